@@ -1,0 +1,163 @@
+// Package app starts the parts every chemmy service has: its bbolt file,
+// the NATS connection and outbox relay, the gRPC server (health,
+// reflection, metrics, role checks) and the metrics endpoint, and stops
+// them in order. A service's Start calls Start here with a function that
+// registers its gRPC service.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc"
+
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// Config is what Start needs.
+type Config struct {
+	// Name of the service, for logs and the NATS connection name.
+	Name string
+	// ListenAddr is the gRPC address, e.g. ":7001" or "127.0.0.1:0".
+	ListenAddr string
+	// DBPath is the bbolt file; its directory is created.
+	DBPath string
+	// Schema is the storage schema version checked at open.
+	Schema uint32
+	// Buckets the service uses (the outbox's is added).
+	Buckets [][]byte
+	// NATSURL of the JetStream server; empty keeps events in the outbox.
+	NATSURL string
+	// MetricsAddr serves Prometheus /metrics; empty serves none.
+	MetricsAddr string
+	// Policy and Domain: role checks and their error domain.
+	Policy auth.Policy
+	Domain string
+	Logger *slog.Logger
+}
+
+// Base is a started service.
+type Base struct {
+	DB     *bolt.DB
+	Relay  *outbox.Relay
+	Server *grpcx.Server
+	Log    *slog.Logger
+
+	lis     net.Listener
+	nc      *nats.Conn
+	ctx     context.Context
+	cancel  context.CancelFunc
+	pending []func(context.Context) error
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	errs    []error
+	done    chan struct{}
+}
+
+// Start opens the store, connects NATS, builds the server, lets register
+// add the service, and serves until ctx is done (or Stop). Background
+// loops given to Go run until then too.
+func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server) error) (*Base, error) {
+	log := c.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("service", c.Name)
+	db, err := store.Open(c.DBPath, c.Schema, append([][]byte{outbox.Bucket}, c.Buckets...)...)
+	if err != nil {
+		return nil, err
+	}
+	b := &Base{DB: db, Log: log, done: make(chan struct{})}
+	var js jetstream.JetStream
+	if c.NATSURL != "" {
+		b.nc, err = outbox.Connect(c.NATSURL, "chemmy-"+c.Name)
+		if err == nil {
+			js, err = jetstream.New(b.nc)
+		}
+		if err != nil {
+			b.closeAll()
+			return nil, fmt.Errorf("%s: nats: %w", c.Name, err)
+		}
+	}
+	b.Relay = outbox.NewRelay(db, js, log)
+	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Domain: c.Domain})
+	if err := register(b, b.Server.GRPC); err != nil {
+		b.closeAll()
+		return nil, err
+	}
+	b.lis, err = net.Listen("tcp", c.ListenAddr)
+	if err != nil {
+		b.closeAll()
+		return nil, fmt.Errorf("%s: listen: %w", c.Name, err)
+	}
+	ctx, b.cancel = context.WithCancel(ctx)
+	b.Go(func(ctx context.Context) error { return b.Server.Serve(ctx, b.lis) })
+	b.Go(func(ctx context.Context) error { b.Relay.Run(ctx); return nil })
+	b.Go(func(ctx context.Context) error { return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry) })
+	b.ctx = ctx
+	for _, f := range b.pending {
+		b.Go(f)
+	}
+	b.pending = nil
+	go func() {
+		b.wg.Wait()
+		b.closeAll()
+		close(b.done)
+	}()
+	log.Info("serving", "addr", b.Addr(), "db", c.DBPath, "nats", c.NATSURL != "")
+	return b, nil
+}
+
+// Go runs f in the background until the service stops; an error it
+// returns is reported by Wait. Called before Start has finished (from
+// register), f starts when serving starts.
+func (b *Base) Go(f func(ctx context.Context) error) {
+	if b.ctx == nil {
+		b.pending = append(b.pending, f)
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if err := f(b.ctx); err != nil {
+			b.mu.Lock()
+			b.errs = append(b.errs, err)
+			b.mu.Unlock()
+			b.cancel()
+		}
+	}()
+}
+
+// Addr is the address the gRPC server listens on.
+func (b *Base) Addr() string { return b.lis.Addr().String() }
+
+// Stop asks the service to stop; Wait waits for it.
+func (b *Base) Stop() { b.cancel() }
+
+// Wait blocks until the service has stopped and its store is closed, and
+// returns the first error of its loops, if any.
+func (b *Base) Wait() error {
+	<-b.done
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return errors.Join(b.errs...)
+}
+
+func (b *Base) closeAll() {
+	if b.nc != nil {
+		_ = b.nc.Drain()
+	}
+	if err := b.DB.Close(); err != nil {
+		b.Log.Warn("close store", "err", err)
+	}
+}
