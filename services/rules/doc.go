@@ -1,0 +1,13 @@
+// Package rules is the pure rules engine of chemin de fer: card values and
+// hand totals, the drawing tableau, the hand state machine of one coup, and
+// the settlement of a coup in integer minor units.
+//
+// Every rule implemented here carries the ID of its source in
+// shared/RULES.md (for example CF-BANKER-DRAW). House rules are never
+// hard-coded; they arrive in a [HouseRules] value.
+//
+// The package must never do I/O, read the clock, or use randomness: every
+// function is a deterministic function of its arguments, so the table
+// service can replay and audit any coup. Shuffling belongs to the shoe
+// service; this package only lists the cards of fresh decks ([NewDecks]).
+package rules

@@ -1,0 +1,81 @@
+package rules
+
+import "fmt"
+
+// Rounding is how a commission that is not a whole number of minor units is
+// rounded (house rule commission_rounding, CF-BANK-WINS).
+type Rounding int
+
+// The rounding modes. The zero value is treated as RoundDown.
+const (
+	RoundDown   Rounding = iota + 1 // toward zero: the banker keeps the fraction (default)
+	RoundHalfUp                     // to nearest, half a minor unit rounds up
+	RoundUp                         // away from zero: the house takes the fraction
+)
+
+// String returns "down", "half_up", "up" or "invalid"; the zero value is
+// "down".
+func (r Rounding) String() string {
+	switch r {
+	case 0, RoundDown:
+		return "down"
+	case RoundHalfUp:
+		return "half_up"
+	case RoundUp:
+		return "up"
+	}
+	return "invalid"
+}
+
+// MaxCommissionBP is the largest commission, 100% in basis points.
+const MaxCommissionBP = 10000
+
+// DefaultCommissionBP is the default commission, 5% (CF-BANK-WINS).
+const DefaultCommissionBP = 500
+
+// HouseRules are the house rules this package needs to play and settle a
+// coup. The other house rules of the table (decks, burn, limits, ...) belong
+// to the services that apply them.
+type HouseRules struct {
+	// BankerOption3vs9 is banker_option_3_vs_9: the banker may choose on 3
+	// after giving the player a 9; when off he draws (CF-BANKER-DRAW).
+	BankerOption3vs9 bool
+	// BankerOption5vs4 is banker_option_5_vs_4: the banker may choose on 5
+	// after giving the player a 4; when off he draws (CF-BANKER-DRAW).
+	BankerOption5vs4 bool
+	// BancoFreePlay is banco_free_play: in a coup played banco, the banco
+	// player and then the banker may draw or stand at will
+	// (CF-BANCO-FREEDOM).
+	BancoFreePlay bool
+	// CommissionBP is commission_bp: the commission on the banker's
+	// winnings, in basis points (1/100 of a percent), 0..10000.
+	CommissionBP int64
+	// CommissionRounding is commission_rounding; zero means RoundDown.
+	CommissionRounding Rounding
+}
+
+// DefaultHouseRules returns the defaults of RULES.md: both banker options on,
+// banco free play off, commission 500 bp (5%) rounded down.
+func DefaultHouseRules() HouseRules {
+	return HouseRules{
+		BankerOption3vs9:   true,
+		BankerOption5vs4:   true,
+		BancoFreePlay:      false,
+		CommissionBP:       DefaultCommissionBP,
+		CommissionRounding: RoundDown,
+	}
+}
+
+// Validate checks the ranges of hr: CommissionBP in 0..10000 and a known
+// CommissionRounding (or zero). Errors wrap ErrInvalidHouseRules.
+func (hr HouseRules) Validate() error {
+	if hr.CommissionBP < 0 || hr.CommissionBP > MaxCommissionBP {
+		return fmt.Errorf("%w: commission_bp %d outside 0..%d", ErrInvalidHouseRules, hr.CommissionBP, MaxCommissionBP)
+	}
+	switch hr.CommissionRounding {
+	case 0, RoundDown, RoundHalfUp, RoundUp:
+	default:
+		return fmt.Errorf("%w: commission_rounding %d", ErrInvalidHouseRules, int(hr.CommissionRounding))
+	}
+	return nil
+}
