@@ -1,13 +1,54 @@
 module github.com/chemmy/chemmy/cmd
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/chemmy/chemmy/gateway v0.0.0
 	github.com/chemmy/chemmy/proto v0.0.0
 	github.com/chemmy/chemmy/services v0.0.0
+	github.com/chemmy/chemmy/shoe-svc v0.0.0
+	github.com/chemmy/chemmy/table-svc v0.0.0
+	github.com/chemmy/chemmy/wallet-svc v0.0.0
+	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/nats-io/nats.go v1.55.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/google/go-tpm v0.9.8 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1 // indirect
+	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4 // indirect
+	github.com/klauspost/compress v1.20.3 // indirect
+	github.com/minio/highwayhash v1.0.4 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/nats-io/jwt/v2 v2.8.2 // indirect
+	github.com/nats-io/nkeys v0.4.16 // indirect
+	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/oklog/ulid/v2 v2.1.2 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
+	github.com/prometheus/client_model v0.6.3 // indirect
+	github.com/prometheus/common v0.72.0 // indirect
+	github.com/prometheus/procfs v0.22.0 // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.16.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 replace (
+	github.com/chemmy/chemmy/gateway => ../gateway
 	github.com/chemmy/chemmy/proto => ../proto
 	github.com/chemmy/chemmy/services => ../services
+	github.com/chemmy/chemmy/shoe-svc => ../shoe-svc
+	github.com/chemmy/chemmy/table-svc => ../table-svc
+	github.com/chemmy/chemmy/wallet-svc => ../wallet-svc
 )

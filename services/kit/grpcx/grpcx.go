@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -70,7 +71,7 @@ func New(o Options) *Server {
 	reg.MustRegister(metrics)
 
 	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
-		log.ErrorContext(ctx, "panic in handler", "panic", p)
+		log.ErrorContext(ctx, "panic in handler", "panic", p, "stack", string(debug.Stack()))
 		return status.Errorf(codes.Internal, "internal error")
 	})
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {

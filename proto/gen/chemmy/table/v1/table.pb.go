@@ -1156,9 +1156,14 @@ func (x *Table) GetCreateTime() *timestamppb.Timestamp {
 
 // CreateTableRequest opens a table.
 type CreateTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	HouseRules    *HouseRules            `protobuf:"bytes,2,opt,name=house_rules,json=houseRules,proto3" json:"house_rules,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	RequestId  string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	HouseRules *HouseRules            `protobuf:"bytes,2,opt,name=house_rules,json=houseRules,proto3" json:"house_rules,omitempty"`
+	// Operator only: the id of a shoe to use as the table's first shoe
+	// instead of a freshly shuffled one, e.g. one made by
+	// chemmy.shoe.v1.ShoeService.CreateShoeFromOrder for tests and
+	// certification. Empty for a shuffled shoe.
+	ShoeId        string `protobuf:"bytes,3,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1205,6 +1210,13 @@ func (x *CreateTableRequest) GetHouseRules() *HouseRules {
 		return x.HouseRules
 	}
 	return nil
+}
+
+func (x *CreateTableRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
 }
 
 // CreateTableResponse holds the new table.
@@ -2405,12 +2417,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\tR\x06shoeId\x12!\n" +
 	"\fcoups_played\x18\v \x01(\x03R\vcoupsPlayed\x12;\n" +
 	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"q\n" +
+	"createTime\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
-	"houseRules\"C\n" +
+	"houseRules\x12\x17\n" +
+	"\ashoe_id\x18\x03 \x01(\tR\x06shoeId\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetTableRequest\x12\x19\n" +

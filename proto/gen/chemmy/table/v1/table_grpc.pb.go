@@ -58,7 +58,7 @@ const (
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceClient interface {
 	// CreateTable opens a table with its house rules and its first shoe.
-	// Croupier or operator. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
+	// Croupier or operator; only an operator may name a prepared shoe. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
 	// UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED.
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
@@ -244,7 +244,7 @@ func (c *tableServiceClient) PassBank(ctx context.Context, in *PassBankRequest, 
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceServer interface {
 	// CreateTable opens a table with its house rules and its first shoe.
-	// Croupier or operator. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
+	// Croupier or operator; only an operator may name a prepared shoe. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
 	// UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED.
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.

@@ -1,0 +1,86 @@
+// Command chemmy is the suite's command line.
+//
+//	chemmy run [flags]   start NATS and all four services in one process
+//
+// `chemmy run` flags:
+//
+//	-data-dir DIR    bbolt files and the embedded NATS store (default ".chemmy")
+//	-listen ADDR     the gateway's public address (default "127.0.0.1:7000")
+//	-tokens FILE     the gateway's token file (default "deploy/local/tokens.yaml")
+//	-nats-url URL    an external NATS with JetStream instead of the embedded one
+//	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
+//	-currency CODE   the wallet's currency (default "EUR")
+//	-log-level L     debug, info, warn or error (default "warn")
+//
+// It prints the gateway's address and stops cleanly on Ctrl-C (SIGINT) or
+// SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chemmy/chemmy/cmd/stack"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: chemmy run [flags]   (chemmy run -h lists the flags)")
+	os.Exit(2)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	switch os.Args[1] {
+	case "run":
+		os.Exit(run(os.Args[2:]))
+	default:
+		usage()
+	}
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("chemmy run", flag.ExitOnError)
+	dataDir := fs.String("data-dir", ".chemmy", "directory of the bbolt files and the embedded NATS store")
+	listen := fs.String("listen", "127.0.0.1:7000", "the gateway's public gRPC address")
+	tokens := fs.String("tokens", "deploy/local/tokens.yaml", "the gateway's token file")
+	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
+	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
+	currency := fs.String("currency", "EUR", "the wallet's currency")
+	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	_ = fs.Parse(args)
+
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintln(os.Stderr, "chemmy run: bad -log-level:", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := stack.Start(ctx, stack.Config{
+		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens,
+		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		return 1
+	}
+	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\nCtrl-C stops it.\n",
+		st.GatewayAddr, st.GatewayAddr, st.NATSURL, *dataDir)
+	<-ctx.Done()
+	fmt.Println("stopping...")
+	st.Stop()
+	if err := st.Wait(); err != nil {
+		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		return 1
+	}
+	fmt.Println("stopped")
+	return 0
+}

@@ -1,0 +1,128 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// TestExampleScript runs examples/coup.sh with the real grpcurl against
+// the real stack and checks the money: conserved, and moved as the coup's
+// result says (RULES.md CF-STANDOFF, CF-BANK-WINS, CF-BANK-LOSES).
+func TestExampleScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+
+	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "examples", "coup.sh"))
+	cmd.Env = append(os.Environ(), "CHEMMY_GATEWAY="+st.GatewayAddr, "GRPCURL="+grpcurlPath(t), "RUN_ID=e2e")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("coup.sh: %v\n%s", err, out.String())
+	}
+	t.Logf("coup.sh:\n%s", out.String())
+	m := regexp.MustCompile(`(?m)^TABLE=(\S+)$`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("coup.sh printed no TABLE= line")
+	}
+	tableID := m[1]
+
+	tbl, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: tableID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := tbl.GetTable().GetLastCoup()
+	if !last.GetSettled() || tbl.GetTable().GetCoupsPlayed() != 1 {
+		t.Fatalf("the coup is not settled: %v", tbl.GetTable())
+	}
+	bal := c.balances(t)
+	if got := sum(bal); got != 15000 {
+		t.Errorf("money not conserved: players + house = %d, deposits were 15000 (%v)", got, bal)
+	}
+	want := map[string]int64{}
+	switch last.GetOutcome() {
+	case tablev1.Outcome_OUTCOME_BANK_WINS:
+		// 5% of the 1000 won, rounded down (CF-BANK-WINS).
+		want = map[string]int64{"player:alice": 5950, "player:bob": 4400, "player:carol": 4600, "house:commission": 50}
+	case tablev1.Outcome_OUTCOME_BANK_LOSES:
+		want = map[string]int64{"player:alice": 4000, "player:bob": 5600, "player:carol": 5400, "house:commission": 0}
+	case tablev1.Outcome_OUTCOME_STAND_OFF:
+		want = map[string]int64{"player:alice": 5000, "player:bob": 5000, "player:carol": 5000, "house:commission": 0}
+	default:
+		t.Fatalf("outcome %v", last.GetOutcome())
+	}
+	for a, w := range want {
+		if bal[a] != w {
+			t.Errorf("%s = %d, want %d after %v", a, bal[a], w, last.GetOutcome())
+		}
+	}
+	if last.GetCommission() != want["house:commission"] {
+		t.Errorf("coup commission %d, house got %d", last.GetCommission(), want["house:commission"])
+	}
+	checkEvents(t, st.NATSURL, tableID)
+}
+
+// checkEvents reads the table's events from JetStream: gapless sequence,
+// and every step of the coup present.
+func checkEvents(t *testing.T, url, tableID string) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, outbox.StreamName, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{"chemmy.table." + tableID + ".>"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	var seq uint64
+	for kinds["coup_settled"] == 0 {
+		msg, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+		if err != nil {
+			t.Fatalf("events so far %v: %v", kinds, err)
+		}
+		ev := new(eventsv1.TableEvent)
+		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetSequence() != seq+1 {
+			t.Fatalf("event sequence %d after %d", ev.GetSequence(), seq)
+		}
+		seq = ev.GetSequence()
+		kind := msg.Subject()[len("chemmy.table."+tableID+"."):]
+		kinds[kind]++
+	}
+	for _, k := range []string{"table_created", "player_seated", "bank_offered", "bank_changed", "bet_placed", "card_dealt", "coup_resulted", "coup_settled"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s event; got %v", k, kinds)
+		}
+	}
+	if kinds["card_dealt"] < 4 || kinds["player_seated"] != 3 || kinds["bet_placed"] != 2 {
+		t.Errorf("event counts %v", kinds)
+	}
+}

@@ -1,0 +1,161 @@
+// Package stack starts the whole chemmy suite in one process: an embedded
+// NATS server with JetStream (unless an external one is named) and the
+// four services, each on its own address with its own bbolt file under
+// one data directory. `chemmy run` uses it, and so do the end-to-end
+// tests, with random ports and a temporary directory.
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
+	"github.com/chemmy/chemmy/table-svc/tablesvc"
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
+)
+
+// Config configures the stack. Zero values take the defaults given.
+type Config struct {
+	// DataDir holds shoe.db, wallet.db, table.db and the embedded NATS
+	// store (nats/); required.
+	DataDir string
+	// GatewayAddr is the public address; default "127.0.0.1:0".
+	GatewayAddr string
+	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
+	// default "127.0.0.1:0" each (a free port).
+	ShoeAddr, WalletAddr, TableAddr string
+	// TokensFile is the gateway's token file; required.
+	TokensFile string
+	// NATSURL of an external NATS with JetStream; empty starts an
+	// embedded one on 127.0.0.1 at NATSPort (default: a free port).
+	NATSURL  string
+	NATSPort int
+	// Currency of the wallet; default "EUR".
+	Currency string
+	Logger   *slog.Logger
+}
+
+// Stack is the running suite.
+type Stack struct {
+	// Addresses, as bound.
+	GatewayAddr, ShoeAddr, WalletAddr, TableAddr, NATSURL string
+
+	nats   *server.Server
+	stops  []func()
+	waits  []func() error
+	cancel context.CancelFunc
+}
+
+// Start starts NATS and the services, in dependency order. On error
+// everything already started is stopped.
+func Start(ctx context.Context, c Config) (_ *Stack, err error) {
+	if c.DataDir == "" || c.TokensFile == "" {
+		return nil, errors.New("stack: DataDir and TokensFile are required")
+	}
+	def := func(v *string, d string) {
+		if *v == "" {
+			*v = d
+		}
+	}
+	def(&c.GatewayAddr, "127.0.0.1:0")
+	def(&c.ShoeAddr, "127.0.0.1:0")
+	def(&c.WalletAddr, "127.0.0.1:0")
+	def(&c.TableAddr, "127.0.0.1:0")
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Stack{cancel: cancel, NATSURL: c.NATSURL}
+	defer func() {
+		if err != nil {
+			s.Stop()
+			_ = s.Wait()
+		}
+	}()
+	if s.NATSURL == "" {
+		port := c.NATSPort
+		if port == 0 {
+			port = -1
+		}
+		ns, err := server.NewServer(&server.Options{
+			Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: filepath.Join(c.DataDir, "nats"),
+			NoSigs: true, NoLog: true,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("stack: nats: %w", err)
+		}
+		ns.Start()
+		if !ns.ReadyForConnections(10 * time.Second) {
+			ns.Shutdown()
+			return nil, errors.New("stack: embedded nats did not start")
+		}
+		s.nats = ns
+		s.NATSURL = ns.ClientURL()
+	}
+
+	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL, Logger: c.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.add(shoe.Stop, shoe.Wait)
+	s.ShoeAddr = shoe.Addr()
+
+	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL, Currency: c.Currency, Logger: c.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.add(wallet.Stop, wallet.Wait)
+	s.WalletAddr = wallet.Addr()
+
+	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr, NATSURL: s.NATSURL, Logger: c.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.add(table.Stop, table.Wait)
+	s.TableAddr = table.Addr()
+
+	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr, Logger: c.Logger})
+	if err != nil {
+		return nil, err
+	}
+	s.add(gw.Stop, gw.Wait)
+	s.GatewayAddr = gw.Addr()
+	return s, nil
+}
+
+func (s *Stack) add(stop func(), wait func() error) {
+	s.stops = append(s.stops, stop)
+	s.waits = append(s.waits, wait)
+}
+
+// Stop asks every service to stop; Wait waits for them.
+func (s *Stack) Stop() {
+	s.cancel()
+}
+
+// Wait stops the services in reverse order of start (the gateway first),
+// waits for each, shuts the embedded NATS down, and returns the services'
+// errors.
+func (s *Stack) Wait() error {
+	var errs []error
+	for i := len(s.waits) - 1; i >= 0; i-- {
+		s.stops[i]()
+		if err := s.waits[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.stops, s.waits = nil, nil
+	if s.nats != nil {
+		s.nats.Shutdown()
+		s.nats.WaitForShutdown()
+		s.nats = nil
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Plays one chemin de fer coup through the gateway with grpcurl, against a
+# running `make run` (demo tokens of deploy/local/tokens.yaml):
+# funds alice, bob and carol with 5000 each, creates a table, seats them,
+# alice takes a bank of 1000, bob bets 600 and carol 400 (the bank is
+# covered, so the cards are dealt), any draw/stand decision is answered
+# "draw", and the result and the balances are printed.
+#
+# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
+# grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
+# the script may run again against the same stack).
+set -euo pipefail
+
+GW=${CHEMMY_GATEWAY:-localhost:7000}
+GRPCURL=${GRPCURL:-grpcurl}
+RUN=${RUN_ID:-run-$(date +%s)-$$}
+
+# call TOKEN METHOD JSON: one RPC through the gateway; prints the JSON reply.
+call() {
+  "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"
+}
+# field NAME: the first string value of "NAME" in the JSON on stdin.
+field() {
+  sed -n "s/.*\"$1\": \"\\([^\"]*\\)\".*/\\1/p" | head -n 1
+}
+token_of() { echo "$1-token"; }
+
+echo "== fund three players (operator)"
+for p in alice bob carol; do
+  call operator-token chemmy.wallet.v1.WalletService/Deposit \
+    "{\"request_id\":\"$RUN-deposit-$p\",\"account_id\":\"player:$p\",\"amount\":5000}" >/dev/null
+  echo "deposited 5000 to player:$p"
+done
+
+echo "== create a table (croupier)"
+TABLE=$(call croupier-token chemmy.table.v1.TableService/CreateTable \
+  "{\"request_id\":\"$RUN-table\",\"house_rules\":{\"minimum_bank\":100}}" | field tableId)
+echo "table $TABLE"
+
+echo "== seat alice, bob and carol"
+for p in alice bob carol; do
+  call "$(token_of $p)" chemmy.table.v1.TableService/JoinTable \
+    "{\"request_id\":\"$RUN-join-$p\",\"table_id\":\"$TABLE\",\"player_id\":\"$p\"}" >/dev/null
+  echo "$p seated"
+done
+
+echo "== alice takes the bank with 1000"
+call alice-token chemmy.table.v1.TableService/AcceptBank \
+  "{\"request_id\":\"$RUN-bank\",\"table_id\":\"$TABLE\",\"player_id\":\"alice\",\"amount\":1000}" >/dev/null
+
+echo "== bob bets 600, carol bets 400"
+call bob-token chemmy.table.v1.TableService/PlaceBet \
+  "{\"request_id\":\"$RUN-bet-bob\",\"table_id\":\"$TABLE\",\"player_id\":\"bob\",\"amount\":600}" >/dev/null
+call carol-token chemmy.table.v1.TableService/PlaceBet \
+  "{\"request_id\":\"$RUN-bet-carol\",\"table_id\":\"$TABLE\",\"player_id\":\"carol\",\"amount\":400}" >/dev/null
+
+echo "== play the coup"
+for i in 1 2 3 4; do
+  STATE=$(call croupier-token chemmy.table.v1.TableService/GetTable "{\"table_id\":\"$TABLE\"}")
+  case "$(echo "$STATE" | field state)" in
+    TABLE_STATE_DECISION)
+      WHO=$(echo "$STATE" | field decisionPlayerId)
+      HAND=$(echo "$STATE" | field decisionHand)
+      echo "$WHO decides for $HAND: draw (carte)"
+      call "$(token_of "$WHO")" chemmy.table.v1.TableService/DecideDraw \
+        "{\"request_id\":\"$RUN-decide-$i\",\"table_id\":\"$TABLE\",\"player_id\":\"$WHO\",\"choice\":\"DRAW_CHOICE_DRAW\"}" >/dev/null
+      ;;
+    *) break ;;
+  esac
+done
+
+echo "== result"
+call croupier-token chemmy.table.v1.TableService/GetTable "{\"table_id\":\"$TABLE\"}" \
+  | sed -n '/"lastCoup"/,$p' | awk -F'"' '
+      /"playerCards"/ { hand = "player" }
+      /"bankerCards"/ { hand = "banker" }
+      /"code"/        { cards[hand] = cards[hand] " " $4 }
+      /"playerTotal"|"bankerTotal"|"outcome"|"commission"|"bankerNet"/ { v[$2] = $4 != "" ? $4 : $3 }
+      END {
+        gsub(/[:, ]/, "", v["playerTotal"]); gsub(/[:, ]/, "", v["bankerTotal"])
+        printf "player:%s (total %s)\nbanker:%s (total %s)\n", cards["player"], v["playerTotal"] + 0, cards["banker"], v["bankerTotal"] + 0
+        printf "outcome %s, commission %s, banker net %s\n", v["outcome"], v["commission"] + 0, v["bankerNet"] + 0
+      }'
+
+echo "== balances"
+for a in player:alice player:bob player:carol house:commission; do
+  BAL=$(call operator-token chemmy.wallet.v1.WalletService/GetAccount "{\"account_id\":\"$a\"}" | field balance)
+  echo "$a ${BAL:-0}"
+done
+echo "TABLE=$TABLE"

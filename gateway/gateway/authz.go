@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// Domain is the ErrorInfo domain of the gateway's own errors.
+const Domain = "gateway.chemmy"
+
+// Reasons of the gateway's errors: chemmy.gateway.v1.ErrorReason without
+// the "ERROR_REASON_" prefix.
+const (
+	ReasonTokenMissing       = "TOKEN_MISSING"
+	ReasonTokenUnknown       = "TOKEN_UNKNOWN"
+	ReasonRoleNotAllowed     = "ROLE_NOT_ALLOWED"
+	ReasonMethodNotPublic    = "METHOD_NOT_PUBLIC"
+	ReasonNotYourself        = "NOT_YOURSELF"
+	ReasonBackendUnavailable = "BACKEND_UNAVAILABLE"
+)
+
+// authz authenticates callers by bearer token and enforces the policy. It
+// runs as the innermost interceptor, for local services and forwarded
+// calls alike.
+type authz struct {
+	tokens tokens
+	rules  map[string]compiledRule
+	files  *protoregistry.Files
+}
+
+type ruleKey struct{}
+
+// ruleFrom returns the rule authorize applied to the call in ctx; nil for
+// open methods.
+func ruleFrom(ctx context.Context) *compiledRule {
+	r, _ := ctx.Value(ruleKey{}).(*compiledRule)
+	return r
+}
+
+// authorize authenticates the caller of method and checks its role. For
+// open methods it returns a nil rule and the zero caller.
+func (a *authz) authorize(ctx context.Context, method string) (auth.Caller, *compiledRule, error) {
+	if open(method) {
+		return auth.Caller{}, nil, nil
+	}
+	c, err := a.authenticate(ctx)
+	if err != nil {
+		return auth.Caller{}, nil, err
+	}
+	r, ok := a.rules[method]
+	if !ok {
+		return auth.Caller{}, nil, a.unknownMethod(method)
+	}
+	if !c.Is(r.Roles...) {
+		return auth.Caller{}, nil, errs.New(codes.PermissionDenied, Domain, ReasonRoleNotAllowed,
+			"role %q may not call %s", c.Role, method)
+	}
+	return c, &r, nil
+}
+
+func (a *authz) authenticate(ctx context.Context) (auth.Caller, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+			`missing "authorization: Bearer <token>" metadata`)
+	}
+	if len(vals) > 1 {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown,
+			"more than one authorization value")
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+			`authorization metadata is not "Bearer <token>"`)
+	}
+	c, ok := a.tokens.lookup(token)
+	if !ok {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown, "unknown token")
+	}
+	return c, nil
+}
+
+// unknownMethod is the error for a method outside the policy: a method of
+// a known contract (e.g. WalletService.SettleCoup) is not public; anything
+// else does not exist.
+func (a *authz) unknownMethod(method string) error {
+	if svc, name, ok := splitMethod(method); ok {
+		if d, err := a.files.FindDescriptorByName(protoreflect.FullName(svc + "." + name)); err == nil {
+			if _, isMethod := d.(protoreflect.MethodDescriptor); isMethod {
+				return errs.New(codes.PermissionDenied, Domain, ReasonMethodNotPublic,
+					"%s is not part of the public API", method)
+			}
+		}
+	}
+	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+}
+
+// checkSelf enforces r's self field on a request: a player may act only
+// for himself. msg is a proto.Message or a raw frame.
+func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
+	if r == nil || r.self == nil || c.Role != auth.RolePlayer {
+		return nil
+	}
+	var m protoreflect.Message
+	switch v := msg.(type) {
+	case *frame:
+		dm := dynamicpb.NewMessage(r.input)
+		if err := proto.Unmarshal(v.data, dm); err != nil {
+			return status.Errorf(codes.InvalidArgument, "malformed %s: %v", r.input.FullName(), err)
+		}
+		m = dm
+	case proto.Message:
+		m = v.ProtoReflect()
+	default:
+		return status.Errorf(codes.Internal, "cannot check request of type %T", msg)
+	}
+	want := r.Prefix + c.Subject
+	if got := m.Get(r.self).String(); got != want {
+		return errs.New(codes.PermissionDenied, Domain, ReasonNotYourself,
+			"player %q may not act with %s %q", c.Subject, r.self.Name(), got)
+	}
+	return nil
+}
+
+func (a *authz) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	c, r, err := a.authorize(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return h(ctx, req)
+	}
+	if err := r.checkSelf(c, req); err != nil {
+		return nil, err
+	}
+	return h(context.WithValue(auth.WithCaller(ctx, c), ruleKey{}, r), req)
+}
+
+func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	c, r, err := a.authorize(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return h(srv, ss)
+	}
+	ctx := context.WithValue(auth.WithCaller(ss.Context(), c), ruleKey{}, r)
+	return h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, rule: r})
+}
+
+// checkedStream carries the caller and checks the self field of the first
+// request message.
+type checkedStream struct {
+	grpc.ServerStream
+	ctx    context.Context
+	caller auth.Caller
+	rule   *compiledRule
+	once   sync.Once
+}
+
+func (s *checkedStream) Context() context.Context { return s.ctx }
+
+func (s *checkedStream) RecvMsg(m any) error {
+	first := false
+	s.once.Do(func() { first = true })
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	if first {
+		return s.rule.checkSelf(s.caller, m)
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+// Package gateway is chemmy's one public gRPC endpoint. It authenticates
+// callers by bearer token, enforces the role/method policy (policy.go),
+// and forwards chemmy.table.v1.TableService, chemmy.wallet.v1.WalletService
+// and chemmy.shoe.v1.ShoeService calls unchanged to their backends with the
+// caller's identity in metadata. It serves chemmy.gateway.v1.GatewayService
+// itself, plus gRPC health and server reflection for all public services.
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
+)
+
+// Config is what Start needs.
+type Config struct {
+	// ListenAddr is the public gRPC address, e.g. ":7000" or "127.0.0.1:0".
+	ListenAddr string
+	// TokensFile is the YAML token file (see README.md).
+	TokensFile string
+	// Backend addresses.
+	TableAddr  string
+	WalletAddr string
+	ShoeAddr   string
+	// MetricsAddr serves Prometheus /metrics; empty serves none.
+	MetricsAddr string
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// stopTimeout bounds the graceful drain of calls in flight (long server
+// streams included) at shutdown.
+const stopTimeout = 10 * time.Second
+
+// Gateway is a started gateway.
+type Gateway struct {
+	log      *slog.Logger
+	srv      *grpc.Server
+	health   *health.Server
+	lis      net.Listener
+	backends []*backend
+	cancel   context.CancelFunc
+	done     chan struct{}
+
+	mu   sync.Mutex
+	errs []error
+}
+
+// Start loads the token file, connects the backends (lazily: a backend
+// that is down fails its calls, not the start) and serves until ctx is
+// done or Stop is called.
+func Start(ctx context.Context, c Config) (*Gateway, error) {
+	return start(ctx, c, options{policy: defaultPolicy()})
+}
+
+// options are the parts of the gateway tests replace.
+type options struct {
+	policy policy
+	// extraRoutes forwards more services (name → address).
+	extraRoutes map[string]string
+}
+
+func start(ctx context.Context, c Config, o options) (*Gateway, error) {
+	log := c.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("service", "gateway")
+	toks, err := loadTokens(c.TokensFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(toks) == 0 {
+		log.Warn("token file lists no tokens: every call but health and reflection will be refused", "file", c.TokensFile)
+	}
+	rules, err := o.policy.compile(protoregistry.GlobalFiles)
+	if err != nil {
+		return nil, err
+	}
+
+	g := &Gateway{log: log, done: make(chan struct{})}
+	px := &proxy{routes: map[string]*backend{}, log: log}
+	routes := []struct{ svc, addr string }{
+		{tableService, c.TableAddr}, {walletService, c.WalletAddr}, {shoeService, c.ShoeAddr},
+	}
+	for svc, addr := range o.extraRoutes {
+		routes = append(routes, struct{ svc, addr string }{svc, addr})
+	}
+	for _, r := range routes {
+		if r.addr == "" {
+			g.closeBackends()
+			return nil, fmt.Errorf("gateway: no address for %s", r.svc)
+		}
+		be, err := dialBackend(r.svc, r.addr)
+		if err != nil {
+			g.closeBackends()
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		g.backends = append(g.backends, be)
+		px.routes[r.svc] = be
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	reg.MustRegister(metrics)
+	az := &authz{tokens: toks, rules: rules, files: protoregistry.GlobalFiles}
+	g.srv = newServer(log, metrics, az, px)
+
+	g.health = health.NewServer()
+	healthpb.RegisterHealthServer(g.srv, g.health)
+	gatewayv1.RegisterGatewayServiceServer(g.srv, callerServer{})
+	refl := reflection.ServerOptions{
+		Services:           publicServices{g.srv},
+		DescriptorResolver: protoregistry.GlobalFiles,
+		ExtensionResolver:  protoregistry.GlobalTypes,
+	}
+	reflectionv1.RegisterServerReflectionServer(g.srv, reflection.NewServerV1(refl))
+	reflectionv1alpha.RegisterServerReflectionServer(g.srv, reflection.NewServer(refl))
+	metrics.InitializeMetrics(g.srv)
+
+	g.lis, err = net.Listen("tcp", c.ListenAddr)
+	if err != nil {
+		g.closeBackends()
+		return nil, fmt.Errorf("gateway: listen: %w", err)
+	}
+	for name := range (publicServices{g.srv}).GetServiceInfo() {
+		g.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	g.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+
+	ctx, g.cancel = context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		g.report(g.serve(ctx))
+	}()
+	go func() {
+		defer wg.Done()
+		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg))
+	}()
+	go func() {
+		wg.Wait()
+		g.closeBackends()
+		close(g.done)
+	}()
+	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
+		"shoe", c.ShoeAddr, "tokens", len(toks), "metrics", c.MetricsAddr)
+	return g, nil
+}
+
+// Run starts the gateway and serves until ctx is done.
+func Run(ctx context.Context, c Config) error {
+	g, err := Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	return g.Wait()
+}
+
+// Addr is the address the gateway listens on.
+func (g *Gateway) Addr() string { return g.lis.Addr().String() }
+
+// Stop asks the gateway to stop; Wait waits for it.
+func (g *Gateway) Stop() { g.cancel() }
+
+// Wait blocks until the gateway has stopped and returns the first error
+// that stopped it, if any.
+func (g *Gateway) Wait() error {
+	<-g.done
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return errors.Join(g.errs...)
+}
+
+func (g *Gateway) report(err error) {
+	if err == nil {
+		return
+	}
+	g.mu.Lock()
+	g.errs = append(g.errs, err)
+	g.mu.Unlock()
+	g.cancel()
+}
+
+// serve serves until ctx is done, then reports NOT_SERVING, drains calls
+// in flight for up to stopTimeout and stops.
+func (g *Gateway) serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- g.srv.Serve(g.lis) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	g.health.Shutdown()
+	done := make(chan struct{})
+	go func() { g.srv.GracefulStop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		g.log.Warn("graceful stop timed out; stopping")
+		g.srv.Stop()
+		<-done
+	}
+	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return err
+	}
+	g.log.Info("stopped")
+	return nil
+}
+
+func (g *Gateway) closeBackends() {
+	for _, be := range g.backends {
+		if err := be.conn.Close(); err != nil {
+			g.log.Warn("close backend", "backend", be.name, "err", err)
+		}
+	}
+	g.backends = nil
+}
+
+// newServer builds the gRPC server: recovery, metrics, logging, then
+// authentication and roles; a raw codec so forwarded messages stay bytes;
+// the proxy for every service not registered locally.
+func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, px *proxy) *grpc.Server {
+	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
+		log.ErrorContext(ctx, "panic in handler", "panic", p)
+		return status.Errorf(codes.Internal, "internal error")
+	})
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	logOpts := []logging.Option{
+		logging.WithLogOnEvents(logging.FinishCall),
+		logging.WithLevels(func(c codes.Code) logging.Level {
+			switch c {
+			case codes.OK:
+				return logging.LevelDebug
+			case codes.Internal, codes.Unknown, codes.DataLoss:
+				return logging.LevelError
+			}
+			return logging.LevelInfo
+		}),
+	}
+	return grpc.NewServer(
+		grpc.ForceServerCodec(rawCodec{}),
+		grpc.UnknownServiceHandler(px.handle),
+		grpc.ChainUnaryInterceptor(
+			recovery.UnaryServerInterceptor(recover),
+			metrics.UnaryServerInterceptor(),
+			logging.UnaryServerInterceptor(logger, logOpts...),
+			az.unary,
+		),
+		grpc.ChainStreamInterceptor(
+			recovery.StreamServerInterceptor(recover),
+			metrics.StreamServerInterceptor(),
+			logging.StreamServerInterceptor(logger, logOpts...),
+			az.stream,
+		),
+	)
+}
+
+// publicServices lists for reflection and health the services registered
+// on the server and the forwarded ones.
+type publicServices struct{ srv *grpc.Server }
+
+func (p publicServices) GetServiceInfo() map[string]grpc.ServiceInfo {
+	m := p.srv.GetServiceInfo()
+	for _, name := range []string{tableService, walletService, shoeService} {
+		m[name] = grpc.ServiceInfo{Metadata: "forwarded"}
+	}
+	return m
+}

@@ -1,0 +1,77 @@
+// Command shoe-svc runs chemmy's shoe service (package shoesvc).
+//
+// Flags (each falls back to an environment variable when not given):
+//
+//	-listen        gRPC address (CHEMMY_SHOE_LISTEN, default ":7003")
+//	-data-dir      directory of the bbolt file shoe.db (CHEMMY_SHOE_DATA_DIR, default "./data")
+//	-nats-url      NATS JetStream URL; "" keeps events in the outbox (CHEMMY_SHOE_NATS_URL)
+//	-metrics-addr  Prometheus /metrics address; "" serves none (CHEMMY_SHOE_METRICS_ADDR)
+//	-log-level     debug, info, warn or error (CHEMMY_SHOE_LOG_LEVEL, default info)
+//
+// Logs are JSON on stderr. SIGINT or SIGTERM stops the service gracefully.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "shoe-svc:", err)
+		os.Exit(1)
+	}
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func run(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("shoe-svc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", env("CHEMMY_SHOE_LISTEN", shoesvc.DefaultListenAddr), "gRPC listen address")
+	dataDir := fs.String("data-dir", env("CHEMMY_SHOE_DATA_DIR", "./data"), "directory of the bbolt file shoe.db")
+	natsURL := fs.String("nats-url", env("CHEMMY_SHOE_NATS_URL", ""), `NATS JetStream URL; "" keeps events in the outbox`)
+	metrics := fs.String("metrics-addr", env("CHEMMY_SHOE_METRICS_ADDR", ""), `Prometheus /metrics address; "" serves none`)
+	logLevel := fs.String("log-level", env("CHEMMY_SHOE_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := shoesvc.Run(ctx, shoesvc.Config{
+		ListenAddr:  *listen,
+		DBPath:      filepath.Join(*dataDir, "shoe.db"),
+		NATSURL:     *natsURL,
+		MetricsAddr: *metrics,
+		Logger:      log,
+	})
+	if err != nil {
+		log.Error("stopped", "err", err)
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

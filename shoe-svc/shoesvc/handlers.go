@@ -1,0 +1,358 @@
+package shoesvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+var (
+	bucketShoes  = []byte("shoes")
+	bucketOrders = []byte("orders")
+)
+
+// House rules (RULES.md SHOE-DECKS, SHOE-CUT-CARD, SHOE-BURN) and limits.
+const (
+	defaultDecks      = 6
+	defaultCutFromEnd = 8
+	minCutFromEnd     = 6
+	maxCutFromEnd     = 16
+	defaultBurn       = 3
+	maxOrderCards     = 16 * rules.DeckSize // 832
+	maxRequestIDLen   = 256
+	maxOwnerLen       = 256
+)
+
+var marshal = proto.MarshalOptions{Deterministic: true}
+
+// fail returns a status error with ErrorInfo{domain: Domain, reason: r
+// without its "ERROR_REASON_" prefix}.
+func fail(c codes.Code, r shoev1.ErrorReason, format string, args ...any) error {
+	return errs.New(c, Domain, strings.TrimPrefix(r.String(), "ERROR_REASON_"), format, args...)
+}
+
+func invalid(format string, args ...any) error {
+	return fail(codes.InvalidArgument, shoev1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT, format, args...)
+}
+
+func houseRule(format string, args ...any) error {
+	return fail(codes.InvalidArgument, shoev1.ErrorReason_ERROR_REASON_INVALID_HOUSE_RULE, format, args...)
+}
+
+func notFound(id string) error {
+	return fail(codes.NotFound, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_FOUND, "no shoe %q", id)
+}
+
+// internal turns a storage failure into an INTERNAL status (no ErrorInfo:
+// the contract has no reason for it) and logs it. Status errors pass.
+func (s *Service) internal(ctx context.Context, op string, err error) error {
+	if errs.IsStatus(err) {
+		return err
+	}
+	s.log.ErrorContext(ctx, op, "err", err)
+	return status.Errorf(codes.Internal, "%s: storage failure", op)
+}
+
+func checkRequestID(id string) error {
+	if id == "" {
+		return invalid("request_id is required")
+	}
+	if len(id) > maxRequestIDLen {
+		return invalid("request_id is longer than %d bytes", maxRequestIDLen)
+	}
+	return nil
+}
+
+func checkOwner(owner string) error {
+	if len(owner) > maxOwnerLen {
+		return invalid("owner is longer than %d bytes", maxOwnerLen)
+	}
+	return nil
+}
+
+func reused(id string) error {
+	return fail(codes.AlreadyExists, shoev1.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED,
+		"request_id %q was used with a different request", id)
+}
+
+// normalizeCreate validates the house rules of r and returns a copy with
+// the defaults filled in.
+func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, error) {
+	if err := checkRequestID(r.GetRequestId()); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(r.GetOwner()); err != nil {
+		return nil, err
+	}
+	n := proto.CloneOf(r)
+	if n.Decks == 0 {
+		n.Decks = defaultDecks
+	}
+	if n.CutCardFromEnd == 0 {
+		n.CutCardFromEnd = defaultCutFromEnd
+	}
+	if n.Burn == 0 {
+		n.Burn = defaultBurn
+	}
+	// Source: RULES.md SHOE-DECKS
+	if n.Decks != 6 && n.Decks != 8 {
+		return nil, houseRule("decks must be 6 or 8 (0 means 6), got %d", r.Decks)
+	}
+	// Source: RULES.md SHOE-CUT-CARD
+	if n.CutCardFromEnd < minCutFromEnd || n.CutCardFromEnd > maxCutFromEnd {
+		return nil, houseRule("cut_card_from_end must be %d..%d (0 means %d), got %d",
+			minCutFromEnd, maxCutFromEnd, defaultCutFromEnd, r.CutCardFromEnd)
+	}
+	// Source: RULES.md SHOE-BURN
+	if n.Burn != 3 && n.Burn != 4 {
+		return nil, houseRule("burn must be 3 or 4 (0 means 3), got %d", r.Burn)
+	}
+	return n, nil
+}
+
+// CreateShoe builds, shuffles, cuts and burns a new shoe.
+func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeResponse, error) {
+	n, err := normalizeCreate(r)
+	if err != nil {
+		return nil, err
+	}
+	key := "shoe/create/" + n.RequestId
+	hash := store.Hash(n)
+	// Build outside the transaction: the shuffle needs no lock. A retry
+	// discards this work and returns the stored response.
+	cards := buildShoe(int(n.Decks), s.newSource())
+	burned, order := cards[:n.Burn], cards[n.Burn:]
+	shoe := &shoev1.Shoe{
+		ShoeId:         ulid.Make().String(),
+		State:          shoev1.ShoeState_SHOE_STATE_OPEN,
+		Decks:          n.Decks,
+		CardsTotal:     int32(len(order)),
+		CardsRemaining: int32(len(order)),
+		CutCardFromEnd: n.CutCardFromEnd,
+		Burned:         toProtoCards(burned),
+		CreateTime:     timestamppb.Now(),
+		Owner:          n.Owner,
+	}
+	resp := &shoev1.CreateShoeResponse{Shoe: shoe}
+	out, err := s.create(key, n.RequestId, hash, shoe, order, resp, &shoev1.CreateShoeResponse{})
+	if err != nil {
+		return nil, s.internal(ctx, "create shoe", err)
+	}
+	return out.(*shoev1.CreateShoeResponse), nil
+}
+
+// CreateShoeFromOrder builds a shoe that deals exactly the given cards.
+func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeFromOrderRequest) (*shoev1.CreateShoeFromOrderResponse, error) {
+	if err := checkRequestID(r.GetRequestId()); err != nil {
+		return nil, err
+	}
+	if err := checkOwner(r.GetOwner()); err != nil {
+		return nil, err
+	}
+	if len(r.Cards) < 1 || len(r.Cards) > maxOrderCards {
+		return nil, invalid("cards must hold 1 to %d cards, got %d", maxOrderCards, len(r.Cards))
+	}
+	order := make([]rules.Card, len(r.Cards))
+	for i, code := range r.Cards {
+		c, err := rules.ParseCard(code)
+		if err != nil {
+			return nil, fail(codes.InvalidArgument, shoev1.ErrorReason_ERROR_REASON_INVALID_CARD,
+				"cards[%d]: %q is not a card code (rank A23456789TJQK then suit CDHS, e.g. \"9H\")", i, code)
+		}
+		order[i] = c
+	}
+	if r.CutCardFromEnd < 0 || r.CutCardFromEnd > maxCutFromEnd || int(r.CutCardFromEnd) >= len(order) {
+		return nil, houseRule("cut_card_from_end must be 0..%d and less than the number of cards (%d), got %d",
+			maxCutFromEnd, len(order), r.CutCardFromEnd)
+	}
+	shoe := &shoev1.Shoe{
+		ShoeId:         ulid.Make().String(),
+		State:          shoev1.ShoeState_SHOE_STATE_OPEN,
+		CardsTotal:     int32(len(order)),
+		CardsRemaining: int32(len(order)),
+		CutCardFromEnd: r.CutCardFromEnd,
+		CreateTime:     timestamppb.Now(),
+		Owner:          r.Owner,
+	}
+	resp := &shoev1.CreateShoeFromOrderResponse{Shoe: shoe}
+	out, err := s.create("shoe/create-from-order/"+r.RequestId, r.RequestId, store.Hash(r), shoe, order, resp,
+		&shoev1.CreateShoeFromOrderResponse{})
+	if err != nil {
+		return nil, s.internal(ctx, "create shoe from order", err)
+	}
+	return out.(*shoev1.CreateShoeFromOrderResponse), nil
+}
+
+// create stores a new shoe with its dealing order and the idempotency
+// record in one transaction, or returns the response stored for key
+// (unmarshalled into prev) when the request was seen before.
+func (s *Service) create(key, requestID string, hash []byte, shoe *shoev1.Shoe, order []rules.Card,
+	resp, prev proto.Message) (proto.Message, error) {
+	shoeBytes, err := marshal.Marshal(shoe)
+	if err != nil {
+		return nil, err
+	}
+	respBytes, err := marshal.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	out := resp
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		stored, found, err := store.Lookup(tx, key, hash)
+		if errors.Is(err, store.ErrRequestReused) {
+			return reused(requestID)
+		}
+		if err != nil {
+			return err
+		}
+		if found {
+			out = prev
+			return proto.Unmarshal(stored, prev)
+		}
+		id := []byte(shoe.ShoeId)
+		if err := tx.Bucket(bucketShoes).Put(id, shoeBytes); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketOrders).Put(id, encodeOrder(order)); err != nil {
+			return err
+		}
+		return store.Save(tx, key, hash, respBytes)
+	})
+	return out, err
+}
+
+// GetShoe returns a shoe's public state.
+func (s *Service) GetShoe(ctx context.Context, r *shoev1.GetShoeRequest) (*shoev1.GetShoeResponse, error) {
+	if r.GetShoeId() == "" {
+		return nil, invalid("shoe_id is required")
+	}
+	shoe := &shoev1.Shoe{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return loadShoe(tx, r.ShoeId, shoe)
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "get shoe", err)
+	}
+	return &shoev1.GetShoeResponse{Shoe: shoe}, nil
+}
+
+func loadShoe(tx *bolt.Tx, id string, into *shoev1.Shoe) error {
+	v := tx.Bucket(bucketShoes).Get([]byte(id))
+	if v == nil {
+		return notFound(id)
+	}
+	return proto.Unmarshal(v, into)
+}
+
+// DealCard deals the next card of a shoe. See the package documentation
+// for the cut card.
+func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*shoev1.DealCardResponse, error) {
+	if err := checkRequestID(r.GetRequestId()); err != nil {
+		return nil, err
+	}
+	if r.GetShoeId() == "" {
+		return nil, invalid("shoe_id is required")
+	}
+	key := "shoe/deal/" + r.ShoeId + "/" + r.RequestId
+	hash := store.Hash(r)
+	resp := &shoev1.DealCardResponse{}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		// The shoe first: ids have a fixed length, so only an existing
+		// shoe's id makes the idempotency key unambiguous.
+		shoe := &shoev1.Shoe{}
+		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+			return err
+		}
+		stored, found, err := store.Lookup(tx, key, hash)
+		if errors.Is(err, store.ErrRequestReused) {
+			return reused(r.RequestId)
+		}
+		if err != nil {
+			return err
+		}
+		if found {
+			return proto.Unmarshal(stored, resp)
+		}
+		if shoe.CardsRemaining <= 0 {
+			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_EXHAUSTED,
+				"shoe %q has no card left (%d dealt)", r.ShoeId, shoe.CardsDealt)
+		}
+		order := tx.Bucket(bucketOrders).Get([]byte(r.ShoeId))
+		pos := shoe.CardsDealt
+		if int(pos) >= len(order) {
+			return fmt.Errorf("shoe %s: order holds %d cards, position %d", r.ShoeId, len(order), pos)
+		}
+		card, err := rules.CardFromIndex(int(order[pos]))
+		if err != nil {
+			return fmt.Errorf("shoe %s position %d: %w", r.ShoeId, pos, err)
+		}
+		shoe.CardsDealt++
+		shoe.CardsRemaining--
+		// Source: RULES.md SHOE-CUT-CARD, SHOE-RESHUFFLE. The cut card is
+		// out once no more than cut_card_from_end cards are left.
+		shoe.CutCardOut = shoe.CardsRemaining <= shoe.CutCardFromEnd
+		if shoe.CardsRemaining == 0 {
+			shoe.State = shoev1.ShoeState_SHOE_STATE_CLOSED
+		}
+		resp.Card = toProtoCard(card)
+		resp.Position = pos
+		resp.CutCardOut = shoe.CutCardOut
+		resp.CardsRemaining = shoe.CardsRemaining
+		shoeBytes, err := marshal.Marshal(shoe)
+		if err != nil {
+			return err
+		}
+		respBytes, err := marshal.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketShoes).Put([]byte(r.ShoeId), shoeBytes); err != nil {
+			return err
+		}
+		return store.Save(tx, key, hash, respBytes)
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "deal card", err)
+	}
+	return resp, nil
+}
+
+// encodeOrder is the "orders" value: one byte per card, its Index.
+func encodeOrder(cards []rules.Card) []byte {
+	b := make([]byte, len(cards))
+	for i, c := range cards {
+		b[i] = byte(c.Index())
+	}
+	return b
+}
+
+// toProtoCard converts a rules card. rules.Suit counts from 0 (Clubs),
+// shoev1.Suit from 1 (SUIT_CLUBS); ranks are the same numbers.
+func toProtoCard(c rules.Card) *shoev1.Card {
+	return &shoev1.Card{
+		Rank: shoev1.Rank(c.Rank),
+		Suit: shoev1.Suit(int32(c.Suit) + 1),
+		Code: c.String(),
+	}
+}
+
+func toProtoCards(cs []rules.Card) []*shoev1.Card {
+	out := make([]*shoev1.Card, len(cs))
+	for i, c := range cs {
+		out[i] = toProtoCard(c)
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package shoesvc
+
+import (
+	"context"
+	"log/slog"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	"github.com/chemmy/chemmy/services/kit/app"
+	"github.com/chemmy/chemmy/services/kit/auth"
+)
+
+// Defaults of [Config].
+const (
+	DefaultListenAddr = ":7003"
+	DefaultDBPath     = "data/shoe.db"
+)
+
+// SchemaVersion is the storage schema version stored in and checked
+// against the bbolt file (see the package documentation for the layout).
+const SchemaVersion uint32 = 1
+
+// Domain is the ErrorInfo domain of this service's errors.
+const Domain = "shoe.chemmy"
+
+// Config configures the shoe service. The zero value is usable.
+type Config struct {
+	// ListenAddr is the gRPC address; "" means ":7003". Tests use
+	// "127.0.0.1:0".
+	ListenAddr string
+	// DBPath is the bbolt file; "" means "data/shoe.db". Its directory is
+	// created. One process at a time may open it.
+	DBPath string
+	// NATSURL is the NATS JetStream URL; "" connects to no NATS (events,
+	// when there are any, stay in the outbox).
+	NATSURL string
+	// MetricsAddr serves Prometheus /metrics over HTTP; "" serves none.
+	MetricsAddr string
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Policy is the role policy of ShoeService, keyed by full method name.
+func Policy() auth.Policy {
+	return auth.Policy{
+		shoev1.ShoeService_CreateShoe_FullMethodName:          {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		shoev1.ShoeService_CreateShoeFromOrder_FullMethodName: {auth.RoleOperator, auth.RoleService},
+		shoev1.ShoeService_GetShoe_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
+			auth.RoleAuditor, auth.RoleService},
+		shoev1.ShoeService_DealCard_FullMethodName: {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+	}
+}
+
+// Service is a running shoe service. It implements
+// shoev1.ShoeServiceServer.
+type Service struct {
+	shoev1.UnimplementedShoeServiceServer
+
+	base *app.Base
+	db   *bolt.DB
+	log  *slog.Logger
+	// newSource returns the randomness of one shoe. It is always
+	// newCryptoSource except in this package's tests (see start).
+	newSource func() Source
+}
+
+var _ shoev1.ShoeServiceServer = (*Service)(nil)
+
+// Start opens the store, starts the gRPC server and returns once it
+// listens. The service runs until ctx is done or Stop is called.
+func Start(ctx context.Context, c Config) (*Service, error) {
+	return start(ctx, c, newCryptoSource)
+}
+
+// start is Start with the randomness as a parameter: the only way to
+// inject a Source, reachable from this package's tests only.
+func start(ctx context.Context, c Config, newSource func() Source) (*Service, error) {
+	if c.ListenAddr == "" {
+		c.ListenAddr = DefaultListenAddr
+	}
+	if c.DBPath == "" {
+		c.DBPath = DefaultDBPath
+	}
+	s := &Service{newSource: newSource}
+	base, err := app.Start(ctx, app.Config{
+		Name:        "shoe",
+		ListenAddr:  c.ListenAddr,
+		DBPath:      c.DBPath,
+		Schema:      SchemaVersion,
+		Buckets:     [][]byte{bucketShoes, bucketOrders},
+		NATSURL:     c.NATSURL,
+		MetricsAddr: c.MetricsAddr,
+		Policy:      Policy(),
+		Domain:      Domain,
+		Logger:      c.Logger,
+	}, func(b *app.Base, g *grpc.Server) error {
+		s.db, s.log = b.DB, b.Log
+		shoev1.RegisterShoeServiceServer(g, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
+	return s, nil
+}
+
+// Run starts the service and blocks until it has stopped (ctx done).
+func Run(ctx context.Context, c Config) error {
+	s, err := Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Addr is the address the gRPC server listens on.
+func (s *Service) Addr() string { return s.base.Addr() }
+
+// Stop asks the service to stop: it drains calls in flight and closes the
+// store. Wait waits for it.
+func (s *Service) Stop() { s.base.Stop() }
+
+// Wait blocks until the service has stopped and its store is closed; it
+// returns the first error of its background loops, if any.
+func (s *Service) Wait() error { return s.base.Wait() }

@@ -1,0 +1,61 @@
+// Command table-svc runs chemmy's table service: chemin de fer tables as
+// crash-safe state machines. See package tablesvc.
+//
+// Flags (each also read from the environment variable in brackets):
+//
+//	-listen        gRPC address (CHEMMY_TABLE_LISTEN, default ":7001")
+//	-data-dir      directory of table.db (CHEMMY_DATA_DIR, default "./data")
+//	-shoe-addr     shoe-svc address (CHEMMY_SHOE_ADDR, default "localhost:7003")
+//	-wallet-addr   wallet-svc address (CHEMMY_WALLET_ADDR, default "localhost:7002")
+//	-nats-url      JetStream URL; empty keeps events in the outbox (CHEMMY_NATS_URL)
+//	-metrics-addr  Prometheus /metrics address; empty serves none (CHEMMY_TABLE_METRICS)
+//	-log-level     debug, info, warn or error (CHEMMY_LOG_LEVEL, default info)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/chemmy/chemmy/table-svc/tablesvc"
+)
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+func main() {
+	listen := flag.String("listen", env("CHEMMY_TABLE_LISTEN", ":7001"), "gRPC listen address")
+	dataDir := flag.String("data-dir", env("CHEMMY_DATA_DIR", "./data"), "directory of the bbolt file table.db")
+	shoeAddr := flag.String("shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc address")
+	walletAddr := flag.String("wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc address")
+	natsURL := flag.String("nats-url", env("CHEMMY_NATS_URL", ""), "NATS JetStream URL; empty keeps events in the outbox")
+	metrics := flag.String("metrics-addr", env("CHEMMY_TABLE_METRICS", ""), "Prometheus /metrics address; empty serves none")
+	level := flag.String("log-level", env("CHEMMY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	flag.Parse()
+
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
+		fmt.Fprintln(os.Stderr, "table-svc: bad -log-level:", err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := tablesvc.Run(ctx, tablesvc.Config{
+		ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
+		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
+	})
+	if err != nil {
+		log.Error("table-svc stopped", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,147 @@
+package tablesvc
+
+import (
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// resolveRules checks a table's house rules and fills in the defaults
+// (RULES.md, "What the sources leave to the house").
+func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
+	if in == nil {
+		in = &tablev1.HouseRules{}
+	}
+	hr := houseRules{
+		Decks: in.GetDecks(), CutCardFromEnd: in.GetCutCardFromEnd(), Burn: in.GetBurn(),
+		MinimumBank: in.GetMinimumBank(), MaxSeats: in.GetMaxSeats(),
+		CommissionBP: rules.DefaultCommissionBP, Rounding: int32(in.GetCommissionRounding()),
+		Option3vs9: true, Option5vs4: true, BancoFreePlay: in.GetBancoFreePlay(),
+		Direction: int32(in.GetBettingDirection()), FirstBanker: int32(in.GetFirstBanker()),
+	}
+	def := func(v *int32, d int32) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&hr.Decks, 6)          // SHOE-DECKS
+	def(&hr.CutCardFromEnd, 8) // SHOE-CUT-CARD
+	def(&hr.Burn, 3)           // SHOE-BURN
+	def(&hr.MaxSeats, 12)
+	def(&hr.Rounding, int32(tablev1.CommissionRounding_COMMISSION_ROUNDING_DOWN))
+	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
+	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
+	if hr.MinimumBank == 0 {
+		hr.MinimumBank = 100
+	}
+	if in.CommissionBp != nil {
+		hr.CommissionBP = in.GetCommissionBp()
+	}
+	if in.BankerOption_3Vs_9 != nil {
+		hr.Option3vs9 = in.GetBankerOption_3Vs_9()
+	}
+	if in.BankerOption_5Vs_4 != nil {
+		hr.Option5vs4 = in.GetBankerOption_5Vs_4()
+	}
+	bad := func(format string, args ...any) (houseRules, error) {
+		return houseRules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, format, args...)
+	}
+	switch {
+	case hr.Decks != 6 && hr.Decks != 8:
+		return bad("decks must be 6 or 8, got %d", hr.Decks)
+	case hr.CutCardFromEnd < 6 || hr.CutCardFromEnd > 16:
+		return bad("cut_card_from_end must be 6..16, got %d", hr.CutCardFromEnd)
+	case hr.Burn != 3 && hr.Burn != 4:
+		return bad("burn must be 3 or 4, got %d", hr.Burn)
+	case hr.MinimumBank < 0:
+		return bad("minimum_bank must be >= 0, got %d", hr.MinimumBank)
+	case hr.MaxSeats < 2 || hr.MaxSeats > 15:
+		return bad("max_seats must be 2..15, got %d", hr.MaxSeats)
+	case hr.CommissionBP < 0 || hr.CommissionBP > rules.MaxCommissionBP:
+		return bad("commission_bp must be 0..10000, got %d", hr.CommissionBP)
+	case hr.Rounding < 1 || hr.Rounding > 3:
+		return bad("commission_rounding %d is not known", hr.Rounding)
+	case hr.Direction < 1 || hr.Direction > 2:
+		return bad("betting_direction %d is not known", hr.Direction)
+	case hr.FirstBanker < 1 || hr.FirstBanker > 3:
+		return bad("first_banker %d is not known", hr.FirstBanker)
+	case hr.FirstBanker != int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE):
+		return houseRules{}, fail(codes.Unimplemented, reasonHouseRuleUnsupported,
+			"first_banker %s is not run yet; use FIRST_BANKER_ACCEPTANCE", tablev1.FirstBanker(hr.FirstBanker))
+	}
+	return hr, nil
+}
+
+// toProto is the public view of a table.
+func toProto(t *table) *tablev1.Table {
+	hr := t.Rules
+	out := &tablev1.Table{
+		TableId: t.ID,
+		HouseRules: &tablev1.HouseRules{
+			Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, MinimumBank: hr.MinimumBank,
+			MaxSeats: hr.MaxSeats, CommissionBp: &hr.CommissionBP,
+			CommissionRounding: tablev1.CommissionRounding(hr.Rounding),
+			BankerOption_3Vs_9: &hr.Option3vs9, BankerOption_5Vs_4: &hr.Option5vs4,
+			BancoFreePlay: hr.BancoFreePlay, BettingDirection: tablev1.BettingDirection(hr.Direction),
+			FirstBanker: tablev1.FirstBanker(hr.FirstBanker),
+		},
+		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
+		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
+		Coup: coupProto(t.Coup), LastCoup: coupProto(t.LastCoup),
+		CreateTime: timestamppb.New(t.Created),
+	}
+	for _, st := range t.Seats {
+		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
+	}
+	return out
+}
+
+func coupProto(cp *coup) *tablev1.Coup {
+	if cp == nil {
+		return nil
+	}
+	out := &tablev1.Coup{
+		CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
+		Uncovered: cp.Bank - cp.covered(), Banco: cp.Banco, TurnPlayerId: cp.turnPlayer(),
+		HandHolderPlayerId: cp.HandHolder, PlayerCards: cardsProto(cp.Player), BankerCards: cardsProto(cp.Banker),
+		DecisionHand: tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy,
+		Natural: cp.Natural, Commission: cp.Commission, BankerNet: cp.BankerNet, Settled: cp.Settled,
+	}
+	if cp.HandHolder != "" { // betting is over
+		out.TurnPlayerId = ""
+	}
+	pt, _ := handTotal(cp.Player)
+	bt, _ := handTotal(cp.Banker)
+	out.PlayerTotal, out.BankerTotal = int32(pt), int32(bt)
+	switch cp.Outcome {
+	case rules.OutcomeBankWins:
+		out.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS
+	case rules.OutcomeBankLoses:
+		out.Outcome = tablev1.Outcome_OUTCOME_BANK_LOSES
+	case rules.OutcomeStandOff:
+		out.Outcome = tablev1.Outcome_OUTCOME_STAND_OFF
+	}
+	for _, b := range cp.Bets {
+		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: b.PlayerID, Amount: b.Amount, Banco: b.Banco})
+	}
+	if !cp.SettleTime.IsZero() {
+		out.SettleTime = timestamppb.New(cp.SettleTime)
+	}
+	return out
+}
+
+// cardsProto turns card codes into cards.
+func cardsProto(codes []string) []*shoev1.Card {
+	out := make([]*shoev1.Card, 0, len(codes))
+	for _, code := range codes {
+		c, err := rules.ParseCard(code)
+		if err != nil {
+			continue
+		}
+		out = append(out, &shoev1.Card{Rank: shoev1.Rank(c.Rank), Suit: shoev1.Suit(c.Suit + 1), Code: code})
+	}
+	return out
+}

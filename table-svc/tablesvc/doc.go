@@ -1,0 +1,25 @@
+// Package tablesvc is chemmy's table service: it runs chemin de fer tables
+// as crash-safe state machines (RULES.md CF-*). It owns the game state;
+// it asks shoe-svc for cards and wallet-svc for holds and settlement, and
+// never shuffles or moves money itself.
+//
+// # State and persistence
+//
+// Each table is one JSON record (type table) in the bbolt bucket "tables",
+// key = table id (a ULID, so keys sort by creation). Every change of a
+// table is one bbolt transaction that writes the record, appends its
+// events to the outbox (package kit/outbox) and stores the idempotency
+// record of the request (bucket "requests", key "<method>/<request_id>",
+// value = SHA-256 of the request; a retry returns the table as it stands).
+// Schema version 1.
+//
+// # The coup as a saga
+//
+// Steps that call another service (voiding holds, dealing, settling,
+// opening the next shoe) are driven by advance, which only ever repeats
+// idempotent calls: every call carries a request id derived from the
+// coup ("<coup_id>/card/<n>", the coup id for the settlement, ...). A
+// table left in DEALING or SETTLING by a crash or an unavailable
+// dependency is advanced again at start and by a retry loop, so the coup
+// finishes exactly once with the same cards and the same money.
+package tablesvc

@@ -1,0 +1,398 @@
+package tablesvc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// callTimeout bounds one call to shoe-svc or wallet-svc.
+const callTimeout = 5 * time.Second
+
+// newCoup starts the next coup of the table's banker: betting opens with
+// the punter on the banker's right (CF-BET-ORDER, CF-BET-BEFORE).
+func newCoup(t *table) *coup {
+	order := t.around(t.BankerID)
+	order = order[:len(order)-1] // the banker himself comes last; he does not bet
+	return &coup{
+		ID: ulid.Make().String(), Number: t.CoupsPlayed + 1,
+		BankerID: t.BankerID, Bank: t.Bank, Order: order,
+	}
+}
+
+// offerBank offers the bank to the next seat after `after` in turn
+// (CF-FIRST-BANKER by acceptance, CF-PASS and CF-LOSE: offered in turn).
+func offerBank(c *change, after string) {
+	t := c.t
+	t.State = stateOffering
+	t.OfferedID = t.around(after)[0]
+	c.emit("", &eventsv1.BankOffered{PlayerId: t.OfferedID})
+}
+
+// closeBetting ends the betting when the bank is covered, a banco was
+// called, or every punter has had his turn (CF-BET-ORDER). A round with no
+// bet opens again. The hand goes to the largest bet, ties to the punter
+// earlier in betting order (CF-HAND-HOLDER); the banco caller holds it.
+func closeBetting(c *change) {
+	cp := c.t.Coup
+	if cp.covered() < cp.Bank && !cp.Banco && cp.Turn < len(cp.Order) {
+		return
+	}
+	if len(cp.Bets) == 0 {
+		cp.Turn = 0
+		c.emit(cp.ID, &eventsv1.BettingReopened{})
+		return
+	}
+	holder := cp.Bets[0]
+	for _, b := range cp.Bets[1:] {
+		if b.Amount > holder.Amount { // Source: RULES.md CF-HAND-HOLDER (ties keep the earlier bet)
+			holder = b
+		}
+	}
+	cp.HandHolder = holder.PlayerID
+	c.t.State = stateDealing
+}
+
+// engineCoup is the rules engine's view of a coup.
+func engineCoup(cp *coup) (rules.Coup, error) {
+	rc := rules.Coup{PlayerStood: cp.PlayerStood, BankerStood: cp.BankerStood, Banco: cp.Banco}
+	for _, code := range cp.Player {
+		card, err := rules.ParseCard(code)
+		if err != nil {
+			return rc, err
+		}
+		rc.Player = append(rc.Player, card)
+	}
+	for _, code := range cp.Banker {
+		card, err := rules.ParseCard(code)
+		if err != nil {
+			return rc, err
+		}
+		rc.Banker = append(rc.Banker, card)
+	}
+	return rc, nil
+}
+
+// advance moves a table through every step that needs no decision:
+// releasing cancelled holds, dealing, drawing by the tableau, settling,
+// opening the next shoe. The caller holds the table's lock. Every call it
+// makes is idempotent, so after a crash it is simply called again.
+func (s *Service) advance(ctx context.Context, id string) error {
+	for {
+		t, err := s.load(id)
+		if err != nil {
+			return err
+		}
+		c := &change{t: t}
+		var progressed bool
+		switch {
+		case len(t.PendingVoids) > 0:
+			err = s.releaseHolds(ctx, c)
+			progressed = err == nil
+		case t.State == stateDealing:
+			progressed, err = s.dealStep(ctx, c)
+		case t.State == stateSettling:
+			err = s.settle(ctx, c)
+			progressed = err == nil
+		default:
+			s.unstick(id)
+			return nil
+		}
+		if err != nil {
+			s.markStuck(id)
+			return err
+		}
+		if progressed {
+			if err := s.save(c, "", nil, nil); err != nil {
+				s.markStuck(id)
+				return err
+			}
+		}
+		if t.State == stateDealing && t.Coup.CardsDealt == 4 && progressed {
+			failpoint("after-deal")
+		}
+		if !progressed {
+			s.unstick(id)
+			return nil
+		}
+	}
+}
+
+// releaseHolds voids the holds of cancelled bets and of a bank given up.
+func (s *Service) releaseHolds(ctx context.Context, c *change) error {
+	for _, h := range c.t.PendingVoids {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + h, HoldId: h})
+		cancel()
+		// A hold already resolved needs no release.
+		if err != nil && errs.Reason(err) != "HOLD_NOT_OPEN" {
+			return fmt.Errorf("void hold %s: %w", h, err)
+		}
+	}
+	c.t.PendingVoids = nil
+	return nil
+}
+
+// dealStep applies one step of the coup's hand state machine. It reports
+// false when the coup waits for a decision (the state is then DECISION).
+func (s *Service) dealStep(ctx context.Context, c *change) (bool, error) {
+	t, cp := c.t, c.t.Coup
+	hr := t.Rules.engineRules()
+	rc, err := engineCoup(cp)
+	if err != nil {
+		return false, err
+	}
+	step, err := rules.NextStep(rc, hr)
+	if err != nil {
+		return false, fmt.Errorf("coup %s: %w", cp.ID, err)
+	}
+	switch step.Kind {
+	case rules.StepDealPlayer, rules.StepDealBanker:
+		hand := eventsv1.Hand_HAND_PLAYER
+		if step.Kind == rules.StepDealBanker {
+			hand = eventsv1.Hand_HAND_BANKER
+		}
+		return true, s.dealTo(ctx, c, hand, step.Rule)
+	case rules.StepPlayerChoice:
+		return s.applyChoice(ctx, c, eventsv1.Hand_HAND_PLAYER, &cp.PlayerChoice, &cp.PlayerStood, cp.HandHolder)
+	case rules.StepBankerChoice:
+		return s.applyChoice(ctx, c, eventsv1.Hand_HAND_BANKER, &cp.BankerChoice, &cp.BankerStood, cp.BankerID)
+	case rules.StepDone:
+		s.result(c, rc, step)
+		return true, nil
+	}
+	return false, fmt.Errorf("coup %s: unknown step %v", cp.ID, step.Kind)
+}
+
+// applyChoice carries out a recorded draw/stand choice, or puts the table
+// in DECISION for the hand's holder when none is recorded yet.
+func (s *Service) applyChoice(ctx context.Context, c *change, hand eventsv1.Hand, ch *choice, stood *bool, by string) (bool, error) {
+	switch *ch {
+	case choiceDraw:
+		*ch = choiceNone
+		return true, s.dealTo(ctx, c, hand, "")
+	case choiceStand:
+		*ch = choiceNone
+		*stood = true
+		return true, nil
+	}
+	if c.t.State == stateDecision {
+		return false, nil
+	}
+	c.t.State = stateDecision
+	c.t.Coup.DecisionHand = int32(hand)
+	c.t.Coup.DecisionBy = by
+	if err := s.save(c, "", nil, nil); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+// dealTo deals the coup's next card from the shoe to hand. rule names the
+// tableau rule when a third card is drawn by rule ("" when by choice).
+func (s *Service) dealTo(ctx context.Context, c *change, hand eventsv1.Hand, rule string) error {
+	t, cp := c.t, c.t.Coup
+	n := cp.CardsDealt + 1
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{
+		RequestId: cp.ID + "/card/" + strconv.Itoa(n), ShoeId: t.ShoeID,
+	})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("deal card %d of coup %s: %w", n, cp.ID, err)
+	}
+	code := resp.GetCard().GetCode()
+	if _, err := rules.ParseCard(code); err != nil {
+		return fmt.Errorf("shoe dealt %q: %w", code, err)
+	}
+	cards := &cp.Player
+	if hand == eventsv1.Hand_HAND_BANKER {
+		cards = &cp.Banker
+	}
+	if len(*cards) == 2 && rule != "" {
+		// A third card drawn by the tableau (CF-PLAYER-DRAW, CF-BANKER-DRAW).
+		c.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: true, Rule: rule})
+	}
+	*cards = append(*cards, code)
+	cp.CardsDealt = n
+	t.CutCardOut = t.CutCardOut || resp.GetCutCardOut()
+	total, _ := handTotal(*cards)
+	c.emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: resp.GetCard(), Position: int32(len(*cards)), Total: int32(total)})
+	return nil
+}
+
+// handTotal is the HAND-TOTAL of card codes.
+func handTotal(codes []string) (int, error) {
+	cards := make([]rules.Card, 0, len(codes))
+	for _, code := range codes {
+		card, err := rules.ParseCard(code)
+		if err != nil {
+			return 0, err
+		}
+		cards = append(cards, card)
+	}
+	return rules.Total(cards), nil
+}
+
+// result records the decided coup (CF-RESULT) and moves to SETTLING.
+func (s *Service) result(c *change, rc rules.Coup, step rules.Step) {
+	cp := c.t.Coup
+	pt, bt := rules.Total(rc.Player), rules.Total(rc.Banker)
+	if step.Natural {
+		// Source: RULES.md CF-NATURAL-PLAYER, CF-NATURAL-BANKER
+		if rules.IsNatural(rc.Player) {
+			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_PLAYER, Total: int32(pt)})
+		}
+		if rules.IsNatural(rc.Banker) {
+			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(bt)})
+		}
+	}
+	cp.Outcome, cp.Natural = step.Outcome, step.Natural
+	c.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(pt), BankerTotal: int32(bt), Natural: step.Natural})
+	c.t.State = stateSettling
+}
+
+func eventOutcome(o rules.Outcome) eventsv1.Outcome {
+	switch o {
+	case rules.OutcomeBankWins:
+		return eventsv1.Outcome_OUTCOME_BANK_WINS
+	case rules.OutcomeBankLoses:
+		return eventsv1.Outcome_OUTCOME_BANK_LOSES
+	case rules.OutcomeStandOff:
+		return eventsv1.Outcome_OUTCOME_STAND_OFF
+	}
+	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
+}
+
+// settle moves the coup's money through wallet-svc in one call keyed by
+// the coup id, then holds the bank after a win or stand-off (CF-HOLD) or
+// takes it from a banker who lost (CF-LOSE), and opens the next shoe when
+// the cut card came out during the coup (SHOE-RESHUFFLE).
+func (s *Service) settle(ctx context.Context, c *change) error {
+	t, cp := c.t, c.t.Coup
+	req := &walletv1.SettleCoupRequest{
+		CoupId: cp.ID, BankHoldId: t.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(cp.Outcome)),
+		CommissionBp: t.Rules.CommissionBP, CommissionRounding: walletv1.CommissionRounding(t.Rules.Rounding),
+	}
+	for _, b := range cp.Bets {
+		req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	resp, err := s.wallet.SettleCoup(cctx, req)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("settle coup %s: %w", cp.ID, err)
+	}
+	failpoint("after-settle")
+
+	if t.CutCardOut {
+		// Source: RULES.md SHOE-RESHUFFLE: the cut card's coup is finished; the next coup uses a new shoe.
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		shoe, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
+			RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
+			Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("open next shoe: %w", err)
+		}
+		t.ShoeID, t.Shoes, t.CutCardOut = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
+	}
+
+	cp.Settled, cp.SettleTime = true, time.Now().UTC()
+	cp.Winnings, cp.Commission = resp.GetBankerWinnings(), resp.GetCommission()
+	cp.BankerNet, cp.NewBank = resp.GetBankerNet(), resp.GetNewBank()
+	cp.DecisionHand, cp.DecisionBy = 0, ""
+	t.CoupsPlayed++
+	t.LastCoup, t.Coup = cp, nil
+	c.emit(cp.ID, &eventsv1.CoupSettled{
+		Outcome: eventOutcome(cp.Outcome), BankerWinnings: cp.Winnings, Commission: cp.Commission,
+		BankerNet: cp.BankerNet, NewBank: cp.NewBank,
+	})
+	if cp.Outcome == rules.OutcomeBankLoses {
+		// Source: RULES.md CF-LOSE: the bank is lost and offered in turn.
+		prev := t.BankerID
+		t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+		t.BankerID, t.Bank, t.BankHoldID = "", 0, ""
+		c.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: prev})
+		offerBank(c, prev)
+		return nil
+	}
+	// Source: RULES.md CF-HOLD, CF-BANK-SIZE: the bank is the previous bank plus winnings after commission.
+	t.Bank = cp.NewBank
+	c.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: t.BankerID, PreviousBankerPlayerId: t.BankerID, Bank: t.Bank})
+	t.Coup = newCoup(t)
+	t.State = stateBetting
+	return nil
+}
+
+// markStuck queues a table for the retry loop.
+func (s *Service) markStuck(id string) {
+	s.mu.Lock()
+	s.stuck[id] = true
+	s.mu.Unlock()
+}
+
+func (s *Service) unstick(id string) {
+	s.mu.Lock()
+	delete(s.stuck, id)
+	s.mu.Unlock()
+}
+
+// retryLoop advances, at start and then every RetryInterval, the tables
+// left mid-coup by a crash or an unavailable dependency.
+func (s *Service) retryLoop(ctx context.Context) error {
+	if err := s.scanUnfinished(); err != nil {
+		return err
+	}
+	tick := time.NewTicker(s.retry)
+	defer tick.Stop()
+	for {
+		s.mu.Lock()
+		ids := make([]string, 0, len(s.stuck))
+		for id := range s.stuck {
+			ids = append(ids, id)
+		}
+		s.mu.Unlock()
+		for _, id := range ids {
+			unlock := s.lock(id)
+			if err := s.advance(ctx, id); err != nil && ctx.Err() == nil {
+				s.log.Warn("table not advanced; will retry", "table", id, "err", err)
+			}
+			unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// scanUnfinished queues every table that a previous run left mid-coup or
+// with holds to release.
+func (s *Service) scanUnfinished() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
+			t := new(table)
+			if err := json.Unmarshal(v, t); err != nil {
+				return fmt.Errorf("table %s: %w", k, err)
+			}
+			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 {
+				s.markStuck(t.ID)
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,53 @@
+package tablesvc
+
+import (
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// domain is the ErrorInfo domain of this service's errors.
+const domain = "table.chemmy"
+
+// The reasons of chemmy.table.v1.ErrorReason, without the prefix: the one
+// catalogue of this service's errors.
+const (
+	reasonInvalidArgument       = "INVALID_ARGUMENT"
+	reasonInvalidHouseRule      = "INVALID_HOUSE_RULE"
+	reasonHouseRuleUnsupported  = "HOUSE_RULE_UNSUPPORTED"
+	reasonTableNotFound         = "TABLE_NOT_FOUND"
+	reasonAlreadySeated         = "ALREADY_SEATED"
+	reasonTableFull             = "TABLE_FULL"
+	reasonNotSeated             = "NOT_SEATED"
+	reasonNotYourTurn           = "NOT_YOUR_TURN"
+	reasonBetExceedsBank        = "BET_EXCEEDS_BANK"
+	reasonBankBelowMinimum      = "BANK_BELOW_MINIMUM"
+	reasonWrongState            = "WRONG_STATE"
+	reasonInsufficientFunds     = "INSUFFICIENT_FUNDS"
+	reasonBankerCannotBet       = "BANKER_CANNOT_BET"
+	reasonNotBanker             = "NOT_BANKER"
+	reasonRoleNotAllowed        = "ROLE_NOT_ALLOWED"
+	reasonRequestIDReused       = "REQUEST_ID_REUSED"
+	reasonDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
+	reasonInvalidAmount         = "INVALID_AMOUNT"
+)
+
+func fail(c codes.Code, reason, format string, args ...any) error {
+	return errs.New(c, domain, reason, format, args...)
+}
+
+// fromDependency maps an error of shoe-svc or wallet-svc to this
+// service's catalogue: insufficient funds stays a client error, an
+// unreachable dependency becomes UNAVAILABLE DEPENDENCY_UNAVAILABLE (retry
+// with the same request_id), anything else is internal.
+func fromDependency(what string, err error) error {
+	if r := errs.Reason(err); r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND" {
+		return fail(codes.FailedPrecondition, reasonInsufficientFunds, "%s: %s", what, status.Convert(err).Message())
+	}
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		return fail(codes.Unavailable, reasonDependencyUnavailable, "%s: %v", what, status.Convert(err).Message())
+	}
+	return status.Errorf(codes.Internal, "%s: %v", what, err)
+}

@@ -1,0 +1,193 @@
+package tablesvc
+
+import (
+	"time"
+
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// tableState mirrors tablev1.TableState.
+type tableState int32
+
+const (
+	stateWaiting  tableState = 1 // WAITING_FOR_PLAYERS
+	stateOffering tableState = 2 // OFFERING_BANK
+	stateBetting  tableState = 3 // BETTING
+	stateDealing  tableState = 4 // DEALING (automatic)
+	stateDecision tableState = 5 // DECISION
+	stateSettling tableState = 6 // SETTLING (automatic)
+)
+
+// houseRules are the resolved house rules of a table (RULES.md, last
+// section). Amounts in minor units.
+type houseRules struct {
+	Decks          int32 `json:"decks"`
+	CutCardFromEnd int32 `json:"cut_card_from_end"`
+	Burn           int32 `json:"burn"`
+	MinimumBank    int64 `json:"minimum_bank"`
+	MaxSeats       int32 `json:"max_seats"`
+	CommissionBP   int64 `json:"commission_bp"`
+	Rounding       int32 `json:"commission_rounding"` // tablev1.CommissionRounding
+	Option3vs9     bool  `json:"banker_option_3_vs_9"`
+	Option5vs4     bool  `json:"banker_option_5_vs_4"`
+	BancoFreePlay  bool  `json:"banco_free_play"`
+	Direction      int32 `json:"betting_direction"` // tablev1.BettingDirection
+	FirstBanker    int32 `json:"first_banker"`      // tablev1.FirstBanker
+}
+
+// engineRules returns the rules engine's view of the house rules.
+func (h houseRules) engineRules() rules.HouseRules {
+	r := rules.HouseRules{
+		BankerOption3vs9: h.Option3vs9,
+		BankerOption5vs4: h.Option5vs4,
+		BancoFreePlay:    h.BancoFreePlay,
+		CommissionBP:     h.CommissionBP,
+	}
+	switch h.Rounding {
+	case 2:
+		r.CommissionRounding = rules.RoundHalfUp
+	case 3:
+		r.CommissionRounding = rules.RoundUp
+	default:
+		r.CommissionRounding = rules.RoundDown
+	}
+	return r
+}
+
+type seat struct {
+	Number   int32  `json:"number"`
+	PlayerID string `json:"player_id"`
+}
+
+type bet struct {
+	PlayerID string `json:"player_id"`
+	Amount   int64  `json:"amount"`
+	HoldID   string `json:"hold_id"`
+	Banco    bool   `json:"banco,omitempty"`
+}
+
+// choice is a recorded draw/stand decision at an option.
+type choice int8
+
+const (
+	choiceNone  choice = 0
+	choiceDraw  choice = 1
+	choiceStand choice = 2
+)
+
+// coup is one round at a table.
+type coup struct {
+	ID       string `json:"id"`
+	Number   int64  `json:"number"`
+	BankerID string `json:"banker_id"`
+	Bank     int64  `json:"bank"`
+	Bets     []bet  `json:"bets,omitempty"`
+	Banco    bool   `json:"banco,omitempty"`
+	// Order is the betting order of the punters seated when the coup
+	// began (CF-BET-ORDER); Turn indexes it.
+	Order []string `json:"order"`
+	Turn  int      `json:"turn"`
+
+	Player       []string `json:"player,omitempty"` // card codes
+	Banker       []string `json:"banker,omitempty"`
+	CardsDealt   int      `json:"cards_dealt,omitempty"`
+	PlayerChoice choice   `json:"player_choice,omitempty"`
+	BankerChoice choice   `json:"banker_choice,omitempty"`
+	PlayerStood  bool     `json:"player_stood,omitempty"`
+	BankerStood  bool     `json:"banker_stood,omitempty"`
+	HandHolder   string   `json:"hand_holder,omitempty"`
+	// DecisionHand is 1 (player) or 2 (banker) while state is DECISION.
+	DecisionHand int32  `json:"decision_hand,omitempty"`
+	DecisionBy   string `json:"decision_by,omitempty"`
+
+	Outcome    rules.Outcome `json:"outcome,omitempty"`
+	Natural    bool          `json:"natural,omitempty"`
+	Settled    bool          `json:"settled,omitempty"`
+	Winnings   int64         `json:"winnings,omitempty"`
+	Commission int64         `json:"commission,omitempty"`
+	BankerNet  int64         `json:"banker_net,omitempty"`
+	NewBank    int64         `json:"new_bank,omitempty"`
+	SettleTime time.Time     `json:"settle_time,omitzero"`
+}
+
+// covered is the sum of the bets.
+func (c *coup) covered() int64 {
+	var n int64
+	for _, b := range c.Bets {
+		n += b.Amount
+	}
+	return n
+}
+
+// turnPlayer is the punter whose betting turn it is, or "".
+func (c *coup) turnPlayer() string {
+	if c.Turn < len(c.Order) {
+		return c.Order[c.Turn]
+	}
+	return ""
+}
+
+// table is a table's persisted record.
+type table struct {
+	ID       string     `json:"id"`
+	Rules    houseRules `json:"rules"`
+	State    tableState `json:"state"`
+	Seats    []seat     `json:"seats"`
+	NextSeat int32      `json:"next_seat"`
+
+	BankerID   string `json:"banker_id,omitempty"`
+	Bank       int64  `json:"bank,omitempty"`
+	BankHoldID string `json:"bank_hold_id,omitempty"`
+	// OfferedID is the player the bank is offered to (OFFERING_BANK).
+	OfferedID string `json:"offered_id,omitempty"`
+	// Declines counts declines in the current offer round.
+	Declines int `json:"declines,omitempty"`
+
+	ShoeID     string `json:"shoe_id"`
+	Shoes      int    `json:"shoes"`
+	CutCardOut bool   `json:"cut_card_out,omitempty"`
+	// PendingVoids are holds to release before anything else happens
+	// (bets cancelled by a banco, a bank passed or lost).
+	PendingVoids []string `json:"pending_voids,omitempty"`
+
+	Coup        *coup     `json:"coup,omitempty"`
+	LastCoup    *coup     `json:"last_coup,omitempty"`
+	CoupsPlayed int64     `json:"coups_played"`
+	EventSeq    uint64    `json:"event_seq"`
+	Created     time.Time `json:"created"`
+}
+
+// seatOf returns the seat of a player, or nil.
+func (t *table) seatOf(playerID string) *seat {
+	for i := range t.Seats {
+		if t.Seats[i].PlayerID == playerID {
+			return &t.Seats[i]
+		}
+	}
+	return nil
+}
+
+// around returns the seated players in turn order starting after the
+// player `after` (or from the first seat when after is not seated),
+// following the betting direction (CF-BET-ORDER: right = higher seat
+// numbers first, wrapping). after itself comes last when seated.
+func (t *table) around(after string) []string {
+	n := len(t.Seats)
+	if n == 0 {
+		return nil
+	}
+	step, start := 1, 0
+	if t.Rules.Direction == 2 { // BETTING_DIRECTION_LEFT
+		step, start = n-1, n-1
+	}
+	for i, s := range t.Seats {
+		if s.PlayerID == after {
+			start = (i + step) % n
+		}
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, t.Seats[(start+i*step)%n].PlayerID)
+	}
+	return out
+}

@@ -1,0 +1,461 @@
+package tablesvc
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// idPattern is what request, table and player ids may look like.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
+
+func checkID(field, v string) error {
+	if !idPattern.MatchString(v) {
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s must be 1-128 characters of [A-Za-z0-9_.:/-], got %q", field, v)
+	}
+	return nil
+}
+
+// CreateTable opens a table with its first shoe. See the proto.
+func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableRequest) (*tablev1.CreateTableResponse, error) {
+	if err := checkID("request_id", req.GetRequestId()); err != nil {
+		return nil, err
+	}
+	hr, err := resolveRules(req.GetHouseRules())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetShoeId() != "" {
+		if c, _ := auth.FromContext(ctx); !c.Is(auth.RoleOperator, auth.RoleService) {
+			return nil, fail(codes.PermissionDenied, reasonRoleNotAllowed, "only an operator may name a prepared shoe")
+		}
+	}
+	key, hash := "CreateTable/"+req.GetRequestId(), store.Hash(req)
+	var prior []byte
+	err = s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		prior, _, err = store.Lookup(tx, key, hash)
+		return err
+	})
+	if err == store.ErrRequestReused {
+		return nil, fail(codes.AlreadyExists, reasonRequestIDReused, "request_id %q was used for another request", req.GetRequestId())
+	} else if err != nil {
+		return nil, err
+	}
+	if prior != nil {
+		t, err := s.load(string(prior))
+		if err != nil {
+			return nil, err
+		}
+		return &tablev1.CreateTableResponse{Table: toProto(t)}, nil
+	}
+
+	id := ulid.Make().String()
+	shoeID := req.GetShoeId()
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if shoeID != "" {
+		if _, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID}); err != nil {
+			return nil, fromDependency("shoe "+shoeID, err)
+		}
+	} else {
+		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
+			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
+		})
+		if err != nil {
+			return nil, fromDependency("open shoe", err)
+		}
+		shoeID = resp.GetShoe().GetShoeId()
+	}
+	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, Shoes: 1, Created: time.Now().UTC()}
+	c := &change{t: t}
+	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID})
+	if err := s.save(c, key, hash, []byte(id)); err != nil {
+		return nil, err
+	}
+	return &tablev1.CreateTableResponse{Table: toProto(t)}, nil
+}
+
+// GetTable returns a table.
+func (s *Service) GetTable(ctx context.Context, req *tablev1.GetTableRequest) (*tablev1.GetTableResponse, error) {
+	if err := checkID("table_id", req.GetTableId()); err != nil {
+		return nil, err
+	}
+	t, err := s.load(req.GetTableId())
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.GetTableResponse{Table: toProto(t)}, nil
+}
+
+// ListTables lists tables in creation order.
+func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest) (*tablev1.ListTablesResponse, error) {
+	size := int(req.GetPageSize())
+	if size < 0 || size > 100 {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "page_size must be 0..100, got %d", size)
+	}
+	if size == 0 {
+		size = 50
+	}
+	resp := &tablev1.ListTablesResponse{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketTables).Cursor()
+		k, v := c.First()
+		if tok := req.GetPageToken(); tok != "" {
+			k, v = c.Seek([]byte(tok))
+			if k != nil && string(k) == tok {
+				k, v = c.Next()
+			}
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(resp.Tables) == size {
+				resp.NextPageToken = resp.Tables[size-1].GetTableId()
+				return nil
+			}
+			t := new(table)
+			if err := json.Unmarshal(v, t); err != nil {
+				return err
+			}
+			resp.Tables = append(resp.Tables, toProto(t))
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// playerRequest is what every player action has.
+type playerRequest interface {
+	proto.Message
+	GetRequestId() string
+	GetTableId() string
+	GetPlayerId() string
+}
+
+// act runs a player's action on a table: checks ids and identity, returns
+// the current table for a retried request, applies fn, saves the change
+// with the idempotency record in one transaction, and advances the coup
+// as far as it goes.
+func (s *Service) act(ctx context.Context, method string, req playerRequest, fn func(c *change) error) (*tablev1.Table, error) {
+	for _, f := range []struct{ name, v string }{
+		{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}, {"player_id", req.GetPlayerId()},
+	} {
+		if err := checkID(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	unlock := s.lock(req.GetTableId())
+	defer unlock()
+	key, hash := method+"/"+req.GetRequestId(), store.Hash(req)
+	seen, err := s.seen(key, hash)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.load(req.GetTableId())
+	if err != nil {
+		return nil, err
+	}
+	if !seen {
+		c := &change{t: t}
+		if err := fn(c); err != nil {
+			return nil, err
+		}
+		if err := s.save(c, key, hash, nil); err != nil {
+			return nil, err
+		}
+		if err := s.advance(ctx, t.ID); err != nil {
+			// The action stands; the retry loop finishes the coup.
+			s.log.Warn("coup not advanced; will retry", "table", t.ID, "err", err)
+		}
+		if t, err = s.load(t.ID); err != nil {
+			return nil, err
+		}
+	}
+	return toProto(t), nil
+}
+
+// JoinTable seats a player (and offers the bank when a second player sits
+// at a table without a banker: CF-FIRST-BANKER by acceptance).
+func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) (*tablev1.JoinTableResponse, error) {
+	var number int32
+	t, err := s.act(ctx, "JoinTable", req, func(c *change) error {
+		t := c.t
+		if t.seatOf(req.GetPlayerId()) != nil {
+			return fail(codes.AlreadyExists, reasonAlreadySeated, "player %q already has a seat", req.GetPlayerId())
+		}
+		if int32(len(t.Seats)) >= t.Rules.MaxSeats {
+			return fail(codes.ResourceExhausted, reasonTableFull, "all %d seats are taken", t.Rules.MaxSeats)
+		}
+		t.NextSeat++
+		t.Seats = append(t.Seats, seat{Number: t.NextSeat, PlayerID: req.GetPlayerId()})
+		c.emit("", &eventsv1.PlayerSeated{PlayerId: req.GetPlayerId(), SeatNumber: t.NextSeat})
+		if t.State == stateWaiting && len(t.Seats) >= 2 {
+			offerBank(c, "")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range t.GetSeats() {
+		if st.GetPlayerId() == req.GetPlayerId() {
+			number = st.GetNumber()
+		}
+	}
+	return &tablev1.JoinTableResponse{Table: t, SeatNumber: number}, nil
+}
+
+// AcceptBank puts up the bank offered to the player.
+func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest) (*tablev1.AcceptBankResponse, error) {
+	t, err := s.act(ctx, "AcceptBank", req, func(c *change) error {
+		t := c.t
+		if err := wantState(t, stateOffering); err != nil {
+			return err
+		}
+		if t.OfferedID != req.GetPlayerId() {
+			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
+		}
+		if req.GetAmount() <= 0 {
+			return fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0")
+		}
+		if req.GetAmount() < t.Rules.MinimumBank {
+			// Source: RULES.md CF-BANK-SIZE (casinos set a minimum bank)
+			return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "bank %d is below the minimum %d", req.GetAmount(), t.Rules.MinimumBank)
+		}
+		hold, err := s.hold(ctx, "table/"+t.ID+"/bank/"+req.GetRequestId(), req.GetPlayerId(), req.GetAmount(), "tables/"+t.ID+"/bank")
+		if err != nil {
+			return err
+		}
+		t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = req.GetPlayerId(), req.GetAmount(), hold, ""
+		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: t.BankerID, Bank: t.Bank})
+		t.Coup = newCoup(t)
+		t.State = stateBetting
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.AcceptBankResponse{Table: t}, nil
+}
+
+// DeclineBank lets the bank go on to the next seat in turn. An offer that
+// goes all round the table without a taker goes round again.
+func (s *Service) DeclineBank(ctx context.Context, req *tablev1.DeclineBankRequest) (*tablev1.DeclineBankResponse, error) {
+	t, err := s.act(ctx, "DeclineBank", req, func(c *change) error {
+		t := c.t
+		if err := wantState(t, stateOffering); err != nil {
+			return err
+		}
+		if t.OfferedID != req.GetPlayerId() {
+			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
+		}
+		offerBank(c, req.GetPlayerId())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.DeclineBankResponse{Table: t}, nil
+}
+
+// punterTurn checks that player may act in the betting now.
+func punterTurn(t *table, player string) error {
+	if err := wantState(t, stateBetting); err != nil {
+		return err
+	}
+	if player == t.BankerID {
+		return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
+	}
+	if t.seatOf(player) == nil {
+		return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", player)
+	}
+	if turn := t.Coup.turnPlayer(); turn != player {
+		// Source: RULES.md CF-BET-ORDER
+		return fail(codes.FailedPrecondition, reasonNotYourTurn, "it is %q's turn to bet", turn)
+	}
+	return nil
+}
+
+// PlaceBet covers part or all of what is left of the bank.
+func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*tablev1.PlaceBetResponse, error) {
+	t, err := s.act(ctx, "PlaceBet", req, func(c *change) error {
+		t := c.t
+		if err := punterTurn(t, req.GetPlayerId()); err != nil {
+			return err
+		}
+		cp := t.Coup
+		if req.GetAmount() <= 0 {
+			return fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0")
+		}
+		uncovered := cp.Bank - cp.covered()
+		if req.GetAmount() > uncovered {
+			// Source: RULES.md CF-BET-LIMIT
+			return fail(codes.FailedPrecondition, reasonBetExceedsBank, "bet %d exceeds the uncovered bank %d", req.GetAmount(), uncovered)
+		}
+		hold, err := s.hold(ctx, "table/"+t.ID+"/bet/"+req.GetRequestId(), req.GetPlayerId(), req.GetAmount(), "tables/"+t.ID+"/coups/"+cp.ID)
+		if err != nil {
+			return err
+		}
+		cp.Bets = append(cp.Bets, bet{PlayerID: req.GetPlayerId(), Amount: req.GetAmount(), HoldID: hold})
+		cp.Turn++
+		c.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: req.GetPlayerId(), Amount: req.GetAmount(), Uncovered: uncovered - req.GetAmount()})
+		closeBetting(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.PlaceBetResponse{Table: t}, nil
+}
+
+// DeclineBet passes the punter's betting turn.
+func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest) (*tablev1.DeclineBetResponse, error) {
+	t, err := s.act(ctx, "DeclineBet", req, func(c *change) error {
+		if err := punterTurn(c.t, req.GetPlayerId()); err != nil {
+			return err
+		}
+		c.t.Coup.Turn++
+		c.emit(c.t.Coup.ID, &eventsv1.BetDeclined{PlayerId: req.GetPlayerId()})
+		closeBetting(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.DeclineBetResponse{Table: t}, nil
+}
+
+// CallBanco bets the whole bank and cancels every other bet (CF-BANCO).
+func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) (*tablev1.CallBancoResponse, error) {
+	t, err := s.act(ctx, "CallBanco", req, func(c *change) error {
+		t, player := c.t, req.GetPlayerId()
+		if err := wantState(t, stateBetting); err != nil {
+			return err
+		}
+		if player == t.BankerID {
+			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
+		}
+		if t.seatOf(player) == nil {
+			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", player)
+		}
+		cp := t.Coup
+		hold, err := s.hold(ctx, "table/"+t.ID+"/banco/"+req.GetRequestId(), player, cp.Bank, "tables/"+t.ID+"/coups/"+cp.ID)
+		if err != nil {
+			return err
+		}
+		// Source: RULES.md CF-BANCO: a banco cancels all other bets.
+		for _, b := range cp.Bets {
+			t.PendingVoids = append(t.PendingVoids, b.HoldID)
+		}
+		cp.Bets = []bet{{PlayerID: player, Amount: cp.Bank, HoldID: hold, Banco: true}}
+		cp.Banco = true
+		c.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: player, Amount: cp.Bank})
+		closeBetting(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.CallBancoResponse{Table: t}, nil
+}
+
+// DecideDraw records the pending draw/stand decision of a hand's holder.
+func (s *Service) DecideDraw(ctx context.Context, req *tablev1.DecideDrawRequest) (*tablev1.DecideDrawResponse, error) {
+	t, err := s.act(ctx, "DecideDraw", req, func(c *change) error {
+		t := c.t
+		if err := wantState(t, stateDecision); err != nil {
+			return err
+		}
+		cp := t.Coup
+		if cp.DecisionBy != req.GetPlayerId() {
+			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the decision is %q's", cp.DecisionBy)
+		}
+		ch := choiceDraw
+		switch req.GetChoice() {
+		case tablev1.DrawChoice_DRAW_CHOICE_DRAW:
+		case tablev1.DrawChoice_DRAW_CHOICE_STAND:
+			ch = choiceStand
+		default:
+			return fail(codes.InvalidArgument, reasonInvalidArgument, "choice must be DRAW_CHOICE_DRAW or DRAW_CHOICE_STAND")
+		}
+		hand, rule := eventsv1.Hand_HAND_PLAYER, "CF-PLAYER-DRAW"
+		if cp.DecisionHand == int32(tablev1.Hand_HAND_BANKER) {
+			hand, rule = eventsv1.Hand_HAND_BANKER, "CF-BANKER-DRAW"
+			cp.BankerChoice = ch
+		} else {
+			cp.PlayerChoice = ch
+		}
+		if cp.Banco && t.Rules.BancoFreePlay {
+			rule = "CF-BANCO-FREEDOM"
+		}
+		c.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: ch == choiceDraw, ByChoice: true, PlayerId: req.GetPlayerId(), Rule: rule})
+		cp.DecisionHand, cp.DecisionBy = 0, ""
+		t.State = stateDealing
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.DecideDrawResponse{Table: t}, nil
+}
+
+// PassBank gives up the bank between coups (CF-PASS); it is offered in
+// turn from the next seat.
+func (s *Service) PassBank(ctx context.Context, req *tablev1.PassBankRequest) (*tablev1.PassBankResponse, error) {
+	t, err := s.act(ctx, "PassBank", req, func(c *change) error {
+		t := c.t
+		if t.BankerID != req.GetPlayerId() {
+			return fail(codes.FailedPrecondition, reasonNotBanker, "only the banker may pass the bank")
+		}
+		if t.State != stateBetting || len(t.Coup.Bets) > 0 {
+			return fail(codes.FailedPrecondition, reasonWrongState, "the bank may be passed only between coups, before any bet")
+		}
+		t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
+		prev := t.BankerID
+		t.BankerID, t.Bank, t.BankHoldID, t.Coup = "", 0, "", nil
+		offerBank(c, prev)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.PassBankResponse{Table: t}, nil
+}
+
+// wantState is WRONG_STATE unless the table is in st.
+func wantState(t *table, st tableState) error {
+	if t.State != st {
+		return fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
+			tablev1.TableState(t.State), tablev1.TableState(st))
+	}
+	return nil
+}
+
+// hold escrows amount of the player's account with wallet-svc.
+func (s *Service) hold(ctx context.Context, requestID, player string, amount int64, ref string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	resp, err := s.wallet.PlaceHold(cctx, &walletv1.PlaceHoldRequest{
+		RequestId: requestID, AccountId: "player:" + player, Amount: amount, Reference: ref,
+	})
+	if err != nil {
+		return "", fromDependency("hold", err)
+	}
+	return resp.GetHold().GetHoldId(), nil
+}

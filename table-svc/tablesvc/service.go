@@ -1,0 +1,252 @@
+package tablesvc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/app"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// schemaVersion is the version of the bbolt layout described in doc.go.
+const schemaVersion = 1
+
+var bucketTables = []byte("tables")
+
+// Config configures the table service. Zero values take the defaults
+// given.
+type Config struct {
+	// ListenAddr is the gRPC address; default ":7001".
+	ListenAddr string
+	// DBPath is the bbolt file; required.
+	DBPath string
+	// ShoeAddr and WalletAddr are the addresses of shoe-svc and
+	// wallet-svc; defaults "localhost:7003" and "localhost:7002".
+	ShoeAddr, WalletAddr string
+	// NATSURL of JetStream; empty keeps events in the outbox.
+	NATSURL string
+	// MetricsAddr serves Prometheus /metrics; empty serves none.
+	MetricsAddr string
+	// RetryInterval is how often tables left mid-coup are advanced again;
+	// default 1 s.
+	RetryInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Service is a running table service.
+type Service struct {
+	tablev1.UnimplementedTableServiceServer
+
+	base   *app.Base
+	db     *bolt.DB
+	log    *slog.Logger
+	shoe   shoev1.ShoeServiceClient
+	wallet walletv1.WalletServiceClient
+	conns  []*grpc.ClientConn
+	retry  time.Duration
+
+	locks sync.Map // table id -> *sync.Mutex
+
+	mu    sync.Mutex
+	stuck map[string]bool // tables whose advance failed; retried
+}
+
+// policy lists who may call each method (checked again by the gateway).
+var (
+	anyone  = []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleAuditor, auth.RoleService}
+	players = []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleService}
+	policy  = auth.Policy{
+		tablev1.TableService_CreateTable_FullMethodName: {auth.RoleCroupier, auth.RoleOperator, auth.RoleService},
+		tablev1.TableService_GetTable_FullMethodName:    anyone,
+		tablev1.TableService_ListTables_FullMethodName:  anyone,
+		tablev1.TableService_JoinTable_FullMethodName:   players,
+		tablev1.TableService_AcceptBank_FullMethodName:  players,
+		tablev1.TableService_DeclineBank_FullMethodName: players,
+		tablev1.TableService_PlaceBet_FullMethodName:    players,
+		tablev1.TableService_DeclineBet_FullMethodName:  players,
+		tablev1.TableService_CallBanco_FullMethodName:   players,
+		tablev1.TableService_DecideDraw_FullMethodName:  players,
+		tablev1.TableService_PassBank_FullMethodName:    players,
+	}
+)
+
+// Start opens the store, connects to shoe-svc and wallet-svc, resumes
+// tables left mid-coup and serves until ctx is done or Stop.
+func Start(ctx context.Context, c Config) (*Service, error) {
+	if c.DBPath == "" {
+		return nil, fmt.Errorf("tablesvc: DBPath is required")
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = ":7001"
+	}
+	if c.ShoeAddr == "" {
+		c.ShoeAddr = "localhost:7003"
+	}
+	if c.WalletAddr == "" {
+		c.WalletAddr = "localhost:7002"
+	}
+	if c.RetryInterval <= 0 {
+		c.RetryInterval = time.Second
+	}
+	s := &Service{retry: c.RetryInterval, stuck: map[string]bool{}}
+	ident := grpc.WithChainUnaryInterceptor(auth.ServiceIdentity(auth.Caller{Subject: "table-svc", Role: auth.RoleService}))
+	for _, addr := range []string{c.ShoeAddr, c.WalletAddr} {
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), ident)
+		if err != nil {
+			s.closeConns()
+			return nil, fmt.Errorf("tablesvc: dial %s: %w", addr, err)
+		}
+		s.conns = append(s.conns, cc)
+	}
+	s.shoe = shoev1.NewShoeServiceClient(s.conns[0])
+	s.wallet = walletv1.NewWalletServiceClient(s.conns[1])
+
+	_, err := app.Start(ctx, app.Config{
+		Name: "table-svc", ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
+		Buckets: [][]byte{bucketTables}, NATSURL: c.NATSURL, MetricsAddr: c.MetricsAddr,
+		Policy: policy, Domain: domain, Logger: c.Logger,
+	}, func(b *app.Base, g *grpc.Server) error {
+		s.base, s.db, s.log = b, b.DB, b.Log
+		tablev1.RegisterTableServiceServer(g, s)
+		b.Go(s.retryLoop)
+		return nil
+	})
+	if err != nil {
+		s.closeConns()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Run starts the service and blocks until it has stopped.
+func Run(ctx context.Context, c Config) error {
+	s, err := Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Addr is the gRPC listen address.
+func (s *Service) Addr() string { return s.base.Addr() }
+
+// Stop asks the service to stop.
+func (s *Service) Stop() { s.base.Stop() }
+
+// Wait blocks until the service has stopped.
+func (s *Service) Wait() error {
+	err := s.base.Wait()
+	s.closeConns()
+	return err
+}
+
+func (s *Service) closeConns() {
+	for _, cc := range s.conns {
+		_ = cc.Close()
+	}
+}
+
+// lock serialises all work on one table.
+func (s *Service) lock(tableID string) func() {
+	m, _ := s.locks.LoadOrStore(tableID, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// load reads a table; NOT_FOUND TABLE_NOT_FOUND when absent.
+func (s *Service) load(id string) (*table, error) {
+	var t *table
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketTables).Get([]byte(id))
+		if v == nil {
+			return fail(codes.NotFound, reasonTableNotFound, "no table %q", id)
+		}
+		t = new(table)
+		return json.Unmarshal(v, t)
+	})
+	return t, err
+}
+
+// change collects the events of one state change.
+type change struct {
+	t      *table
+	events []*eventsv1.TableEvent
+}
+
+// emit adds an event to the change, numbered in the table's sequence.
+func (c *change) emit(coupID string, payload any) {
+	c.t.EventSeq++
+	ev := &eventsv1.TableEvent{
+		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
+		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(),
+	}
+	setPayload(ev, payload)
+	c.events = append(c.events, ev)
+}
+
+// save writes the table, its events and the idempotency record (when key
+// is not empty; resp is stored with it) in one transaction, then wakes the
+// relay.
+func (s *Service) save(c *change, key string, hash, resp []byte) error {
+	v, err := json.Marshal(c.t)
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
+			return err
+		}
+		for _, ev := range c.events {
+			b, err := proto.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
+				return err
+			}
+		}
+		if key != "" {
+			return store.Save(tx, key, hash, resp)
+		}
+		return nil
+	})
+	if err == nil && len(c.events) > 0 {
+		s.base.Relay.Notify()
+	}
+	c.events = nil
+	return err
+}
+
+// seen reports whether the request was already applied; an id reused for
+// another request is ALREADY_EXISTS REQUEST_ID_REUSED.
+func (s *Service) seen(key string, hash []byte) (bool, error) {
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		_, found, err = store.Lookup(tx, key, hash)
+		return err
+	})
+	if err == store.ErrRequestReused {
+		return true, fail(codes.AlreadyExists, reasonRequestIDReused, "request_id %q was used for another request", key)
+	}
+	return found, err
+}

@@ -1,0 +1,69 @@
+// Command wallet-svc runs chemmy's wallet service: accounts, a double-entry
+// ledger, holds and coup settlement (package walletsvc).
+//
+// Flags:
+//
+//	-listen        gRPC address (default ":7002")
+//	-data-dir      directory of the ledger file wallet.db (default "./data")
+//	-nats-url      NATS JetStream URL (default none)
+//	-metrics-addr  Prometheus /metrics address (default none)
+//	-currency      the wallet's currency code (default "EUR")
+//	-log-level     debug, info, warn or error (default "info")
+//
+// It logs JSON to stderr and stops gracefully on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "wallet-svc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("wallet-svc", flag.ContinueOnError)
+	listen := fs.String("listen", walletsvc.DefaultListenAddr, "gRPC listen address")
+	dataDir := fs.String("data-dir", "./data", "directory of the ledger file wallet.db")
+	natsURL := fs.String("nats-url", "", "NATS JetStream URL (empty: no NATS)")
+	metricsAddr := fs.String("metrics-addr", "", "Prometheus /metrics address (empty: none)")
+	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := walletsvc.Run(ctx, walletsvc.Config{
+		ListenAddr:  *listen,
+		DBPath:      filepath.Join(*dataDir, "wallet.db"),
+		NATSURL:     *natsURL,
+		MetricsAddr: *metricsAddr,
+		Currency:    *currency,
+		Logger:      log,
+	})
+	if err != nil {
+		log.Error("wallet-svc stopped", "err", err)
+		return err
+	}
+	log.Info("wallet-svc stopped")
+	return nil
+}

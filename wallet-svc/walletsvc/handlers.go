@@ -1,0 +1,327 @@
+package walletsvc
+
+import (
+	"context"
+	"errors"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// Transfer reasons.
+const (
+	reasonDeposit    = "deposit"
+	reasonWithdrawal = "withdrawal"
+	reasonBetLost    = "bet_lost"
+	reasonBetWon     = "bet_won"
+	reasonCommission = "commission"
+)
+
+func reqKey(id string) string  { return "req/" + id }
+func coupKey(id string) string { return "coup/" + id }
+
+// Deposit credits a player account from external:funding, creating it.
+func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+		checkAmount("amount", req.GetAmount())); err != nil {
+		return nil, err
+	}
+	return idempotent(s, "Deposit", reqKey(req.GetRequestId()), req, newMsg[walletv1.DepositResponse],
+		func(t *txn) (*walletv1.DepositResponse, error) {
+			a, err := t.account(req.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			if a == nil {
+				a = t.create(req.GetAccountId())
+			}
+			ext, err := t.mustAccount(AccountExternal)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := t.transfer(ext, a, req.GetAmount(), reasonDeposit, req.GetRequestId())
+			if err != nil {
+				return nil, err
+			}
+			return &walletv1.DepositResponse{Account: a.proto(s.currency), Transfer: tr}, nil
+		})
+}
+
+// Withdraw debits a player account's available balance to external:funding.
+func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+		checkAmount("amount", req.GetAmount())); err != nil {
+		return nil, err
+	}
+	return idempotent(s, "Withdraw", reqKey(req.GetRequestId()), req, newMsg[walletv1.WithdrawResponse],
+		func(t *txn) (*walletv1.WithdrawResponse, error) {
+			a, err := t.mustAccount(req.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			if avail := a.balance - a.held; req.GetAmount() > avail {
+				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
+					"%s has %d available, withdrawal of %d", a.id, avail, req.GetAmount())
+			}
+			ext, err := t.mustAccount(AccountExternal)
+			if err != nil {
+				return nil, err
+			}
+			tr, err := t.transfer(a, ext, req.GetAmount(), reasonWithdrawal, req.GetRequestId())
+			if err != nil {
+				return nil, err
+			}
+			return &walletv1.WithdrawResponse{Account: a.proto(s.currency), Transfer: tr}, nil
+		})
+}
+
+// GetAccount returns an account. A player may read only his own.
+func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountRequest) (*walletv1.GetAccountResponse, error) {
+	id := req.GetAccountId()
+	if err := checkAccount(id); err != nil {
+		return nil, err
+	}
+	c, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil, failf(codes.Unauthenticated, reason(walletv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED), "no caller identity")
+	}
+	if c.Role == auth.RolePlayer && id != playerPrefix+c.Subject {
+		return nil, failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, id)
+	}
+	var a *account
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		a, err = (&txn{tx: tx, accts: map[string]*account{}}).mustAccount(id)
+		return err
+	})
+	if err != nil {
+		return nil, s.internal("GetAccount", err)
+	}
+	return &walletv1.GetAccountResponse{Account: a.proto(s.currency)}, nil
+}
+
+// PlaceHold reserves part of a player account's available balance.
+func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (*walletv1.PlaceHoldResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+		checkAmount("amount", req.GetAmount()), checkReference(req.GetReference())); err != nil {
+		return nil, err
+	}
+	return idempotent(s, "PlaceHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.PlaceHoldResponse],
+		func(t *txn) (*walletv1.PlaceHoldResponse, error) {
+			a, err := t.mustAccount(req.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			if avail := a.balance - a.held; req.GetAmount() > avail {
+				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
+					"%s has %d available, hold of %d", a.id, avail, req.GetAmount())
+			}
+			h, err := t.newHold(a, req.GetAmount(), req.GetReference())
+			if err != nil {
+				return nil, err
+			}
+			return &walletv1.PlaceHoldResponse{Hold: h}, nil
+		})
+}
+
+// VoidHold releases an open hold, once.
+func (s *Service) VoidHold(_ context.Context, req *walletv1.VoidHoldRequest) (*walletv1.VoidHoldResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId())); err != nil {
+		return nil, err
+	}
+	return idempotent(s, "VoidHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.VoidHoldResponse],
+		func(t *txn) (*walletv1.VoidHoldResponse, error) {
+			h, err := t.openHold(req.GetHoldId())
+			if err != nil {
+				return nil, err
+			}
+			a, err := t.mustAccount(h.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			t.close(h, a, walletv1.HoldState_HOLD_STATE_VOIDED)
+			return &walletv1.VoidHoldResponse{Hold: h}, nil
+		})
+}
+
+var outcomes = map[walletv1.CoupOutcome]rules.Outcome{
+	walletv1.CoupOutcome_COUP_OUTCOME_BANK_WINS:  rules.OutcomeBankWins,
+	walletv1.CoupOutcome_COUP_OUTCOME_BANK_LOSES: rules.OutcomeBankLoses,
+	walletv1.CoupOutcome_COUP_OUTCOME_STAND_OFF:  rules.OutcomeStandOff,
+}
+
+var roundings = map[walletv1.CommissionRounding]rules.Rounding{
+	walletv1.CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED: rules.RoundDown,
+	walletv1.CommissionRounding_COMMISSION_ROUNDING_DOWN:        rules.RoundDown,
+	walletv1.CommissionRounding_COMMISSION_ROUNDING_HALF_UP:     rules.RoundHalfUp,
+	walletv1.CommissionRounding_COMMISSION_ROUNDING_UP:          rules.RoundUp,
+}
+
+// SettleCoup moves all the money of one chemin de fer coup in one
+// transaction, keyed by coup_id (RULES.md CF-STANDOFF, CF-BANK-WINS,
+// CF-BANK-LOSES, CF-UNCOVERED, CF-BANK-SIZE).
+func (s *Service) SettleCoup(_ context.Context, req *walletv1.SettleCoupRequest) (*walletv1.SettleCoupResponse, error) {
+	if err := firstErr(checkID("coup_id", req.GetCoupId()), checkID("bank_hold_id", req.GetBankHoldId())); err != nil {
+		return nil, err
+	}
+	outcome, ok := outcomes[req.GetOutcome()]
+	if !ok {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "outcome %s is not a coup outcome", req.GetOutcome())
+	}
+	rounding, ok := roundings[req.GetCommissionRounding()]
+	if !ok {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "unknown commission_rounding %d", req.GetCommissionRounding())
+	}
+	if bp := req.GetCommissionBp(); bp < 0 || bp > rules.MaxCommissionBP {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, rules.MaxCommissionBP)
+	}
+	if len(req.GetBets()) > maxBets {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "more than %d bets", maxBets)
+	}
+	seen := map[string]bool{req.GetBankHoldId(): true}
+	for i, b := range req.GetBets() {
+		if err := firstErr(checkID("bets.hold_id", b.GetHoldId()), checkAmount("bets.amount", b.GetAmount())); err != nil {
+			return nil, err
+		}
+		if seen[b.GetHoldId()] {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
+				"bet %d: hold %q is the bank's or appears twice", i, b.GetHoldId())
+		}
+		seen[b.GetHoldId()] = true
+	}
+	hr := rules.HouseRules{CommissionBP: req.GetCommissionBp(), CommissionRounding: rounding}
+	r, err := idempotent(s, "SettleCoup", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleCoupResponse],
+		func(t *txn) (*walletv1.SettleCoupResponse, error) {
+			return s.settle(t, req, outcome, hr)
+		})
+	if err != nil {
+		return nil, err
+	}
+	// Source: RULES.md CF-BANK-WINS (the commission's rounding is logged)
+	s.log.Info("coup settled", "coup_id", r.GetCoupId(), "outcome", outcome.String(),
+		"bets", len(req.GetBets()), "banker_winnings", r.GetBankerWinnings(), "commission", r.GetCommission(),
+		"commission_bp", hr.CommissionBP, "commission_rounding", hr.CommissionRounding.String(),
+		"commission_exempt", req.GetCommissionExempt(), "banker_net", r.GetBankerNet(), "new_bank", r.GetNewBank())
+	return r, nil
+}
+
+func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.Outcome, hr rules.HouseRules) (*walletv1.SettleCoupResponse, error) {
+	bank, err := t.openHold(req.GetBankHoldId())
+	if err != nil {
+		return nil, err
+	}
+	banker, err := t.mustAccount(bank.GetAccountId())
+	if err != nil {
+		return nil, err
+	}
+	if bank.GetAmount() <= 0 {
+		return nil, failf(codes.FailedPrecondition, reasonInvalidAmount,
+			"bank hold %q holds %d: the bank is lost (void it)", bank.GetHoldId(), bank.GetAmount())
+	}
+	bets := make([]int64, len(req.GetBets()))
+	holds := make([]*walletv1.Hold, len(req.GetBets()))
+	var total int64
+	for i, b := range req.GetBets() {
+		h, err := t.openHold(b.GetHoldId())
+		if err != nil {
+			return nil, err
+		}
+		if h.GetAccountId() == banker.id {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
+				"bet %d: hold %q is on the banker's own account", i, h.GetHoldId())
+		}
+		if h.GetAmount() != b.GetAmount() {
+			return nil, failf(codes.InvalidArgument, reasonInvalidAmount,
+				"bet %d: amount %d differs from hold %q's %d", i, b.GetAmount(), h.GetHoldId(), h.GetAmount())
+		}
+		var ok bool
+		if total, ok = add(total, b.GetAmount()); !ok {
+			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the bets overflow")
+		}
+		bets[i], holds[i] = b.GetAmount(), h
+	}
+	if total > bank.GetAmount() {
+		// Source: RULES.md CF-BET-LIMIT
+		return nil, failf(codes.InvalidArgument, reasonBetsExceedBank,
+			"bets total %d, bank %d", total, bank.GetAmount())
+	}
+	st, err := rules.SettleChemin(bank.GetAmount(), bets, outcome, hr, req.GetCommissionExempt())
+	if err != nil {
+		return nil, rulesError(err)
+	}
+	var trs []*walletv1.Transfer
+	for i, h := range holds {
+		punter, err := t.mustAccount(h.GetAccountId())
+		if err != nil {
+			return nil, err
+		}
+		// Every outcome closes the bet's hold: the stake is released back
+		// to the punter's available balance (CF-STANDOFF: and nothing moves).
+		t.close(h, punter, walletv1.HoldState_HOLD_STATE_SETTLED)
+		if st.Lost[i] > 0 { // Source: RULES.md CF-BANK-WINS
+			tr, err := t.transfer(punter, banker, st.Lost[i], reasonBetLost, req.GetCoupId())
+			if err != nil {
+				return nil, err
+			}
+			trs = append(trs, tr)
+		}
+		if st.Payouts[i] > 0 { // Source: RULES.md CF-BANK-LOSES
+			tr, err := t.transfer(banker, punter, st.Payouts[i], reasonBetWon, req.GetCoupId())
+			if err != nil {
+				return nil, err
+			}
+			trs = append(trs, tr)
+		}
+	}
+	if st.Commission > 0 { // Source: RULES.md CF-BANK-WINS (commission)
+		house, err := t.mustAccount(AccountCommission)
+		if err != nil {
+			return nil, err
+		}
+		tr, err := t.transfer(banker, house, st.Commission, reasonCommission, req.GetCoupId())
+		if err != nil {
+			return nil, err
+		}
+		trs = append(trs, tr)
+	}
+	// Source: RULES.md CF-BANK-SIZE, CF-UNCOVERED: the bank hold becomes the
+	// new bank and stays open; the uncovered part never moved.
+	t.resize(bank, banker, st.NewBank)
+	return &walletv1.SettleCoupResponse{
+		CoupId:         req.GetCoupId(),
+		Outcome:        req.GetOutcome(),
+		Payouts:        st.Payouts,
+		BankerWinnings: st.BankerWinnings,
+		Commission:     st.Commission,
+		BankerNet:      st.BankerNet,
+		NewBank:        st.NewBank,
+		Transfers:      trs,
+	}, nil
+}
+
+// rulesError maps an error of rules.SettleChemin to a status.
+func rulesError(err error) error {
+	switch {
+	case errors.Is(err, rules.ErrBetsExceedBank):
+		return failf(codes.InvalidArgument, reasonBetsExceedBank, "%v", err)
+	case errors.Is(err, rules.ErrInvalidAmount), errors.Is(err, rules.ErrOverflow):
+		return failf(codes.InvalidArgument, reasonInvalidAmount, "%v", err)
+	default:
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "%v", err)
+	}
+}
+
+func newMsg[T any]() *T { return new(T) }
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

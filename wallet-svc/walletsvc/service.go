@@ -1,0 +1,207 @@
+package walletsvc
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"log/slog"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/app"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// Defaults of Config.
+const (
+	DefaultListenAddr = ":7002"
+	DefaultDBPath     = "data/wallet.db"
+	DefaultCurrency   = "EUR"
+)
+
+// Config configures the wallet service. Zero fields take their defaults.
+type Config struct {
+	// ListenAddr is the gRPC address; default ":7002". "127.0.0.1:0" picks
+	// a free port (see Service.Addr).
+	ListenAddr string
+	// DBPath is the bbolt ledger file; default "data/wallet.db" (relative
+	// to the working directory). Its directory is created.
+	DBPath string
+	// NATSURL of the JetStream server; default empty: no NATS connection
+	// (the service writes no events yet anyway).
+	NATSURL string
+	// MetricsAddr serves Prometheus /metrics; default empty: none.
+	MetricsAddr string
+	// Currency is the wallet's one currency: an ISO 4217 code or a chip
+	// code, 3..12 characters [A-Z0-9]; default "EUR". A ledger file keeps
+	// the currency it was created with; starting it with another fails.
+	Currency string
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.ListenAddr == "" {
+		c.ListenAddr = DefaultListenAddr
+	}
+	if c.DBPath == "" {
+		c.DBPath = DefaultDBPath
+	}
+	if c.Currency == "" {
+		c.Currency = DefaultCurrency
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Policy is the wallet's role policy (defence in depth behind the gateway).
+func Policy() auth.Policy {
+	return auth.Policy{
+		walletv1.WalletService_Deposit_FullMethodName:  {auth.RoleOperator},
+		walletv1.WalletService_Withdraw_FullMethodName: {auth.RoleOperator},
+		walletv1.WalletService_GetAccount_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
+			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
+		walletv1.WalletService_PlaceHold_FullMethodName:  {auth.RoleService},
+		walletv1.WalletService_VoidHold_FullMethodName:   {auth.RoleService},
+		walletv1.WalletService_SettleCoup_FullMethodName: {auth.RoleService},
+	}
+}
+
+// Service is a running wallet service. It implements
+// walletv1.WalletServiceServer.
+type Service struct {
+	walletv1.UnimplementedWalletServiceServer
+
+	base     *app.Base
+	db       *bolt.DB
+	log      *slog.Logger
+	currency string
+	commit   *committer
+	now      func() time.Time
+}
+
+var _ walletv1.WalletServiceServer = (*Service)(nil)
+
+// Start opens the ledger, creates the system accounts on a new file and
+// serves until ctx is done or Stop is called.
+func Start(ctx context.Context, c Config) (*Service, error) {
+	c = c.withDefaults()
+	if err := validCurrency(c.Currency); err != nil {
+		return nil, err
+	}
+	s := &Service{currency: c.Currency, now: time.Now}
+	base, err := app.Start(ctx, app.Config{
+		Name:        "wallet",
+		ListenAddr:  c.ListenAddr,
+		DBPath:      c.DBPath,
+		Schema:      schemaVersion,
+		Buckets:     [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers},
+		NATSURL:     c.NATSURL,
+		MetricsAddr: c.MetricsAddr,
+		Policy:      Policy(),
+		Domain:      Domain,
+		Logger:      c.Logger,
+	}, func(b *app.Base, g *grpc.Server) error {
+		if err := initLedger(b.DB, c.Currency); err != nil {
+			return err
+		}
+		s.db, s.log = b.DB, b.Log
+		s.commit = newCommitter(b.DB)
+		walletv1.RegisterWalletServiceServer(g, s)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
+	return s, nil
+}
+
+// Run starts the service and serves until ctx is done.
+func Run(ctx context.Context, c Config) error {
+	s, err := Start(ctx, c)
+	if err != nil {
+		return err
+	}
+	return s.Wait()
+}
+
+// Addr is the address the gRPC server listens on.
+func (s *Service) Addr() string { return s.base.Addr() }
+
+// Stop asks the service to stop: calls in flight finish, then the ledger
+// is closed. Wait waits for that.
+func (s *Service) Stop() { s.base.Stop() }
+
+// Wait blocks until the service has stopped and returns its first error.
+func (s *Service) Wait() error { return s.base.Wait() }
+
+// idempotent runs apply in one read-write transaction keyed by key, or
+// returns the response stored for an earlier identical request. method
+// names the RPC in the request fingerprint.
+func idempotent[R proto.Message](s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write(store.Hash(req))
+	hash := h.Sum(nil)
+	var out R
+	err := s.commit.do(func(tx *bolt.Tx) error {
+		stored, found, err := store.Lookup(tx, key, hash)
+		if errors.Is(err, store.ErrRequestReused) {
+			return failf(codes.AlreadyExists, reasonRequestIDReused,
+				"%s was used before with a different request", key)
+		}
+		if err != nil {
+			return err
+		}
+		if found {
+			r := newResp()
+			if err := proto.Unmarshal(stored, r); err != nil {
+				return err
+			}
+			out = r
+			return nil
+		}
+		t := newTxn(tx, s.now())
+		r, err := apply(t)
+		if err != nil {
+			return err
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		b, err := marshal.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := store.Save(tx, key, hash, b); err != nil {
+			return err
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		var zero R
+		return zero, s.internal(method, err)
+	}
+	return out, nil
+}
+
+// internal passes status errors through and hides others behind INTERNAL.
+func (s *Service) internal(method string, err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	s.log.Error("ledger transaction failed", "method", method, "err", err)
+	return status.Error(codes.Internal, "wallet: internal error")
+}

@@ -1,0 +1,122 @@
+package walletsvc
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// Domain is the ErrorInfo domain of this service's errors.
+const Domain = "wallet.chemmy"
+
+// reason returns the ErrorInfo reason of r: its name without the prefix.
+func reason(r walletv1.ErrorReason) string {
+	return strings.TrimPrefix(r.String(), "ERROR_REASON_")
+}
+
+var (
+	reasonInvalidArgument = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT)
+	reasonInvalidAmount   = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_AMOUNT)
+	reasonInvalidAccount  = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ACCOUNT)
+	reasonAccountNotFound = reason(walletv1.ErrorReason_ERROR_REASON_ACCOUNT_NOT_FOUND)
+	reasonInsufficient    = reason(walletv1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS)
+	reasonHoldNotFound    = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_FOUND)
+	reasonHoldNotOpen     = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_OPEN)
+	reasonBetsExceedBank  = reason(walletv1.ErrorReason_ERROR_REASON_BETS_EXCEED_BANK)
+	reasonRequestIDReused = reason(walletv1.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED)
+	reasonNotYourAccount  = reason(walletv1.ErrorReason_ERROR_REASON_NOT_YOUR_ACCOUNT)
+)
+
+func failf(c codes.Code, reason, format string, args ...any) error {
+	return errs.New(c, Domain, reason, format, args...)
+}
+
+// Limits on identifiers and texts.
+const (
+	maxIDLen        = 128 // request_id, coup_id, hold_id
+	maxPlayerIDLen  = 64
+	maxReferenceLen = 256
+	maxBets         = 1024
+)
+
+// checkID validates a request_id, coup_id or hold_id: 1..128 printable
+// ASCII characters, no spaces.
+func checkID(field, id string) error {
+	if id == "" {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "%s is required", field)
+	}
+	if len(id) > maxIDLen {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "%s is longer than %d characters", field, maxIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return failf(codes.InvalidArgument, reasonInvalidArgument, "%s has a character outside printable ASCII", field)
+		}
+	}
+	return nil
+}
+
+// checkAmount requires amount > 0.
+func checkAmount(field string, amount int64) error {
+	if amount <= 0 {
+		return failf(codes.InvalidArgument, reasonInvalidAmount, "%s must be positive, got %d", field, amount)
+	}
+	return nil
+}
+
+// validPlayerID reports whether id is 1..64 characters of [A-Za-z0-9_.-].
+func validPlayerID(id string) bool {
+	if id == "" || len(id) > maxPlayerIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkPlayerAccount requires "player:<id>".
+func checkPlayerAccount(id string) error {
+	pid, ok := strings.CutPrefix(id, playerPrefix)
+	if !ok || !validPlayerID(pid) {
+		return failf(codes.InvalidArgument, reasonInvalidAccount,
+			"account_id %q is not \"player:<id>\" with an id of 1..%d characters [A-Za-z0-9_.-]", id, maxPlayerIDLen)
+	}
+	return nil
+}
+
+// checkAccount accepts a player account or a system account.
+func checkAccount(id string) error {
+	if id == AccountCommission || id == AccountExternal {
+		return nil
+	}
+	return checkPlayerAccount(id)
+}
+
+func checkReference(ref string) error {
+	if len(ref) > maxReferenceLen {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "reference is longer than %d bytes", maxReferenceLen)
+	}
+	return nil
+}
+
+// validCurrency: 3..12 characters of [A-Z0-9] (an ISO 4217 code or a chip
+// code).
+func validCurrency(c string) error {
+	if len(c) < 3 || len(c) > 12 {
+		return fmt.Errorf("wallet: currency %q: want 3..12 characters [A-Z0-9]", c)
+	}
+	for i := 0; i < len(c); i++ {
+		if !('A' <= c[i] && c[i] <= 'Z' || '0' <= c[i] && c[i] <= '9') {
+			return fmt.Errorf("wallet: currency %q: want 3..12 characters [A-Z0-9]", c)
+		}
+	}
+	return nil
+}
