@@ -5,8 +5,11 @@ go 1.26.0
 require (
 	github.com/chemmy/chemmy/proto v0.0.0
 	github.com/chemmy/chemmy/services v0.0.0
+	github.com/chemmy/chemmy/shoe-svc v0.0.0
+	github.com/chemmy/chemmy/wallet-svc v0.0.0
 	github.com/oklog/ulid/v2 v2.1.2
 	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )
@@ -35,4 +38,6 @@ require (
 replace (
 	github.com/chemmy/chemmy/proto => ../proto
 	github.com/chemmy/chemmy/services => ../services
+	github.com/chemmy/chemmy/shoe-svc => ../shoe-svc
+	github.com/chemmy/chemmy/wallet-svc => ../wallet-svc
 )

@@ -31,12 +31,17 @@ func newCoup(t *table) *coup {
 	}
 }
 
-// offerBank offers the bank to the next seat after `after` in turn
-// (CF-FIRST-BANKER by acceptance, CF-PASS and CF-LOSE: offered in turn).
+// offerBank offers the bank to the next seat after `after` in turn, or to
+// seat 1 when after is "" (CF-FIRST-BANKER by acceptance; CF-PASS and
+// CF-LOSE: offered in turn).
 func offerBank(c *change, after string) {
 	t := c.t
 	t.State = stateOffering
-	t.OfferedID = t.around(after)[0]
+	if after == "" {
+		t.OfferedID = t.Seats[0].PlayerID
+	} else {
+		t.OfferedID = t.around(after)[0]
+	}
 	c.emit("", &eventsv1.BankOffered{PlayerId: t.OfferedID})
 }
 

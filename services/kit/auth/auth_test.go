@@ -1,0 +1,69 @@
+package auth
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+func incoming(c Caller) context.Context {
+	out := Outgoing(context.Background(), c)
+	md, _ := metadata.FromOutgoingContext(out)
+	return metadata.NewIncomingContext(context.Background(), md)
+}
+
+func TestPolicy(t *testing.T) {
+	p := Policy{"/s.S/M": {RoleOperator}}
+	h := func(ctx context.Context, _ any) (any, error) {
+		c, _ := FromContext(ctx)
+		return c, nil
+	}
+	call := func(ctx context.Context, method string) (any, error) {
+		return p.UnaryServerInterceptor("test.chemmy")(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, h)
+	}
+	cases := []struct {
+		ctx    context.Context
+		method string
+		code   codes.Code
+		reason string
+	}{
+		{incoming(Caller{"op", RoleOperator}), "/s.S/M", codes.OK, ""},
+		{incoming(Caller{"alice", RolePlayer}), "/s.S/M", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
+		{incoming(Caller{"op", RoleOperator}), "/s.S/Other", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
+		{context.Background(), "/s.S/M", codes.Unauthenticated, "UNAUTHENTICATED"},
+		{incoming(Caller{"x", Role("king")}), "/s.S/M", codes.Unauthenticated, "UNAUTHENTICATED"},
+		{context.Background(), "/grpc.health.v1.Health/Check", codes.OK, ""},
+	}
+	for _, tc := range cases {
+		got, err := call(tc.ctx, tc.method)
+		if status.Code(err) != tc.code || errs.Reason(err) != tc.reason {
+			t.Errorf("%s: %v (reason %q), want %v %q", tc.method, err, errs.Reason(err), tc.code, tc.reason)
+		}
+		if err == nil && tc.method == "/s.S/M" && got.(Caller).Subject != "op" {
+			t.Errorf("handler saw caller %v", got)
+		}
+	}
+}
+
+func TestRequireSelf(t *testing.T) {
+	alice := WithCaller(context.Background(), Caller{"alice", RolePlayer})
+	if err := RequireSelf(alice, "d", "alice"); err != nil {
+		t.Error(err)
+	}
+	if err := RequireSelf(alice, "d", "bob"); errs.Reason(err) != "NOT_YOURSELF" {
+		t.Errorf("alice for bob: %v", err)
+	}
+	croupier := WithCaller(context.Background(), Caller{"c", RoleCroupier})
+	if err := RequireSelf(croupier, "d", "bob"); err != nil {
+		t.Errorf("croupier for bob: %v", err)
+	}
+	if err := RequireSelf(context.Background(), "d", "bob"); errs.Reason(err) != "UNAUTHENTICATED" {
+		t.Errorf("nobody: %v", err)
+	}
+}

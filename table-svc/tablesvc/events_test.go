@@ -1,0 +1,55 @@
+package tablesvc
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// TestEventsInOutbox: every step of a coup is an event in the outbox,
+// numbered without gaps, on the subject chemmy.table.<id>.<kind>.
+func TestEventsInOutbox(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	h.mustBet(id, "carol", 700)
+	if _, err := h.decide(id, "carol", true); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := outbox.Pending(h.table.db, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var seq uint64
+	for _, m := range msgs {
+		ev := new(eventsv1.TableEvent)
+		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetTableId() != id {
+			continue
+		}
+		if ev.GetSequence() != seq+1 || m.ID != ev.GetEventId() {
+			t.Fatalf("event %d after %d (msg id %s, event id %s)", ev.GetSequence(), seq, m.ID, ev.GetEventId())
+		}
+		seq = ev.GetSequence()
+		prefix := "chemmy.table." + id + "."
+		if !strings.HasPrefix(m.Subject, prefix) {
+			t.Fatalf("subject %s", m.Subject)
+		}
+		kinds = append(kinds, strings.TrimPrefix(m.Subject, prefix))
+	}
+	want := "table_created player_seated player_seated bank_offered player_seated bank_changed " +
+		"bet_placed bet_placed card_dealt card_dealt card_dealt card_dealt draw_decided card_dealt " +
+		"coup_resulted coup_settled bank_changed bank_offered"
+	if got := strings.Join(kinds, " "); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+}
