@@ -56,7 +56,7 @@ type client struct {
 	shoe   shoev1.ShoeServiceClient
 }
 
-func dial(t *testing.T, addr string) *client {
+func dial(t testing.TB, addr string) *client {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
