@@ -60,6 +60,7 @@ func defaultPolicy() policy {
 		m(tableService, "CreateTable"): {Roles: staff},
 		m(tableService, "GetTable"):    {Roles: allRoles},
 		m(tableService, "ListTables"):  {Roles: allRoles},
+		m(tableService, "VoidCoup"):    {Roles: staff},
 
 		// WalletService. PlaceHold, VoidHold and SettleCoup are for
 		// table-svc only and deliberately absent.
@@ -78,7 +79,7 @@ func defaultPolicy() policy {
 		m(shoeService, "GetShoe"):             {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
-		"DeclineBet", "CallBanco", "DecideDraw", "PassBank"} {
+		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable"} {
 		p[m(tableService, name)] = actsForPlayer
 	}
 	return p

@@ -37,6 +37,11 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
 	}
+	hr.HouseLimit = in.GetHouseLimit()
+	hr.BetTimeMS, hr.DecisionTimeMS, hr.OfferTimeMS = in.GetBetTimeLimitMs(), in.GetDecisionTimeLimitMs(), in.GetBankOfferTimeLimitMs()
+	def(&hr.BetTimeMS, defaultTurnMS)
+	def(&hr.DecisionTimeMS, defaultTurnMS)
+	def(&hr.OfferTimeMS, defaultTurnMS)
 	if in.CommissionBp != nil {
 		hr.CommissionBP = in.GetCommissionBp()
 	}
@@ -66,6 +71,13 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 		return bad("commission_rounding %d is not known", hr.Rounding)
 	case hr.Direction < 1 || hr.Direction > 2:
 		return bad("betting_direction %d is not known", hr.Direction)
+	case hr.HouseLimit < 0:
+		return bad("house_limit must be >= 0, got %d", hr.HouseLimit)
+	case hr.HouseLimit > 0 && hr.HouseLimit < hr.MinimumBank:
+		return bad("house_limit %d is below minimum_bank %d", hr.HouseLimit, hr.MinimumBank)
+	case hr.BetTimeMS < 1000 || hr.DecisionTimeMS < 1000 || hr.OfferTimeMS < 1000 ||
+		hr.BetTimeMS > 600000 || hr.DecisionTimeMS > 600000 || hr.OfferTimeMS > 600000:
+		return bad("time limits must be 1000..600000 ms")
 	case hr.FirstBanker < 1 || hr.FirstBanker > 3:
 		return bad("first_banker %d is not known", hr.FirstBanker)
 	case hr.FirstBanker != int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE):
@@ -86,12 +98,16 @@ func toProto(t *table) *tablev1.Table {
 			CommissionRounding: tablev1.CommissionRounding(hr.Rounding),
 			BankerOption_3Vs_9: &hr.Option3vs9, BankerOption_5Vs_4: &hr.Option5vs4,
 			BancoFreePlay: hr.BancoFreePlay, BettingDirection: tablev1.BettingDirection(hr.Direction),
-			FirstBanker: tablev1.FirstBanker(hr.FirstBanker),
+			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
+			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
 		},
 		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
 		Coup: coupProto(t.Coup), LastCoup: coupProto(t.LastCoup),
-		CreateTime: timestamppb.New(t.Created),
+		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),
+	}
+	if t.WaitKey != "" {
+		out.TurnDeadline = timestamppb.New(t.Deadline)
 	}
 	for _, st := range t.Seats {
 		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
@@ -109,6 +125,7 @@ func coupProto(cp *coup) *tablev1.Coup {
 		HandHolderPlayerId: cp.HandHolder, PlayerCards: cardsProto(cp.Player), BankerCards: cardsProto(cp.Banker),
 		DecisionHand: tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy,
 		Natural: cp.Natural, Commission: cp.Commission, BankerNet: cp.BankerNet, Settled: cp.Settled,
+		Stake: cp.Bank, Voided: cp.Voided, VoidReason: cp.VoidReason,
 	}
 	if cp.HandHolder != "" { // betting is over
 		out.TurnPlayerId = ""

@@ -25,9 +25,10 @@ const callTimeout = 5 * time.Second
 func newCoup(t *table) *coup {
 	order := t.around(t.BankerID)
 	order = order[:len(order)-1] // the banker himself comes last; he does not bet
+	t.CoupSeq++
 	return &coup{
-		ID: ulid.Make().String(), Number: t.CoupsPlayed + 1,
-		BankerID: t.BankerID, Bank: t.Bank, Order: order,
+		ID: ulid.Make().String(), Number: t.CoupSeq,
+		BankerID: t.BankerID, Bank: t.stake(), Order: order,
 	}
 }
 
@@ -37,6 +38,7 @@ func newCoup(t *table) *coup {
 func offerBank(c *change, after string) {
 	t := c.t
 	t.State = stateOffering
+	t.Offers++
 	if after == "" {
 		t.OfferedID = t.Seats[0].PlayerID
 	} else {
@@ -56,6 +58,7 @@ func closeBetting(c *change) {
 	}
 	if len(cp.Bets) == 0 {
 		cp.Turn = 0
+		cp.Round++
 		c.emit(cp.ID, &eventsv1.BettingReopened{})
 		return
 	}
@@ -356,7 +359,9 @@ func (s *Service) unstick(id string) {
 }
 
 // retryLoop advances, at start and then every RetryInterval, the tables
-// left mid-coup by a crash or an unavailable dependency.
+// left mid-coup by a crash or an unavailable dependency, and applies the
+// turns whose time has run out (so a time limit is kept to within one
+// RetryInterval).
 func (s *Service) retryLoop(ctx context.Context) error {
 	if err := s.scanUnfinished(); err != nil {
 		return err
@@ -377,6 +382,7 @@ func (s *Service) retryLoop(ctx context.Context) error {
 			}
 			unlock()
 		}
+		s.expireDue(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -397,6 +403,7 @@ func (s *Service) scanUnfinished() error {
 			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 {
 				s.markStuck(t.ID)
 			}
+			s.track(t)
 			return nil
 		})
 	})

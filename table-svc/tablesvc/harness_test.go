@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,6 +34,8 @@ type harness struct {
 	table   *Service
 	conns   []*grpc.ClientConn
 
+	clock *fakeClock
+
 	tables  tablev1.TableServiceClient
 	wallets walletv1.WalletServiceClient
 	shoes   shoev1.ShoeServiceClient
@@ -41,7 +44,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir()}
+	h := &harness{t: t, dir: t.TempDir(), clock: &fakeClock{now: time.Date(2026, 1, 1, 20, 0, 0, 0, time.UTC)}}
 	var err error
 	ctx := context.Background()
 	if h.shoeSvc, err = shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db")}); err != nil {
@@ -62,6 +65,7 @@ func (h *harness) startTable() {
 	s, err := Start(context.Background(), Config{
 		ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "table.db"),
 		ShoeAddr: h.shoeSvc.Addr(), WalletAddr: h.wallet.Addr(), RetryInterval: 20 * time.Millisecond,
+		Clock: h.clock.Now,
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -244,3 +248,25 @@ type shoeFromOrder struct {
 func (s shoeFromOrder) req(h *harness) *shoev1.CreateShoeFromOrderRequest {
 	return &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: s.cards, CutCardFromEnd: s.cut}
 }
+
+// fakeClock is the injectable clock of the tests: time moves only when a
+// test says so.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// expire runs the table service's timeout pass now, as its loop would.
+func (h *harness) expire() { h.table.expireDue(context.Background()) }

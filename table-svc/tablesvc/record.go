@@ -33,6 +33,10 @@ type houseRules struct {
 	BancoFreePlay  bool  `json:"banco_free_play"`
 	Direction      int32 `json:"betting_direction"` // tablev1.BettingDirection
 	FirstBanker    int32 `json:"first_banker"`      // tablev1.FirstBanker
+	HouseLimit     int64 `json:"house_limit,omitempty"`
+	BetTimeMS      int32 `json:"bet_time_limit_ms"`
+	DecisionTimeMS int32 `json:"decision_time_limit_ms"`
+	OfferTimeMS    int32 `json:"bank_offer_time_limit_ms"`
 }
 
 // engineRules returns the rules engine's view of the house rules.
@@ -87,6 +91,8 @@ type coup struct {
 	// began (CF-BET-ORDER); Turn indexes it.
 	Order []string `json:"order"`
 	Turn  int      `json:"turn"`
+	// Round counts betting rounds opened again after nobody bet.
+	Round int `json:"round,omitempty"`
 
 	Player       []string `json:"player,omitempty"` // card codes
 	Banker       []string `json:"banker,omitempty"`
@@ -108,6 +114,8 @@ type coup struct {
 	BankerNet  int64         `json:"banker_net,omitempty"`
 	NewBank    int64         `json:"new_bank,omitempty"`
 	SettleTime time.Time     `json:"settle_time,omitzero"`
+	Voided     bool          `json:"voided,omitempty"`
+	VoidReason string        `json:"void_reason,omitempty"`
 }
 
 // covered is the sum of the bets.
@@ -135,13 +143,15 @@ type table struct {
 	Seats    []seat     `json:"seats"`
 	NextSeat int32      `json:"next_seat"`
 
-	BankerID   string `json:"banker_id,omitempty"`
+	BankerID string `json:"banker_id,omitempty"`
+	// Bank is the banker's whole bank, all of it held by the wallet; at
+	// most HouseLimit of it is at stake in a coup (CF-BANK-LIMIT).
 	Bank       int64  `json:"bank,omitempty"`
 	BankHoldID string `json:"bank_hold_id,omitempty"`
 	// OfferedID is the player the bank is offered to (OFFERING_BANK).
 	OfferedID string `json:"offered_id,omitempty"`
-	// Declines counts declines in the current offer round.
-	Declines int `json:"declines,omitempty"`
+	// Offers counts the offers of the bank made at this table.
+	Offers int `json:"offers,omitempty"`
 
 	ShoeID     string `json:"shoe_id"`
 	Shoes      int    `json:"shoes"`
@@ -150,11 +160,40 @@ type table struct {
 	// (bets cancelled by a banco, a bank passed or lost).
 	PendingVoids []string `json:"pending_voids,omitempty"`
 
-	Coup        *coup     `json:"coup,omitempty"`
-	LastCoup    *coup     `json:"last_coup,omitempty"`
-	CoupsPlayed int64     `json:"coups_played"`
-	EventSeq    uint64    `json:"event_seq"`
-	Created     time.Time `json:"created"`
+	Coup        *coup `json:"coup,omitempty"`
+	LastCoup    *coup `json:"last_coup,omitempty"`
+	CoupsPlayed int64 `json:"coups_played"`
+	// CoupSeq numbers coups, voided ones included.
+	CoupSeq int64 `json:"coup_seq"`
+	// WaitKey names the turn the table waits for ("" when none) and
+	// Deadline is when it runs out; see deadline.go.
+	WaitKey  string    `json:"wait_key,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	EventSeq uint64    `json:"event_seq"`
+	Created  time.Time `json:"created"`
+}
+
+// stake is the part of the bank at stake in a coup: all of it, or the
+// house limit (CF-BANK-LIMIT).
+func (t *table) stake() int64 {
+	if t.Rules.HouseLimit > 0 && t.Bank > t.Rules.HouseLimit {
+		// Source: RULES.md CF-BANK-LIMIT: the excess is set aside, not at stake.
+		return t.Rules.HouseLimit
+	}
+	return t.Bank
+}
+
+// hasBet reports whether player has a bet in the coup in play.
+func (t *table) hasBet(player string) bool {
+	if t.Coup == nil {
+		return false
+	}
+	for _, b := range t.Coup.Bets {
+		if b.PlayerID == player {
+			return true
+		}
+	}
+	return false
 }
 
 // seatOf returns the seat of a player, or nil.

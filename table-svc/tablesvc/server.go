@@ -159,14 +159,21 @@ func (s *Service) act(ctx context.Context, method string, req playerRequest, fn 
 	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
 		return nil, err
 	}
-	unlock := s.lock(req.GetTableId())
+	return s.mutate(ctx, method, req.GetRequestId(), req.GetTableId(), req, fn)
+}
+
+// mutate applies fn to a table under its lock: a retried request returns
+// the table as it stands; otherwise fn's change is saved with the
+// idempotency record in one transaction and the coup advanced.
+func (s *Service) mutate(ctx context.Context, method, requestID, tableID string, req proto.Message, fn func(c *change) error) (*tablev1.Table, error) {
+	unlock := s.lock(tableID)
 	defer unlock()
-	key, hash := method+"/"+req.GetRequestId(), store.Hash(req)
+	key, hash := method+"/"+requestID, store.Hash(req)
 	seen, err := s.seen(key, hash)
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.load(tableID)
 	if err != nil {
 		return nil, err
 	}
@@ -393,25 +400,33 @@ func (s *Service) DecideDraw(ctx context.Context, req *tablev1.DecideDrawRequest
 		default:
 			return fail(codes.InvalidArgument, reasonInvalidArgument, "choice must be DRAW_CHOICE_DRAW or DRAW_CHOICE_STAND")
 		}
-		hand, rule := eventsv1.Hand_HAND_PLAYER, "CF-PLAYER-DRAW"
-		if cp.DecisionHand == int32(tablev1.Hand_HAND_BANKER) {
-			hand, rule = eventsv1.Hand_HAND_BANKER, "CF-BANKER-DRAW"
-			cp.BankerChoice = ch
-		} else {
-			cp.PlayerChoice = ch
-		}
-		if cp.Banco && t.Rules.BancoFreePlay {
-			rule = "CF-BANCO-FREEDOM"
-		}
-		c.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: ch == choiceDraw, ByChoice: true, PlayerId: req.GetPlayerId(), Rule: rule})
-		cp.DecisionHand, cp.DecisionBy = 0, ""
-		t.State = stateDealing
+		recordChoice(c, ch, req.GetPlayerId(), true)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &tablev1.DecideDrawResponse{Table: t}, nil
+}
+
+// recordChoice records the pending decision of the coup in play (by the
+// holder's choice, or the default when his time ran out) and lets the coup
+// go on (CF-PLAYER-DRAW, CF-BANKER-DRAW, CF-BANCO-FREEDOM).
+func recordChoice(c *change, ch choice, player string, byChoice bool) {
+	t, cp := c.t, c.t.Coup
+	hand, rule := eventsv1.Hand_HAND_PLAYER, "CF-PLAYER-DRAW"
+	if cp.DecisionHand == int32(tablev1.Hand_HAND_BANKER) {
+		hand, rule = eventsv1.Hand_HAND_BANKER, "CF-BANKER-DRAW"
+		cp.BankerChoice = ch
+	} else {
+		cp.PlayerChoice = ch
+	}
+	if cp.Banco && t.Rules.BancoFreePlay {
+		rule = "CF-BANCO-FREEDOM"
+	}
+	c.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: ch == choiceDraw, ByChoice: byChoice, PlayerId: player, Rule: rule})
+	cp.DecisionHand, cp.DecisionBy = 0, ""
+	t.State = stateDealing
 }
 
 // PassBank gives up the bank between coups (CF-PASS); it is offered in
@@ -425,17 +440,123 @@ func (s *Service) PassBank(ctx context.Context, req *tablev1.PassBankRequest) (*
 		if t.State != stateBetting || len(t.Coup.Bets) > 0 {
 			return fail(codes.FailedPrecondition, reasonWrongState, "the bank may be passed only between coups, before any bet")
 		}
-		t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
-		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
-		prev := t.BankerID
-		t.BankerID, t.Bank, t.BankHoldID, t.Coup = "", 0, "", nil
-		offerBank(c, prev)
+		passBank(c)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &tablev1.PassBankResponse{Table: t}, nil
+}
+
+// passBank releases the banker's bank and offers it in turn from the next
+// seat (CF-PASS). The caller has checked that no bet is placed.
+func passBank(c *change) {
+	t := c.t
+	prev := t.BankerID
+	t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+	c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: prev})
+	t.BankerID, t.Bank, t.BankHoldID, t.Coup = "", 0, "", nil
+	offerBank(c, prev)
+}
+
+// LeaveTable frees a player's seat between coups.
+func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest) (*tablev1.LeaveTableResponse, error) {
+	t, err := s.act(ctx, "LeaveTable", req, func(c *change) error {
+		t, p := c.t, req.GetPlayerId()
+		st := t.seatOf(p)
+		if st == nil {
+			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
+		}
+		if t.hasBet(p) {
+			return fail(codes.FailedPrecondition, reasonWrongState, "player %q has a bet in the coup in play; leave after its settlement", p)
+		}
+		if p == t.BankerID {
+			if t.State != stateBetting {
+				return fail(codes.FailedPrecondition, reasonWrongState, "the banker may leave only between coups")
+			}
+			passBank(c) // Source: RULES.md CF-PASS: a banker may pass at any time between coups.
+		}
+		if t.State == stateOffering && t.OfferedID == p {
+			offerBank(c, p)
+		}
+		if cp := t.Coup; cp != nil && t.State == stateBetting {
+			for i, q := range cp.Order {
+				if q == p {
+					cp.Order = append(cp.Order[:i:i], cp.Order[i+1:]...)
+					if i < cp.Turn {
+						cp.Turn--
+					}
+					break
+				}
+			}
+		}
+		number := st.Number
+		for i := range t.Seats {
+			if t.Seats[i].PlayerID == p {
+				t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
+				break
+			}
+		}
+		c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: number})
+		if len(t.Seats) < 2 {
+			// Nobody to play against: the bank goes back to its banker.
+			if t.BankerID != "" {
+				t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+				c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
+				t.BankerID, t.Bank, t.BankHoldID = "", 0, ""
+			}
+			if t.State == stateBetting || t.State == stateOffering {
+				t.State, t.Coup, t.OfferedID = stateWaiting, nil, ""
+			}
+			return nil
+		}
+		if t.State == stateBetting {
+			closeBetting(c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.LeaveTableResponse{Table: t}, nil
+}
+
+// VoidCoup voids the coup in play before its settlement (CF-ERROR).
+func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*tablev1.VoidCoupResponse, error) {
+	for _, f := range []struct{ name, v string }{{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}} {
+		if err := checkID(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetReason() == "" || len(req.GetReason()) > 500 {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
+	}
+	caller, _ := auth.FromContext(ctx)
+	t, err := s.mutate(ctx, "VoidCoup", req.GetRequestId(), req.GetTableId(), req, func(c *change) error {
+		t := c.t
+		switch t.State {
+		case stateBetting, stateDealing, stateDecision:
+		default:
+			return fail(codes.FailedPrecondition, reasonWrongState, "no coup to void before settlement (table is %s)", tablev1.TableState(t.State))
+		}
+		// Source: RULES.md CF-ERROR: the coup is restored as if not played; every bet returned.
+		cp := t.Coup
+		for _, b := range cp.Bets {
+			t.PendingVoids = append(t.PendingVoids, b.HoldID)
+		}
+		cp.Voided, cp.VoidReason = true, req.GetReason()
+		cp.DecisionHand, cp.DecisionBy = 0, ""
+		c.emit(cp.ID, &eventsv1.CoupVoided{Reason: req.GetReason(), By: caller.Subject})
+		t.LastCoup = cp
+		t.Coup = newCoup(t)
+		t.State = stateBetting
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.VoidCoupResponse{Table: t}, nil
 }
 
 // wantState is WRONG_STATE unless the table is in st.

@@ -45,10 +45,13 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics; empty serves none.
 	MetricsAddr string
-	// RetryInterval is how often tables left mid-coup are advanced again;
-	// default 1 s.
+	// RetryInterval is how often tables left mid-coup are advanced again
+	// and turns whose time ran out are applied; default 1 s.
 	RetryInterval time.Duration
-	Logger        *slog.Logger
+	// Clock gives the time for turn limits; nil means time.Now. Tests
+	// inject a fake clock so that they need no sleeping.
+	Clock  func() time.Time
+	Logger *slog.Logger
 }
 
 // Service is a running table service.
@@ -65,8 +68,11 @@ type Service struct {
 
 	locks sync.Map // table id -> *sync.Mutex
 
-	mu    sync.Mutex
-	stuck map[string]bool // tables whose advance failed; retried
+	now func() time.Time
+
+	mu        sync.Mutex
+	stuck     map[string]bool      // tables whose advance failed; retried
+	deadlines map[string]time.Time // table id -> when its pending turn runs out
 }
 
 // policy lists who may call each method (checked again by the gateway).
@@ -85,6 +91,8 @@ var (
 		tablev1.TableService_CallBanco_FullMethodName:   players,
 		tablev1.TableService_DecideDraw_FullMethodName:  players,
 		tablev1.TableService_PassBank_FullMethodName:    players,
+		tablev1.TableService_LeaveTable_FullMethodName:  players,
+		tablev1.TableService_VoidCoup_FullMethodName:    {auth.RoleCroupier, auth.RoleOperator},
 	}
 )
 
@@ -106,7 +114,10 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.RetryInterval <= 0 {
 		c.RetryInterval = time.Second
 	}
-	s := &Service{retry: c.RetryInterval, stuck: map[string]bool{}}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	s := &Service{retry: c.RetryInterval, now: c.Clock, stuck: map[string]bool{}, deadlines: map[string]time.Time{}}
 	ident := grpc.WithChainUnaryInterceptor(auth.ServiceIdentity(auth.Caller{Subject: "table-svc", Role: auth.RoleService}))
 	for _, addr := range []string{c.ShoeAddr, c.WalletAddr} {
 		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), ident)
@@ -193,7 +204,7 @@ type change struct {
 }
 
 // emit adds an event to the change, numbered in the table's sequence.
-func (c *change) emit(coupID string, payload any) {
+func (c *change) emit(coupID string, payload proto.Message) {
 	c.t.EventSeq++
 	ev := &eventsv1.TableEvent{
 		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
@@ -207,6 +218,7 @@ func (c *change) emit(coupID string, payload any) {
 // is not empty; resp is stored with it) in one transaction, then wakes the
 // relay.
 func (s *Service) save(c *change, key string, hash, resp []byte) error {
+	s.stampDeadline(c.t)
 	v, err := json.Marshal(c.t)
 	if err != nil {
 		return err
@@ -229,6 +241,9 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 		}
 		return nil
 	})
+	if err == nil {
+		s.track(c.t)
+	}
 	if err == nil && len(c.events) > 0 {
 		s.base.Relay.Notify()
 	}

@@ -217,6 +217,9 @@ type TableEvent struct {
 	//	*TableEvent_CoupResulted
 	//	*TableEvent_CoupSettled
 	//	*TableEvent_BettingReopened
+	//	*TableEvent_PlayerLeft
+	//	*TableEvent_CoupVoided
+	//	*TableEvent_TurnTimedOut
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -411,6 +414,33 @@ func (x *TableEvent) GetBettingReopened() *BettingReopened {
 	return nil
 }
 
+func (x *TableEvent) GetPlayerLeft() *PlayerLeft {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_PlayerLeft); ok {
+			return x.PlayerLeft
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetCoupVoided() *CoupVoided {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_CoupVoided); ok {
+			return x.CoupVoided
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetTurnTimedOut() *TurnTimedOut {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_TurnTimedOut); ok {
+			return x.TurnTimedOut
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -467,6 +497,18 @@ type TableEvent_BettingReopened struct {
 	BettingReopened *BettingReopened `protobuf:"bytes,22,opt,name=betting_reopened,json=bettingReopened,proto3,oneof"`
 }
 
+type TableEvent_PlayerLeft struct {
+	PlayerLeft *PlayerLeft `protobuf:"bytes,23,opt,name=player_left,json=playerLeft,proto3,oneof"`
+}
+
+type TableEvent_CoupVoided struct {
+	CoupVoided *CoupVoided `protobuf:"bytes,24,opt,name=coup_voided,json=coupVoided,proto3,oneof"`
+}
+
+type TableEvent_TurnTimedOut struct {
+	TurnTimedOut *TurnTimedOut `protobuf:"bytes,25,opt,name=turn_timed_out,json=turnTimedOut,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -492,6 +534,12 @@ func (*TableEvent_CoupResulted) isTableEvent_Payload() {}
 func (*TableEvent_CoupSettled) isTableEvent_Payload() {}
 
 func (*TableEvent_BettingReopened) isTableEvent_Payload() {}
+
+func (*TableEvent_PlayerLeft) isTableEvent_Payload() {}
+
+func (*TableEvent_CoupVoided) isTableEvent_Payload() {}
+
+func (*TableEvent_TurnTimedOut) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -1256,11 +1304,183 @@ func (x *CoupSettled) GetNewBank() int64 {
 	return 0
 }
 
+// PlayerLeft: a player left his seat.
+type PlayerLeft struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	SeatNumber    int32                  `protobuf:"varint,2,opt,name=seat_number,json=seatNumber,proto3" json:"seat_number,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerLeft) Reset() {
+	*x = PlayerLeft{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerLeft) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerLeft) ProtoMessage() {}
+
+func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
+func (*PlayerLeft) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PlayerLeft) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *PlayerLeft) GetSeatNumber() int32 {
+	if x != nil {
+		return x.SeatNumber
+	}
+	return 0
+}
+
+// CoupVoided: the croupier voided the coup before settlement (CF-ERROR);
+// all bets returned.
+type CoupVoided struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The croupier or operator who voided it.
+	By            string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CoupVoided) Reset() {
+	*x = CoupVoided{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CoupVoided) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CoupVoided) ProtoMessage() {}
+
+func (x *CoupVoided) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
+func (*CoupVoided) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CoupVoided) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *CoupVoided) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+// TurnTimedOut: a turn's time ran out and the table acted for the player.
+type TurnTimedOut struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// What ran out: "bet", "decision" or "bank_offer".
+	Turn string `protobuf:"bytes,2,opt,name=turn,proto3" json:"turn,omitempty"`
+	// What the table did: "bet_declined", "draw" or "bank_offered_on".
+	Action        string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TurnTimedOut) Reset() {
+	*x = TurnTimedOut{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TurnTimedOut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TurnTimedOut) ProtoMessage() {}
+
+func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
+func (*TurnTimedOut) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *TurnTimedOut) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *TurnTimedOut) GetTurn() string {
+	if x != nil {
+		return x.Turn
+	}
+	return ""
+}
+
+func (x *TurnTimedOut) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\b\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\n" +
+	"\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -1284,7 +1504,12 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\fdraw_decided\x18\x13 \x01(\v2\x1d.chemmy.events.v1.DrawDecidedH\x00R\vdrawDecided\x12E\n" +
 	"\rcoup_resulted\x18\x14 \x01(\v2\x1e.chemmy.events.v1.CoupResultedH\x00R\fcoupResulted\x12B\n" +
 	"\fcoup_settled\x18\x15 \x01(\v2\x1d.chemmy.events.v1.CoupSettledH\x00R\vcoupSettled\x12N\n" +
-	"\x10betting_reopened\x18\x16 \x01(\v2!.chemmy.events.v1.BettingReopenedH\x00R\x0fbettingReopenedB\t\n" +
+	"\x10betting_reopened\x18\x16 \x01(\v2!.chemmy.events.v1.BettingReopenedH\x00R\x0fbettingReopened\x12?\n" +
+	"\vplayer_left\x18\x17 \x01(\v2\x1c.chemmy.events.v1.PlayerLeftH\x00R\n" +
+	"playerLeft\x12?\n" +
+	"\vcoup_voided\x18\x18 \x01(\v2\x1c.chemmy.events.v1.CoupVoidedH\x00R\n" +
+	"coupVoided\x12F\n" +
+	"\x0eturn_timed_out\x18\x19 \x01(\v2\x1e.chemmy.events.v1.TurnTimedOutH\x00R\fturnTimedOutB\t\n" +
 	"\apayload\"'\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
@@ -1336,7 +1561,20 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"commission\x12\x1d\n" +
 	"\n" +
 	"banker_net\x18\x04 \x01(\x03R\tbankerNet\x12\x19\n" +
-	"\bnew_bank\x18\x05 \x01(\x03R\anewBank*>\n" +
+	"\bnew_bank\x18\x05 \x01(\x03R\anewBank\"J\n" +
+	"\n" +
+	"PlayerLeft\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
+	"\vseat_number\x18\x02 \x01(\x05R\n" +
+	"seatNumber\"4\n" +
+	"\n" +
+	"CoupVoided\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\"W\n" +
+	"\fTurnTimedOut\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x12\n" +
+	"\x04turn\x18\x02 \x01(\tR\x04turn\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -1366,7 +1604,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -1385,11 +1623,14 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*DrawDecided)(nil),           // 14: chemmy.events.v1.DrawDecided
 	(*CoupResulted)(nil),          // 15: chemmy.events.v1.CoupResulted
 	(*CoupSettled)(nil),           // 16: chemmy.events.v1.CoupSettled
-	(*timestamppb.Timestamp)(nil), // 17: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 18: chemmy.shoe.v1.Card
+	(*PlayerLeft)(nil),            // 17: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 18: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 19: chemmy.events.v1.TurnTimedOut
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 21: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	17, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	20, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -1403,18 +1644,21 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	15, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
 	16, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	11, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	2,  // 14: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 15: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	18, // 16: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 17: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 18: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 19: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 20: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	17, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	18, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	19, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	2,  // 17: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 18: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	21, // 19: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 20: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	0,  // 21: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 22: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 23: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -1436,6 +1680,9 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_CoupResulted)(nil),
 		(*TableEvent_CoupSettled)(nil),
 		(*TableEvent_BettingReopened)(nil),
+		(*TableEvent_PlayerLeft)(nil),
+		(*TableEvent_CoupVoided)(nil),
+		(*TableEvent_TurnTimedOut)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1443,7 +1690,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

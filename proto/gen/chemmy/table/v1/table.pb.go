@@ -563,8 +563,23 @@ type HouseRules struct {
 	BancoFreePlay    bool             `protobuf:"varint,10,opt,name=banco_free_play,json=bancoFreePlay,proto3" json:"banco_free_play,omitempty"`
 	BettingDirection BettingDirection `protobuf:"varint,11,opt,name=betting_direction,json=bettingDirection,proto3,enum=chemmy.table.v1.BettingDirection" json:"betting_direction,omitempty"`
 	FirstBanker      FirstBanker      `protobuf:"varint,12,opt,name=first_banker,json=firstBanker,proto3,enum=chemmy.table.v1.FirstBanker" json:"first_banker,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The house betting limit, minor units (CF-BANK-LIMIT): the bank at
+	// stake in a coup is at most this; the excess is set aside, not at
+	// stake, and stays the banker's. 0 means no limit.
+	HouseLimit int64 `protobuf:"varint,13,opt,name=house_limit,json=houseLimit,proto3" json:"house_limit,omitempty"`
+	// Time a punter has for his betting turn, ms; default 30000. When it
+	// runs out the punter passes (bet declined).
+	BetTimeLimitMs int32 `protobuf:"varint,14,opt,name=bet_time_limit_ms,json=betTimeLimitMs,proto3" json:"bet_time_limit_ms,omitempty"`
+	// Time for a draw/stand decision, ms; default 30000. When it runs out
+	// the tableau's default is played: the player on 5 draws, the banker at
+	// an option cell draws (RULES.md, defaults when a decision's time runs
+	// out).
+	DecisionTimeLimitMs int32 `protobuf:"varint,15,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
+	// Time the player offered the bank has to accept it, ms; default 30000.
+	// When it runs out the bank is offered to the next in turn.
+	BankOfferTimeLimitMs int32 `protobuf:"varint,16,opt,name=bank_offer_time_limit_ms,json=bankOfferTimeLimitMs,proto3" json:"bank_offer_time_limit_ms,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -679,6 +694,34 @@ func (x *HouseRules) GetFirstBanker() FirstBanker {
 		return x.FirstBanker
 	}
 	return FirstBanker_FIRST_BANKER_UNSPECIFIED
+}
+
+func (x *HouseRules) GetHouseLimit() int64 {
+	if x != nil {
+		return x.HouseLimit
+	}
+	return 0
+}
+
+func (x *HouseRules) GetBetTimeLimitMs() int32 {
+	if x != nil {
+		return x.BetTimeLimitMs
+	}
+	return 0
+}
+
+func (x *HouseRules) GetDecisionTimeLimitMs() int32 {
+	if x != nil {
+		return x.DecisionTimeLimitMs
+	}
+	return 0
+}
+
+func (x *HouseRules) GetBankOfferTimeLimitMs() int32 {
+	if x != nil {
+		return x.BankOfferTimeLimitMs
+	}
+	return 0
 }
 
 // Seat is one seated player.
@@ -828,10 +871,15 @@ type Coup struct {
 	// True when the coup ended on a natural (CF-NATURAL-PLAYER, CF-NATURAL-BANKER).
 	Natural bool `protobuf:"varint,17,opt,name=natural,proto3" json:"natural,omitempty"`
 	// Settlement figures, once settled.
-	Commission    int64                  `protobuf:"varint,18,opt,name=commission,proto3" json:"commission,omitempty"`
-	BankerNet     int64                  `protobuf:"varint,19,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
-	Settled       bool                   `protobuf:"varint,20,opt,name=settled,proto3" json:"settled,omitempty"`
-	SettleTime    *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=settle_time,json=settleTime,proto3" json:"settle_time,omitempty"`
+	Commission int64                  `protobuf:"varint,18,opt,name=commission,proto3" json:"commission,omitempty"`
+	BankerNet  int64                  `protobuf:"varint,19,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
+	Settled    bool                   `protobuf:"varint,20,opt,name=settled,proto3" json:"settled,omitempty"`
+	SettleTime *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=settle_time,json=settleTime,proto3" json:"settle_time,omitempty"`
+	// The bank at stake: the bank up to the house limit (CF-BANK-LIMIT).
+	Stake int64 `protobuf:"varint,22,opt,name=stake,proto3" json:"stake,omitempty"`
+	// True when the croupier voided the coup (CF-ERROR); void_reason says why.
+	Voided        bool   `protobuf:"varint,23,opt,name=voided,proto3" json:"voided,omitempty"`
+	VoidReason    string `protobuf:"bytes,24,opt,name=void_reason,json=voidReason,proto3" json:"void_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1013,6 +1061,27 @@ func (x *Coup) GetSettleTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Coup) GetStake() int64 {
+	if x != nil {
+		return x.Stake
+	}
+	return 0
+}
+
+func (x *Coup) GetVoided() bool {
+	if x != nil {
+		return x.Voided
+	}
+	return false
+}
+
+func (x *Coup) GetVoidReason() string {
+	if x != nil {
+		return x.VoidReason
+	}
+	return ""
+}
+
 // Table is a table's whole public state.
 type Table struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1034,8 +1103,14 @@ type Table struct {
 	// The shoe in use.
 	ShoeId string `protobuf:"bytes,10,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	// Coups settled so far.
-	CoupsPlayed   int64                  `protobuf:"varint,11,opt,name=coups_played,json=coupsPlayed,proto3" json:"coups_played,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CoupsPlayed int64                  `protobuf:"varint,11,opt,name=coups_played,json=coupsPlayed,proto3" json:"coups_played,omitempty"`
+	CreateTime  *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When the pending turn (a bet, a decision, a bank offer) runs out; the
+	// table then acts as the house rules say. Empty when nobody is waited for.
+	TurnDeadline *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=turn_deadline,json=turnDeadline,proto3" json:"turn_deadline,omitempty"`
+	// Part of the bank set aside above the house limit, minor units
+	// (CF-BANK-LIMIT); still held for the banker, not at stake.
+	BankSetAside  int64 `protobuf:"varint,14,opt,name=bank_set_aside,json=bankSetAside,proto3" json:"bank_set_aside,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1152,6 +1227,20 @@ func (x *Table) GetCreateTime() *timestamppb.Timestamp {
 		return x.CreateTime
 	}
 	return nil
+}
+
+func (x *Table) GetTurnDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TurnDeadline
+	}
+	return nil
+}
+
+func (x *Table) GetBankSetAside() int64 {
+	if x != nil {
+		return x.BankSetAside
+	}
+	return 0
 }
 
 // CreateTableRequest opens a table.
@@ -2345,11 +2434,224 @@ func (x *PassBankResponse) GetTable() *Table {
 	return nil
 }
 
+// LeaveTableRequest frees a seat.
+type LeaveTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId       string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId      string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaveTableRequest) Reset() {
+	*x = LeaveTableRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaveTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaveTableRequest) ProtoMessage() {}
+
+func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
+func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *LeaveTableRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *LeaveTableRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *LeaveTableRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+// LeaveTableResponse holds the table.
+type LeaveTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaveTableResponse) Reset() {
+	*x = LeaveTableResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaveTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaveTableResponse) ProtoMessage() {}
+
+func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
+func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *LeaveTableResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+// VoidCoupRequest voids the coup in play.
+type VoidCoupRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Why, for the audit trail; required.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoidCoupRequest) Reset() {
+	*x = VoidCoupRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoidCoupRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoidCoupRequest) ProtoMessage() {}
+
+func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
+func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *VoidCoupRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *VoidCoupRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *VoidCoupRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// VoidCoupResponse holds the table.
+type VoidCoupResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VoidCoupResponse) Reset() {
+	*x = VoidCoupResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VoidCoupResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VoidCoupResponse) ProtoMessage() {}
+
+func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
+func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *VoidCoupResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x05\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\x06\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -2364,7 +2666,12 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x0fbanco_free_play\x18\n" +
 	" \x01(\bR\rbancoFreePlay\x12N\n" +
 	"\x11betting_direction\x18\v \x01(\x0e2!.chemmy.table.v1.BettingDirectionR\x10bettingDirection\x12?\n" +
-	"\ffirst_banker\x18\f \x01(\x0e2\x1c.chemmy.table.v1.FirstBankerR\vfirstBankerB\x10\n" +
+	"\ffirst_banker\x18\f \x01(\x0e2\x1c.chemmy.table.v1.FirstBankerR\vfirstBanker\x12\x1f\n" +
+	"\vhouse_limit\x18\r \x01(\x03R\n" +
+	"houseLimit\x12)\n" +
+	"\x11bet_time_limit_ms\x18\x0e \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
+	"\x16decision_time_limit_ms\x18\x0f \x01(\x05R\x13decisionTimeLimitMs\x126\n" +
+	"\x18bank_offer_time_limit_ms\x18\x10 \x01(\x05R\x14bankOfferTimeLimitMsB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
@@ -2374,7 +2681,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
-	"\x05banco\x18\x03 \x01(\bR\x05banco\"\xb2\x06\n" +
+	"\x05banco\x18\x03 \x01(\bR\x05banco\"\x81\a\n" +
 	"\x04Coup\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12(\n" +
@@ -2401,7 +2708,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"banker_net\x18\x13 \x01(\x03R\tbankerNet\x12\x18\n" +
 	"\asettled\x18\x14 \x01(\bR\asettled\x12;\n" +
 	"\vsettle_time\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"settleTime\"\x82\x04\n" +
+	"settleTime\x12\x14\n" +
+	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
+	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
+	"\vvoid_reason\x18\x18 \x01(\tR\n" +
+	"voidReason\"\xe9\x04\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -2417,7 +2728,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\tR\x06shoeId\x12!\n" +
 	"\fcoups_played\x18\v \x01(\x03R\vcoupsPlayed\x12;\n" +
 	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\x8a\x01\n" +
+	"createTime\x12?\n" +
+	"\rturn_deadline\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\fturnDeadline\x12$\n" +
+	"\x0ebank_set_aside\x18\x0e \x01(\x03R\fbankSetAside\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -2497,6 +2810,20 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"@\n" +
 	"\x10PassBankResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
+	"\x11LeaveTableRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"B\n" +
+	"\x12LeaveTableResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"c\n" +
+	"\x0fVoidCoupRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"@\n" +
+	"\x10VoidCoupResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xd7\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
@@ -2557,7 +2884,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"DrawChoice\x12\x1b\n" +
 	"\x17DRAW_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DRAW_CHOICE_DRAW\x10\x01\x12\x15\n" +
-	"\x11DRAW_CHOICE_STAND\x10\x022\xb9\a\n" +
+	"\x11DRAW_CHOICE_STAND\x10\x022\xe1\b\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -2573,7 +2900,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tCallBanco\x12!.chemmy.table.v1.CallBancoRequest\x1a\".chemmy.table.v1.CallBancoResponse\x12U\n" +
 	"\n" +
 	"DecideDraw\x12\".chemmy.table.v1.DecideDrawRequest\x1a#.chemmy.table.v1.DecideDrawResponse\x12O\n" +
-	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12U\n" +
+	"\n" +
+	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
+	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -2588,7 +2918,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -2625,65 +2955,76 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*DecideDrawResponse)(nil),    // 32: chemmy.table.v1.DecideDrawResponse
 	(*PassBankRequest)(nil),       // 33: chemmy.table.v1.PassBankRequest
 	(*PassBankResponse)(nil),      // 34: chemmy.table.v1.PassBankResponse
-	(*v1.Card)(nil),               // 35: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
+	(*LeaveTableRequest)(nil),     // 35: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 36: chemmy.table.v1.LeaveTableResponse
+	(*VoidCoupRequest)(nil),       // 37: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 38: chemmy.table.v1.VoidCoupResponse
+	(*v1.Card)(nil),               // 39: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	3,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
 	10, // 3: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	35, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	35, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	39, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	39, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	5,  // 6: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	6,  // 7: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	36, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	40, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	8,  // 9: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	4,  // 10: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	9,  // 11: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	11, // 12: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	11, // 13: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	36, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	8,  // 15: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	12, // 16: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 17: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 18: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	12, // 19: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 20: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 21: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 22: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 23: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 24: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	7,  // 25: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	12, // 26: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 27: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 28: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	15, // 29: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	17, // 30: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	19, // 31: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	21, // 32: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	23, // 33: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	25, // 34: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	27, // 35: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	29, // 36: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	31, // 37: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	33, // 38: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	14, // 39: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	16, // 40: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	18, // 41: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	20, // 42: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	22, // 43: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	24, // 44: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	26, // 45: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	28, // 46: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	30, // 47: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	32, // 48: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	34, // 49: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	40, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	40, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	8,  // 16: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	12, // 17: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 18: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 19: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	12, // 20: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 21: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 22: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 23: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 24: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 25: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	7,  // 26: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	12, // 27: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 28: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 29: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 30: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 31: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	15, // 32: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	17, // 33: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	19, // 34: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	21, // 35: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	23, // 36: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	25, // 37: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	27, // 38: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	29, // 39: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	31, // 40: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	33, // 41: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	35, // 42: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	37, // 43: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	14, // 44: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	16, // 45: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	18, // 46: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	20, // 47: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	22, // 48: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	24, // 49: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	26, // 50: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	28, // 51: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	30, // 52: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	32, // 53: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	34, // 54: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	36, // 55: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	38, // 56: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	44, // [44:57] is the sub-list for method output_type
+	31, // [31:44] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -2698,7 +3039,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

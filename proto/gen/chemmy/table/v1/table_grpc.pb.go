@@ -30,6 +30,8 @@ const (
 	TableService_CallBanco_FullMethodName   = "/chemmy.table.v1.TableService/CallBanco"
 	TableService_DecideDraw_FullMethodName  = "/chemmy.table.v1.TableService/DecideDraw"
 	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
+	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
+	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -98,6 +100,17 @@ type TableServiceClient interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(ctx context.Context, in *PassBankRequest, opts ...grpc.CallOption) (*PassBankResponse, error)
+	// LeaveTable: a player leaves his seat between coups; nothing of his is
+	// at stake then, so no money moves. A banker leaving passes the bank
+	// (CF-PASS). A punter who has bet in the coup being played must wait for
+	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
+	LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error)
+	// VoidCoup: the croupier voids the coup in play before its settlement,
+	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
+	// are discarded, the banker keeps the bank and the next coup's betting
+	// opens. Croupier or operator. Errors: WRONG_STATE (nothing to void, or
+	// already settling).
+	VoidCoup(ctx context.Context, in *VoidCoupRequest, opts ...grpc.CallOption) (*VoidCoupResponse, error)
 }
 
 type tableServiceClient struct {
@@ -218,6 +231,26 @@ func (c *tableServiceClient) PassBank(ctx context.Context, in *PassBankRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LeaveTableResponse)
+	err := c.cc.Invoke(ctx, TableService_LeaveTable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) VoidCoup(ctx context.Context, in *VoidCoupRequest, opts ...grpc.CallOption) (*VoidCoupResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VoidCoupResponse)
+	err := c.cc.Invoke(ctx, TableService_VoidCoup_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -284,6 +317,17 @@ type TableServiceServer interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error)
+	// LeaveTable: a player leaves his seat between coups; nothing of his is
+	// at stake then, so no money moves. A banker leaving passes the bank
+	// (CF-PASS). A punter who has bet in the coup being played must wait for
+	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
+	LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error)
+	// VoidCoup: the croupier voids the coup in play before its settlement,
+	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
+	// are discarded, the banker keeps the bank and the next coup's betting
+	// opens. Croupier or operator. Errors: WRONG_STATE (nothing to void, or
+	// already settling).
+	VoidCoup(context.Context, *VoidCoupRequest) (*VoidCoupResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -326,6 +370,12 @@ func (UnimplementedTableServiceServer) DecideDraw(context.Context, *DecideDrawRe
 }
 func (UnimplementedTableServiceServer) PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PassBank not implemented")
+}
+func (UnimplementedTableServiceServer) LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LeaveTable not implemented")
+}
+func (UnimplementedTableServiceServer) VoidCoup(context.Context, *VoidCoupRequest) (*VoidCoupResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VoidCoup not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -546,6 +596,42 @@ func _TableService_PassBank_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_LeaveTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LeaveTableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).LeaveTable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_LeaveTable_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).LeaveTable(ctx, req.(*LeaveTableRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TableService_VoidCoup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VoidCoupRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).VoidCoup(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_VoidCoup_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).VoidCoup(ctx, req.(*VoidCoupRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -596,6 +682,14 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PassBank",
 			Handler:    _TableService_PassBank_Handler,
+		},
+		{
+			MethodName: "LeaveTable",
+			Handler:    _TableService_LeaveTable_Handler,
+		},
+		{
+			MethodName: "VoidCoup",
+			Handler:    _TableService_VoidCoup_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

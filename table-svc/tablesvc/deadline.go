@@ -1,0 +1,116 @@
+package tablesvc
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+)
+
+// defaultTurnMS is the default time limit of every turn: a bet, a
+// decision, a bank offer (house rules *_time_limit_ms).
+const defaultTurnMS = 30000
+
+// waitKey names the turn a table waits for, and its time limit in ms; ""
+// when the table waits for nobody. A new key starts a new time limit.
+func waitKey(t *table) (string, int32) {
+	switch t.State {
+	case stateOffering:
+		return "offer/" + strconv.Itoa(t.Offers), t.Rules.OfferTimeMS
+	case stateBetting:
+		cp := t.Coup
+		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn), t.Rules.BetTimeMS
+	case stateDecision:
+		cp := t.Coup
+		return "decision/" + cp.ID + "/" + strconv.Itoa(int(cp.DecisionHand)), t.Rules.DecisionTimeMS
+	}
+	return "", 0
+}
+
+// stampDeadline starts the time limit of the turn the table now waits
+// for, unless it is the same turn as before.
+func (s *Service) stampDeadline(t *table) {
+	key, ms := waitKey(t)
+	if key == t.WaitKey {
+		return
+	}
+	t.WaitKey = key
+	t.Deadline = time.Time{}
+	if key != "" {
+		t.Deadline = s.now().Add(time.Duration(ms) * time.Millisecond).UTC()
+	}
+}
+
+// track keeps the in-memory index of deadlines in step with a saved table.
+func (s *Service) track(t *table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.WaitKey == "" {
+		delete(s.deadlines, t.ID)
+		return
+	}
+	s.deadlines[t.ID] = t.Deadline
+}
+
+// expireDue acts, for every table whose turn has run out, as the house
+// rules say (RULES.md, defaults when a decision's time runs out): a punter
+// who has not bet passes; the player on 5 draws; the banker at an option
+// cell draws; a bank not accepted in time is offered to the next in turn.
+// Each timeout is an event (turn_timed_out).
+func (s *Service) expireDue(ctx context.Context) {
+	now := s.now()
+	s.mu.Lock()
+	var due []string
+	for id, d := range s.deadlines {
+		if !d.After(now) {
+			due = append(due, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range due {
+		if err := s.expire(ctx, id, now); err != nil && ctx.Err() == nil {
+			s.log.Warn("turn timeout not applied; will retry", "table", id, "err", err)
+		}
+	}
+}
+
+func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
+	unlock := s.lock(id)
+	defer unlock()
+	t, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	if t.WaitKey == "" || t.Deadline.After(now) {
+		s.track(t)
+		return nil
+	}
+	c := &change{t: t}
+	timedOut := func(player, turn, action string, coupID string) {
+		c.emit(coupID, &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
+	}
+	switch t.State {
+	case stateOffering:
+		prev := t.OfferedID
+		timedOut(prev, "bank_offer", "bank_offered_on", "")
+		offerBank(c, prev)
+	case stateBetting:
+		cp := t.Coup
+		p := cp.turnPlayer()
+		timedOut(p, "bet", "bet_declined", cp.ID)
+		cp.Turn++
+		c.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: p})
+		closeBetting(c)
+	case stateDecision:
+		cp := t.Coup
+		timedOut(cp.DecisionBy, "decision", "draw", cp.ID)
+		recordChoice(c, choiceDraw, cp.DecisionBy, false)
+	default:
+		return nil
+	}
+	if err := s.save(c, "", nil, nil); err != nil {
+		return err
+	}
+	return s.advance(ctx, id)
+}

@@ -1,0 +1,169 @@
+package tablesvc
+
+import (
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// TestCFBankLimit: above the house limit the excess of the bank is set
+// aside, not at stake (CF-BANK-LIMIT), and still the banker's.
+func TestCFBankLimit(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	// Coup 1: banker natural 9 wins 1000. Coup 2 is a player natural.
+	cards := []string{"2C", "9H", "3D", "TC", "4C", "3H", "5D", "5S"}
+	id := h.tableWith(&tablev1.HouseRules{HouseLimit: 1500}, 0, cards, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	tbl := h.mustBet(id, "bob", 1000)
+	if tbl.GetBank() != 1950 || tbl.GetCoup().GetStake() != 1500 || tbl.GetCoup().GetBank() != 1500 || tbl.GetBankSetAside() != 450 {
+		t.Fatalf("bank %d stake %d set aside %d; want 1950, 1500, 450", tbl.GetBank(), tbl.GetCoup().GetStake(), tbl.GetBankSetAside())
+	}
+	_, err := h.bet(id, "bob", 1501)
+	wantReason(t, err, codes.FailedPrecondition, reasonBetExceedsBank)
+	resp, err := h.tables.CallBanco(h.as("bob"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bob's banco is 1500 and wins: alice keeps the 450 set aside.
+	last := resp.GetTable().GetLastCoup()
+	if last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES || last.GetBets()[0].GetAmount() != 1500 {
+		t.Fatalf("coup %v", last)
+	}
+	if b, held := h.account("player:alice"); b != 10950-1500 || held != 0 {
+		t.Errorf("alice %d held %d, want %d held 0", b, held, 10950-1500)
+	}
+	h.conserved(20000, "player:alice", "player:bob")
+}
+
+// TestCFErrorVoidCoup: the croupier voids a coup before its settlement
+// with a reason; every bet is returned, the bank stays (CF-ERROR).
+func TestCFErrorVoidCoup(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	tbl := h.mustBet(id, "carol", 700)
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
+		t.Fatalf("want a decision, got %v", tbl.GetState())
+	}
+	_, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id})
+	wantReason(t, err, codes.InvalidArgument, reasonInvalidArgument)
+	_, err = h.tables.VoidCoup(h.as("bob"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x"})
+	wantReason(t, err, codes.PermissionDenied, reasonRoleNotAllowed)
+	resp, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "card exposed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl = resp.GetTable()
+	if !tbl.GetLastCoup().GetVoided() || tbl.GetLastCoup().GetVoidReason() != "card exposed" || tbl.GetLastCoup().GetSettled() {
+		t.Fatalf("last coup %v", tbl.GetLastCoup())
+	}
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_BETTING || tbl.GetBankerPlayerId() != "alice" || tbl.GetBank() != 1000 || tbl.GetCoupsPlayed() != 0 {
+		t.Fatalf("after the void: %v", tbl)
+	}
+	for _, p := range []string{"bob", "carol"} {
+		if b, held := h.account("player:" + p); b != 10000 || held != 0 {
+			t.Errorf("%s %d held %d after the void", p, b, held)
+		}
+	}
+	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: "nope", Reason: "x"})
+	wantReason(t, err, codes.NotFound, reasonTableNotFound)
+}
+
+// TestLeaveTable: a player leaves between coups; a punter with a bet at
+// stake may not; a banker leaving passes the bank (CF-PASS).
+func TestLeaveTable(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol", "dave")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol", "dave")
+	h.acceptBank(id, "alice", 1000)
+	leave := func(p string) (*tablev1.Table, error) {
+		resp, err := h.tables.LeaveTable(h.as(p), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: p})
+		return resp.GetTable(), err
+	}
+	h.mustBet(id, "bob", 300)
+	// Carol leaves before her turn: the turn goes to dave.
+	tbl, err := leave("carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.GetCoup().GetTurnPlayerId() != "dave" || len(tbl.GetSeats()) != 3 {
+		t.Fatalf("after carol left: %v", tbl)
+	}
+	_, err = leave("bob")
+	wantReason(t, err, codes.FailedPrecondition, reasonWrongState)
+	_, err = leave("carol")
+	wantReason(t, err, codes.FailedPrecondition, reasonNotSeated)
+	// Dave passes: bob's bet is played (a decision on 5), then bob may leave.
+	if _, err := h.tables.DeclineBet(h.as("dave"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.decide(id, "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = leave("bob"); err != nil {
+		t.Fatal(err)
+	}
+	// Alice, the banker, leaves: her bank is released and offered to dave;
+	// with one player left the table waits for players.
+	if tbl, err = leave("alice"); err != nil {
+		t.Fatal(err)
+	}
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_WAITING_FOR_PLAYERS || tbl.GetBankerPlayerId() != "" {
+		t.Fatalf("after the banker left: %v", tbl)
+	}
+	if _, held := h.account("player:alice"); held != 0 {
+		t.Errorf("alice's bank still held: %d", held)
+	}
+	h.conserved(40000, "player:alice", "player:bob", "player:carol", "player:dave")
+}
+
+// TestTurnTimeLimits: when a turn's time runs out the table acts as the
+// house rules say (RULES.md defaults): the punter passes, the player on 5
+// draws, the bank goes on to the next in turn. No sleeping: a fake clock.
+func TestTurnTimeLimits(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	hr := &tablev1.HouseRules{BetTimeLimitMs: 5000, DecisionTimeLimitMs: 10000, BankOfferTimeLimitMs: 20000}
+	id := h.tableWith(hr, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+
+	tbl := h.get(id)
+	if tbl.GetOfferedPlayerId() != "alice" || !tbl.GetTurnDeadline().AsTime().Equal(h.clock.Now().Add(20*time.Second)) {
+		t.Fatalf("offer %q deadline %v", tbl.GetOfferedPlayerId(), tbl.GetTurnDeadline().AsTime())
+	}
+	h.clock.Advance(19 * time.Second)
+	h.expire()
+	if h.get(id).GetOfferedPlayerId() != "alice" {
+		t.Fatal("the offer moved on before its time ran out")
+	}
+	h.clock.Advance(time.Second)
+	h.expire()
+	if got := h.get(id).GetOfferedPlayerId(); got != "bob" {
+		t.Fatalf("after alice's time ran out the bank is offered to %q, want bob", got)
+	}
+	h.acceptBank(id, "bob", 1000)
+	// Carol's betting turn runs out: she passes; alice bets.
+	h.clock.Advance(5 * time.Second)
+	h.expire()
+	tbl = h.get(id)
+	if tbl.GetCoup().GetTurnPlayerId() != "alice" {
+		t.Fatalf("after carol's time: turn %q", tbl.GetCoup().GetTurnPlayerId())
+	}
+	tbl = h.mustBet(id, "alice", 1000)
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION || tbl.GetCoup().GetDecisionPlayerId() != "alice" {
+		t.Fatalf("want alice's decision on 5: %v", tbl)
+	}
+	// Alice says nothing: the player's hand on 5 draws (4H makes 9).
+	h.clock.Advance(10 * time.Second)
+	h.expire()
+	tbl = h.get(id)
+	if got := cardCodes(tbl.GetLastCoup().GetPlayerCards()); got != "2C 3D 4H" || tbl.GetLastCoup().GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+		t.Fatalf("after the decision's time: %s %v", got, tbl.GetLastCoup().GetOutcome())
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
