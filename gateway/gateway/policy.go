@@ -61,6 +61,7 @@ func defaultPolicy() policy {
 		m(tableService, "GetTable"):    {Roles: allRoles},
 		m(tableService, "ListTables"):  {Roles: allRoles},
 		m(tableService, "VoidCoup"):    {Roles: staff},
+		m(tableService, "WatchTable"):  {Roles: allRoles},
 
 		// WalletService. PlaceHold, VoidHold and SettleCoup are for
 		// table-svc only and deliberately absent.
@@ -79,7 +80,7 @@ func defaultPolicy() policy {
 		m(shoeService, "GetShoe"):             {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
-		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable"} {
+		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable", "JoinGallery"} {
 		p[m(tableService, name)] = actsForPlayer
 	}
 	return p

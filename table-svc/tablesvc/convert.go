@@ -105,6 +105,7 @@ func toProto(t *table) *tablev1.Table {
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
 		Coup: coupProto(t.Coup), LastCoup: coupProto(t.LastCoup),
 		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),
+		GalleryPlayerIds: t.Gallery, BancoSuiviPlayerId: t.BancoSuivi,
 	}
 	if t.WaitKey != "" {
 		out.TurnDeadline = timestamppb.New(t.Deadline)

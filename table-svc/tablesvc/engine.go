@@ -21,10 +21,12 @@ import (
 const callTimeout = 5 * time.Second
 
 // newCoup starts the next coup of the table's banker: betting opens with
-// the punter on the banker's right (CF-BET-ORDER, CF-BET-BEFORE).
+// the punter on the banker's right (CF-BET-ORDER, CF-BET-BEFORE), the
+// gallery after the seated players (CF-GALLERY).
 func newCoup(t *table) *coup {
 	order := t.around(t.BankerID)
 	order = order[:len(order)-1] // the banker himself comes last; he does not bet
+	order = append(order, t.Gallery...)
 	t.CoupSeq++
 	return &coup{
 		ID: ulid.Make().String(), Number: t.CoupSeq,
@@ -328,6 +330,11 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 		Outcome: eventOutcome(cp.Outcome), BankerWinnings: cp.Winnings, Commission: cp.Commission,
 		BankerNet: cp.BankerNet, NewBank: cp.NewBank,
 	})
+	t.BancoSuivi = ""
+	if cp.Banco && cp.Outcome == rules.OutcomeBankWins {
+		// Source: RULES.md CF-BANCO-PRIORITY: banco suivi for the caller who lost.
+		t.BancoSuivi = cp.Bets[0].PlayerID
+	}
 	if cp.Outcome == rules.OutcomeBankLoses {
 		// Source: RULES.md CF-LOSE: the bank is lost and offered in turn.
 		prev := t.BankerID

@@ -142,6 +142,11 @@ type table struct {
 	State    tableState `json:"state"`
 	Seats    []seat     `json:"seats"`
 	NextSeat int32      `json:"next_seat"`
+	// Gallery are the spectators, in joining order (CF-GALLERY).
+	Gallery []string `json:"gallery,omitempty"`
+	// BancoSuivi is the punter who called banco in the last coup and lost
+	// (CF-BANCO-PRIORITY); his right lasts until the next coup's first bet.
+	BancoSuivi string `json:"banco_suivi,omitempty"`
 
 	BankerID string `json:"banker_id,omitempty"`
 	// Bank is the banker's whole bank, all of it held by the wallet; at
@@ -190,6 +195,16 @@ func (t *table) hasBet(player string) bool {
 	}
 	for _, b := range t.Coup.Bets {
 		if b.PlayerID == player {
+			return true
+		}
+	}
+	return false
+}
+
+// inGallery reports whether player is in the gallery.
+func (t *table) inGallery(player string) bool {
+	for _, g := range t.Gallery {
+		if g == player {
 			return true
 		}
 	}

@@ -167,3 +167,79 @@ func TestTurnTimeLimits(t *testing.T) {
 	}
 	h.conserved(30000, "player:alice", "player:bob", "player:carol")
 }
+
+// TestCFGallery: the gallery bets after the seated players on what they
+// left uncovered, and may hold the hand with the largest bet (CF-GALLERY,
+// CF-HAND-HOLDER).
+func TestCFGallery(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol", "dave")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	resp, err := h.tables.JoinGallery(h.as("dave"), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := resp.GetTable().GetGalleryPlayerIds(); len(g) != 1 || g[0] != "dave" {
+		t.Fatalf("gallery %v", g)
+	}
+	h.acceptBank(id, "alice", 1000)
+	_, err = h.bet(id, "dave", 100)
+	wantReason(t, err, codes.FailedPrecondition, reasonNotYourTurn)
+	h.mustBet(id, "bob", 300)
+	if _, err := h.tables.DeclineBet(h.as("carol"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.bet(id, "dave", 701)
+	wantReason(t, err, codes.FailedPrecondition, reasonBetExceedsBank)
+	tbl := h.mustBet(id, "dave", 700)
+	if tbl.GetCoup().GetHandHolderPlayerId() != "dave" || tbl.GetCoup().GetDecisionPlayerId() != "dave" {
+		t.Fatalf("the gallery's largest bet holds the hand: %v", tbl.GetCoup())
+	}
+	_, err = h.tables.JoinGallery(h.as("dave"), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave"})
+	wantReason(t, err, codes.AlreadyExists, reasonAlreadySeated)
+}
+
+// TestCFBancoPriority: banco is called in betting order, and the punter
+// who called banco and lost has banco suivi: he may call it first in the
+// next coup (CF-BANCO-PRIORITY).
+func TestCFBancoPriority(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	// Coup 1: banker natural 9 beats carol's banco. Coup 2: player natural.
+	cards := []string{"2C", "9H", "3D", "TC", "4C", "3H", "5D", "5S"}
+	id := h.tableWith(nil, 0, cards, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	banco := func(p string) (*tablev1.Table, error) {
+		resp, err := h.tables.CallBanco(h.as(p), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: p})
+		return resp.GetTable(), err
+	}
+	_, err := banco("carol")
+	wantReason(t, err, codes.FailedPrecondition, reasonNotYourTurn) // bob bets first
+	if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := banco("carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.GetLastCoup().GetOutcome() != tablev1.Outcome_OUTCOME_BANK_WINS || tbl.GetBancoSuiviPlayerId() != "carol" {
+		t.Fatalf("after carol's lost banco: %v", tbl)
+	}
+	// Bob's turn, but carol's banco suivi comes first.
+	_, err = banco("bob")
+	wantReason(t, err, codes.FailedPrecondition, reasonNotYourTurn)
+	tbl, err = banco("carol") // out of turn: her right
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := tbl.GetLastCoup()
+	if !last.GetBanco() || last.GetBets()[0].GetPlayerId() != "carol" || last.GetBets()[0].GetAmount() != 1950 ||
+		last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+		t.Fatalf("banco suivi coup %v", last)
+	}
+	// 10000 - 1000 + 1950 for carol; alice lost her bank.
+	if b, _ := h.account("player:carol"); b != 10950 {
+		t.Errorf("carol %d, want 10950", b)
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}

@@ -208,6 +208,13 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 		if int32(len(t.Seats)) >= t.Rules.MaxSeats {
 			return fail(codes.ResourceExhausted, reasonTableFull, "all %d seats are taken", t.Rules.MaxSeats)
 		}
+		if t.inGallery(req.GetPlayerId()) {
+			if t.hasBet(req.GetPlayerId()) {
+				return fail(codes.FailedPrecondition, reasonWrongState, "player %q has a bet in the coup in play", req.GetPlayerId())
+			}
+			leaveOrder(t, req.GetPlayerId())
+			t.Gallery = removeString(t.Gallery, req.GetPlayerId())
+		}
 		t.NextSeat++
 		t.Seats = append(t.Seats, seat{Number: t.NextSeat, PlayerID: req.GetPlayerId()})
 		c.emit("", &eventsv1.PlayerSeated{PlayerId: req.GetPlayerId(), SeatNumber: t.NextSeat})
@@ -288,8 +295,8 @@ func punterTurn(t *table, player string) error {
 	if player == t.BankerID {
 		return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
 	}
-	if t.seatOf(player) == nil {
-		return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", player)
+	if t.seatOf(player) == nil && !t.inGallery(player) {
+		return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat and is not in the gallery", player)
 	}
 	if turn := t.Coup.turnPlayer(); turn != player {
 		// Source: RULES.md CF-BET-ORDER
@@ -320,6 +327,7 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 		}
 		cp.Bets = append(cp.Bets, bet{PlayerID: req.GetPlayerId(), Amount: req.GetAmount(), HoldID: hold})
 		cp.Turn++
+		t.BancoSuivi = "" // the first bet ends banco suivi
 		c.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: req.GetPlayerId(), Amount: req.GetAmount(), Uncovered: uncovered - req.GetAmount()})
 		closeBetting(c)
 		return nil
@@ -337,6 +345,9 @@ func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest
 			return err
 		}
 		c.t.Coup.Turn++
+		if c.t.BancoSuivi == req.GetPlayerId() {
+			c.t.BancoSuivi = ""
+		}
 		c.emit(c.t.Coup.ID, &eventsv1.BetDeclined{PlayerId: req.GetPlayerId()})
 		closeBetting(c)
 		return nil
@@ -351,14 +362,16 @@ func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest
 func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) (*tablev1.CallBancoResponse, error) {
 	t, err := s.act(ctx, "CallBanco", req, func(c *change) error {
 		t, player := c.t, req.GetPlayerId()
-		if err := wantState(t, stateBetting); err != nil {
-			return err
-		}
-		if player == t.BankerID {
-			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
-		}
-		if t.seatOf(player) == nil {
-			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", player)
+		suivi := t.State == stateBetting && player == t.BancoSuivi && len(t.Coup.Bets) == 0
+		if !suivi {
+			// Source: RULES.md CF-BANCO-PRIORITY: banco is called in betting order.
+			if err := punterTurn(t, player); err != nil {
+				return err
+			}
+			if t.BancoSuivi != "" && len(t.Coup.Bets) == 0 {
+				// Source: RULES.md CF-BANCO-PRIORITY (1): banco suivi comes first.
+				return fail(codes.FailedPrecondition, reasonNotYourTurn, "banco suivi: %q may call banco first", t.BancoSuivi)
+			}
 		}
 		cp := t.Coup
 		hold, err := s.hold(ctx, "table/"+t.ID+"/banco/"+req.GetRequestId(), player, cp.Bank, "tables/"+t.ID+"/coups/"+cp.ID)
@@ -371,6 +384,7 @@ func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) 
 		}
 		cp.Bets = []bet{{PlayerID: player, Amount: cp.Bank, HoldID: hold, Banco: true}}
 		cp.Banco = true
+		t.BancoSuivi = ""
 		c.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: player, Amount: cp.Bank})
 		closeBetting(c)
 		return nil
@@ -464,12 +478,21 @@ func passBank(c *change) {
 func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest) (*tablev1.LeaveTableResponse, error) {
 	t, err := s.act(ctx, "LeaveTable", req, func(c *change) error {
 		t, p := c.t, req.GetPlayerId()
+		if t.hasBet(p) {
+			return fail(codes.FailedPrecondition, reasonWrongState, "player %q has a bet in the coup in play; leave after its settlement", p)
+		}
+		if t.inGallery(p) {
+			leaveOrder(t, p)
+			t.Gallery = removeString(t.Gallery, p)
+			c.emit("", &eventsv1.PlayerLeft{PlayerId: p})
+			if t.State == stateBetting {
+				closeBetting(c)
+			}
+			return nil
+		}
 		st := t.seatOf(p)
 		if st == nil {
 			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
-		}
-		if t.hasBet(p) {
-			return fail(codes.FailedPrecondition, reasonWrongState, "player %q has a bet in the coup in play; leave after its settlement", p)
 		}
 		if p == t.BankerID {
 			if t.State != stateBetting {
@@ -480,17 +503,7 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		if t.State == stateOffering && t.OfferedID == p {
 			offerBank(c, p)
 		}
-		if cp := t.Coup; cp != nil && t.State == stateBetting {
-			for i, q := range cp.Order {
-				if q == p {
-					cp.Order = append(cp.Order[:i:i], cp.Order[i+1:]...)
-					if i < cp.Turn {
-						cp.Turn--
-					}
-					break
-				}
-			}
-		}
+		leaveOrder(t, p)
 		number := st.Number
 		for i := range t.Seats {
 			if t.Seats[i].PlayerID == p {
@@ -520,6 +533,68 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		return nil, err
 	}
 	return &tablev1.LeaveTableResponse{Table: t}, nil
+}
+
+// JoinGallery adds a spectator to the gallery (CF-GALLERY).
+func (s *Service) JoinGallery(ctx context.Context, req *tablev1.JoinGalleryRequest) (*tablev1.JoinGalleryResponse, error) {
+	t, err := s.act(ctx, "JoinGallery", req, func(c *change) error {
+		t, p := c.t, req.GetPlayerId()
+		if t.inGallery(p) {
+			return fail(codes.AlreadyExists, reasonAlreadySeated, "player %q is already in the gallery", p)
+		}
+		if t.seatOf(p) != nil {
+			if p == t.BankerID || t.hasBet(p) || t.OfferedID == p {
+				return fail(codes.FailedPrecondition, reasonWrongState, "player %q is in play; leave the seat between coups", p)
+			}
+			leaveOrder(t, p)
+			for i := range t.Seats {
+				if t.Seats[i].PlayerID == p {
+					c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: t.Seats[i].Number})
+					t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
+					break
+				}
+			}
+		}
+		t.Gallery = append(t.Gallery, p)
+		c.emit("", &eventsv1.GalleryJoined{PlayerId: p})
+		if cp := t.Coup; cp != nil && t.State == stateBetting {
+			// Source: RULES.md CF-GALLERY: the gallery bets after the seated players.
+			cp.Order = append(cp.Order, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.JoinGalleryResponse{Table: t}, nil
+}
+
+// leaveOrder takes player out of the betting order of the coup being bet,
+// keeping the turn on the same next punter.
+func leaveOrder(t *table, player string) {
+	cp := t.Coup
+	if cp == nil || t.State != stateBetting {
+		return
+	}
+	for i, q := range cp.Order {
+		if q == player {
+			cp.Order = append(cp.Order[:i:i], cp.Order[i+1:]...)
+			if i < cp.Turn {
+				cp.Turn--
+			}
+			return
+		}
+	}
+}
+
+func removeString(list []string, v string) []string {
+	out := list[:0:0]
+	for _, x := range list {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // VoidCoup voids the coup in play before its settlement (CF-ERROR).

@@ -92,6 +92,8 @@ var (
 		tablev1.TableService_DecideDraw_FullMethodName:  players,
 		tablev1.TableService_PassBank_FullMethodName:    players,
 		tablev1.TableService_LeaveTable_FullMethodName:  players,
+		tablev1.TableService_JoinGallery_FullMethodName: players,
+		tablev1.TableService_WatchTable_FullMethodName:  anyone,
 		tablev1.TableService_VoidCoup_FullMethodName:    {auth.RoleCroupier, auth.RoleOperator},
 	}
 )

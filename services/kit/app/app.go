@@ -52,6 +52,8 @@ type Base struct {
 	Relay  *outbox.Relay
 	Server *grpcx.Server
 	Log    *slog.Logger
+	// JS is the JetStream context, nil when no NATS URL was given.
+	JS jetstream.JetStream
 
 	lis     net.Listener
 	nc      *nats.Conn
@@ -89,6 +91,7 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 			return nil, fmt.Errorf("%s: nats: %w", c.Name, err)
 		}
 	}
+	b.JS = js
 	b.Relay = outbox.NewRelay(db, js, log)
 	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Domain: c.Domain})
 	if err := register(b, b.Server.GRPC); err != nil {

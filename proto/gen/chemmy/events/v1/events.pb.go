@@ -220,6 +220,7 @@ type TableEvent struct {
 	//	*TableEvent_PlayerLeft
 	//	*TableEvent_CoupVoided
 	//	*TableEvent_TurnTimedOut
+	//	*TableEvent_GalleryJoined
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -441,6 +442,15 @@ func (x *TableEvent) GetTurnTimedOut() *TurnTimedOut {
 	return nil
 }
 
+func (x *TableEvent) GetGalleryJoined() *GalleryJoined {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_GalleryJoined); ok {
+			return x.GalleryJoined
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -509,6 +519,10 @@ type TableEvent_TurnTimedOut struct {
 	TurnTimedOut *TurnTimedOut `protobuf:"bytes,25,opt,name=turn_timed_out,json=turnTimedOut,proto3,oneof"`
 }
 
+type TableEvent_GalleryJoined struct {
+	GalleryJoined *GalleryJoined `protobuf:"bytes,26,opt,name=gallery_joined,json=galleryJoined,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -540,6 +554,8 @@ func (*TableEvent_PlayerLeft) isTableEvent_Payload() {}
 func (*TableEvent_CoupVoided) isTableEvent_Payload() {}
 
 func (*TableEvent_TurnTimedOut) isTableEvent_Payload() {}
+
+func (*TableEvent_GalleryJoined) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -1475,11 +1491,56 @@ func (x *TurnTimedOut) GetAction() string {
 	return ""
 }
 
+// GalleryJoined: a spectator joined the gallery (CF-GALLERY).
+type GalleryJoined struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GalleryJoined) Reset() {
+	*x = GalleryJoined{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GalleryJoined) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GalleryJoined) ProtoMessage() {}
+
+func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
+func (*GalleryJoined) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GalleryJoined) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\n" +
 	"\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
@@ -1509,7 +1570,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"playerLeft\x12?\n" +
 	"\vcoup_voided\x18\x18 \x01(\v2\x1c.chemmy.events.v1.CoupVoidedH\x00R\n" +
 	"coupVoided\x12F\n" +
-	"\x0eturn_timed_out\x18\x19 \x01(\v2\x1e.chemmy.events.v1.TurnTimedOutH\x00R\fturnTimedOutB\t\n" +
+	"\x0eturn_timed_out\x18\x19 \x01(\v2\x1e.chemmy.events.v1.TurnTimedOutH\x00R\fturnTimedOut\x12H\n" +
+	"\x0egallery_joined\x18\x1a \x01(\v2\x1f.chemmy.events.v1.GalleryJoinedH\x00R\rgalleryJoinedB\t\n" +
 	"\apayload\"'\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
@@ -1574,7 +1636,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\fTurnTimedOut\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x12\n" +
 	"\x04turn\x18\x02 \x01(\tR\x04turn\x12\x16\n" +
-	"\x06action\x18\x03 \x01(\tR\x06action*>\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\",\n" +
+	"\rGalleryJoined\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -1604,7 +1668,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -1626,11 +1690,12 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*PlayerLeft)(nil),            // 17: chemmy.events.v1.PlayerLeft
 	(*CoupVoided)(nil),            // 18: chemmy.events.v1.CoupVoided
 	(*TurnTimedOut)(nil),          // 19: chemmy.events.v1.TurnTimedOut
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 21: chemmy.shoe.v1.Card
+	(*GalleryJoined)(nil),         // 20: chemmy.events.v1.GalleryJoined
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 22: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	20, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	21, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -1647,18 +1712,19 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	17, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
 	18, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
 	19, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	2,  // 17: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 18: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	21, // 19: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 20: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 21: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 22: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 23: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	20, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	2,  // 18: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 19: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	22, // 20: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 21: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	0,  // 22: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 23: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 24: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -1683,6 +1749,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_PlayerLeft)(nil),
 		(*TableEvent_CoupVoided)(nil),
 		(*TableEvent_TurnTimedOut)(nil),
+		(*TableEvent_GalleryJoined)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1690,7 +1757,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

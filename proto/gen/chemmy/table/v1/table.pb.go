@@ -7,6 +7,7 @@
 package tablev1
 
 import (
+	v11 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	v1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -1110,9 +1111,14 @@ type Table struct {
 	TurnDeadline *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=turn_deadline,json=turnDeadline,proto3" json:"turn_deadline,omitempty"`
 	// Part of the bank set aside above the house limit, minor units
 	// (CF-BANK-LIMIT); still held for the banker, not at stake.
-	BankSetAside  int64 `protobuf:"varint,14,opt,name=bank_set_aside,json=bankSetAside,proto3" json:"bank_set_aside,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	BankSetAside int64 `protobuf:"varint,14,opt,name=bank_set_aside,json=bankSetAside,proto3" json:"bank_set_aside,omitempty"`
+	// The gallery, in the order they joined (CF-GALLERY).
+	GalleryPlayerIds []string `protobuf:"bytes,15,rep,name=gallery_player_ids,json=galleryPlayerIds,proto3" json:"gallery_player_ids,omitempty"`
+	// The punter entitled to banco suivi in the coup being bet, if any
+	// (CF-BANCO-PRIORITY).
+	BancoSuiviPlayerId string `protobuf:"bytes,16,opt,name=banco_suivi_player_id,json=bancoSuiviPlayerId,proto3" json:"banco_suivi_player_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -1241,6 +1247,20 @@ func (x *Table) GetBankSetAside() int64 {
 		return x.BankSetAside
 	}
 	return 0
+}
+
+func (x *Table) GetGalleryPlayerIds() []string {
+	if x != nil {
+		return x.GalleryPlayerIds
+	}
+	return nil
+}
+
+func (x *Table) GetBancoSuiviPlayerId() string {
+	if x != nil {
+		return x.BancoSuiviPlayerId
+	}
+	return ""
 }
 
 // CreateTableRequest opens a table.
@@ -2647,11 +2667,248 @@ func (x *VoidCoupResponse) GetTable() *Table {
 	return nil
 }
 
+// JoinGalleryRequest adds a spectator to the gallery.
+type JoinGalleryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId       string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId      string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinGalleryRequest) Reset() {
+	*x = JoinGalleryRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinGalleryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinGalleryRequest) ProtoMessage() {}
+
+func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
+func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *JoinGalleryRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *JoinGalleryRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *JoinGalleryRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+// JoinGalleryResponse holds the table.
+type JoinGalleryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinGalleryResponse) Reset() {
+	*x = JoinGalleryResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinGalleryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinGalleryResponse) ProtoMessage() {}
+
+func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
+func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *JoinGalleryResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+// WatchTableRequest names the table to watch.
+type WatchTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchTableRequest) Reset() {
+	*x = WatchTableRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchTableRequest) ProtoMessage() {}
+
+func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
+func (*WatchTableRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *WatchTableRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+// WatchTableResponse is one message of the stream: the table first, then
+// events.
+type WatchTableResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Update:
+	//
+	//	*WatchTableResponse_Table
+	//	*WatchTableResponse_Event
+	Update        isWatchTableResponse_Update `protobuf_oneof:"update"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchTableResponse) Reset() {
+	*x = WatchTableResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchTableResponse) ProtoMessage() {}
+
+func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
+func (*WatchTableResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
+	if x != nil {
+		return x.Update
+	}
+	return nil
+}
+
+func (x *WatchTableResponse) GetTable() *Table {
+	if x != nil {
+		if x, ok := x.Update.(*WatchTableResponse_Table); ok {
+			return x.Table
+		}
+	}
+	return nil
+}
+
+func (x *WatchTableResponse) GetEvent() *v11.TableEvent {
+	if x != nil {
+		if x, ok := x.Update.(*WatchTableResponse_Event); ok {
+			return x.Event
+		}
+	}
+	return nil
+}
+
+type isWatchTableResponse_Update interface {
+	isWatchTableResponse_Update()
+}
+
+type WatchTableResponse_Table struct {
+	// The table as it stands when the stream opens.
+	Table *Table `protobuf:"bytes,1,opt,name=table,proto3,oneof"`
+}
+
+type WatchTableResponse_Event struct {
+	// An event of the table, in sequence order.
+	Event *v11.TableEvent `protobuf:"bytes,2,opt,name=event,proto3,oneof"`
+}
+
+func (*WatchTableResponse_Table) isWatchTableResponse_Update() {}
+
+func (*WatchTableResponse_Event) isWatchTableResponse_Update() {}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\x06\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\x06\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -2712,7 +2969,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
 	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
 	"\vvoid_reason\x18\x18 \x01(\tR\n" +
-	"voidReason\"\xe9\x04\n" +
+	"voidReason\"\xca\x05\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -2730,7 +2987,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\vcreate_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12?\n" +
 	"\rturn_deadline\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\fturnDeadline\x12$\n" +
-	"\x0ebank_set_aside\x18\x0e \x01(\x03R\fbankSetAside\"\x8a\x01\n" +
+	"\x0ebank_set_aside\x18\x0e \x01(\x03R\fbankSetAside\x12,\n" +
+	"\x12gallery_player_ids\x18\x0f \x03(\tR\x10galleryPlayerIds\x121\n" +
+	"\x15banco_suivi_player_id\x18\x10 \x01(\tR\x12bancoSuiviPlayerId\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -2824,7 +3083,20 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"@\n" +
 	"\x10VoidCoupResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xd7\x05\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"k\n" +
+	"\x12JoinGalleryRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
+	"\x13JoinGalleryResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\".\n" +
+	"\x11WatchTableRequest\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"\x84\x01\n" +
+	"\x12WatchTableResponse\x12.\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableH\x00R\x05table\x124\n" +
+	"\x05event\x18\x02 \x01(\v2\x1c.chemmy.events.v1.TableEventH\x00R\x05eventB\b\n" +
+	"\x06update*\xd7\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2884,7 +3156,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"DrawChoice\x12\x1b\n" +
 	"\x17DRAW_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DRAW_CHOICE_DRAW\x10\x01\x12\x15\n" +
-	"\x11DRAW_CHOICE_STAND\x10\x022\xe1\b\n" +
+	"\x11DRAW_CHOICE_STAND\x10\x022\x94\n" +
+	"\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -2900,7 +3173,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tCallBanco\x12!.chemmy.table.v1.CallBancoRequest\x1a\".chemmy.table.v1.CallBancoResponse\x12U\n" +
 	"\n" +
 	"DecideDraw\x12\".chemmy.table.v1.DecideDrawRequest\x1a#.chemmy.table.v1.DecideDrawResponse\x12O\n" +
-	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12U\n" +
+	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12X\n" +
+	"\vJoinGallery\x12#.chemmy.table.v1.JoinGalleryRequest\x1a$.chemmy.table.v1.JoinGalleryResponse\x12W\n" +
+	"\n" +
+	"WatchTable\x12\".chemmy.table.v1.WatchTableRequest\x1a#.chemmy.table.v1.WatchTableResponse0\x01\x12U\n" +
 	"\n" +
 	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
 	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
@@ -2918,7 +3194,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -2959,26 +3235,31 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*LeaveTableResponse)(nil),    // 36: chemmy.table.v1.LeaveTableResponse
 	(*VoidCoupRequest)(nil),       // 37: chemmy.table.v1.VoidCoupRequest
 	(*VoidCoupResponse)(nil),      // 38: chemmy.table.v1.VoidCoupResponse
-	(*v1.Card)(nil),               // 39: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 40: google.protobuf.Timestamp
+	(*JoinGalleryRequest)(nil),    // 39: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 40: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 41: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 42: chemmy.table.v1.WatchTableResponse
+	(*v1.Card)(nil),               // 43: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 44: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 45: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	3,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
 	10, // 3: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	39, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	39, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	43, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	43, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	5,  // 6: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	6,  // 7: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	40, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	44, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	8,  // 9: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	4,  // 10: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	9,  // 11: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	11, // 12: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	11, // 13: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	40, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	40, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	44, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	44, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	8,  // 16: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
 	12, // 17: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
 	12, // 18: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
@@ -2994,37 +3275,44 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	12, // 28: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
 	12, // 29: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
 	12, // 30: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 31: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	15, // 32: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	17, // 33: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	19, // 34: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	21, // 35: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	23, // 36: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	25, // 37: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	27, // 38: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	29, // 39: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	31, // 40: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	33, // 41: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	35, // 42: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	37, // 43: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	14, // 44: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	16, // 45: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	18, // 46: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	20, // 47: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	22, // 48: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	24, // 49: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	26, // 50: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	28, // 51: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	30, // 52: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	32, // 53: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	34, // 54: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	36, // 55: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	38, // 56: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	44, // [44:57] is the sub-list for method output_type
-	31, // [31:44] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	12, // 31: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	12, // 32: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	45, // 33: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	13, // 34: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	15, // 35: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	17, // 36: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	19, // 37: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	21, // 38: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	23, // 39: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	25, // 40: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	27, // 41: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	29, // 42: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	31, // 43: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	33, // 44: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	39, // 45: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	41, // 46: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	35, // 47: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	37, // 48: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	14, // 49: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	16, // 50: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	18, // 51: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	20, // 52: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	22, // 53: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	24, // 54: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	26, // 55: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	28, // 56: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	30, // 57: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	32, // 58: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	34, // 59: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	40, // 60: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	42, // 61: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	36, // 62: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	38, // 63: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49, // [49:64] is the sub-list for method output_type
+	34, // [34:49] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -3033,13 +3321,17 @@ func file_chemmy_table_v1_table_proto_init() {
 		return
 	}
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[34].OneofWrappers = []any{
+		(*WatchTableResponse_Table)(nil),
+		(*WatchTableResponse_Event)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   31,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,8 @@ const (
 	TableService_CallBanco_FullMethodName   = "/chemmy.table.v1.TableService/CallBanco"
 	TableService_DecideDraw_FullMethodName  = "/chemmy.table.v1.TableService/DecideDraw"
 	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
+	TableService_JoinGallery_FullMethodName = "/chemmy.table.v1.TableService/JoinGallery"
+	TableService_WatchTable_FullMethodName  = "/chemmy.table.v1.TableService/WatchTable"
 	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
 	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
 )
@@ -86,10 +88,14 @@ type TableServiceClient interface {
 	// DeclineBet: the punter whose turn it is does not bet this coup.
 	// Errors: NOT_YOUR_TURN, WRONG_STATE.
 	DeclineBet(ctx context.Context, in *DeclineBetRequest, opts ...grpc.CallOption) (*DeclineBetResponse, error)
-	// CallBanco: a seated punter bets the whole bank; all other bets of the
-	// coup are cancelled and their holds released (CF-BANCO). Allowed to any
-	// seated punter while betting is open. Errors: INSUFFICIENT_FUNDS,
-	// BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
+	// CallBanco: a punter bets the whole bank (the stake); all other bets
+	// of the coup are cancelled and their holds released (CF-BANCO). Banco
+	// is called in one's betting turn instead of a bet, so the priority of
+	// CF-BANCO-PRIORITY follows the betting order: seated players before
+	// the gallery, earlier in the order first. Banco suivi: the punter who
+	// called banco in the previous coup and lost may call it out of turn
+	// until the first bet of the coup. Errors: NOT_YOUR_TURN,
+	// INSUFFICIENT_FUNDS, BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
 	CallBanco(ctx context.Context, in *CallBancoRequest, opts ...grpc.CallOption) (*CallBancoResponse, error)
 	// DecideDraw: the holder of the hand whose decision is pending draws
 	// ("carte") or stands ("non"): the player's hand on 5 (CF-PLAYER-DRAW),
@@ -100,7 +106,19 @@ type TableServiceClient interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(ctx context.Context, in *PassBankRequest, opts ...grpc.CallOption) (*PassBankResponse, error)
-	// LeaveTable: a player leaves his seat between coups; nothing of his is
+	// JoinGallery: a spectator joins the gallery (CF-GALLERY). Gallery
+	// members bet after the seated players, in the order they joined, on
+	// what the seated players left uncovered, and may call banco in their
+	// turn. A seated player who joins the gallery gives up his seat (only
+	// between coups). Errors: ALREADY_SEATED (already in the gallery),
+	// WRONG_STATE.
+	JoinGallery(ctx context.Context, in *JoinGalleryRequest, opts ...grpc.CallOption) (*JoinGalleryResponse, error)
+	// WatchTable streams the table: first the table as it stands, then
+	// every event of the table as it happens (from the JetStream stream),
+	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
+	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
+	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
+	// LeaveTable: a player leaves his seat (or the gallery) between coups; nothing of his is
 	// at stake then, so no money moves. A banker leaving passes the bank
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
 	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
@@ -231,6 +249,35 @@ func (c *tableServiceClient) PassBank(ctx context.Context, in *PassBankRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) JoinGallery(ctx context.Context, in *JoinGalleryRequest, opts ...grpc.CallOption) (*JoinGalleryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinGalleryResponse)
+	err := c.cc.Invoke(ctx, TableService_JoinGallery_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &TableService_ServiceDesc.Streams[0], TableService_WatchTable_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchTableRequest, WatchTableResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TableService_WatchTableClient = grpc.ServerStreamingClient[WatchTableResponse]
+
 func (c *tableServiceClient) LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LeaveTableResponse)
@@ -303,10 +350,14 @@ type TableServiceServer interface {
 	// DeclineBet: the punter whose turn it is does not bet this coup.
 	// Errors: NOT_YOUR_TURN, WRONG_STATE.
 	DeclineBet(context.Context, *DeclineBetRequest) (*DeclineBetResponse, error)
-	// CallBanco: a seated punter bets the whole bank; all other bets of the
-	// coup are cancelled and their holds released (CF-BANCO). Allowed to any
-	// seated punter while betting is open. Errors: INSUFFICIENT_FUNDS,
-	// BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
+	// CallBanco: a punter bets the whole bank (the stake); all other bets
+	// of the coup are cancelled and their holds released (CF-BANCO). Banco
+	// is called in one's betting turn instead of a bet, so the priority of
+	// CF-BANCO-PRIORITY follows the betting order: seated players before
+	// the gallery, earlier in the order first. Banco suivi: the punter who
+	// called banco in the previous coup and lost may call it out of turn
+	// until the first bet of the coup. Errors: NOT_YOUR_TURN,
+	// INSUFFICIENT_FUNDS, BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
 	CallBanco(context.Context, *CallBancoRequest) (*CallBancoResponse, error)
 	// DecideDraw: the holder of the hand whose decision is pending draws
 	// ("carte") or stands ("non"): the player's hand on 5 (CF-PLAYER-DRAW),
@@ -317,7 +368,19 @@ type TableServiceServer interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error)
-	// LeaveTable: a player leaves his seat between coups; nothing of his is
+	// JoinGallery: a spectator joins the gallery (CF-GALLERY). Gallery
+	// members bet after the seated players, in the order they joined, on
+	// what the seated players left uncovered, and may call banco in their
+	// turn. A seated player who joins the gallery gives up his seat (only
+	// between coups). Errors: ALREADY_SEATED (already in the gallery),
+	// WRONG_STATE.
+	JoinGallery(context.Context, *JoinGalleryRequest) (*JoinGalleryResponse, error)
+	// WatchTable streams the table: first the table as it stands, then
+	// every event of the table as it happens (from the JetStream stream),
+	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
+	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
+	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
+	// LeaveTable: a player leaves his seat (or the gallery) between coups; nothing of his is
 	// at stake then, so no money moves. A banker leaving passes the bank
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
 	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
@@ -370,6 +433,12 @@ func (UnimplementedTableServiceServer) DecideDraw(context.Context, *DecideDrawRe
 }
 func (UnimplementedTableServiceServer) PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PassBank not implemented")
+}
+func (UnimplementedTableServiceServer) JoinGallery(context.Context, *JoinGalleryRequest) (*JoinGalleryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method JoinGallery not implemented")
+}
+func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
 }
 func (UnimplementedTableServiceServer) LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LeaveTable not implemented")
@@ -596,6 +665,35 @@ func _TableService_PassBank_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_JoinGallery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinGalleryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).JoinGallery(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_JoinGallery_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).JoinGallery(ctx, req.(*JoinGalleryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchTableRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(TableServiceServer).WatchTable(m, &grpc.GenericServerStream[WatchTableRequest, WatchTableResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type TableService_WatchTableServer = grpc.ServerStreamingServer[WatchTableResponse]
+
 func _TableService_LeaveTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(LeaveTableRequest)
 	if err := dec(in); err != nil {
@@ -684,6 +782,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _TableService_PassBank_Handler,
 		},
 		{
+			MethodName: "JoinGallery",
+			Handler:    _TableService_JoinGallery_Handler,
+		},
+		{
 			MethodName: "LeaveTable",
 			Handler:    _TableService_LeaveTable_Handler,
 		},
@@ -692,6 +794,12 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _TableService_VoidCoup_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchTable",
+			Handler:       _TableService_WatchTable_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "chemmy/table/v1/table.proto",
 }
