@@ -1,6 +1,9 @@
-// Package rules is the pure rules engine of chemin de fer: card values and
-// hand totals, the drawing tableau, the hand state machine of one coup, and
-// the settlement of a coup in integer minor units.
+// Package rules is the pure rules engine of the baccarat family: card
+// values and hand totals, the drawing tableau, the hand state machine of
+// one coup, and the settlement of a coup in integer minor units, for chemin
+// de fer (coup.go, tableau.go, settle.go), punto banco (puntobanco.go),
+// baccarat banque (banque.go) and the old game with aces at eleven
+// (old.go).
 //
 // Every rule implemented here carries the ID of its source in
 // shared/RULES.md (for example CF-BANKER-DRAW). House rules are never

@@ -1,6 +1,9 @@
 package rules
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Rounding is how a commission that is not a whole number of minor units is
 // rounded (house rule commission_rounding, CF-BANK-WINS).
@@ -52,6 +55,13 @@ type HouseRules struct {
 	CommissionBP int64
 	// CommissionRounding is commission_rounding; zero means RoundDown.
 	CommissionRounding Rounding
+	// FirstCoupExempt is first_coup_exempt: the first coup of a player as
+	// banker pays no commission (default off; see CommissionExempt).
+	FirstCoupExempt bool
+	// HourlyFee is hourly_fee: when > 0, the table charges this fee per
+	// seat-hour, in minor units, instead of commission (default 0, off;
+	// see CommissionExempt and HourlyFeeDue).
+	HourlyFee int64
 }
 
 // DefaultHouseRules returns the defaults of RULES.md: both banker options on,
@@ -66,8 +76,8 @@ func DefaultHouseRules() HouseRules {
 	}
 }
 
-// Validate checks the ranges of hr: CommissionBP in 0..10000 and a known
-// CommissionRounding (or zero). Errors wrap ErrInvalidHouseRules.
+// Validate checks the ranges of hr: CommissionBP in 0..10000, a known
+// CommissionRounding (or zero) and HourlyFee >= 0. Errors wrap ErrInvalidHouseRules.
 func (hr HouseRules) Validate() error {
 	if hr.CommissionBP < 0 || hr.CommissionBP > MaxCommissionBP {
 		return fmt.Errorf("%w: commission_bp %d outside 0..%d", ErrInvalidHouseRules, hr.CommissionBP, MaxCommissionBP)
@@ -77,5 +87,62 @@ func (hr HouseRules) Validate() error {
 	default:
 		return fmt.Errorf("%w: commission_rounding %d", ErrInvalidHouseRules, int(hr.CommissionRounding))
 	}
+	if hr.HourlyFee < 0 {
+		return fmt.Errorf("%w: hourly_fee %d is negative", ErrInvalidHouseRules, hr.HourlyFee)
+	}
 	return nil
+}
+
+// CommissionExempt reports whether a coup pays no commission under the
+// house rules (CF-BANK-WINS): every coup when the table charges
+// hr.HourlyFee instead, and the first coup of a player as banker with
+// hr.FirstCoupExempt. Pass the result to SettleChemin.
+func (hr HouseRules) CommissionExempt(firstCoupOfBanker bool) bool {
+	// Source: RULES.md CF-BANK-WINS (hourly_fee instead of commission; first_coup_exempt)
+	return hr.HourlyFee > 0 || (hr.FirstCoupExempt && firstCoupOfBanker)
+}
+
+// secondsPerHour converts the hourly fee.
+const secondsPerHour = 3600
+
+// HourlyFeeDue is the fee for seatSeconds of play at hr.HourlyFee minor
+// units per hour (CF-BANK-WINS hourly_fee), pro rata and rounded by
+// hr.CommissionRounding. No fee (0) when the table does not charge one.
+// Errors: negative seconds (ErrInvalidAmount), house rules out of range
+// (ErrInvalidHouseRules), a fee beyond int64 (ErrOverflow).
+func HourlyFeeDue(hr HouseRules, seatSeconds int64) (int64, error) {
+	if err := hr.Validate(); err != nil {
+		return 0, err
+	}
+	if seatSeconds < 0 {
+		return 0, fmt.Errorf("%w: %d seat seconds", ErrInvalidAmount, seatSeconds)
+	}
+	if hr.HourlyFee == 0 || seatSeconds == 0 {
+		return 0, nil
+	}
+	hours, rem := seatSeconds/secondsPerHour, seatSeconds%secondsPerHour
+	if hours > 0 && hr.HourlyFee > math.MaxInt64/hours {
+		return 0, fmt.Errorf("%w: hourly fee %d for %d s", ErrOverflow, hr.HourlyFee, seatSeconds)
+	}
+	fee := hr.HourlyFee * hours
+	// The part hour: fee*rem/3600 without overflow, split like Commission.
+	q, r := hr.HourlyFee/secondsPerHour, hr.HourlyFee%secondsPerHour
+	part := q * rem
+	frac := r * rem // < 3600*3600
+	part += frac / secondsPerHour
+	frac %= secondsPerHour
+	switch hr.CommissionRounding {
+	case RoundHalfUp:
+		if 2*frac >= secondsPerHour {
+			part++
+		}
+	case RoundUp:
+		if frac > 0 {
+			part++
+		}
+	}
+	if fee > math.MaxInt64-part {
+		return 0, fmt.Errorf("%w: hourly fee %d for %d s", ErrOverflow, hr.HourlyFee, seatSeconds)
+	}
+	return fee + part, nil
 }
