@@ -62,6 +62,8 @@ func defaultPolicy() policy {
 		m(tableService, "ListTables"):  {Roles: allRoles},
 		m(tableService, "VoidCoup"):    {Roles: staff},
 		m(tableService, "WatchTable"):  {Roles: allRoles},
+		m(tableService, "GetOdds"):     {Roles: allRoles},
+		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
 
 		// WalletService. PlaceHold, VoidHold and SettleCoup are for
 		// table-svc only and deliberately absent.

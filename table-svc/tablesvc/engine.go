@@ -223,9 +223,11 @@ func (s *Service) dealTo(ctx context.Context, c *change, hand eventsv1.Hand, rul
 		return fmt.Errorf("deal card %d of coup %s: %w", n, cp.ID, err)
 	}
 	code := resp.GetCard().GetCode()
-	if _, err := rules.ParseCard(code); err != nil {
+	card, err := rules.ParseCard(code)
+	if err != nil {
 		return fmt.Errorf("shoe dealt %q: %w", code, err)
 	}
+	t.ShoeDealt[card.Rank-1]++
 	cards := &cp.Player
 	if hand == eventsv1.Hand_HAND_BANKER {
 		cards = &cp.Banker
@@ -318,6 +320,7 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 			return fmt.Errorf("open next shoe: %w", err)
 		}
 		t.ShoeID, t.Shoes, t.CutCardOut = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
+		t.ShoeDecks, t.ShoeDealt = shoe.GetShoe().GetDecks(), [13]int{}
 	}
 
 	cp.Settled, cp.SettleTime = true, time.Now().UTC()

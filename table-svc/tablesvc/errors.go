@@ -31,6 +31,7 @@ const (
 	reasonRequestIDReused       = "REQUEST_ID_REUSED"
 	reasonDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
 	reasonInvalidAmount         = "INVALID_AMOUNT"
+	reasonOddsUnavailable       = "ODDS_UNAVAILABLE"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

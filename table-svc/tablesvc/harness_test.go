@@ -121,6 +121,13 @@ func (h *harness) as(who string) context.Context {
 	return auth.Outgoing(ctx, auth.Caller{Subject: who, Role: auth.RolePlayer})
 }
 
+// asRole is a context acting as subject with role.
+func (h *harness) asRole(subject string, role auth.Role) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	h.t.Cleanup(cancel)
+	return auth.Outgoing(ctx, auth.Caller{Subject: subject, Role: role})
+}
+
 // rid is a fresh request id.
 func (h *harness) rid() string { return "r" + strconv.FormatInt(h.seq.Add(1), 10) }
 

@@ -158,9 +158,15 @@ type table struct {
 	// Offers counts the offers of the bank made at this table.
 	Offers int `json:"offers,omitempty"`
 
-	ShoeID     string `json:"shoe_id"`
-	Shoes      int    `json:"shoes"`
-	CutCardOut bool   `json:"cut_card_out,omitempty"`
+	ShoeID string `json:"shoe_id"`
+	Shoes  int    `json:"shoes"`
+	// ShoeDecks is the current shoe's deck count; 0 for a shoe made from a
+	// given order, whose composition the table does not know.
+	ShoeDecks int32 `json:"shoe_decks,omitempty"`
+	// ShoeDealt counts, by rank (ace first), the cards dealt to coups from
+	// the current shoe: with the burned cards, what has left the shoe.
+	ShoeDealt  [13]int `json:"shoe_dealt"`
+	CutCardOut bool    `json:"cut_card_out,omitempty"`
 	// PendingVoids are holds to release before anything else happens
 	// (bets cancelled by a banco, a bank passed or lost).
 	PendingVoids []string `json:"pending_voids,omitempty"`

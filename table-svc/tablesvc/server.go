@@ -67,10 +67,13 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	shoeID := req.GetShoeId()
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	var decks int32
 	if shoeID != "" {
-		if _, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID}); err != nil {
+		sh, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID})
+		if err != nil {
 			return nil, fromDependency("shoe "+shoeID, err)
 		}
+		decks = sh.GetShoe().GetDecks()
 	} else {
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
@@ -78,9 +81,9 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
 		}
-		shoeID = resp.GetShoe().GetShoeId()
+		shoeID, decks = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks()
 	}
-	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, Shoes: 1, Created: time.Now().UTC()}
+	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC()}
 	c := &change{t: t}
 	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID})
 	if err := s.save(c, key, hash, []byte(id)); err != nil {

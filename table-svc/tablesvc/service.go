@@ -94,6 +94,8 @@ var (
 		tablev1.TableService_LeaveTable_FullMethodName:  players,
 		tablev1.TableService_JoinGallery_FullMethodName: players,
 		tablev1.TableService_WatchTable_FullMethodName:  anyone,
+		tablev1.TableService_GetAdvice_FullMethodName:   anyone,
+		tablev1.TableService_GetOdds_FullMethodName:     anyone,
 		tablev1.TableService_VoidCoup_FullMethodName:    {auth.RoleCroupier, auth.RoleOperator},
 	}
 )

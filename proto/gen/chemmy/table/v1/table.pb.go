@@ -70,6 +70,9 @@ const (
 	ErrorReason_ERROR_REASON_DEPENDENCY_UNAVAILABLE ErrorReason = 19
 	// The amount is zero or negative.
 	ErrorReason_ERROR_REASON_INVALID_AMOUNT ErrorReason = 20
+	// The composition of the table's shoe is not known (a shoe made from a
+	// given order), so no odds or advice can be computed for it.
+	ErrorReason_ERROR_REASON_ODDS_UNAVAILABLE ErrorReason = 21
 )
 
 // Enum value maps for ErrorReason.
@@ -96,6 +99,7 @@ var (
 		18: "ERROR_REASON_REQUEST_ID_REUSED",
 		19: "ERROR_REASON_DEPENDENCY_UNAVAILABLE",
 		20: "ERROR_REASON_INVALID_AMOUNT",
+		21: "ERROR_REASON_ODDS_UNAVAILABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -119,6 +123,7 @@ var (
 		"ERROR_REASON_REQUEST_ID_REUSED":      18,
 		"ERROR_REASON_DEPENDENCY_UNAVAILABLE": 19,
 		"ERROR_REASON_INVALID_AMOUNT":         20,
+		"ERROR_REASON_ODDS_UNAVAILABLE":       21,
 	}
 )
 
@@ -535,6 +540,56 @@ func (x DrawChoice) Number() protoreflect.EnumNumber {
 // Deprecated: Use DrawChoice.Descriptor instead.
 func (DrawChoice) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+}
+
+// Variant is a game of the baccarat family.
+type Variant int32
+
+const (
+	Variant_VARIANT_UNSPECIFIED   Variant = 0
+	Variant_VARIANT_CHEMIN_DE_FER Variant = 1
+	Variant_VARIANT_PUNTO_BANCO   Variant = 2
+)
+
+// Enum value maps for Variant.
+var (
+	Variant_name = map[int32]string{
+		0: "VARIANT_UNSPECIFIED",
+		1: "VARIANT_CHEMIN_DE_FER",
+		2: "VARIANT_PUNTO_BANCO",
+	}
+	Variant_value = map[string]int32{
+		"VARIANT_UNSPECIFIED":   0,
+		"VARIANT_CHEMIN_DE_FER": 1,
+		"VARIANT_PUNTO_BANCO":   2,
+	}
+)
+
+func (x Variant) Enum() *Variant {
+	p := new(Variant)
+	*p = x
+	return p
+}
+
+func (x Variant) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Variant) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
+}
+
+func (Variant) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[8]
+}
+
+func (x Variant) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Variant.Descriptor instead.
+func (Variant) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 // HouseRules are a table's options where the sources leave the choice to
@@ -2904,6 +2959,695 @@ func (*WatchTableResponse_Table) isWatchTableResponse_Update() {}
 
 func (*WatchTableResponse_Event) isWatchTableResponse_Update() {}
 
+// GetAdviceRequest asks for advice at a table's pending decision.
+type GetAdviceRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The player asking: with the player role, the one who must decide.
+	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Assume the opponent plays the game's equilibrium at his own later
+	// choice; false assumes the tableau with the timeout defaults (draw at an
+	// option).
+	AssumeEquilibrium bool `protobuf:"varint,3,opt,name=assume_equilibrium,json=assumeEquilibrium,proto3" json:"assume_equilibrium,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *GetAdviceRequest) Reset() {
+	*x = GetAdviceRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAdviceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAdviceRequest) ProtoMessage() {}
+
+func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
+func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *GetAdviceRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *GetAdviceRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *GetAdviceRequest) GetAssumeEquilibrium() bool {
+	if x != nil {
+		return x.AssumeEquilibrium
+	}
+	return false
+}
+
+// GetAdviceResponse is the expected value of each choice for the
+// deciding hand, per unit of its stake.
+type GetAdviceResponse struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Hand             Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.table.v1.Hand" json:"hand,omitempty"`
+	DecisionPlayerId string                 `protobuf:"bytes,2,opt,name=decision_player_id,json=decisionPlayerId,proto3" json:"decision_player_id,omitempty"`
+	// The rule that gives the choice: CF-PLAYER-DRAW, CF-BANKER-DRAW or
+	// CF-BANCO-FREEDOM.
+	Rule   string  `protobuf:"bytes,3,opt,name=rule,proto3" json:"rule,omitempty"`
+	DrawEv float64 `protobuf:"fixed64,4,opt,name=draw_ev,json=drawEv,proto3" json:"draw_ev,omitempty"`
+	// Exact, as a fraction "n/d".
+	DrawEvExact  string  `protobuf:"bytes,5,opt,name=draw_ev_exact,json=drawEvExact,proto3" json:"draw_ev_exact,omitempty"`
+	StandEv      float64 `protobuf:"fixed64,6,opt,name=stand_ev,json=standEv,proto3" json:"stand_ev,omitempty"`
+	StandEvExact string  `protobuf:"bytes,7,opt,name=stand_ev_exact,json=standEvExact,proto3" json:"stand_ev_exact,omitempty"`
+	// The choice with the larger EV (DRAW on equal EVs).
+	Best DrawChoice `protobuf:"varint,8,opt,name=best,proto3,enum=chemmy.table.v1.DrawChoice" json:"best,omitempty"`
+	// Who sees what in the computation.
+	Model         string `protobuf:"bytes,9,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAdviceResponse) Reset() {
+	*x = GetAdviceResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAdviceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAdviceResponse) ProtoMessage() {}
+
+func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
+func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *GetAdviceResponse) GetHand() Hand {
+	if x != nil {
+		return x.Hand
+	}
+	return Hand_HAND_UNSPECIFIED
+}
+
+func (x *GetAdviceResponse) GetDecisionPlayerId() string {
+	if x != nil {
+		return x.DecisionPlayerId
+	}
+	return ""
+}
+
+func (x *GetAdviceResponse) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *GetAdviceResponse) GetDrawEv() float64 {
+	if x != nil {
+		return x.DrawEv
+	}
+	return 0
+}
+
+func (x *GetAdviceResponse) GetDrawEvExact() string {
+	if x != nil {
+		return x.DrawEvExact
+	}
+	return ""
+}
+
+func (x *GetAdviceResponse) GetStandEv() float64 {
+	if x != nil {
+		return x.StandEv
+	}
+	return 0
+}
+
+func (x *GetAdviceResponse) GetStandEvExact() string {
+	if x != nil {
+		return x.StandEvExact
+	}
+	return ""
+}
+
+func (x *GetAdviceResponse) GetBest() DrawChoice {
+	if x != nil {
+		return x.Best
+	}
+	return DrawChoice_DRAW_CHOICE_UNSPECIFIED
+}
+
+func (x *GetAdviceResponse) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+// ShoeComposition is how many cards of each rank a shoe holds.
+type ShoeComposition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 13 counts, ace to king (ace, 2..9, ten, jack, queen, king).
+	RankCounts    []int32 `protobuf:"varint,1,rep,packed,name=rank_counts,json=rankCounts,proto3" json:"rank_counts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShoeComposition) Reset() {
+	*x = ShoeComposition{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeComposition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeComposition) ProtoMessage() {}
+
+func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
+func (*ShoeComposition) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ShoeComposition) GetRankCounts() []int32 {
+	if x != nil {
+		return x.RankCounts
+	}
+	return nil
+}
+
+// GetOddsRequest names a table, or gives a composition.
+type GetOddsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table whose current shoe to use.
+	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Instead of a table (auditors and operators): any composition.
+	Composition *ShoeComposition `protobuf:"bytes,2,opt,name=composition,proto3" json:"composition,omitempty"`
+	// With a composition: the game; default chemin de fer.
+	Variant       Variant `protobuf:"varint,3,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOddsRequest) Reset() {
+	*x = GetOddsRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOddsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOddsRequest) ProtoMessage() {}
+
+func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
+func (*GetOddsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *GetOddsRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *GetOddsRequest) GetComposition() *ShoeComposition {
+	if x != nil {
+		return x.Composition
+	}
+	return nil
+}
+
+func (x *GetOddsRequest) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+// OutcomeOdds is one outcome's exact count and probability.
+type OutcomeOdds struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "bank_wins", "player_wins", "tie" or "bank_natural".
+	Outcome string `protobuf:"bytes,1,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// Ordered six-card deals giving the outcome; a fraction "n/d" when a
+	// mixed strategy weighs the deals, else an integer.
+	Count            string  `protobuf:"bytes,2,opt,name=count,proto3" json:"count,omitempty"`
+	Probability      float64 `protobuf:"fixed64,3,opt,name=probability,proto3" json:"probability,omitempty"`
+	ProbabilityExact string  `protobuf:"bytes,4,opt,name=probability_exact,json=probabilityExact,proto3" json:"probability_exact,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *OutcomeOdds) Reset() {
+	*x = OutcomeOdds{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OutcomeOdds) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OutcomeOdds) ProtoMessage() {}
+
+func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
+func (*OutcomeOdds) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *OutcomeOdds) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *OutcomeOdds) GetCount() string {
+	if x != nil {
+		return x.Count
+	}
+	return ""
+}
+
+func (x *OutcomeOdds) GetProbability() float64 {
+	if x != nil {
+		return x.Probability
+	}
+	return 0
+}
+
+func (x *OutcomeOdds) GetProbabilityExact() string {
+	if x != nil {
+		return x.ProbabilityExact
+	}
+	return ""
+}
+
+// BetOdds is one bet's expected value (punto banco).
+type BetOdds struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "bank", "player", "tie" or "bank_natural".
+	Bet string `protobuf:"bytes,1,opt,name=bet,proto3" json:"bet,omitempty"`
+	// How it pays, e.g. "1 to 1 less 5.00%".
+	Pays string `protobuf:"bytes,2,opt,name=pays,proto3" json:"pays,omitempty"`
+	// Per unit staked.
+	ExpectedValue      float64 `protobuf:"fixed64,3,opt,name=expected_value,json=expectedValue,proto3" json:"expected_value,omitempty"`
+	ExpectedValueExact string  `protobuf:"bytes,4,opt,name=expected_value_exact,json=expectedValueExact,proto3" json:"expected_value_exact,omitempty"`
+	// -expected_value.
+	HouseEdge     float64 `protobuf:"fixed64,5,opt,name=house_edge,json=houseEdge,proto3" json:"house_edge,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BetOdds) Reset() {
+	*x = BetOdds{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BetOdds) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BetOdds) ProtoMessage() {}
+
+func (x *BetOdds) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
+func (*BetOdds) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *BetOdds) GetBet() string {
+	if x != nil {
+		return x.Bet
+	}
+	return ""
+}
+
+func (x *BetOdds) GetPays() string {
+	if x != nil {
+		return x.Pays
+	}
+	return ""
+}
+
+func (x *BetOdds) GetExpectedValue() float64 {
+	if x != nil {
+		return x.ExpectedValue
+	}
+	return 0
+}
+
+func (x *BetOdds) GetExpectedValueExact() string {
+	if x != nil {
+		return x.ExpectedValueExact
+	}
+	return ""
+}
+
+func (x *BetOdds) GetHouseEdge() float64 {
+	if x != nil {
+		return x.HouseEdge
+	}
+	return 0
+}
+
+// BankerCell is a banker cell where the equilibrium mixes or chooses.
+type BankerCell struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The banker's two-card total, 0..7.
+	BankerTotal int32 `protobuf:"varint,1,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
+	// The value of the player's third card, 0..9; -1 when the player stood.
+	PlayerThirdCard      int32   `protobuf:"varint,2,opt,name=player_third_card,json=playerThirdCard,proto3" json:"player_third_card,omitempty"`
+	DrawProbability      float64 `protobuf:"fixed64,3,opt,name=draw_probability,json=drawProbability,proto3" json:"draw_probability,omitempty"`
+	DrawProbabilityExact string  `protobuf:"bytes,4,opt,name=draw_probability_exact,json=drawProbabilityExact,proto3" json:"draw_probability_exact,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *BankerCell) Reset() {
+	*x = BankerCell{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BankerCell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BankerCell) ProtoMessage() {}
+
+func (x *BankerCell) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
+func (*BankerCell) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *BankerCell) GetBankerTotal() int32 {
+	if x != nil {
+		return x.BankerTotal
+	}
+	return 0
+}
+
+func (x *BankerCell) GetPlayerThirdCard() int32 {
+	if x != nil {
+		return x.PlayerThirdCard
+	}
+	return 0
+}
+
+func (x *BankerCell) GetDrawProbability() float64 {
+	if x != nil {
+		return x.DrawProbability
+	}
+	return 0
+}
+
+func (x *BankerCell) GetDrawProbabilityExact() string {
+	if x != nil {
+		return x.DrawProbabilityExact
+	}
+	return ""
+}
+
+// Equilibrium is the solution of the chemin de fer game for a shoe.
+type Equilibrium struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	PlayerDrawOn_5      float64                `protobuf:"fixed64,1,opt,name=player_draw_on_5,json=playerDrawOn5,proto3" json:"player_draw_on_5,omitempty"`
+	PlayerDrawOn_5Exact string                 `protobuf:"bytes,2,opt,name=player_draw_on_5_exact,json=playerDrawOn5Exact,proto3" json:"player_draw_on_5_exact,omitempty"`
+	BankerCells         []*BankerCell          `protobuf:"bytes,3,rep,name=banker_cells,json=bankerCells,proto3" json:"banker_cells,omitempty"`
+	// The game's value to the player per unit staked (commission aside).
+	Value      float64 `protobuf:"fixed64,4,opt,name=value,proto3" json:"value,omitempty"`
+	ValueExact string  `protobuf:"bytes,5,opt,name=value_exact,json=valueExact,proto3" json:"value_exact,omitempty"`
+	// The model solved: who sees what.
+	Model         string `protobuf:"bytes,6,opt,name=model,proto3" json:"model,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Equilibrium) Reset() {
+	*x = Equilibrium{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Equilibrium) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Equilibrium) ProtoMessage() {}
+
+func (x *Equilibrium) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
+func (*Equilibrium) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
+	if x != nil {
+		return x.PlayerDrawOn_5
+	}
+	return 0
+}
+
+func (x *Equilibrium) GetPlayerDrawOn_5Exact() string {
+	if x != nil {
+		return x.PlayerDrawOn_5Exact
+	}
+	return ""
+}
+
+func (x *Equilibrium) GetBankerCells() []*BankerCell {
+	if x != nil {
+		return x.BankerCells
+	}
+	return nil
+}
+
+func (x *Equilibrium) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *Equilibrium) GetValueExact() string {
+	if x != nil {
+		return x.ValueExact
+	}
+	return ""
+}
+
+func (x *Equilibrium) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+// GetOddsResponse holds the exact odds.
+type GetOddsResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Variant     Variant                `protobuf:"varint,1,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	Composition *ShoeComposition       `protobuf:"bytes,2,opt,name=composition,proto3" json:"composition,omitempty"`
+	// Ordered six-card deals of the shoe.
+	Deals    string         `protobuf:"bytes,3,opt,name=deals,proto3" json:"deals,omitempty"`
+	Outcomes []*OutcomeOdds `protobuf:"bytes,4,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	// Punto banco only.
+	Bets []*BetOdds `protobuf:"bytes,5,rep,name=bets,proto3" json:"bets,omitempty"`
+	// Chemin de fer only.
+	Equilibrium   *Equilibrium `protobuf:"bytes,6,opt,name=equilibrium,proto3" json:"equilibrium,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOddsResponse) Reset() {
+	*x = GetOddsResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOddsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOddsResponse) ProtoMessage() {}
+
+func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
+func (*GetOddsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *GetOddsResponse) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *GetOddsResponse) GetComposition() *ShoeComposition {
+	if x != nil {
+		return x.Composition
+	}
+	return nil
+}
+
+func (x *GetOddsResponse) GetDeals() string {
+	if x != nil {
+		return x.Deals
+	}
+	return ""
+}
+
+func (x *GetOddsResponse) GetOutcomes() []*OutcomeOdds {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+func (x *GetOddsResponse) GetBets() []*BetOdds {
+	if x != nil {
+		return x.Bets
+	}
+	return nil
+}
+
+func (x *GetOddsResponse) GetEquilibrium() *Equilibrium {
+	if x != nil {
+		return x.Equilibrium
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
@@ -3096,7 +3840,61 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x12WatchTableResponse\x12.\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableH\x00R\x05table\x124\n" +
 	"\x05event\x18\x02 \x01(\v2\x1c.chemmy.events.v1.TableEventH\x00R\x05eventB\b\n" +
-	"\x06update*\xd7\x05\n" +
+	"\x06update\"y\n" +
+	"\x10GetAdviceRequest\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12-\n" +
+	"\x12assume_equilibrium\x18\x03 \x01(\bR\x11assumeEquilibrium\"\xc5\x02\n" +
+	"\x11GetAdviceResponse\x12)\n" +
+	"\x04hand\x18\x01 \x01(\x0e2\x15.chemmy.table.v1.HandR\x04hand\x12,\n" +
+	"\x12decision_player_id\x18\x02 \x01(\tR\x10decisionPlayerId\x12\x12\n" +
+	"\x04rule\x18\x03 \x01(\tR\x04rule\x12\x17\n" +
+	"\adraw_ev\x18\x04 \x01(\x01R\x06drawEv\x12\"\n" +
+	"\rdraw_ev_exact\x18\x05 \x01(\tR\vdrawEvExact\x12\x19\n" +
+	"\bstand_ev\x18\x06 \x01(\x01R\astandEv\x12$\n" +
+	"\x0estand_ev_exact\x18\a \x01(\tR\fstandEvExact\x12/\n" +
+	"\x04best\x18\b \x01(\x0e2\x1b.chemmy.table.v1.DrawChoiceR\x04best\x12\x14\n" +
+	"\x05model\x18\t \x01(\tR\x05model\"2\n" +
+	"\x0fShoeComposition\x12\x1f\n" +
+	"\vrank_counts\x18\x01 \x03(\x05R\n" +
+	"rankCounts\"\xa3\x01\n" +
+	"\x0eGetOddsRequest\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12B\n" +
+	"\vcomposition\x18\x02 \x01(\v2 .chemmy.table.v1.ShoeCompositionR\vcomposition\x122\n" +
+	"\avariant\x18\x03 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\"\x8c\x01\n" +
+	"\vOutcomeOdds\x12\x18\n" +
+	"\aoutcome\x18\x01 \x01(\tR\aoutcome\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\tR\x05count\x12 \n" +
+	"\vprobability\x18\x03 \x01(\x01R\vprobability\x12+\n" +
+	"\x11probability_exact\x18\x04 \x01(\tR\x10probabilityExact\"\xa7\x01\n" +
+	"\aBetOdds\x12\x10\n" +
+	"\x03bet\x18\x01 \x01(\tR\x03bet\x12\x12\n" +
+	"\x04pays\x18\x02 \x01(\tR\x04pays\x12%\n" +
+	"\x0eexpected_value\x18\x03 \x01(\x01R\rexpectedValue\x120\n" +
+	"\x14expected_value_exact\x18\x04 \x01(\tR\x12expectedValueExact\x12\x1d\n" +
+	"\n" +
+	"house_edge\x18\x05 \x01(\x01R\thouseEdge\"\xbc\x01\n" +
+	"\n" +
+	"BankerCell\x12!\n" +
+	"\fbanker_total\x18\x01 \x01(\x05R\vbankerTotal\x12*\n" +
+	"\x11player_third_card\x18\x02 \x01(\x05R\x0fplayerThirdCard\x12)\n" +
+	"\x10draw_probability\x18\x03 \x01(\x01R\x0fdrawProbability\x124\n" +
+	"\x16draw_probability_exact\x18\x04 \x01(\tR\x14drawProbabilityExact\"\xf7\x01\n" +
+	"\vEquilibrium\x12'\n" +
+	"\x10player_draw_on_5\x18\x01 \x01(\x01R\rplayerDrawOn5\x122\n" +
+	"\x16player_draw_on_5_exact\x18\x02 \x01(\tR\x12playerDrawOn5Exact\x12>\n" +
+	"\fbanker_cells\x18\x03 \x03(\v2\x1b.chemmy.table.v1.BankerCellR\vbankerCells\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\x01R\x05value\x12\x1f\n" +
+	"\vvalue_exact\x18\x05 \x01(\tR\n" +
+	"valueExact\x12\x14\n" +
+	"\x05model\x18\x06 \x01(\tR\x05model\"\xc7\x02\n" +
+	"\x0fGetOddsResponse\x122\n" +
+	"\avariant\x18\x01 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12B\n" +
+	"\vcomposition\x18\x02 \x01(\v2 .chemmy.table.v1.ShoeCompositionR\vcomposition\x12\x14\n" +
+	"\x05deals\x18\x03 \x01(\tR\x05deals\x128\n" +
+	"\boutcomes\x18\x04 \x03(\v2\x1c.chemmy.table.v1.OutcomeOddsR\boutcomes\x12,\n" +
+	"\x04bets\x18\x05 \x03(\v2\x18.chemmy.table.v1.BetOddsR\x04bets\x12>\n" +
+	"\vequilibrium\x18\x06 \x01(\v2\x1c.chemmy.table.v1.EquilibriumR\vequilibrium*\xfa\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -3119,7 +3917,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\x11\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\x12\x12'\n" +
 	"#ERROR_REASON_DEPENDENCY_UNAVAILABLE\x10\x13\x12\x1f\n" +
-	"\x1bERROR_REASON_INVALID_AMOUNT\x10\x14*n\n" +
+	"\x1bERROR_REASON_INVALID_AMOUNT\x10\x14\x12!\n" +
+	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -3156,8 +3955,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"DrawChoice\x12\x1b\n" +
 	"\x17DRAW_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DRAW_CHOICE_DRAW\x10\x01\x12\x15\n" +
-	"\x11DRAW_CHOICE_STAND\x10\x022\x94\n" +
-	"\n" +
+	"\x11DRAW_CHOICE_STAND\x10\x02*V\n" +
+	"\aVariant\x12\x17\n" +
+	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x022\xb6\v\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -3176,7 +3978,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12X\n" +
 	"\vJoinGallery\x12#.chemmy.table.v1.JoinGalleryRequest\x1a$.chemmy.table.v1.JoinGalleryResponse\x12W\n" +
 	"\n" +
-	"WatchTable\x12\".chemmy.table.v1.WatchTableRequest\x1a#.chemmy.table.v1.WatchTableResponse0\x01\x12U\n" +
+	"WatchTable\x12\".chemmy.table.v1.WatchTableRequest\x1a#.chemmy.table.v1.WatchTableResponse0\x01\x12R\n" +
+	"\tGetAdvice\x12!.chemmy.table.v1.GetAdviceRequest\x1a\".chemmy.table.v1.GetAdviceResponse\x12L\n" +
+	"\aGetOdds\x12\x1f.chemmy.table.v1.GetOddsRequest\x1a .chemmy.table.v1.GetOddsResponse\x12U\n" +
 	"\n" +
 	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
 	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
@@ -3193,8 +3997,8 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 	return file_chemmy_table_v1_table_proto_rawDescData
 }
 
-var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -3204,115 +4008,139 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(Hand)(0),                     // 5: chemmy.table.v1.Hand
 	(Outcome)(0),                  // 6: chemmy.table.v1.Outcome
 	(DrawChoice)(0),               // 7: chemmy.table.v1.DrawChoice
-	(*HouseRules)(nil),            // 8: chemmy.table.v1.HouseRules
-	(*Seat)(nil),                  // 9: chemmy.table.v1.Seat
-	(*Bet)(nil),                   // 10: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 11: chemmy.table.v1.Coup
-	(*Table)(nil),                 // 12: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 13: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 14: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 15: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 16: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 17: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 18: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 19: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 20: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 21: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 22: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 23: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 24: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 25: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 26: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 27: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 28: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 29: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 30: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 31: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 32: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 33: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 34: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 35: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 36: chemmy.table.v1.LeaveTableResponse
-	(*VoidCoupRequest)(nil),       // 37: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 38: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 39: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 40: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 41: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 42: chemmy.table.v1.WatchTableResponse
-	(*v1.Card)(nil),               // 43: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 44: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 45: chemmy.events.v1.TableEvent
+	(Variant)(0),                  // 8: chemmy.table.v1.Variant
+	(*HouseRules)(nil),            // 9: chemmy.table.v1.HouseRules
+	(*Seat)(nil),                  // 10: chemmy.table.v1.Seat
+	(*Bet)(nil),                   // 11: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 12: chemmy.table.v1.Coup
+	(*Table)(nil),                 // 13: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 14: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 15: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 16: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 17: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 18: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 19: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 20: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 21: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 22: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 23: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 24: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 25: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 26: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 27: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 28: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 29: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 30: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 31: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 32: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 33: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 34: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 35: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 36: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 37: chemmy.table.v1.LeaveTableResponse
+	(*VoidCoupRequest)(nil),       // 38: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 39: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 40: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 41: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 42: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 43: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 44: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 45: chemmy.table.v1.GetAdviceResponse
+	(*ShoeComposition)(nil),       // 46: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 47: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 48: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 49: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 50: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 51: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 52: chemmy.table.v1.GetOddsResponse
+	(*v1.Card)(nil),               // 53: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 55: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	3,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
-	10, // 3: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	43, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	43, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	11, // 3: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	53, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	53, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	5,  // 6: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	6,  // 7: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	44, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	8,  // 9: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	54, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	9,  // 9: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	4,  // 10: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	9,  // 11: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	11, // 12: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	11, // 13: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	44, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	44, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	8,  // 16: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	12, // 17: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 18: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 19: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	12, // 20: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 21: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 22: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 23: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 24: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 25: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10, // 11: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	12, // 12: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	12, // 13: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	54, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	54, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	9,  // 16: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	13, // 17: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 18: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 19: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	13, // 20: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 21: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 22: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 23: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 24: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 25: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
 	7,  // 26: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	12, // 27: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 28: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 29: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 30: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 31: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	12, // 32: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	45, // 33: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	13, // 34: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	15, // 35: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	17, // 36: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	19, // 37: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	21, // 38: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	23, // 39: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	25, // 40: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	27, // 41: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	29, // 42: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	31, // 43: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	33, // 44: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	39, // 45: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	41, // 46: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	35, // 47: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	37, // 48: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	14, // 49: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	16, // 50: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	18, // 51: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	20, // 52: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	22, // 53: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	24, // 54: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	26, // 55: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	28, // 56: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	30, // 57: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	32, // 58: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	34, // 59: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	40, // 60: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	42, // 61: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	36, // 62: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	38, // 63: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49, // [49:64] is the sub-list for method output_type
-	34, // [34:49] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	13, // 27: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 28: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 29: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 30: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 31: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	13, // 32: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	55, // 33: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	5,  // 34: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	7,  // 35: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	46, // 36: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	8,  // 37: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	50, // 38: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	8,  // 39: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	46, // 40: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	48, // 41: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	49, // 42: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	51, // 43: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	14, // 44: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	16, // 45: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	18, // 46: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	20, // 47: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	22, // 48: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	24, // 49: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	26, // 50: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	28, // 51: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	30, // 52: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	32, // 53: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	34, // 54: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	40, // 55: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	42, // 56: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	44, // 57: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	47, // 58: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	36, // 59: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	38, // 60: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	15, // 61: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	17, // 62: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	19, // 63: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	21, // 64: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	23, // 65: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	25, // 66: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	27, // 67: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	29, // 68: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	31, // 69: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	33, // 70: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	35, // 71: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	41, // 72: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	43, // 73: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	45, // 74: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	52, // 75: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	37, // 76: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	39, // 77: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	61, // [61:78] is the sub-list for method output_type
+	44, // [44:61] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -3330,8 +4158,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   35,
+			NumEnums:      9,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

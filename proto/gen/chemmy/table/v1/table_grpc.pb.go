@@ -32,6 +32,8 @@ const (
 	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
 	TableService_JoinGallery_FullMethodName = "/chemmy.table.v1.TableService/JoinGallery"
 	TableService_WatchTable_FullMethodName  = "/chemmy.table.v1.TableService/WatchTable"
+	TableService_GetAdvice_FullMethodName   = "/chemmy.table.v1.TableService/GetAdvice"
+	TableService_GetOdds_FullMethodName     = "/chemmy.table.v1.TableService/GetOdds"
 	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
 	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
 )
@@ -118,6 +120,22 @@ type TableServiceClient interface {
 	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
 	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
 	WatchTable(ctx context.Context, in *WatchTableRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchTableResponse], error)
+	// GetAdvice: the croupier's advice ("mathematical expediency") for the
+	// hand that must decide now (state DECISION): the expected value of
+	// drawing and of standing for that hand, by exact enumeration over the
+	// cards still in the shoe and what that hand can see (the model is in
+	// the response). A player may ask only when the decision is his; staff
+	// and auditors may ask for any table. Errors: WRONG_STATE (no decision
+	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
+	// order, whose composition the table does not know).
+	GetAdvice(ctx context.Context, in *GetAdviceRequest, opts ...grpc.CallOption) (*GetAdviceResponse, error)
+	// GetOdds: exact odds of the next coup. With table_id: the table's
+	// current shoe, as it stands (chemin de fer: outcomes under the tableau
+	// with the timeout defaults at the option cells, and the game's
+	// equilibrium). With a composition instead (auditors and operators
+	// only): any shoe, chemin de fer or punto banco. Errors:
+	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
+	GetOdds(ctx context.Context, in *GetOddsRequest, opts ...grpc.CallOption) (*GetOddsResponse, error)
 	// LeaveTable: a player leaves his seat (or the gallery) between coups; nothing of his is
 	// at stake then, so no money moves. A banker leaving passes the bank
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
@@ -278,6 +296,26 @@ func (c *tableServiceClient) WatchTable(ctx context.Context, in *WatchTableReque
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TableService_WatchTableClient = grpc.ServerStreamingClient[WatchTableResponse]
 
+func (c *tableServiceClient) GetAdvice(ctx context.Context, in *GetAdviceRequest, opts ...grpc.CallOption) (*GetAdviceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAdviceResponse)
+	err := c.cc.Invoke(ctx, TableService_GetAdvice_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) GetOdds(ctx context.Context, in *GetOddsRequest, opts ...grpc.CallOption) (*GetOddsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetOddsResponse)
+	err := c.cc.Invoke(ctx, TableService_GetOdds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LeaveTableResponse)
@@ -380,6 +418,22 @@ type TableServiceServer interface {
 	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
 	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
 	WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error
+	// GetAdvice: the croupier's advice ("mathematical expediency") for the
+	// hand that must decide now (state DECISION): the expected value of
+	// drawing and of standing for that hand, by exact enumeration over the
+	// cards still in the shoe and what that hand can see (the model is in
+	// the response). A player may ask only when the decision is his; staff
+	// and auditors may ask for any table. Errors: WRONG_STATE (no decision
+	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
+	// order, whose composition the table does not know).
+	GetAdvice(context.Context, *GetAdviceRequest) (*GetAdviceResponse, error)
+	// GetOdds: exact odds of the next coup. With table_id: the table's
+	// current shoe, as it stands (chemin de fer: outcomes under the tableau
+	// with the timeout defaults at the option cells, and the game's
+	// equilibrium). With a composition instead (auditors and operators
+	// only): any shoe, chemin de fer or punto banco. Errors:
+	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
+	GetOdds(context.Context, *GetOddsRequest) (*GetOddsResponse, error)
 	// LeaveTable: a player leaves his seat (or the gallery) between coups; nothing of his is
 	// at stake then, so no money moves. A banker leaving passes the bank
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
@@ -439,6 +493,12 @@ func (UnimplementedTableServiceServer) JoinGallery(context.Context, *JoinGallery
 }
 func (UnimplementedTableServiceServer) WatchTable(*WatchTableRequest, grpc.ServerStreamingServer[WatchTableResponse]) error {
 	return status.Error(codes.Unimplemented, "method WatchTable not implemented")
+}
+func (UnimplementedTableServiceServer) GetAdvice(context.Context, *GetAdviceRequest) (*GetAdviceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAdvice not implemented")
+}
+func (UnimplementedTableServiceServer) GetOdds(context.Context, *GetOddsRequest) (*GetOddsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOdds not implemented")
 }
 func (UnimplementedTableServiceServer) LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LeaveTable not implemented")
@@ -694,6 +754,42 @@ func _TableService_WatchTable_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type TableService_WatchTableServer = grpc.ServerStreamingServer[WatchTableResponse]
 
+func _TableService_GetAdvice_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAdviceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).GetAdvice(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_GetAdvice_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).GetAdvice(ctx, req.(*GetAdviceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TableService_GetOdds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOddsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).GetOdds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_GetOdds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).GetOdds(ctx, req.(*GetOddsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_LeaveTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(LeaveTableRequest)
 	if err := dec(in); err != nil {
@@ -784,6 +880,14 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "JoinGallery",
 			Handler:    _TableService_JoinGallery_Handler,
+		},
+		{
+			MethodName: "GetAdvice",
+			Handler:    _TableService_GetAdvice_Handler,
+		},
+		{
+			MethodName: "GetOdds",
+			Handler:    _TableService_GetOdds_Handler,
 		},
 		{
 			MethodName: "LeaveTable",

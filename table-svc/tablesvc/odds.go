@@ -1,0 +1,208 @@
+package tablesvc
+
+import (
+	"context"
+	"errors"
+	"math/big"
+
+	"google.golang.org/grpc/codes"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/odds"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// remaining is the composition of the table's current shoe as it stands:
+// the full decks less the burned cards (public, SHOE-BURN) and the cards
+// dealt to coups. ODDS_UNAVAILABLE for a shoe made from a given order.
+func (s *Service) remaining(ctx context.Context, t *table) (odds.Shoe, error) {
+	if t.ShoeDecks == 0 {
+		return odds.Shoe{}, fail(codes.FailedPrecondition, reasonOddsUnavailable, "the table's shoe was made from a given order; its composition is not known")
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	sh, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: t.ShoeID})
+	if err != nil {
+		return odds.Shoe{}, fromDependency("shoe", err)
+	}
+	shoe := odds.Decks(int(t.ShoeDecks))
+	for r, n := range t.ShoeDealt {
+		shoe.Ranks[r] -= n
+	}
+	for _, c := range sh.GetShoe().GetBurned() {
+		if r := int(c.GetRank()); r >= 1 && r <= 13 {
+			shoe.Ranks[r-1]--
+		}
+	}
+	return shoe, nil
+}
+
+// GetAdvice returns the EV of each choice at the pending decision.
+func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+	if err := checkID("table_id", req.GetTableId()); err != nil {
+		return nil, err
+	}
+	if err := checkID("player_id", req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	t, err := s.load(req.GetTableId())
+	if err != nil {
+		return nil, err
+	}
+	if err := wantState(t, stateDecision); err != nil {
+		return nil, err
+	}
+	cp := t.Coup
+	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer && cp.DecisionBy != req.GetPlayerId() {
+		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the decision is %q's", cp.DecisionBy)
+	}
+	shoe, err := s.remaining(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := engineCoup(cp)
+	if err != nil {
+		return nil, err
+	}
+	hr := t.Rules.engineRules()
+	var st odds.Strategy
+	if req.GetAssumeEquilibrium() {
+		full := shoe
+		for _, c := range append(append([]rules.Card(nil), rc.Player...), rc.Banker...) {
+			full.Ranks[c.Rank-1]++ // the equilibrium of the shoe before this coup
+		}
+		eq, err := odds.CheminEquilibrium(full, hr)
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		st = eq.Strategy()
+	}
+	a, err := odds.Advise(shoe, rc, hr, st)
+	if err != nil {
+		return nil, oddsError(err)
+	}
+	out := &tablev1.GetAdviceResponse{
+		Hand: tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy, Rule: a.Rule,
+		DrawEv: ratFloat(a.Draw), DrawEvExact: a.Draw.RatString(),
+		StandEv: ratFloat(a.Stand), StandEvExact: a.Stand.RatString(),
+		Best: tablev1.DrawChoice_DRAW_CHOICE_DRAW, Model: odds.AdviceModel,
+	}
+	if a.Best == rules.DecisionStand {
+		out.Best = tablev1.DrawChoice_DRAW_CHOICE_STAND
+	}
+	return out, nil
+}
+
+// GetOdds returns the exact odds of the next coup.
+func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*tablev1.GetOddsResponse, error) {
+	var (
+		shoe    odds.Shoe
+		hr      = rules.DefaultHouseRules()
+		variant = req.GetVariant()
+	)
+	switch {
+	case req.GetComposition() != nil:
+		if c, _ := auth.FromContext(ctx); !c.Is(auth.RoleAuditor, auth.RoleOperator, auth.RoleService) {
+			return nil, fail(codes.PermissionDenied, reasonRoleNotAllowed, "only auditors and operators may ask for any composition")
+		}
+		counts := req.GetComposition().GetRankCounts()
+		if len(counts) != 13 {
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "composition needs 13 rank counts (ace to king), got %d", len(counts))
+		}
+		for i, n := range counts {
+			shoe.Ranks[i] = int(n)
+		}
+		if err := shoe.Validate(); err != nil {
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "composition: %v", err)
+		}
+	case req.GetTableId() != "":
+		if err := checkID("table_id", req.GetTableId()); err != nil {
+			return nil, err
+		}
+		t, err := s.load(req.GetTableId())
+		if err != nil {
+			return nil, err
+		}
+		if shoe, err = s.remaining(ctx, t); err != nil {
+			return nil, err
+		}
+		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
+	default:
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "give a table_id or a composition")
+	}
+	out := &tablev1.GetOddsResponse{Composition: &tablev1.ShoeComposition{}}
+	for _, n := range shoe.Ranks {
+		out.Composition.RankCounts = append(out.Composition.RankCounts, int32(n))
+	}
+	outcome := func(name string, count, prob *big.Rat) {
+		out.Outcomes = append(out.Outcomes, &tablev1.OutcomeOdds{Outcome: name, Count: count.RatString(), Probability: ratFloat(prob), ProbabilityExact: prob.RatString()})
+	}
+	switch variant {
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
+		o, err := odds.PuntoBanco(shoe, rules.DefaultPuntoBancoRules())
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		out.Variant, out.Deals = variant, o.Deals.String()
+		for _, c := range []struct {
+			name  string
+			count *big.Int
+		}{{"bank_wins", o.BankWins}, {"player_wins", o.PlayerWins}, {"tie", o.Ties}, {"bank_natural", o.BankNaturals}} {
+			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
+		}
+		for _, b := range o.Bets {
+			out.Bets = append(out.Bets, &tablev1.BetOdds{Bet: b.Bet, Pays: b.Pays, ExpectedValue: ratFloat(b.EV),
+				ExpectedValueExact: b.EV.RatString(), HouseEdge: ratFloat(b.HouseEdge())})
+		}
+	case tablev1.Variant_VARIANT_UNSPECIFIED, tablev1.Variant_VARIANT_CHEMIN_DE_FER:
+		c, err := odds.Chemin(shoe, hr, odds.Strategy{}, false)
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		eq, err := odds.CheminEquilibrium(shoe, hr)
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		out.Variant, out.Deals = tablev1.Variant_VARIANT_CHEMIN_DE_FER, c.Deals.String()
+		outcome("bank_wins", c.BankWins, c.Prob(c.BankWins))
+		outcome("player_wins", c.PlayerWins, c.Prob(c.PlayerWins))
+		outcome("tie", c.Ties, c.Prob(c.Ties))
+		naturals := new(big.Rat).SetInt(c.BankNaturals)
+		outcome("bank_natural", naturals, c.Prob(naturals))
+		out.Equilibrium = &tablev1.Equilibrium{
+			PlayerDrawOn_5: ratFloat(eq.PlayerDrawOn5), PlayerDrawOn_5Exact: eq.PlayerDrawOn5.RatString(),
+			Value: ratFloat(eq.Value), ValueExact: eq.Value.RatString(), Model: odds.EquilibriumModel,
+		}
+		for _, cell := range eq.Banker {
+			third := int32(cell.Third)
+			if cell.Third == odds.ThirdCardStood {
+				third = -1
+			}
+			out.Equilibrium.BankerCells = append(out.Equilibrium.BankerCells, &tablev1.BankerCell{
+				BankerTotal: int32(cell.Total), PlayerThirdCard: third,
+				DrawProbability: ratFloat(cell.Draw), DrawProbabilityExact: cell.Draw.RatString(),
+			})
+		}
+	default:
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "variant %v has no exact odds yet", variant)
+	}
+	return out, nil
+}
+
+func ratFloat(r *big.Rat) float64 {
+	f, _ := r.Float64()
+	return f
+}
+
+// oddsError maps an error of package odds to a status.
+func oddsError(err error) error {
+	if errors.Is(err, odds.ErrInvalidShoe) {
+		return fail(codes.FailedPrecondition, reasonOddsUnavailable, "%v", err)
+	}
+	return fail(codes.Internal, reasonOddsUnavailable, "%v", err)
+}
