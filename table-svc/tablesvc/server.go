@@ -259,6 +259,7 @@ func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest
 			return err
 		}
 		t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = req.GetPlayerId(), req.GetAmount(), hold, ""
+		t.BancoSuivi = "" // banco suivi is against the banker who won it
 		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: t.BankerID, Bank: t.Bank})
 		t.Coup = newCoup(t)
 		t.State = stateBetting
@@ -365,6 +366,9 @@ func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest
 func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) (*tablev1.CallBancoResponse, error) {
 	t, err := s.act(ctx, "CallBanco", req, func(c *change) error {
 		t, player := c.t, req.GetPlayerId()
+		if player == t.BankerID {
+			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
+		}
 		suivi := t.State == stateBetting && player == t.BancoSuivi && len(t.Coup.Bets) == 0
 		if !suivi {
 			// Source: RULES.md CF-BANCO-PRIORITY: banco is called in betting order.
