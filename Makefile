@@ -16,7 +16,7 @@ MODULES  := proto services shoe-svc wallet-svc table-svc gateway cmd
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 DATA_DIR ?= .chemmy
 
-.PHONY: run test test-short generate check-generated lint fmt vet bench load tools tool-grpcurl tool-buf clean
+.PHONY: run test test-short generate check-generated lint fmt vet bench load load-wallet tools tool-grpcurl tool-buf clean
 
 ## run: start embedded NATS and all four services; prints the gateway address; Ctrl-C stops
 run:
@@ -53,6 +53,11 @@ vet:
 ## bench: the benchmarks of every module
 bench:
 	go test -run '^$$' -bench . -benchmem $(PACKAGES)
+
+## load-wallet: wallet-svc settlements/s and p99 with ghz, vs a no-op RPC and raw bbolt commits (not part of test)
+load-wallet:
+	@test -x $(BIN)/ghz || GOBIN=$(BIN) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
+	GHZ=$(BIN)/ghz ./wallet-svc/load/run.sh
 
 tools: tool-buf tool-grpcurl
 	GOBIN=$(BIN) go install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)

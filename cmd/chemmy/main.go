@@ -1,6 +1,7 @@
 // Command chemmy is the suite's command line.
 //
 //	chemmy run [flags]   start NATS and all four services in one process
+//	chemmy verify [FILE] check a closed shoe's reveal (JSON from GetShoeReveal)
 //	chemmy odds [flags]  exact odds of a variant from a shoe composition (chemmy odds -h)
 //
 // `chemmy run` flags:
@@ -32,6 +33,7 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: chemmy run [flags]   (chemmy run -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy odds [flags]  (chemmy odds -h lists the flags)")
+	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	os.Exit(2)
 }
 
@@ -42,6 +44,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		os.Exit(run(os.Args[2:]))
+	case "verify":
+		os.Exit(runVerify(os.Args[2:]))
 	case "odds":
 		os.Exit(runOdds(os.Args[2:]))
 	default:

@@ -65,8 +65,9 @@ func defaultPolicy() policy {
 		m(tableService, "GetOdds"):     {Roles: allRoles},
 		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
 
-		// WalletService. PlaceHold, VoidHold and SettleCoup are for
-		// table-svc only and deliberately absent.
+		// WalletService. PlaceHold, VoidHold, PostHold, ExpireHolds, the
+		// settlements and ChargeFee are for table-svc only and
+		// deliberately absent.
 		m(walletService, "Deposit"):  {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "Withdraw"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "GetAccount"): {
@@ -74,12 +75,27 @@ func defaultPolicy() policy {
 			SelfField: "account_id",
 			Prefix:    "player:",
 		},
+		m(walletService, "ListStatement"): {
+			Roles:     allRoles,
+			SelfField: "account_id",
+			Prefix:    "player:",
+		},
+		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
 
 		// ShoeService.
 		m(shoeService, "CreateShoe"):          {Roles: staff},
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "GetShoe"):             {Roles: allRoles},
+		m(shoeService, "Cut"): {
+			Roles:     []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator},
+			SelfField: "player_id",
+		},
+		m(shoeService, "CloseShoe"): {Roles: staff},
+		// The reveal exists only once a shoe is closed (shoe-svc refuses
+		// it before); fates of an open shoe list burned and dealt cards only.
+		m(shoeService, "GetShoeReveal"): {Roles: allRoles},
+		m(shoeService, "ListCardFates"): {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
 		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable", "JoinGallery"} {

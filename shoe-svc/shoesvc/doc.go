@@ -5,16 +5,25 @@
 //
 // # Building a shoe (CreateShoe)
 //
-//  1. SHOE-DECKS: rules.NewDecks(decks), 6 or 8 decks (default 6).
-//  2. SHOE-SHUFFLE: one Fisher-Yates shuffle whose indices come from a
-//     [Source] through rejection sampling (no modulo bias). In production
-//     the source is always crypto/rand; only this package's tests can
-//     inject another one.
-//  3. SHOE-CUT: the shuffled cards are rotated at a uniformly random
-//     position 0..n-1 (the card at that position becomes the first).
-//  4. SHOE-BURN: the first `burn` cards (3 or 4, default 3) are drawn,
-//     shown in Shoe.burned and discarded. Shoe.cards_total counts the cards
-//     left after the burn (312-3 = 309 with the defaults).
+//  1. SHOE-DECKS: decks by variant: chemin de fer (also unspecified) and
+//     punto banco 6 or 8 (default 6), banque 3, the old game 2.
+//  2. SHOE-SHUFFLE: a fresh 512-byte server seed from crypto/rand and the
+//     request's public client seed give the order through package fair
+//     (an unbiased rejection-sampling Fisher-Yates over a documented bit
+//     stream). Shoe.commitment = fair.Commit(server seed, order) is
+//     published (event shoe_opened) before anything else happens. Only
+//     this package's tests can inject other seeds (start's options; no
+//     Config field, flag or environment variable reaches them).
+//  3. SHOE-CUT: without cutter_player_id the shoe is cut at once at the
+//     random position fair.RandomCut draws from the same stream. With
+//     one, the shoe waits in SHOE_STATE_AWAITING_CUT until that player
+//     calls Cut (any position 0..n-1) or cut_deadline passes; then it is
+//     cut at the random position, by the first call that touches the shoe
+//     (DealCard, Cut, CloseShoe) or by the sweep (about every second).
+//  4. SHOE-BURN: 3 or 4 cards (default 3), or the first card and as many
+//     more as its value (BURN_MODE_BY_FIRST_CARD), are shown in
+//     Shoe.burned and discarded (fate BURNED, event cards_burned).
+//     Shoe.cards_total counts the cards left after the burn.
 //  5. SHOE-CUT-CARD: the cut card lies `cut_card_from_end` cards (6..16,
 //     default 8) before the end: exactly that many cards are behind it.
 //
@@ -41,6 +50,22 @@
 // invariant cut_card_out == (cards_remaining <= cut_card_from_end) holds for
 // every stored shoe, also before the first deal (when it is false).
 //
+// The coup of the deal that brought the cut card out is recorded
+// (Shoe.cut_card_coup_id, event cut_card_out); after it a deal for
+// another coup fails with CUT_CARD_OUT: the cut card's coup is the shoe's
+// last (SHOE-RESHUFFLE). The coup of a deal is DealCardRequest.coup_id or,
+// when empty, the "<coup_id>" of a request_id "<coup_id>/card/<n>".
+//
+// # Closing (SHOE-RESHUFFLE) and the reveal
+//
+// CloseShoe closes a shoe once the cut card is out or at least 5/6 of the
+// loaded cards are burned or dealt; earlier only with force by an
+// operator, with a reason. The table calls it after the cut card's coup is
+// settled. The deal of the last card closes the shoe too. Closing writes
+// the fate LEFT for every card still in the shoe and the event shoe_closed
+// with the reveal; GetShoeReveal returns the same reveal for closed shoes
+// only. Nothing returns the seed or the order of an open shoe.
+//
 // # Idempotency
 //
 // Every mutating RPC is idempotent by request_id (kit/store records): a
@@ -52,17 +77,28 @@
 //
 // # Storage (bbolt, schema version [SchemaVersion])
 //
-// Besides kit/store's "meta" and "requests" buckets and kit/outbox's
-// "outbox" bucket:
+// Version 2 (this change) added the buckets "secrets", "fates", "coups"
+// and "cutting" and the seeds: a version 1 file is refused at open (delete
+// the data directory of a development stack). Besides kit/store's "meta"
+// and "requests" buckets and kit/outbox's "outbox" bucket:
 //
 //   - "shoes": key = shoe id, the 26-character ULID string (sorts by
 //     creation time); value = the deterministic protobuf encoding of the
-//     shoe's public state, chemmy.shoe.v1.Shoe (counts, cut card, burned
-//     cards, state).
-//   - "orders": key = shoe id as above; value = the dealing order after the
-//     burn, one byte per card: byte i is rules.Card.Index() (0..51) of the
-//     card dealt at position i. The full order as loaded into the shoe is
-//     Shoe.burned followed by these cards. Never returned by any RPC.
+//     shoe's public state, chemmy.shoe.v1.Shoe.
+//   - "secrets": key = shoe id; value = uint16 big-endian seed length,
+//     the server seed, one byte of burn count (0 for by first card), then
+//     the committed shuffled order (one byte per card, its index). Absent
+//     for CreateShoeFromOrder shoes. Never returned while the shoe is open.
+//   - "orders": key = shoe id; value = the dealing order after the cut
+//     and the burn, one byte per card: byte i is rules.Card.Index() (0..51)
+//     of the card dealt at position i. Written at the cut. Never returned
+//     by any RPC.
+//   - "fates": key = shoe id + uint16 big-endian load position (0 = first
+//     card after the cut, burned cards first); value = CardFate protobuf.
+//   - "coups": key = coup id + 0x00 + the "fates" key; empty value: the
+//     per-coup index of ListCardFates (coup ids hold no NUL).
+//   - "cutting": key = value = shoe id of every shoe in AWAITING_CUT (the
+//     sweep's work list).
 //
 // Idempotency keys in "requests" (kit/store, value = request hash +
 // response protobuf):
@@ -71,14 +107,23 @@
 //   - "shoe/create-from-order/" + request_id → CreateShoeFromOrderResponse
 //   - "shoe/deal/" + shoe_id + "/" + request_id → DealCardResponse
 //     (shoe ids have a fixed length, so the key is unambiguous)
-//
-// Every state change (a new shoe with its order and idempotency record; a
-// deal with the shoe's new counts and its idempotency record) is one bbolt
-// Update transaction, so a service restarted on the same file continues
-// every shoe at the same position.
+//   - "shoe/cut/" + shoe_id + "/" + request_id → CutResponse
+//   - "shoe/close/" + shoe_id + "/" + request_id → CloseShoeResponse
 //
 // # Events
 //
-// The service publishes no events yet; the outbox bucket exists (app.Start
-// creates it) for the shoe events a later change adds.
+// chemmy.events.v1.ShoeEvent, written to the outbox in the transaction of
+// the change and published as "chemmy.shoe.<shoe_id>.<kind>" with
+// Nats-Msg-Id "<shoe_id>/<kind>": shoe_opened (commitment), cards_burned
+// (cut and burn), cut_card_out, shoe_closed (the reveal).
+//
+// # Crash safety
+//
+// Every state change (a new shoe with its secret, order and events; a
+// cut; a deal with its fate and idempotency record; a close with the
+// fates of the cards left) is one bbolt transaction: killed at any point
+// the service restarts at the last committed card, and a retried
+// request_id returns the stored answer. TestCrashDuringDeals kills a real
+// process (-tags failpoints: CHEMMY_SHOE_FAILPOINT=deal-in-tx or
+// deal-after-commit, CHEMMY_SHOE_FAILPOINT_AFTER=n) and at random moments.
 package shoesvc

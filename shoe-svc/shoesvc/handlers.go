@@ -4,24 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
 
 var (
-	bucketShoes  = []byte("shoes")
-	bucketOrders = []byte("orders")
+	bucketShoes   = []byte("shoes")
+	bucketOrders  = []byte("orders")
+	bucketSecrets = []byte("secrets")
+	bucketFates   = []byte("fates")
+	bucketCoups   = []byte("coups")
+	bucketCutting = []byte("cutting")
 )
 
 // House rules (RULES.md SHOE-DECKS, SHOE-CUT-CARD, SHOE-BURN) and limits.
@@ -34,6 +43,12 @@ const (
 	maxOrderCards     = 16 * rules.DeckSize // 832
 	maxRequestIDLen   = 256
 	maxOwnerLen       = 256
+	maxIDLen          = 128 // player, coup ids
+	maxHandLen        = 32
+	maxReasonLen      = 256
+	defaultCutLimit   = 30 * time.Second
+	minCutLimit       = time.Second
+	maxCutLimit       = 10 * time.Minute
 )
 
 var marshal = proto.MarshalOptions{Deterministic: true}
@@ -88,6 +103,25 @@ func reused(id string) error {
 		"request_id %q was used with a different request", id)
 }
 
+func checkID(field, v string) error {
+	if len(v) > maxIDLen || strings.ContainsRune(v, 0) {
+		return invalid("%s must be at most %d bytes without NUL", field, maxIDLen)
+	}
+	return nil
+}
+
+// deckRule is the decks house rule of a variant (SHOE-DECKS).
+func deckRule(v shoev1.Variant) (def int32, allowed []int32) {
+	switch v {
+	case shoev1.Variant_VARIANT_BANQUE:
+		return 3, []int32{3}
+	case shoev1.Variant_VARIANT_OLD:
+		return 2, []int32{2}
+	default: // chemin de fer (also unspecified), punto banco
+		return defaultDecks, []int32{6, 8}
+	}
+}
+
 // normalizeCreate validates the house rules of r and returns a copy with
 // the defaults filled in.
 func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, error) {
@@ -97,19 +131,32 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 	if err := checkOwner(r.GetOwner()); err != nil {
 		return nil, err
 	}
+	if err := checkID("cutter_player_id", r.GetCutterPlayerId()); err != nil {
+		return nil, err
+	}
+	if len(r.GetClientSeed()) > fair.MaxClientSeed {
+		return nil, invalid("client_seed is longer than %d bytes", fair.MaxClientSeed)
+	}
+	if _, ok := shoev1.Variant_name[int32(r.GetVariant())]; !ok {
+		return nil, houseRule("unknown variant %d", r.GetVariant())
+	}
 	n := proto.CloneOf(r)
+	if n.Variant == shoev1.Variant_VARIANT_UNSPECIFIED {
+		n.Variant = shoev1.Variant_VARIANT_CHEMIN_DE_FER
+	}
+	def, allowed := deckRule(n.Variant)
 	if n.Decks == 0 {
-		n.Decks = defaultDecks
+		n.Decks = def
 	}
 	if n.CutCardFromEnd == 0 {
 		n.CutCardFromEnd = defaultCutFromEnd
 	}
-	if n.Burn == 0 {
-		n.Burn = defaultBurn
+	if n.BurnMode == shoev1.BurnMode_BURN_MODE_UNSPECIFIED {
+		n.BurnMode = shoev1.BurnMode_BURN_MODE_COUNT
 	}
-	// Source: RULES.md SHOE-DECKS
-	if n.Decks != 6 && n.Decks != 8 {
-		return nil, houseRule("decks must be 6 or 8 (0 means 6), got %d", r.Decks)
+	// Source: RULES.md SHOE-DECKS (chemin de fer and punto banco 6 or 8, banque 3, old game 2)
+	if !slices.Contains(allowed, n.Decks) {
+		return nil, houseRule("decks must be %v for %s (0 means %d), got %d", allowed, n.Variant, def, r.Decks)
 	}
 	// Source: RULES.md SHOE-CUT-CARD
 	if n.CutCardFromEnd < minCutFromEnd || n.CutCardFromEnd > maxCutFromEnd {
@@ -117,13 +164,41 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 			minCutFromEnd, maxCutFromEnd, defaultCutFromEnd, r.CutCardFromEnd)
 	}
 	// Source: RULES.md SHOE-BURN
-	if n.Burn != 3 && n.Burn != 4 {
-		return nil, houseRule("burn must be 3 or 4 (0 means 3), got %d", r.Burn)
+	switch n.BurnMode {
+	case shoev1.BurnMode_BURN_MODE_COUNT:
+		if n.Burn == 0 {
+			n.Burn = defaultBurn
+		}
+		if n.Burn != 3 && n.Burn != 4 {
+			return nil, houseRule("burn must be 3 or 4 (0 means 3), got %d", r.Burn)
+		}
+	case shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD:
+		if n.Burn != 0 {
+			return nil, houseRule("burn must be 0 with BURN_MODE_BY_FIRST_CARD, got %d", r.Burn)
+		}
+	default:
+		return nil, houseRule("unknown burn_mode %d", r.BurnMode)
+	}
+	// Source: RULES.md SHOE-CUT (time limit of the named cutter)
+	if n.CutterPlayerId == "" {
+		if n.CutTimeLimit != nil {
+			return nil, invalid("cut_time_limit needs a cutter_player_id")
+		}
+	} else {
+		d := n.GetCutTimeLimit().AsDuration()
+		if n.CutTimeLimit == nil || d == 0 {
+			d = defaultCutLimit
+		}
+		if d < minCutLimit || d > maxCutLimit || (n.CutTimeLimit != nil && !n.CutTimeLimit.IsValid()) {
+			return nil, houseRule("cut_time_limit must be %v..%v (0 means %v)", minCutLimit, maxCutLimit, defaultCutLimit)
+		}
+		n.CutTimeLimit = durationpb.New(d)
 	}
 	return n, nil
 }
 
-// CreateShoe builds, shuffles, cuts and burns a new shoe.
+// CreateShoe builds, shuffles and commits a new shoe; without a named
+// cutter it is cut at random and burned at once.
 func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeResponse, error) {
 	n, err := normalizeCreate(r)
 	if err != nil {
@@ -133,25 +208,79 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 	hash := store.Hash(n)
 	// Build outside the transaction: the shuffle needs no lock. A retry
 	// discards this work and returns the stored response.
-	cards := buildShoe(int(n.Decks), s.newSource())
-	burned, order := cards[:n.Burn], cards[n.Burn:]
+	// Source: RULES.md SHOE-DECKS, SHOE-SHUFFLE
+	seed := s.opts.newSeed()
+	order, stream := fair.Shuffle(int(n.Decks), seed, n.ClientSeed)
+	now := s.opts.now()
 	shoe := &shoev1.Shoe{
 		ShoeId:         ulid.Make().String(),
-		State:          shoev1.ShoeState_SHOE_STATE_OPEN,
+		State:          shoev1.ShoeState_SHOE_STATE_AWAITING_CUT,
 		Decks:          n.Decks,
 		CardsTotal:     int32(len(order)),
 		CardsRemaining: int32(len(order)),
 		CutCardFromEnd: n.CutCardFromEnd,
-		Burned:         toProtoCards(burned),
-		CreateTime:     timestamppb.Now(),
+		CreateTime:     timestamppb.New(now),
 		Owner:          n.Owner,
+		Commitment:     fair.Commit(seed, order),
+		ClientSeed:     n.ClientSeed,
+		Variant:        n.Variant,
+		BurnMode:       n.BurnMode,
+		CutterPlayerId: n.CutterPlayerId,
+	}
+	if n.CutterPlayerId != "" {
+		shoe.CutDeadline = timestamppb.New(now.Add(n.CutTimeLimit.AsDuration()))
+	}
+	sec := &secret{seed: seed, order: order, burn: n.Burn}
+	var cut *cutResult
+	if n.CutterPlayerId == "" {
+		// Source: RULES.md SHOE-CUT (nobody named: a random cut at once)
+		cut = applyCut(shoe, sec, fair.RandomCut(stream, len(order)), true, "", now)
 	}
 	resp := &shoev1.CreateShoeResponse{Shoe: shoe}
-	out, err := s.create(key, n.RequestId, hash, shoe, order, resp, &shoev1.CreateShoeResponse{})
+	var prev shoev1.CreateShoeResponse
+	err = s.update(func(tx *bolt.Tx) error {
+		stored, found, err := store.Lookup(tx, key, hash)
+		if errors.Is(err, store.ErrRequestReused) {
+			return reused(n.RequestId)
+		}
+		if err != nil {
+			return err
+		}
+		if found {
+			resp = &prev
+			return proto.Unmarshal(stored, &prev)
+		}
+		id := []byte(shoe.ShoeId)
+		if err := tx.Bucket(bucketSecrets).Put(id, sec.encode()); err != nil {
+			return err
+		}
+		if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_ShoeOpened{ShoeOpened: &eventsv1.ShoeOpened{
+			Commitment: shoe.Commitment, Decks: shoe.Decks, Variant: shoe.Variant, CutCardFromEnd: shoe.CutCardFromEnd,
+			BurnMode: shoe.BurnMode, ClientSeed: shoe.ClientSeed, CutterPlayerId: shoe.CutterPlayerId,
+			CutDeadline: shoe.CutDeadline, Owner: shoe.Owner,
+		}}); err != nil {
+			return err
+		}
+		if cut != nil {
+			if err := storeCut(tx, shoe, cut, now); err != nil {
+				return err
+			}
+		} else if err := tx.Bucket(bucketCutting).Put(id, id); err != nil {
+			return err
+		}
+		if err := putShoe(tx, shoe); err != nil {
+			return err
+		}
+		b, err := marshal.Marshal(resp)
+		if err != nil {
+			return err
+		}
+		return store.Save(tx, key, hash, b)
+	})
 	if err != nil {
 		return nil, s.internal(ctx, "create shoe", err)
 	}
-	return out.(*shoev1.CreateShoeResponse), nil
+	return resp, nil
 }
 
 // CreateShoeFromOrder builds a shoe that deals exactly the given cards.
@@ -210,7 +339,7 @@ func (s *Service) create(key, requestID string, hash []byte, shoe *shoev1.Shoe, 
 		return nil, err
 	}
 	out := resp
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		stored, found, err := store.Lookup(tx, key, hash)
 		if errors.Is(err, store.ErrRequestReused) {
 			return reused(requestID)
@@ -257,6 +386,19 @@ func loadShoe(tx *bolt.Tx, id string, into *shoev1.Shoe) error {
 	return proto.Unmarshal(v, into)
 }
 
+// coupOf is the coup of a deal: r.coup_id, or the "<coup_id>" of a
+// request_id "<coup_id>/card/<n>" (the table service's convention).
+func coupOf(r *shoev1.DealCardRequest) string {
+	if r.CoupId != "" {
+		return r.CoupId
+	}
+	if i := strings.LastIndex(r.RequestId, "/card/"); i > 0 && len(r.RequestId[:i]) <= maxIDLen &&
+		!strings.ContainsRune(r.RequestId[:i], 0) {
+		return r.RequestId[:i]
+	}
+	return ""
+}
+
 // DealCard deals the next card of a shoe. See the package documentation
 // for the cut card.
 func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*shoev1.DealCardResponse, error) {
@@ -266,10 +408,17 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 	if r.GetShoeId() == "" {
 		return nil, invalid("shoe_id is required")
 	}
+	if err := checkID("coup_id", r.GetCoupId()); err != nil {
+		return nil, err
+	}
+	if len(r.GetHand()) > maxHandLen {
+		return nil, invalid("hand is longer than %d bytes", maxHandLen)
+	}
 	key := "shoe/deal/" + r.ShoeId + "/" + r.RequestId
 	hash := store.Hash(r)
+	coup := coupOf(r)
 	resp := &shoev1.DealCardResponse{}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		// The shoe first: ids have a fixed length, so only an existing
 		// shoe's id makes the idempotency key unambiguous.
 		shoe := &shoev1.Shoe{}
@@ -286,9 +435,29 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 		if found {
 			return proto.Unmarshal(stored, resp)
 		}
+		now := s.opts.now()
+		if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
+			// Source: RULES.md SHOE-CUT (time ran out: cut at random)
+			if expired, err := s.expireCut(tx, shoe, now); err != nil {
+				return err
+			} else if !expired {
+				return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CUT,
+					"shoe %q waits for %q to cut until %s", r.ShoeId, shoe.CutterPlayerId, shoe.CutDeadline.AsTime().Format(time.RFC3339))
+			}
+		}
 		if shoe.CardsRemaining <= 0 {
 			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_EXHAUSTED,
 				"shoe %q has no card left (%d dealt)", r.ShoeId, shoe.CardsDealt)
+		}
+		if shoe.State == shoev1.ShoeState_SHOE_STATE_CLOSED {
+			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_CLOSED,
+				"shoe %q is closed (%s)", r.ShoeId, shoe.CloseReason)
+		}
+		// Source: RULES.md SHOE-RESHUFFLE: once the cut card is out only
+		// its coup is completed.
+		if shoe.CutCardOut && shoe.CutCardCoupId != "" && coup != "" && coup != shoe.CutCardCoupId {
+			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_CUT_CARD_OUT,
+				"the cut card of shoe %q came out in coup %q: it is the shoe's last", r.ShoeId, shoe.CutCardCoupId)
 		}
 		order := tx.Bucket(bucketOrders).Get([]byte(r.ShoeId))
 		pos := shoe.CardsDealt
@@ -299,27 +468,42 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 		if err != nil {
 			return fmt.Errorf("shoe %s position %d: %w", r.ShoeId, pos, err)
 		}
+		failpoint("deal-in-tx")
 		shoe.CardsDealt++
 		shoe.CardsRemaining--
+		wasOut := shoe.CutCardOut
 		// Source: RULES.md SHOE-CUT-CARD, SHOE-RESHUFFLE. The cut card is
 		// out once no more than cut_card_from_end cards are left.
 		shoe.CutCardOut = shoe.CardsRemaining <= shoe.CutCardFromEnd
-		if shoe.CardsRemaining == 0 {
-			shoe.State = shoev1.ShoeState_SHOE_STATE_CLOSED
-		}
 		resp.Card = toProtoCard(card)
 		resp.Position = pos
 		resp.CutCardOut = shoe.CutCardOut
 		resp.CardsRemaining = shoe.CardsRemaining
-		shoeBytes, err := marshal.Marshal(shoe)
-		if err != nil {
+		if err := putFate(tx, &shoev1.CardFate{
+			ShoeId: r.ShoeId, LoadPosition: int32(len(shoe.Burned)) + pos, Card: resp.Card,
+			Fate: shoev1.Fate_FATE_DEALT, DealtPosition: pos, CoupId: coup, Hand: r.Hand,
+			RequestId: r.RequestId, Time: timestamppb.New(now),
+		}); err != nil {
 			return err
+		}
+		if shoe.CutCardOut && !wasOut {
+			shoe.CutCardCoupId = coup
+			if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_CutCardOut{CutCardOut: &eventsv1.CutCardOut{
+				Position: pos, CoupId: coup, CardsRemaining: shoe.CardsRemaining,
+			}}); err != nil {
+				return err
+			}
+		}
+		if shoe.CardsRemaining == 0 {
+			if err := s.closeShoe(tx, shoe, now, "exhausted", false); err != nil {
+				return err
+			}
 		}
 		respBytes, err := marshal.Marshal(resp)
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketShoes).Put([]byte(r.ShoeId), shoeBytes); err != nil {
+		if err := putShoe(tx, shoe); err != nil {
 			return err
 		}
 		return store.Save(tx, key, hash, respBytes)
@@ -327,6 +511,7 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 	if err != nil {
 		return nil, s.internal(ctx, "deal card", err)
 	}
+	failpoint("deal-after-commit")
 	return resp, nil
 }
 

@@ -3,6 +3,7 @@ package shoesvc
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
@@ -10,6 +11,8 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
 
 // Defaults of [Config].
@@ -20,7 +23,7 @@ const (
 
 // SchemaVersion is the storage schema version stored in and checked
 // against the bbolt file (see the package documentation for the layout).
-const SchemaVersion uint32 = 1
+const SchemaVersion uint32 = 2
 
 // Domain is the ErrorInfo domain of this service's errors.
 const Domain = "shoe.chemmy"
@@ -49,7 +52,14 @@ func Policy() auth.Policy {
 		shoev1.ShoeService_CreateShoeFromOrder_FullMethodName: {auth.RoleOperator, auth.RoleService},
 		shoev1.ShoeService_GetShoe_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
 			auth.RoleAuditor, auth.RoleService},
-		shoev1.ShoeService_DealCard_FullMethodName: {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		shoev1.ShoeService_DealCard_FullMethodName:  {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		shoev1.ShoeService_CloseShoe_FullMethodName: {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		// A player may cut only for himself (checked in Cut).
+		shoev1.ShoeService_Cut_FullMethodName: {auth.RolePlayer, auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		shoev1.ShoeService_GetShoeReveal_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
+			auth.RoleAuditor, auth.RoleService},
+		shoev1.ShoeService_ListCardFates_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
+			auth.RoleAuditor, auth.RoleService},
 	}
 }
 
@@ -58,12 +68,26 @@ func Policy() auth.Policy {
 type Service struct {
 	shoev1.UnimplementedShoeServiceServer
 
-	base *app.Base
-	db   *bolt.DB
-	log  *slog.Logger
-	// newSource returns the randomness of one shoe. It is always
-	// newCryptoSource except in this package's tests (see start).
-	newSource func() Source
+	base  *app.Base
+	db    *bolt.DB
+	log   *slog.Logger
+	relay *outbox.Relay
+	opts  options
+}
+
+// options are what only this package's tests may change (see start).
+type options struct {
+	// newSeed returns the server seed of one shoe: always
+	// fair.NewServerSeed (crypto/rand) in production.
+	newSeed func() []byte
+	// now is the clock of cut deadlines: always time.Now in production.
+	now func() time.Time
+	// sweep is the period of the expired-cut sweep.
+	sweep time.Duration
+}
+
+func productionOptions() options {
+	return options{newSeed: fair.NewServerSeed, now: time.Now, sweep: time.Second}
 }
 
 var _ shoev1.ShoeServiceServer = (*Service)(nil)
@@ -71,33 +95,35 @@ var _ shoev1.ShoeServiceServer = (*Service)(nil)
 // Start opens the store, starts the gRPC server and returns once it
 // listens. The service runs until ctx is done or Stop is called.
 func Start(ctx context.Context, c Config) (*Service, error) {
-	return start(ctx, c, newCryptoSource)
+	return start(ctx, c, productionOptions())
 }
 
-// start is Start with the randomness as a parameter: the only way to
-// inject a Source, reachable from this package's tests only.
-func start(ctx context.Context, c Config, newSource func() Source) (*Service, error) {
+// start is Start with the options as a parameter: the only way to inject
+// server seeds or a clock, reachable from this package's tests only. No
+// Config field, flag or environment variable reaches it.
+func start(ctx context.Context, c Config, o options) (*Service, error) {
 	if c.ListenAddr == "" {
 		c.ListenAddr = DefaultListenAddr
 	}
 	if c.DBPath == "" {
 		c.DBPath = DefaultDBPath
 	}
-	s := &Service{newSource: newSource}
+	s := &Service{opts: o}
 	base, err := app.Start(ctx, app.Config{
 		Name:        "shoe",
 		ListenAddr:  c.ListenAddr,
 		DBPath:      c.DBPath,
 		Schema:      SchemaVersion,
-		Buckets:     [][]byte{bucketShoes, bucketOrders},
+		Buckets:     [][]byte{bucketShoes, bucketOrders, bucketSecrets, bucketFates, bucketCoups, bucketCutting},
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Policy:      Policy(),
 		Domain:      Domain,
 		Logger:      c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
-		s.db, s.log = b.DB, b.Log
+		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		shoev1.RegisterShoeServiceServer(g, s)
+		b.Go(s.sweepLoop)
 		return nil
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc"
@@ -23,6 +24,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
 
 var tableSvc = auth.Caller{Subject: "table-svc", Role: auth.RoleService}
@@ -31,20 +33,50 @@ func as(c auth.Caller) context.Context { return auth.Outgoing(context.Background
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// pcgSource gives every shoe the same deterministic source, so a test can
-// compute the expected shoe with buildShoe.
-func pcgSource(seed uint64) func() Source {
-	return func() Source { return rand.NewPCG(seed, seed^0x9e3779b97f4a7c15) }
+// fixedSeed gives every shoe the same deterministic server seed (from a
+// PCG), so a test can compute the expected shoe with loadedOrder.
+func fixedSeed(seed uint64) func() []byte {
+	return func() []byte {
+		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		b := make([]byte, fair.ServerSeedSize)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+}
+
+// loadedOrder is the shoe as loaded (burn cards first) for a server seed,
+// with the random cut.
+func loadedOrder(t testing.TB, decks int, seed []byte, client string) []rules.Card {
+	t.Helper()
+	order, st := fair.Shuffle(decks, seed, client)
+	cards, err := fair.Cards(fair.Cut(order, fair.RandomCut(st, len(order))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cards
+}
+
+func testOptions(seed func() []byte) options {
+	o := productionOptions()
+	if seed != nil {
+		o.newSeed = seed
+	}
+	o.sweep = 20 * time.Millisecond
+	return o
 }
 
 // startAt starts the real service on a random loopback port with the bbolt
 // file at path; it is stopped when the test ends (or earlier by the test).
-func startAt(tb testing.TB, path string, src func() Source) *Service {
+func startAt(tb testing.TB, path string, seed func() []byte) *Service {
 	tb.Helper()
-	if src == nil {
-		src = newCryptoSource
-	}
-	s, err := start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: path, Logger: quietLogger()}, src)
+	return startWith(tb, path, testOptions(seed))
+}
+
+func startWith(tb testing.TB, path string, o options) *Service {
+	tb.Helper()
+	s, err := start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: path, Logger: quietLogger()}, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,7 +100,7 @@ func dial(tb testing.TB, addr string) shoev1.ShoeServiceClient {
 }
 
 // newEnv starts a service on a fresh file and dials it.
-func newEnv(tb testing.TB, src func() Source) (shoev1.ShoeServiceClient, *Service, string) {
+func newEnv(tb testing.TB, src func() []byte) (shoev1.ShoeServiceClient, *Service, string) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "shoe.db")
 	s := startAt(tb, path, src)
@@ -224,8 +256,8 @@ func TestSHOEDecks(t *testing.T) {
 // service deals exactly buildShoe's order after the burn; with crypto/rand
 // two shoes differ.
 func TestSHOEShuffleThroughService(t *testing.T) {
-	c, _, _ := newEnv(t, pcgSource(42))
-	want := buildShoe(6, pcgSource(42)())
+	c, _, _ := newEnv(t, fixedSeed(42))
+	want := loadedOrder(t, 6, fixedSeed(42)(), "")
 	shoe := create(t, c, &shoev1.CreateShoeRequest{})
 	for i, b := range shoe.Burned {
 		if fromProto(t, b) != want[i] {
@@ -245,18 +277,19 @@ func TestSHOEShuffleThroughService(t *testing.T) {
 	}
 }
 
-// TestSHOECutThroughService: the loaded order is the shuffled order
-// rotated at the position drawn after the shuffle.
+// TestSHOECutThroughService: the loaded order is the committed shuffled
+// order rotated at the position drawn after the shuffle (no cutter named).
 func TestSHOECutThroughService(t *testing.T) {
-	src := pcgSource(5)
-	s := newBitSource(src())
-	shuffled := rules.NewDecks(6)
-	shuffle(shuffled, s)
-	p := s.intn(len(shuffled))
-	want := append(slices.Clone(shuffled[p:]), shuffled[:p]...)
+	seed := fixedSeed(5)()
+	shuffled, st := fair.Shuffle(6, seed, "")
+	p := fair.RandomCut(st, len(shuffled))
+	want, _ := fair.Cards(append(slices.Clone(shuffled[p:]), shuffled[:p]...))
 
-	c, _, _ := newEnv(t, src)
+	c, _, _ := newEnv(t, fixedSeed(5))
 	shoe := create(t, c, &shoev1.CreateShoeRequest{Burn: 4})
+	if shoe.CutPosition != int32(p) || !shoe.CutRandom || shoe.CutBy != "" {
+		t.Fatalf("cut %d random %v by %q, want %d random", shoe.CutPosition, shoe.CutRandom, shoe.CutBy, p)
+	}
 	dealt, _ := dealAll(t, c, shoe)
 	got := append([]rules.Card{}, dealt...)
 	var burned []rules.Card
@@ -303,8 +336,8 @@ func TestSHOECutCard(t *testing.T) {
 // TestSHOEBurn: 3 or 4 cards are burned, shown in Shoe.burned and never
 // dealt; they are the first cards of the loaded order.
 func TestSHOEBurn(t *testing.T) {
-	c, _, _ := newEnv(t, pcgSource(9))
-	want := buildShoe(6, pcgSource(9)())
+	c, _, _ := newEnv(t, fixedSeed(9))
+	want := loadedOrder(t, 6, fixedSeed(9)(), "")
 	for _, tc := range []struct{ burn, want int32 }{{0, 3}, {3, 3}, {4, 4}} {
 		shoe := create(t, c, &shoev1.CreateShoeRequest{Burn: tc.burn})
 		if int32(len(shoe.Burned)) != tc.want || shoe.CardsTotal != 312-tc.want {
@@ -342,8 +375,13 @@ func TestSHOEFace(t *testing.T) {
 	for i := range fields.Len() {
 		names = append(names, string(fields.Get(i).Name()))
 	}
+	// commitment is a SHA-256 under a 4096-bit secret seed: it hides the
+	// order; the other new fields are the cut, the seeds' public half and
+	// the close.
 	want := []string{"shoe_id", "state", "decks", "cards_total", "cards_dealt", "cards_remaining",
-		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner"}
+		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner", "commitment", "client_seed",
+		"variant", "burn_mode", "cutter_player_id", "cut_deadline", "cut_position", "cut_random", "cut_by",
+		"cut_card_coup_id", "close_time", "close_reason"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Shoe fields %v, reviewed %v", names, want)
 	}
@@ -478,9 +516,9 @@ func TestCreateIdempotent(t *testing.T) {
 // file: it continues the shoe at the same position with the same order.
 func TestRestartContinues(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shoe.db")
-	want := buildShoe(6, pcgSource(1)())[3:]
+	want := loadedOrder(t, 6, fixedSeed(1)(), "")[3:]
 
-	s1 := startAt(t, path, pcgSource(1))
+	s1 := startAt(t, path, fixedSeed(1))
 	c1 := dial(t, s1.Addr())
 	shoe := create(t, c1, &shoev1.CreateShoeRequest{RequestId: "create"})
 	var first []*shoev1.DealCardResponse
@@ -492,7 +530,7 @@ func TestRestartContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2 := startAt(t, path, newCryptoSource)
+	s2 := startAt(t, path, nil)
 	c2 := dial(t, s2.Addr())
 	if got := getShoe(t, c2, shoe.ShoeId); got.CardsDealt != 10 || got.CardsRemaining != 299 {
 		t.Fatalf("after restart: %v", got)

@@ -214,11 +214,25 @@ func (s *Service) applyChoice(ctx context.Context, c *change, hand eventsv1.Hand
 func (s *Service) dealTo(ctx context.Context, c *change, hand eventsv1.Hand, rule string) error {
 	t, cp := c.t, c.t.Coup
 	n := cp.CardsDealt + 1
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{
-		RequestId: cp.ID + "/card/" + strconv.Itoa(n), ShoeId: t.ShoeID,
-	})
-	cancel()
+	handName := "player"
+	if hand == eventsv1.Hand_HAND_BANKER {
+		handName = "banker"
+	}
+	deal := func() (*shoev1.DealCardResponse, error) {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return s.shoe.DealCard(cctx, &shoev1.DealCardRequest{
+			RequestId: cp.ID + "/card/" + strconv.Itoa(n), ShoeId: t.ShoeID, CoupId: cp.ID, Hand: handName,
+		})
+	}
+	resp, err := deal()
+	if err != nil && n == 1 && shoeSpent(err) {
+		// A coup that has no card yet starts on a fresh shoe when the
+		// current one is spent (e.g. after a voided cut-card coup).
+		if err = s.nextShoe(ctx, t); err == nil {
+			resp, err = deal()
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("deal card %d of coup %s: %w", n, cp.ID, err)
 	}
@@ -309,18 +323,10 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	failpoint("after-settle")
 
 	if t.CutCardOut {
-		// Source: RULES.md SHOE-RESHUFFLE: the cut card's coup is finished; the next coup uses a new shoe.
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		shoe, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
-			RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
-			Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
-		})
-		cancel()
-		if err != nil {
-			return fmt.Errorf("open next shoe: %w", err)
+		// Source: RULES.md SHOE-RESHUFFLE: the cut card's coup is finished; the shoe closes and the next coup uses a new one.
+		if err := s.nextShoe(ctx, t); err != nil {
+			return err
 		}
-		t.ShoeID, t.Shoes, t.CutCardOut = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
-		t.ShoeDecks, t.ShoeDealt = shoe.GetShoe().GetDecks(), [13]int{}
 	}
 
 	cp.Settled, cp.SettleTime = true, time.Now().UTC()
@@ -353,6 +359,43 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	t.Coup = newCoup(t)
 	t.State = stateBetting
 	return nil
+}
+
+// nextShoe closes the table's shoe (its reveal becomes public) and opens
+// the next one. Both calls are idempotent by request ids derived from the
+// table and the shoe's number, so a retried settlement repeats them
+// harmlessly.
+func (s *Service) nextShoe(ctx context.Context, t *table) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := s.shoe.CloseShoe(cctx, &shoev1.CloseShoeRequest{
+		RequestId: "table/" + t.ID + "/close/" + strconv.Itoa(t.Shoes), ShoeId: t.ShoeID,
+	})
+	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
+		// A shoe made from a given order may refuse to close early; it is
+		// simply left behind.
+		s.log.Warn("shoe not closed", "table", t.ID, "shoe", t.ShoeID, "err", err)
+	}
+	shoe, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
+		RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
+		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
+	})
+	if err != nil {
+		return fmt.Errorf("open next shoe: %w", err)
+	}
+	t.ShoeID, t.Shoes, t.CutCardOut = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
+	t.ShoeDecks, t.ShoeDealt = shoe.GetShoe().GetDecks(), [13]int{}
+	return nil
+}
+
+// shoeSpent reports whether shoe-svc refused a deal because the shoe can
+// deal no new coup.
+func shoeSpent(err error) bool {
+	switch errs.Reason(err) {
+	case "CUT_CARD_OUT", "SHOE_CLOSED", "SHOE_EXHAUSTED":
+		return true
+	}
+	return false
 }
 
 // markStuck queues a table for the retry loop.

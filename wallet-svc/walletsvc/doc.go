@@ -1,23 +1,51 @@
 // Package walletsvc is chemmy's wallet service: it owns money. It keeps a
-// double-entry ledger of accounts in integer minor units of one currency,
-// holds (escrow) for banks and bets, and settles chemin de fer coups with
-// the house commission (RULES.md CF-STANDOFF, CF-BANK-WINS, CF-BANK-LOSES,
-// CF-UNCOVERED, CF-BANK-SIZE) computed by rules.SettleChemin.
+// double-entry ledger of accounts in integer minor units, holds (escrow)
+// for banks and bets as two-phase transfers, and settles coups of chemin
+// de fer (RULES.md CF-STANDOFF, CF-BANK-WINS, CF-BANK-LOSES, CF-UNCOVERED,
+// CF-BANK-SIZE, CF-BANK-LIMIT; computed by rules.SettleChemin), punto
+// banco (PB-BETS) and baccarat banque (BQ-BANK, BQ-BETS, BQ-CHEVAL; pure
+// math in payout.go), and the house fees (bank auction 2.5%, hourly seat
+// fee).
 //
 // # Accounts
 //
 //   - "player:<id>", id 1..64 characters of [A-Za-z0-9_.-]: created by the
 //     first Deposit.
-//   - "house:commission": the commission taken by the house.
+//   - "house:commission": commissions and fees taken by the house.
+//   - "house:bank": the house's float, which banks punto banco and a
+//     house-held banque bank; funded by Deposit like a player, never
+//     negative (a settlement it cannot pay fails INSUFFICIENT_FUNDS).
 //   - "external:funding": the other side of deposits and withdrawals; its
 //     balance is minus the money in the wallet.
 //
-// The two system accounts exist from the first start. Every movement is a
+// Currencies: an account id without a suffix is in the wallet's default
+// currency (Config.Currency, the file's); "<id>@<CUR>" (e.g.
+// "player:alice@USD", "external:funding@USD") is the same kind of account
+// in currency CUR, created by its first deposit (system accounts of CUR by
+// their first use). A transfer never crosses currencies
+// (CURRENCY_MISMATCH); conservation holds per currency. The escrow of a
+// hold is the account's "held" column (a pending debit, TigerBeetle
+// style), not a separate table escrow account: funds stay on the owner's
+// account, reserved, until the hold is posted, settled, voided or expired.
+//
+// The system accounts of the default currency exist from the first start. Every movement is a
 // transfer from one account to another, so the sum of all balances is
 // always exactly 0 (the conservation invariant), and the sum of all but
 // external:funding is total deposits minus total withdrawals. Each
 // transaction checks before it commits that no account but external:funding
 // is negative and that 0 <= held <= balance on every account.
+//
+// # Holds
+//
+// A hold is OPEN until it resolves exactly once: SETTLED (by a coup
+// settlement), POSTED (PostHold: part or all moved by one transfer, the
+// rest released), VOIDED, or EXPIRED (its expire_time, from PlaceHold's
+// ttl, passed; a sweep runs every Config.HoldSweepInterval and on
+// ExpireHolds). Resolving it again fails HOLD_NOT_OPEN naming the state it
+// is in; a due but unswept hold fails HOLD_EXPIRED. A chemin de fer bank
+// is a hold that stays open across coups, resized to the new bank; the
+// uncovered part of it never moves (CF-UNCOVERED) and with bank_limit the
+// excess over the limit is released from it (CF-BANK-LIMIT).
 //
 // # Storage (bbolt, schema version 1)
 //
@@ -37,17 +65,38 @@
 //   - "transfers": key = 8-byte big-endian sequence (the bucket's
 //     NextSequence, so keys sort in commit order; the log is append-only and
 //     never rewritten) -> a deterministically marshalled
-//     chemmy.wallet.v1.Transfer whose transfer_id is a ULID.
+//     chemmy.wallet.v1.Transfer whose transfer_id is a ULID; its sequence
+//     field is the key (gapless from 1; older records lack the field).
+//   - "statements": key = account id, 0x00, the transfer's 8-byte
+//     sequence -> the account's balance after it (8 bytes): the index of
+//     ListStatement. Written with the transfer; rebuilt from the log at
+//     start on a file that has transfers but no index (files written
+//     before it existed).
+//   - "expiry": key = 8-byte big-endian expire time (Unix ns) then the
+//     hold id -> empty: the open holds with a ttl, in expiry order.
+//   - "outbox" (kit): one chemmy.events.v1.WalletEvent
+//     (transfer_recorded) per transfer, in the same transaction, subject
+//     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not
+//     account ids, because player ids may contain dots), message id = the
+//     transfer id.
 //
 // Idempotency records live in the kit's "requests" bucket (store.Lookup /
-// store.Save): key "req/<request_id>" for Deposit, Withdraw, PlaceHold and
-// VoidHold (one key space shared by the four methods), "coup/<coup_id>" for
-// SettleCoup. The stored hash is SHA-256 over the method name and
+// store.Save): key "req/<request_id>" for Deposit, Withdraw, PlaceHold,
+// VoidHold, PostHold, ExpireHolds and ChargeFee (one key space shared by
+// these methods), "coup/<coup_id>" for SettleCoup, SettlePuntoBanco and
+// SettleBanque. The stored hash is SHA-256 over the method name and
 // store.Hash(request), so the same id with another request, or reused by
 // another method, is refused with ALREADY_EXISTS REQUEST_ID_REUSED. The
-// value is the marshalled response, returned as is to a retry. Failed
-// requests store nothing: a retry after the failure's cause is gone (for
-// example after a deposit) is a new attempt.
+// value is the marshalled response, returned as is to a retry. A request
+// that fails with a reason (any status error from inside the transaction:
+// INSUFFICIENT_FUNDS, HOLD_NOT_OPEN, ...) is stored too, under
+// "fail/<key>", as a marshalled google.rpc.Status, in the same
+// transaction that decided it; a retry returns that same error (AIP-155).
+// So a player refused INSUFFICIENT_FUNDS who then deposits must retry with
+// a NEW request_id: the old one fails for ever, by design. Requests
+// refused by validation before the transaction store nothing (a retry is
+// refused the same way anyway); internal errors store nothing (a retry is
+// a new attempt).
 //
 // # Transactions
 //
@@ -60,8 +109,12 @@
 // together, so a failure never leaves partial state and never affects
 // another request (the same scheme as bbolt's DB.Batch, without its timer).
 //
-// # Not yet
+// # Audit
 //
-// Events: no ledger event is written to the outbox yet (one event per
-// transfer is a later issue).
+// AuditLedger replays the whole transfer log in one read transaction and
+// checks: gapless sequences, known accounts, one currency per transfer,
+// stored balance = replayed balance, the statement index's running
+// balances, held = sum of the open holds and 0 <= held <= balance, no
+// negative balance but external funding, and per currency debits =
+// credits and the balances summing to 0.
 package walletsvc

@@ -3,6 +3,7 @@ package walletsvc
 import (
 	"context"
 	"errors"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
@@ -26,7 +27,7 @@ func coupKey(id string) string { return "coup/" + id }
 
 // Deposit credits a player account from external:funding, creating it.
 func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
 		checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*wal
 			if a == nil {
 				a = t.create(req.GetAccountId())
 			}
-			ext, err := t.mustAccount(AccountExternal)
+			ext, err := t.system(AccountExternal, a.currency)
 			if err != nil {
 				return nil, err
 			}
@@ -53,7 +54,7 @@ func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*wal
 
 // Withdraw debits a player account's available balance to external:funding.
 func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
 		checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
@@ -67,7 +68,7 @@ func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*w
 				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
 					"%s has %d available, withdrawal of %d", a.id, avail, req.GetAmount())
 			}
-			ext, err := t.mustAccount(AccountExternal)
+			ext, err := t.system(AccountExternal, a.currency)
 			if err != nil {
 				return nil, err
 			}
@@ -82,7 +83,7 @@ func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*w
 // GetAccount returns an account. A player may read only his own.
 func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountRequest) (*walletv1.GetAccountResponse, error) {
 	id := req.GetAccountId()
-	if err := checkAccount(id); err != nil {
+	if err := checkAccount(id, s.currency); err != nil {
 		return nil, err
 	}
 	c, ok := auth.FromContext(ctx)
@@ -95,7 +96,7 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 	var a *account
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		a, err = (&txn{tx: tx, accts: map[string]*account{}}).mustAccount(id)
+		a, err = newTxn(tx, s.now(), s.currency).mustAccount(id)
 		return err
 	})
 	if err != nil {
@@ -106,9 +107,16 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 
 // PlaceHold reserves part of a player account's available balance.
 func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (*walletv1.PlaceHoldResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId()),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
 		checkAmount("amount", req.GetAmount()), checkReference(req.GetReference())); err != nil {
 		return nil, err
+	}
+	var ttl time.Duration
+	if req.Ttl != nil {
+		if err := req.GetTtl().CheckValid(); err != nil || req.GetTtl().AsDuration() <= 0 {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "ttl must be a positive duration")
+		}
+		ttl = req.GetTtl().AsDuration()
 	}
 	return idempotent(s, "PlaceHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.PlaceHoldResponse],
 		func(t *txn) (*walletv1.PlaceHoldResponse, error) {
@@ -120,7 +128,7 @@ func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (
 				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
 					"%s has %d available, hold of %d", a.id, avail, req.GetAmount())
 			}
-			h, err := t.newHold(a, req.GetAmount(), req.GetReference())
+			h, err := t.newHold(a, req.GetAmount(), req.GetReference(), ttl)
 			if err != nil {
 				return nil, err
 			}
@@ -178,6 +186,9 @@ func (s *Service) SettleCoup(_ context.Context, req *walletv1.SettleCoupRequest)
 	}
 	if bp := req.GetCommissionBp(); bp < 0 || bp > rules.MaxCommissionBP {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, rules.MaxCommissionBP)
+	}
+	if req.GetBankLimit() < 0 {
+		return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "bank_limit %d is negative", req.GetBankLimit())
 	}
 	if len(req.GetBets()) > maxBets {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "more than %d bets", maxBets)
@@ -278,7 +289,7 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 		}
 	}
 	if st.Commission > 0 { // Source: RULES.md CF-BANK-WINS (commission)
-		house, err := t.mustAccount(AccountCommission)
+		house, err := t.system(AccountCommission, banker.currency)
 		if err != nil {
 			return nil, err
 		}
@@ -290,15 +301,24 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 	}
 	// Source: RULES.md CF-BANK-SIZE, CF-UNCOVERED: the bank hold becomes the
 	// new bank and stays open; the uncovered part never moved.
-	t.resize(bank, banker, st.NewBank)
+	uncovered := bank.GetAmount() - total
+	newBank, setAside := st.NewBank, int64(0)
+	if limit := req.GetBankLimit(); limit > 0 && newBank > limit {
+		// Source: RULES.md CF-BANK-LIMIT: the excess is set aside, released
+		// from the bank hold to the banker's available balance.
+		newBank, setAside = limit, newBank-limit
+	}
+	t.resize(bank, banker, newBank)
 	return &walletv1.SettleCoupResponse{
+		Uncovered:      uncovered,
+		SetAside:       setAside,
 		CoupId:         req.GetCoupId(),
 		Outcome:        req.GetOutcome(),
 		Payouts:        st.Payouts,
 		BankerWinnings: st.BankerWinnings,
 		Commission:     st.Commission,
 		BankerNet:      st.BankerNet,
-		NewBank:        st.NewBank,
+		NewBank:        newBank,
 		Transfers:      trs,
 	}, nil
 }

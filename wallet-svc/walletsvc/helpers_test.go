@@ -215,7 +215,7 @@ func (e *env) audit() ledgerState {
 	}
 	for id, b := range st.balances {
 		sum += b
-		if id != AccountExternal {
+		if !isExternal(id) {
 			inside += b
 			if b < 0 || st.held[id] < 0 || st.held[id] > b {
 				e.t.Errorf("%s: balance %d held %d", id, b, st.held[id])

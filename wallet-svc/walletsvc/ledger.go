@@ -1,9 +1,11 @@
 package walletsvc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -12,32 +14,68 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
-// schemaVersion is the storage layout documented in doc.go.
+// schemaVersion is the storage layout documented in doc.go. Version 1
+// files gain the "statements" and "expiry" buckets (and the statement
+// index is rebuilt from the transfer log) at start: the layout only grew.
 const schemaVersion = 1
 
 // The service's buckets and keys (doc.go).
 var (
-	bucketWallet    = []byte("wallet")
-	bucketAccounts  = []byte("accounts")
-	bucketHolds     = []byte("holds")
-	bucketTransfers = []byte("transfers")
-	keyCurrency     = []byte("currency")
+	bucketWallet     = []byte("wallet")
+	bucketAccounts   = []byte("accounts")
+	bucketHolds      = []byte("holds")
+	bucketTransfers  = []byte("transfers")
+	bucketStatements = []byte("statements")
+	bucketExpiry     = []byte("expiry")
+	keyCurrency      = []byte("currency")
 )
 
-// The system accounts.
+// The system accounts (in the wallet's default currency; "@<CUR>" appended
+// for another currency).
 const (
 	AccountCommission = "house:commission"
+	AccountHouseBank  = "house:bank"
 	AccountExternal   = "external:funding"
 	playerPrefix      = "player:"
 )
 
 var marshal = proto.MarshalOptions{Deterministic: true}
 
-// initLedger creates the system accounts on a new file and checks the
-// currency of an existing one.
+// splitCurrency splits "<base>@<CUR>" into base and currency; without a
+// suffix the currency is def.
+func splitCurrency(id, def string) (base, cur string) {
+	if i := strings.LastIndexByte(id, '@'); i >= 0 {
+		return id[:i], id[i+1:]
+	}
+	return id, def
+}
+
+// currencyOf is the currency of account id.
+func currencyOf(id, def string) string {
+	_, c := splitCurrency(id, def)
+	return c
+}
+
+// systemID is the id of system account base in currency cur.
+func systemID(base, cur, def string) string {
+	if cur == def {
+		return base
+	}
+	return base + "@" + cur
+}
+
+func isExternal(id string) bool {
+	return id == AccountExternal || strings.HasPrefix(id, AccountExternal+"@")
+}
+
+// initLedger creates the system accounts on a new file, checks the
+// currency of an existing one and builds the statement index of a file
+// written before it existed.
 func initLedger(db *bolt.DB, currency string) error {
 	return db.Update(func(tx *bolt.Tx) error {
 		w := tx.Bucket(bucketWallet)
@@ -50,15 +88,48 @@ func initLedger(db *bolt.DB, currency string) error {
 			return fmt.Errorf("wallet: the ledger file is in %s, the service was started with currency %s", got, currency)
 		}
 		accts := tx.Bucket(bucketAccounts)
-		for _, id := range []string{AccountCommission, AccountExternal} {
+		for _, id := range []string{AccountCommission, AccountExternal, AccountHouseBank} {
 			if accts.Get([]byte(id)) == nil {
 				if err := accts.Put([]byte(id), encodeAccount(0, 0)); err != nil {
 					return err
 				}
 			}
 		}
-		return nil
+		st := tx.Bucket(bucketStatements)
+		if k, _ := st.Cursor().First(); k != nil {
+			return nil
+		}
+		// Backfill: replay the log into the statement index.
+		bal := map[string]int64{}
+		return tx.Bucket(bucketTransfers).ForEach(func(k, v []byte) error {
+			tr := &walletv1.Transfer{}
+			if err := proto.Unmarshal(v, tr); err != nil {
+				return err
+			}
+			seq := binary.BigEndian.Uint64(k)
+			bal[tr.GetDebitAccountId()] -= tr.GetAmount()
+			bal[tr.GetCreditAccountId()] += tr.GetAmount()
+			if err := st.Put(statementKey(tr.GetDebitAccountId(), seq), be64(bal[tr.GetDebitAccountId()])); err != nil {
+				return err
+			}
+			return st.Put(statementKey(tr.GetCreditAccountId(), seq), be64(bal[tr.GetCreditAccountId()]))
+		})
 	})
+}
+
+func be64(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
+
+// statementKey is account id, 0x00, 8-byte big-endian transfer sequence.
+func statementKey(acct string, seq uint64) []byte {
+	k := append([]byte(acct), 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+func statementPrefix(acct string) []byte { return append([]byte(acct), 0) }
+
+// expiryKey is the 8-byte big-endian expire time (Unix ns) then the hold id.
+func expiryKey(at time.Time, holdID string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())), holdID...)
 }
 
 func encodeAccount(balance, held int64) []byte {
@@ -76,29 +147,42 @@ func decodeAccount(v []byte) (balance, held int64, err error) {
 // account is an account loaded in a transaction.
 type account struct {
 	id            string
+	currency      string
 	balance, held int64
 }
 
-func (a *account) proto(currency string) *walletv1.Account {
-	return &walletv1.Account{AccountId: a.id, CurrencyCode: currency,
+func (a *account) proto(string) *walletv1.Account {
+	return &walletv1.Account{AccountId: a.id, CurrencyCode: a.currency,
 		Balance: a.balance, Held: a.held, Available: a.balance - a.held}
+}
+
+// pendingTransfer is a transfer with the balances it left, for the
+// statement index and the event.
+type pendingTransfer struct {
+	tr                    *walletv1.Transfer
+	debitAfter, creditAft int64
 }
 
 // txn is the working set of one request inside a read-write transaction:
 // accounts and holds are loaded once, changed in memory, and written with
-// the new transfers by flush.
+// the new transfers, index entries and events by flush. Nothing is written
+// before flush, so a request that fails leaves the transaction untouched.
 type txn struct {
 	tx        *bolt.Tx
+	nowT      time.Time
 	now       *timestamppb.Timestamp
+	def       string // the wallet's default currency
 	accts     map[string]*account
 	holds     map[string]*walletv1.Hold
 	dirty     map[string]bool // hold ids to write
 	order     []string        // account ids in load order, for a stable write order
-	transfers []*walletv1.Transfer
+	transfers []pendingTransfer
+	expiryAdd [][]byte
+	expiryDel [][]byte
 }
 
-func newTxn(tx *bolt.Tx, now time.Time) *txn {
-	return &txn{tx: tx, now: timestamppb.New(now), accts: map[string]*account{},
+func newTxn(tx *bolt.Tx, now time.Time, def string) *txn {
+	return &txn{tx: tx, nowT: now, now: timestamppb.New(now), def: def, accts: map[string]*account{},
 		holds: map[string]*walletv1.Hold{}, dirty: map[string]bool{}}
 }
 
@@ -115,7 +199,7 @@ func (t *txn) account(id string) (*account, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &account{id: id, balance: bal, held: held}
+	a := &account{id: id, currency: currencyOf(id, t.def), balance: bal, held: held}
 	t.accts[id] = a
 	t.order = append(t.order, id)
 	return a, nil
@@ -130,9 +214,21 @@ func (t *txn) mustAccount(id string) (*account, error) {
 	return a, err
 }
 
+// system returns system account base in currency cur, creating it (the
+// default currency's exist from the first start; another currency's come
+// with its first use).
+func (t *txn) system(base, cur string) (*account, error) {
+	id := systemID(base, cur, t.def)
+	a, err := t.account(id)
+	if err != nil || a != nil {
+		return a, err
+	}
+	return t.create(id), nil
+}
+
 // create adds a new empty account (the caller checked it is absent).
 func (t *txn) create(id string) *account {
-	a := &account{id: id}
+	a := &account{id: id, currency: currencyOf(id, t.def)}
 	t.accts[id] = a
 	t.order = append(t.order, id)
 	return a
@@ -155,20 +251,25 @@ func (t *txn) hold(id string) (*walletv1.Hold, error) {
 	return h, nil
 }
 
-// openHold returns an open hold or HOLD_NOT_FOUND / HOLD_NOT_OPEN.
+// openHold returns an open, unexpired hold or HOLD_NOT_FOUND /
+// HOLD_NOT_OPEN (naming how it was resolved) / HOLD_EXPIRED.
 func (t *txn) openHold(id string) (*walletv1.Hold, error) {
 	h, err := t.hold(id)
 	if err != nil {
 		return nil, err
 	}
 	if h.GetState() != walletv1.HoldState_HOLD_STATE_OPEN {
-		return nil, failf(codes.FailedPrecondition, reasonHoldNotOpen, "hold %q is %s", id, h.GetState())
+		return nil, failf(codes.FailedPrecondition, reasonHoldNotOpen, "hold %q was already resolved: %s", id, h.GetState())
+	}
+	if h.ExpireTime != nil && !t.nowT.Before(h.GetExpireTime().AsTime()) {
+		return nil, failf(codes.FailedPrecondition, reasonHoldExpired, "hold %q expired at %s", id, h.GetExpireTime().AsTime().Format(time.RFC3339Nano))
 	}
 	return h, nil
 }
 
-// newHold reserves amount on a (the caller checked available).
-func (t *txn) newHold(a *account, amount int64, reference string) (*walletv1.Hold, error) {
+// newHold reserves amount on a (the caller checked available); ttl > 0
+// sets its expire time.
+func (t *txn) newHold(a *account, amount int64, reference string, ttl time.Duration) (*walletv1.Hold, error) {
 	held, ok := add(a.held, amount)
 	if !ok {
 		return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "amount %d too large", amount)
@@ -176,6 +277,11 @@ func (t *txn) newHold(a *account, amount int64, reference string) (*walletv1.Hol
 	a.held = held
 	h := &walletv1.Hold{HoldId: ulid.Make().String(), AccountId: a.id, Amount: amount,
 		State: walletv1.HoldState_HOLD_STATE_OPEN, Reference: reference, CreateTime: t.now}
+	if ttl > 0 {
+		at := t.nowT.Add(ttl)
+		h.ExpireTime = timestamppb.New(at)
+		t.expiryAdd = append(t.expiryAdd, expiryKey(at, h.HoldId))
+	}
 	t.holds[h.HoldId] = h
 	t.dirty[h.HoldId] = true
 	return h, nil
@@ -185,6 +291,10 @@ func (t *txn) newHold(a *account, amount int64, reference string) (*walletv1.Hol
 func (t *txn) close(h *walletv1.Hold, a *account, state walletv1.HoldState) {
 	a.held -= h.Amount
 	h.State = state
+	h.ResolveTime = t.now
+	if h.ExpireTime != nil {
+		t.expiryDel = append(t.expiryDel, expiryKey(h.GetExpireTime().AsTime(), h.HoldId))
+	}
 	t.dirty[h.HoldId] = true
 }
 
@@ -195,11 +305,19 @@ func (t *txn) resize(h *walletv1.Hold, a *account, amount int64) {
 	t.dirty[h.HoldId] = true
 }
 
-// transfer moves amount from debit to credit, refusing over- and
-// underflow (INVALID_AMOUNT); flush checks the other invariants.
+// transfer moves amount from debit to credit, refusing accounts of two
+// currencies (CURRENCY_MISMATCH) and over- and underflow (INVALID_AMOUNT);
+// flush checks the other invariants.
 func (t *txn) transfer(debit, credit *account, amount int64, reason, reference string) (*walletv1.Transfer, error) {
 	if amount <= 0 {
 		return nil, fmt.Errorf("wallet: transfer of %d", amount)
+	}
+	if debit.currency != credit.currency {
+		return nil, failf(codes.FailedPrecondition, reasonCurrencyMismatch,
+			"%s is in %s, %s in %s", debit.id, debit.currency, credit.id, credit.currency)
+	}
+	if debit.id == credit.id {
+		return nil, fmt.Errorf("wallet: transfer from %s to itself", debit.id)
 	}
 	db, ok1 := add(debit.balance, -amount)
 	cr, ok2 := add(credit.balance, amount)
@@ -209,17 +327,32 @@ func (t *txn) transfer(debit, credit *account, amount int64, reason, reference s
 	}
 	debit.balance, credit.balance = db, cr
 	tr := &walletv1.Transfer{TransferId: ulid.Make().String(), DebitAccountId: debit.id,
-		CreditAccountId: credit.id, Amount: amount, Reason: reason, Reference: reference, CreateTime: t.now}
-	t.transfers = append(t.transfers, tr)
+		CreditAccountId: credit.id, Amount: amount, Reason: reason, Reference: reference, CreateTime: t.now,
+		CurrencyCode: debit.currency}
+	t.transfers = append(t.transfers, pendingTransfer{tr: tr, debitAfter: db, creditAft: cr})
 	return tr, nil
 }
 
-// flush checks the account invariants and writes what changed.
+// needFunds refuses (INSUFFICIENT_FUNDS) when a non-external account has
+// gone below its held amount: what flush would treat as a broken
+// invariant, reported as the caller's problem where an account pays out
+// of its balance (house:bank).
+func needFunds(a *account) error {
+	if !isExternal(a.id) && a.balance < a.held {
+		return failf(codes.FailedPrecondition, reasonInsufficient, "%s cannot pay: balance would be %d with %d held", a.id, a.balance, a.held)
+	}
+	return nil
+}
+
+// flush checks the account invariants and writes what changed: accounts,
+// holds, the expiry index, transfers (with their gapless sequence), the
+// statement index and one outbox event per transfer.
 func (t *txn) flush() error {
 	accts := t.tx.Bucket(bucketAccounts)
 	for _, id := range t.order {
 		a := t.accts[id]
-		if a.held < 0 || (id != AccountExternal && a.held > a.balance) || (id == AccountExternal && a.held != 0) {
+		ext := isExternal(id)
+		if a.held < 0 || (!ext && a.held > a.balance) || (ext && a.held != 0) {
 			return fmt.Errorf("wallet: invariant broken on %s: balance %d held %d", id, a.balance, a.held)
 		}
 		if err := accts.Put([]byte(id), encodeAccount(a.balance, a.held)); err != nil {
@@ -236,12 +369,26 @@ func (t *txn) flush() error {
 			return err
 		}
 	}
+	exp := t.tx.Bucket(bucketExpiry)
+	for _, k := range t.expiryAdd {
+		if err := exp.Put(k, nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range t.expiryDel {
+		if err := exp.Delete(k); err != nil {
+			return err
+		}
+	}
 	trs := t.tx.Bucket(bucketTransfers)
-	for _, tr := range t.transfers {
+	st := t.tx.Bucket(bucketStatements)
+	for _, p := range t.transfers {
 		seq, err := trs.NextSequence()
 		if err != nil {
 			return err
 		}
+		tr := p.tr
+		tr.Sequence = seq
 		v, err := marshal.Marshal(tr)
 		if err != nil {
 			return err
@@ -249,9 +396,29 @@ func (t *txn) flush() error {
 		if err := trs.Put(binary.BigEndian.AppendUint64(nil, seq), v); err != nil {
 			return err
 		}
+		if err := st.Put(statementKey(tr.DebitAccountId, seq), be64(p.debitAfter)); err != nil {
+			return err
+		}
+		if err := st.Put(statementKey(tr.CreditAccountId, seq), be64(p.creditAft)); err != nil {
+			return err
+		}
+		ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: tr.TransferId, Sequence: seq, OccurTime: tr.CreateTime,
+			Payload: &eventsv1.WalletEvent_TransferRecorded{TransferRecorded: &eventsv1.TransferRecorded{
+				TransferId: tr.TransferId, DebitAccountId: tr.DebitAccountId, CreditAccountId: tr.CreditAccountId,
+				Amount: tr.Amount, CurrencyCode: tr.CurrencyCode, Reason: tr.Reason, Reference: tr.Reference,
+				DebitBalanceAfter: p.debitAfter, CreditBalanceAfter: p.creditAft}}})
+		if err != nil {
+			return err
+		}
+		if err := outbox.Put(t.tx, "chemmy.wallet."+tr.TransferId+".transfer_recorded", tr.TransferId, ev); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// hasPrefix is bytes.HasPrefix, named for the cursor loops.
+func hasPrefix(k, p []byte) bool { return bytes.HasPrefix(k, p) }
 
 // add returns a+b and whether it did not overflow.
 func add(a, b int64) (int64, bool) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -16,6 +17,8 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
 
@@ -35,7 +38,7 @@ type Config struct {
 	// to the working directory). Its directory is created.
 	DBPath string
 	// NATSURL of the JetStream server; default empty: no NATS connection
-	// (the service writes no events yet anyway).
+	// (events stay in the outbox).
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics; default empty: none.
 	MetricsAddr string
@@ -43,6 +46,9 @@ type Config struct {
 	// code, 3..12 characters [A-Z0-9]; default "EUR". A ledger file keeps
 	// the currency it was created with; starting it with another fails.
 	Currency string
+	// HoldSweepInterval is how often expired holds are expired; default
+	// 1s, negative: never (ExpireHolds only).
+	HoldSweepInterval time.Duration
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
@@ -60,6 +66,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.HoldSweepInterval == 0 {
+		c.HoldSweepInterval = time.Second
+	}
 	return c
 }
 
@@ -70,9 +79,17 @@ func Policy() auth.Policy {
 		walletv1.WalletService_Withdraw_FullMethodName: {auth.RoleOperator},
 		walletv1.WalletService_GetAccount_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
-		walletv1.WalletService_PlaceHold_FullMethodName:  {auth.RoleService},
-		walletv1.WalletService_VoidHold_FullMethodName:   {auth.RoleService},
-		walletv1.WalletService_SettleCoup_FullMethodName: {auth.RoleService},
+		walletv1.WalletService_PlaceHold_FullMethodName:   {auth.RoleService},
+		walletv1.WalletService_VoidHold_FullMethodName:    {auth.RoleService},
+		walletv1.WalletService_SettleCoup_FullMethodName:  {auth.RoleService},
+		walletv1.WalletService_PostHold_FullMethodName:    {auth.RoleService},
+		walletv1.WalletService_ExpireHolds_FullMethodName: {auth.RoleService, auth.RoleOperator},
+		walletv1.WalletService_ListStatement_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
+			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
+		walletv1.WalletService_AuditLedger_FullMethodName:      {auth.RoleAuditor, auth.RoleOperator},
+		walletv1.WalletService_SettlePuntoBanco_FullMethodName: {auth.RoleService},
+		walletv1.WalletService_SettleBanque_FullMethodName:     {auth.RoleService},
+		walletv1.WalletService_ChargeFee_FullMethodName:        {auth.RoleService},
 	}
 }
 
@@ -86,6 +103,7 @@ type Service struct {
 	log      *slog.Logger
 	currency string
 	commit   *committer
+	relay    *outbox.Relay
 	now      func() time.Time
 }
 
@@ -104,7 +122,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		ListenAddr:  c.ListenAddr,
 		DBPath:      c.DBPath,
 		Schema:      schemaVersion,
-		Buckets:     [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers},
+		Buckets:     [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry},
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Policy:      Policy(),
@@ -114,9 +132,12 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		if err := initLedger(b.DB, c.Currency); err != nil {
 			return err
 		}
-		s.db, s.log = b.DB, b.Log
+		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		s.commit = newCommitter(b.DB)
 		walletv1.RegisterWalletServiceServer(g, s)
+		if c.HoldSweepInterval > 0 {
+			b.Go(func(ctx context.Context) error { s.sweepLoop(ctx, c.HoldSweepInterval); return nil })
+		}
 		return nil
 	})
 	if err != nil {
@@ -145,26 +166,47 @@ func (s *Service) Stop() { s.base.Stop() }
 // Wait blocks until the service has stopped and returns its first error.
 func (s *Service) Wait() error { return s.base.Wait() }
 
+// failKey is where the failure of the request keyed key is stored.
+func failKey(key string) string { return "fail/" + key }
+
 // idempotent runs apply in one read-write transaction keyed by key, or
-// returns the response stored for an earlier identical request. method
-// names the RPC in the request fingerprint.
+// returns the result stored for an earlier identical request: its
+// response, or its error (a failure with a reason is stored too, under
+// failKey(key), in the same transaction; AIP-155). method names the RPC
+// in the request fingerprint. Errors without a status (internal ones) roll
+// the transaction back and store nothing: a retry is a new attempt.
 func idempotent[R proto.Message](s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
 	h := sha256.New()
 	h.Write([]byte(method))
 	h.Write([]byte{0})
 	h.Write(store.Hash(req))
 	hash := h.Sum(nil)
+	var zero R
 	var out R
+	var failure error
+	var wrote bool
 	err := s.commit.do(func(tx *bolt.Tx) error {
-		stored, found, err := store.Lookup(tx, key, hash)
-		if errors.Is(err, store.ErrRequestReused) {
-			return failf(codes.AlreadyExists, reasonRequestIDReused,
-				"%s was used before with a different request", key)
-		}
-		if err != nil {
-			return err
-		}
-		if found {
+		out, failure, wrote = zero, nil, false // this function may run again
+		for _, k := range []string{key, failKey(key)} {
+			stored, found, err := store.Lookup(tx, k, hash)
+			if errors.Is(err, store.ErrRequestReused) {
+				return failf(codes.AlreadyExists, reasonRequestIDReused,
+					"%s was used before with a different request", key)
+			}
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue
+			}
+			if k != key {
+				st := &spb.Status{}
+				if err := proto.Unmarshal(stored, st); err != nil {
+					return err
+				}
+				failure = status.FromProto(st).Err()
+				return nil
+			}
 			r := newResp()
 			if err := proto.Unmarshal(stored, r); err != nil {
 				return err
@@ -172,10 +214,18 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			out = r
 			return nil
 		}
-		t := newTxn(tx, s.now())
+		t := newTxn(tx, s.now(), s.currency)
 		r, err := apply(t)
 		if err != nil {
-			return err
+			if !errs.IsStatus(err) {
+				return err
+			}
+			b, merr := marshal.Marshal(status.Convert(err).Proto())
+			if merr != nil {
+				return merr
+			}
+			failure = err
+			return store.Save(tx, failKey(key), hash, b)
 		}
 		if err := t.flush(); err != nil {
 			return err
@@ -187,12 +237,17 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 		if err := store.Save(tx, key, hash, b); err != nil {
 			return err
 		}
-		out = r
+		out, wrote = r, len(t.transfers) > 0
 		return nil
 	})
 	if err != nil {
-		var zero R
 		return zero, s.internal(method, err)
+	}
+	if wrote {
+		s.relay.Notify()
+	}
+	if failure != nil {
+		return zero, failure
 	}
 	return out, nil
 }

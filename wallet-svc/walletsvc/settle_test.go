@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -313,14 +314,20 @@ func TestSettleCoupRefusals(t *testing.T) {
 		"no bank hold":             {req(func(r *walletv1.SettleCoupRequest) { r.BankHoldId = "" }), codes.InvalidArgument, "INVALID_ARGUMENT"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			if tc.req.CoupId != "" {
+				tc.req.CoupId = "bad-" + strings.ReplaceAll(name, " ", "-") // a failure is stored under its coup id
+			}
 			_, err := e.c.SettleCoup(as(tableSvc), tc.req)
+			wantErr(t, err, tc.code, tc.reason)
+			// A retry returns the same failure (stored, or from validation).
+			_, err = e.c.SettleCoup(as(tableSvc), tc.req)
 			wantErr(t, err, tc.code, tc.reason)
 		})
 	}
 	if after := e.audit(); !reflect.DeepEqual(before, after) {
 		t.Fatal("a refused settlement changed the ledger")
 	}
-	// Nothing was recorded under the coup id: the right request settles.
+	// The failures were stored under their own coup ids: this one is new.
 	r := e.settle(req(func(*walletv1.SettleCoupRequest) {}))
 	if r.GetNewBank() != 1570 {
 		t.Fatal(r)

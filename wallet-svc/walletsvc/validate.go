@@ -19,16 +19,20 @@ func reason(r walletv1.ErrorReason) string {
 }
 
 var (
-	reasonInvalidArgument = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT)
-	reasonInvalidAmount   = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_AMOUNT)
-	reasonInvalidAccount  = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ACCOUNT)
-	reasonAccountNotFound = reason(walletv1.ErrorReason_ERROR_REASON_ACCOUNT_NOT_FOUND)
-	reasonInsufficient    = reason(walletv1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS)
-	reasonHoldNotFound    = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_FOUND)
-	reasonHoldNotOpen     = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_OPEN)
-	reasonBetsExceedBank  = reason(walletv1.ErrorReason_ERROR_REASON_BETS_EXCEED_BANK)
-	reasonRequestIDReused = reason(walletv1.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED)
-	reasonNotYourAccount  = reason(walletv1.ErrorReason_ERROR_REASON_NOT_YOUR_ACCOUNT)
+	reasonInvalidArgument  = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ARGUMENT)
+	reasonInvalidAmount    = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_AMOUNT)
+	reasonInvalidAccount   = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_ACCOUNT)
+	reasonAccountNotFound  = reason(walletv1.ErrorReason_ERROR_REASON_ACCOUNT_NOT_FOUND)
+	reasonInsufficient     = reason(walletv1.ErrorReason_ERROR_REASON_INSUFFICIENT_FUNDS)
+	reasonHoldNotFound     = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_FOUND)
+	reasonHoldNotOpen      = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_NOT_OPEN)
+	reasonBetsExceedBank   = reason(walletv1.ErrorReason_ERROR_REASON_BETS_EXCEED_BANK)
+	reasonRequestIDReused  = reason(walletv1.ErrorReason_ERROR_REASON_REQUEST_ID_REUSED)
+	reasonNotYourAccount   = reason(walletv1.ErrorReason_ERROR_REASON_NOT_YOUR_ACCOUNT)
+	reasonHoldExpired      = reason(walletv1.ErrorReason_ERROR_REASON_HOLD_EXPIRED)
+	reasonExceedsHold      = reason(walletv1.ErrorReason_ERROR_REASON_AMOUNT_EXCEEDS_HOLD)
+	reasonCurrencyMismatch = reason(walletv1.ErrorReason_ERROR_REASON_CURRENCY_MISMATCH)
+	reasonInvalidPageToken = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_PAGE_TOKEN)
 )
 
 func failf(c codes.Code, reason, format string, args ...any) error {
@@ -82,22 +86,51 @@ func validPlayerID(id string) bool {
 	return true
 }
 
-// checkPlayerAccount requires "player:<id>".
-func checkPlayerAccount(id string) error {
-	pid, ok := strings.CutPrefix(id, playerPrefix)
+// checkCurrencySuffix validates an account id's optional "@<CUR>" suffix:
+// a valid currency other than the wallet's default (whose accounts carry
+// no suffix, so that every account has one id).
+func checkCurrencySuffix(id, def string) (base string, err error) {
+	base, cur := splitCurrency(id, def)
+	if base != id && (cur == def || validCurrency(cur) != nil) {
+		return "", failf(codes.InvalidArgument, reasonInvalidAccount,
+			"account_id %q: the suffix must be \"@<CUR>\" of a currency other than the default %s", id, def)
+	}
+	return base, nil
+}
+
+// checkPlayerAccount requires "player:<id>" or "player:<id>@<CUR>".
+func checkPlayerAccount(id, def string) error {
+	base, err := checkCurrencySuffix(id, def)
+	if err != nil {
+		return err
+	}
+	pid, ok := strings.CutPrefix(base, playerPrefix)
 	if !ok || !validPlayerID(pid) {
 		return failf(codes.InvalidArgument, reasonInvalidAccount,
-			"account_id %q is not \"player:<id>\" with an id of 1..%d characters [A-Za-z0-9_.-]", id, maxPlayerIDLen)
+			"account_id %q is not \"player:<id>\" with an id of 1..%d characters [A-Za-z0-9_.-] (and an optional \"@<CUR>\")", id, maxPlayerIDLen)
 	}
 	return nil
 }
 
-// checkAccount accepts a player account or a system account.
-func checkAccount(id string) error {
-	if id == AccountCommission || id == AccountExternal {
+// checkFundable accepts a player account or house:bank (Deposit and
+// Withdraw: the house's float is funded like a player).
+func checkFundable(id, def string) error {
+	if base, err := checkCurrencySuffix(id, def); err == nil && base == AccountHouseBank {
 		return nil
 	}
-	return checkPlayerAccount(id)
+	return checkPlayerAccount(id, def)
+}
+
+// checkAccount accepts a player account or a system account.
+func checkAccount(id, def string) error {
+	base, err := checkCurrencySuffix(id, def)
+	if err != nil {
+		return err
+	}
+	if base == AccountCommission || base == AccountExternal || base == AccountHouseBank {
+		return nil
+	}
+	return checkPlayerAccount(id, def)
 }
 
 func checkReference(ref string) error {

@@ -131,10 +131,14 @@ func TestInvalidRequests(t *testing.T) {
 	if !reflect.DeepEqual(before, after) {
 		t.Fatalf("failed requests changed the ledger:\n%v\n%v", before, after)
 	}
-	// A failed request stores nothing: the same id works once it can.
+	// A failed request is stored with its failure (AIP-155): a retry with
+	// the same id fails the same way even after the cause went; a new id
+	// is a new attempt.
 	e.deposit("player:alice", 1)
-	if _, err := e.c.Withdraw(op, &walletv1.WithdrawRequest{RequestId: "x8", AccountId: "player:alice", Amount: 101}); err != nil {
-		t.Fatalf("retry after the cause went: %v", err)
+	_, err := e.c.Withdraw(op, &walletv1.WithdrawRequest{RequestId: "x8", AccountId: "player:alice", Amount: 101})
+	wantErr(t, err, codes.FailedPrecondition, "INSUFFICIENT_FUNDS")
+	if _, err := e.c.Withdraw(op, &walletv1.WithdrawRequest{RequestId: "x8-again", AccountId: "player:alice", Amount: 101}); err != nil {
+		t.Fatalf("new attempt after the cause went: %v", err)
 	}
 	e.net.Add(-101)
 	e.audit()

@@ -9,6 +9,7 @@ package shoev1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -44,31 +45,68 @@ const (
 	ErrorReason_ERROR_REASON_UNAUTHENTICATED ErrorReason = 7
 	// The request_id was used before with a different request.
 	ErrorReason_ERROR_REASON_REQUEST_ID_REUSED ErrorReason = 8
+	// The shoe waits for its named cutter (Cut) and deals nothing yet.
+	ErrorReason_ERROR_REASON_SHOE_NOT_CUT ErrorReason = 9
+	// The shoe is already cut.
+	ErrorReason_ERROR_REASON_ALREADY_CUT ErrorReason = 10
+	// The cutter's time ran out; the shoe has been cut at random.
+	ErrorReason_ERROR_REASON_CUT_TIME_EXPIRED ErrorReason = 11
+	// A player tried to cut for someone else, or the named cutter is another.
+	ErrorReason_ERROR_REASON_NOT_THE_CUTTER ErrorReason = 12
+	// Closing before the cut card is out and before 5/6 of the shoe is
+	// dealt (SHOE-RESHUFFLE), without force.
+	ErrorReason_ERROR_REASON_RESHUFFLE_TOO_EARLY ErrorReason = 13
+	// The reveal exists only for a closed shoe.
+	ErrorReason_ERROR_REASON_SHOE_NOT_CLOSED ErrorReason = 14
+	// The shoe was closed; it deals no more cards.
+	ErrorReason_ERROR_REASON_SHOE_CLOSED ErrorReason = 15
+	// The cut card came out in another coup; that coup is the shoe's last.
+	ErrorReason_ERROR_REASON_CUT_CARD_OUT ErrorReason = 16
+	// The shoe was built from a given order (CreateShoeFromOrder): no seeds.
+	ErrorReason_ERROR_REASON_NOT_PROVABLY_FAIR ErrorReason = 17
 )
 
 // Enum value maps for ErrorReason.
 var (
 	ErrorReason_name = map[int32]string{
-		0: "ERROR_REASON_UNSPECIFIED",
-		1: "ERROR_REASON_INVALID_ARGUMENT",
-		2: "ERROR_REASON_INVALID_HOUSE_RULE",
-		3: "ERROR_REASON_INVALID_CARD",
-		4: "ERROR_REASON_SHOE_NOT_FOUND",
-		5: "ERROR_REASON_SHOE_EXHAUSTED",
-		6: "ERROR_REASON_ROLE_NOT_ALLOWED",
-		7: "ERROR_REASON_UNAUTHENTICATED",
-		8: "ERROR_REASON_REQUEST_ID_REUSED",
+		0:  "ERROR_REASON_UNSPECIFIED",
+		1:  "ERROR_REASON_INVALID_ARGUMENT",
+		2:  "ERROR_REASON_INVALID_HOUSE_RULE",
+		3:  "ERROR_REASON_INVALID_CARD",
+		4:  "ERROR_REASON_SHOE_NOT_FOUND",
+		5:  "ERROR_REASON_SHOE_EXHAUSTED",
+		6:  "ERROR_REASON_ROLE_NOT_ALLOWED",
+		7:  "ERROR_REASON_UNAUTHENTICATED",
+		8:  "ERROR_REASON_REQUEST_ID_REUSED",
+		9:  "ERROR_REASON_SHOE_NOT_CUT",
+		10: "ERROR_REASON_ALREADY_CUT",
+		11: "ERROR_REASON_CUT_TIME_EXPIRED",
+		12: "ERROR_REASON_NOT_THE_CUTTER",
+		13: "ERROR_REASON_RESHUFFLE_TOO_EARLY",
+		14: "ERROR_REASON_SHOE_NOT_CLOSED",
+		15: "ERROR_REASON_SHOE_CLOSED",
+		16: "ERROR_REASON_CUT_CARD_OUT",
+		17: "ERROR_REASON_NOT_PROVABLY_FAIR",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":        0,
-		"ERROR_REASON_INVALID_ARGUMENT":   1,
-		"ERROR_REASON_INVALID_HOUSE_RULE": 2,
-		"ERROR_REASON_INVALID_CARD":       3,
-		"ERROR_REASON_SHOE_NOT_FOUND":     4,
-		"ERROR_REASON_SHOE_EXHAUSTED":     5,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":   6,
-		"ERROR_REASON_UNAUTHENTICATED":    7,
-		"ERROR_REASON_REQUEST_ID_REUSED":  8,
+		"ERROR_REASON_UNSPECIFIED":         0,
+		"ERROR_REASON_INVALID_ARGUMENT":    1,
+		"ERROR_REASON_INVALID_HOUSE_RULE":  2,
+		"ERROR_REASON_INVALID_CARD":        3,
+		"ERROR_REASON_SHOE_NOT_FOUND":      4,
+		"ERROR_REASON_SHOE_EXHAUSTED":      5,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":    6,
+		"ERROR_REASON_UNAUTHENTICATED":     7,
+		"ERROR_REASON_REQUEST_ID_REUSED":   8,
+		"ERROR_REASON_SHOE_NOT_CUT":        9,
+		"ERROR_REASON_ALREADY_CUT":         10,
+		"ERROR_REASON_CUT_TIME_EXPIRED":    11,
+		"ERROR_REASON_NOT_THE_CUTTER":      12,
+		"ERROR_REASON_RESHUFFLE_TOO_EARLY": 13,
+		"ERROR_REASON_SHOE_NOT_CLOSED":     14,
+		"ERROR_REASON_SHOE_CLOSED":         15,
+		"ERROR_REASON_CUT_CARD_OUT":        16,
+		"ERROR_REASON_NOT_PROVABLY_FAIR":   17,
 	}
 )
 
@@ -97,6 +135,122 @@ func (x ErrorReason) Number() protoreflect.EnumNumber {
 // Deprecated: Use ErrorReason.Descriptor instead.
 func (ErrorReason) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{0}
+}
+
+// Variant names the game a shoe is for; it fixes the allowed deck counts
+// (SHOE-DECKS).
+type Variant int32
+
+const (
+	// Same as VARIANT_CHEMIN_DE_FER.
+	Variant_VARIANT_UNSPECIFIED Variant = 0
+	// 6 or 8 decks, 0 means 6.
+	Variant_VARIANT_CHEMIN_DE_FER Variant = 1
+	// 6 or 8 decks, 0 means 6.
+	Variant_VARIANT_PUNTO_BANCO Variant = 2
+	// Baccarat banque: 3 decks, 0 means 3.
+	Variant_VARIANT_BANQUE Variant = 3
+	// The old game: 2 decks, 0 means 2.
+	Variant_VARIANT_OLD Variant = 4
+)
+
+// Enum value maps for Variant.
+var (
+	Variant_name = map[int32]string{
+		0: "VARIANT_UNSPECIFIED",
+		1: "VARIANT_CHEMIN_DE_FER",
+		2: "VARIANT_PUNTO_BANCO",
+		3: "VARIANT_BANQUE",
+		4: "VARIANT_OLD",
+	}
+	Variant_value = map[string]int32{
+		"VARIANT_UNSPECIFIED":   0,
+		"VARIANT_CHEMIN_DE_FER": 1,
+		"VARIANT_PUNTO_BANCO":   2,
+		"VARIANT_BANQUE":        3,
+		"VARIANT_OLD":           4,
+	}
+)
+
+func (x Variant) Enum() *Variant {
+	p := new(Variant)
+	*p = x
+	return p
+}
+
+func (x Variant) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Variant) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[1].Descriptor()
+}
+
+func (Variant) Type() protoreflect.EnumType {
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[1]
+}
+
+func (x Variant) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Variant.Descriptor instead.
+func (Variant) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{1}
+}
+
+// BurnMode says how many cards are burned after the cut (SHOE-BURN).
+type BurnMode int32
+
+const (
+	// Same as BURN_MODE_COUNT.
+	BurnMode_BURN_MODE_UNSPECIFIED BurnMode = 0
+	// Burn `burn` cards (3 or 4).
+	BurnMode_BURN_MODE_COUNT BurnMode = 1
+	// The first card is shown and burned, then as many more as its value
+	// with ace 1, two to nine their face, ten and faces 10: 2 to 11 cards.
+	BurnMode_BURN_MODE_BY_FIRST_CARD BurnMode = 2
+)
+
+// Enum value maps for BurnMode.
+var (
+	BurnMode_name = map[int32]string{
+		0: "BURN_MODE_UNSPECIFIED",
+		1: "BURN_MODE_COUNT",
+		2: "BURN_MODE_BY_FIRST_CARD",
+	}
+	BurnMode_value = map[string]int32{
+		"BURN_MODE_UNSPECIFIED":   0,
+		"BURN_MODE_COUNT":         1,
+		"BURN_MODE_BY_FIRST_CARD": 2,
+	}
+)
+
+func (x BurnMode) Enum() *BurnMode {
+	p := new(BurnMode)
+	*p = x
+	return p
+}
+
+func (x BurnMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BurnMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[2].Descriptor()
+}
+
+func (BurnMode) Type() protoreflect.EnumType {
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[2]
+}
+
+func (x BurnMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BurnMode.Descriptor instead.
+func (BurnMode) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{2}
 }
 
 // Rank of a card. Values: ace counts 1, two to nine their face, ten and
@@ -167,11 +321,11 @@ func (x Rank) String() string {
 }
 
 func (Rank) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_shoe_v1_shoe_proto_enumTypes[1].Descriptor()
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[3].Descriptor()
 }
 
 func (Rank) Type() protoreflect.EnumType {
-	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[1]
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[3]
 }
 
 func (x Rank) Number() protoreflect.EnumNumber {
@@ -180,7 +334,7 @@ func (x Rank) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Rank.Descriptor instead.
 func (Rank) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{3}
 }
 
 // Suit of a card.
@@ -223,11 +377,11 @@ func (x Suit) String() string {
 }
 
 func (Suit) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_shoe_v1_shoe_proto_enumTypes[2].Descriptor()
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[4].Descriptor()
 }
 
 func (Suit) Type() protoreflect.EnumType {
-	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[2]
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[4]
 }
 
 func (x Suit) Number() protoreflect.EnumNumber {
@@ -236,7 +390,7 @@ func (x Suit) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Suit.Descriptor instead.
 func (Suit) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{4}
 }
 
 // ShoeState is where a shoe is in its life.
@@ -248,6 +402,10 @@ const (
 	ShoeState_SHOE_STATE_OPEN ShoeState = 1
 	// No card is dealt any more.
 	ShoeState_SHOE_STATE_CLOSED ShoeState = 2
+	// Shuffled and committed, waiting for the named cutter (SHOE-CUT) until
+	// cut_deadline; the burn follows the cut. Deals nothing yet. Counts
+	// cover all loaded cards until the cut.
+	ShoeState_SHOE_STATE_AWAITING_CUT ShoeState = 3
 )
 
 // Enum value maps for ShoeState.
@@ -256,11 +414,13 @@ var (
 		0: "SHOE_STATE_UNSPECIFIED",
 		1: "SHOE_STATE_OPEN",
 		2: "SHOE_STATE_CLOSED",
+		3: "SHOE_STATE_AWAITING_CUT",
 	}
 	ShoeState_value = map[string]int32{
-		"SHOE_STATE_UNSPECIFIED": 0,
-		"SHOE_STATE_OPEN":        1,
-		"SHOE_STATE_CLOSED":      2,
+		"SHOE_STATE_UNSPECIFIED":  0,
+		"SHOE_STATE_OPEN":         1,
+		"SHOE_STATE_CLOSED":       2,
+		"SHOE_STATE_AWAITING_CUT": 3,
 	}
 )
 
@@ -275,11 +435,11 @@ func (x ShoeState) String() string {
 }
 
 func (ShoeState) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_shoe_v1_shoe_proto_enumTypes[3].Descriptor()
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[5].Descriptor()
 }
 
 func (ShoeState) Type() protoreflect.EnumType {
-	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[3]
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[5]
 }
 
 func (x ShoeState) Number() protoreflect.EnumNumber {
@@ -288,7 +448,63 @@ func (x ShoeState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ShoeState.Descriptor instead.
 func (ShoeState) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{5}
+}
+
+// Fate is what became of a card.
+type Fate int32
+
+const (
+	Fate_FATE_UNSPECIFIED Fate = 0
+	// Burned after the cut (SHOE-BURN).
+	Fate_FATE_BURNED Fate = 1
+	// Dealt to a coup.
+	Fate_FATE_DEALT Fate = 2
+	// Still in the shoe when it closed.
+	Fate_FATE_LEFT Fate = 3
+)
+
+// Enum value maps for Fate.
+var (
+	Fate_name = map[int32]string{
+		0: "FATE_UNSPECIFIED",
+		1: "FATE_BURNED",
+		2: "FATE_DEALT",
+		3: "FATE_LEFT",
+	}
+	Fate_value = map[string]int32{
+		"FATE_UNSPECIFIED": 0,
+		"FATE_BURNED":      1,
+		"FATE_DEALT":       2,
+		"FATE_LEFT":        3,
+	}
+)
+
+func (x Fate) Enum() *Fate {
+	p := new(Fate)
+	*p = x
+	return p
+}
+
+func (x Fate) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Fate) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[6].Descriptor()
+}
+
+func (Fate) Type() protoreflect.EnumType {
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[6]
+}
+
+func (x Fate) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Fate.Descriptor instead.
+func (Fate) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{6}
 }
 
 // Card is one playing card.
@@ -376,7 +592,32 @@ type Shoe struct {
 	Burned     []*Card                `protobuf:"bytes,9,rep,name=burned,proto3" json:"burned,omitempty"`
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// Free-form reference of the owner, e.g. a table id.
-	Owner         string `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner string `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
+	// SHA-256 commitment to the server seed and the shuffled order (layout
+	// in the service comment). Empty for CreateShoeFromOrder shoes.
+	Commitment []byte `protobuf:"bytes,12,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	// The client seed mixed into the shuffle (public from the start).
+	ClientSeed string   `protobuf:"bytes,13,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
+	Variant    Variant  `protobuf:"varint,14,opt,name=variant,proto3,enum=chemmy.shoe.v1.Variant" json:"variant,omitempty"`
+	BurnMode   BurnMode `protobuf:"varint,15,opt,name=burn_mode,json=burnMode,proto3,enum=chemmy.shoe.v1.BurnMode" json:"burn_mode,omitempty"`
+	// The player named to cut; empty: cut at random when created.
+	CutterPlayerId string `protobuf:"bytes,16,opt,name=cutter_player_id,json=cutterPlayerId,proto3" json:"cutter_player_id,omitempty"`
+	// Until when the named cutter may cut (AWAITING_CUT only).
+	CutDeadline *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=cut_deadline,json=cutDeadline,proto3" json:"cut_deadline,omitempty"`
+	// Where the shuffled shoe was cut (0-based): the card at this position
+	// became the first loaded card. Set once cut.
+	CutPosition int32 `protobuf:"varint,18,opt,name=cut_position,json=cutPosition,proto3" json:"cut_position,omitempty"`
+	// True when the cut position was drawn at random (no cutter, or the
+	// cutter's time ran out) rather than chosen.
+	CutRandom bool `protobuf:"varint,19,opt,name=cut_random,json=cutRandom,proto3" json:"cut_random,omitempty"`
+	// Who cut: the player id, or "" when random.
+	CutBy string `protobuf:"bytes,20,opt,name=cut_by,json=cutBy,proto3" json:"cut_by,omitempty"`
+	// The coup in whose deal the cut card came out, when known.
+	CutCardCoupId string                 `protobuf:"bytes,21,opt,name=cut_card_coup_id,json=cutCardCoupId,proto3" json:"cut_card_coup_id,omitempty"`
+	CloseTime     *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=close_time,json=closeTime,proto3" json:"close_time,omitempty"`
+	// Why the shoe was closed: "exhausted", "cut card out", "5/6 dealt" or
+	// an operator's reason for a forced close.
+	CloseReason   string `protobuf:"bytes,23,opt,name=close_reason,json=closeReason,proto3" json:"close_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,6 +729,90 @@ func (x *Shoe) GetOwner() string {
 	return ""
 }
 
+func (x *Shoe) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+func (x *Shoe) GetClientSeed() string {
+	if x != nil {
+		return x.ClientSeed
+	}
+	return ""
+}
+
+func (x *Shoe) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *Shoe) GetBurnMode() BurnMode {
+	if x != nil {
+		return x.BurnMode
+	}
+	return BurnMode_BURN_MODE_UNSPECIFIED
+}
+
+func (x *Shoe) GetCutterPlayerId() string {
+	if x != nil {
+		return x.CutterPlayerId
+	}
+	return ""
+}
+
+func (x *Shoe) GetCutDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CutDeadline
+	}
+	return nil
+}
+
+func (x *Shoe) GetCutPosition() int32 {
+	if x != nil {
+		return x.CutPosition
+	}
+	return 0
+}
+
+func (x *Shoe) GetCutRandom() bool {
+	if x != nil {
+		return x.CutRandom
+	}
+	return false
+}
+
+func (x *Shoe) GetCutBy() string {
+	if x != nil {
+		return x.CutBy
+	}
+	return ""
+}
+
+func (x *Shoe) GetCutCardCoupId() string {
+	if x != nil {
+		return x.CutCardCoupId
+	}
+	return ""
+}
+
+func (x *Shoe) GetCloseTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CloseTime
+	}
+	return nil
+}
+
+func (x *Shoe) GetCloseReason() string {
+	if x != nil {
+		return x.CloseReason
+	}
+	return ""
+}
+
 // CreateShoeRequest asks for a freshly shuffled shoe.
 type CreateShoeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -500,7 +825,21 @@ type CreateShoeRequest struct {
 	// Cards burned after loading, 3 or 4 (SHOE-BURN); 0 means 3.
 	Burn int32 `protobuf:"varint,4,opt,name=burn,proto3" json:"burn,omitempty"`
 	// Free-form reference of the owner, e.g. a table id.
-	Owner         string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	Owner string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The game; it fixes the allowed deck counts (see Variant).
+	Variant Variant `protobuf:"varint,6,opt,name=variant,proto3,enum=chemmy.shoe.v1.Variant" json:"variant,omitempty"`
+	// BURN_MODE_BY_FIRST_CARD requires burn = 0.
+	BurnMode BurnMode `protobuf:"varint,7,opt,name=burn_mode,json=burnMode,proto3,enum=chemmy.shoe.v1.BurnMode" json:"burn_mode,omitempty"`
+	// Mixed into the shuffle (commit-reveal); up to 256 bytes, may be empty.
+	// Given by the table or the cutting player before the shoe is built.
+	ClientSeed string `protobuf:"bytes,8,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
+	// The player who cuts (SHOE-CUT); empty: the shoe is cut at random at
+	// once (and can deal immediately).
+	CutterPlayerId string `protobuf:"bytes,9,opt,name=cutter_player_id,json=cutterPlayerId,proto3" json:"cutter_player_id,omitempty"`
+	// Time the cutter has; 0 means 30 s; 1 s to 10 min. When it runs out the
+	// shoe is cut at random (by the next call touching the shoe, or by the
+	// service's sweep within about a second).
+	CutTimeLimit  *durationpb.Duration `protobuf:"bytes,10,opt,name=cut_time_limit,json=cutTimeLimit,proto3" json:"cut_time_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -568,6 +907,41 @@ func (x *CreateShoeRequest) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *CreateShoeRequest) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *CreateShoeRequest) GetBurnMode() BurnMode {
+	if x != nil {
+		return x.BurnMode
+	}
+	return BurnMode_BURN_MODE_UNSPECIFIED
+}
+
+func (x *CreateShoeRequest) GetClientSeed() string {
+	if x != nil {
+		return x.ClientSeed
+	}
+	return ""
+}
+
+func (x *CreateShoeRequest) GetCutterPlayerId() string {
+	if x != nil {
+		return x.CutterPlayerId
+	}
+	return ""
+}
+
+func (x *CreateShoeRequest) GetCutTimeLimit() *durationpb.Duration {
+	if x != nil {
+		return x.CutTimeLimit
+	}
+	return nil
 }
 
 // CreateShoeResponse holds the new shoe.
@@ -829,8 +1203,14 @@ type DealCardRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Idempotency key; required. The table service uses
 	// "<coup_id>/card/<n>" so that a resumed coup gets the same cards.
-	RequestId     string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	ShoeId        string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The coup the card is dealt to, for the audit (ListCardFates). Empty:
+	// taken from a request_id of the form "<coup_id>/card/<n>", if any.
+	CoupId string `protobuf:"bytes,3,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	// The hand the card goes to, for the audit, e.g. "player", "banker"; up
+	// to 32 bytes, may be empty.
+	Hand          string `protobuf:"bytes,4,opt,name=hand,proto3" json:"hand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -875,6 +1255,20 @@ func (x *DealCardRequest) GetRequestId() string {
 func (x *DealCardRequest) GetShoeId() string {
 	if x != nil {
 		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *DealCardRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *DealCardRequest) GetHand() string {
+	if x != nil {
+		return x.Hand
 	}
 	return ""
 }
@@ -951,15 +1345,720 @@ func (x *DealCardResponse) GetCardsRemaining() int32 {
 	return 0
 }
 
+// CutRequest cuts a shoe waiting for its named cutter.
+type CutRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Idempotency key; required.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The cutter; must be the shoe's cutter_player_id (a player role caller
+	// may only name himself).
+	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// 0 .. loaded cards - 1: the card at this position of the shuffled shoe
+	// becomes the first one (SHOE-CUT).
+	Position      int32 `protobuf:"varint,4,opt,name=position,proto3" json:"position,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CutRequest) Reset() {
+	*x = CutRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CutRequest) ProtoMessage() {}
+
+func (x *CutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CutRequest.ProtoReflect.Descriptor instead.
+func (*CutRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CutRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CutRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *CutRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *CutRequest) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+// CutResponse holds the cut and burned shoe.
+type CutResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shoe          *Shoe                  `protobuf:"bytes,1,opt,name=shoe,proto3" json:"shoe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CutResponse) Reset() {
+	*x = CutResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CutResponse) ProtoMessage() {}
+
+func (x *CutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CutResponse.ProtoReflect.Descriptor instead.
+func (*CutResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CutResponse) GetShoe() *Shoe {
+	if x != nil {
+		return x.Shoe
+	}
+	return nil
+}
+
+// CloseShoeRequest ends a shoe.
+type CloseShoeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Idempotency key; required.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// Close before the cut card is out and before 5/6 is dealt; operator
+	// only, with a reason.
+	Force bool `protobuf:"varint,3,opt,name=force,proto3" json:"force,omitempty"`
+	// Required with force; up to 256 bytes.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseShoeRequest) Reset() {
+	*x = CloseShoeRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseShoeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseShoeRequest) ProtoMessage() {}
+
+func (x *CloseShoeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseShoeRequest.ProtoReflect.Descriptor instead.
+func (*CloseShoeRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CloseShoeRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CloseShoeRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *CloseShoeRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+func (x *CloseShoeRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// CloseShoeResponse holds the closed shoe.
+type CloseShoeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shoe          *Shoe                  `protobuf:"bytes,1,opt,name=shoe,proto3" json:"shoe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseShoeResponse) Reset() {
+	*x = CloseShoeResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseShoeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseShoeResponse) ProtoMessage() {}
+
+func (x *CloseShoeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseShoeResponse.ProtoReflect.Descriptor instead.
+func (*CloseShoeResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CloseShoeResponse) GetShoe() *Shoe {
+	if x != nil {
+		return x.Shoe
+	}
+	return nil
+}
+
+// GetShoeRevealRequest names a closed shoe.
+type GetShoeRevealRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId        string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShoeRevealRequest) Reset() {
+	*x = GetShoeRevealRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShoeRevealRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShoeRevealRequest) ProtoMessage() {}
+
+func (x *GetShoeRevealRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShoeRevealRequest.ProtoReflect.Descriptor instead.
+func (*GetShoeRevealRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetShoeRevealRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+// GetShoeRevealResponse holds the reveal.
+type GetShoeRevealResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reveal        *ShoeReveal            `protobuf:"bytes,1,opt,name=reveal,proto3" json:"reveal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShoeRevealResponse) Reset() {
+	*x = GetShoeRevealResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShoeRevealResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShoeRevealResponse) ProtoMessage() {}
+
+func (x *GetShoeRevealResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShoeRevealResponse.ProtoReflect.Descriptor instead.
+func (*GetShoeRevealResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetShoeRevealResponse) GetReveal() *ShoeReveal {
+	if x != nil {
+		return x.Reveal
+	}
+	return nil
+}
+
+// ShoeReveal is everything needed to recompute and check a closed shoe:
+// `chemmy verify` reads it (as JSON, as printed by grpcurl).
+type ShoeReveal struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	Decks  int32                  `protobuf:"varint,2,opt,name=decks,proto3" json:"decks,omitempty"`
+	// The secret seed, 512 bytes, now revealed.
+	ServerSeed []byte `protobuf:"bytes,3,opt,name=server_seed,json=serverSeed,proto3" json:"server_seed,omitempty"`
+	ClientSeed string `protobuf:"bytes,4,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
+	// As published when the shoe opened.
+	Commitment []byte `protobuf:"bytes,5,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	// The shuffled order before the cut, one byte per card (index 0..51),
+	// exactly the bytes under the commitment.
+	Order       []byte   `protobuf:"bytes,6,opt,name=order,proto3" json:"order,omitempty"`
+	CutPosition int32    `protobuf:"varint,7,opt,name=cut_position,json=cutPosition,proto3" json:"cut_position,omitempty"`
+	CutRandom   bool     `protobuf:"varint,8,opt,name=cut_random,json=cutRandom,proto3" json:"cut_random,omitempty"`
+	CutBy       string   `protobuf:"bytes,9,opt,name=cut_by,json=cutBy,proto3" json:"cut_by,omitempty"`
+	BurnMode    BurnMode `protobuf:"varint,10,opt,name=burn_mode,json=burnMode,proto3,enum=chemmy.shoe.v1.BurnMode" json:"burn_mode,omitempty"`
+	// The burned cards (codes), in order.
+	Burned []string `protobuf:"bytes,11,rep,name=burned,proto3" json:"burned,omitempty"`
+	// The dealt cards (codes), in dealing order (position 0 first).
+	Dealt []string `protobuf:"bytes,12,rep,name=dealt,proto3" json:"dealt,omitempty"`
+	// Cards left in the shoe when it closed.
+	CardsLeft      int32  `protobuf:"varint,13,opt,name=cards_left,json=cardsLeft,proto3" json:"cards_left,omitempty"`
+	CutCardFromEnd int32  `protobuf:"varint,14,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
+	CloseReason    string `protobuf:"bytes,15,opt,name=close_reason,json=closeReason,proto3" json:"close_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ShoeReveal) Reset() {
+	*x = ShoeReveal{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeReveal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeReveal) ProtoMessage() {}
+
+func (x *ShoeReveal) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeReveal.ProtoReflect.Descriptor instead.
+func (*ShoeReveal) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ShoeReveal) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ShoeReveal) GetDecks() int32 {
+	if x != nil {
+		return x.Decks
+	}
+	return 0
+}
+
+func (x *ShoeReveal) GetServerSeed() []byte {
+	if x != nil {
+		return x.ServerSeed
+	}
+	return nil
+}
+
+func (x *ShoeReveal) GetClientSeed() string {
+	if x != nil {
+		return x.ClientSeed
+	}
+	return ""
+}
+
+func (x *ShoeReveal) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+func (x *ShoeReveal) GetOrder() []byte {
+	if x != nil {
+		return x.Order
+	}
+	return nil
+}
+
+func (x *ShoeReveal) GetCutPosition() int32 {
+	if x != nil {
+		return x.CutPosition
+	}
+	return 0
+}
+
+func (x *ShoeReveal) GetCutRandom() bool {
+	if x != nil {
+		return x.CutRandom
+	}
+	return false
+}
+
+func (x *ShoeReveal) GetCutBy() string {
+	if x != nil {
+		return x.CutBy
+	}
+	return ""
+}
+
+func (x *ShoeReveal) GetBurnMode() BurnMode {
+	if x != nil {
+		return x.BurnMode
+	}
+	return BurnMode_BURN_MODE_UNSPECIFIED
+}
+
+func (x *ShoeReveal) GetBurned() []string {
+	if x != nil {
+		return x.Burned
+	}
+	return nil
+}
+
+func (x *ShoeReveal) GetDealt() []string {
+	if x != nil {
+		return x.Dealt
+	}
+	return nil
+}
+
+func (x *ShoeReveal) GetCardsLeft() int32 {
+	if x != nil {
+		return x.CardsLeft
+	}
+	return 0
+}
+
+func (x *ShoeReveal) GetCutCardFromEnd() int32 {
+	if x != nil {
+		return x.CutCardFromEnd
+	}
+	return 0
+}
+
+func (x *ShoeReveal) GetCloseReason() string {
+	if x != nil {
+		return x.CloseReason
+	}
+	return ""
+}
+
+// ListCardFatesRequest names a shoe or a coup (exactly one).
+type ListCardFatesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId        string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	CoupId        string                 `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCardFatesRequest) Reset() {
+	*x = ListCardFatesRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCardFatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCardFatesRequest) ProtoMessage() {}
+
+func (x *ListCardFatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCardFatesRequest.ProtoReflect.Descriptor instead.
+func (*ListCardFatesRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListCardFatesRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ListCardFatesRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+// ListCardFatesResponse lists fates in load order (per shoe, then by
+// position).
+type ListCardFatesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fates         []*CardFate            `protobuf:"bytes,1,rep,name=fates,proto3" json:"fates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCardFatesResponse) Reset() {
+	*x = ListCardFatesResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCardFatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCardFatesResponse) ProtoMessage() {}
+
+func (x *ListCardFatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCardFatesResponse.ProtoReflect.Descriptor instead.
+func (*ListCardFatesResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListCardFatesResponse) GetFates() []*CardFate {
+	if x != nil {
+		return x.Fates
+	}
+	return nil
+}
+
+// CardFate is the fate of one card of a shoe.
+type CardFate struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// 0-based position in the shoe as loaded after the cut (burned cards
+	// first).
+	LoadPosition int32 `protobuf:"varint,2,opt,name=load_position,json=loadPosition,proto3" json:"load_position,omitempty"`
+	Card         *Card `protobuf:"bytes,3,opt,name=card,proto3" json:"card,omitempty"`
+	Fate         Fate  `protobuf:"varint,4,opt,name=fate,proto3,enum=chemmy.shoe.v1.Fate" json:"fate,omitempty"`
+	// For DEALT: the DealCardResponse.position (burned cards excluded).
+	DealtPosition int32 `protobuf:"varint,5,opt,name=dealt_position,json=dealtPosition,proto3" json:"dealt_position,omitempty"`
+	// For DEALT: the coup and hand, as given or inferred (DealCardRequest).
+	CoupId string `protobuf:"bytes,6,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	Hand   string `protobuf:"bytes,7,opt,name=hand,proto3" json:"hand,omitempty"`
+	// For DEALT: the DealCard request_id.
+	RequestId     string                 `protobuf:"bytes,8,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Time          *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CardFate) Reset() {
+	*x = CardFate{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CardFate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CardFate) ProtoMessage() {}
+
+func (x *CardFate) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CardFate.ProtoReflect.Descriptor instead.
+func (*CardFate) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *CardFate) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *CardFate) GetLoadPosition() int32 {
+	if x != nil {
+		return x.LoadPosition
+	}
+	return 0
+}
+
+func (x *CardFate) GetCard() *Card {
+	if x != nil {
+		return x.Card
+	}
+	return nil
+}
+
+func (x *CardFate) GetFate() Fate {
+	if x != nil {
+		return x.Fate
+	}
+	return Fate_FATE_UNSPECIFIED
+}
+
+func (x *CardFate) GetDealtPosition() int32 {
+	if x != nil {
+		return x.DealtPosition
+	}
+	return 0
+}
+
+func (x *CardFate) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *CardFate) GetHand() string {
+	if x != nil {
+		return x.Hand
+	}
+	return ""
+}
+
+func (x *CardFate) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CardFate) GetTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Time
+	}
+	return nil
+}
+
 var File_chemmy_shoe_v1_shoe_proto protoreflect.FileDescriptor
 
 const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\n" +
-	"\x19chemmy/shoe/v1/shoe.proto\x12\x0echemmy.shoe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"n\n" +
+	"\x19chemmy/shoe/v1/shoe.proto\x12\x0echemmy.shoe.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"n\n" +
 	"\x04Card\x12(\n" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
-	"\x04code\x18\x03 \x01(\tR\x04code\"\x9f\x03\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\"\x93\a\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.chemmy.shoe.v1.ShoeStateR\x05state\x12\x14\n" +
@@ -976,14 +2075,38 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\vcreate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x14\n" +
-	"\x05owner\x18\v \x01(\tR\x05owner\"\x9d\x01\n" +
+	"\x05owner\x18\v \x01(\tR\x05owner\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\f \x01(\fR\n" +
+	"commitment\x12\x1f\n" +
+	"\vclient_seed\x18\r \x01(\tR\n" +
+	"clientSeed\x121\n" +
+	"\avariant\x18\x0e \x01(\x0e2\x17.chemmy.shoe.v1.VariantR\avariant\x125\n" +
+	"\tburn_mode\x18\x0f \x01(\x0e2\x18.chemmy.shoe.v1.BurnModeR\bburnMode\x12(\n" +
+	"\x10cutter_player_id\x18\x10 \x01(\tR\x0ecutterPlayerId\x12=\n" +
+	"\fcut_deadline\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcutDeadline\x12!\n" +
+	"\fcut_position\x18\x12 \x01(\x05R\vcutPosition\x12\x1d\n" +
+	"\n" +
+	"cut_random\x18\x13 \x01(\bR\tcutRandom\x12\x15\n" +
+	"\x06cut_by\x18\x14 \x01(\tR\x05cutBy\x12'\n" +
+	"\x10cut_card_coup_id\x18\x15 \x01(\tR\rcutCardCoupId\x129\n" +
+	"\n" +
+	"close_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\tcloseTime\x12!\n" +
+	"\fclose_reason\x18\x17 \x01(\tR\vcloseReason\"\x93\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
 	"\x05decks\x18\x02 \x01(\x05R\x05decks\x12)\n" +
 	"\x11cut_card_from_end\x18\x03 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
 	"\x04burn\x18\x04 \x01(\x05R\x04burn\x12\x14\n" +
-	"\x05owner\x18\x05 \x01(\tR\x05owner\">\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\x121\n" +
+	"\avariant\x18\x06 \x01(\x0e2\x17.chemmy.shoe.v1.VariantR\avariant\x125\n" +
+	"\tburn_mode\x18\a \x01(\x0e2\x18.chemmy.shoe.v1.BurnModeR\bburnMode\x12\x1f\n" +
+	"\vclient_seed\x18\b \x01(\tR\n" +
+	"clientSeed\x12(\n" +
+	"\x10cutter_player_id\x18\t \x01(\tR\x0ecutterPlayerId\x12?\n" +
+	"\x0ecut_time_limit\x18\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\fcutTimeLimit\">\n" +
 	"\x12CreateShoeResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\x92\x01\n" +
 	"\x1aCreateShoeFromOrderRequest\x12\x1d\n" +
@@ -997,17 +2120,80 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x0eGetShoeRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\";\n" +
 	"\x0fGetShoeResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"I\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"v\n" +
 	"\x0fDealCardRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
-	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\"\xa3\x01\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x17\n" +
+	"\acoup_id\x18\x03 \x01(\tR\x06coupId\x12\x12\n" +
+	"\x04hand\x18\x04 \x01(\tR\x04hand\"\xa3\x01\n" +
 	"\x10DealCardResponse\x12(\n" +
 	"\x04card\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.CardR\x04card\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x05R\bposition\x12 \n" +
 	"\fcut_card_out\x18\x03 \x01(\bR\n" +
 	"cutCardOut\x12'\n" +
-	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining*\xbd\x02\n" +
+	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"}\n" +
+	"\n" +
+	"CutRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x1a\n" +
+	"\bposition\x18\x04 \x01(\x05R\bposition\"7\n" +
+	"\vCutResponse\x12(\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"x\n" +
+	"\x10CloseShoeRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x14\n" +
+	"\x05force\x18\x03 \x01(\bR\x05force\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"=\n" +
+	"\x11CloseShoeResponse\x12(\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"/\n" +
+	"\x14GetShoeRevealRequest\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"K\n" +
+	"\x15GetShoeRevealResponse\x122\n" +
+	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xde\x03\n" +
+	"\n" +
+	"ShoeReveal\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x14\n" +
+	"\x05decks\x18\x02 \x01(\x05R\x05decks\x12\x1f\n" +
+	"\vserver_seed\x18\x03 \x01(\fR\n" +
+	"serverSeed\x12\x1f\n" +
+	"\vclient_seed\x18\x04 \x01(\tR\n" +
+	"clientSeed\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x05 \x01(\fR\n" +
+	"commitment\x12\x14\n" +
+	"\x05order\x18\x06 \x01(\fR\x05order\x12!\n" +
+	"\fcut_position\x18\a \x01(\x05R\vcutPosition\x12\x1d\n" +
+	"\n" +
+	"cut_random\x18\b \x01(\bR\tcutRandom\x12\x15\n" +
+	"\x06cut_by\x18\t \x01(\tR\x05cutBy\x125\n" +
+	"\tburn_mode\x18\n" +
+	" \x01(\x0e2\x18.chemmy.shoe.v1.BurnModeR\bburnMode\x12\x16\n" +
+	"\x06burned\x18\v \x03(\tR\x06burned\x12\x14\n" +
+	"\x05dealt\x18\f \x03(\tR\x05dealt\x12\x1d\n" +
+	"\n" +
+	"cards_left\x18\r \x01(\x05R\tcardsLeft\x12)\n" +
+	"\x11cut_card_from_end\x18\x0e \x01(\x05R\x0ecutCardFromEnd\x12!\n" +
+	"\fclose_reason\x18\x0f \x01(\tR\vcloseReason\"H\n" +
+	"\x14ListCardFatesRequest\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x17\n" +
+	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"G\n" +
+	"\x15ListCardFatesResponse\x12.\n" +
+	"\x05fates\x18\x01 \x03(\v2\x18.chemmy.shoe.v1.CardFateR\x05fates\"\xbf\x02\n" +
+	"\bCardFate\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12#\n" +
+	"\rload_position\x18\x02 \x01(\x05R\floadPosition\x12(\n" +
+	"\x04card\x18\x03 \x01(\v2\x14.chemmy.shoe.v1.CardR\x04card\x12(\n" +
+	"\x04fate\x18\x04 \x01(\x0e2\x14.chemmy.shoe.v1.FateR\x04fate\x12%\n" +
+	"\x0edealt_position\x18\x05 \x01(\x05R\rdealtPosition\x12\x17\n" +
+	"\acoup_id\x18\x06 \x01(\tR\x06coupId\x12\x12\n" +
+	"\x04hand\x18\a \x01(\tR\x04hand\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\b \x01(\tR\trequestId\x12.\n" +
+	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\xe7\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -1017,7 +2203,27 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1bERROR_REASON_SHOE_EXHAUSTED\x10\x05\x12!\n" +
 	"\x1dERROR_REASON_ROLE_NOT_ALLOWED\x10\x06\x12 \n" +
 	"\x1cERROR_REASON_UNAUTHENTICATED\x10\a\x12\"\n" +
-	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\b*\xdf\x01\n" +
+	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\b\x12\x1d\n" +
+	"\x19ERROR_REASON_SHOE_NOT_CUT\x10\t\x12\x1c\n" +
+	"\x18ERROR_REASON_ALREADY_CUT\x10\n" +
+	"\x12!\n" +
+	"\x1dERROR_REASON_CUT_TIME_EXPIRED\x10\v\x12\x1f\n" +
+	"\x1bERROR_REASON_NOT_THE_CUTTER\x10\f\x12$\n" +
+	" ERROR_REASON_RESHUFFLE_TOO_EARLY\x10\r\x12 \n" +
+	"\x1cERROR_REASON_SHOE_NOT_CLOSED\x10\x0e\x12\x1c\n" +
+	"\x18ERROR_REASON_SHOE_CLOSED\x10\x0f\x12\x1d\n" +
+	"\x19ERROR_REASON_CUT_CARD_OUT\x10\x10\x12\"\n" +
+	"\x1eERROR_REASON_NOT_PROVABLY_FAIR\x10\x11*{\n" +
+	"\aVariant\x12\x17\n" +
+	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x02\x12\x12\n" +
+	"\x0eVARIANT_BANQUE\x10\x03\x12\x0f\n" +
+	"\vVARIANT_OLD\x10\x04*W\n" +
+	"\bBurnMode\x12\x19\n" +
+	"\x15BURN_MODE_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fBURN_MODE_COUNT\x10\x01\x12\x1b\n" +
+	"\x17BURN_MODE_BY_FIRST_CARD\x10\x02*\xdf\x01\n" +
 	"\x04Rank\x12\x14\n" +
 	"\x10RANK_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bRANK_ACE\x10\x01\x12\f\n" +
@@ -1044,17 +2250,28 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"SUIT_CLUBS\x10\x01\x12\x11\n" +
 	"\rSUIT_DIAMONDS\x10\x02\x12\x0f\n" +
 	"\vSUIT_HEARTS\x10\x03\x12\x0f\n" +
-	"\vSUIT_SPADES\x10\x04*S\n" +
+	"\vSUIT_SPADES\x10\x04*p\n" +
 	"\tShoeState\x12\x1a\n" +
 	"\x16SHOE_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSHOE_STATE_OPEN\x10\x01\x12\x15\n" +
-	"\x11SHOE_STATE_CLOSED\x10\x022\xed\x02\n" +
+	"\x11SHOE_STATE_CLOSED\x10\x02\x12\x1b\n" +
+	"\x17SHOE_STATE_AWAITING_CUT\x10\x03*L\n" +
+	"\x04Fate\x12\x14\n" +
+	"\x10FATE_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
+	"\n" +
+	"FATE_DEALT\x10\x02\x12\r\n" +
+	"\tFATE_LEFT\x10\x032\xbb\x05\n" +
 	"\vShoeService\x12S\n" +
 	"\n" +
 	"CreateShoe\x12!.chemmy.shoe.v1.CreateShoeRequest\x1a\".chemmy.shoe.v1.CreateShoeResponse\x12n\n" +
 	"\x13CreateShoeFromOrder\x12*.chemmy.shoe.v1.CreateShoeFromOrderRequest\x1a+.chemmy.shoe.v1.CreateShoeFromOrderResponse\x12J\n" +
 	"\aGetShoe\x12\x1e.chemmy.shoe.v1.GetShoeRequest\x1a\x1f.chemmy.shoe.v1.GetShoeResponse\x12M\n" +
-	"\bDealCard\x12\x1f.chemmy.shoe.v1.DealCardRequest\x1a .chemmy.shoe.v1.DealCardResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
+	"\bDealCard\x12\x1f.chemmy.shoe.v1.DealCardRequest\x1a .chemmy.shoe.v1.DealCardResponse\x12>\n" +
+	"\x03Cut\x12\x1a.chemmy.shoe.v1.CutRequest\x1a\x1b.chemmy.shoe.v1.CutResponse\x12P\n" +
+	"\tCloseShoe\x12 .chemmy.shoe.v1.CloseShoeRequest\x1a!.chemmy.shoe.v1.CloseShoeResponse\x12\\\n" +
+	"\rGetShoeReveal\x12$.chemmy.shoe.v1.GetShoeRevealRequest\x1a%.chemmy.shoe.v1.GetShoeRevealResponse\x12\\\n" +
+	"\rListCardFates\x12$.chemmy.shoe.v1.ListCardFatesRequest\x1a%.chemmy.shoe.v1.ListCardFatesResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
 
 var (
 	file_chemmy_shoe_v1_shoe_proto_rawDescOnce sync.Once
@@ -1068,48 +2285,85 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 	return file_chemmy_shoe_v1_shoe_proto_rawDescData
 }
 
-var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(ErrorReason)(0),                    // 0: chemmy.shoe.v1.ErrorReason
-	(Rank)(0),                           // 1: chemmy.shoe.v1.Rank
-	(Suit)(0),                           // 2: chemmy.shoe.v1.Suit
-	(ShoeState)(0),                      // 3: chemmy.shoe.v1.ShoeState
-	(*Card)(nil),                        // 4: chemmy.shoe.v1.Card
-	(*Shoe)(nil),                        // 5: chemmy.shoe.v1.Shoe
-	(*CreateShoeRequest)(nil),           // 6: chemmy.shoe.v1.CreateShoeRequest
-	(*CreateShoeResponse)(nil),          // 7: chemmy.shoe.v1.CreateShoeResponse
-	(*CreateShoeFromOrderRequest)(nil),  // 8: chemmy.shoe.v1.CreateShoeFromOrderRequest
-	(*CreateShoeFromOrderResponse)(nil), // 9: chemmy.shoe.v1.CreateShoeFromOrderResponse
-	(*GetShoeRequest)(nil),              // 10: chemmy.shoe.v1.GetShoeRequest
-	(*GetShoeResponse)(nil),             // 11: chemmy.shoe.v1.GetShoeResponse
-	(*DealCardRequest)(nil),             // 12: chemmy.shoe.v1.DealCardRequest
-	(*DealCardResponse)(nil),            // 13: chemmy.shoe.v1.DealCardResponse
-	(*timestamppb.Timestamp)(nil),       // 14: google.protobuf.Timestamp
+	(Variant)(0),                        // 1: chemmy.shoe.v1.Variant
+	(BurnMode)(0),                       // 2: chemmy.shoe.v1.BurnMode
+	(Rank)(0),                           // 3: chemmy.shoe.v1.Rank
+	(Suit)(0),                           // 4: chemmy.shoe.v1.Suit
+	(ShoeState)(0),                      // 5: chemmy.shoe.v1.ShoeState
+	(Fate)(0),                           // 6: chemmy.shoe.v1.Fate
+	(*Card)(nil),                        // 7: chemmy.shoe.v1.Card
+	(*Shoe)(nil),                        // 8: chemmy.shoe.v1.Shoe
+	(*CreateShoeRequest)(nil),           // 9: chemmy.shoe.v1.CreateShoeRequest
+	(*CreateShoeResponse)(nil),          // 10: chemmy.shoe.v1.CreateShoeResponse
+	(*CreateShoeFromOrderRequest)(nil),  // 11: chemmy.shoe.v1.CreateShoeFromOrderRequest
+	(*CreateShoeFromOrderResponse)(nil), // 12: chemmy.shoe.v1.CreateShoeFromOrderResponse
+	(*GetShoeRequest)(nil),              // 13: chemmy.shoe.v1.GetShoeRequest
+	(*GetShoeResponse)(nil),             // 14: chemmy.shoe.v1.GetShoeResponse
+	(*DealCardRequest)(nil),             // 15: chemmy.shoe.v1.DealCardRequest
+	(*DealCardResponse)(nil),            // 16: chemmy.shoe.v1.DealCardResponse
+	(*CutRequest)(nil),                  // 17: chemmy.shoe.v1.CutRequest
+	(*CutResponse)(nil),                 // 18: chemmy.shoe.v1.CutResponse
+	(*CloseShoeRequest)(nil),            // 19: chemmy.shoe.v1.CloseShoeRequest
+	(*CloseShoeResponse)(nil),           // 20: chemmy.shoe.v1.CloseShoeResponse
+	(*GetShoeRevealRequest)(nil),        // 21: chemmy.shoe.v1.GetShoeRevealRequest
+	(*GetShoeRevealResponse)(nil),       // 22: chemmy.shoe.v1.GetShoeRevealResponse
+	(*ShoeReveal)(nil),                  // 23: chemmy.shoe.v1.ShoeReveal
+	(*ListCardFatesRequest)(nil),        // 24: chemmy.shoe.v1.ListCardFatesRequest
+	(*ListCardFatesResponse)(nil),       // 25: chemmy.shoe.v1.ListCardFatesResponse
+	(*CardFate)(nil),                    // 26: chemmy.shoe.v1.CardFate
+	(*timestamppb.Timestamp)(nil),       // 27: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),         // 28: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
-	1,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
-	2,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
-	3,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
-	4,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	14, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
-	5,  // 5: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	5,  // 6: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	5,  // 7: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	4,  // 8: chemmy.shoe.v1.DealCardResponse.card:type_name -> chemmy.shoe.v1.Card
-	6,  // 9: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	8,  // 10: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	10, // 11: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	12, // 12: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	7,  // 13: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	9,  // 14: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	11, // 15: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	13, // 16: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	13, // [13:17] is the sub-list for method output_type
-	9,  // [9:13] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
+	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
+	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
+	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
+	27, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
+	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	27, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	27, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
+	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	28, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	7,  // 15: chemmy.shoe.v1.DealCardResponse.card:type_name -> chemmy.shoe.v1.Card
+	8,  // 16: chemmy.shoe.v1.CutResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 17: chemmy.shoe.v1.CloseShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	23, // 18: chemmy.shoe.v1.GetShoeRevealResponse.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
+	2,  // 19: chemmy.shoe.v1.ShoeReveal.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	26, // 20: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
+	7,  // 21: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
+	6,  // 22: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
+	27, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	9,  // 24: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	11, // 25: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	13, // 26: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	15, // 27: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	17, // 28: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	19, // 29: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	21, // 30: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	24, // 31: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	10, // 32: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	12, // 33: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	14, // 34: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	16, // 35: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	18, // 36: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	20, // 37: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	22, // 38: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	25, // 39: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -1122,8 +2376,8 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   10,
+			NumEnums:      7,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,10 @@ const (
 	ShoeService_CreateShoeFromOrder_FullMethodName = "/chemmy.shoe.v1.ShoeService/CreateShoeFromOrder"
 	ShoeService_GetShoe_FullMethodName             = "/chemmy.shoe.v1.ShoeService/GetShoe"
 	ShoeService_DealCard_FullMethodName            = "/chemmy.shoe.v1.ShoeService/DealCard"
+	ShoeService_Cut_FullMethodName                 = "/chemmy.shoe.v1.ShoeService/Cut"
+	ShoeService_CloseShoe_FullMethodName           = "/chemmy.shoe.v1.ShoeService/CloseShoe"
+	ShoeService_GetShoeReveal_FullMethodName       = "/chemmy.shoe.v1.ShoeService/GetShoeReveal"
+	ShoeService_ListCardFates_FullMethodName       = "/chemmy.shoe.v1.ShoeService/ListCardFates"
 )
 
 // ShoeServiceClient is the client API for ShoeService service.
@@ -32,10 +36,29 @@ const (
 // ShoeService owns card order: it builds, shuffles, cuts, burns and deals
 // shoes (RULES.md SHOE-*). Nobody else shuffles or draws.
 //
-// Roles (metadata set by the gateway, checked again here): CreateShoe and
-// DealCard are for the table service, croupiers and operators;
-// CreateShoeFromOrder is operator only; GetShoe is open to every
-// authenticated caller. The order of an open shoe is never returned.
+// Roles (metadata set by the gateway, checked again here): CreateShoe,
+// DealCard and CloseShoe are for the table service, croupiers and
+// operators; CreateShoeFromOrder is operator only; Cut is for the named
+// cutting player (himself), croupiers, operators and the table service;
+// GetShoe, GetShoeReveal and ListCardFates are open to every authenticated
+// caller. The order of an open shoe is never returned, to anybody.
+//
+// Provably fair (commit-reveal). A shoe of CreateShoe is the pure function
+// of a secret 512-byte server seed (crypto/rand) and a public client seed
+// described in chemmy/shoe-svc/fair (package documentation): the shuffled
+// order is committed to in Shoe.commitment when the shoe opens, before the
+// cut; the cut (by the named player, or random) and the burn are applied
+// afterwards and recorded; once the shoe is closed GetShoeReveal returns
+// the seeds and the order, and anybody can recompute and check them
+// (`chemmy verify`). Commitment byte layout:
+//
+//	commitment = SHA-256( "chemmy-shoe-commit-v1"      (21 ASCII bytes)
+//	                   || uint16 big-endian len(server_seed) || server_seed
+//	                   || uint16 big-endian len(order)       || order )
+//
+// where order holds one byte per card of the shuffled shoe (before the
+// cut and the burn), the card's index 0..51 = suit*13 + rank-1 with suits
+// clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 .. king 13.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
@@ -56,7 +79,33 @@ type ShoeServiceClient interface {
 	// DealCard deals the next card, face down (SHOE-FACE). Idempotent by
 	// request_id: a retry returns the same card at the same position.
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
+	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
+	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
+	// card came out in another coup: only that coup may still be dealt).
 	DealCard(ctx context.Context, in *DealCardRequest, opts ...grpc.CallOption) (*DealCardResponse, error)
+	// Cut cuts a shoe waiting for its named cutter (SHOE-CUT) at the given
+	// position, then burns (SHOE-BURN); the shoe opens for dealing. A player
+	// may cut only for himself. Idempotent by request_id.
+	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
+	// then cut at random); PERMISSION_DENIED NOT_THE_CUTTER; INVALID_ARGUMENT.
+	Cut(ctx context.Context, in *CutRequest, opts ...grpc.CallOption) (*CutResponse, error)
+	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
+	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
+	// operator may force an earlier close with a reason. The cards left get
+	// the fate LEFT and the reveal becomes available. Closing a closed shoe
+	// returns it unchanged. Idempotent by request_id.
+	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED (force by a non-operator).
+	CloseShoe(ctx context.Context, in *CloseShoeRequest, opts ...grpc.CallOption) (*CloseShoeResponse, error)
+	// GetShoeReveal returns the seeds and the committed order of a CLOSED
+	// shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
+	// (shoes of CreateShoeFromOrder have no seeds).
+	GetShoeReveal(ctx context.Context, in *GetShoeRevealRequest, opts ...grpc.CallOption) (*GetShoeRevealResponse, error)
+	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of
+	// a coup (coup_id): burned, dealt (to which coup and hand) or left in the
+	// shoe at the end. For a shoe that is not closed only burned and dealt
+	// cards are listed. Errors: NOT_FOUND SHOE_NOT_FOUND; INVALID_ARGUMENT.
+	ListCardFates(ctx context.Context, in *ListCardFatesRequest, opts ...grpc.CallOption) (*ListCardFatesResponse, error)
 }
 
 type shoeServiceClient struct {
@@ -107,6 +156,46 @@ func (c *shoeServiceClient) DealCard(ctx context.Context, in *DealCardRequest, o
 	return out, nil
 }
 
+func (c *shoeServiceClient) Cut(ctx context.Context, in *CutRequest, opts ...grpc.CallOption) (*CutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CutResponse)
+	err := c.cc.Invoke(ctx, ShoeService_Cut_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shoeServiceClient) CloseShoe(ctx context.Context, in *CloseShoeRequest, opts ...grpc.CallOption) (*CloseShoeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseShoeResponse)
+	err := c.cc.Invoke(ctx, ShoeService_CloseShoe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shoeServiceClient) GetShoeReveal(ctx context.Context, in *GetShoeRevealRequest, opts ...grpc.CallOption) (*GetShoeRevealResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetShoeRevealResponse)
+	err := c.cc.Invoke(ctx, ShoeService_GetShoeReveal_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFatesRequest, opts ...grpc.CallOption) (*ListCardFatesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCardFatesResponse)
+	err := c.cc.Invoke(ctx, ShoeService_ListCardFates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ShoeServiceServer is the server API for ShoeService service.
 // All implementations must embed UnimplementedShoeServiceServer
 // for forward compatibility.
@@ -114,10 +203,29 @@ func (c *shoeServiceClient) DealCard(ctx context.Context, in *DealCardRequest, o
 // ShoeService owns card order: it builds, shuffles, cuts, burns and deals
 // shoes (RULES.md SHOE-*). Nobody else shuffles or draws.
 //
-// Roles (metadata set by the gateway, checked again here): CreateShoe and
-// DealCard are for the table service, croupiers and operators;
-// CreateShoeFromOrder is operator only; GetShoe is open to every
-// authenticated caller. The order of an open shoe is never returned.
+// Roles (metadata set by the gateway, checked again here): CreateShoe,
+// DealCard and CloseShoe are for the table service, croupiers and
+// operators; CreateShoeFromOrder is operator only; Cut is for the named
+// cutting player (himself), croupiers, operators and the table service;
+// GetShoe, GetShoeReveal and ListCardFates are open to every authenticated
+// caller. The order of an open shoe is never returned, to anybody.
+//
+// Provably fair (commit-reveal). A shoe of CreateShoe is the pure function
+// of a secret 512-byte server seed (crypto/rand) and a public client seed
+// described in chemmy/shoe-svc/fair (package documentation): the shuffled
+// order is committed to in Shoe.commitment when the shoe opens, before the
+// cut; the cut (by the named player, or random) and the burn are applied
+// afterwards and recorded; once the shoe is closed GetShoeReveal returns
+// the seeds and the order, and anybody can recompute and check them
+// (`chemmy verify`). Commitment byte layout:
+//
+//	commitment = SHA-256( "chemmy-shoe-commit-v1"      (21 ASCII bytes)
+//	                   || uint16 big-endian len(server_seed) || server_seed
+//	                   || uint16 big-endian len(order)       || order )
+//
+// where order holds one byte per card of the shuffled shoe (before the
+// cut and the burn), the card's index 0..51 = suit*13 + rank-1 with suits
+// clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 .. king 13.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
@@ -138,7 +246,33 @@ type ShoeServiceServer interface {
 	// DealCard deals the next card, face down (SHOE-FACE). Idempotent by
 	// request_id: a retry returns the same card at the same position.
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
+	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
+	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
+	// card came out in another coup: only that coup may still be dealt).
 	DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error)
+	// Cut cuts a shoe waiting for its named cutter (SHOE-CUT) at the given
+	// position, then burns (SHOE-BURN); the shoe opens for dealing. A player
+	// may cut only for himself. Idempotent by request_id.
+	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
+	// then cut at random); PERMISSION_DENIED NOT_THE_CUTTER; INVALID_ARGUMENT.
+	Cut(context.Context, *CutRequest) (*CutResponse, error)
+	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
+	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
+	// operator may force an earlier close with a reason. The cards left get
+	// the fate LEFT and the reveal becomes available. Closing a closed shoe
+	// returns it unchanged. Idempotent by request_id.
+	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED (force by a non-operator).
+	CloseShoe(context.Context, *CloseShoeRequest) (*CloseShoeResponse, error)
+	// GetShoeReveal returns the seeds and the committed order of a CLOSED
+	// shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
+	// (shoes of CreateShoeFromOrder have no seeds).
+	GetShoeReveal(context.Context, *GetShoeRevealRequest) (*GetShoeRevealResponse, error)
+	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of
+	// a coup (coup_id): burned, dealt (to which coup and hand) or left in the
+	// shoe at the end. For a shoe that is not closed only burned and dealt
+	// cards are listed. Errors: NOT_FOUND SHOE_NOT_FOUND; INVALID_ARGUMENT.
+	ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error)
 	mustEmbedUnimplementedShoeServiceServer()
 }
 
@@ -160,6 +294,18 @@ func (UnimplementedShoeServiceServer) GetShoe(context.Context, *GetShoeRequest) 
 }
 func (UnimplementedShoeServiceServer) DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DealCard not implemented")
+}
+func (UnimplementedShoeServiceServer) Cut(context.Context, *CutRequest) (*CutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Cut not implemented")
+}
+func (UnimplementedShoeServiceServer) CloseShoe(context.Context, *CloseShoeRequest) (*CloseShoeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseShoe not implemented")
+}
+func (UnimplementedShoeServiceServer) GetShoeReveal(context.Context, *GetShoeRevealRequest) (*GetShoeRevealResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetShoeReveal not implemented")
+}
+func (UnimplementedShoeServiceServer) ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCardFates not implemented")
 }
 func (UnimplementedShoeServiceServer) mustEmbedUnimplementedShoeServiceServer() {}
 func (UnimplementedShoeServiceServer) testEmbeddedByValue()                     {}
@@ -254,6 +400,78 @@ func _ShoeService_DealCard_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ShoeService_Cut_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).Cut(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_Cut_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).Cut(ctx, req.(*CutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ShoeService_CloseShoe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseShoeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).CloseShoe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_CloseShoe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).CloseShoe(ctx, req.(*CloseShoeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ShoeService_GetShoeReveal_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetShoeRevealRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).GetShoeReveal(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_GetShoeReveal_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).GetShoeReveal(ctx, req.(*GetShoeRevealRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ShoeService_ListCardFates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCardFatesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).ListCardFates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_ListCardFates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).ListCardFates(ctx, req.(*ListCardFatesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ShoeService_ServiceDesc is the grpc.ServiceDesc for ShoeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -276,6 +494,22 @@ var ShoeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DealCard",
 			Handler:    _ShoeService_DealCard_Handler,
+		},
+		{
+			MethodName: "Cut",
+			Handler:    _ShoeService_Cut_Handler,
+		},
+		{
+			MethodName: "CloseShoe",
+			Handler:    _ShoeService_CloseShoe_Handler,
+		},
+		{
+			MethodName: "GetShoeReveal",
+			Handler:    _ShoeService_GetShoeReveal_Handler,
+		},
+		{
+			MethodName: "ListCardFates",
+			Handler:    _ShoeService_ListCardFates_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

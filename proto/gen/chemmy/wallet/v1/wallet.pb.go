@@ -9,6 +9,7 @@ package walletv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -52,6 +53,14 @@ const (
 	ErrorReason_ERROR_REASON_NOT_YOUR_ACCOUNT ErrorReason = 11
 	// The caller carries no identity.
 	ErrorReason_ERROR_REASON_UNAUTHENTICATED ErrorReason = 12
+	// The hold's expire_time has passed (it is, or is about to be, EXPIRED).
+	ErrorReason_ERROR_REASON_HOLD_EXPIRED ErrorReason = 13
+	// PostHold asked for more than the hold reserves.
+	ErrorReason_ERROR_REASON_AMOUNT_EXCEEDS_HOLD ErrorReason = 14
+	// The accounts of one transfer or settlement are in different currencies.
+	ErrorReason_ERROR_REASON_CURRENCY_MISMATCH ErrorReason = 15
+	// The page_token is not one this service returned for this request.
+	ErrorReason_ERROR_REASON_INVALID_PAGE_TOKEN ErrorReason = 16
 )
 
 // Enum value maps for ErrorReason.
@@ -70,21 +79,29 @@ var (
 		10: "ERROR_REASON_ROLE_NOT_ALLOWED",
 		11: "ERROR_REASON_NOT_YOUR_ACCOUNT",
 		12: "ERROR_REASON_UNAUTHENTICATED",
+		13: "ERROR_REASON_HOLD_EXPIRED",
+		14: "ERROR_REASON_AMOUNT_EXCEEDS_HOLD",
+		15: "ERROR_REASON_CURRENCY_MISMATCH",
+		16: "ERROR_REASON_INVALID_PAGE_TOKEN",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":        0,
-		"ERROR_REASON_INVALID_ARGUMENT":   1,
-		"ERROR_REASON_INVALID_AMOUNT":     2,
-		"ERROR_REASON_INVALID_ACCOUNT":    3,
-		"ERROR_REASON_ACCOUNT_NOT_FOUND":  4,
-		"ERROR_REASON_INSUFFICIENT_FUNDS": 5,
-		"ERROR_REASON_HOLD_NOT_FOUND":     6,
-		"ERROR_REASON_HOLD_NOT_OPEN":      7,
-		"ERROR_REASON_BETS_EXCEED_BANK":   8,
-		"ERROR_REASON_REQUEST_ID_REUSED":  9,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":   10,
-		"ERROR_REASON_NOT_YOUR_ACCOUNT":   11,
-		"ERROR_REASON_UNAUTHENTICATED":    12,
+		"ERROR_REASON_UNSPECIFIED":         0,
+		"ERROR_REASON_INVALID_ARGUMENT":    1,
+		"ERROR_REASON_INVALID_AMOUNT":      2,
+		"ERROR_REASON_INVALID_ACCOUNT":     3,
+		"ERROR_REASON_ACCOUNT_NOT_FOUND":   4,
+		"ERROR_REASON_INSUFFICIENT_FUNDS":  5,
+		"ERROR_REASON_HOLD_NOT_FOUND":      6,
+		"ERROR_REASON_HOLD_NOT_OPEN":       7,
+		"ERROR_REASON_BETS_EXCEED_BANK":    8,
+		"ERROR_REASON_REQUEST_ID_REUSED":   9,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":    10,
+		"ERROR_REASON_NOT_YOUR_ACCOUNT":    11,
+		"ERROR_REASON_UNAUTHENTICATED":     12,
+		"ERROR_REASON_HOLD_EXPIRED":        13,
+		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD": 14,
+		"ERROR_REASON_CURRENCY_MISMATCH":   15,
+		"ERROR_REASON_INVALID_PAGE_TOKEN":  16,
 	}
 )
 
@@ -126,6 +143,10 @@ const (
 	HoldState_HOLD_STATE_SETTLED HoldState = 2
 	// Released without a transfer.
 	HoldState_HOLD_STATE_VOIDED HoldState = 3
+	// Resolved by PostHold: posted_amount moved, the rest released.
+	HoldState_HOLD_STATE_POSTED HoldState = 4
+	// Released because its expire_time passed.
+	HoldState_HOLD_STATE_EXPIRED HoldState = 5
 )
 
 // Enum value maps for HoldState.
@@ -135,12 +156,16 @@ var (
 		1: "HOLD_STATE_OPEN",
 		2: "HOLD_STATE_SETTLED",
 		3: "HOLD_STATE_VOIDED",
+		4: "HOLD_STATE_POSTED",
+		5: "HOLD_STATE_EXPIRED",
 	}
 	HoldState_value = map[string]int32{
 		"HOLD_STATE_UNSPECIFIED": 0,
 		"HOLD_STATE_OPEN":        1,
 		"HOLD_STATE_SETTLED":     2,
 		"HOLD_STATE_VOIDED":      3,
+		"HOLD_STATE_POSTED":      4,
+		"HOLD_STATE_EXPIRED":     5,
 	}
 )
 
@@ -281,6 +306,225 @@ func (CommissionRounding) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
 }
 
+// PuntoBancoOutcome is the result of a punto banco coup.
+type PuntoBancoOutcome int32
+
+const (
+	PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_UNSPECIFIED PuntoBancoOutcome = 0
+	PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_BANK_WINS   PuntoBancoOutcome = 1
+	PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_PLAYER_WINS PuntoBancoOutcome = 2
+	PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_TIE         PuntoBancoOutcome = 3
+)
+
+// Enum value maps for PuntoBancoOutcome.
+var (
+	PuntoBancoOutcome_name = map[int32]string{
+		0: "PUNTO_BANCO_OUTCOME_UNSPECIFIED",
+		1: "PUNTO_BANCO_OUTCOME_BANK_WINS",
+		2: "PUNTO_BANCO_OUTCOME_PLAYER_WINS",
+		3: "PUNTO_BANCO_OUTCOME_TIE",
+	}
+	PuntoBancoOutcome_value = map[string]int32{
+		"PUNTO_BANCO_OUTCOME_UNSPECIFIED": 0,
+		"PUNTO_BANCO_OUTCOME_BANK_WINS":   1,
+		"PUNTO_BANCO_OUTCOME_PLAYER_WINS": 2,
+		"PUNTO_BANCO_OUTCOME_TIE":         3,
+	}
+)
+
+func (x PuntoBancoOutcome) Enum() *PuntoBancoOutcome {
+	p := new(PuntoBancoOutcome)
+	*p = x
+	return p
+}
+
+func (x PuntoBancoOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PuntoBancoOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[4].Descriptor()
+}
+
+func (PuntoBancoOutcome) Type() protoreflect.EnumType {
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[4]
+}
+
+func (x PuntoBancoOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PuntoBancoOutcome.Descriptor instead.
+func (PuntoBancoOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
+}
+
+// PuntoBancoBetType is what a punto banco bet is on (PB-BETS).
+type PuntoBancoBetType int32
+
+const (
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_UNSPECIFIED PuntoBancoBetType = 0
+	// Pays 1:1 less commission; pushes on a tie.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK PuntoBancoBetType = 1
+	// Pays 1:1; pushes on a tie.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER PuntoBancoBetType = 2
+	// Pays 8:1 on a tie.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_TIE PuntoBancoBetType = 3
+	// Pays 9:1 when the bank's first two cards are a natural 8 or 9.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_NATURAL PuntoBancoBetType = 4
+)
+
+// Enum value maps for PuntoBancoBetType.
+var (
+	PuntoBancoBetType_name = map[int32]string{
+		0: "PUNTO_BANCO_BET_TYPE_UNSPECIFIED",
+		1: "PUNTO_BANCO_BET_TYPE_BANK",
+		2: "PUNTO_BANCO_BET_TYPE_PLAYER",
+		3: "PUNTO_BANCO_BET_TYPE_TIE",
+		4: "PUNTO_BANCO_BET_TYPE_BANK_NATURAL",
+	}
+	PuntoBancoBetType_value = map[string]int32{
+		"PUNTO_BANCO_BET_TYPE_UNSPECIFIED":  0,
+		"PUNTO_BANCO_BET_TYPE_BANK":         1,
+		"PUNTO_BANCO_BET_TYPE_PLAYER":       2,
+		"PUNTO_BANCO_BET_TYPE_TIE":          3,
+		"PUNTO_BANCO_BET_TYPE_BANK_NATURAL": 4,
+	}
+)
+
+func (x PuntoBancoBetType) Enum() *PuntoBancoBetType {
+	p := new(PuntoBancoBetType)
+	*p = x
+	return p
+}
+
+func (x PuntoBancoBetType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PuntoBancoBetType) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[5].Descriptor()
+}
+
+func (PuntoBancoBetType) Type() protoreflect.EnumType {
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[5]
+}
+
+func (x PuntoBancoBetType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PuntoBancoBetType.Descriptor instead.
+func (PuntoBancoBetType) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
+}
+
+// BanqueSide is which table a banque bet is on (BQ-BETS).
+type BanqueSide int32
+
+const (
+	BanqueSide_BANQUE_SIDE_UNSPECIFIED BanqueSide = 0
+	BanqueSide_BANQUE_SIDE_RIGHT       BanqueSide = 1
+	BanqueSide_BANQUE_SIDE_LEFT        BanqueSide = 2
+	// On both tables (BQ-CHEVAL).
+	BanqueSide_BANQUE_SIDE_CHEVAL BanqueSide = 3
+)
+
+// Enum value maps for BanqueSide.
+var (
+	BanqueSide_name = map[int32]string{
+		0: "BANQUE_SIDE_UNSPECIFIED",
+		1: "BANQUE_SIDE_RIGHT",
+		2: "BANQUE_SIDE_LEFT",
+		3: "BANQUE_SIDE_CHEVAL",
+	}
+	BanqueSide_value = map[string]int32{
+		"BANQUE_SIDE_UNSPECIFIED": 0,
+		"BANQUE_SIDE_RIGHT":       1,
+		"BANQUE_SIDE_LEFT":        2,
+		"BANQUE_SIDE_CHEVAL":      3,
+	}
+)
+
+func (x BanqueSide) Enum() *BanqueSide {
+	p := new(BanqueSide)
+	*p = x
+	return p
+}
+
+func (x BanqueSide) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BanqueSide) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[6].Descriptor()
+}
+
+func (BanqueSide) Type() protoreflect.EnumType {
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[6]
+}
+
+func (x BanqueSide) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BanqueSide.Descriptor instead.
+func (BanqueSide) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
+}
+
+// FeeType is the kind of house fee ChargeFee takes.
+type FeeType int32
+
+const (
+	FeeType_FEE_TYPE_UNSPECIFIED FeeType = 0
+	// 2.5% of the winning bid of a banque bank auction (BQ-BANK).
+	FeeType_FEE_TYPE_BANK_AUCTION FeeType = 1
+	// hourly_fee per seat-hour, for seat_seconds (CF-BANK-WINS hourly_fee).
+	FeeType_FEE_TYPE_HOURLY FeeType = 2
+)
+
+// Enum value maps for FeeType.
+var (
+	FeeType_name = map[int32]string{
+		0: "FEE_TYPE_UNSPECIFIED",
+		1: "FEE_TYPE_BANK_AUCTION",
+		2: "FEE_TYPE_HOURLY",
+	}
+	FeeType_value = map[string]int32{
+		"FEE_TYPE_UNSPECIFIED":  0,
+		"FEE_TYPE_BANK_AUCTION": 1,
+		"FEE_TYPE_HOURLY":       2,
+	}
+)
+
+func (x FeeType) Enum() *FeeType {
+	p := new(FeeType)
+	*p = x
+	return p
+}
+
+func (x FeeType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FeeType) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[7].Descriptor()
+}
+
+func (FeeType) Type() protoreflect.EnumType {
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[7]
+}
+
+func (x FeeType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FeeType.Descriptor instead.
+func (FeeType) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
+}
+
 // Account is one ledger account. Amounts in minor units.
 type Account struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -371,8 +615,14 @@ type Hold struct {
 	Amount int64     `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
 	State  HoldState `protobuf:"varint,4,opt,name=state,proto3,enum=chemmy.wallet.v1.HoldState" json:"state,omitempty"`
 	// What the hold is for, e.g. "tables/T/coups/C/bets/P".
-	Reference     string                 `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	Reference  string                 `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When an open hold expires; unset: never.
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// What PostHold moved (HOLD_STATE_POSTED only).
+	PostedAmount int64 `protobuf:"varint,8,opt,name=posted_amount,json=postedAmount,proto3" json:"posted_amount,omitempty"`
+	// When the hold was resolved.
+	ResolveTime   *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -449,6 +699,27 @@ func (x *Hold) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Hold) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *Hold) GetPostedAmount() int64 {
+	if x != nil {
+		return x.PostedAmount
+	}
+	return 0
+}
+
+func (x *Hold) GetResolveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolveTime
+	}
+	return nil
+}
+
 // Transfer is one immutable ledger entry.
 type Transfer struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -460,8 +731,12 @@ type Transfer struct {
 	// Why, e.g. "deposit", "bet_lost", "bank_paid", "commission".
 	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The request or coup that caused it.
-	Reference     string                 `protobuf:"bytes,6,opt,name=reference,proto3" json:"reference,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	Reference  string                 `protobuf:"bytes,6,opt,name=reference,proto3" json:"reference,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// The currency of both accounts.
+	CurrencyCode string `protobuf:"bytes,8,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Position in the ledger's transfer log: 1-based, gapless, commit order.
+	Sequence      uint64 `protobuf:"varint,9,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -543,6 +818,20 @@ func (x *Transfer) GetCreateTime() *timestamppb.Timestamp {
 		return x.CreateTime
 	}
 	return nil
+}
+
+func (x *Transfer) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *Transfer) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
 }
 
 // DepositRequest credits a player account.
@@ -872,8 +1161,11 @@ type PlaceHoldRequest struct {
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	AccountId string                 `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
 	// Minor units, > 0.
-	Amount        int64  `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
-	Reference     string `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
+	Amount    int64  `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	Reference string `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
+	// When set (> 0), the hold expires this long after it is placed unless
+	// resolved before. Unset: it never expires (banks and bets of a coup).
+	Ttl           *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -934,6 +1226,13 @@ func (x *PlaceHoldRequest) GetReference() string {
 		return x.Reference
 	}
 	return ""
+}
+
+func (x *PlaceHoldRequest) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
 }
 
 // PlaceHoldResponse holds the new hold.
@@ -1147,10 +1446,15 @@ type SettleCoupRequest struct {
 	// (house rule commission_bp, CF-BANK-WINS).
 	CommissionBp       int64              `protobuf:"varint,5,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
 	CommissionRounding CommissionRounding `protobuf:"varint,6,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"commission_rounding,omitempty"`
-	// True when this coup pays no commission (house rule first_coup_exempt).
+	// True when this coup pays no commission (house rule first_coup_exempt,
+	// or a table charging hourly_fee instead, see ChargeFee).
 	CommissionExempt bool `protobuf:"varint,7,opt,name=commission_exempt,json=commissionExempt,proto3" json:"commission_exempt,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// House betting limit on the bank (CF-BANK-LIMIT); 0: none. When the
+	// bank after the coup exceeds it, the excess is set aside: released from
+	// the bank hold back to the banker's available balance, not at stake.
+	BankLimit     int64 `protobuf:"varint,8,opt,name=bank_limit,json=bankLimit,proto3" json:"bank_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SettleCoupRequest) Reset() {
@@ -1232,6 +1536,13 @@ func (x *SettleCoupRequest) GetCommissionExempt() bool {
 	return false
 }
 
+func (x *SettleCoupRequest) GetBankLimit() int64 {
+	if x != nil {
+		return x.BankLimit
+	}
+	return 0
+}
+
 // SettleCoupResponse is what the settlement moved.
 type SettleCoupResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1248,7 +1559,13 @@ type SettleCoupResponse struct {
 	// The bank after the coup: the bank hold's new amount (CF-BANK-SIZE).
 	NewBank int64 `protobuf:"varint,7,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
 	// The ledger entries written.
-	Transfers     []*Transfer `protobuf:"bytes,8,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	Transfers []*Transfer `protobuf:"bytes,8,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	// The part of the bank no bet covered: not at stake, it never moved
+	// (CF-UNCOVERED).
+	Uncovered int64 `protobuf:"varint,9,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
+	// The part of the new bank above bank_limit released to the banker
+	// (CF-BANK-LIMIT); new_bank is after it.
+	SetAside      int64 `protobuf:"varint,10,opt,name=set_aside,json=setAside,proto3" json:"set_aside,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1339,18 +1656,1406 @@ func (x *SettleCoupResponse) GetTransfers() []*Transfer {
 	return nil
 }
 
+func (x *SettleCoupResponse) GetUncovered() int64 {
+	if x != nil {
+		return x.Uncovered
+	}
+	return 0
+}
+
+func (x *SettleCoupResponse) GetSetAside() int64 {
+	if x != nil {
+		return x.SetAside
+	}
+	return 0
+}
+
+// PostHoldRequest resolves a hold by a transfer.
+type PostHoldRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	HoldId    string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// Minor units to move, 1..the hold's amount; 0: the whole hold.
+	Amount int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The account credited: a player or system account of the hold's
+	// currency, not the hold's own.
+	ToAccountId string `protobuf:"bytes,4,opt,name=to_account_id,json=toAccountId,proto3" json:"to_account_id,omitempty"`
+	// The transfer's reason; default "hold_posted".
+	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PostHoldRequest) Reset() {
+	*x = PostHoldRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PostHoldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PostHoldRequest) ProtoMessage() {}
+
+func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
+func (*PostHoldRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PostHoldRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *PostHoldRequest) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *PostHoldRequest) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *PostHoldRequest) GetToAccountId() string {
+	if x != nil {
+		return x.ToAccountId
+	}
+	return ""
+}
+
+func (x *PostHoldRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// PostHoldResponse is the posted hold and its transfer.
+type PostHoldResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hold          *Hold                  `protobuf:"bytes,1,opt,name=hold,proto3" json:"hold,omitempty"`
+	Transfer      *Transfer              `protobuf:"bytes,2,opt,name=transfer,proto3" json:"transfer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PostHoldResponse) Reset() {
+	*x = PostHoldResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PostHoldResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PostHoldResponse) ProtoMessage() {}
+
+func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
+func (*PostHoldResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PostHoldResponse) GetHold() *Hold {
+	if x != nil {
+		return x.Hold
+	}
+	return nil
+}
+
+func (x *PostHoldResponse) GetTransfer() *Transfer {
+	if x != nil {
+		return x.Transfer
+	}
+	return nil
+}
+
+// ExpireHoldsRequest sweeps expired holds.
+type ExpireHoldsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireHoldsRequest) Reset() {
+	*x = ExpireHoldsRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireHoldsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireHoldsRequest) ProtoMessage() {}
+
+func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
+func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ExpireHoldsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ExpireHoldsResponse lists the holds expired by this sweep.
+type ExpireHoldsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Holds         []*Hold                `protobuf:"bytes,1,rep,name=holds,proto3" json:"holds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExpireHoldsResponse) Reset() {
+	*x = ExpireHoldsResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExpireHoldsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExpireHoldsResponse) ProtoMessage() {}
+
+func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
+func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ExpireHoldsResponse) GetHolds() []*Hold {
+	if x != nil {
+		return x.Holds
+	}
+	return nil
+}
+
+// ListStatementRequest pages through an account's transfers.
+type ListStatementRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// 1..1000; default 100.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token; empty: the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStatementRequest) Reset() {
+	*x = ListStatementRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStatementRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStatementRequest) ProtoMessage() {}
+
+func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
+func (*ListStatementRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListStatementRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *ListStatementRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListStatementRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// StatementEntry is one transfer seen from one account.
+type StatementEntry struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Transfer *Transfer              `protobuf:"bytes,1,opt,name=transfer,proto3" json:"transfer,omitempty"`
+	// + when the account was credited, - when debited.
+	Amount int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The account's balance right after this transfer.
+	BalanceAfter  int64 `protobuf:"varint,3,opt,name=balance_after,json=balanceAfter,proto3" json:"balance_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatementEntry) Reset() {
+	*x = StatementEntry{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatementEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatementEntry) ProtoMessage() {}
+
+func (x *StatementEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
+func (*StatementEntry) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *StatementEntry) GetTransfer() *Transfer {
+	if x != nil {
+		return x.Transfer
+	}
+	return nil
+}
+
+func (x *StatementEntry) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *StatementEntry) GetBalanceAfter() int64 {
+	if x != nil {
+		return x.BalanceAfter
+	}
+	return 0
+}
+
+// ListStatementResponse is one page of a statement.
+type ListStatementResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Account *Account               `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	Entries []*StatementEntry      `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListStatementResponse) Reset() {
+	*x = ListStatementResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListStatementResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListStatementResponse) ProtoMessage() {}
+
+func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
+func (*ListStatementResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ListStatementResponse) GetAccount() *Account {
+	if x != nil {
+		return x.Account
+	}
+	return nil
+}
+
+func (x *ListStatementResponse) GetEntries() []*StatementEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ListStatementResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// AuditLedgerRequest asks for a full check of the books.
+type AuditLedgerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLedgerRequest) Reset() {
+	*x = AuditLedgerRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLedgerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLedgerRequest) ProtoMessage() {}
+
+func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
+func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+}
+
+// CurrencyTotals is the audit of one currency.
+type CurrencyTotals struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	CurrencyCode string                 `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Sum of the amounts of all transfers: what was debited, and credited.
+	TotalDebits  int64 `protobuf:"varint,2,opt,name=total_debits,json=totalDebits,proto3" json:"total_debits,omitempty"`
+	TotalCredits int64 `protobuf:"varint,3,opt,name=total_credits,json=totalCredits,proto3" json:"total_credits,omitempty"`
+	// Sum of all balances: 0 when the books balance.
+	SumOfBalances int64 `protobuf:"varint,4,opt,name=sum_of_balances,json=sumOfBalances,proto3" json:"sum_of_balances,omitempty"`
+	// Money inside the wallet: minus the external funding account.
+	InWallet int64 `protobuf:"varint,5,opt,name=in_wallet,json=inWallet,proto3" json:"in_wallet,omitempty"`
+	// Sum of the open holds.
+	Held          int64 `protobuf:"varint,6,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CurrencyTotals) Reset() {
+	*x = CurrencyTotals{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CurrencyTotals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CurrencyTotals) ProtoMessage() {}
+
+func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
+func (*CurrencyTotals) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CurrencyTotals) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *CurrencyTotals) GetTotalDebits() int64 {
+	if x != nil {
+		return x.TotalDebits
+	}
+	return 0
+}
+
+func (x *CurrencyTotals) GetTotalCredits() int64 {
+	if x != nil {
+		return x.TotalCredits
+	}
+	return 0
+}
+
+func (x *CurrencyTotals) GetSumOfBalances() int64 {
+	if x != nil {
+		return x.SumOfBalances
+	}
+	return 0
+}
+
+func (x *CurrencyTotals) GetInWallet() int64 {
+	if x != nil {
+		return x.InWallet
+	}
+	return 0
+}
+
+func (x *CurrencyTotals) GetHeld() int64 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+// AuditLedgerResponse is the auditor's report.
+type AuditLedgerResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when no discrepancy was found.
+	Balanced bool `protobuf:"varint,1,opt,name=balanced,proto3" json:"balanced,omitempty"`
+	// Human-readable discrepancies; empty when balanced.
+	Discrepancies     []string          `protobuf:"bytes,2,rep,name=discrepancies,proto3" json:"discrepancies,omitempty"`
+	AccountsChecked   int64             `protobuf:"varint,3,opt,name=accounts_checked,json=accountsChecked,proto3" json:"accounts_checked,omitempty"`
+	TransfersReplayed int64             `protobuf:"varint,4,opt,name=transfers_replayed,json=transfersReplayed,proto3" json:"transfers_replayed,omitempty"`
+	HoldsChecked      int64             `protobuf:"varint,5,opt,name=holds_checked,json=holdsChecked,proto3" json:"holds_checked,omitempty"`
+	OpenHolds         int64             `protobuf:"varint,6,opt,name=open_holds,json=openHolds,proto3" json:"open_holds,omitempty"`
+	Currencies        []*CurrencyTotals `protobuf:"bytes,7,rep,name=currencies,proto3" json:"currencies,omitempty"`
+	// Sequence of the last transfer in the snapshot.
+	LastSequence  uint64                 `protobuf:"varint,8,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	AuditTime     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=audit_time,json=auditTime,proto3" json:"audit_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLedgerResponse) Reset() {
+	*x = AuditLedgerResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLedgerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLedgerResponse) ProtoMessage() {}
+
+func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
+func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AuditLedgerResponse) GetBalanced() bool {
+	if x != nil {
+		return x.Balanced
+	}
+	return false
+}
+
+func (x *AuditLedgerResponse) GetDiscrepancies() []string {
+	if x != nil {
+		return x.Discrepancies
+	}
+	return nil
+}
+
+func (x *AuditLedgerResponse) GetAccountsChecked() int64 {
+	if x != nil {
+		return x.AccountsChecked
+	}
+	return 0
+}
+
+func (x *AuditLedgerResponse) GetTransfersReplayed() int64 {
+	if x != nil {
+		return x.TransfersReplayed
+	}
+	return 0
+}
+
+func (x *AuditLedgerResponse) GetHoldsChecked() int64 {
+	if x != nil {
+		return x.HoldsChecked
+	}
+	return 0
+}
+
+func (x *AuditLedgerResponse) GetOpenHolds() int64 {
+	if x != nil {
+		return x.OpenHolds
+	}
+	return 0
+}
+
+func (x *AuditLedgerResponse) GetCurrencies() []*CurrencyTotals {
+	if x != nil {
+		return x.Currencies
+	}
+	return nil
+}
+
+func (x *AuditLedgerResponse) GetLastSequence() uint64 {
+	if x != nil {
+		return x.LastSequence
+	}
+	return 0
+}
+
+func (x *AuditLedgerResponse) GetAuditTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AuditTime
+	}
+	return nil
+}
+
+// PuntoBancoBet is one bet, escrowed by a hold.
+type PuntoBancoBet struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HoldId string                 `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// Equals the hold's amount.
+	Amount        int64             `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	Type          PuntoBancoBetType `protobuf:"varint,3,opt,name=type,proto3,enum=chemmy.wallet.v1.PuntoBancoBetType" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PuntoBancoBet) Reset() {
+	*x = PuntoBancoBet{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PuntoBancoBet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PuntoBancoBet) ProtoMessage() {}
+
+func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
+func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *PuntoBancoBet) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *PuntoBancoBet) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *PuntoBancoBet) GetType() PuntoBancoBetType {
+	if x != nil {
+		return x.Type
+	}
+	return PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_UNSPECIFIED
+}
+
+// SettlePuntoBancoRequest settles a punto banco coup against house:bank.
+type SettlePuntoBancoRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	CoupId  string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	Outcome PuntoBancoOutcome      `protobuf:"varint,2,opt,name=outcome,proto3,enum=chemmy.wallet.v1.PuntoBancoOutcome" json:"outcome,omitempty"`
+	// The bank's first two cards made 8 or 9.
+	BankNatural bool             `protobuf:"varint,3,opt,name=bank_natural,json=bankNatural,proto3" json:"bank_natural,omitempty"`
+	Bets        []*PuntoBancoBet `protobuf:"bytes,4,rep,name=bets,proto3" json:"bets,omitempty"`
+	// Commission on winning bank bets, basis points 0..10000 (default rules:
+	// 500).
+	CommissionBp       int64              `protobuf:"varint,5,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
+	CommissionRounding CommissionRounding `protobuf:"varint,6,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"commission_rounding,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SettlePuntoBancoRequest) Reset() {
+	*x = SettlePuntoBancoRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettlePuntoBancoRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettlePuntoBancoRequest) ProtoMessage() {}
+
+func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
+func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *SettlePuntoBancoRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettlePuntoBancoRequest) GetOutcome() PuntoBancoOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_UNSPECIFIED
+}
+
+func (x *SettlePuntoBancoRequest) GetBankNatural() bool {
+	if x != nil {
+		return x.BankNatural
+	}
+	return false
+}
+
+func (x *SettlePuntoBancoRequest) GetBets() []*PuntoBancoBet {
+	if x != nil {
+		return x.Bets
+	}
+	return nil
+}
+
+func (x *SettlePuntoBancoRequest) GetCommissionBp() int64 {
+	if x != nil {
+		return x.CommissionBp
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoRequest) GetCommissionRounding() CommissionRounding {
+	if x != nil {
+		return x.CommissionRounding
+	}
+	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+// BetResult is what one bet did, in request order.
+type BetResult struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	HoldId string                 `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// The stake lost (> 0), 0 when it pushed or won.
+	Lost int64 `protobuf:"varint,2,opt,name=lost,proto3" json:"lost,omitempty"`
+	// Winnings paid to the bettor before commission (the stake is not
+	// included: it was only held).
+	Won int64 `protobuf:"varint,3,opt,name=won,proto3" json:"won,omitempty"`
+	// Commission taken from the winnings.
+	Commission    int64 `protobuf:"varint,4,opt,name=commission,proto3" json:"commission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BetResult) Reset() {
+	*x = BetResult{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BetResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BetResult) ProtoMessage() {}
+
+func (x *BetResult) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
+func (*BetResult) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *BetResult) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *BetResult) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *BetResult) GetWon() int64 {
+	if x != nil {
+		return x.Won
+	}
+	return 0
+}
+
+func (x *BetResult) GetCommission() int64 {
+	if x != nil {
+		return x.Commission
+	}
+	return 0
+}
+
+// SettlePuntoBancoResponse is what the settlement moved.
+type SettlePuntoBancoResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	CoupId  string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	Results []*BetResult           `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	// Sum of the commissions, to house:commission.
+	Commission int64 `protobuf:"varint,3,opt,name=commission,proto3" json:"commission,omitempty"`
+	// What house:bank gained (negative: lost) in the coup.
+	HouseNet      int64       `protobuf:"varint,4,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
+	Transfers     []*Transfer `protobuf:"bytes,5,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettlePuntoBancoResponse) Reset() {
+	*x = SettlePuntoBancoResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettlePuntoBancoResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettlePuntoBancoResponse) ProtoMessage() {}
+
+func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
+func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *SettlePuntoBancoResponse) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettlePuntoBancoResponse) GetResults() []*BetResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *SettlePuntoBancoResponse) GetCommission() int64 {
+	if x != nil {
+		return x.Commission
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoResponse) GetHouseNet() int64 {
+	if x != nil {
+		return x.HouseNet
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoResponse) GetTransfers() []*Transfer {
+	if x != nil {
+		return x.Transfers
+	}
+	return nil
+}
+
+// BanqueBet is one bet against the bank, escrowed by a hold.
+type BanqueBet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HoldId        string                 `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	Amount        int64                  `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	Side          BanqueSide             `protobuf:"varint,3,opt,name=side,proto3,enum=chemmy.wallet.v1.BanqueSide" json:"side,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BanqueBet) Reset() {
+	*x = BanqueBet{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BanqueBet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BanqueBet) ProtoMessage() {}
+
+func (x *BanqueBet) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
+func (*BanqueBet) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *BanqueBet) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *BanqueBet) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *BanqueBet) GetSide() BanqueSide {
+	if x != nil {
+		return x.Side
+	}
+	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
+}
+
+// SettleBanqueRequest settles a baccarat banque coup.
+type SettleBanqueRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	CoupId string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	// The banker's bank hold; empty when the house holds the bank
+	// (house:bank pays and collects).
+	BankHoldId string       `protobuf:"bytes,2,opt,name=bank_hold_id,json=bankHoldId,proto3" json:"bank_hold_id,omitempty"`
+	Bets       []*BanqueBet `protobuf:"bytes,3,rep,name=bets,proto3" json:"bets,omitempty"`
+	// Result of the bank against the right and the left hand.
+	Right CoupOutcome `protobuf:"varint,4,opt,name=right,proto3,enum=chemmy.wallet.v1.CoupOutcome" json:"right,omitempty"`
+	Left  CoupOutcome `protobuf:"varint,5,opt,name=left,proto3,enum=chemmy.wallet.v1.CoupOutcome" json:"left,omitempty"`
+	// Commission on the banker's net winnings, basis points; 0: none.
+	CommissionBp       int64              `protobuf:"varint,6,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
+	CommissionRounding CommissionRounding `protobuf:"varint,7,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"commission_rounding,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *SettleBanqueRequest) Reset() {
+	*x = SettleBanqueRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleBanqueRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleBanqueRequest) ProtoMessage() {}
+
+func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
+func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SettleBanqueRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettleBanqueRequest) GetBankHoldId() string {
+	if x != nil {
+		return x.BankHoldId
+	}
+	return ""
+}
+
+func (x *SettleBanqueRequest) GetBets() []*BanqueBet {
+	if x != nil {
+		return x.Bets
+	}
+	return nil
+}
+
+func (x *SettleBanqueRequest) GetRight() CoupOutcome {
+	if x != nil {
+		return x.Right
+	}
+	return CoupOutcome_COUP_OUTCOME_UNSPECIFIED
+}
+
+func (x *SettleBanqueRequest) GetLeft() CoupOutcome {
+	if x != nil {
+		return x.Left
+	}
+	return CoupOutcome_COUP_OUTCOME_UNSPECIFIED
+}
+
+func (x *SettleBanqueRequest) GetCommissionBp() int64 {
+	if x != nil {
+		return x.CommissionBp
+	}
+	return 0
+}
+
+func (x *SettleBanqueRequest) GetCommissionRounding() CommissionRounding {
+	if x != nil {
+		return x.CommissionRounding
+	}
+	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+// SettleBanqueResponse is what the settlement moved.
+type SettleBanqueResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	CoupId  string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	Results []*BetResult           `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	// What the bank collected minus what it paid, before commission.
+	BankerWinnings int64 `protobuf:"varint,3,opt,name=banker_winnings,json=bankerWinnings,proto3" json:"banker_winnings,omitempty"`
+	Commission     int64 `protobuf:"varint,4,opt,name=commission,proto3" json:"commission,omitempty"`
+	// The bank hold's new amount (0 with a house bank).
+	NewBank int64 `protobuf:"varint,5,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
+	// The part of the bank no bet could reach: not at stake.
+	Uncovered     int64       `protobuf:"varint,6,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
+	Transfers     []*Transfer `protobuf:"bytes,7,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleBanqueResponse) Reset() {
+	*x = SettleBanqueResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleBanqueResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleBanqueResponse) ProtoMessage() {}
+
+func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
+func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SettleBanqueResponse) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettleBanqueResponse) GetResults() []*BetResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *SettleBanqueResponse) GetBankerWinnings() int64 {
+	if x != nil {
+		return x.BankerWinnings
+	}
+	return 0
+}
+
+func (x *SettleBanqueResponse) GetCommission() int64 {
+	if x != nil {
+		return x.Commission
+	}
+	return 0
+}
+
+func (x *SettleBanqueResponse) GetNewBank() int64 {
+	if x != nil {
+		return x.NewBank
+	}
+	return 0
+}
+
+func (x *SettleBanqueResponse) GetUncovered() int64 {
+	if x != nil {
+		return x.Uncovered
+	}
+	return 0
+}
+
+func (x *SettleBanqueResponse) GetTransfers() []*Transfer {
+	if x != nil {
+		return x.Transfers
+	}
+	return nil
+}
+
+// ChargeFeeRequest charges one fee.
+type ChargeFeeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The player account charged.
+	AccountId string  `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	FeeType   FeeType `protobuf:"varint,3,opt,name=fee_type,json=feeType,proto3,enum=chemmy.wallet.v1.FeeType" json:"fee_type,omitempty"`
+	// FEE_TYPE_BANK_AUCTION: the winning bid, minor units.
+	Bid int64 `protobuf:"varint,4,opt,name=bid,proto3" json:"bid,omitempty"`
+	// FEE_TYPE_HOURLY: the fee per seat-hour, minor units, and the seat time.
+	HourlyFee   int64 `protobuf:"varint,5,opt,name=hourly_fee,json=hourlyFee,proto3" json:"hourly_fee,omitempty"`
+	SeatSeconds int64 `protobuf:"varint,6,opt,name=seat_seconds,json=seatSeconds,proto3" json:"seat_seconds,omitempty"`
+	// How a fractional fee becomes minor units (default down).
+	Rounding CommissionRounding `protobuf:"varint,7,opt,name=rounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"rounding,omitempty"`
+	// What the fee is for, e.g. "tables/T/auctions/3".
+	Reference     string `protobuf:"bytes,8,opt,name=reference,proto3" json:"reference,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChargeFeeRequest) Reset() {
+	*x = ChargeFeeRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChargeFeeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChargeFeeRequest) ProtoMessage() {}
+
+func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
+func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ChargeFeeRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ChargeFeeRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *ChargeFeeRequest) GetFeeType() FeeType {
+	if x != nil {
+		return x.FeeType
+	}
+	return FeeType_FEE_TYPE_UNSPECIFIED
+}
+
+func (x *ChargeFeeRequest) GetBid() int64 {
+	if x != nil {
+		return x.Bid
+	}
+	return 0
+}
+
+func (x *ChargeFeeRequest) GetHourlyFee() int64 {
+	if x != nil {
+		return x.HourlyFee
+	}
+	return 0
+}
+
+func (x *ChargeFeeRequest) GetSeatSeconds() int64 {
+	if x != nil {
+		return x.SeatSeconds
+	}
+	return 0
+}
+
+func (x *ChargeFeeRequest) GetRounding() CommissionRounding {
+	if x != nil {
+		return x.Rounding
+	}
+	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+func (x *ChargeFeeRequest) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+// ChargeFeeResponse is the fee and its transfer (none when the fee
+// rounds to 0).
+type ChargeFeeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Fee           int64                  `protobuf:"varint,1,opt,name=fee,proto3" json:"fee,omitempty"`
+	Account       *Account               `protobuf:"bytes,2,opt,name=account,proto3" json:"account,omitempty"`
+	Transfer      *Transfer              `protobuf:"bytes,3,opt,name=transfer,proto3" json:"transfer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChargeFeeResponse) Reset() {
+	*x = ChargeFeeResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChargeFeeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChargeFeeResponse) ProtoMessage() {}
+
+func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
+func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ChargeFeeResponse) GetFee() int64 {
+	if x != nil {
+		return x.Fee
+	}
+	return 0
+}
+
+func (x *ChargeFeeResponse) GetAccount() *Account {
+	if x != nil {
+		return x.Account
+	}
+	return nil
+}
+
+func (x *ChargeFeeResponse) GetTransfer() *Transfer {
+	if x != nil {
+		return x.Transfer
+	}
+	return nil
+}
+
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/wallet/v1/wallet.proto\x12\x10chemmy.wallet.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x01\n" +
+	"\x1dchemmy/wallet/v1/wallet.proto\x12\x10chemmy.wallet.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x01\n" +
 	"\aAccount\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12#\n" +
 	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x18\n" +
 	"\abalance\x18\x03 \x01(\x03R\abalance\x12\x12\n" +
 	"\x04held\x18\x04 \x01(\x03R\x04held\x12\x1c\n" +
-	"\tavailable\x18\x05 \x01(\x03R\tavailable\"\xe4\x01\n" +
+	"\tavailable\x18\x05 \x01(\x03R\tavailable\"\x85\x03\n" +
 	"\x04Hold\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x1d\n" +
 	"\n" +
@@ -1359,7 +3064,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x05state\x18\x04 \x01(\x0e2\x1b.chemmy.wallet.v1.HoldStateR\x05state\x12\x1c\n" +
 	"\treference\x18\x05 \x01(\tR\treference\x12;\n" +
 	"\vcreate_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"\x8c\x02\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12#\n" +
+	"\rposted_amount\x18\b \x01(\x03R\fpostedAmount\x12=\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\xcd\x02\n" +
 	"\bTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -1369,7 +3078,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x1c\n" +
 	"\treference\x18\x06 \x01(\tR\treference\x12;\n" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"f\n" +
+	"createTime\x12#\n" +
+	"\rcurrency_code\x18\b \x01(\tR\fcurrencyCode\x12\x1a\n" +
+	"\bsequence\x18\t \x01(\x04R\bsequence\"f\n" +
 	"\x0eDepositRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -1392,14 +3103,15 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\"I\n" +
 	"\x12GetAccountResponse\x123\n" +
-	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\x86\x01\n" +
+	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\xb3\x01\n" +
 	"\x10PlaceHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1c\n" +
-	"\treference\x18\x04 \x01(\tR\treference\"?\n" +
+	"\treference\x18\x04 \x01(\tR\treference\x12+\n" +
+	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"?\n" +
 	"\x11PlaceHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"I\n" +
 	"\x0fVoidHoldRequest\x12\x1d\n" +
@@ -1410,7 +3122,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\":\n" +
 	"\aCoupBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xdf\x02\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xfe\x02\n" +
 	"\x11SettleCoupRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
@@ -1419,7 +3131,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aoutcome\x18\x04 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\x12#\n" +
 	"\rcommission_bp\x18\x05 \x01(\x03R\fcommissionBp\x12U\n" +
 	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\x12+\n" +
-	"\x11commission_exempt\x18\a \x01(\bR\x10commissionExempt\"\xbd\x02\n" +
+	"\x11commission_exempt\x18\a \x01(\bR\x10commissionExempt\x12\x1d\n" +
+	"\n" +
+	"bank_limit\x18\b \x01(\x03R\tbankLimit\"\xf8\x02\n" +
 	"\x12SettleCoupResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\x12\x18\n" +
@@ -1431,7 +3145,126 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"banker_net\x18\x06 \x01(\x03R\tbankerNet\x12\x19\n" +
 	"\bnew_bank\x18\a \x01(\x03R\anewBank\x128\n" +
-	"\ttransfers\x18\b \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers*\xca\x03\n" +
+	"\ttransfers\x18\b \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\x12\x1c\n" +
+	"\tuncovered\x18\t \x01(\x03R\tuncovered\x12\x1b\n" +
+	"\tset_aside\x18\n" +
+	" \x01(\x03R\bsetAside\"\x9d\x01\n" +
+	"\x0fPostHoldRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\"\n" +
+	"\rto_account_id\x18\x04 \x01(\tR\vtoAccountId\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\"v\n" +
+	"\x10PostHoldResponse\x12*\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\x126\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"3\n" +
+	"\x12ExpireHoldsRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\"C\n" +
+	"\x13ExpireHoldsResponse\x12,\n" +
+	"\x05holds\x18\x01 \x03(\v2\x16.chemmy.wallet.v1.HoldR\x05holds\"q\n" +
+	"\x14ListStatementRequest\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"\x85\x01\n" +
+	"\x0eStatementEntry\x126\n" +
+	"\btransfer\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12#\n" +
+	"\rbalance_after\x18\x03 \x01(\x03R\fbalanceAfter\"\xb0\x01\n" +
+	"\x15ListStatementResponse\x123\n" +
+	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x12:\n" +
+	"\aentries\x18\x02 \x03(\v2 .chemmy.wallet.v1.StatementEntryR\aentries\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x14\n" +
+	"\x12AuditLedgerRequest\"\xd6\x01\n" +
+	"\x0eCurrencyTotals\x12#\n" +
+	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12!\n" +
+	"\ftotal_debits\x18\x02 \x01(\x03R\vtotalDebits\x12#\n" +
+	"\rtotal_credits\x18\x03 \x01(\x03R\ftotalCredits\x12&\n" +
+	"\x0fsum_of_balances\x18\x04 \x01(\x03R\rsumOfBalances\x12\x1b\n" +
+	"\tin_wallet\x18\x05 \x01(\x03R\binWallet\x12\x12\n" +
+	"\x04held\x18\x06 \x01(\x03R\x04held\"\x97\x03\n" +
+	"\x13AuditLedgerResponse\x12\x1a\n" +
+	"\bbalanced\x18\x01 \x01(\bR\bbalanced\x12$\n" +
+	"\rdiscrepancies\x18\x02 \x03(\tR\rdiscrepancies\x12)\n" +
+	"\x10accounts_checked\x18\x03 \x01(\x03R\x0faccountsChecked\x12-\n" +
+	"\x12transfers_replayed\x18\x04 \x01(\x03R\x11transfersReplayed\x12#\n" +
+	"\rholds_checked\x18\x05 \x01(\x03R\fholdsChecked\x12\x1d\n" +
+	"\n" +
+	"open_holds\x18\x06 \x01(\x03R\topenHolds\x12@\n" +
+	"\n" +
+	"currencies\x18\a \x03(\v2 .chemmy.wallet.v1.CurrencyTotalsR\n" +
+	"currencies\x12#\n" +
+	"\rlast_sequence\x18\b \x01(\x04R\flastSequence\x129\n" +
+	"\n" +
+	"audit_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tauditTime\"y\n" +
+	"\rPuntoBancoBet\x12\x17\n" +
+	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x127\n" +
+	"\x04type\x18\x03 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoBetTypeR\x04type\"\xc5\x02\n" +
+	"\x17SettlePuntoBancoRequest\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12=\n" +
+	"\aoutcome\x18\x02 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoOutcomeR\aoutcome\x12!\n" +
+	"\fbank_natural\x18\x03 \x01(\bR\vbankNatural\x123\n" +
+	"\x04bets\x18\x04 \x03(\v2\x1f.chemmy.wallet.v1.PuntoBancoBetR\x04bets\x12#\n" +
+	"\rcommission_bp\x18\x05 \x01(\x03R\fcommissionBp\x12U\n" +
+	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\"j\n" +
+	"\tBetResult\x12\x17\n" +
+	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x12\n" +
+	"\x04lost\x18\x02 \x01(\x03R\x04lost\x12\x10\n" +
+	"\x03won\x18\x03 \x01(\x03R\x03won\x12\x1e\n" +
+	"\n" +
+	"commission\x18\x04 \x01(\x03R\n" +
+	"commission\"\xe1\x01\n" +
+	"\x18SettlePuntoBancoResponse\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
+	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12\x1e\n" +
+	"\n" +
+	"commission\x18\x03 \x01(\x03R\n" +
+	"commission\x12\x1b\n" +
+	"\thouse_net\x18\x04 \x01(\x03R\bhouseNet\x128\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"n\n" +
+	"\tBanqueBet\x12\x17\n" +
+	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x120\n" +
+	"\x04side\x18\x03 \x01(\x0e2\x1c.chemmy.wallet.v1.BanqueSideR\x04side\"\xe5\x02\n" +
+	"\x13SettleBanqueRequest\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
+	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
+	"bankHoldId\x12/\n" +
+	"\x04bets\x18\x03 \x03(\v2\x1b.chemmy.wallet.v1.BanqueBetR\x04bets\x123\n" +
+	"\x05right\x18\x04 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\x05right\x121\n" +
+	"\x04left\x18\x05 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\x04left\x12#\n" +
+	"\rcommission_bp\x18\x06 \x01(\x03R\fcommissionBp\x12U\n" +
+	"\x13commission_rounding\x18\a \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\"\xa2\x02\n" +
+	"\x14SettleBanqueResponse\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
+	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12'\n" +
+	"\x0fbanker_winnings\x18\x03 \x01(\x03R\x0ebankerWinnings\x12\x1e\n" +
+	"\n" +
+	"commission\x18\x04 \x01(\x03R\n" +
+	"commission\x12\x19\n" +
+	"\bnew_bank\x18\x05 \x01(\x03R\anewBank\x12\x1c\n" +
+	"\tuncovered\x18\x06 \x01(\x03R\tuncovered\x128\n" +
+	"\ttransfers\x18\a \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xba\x02\n" +
+	"\x10ChargeFeeRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x124\n" +
+	"\bfee_type\x18\x03 \x01(\x0e2\x19.chemmy.wallet.v1.FeeTypeR\afeeType\x12\x10\n" +
+	"\x03bid\x18\x04 \x01(\x03R\x03bid\x12\x1d\n" +
+	"\n" +
+	"hourly_fee\x18\x05 \x01(\x03R\thourlyFee\x12!\n" +
+	"\fseat_seconds\x18\x06 \x01(\x03R\vseatSeconds\x12@\n" +
+	"\brounding\x18\a \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\brounding\x12\x1c\n" +
+	"\treference\x18\b \x01(\tR\treference\"\x92\x01\n" +
+	"\x11ChargeFeeResponse\x12\x10\n" +
+	"\x03fee\x18\x01 \x01(\x03R\x03fee\x123\n" +
+	"\aaccount\x18\x02 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
+	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer*\xd8\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -1446,12 +3279,18 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1dERROR_REASON_ROLE_NOT_ALLOWED\x10\n" +
 	"\x12!\n" +
 	"\x1dERROR_REASON_NOT_YOUR_ACCOUNT\x10\v\x12 \n" +
-	"\x1cERROR_REASON_UNAUTHENTICATED\x10\f*k\n" +
+	"\x1cERROR_REASON_UNAUTHENTICATED\x10\f\x12\x1d\n" +
+	"\x19ERROR_REASON_HOLD_EXPIRED\x10\r\x12$\n" +
+	" ERROR_REASON_AMOUNT_EXCEEDS_HOLD\x10\x0e\x12\"\n" +
+	"\x1eERROR_REASON_CURRENCY_MISMATCH\x10\x0f\x12#\n" +
+	"\x1fERROR_REASON_INVALID_PAGE_TOKEN\x10\x10*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
 	"\x12HOLD_STATE_SETTLED\x10\x02\x12\x15\n" +
-	"\x11HOLD_STATE_VOIDED\x10\x03*\x80\x01\n" +
+	"\x11HOLD_STATE_VOIDED\x10\x03\x12\x15\n" +
+	"\x11HOLD_STATE_POSTED\x10\x04\x12\x16\n" +
+	"\x12HOLD_STATE_EXPIRED\x10\x05*\x80\x01\n" +
 	"\vCoupOutcome\x12\x1c\n" +
 	"\x18COUP_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16COUP_OUTCOME_BANK_WINS\x10\x01\x12\x1b\n" +
@@ -1461,7 +3300,28 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1fCOMMISSION_ROUNDING_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18COMMISSION_ROUNDING_DOWN\x10\x01\x12\x1f\n" +
 	"\x1bCOMMISSION_ROUNDING_HALF_UP\x10\x02\x12\x1a\n" +
-	"\x16COMMISSION_ROUNDING_UP\x10\x032\x8d\x04\n" +
+	"\x16COMMISSION_ROUNDING_UP\x10\x03*\x9d\x01\n" +
+	"\x11PuntoBancoOutcome\x12#\n" +
+	"\x1fPUNTO_BANCO_OUTCOME_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dPUNTO_BANCO_OUTCOME_BANK_WINS\x10\x01\x12#\n" +
+	"\x1fPUNTO_BANCO_OUTCOME_PLAYER_WINS\x10\x02\x12\x1b\n" +
+	"\x17PUNTO_BANCO_OUTCOME_TIE\x10\x03*\xbe\x01\n" +
+	"\x11PuntoBancoBetType\x12$\n" +
+	" PUNTO_BANCO_BET_TYPE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19PUNTO_BANCO_BET_TYPE_BANK\x10\x01\x12\x1f\n" +
+	"\x1bPUNTO_BANCO_BET_TYPE_PLAYER\x10\x02\x12\x1c\n" +
+	"\x18PUNTO_BANCO_BET_TYPE_TIE\x10\x03\x12%\n" +
+	"!PUNTO_BANCO_BET_TYPE_BANK_NATURAL\x10\x04*n\n" +
+	"\n" +
+	"BanqueSide\x12\x1b\n" +
+	"\x17BANQUE_SIDE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11BANQUE_SIDE_RIGHT\x10\x01\x12\x14\n" +
+	"\x10BANQUE_SIDE_LEFT\x10\x02\x12\x16\n" +
+	"\x12BANQUE_SIDE_CHEVAL\x10\x03*S\n" +
+	"\aFeeType\x12\x18\n" +
+	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\x9a\t\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -1470,7 +3330,14 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\tPlaceHold\x12\".chemmy.wallet.v1.PlaceHoldRequest\x1a#.chemmy.wallet.v1.PlaceHoldResponse\x12Q\n" +
 	"\bVoidHold\x12!.chemmy.wallet.v1.VoidHoldRequest\x1a\".chemmy.wallet.v1.VoidHoldResponse\x12W\n" +
 	"\n" +
-	"SettleCoup\x12#.chemmy.wallet.v1.SettleCoupRequest\x1a$.chemmy.wallet.v1.SettleCoupResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"SettleCoup\x12#.chemmy.wallet.v1.SettleCoupRequest\x1a$.chemmy.wallet.v1.SettleCoupResponse\x12Q\n" +
+	"\bPostHold\x12!.chemmy.wallet.v1.PostHoldRequest\x1a\".chemmy.wallet.v1.PostHoldResponse\x12Z\n" +
+	"\vExpireHolds\x12$.chemmy.wallet.v1.ExpireHoldsRequest\x1a%.chemmy.wallet.v1.ExpireHoldsResponse\x12`\n" +
+	"\rListStatement\x12&.chemmy.wallet.v1.ListStatementRequest\x1a'.chemmy.wallet.v1.ListStatementResponse\x12Z\n" +
+	"\vAuditLedger\x12$.chemmy.wallet.v1.AuditLedgerRequest\x1a%.chemmy.wallet.v1.AuditLedgerResponse\x12i\n" +
+	"\x10SettlePuntoBanco\x12).chemmy.wallet.v1.SettlePuntoBancoRequest\x1a*.chemmy.wallet.v1.SettlePuntoBancoResponse\x12]\n" +
+	"\fSettleBanque\x12%.chemmy.wallet.v1.SettleBanqueRequest\x1a&.chemmy.wallet.v1.SettleBanqueResponse\x12T\n" +
+	"\tChargeFee\x12\".chemmy.wallet.v1.ChargeFeeRequest\x1a#.chemmy.wallet.v1.ChargeFeeResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -1484,64 +3351,130 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescData
 }
 
-var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
-	(ErrorReason)(0),              // 0: chemmy.wallet.v1.ErrorReason
-	(HoldState)(0),                // 1: chemmy.wallet.v1.HoldState
-	(CoupOutcome)(0),              // 2: chemmy.wallet.v1.CoupOutcome
-	(CommissionRounding)(0),       // 3: chemmy.wallet.v1.CommissionRounding
-	(*Account)(nil),               // 4: chemmy.wallet.v1.Account
-	(*Hold)(nil),                  // 5: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),              // 6: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),        // 7: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),       // 8: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),       // 9: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),      // 10: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),     // 11: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),    // 12: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),      // 13: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),     // 14: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),       // 15: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),      // 16: chemmy.wallet.v1.VoidHoldResponse
-	(*CoupBet)(nil),               // 17: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),     // 18: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),    // 19: chemmy.wallet.v1.SettleCoupResponse
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(ErrorReason)(0),                 // 0: chemmy.wallet.v1.ErrorReason
+	(HoldState)(0),                   // 1: chemmy.wallet.v1.HoldState
+	(CoupOutcome)(0),                 // 2: chemmy.wallet.v1.CoupOutcome
+	(CommissionRounding)(0),          // 3: chemmy.wallet.v1.CommissionRounding
+	(PuntoBancoOutcome)(0),           // 4: chemmy.wallet.v1.PuntoBancoOutcome
+	(PuntoBancoBetType)(0),           // 5: chemmy.wallet.v1.PuntoBancoBetType
+	(BanqueSide)(0),                  // 6: chemmy.wallet.v1.BanqueSide
+	(FeeType)(0),                     // 7: chemmy.wallet.v1.FeeType
+	(*Account)(nil),                  // 8: chemmy.wallet.v1.Account
+	(*Hold)(nil),                     // 9: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                 // 10: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),           // 11: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),          // 12: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),          // 13: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),         // 14: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),        // 15: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),       // 16: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),         // 17: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),        // 18: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),          // 19: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),         // 20: chemmy.wallet.v1.VoidHoldResponse
+	(*CoupBet)(nil),                  // 21: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),        // 22: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),       // 23: chemmy.wallet.v1.SettleCoupResponse
+	(*PostHoldRequest)(nil),          // 24: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),         // 25: chemmy.wallet.v1.PostHoldResponse
+	(*ExpireHoldsRequest)(nil),       // 26: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),      // 27: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),     // 28: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),           // 29: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),    // 30: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),       // 31: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),           // 32: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),      // 33: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),            // 34: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),  // 35: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                // 36: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil), // 37: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                // 38: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),      // 39: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),     // 40: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),         // 41: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),        // 42: chemmy.wallet.v1.ChargeFeeResponse
+	(*timestamppb.Timestamp)(nil),    // 43: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 44: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	20, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	20, // 2: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
-	4,  // 3: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
-	6,  // 4: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	4,  // 5: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
-	6,  // 6: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	4,  // 7: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	5,  // 8: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	5,  // 9: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	17, // 10: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
-	2,  // 11: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 12: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	2,  // 13: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	6,  // 14: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 15: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	9,  // 16: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	11, // 17: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	13, // 18: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	15, // 19: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	18, // 20: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	8,  // 21: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	10, // 22: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	12, // 23: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	14, // 24: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	16, // 25: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	19, // 26: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	43, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	43, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	43, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	43, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
+	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
+	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
+	44, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	2,  // 14: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 15: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	2,  // 16: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	10, // 17: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 18: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	10, // 19: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 20: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	10, // 21: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 22: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	29, // 23: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	32, // 24: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	43, // 25: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	5,  // 26: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	4,  // 27: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	34, // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	3,  // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	36, // 30: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	10, // 31: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	6,  // 32: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	38, // 33: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	2,  // 34: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	2,  // 35: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 36: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	36, // 37: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	10, // 38: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,  // 39: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	3,  // 40: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	8,  // 41: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	10, // 42: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	11, // 43: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 44: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 45: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 46: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 47: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 48: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 49: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 50: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	28, // 51: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	31, // 52: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	35, // 53: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	39, // 54: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	41, // 55: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	12, // 56: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 57: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 58: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 59: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 60: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 61: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 62: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 63: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	30, // 64: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	33, // 65: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	37, // 66: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	40, // 67: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	42, // 68: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	56, // [56:69] is the sub-list for method output_type
+	43, // [43:56] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -1554,8 +3487,8 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   16,
+			NumEnums:      8,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,12 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WalletService_Deposit_FullMethodName    = "/chemmy.wallet.v1.WalletService/Deposit"
-	WalletService_Withdraw_FullMethodName   = "/chemmy.wallet.v1.WalletService/Withdraw"
-	WalletService_GetAccount_FullMethodName = "/chemmy.wallet.v1.WalletService/GetAccount"
-	WalletService_PlaceHold_FullMethodName  = "/chemmy.wallet.v1.WalletService/PlaceHold"
-	WalletService_VoidHold_FullMethodName   = "/chemmy.wallet.v1.WalletService/VoidHold"
-	WalletService_SettleCoup_FullMethodName = "/chemmy.wallet.v1.WalletService/SettleCoup"
+	WalletService_Deposit_FullMethodName          = "/chemmy.wallet.v1.WalletService/Deposit"
+	WalletService_Withdraw_FullMethodName         = "/chemmy.wallet.v1.WalletService/Withdraw"
+	WalletService_GetAccount_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_PlaceHold_FullMethodName        = "/chemmy.wallet.v1.WalletService/PlaceHold"
+	WalletService_VoidHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/VoidHold"
+	WalletService_SettleCoup_FullMethodName       = "/chemmy.wallet.v1.WalletService/SettleCoup"
+	WalletService_PostHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/PostHold"
+	WalletService_ExpireHolds_FullMethodName      = "/chemmy.wallet.v1.WalletService/ExpireHolds"
+	WalletService_ListStatement_FullMethodName    = "/chemmy.wallet.v1.WalletService/ListStatement"
+	WalletService_AuditLedger_FullMethodName      = "/chemmy.wallet.v1.WalletService/AuditLedger"
+	WalletService_SettlePuntoBanco_FullMethodName = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
+	WalletService_SettleBanque_FullMethodName     = "/chemmy.wallet.v1.WalletService/SettleBanque"
+	WalletService_ChargeFee_FullMethodName        = "/chemmy.wallet.v1.WalletService/ChargeFee"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -79,6 +86,44 @@ type WalletServiceClient interface {
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN,
 	// INVALID_ARGUMENT BETS_EXCEED_BANK / INVALID_AMOUNT / INVALID_ARGUMENT.
 	SettleCoup(ctx context.Context, in *SettleCoupRequest, opts ...grpc.CallOption) (*SettleCoupResponse, error)
+	// PostHold resolves an open hold by a transfer: amount (all of the hold
+	// when 0) goes from the hold's account to to_account_id, the rest of the
+	// hold is released. A hold resolves exactly once. Idempotent by
+	// request_id. Errors: NOT_FOUND HOLD_NOT_FOUND / ACCOUNT_NOT_FOUND,
+	// FAILED_PRECONDITION HOLD_NOT_OPEN / HOLD_EXPIRED / CURRENCY_MISMATCH,
+	// INVALID_ARGUMENT AMOUNT_EXCEEDS_HOLD / INVALID_ACCOUNT.
+	PostHold(ctx context.Context, in *PostHoldRequest, opts ...grpc.CallOption) (*PostHoldResponse, error)
+	// ExpireHolds expires every open hold whose expire_time has passed (the
+	// service also does this by itself every few seconds). Idempotent by
+	// request_id.
+	ExpireHolds(ctx context.Context, in *ExpireHoldsRequest, opts ...grpc.CallOption) (*ExpireHoldsResponse, error)
+	// ListStatement lists the transfers of one account, oldest first, each
+	// with the account's balance after it. Open to the account's own player,
+	// croupiers, operators and auditors.
+	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_PAGE_TOKEN.
+	ListStatement(ctx context.Context, in *ListStatementRequest, opts ...grpc.CallOption) (*ListStatementResponse, error)
+	// AuditLedger recomputes every balance from the transfer log and checks
+	// the books in one consistent snapshot: debits equal credits per
+	// currency, stored balances equal the replayed ones, held equals the sum
+	// of the open holds and never exceeds the balance, no account but
+	// external funding is negative. Auditors and operators.
+	AuditLedger(ctx context.Context, in *AuditLedgerRequest, opts ...grpc.CallOption) (*AuditLedgerResponse, error)
+	// SettlePuntoBanco settles one punto banco coup against house:bank in
+	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank
+	// 1:1 less commission, tie 8:1 (bank and player bets push on a tie),
+	// bank natural 9:1.
+	// Errors: as SettleCoup, plus FAILED_PRECONDITION INSUFFICIENT_FUNDS
+	// when house:bank cannot pay.
+	SettlePuntoBanco(ctx context.Context, in *SettlePuntoBancoRequest, opts ...grpc.CallOption) (*SettlePuntoBancoResponse, error)
+	// SettleBanque settles one baccarat banque coup (two tables) in one
+	// transaction keyed by coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
+	// The bank is a player's hold (it stays open, resized) or house:bank.
+	SettleBanque(ctx context.Context, in *SettleBanqueRequest, opts ...grpc.CallOption) (*SettleBanqueResponse, error)
+	// ChargeFee charges a house fee to a player's available balance, to
+	// house:commission: the banque bank auction fee (BQ-BANK, 2.5% of the
+	// bid) or the hourly seat fee charged instead of a commission
+	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
+	ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error)
 }
 
 type walletServiceClient struct {
@@ -149,6 +194,76 @@ func (c *walletServiceClient) SettleCoup(ctx context.Context, in *SettleCoupRequ
 	return out, nil
 }
 
+func (c *walletServiceClient) PostHold(ctx context.Context, in *PostHoldRequest, opts ...grpc.CallOption) (*PostHoldResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PostHoldResponse)
+	err := c.cc.Invoke(ctx, WalletService_PostHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) ExpireHolds(ctx context.Context, in *ExpireHoldsRequest, opts ...grpc.CallOption) (*ExpireHoldsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExpireHoldsResponse)
+	err := c.cc.Invoke(ctx, WalletService_ExpireHolds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) ListStatement(ctx context.Context, in *ListStatementRequest, opts ...grpc.CallOption) (*ListStatementResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListStatementResponse)
+	err := c.cc.Invoke(ctx, WalletService_ListStatement_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) AuditLedger(ctx context.Context, in *AuditLedgerRequest, opts ...grpc.CallOption) (*AuditLedgerResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditLedgerResponse)
+	err := c.cc.Invoke(ctx, WalletService_AuditLedger_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) SettlePuntoBanco(ctx context.Context, in *SettlePuntoBancoRequest, opts ...grpc.CallOption) (*SettlePuntoBancoResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SettlePuntoBancoResponse)
+	err := c.cc.Invoke(ctx, WalletService_SettlePuntoBanco_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) SettleBanque(ctx context.Context, in *SettleBanqueRequest, opts ...grpc.CallOption) (*SettleBanqueResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SettleBanqueResponse)
+	err := c.cc.Invoke(ctx, WalletService_SettleBanque_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChargeFeeResponse)
+	err := c.cc.Invoke(ctx, WalletService_ChargeFee_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -201,6 +316,44 @@ type WalletServiceServer interface {
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN,
 	// INVALID_ARGUMENT BETS_EXCEED_BANK / INVALID_AMOUNT / INVALID_ARGUMENT.
 	SettleCoup(context.Context, *SettleCoupRequest) (*SettleCoupResponse, error)
+	// PostHold resolves an open hold by a transfer: amount (all of the hold
+	// when 0) goes from the hold's account to to_account_id, the rest of the
+	// hold is released. A hold resolves exactly once. Idempotent by
+	// request_id. Errors: NOT_FOUND HOLD_NOT_FOUND / ACCOUNT_NOT_FOUND,
+	// FAILED_PRECONDITION HOLD_NOT_OPEN / HOLD_EXPIRED / CURRENCY_MISMATCH,
+	// INVALID_ARGUMENT AMOUNT_EXCEEDS_HOLD / INVALID_ACCOUNT.
+	PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error)
+	// ExpireHolds expires every open hold whose expire_time has passed (the
+	// service also does this by itself every few seconds). Idempotent by
+	// request_id.
+	ExpireHolds(context.Context, *ExpireHoldsRequest) (*ExpireHoldsResponse, error)
+	// ListStatement lists the transfers of one account, oldest first, each
+	// with the account's balance after it. Open to the account's own player,
+	// croupiers, operators and auditors.
+	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_PAGE_TOKEN.
+	ListStatement(context.Context, *ListStatementRequest) (*ListStatementResponse, error)
+	// AuditLedger recomputes every balance from the transfer log and checks
+	// the books in one consistent snapshot: debits equal credits per
+	// currency, stored balances equal the replayed ones, held equals the sum
+	// of the open holds and never exceeds the balance, no account but
+	// external funding is negative. Auditors and operators.
+	AuditLedger(context.Context, *AuditLedgerRequest) (*AuditLedgerResponse, error)
+	// SettlePuntoBanco settles one punto banco coup against house:bank in
+	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank
+	// 1:1 less commission, tie 8:1 (bank and player bets push on a tie),
+	// bank natural 9:1.
+	// Errors: as SettleCoup, plus FAILED_PRECONDITION INSUFFICIENT_FUNDS
+	// when house:bank cannot pay.
+	SettlePuntoBanco(context.Context, *SettlePuntoBancoRequest) (*SettlePuntoBancoResponse, error)
+	// SettleBanque settles one baccarat banque coup (two tables) in one
+	// transaction keyed by coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
+	// The bank is a player's hold (it stays open, resized) or house:bank.
+	SettleBanque(context.Context, *SettleBanqueRequest) (*SettleBanqueResponse, error)
+	// ChargeFee charges a house fee to a player's available balance, to
+	// house:commission: the banque bank auction fee (BQ-BANK, 2.5% of the
+	// bid) or the hourly seat fee charged instead of a commission
+	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
+	ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -228,6 +381,27 @@ func (UnimplementedWalletServiceServer) VoidHold(context.Context, *VoidHoldReque
 }
 func (UnimplementedWalletServiceServer) SettleCoup(context.Context, *SettleCoupRequest) (*SettleCoupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SettleCoup not implemented")
+}
+func (UnimplementedWalletServiceServer) PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PostHold not implemented")
+}
+func (UnimplementedWalletServiceServer) ExpireHolds(context.Context, *ExpireHoldsRequest) (*ExpireHoldsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExpireHolds not implemented")
+}
+func (UnimplementedWalletServiceServer) ListStatement(context.Context, *ListStatementRequest) (*ListStatementResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListStatement not implemented")
+}
+func (UnimplementedWalletServiceServer) AuditLedger(context.Context, *AuditLedgerRequest) (*AuditLedgerResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AuditLedger not implemented")
+}
+func (UnimplementedWalletServiceServer) SettlePuntoBanco(context.Context, *SettlePuntoBancoRequest) (*SettlePuntoBancoResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SettlePuntoBanco not implemented")
+}
+func (UnimplementedWalletServiceServer) SettleBanque(context.Context, *SettleBanqueRequest) (*SettleBanqueResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SettleBanque not implemented")
+}
+func (UnimplementedWalletServiceServer) ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ChargeFee not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -358,6 +532,132 @@ func _WalletService_SettleCoup_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_PostHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PostHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).PostHold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_PostHold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).PostHold(ctx, req.(*PostHoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_ExpireHolds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExpireHoldsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ExpireHolds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ExpireHolds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ExpireHolds(ctx, req.(*ExpireHoldsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_ListStatement_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListStatementRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ListStatement(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ListStatement_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ListStatement(ctx, req.(*ListStatementRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_AuditLedger_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuditLedgerRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).AuditLedger(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_AuditLedger_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).AuditLedger(ctx, req.(*AuditLedgerRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_SettlePuntoBanco_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SettlePuntoBancoRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).SettlePuntoBanco(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_SettlePuntoBanco_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).SettlePuntoBanco(ctx, req.(*SettlePuntoBancoRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_SettleBanque_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SettleBanqueRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).SettleBanque(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_SettleBanque_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).SettleBanque(ctx, req.(*SettleBanqueRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_ChargeFee_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChargeFeeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ChargeFee(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ChargeFee_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ChargeFee(ctx, req.(*ChargeFeeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -388,6 +688,34 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SettleCoup",
 			Handler:    _WalletService_SettleCoup_Handler,
+		},
+		{
+			MethodName: "PostHold",
+			Handler:    _WalletService_PostHold_Handler,
+		},
+		{
+			MethodName: "ExpireHolds",
+			Handler:    _WalletService_ExpireHolds_Handler,
+		},
+		{
+			MethodName: "ListStatement",
+			Handler:    _WalletService_ListStatement_Handler,
+		},
+		{
+			MethodName: "AuditLedger",
+			Handler:    _WalletService_AuditLedger_Handler,
+		},
+		{
+			MethodName: "SettlePuntoBanco",
+			Handler:    _WalletService_SettlePuntoBanco_Handler,
+		},
+		{
+			MethodName: "SettleBanque",
+			Handler:    _WalletService_SettleBanque_Handler,
+		},
+		{
+			MethodName: "ChargeFee",
+			Handler:    _WalletService_ChargeFee_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

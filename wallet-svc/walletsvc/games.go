@@ -1,0 +1,316 @@
+package walletsvc
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+)
+
+// Transfer reasons of the other games and the fees.
+const (
+	reasonBankAuctionFee = "bank_auction_fee"
+	reasonHourlyFee      = "hourly_fee"
+)
+
+// checkBets validates the hold ids of a settlement: present, distinct, not
+// the bank's.
+func checkBetHolds(bank string, n int, holdID func(int) string, amount func(int) int64) error {
+	if n > maxBets {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "more than %d bets", maxBets)
+	}
+	seen := map[string]bool{}
+	if bank != "" {
+		seen[bank] = true
+	}
+	for i := range n {
+		if err := firstErr(checkID("bets.hold_id", holdID(i)), checkAmount("bets.amount", amount(i))); err != nil {
+			return err
+		}
+		if seen[holdID(i)] {
+			return failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: hold %q is the bank's or appears twice", i, holdID(i))
+		}
+		seen[holdID(i)] = true
+	}
+	return nil
+}
+
+func checkBP(bp int64, r walletv1.CommissionRounding) error {
+	if bp < 0 || bp > bpDenominator {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, bpDenominator)
+	}
+	if _, ok := walletv1.CommissionRounding_name[int32(r)]; !ok {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "unknown commission rounding %d", r)
+	}
+	return nil
+}
+
+// betHold loads the open hold of bet i and checks its amount.
+func (t *txn) betHold(i int, id string, amount int64) (*walletv1.Hold, *account, error) {
+	h, err := t.openHold(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.GetAmount() != amount {
+		return nil, nil, failf(codes.InvalidArgument, reasonInvalidAmount,
+			"bet %d: amount %d differs from hold %q's %d", i, amount, id, h.GetAmount())
+	}
+	a, err := t.mustAccount(h.GetAccountId())
+	return h, a, err
+}
+
+// applyResult closes a bet's hold and moves its money against the bank
+// account: the lost stake to the bank, the winnings from the bank, the
+// commission from the bettor to house:commission.
+func (t *txn) applyResult(h *walletv1.Hold, bettor, bank *account, res betResult, coup string) ([]*walletv1.Transfer, error) {
+	t.close(h, bettor, walletv1.HoldState_HOLD_STATE_SETTLED)
+	var trs []*walletv1.Transfer
+	move := func(from, to *account, amount int64, why string) error {
+		if amount <= 0 {
+			return nil
+		}
+		tr, err := t.transfer(from, to, amount, why, coup)
+		if err == nil {
+			trs = append(trs, tr)
+		}
+		return err
+	}
+	if err := move(bettor, bank, res.lost, reasonBetLost); err != nil {
+		return nil, err
+	}
+	if err := move(bank, bettor, res.won, reasonBetWon); err != nil {
+		return nil, err
+	}
+	if res.commission > 0 {
+		house, err := t.system(AccountCommission, bettor.currency)
+		if err != nil {
+			return nil, err
+		}
+		if err := move(bettor, house, res.commission, reasonCommission); err != nil {
+			return nil, err
+		}
+	}
+	return trs, nil
+}
+
+// SettlePuntoBanco settles a punto banco coup against house:bank in one
+// transaction keyed by coup_id (RULES.md PB-BETS).
+func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoBancoRequest) (*walletv1.SettlePuntoBancoResponse, error) {
+	bets := req.GetBets()
+	if err := firstErr(checkID("coup_id", req.GetCoupId()),
+		checkBetHolds("", len(bets), func(i int) string { return bets[i].GetHoldId() }, func(i int) int64 { return bets[i].GetAmount() }),
+		checkBP(req.GetCommissionBp(), req.GetCommissionRounding())); err != nil {
+		return nil, err
+	}
+	if req.GetOutcome() == walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_UNSPECIFIED || walletv1.PuntoBancoOutcome_name[int32(req.GetOutcome())] == "" {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "outcome is required")
+	}
+	results := make([]betResult, len(bets))
+	for i, b := range bets {
+		var err error
+		if b.GetType() == walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_UNSPECIFIED {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: type is required", i)
+		}
+		if results[i], err = puntoBancoResult(b.GetType(), b.GetAmount(), req.GetOutcome(), req.GetBankNatural(),
+			req.GetCommissionBp(), req.GetCommissionRounding()); err != nil {
+			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "bet %d: %v", i, err)
+		}
+	}
+	return idempotent(s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
+		func(t *txn) (*walletv1.SettlePuntoBancoResponse, error) {
+			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId()}
+			banks := map[string]*account{}
+			for i, b := range bets {
+				h, bettor, err := t.betHold(i, b.GetHoldId(), b.GetAmount())
+				if err != nil {
+					return nil, err
+				}
+				bank := banks[bettor.currency]
+				if bank == nil {
+					if bank, err = t.system(AccountHouseBank, bettor.currency); err != nil {
+						return nil, err
+					}
+					banks[bettor.currency] = bank
+				}
+				res := results[i]
+				trs, err := t.applyResult(h, bettor, bank, res, req.GetCoupId())
+				if err != nil {
+					return nil, err
+				}
+				out.Transfers = append(out.Transfers, trs...)
+				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won, Commission: res.commission})
+				out.Commission += res.commission
+				out.HouseNet += res.lost - res.won
+			}
+			for _, bank := range banks {
+				if err := needFunds(bank); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		})
+}
+
+// SettleBanque settles a baccarat banque coup in one transaction keyed by
+// coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
+func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequest) (*walletv1.SettleBanqueResponse, error) {
+	bets := req.GetBets()
+	if req.GetBankHoldId() != "" {
+		if err := checkID("bank_hold_id", req.GetBankHoldId()); err != nil {
+			return nil, err
+		}
+	}
+	if err := firstErr(checkID("coup_id", req.GetCoupId()),
+		checkBetHolds(req.GetBankHoldId(), len(bets), func(i int) string { return bets[i].GetHoldId() }, func(i int) int64 { return bets[i].GetAmount() }),
+		checkBP(req.GetCommissionBp(), req.GetCommissionRounding())); err != nil {
+		return nil, err
+	}
+	for _, o := range []walletv1.CoupOutcome{req.GetRight(), req.GetLeft()} {
+		if _, ok := outcomes[o]; !ok {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "right and left must be coup outcomes, got %s", o)
+		}
+	}
+	results := make([]betResult, len(bets))
+	var total int64
+	for i, b := range bets {
+		var err error
+		if results[i], err = banqueResult(b.GetSide(), b.GetAmount(), req.GetRight(), req.GetLeft()); err != nil {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: side is required", i)
+		}
+		var ok bool
+		if total, ok = add(total, b.GetAmount()); !ok {
+			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the bets overflow")
+		}
+	}
+	return idempotent(s, "SettleBanque", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleBanqueResponse],
+		func(t *txn) (*walletv1.SettleBanqueResponse, error) {
+			out := &walletv1.SettleBanqueResponse{CoupId: req.GetCoupId()}
+			var bankHold *walletv1.Hold
+			var bank *account
+			var err error
+			if req.GetBankHoldId() != "" {
+				if bankHold, err = t.openHold(req.GetBankHoldId()); err != nil {
+					return nil, err
+				}
+				if bank, err = t.mustAccount(bankHold.GetAccountId()); err != nil {
+					return nil, err
+				}
+				if bankHold.GetAmount() <= 0 {
+					return nil, failf(codes.FailedPrecondition, reasonInvalidAmount, "bank hold %q holds %d: the bank is exhausted (void it)", bankHold.GetHoldId(), bankHold.GetAmount())
+				}
+				// Source: RULES.md BQ-BANK: he does not risk the part of
+				// the bank that no bet covers; the bets never exceed it.
+				if total > bankHold.GetAmount() {
+					return nil, failf(codes.InvalidArgument, reasonBetsExceedBank, "bets total %d, bank %d", total, bankHold.GetAmount())
+				}
+				out.Uncovered = bankHold.GetAmount() - total
+			}
+			for i, b := range bets {
+				h, bettor, err := t.betHold(i, b.GetHoldId(), b.GetAmount())
+				if err != nil {
+					return nil, err
+				}
+				if bank == nil {
+					if bank, err = t.system(AccountHouseBank, bettor.currency); err != nil {
+						return nil, err
+					}
+				}
+				if bettor.id == bank.id {
+					return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: hold %q is on the banker's own account", i, h.GetHoldId())
+				}
+				trs, err := t.applyResult(h, bettor, bank, results[i], req.GetCoupId())
+				if err != nil {
+					return nil, err
+				}
+				out.Transfers = append(out.Transfers, trs...)
+				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: results[i].lost, Won: results[i].won})
+				out.BankerWinnings += results[i].lost - results[i].won
+			}
+			if out.BankerWinnings > 0 && req.GetCommissionBp() > 0 {
+				c, err := mulDiv(out.BankerWinnings, req.GetCommissionBp(), bpDenominator, req.GetCommissionRounding())
+				if err != nil {
+					return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "commission: %v", err)
+				}
+				if c > 0 {
+					house, err := t.system(AccountCommission, bank.currency)
+					if err != nil {
+						return nil, err
+					}
+					tr, err := t.transfer(bank, house, c, reasonCommission, req.GetCoupId())
+					if err != nil {
+						return nil, err
+					}
+					out.Commission = c
+					out.Transfers = append(out.Transfers, tr)
+				}
+			}
+			if bankHold != nil {
+				// Source: RULES.md BQ-BANK: the banker keeps the bank after
+				// a loss until it is exhausted; the hold is the new bank.
+				out.NewBank = bankHold.GetAmount() + out.BankerWinnings - out.Commission
+				t.resize(bankHold, bank, out.NewBank)
+			} else if bank != nil {
+				if err := needFunds(bank); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		})
+}
+
+// ChargeFee charges a house fee to a player's available balance.
+func (s *Service) ChargeFee(_ context.Context, req *walletv1.ChargeFeeRequest) (*walletv1.ChargeFeeResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
+		checkReference(req.GetReference()), checkBP(0, req.GetRounding())); err != nil {
+		return nil, err
+	}
+	var fee int64
+	var why string
+	var err error
+	switch req.GetFeeType() {
+	case walletv1.FeeType_FEE_TYPE_BANK_AUCTION: // Source: RULES.md BQ-BANK
+		if err := checkAmount("bid", req.GetBid()); err != nil {
+			return nil, err
+		}
+		fee, err = bankAuctionFee(req.GetBid(), req.GetRounding())
+		why = reasonBankAuctionFee
+	case walletv1.FeeType_FEE_TYPE_HOURLY: // Source: RULES.md CF-BANK-WINS (hourly_fee)
+		if err := firstErr(checkAmount("hourly_fee", req.GetHourlyFee()), checkAmount("seat_seconds", req.GetSeatSeconds())); err != nil {
+			return nil, err
+		}
+		fee, err = hourlyFee(req.GetHourlyFee(), req.GetSeatSeconds(), req.GetRounding())
+		why = reasonHourlyFee
+	default:
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "fee_type is required")
+	}
+	if err != nil {
+		return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "fee: %v", err)
+	}
+	ref := req.GetReference()
+	if ref == "" {
+		ref = req.GetRequestId()
+	}
+	return idempotent(s, "ChargeFee", reqKey(req.GetRequestId()), req, newMsg[walletv1.ChargeFeeResponse],
+		func(t *txn) (*walletv1.ChargeFeeResponse, error) {
+			a, err := t.mustAccount(req.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			out := &walletv1.ChargeFeeResponse{Fee: fee}
+			if fee > 0 {
+				if avail := a.balance - a.held; fee > avail {
+					return nil, failf(codes.FailedPrecondition, reasonInsufficient, "%s has %d available, fee %d", a.id, avail, fee)
+				}
+				house, err := t.system(AccountCommission, a.currency)
+				if err != nil {
+					return nil, err
+				}
+				if out.Transfer, err = t.transfer(a, house, fee, why, ref); err != nil {
+					return nil, err
+				}
+			}
+			out.Account = a.proto(s.currency)
+			return out, nil
+		})
+}
