@@ -20,16 +20,19 @@ import (
 	"github.com/chemmy/chemmy/gateway/gateway"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
-// TestCrashBetweenDealAndSettlement kills table-svc (a real process,
-// built with -tags failpoints) in the middle of a coup, once right after
-// the fourth card is stored and once right after wallet-svc has settled but
-// before the table has stored it. Started again on the same bbolt file,
-// table-svc finishes the coup once: the same cards, the money moved once.
-func TestCrashBetweenDealAndSettlement(t *testing.T) {
+// TestCrashAtEveryStep kills table-svc (a real process, built with -tags
+// failpoints) at each step of a coup in turn: with a bet held by the
+// wallet but not stored, after each stored action, after each card, after
+// the decision, and after the wallet settled but before the table stored
+// it. Started again on the same bbolt file, with the client retrying what
+// was cut off, the coup finishes exactly as it would have: the same cards,
+// the money moved once, no hold left behind.
+func TestCrashAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a process")
 	}
@@ -39,7 +42,8 @@ func TestCrashBetweenDealAndSettlement(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build table-svc: %v\n%s", err, out)
 	}
-	for _, fp := range []string{"after-deal", "after-settle"} {
+	for _, fp := range []string{"AcceptBank", "bet-held", "PlaceBet", "card-1", "card-2", "card-3", "card-4",
+		"DecideDraw", "card-5", "after-settle"} {
 		t.Run(fp, func(t *testing.T) { crashAndResume(t, bin, fp) })
 	}
 }
@@ -77,7 +81,7 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 
 	runTable := func(env ...string) *exec.Cmd {
 		cmd := exec.Command(bin, "-listen", tableAddr, "-data-dir", dir, "-shoe-addr", shoe.Addr(),
-			"-wallet-addr", wallet.Addr(), "-nats-url", ns.ClientURL(), "-log-level", "warn")
+			"-wallet-addr", wallet.Addr(), "-nats-url", ns.ClientURL(), "-log-level", "error")
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -88,12 +92,14 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		return cmd
 	}
 	proc := runTable("CHEMMY_TABLE_FAILPOINT=" + failpoint)
+	crashed := false
 
 	c := dial(t, gw.Addr())
 	c.fund(t, 5000, "alice", "bob", "carol")
-	// Player 2C TH, banker 3D 4S: player 2 draws 4C (6); banker 7 stands
-	// on 7 against a 4 (CF-PLAYER-DRAW, CF-BANKER-DRAW); the bank wins.
-	order := []string{"2C", "3D", "TH", "4S", "4C"}
+	// Player 2C 3D = 5, banker TH 6S = 6: bob, holding the hand, draws 4H
+	// (9); the banker stands on 6 against a 4 (CF-PLAYER-DRAW,
+	// CF-BANKER-DRAW); the bank loses 1000.
+	order := []string{"2C", "TH", "3D", "6S", "4H"}
 	for i := 0; i < 20; i++ {
 		order = append(order, "KD")
 	}
@@ -106,60 +112,97 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		t.Fatal(err)
 	}
 	id := created.GetTable().GetTableId()
+	steps := []func() error{}
 	for _, p := range []string{"alice", "bob", "carol"} {
-		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p, TableId: id, PlayerId: p}); err != nil {
-			t.Fatal(err)
+		steps = append(steps, func() error {
+			_, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p, TableId: id, PlayerId: p})
+			return err
+		})
+	}
+	steps = append(steps,
+		func() error {
+			_, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank", TableId: id, PlayerId: "alice", Amount: 1000})
+			return err
+		},
+		func() error {
+			_, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet-bob", TableId: id, PlayerId: "bob", Amount: 600})
+			return err
+		},
+		func() error {
+			_, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "bet-carol", TableId: id, PlayerId: "carol", Amount: 400})
+			return err
+		},
+		func() error {
+			_, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "draw", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+			return err
+		},
+	)
+	for i, step := range steps {
+		err := step()
+		if err == nil {
+			continue
+		}
+		if crashed {
+			t.Fatalf("step %d after the restart: %v", i, err)
+		}
+		// The process died at the failpoint: restart it and retry.
+		var exit *exec.ExitError
+		if werr := proc.Wait(); !errors.As(werr, &exit) || exit.ExitCode() != 86 {
+			t.Fatalf("step %d failed (%v) but table-svc did not die at %s: %v", i, err, failpoint, werr)
+		}
+		crashed = true
+		runTable()
+		waitState(t, c, id) // the restarted service finishes what was automatic
+		if err := step(); err != nil {
+			t.Fatalf("step %d retried after the restart: %v", i, err)
 		}
 	}
-	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
-		t.Fatal(err)
+	if !crashed {
+		t.Fatalf("table-svc never reached failpoint %s", failpoint)
 	}
-	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet-bob", TableId: id, PlayerId: "bob", Amount: 600}); err != nil {
-		t.Fatal(err)
-	}
-	lastBet := &tablev1.PlaceBetRequest{RequestId: "bet-carol", TableId: id, PlayerId: "carol", Amount: 400}
-	if _, err := c.table.PlaceBet(as(t, "carol"), lastBet); err == nil {
-		t.Fatalf("the last bet answered although table-svc should have died at %s", failpoint)
-	}
-	var exit *exec.ExitError
-	if err := proc.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 86 {
-		t.Fatalf("table-svc did not die at the failpoint: %v", err)
-	}
-
-	runTable() // same file, no failpoint
-	var tbl *tablev1.Table
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
-		if err == nil && resp.GetTable().GetCoupsPlayed() == 1 {
-			tbl = resp.GetTable()
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if tbl == nil {
-		t.Fatal("the coup was not finished after the restart")
-	}
-	// The client's retry of the bet that was cut off changes nothing.
-	if _, err := c.table.PlaceBet(as(t, "carol"), lastBet); err != nil {
-		t.Fatalf("retrying the last bet: %v", err)
+	tbl := waitState(t, c, id)
+	if tbl.GetCoupsPlayed() != 1 {
+		t.Fatalf("the coup was not finished after the restart: %v", tbl)
 	}
 	last := tbl.GetLastCoup()
-	if got := cardCodes(last.GetPlayerCards()) + "|" + cardCodes(last.GetBankerCards()); got != "2C TH 4C|3D 4S" {
-		t.Errorf("cards %s, want 2C TH 4C|3D 4S", got)
+	if got := cardCodes(last.GetPlayerCards()) + "|" + cardCodes(last.GetBankerCards()); got != "2C 3D 4H|TH 6S" {
+		t.Errorf("cards %s, want 2C 3D 4H|TH 6S", got)
 	}
-	if last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_WINS || last.GetCommission() != 50 || tbl.GetBank() != 1950 {
-		t.Errorf("coup %v, bank %d; want bank wins, commission 50, bank 1950", last, tbl.GetBank())
+	if last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES || last.GetCommission() != 0 {
+		t.Errorf("coup %v; want the bank to lose", last)
 	}
-	want := map[string]int64{"player:alice": 5950, "player:bob": 4400, "player:carol": 4600, "house:commission": 50}
+	want := map[string]int64{"player:alice": 4000, "player:bob": 5600, "player:carol": 5400, "house:commission": 0}
 	got := c.balances(t)
 	for a, w := range want {
 		if got[a] != w {
 			t.Errorf("%s = %d, want %d (money moved once)", a, got[a], w)
 		}
 	}
-	if sum(got) != 15000 {
-		t.Errorf("money not conserved: %v", got)
+	for _, p := range []string{"alice", "bob", "carol"} {
+		resp, err := c.wallet.GetAccount(as(t, "operator"), &walletv1.GetAccountRequest{AccountId: "player:" + p})
+		if err != nil || resp.GetAccount().GetHeld() != 0 {
+			t.Errorf("%s still has %d held (%v)", p, resp.GetAccount().GetHeld(), err)
+		}
+	}
+}
+
+// waitState waits until the table is in no automatic state (DEALING,
+// SETTLING) and returns it.
+func waitState(t *testing.T, c *client, id string) *tablev1.Table {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+		if err == nil {
+			st := resp.GetTable().GetState()
+			if st != tablev1.TableState_TABLE_STATE_DEALING && st != tablev1.TableState_TABLE_STATE_SETTLING {
+				return resp.GetTable()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("table %s never settled down: %v", id, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

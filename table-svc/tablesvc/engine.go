@@ -129,8 +129,8 @@ func (s *Service) advance(ctx context.Context, id string) error {
 				return err
 			}
 		}
-		if t.State == stateDealing && t.Coup.CardsDealt == 4 && progressed {
-			failpoint("after-deal")
+		if progressed && t.Coup != nil && t.State == stateDealing {
+			failpoint("card-" + strconv.Itoa(t.Coup.CardsDealt))
 		}
 		if !progressed {
 			s.unstick(id)

@@ -5,10 +5,12 @@ package tablesvc
 import "os"
 
 // failpointName is the step at which the process exits, from the
-// environment variable CHEMMY_TABLE_FAILPOINT ("after-deal": after the
-// fourth card of a coup is stored; "after-settle": after wallet-svc has
-// settled a coup, before the table stores it). Only in builds with
-// -tags failpoints, for crash tests.
+// environment variable CHEMMY_TABLE_FAILPOINT. Only in builds with -tags
+// failpoints, for crash tests. Steps: "bet-held" (wallet-svc holds a bet
+// the table has not stored yet); a method name such as "PlaceBet" or
+// "DecideDraw" (the action is stored, the coup not yet advanced);
+// "card-N" (the coup's Nth card is stored); "after-settle" (wallet-svc
+// has settled the coup, the table has not stored it).
 var failpointName = os.Getenv("CHEMMY_TABLE_FAILPOINT")
 
 // failpoint exits the process at once, as kill -9 would: no deferred

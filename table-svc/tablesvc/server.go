@@ -188,6 +188,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 		if err := s.save(c, key, hash, nil); err != nil {
 			return nil, err
 		}
+		failpoint(method)
 		if err := s.advance(ctx, t.ID); err != nil {
 			// The action stands; the retry loop finishes the coup.
 			s.log.Warn("coup not advanced; will retry", "table", t.ID, "err", err)
@@ -329,6 +330,7 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 		if err != nil {
 			return err
 		}
+		failpoint("bet-held")
 		cp.Bets = append(cp.Bets, bet{PlayerID: req.GetPlayerId(), Amount: req.GetAmount(), HoldID: hold})
 		cp.Turn++
 		t.BancoSuivi = "" // the first bet ends banco suivi
