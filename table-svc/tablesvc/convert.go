@@ -34,6 +34,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	def(&hr.Rounding, int32(tablev1.CommissionRounding_COMMISSION_ROUNDING_DOWN))
 	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
+	hr.PassMode, hr.FirstCoupFree = int32(in.GetPassMode()), in.GetFirstCoupExempt()
+	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
 	}
@@ -80,9 +82,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 		return bad("time limits must be 1000..600000 ms")
 	case hr.FirstBanker < 1 || hr.FirstBanker > 3:
 		return bad("first_banker %d is not known", hr.FirstBanker)
-	case hr.FirstBanker != int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE):
-		return houseRules{}, fail(codes.Unimplemented, reasonHouseRuleUnsupported,
-			"first_banker %s is not run yet; use FIRST_BANKER_ACCEPTANCE", tablev1.FirstBanker(hr.FirstBanker))
+	case hr.PassMode < 1 || hr.PassMode > 2:
+		return bad("pass_mode %d is not known", hr.PassMode)
 	}
 	return hr, nil
 }
@@ -100,12 +101,16 @@ func toProto(t *table) *tablev1.Table {
 			BancoFreePlay: hr.BancoFreePlay, BettingDirection: tablev1.BettingDirection(hr.Direction),
 			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
+			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree,
 		},
 		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
 		Coup: coupProto(t.Coup), LastCoup: coupProto(t.LastCoup),
 		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),
-		GalleryPlayerIds: t.Gallery, BancoSuiviPlayerId: t.BancoSuivi,
+		GalleryPlayerIds: t.Gallery, BancoSuiviPlayerId: t.BancoSuivi, OpenOfferAmount: t.OpenOffer,
+	}
+	if n := len(t.Bids); n > 0 {
+		out.HighestBid, out.HighestBidderPlayerId = t.Bids[n-1].Amount, t.Bids[n-1].PlayerID
 	}
 	if t.WaitKey != "" {
 		out.TurnDeadline = timestamppb.New(t.Deadline)

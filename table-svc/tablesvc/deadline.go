@@ -18,6 +18,9 @@ func waitKey(t *table) (string, int32) {
 	switch t.State {
 	case stateOffering:
 		return "offer/" + strconv.Itoa(t.Offers), t.Rules.OfferTimeMS
+	case stateAuction:
+		// Every bid gives the others a new time limit.
+		return "auction/" + strconv.Itoa(t.Auctions) + "/" + strconv.Itoa(len(t.Bids)), t.Rules.OfferTimeMS
 	case stateBetting:
 		cp := t.Coup
 		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn), t.Rules.BetTimeMS
@@ -56,7 +59,8 @@ func (s *Service) track(t *table) {
 // expireDue acts, for every table whose turn has run out, as the house
 // rules say (RULES.md, defaults when a decision's time runs out): a punter
 // who has not bet passes; the player on 5 draws; the banker at an option
-// cell draws; a bank not accepted in time is offered to the next in turn.
+// cell draws; a bank not accepted in time is offered to the next in turn;
+// an auction whose time runs out goes to the highest bid.
 // Each timeout is an event (turn_timed_out).
 func (s *Service) expireDue(ctx context.Context) {
 	now := s.now()
@@ -92,9 +96,18 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 	}
 	switch t.State {
 	case stateOffering:
+		if t.OpenOffer > 0 {
+			// Nobody took the passed bank at its price: offered in turn.
+			timedOut("", "bank_offer", "bank_offered_on", "")
+			offerBank(c, t.OpenOfferFrom)
+			break
+		}
 		prev := t.OfferedID
 		timedOut(prev, "bank_offer", "bank_offered_on", "")
 		offerBank(c, prev)
+	case stateAuction:
+		timedOut("", "bank_auction", "auction_closed", "")
+		closeAuction(c)
 	case stateBetting:
 		cp := t.Coup
 		p := cp.turnPlayer()

@@ -2,8 +2,10 @@ package tablesvc
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strconv"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/rules"
@@ -34,19 +37,84 @@ func newCoup(t *table) *coup {
 	}
 }
 
-// offerBank offers the bank to the next seat after `after` in turn, or to
-// seat 1 when after is "" (CF-FIRST-BANKER by acceptance; CF-PASS and
-// CF-LOSE: offered in turn).
+// offerBank offers the bank to the next seat after `after` in turn
+// (CF-PASS and CF-LOSE: offered in turn). With after "" it chooses the
+// first banker as the house rule first_banker says (CF-FIRST-BANKER):
+// seat 1 (acceptance), a seat drawn by lot, or an auction.
 func offerBank(c *change, after string) {
 	t := c.t
 	t.State = stateOffering
 	t.Offers++
-	if after == "" {
-		t.OfferedID = t.Seats[0].PlayerID
-	} else {
+	t.OpenOffer, t.OpenOfferFrom = 0, ""
+	switch {
+	case after != "":
 		t.OfferedID = t.around(after)[0]
+	case t.Rules.FirstBanker == int32(tablev1.FirstBanker_FIRST_BANKER_LOT):
+		// Source: RULES.md CF-FIRST-BANKER (a) by lot.
+		t.OfferedID = t.Seats[lot(len(t.Seats))].PlayerID
+	case t.Rules.FirstBanker == int32(tablev1.FirstBanker_FIRST_BANKER_AUCTION):
+		// Source: RULES.md CF-FIRST-BANKER (b) by auction.
+		openAuction(c)
+		return
+	default:
+		// Source: RULES.md CF-FIRST-BANKER (c) by acceptance, from seat 1.
+		t.OfferedID = t.Seats[0].PlayerID
 	}
 	c.emit("", &eventsv1.BankOffered{PlayerId: t.OfferedID})
+}
+
+// offerOpen auctions a passed bank at the bank just held: any seated
+// player but the passer may take it (CF-PASS, pass_mode auction).
+func offerOpen(c *change, passer string, amount int64) {
+	t := c.t
+	t.State, t.OfferedID = stateOffering, ""
+	t.Offers++
+	t.OpenOffer, t.OpenOfferFrom = amount, passer
+	c.emit("", &eventsv1.BankOffered{Amount: amount})
+}
+
+// lot draws a seat index in [0, n) from crypto/rand.
+func lot(n int) int {
+	i, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		return 0 // crypto/rand does not fail on supported systems
+	}
+	return int(i.Int64())
+}
+
+// openAuction starts an auction of the first bank (CF-FIRST-BANKER).
+func openAuction(c *change) {
+	t := c.t
+	t.State, t.OfferedID = stateAuction, ""
+	t.Bids, t.AuctionPassed = nil, nil
+	t.Auctions++
+	c.emit("", &eventsv1.BankAuctionOpened{Round: int32(t.Auctions)})
+}
+
+// closeAuction gives the bank to the highest bid, whose hold becomes the
+// bank's; with no bid the auction opens again.
+func closeAuction(c *change) {
+	t := c.t
+	if len(t.Bids) == 0 {
+		openAuction(c)
+		return
+	}
+	win := t.Bids[len(t.Bids)-1]
+	t.Bids, t.AuctionPassed = nil, nil
+	takeBank(c, win.PlayerID, win.Amount, win.HoldID)
+}
+
+// takeBank makes player the banker with a bank escrowed by hold, and opens
+// the betting of his first coup.
+func takeBank(c *change, player string, amount int64, hold string) {
+	t := c.t
+	t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = player, amount, hold, ""
+	t.OpenOffer, t.OpenOfferFrom = 0, ""
+	t.BancoSuivi = "" // banco suivi is against the banker who won it
+	t.BankerCoups = 0
+	c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: player, Bank: amount})
+	t.Coup = newCoup(t)
+	t.State = stateBetting
 }
 
 // closeBetting ends the betting when the bank is covered, a banco was
@@ -310,6 +378,8 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	req := &walletv1.SettleCoupRequest{
 		CoupId: cp.ID, BankHoldId: t.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(cp.Outcome)),
 		CommissionBp: t.Rules.CommissionBP, CommissionRounding: walletv1.CommissionRounding(t.Rules.Rounding),
+		// Source: RULES.md CF-BANK-WINS house rule first_coup_exempt.
+		CommissionExempt: t.Rules.FirstCoupFree && t.BankerCoups == 0,
 	}
 	for _, b := range cp.Bets {
 		req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
@@ -334,6 +404,7 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	cp.BankerNet, cp.NewBank = resp.GetBankerNet(), resp.GetNewBank()
 	cp.DecisionHand, cp.DecisionBy = 0, ""
 	t.CoupsPlayed++
+	t.BankerCoups++
 	t.LastCoup, t.Coup = cp, nil
 	c.emit(cp.ID, &eventsv1.CoupSettled{
 		Outcome: eventOutcome(cp.Outcome), BankerWinnings: cp.Winnings, Commission: cp.Commission,

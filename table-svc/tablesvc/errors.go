@@ -32,6 +32,7 @@ const (
 	reasonDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
 	reasonInvalidAmount         = "INVALID_AMOUNT"
 	reasonOddsUnavailable       = "ODDS_UNAVAILABLE"
+	reasonBidTooLow             = "BID_TOO_LOW"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

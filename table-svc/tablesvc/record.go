@@ -16,6 +16,7 @@ const (
 	stateDealing  tableState = 4 // DEALING (automatic)
 	stateDecision tableState = 5 // DECISION
 	stateSettling tableState = 6 // SETTLING (automatic)
+	stateAuction  tableState = 7 // AUCTION of the first bank
 )
 
 // houseRules are the resolved house rules of a table (RULES.md, last
@@ -37,6 +38,8 @@ type houseRules struct {
 	BetTimeMS      int32 `json:"bet_time_limit_ms"`
 	DecisionTimeMS int32 `json:"decision_time_limit_ms"`
 	OfferTimeMS    int32 `json:"bank_offer_time_limit_ms"`
+	PassMode       int32 `json:"pass_mode"` // tablev1.PassMode
+	FirstCoupFree  bool  `json:"first_coup_exempt,omitempty"`
 }
 
 // engineRules returns the rules engine's view of the house rules.
@@ -157,6 +160,18 @@ type table struct {
 	OfferedID string `json:"offered_id,omitempty"`
 	// Offers counts the offers of the bank made at this table.
 	Offers int `json:"offers,omitempty"`
+	// OpenOffer is the amount of a passed bank auctioned at the bank just
+	// held (pass_mode auction), 0 otherwise; OpenOfferFrom passed it.
+	OpenOffer     int64  `json:"open_offer,omitempty"`
+	OpenOfferFrom string `json:"open_offer_from,omitempty"`
+	// Bids of the auction of the first bank, rising; AuctionPassed are
+	// the players who said they will not bid; Auctions counts auctions.
+	Bids          []bet    `json:"bids,omitempty"`
+	AuctionPassed []string `json:"auction_passed,omitempty"`
+	Auctions      int      `json:"auctions,omitempty"`
+	// BankerCoups counts the coups the current banker has settled
+	// (first_coup_exempt).
+	BankerCoups int `json:"banker_coups,omitempty"`
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`

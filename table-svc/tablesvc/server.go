@@ -241,29 +241,33 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 // AcceptBank puts up the bank offered to the player.
 func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest) (*tablev1.AcceptBankResponse, error) {
 	t, err := s.act(ctx, "AcceptBank", req, func(c *change) error {
-		t := c.t
+		t, p := c.t, req.GetPlayerId()
 		if err := wantState(t, stateOffering); err != nil {
 			return err
 		}
-		if t.OfferedID != req.GetPlayerId() {
-			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
-		}
 		if req.GetAmount() <= 0 {
 			return fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0")
+		}
+		if t.OpenOffer > 0 {
+			// Source: RULES.md CF-PASS: auctioned to whoever puts up a bank equal to the one just held.
+			if t.seatOf(p) == nil || p == t.OpenOfferFrom {
+				return fail(codes.FailedPrecondition, reasonNotYourTurn, "the passed bank is open to the other seated players")
+			}
+			if req.GetAmount() != t.OpenOffer {
+				return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "put up exactly the bank just held, %d", t.OpenOffer)
+			}
+		} else if t.OfferedID != p {
+			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
 		}
 		if req.GetAmount() < t.Rules.MinimumBank {
 			// Source: RULES.md CF-BANK-SIZE (casinos set a minimum bank)
 			return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "bank %d is below the minimum %d", req.GetAmount(), t.Rules.MinimumBank)
 		}
-		hold, err := s.hold(ctx, "table/"+t.ID+"/bank/"+req.GetRequestId(), req.GetPlayerId(), req.GetAmount(), "tables/"+t.ID+"/bank")
+		hold, err := s.hold(ctx, "table/"+t.ID+"/bank/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/bank")
 		if err != nil {
 			return err
 		}
-		t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = req.GetPlayerId(), req.GetAmount(), hold, ""
-		t.BancoSuivi = "" // banco suivi is against the banker who won it
-		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: t.BankerID, Bank: t.Bank})
-		t.Coup = newCoup(t)
-		t.State = stateBetting
+		takeBank(c, p, req.GetAmount(), hold)
 		return nil
 	})
 	if err != nil {
@@ -277,6 +281,9 @@ func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest
 func (s *Service) DeclineBank(ctx context.Context, req *tablev1.DeclineBankRequest) (*tablev1.DeclineBankResponse, error) {
 	t, err := s.act(ctx, "DeclineBank", req, func(c *change) error {
 		t := c.t
+		if t.State == stateAuction {
+			return passAuction(c, req.GetPlayerId())
+		}
 		if err := wantState(t, stateOffering); err != nil {
 			return err
 		}
@@ -476,11 +483,94 @@ func (s *Service) PassBank(ctx context.Context, req *tablev1.PassBankRequest) (*
 // seat (CF-PASS). The caller has checked that no bet is placed.
 func passBank(c *change) {
 	t := c.t
-	prev := t.BankerID
+	prev, bank := t.BankerID, t.Bank
 	t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
 	c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: prev})
 	t.BankerID, t.Bank, t.BankHoldID, t.Coup = "", 0, "", nil
+	if t.Rules.PassMode == int32(tablev1.PassMode_PASS_MODE_AUCTION) && len(t.Seats) > 1 {
+		offerOpen(c, prev, bank)
+		return
+	}
 	offerBank(c, prev)
+}
+
+// BidBank bids for the bank in an auction (CF-FIRST-BANKER).
+func (s *Service) BidBank(ctx context.Context, req *tablev1.BidBankRequest) (*tablev1.BidBankResponse, error) {
+	t, err := s.act(ctx, "BidBank", req, func(c *change) error {
+		t, p := c.t, req.GetPlayerId()
+		if err := wantState(t, stateAuction); err != nil {
+			return err
+		}
+		if t.seatOf(p) == nil {
+			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
+		}
+		if req.GetAmount() <= 0 {
+			return fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0")
+		}
+		if req.GetAmount() < t.Rules.MinimumBank {
+			return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "bid %d is below the minimum bank %d", req.GetAmount(), t.Rules.MinimumBank)
+		}
+		if n := len(t.Bids); n > 0 && req.GetAmount() <= t.Bids[n-1].Amount {
+			// Source: RULES.md CF-FIRST-BANKER: the highest bank offered wins.
+			return fail(codes.FailedPrecondition, reasonBidTooLow, "bid %d is not above the highest bid %d", req.GetAmount(), t.Bids[n-1].Amount)
+		}
+		hold, err := s.hold(ctx, "table/"+t.ID+"/bid/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/auction")
+		if err != nil {
+			return err
+		}
+		if n := len(t.Bids); n > 0 {
+			t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID) // the outbid bid is released
+		}
+		t.Bids = append(t.Bids, bet{PlayerID: p, Amount: req.GetAmount(), HoldID: hold})
+		t.AuctionPassed = removeString(t.AuctionPassed, p)
+		c.emit("", &eventsv1.BankBid{PlayerId: p, Amount: req.GetAmount()})
+		auctionDone(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.BidBankResponse{Table: t}, nil
+}
+
+// passAuction records that player will not bid.
+func passAuction(c *change, player string) error {
+	t := c.t
+	if t.seatOf(player) == nil {
+		return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", player)
+	}
+	if n := len(t.Bids); n > 0 && t.Bids[n-1].PlayerID == player {
+		return fail(codes.FailedPrecondition, reasonWrongState, "the highest bidder may not withdraw")
+	}
+	t.AuctionPassed = append(removeString(t.AuctionPassed, player), player)
+	c.emit("", &eventsv1.BankBid{PlayerId: player})
+	auctionDone(c)
+	return nil
+}
+
+// auctionDone closes the auction once every seated player but the highest
+// bidder has said he will not bid; with nobody bidding, a new auction.
+func auctionDone(c *change) {
+	t := c.t
+	high := ""
+	if n := len(t.Bids); n > 0 {
+		high = t.Bids[n-1].PlayerID
+	}
+	for _, st := range t.Seats {
+		if st.PlayerID != high && !contains(t.AuctionPassed, st.PlayerID) {
+			return
+		}
+	}
+	closeAuction(c)
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // LeaveTable frees a player's seat between coups.
@@ -512,6 +602,12 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		if t.State == stateOffering && t.OfferedID == p {
 			offerBank(c, p)
 		}
+		if t.State == stateAuction {
+			if n := len(t.Bids); n > 0 && t.Bids[n-1].PlayerID == p {
+				return fail(codes.FailedPrecondition, reasonWrongState, "the highest bidder may not leave the auction")
+			}
+			t.AuctionPassed = removeString(t.AuctionPassed, p)
+		}
 		leaveOrder(t, p)
 		number := st.Number
 		for i := range t.Seats {
@@ -528,13 +624,19 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 				c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
 				t.BankerID, t.Bank, t.BankHoldID = "", 0, ""
 			}
-			if t.State == stateBetting || t.State == stateOffering {
-				t.State, t.Coup, t.OfferedID = stateWaiting, nil, ""
+			if n := len(t.Bids); n > 0 {
+				t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID)
+			}
+			if t.State == stateBetting || t.State == stateOffering || t.State == stateAuction {
+				t.State, t.Coup, t.OfferedID, t.OpenOffer, t.Bids = stateWaiting, nil, "", 0, nil
 			}
 			return nil
 		}
-		if t.State == stateBetting {
+		switch t.State {
+		case stateBetting:
 			closeBetting(c)
+		case stateAuction:
+			auctionDone(c)
 		}
 		return nil
 	})

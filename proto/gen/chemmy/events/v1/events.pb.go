@@ -221,6 +221,8 @@ type TableEvent struct {
 	//	*TableEvent_CoupVoided
 	//	*TableEvent_TurnTimedOut
 	//	*TableEvent_GalleryJoined
+	//	*TableEvent_BankAuctionOpened
+	//	*TableEvent_BankBid
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -451,6 +453,24 @@ func (x *TableEvent) GetGalleryJoined() *GalleryJoined {
 	return nil
 }
 
+func (x *TableEvent) GetBankAuctionOpened() *BankAuctionOpened {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_BankAuctionOpened); ok {
+			return x.BankAuctionOpened
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetBankBid() *BankBid {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_BankBid); ok {
+			return x.BankBid
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -523,6 +543,14 @@ type TableEvent_GalleryJoined struct {
 	GalleryJoined *GalleryJoined `protobuf:"bytes,26,opt,name=gallery_joined,json=galleryJoined,proto3,oneof"`
 }
 
+type TableEvent_BankAuctionOpened struct {
+	BankAuctionOpened *BankAuctionOpened `protobuf:"bytes,27,opt,name=bank_auction_opened,json=bankAuctionOpened,proto3,oneof"`
+}
+
+type TableEvent_BankBid struct {
+	BankBid *BankBid `protobuf:"bytes,28,opt,name=bank_bid,json=bankBid,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -556,6 +584,10 @@ func (*TableEvent_CoupVoided) isTableEvent_Payload() {}
 func (*TableEvent_TurnTimedOut) isTableEvent_Payload() {}
 
 func (*TableEvent_GalleryJoined) isTableEvent_Payload() {}
+
+func (*TableEvent_BankAuctionOpened) isTableEvent_Payload() {}
+
+func (*TableEvent_BankBid) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -655,10 +687,14 @@ func (x *PlayerSeated) GetSeatNumber() int32 {
 	return 0
 }
 
-// BankOffered: the bank is offered to a player.
+// BankOffered: the bank is offered to a player; or, when player_id is
+// empty, to any seated player who puts up exactly amount (a passed bank
+// auctioned at the bank just held, CF-PASS).
 type BankOffered struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Minor units; set only for an open offer.
+	Amount        int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -698,6 +734,13 @@ func (x *BankOffered) GetPlayerId() string {
 		return x.PlayerId
 	}
 	return ""
+}
+
+func (x *BankOffered) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
 }
 
 // BankChanged: the bank changed hands or size.
@@ -1536,12 +1579,111 @@ func (x *GalleryJoined) GetPlayerId() string {
 	return ""
 }
 
+// BankAuctionOpened: the first bank is auctioned (CF-FIRST-BANKER).
+type BankAuctionOpened struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 1-based count of auctions at this table.
+	Round         int32 `protobuf:"varint,1,opt,name=round,proto3" json:"round,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BankAuctionOpened) Reset() {
+	*x = BankAuctionOpened{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BankAuctionOpened) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BankAuctionOpened) ProtoMessage() {}
+
+func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
+func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *BankAuctionOpened) GetRound() int32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+// BankBid: a bid in an auction of the bank, or (amount 0) a player who
+// will not bid.
+type BankBid struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	Amount        int64                  `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BankBid) Reset() {
+	*x = BankBid{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BankBid) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BankBid) ProtoMessage() {}
+
+func (x *BankBid) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
+func (*BankBid) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *BankBid) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *BankBid) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\n" +
-	"\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\v\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -1571,16 +1713,19 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vcoup_voided\x18\x18 \x01(\v2\x1c.chemmy.events.v1.CoupVoidedH\x00R\n" +
 	"coupVoided\x12F\n" +
 	"\x0eturn_timed_out\x18\x19 \x01(\v2\x1e.chemmy.events.v1.TurnTimedOutH\x00R\fturnTimedOut\x12H\n" +
-	"\x0egallery_joined\x18\x1a \x01(\v2\x1f.chemmy.events.v1.GalleryJoinedH\x00R\rgalleryJoinedB\t\n" +
+	"\x0egallery_joined\x18\x1a \x01(\v2\x1f.chemmy.events.v1.GalleryJoinedH\x00R\rgalleryJoined\x12U\n" +
+	"\x13bank_auction_opened\x18\x1b \x01(\v2#.chemmy.events.v1.BankAuctionOpenedH\x00R\x11bankAuctionOpened\x126\n" +
+	"\bbank_bid\x18\x1c \x01(\v2\x19.chemmy.events.v1.BankBidH\x00R\abankBidB\t\n" +
 	"\apayload\"'\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
 	"\fPlayerSeated\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
-	"seatNumber\"*\n" +
+	"seatNumber\"B\n" +
 	"\vBankOffered\x12\x1b\n" +
-	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\"\xc2\x01\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xc2\x01\n" +
 	"\vBankChanged\x12:\n" +
 	"\x06reason\x18\x01 \x01(\x0e2\".chemmy.events.v1.BankChangeReasonR\x06reason\x12(\n" +
 	"\x10banker_player_id\x18\x02 \x01(\tR\x0ebankerPlayerId\x129\n" +
@@ -1638,7 +1783,12 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x04turn\x18\x02 \x01(\tR\x04turn\x12\x16\n" +
 	"\x06action\x18\x03 \x01(\tR\x06action\",\n" +
 	"\rGalleryJoined\x12\x1b\n" +
-	"\tplayer_id\x18\x01 \x01(\tR\bplayerId*>\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\")\n" +
+	"\x11BankAuctionOpened\x12\x14\n" +
+	"\x05round\x18\x01 \x01(\x05R\x05round\">\n" +
+	"\aBankBid\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -1668,7 +1818,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -1691,11 +1841,13 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*CoupVoided)(nil),            // 18: chemmy.events.v1.CoupVoided
 	(*TurnTimedOut)(nil),          // 19: chemmy.events.v1.TurnTimedOut
 	(*GalleryJoined)(nil),         // 20: chemmy.events.v1.GalleryJoined
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 22: chemmy.shoe.v1.Card
+	(*BankAuctionOpened)(nil),     // 21: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 22: chemmy.events.v1.BankBid
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 24: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	21, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	23, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -1713,18 +1865,20 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	18, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
 	19, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
 	20, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	2,  // 18: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 19: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	22, // 20: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 21: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 22: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 23: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 24: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	25, // [25:25] is the sub-list for method output_type
-	25, // [25:25] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	21, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	22, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	2,  // 20: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 21: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	24, // 22: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 23: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	0,  // 24: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 25: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 26: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -1750,6 +1904,8 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_CoupVoided)(nil),
 		(*TableEvent_TurnTimedOut)(nil),
 		(*TableEvent_GalleryJoined)(nil),
+		(*TableEvent_BankAuctionOpened)(nil),
+		(*TableEvent_BankBid)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1757,7 +1913,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   18,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -73,6 +73,8 @@ const (
 	// The composition of the table's shoe is not known (a shoe made from a
 	// given order), so no odds or advice can be computed for it.
 	ErrorReason_ERROR_REASON_ODDS_UNAVAILABLE ErrorReason = 21
+	// A bid in an auction of the bank is not above the highest bid.
+	ErrorReason_ERROR_REASON_BID_TOO_LOW ErrorReason = 22
 )
 
 // Enum value maps for ErrorReason.
@@ -100,6 +102,7 @@ var (
 		19: "ERROR_REASON_DEPENDENCY_UNAVAILABLE",
 		20: "ERROR_REASON_INVALID_AMOUNT",
 		21: "ERROR_REASON_ODDS_UNAVAILABLE",
+		22: "ERROR_REASON_BID_TOO_LOW",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -124,6 +127,7 @@ var (
 		"ERROR_REASON_DEPENDENCY_UNAVAILABLE": 19,
 		"ERROR_REASON_INVALID_AMOUNT":         20,
 		"ERROR_REASON_ODDS_UNAVAILABLE":       21,
+		"ERROR_REASON_BID_TOO_LOW":            22,
 	}
 )
 
@@ -211,11 +215,15 @@ type FirstBanker int32
 
 const (
 	FirstBanker_FIRST_BANKER_UNSPECIFIED FirstBanker = 0
-	// Offered in seat order until one accepts (default; the only one run now).
+	// Offered in seat order from seat 1 until one accepts (default).
 	FirstBanker_FIRST_BANKER_ACCEPTANCE FirstBanker = 1
-	// By lot (not run yet: HOUSE_RULE_UNSUPPORTED).
+	// A seat drawn by lot (crypto/rand) is offered the bank first, then in
+	// turn.
 	FirstBanker_FIRST_BANKER_LOT FirstBanker = 2
-	// By auction (not run yet: HOUSE_RULE_UNSUPPORTED).
+	// Auction: seated players bid (BidBank); the highest bid when the
+	// auction's time runs out, or when every other seated player has
+	// declined, becomes the bank. Each bid is escrowed; an outbid bid is
+	// released.
 	FirstBanker_FIRST_BANKER_AUCTION FirstBanker = 3
 )
 
@@ -262,6 +270,61 @@ func (FirstBanker) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{2}
 }
 
+// PassMode is the house rule pass_mode (CF-PASS): what happens to a bank
+// that is passed.
+type PassMode int32
+
+const (
+	PassMode_PASS_MODE_UNSPECIFIED PassMode = 0
+	// Offered in turn from the next seat (default).
+	PassMode_PASS_MODE_OFFER_IN_TURN PassMode = 1
+	// Auctioned by the croupier: the first seated player to put up a bank
+	// equal to the one just held takes it (AcceptBank with that amount);
+	// when the offer's time runs out it is offered in turn.
+	PassMode_PASS_MODE_AUCTION PassMode = 2
+)
+
+// Enum value maps for PassMode.
+var (
+	PassMode_name = map[int32]string{
+		0: "PASS_MODE_UNSPECIFIED",
+		1: "PASS_MODE_OFFER_IN_TURN",
+		2: "PASS_MODE_AUCTION",
+	}
+	PassMode_value = map[string]int32{
+		"PASS_MODE_UNSPECIFIED":   0,
+		"PASS_MODE_OFFER_IN_TURN": 1,
+		"PASS_MODE_AUCTION":       2,
+	}
+)
+
+func (x PassMode) Enum() *PassMode {
+	p := new(PassMode)
+	*p = x
+	return p
+}
+
+func (x PassMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PassMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[3].Descriptor()
+}
+
+func (PassMode) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[3]
+}
+
+func (x PassMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PassMode.Descriptor instead.
+func (PassMode) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
+}
+
 // CommissionRounding is the house rule commission_rounding (CF-BANK-WINS).
 type CommissionRounding int32
 
@@ -302,11 +365,11 @@ func (x CommissionRounding) String() string {
 }
 
 func (CommissionRounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[3].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[4].Descriptor()
 }
 
 func (CommissionRounding) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[3]
+	return &file_chemmy_table_v1_table_proto_enumTypes[4]
 }
 
 func (x CommissionRounding) Number() protoreflect.EnumNumber {
@@ -315,7 +378,7 @@ func (x CommissionRounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CommissionRounding.Descriptor instead.
 func (CommissionRounding) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
 }
 
 // TableState is what the table waits for.
@@ -335,6 +398,9 @@ const (
 	TableState_TABLE_STATE_DECISION TableState = 5
 	// The coup is decided; its money is being moved (automatic).
 	TableState_TABLE_STATE_SETTLING TableState = 6
+	// The first bank is auctioned (FIRST_BANKER_AUCTION): seated players
+	// bid with BidBank.
+	TableState_TABLE_STATE_AUCTION TableState = 7
 )
 
 // Enum value maps for TableState.
@@ -347,6 +413,7 @@ var (
 		4: "TABLE_STATE_DEALING",
 		5: "TABLE_STATE_DECISION",
 		6: "TABLE_STATE_SETTLING",
+		7: "TABLE_STATE_AUCTION",
 	}
 	TableState_value = map[string]int32{
 		"TABLE_STATE_UNSPECIFIED":         0,
@@ -356,6 +423,7 @@ var (
 		"TABLE_STATE_DEALING":             4,
 		"TABLE_STATE_DECISION":            5,
 		"TABLE_STATE_SETTLING":            6,
+		"TABLE_STATE_AUCTION":             7,
 	}
 )
 
@@ -370,11 +438,11 @@ func (x TableState) String() string {
 }
 
 func (TableState) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[4].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[5].Descriptor()
 }
 
 func (TableState) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[4]
+	return &file_chemmy_table_v1_table_proto_enumTypes[5]
 }
 
 func (x TableState) Number() protoreflect.EnumNumber {
@@ -383,7 +451,7 @@ func (x TableState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TableState.Descriptor instead.
 func (TableState) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
 }
 
 // Hand names the two hands of a coup.
@@ -422,11 +490,11 @@ func (x Hand) String() string {
 }
 
 func (Hand) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[5].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
 }
 
 func (Hand) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[5]
+	return &file_chemmy_table_v1_table_proto_enumTypes[6]
 }
 
 func (x Hand) Number() protoreflect.EnumNumber {
@@ -435,7 +503,7 @@ func (x Hand) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Hand.Descriptor instead.
 func (Hand) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 // Outcome is a coup's result from the bank's side (CF-RESULT).
@@ -476,11 +544,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[6]
+	return &file_chemmy_table_v1_table_proto_enumTypes[7]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -489,7 +557,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 // DrawChoice is a decision at an option: draw ("carte") or stand ("non").
@@ -526,11 +594,11 @@ func (x DrawChoice) String() string {
 }
 
 func (DrawChoice) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
 }
 
 func (DrawChoice) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[7]
+	return &file_chemmy_table_v1_table_proto_enumTypes[8]
 }
 
 func (x DrawChoice) Number() protoreflect.EnumNumber {
@@ -539,7 +607,7 @@ func (x DrawChoice) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DrawChoice.Descriptor instead.
 func (DrawChoice) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 // Variant is a game of the baccarat family.
@@ -576,11 +644,11 @@ func (x Variant) String() string {
 }
 
 func (Variant) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[9].Descriptor()
 }
 
 func (Variant) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[8]
+	return &file_chemmy_table_v1_table_proto_enumTypes[9]
 }
 
 func (x Variant) Number() protoreflect.EnumNumber {
@@ -589,7 +657,7 @@ func (x Variant) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Variant.Descriptor instead.
 func (Variant) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 // HouseRules are a table's options where the sources leave the choice to
@@ -633,9 +701,13 @@ type HouseRules struct {
 	DecisionTimeLimitMs int32 `protobuf:"varint,15,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
 	// Time the player offered the bank has to accept it, ms; default 30000.
 	// When it runs out the bank is offered to the next in turn.
-	BankOfferTimeLimitMs int32 `protobuf:"varint,16,opt,name=bank_offer_time_limit_ms,json=bankOfferTimeLimitMs,proto3" json:"bank_offer_time_limit_ms,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	BankOfferTimeLimitMs int32    `protobuf:"varint,16,opt,name=bank_offer_time_limit_ms,json=bankOfferTimeLimitMs,proto3" json:"bank_offer_time_limit_ms,omitempty"`
+	PassMode             PassMode `protobuf:"varint,17,opt,name=pass_mode,json=passMode,proto3,enum=chemmy.table.v1.PassMode" json:"pass_mode,omitempty"`
+	// The first coup of each banker pays no commission (CF-BANK-WINS house
+	// rule first_coup_exempt); default off.
+	FirstCoupExempt bool `protobuf:"varint,18,opt,name=first_coup_exempt,json=firstCoupExempt,proto3" json:"first_coup_exempt,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -778,6 +850,20 @@ func (x *HouseRules) GetBankOfferTimeLimitMs() int32 {
 		return x.BankOfferTimeLimitMs
 	}
 	return 0
+}
+
+func (x *HouseRules) GetPassMode() PassMode {
+	if x != nil {
+		return x.PassMode
+	}
+	return PassMode_PASS_MODE_UNSPECIFIED
+}
+
+func (x *HouseRules) GetFirstCoupExempt() bool {
+	if x != nil {
+		return x.FirstCoupExempt
+	}
+	return false
 }
 
 // Seat is one seated player.
@@ -1172,8 +1258,14 @@ type Table struct {
 	// The punter entitled to banco suivi in the coup being bet, if any
 	// (CF-BANCO-PRIORITY).
 	BancoSuiviPlayerId string `protobuf:"bytes,16,opt,name=banco_suivi_player_id,json=bancoSuiviPlayerId,proto3" json:"banco_suivi_player_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// During an auction: the highest bid so far and its bidder.
+	HighestBid            int64  `protobuf:"varint,17,opt,name=highest_bid,json=highestBid,proto3" json:"highest_bid,omitempty"`
+	HighestBidderPlayerId string `protobuf:"bytes,18,opt,name=highest_bidder_player_id,json=highestBidderPlayerId,proto3" json:"highest_bidder_player_id,omitempty"`
+	// While OFFERING_BANK after a pass under PASS_MODE_AUCTION: the bank any
+	// seated player may take by putting up exactly this amount (0 otherwise).
+	OpenOfferAmount int64 `protobuf:"varint,19,opt,name=open_offer_amount,json=openOfferAmount,proto3" json:"open_offer_amount,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -1316,6 +1408,27 @@ func (x *Table) GetBancoSuiviPlayerId() string {
 		return x.BancoSuiviPlayerId
 	}
 	return ""
+}
+
+func (x *Table) GetHighestBid() int64 {
+	if x != nil {
+		return x.HighestBid
+	}
+	return 0
+}
+
+func (x *Table) GetHighestBidderPlayerId() string {
+	if x != nil {
+		return x.HighestBidderPlayerId
+	}
+	return ""
+}
+
+func (x *Table) GetOpenOfferAmount() int64 {
+	if x != nil {
+		return x.OpenOfferAmount
+	}
+	return 0
 }
 
 // CreateTableRequest opens a table.
@@ -3648,11 +3761,126 @@ func (x *GetOddsResponse) GetEquilibrium() *Equilibrium {
 	return nil
 }
 
+// BidBankRequest bids for the bank in an auction.
+type BidBankRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Minor units: at least minimum_bank, more than the highest bid.
+	Amount        int64 `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BidBankRequest) Reset() {
+	*x = BidBankRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BidBankRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BidBankRequest) ProtoMessage() {}
+
+func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
+func (*BidBankRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *BidBankRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *BidBankRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *BidBankRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *BidBankRequest) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+// BidBankResponse holds the table.
+type BidBankResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BidBankResponse) Reset() {
+	*x = BidBankResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BidBankResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BidBankResponse) ProtoMessage() {}
+
+func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
+func (*BidBankResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *BidBankResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc1\x06\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\a\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -3672,7 +3900,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"houseLimit\x12)\n" +
 	"\x11bet_time_limit_ms\x18\x0e \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
 	"\x16decision_time_limit_ms\x18\x0f \x01(\x05R\x13decisionTimeLimitMs\x126\n" +
-	"\x18bank_offer_time_limit_ms\x18\x10 \x01(\x05R\x14bankOfferTimeLimitMsB\x10\n" +
+	"\x18bank_offer_time_limit_ms\x18\x10 \x01(\x05R\x14bankOfferTimeLimitMs\x126\n" +
+	"\tpass_mode\x18\x11 \x01(\x0e2\x19.chemmy.table.v1.PassModeR\bpassMode\x12*\n" +
+	"\x11first_coup_exempt\x18\x12 \x01(\bR\x0ffirstCoupExemptB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
@@ -3713,7 +3943,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
 	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
 	"\vvoid_reason\x18\x18 \x01(\tR\n" +
-	"voidReason\"\xca\x05\n" +
+	"voidReason\"\xd0\x06\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -3733,7 +3963,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\rturn_deadline\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\fturnDeadline\x12$\n" +
 	"\x0ebank_set_aside\x18\x0e \x01(\x03R\fbankSetAside\x12,\n" +
 	"\x12gallery_player_ids\x18\x0f \x03(\tR\x10galleryPlayerIds\x121\n" +
-	"\x15banco_suivi_player_id\x18\x10 \x01(\tR\x12bancoSuiviPlayerId\"\x8a\x01\n" +
+	"\x15banco_suivi_player_id\x18\x10 \x01(\tR\x12bancoSuiviPlayerId\x12\x1f\n" +
+	"\vhighest_bid\x18\x11 \x01(\x03R\n" +
+	"highestBid\x127\n" +
+	"\x18highest_bidder_player_id\x18\x12 \x01(\tR\x15highestBidderPlayerId\x12*\n" +
+	"\x11open_offer_amount\x18\x13 \x01(\x03R\x0fopenOfferAmount\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -3894,7 +4128,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05deals\x18\x03 \x01(\tR\x05deals\x128\n" +
 	"\boutcomes\x18\x04 \x03(\v2\x1c.chemmy.table.v1.OutcomeOddsR\boutcomes\x12,\n" +
 	"\x04bets\x18\x05 \x03(\v2\x18.chemmy.table.v1.BetOddsR\x04bets\x12>\n" +
-	"\vequilibrium\x18\x06 \x01(\v2\x1c.chemmy.table.v1.EquilibriumR\vequilibrium*\xfa\x05\n" +
+	"\vequilibrium\x18\x06 \x01(\v2\x1c.chemmy.table.v1.EquilibriumR\vequilibrium\"\x7f\n" +
+	"\x0eBidBankRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x16\n" +
+	"\x06amount\x18\x04 \x01(\x03R\x06amount\"?\n" +
+	"\x0fBidBankResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x98\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -3918,7 +4160,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1eERROR_REASON_REQUEST_ID_REUSED\x10\x12\x12'\n" +
 	"#ERROR_REASON_DEPENDENCY_UNAVAILABLE\x10\x13\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_AMOUNT\x10\x14\x12!\n" +
-	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15*n\n" +
+	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15\x12\x1c\n" +
+	"\x18ERROR_REASON_BID_TOO_LOW\x10\x16*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -3927,12 +4170,16 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x18FIRST_BANKER_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17FIRST_BANKER_ACCEPTANCE\x10\x01\x12\x14\n" +
 	"\x10FIRST_BANKER_LOT\x10\x02\x12\x18\n" +
-	"\x14FIRST_BANKER_AUCTION\x10\x03*\x94\x01\n" +
+	"\x14FIRST_BANKER_AUCTION\x10\x03*Y\n" +
+	"\bPassMode\x12\x19\n" +
+	"\x15PASS_MODE_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17PASS_MODE_OFFER_IN_TURN\x10\x01\x12\x15\n" +
+	"\x11PASS_MODE_AUCTION\x10\x02*\x94\x01\n" +
 	"\x12CommissionRounding\x12#\n" +
 	"\x1fCOMMISSION_ROUNDING_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18COMMISSION_ROUNDING_DOWN\x10\x01\x12\x1f\n" +
 	"\x1bCOMMISSION_ROUNDING_HALF_UP\x10\x02\x12\x1a\n" +
-	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xd3\x01\n" +
+	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xec\x01\n" +
 	"\n" +
 	"TableState\x12\x1b\n" +
 	"\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12#\n" +
@@ -3941,7 +4188,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13TABLE_STATE_BETTING\x10\x03\x12\x17\n" +
 	"\x13TABLE_STATE_DEALING\x10\x04\x12\x18\n" +
 	"\x14TABLE_STATE_DECISION\x10\x05\x12\x18\n" +
-	"\x14TABLE_STATE_SETTLING\x10\x06*>\n" +
+	"\x14TABLE_STATE_SETTLING\x10\x06\x12\x17\n" +
+	"\x13TABLE_STATE_AUCTION\x10\a*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -3959,7 +4207,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
-	"\x13VARIANT_PUNTO_BANCO\x10\x022\xb6\v\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x022\x84\f\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -3975,7 +4223,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tCallBanco\x12!.chemmy.table.v1.CallBancoRequest\x1a\".chemmy.table.v1.CallBancoResponse\x12U\n" +
 	"\n" +
 	"DecideDraw\x12\".chemmy.table.v1.DecideDrawRequest\x1a#.chemmy.table.v1.DecideDrawResponse\x12O\n" +
-	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12X\n" +
+	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12L\n" +
+	"\aBidBank\x12\x1f.chemmy.table.v1.BidBankRequest\x1a .chemmy.table.v1.BidBankResponse\x12X\n" +
 	"\vJoinGallery\x12#.chemmy.table.v1.JoinGalleryRequest\x1a$.chemmy.table.v1.JoinGalleryResponse\x12W\n" +
 	"\n" +
 	"WatchTable\x12\".chemmy.table.v1.WatchTableRequest\x1a#.chemmy.table.v1.WatchTableResponse0\x01\x12R\n" +
@@ -3997,150 +4246,157 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 	return file_chemmy_table_v1_table_proto_rawDescData
 }
 
-var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
 	(FirstBanker)(0),              // 2: chemmy.table.v1.FirstBanker
-	(CommissionRounding)(0),       // 3: chemmy.table.v1.CommissionRounding
-	(TableState)(0),               // 4: chemmy.table.v1.TableState
-	(Hand)(0),                     // 5: chemmy.table.v1.Hand
-	(Outcome)(0),                  // 6: chemmy.table.v1.Outcome
-	(DrawChoice)(0),               // 7: chemmy.table.v1.DrawChoice
-	(Variant)(0),                  // 8: chemmy.table.v1.Variant
-	(*HouseRules)(nil),            // 9: chemmy.table.v1.HouseRules
-	(*Seat)(nil),                  // 10: chemmy.table.v1.Seat
-	(*Bet)(nil),                   // 11: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 12: chemmy.table.v1.Coup
-	(*Table)(nil),                 // 13: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 14: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 15: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 16: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 17: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 18: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 19: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 20: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 21: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 22: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 23: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 24: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 25: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 26: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 27: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 28: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 29: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 30: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 31: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 32: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 33: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 34: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 35: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 36: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 37: chemmy.table.v1.LeaveTableResponse
-	(*VoidCoupRequest)(nil),       // 38: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 39: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 40: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 41: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 42: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 43: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 44: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 45: chemmy.table.v1.GetAdviceResponse
-	(*ShoeComposition)(nil),       // 46: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 47: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 48: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 49: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 50: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 51: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 52: chemmy.table.v1.GetOddsResponse
-	(*v1.Card)(nil),               // 53: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 54: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 55: chemmy.events.v1.TableEvent
+	(PassMode)(0),                 // 3: chemmy.table.v1.PassMode
+	(CommissionRounding)(0),       // 4: chemmy.table.v1.CommissionRounding
+	(TableState)(0),               // 5: chemmy.table.v1.TableState
+	(Hand)(0),                     // 6: chemmy.table.v1.Hand
+	(Outcome)(0),                  // 7: chemmy.table.v1.Outcome
+	(DrawChoice)(0),               // 8: chemmy.table.v1.DrawChoice
+	(Variant)(0),                  // 9: chemmy.table.v1.Variant
+	(*HouseRules)(nil),            // 10: chemmy.table.v1.HouseRules
+	(*Seat)(nil),                  // 11: chemmy.table.v1.Seat
+	(*Bet)(nil),                   // 12: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 13: chemmy.table.v1.Coup
+	(*Table)(nil),                 // 14: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 15: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 16: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 17: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 18: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 19: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 20: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 21: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 22: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 23: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 24: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 25: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 26: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 27: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 28: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 29: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 30: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 31: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 32: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 33: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 34: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 35: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 36: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 37: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 38: chemmy.table.v1.LeaveTableResponse
+	(*VoidCoupRequest)(nil),       // 39: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 40: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 41: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 42: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 43: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 44: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 45: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 46: chemmy.table.v1.GetAdviceResponse
+	(*ShoeComposition)(nil),       // 47: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 48: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 49: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 50: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 51: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 52: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 53: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 54: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 55: chemmy.table.v1.BidBankResponse
+	(*v1.Card)(nil),               // 56: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 57: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 58: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
-	3,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
+	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
-	11, // 3: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	53, // 4: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	53, // 5: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
-	5,  // 6: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
-	6,  // 7: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	54, // 8: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	9,  // 9: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
-	4,  // 10: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	10, // 11: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	12, // 12: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	12, // 13: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	54, // 14: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	54, // 15: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	9,  // 16: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	13, // 17: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 18: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 19: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	13, // 20: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 21: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 22: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 23: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 24: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 25: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	7,  // 26: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	13, // 27: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 28: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 29: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 30: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 31: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	13, // 32: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	55, // 33: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	5,  // 34: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	7,  // 35: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	46, // 36: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	8,  // 37: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	50, // 38: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	8,  // 39: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	46, // 40: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	48, // 41: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	49, // 42: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	51, // 43: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	14, // 44: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	16, // 45: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	18, // 46: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	20, // 47: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	22, // 48: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	24, // 49: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	26, // 50: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	28, // 51: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	30, // 52: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	32, // 53: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	34, // 54: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	40, // 55: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	42, // 56: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	44, // 57: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	47, // 58: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	36, // 59: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	38, // 60: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	15, // 61: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	17, // 62: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	19, // 63: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	21, // 64: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	23, // 65: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	25, // 66: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	27, // 67: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	29, // 68: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	31, // 69: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	33, // 70: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	35, // 71: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	41, // 72: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	43, // 73: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	45, // 74: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	52, // 75: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	37, // 76: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	39, // 77: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	61, // [61:78] is the sub-list for method output_type
-	44, // [44:61] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
+	12, // 4: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	56, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	56, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	6,  // 7: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
+	7,  // 8: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
+	57, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	10, // 10: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	5,  // 11: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
+	11, // 12: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	13, // 13: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	13, // 14: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	57, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	57, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	10, // 17: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	14, // 18: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 19: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 20: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	14, // 21: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 22: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 23: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 24: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 25: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 26: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	8,  // 27: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	14, // 28: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 29: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 30: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 31: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 32: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 33: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	58, // 34: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	6,  // 35: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	8,  // 36: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	47, // 37: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	9,  // 38: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	51, // 39: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	9,  // 40: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	47, // 41: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	49, // 42: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	50, // 43: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	52, // 44: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	14, // 45: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	15, // 46: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	17, // 47: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	19, // 48: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	21, // 49: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	23, // 50: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	25, // 51: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	27, // 52: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	29, // 53: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	31, // 54: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	33, // 55: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	35, // 56: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	54, // 57: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	41, // 58: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	43, // 59: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	45, // 60: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	48, // 61: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	37, // 62: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	39, // 63: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	16, // 64: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	18, // 65: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	20, // 66: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	22, // 67: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	24, // 68: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	26, // 69: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	28, // 70: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	30, // 71: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	32, // 72: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	34, // 73: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	36, // 74: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	55, // 75: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	42, // 76: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	44, // 77: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	46, // 78: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	53, // 79: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	38, // 80: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	40, // 81: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	64, // [64:82] is the sub-list for method output_type
+	46, // [46:64] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -4158,8 +4414,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
-			NumEnums:      9,
-			NumMessages:   44,
+			NumEnums:      10,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	TableService_CallBanco_FullMethodName   = "/chemmy.table.v1.TableService/CallBanco"
 	TableService_DecideDraw_FullMethodName  = "/chemmy.table.v1.TableService/DecideDraw"
 	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
+	TableService_BidBank_FullMethodName     = "/chemmy.table.v1.TableService/BidBank"
 	TableService_JoinGallery_FullMethodName = "/chemmy.table.v1.TableService/JoinGallery"
 	TableService_WatchTable_FullMethodName  = "/chemmy.table.v1.TableService/WatchTable"
 	TableService_GetAdvice_FullMethodName   = "/chemmy.table.v1.TableService/GetAdvice"
@@ -108,6 +109,12 @@ type TableServiceClient interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(ctx context.Context, in *PassBankRequest, opts ...grpc.CallOption) (*PassBankResponse, error)
+	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
+	// seated player bids; the bid must be at least the minimum bank and more
+	// than the highest bid, and is escrowed until he is outbid. DeclineBank
+	// during an auction means the player will not bid. Errors: WRONG_STATE,
+	// BANK_BELOW_MINIMUM, BID_TOO_LOW, INSUFFICIENT_FUNDS, NOT_SEATED.
+	BidBank(ctx context.Context, in *BidBankRequest, opts ...grpc.CallOption) (*BidBankResponse, error)
 	// JoinGallery: a spectator joins the gallery (CF-GALLERY). Gallery
 	// members bet after the seated players, in the order they joined, on
 	// what the seated players left uncovered, and may call banco in their
@@ -267,6 +274,16 @@ func (c *tableServiceClient) PassBank(ctx context.Context, in *PassBankRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) BidBank(ctx context.Context, in *BidBankRequest, opts ...grpc.CallOption) (*BidBankResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BidBankResponse)
+	err := c.cc.Invoke(ctx, TableService_BidBank_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) JoinGallery(ctx context.Context, in *JoinGalleryRequest, opts ...grpc.CallOption) (*JoinGalleryResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(JoinGalleryResponse)
@@ -406,6 +423,12 @@ type TableServiceServer interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error)
+	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
+	// seated player bids; the bid must be at least the minimum bank and more
+	// than the highest bid, and is escrowed until he is outbid. DeclineBank
+	// during an auction means the player will not bid. Errors: WRONG_STATE,
+	// BANK_BELOW_MINIMUM, BID_TOO_LOW, INSUFFICIENT_FUNDS, NOT_SEATED.
+	BidBank(context.Context, *BidBankRequest) (*BidBankResponse, error)
 	// JoinGallery: a spectator joins the gallery (CF-GALLERY). Gallery
 	// members bet after the seated players, in the order they joined, on
 	// what the seated players left uncovered, and may call banco in their
@@ -487,6 +510,9 @@ func (UnimplementedTableServiceServer) DecideDraw(context.Context, *DecideDrawRe
 }
 func (UnimplementedTableServiceServer) PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PassBank not implemented")
+}
+func (UnimplementedTableServiceServer) BidBank(context.Context, *BidBankRequest) (*BidBankResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BidBank not implemented")
 }
 func (UnimplementedTableServiceServer) JoinGallery(context.Context, *JoinGalleryRequest) (*JoinGalleryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method JoinGallery not implemented")
@@ -725,6 +751,24 @@ func _TableService_PassBank_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_BidBank_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BidBankRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).BidBank(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_BidBank_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).BidBank(ctx, req.(*BidBankRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_JoinGallery_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(JoinGalleryRequest)
 	if err := dec(in); err != nil {
@@ -876,6 +920,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PassBank",
 			Handler:    _TableService_PassBank_Handler,
+		},
+		{
+			MethodName: "BidBank",
+			Handler:    _TableService_BidBank_Handler,
 		},
 		{
 			MethodName: "JoinGallery",
