@@ -54,6 +54,10 @@ vet:
 bench:
 	go test -run '^$$' -bench . -benchmem $(PACKAGES)
 
+## load: many tables playing coups at once through the gateway (coups/s, PlaceBet p99; not part of test)
+load:
+	./deploy/local/load.sh
+
 ## load-wallet: wallet-svc settlements/s and p99 with ghz, vs a no-op RPC and raw bbolt commits (not part of test)
 load-wallet:
 	@test -x $(BIN)/ghz || GOBIN=$(BIN) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)

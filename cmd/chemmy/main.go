@@ -3,6 +3,7 @@
 //	chemmy run [flags]   start NATS and all four services in one process
 //	chemmy verify [FILE] check a closed shoe's reveal (JSON from GetShoeReveal)
 //	chemmy odds [flags]  exact odds of a variant from a shoe composition (chemmy odds -h)
+//	chemmy load [flags]  many tables playing coups at once through the gateway (chemmy load -h)
 //
 // `chemmy run` flags:
 //
@@ -33,6 +34,7 @@ import (
 func usage() {
 	fmt.Fprintln(os.Stderr, "usage: chemmy run [flags]   (chemmy run -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy odds [flags]  (chemmy odds -h lists the flags)")
+	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	os.Exit(2)
 }
@@ -48,6 +50,8 @@ func main() {
 		os.Exit(runVerify(os.Args[2:]))
 	case "odds":
 		os.Exit(runOdds(os.Args[2:]))
+	case "load":
+		os.Exit(runLoad(os.Args[2:]))
 	default:
 		usage()
 	}

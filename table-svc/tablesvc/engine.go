@@ -167,12 +167,13 @@ func engineCoup(cp *coup) (rules.Coup, error) {
 // opening the next shoe. The caller holds the table's lock. Every call it
 // makes is idempotent, so after a crash it is simply called again.
 func (s *Service) advance(ctx context.Context, id string) error {
+	t, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	c := &change{t: t}
+	changed := false
 	for {
-		t, err := s.load(id)
-		if err != nil {
-			return err
-		}
-		c := &change{t: t}
 		var progressed bool
 		switch {
 		case len(t.PendingVoids) > 0:
@@ -183,28 +184,26 @@ func (s *Service) advance(ctx context.Context, id string) error {
 		case t.State == stateSettling:
 			err = s.settle(ctx, c)
 			progressed = err == nil
-		default:
-			s.unstick(id)
-			return nil
 		}
-		if err != nil {
-			s.markStuck(id)
-			return err
+		if err != nil || !progressed {
+			break
 		}
-		if progressed {
-			if err := s.save(c, "", nil, nil); err != nil {
-				s.markStuck(id)
-				return err
-			}
-		}
-		if progressed && t.Coup != nil && t.State == stateDealing {
-			failpoint("card-" + strconv.Itoa(t.Coup.CardsDealt))
-		}
-		if !progressed {
-			s.unstick(id)
-			return nil
+		changed = true
+	}
+	// The steps' calls are idempotent, so one save for all of them keeps
+	// the coup crash-safe: after a crash they are simply made again and
+	// answer the same.
+	if changed {
+		if serr := s.save(c, "", nil, nil); serr != nil && err == nil {
+			err = serr
 		}
 	}
+	if err != nil {
+		s.markStuck(id)
+		return err
+	}
+	s.unstick(id)
+	return nil
 }
 
 // releaseHolds voids the holds of cancelled bets and of a bank given up.
@@ -222,8 +221,9 @@ func (s *Service) releaseHolds(ctx context.Context, c *change) error {
 	return nil
 }
 
-// dealStep applies one step of the coup's hand state machine. It reports
-// false when the coup waits for a decision (the state is then DECISION).
+// dealStep applies one step of the coup's hand state machine: a card, a
+// recorded choice, the move to DECISION, or the result. It reports whether
+// the table changed.
 func (s *Service) dealStep(ctx context.Context, c *change) (bool, error) {
 	t, cp := c.t, c.t.Coup
 	hr := t.Rules.engineRules()
@@ -265,16 +265,11 @@ func (s *Service) applyChoice(ctx context.Context, c *change, hand eventsv1.Hand
 		*stood = true
 		return true, nil
 	}
-	if c.t.State == stateDecision {
-		return false, nil
-	}
+	// Wait for the hand's holder: the state changes, the coup goes no further.
 	c.t.State = stateDecision
 	c.t.Coup.DecisionHand = int32(hand)
 	c.t.Coup.DecisionBy = by
-	if err := s.save(c, "", nil, nil); err != nil {
-		return false, err
-	}
-	return false, nil
+	return true, nil
 }
 
 // dealTo deals the coup's next card from the shoe to hand. rule names the
@@ -320,6 +315,7 @@ func (s *Service) dealTo(ctx context.Context, c *change, hand eventsv1.Hand, rul
 	}
 	*cards = append(*cards, code)
 	cp.CardsDealt = n
+	failpoint("card-" + strconv.Itoa(n))
 	t.CutCardOut = t.CutCardOut || resp.GetCutCardOut()
 	total, _ := handTotal(*cards)
 	c.emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: resp.GetCard(), Position: int32(len(*cards)), Total: int32(total)})

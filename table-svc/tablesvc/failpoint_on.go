@@ -9,8 +9,9 @@ import "os"
 // failpoints, for crash tests. Steps: "bet-held" (wallet-svc holds a bet
 // the table has not stored yet); a method name such as "PlaceBet" or
 // "DecideDraw" (the action is stored, the coup not yet advanced);
-// "card-N" (the coup's Nth card is stored); "after-settle" (wallet-svc
-// has settled the coup, the table has not stored it).
+// "card-N" (shoe-svc has dealt the coup's Nth card, the table has not
+// stored it); "after-settle" (wallet-svc has settled the coup, the table
+// has not stored it).
 var failpointName = os.Getenv("CHEMMY_TABLE_FAILPOINT")
 
 // failpoint exits the process at once, as kill -9 would: no deferred
