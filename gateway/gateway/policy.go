@@ -98,7 +98,7 @@ func defaultPolicy() policy {
 		m(shoeService, "ListCardFates"): {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
-		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable", "JoinGallery", "BidBank"} {
+		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable", "JoinGallery", "BidBank", "RaiseBank"} {
 		p[m(tableService, name)] = actsForPlayer
 	}
 	return p

@@ -21,6 +21,7 @@ var notPublic = map[string]bool{
 	"/chemmy.wallet.v1.WalletService/SettlePuntoBanco": true,
 	"/chemmy.wallet.v1.WalletService/SettleBanque":     true,
 	"/chemmy.wallet.v1.WalletService/ChargeFee":        true,
+	"/chemmy.wallet.v1.WalletService/ResizeHold":       true,
 }
 
 // TestPolicyCoversContracts fails when a contract gains a method that the

@@ -2,6 +2,7 @@ package tablesvc
 
 import (
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -77,4 +78,77 @@ func TestCFBancoFreedomAtTable(t *testing.T) {
 	if last := tbl.GetLastCoup(); last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_WINS || len(last.GetPlayerCards()) != 2 {
 		t.Fatalf("coup %v", last)
 	}
+}
+
+// TestCFBankRaise: when bets exceed the bank, the banker may agree to
+// raise the bank; otherwise (or when his time runs out) the excess bets
+// are removed in reverse order of play (CF-BANK-RAISE).
+func TestCFBankRaise(t *testing.T) {
+	// Player 4C 5D = 9 natural: the bank loses what is at stake.
+	cards := []string{"4C", "3H", "5D", "5S"}
+	setup := func(t *testing.T) (*harness, string) {
+		h := newHarness(t)
+		h.fund(10000, "alice", "bob", "carol")
+		id := h.tableWith(nil, 0, cards, "alice", "bob", "carol")
+		h.acceptBank(id, "alice", 1000)
+		h.mustBet(id, "bob", 600)
+		_, err := h.bet(id, "carol", 700)
+		wantReason(t, err, codes.FailedPrecondition, reasonBetExceedsBank)
+		resp, err := h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 700, OverBank: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tbl := resp.GetTable(); tbl.GetState() != tablev1.TableState_TABLE_STATE_BANK_RAISE || tbl.GetCoup().GetUncovered() != -300 {
+			t.Fatalf("over-bank bet: %v", tbl)
+		}
+		if _, held := h.account("player:carol"); held != 700 {
+			t.Fatalf("carol's whole bet is not escrowed: %d", held)
+		}
+		return h, id
+	}
+	raise := func(h *harness, id, p string, yes bool) (*tablev1.Table, error) {
+		resp, err := h.tables.RaiseBank(h.as(p), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p, Raise: yes})
+		return resp.GetTable(), err
+	}
+	t.Run("raised", func(t *testing.T) {
+		h, id := setup(t)
+		_, err := raise(h, id, "bob", true)
+		wantReason(t, err, codes.FailedPrecondition, reasonNotBanker)
+		tbl, err := raise(h, id, "alice", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := tbl.GetLastCoup()
+		if last.GetStake() != 1300 || last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+			t.Fatalf("raised coup %v", last)
+		}
+		if b, _ := h.account("player:alice"); b != 10000-1300 {
+			t.Errorf("alice %d, want %d", b, 10000-1300)
+		}
+		h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	})
+	t.Run("declined", func(t *testing.T) {
+		h, id := setup(t)
+		tbl, err := raise(h, id, "alice", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := tbl.GetLastCoup()
+		if last.GetStake() != 1000 || last.GetBets()[1].GetAmount() != 400 {
+			t.Fatalf("carol's bet was not cut back to 400: %v", last)
+		}
+		if b, held := h.account("player:carol"); b != 10400 || held != 0 {
+			t.Errorf("carol %d held %d, want 10400 held 0", b, held)
+		}
+		h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	})
+	t.Run("time runs out", func(t *testing.T) {
+		h, id := setup(t)
+		h.clock.Advance(defaultTurnMS * time.Millisecond)
+		h.expire()
+		if last := h.get(id).GetLastCoup(); last.GetStake() != 1000 || !last.GetSettled() {
+			t.Fatalf("after the banker's time: %v", last)
+		}
+		h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	})
 }

@@ -27,6 +27,8 @@ func waitKey(t *table) (string, int32) {
 	case stateDecision:
 		cp := t.Coup
 		return "decision/" + cp.ID + "/" + strconv.Itoa(int(cp.DecisionHand)), t.Rules.DecisionTimeMS
+	case stateRaise:
+		return "raise/" + t.Coup.ID, t.Rules.DecisionTimeMS
 	}
 	return "", 0
 }
@@ -60,7 +62,8 @@ func (s *Service) track(t *table) {
 // rules say (RULES.md, defaults when a decision's time runs out): a punter
 // who has not bet passes; the player on 5 draws; the banker at an option
 // cell draws; a bank not accepted in time is offered to the next in turn;
-// an auction whose time runs out goes to the highest bid.
+// an auction whose time runs out goes to the highest bid; a banker who does
+// not answer over-bank bets sees the excess removed.
 // Each timeout is an event (turn_timed_out).
 func (s *Service) expireDue(ctx context.Context) {
 	now := s.now()
@@ -108,6 +111,12 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 	case stateAuction:
 		timedOut("", "bank_auction", "auction_closed", "")
 		closeAuction(c)
+	case stateRaise:
+		// The banker did not raise: the excess bets are removed (CF-BANK-RAISE).
+		timedOut(t.BankerID, "bank_raise", "excess_bets_removed", t.Coup.ID)
+		if err := s.trimExcess(ctx, c); err != nil {
+			return err
+		}
 	case stateBetting:
 		cp := t.Coup
 		p := cp.turnPlayer()

@@ -119,8 +119,7 @@ func takeBank(c *change, player string, amount int64, hold string) {
 
 // closeBetting ends the betting when the bank is covered, a banco was
 // called, or every punter has had his turn (CF-BET-ORDER). A round with no
-// bet opens again. The hand goes to the largest bet, ties to the punter
-// earlier in betting order (CF-HAND-HOLDER); the banco caller holds it.
+// bet opens again; bets over the bank wait for the banker (CF-BANK-RAISE).
 func closeBetting(c *change) {
 	cp := c.t.Coup
 	if cp.covered() < cp.Bank && !cp.Banco && cp.Turn < len(cp.Order) {
@@ -132,6 +131,19 @@ func closeBetting(c *change) {
 		c.emit(cp.ID, &eventsv1.BettingReopened{})
 		return
 	}
+	if cp.covered() > cp.Bank {
+		// Source: RULES.md CF-BANK-RAISE: the banker raises or the excess goes.
+		c.t.State = stateRaise
+		return
+	}
+	startDeal(c)
+}
+
+// startDeal gives the player's hand to its holder and starts the deal:
+// the largest bet, ties to the punter earlier in betting order
+// (CF-HAND-HOLDER); the banco caller holds it.
+func startDeal(c *change) {
+	cp := c.t.Coup
 	holder := cp.Bets[0]
 	for _, b := range cp.Bets[1:] {
 		if b.Amount > holder.Amount { // Source: RULES.md CF-HAND-HOLDER (ties keep the earlier bet)
@@ -425,6 +437,36 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	c.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: t.BankerID, PreviousBankerPlayerId: t.BankerID, Bank: t.Bank})
 	t.Coup = newCoup(t)
 	t.State = stateBetting
+	return nil
+}
+
+// trimExcess removes the bets over the stake in reverse order of play
+// (CF-BANK-RAISE): the last bets are cut back, their escrow resized, and
+// bets cut to nothing are cancelled. Each resize is idempotent, keyed by
+// the coup and the hold.
+func (s *Service) trimExcess(ctx context.Context, c *change) error {
+	cp := c.t.Coup
+	need := cp.covered() - cp.Bank
+	for i := len(cp.Bets) - 1; i >= 0 && need > 0; i-- {
+		b := &cp.Bets[i]
+		cut := min(need, b.Amount)
+		need -= cut
+		if cut == b.Amount {
+			c.t.PendingVoids = append(c.t.PendingVoids, b.HoldID)
+			c.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID})
+			cp.Bets = append(cp.Bets[:i:i], cp.Bets[i+1:]...)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: cp.ID + "/trim/" + b.HoldID, HoldId: b.HoldID, Amount: b.Amount - cut})
+		cancel()
+		if err != nil {
+			return fromDependency("cut back a bet", err)
+		}
+		b.Amount -= cut
+		c.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID, Amount: b.Amount})
+	}
+	startDeal(c)
 	return nil
 }
 

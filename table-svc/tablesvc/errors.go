@@ -33,6 +33,7 @@ const (
 	reasonInvalidAmount         = "INVALID_AMOUNT"
 	reasonOddsUnavailable       = "ODDS_UNAVAILABLE"
 	reasonBidTooLow             = "BID_TOO_LOW"
+	reasonHouseLimitReached     = "HOUSE_LIMIT_REACHED"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -17,6 +17,7 @@ const (
 	stateDecision tableState = 5 // DECISION
 	stateSettling tableState = 6 // SETTLING (automatic)
 	stateAuction  tableState = 7 // AUCTION of the first bank
+	stateRaise    tableState = 8 // BANK_RAISE: the banker answers over-bank bets
 )
 
 // houseRules are the resolved house rules of a table (RULES.md, last

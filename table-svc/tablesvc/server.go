@@ -329,7 +329,7 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 			return fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0")
 		}
 		uncovered := cp.Bank - cp.covered()
-		if req.GetAmount() > uncovered {
+		if req.GetAmount() > uncovered && !req.GetOverBank() {
 			// Source: RULES.md CF-BET-LIMIT
 			return fail(codes.FailedPrecondition, reasonBetExceedsBank, "bet %d exceeds the uncovered bank %d", req.GetAmount(), uncovered)
 		}
@@ -341,7 +341,7 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 		cp.Bets = append(cp.Bets, bet{PlayerID: req.GetPlayerId(), Amount: req.GetAmount(), HoldID: hold})
 		cp.Turn++
 		t.BancoSuivi = "" // the first bet ends banco suivi
-		c.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: req.GetPlayerId(), Amount: req.GetAmount(), Uncovered: uncovered - req.GetAmount()})
+		c.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: req.GetPlayerId(), Amount: req.GetAmount(), Uncovered: max(0, uncovered-req.GetAmount())})
 		closeBetting(c)
 		return nil
 	})
@@ -492,6 +492,45 @@ func passBank(c *change) {
 		return
 	}
 	offerBank(c, prev)
+}
+
+// RaiseBank answers over-bank bets: raise the bank, or let the excess
+// bets be removed (CF-BANK-RAISE).
+func (s *Service) RaiseBank(ctx context.Context, req *tablev1.RaiseBankRequest) (*tablev1.RaiseBankResponse, error) {
+	t, err := s.act(ctx, "RaiseBank", req, func(c *change) error {
+		t := c.t
+		if err := wantState(t, stateRaise); err != nil {
+			return err
+		}
+		if t.BankerID != req.GetPlayerId() {
+			return fail(codes.FailedPrecondition, reasonNotBanker, "only the banker may raise the bank")
+		}
+		if !req.GetRaise() {
+			return s.trimExcess(ctx, c)
+		}
+		cp := t.Coup
+		excess := cp.covered() - cp.Bank
+		if t.Rules.HouseLimit > 0 && cp.Bank+excess > t.Rules.HouseLimit {
+			return fail(codes.FailedPrecondition, reasonHouseLimitReached, "a bank of %d would exceed the house limit %d", cp.Bank+excess, t.Rules.HouseLimit)
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{
+			RequestId: cp.ID + "/raise", HoldId: t.BankHoldID, Amount: t.Bank + excess,
+		}); err != nil {
+			return fromDependency("raise the bank", err)
+		}
+		// Source: RULES.md CF-BANK-RAISE: the banker agrees to raise the bank.
+		t.Bank += excess
+		cp.Bank += excess
+		c.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_RAISED, BankerPlayerId: t.BankerID, PreviousBankerPlayerId: t.BankerID, Bank: t.Bank})
+		startDeal(c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.RaiseBankResponse{Table: t}, nil
 }
 
 // BidBank bids for the bank in an auction (CF-FIRST-BANKER).
@@ -722,7 +761,7 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 	t, err := s.mutate(ctx, "VoidCoup", req.GetRequestId(), req.GetTableId(), req, func(c *change) error {
 		t := c.t
 		switch t.State {
-		case stateBetting, stateDealing, stateDecision:
+		case stateBetting, stateDealing, stateDecision, stateRaise:
 		default:
 			return fail(codes.FailedPrecondition, reasonWrongState, "no coup to void before settlement (table is %s)", tablev1.TableState(t.State))
 		}

@@ -94,6 +94,7 @@ var (
 		tablev1.TableService_LeaveTable_FullMethodName:  players,
 		tablev1.TableService_JoinGallery_FullMethodName: players,
 		tablev1.TableService_BidBank_FullMethodName:     players,
+		tablev1.TableService_RaiseBank_FullMethodName:   players,
 		tablev1.TableService_WatchTable_FullMethodName:  anyone,
 		tablev1.TableService_GetAdvice_FullMethodName:   anyone,
 		tablev1.TableService_GetOdds_FullMethodName:     anyone,

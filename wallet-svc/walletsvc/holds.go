@@ -72,6 +72,32 @@ func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*w
 		})
 }
 
+// ResizeHold sets an open hold to a new amount, reserving more of the
+// available balance or releasing the difference (RULES.md CF-BANK-RAISE).
+func (s *Service) ResizeHold(_ context.Context, req *walletv1.ResizeHoldRequest) (*walletv1.ResizeHoldResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId()),
+		checkAmount("amount", req.GetAmount())); err != nil {
+		return nil, err
+	}
+	return idempotent(s, "ResizeHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.ResizeHoldResponse],
+		func(t *txn) (*walletv1.ResizeHoldResponse, error) {
+			h, err := t.openHold(req.GetHoldId())
+			if err != nil {
+				return nil, err
+			}
+			a, err := t.mustAccount(h.GetAccountId())
+			if err != nil {
+				return nil, err
+			}
+			if more := req.GetAmount() - h.GetAmount(); more > a.balance-a.held {
+				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
+					"%s has %d available, hold %q needs %d more", a.id, a.balance-a.held, h.GetHoldId(), more)
+			}
+			t.resize(h, a, req.GetAmount())
+			return &walletv1.ResizeHoldResponse{Hold: h}, nil
+		})
+}
+
 // maxExpirePerTxn bounds the holds one sweep expires.
 const maxExpirePerTxn = 1000
 

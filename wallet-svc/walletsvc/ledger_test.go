@@ -372,3 +372,39 @@ func TestCurrencies(t *testing.T) {
 		t.Fatalf("%v", a.GetCurrencies())
 	}
 }
+
+// TestResizeHold: a hold grows out of the available balance or shrinks
+// releasing the difference (CF-BANK-RAISE); retries are harmless.
+func TestResizeHold(t *testing.T) {
+	e := newEnv(t)
+	svc := as(tableSvc)
+	e.deposit("player:alice", 1000)
+	h := e.hold("player:alice", 400)
+	grow := &walletv1.ResizeHoldRequest{RequestId: "resize-1", HoldId: h.GetHoldId(), Amount: 900}
+	for i := 0; i < 2; i++ {
+		r, err := e.c.ResizeHold(svc, grow)
+		if err != nil || r.GetHold().GetAmount() != 900 {
+			t.Fatalf("grow: %v %v", err, r)
+		}
+	}
+	e.wantBal("player:alice", 1000, 900)
+	_, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-2", HoldId: h.GetHoldId(), Amount: 1001})
+	wantErr(t, err, codes.FailedPrecondition, "INSUFFICIENT_FUNDS")
+	e.wantBal("player:alice", 1000, 900)
+	if _, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-3", HoldId: h.GetHoldId(), Amount: 250}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantBal("player:alice", 1000, 250)
+	_, err = e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-4", HoldId: h.GetHoldId(), Amount: 0})
+	wantErr(t, err, codes.InvalidArgument, "INVALID_AMOUNT")
+	_, err = e.c.ResizeHold(as(operator), &walletv1.ResizeHoldRequest{RequestId: "resize-5", HoldId: h.GetHoldId(), Amount: 300})
+	wantErr(t, err, codes.PermissionDenied, "ROLE_NOT_ALLOWED")
+	if _, err := e.c.VoidHold(svc, &walletv1.VoidHoldRequest{RequestId: "void-r", HoldId: h.GetHoldId()}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-6", HoldId: h.GetHoldId(), Amount: 300})
+	wantErr(t, err, codes.FailedPrecondition, "HOLD_NOT_OPEN")
+	e.wantBal("player:alice", 1000, 0)
+	e.audit()
+	e.auditRPC()
+}

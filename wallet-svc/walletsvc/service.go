@@ -83,6 +83,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_VoidHold_FullMethodName:    {auth.RoleService},
 		walletv1.WalletService_SettleCoup_FullMethodName:  {auth.RoleService},
 		walletv1.WalletService_PostHold_FullMethodName:    {auth.RoleService},
+		walletv1.WalletService_ResizeHold_FullMethodName:  {auth.RoleService},
 		walletv1.WalletService_ExpireHolds_FullMethodName: {auth.RoleService, auth.RoleOperator},
 		walletv1.WalletService_ListStatement_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},

@@ -139,6 +139,8 @@ const (
 	BankChangeReason_BANK_CHANGE_REASON_PASSED BankChangeReason = 3
 	// The banker lost the coup and with it the bank (CF-LOSE).
 	BankChangeReason_BANK_CHANGE_REASON_LOST BankChangeReason = 4
+	// The banker raised the bank to cover over-bank bets (CF-BANK-RAISE).
+	BankChangeReason_BANK_CHANGE_REASON_RAISED BankChangeReason = 5
 )
 
 // Enum value maps for BankChangeReason.
@@ -149,6 +151,7 @@ var (
 		2: "BANK_CHANGE_REASON_HELD",
 		3: "BANK_CHANGE_REASON_PASSED",
 		4: "BANK_CHANGE_REASON_LOST",
+		5: "BANK_CHANGE_REASON_RAISED",
 	}
 	BankChangeReason_value = map[string]int32{
 		"BANK_CHANGE_REASON_UNSPECIFIED": 0,
@@ -156,6 +159,7 @@ var (
 		"BANK_CHANGE_REASON_HELD":        2,
 		"BANK_CHANGE_REASON_PASSED":      3,
 		"BANK_CHANGE_REASON_LOST":        4,
+		"BANK_CHANGE_REASON_RAISED":      5,
 	}
 )
 
@@ -223,6 +227,7 @@ type TableEvent struct {
 	//	*TableEvent_GalleryJoined
 	//	*TableEvent_BankAuctionOpened
 	//	*TableEvent_BankBid
+	//	*TableEvent_BetReduced
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -471,6 +476,15 @@ func (x *TableEvent) GetBankBid() *BankBid {
 	return nil
 }
 
+func (x *TableEvent) GetBetReduced() *BetReduced {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_BetReduced); ok {
+			return x.BetReduced
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -551,6 +565,10 @@ type TableEvent_BankBid struct {
 	BankBid *BankBid `protobuf:"bytes,28,opt,name=bank_bid,json=bankBid,proto3,oneof"`
 }
 
+type TableEvent_BetReduced struct {
+	BetReduced *BetReduced `protobuf:"bytes,29,opt,name=bet_reduced,json=betReduced,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -588,6 +606,8 @@ func (*TableEvent_GalleryJoined) isTableEvent_Payload() {}
 func (*TableEvent_BankAuctionOpened) isTableEvent_Payload() {}
 
 func (*TableEvent_BankBid) isTableEvent_Payload() {}
+
+func (*TableEvent_BetReduced) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -1679,11 +1699,66 @@ func (x *BankBid) GetAmount() int64 {
 	return 0
 }
 
+// BetReduced: an excess bet cut back, in reverse order of play, because the
+// banker did not raise the bank (CF-BANK-RAISE).
+type BetReduced struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The bet now, minor units; 0 when removed.
+	Amount        int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BetReduced) Reset() {
+	*x = BetReduced{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BetReduced) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BetReduced) ProtoMessage() {}
+
+func (x *BetReduced) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
+func (*BetReduced) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *BetReduced) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *BetReduced) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\v\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\f\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -1715,7 +1790,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x0eturn_timed_out\x18\x19 \x01(\v2\x1e.chemmy.events.v1.TurnTimedOutH\x00R\fturnTimedOut\x12H\n" +
 	"\x0egallery_joined\x18\x1a \x01(\v2\x1f.chemmy.events.v1.GalleryJoinedH\x00R\rgalleryJoined\x12U\n" +
 	"\x13bank_auction_opened\x18\x1b \x01(\v2#.chemmy.events.v1.BankAuctionOpenedH\x00R\x11bankAuctionOpened\x126\n" +
-	"\bbank_bid\x18\x1c \x01(\v2\x19.chemmy.events.v1.BankBidH\x00R\abankBidB\t\n" +
+	"\bbank_bid\x18\x1c \x01(\v2\x19.chemmy.events.v1.BankBidH\x00R\abankBid\x12?\n" +
+	"\vbet_reduced\x18\x1d \x01(\v2\x1c.chemmy.events.v1.BetReducedH\x00R\n" +
+	"betReducedB\t\n" +
 	"\apayload\"'\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
@@ -1788,6 +1865,10 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x05round\x18\x01 \x01(\x05R\x05round\">\n" +
 	"\aBankBid\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"A\n" +
+	"\n" +
+	"BetReduced\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
@@ -1797,13 +1878,14 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_BANK_WINS\x10\x01\x12\x16\n" +
 	"\x12OUTCOME_BANK_LOSES\x10\x02\x12\x15\n" +
-	"\x11OUTCOME_STAND_OFF\x10\x03*\xb0\x01\n" +
+	"\x11OUTCOME_STAND_OFF\x10\x03*\xcf\x01\n" +
 	"\x10BankChangeReason\x12\"\n" +
 	"\x1eBANK_CHANGE_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bBANK_CHANGE_REASON_ACCEPTED\x10\x01\x12\x1b\n" +
 	"\x17BANK_CHANGE_REASON_HELD\x10\x02\x12\x1d\n" +
 	"\x19BANK_CHANGE_REASON_PASSED\x10\x03\x12\x1b\n" +
-	"\x17BANK_CHANGE_REASON_LOST\x10\x04B>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
+	"\x17BANK_CHANGE_REASON_LOST\x10\x04\x12\x1d\n" +
+	"\x19BANK_CHANGE_REASON_RAISED\x10\x05B>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_chemmy_events_v1_events_proto_rawDescOnce sync.Once
@@ -1818,7 +1900,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -1843,11 +1925,12 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*GalleryJoined)(nil),         // 20: chemmy.events.v1.GalleryJoined
 	(*BankAuctionOpened)(nil),     // 21: chemmy.events.v1.BankAuctionOpened
 	(*BankBid)(nil),               // 22: chemmy.events.v1.BankBid
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 24: chemmy.shoe.v1.Card
+	(*BetReduced)(nil),            // 23: chemmy.events.v1.BetReduced
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 25: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	23, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	24, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -1867,18 +1950,19 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	20, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
 	21, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
 	22, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	2,  // 20: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 21: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	24, // 22: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 23: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 24: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 25: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 26: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	27, // [27:27] is the sub-list for method output_type
-	27, // [27:27] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	23, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	2,  // 21: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 22: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	25, // 23: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 24: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	0,  // 25: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 26: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 27: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	28, // [28:28] is the sub-list for method output_type
+	28, // [28:28] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -1906,6 +1990,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_GalleryJoined)(nil),
 		(*TableEvent_BankAuctionOpened)(nil),
 		(*TableEvent_BankBid)(nil),
+		(*TableEvent_BetReduced)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1913,7 +1998,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

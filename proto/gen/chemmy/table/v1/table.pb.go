@@ -75,6 +75,8 @@ const (
 	ErrorReason_ERROR_REASON_ODDS_UNAVAILABLE ErrorReason = 21
 	// A bid in an auction of the bank is not above the highest bid.
 	ErrorReason_ERROR_REASON_BID_TOO_LOW ErrorReason = 22
+	// Raising the bank would put more than the house limit at stake.
+	ErrorReason_ERROR_REASON_HOUSE_LIMIT_REACHED ErrorReason = 23
 )
 
 // Enum value maps for ErrorReason.
@@ -103,6 +105,7 @@ var (
 		20: "ERROR_REASON_INVALID_AMOUNT",
 		21: "ERROR_REASON_ODDS_UNAVAILABLE",
 		22: "ERROR_REASON_BID_TOO_LOW",
+		23: "ERROR_REASON_HOUSE_LIMIT_REACHED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -128,6 +131,7 @@ var (
 		"ERROR_REASON_INVALID_AMOUNT":         20,
 		"ERROR_REASON_ODDS_UNAVAILABLE":       21,
 		"ERROR_REASON_BID_TOO_LOW":            22,
+		"ERROR_REASON_HOUSE_LIMIT_REACHED":    23,
 	}
 )
 
@@ -401,6 +405,9 @@ const (
 	// The first bank is auctioned (FIRST_BANKER_AUCTION): seated players
 	// bid with BidBank.
 	TableState_TABLE_STATE_AUCTION TableState = 7
+	// The bets exceed the bank: the banker decides with RaiseBank
+	// (CF-BANK-RAISE).
+	TableState_TABLE_STATE_BANK_RAISE TableState = 8
 )
 
 // Enum value maps for TableState.
@@ -414,6 +421,7 @@ var (
 		5: "TABLE_STATE_DECISION",
 		6: "TABLE_STATE_SETTLING",
 		7: "TABLE_STATE_AUCTION",
+		8: "TABLE_STATE_BANK_RAISE",
 	}
 	TableState_value = map[string]int32{
 		"TABLE_STATE_UNSPECIFIED":         0,
@@ -424,6 +432,7 @@ var (
 		"TABLE_STATE_DECISION":            5,
 		"TABLE_STATE_SETTLING":            6,
 		"TABLE_STATE_AUCTION":             7,
+		"TABLE_STATE_BANK_RAISE":          8,
 	}
 )
 
@@ -993,7 +1002,8 @@ type Coup struct {
 	// The bank at stake this coup (CF-BANK-SIZE).
 	Bank int64  `protobuf:"varint,4,opt,name=bank,proto3" json:"bank,omitempty"`
 	Bets []*Bet `protobuf:"bytes,5,rep,name=bets,proto3" json:"bets,omitempty"`
-	// Part of the bank not covered by bets (CF-UNCOVERED).
+	// Part of the bank not covered by bets (CF-UNCOVERED); negative while
+	// over-bank bets wait for the banker (CF-BANK-RAISE).
 	Uncovered int64 `protobuf:"varint,6,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
 	// True when a banco was called (CF-BANCO).
 	Banco bool `protobuf:"varint,7,opt,name=banco,proto3" json:"banco,omitempty"`
@@ -2081,8 +2091,14 @@ type PlaceBetRequest struct {
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
-	// Minor units, 1..uncovered.
-	Amount        int64 `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Minor units, 1..uncovered (more with over_bank).
+	Amount int64 `protobuf:"varint,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Bet more than is left uncovered and ask the banker to raise the bank
+	// (RULES.md CF-BANK-RAISE): the whole bet is escrowed, the betting
+	// closes, and the banker raises the bank to cover it or the excess bets
+	// are removed in reverse order of play (RaiseBank; also when his time
+	// runs out). False: such a bet is refused with BET_EXCEEDS_BANK.
+	OverBank      bool `protobuf:"varint,5,opt,name=over_bank,json=overBank,proto3" json:"over_bank,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2143,6 +2159,13 @@ func (x *PlaceBetRequest) GetAmount() int64 {
 		return x.Amount
 	}
 	return 0
+}
+
+func (x *PlaceBetRequest) GetOverBank() bool {
+	if x != nil {
+		return x.OverBank
+	}
+	return false
 }
 
 // PlaceBetResponse holds the table.
@@ -3876,6 +3899,122 @@ func (x *BidBankResponse) GetTable() *Table {
 	return nil
 }
 
+// RaiseBankRequest answers over-bank bets.
+type RaiseBankRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The banker.
+	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// True: raise the bank by the excess; false: the excess bets are removed.
+	Raise         bool `protobuf:"varint,4,opt,name=raise,proto3" json:"raise,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaiseBankRequest) Reset() {
+	*x = RaiseBankRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaiseBankRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaiseBankRequest) ProtoMessage() {}
+
+func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
+func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *RaiseBankRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RaiseBankRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *RaiseBankRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *RaiseBankRequest) GetRaise() bool {
+	if x != nil {
+		return x.Raise
+	}
+	return false
+}
+
+// RaiseBankResponse holds the table.
+type RaiseBankResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaiseBankResponse) Reset() {
+	*x = RaiseBankResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaiseBankResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaiseBankResponse) ProtoMessage() {}
+
+func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
+func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *RaiseBankResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
@@ -4010,13 +4149,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
 	"\x13DeclineBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x80\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x9d\x01\n" +
 	"\x0fPlaceBetRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x16\n" +
-	"\x06amount\x18\x04 \x01(\x03R\x06amount\"@\n" +
+	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12\x1b\n" +
+	"\tover_bank\x18\x05 \x01(\bR\boverBank\"@\n" +
 	"\x10PlaceBetResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\x11DeclineBetRequest\x12\x1d\n" +
@@ -4136,7 +4276,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x04 \x01(\x03R\x06amount\"?\n" +
 	"\x0fBidBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x98\x06\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x7f\n" +
+	"\x10RaiseBankRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
+	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
+	"\x11RaiseBankResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xbe\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4161,7 +4309,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"#ERROR_REASON_DEPENDENCY_UNAVAILABLE\x10\x13\x12\x1f\n" +
 	"\x1bERROR_REASON_INVALID_AMOUNT\x10\x14\x12!\n" +
 	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15\x12\x1c\n" +
-	"\x18ERROR_REASON_BID_TOO_LOW\x10\x16*n\n" +
+	"\x18ERROR_REASON_BID_TOO_LOW\x10\x16\x12$\n" +
+	" ERROR_REASON_HOUSE_LIMIT_REACHED\x10\x17*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -4179,7 +4328,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1fCOMMISSION_ROUNDING_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18COMMISSION_ROUNDING_DOWN\x10\x01\x12\x1f\n" +
 	"\x1bCOMMISSION_ROUNDING_HALF_UP\x10\x02\x12\x1a\n" +
-	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xec\x01\n" +
+	"\x16COMMISSION_ROUNDING_UP\x10\x03*\x88\x02\n" +
 	"\n" +
 	"TableState\x12\x1b\n" +
 	"\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12#\n" +
@@ -4189,7 +4338,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13TABLE_STATE_DEALING\x10\x04\x12\x18\n" +
 	"\x14TABLE_STATE_DECISION\x10\x05\x12\x18\n" +
 	"\x14TABLE_STATE_SETTLING\x10\x06\x12\x17\n" +
-	"\x13TABLE_STATE_AUCTION\x10\a*>\n" +
+	"\x13TABLE_STATE_AUCTION\x10\a\x12\x1a\n" +
+	"\x16TABLE_STATE_BANK_RAISE\x10\b*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -4207,7 +4357,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
-	"\x13VARIANT_PUNTO_BANCO\x10\x022\x84\f\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x022\xd8\f\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -4223,7 +4373,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tCallBanco\x12!.chemmy.table.v1.CallBancoRequest\x1a\".chemmy.table.v1.CallBancoResponse\x12U\n" +
 	"\n" +
 	"DecideDraw\x12\".chemmy.table.v1.DecideDrawRequest\x1a#.chemmy.table.v1.DecideDrawResponse\x12O\n" +
-	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12L\n" +
+	"\bPassBank\x12 .chemmy.table.v1.PassBankRequest\x1a!.chemmy.table.v1.PassBankResponse\x12R\n" +
+	"\tRaiseBank\x12!.chemmy.table.v1.RaiseBankRequest\x1a\".chemmy.table.v1.RaiseBankResponse\x12L\n" +
 	"\aBidBank\x12\x1f.chemmy.table.v1.BidBankRequest\x1a .chemmy.table.v1.BidBankResponse\x12X\n" +
 	"\vJoinGallery\x12#.chemmy.table.v1.JoinGalleryRequest\x1a$.chemmy.table.v1.JoinGalleryResponse\x12W\n" +
 	"\n" +
@@ -4247,7 +4398,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -4305,9 +4456,11 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*GetOddsResponse)(nil),       // 53: chemmy.table.v1.GetOddsResponse
 	(*BidBankRequest)(nil),        // 54: chemmy.table.v1.BidBankRequest
 	(*BidBankResponse)(nil),       // 55: chemmy.table.v1.BidBankResponse
-	(*v1.Card)(nil),               // 56: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 57: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 58: chemmy.events.v1.TableEvent
+	(*RaiseBankRequest)(nil),      // 56: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 57: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 58: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 60: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -4315,18 +4468,18 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
 	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
 	12, // 4: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	56, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	56, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	58, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	58, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	6,  // 7: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	7,  // 8: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	57, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	59, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	10, // 10: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,  // 11: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	11, // 12: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	13, // 13: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	13, // 14: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	57, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	57, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	59, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	59, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	10, // 17: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
 	14, // 18: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 19: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
@@ -4344,7 +4497,7 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	14, // 31: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 32: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 33: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	58, // 34: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	60, // 34: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
 	6,  // 35: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
 	8,  // 36: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
 	47, // 37: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
@@ -4356,47 +4509,50 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	50, // 43: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
 	52, // 44: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
 	14, // 45: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	15, // 46: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	17, // 47: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	19, // 48: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	21, // 49: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	23, // 50: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	25, // 51: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	27, // 52: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	29, // 53: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	31, // 54: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	33, // 55: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	35, // 56: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	54, // 57: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	41, // 58: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	43, // 59: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	45, // 60: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	48, // 61: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	37, // 62: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	39, // 63: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	16, // 64: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	18, // 65: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	20, // 66: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	22, // 67: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	24, // 68: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	26, // 69: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	28, // 70: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	30, // 71: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	32, // 72: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	34, // 73: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	36, // 74: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	55, // 75: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	42, // 76: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	44, // 77: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	46, // 78: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	53, // 79: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	38, // 80: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	40, // 81: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	64, // [64:82] is the sub-list for method output_type
-	46, // [46:64] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	14, // 46: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	15, // 47: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	17, // 48: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	19, // 49: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	21, // 50: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	23, // 51: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	25, // 52: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	27, // 53: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	29, // 54: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	31, // 55: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	33, // 56: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	35, // 57: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	56, // 58: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	54, // 59: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	41, // 60: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	43, // 61: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	45, // 62: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	48, // 63: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	37, // 64: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	39, // 65: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	16, // 66: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	18, // 67: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	20, // 68: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	22, // 69: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	24, // 70: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	26, // 71: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	28, // 72: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	30, // 73: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	32, // 74: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	34, // 75: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	36, // 76: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	57, // 77: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	55, // 78: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	42, // 79: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	44, // 80: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	46, // 81: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	53, // 82: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	38, // 83: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	40, // 84: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	66, // [66:85] is the sub-list for method output_type
+	47, // [47:66] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -4415,7 +4571,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   46,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

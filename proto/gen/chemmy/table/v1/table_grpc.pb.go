@@ -30,6 +30,7 @@ const (
 	TableService_CallBanco_FullMethodName   = "/chemmy.table.v1.TableService/CallBanco"
 	TableService_DecideDraw_FullMethodName  = "/chemmy.table.v1.TableService/DecideDraw"
 	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
+	TableService_RaiseBank_FullMethodName   = "/chemmy.table.v1.TableService/RaiseBank"
 	TableService_BidBank_FullMethodName     = "/chemmy.table.v1.TableService/BidBank"
 	TableService_JoinGallery_FullMethodName = "/chemmy.table.v1.TableService/JoinGallery"
 	TableService_WatchTable_FullMethodName  = "/chemmy.table.v1.TableService/WatchTable"
@@ -109,6 +110,12 @@ type TableServiceClient interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(ctx context.Context, in *PassBankRequest, opts ...grpc.CallOption) (*PassBankResponse, error)
+	// RaiseBank: when over-bank bets exceed the bank (TABLE_STATE_BANK_RAISE),
+	// the banker raises the bank to cover them (the raise is escrowed) or
+	// declines, and the excess bets are removed in reverse order of play,
+	// their escrow released (CF-BANK-RAISE). The cards are then dealt.
+	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED.
+	RaiseBank(ctx context.Context, in *RaiseBankRequest, opts ...grpc.CallOption) (*RaiseBankResponse, error)
 	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
 	// seated player bids; the bid must be at least the minimum bank and more
 	// than the highest bid, and is escrowed until he is outbid. DeclineBank
@@ -274,6 +281,16 @@ func (c *tableServiceClient) PassBank(ctx context.Context, in *PassBankRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) RaiseBank(ctx context.Context, in *RaiseBankRequest, opts ...grpc.CallOption) (*RaiseBankResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RaiseBankResponse)
+	err := c.cc.Invoke(ctx, TableService_RaiseBank_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tableServiceClient) BidBank(ctx context.Context, in *BidBankRequest, opts ...grpc.CallOption) (*BidBankResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BidBankResponse)
@@ -423,6 +440,12 @@ type TableServiceServer interface {
 	// bank and takes it with the winnings (CF-PASS); the bank is offered to
 	// the next seat in turn. Errors: NOT_BANKER, WRONG_STATE.
 	PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error)
+	// RaiseBank: when over-bank bets exceed the bank (TABLE_STATE_BANK_RAISE),
+	// the banker raises the bank to cover them (the raise is escrowed) or
+	// declines, and the excess bets are removed in reverse order of play,
+	// their escrow released (CF-BANK-RAISE). The cards are then dealt.
+	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED.
+	RaiseBank(context.Context, *RaiseBankRequest) (*RaiseBankResponse, error)
 	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
 	// seated player bids; the bid must be at least the minimum bank and more
 	// than the highest bid, and is escrowed until he is outbid. DeclineBank
@@ -510,6 +533,9 @@ func (UnimplementedTableServiceServer) DecideDraw(context.Context, *DecideDrawRe
 }
 func (UnimplementedTableServiceServer) PassBank(context.Context, *PassBankRequest) (*PassBankResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PassBank not implemented")
+}
+func (UnimplementedTableServiceServer) RaiseBank(context.Context, *RaiseBankRequest) (*RaiseBankResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RaiseBank not implemented")
 }
 func (UnimplementedTableServiceServer) BidBank(context.Context, *BidBankRequest) (*BidBankResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BidBank not implemented")
@@ -751,6 +777,24 @@ func _TableService_PassBank_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_RaiseBank_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RaiseBankRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).RaiseBank(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_RaiseBank_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).RaiseBank(ctx, req.(*RaiseBankRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_BidBank_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BidBankRequest)
 	if err := dec(in); err != nil {
@@ -920,6 +964,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PassBank",
 			Handler:    _TableService_PassBank_Handler,
+		},
+		{
+			MethodName: "RaiseBank",
+			Handler:    _TableService_RaiseBank_Handler,
 		},
 		{
 			MethodName: "BidBank",

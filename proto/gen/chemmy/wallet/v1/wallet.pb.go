@@ -1804,6 +1804,113 @@ func (x *PostHoldResponse) GetTransfer() *Transfer {
 	return nil
 }
 
+// ResizeHoldRequest sets a hold's amount.
+type ResizeHoldRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	HoldId    string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// The hold's new amount, minor units, > 0.
+	Amount        int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResizeHoldRequest) Reset() {
+	*x = ResizeHoldRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResizeHoldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResizeHoldRequest) ProtoMessage() {}
+
+func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResizeHoldRequest.ProtoReflect.Descriptor instead.
+func (*ResizeHoldRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ResizeHoldRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ResizeHoldRequest) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *ResizeHoldRequest) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+// ResizeHoldResponse holds the resized hold.
+type ResizeHoldResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hold          *Hold                  `protobuf:"bytes,1,opt,name=hold,proto3" json:"hold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResizeHoldResponse) Reset() {
+	*x = ResizeHoldResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResizeHoldResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResizeHoldResponse) ProtoMessage() {}
+
+func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResizeHoldResponse.ProtoReflect.Descriptor instead.
+func (*ResizeHoldResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ResizeHoldResponse) GetHold() *Hold {
+	if x != nil {
+		return x.Hold
+	}
+	return nil
+}
+
 // ExpireHoldsRequest sweeps expired holds.
 type ExpireHoldsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1814,7 +1921,7 @@ type ExpireHoldsRequest struct {
 
 func (x *ExpireHoldsRequest) Reset() {
 	*x = ExpireHoldsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +1933,7 @@ func (x *ExpireHoldsRequest) String() string {
 func (*ExpireHoldsRequest) ProtoMessage() {}
 
 func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +1946,7 @@ func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ExpireHoldsRequest) GetRequestId() string {
@@ -1859,7 +1966,7 @@ type ExpireHoldsResponse struct {
 
 func (x *ExpireHoldsResponse) Reset() {
 	*x = ExpireHoldsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1978,7 @@ func (x *ExpireHoldsResponse) String() string {
 func (*ExpireHoldsResponse) ProtoMessage() {}
 
 func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1991,7 @@ func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExpireHoldsResponse) GetHolds() []*Hold {
@@ -1908,7 +2015,7 @@ type ListStatementRequest struct {
 
 func (x *ListStatementRequest) Reset() {
 	*x = ListStatementRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2027,7 @@ func (x *ListStatementRequest) String() string {
 func (*ListStatementRequest) ProtoMessage() {}
 
 func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2040,7 @@ func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
 func (*ListStatementRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListStatementRequest) GetAccountId() string {
@@ -1971,7 +2078,7 @@ type StatementEntry struct {
 
 func (x *StatementEntry) Reset() {
 	*x = StatementEntry{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2090,7 @@ func (x *StatementEntry) String() string {
 func (*StatementEntry) ProtoMessage() {}
 
 func (x *StatementEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2103,7 @@ func (x *StatementEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
 func (*StatementEntry) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatementEntry) GetTransfer() *Transfer {
@@ -2033,7 +2140,7 @@ type ListStatementResponse struct {
 
 func (x *ListStatementResponse) Reset() {
 	*x = ListStatementResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2045,7 +2152,7 @@ func (x *ListStatementResponse) String() string {
 func (*ListStatementResponse) ProtoMessage() {}
 
 func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2058,7 +2165,7 @@ func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
 func (*ListStatementResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListStatementResponse) GetAccount() *Account {
@@ -2091,7 +2198,7 @@ type AuditLedgerRequest struct {
 
 func (x *AuditLedgerRequest) Reset() {
 	*x = AuditLedgerRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2103,7 +2210,7 @@ func (x *AuditLedgerRequest) String() string {
 func (*AuditLedgerRequest) ProtoMessage() {}
 
 func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2116,7 +2223,7 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -2138,7 +2245,7 @@ type CurrencyTotals struct {
 
 func (x *CurrencyTotals) Reset() {
 	*x = CurrencyTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2150,7 +2257,7 @@ func (x *CurrencyTotals) String() string {
 func (*CurrencyTotals) ProtoMessage() {}
 
 func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2163,7 +2270,7 @@ func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
 func (*CurrencyTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CurrencyTotals) GetCurrencyCode() string {
@@ -2229,7 +2336,7 @@ type AuditLedgerResponse struct {
 
 func (x *AuditLedgerResponse) Reset() {
 	*x = AuditLedgerResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2348,7 @@ func (x *AuditLedgerResponse) String() string {
 func (*AuditLedgerResponse) ProtoMessage() {}
 
 func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2361,7 @@ func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
 func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AuditLedgerResponse) GetBalanced() bool {
@@ -2333,7 +2440,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2452,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2465,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -2400,7 +2507,7 @@ type SettlePuntoBancoRequest struct {
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2519,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2532,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -2487,7 +2594,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2606,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2619,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -2559,7 +2666,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2678,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +2691,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -2634,7 +2741,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2753,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2766,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -2703,7 +2810,7 @@ type SettleBanqueRequest struct {
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2715,7 +2822,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2728,7 +2835,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -2799,7 +2906,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2811,7 +2918,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2824,7 +2931,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -2898,7 +3005,7 @@ type ChargeFeeRequest struct {
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3017,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3030,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -2995,7 +3102,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3114,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3127,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3158,7 +3265,14 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"v\n" +
 	"\x10PostHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\x126\n" +
-	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"3\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"c\n" +
+	"\x11ResizeHoldRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\"@\n" +
+	"\x12ResizeHoldResponse\x12*\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
 	"\x12ExpireHoldsRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\"C\n" +
@@ -3321,7 +3435,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\x9a\t\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xf3\t\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -3331,7 +3445,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\bVoidHold\x12!.chemmy.wallet.v1.VoidHoldRequest\x1a\".chemmy.wallet.v1.VoidHoldResponse\x12W\n" +
 	"\n" +
 	"SettleCoup\x12#.chemmy.wallet.v1.SettleCoupRequest\x1a$.chemmy.wallet.v1.SettleCoupResponse\x12Q\n" +
-	"\bPostHold\x12!.chemmy.wallet.v1.PostHoldRequest\x1a\".chemmy.wallet.v1.PostHoldResponse\x12Z\n" +
+	"\bPostHold\x12!.chemmy.wallet.v1.PostHoldRequest\x1a\".chemmy.wallet.v1.PostHoldResponse\x12W\n" +
+	"\n" +
+	"ResizeHold\x12#.chemmy.wallet.v1.ResizeHoldRequest\x1a$.chemmy.wallet.v1.ResizeHoldResponse\x12Z\n" +
 	"\vExpireHolds\x12$.chemmy.wallet.v1.ExpireHoldsRequest\x1a%.chemmy.wallet.v1.ExpireHoldsResponse\x12`\n" +
 	"\rListStatement\x12&.chemmy.wallet.v1.ListStatementRequest\x1a'.chemmy.wallet.v1.ListStatementResponse\x12Z\n" +
 	"\vAuditLedger\x12$.chemmy.wallet.v1.AuditLedgerRequest\x1a%.chemmy.wallet.v1.AuditLedgerResponse\x12i\n" +
@@ -3352,7 +3468,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                   // 1: chemmy.wallet.v1.HoldState
@@ -3380,38 +3496,40 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*SettleCoupResponse)(nil),       // 23: chemmy.wallet.v1.SettleCoupResponse
 	(*PostHoldRequest)(nil),          // 24: chemmy.wallet.v1.PostHoldRequest
 	(*PostHoldResponse)(nil),         // 25: chemmy.wallet.v1.PostHoldResponse
-	(*ExpireHoldsRequest)(nil),       // 26: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),      // 27: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),     // 28: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),           // 29: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),    // 30: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),       // 31: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),           // 32: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),      // 33: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),            // 34: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),  // 35: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                // 36: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil), // 37: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                // 38: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),      // 39: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),     // 40: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),         // 41: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),        // 42: chemmy.wallet.v1.ChargeFeeResponse
-	(*timestamppb.Timestamp)(nil),    // 43: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 44: google.protobuf.Duration
+	(*ResizeHoldRequest)(nil),        // 26: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),       // 27: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),       // 28: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),      // 29: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),     // 30: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),           // 31: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),    // 32: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),       // 33: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),           // 34: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),      // 35: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),            // 36: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),  // 37: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                // 38: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil), // 39: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                // 40: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),      // 41: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),     // 42: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),         // 43: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),        // 44: chemmy.wallet.v1.ChargeFeeResponse
+	(*timestamppb.Timestamp)(nil),    // 45: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 46: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	43, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	43, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	43, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	43, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	45, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	45, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	45, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	45, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	44, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	46, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
@@ -3421,60 +3539,63 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10, // 17: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 18: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	10, // 19: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 20: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	10, // 21: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 22: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	29, // 23: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	32, // 24: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	43, // 25: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	5,  // 26: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	4,  // 27: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	34, // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	3,  // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	36, // 30: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	10, // 31: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	6,  // 32: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	38, // 33: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	2,  // 34: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	2,  // 35: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 36: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	36, // 37: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	10, // 38: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 39: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	3,  // 40: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	8,  // 41: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	10, // 42: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	11, // 43: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 44: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 45: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 46: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 47: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 48: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 49: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 50: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	28, // 51: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	31, // 52: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	35, // 53: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	39, // 54: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	41, // 55: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	12, // 56: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 57: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 58: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 59: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 60: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 61: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 62: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 63: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	30, // 64: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	33, // 65: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	37, // 66: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	40, // 67: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	42, // 68: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	56, // [56:69] is the sub-list for method output_type
-	43, // [43:56] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	9,  // 20: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	9,  // 21: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	10, // 22: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 23: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	31, // 24: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	34, // 25: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	45, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	5,  // 27: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	4,  // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	36, // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	3,  // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	38, // 31: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	10, // 32: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	6,  // 33: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	40, // 34: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	2,  // 35: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	2,  // 36: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	38, // 38: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	10, // 39: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,  // 40: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	3,  // 41: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	8,  // 42: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	10, // 43: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	11, // 44: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 45: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 46: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 47: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 48: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 49: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 50: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 51: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	28, // 52: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	30, // 53: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	33, // 54: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	37, // 55: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	41, // 56: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	43, // 57: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	12, // 58: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 59: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 60: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 61: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 62: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 63: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 64: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 65: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	29, // 66: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	32, // 67: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	35, // 68: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	39, // 69: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	42, // 70: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	44, // 71: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	58, // [58:72] is the sub-list for method output_type
+	44, // [44:58] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -3488,7 +3609,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	WalletService_VoidHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/VoidHold"
 	WalletService_SettleCoup_FullMethodName       = "/chemmy.wallet.v1.WalletService/SettleCoup"
 	WalletService_PostHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/PostHold"
+	WalletService_ResizeHold_FullMethodName       = "/chemmy.wallet.v1.WalletService/ResizeHold"
 	WalletService_ExpireHolds_FullMethodName      = "/chemmy.wallet.v1.WalletService/ExpireHolds"
 	WalletService_ListStatement_FullMethodName    = "/chemmy.wallet.v1.WalletService/ListStatement"
 	WalletService_AuditLedger_FullMethodName      = "/chemmy.wallet.v1.WalletService/AuditLedger"
@@ -93,6 +94,13 @@ type WalletServiceClient interface {
 	// FAILED_PRECONDITION HOLD_NOT_OPEN / HOLD_EXPIRED / CURRENCY_MISMATCH,
 	// INVALID_ARGUMENT AMOUNT_EXCEEDS_HOLD / INVALID_ACCOUNT.
 	PostHold(ctx context.Context, in *PostHoldRequest, opts ...grpc.CallOption) (*PostHoldResponse, error)
+	// ResizeHold sets an open hold to a new amount: more reserves more of the
+	// account's available balance (a banker raising his bank, RULES.md
+	// CF-BANK-RAISE), less releases the difference (an excess bet removed).
+	// Table service only. Idempotent by request_id. Errors: NOT_FOUND
+	// HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN / INSUFFICIENT_FUNDS,
+	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0).
+	ResizeHold(ctx context.Context, in *ResizeHoldRequest, opts ...grpc.CallOption) (*ResizeHoldResponse, error)
 	// ExpireHolds expires every open hold whose expire_time has passed (the
 	// service also does this by itself every few seconds). Idempotent by
 	// request_id.
@@ -198,6 +206,16 @@ func (c *walletServiceClient) PostHold(ctx context.Context, in *PostHoldRequest,
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PostHoldResponse)
 	err := c.cc.Invoke(ctx, WalletService_PostHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) ResizeHold(ctx context.Context, in *ResizeHoldRequest, opts ...grpc.CallOption) (*ResizeHoldResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResizeHoldResponse)
+	err := c.cc.Invoke(ctx, WalletService_ResizeHold_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +341,13 @@ type WalletServiceServer interface {
 	// FAILED_PRECONDITION HOLD_NOT_OPEN / HOLD_EXPIRED / CURRENCY_MISMATCH,
 	// INVALID_ARGUMENT AMOUNT_EXCEEDS_HOLD / INVALID_ACCOUNT.
 	PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error)
+	// ResizeHold sets an open hold to a new amount: more reserves more of the
+	// account's available balance (a banker raising his bank, RULES.md
+	// CF-BANK-RAISE), less releases the difference (an excess bet removed).
+	// Table service only. Idempotent by request_id. Errors: NOT_FOUND
+	// HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN / INSUFFICIENT_FUNDS,
+	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0).
+	ResizeHold(context.Context, *ResizeHoldRequest) (*ResizeHoldResponse, error)
 	// ExpireHolds expires every open hold whose expire_time has passed (the
 	// service also does this by itself every few seconds). Idempotent by
 	// request_id.
@@ -384,6 +409,9 @@ func (UnimplementedWalletServiceServer) SettleCoup(context.Context, *SettleCoupR
 }
 func (UnimplementedWalletServiceServer) PostHold(context.Context, *PostHoldRequest) (*PostHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PostHold not implemented")
+}
+func (UnimplementedWalletServiceServer) ResizeHold(context.Context, *ResizeHoldRequest) (*ResizeHoldResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ResizeHold not implemented")
 }
 func (UnimplementedWalletServiceServer) ExpireHolds(context.Context, *ExpireHoldsRequest) (*ExpireHoldsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExpireHolds not implemented")
@@ -550,6 +578,24 @@ func _WalletService_PostHold_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_ResizeHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResizeHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ResizeHold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ResizeHold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ResizeHold(ctx, req.(*ResizeHoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WalletService_ExpireHolds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExpireHoldsRequest)
 	if err := dec(in); err != nil {
@@ -692,6 +738,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "PostHold",
 			Handler:    _WalletService_PostHold_Handler,
+		},
+		{
+			MethodName: "ResizeHold",
+			Handler:    _WalletService_ResizeHold_Handler,
 		},
 		{
 			MethodName: "ExpireHolds",
