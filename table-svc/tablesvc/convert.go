@@ -34,7 +34,7 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	def(&hr.Rounding, int32(tablev1.CommissionRounding_COMMISSION_ROUNDING_DOWN))
 	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
-	hr.PassMode, hr.FirstCoupFree = int32(in.GetPassMode()), in.GetFirstCoupExempt()
+	hr.PassMode, hr.FirstCoupFree, hr.HourlyFee = int32(in.GetPassMode()), in.GetFirstCoupExempt(), in.GetHourlyFee()
 	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
@@ -84,6 +84,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 		return bad("first_banker %d is not known", hr.FirstBanker)
 	case hr.PassMode < 1 || hr.PassMode > 2:
 		return bad("pass_mode %d is not known", hr.PassMode)
+	case hr.HourlyFee < 0 || hr.HourlyFee > 1<<40:
+		return bad("hourly_fee must be 0..%d, got %d", int64(1)<<40, hr.HourlyFee)
 	}
 	return hr, nil
 }
@@ -101,7 +103,7 @@ func toProto(t *table) *tablev1.Table {
 			BancoFreePlay: hr.BancoFreePlay, BettingDirection: tablev1.BettingDirection(hr.Direction),
 			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
-			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree,
+			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree, HourlyFee: hr.HourlyFee,
 		},
 		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,

@@ -179,15 +179,37 @@ func engineCoup(cp *coup) (rules.Coup, error) {
 // opening the next shoe. The caller holds the table's lock. Every call it
 // makes is idempotent, so after a crash it is simply called again.
 func (s *Service) advance(ctx context.Context, id string) error {
+	for {
+		again, err := s.advancePass(ctx, id)
+		if err != nil {
+			s.markStuck(id)
+			return err
+		}
+		if !again {
+			s.unstick(id)
+			return nil
+		}
+	}
+}
+
+// advancePass runs the automatic steps from the stored table and saves
+// once. It reports whether another pass is due: seat fees are charged only
+// once they are stored, so that a retried charge is the same request.
+func (s *Service) advancePass(ctx context.Context, id string) (again bool, err error) {
 	t, err := s.load(id)
 	if err != nil {
-		return err
+		return false, err
 	}
 	c := &change{t: t}
 	changed := false
 	for {
 		var progressed bool
 		switch {
+		case len(t.PendingFees) > 0 && changed:
+			again = true
+		case len(t.PendingFees) > 0:
+			err = s.chargeFees(ctx, c)
+			progressed = err == nil
 		case len(t.PendingVoids) > 0:
 			err = s.releaseHolds(ctx, c)
 			progressed = err == nil
@@ -210,12 +232,7 @@ func (s *Service) advance(ctx context.Context, id string) error {
 			err = serr
 		}
 	}
-	if err != nil {
-		s.markStuck(id)
-		return err
-	}
-	s.unstick(id)
-	return nil
+	return again && err == nil, err
 }
 
 // releaseHolds voids the holds of cancelled bets and of a bank given up.
@@ -386,8 +403,9 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	req := &walletv1.SettleCoupRequest{
 		CoupId: cp.ID, BankHoldId: t.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(cp.Outcome)),
 		CommissionBp: t.Rules.CommissionBP, CommissionRounding: walletv1.CommissionRounding(t.Rules.Rounding),
-		// Source: RULES.md CF-BANK-WINS house rule first_coup_exempt.
-		CommissionExempt: t.Rules.FirstCoupFree && t.BankerCoups == 0,
+		// Source: RULES.md CF-BANK-WINS house rules first_coup_exempt, and
+		// hourly_fee instead of commission.
+		CommissionExempt: (t.Rules.FirstCoupFree && t.BankerCoups == 0) || t.Rules.HourlyFee > 0,
 	}
 	for _, b := range cp.Bets {
 		req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
@@ -413,6 +431,9 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 	cp.DecisionHand, cp.DecisionBy = 0, ""
 	t.CoupsPlayed++
 	t.BankerCoups++
+	for i := range t.Seats {
+		billSeat(t, &t.Seats[i], s.now())
+	}
 	t.LastCoup, t.Coup = cp, nil
 	c.emit(cp.ID, &eventsv1.CoupSettled{
 		Outcome: eventOutcome(cp.Outcome), BankerWinnings: cp.Winnings, Commission: cp.Commission,
@@ -467,6 +488,51 @@ func (s *Service) trimExcess(ctx context.Context, c *change) error {
 		c.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID, Amount: b.Amount})
 	}
 	startDeal(c)
+	return nil
+}
+
+// billSeat queues the seat time of st not billed yet, under the
+// hourly_fee house rule (CF-BANK-WINS), and starts a new period.
+func billSeat(t *table, st *seat, now time.Time) {
+	if t.Rules.HourlyFee <= 0 {
+		return
+	}
+	secs := int64(now.Sub(st.Since) / time.Second)
+	if st.Since.IsZero() || secs <= 0 {
+		st.Since = now
+		return
+	}
+	t.Fees++
+	t.PendingFees = append(t.PendingFees, seatFee{ID: "table/" + t.ID + "/fee/" + strconv.Itoa(t.Fees), PlayerID: st.PlayerID, Seconds: secs})
+	st.Since = st.Since.Add(time.Duration(secs) * time.Second)
+}
+
+// chargeFees charges the stored seat fees. A fee the player's available
+// balance cannot pay is recorded unpaid (event seat_fee_charged) rather
+// than holding up the table.
+func (s *Service) chargeFees(ctx context.Context, c *change) error {
+	t := c.t
+	for _, f := range t.PendingFees {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		resp, err := s.wallet.ChargeFee(cctx, &walletv1.ChargeFeeRequest{
+			RequestId: f.ID, AccountId: "player:" + f.PlayerID, FeeType: walletv1.FeeType_FEE_TYPE_HOURLY,
+			HourlyFee: t.Rules.HourlyFee, SeatSeconds: f.Seconds, Reference: "tables/" + t.ID + "/seats",
+			Rounding: walletv1.CommissionRounding(t.Rules.Rounding),
+		})
+		cancel()
+		paid := err == nil
+		if err != nil && errs.Reason(err) != reasonInsufficientFunds {
+			return fmt.Errorf("charge seat fee %s: %w", f.ID, err)
+		}
+		fee := resp.GetFee()
+		if !paid {
+			hr := t.Rules.engineRules()
+			hr.HourlyFee = t.Rules.HourlyFee
+			fee, _ = rules.HourlyFeeDue(hr, f.Seconds)
+		}
+		c.emit("", &eventsv1.SeatFeeCharged{PlayerId: f.PlayerID, SeatSeconds: f.Seconds, Fee: fee, Paid: paid})
+	}
+	t.PendingFees = nil
 	return nil
 }
 

@@ -41,6 +41,7 @@ type houseRules struct {
 	OfferTimeMS    int32 `json:"bank_offer_time_limit_ms"`
 	PassMode       int32 `json:"pass_mode"` // tablev1.PassMode
 	FirstCoupFree  bool  `json:"first_coup_exempt,omitempty"`
+	HourlyFee      int64 `json:"hourly_fee,omitempty"`
 }
 
 // engineRules returns the rules engine's view of the house rules.
@@ -65,6 +66,16 @@ func (h houseRules) engineRules() rules.HouseRules {
 type seat struct {
 	Number   int32  `json:"number"`
 	PlayerID string `json:"player_id"`
+	// Since is the start of the seat time not billed yet (hourly_fee).
+	Since time.Time `json:"since,omitzero"`
+}
+
+// seatFee is seat time to bill under the hourly_fee house rule, stored
+// before it is charged so that a retried charge is the same request.
+type seatFee struct {
+	ID       string `json:"id"`
+	PlayerID string `json:"player_id"`
+	Seconds  int64  `json:"seconds"`
 }
 
 type bet struct {
@@ -173,6 +184,10 @@ type table struct {
 	// BankerCoups counts the coups the current banker has settled
 	// (first_coup_exempt).
 	BankerCoups int `json:"banker_coups,omitempty"`
+	// PendingFees are seat fees stored and not charged yet; Fees numbers
+	// them.
+	PendingFees []seatFee `json:"pending_fees,omitempty"`
+	Fees        int       `json:"fees,omitempty"`
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`

@@ -220,7 +220,7 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 			t.Gallery = removeString(t.Gallery, req.GetPlayerId())
 		}
 		t.NextSeat++
-		t.Seats = append(t.Seats, seat{Number: t.NextSeat, PlayerID: req.GetPlayerId()})
+		t.Seats = append(t.Seats, seat{Number: t.NextSeat, PlayerID: req.GetPlayerId(), Since: s.now().UTC()})
 		c.emit("", &eventsv1.PlayerSeated{PlayerId: req.GetPlayerId(), SeatNumber: t.NextSeat})
 		if t.State == stateWaiting && len(t.Seats) >= 2 {
 			offerBank(c, "")
@@ -649,6 +649,7 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		}
 		leaveOrder(t, p)
 		number := st.Number
+		billSeat(t, st, s.now()) // Source: RULES.md CF-BANK-WINS house rule hourly_fee
 		for i := range t.Seats {
 			if t.Seats[i].PlayerID == p {
 				t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
@@ -699,6 +700,7 @@ func (s *Service) JoinGallery(ctx context.Context, req *tablev1.JoinGalleryReque
 			leaveOrder(t, p)
 			for i := range t.Seats {
 				if t.Seats[i].PlayerID == p {
+					billSeat(t, &t.Seats[i], s.now())
 					c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: t.Seats[i].Number})
 					t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
 					break

@@ -228,6 +228,7 @@ type TableEvent struct {
 	//	*TableEvent_BankAuctionOpened
 	//	*TableEvent_BankBid
 	//	*TableEvent_BetReduced
+	//	*TableEvent_SeatFeeCharged
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -485,6 +486,15 @@ func (x *TableEvent) GetBetReduced() *BetReduced {
 	return nil
 }
 
+func (x *TableEvent) GetSeatFeeCharged() *SeatFeeCharged {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_SeatFeeCharged); ok {
+			return x.SeatFeeCharged
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -569,6 +579,10 @@ type TableEvent_BetReduced struct {
 	BetReduced *BetReduced `protobuf:"bytes,29,opt,name=bet_reduced,json=betReduced,proto3,oneof"`
 }
 
+type TableEvent_SeatFeeCharged struct {
+	SeatFeeCharged *SeatFeeCharged `protobuf:"bytes,30,opt,name=seat_fee_charged,json=seatFeeCharged,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -608,6 +622,8 @@ func (*TableEvent_BankAuctionOpened) isTableEvent_Payload() {}
 func (*TableEvent_BankBid) isTableEvent_Payload() {}
 
 func (*TableEvent_BetReduced) isTableEvent_Payload() {}
+
+func (*TableEvent_SeatFeeCharged) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -1754,11 +1770,84 @@ func (x *BetReduced) GetAmount() int64 {
 	return 0
 }
 
+// SeatFeeCharged: seat time billed under the hourly_fee house rule
+// (CF-BANK-WINS).
+type SeatFeeCharged struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The seat time billed, seconds.
+	SeatSeconds int64 `protobuf:"varint,2,opt,name=seat_seconds,json=seatSeconds,proto3" json:"seat_seconds,omitempty"`
+	// The fee, minor units.
+	Fee int64 `protobuf:"varint,3,opt,name=fee,proto3" json:"fee,omitempty"`
+	// False when the player's available balance could not pay it.
+	Paid          bool `protobuf:"varint,4,opt,name=paid,proto3" json:"paid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeatFeeCharged) Reset() {
+	*x = SeatFeeCharged{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeatFeeCharged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeatFeeCharged) ProtoMessage() {}
+
+func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
+func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *SeatFeeCharged) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *SeatFeeCharged) GetSeatSeconds() int64 {
+	if x != nil {
+		return x.SeatSeconds
+	}
+	return 0
+}
+
+func (x *SeatFeeCharged) GetFee() int64 {
+	if x != nil {
+		return x.Fee
+	}
+	return 0
+}
+
+func (x *SeatFeeCharged) GetPaid() bool {
+	if x != nil {
+		return x.Paid
+	}
+	return false
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa1\f\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\f\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -1792,7 +1881,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x13bank_auction_opened\x18\x1b \x01(\v2#.chemmy.events.v1.BankAuctionOpenedH\x00R\x11bankAuctionOpened\x126\n" +
 	"\bbank_bid\x18\x1c \x01(\v2\x19.chemmy.events.v1.BankBidH\x00R\abankBid\x12?\n" +
 	"\vbet_reduced\x18\x1d \x01(\v2\x1c.chemmy.events.v1.BetReducedH\x00R\n" +
-	"betReducedB\t\n" +
+	"betReduced\x12L\n" +
+	"\x10seat_fee_charged\x18\x1e \x01(\v2 .chemmy.events.v1.SeatFeeChargedH\x00R\x0eseatFeeChargedB\t\n" +
 	"\apayload\"'\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
@@ -1869,7 +1959,12 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"BetReduced\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount*>\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"v\n" +
+	"\x0eSeatFeeCharged\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +
+	"\fseat_seconds\x18\x02 \x01(\x03R\vseatSeconds\x12\x10\n" +
+	"\x03fee\x18\x03 \x01(\x03R\x03fee\x12\x12\n" +
+	"\x04paid\x18\x04 \x01(\bR\x04paid*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -1900,7 +1995,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -1926,11 +2021,12 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*BankAuctionOpened)(nil),     // 21: chemmy.events.v1.BankAuctionOpened
 	(*BankBid)(nil),               // 22: chemmy.events.v1.BankBid
 	(*BetReduced)(nil),            // 23: chemmy.events.v1.BetReduced
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 25: chemmy.shoe.v1.Card
+	(*SeatFeeCharged)(nil),        // 24: chemmy.events.v1.SeatFeeCharged
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 26: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	24, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	25, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -1951,18 +2047,19 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	21, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
 	22, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
 	23, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	2,  // 21: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 22: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	25, // 23: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 24: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 25: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 26: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 27: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	24, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	2,  // 22: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 23: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	26, // 24: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 25: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	0,  // 26: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 27: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 28: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	29, // [29:29] is the sub-list for method output_type
+	29, // [29:29] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -1991,6 +2088,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BankAuctionOpened)(nil),
 		(*TableEvent_BankBid)(nil),
 		(*TableEvent_BetReduced)(nil),
+		(*TableEvent_SeatFeeCharged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1998,7 +2096,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

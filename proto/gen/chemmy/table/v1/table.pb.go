@@ -715,8 +715,13 @@ type HouseRules struct {
 	// The first coup of each banker pays no commission (CF-BANK-WINS house
 	// rule first_coup_exempt); default off.
 	FirstCoupExempt bool `protobuf:"varint,18,opt,name=first_coup_exempt,json=firstCoupExempt,proto3" json:"first_coup_exempt,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A fee per seat-hour charged instead of the commission (CF-BANK-WINS
+	// house rule hourly_fee), minor units; 0 (default) charges commission.
+	// Seat time is billed to every seated player after each settled coup
+	// and when he leaves, rounded down to the minor unit.
+	HourlyFee     int64 `protobuf:"varint,19,opt,name=hourly_fee,json=hourlyFee,proto3" json:"hourly_fee,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -873,6 +878,13 @@ func (x *HouseRules) GetFirstCoupExempt() bool {
 		return x.FirstCoupExempt
 	}
 	return false
+}
+
+func (x *HouseRules) GetHourlyFee() int64 {
+	if x != nil {
+		return x.HourlyFee
+	}
+	return 0
 }
 
 // Seat is one seated player.
@@ -4019,7 +4031,7 @@ var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\a\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\a\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -4041,7 +4053,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x16decision_time_limit_ms\x18\x0f \x01(\x05R\x13decisionTimeLimitMs\x126\n" +
 	"\x18bank_offer_time_limit_ms\x18\x10 \x01(\x05R\x14bankOfferTimeLimitMs\x126\n" +
 	"\tpass_mode\x18\x11 \x01(\x0e2\x19.chemmy.table.v1.PassModeR\bpassMode\x12*\n" +
-	"\x11first_coup_exempt\x18\x12 \x01(\bR\x0ffirstCoupExemptB\x10\n" +
+	"\x11first_coup_exempt\x18\x12 \x01(\bR\x0ffirstCoupExempt\x12\x1d\n" +
+	"\n" +
+	"hourly_fee\x18\x13 \x01(\x03R\thourlyFeeB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
