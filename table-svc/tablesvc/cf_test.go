@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
@@ -185,4 +186,47 @@ func TestCFHourlyFee(t *testing.T) {
 		t.Errorf("house %d, want %d", house, 1800+1800+600)
 	}
 	h.conserved(200000, "player:alice", "player:bob")
+}
+
+// TestSHOECutByPlayerAtTable: with shoe_cut_by_player the table's next
+// shoe is cut by the player after the banker; the deal waits for the cut
+// (SHOE-CUT).
+func TestSHOECutByPlayerAtTable(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	// A 6-card first shoe whose cut card comes out at once.
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), shoeFromOrder{cards: []string{"2C", "9H", "3D", "TC", "KD", "KD"}, cut: 4}.req(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: &tablev1.HouseRules{ShoeCutByPlayer: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTable().GetTableId()
+	h.join(id, "alice")
+	h.join(id, "bob")
+	h.acceptBank(id, "alice", 1000)
+	tbl := h.mustBet(id, "bob", 500) // coup 1 settles; the next shoe waits for bob's cut
+	next := tbl.GetShoeId()
+	got, err := h.shoes.GetShoe(h.as("bob"), &shoev1.GetShoeRequest{ShoeId: next})
+	if err != nil || got.GetShoe().GetCutterPlayerId() != "bob" || got.GetShoe().GetState() != shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
+		t.Fatalf("next shoe %v, %v", got.GetShoe(), err)
+	}
+	tbl = h.mustBet(id, "bob", 500) // closes the betting; the deal waits
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DEALING || len(tbl.GetCoup().GetPlayerCards()) != 0 {
+		t.Fatalf("dealt before the cut: %v", tbl)
+	}
+	if _, err := h.shoes.Cut(h.as("bob"), &shoev1.CutRequest{RequestId: h.rid(), ShoeId: next, PlayerId: "bob", Position: 100}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for h.get(id).GetCoupsPlayed() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the coup was not dealt after the cut: %v", h.get(id))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.conserved(20000, "player:alice", "player:bob")
 }

@@ -35,6 +35,7 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
 	hr.PassMode, hr.FirstCoupFree, hr.HourlyFee = int32(in.GetPassMode()), in.GetFirstCoupExempt(), in.GetHourlyFee()
+	hr.CutByPlayer = in.GetShoeCutByPlayer()
 	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
@@ -104,6 +105,7 @@ func toProto(t *table) *tablev1.Table {
 			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
 			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree, HourlyFee: hr.HourlyFee,
+			ShoeCutByPlayer: hr.CutByPlayer,
 		},
 		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,

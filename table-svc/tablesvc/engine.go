@@ -11,6 +11,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
@@ -551,10 +552,16 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 		// simply left behind.
 		s.log.Warn("shoe not closed", "table", t.ID, "shoe", t.ShoeID, "err", err)
 	}
-	shoe, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
+	req := &shoev1.CreateShoeRequest{
 		RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
-	})
+	}
+	if t.Rules.CutByPlayer && len(t.Seats) > 0 {
+		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
+		req.CutterPlayerId = t.around(t.BankerID)[0]
+		req.CutTimeLimit = durationpb.New(time.Duration(t.Rules.OfferTimeMS) * time.Millisecond)
+	}
+	shoe, err := s.shoe.CreateShoe(cctx, req)
 	if err != nil {
 		return fmt.Errorf("open next shoe: %w", err)
 	}
@@ -571,6 +578,19 @@ func shoeSpent(err error) bool {
 		return true
 	}
 	return false
+}
+
+// awaitingCut reports whether shoe-svc refused a deal because the shoe
+// waits for its cutter (SHOE-CUT): the retry loop deals once it is cut.
+func awaitingCut(err error) bool { return errs.Reason(err) == "SHOE_NOT_CUT" }
+
+// logStuck logs why a table could not go on; waiting for a cut is normal.
+func (s *Service) logStuck(id string, err error) {
+	if awaitingCut(err) {
+		s.log.Debug("table waits for the shoe to be cut", "table", id)
+		return
+	}
+	s.log.Warn("table not advanced; will retry", "table", id, "err", err)
 }
 
 // markStuck queues a table for the retry loop.
@@ -606,7 +626,7 @@ func (s *Service) retryLoop(ctx context.Context) error {
 		for _, id := range ids {
 			unlock := s.lock(id)
 			if err := s.advance(ctx, id); err != nil && ctx.Err() == nil {
-				s.log.Warn("table not advanced; will retry", "table", id, "err", err)
+				s.logStuck(id, err)
 			}
 			unlock()
 		}

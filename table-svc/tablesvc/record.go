@@ -42,6 +42,7 @@ type houseRules struct {
 	PassMode       int32 `json:"pass_mode"` // tablev1.PassMode
 	FirstCoupFree  bool  `json:"first_coup_exempt,omitempty"`
 	HourlyFee      int64 `json:"hourly_fee,omitempty"`
+	CutByPlayer    bool  `json:"shoe_cut_by_player,omitempty"`
 }
 
 // engineRules returns the rules engine's view of the house rules.

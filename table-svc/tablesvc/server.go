@@ -191,7 +191,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 		failpoint(method)
 		if err := s.advance(ctx, t.ID); err != nil {
 			// The action stands; the retry loop finishes the coup.
-			s.log.Warn("coup not advanced; will retry", "table", t.ID, "err", err)
+			s.logStuck(t.ID, err)
 		}
 		if t, err = s.load(t.ID); err != nil {
 			return nil, err

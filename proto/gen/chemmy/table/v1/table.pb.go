@@ -719,9 +719,15 @@ type HouseRules struct {
 	// house rule hourly_fee), minor units; 0 (default) charges commission.
 	// Seat time is billed to every seated player after each settled coup
 	// and when he leaves, rounded down to the minor unit.
-	HourlyFee     int64 `protobuf:"varint,19,opt,name=hourly_fee,json=hourlyFee,proto3" json:"hourly_fee,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HourlyFee int64 `protobuf:"varint,19,opt,name=hourly_fee,json=hourlyFee,proto3" json:"hourly_fee,omitempty"`
+	// Each new shoe after the first is cut by a player (SHOE-CUT): the
+	// player after the banker in turn (or seat 1), with the bank offer's time
+	// limit, through chemmy.shoe.v1.ShoeService/Cut; when the time runs out
+	// shoe-svc cuts at random. Dealing waits for the cut. Default off: shoes
+	// are cut at random at once.
+	ShoeCutByPlayer bool `protobuf:"varint,20,opt,name=shoe_cut_by_player,json=shoeCutByPlayer,proto3" json:"shoe_cut_by_player,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -885,6 +891,13 @@ func (x *HouseRules) GetHourlyFee() int64 {
 		return x.HourlyFee
 	}
 	return 0
+}
+
+func (x *HouseRules) GetShoeCutByPlayer() bool {
+	if x != nil {
+		return x.ShoeCutByPlayer
+	}
+	return false
 }
 
 // Seat is one seated player.
@@ -4031,7 +4044,7 @@ var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc4\a\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf1\a\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -4055,7 +4068,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tpass_mode\x18\x11 \x01(\x0e2\x19.chemmy.table.v1.PassModeR\bpassMode\x12*\n" +
 	"\x11first_coup_exempt\x18\x12 \x01(\bR\x0ffirstCoupExempt\x12\x1d\n" +
 	"\n" +
-	"hourly_fee\x18\x13 \x01(\x03R\thourlyFeeB\x10\n" +
+	"hourly_fee\x18\x13 \x01(\x03R\thourlyFee\x12+\n" +
+	"\x12shoe_cut_by_player\x18\x14 \x01(\bR\x0fshoeCutByPlayerB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
