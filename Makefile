@@ -20,7 +20,8 @@ DATA_DIR ?= .chemmy
 
 ## run: start embedded NATS and all four services; prints the gateway address; Ctrl-C stops
 run:
-	go run ./cmd/chemmy run -data-dir $(DATA_DIR)
+	@go build -o $(BIN)/chemmy ./cmd/chemmy
+	@$(BIN)/chemmy run -data-dir $(DATA_DIR)
 
 ## test: every test of every module, with the race detector (installs grpcurl for the e2e test)
 test: tool-grpcurl

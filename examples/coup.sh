@@ -4,7 +4,8 @@
 # funds alice, bob and carol with 5000 each, creates a table, seats them,
 # alice takes a bank of 1000, bob bets 600 and carol 400 (the bank is
 # covered, so the cards are dealt), any draw/stand decision is answered
-# "draw", and the result and the balances are printed.
+# "draw" (after printing the croupier's advice, GetAdvice), and the result
+# and the balances are printed.
 #
 # Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
 # grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
@@ -61,6 +62,9 @@ for i in 1 2 3 4; do
     TABLE_STATE_DECISION)
       WHO=$(echo "$STATE" | field decisionPlayerId)
       HAND=$(echo "$STATE" | field decisionHand)
+      ADVICE=$(call "$(token_of "$WHO")" chemmy.table.v1.TableService/GetAdvice \
+        "{\"table_id\":\"$TABLE\",\"player_id\":\"$WHO\"}")
+      echo "$WHO must decide for $HAND; the croupier's advice (GetAdvice): draw EV $(echo "$ADVICE" | sed -n 's/.*"drawEv": \([^,]*\).*/\1/p'), stand EV $(echo "$ADVICE" | sed -n 's/.*"standEv": \([^,]*\).*/\1/p')"
       echo "$WHO decides for $HAND: draw (carte)"
       call "$(token_of "$WHO")" chemmy.table.v1.TableService/DecideDraw \
         "{\"request_id\":\"$RUN-decide-$i\",\"table_id\":\"$TABLE\",\"player_id\":\"$WHO\",\"choice\":\"DRAW_CHOICE_DRAW\"}" >/dev/null

@@ -38,7 +38,8 @@ balances() {
   for p in alice bob carol dave; do
     printf "%s %s  " "$p" "$(call operator-token chemmy.wallet.v1.WalletService/GetAccount "{\"account_id\":\"player:$p\"}" | field balance)"
   done
-  echo "house $(call operator-token chemmy.wallet.v1.WalletService/GetAccount '{"account_id":"house:commission"}' | field balance)"
+  local house; house=$(call operator-token chemmy.wallet.v1.WalletService/GetAccount '{"account_id":"house:commission"}' | field balance)
+  echo "house ${house:-0}"
 }
 act() { # act PLAYER METHOD EXTRA-JSON
   call "$1-token" "chemmy.table.v1.TableService/$2" \
