@@ -230,3 +230,66 @@ func TestSHOECutByPlayerAtTable(t *testing.T) {
 	}
 	h.conserved(20000, "player:alice", "player:bob")
 }
+
+// TestLeaveNeverStrandsBets: a banker cannot leave with bets against his
+// bank, and when a leave ends the game every bet is returned.
+func TestLeaveNeverStrandsBets(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol", "dave")
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	for _, p := range []string{"carol"} {
+		if _, err := h.tables.JoinGallery(h.as(p), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 400)
+	_, err := h.tables.LeaveTable(h.as("alice"), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice"})
+	wantReason(t, err, codes.FailedPrecondition, reasonWrongState)
+	// A fresh table: bob passes, carol (gallery) bets, then bob leaves: the game ends, carol's bet returns.
+	id = h.tableWith(nil, 0, nil, "alice", "bob")
+	if _, err := h.tables.JoinGallery(h.as("dave"), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tables.JoinGallery(h.as("carol"), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	h.acceptBank(id, "alice", 1000)
+	if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	h.mustBet(id, "dave", 300)
+	resp, err := h.tables.LeaveTable(h.as("bob"), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetTable().GetState() != tablev1.TableState_TABLE_STATE_WAITING_FOR_PLAYERS {
+		t.Fatalf("after the last punter left: %v", resp.GetTable())
+	}
+	// Alice still banks the first table (1000 held there), nothing more.
+	if _, held := h.account("player:alice"); held != 1000 {
+		t.Errorf("alice has %d held, want only the first table's bank", held)
+	}
+	if _, held := h.account("player:dave"); held != 0 {
+		t.Errorf("dave's bet is still held: %d", held)
+	}
+}
+
+// TestNewSeatBetsAfterReopen: a player who sits down during a betting
+// round that ends with no bet gets his turn in the new round.
+func TestNewSeatBetsAfterReopen(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	h.join(id, "carol")
+	if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if turn := h.get(id).GetCoup().GetTurnPlayerId(); turn != "carol" {
+		t.Fatalf("turn %q, want carol in the reopened round", turn)
+	}
+}

@@ -28,14 +28,20 @@ const callTimeout = 5 * time.Second
 // the punter on the banker's right (CF-BET-ORDER, CF-BET-BEFORE), the
 // gallery after the seated players (CF-GALLERY).
 func newCoup(t *table) *coup {
-	order := t.around(t.BankerID)
-	order = order[:len(order)-1] // the banker himself comes last; he does not bet
-	order = append(order, t.Gallery...)
+	order := bettingOrder(t)
 	t.CoupSeq++
 	return &coup{
 		ID: ulid.Make().String(), Number: t.CoupSeq,
 		BankerID: t.BankerID, Bank: t.stake(), Order: order,
 	}
+}
+
+// bettingOrder is the punters in betting order: the seated players from
+// the banker's right (CF-BET-ORDER), then the gallery (CF-GALLERY).
+func bettingOrder(t *table) []string {
+	order := t.around(t.BankerID)
+	order = order[:len(order)-1] // the banker himself comes last; he does not bet
+	return append(order, t.Gallery...)
 }
 
 // offerBank offers the bank to the next seat after `after` in turn
@@ -127,6 +133,8 @@ func closeBetting(c *change) {
 		return
 	}
 	if len(cp.Bets) == 0 {
+		// A new round, with whoever is seated now (and the gallery).
+		cp.Order = bettingOrder(c.t)
 		cp.Turn = 0
 		cp.Round++
 		c.emit(cp.ID, &eventsv1.BettingReopened{})

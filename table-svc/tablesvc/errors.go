@@ -45,8 +45,15 @@ func fail(c codes.Code, reason, format string, args ...any) error {
 // unreachable dependency becomes UNAVAILABLE DEPENDENCY_UNAVAILABLE (retry
 // with the same request_id), anything else is internal.
 func fromDependency(what string, err error) error {
-	if r := errs.Reason(err); r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND" {
+	switch r := errs.Reason(err); {
+	case r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND":
 		return fail(codes.FailedPrecondition, reasonInsufficientFunds, "%s: %s", what, status.Convert(err).Message())
+	case r == reasonRequestIDReused:
+		// The wallet saw this request id with another request (e.g. a
+		// retry with another amount after a refusal).
+		return fail(codes.AlreadyExists, reasonRequestIDReused, "%s: the request_id was used for another request", what)
+	case status.Code(err) == codes.InvalidArgument:
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s: %s", what, status.Convert(err).Message())
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:

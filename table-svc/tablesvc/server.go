@@ -20,13 +20,23 @@ import (
 )
 
 // idPattern is what request, table and player ids may look like.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,128}$`)
+// At most 64 characters, so that the ids derived from a request id for
+// the wallet and the shoe stay within their limits.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,64}$`)
 
 func checkID(field, v string) error {
 	if !idPattern.MatchString(v) {
-		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s must be 1-128 characters of [A-Za-z0-9_.:/-], got %q", field, v)
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s must be 1-64 characters of [A-Za-z0-9_.:/-], got %q", field, clip(v))
 	}
 	return nil
+}
+
+// clip shortens what an error message echoes of a client's input.
+func clip(v string) string {
+	if len(v) > 80 {
+		return v[:80] + "..."
+	}
+	return v
 }
 
 // CreateTable opens a table with its first shoe. See the proto.
@@ -632,11 +642,16 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		if st == nil {
 			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
 		}
+		inPlay := t.State == stateDealing || t.State == stateDecision || t.State == stateSettling || t.State == stateRaise
 		if p == t.BankerID {
-			if t.State != stateBetting {
-				return fail(codes.FailedPrecondition, reasonWrongState, "the banker may leave only between coups")
+			if t.State != stateBetting || len(t.Coup.Bets) > 0 {
+				// Source: RULES.md CF-BANK-NO-WITHDRAW: not while bets are against his bank.
+				return fail(codes.FailedPrecondition, reasonWrongState, "the banker may leave only between coups, before any bet")
 			}
 			passBank(c) // Source: RULES.md CF-PASS: a banker may pass at any time between coups.
+		}
+		if inPlay && len(t.Seats) <= 2 {
+			return fail(codes.FailedPrecondition, reasonWrongState, "the table needs two seated players until the coup in play is settled")
 		}
 		if t.State == stateOffering && t.OfferedID == p {
 			offerBank(c, p)
@@ -666,6 +681,12 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 			}
 			if n := len(t.Bids); n > 0 {
 				t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID)
+			}
+			if t.Coup != nil {
+				// The coup is not played: every bet (the gallery's too) is returned.
+				for _, b := range t.Coup.Bets {
+					t.PendingVoids = append(t.PendingVoids, b.HoldID)
+				}
 			}
 			if t.State == stateBetting || t.State == stateOffering || t.State == stateAuction {
 				t.State, t.Coup, t.OfferedID, t.OpenOffer, t.Bids = stateWaiting, nil, "", 0, nil
