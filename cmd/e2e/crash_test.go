@@ -21,6 +21,7 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
@@ -112,33 +113,36 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		t.Fatal(err)
 	}
 	id := created.GetTable().GetTableId()
-	steps := []func() error{}
+	// Each step takes a request-id suffix: a request cut off before the
+	// table stored it is rolled back (REQUEST_ABANDONED) and sent again
+	// with a new id, as a client would.
+	steps := []func(again string) error{}
 	for _, p := range []string{"alice", "bob", "carol"} {
-		steps = append(steps, func() error {
-			_, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p, TableId: id, PlayerId: p})
+		steps = append(steps, func(again string) error {
+			_, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p + again, TableId: id, PlayerId: p})
 			return err
 		})
 	}
 	steps = append(steps,
-		func() error {
-			_, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank", TableId: id, PlayerId: "alice", Amount: 1000})
+		func(again string) error {
+			_, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank" + again, TableId: id, PlayerId: "alice", Amount: 1000})
 			return err
 		},
-		func() error {
-			_, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet-bob", TableId: id, PlayerId: "bob", Amount: 600})
+		func(again string) error {
+			_, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet-bob" + again, TableId: id, PlayerId: "bob", Amount: 600})
 			return err
 		},
-		func() error {
-			_, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "bet-carol", TableId: id, PlayerId: "carol", Amount: 400})
+		func(again string) error {
+			_, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "bet-carol" + again, TableId: id, PlayerId: "carol", Amount: 400})
 			return err
 		},
-		func() error {
-			_, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "draw", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+		func(again string) error {
+			_, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "draw" + again, TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
 			return err
 		},
 	)
 	for i, step := range steps {
-		err := step()
+		err := step("")
 		if err == nil {
 			continue
 		}
@@ -153,7 +157,11 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		crashed = true
 		runTable()
 		waitState(t, c, id) // the restarted service finishes what was automatic
-		if err := step(); err != nil {
+		err = step("")
+		if errs.Reason(err) == "REQUEST_ABANDONED" {
+			err = step("-again")
+		}
+		if err != nil {
 			t.Fatalf("step %d retried after the restart: %v", i, err)
 		}
 	}

@@ -24,6 +24,10 @@ import (
 // callTimeout bounds one call to shoe-svc or wallet-svc.
 const callTimeout = 5 * time.Second
 
+// intentGrace is how long an escrow intent left by a failed call waits
+// for the client's retry before it is rolled back.
+const intentGrace = 30 * time.Second
+
 // newCoup starts the next coup of the table's banker: betting opens with
 // the punter on the banker's right (CF-BET-ORDER, CF-BET-BEFORE), the
 // gallery after the seated players (CF-GALLERY).
@@ -622,6 +626,9 @@ func (s *Service) retryLoop(ctx context.Context) error {
 	if err := s.scanUnfinished(); err != nil {
 		return err
 	}
+	if err := s.recoverIntents(ctx, 0); err != nil { // all of them: left by the previous run
+		return err
+	}
 	tick := time.NewTicker(s.retry)
 	defer tick.Stop()
 	for {
@@ -639,6 +646,9 @@ func (s *Service) retryLoop(ctx context.Context) error {
 			unlock()
 		}
 		s.expireDue(ctx)
+		if err := s.recoverIntents(ctx, intentGrace); err != nil {
+			s.log.Warn("escrow intents", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return nil

@@ -34,6 +34,7 @@ const (
 	reasonOddsUnavailable       = "ODDS_UNAVAILABLE"
 	reasonBidTooLow             = "BID_TOO_LOW"
 	reasonHouseLimitReached     = "HOUSE_LIMIT_REACHED"
+	reasonRequestAbandoned      = "REQUEST_ABANDONED"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -191,7 +191,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 		return nil, err
 	}
 	if !seen {
-		c := &change{t: t}
+		c := &change{t: t, key: key, hash: hash}
 		if err := fn(c); err != nil {
 			return nil, err
 		}
@@ -273,7 +273,7 @@ func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest
 			// Source: RULES.md CF-BANK-SIZE (casinos set a minimum bank)
 			return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "bank %d is below the minimum %d", req.GetAmount(), t.Rules.MinimumBank)
 		}
-		hold, err := s.hold(ctx, "table/"+t.ID+"/bank/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/bank")
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/bank/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/bank")
 		if err != nil {
 			return err
 		}
@@ -343,7 +343,7 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 			// Source: RULES.md CF-BET-LIMIT
 			return fail(codes.FailedPrecondition, reasonBetExceedsBank, "bet %d exceeds the uncovered bank %d", req.GetAmount(), uncovered)
 		}
-		hold, err := s.hold(ctx, "table/"+t.ID+"/bet/"+req.GetRequestId(), req.GetPlayerId(), req.GetAmount(), "tables/"+t.ID+"/coups/"+cp.ID)
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/bet/"+req.GetRequestId(), req.GetPlayerId(), req.GetAmount(), "tables/"+t.ID+"/coups/"+cp.ID)
 		if err != nil {
 			return err
 		}
@@ -400,7 +400,7 @@ func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) 
 			}
 		}
 		cp := t.Coup
-		hold, err := s.hold(ctx, "table/"+t.ID+"/banco/"+req.GetRequestId(), player, cp.Bank, "tables/"+t.ID+"/coups/"+cp.ID)
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/banco/"+req.GetRequestId(), player, cp.Bank, "tables/"+t.ID+"/coups/"+cp.ID)
 		if err != nil {
 			return err
 		}
@@ -563,7 +563,7 @@ func (s *Service) BidBank(ctx context.Context, req *tablev1.BidBankRequest) (*ta
 			// Source: RULES.md CF-FIRST-BANKER: the highest bank offered wins.
 			return fail(codes.FailedPrecondition, reasonBidTooLow, "bid %d is not above the highest bid %d", req.GetAmount(), t.Bids[n-1].Amount)
 		}
-		hold, err := s.hold(ctx, "table/"+t.ID+"/bid/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/auction")
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/bid/"+req.GetRequestId(), p, req.GetAmount(), "tables/"+t.ID+"/auction")
 		if err != nil {
 			return err
 		}
@@ -814,17 +814,4 @@ func wantState(t *table, st tableState) error {
 			tablev1.TableState(t.State), tablev1.TableState(st))
 	}
 	return nil
-}
-
-// hold escrows amount of the player's account with wallet-svc.
-func (s *Service) hold(ctx context.Context, requestID, player string, amount int64, ref string) (string, error) {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	resp, err := s.wallet.PlaceHold(cctx, &walletv1.PlaceHoldRequest{
-		RequestId: requestID, AccountId: "player:" + player, Amount: amount, Reference: ref,
-	})
-	if err != nil {
-		return "", fromDependency("hold", err)
-	}
-	return resp.GetHold().GetHoldId(), nil
 }

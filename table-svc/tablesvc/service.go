@@ -138,7 +138,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 
 	_, err := app.Start(ctx, app.Config{
 		Name: "table-svc", ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
-		Buckets: [][]byte{bucketTables}, NATSURL: c.NATSURL, MetricsAddr: c.MetricsAddr,
+		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, MetricsAddr: c.MetricsAddr,
 		Policy: policy, Domain: domain, Logger: c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
@@ -207,6 +207,11 @@ func (s *Service) load(id string) (*table, error) {
 type change struct {
 	t      *table
 	events []*eventsv1.TableEvent
+	// key and hash are the idempotency record of the request making the
+	// change; intents are the escrow intents it resolved (see intent.go).
+	key     string
+	hash    []byte
+	intents []string
 }
 
 // emit adds an event to the change, numbered in the table's sequence.
@@ -232,6 +237,11 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
 			return err
+		}
+		for _, id := range c.intents {
+			if err := tx.Bucket(bucketIntents).Delete([]byte(id)); err != nil {
+				return err
+			}
 		}
 		for _, ev := range c.events {
 			b, err := proto.Marshal(ev)
@@ -260,14 +270,20 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 // seen reports whether the request was already applied; an id reused for
 // another request is ALREADY_EXISTS REQUEST_ID_REUSED.
 func (s *Service) seen(key string, hash []byte) (bool, error) {
-	var found bool
+	var (
+		found bool
+		resp  []byte
+	)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		_, found, err = store.Lookup(tx, key, hash)
+		resp, found, err = store.Lookup(tx, key, hash)
 		return err
 	})
 	if err == store.ErrRequestReused {
 		return true, fail(codes.AlreadyExists, reasonRequestIDReused, "request_id %q was used for another request", key)
+	}
+	if err == nil && found && string(resp) == abandoned {
+		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
 	}
 	return found, err
 }

@@ -77,6 +77,10 @@ const (
 	ErrorReason_ERROR_REASON_BID_TOO_LOW ErrorReason = 22
 	// Raising the bank would put more than the house limit at stake.
 	ErrorReason_ERROR_REASON_HOUSE_LIMIT_REACHED ErrorReason = 23
+	// The request was cut off (table-svc stopped or the wallet did not
+	// answer) and rolled back: its escrow was released. Send it again with a
+	// new request_id.
+	ErrorReason_ERROR_REASON_REQUEST_ABANDONED ErrorReason = 24
 )
 
 // Enum value maps for ErrorReason.
@@ -106,6 +110,7 @@ var (
 		21: "ERROR_REASON_ODDS_UNAVAILABLE",
 		22: "ERROR_REASON_BID_TOO_LOW",
 		23: "ERROR_REASON_HOUSE_LIMIT_REACHED",
+		24: "ERROR_REASON_REQUEST_ABANDONED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -132,6 +137,7 @@ var (
 		"ERROR_REASON_ODDS_UNAVAILABLE":       21,
 		"ERROR_REASON_BID_TOO_LOW":            22,
 		"ERROR_REASON_HOUSE_LIMIT_REACHED":    23,
+		"ERROR_REASON_REQUEST_ABANDONED":      24,
 	}
 )
 
@@ -4312,7 +4318,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xbe\x06\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xe2\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4338,7 +4344,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1bERROR_REASON_INVALID_AMOUNT\x10\x14\x12!\n" +
 	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15\x12\x1c\n" +
 	"\x18ERROR_REASON_BID_TOO_LOW\x10\x16\x12$\n" +
-	" ERROR_REASON_HOUSE_LIMIT_REACHED\x10\x17*n\n" +
+	" ERROR_REASON_HOUSE_LIMIT_REACHED\x10\x17\x12\"\n" +
+	"\x1eERROR_REASON_REQUEST_ABANDONED\x10\x18*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +

@@ -1,0 +1,152 @@
+package tablesvc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// Escrow intents. Before asking the wallet for a hold (a bank, a bet, a
+// banco, a bid) the table stores an intent in bucket "intents" (key: the
+// wallet request id; value: JSON intent). The save of the action that
+// uses the hold deletes it in the same transaction. An intent that
+// outlives its action (table-svc killed between the hold and the save,
+// or the wallet's answer lost) is rolled back by recoverIntents: the hold
+// is asked for again with the same request id (so the wallet answers with
+// the hold it made, if any) and voided, and the action's request id is
+// marked abandoned (REQUEST_ABANDONED on a retry). So no escrow is ever
+// left behind by a request the table did not store.
+
+var bucketIntents = []byte("intents")
+
+// abandoned is the idempotency record of a request rolled back.
+const abandoned = "abandoned"
+
+type intent struct {
+	Created   time.Time `json:"created"`
+	TableID   string    `json:"table_id"`
+	Account   string    `json:"account"`
+	Amount    int64     `json:"amount"`
+	Reference string    `json:"reference"`
+	Key       string    `json:"key"`
+	Hash      []byte    `json:"hash"`
+}
+
+func (in intent) request(id string) *walletv1.PlaceHoldRequest {
+	return &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference}
+}
+
+// hold escrows amount of the player's account with wallet-svc, under an
+// intent of the change's request. It returns the hold id.
+func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string) (string, error) {
+	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: "player:" + player, Amount: amount, Reference: ref, Key: c.key, Hash: c.hash}
+	v, err := json.Marshal(in)
+	if err != nil {
+		return "", err
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Put([]byte(requestID), v) }); err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	resp, err := s.wallet.PlaceHold(cctx, in.request(requestID))
+	if err != nil {
+		if definite(err) {
+			// The wallet refused: nothing is held (the refusal is stored).
+			_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Delete([]byte(requestID)) })
+		}
+		return "", fromDependency("hold", err)
+	}
+	c.intents = append(c.intents, requestID)
+	return resp.GetHold().GetHoldId(), nil
+}
+
+// definite reports whether err is the wallet's own answer, as opposed to
+// no answer (the hold may or may not exist).
+func definite(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
+		return false
+	}
+	return true
+}
+
+// recoverIntents rolls back the escrow intents, at least minAge old, whose
+// action was not stored. Each is handled under its table's lock, so an
+// action still in progress (which holds the lock from its intent to its
+// save) is never touched; minAge leaves a client whose call failed for
+// want of an answer the time to retry it with the same request id.
+func (s *Service) recoverIntents(ctx context.Context, minAge time.Duration) error {
+	var ids []string
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).ForEach(func(k, _ []byte) error {
+			ids = append(ids, string(k))
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := s.recoverIntent(ctx, id, minAge); err != nil && ctx.Err() == nil {
+			s.log.Warn("escrow intent not rolled back yet; will retry", "request", id, "err", err)
+		}
+	}
+	return nil
+}
+
+func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Duration) error {
+	var in intent
+	found := false
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketIntents).Get([]byte(id))
+		if v != nil {
+			found = true
+			return json.Unmarshal(v, &in)
+		}
+		return nil
+	}); err != nil || !found {
+		return err
+	}
+	if s.now().Sub(in.Created) < minAge {
+		return nil
+	}
+	unlock := s.lock(in.TableID)
+	defer unlock()
+	// Still there under the lock: its action is over and was not stored.
+	var done bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		done = tx.Bucket(bucketIntents).Get([]byte(id)) == nil
+		return nil
+	}); err != nil || done {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	resp, err := s.wallet.PlaceHold(cctx, in.request(id))
+	if err != nil && !definite(err) {
+		return err
+	}
+	if err == nil {
+		if _, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + resp.GetHold().GetHoldId(), HoldId: resp.GetHold().GetHoldId()}); err != nil {
+			return fmt.Errorf("void hold %s: %w", resp.GetHold().GetHoldId(), err)
+		}
+	}
+	s.log.Info("escrow of a request that was cut off released", "table", in.TableID, "request", in.Key)
+	return s.db.Update(func(tx *bolt.Tx) error {
+		if _, found, err := store.Lookup(tx, in.Key, in.Hash); err == nil && !found && in.Key != "" {
+			if err := store.Save(tx, in.Key, in.Hash, []byte(abandoned)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketIntents).Delete([]byte(id))
+	})
+}
