@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -47,14 +48,17 @@ type Stack struct {
 	// Addresses, as bound.
 	GatewayAddr, ShoeAddr, WalletAddr, TableAddr, NATSURL string
 
-	nats   *server.Server
-	stops  []func()
-	waits  []func() error
-	cancel context.CancelFunc
+	nats  *server.Server
+	stops []func()
+	waits []func() error
+	once  sync.Once
+	done  chan struct{}
+	err   error
 }
 
 // Start starts NATS and the services, in dependency order. On error
-// everything already started is stopped.
+// everything already started is stopped. When ctx ends the stack stops as
+// Stop does.
 func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	if c.DataDir == "" || c.TokensFile == "" {
 		return nil, errors.New("stack: DataDir and TokensFile are required")
@@ -71,14 +75,16 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	s := &Stack{cancel: cancel, NATSURL: c.NATSURL}
+	s := &Stack{NATSURL: c.NATSURL, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			s.Stop()
-			_ = s.Wait()
 		}
 	}()
+	parent := ctx
+	// Each service stops when Stop says, in order; not all at once when
+	// the caller's context ends.
+	ctx = context.WithoutCancel(ctx)
 	if s.NATSURL == "" {
 		port := c.NATSPort
 		if port == 0 {
@@ -127,6 +133,13 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 	s.add(gw.Stop, gw.Wait)
 	s.GatewayAddr = gw.Addr()
+	go func() {
+		select {
+		case <-parent.Done():
+			s.Stop()
+		case <-s.done:
+		}
+	}()
 	return s, nil
 }
 
@@ -135,27 +148,32 @@ func (s *Stack) add(stop func(), wait func() error) {
 	s.waits = append(s.waits, wait)
 }
 
-// Stop asks every service to stop; Wait waits for them.
+// Stop stops the services in reverse order of start, each drained before
+// the next: the gateway first (no new calls), then table-svc (the coups in
+// play reach a stored step while the shoe and the wallet still answer),
+// then wallet-svc and shoe-svc, and the embedded NATS last. It returns
+// once everything has stopped; calling it again does nothing.
 func (s *Stack) Stop() {
-	s.cancel()
+	s.once.Do(func() {
+		var errs []error
+		for i := len(s.waits) - 1; i >= 0; i-- {
+			s.stops[i]()
+			if err := s.waits[i](); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if s.nats != nil {
+			s.nats.Shutdown()
+			s.nats.WaitForShutdown()
+		}
+		s.err = errors.Join(errs...)
+		close(s.done)
+	})
 }
 
-// Wait stops the services in reverse order of start (the gateway first),
-// waits for each, shuts the embedded NATS down, and returns the services'
-// errors.
+// Wait blocks until the stack has stopped (Stop, or the end of Start's
+// context) and returns the services' errors.
 func (s *Stack) Wait() error {
-	var errs []error
-	for i := len(s.waits) - 1; i >= 0; i-- {
-		s.stops[i]()
-		if err := s.waits[i](); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.stops, s.waits = nil, nil
-	if s.nats != nil {
-		s.nats.Shutdown()
-		s.nats.WaitForShutdown()
-		s.nats = nil
-	}
-	return errors.Join(errs...)
+	<-s.done
+	return s.err
 }
