@@ -11,12 +11,13 @@ PROTOC_GEN_GO_VERSION  := v1.36.12
 PROTOC_GEN_GRPC_VERSION := v1.6.2
 GRPCURL_VERSION        := v1.9.4
 GHZ_VERSION            := v0.120.0
+KUSTOMIZE_VERSION      := v5.8.2
 
 MODULES  := proto services shoe-svc wallet-svc table-svc gateway cmd
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 DATA_DIR ?= .chemmy
 
-.PHONY: run test test-short generate check-generated lint fmt vet bench load load-wallet tools tool-grpcurl tool-buf clean
+.PHONY: deploy-check run test test-short generate check-generated lint fmt vet bench load load-wallet tools tool-grpcurl tool-buf clean
 
 ## run: start embedded NATS and all four services; prints the gateway address; Ctrl-C stops
 run:
@@ -50,6 +51,12 @@ fmt:
 
 vet:
 	go vet $(PACKAGES)
+
+## deploy-check: the Kubernetes manifests build (kustomize, base and local overlay)
+deploy-check:
+	@test -x $(BIN)/kustomize || GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+	kustomize build deploy/k8s/base > /dev/null
+	kustomize build deploy/k8s/overlays/local > /dev/null
 
 ## bench: the benchmarks of every module
 bench:
