@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 	"testing"
 
@@ -20,7 +21,7 @@ import (
 //
 //	go test -run '^$' -bench CoupThroughGateway -benchtime 50x ./cmd/e2e/
 func BenchmarkCoupThroughGateway(b *testing.B) {
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: "../../deploy/local/tokens.yaml"})
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

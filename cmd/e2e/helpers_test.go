@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,8 @@ func tokensFile(t *testing.T) string {
 // startStack starts the whole suite on random ports with temporary files.
 func startStack(t *testing.T) *stack.Stack {
 	t.Helper()
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: tokensFile(t)})
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: tokensFile(t), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
