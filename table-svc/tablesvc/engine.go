@@ -567,6 +567,8 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 	req := &shoev1.CreateShoeRequest{
 		RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
+		// The table's part of the shuffle (SHOE-SHUFFLE, commit-reveal).
+		ClientSeed: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
 	}
 	if t.Rules.CutByPlayer && len(t.Seats) > 0 {
 		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.

@@ -87,6 +87,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	} else {
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
+			ClientSeed: "table/" + id + "/shoe/1",
 		})
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
