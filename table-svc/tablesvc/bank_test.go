@@ -100,7 +100,7 @@ func TestCFPassAuction(t *testing.T) {
 		return err
 	}
 	wantReason(t, accept("alice", 700), codes.FailedPrecondition, reasonNotYourTurn)
-	wantReason(t, accept("carol", 600), codes.FailedPrecondition, reasonBankBelowMinimum)
+	wantReason(t, accept("carol", 600), codes.InvalidArgument, reasonInvalidAmount)
 	if err := accept("carol", 700); err != nil {
 		t.Fatal(err)
 	}

@@ -293,3 +293,81 @@ func TestNewSeatBetsAfterReopen(t *testing.T) {
 		t.Fatalf("turn %q, want carol in the reopened round", turn)
 	}
 }
+
+// TestBreakerRegressions: banco suivi needs a place at the table; a
+// seated player moving to the gallery can end the game like a leave; the
+// highest bidder cannot slip into the gallery; a raise refused for want of
+// funds can be tried again.
+func TestBreakerRegressions(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol", "dave")
+	gallery := func(id, p string) error {
+		_, err := h.tables.JoinGallery(h.as(p), &tablev1.JoinGalleryRequest{RequestId: h.rid(), TableId: id, PlayerId: p})
+		return err
+	}
+	leave := func(id, p string) error {
+		_, err := h.tables.LeaveTable(h.as(p), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: p})
+		return err
+	}
+
+	// Banco suivi lapses when its holder leaves.
+	id := h.tableWith(nil, 0, []string{"2C", "9H", "3D", "TC", "2C", "9H", "3D", "TC"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 500)
+	if _, err := h.tables.CallBanco(h.as("bob"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := leave(id, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.tables.CallBanco(h.as("bob"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"})
+	wantReason(t, err, codes.FailedPrecondition, reasonNotSeated)
+	if s := h.get(id).GetBancoSuiviPlayerId(); s != "" {
+		t.Errorf("banco suivi still %q", s)
+	}
+
+	// Moving the last punter's seat to the gallery ends the game.
+	id = h.tableWith(nil, 0, nil, "carol", "dave")
+	h.acceptBank(id, "carol", 300)
+	if err := gallery(id, "dave"); err != nil {
+		t.Fatal(err)
+	}
+	if tbl := h.get(id); tbl.GetState() != tablev1.TableState_TABLE_STATE_WAITING_FOR_PLAYERS || tbl.GetTurnDeadline() != nil {
+		t.Fatalf("one seat left: %v", tbl)
+	}
+
+	// The highest bidder stays seated.
+	id = h.tableWith(&tablev1.HouseRules{FirstBanker: tablev1.FirstBanker_FIRST_BANKER_AUCTION}, 0, nil, "alice", "bob", "carol")
+	if _, err := h.tables.BidBank(h.as("bob"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
+		t.Fatal(err)
+	}
+	wantReason(t, gallery(id, "bob"), codes.FailedPrecondition, reasonWrongState)
+
+	// The hourly fee is instead of commission, not on top of it.
+	bp := int64(500)
+	_, err = h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: &tablev1.HouseRules{HourlyFee: 3600, CommissionBp: &bp}})
+	wantReason(t, err, codes.InvalidArgument, reasonInvalidHouseRule)
+}
+
+// TestRaiseAfterRefusal: a raise refused for want of funds succeeds once
+// the banker has the money.
+func TestRaiseAfterRefusal(t *testing.T) {
+	h := newHarness(t)
+	h.fund(1100, "alice")
+	h.fund(10000, "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"4C", "3H", "5D", "5S"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 600)
+	if _, err := h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 700, OverBank: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Raise: true})
+	wantReason(t, err, codes.FailedPrecondition, reasonInsufficientFunds)
+	h.fund(1000, "alice")
+	resp, err := h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Raise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetTable().GetLastCoup().GetStake() != 1300 {
+		t.Fatalf("raised coup %v", resp.GetTable().GetLastCoup())
+	}
+}

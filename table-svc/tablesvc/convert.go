@@ -48,6 +48,13 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	if in.CommissionBp != nil {
 		hr.CommissionBP = in.GetCommissionBp()
 	}
+	if in.GetHourlyFee() > 0 {
+		// Source: RULES.md CF-BANK-WINS: the hourly fee is charged instead of commission.
+		if in.GetCommissionBp() != 0 {
+			return houseRules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, "hourly_fee is charged instead of commission: leave commission_bp unset or 0")
+		}
+		hr.CommissionBP = 0
+	}
 	if in.BankerOption_3Vs_9 != nil {
 		hr.Option3vs9 = in.GetBankerOption_3Vs_9()
 	}
@@ -121,6 +128,9 @@ func toProto(t *table) *tablev1.Table {
 	}
 	for _, st := range t.Seats {
 		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
+	}
+	if out.Coup != nil && t.State != stateBetting {
+		out.Coup.TurnPlayerId = "" // a turn exists only while betting
 	}
 	return out
 }

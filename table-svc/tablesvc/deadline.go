@@ -23,6 +23,9 @@ func waitKey(t *table) (string, int32) {
 		return "auction/" + strconv.Itoa(t.Auctions) + "/" + strconv.Itoa(len(t.Bids)), t.Rules.OfferTimeMS
 	case stateBetting:
 		cp := t.Coup
+		if cp.turnPlayer() == "" {
+			return "", 0 // nobody to wait for
+		}
 		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn), t.Rules.BetTimeMS
 	case stateDecision:
 		cp := t.Coup

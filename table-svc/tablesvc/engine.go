@@ -43,8 +43,12 @@ func newCoup(t *table) *coup {
 // bettingOrder is the punters in betting order: the seated players from
 // the banker's right (CF-BET-ORDER), then the gallery (CF-GALLERY).
 func bettingOrder(t *table) []string {
-	order := t.around(t.BankerID)
-	order = order[:len(order)-1] // the banker himself comes last; he does not bet
+	var order []string
+	for _, p := range t.around(t.BankerID) {
+		if p != t.BankerID { // the banker does not bet
+			order = append(order, p)
+		}
+	}
 	return append(order, t.Gallery...)
 }
 
@@ -514,6 +518,11 @@ func billSeat(t *table, st *seat, now time.Time) {
 	if st.Since.IsZero() || secs <= 0 {
 		st.Since = now
 		return
+	}
+	hr := t.Rules.engineRules()
+	hr.HourlyFee = t.Rules.HourlyFee
+	if fee, err := rules.HourlyFeeDue(hr, secs); err != nil || fee == 0 {
+		return // less than one minor unit so far: the time accrues
 	}
 	t.Fees++
 	t.PendingFees = append(t.PendingFees, seatFee{ID: "table/" + t.ID + "/fee/" + strconv.Itoa(t.Fees), PlayerID: st.PlayerID, Seconds: secs})

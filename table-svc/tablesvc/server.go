@@ -265,7 +265,7 @@ func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest
 				return fail(codes.FailedPrecondition, reasonNotYourTurn, "the passed bank is open to the other seated players")
 			}
 			if req.GetAmount() != t.OpenOffer {
-				return fail(codes.FailedPrecondition, reasonBankBelowMinimum, "put up exactly the bank just held, %d", t.OpenOffer)
+				return fail(codes.InvalidArgument, reasonInvalidAmount, "put up exactly the bank just held, %d", t.OpenOffer)
 			}
 		} else if t.OfferedID != p {
 			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
@@ -297,6 +297,9 @@ func (s *Service) DeclineBank(ctx context.Context, req *tablev1.DeclineBankReque
 		}
 		if err := wantState(t, stateOffering); err != nil {
 			return err
+		}
+		if t.OpenOffer > 0 {
+			return fail(codes.FailedPrecondition, reasonWrongState, "the passed bank is open to every seated player; there is no turn to decline")
 		}
 		if t.OfferedID != req.GetPlayerId() {
 			return fail(codes.FailedPrecondition, reasonNotYourTurn, "the bank is offered to %q", t.OfferedID)
@@ -389,7 +392,8 @@ func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) 
 		if player == t.BankerID {
 			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
 		}
-		suivi := t.State == stateBetting && player == t.BancoSuivi && len(t.Coup.Bets) == 0
+		suivi := t.State == stateBetting && player == t.BancoSuivi && len(t.Coup.Bets) == 0 &&
+			(t.seatOf(player) != nil || t.inGallery(player))
 		if !suivi {
 			// Source: RULES.md CF-BANCO-PRIORITY: banco is called in betting order.
 			if err := punterTurn(t, player); err != nil {
@@ -527,7 +531,9 @@ func (s *Service) RaiseBank(ctx context.Context, req *tablev1.RaiseBankRequest) 
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
 		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{
-			RequestId: cp.ID + "/raise", HoldId: t.BankHoldID, Amount: t.Bank + excess,
+			// Per request: a raise refused for want of funds may be tried
+			// again; the amount is absolute, so a repeat changes nothing.
+			RequestId: cp.ID + "/raise/" + req.GetRequestId(), HoldId: t.BankHoldID, Amount: t.Bank + excess,
 		}); err != nil {
 			return fromDependency("raise the bank", err)
 		}
@@ -634,71 +640,14 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 			leaveOrder(t, p)
 			t.Gallery = removeString(t.Gallery, p)
 			c.emit("", &eventsv1.PlayerLeft{PlayerId: p})
-			if t.State == stateBetting {
-				closeBetting(c)
-			}
-			return nil
+		} else if err := s.leaveSeat(c, p); err != nil {
+			return err
 		}
-		st := t.seatOf(p)
-		if st == nil {
-			return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
+		if t.BancoSuivi == p {
+			t.BancoSuivi = "" // banco suivi is for a punter at the table
 		}
-		inPlay := t.State == stateDealing || t.State == stateDecision || t.State == stateSettling || t.State == stateRaise
-		if p == t.BankerID {
-			if t.State != stateBetting || len(t.Coup.Bets) > 0 {
-				// Source: RULES.md CF-BANK-NO-WITHDRAW: not while bets are against his bank.
-				return fail(codes.FailedPrecondition, reasonWrongState, "the banker may leave only between coups, before any bet")
-			}
-			passBank(c) // Source: RULES.md CF-PASS: a banker may pass at any time between coups.
-		}
-		if inPlay && len(t.Seats) <= 2 {
-			return fail(codes.FailedPrecondition, reasonWrongState, "the table needs two seated players until the coup in play is settled")
-		}
-		if t.State == stateOffering && t.OfferedID == p {
-			offerBank(c, p)
-		}
-		if t.State == stateAuction {
-			if n := len(t.Bids); n > 0 && t.Bids[n-1].PlayerID == p {
-				return fail(codes.FailedPrecondition, reasonWrongState, "the highest bidder may not leave the auction")
-			}
-			t.AuctionPassed = removeString(t.AuctionPassed, p)
-		}
-		leaveOrder(t, p)
-		number := st.Number
-		billSeat(t, st, s.now()) // Source: RULES.md CF-BANK-WINS house rule hourly_fee
-		for i := range t.Seats {
-			if t.Seats[i].PlayerID == p {
-				t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
-				break
-			}
-		}
-		c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: number})
-		if len(t.Seats) < 2 {
-			// Nobody to play against: the bank goes back to its banker.
-			if t.BankerID != "" {
-				t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
-				c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
-				t.BankerID, t.Bank, t.BankHoldID = "", 0, ""
-			}
-			if n := len(t.Bids); n > 0 {
-				t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID)
-			}
-			if t.Coup != nil {
-				// The coup is not played: every bet (the gallery's too) is returned.
-				for _, b := range t.Coup.Bets {
-					t.PendingVoids = append(t.PendingVoids, b.HoldID)
-				}
-			}
-			if t.State == stateBetting || t.State == stateOffering || t.State == stateAuction {
-				t.State, t.Coup, t.OfferedID, t.OpenOffer, t.Bids = stateWaiting, nil, "", 0, nil
-			}
-			return nil
-		}
-		switch t.State {
-		case stateBetting:
+		if t.State == stateBetting {
 			closeBetting(c)
-		case stateAuction:
-			auctionDone(c)
 		}
 		return nil
 	})
@@ -706,6 +655,74 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		return nil, err
 	}
 	return &tablev1.LeaveTableResponse{Table: t}, nil
+}
+
+// leaveSeat takes player out of his seat (LeaveTable, and a seated player
+// joining the gallery). The banker may leave only before any bet (he
+// passes the bank, CF-PASS), the highest bidder not during the auction,
+// nobody when the coup in play would be left without two seated players.
+// When fewer than two stay seated the game stops: the bank, the bids and
+// every bet are released.
+func (s *Service) leaveSeat(c *change, p string) error {
+	t := c.t
+	st := t.seatOf(p)
+	if st == nil {
+		return fail(codes.FailedPrecondition, reasonNotSeated, "player %q has no seat", p)
+	}
+	if t.hasBet(p) {
+		return fail(codes.FailedPrecondition, reasonWrongState, "player %q has a bet in the coup in play; leave after its settlement", p)
+	}
+	if n := len(t.Bids); t.State == stateAuction && n > 0 && t.Bids[n-1].PlayerID == p {
+		return fail(codes.FailedPrecondition, reasonWrongState, "the highest bidder may not leave the auction")
+	}
+	inPlay := t.State == stateDealing || t.State == stateDecision || t.State == stateSettling || t.State == stateRaise
+	if inPlay && len(t.Seats) <= 2 {
+		return fail(codes.FailedPrecondition, reasonWrongState, "the table needs two seated players until the coup in play is settled")
+	}
+	if p == t.BankerID {
+		if t.State != stateBetting || len(t.Coup.Bets) > 0 {
+			// Source: RULES.md CF-BANK-NO-WITHDRAW: not while bets are against his bank.
+			return fail(codes.FailedPrecondition, reasonWrongState, "the banker may leave only between coups, before any bet")
+		}
+		passBank(c) // Source: RULES.md CF-PASS: a banker may pass at any time between coups.
+	}
+	if t.State == stateOffering && t.OfferedID == p {
+		offerBank(c, p)
+	}
+	t.AuctionPassed = removeString(t.AuctionPassed, p)
+	leaveOrder(t, p)
+	billSeat(t, st, s.now()) // Source: RULES.md CF-BANK-WINS house rule hourly_fee
+	number := st.Number
+	for i := range t.Seats {
+		if t.Seats[i].PlayerID == p {
+			t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
+			break
+		}
+	}
+	c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: number})
+	if len(t.Seats) >= 2 {
+		if t.State == stateAuction {
+			auctionDone(c)
+		}
+		return nil
+	}
+	// Nobody to play against: the bank goes back to its banker.
+	if t.BankerID != "" {
+		t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+		c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: t.BankerID})
+		t.BankerID, t.Bank, t.BankHoldID = "", 0, ""
+	}
+	if n := len(t.Bids); n > 0 {
+		t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID)
+	}
+	if t.Coup != nil {
+		// The coup is not played: every bet (the gallery's too) is returned.
+		for _, b := range t.Coup.Bets {
+			t.PendingVoids = append(t.PendingVoids, b.HoldID)
+		}
+	}
+	t.State, t.Coup, t.OfferedID, t.OpenOffer, t.Bids = stateWaiting, nil, "", 0, nil
+	return nil
 }
 
 // JoinGallery adds a spectator to the gallery (CF-GALLERY).
@@ -716,17 +733,11 @@ func (s *Service) JoinGallery(ctx context.Context, req *tablev1.JoinGalleryReque
 			return fail(codes.AlreadyExists, reasonAlreadySeated, "player %q is already in the gallery", p)
 		}
 		if t.seatOf(p) != nil {
-			if p == t.BankerID || t.hasBet(p) || t.OfferedID == p {
+			if p == t.BankerID || t.OfferedID == p {
 				return fail(codes.FailedPrecondition, reasonWrongState, "player %q is in play; leave the seat between coups", p)
 			}
-			leaveOrder(t, p)
-			for i := range t.Seats {
-				if t.Seats[i].PlayerID == p {
-					billSeat(t, &t.Seats[i], s.now())
-					c.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: t.Seats[i].Number})
-					t.Seats = append(t.Seats[:i:i], t.Seats[i+1:]...)
-					break
-				}
+			if err := s.leaveSeat(c, p); err != nil {
+				return err
 			}
 		}
 		t.Gallery = append(t.Gallery, p)
