@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -278,19 +277,9 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 	var after error // an error returned after committing the transaction
 	err := s.update(func(tx *bolt.Tx) error {
 		after = nil
-		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		if err != nil || replayed {
 			return err
-		}
-		stored, found, err := store.Lookup(tx, key, hash)
-		if errors.Is(err, store.ErrRequestReused) {
-			return reused(r.RequestId)
-		}
-		if err != nil {
-			return err
-		}
-		if found {
-			return proto.Unmarshal(stored, resp)
 		}
 		if shoe.State != shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
 			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_ALREADY_CUT,
@@ -364,19 +353,9 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 	hash := store.Hash(r)
 	resp := &shoev1.CloseShoeResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
-		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		if err != nil || replayed {
 			return err
-		}
-		stored, found, err := store.Lookup(tx, key, hash)
-		if errors.Is(err, store.ErrRequestReused) {
-			return reused(r.RequestId)
-		}
-		if err != nil {
-			return err
-		}
-		if found {
-			return proto.Unmarshal(stored, resp)
 		}
 		if shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED {
 			// Source: RULES.md SHOE-RESHUFFLE: not before 5/6 of the shoe is

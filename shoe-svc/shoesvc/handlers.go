@@ -421,19 +421,9 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 	err := s.update(func(tx *bolt.Tx) error {
 		// The shoe first: ids have a fixed length, so only an existing
 		// shoe's id makes the idempotency key unambiguous.
-		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		if err != nil || replayed {
 			return err
-		}
-		stored, found, err := store.Lookup(tx, key, hash)
-		if errors.Is(err, store.ErrRequestReused) {
-			return reused(r.RequestId)
-		}
-		if err != nil {
-			return err
-		}
-		if found {
-			return proto.Unmarshal(stored, resp)
 		}
 		now := s.opts.now()
 		if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
@@ -540,4 +530,22 @@ func toProtoCards(cs []rules.Card) []*shoev1.Card {
 		out[i] = toProtoCard(c)
 	}
 	return out
+}
+
+// shoeAndReplay loads the shoe of a request keyed key and, when the
+// request was answered before, puts the stored answer in resp and reports
+// replayed. A key used for another request is REQUEST_ID_REUSED.
+func shoeAndReplay(tx *bolt.Tx, shoeID, key string, hash []byte, requestID string, resp proto.Message) (*shoev1.Shoe, bool, error) {
+	shoe := &shoev1.Shoe{}
+	if err := loadShoe(tx, shoeID, shoe); err != nil {
+		return nil, false, err
+	}
+	stored, found, err := store.Lookup(tx, key, hash)
+	if errors.Is(err, store.ErrRequestReused) {
+		return nil, false, reused(requestID)
+	}
+	if err != nil || !found {
+		return shoe, false, err
+	}
+	return shoe, true, proto.Unmarshal(stored, resp)
 }
