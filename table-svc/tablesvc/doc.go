@@ -10,16 +10,20 @@
 // table is one bbolt transaction that writes the record, appends its
 // events to the outbox (package kit/outbox) and stores the idempotency
 // record of the request (bucket "requests", key "<method>/<request_id>",
-// value = SHA-256 of the request; a retry returns the table as it stands).
-// Schema version 1.
+// value = SHA-256 of the request, then "abandoned" for a request rolled
+// back; a retry returns the table as it stands). Bucket "intents" holds
+// the escrow intents of requests in progress (intent.go); bucket "outbox"
+// the events not yet published. Schema version 1.
 //
 // # The coup as a saga
 //
-// Steps that call another service (voiding holds, dealing, settling,
-// opening the next shoe) are driven by advance, which only ever repeats
-// idempotent calls: every call carries a request id derived from the
-// coup ("<coup_id>/card/<n>", the coup id for the settlement, ...). A
-// table left in DEALING or SETTLING by a crash or an unavailable
-// dependency is advanced again at start and by a retry loop, so the coup
-// finishes exactly once with the same cards and the same money.
+// Steps that call another service (voiding holds, charging seat fees,
+// dealing, settling, closing and opening shoes) are driven by advance,
+// which only ever repeats idempotent calls: every call carries a request
+// id derived from the coup ("<coup_id>/card/<n>", the coup id for the
+// settlement, ...). A table left in DEALING or SETTLING by a crash or an
+// unavailable dependency is advanced again at start and by a retry loop,
+// so the coup finishes exactly once with the same cards and the same
+// money. The same loop applies the turns whose time ran out (deadline.go)
+// and rolls back escrow intents whose request was never stored.
 package tablesvc
