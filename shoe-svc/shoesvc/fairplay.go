@@ -314,11 +314,7 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 			return err
 		}
 		resp.Shoe = shoe
-		b, err := marshal.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		return store.Save(tx, key, hash, b)
+		return saveAnswer(tx, key, hash, resp)
 	})
 	if err == nil {
 		err = after
@@ -383,11 +379,7 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 			}
 		}
 		resp.Shoe = shoe
-		b, err := marshal.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		return store.Save(tx, key, hash, b)
+		return saveAnswer(tx, key, hash, resp)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "close shoe", err)

@@ -271,11 +271,7 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		if err := putShoe(tx, shoe); err != nil {
 			return err
 		}
-		b, err := marshal.Marshal(resp)
-		if err != nil {
-			return err
-		}
-		return store.Save(tx, key, hash, b)
+		return saveAnswer(tx, key, hash, resp)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "create shoe", err)
@@ -489,14 +485,10 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 				return err
 			}
 		}
-		respBytes, err := marshal.Marshal(resp)
-		if err != nil {
-			return err
-		}
 		if err := putShoe(tx, shoe); err != nil {
 			return err
 		}
-		return store.Save(tx, key, hash, respBytes)
+		return saveAnswer(tx, key, hash, resp)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "deal card", err)
@@ -548,4 +540,13 @@ func shoeAndReplay(tx *bolt.Tx, shoeID, key string, hash []byte, requestID strin
 		return shoe, false, err
 	}
 	return shoe, true, proto.Unmarshal(stored, resp)
+}
+
+// saveAnswer stores resp as the answer to the request keyed key, in tx.
+func saveAnswer(tx *bolt.Tx, key string, hash []byte, resp proto.Message) error {
+	b, err := marshal.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	return store.Save(tx, key, hash, b)
 }
