@@ -66,7 +66,7 @@ type Service struct {
 	conns  []*grpc.ClientConn
 	retry  time.Duration
 
-	locks sync.Map // table id -> *sync.Mutex
+	locks lockTable // table id -> its mutex, only while held or awaited
 
 	now func() time.Time
 
@@ -181,12 +181,57 @@ func (s *Service) closeConns() {
 	}
 }
 
-// lock serialises all work on one table.
-func (s *Service) lock(tableID string) func() {
-	m, _ := s.locks.LoadOrStore(tableID, &sync.Mutex{})
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
+// lock serialises all work on one table: it blocks until the caller holds
+// the table's lock and returns the function that releases it (call it
+// once). Table ids need not exist: the entry lives only while it is held
+// or awaited.
+func (s *Service) lock(tableID string) func() { return s.locks.lock(tableID) }
+
+// lockTable is a set of mutexes by key whose entries are reference
+// counted: an entry exists only while someone holds or waits for its
+// lock and is removed by the last unlock, so keys that callers make up
+// (ids of tables that do not exist) leave nothing behind. The zero value
+// is ready to use.
+type lockTable struct {
+	mu sync.Mutex
+	m  map[string]*lockEntry
+}
+
+type lockEntry struct {
+	mu   sync.Mutex
+	refs int // holders and waiters; guarded by lockTable.mu
+}
+
+// lock blocks until the caller holds key's lock and returns its unlock.
+func (lt *lockTable) lock(key string) func() {
+	lt.mu.Lock()
+	if lt.m == nil {
+		lt.m = map[string]*lockEntry{}
+	}
+	e := lt.m[key]
+	if e == nil {
+		e = &lockEntry{}
+		lt.m[key] = e
+	}
+	e.refs++
+	lt.mu.Unlock()
+
+	e.mu.Lock()
+	return func() {
+		e.mu.Unlock()
+		lt.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(lt.m, key)
+		}
+		lt.mu.Unlock()
+	}
+}
+
+// len is the number of keys held or awaited.
+func (lt *lockTable) len() int {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return len(lt.m)
 }
 
 // load reads a table; NOT_FOUND TABLE_NOT_FOUND when absent.
