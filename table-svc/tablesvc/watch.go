@@ -1,9 +1,12 @@
 package tablesvc
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -18,9 +21,25 @@ import (
 // moments of being stored, so anything older is already in the snapshot.
 const replayWindow = 2 * time.Minute
 
+// watchInactiveThreshold is how long the JetStream server keeps a watch's
+// consumer that nobody pulls from. WatchTable deletes its consumer when
+// it returns; this is the backstop for a consumer it could not delete
+// (the process died, NATS was unreachable just then).
+const watchInactiveThreshold = 10 * time.Second
+
+// watchDeleteTimeout bounds the deletion of a watch's consumer.
+const watchDeleteTimeout = 5 * time.Second
+
 // WatchTable sends the table as it stands, then its events from the
 // JetStream stream in sequence order, skipping those the snapshot already
 // holds, until the client goes away.
+//
+// Each watch reads through its own ephemeral consumer, named here and
+// deleted as soon as the watch ends, so that watches that come and go do
+// not pile up consumers on the server. When the consumer loses messages
+// or goes away (NATS restarted, a long disconnection) the watch ends with
+// UNAVAILABLE DEPENDENCY_UNAVAILABLE rather than skip events: the client
+// watches again and gets a fresh snapshot.
 func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerStreamingServer[tablev1.WatchTableResponse]) error {
 	if err := checkID("table_id", req.GetTableId()); err != nil {
 		return err
@@ -41,34 +60,58 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 	if t.Created.After(start) {
 		start = t.Created.Add(-time.Second)
 	}
-	cons, err := js.OrderedConsumer(ctx, outbox.StreamName, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{"chemmy.table." + t.ID + ".>"},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   &start,
+	name := "watch_" + ulid.Make().String()
+	cons, err := js.CreateConsumer(ctx, outbox.StreamName, jetstream.ConsumerConfig{
+		Name:              name,
+		FilterSubject:     "chemmy.table." + t.ID + ".>",
+		DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
+		OptStartTime:      &start,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: watchInactiveThreshold,
+		MemoryStorage:     true,
+		Replicas:          1,
 	})
 	if err != nil {
+		if apiErr := (*jetstream.APIError)(nil); !errors.As(err, &apiErr) {
+			// No answer from the server (the client went away, a
+			// timeout): it may have created the consumer all the same.
+			s.deleteWatchConsumer(js, name)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 	}
+	defer s.deleteWatchConsumer(js, name)
 	if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: toProto(t)}}); err != nil {
 		return err
 	}
+	// A missing heartbeat ends Next with an error (the default): the
+	// consumer is gone or NATS unreachable.
 	it, err := cons.Messages()
 	if err != nil {
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 	}
-	go func() {
-		<-ctx.Done()
-		it.Stop()
-	}()
+	defer it.Stop()
 	last := t.EventSeq
+	var delivered uint64 // the consumer's delivery sequence: 1, 2, 3... without gaps
 	for {
-		msg, err := it.Next()
+		msg, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 		}
+		meta, err := msg.Metadata()
+		if err != nil {
+			return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
+		}
+		if meta.Sequence.Consumer != delivered+1 {
+			return fail(codes.Unavailable, reasonDependencyUnavailable,
+				"event stream lost messages (delivery %d after %d); watch again", meta.Sequence.Consumer, delivered)
+		}
+		delivered = meta.Sequence.Consumer
 		ev := new(eventsv1.TableEvent)
 		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
 			s.log.Warn("undecodable event in stream", "subject", msg.Subject(), "err", err)
@@ -81,5 +124,17 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
 			return err
 		}
+	}
+}
+
+// deleteWatchConsumer deletes a watch's consumer from the event stream,
+// with a context of its own: the watch's context is already done.
+func (s *Service) deleteWatchConsumer(js jetstream.JetStream, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), watchDeleteTimeout)
+	defer cancel()
+	err := js.DeleteConsumer(ctx, outbox.StreamName, name)
+	if err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		s.log.Warn("delete watch consumer (the server drops it once idle)", "consumer", name,
+			"idle_after", watchInactiveThreshold, "err", err)
 	}
 }

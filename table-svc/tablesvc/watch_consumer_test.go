@@ -1,0 +1,179 @@
+package tablesvc
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/app"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// watchRig serves WatchTable of the harness's table-svc store against an
+// embedded JetStream server, and plays the outbox relay on demand (the
+// harness runs without NATS).
+type watchRig struct {
+	h      *harness
+	js     jetstream.JetStream
+	tables tablev1.TableServiceClient
+}
+
+func newWatchRig(t *testing.T) *watchRig {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() }) // runs last
+	if !ns.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := outbox.EnsureStream(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+
+	h := newHarness(t)
+	// A second Service on the same store, wired to JetStream: WatchTable
+	// needs only the store, the clock and JetStream.
+	w := &Service{base: &app.Base{JS: js}, db: h.table.db, log: slog.New(slog.DiscardHandler), now: h.clock.Now}
+	srv := grpc.NewServer()
+	tablev1.RegisterTableServiceServer(srv, w)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	return &watchRig{h: h, js: js, tables: tablev1.NewTableServiceClient(cc)}
+}
+
+// relay publishes the harness's outbox to JetStream as the relay does
+// (deduplicated by message id, so it may run again).
+func (r *watchRig) relay(t *testing.T) {
+	t.Helper()
+	msgs, err := outbox.Pending(r.h.table.db, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if _, err := r.js.Publish(context.Background(), m.Subject, m.Payload, jetstream.WithMsgID(m.ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// consumers is the number of consumers of the event stream.
+func (r *watchRig) consumers(t *testing.T) int {
+	t.Helper()
+	st, err := r.js.Stream(context.Background(), outbox.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Consumers
+}
+
+// watch opens WatchTable on id and reads the snapshot.
+func (r *watchRig) watch(t *testing.T, id string) (grpc.ServerStreamingClient[tablev1.WatchTableResponse], context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ws, err := r.tables.WatchTable(ctx, &tablev1.WatchTableRequest{TableId: id})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	first, err := ws.Recv()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	if first.GetTable().GetTableId() != id {
+		cancel()
+		t.Fatalf("first message %v, want the table %s", first, id)
+	}
+	return ws, cancel
+}
+
+// TestWatchTableConsumerGoesWithTheStream: a watch has one consumer on the
+// event stream while it is open, and none a moment after the client goes
+// away (well before the consumer's inactivity threshold); events still
+// come after the snapshot, in order, without those it holds.
+func TestWatchTableConsumerGoesWithTheStream(t *testing.T) {
+	r := newWatchRig(t)
+	id := r.h.tableWith(&tablev1.HouseRules{}, 0, nil, "alice", "bob")
+	r.relay(t) // the events up to the snapshot: the watch skips them
+	snapSeq := mustLoad(t, r.h, id).EventSeq
+
+	ws, cancel := r.watch(t, id)
+	if n := r.consumers(t); n != 1 {
+		t.Fatalf("%d consumers while one watch is open, want 1", n)
+	}
+	r.h.join(id, "carol")
+	r.relay(t)
+	ev, err := ws.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.GetEvent(); got.GetSequence() != snapSeq+1 || got.GetPlayerSeated().GetPlayerId() != "carol" {
+		t.Fatalf("first event after the snapshot (event %d): %v, want carol seated as event %d", snapSeq, got, snapSeq+1)
+	}
+
+	cancel()
+	waitFor(t, func() bool { return r.consumers(t) == 0 }, "the watch's consumer to be deleted")
+}
+
+// TestWatchTableManyDroppedStreamsLeaveNoConsumers: watches that are
+// opened and dropped leave no consumer behind.
+func TestWatchTableManyDroppedStreamsLeaveNoConsumers(t *testing.T) {
+	r := newWatchRig(t)
+	id := r.h.tableWith(&tablev1.HouseRules{}, 0, nil, "alice")
+	const n = 25
+	var cancels []context.CancelFunc
+	for range n {
+		_, cancel := r.watch(t, id)
+		cancels = append(cancels, cancel)
+	}
+	if got := r.consumers(t); got != n {
+		t.Fatalf("%d consumers while %d watches are open, want %d", got, n, n)
+	}
+	for _, cancel := range cancels {
+		cancel()
+	}
+	waitFor(t, func() bool { return r.consumers(t) == 0 }, "every dropped watch's consumer to be deleted")
+}
+
+func mustLoad(t *testing.T, h *harness, id string) *table {
+	t.Helper()
+	tb, err := h.table.load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tb
+}
