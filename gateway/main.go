@@ -1,5 +1,8 @@
 // Command gateway runs chemmy's public gRPC endpoint: authentication,
-// roles, and forwarding to table-svc, wallet-svc and shoe-svc.
+// roles, abuse limits, and forwarding to table-svc, wallet-svc and
+// shoe-svc over mutual TLS with a signed caller assertion. Every flag
+// falls back to the environment variable named in its help; see
+// gateway/README.md.
 package main
 
 import (
@@ -9,26 +12,61 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok {
+		return v
+	}
+	return def
+}
+
+// envNum parses the environment variable key as a T, or returns def.
+func envNum[T int | float64](key string, def T) T {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q is not a number\n", key, v)
+		os.Exit(2)
+	}
+	return T(f)
+}
 
 func main() {
 	var (
 		c        gateway.Config
 		logLevel slog.Level
 	)
-	flag.StringVar(&c.ListenAddr, "listen", ":7000", "public gRPC listen address")
-	flag.StringVar(&c.TokensFile, "tokens", "", "YAML token file (required)")
-	flag.StringVar(&c.TableAddr, "table-addr", "localhost:7001", "table-svc gRPC address")
-	flag.StringVar(&c.WalletAddr, "wallet-addr", "localhost:7002", "wallet-svc gRPC address")
-	flag.StringVar(&c.ShoeAddr, "shoe-addr", "localhost:7003", "shoe-svc gRPC address")
-	flag.StringVar(&c.MetricsAddr, "metrics-addr", "", "Prometheus /metrics address; empty serves none")
+	flag.StringVar(&c.ListenAddr, "listen", env("CHEMMY_GATEWAY_LISTEN", "127.0.0.1:7000"), "public gRPC listen address (CHEMMY_GATEWAY_LISTEN)")
+	flag.StringVar(&c.TokensFile, "tokens", env("CHEMMY_GATEWAY_TOKENS", ""), "YAML token file (CHEMMY_GATEWAY_TOKENS); -tokens or -jwks or both")
+	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an http(s) URL (CHEMMY_GATEWAY_JWKS)")
+	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
+	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")
+	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
+	flag.StringVar(&c.TableAddr, "table-addr", env("CHEMMY_TABLE_ADDR", "localhost:7001"), "table-svc gRPC address (CHEMMY_TABLE_ADDR)")
+	flag.StringVar(&c.WalletAddr, "wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc gRPC address (CHEMMY_WALLET_ADDR)")
+	flag.StringVar(&c.ShoeAddr, "shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc gRPC address (CHEMMY_SHOE_ADDR)")
+	flag.StringVar(&c.MetricsAddr, "metrics-addr", env("CHEMMY_GATEWAY_METRICS", ""), "Prometheus /metrics, /healthz, /readyz address; empty serves none (CHEMMY_GATEWAY_METRICS)")
+	flag.Float64Var(&c.Limits.Rate, "rate-limit", envNum("CHEMMY_GATEWAY_RATE_LIMIT", 0.0), "calls per second per caller (token bucket refill); 0: default 20, negative: no limit (CHEMMY_GATEWAY_RATE_LIMIT)")
+	flag.IntVar(&c.Limits.Burst, "rate-burst", envNum("CHEMMY_GATEWAY_RATE_BURST", 0), "calls a caller may make at once (bucket size); 0: default 40 (CHEMMY_GATEWAY_RATE_BURST)")
+	flag.IntVar(&c.Limits.MaxStreamsPerCaller, "max-streams-per-caller", envNum("CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER", 0), "open WatchTable streams per caller; 0: default 8 (CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER)")
+	flag.IntVar(&c.Limits.MaxStreams, "max-streams", envNum("CHEMMY_GATEWAY_MAX_STREAMS", 0), "open WatchTable streams in all; 0: default 1000 (CHEMMY_GATEWAY_MAX_STREAMS)")
+	flag.IntVar(&c.MaxMessageBytes, "max-message-bytes", envNum("CHEMMY_GATEWAY_MAX_MESSAGE_BYTES", 0), "largest request message in bytes; 0: default 1 MiB (CHEMMY_GATEWAY_MAX_MESSAGE_BYTES)")
+	tc := trust.RegisterFlags(flag.CommandLine)
 	flag.TextVar(&logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	flag.Parse()
-	if c.TokensFile == "" {
-		fmt.Fprintln(os.Stderr, "gateway: -tokens is required")
+	c.Trust = *tc
+	if c.TokensFile == "" && c.JWKS == "" {
+		fmt.Fprintln(os.Stderr, "gateway: -tokens or -jwks is required")
 		flag.Usage()
 		os.Exit(2)
 	}

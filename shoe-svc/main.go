@@ -2,11 +2,14 @@
 //
 // Flags (each falls back to an environment variable when not given):
 //
-//	-listen        gRPC address (CHEMMY_SHOE_LISTEN, default ":7003")
+//	-listen        gRPC address (CHEMMY_SHOE_LISTEN, default "127.0.0.1:7003")
 //	-data-dir      directory of the bbolt file shoe.db (CHEMMY_SHOE_DATA_DIR, default "./data")
 //	-nats-url      NATS JetStream URL; "" keeps events in the outbox (CHEMMY_SHOE_NATS_URL)
 //	-metrics-addr  Prometheus /metrics address; "" serves none (CHEMMY_SHOE_METRICS_ADDR)
 //	-log-level     debug, info, warn or error (CHEMMY_SHOE_LOG_LEVEL, default info)
+//	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
+//	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
+//	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //
 // Logs are JSON on stderr. SIGINT or SIGTERM stops the service gracefully.
 package main
@@ -22,6 +25,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
 
@@ -47,6 +51,8 @@ func run(args []string, stderr io.Writer) error {
 	natsURL := fs.String("nats-url", env("CHEMMY_SHOE_NATS_URL", ""), `NATS JetStream URL; "" keeps events in the outbox`)
 	metrics := fs.String("metrics-addr", env("CHEMMY_SHOE_METRICS_ADDR", ""), `Prometheus /metrics address; "" serves none`)
 	logLevel := fs.String("log-level", env("CHEMMY_SHOE_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	nkey := fs.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
+	tc := trust.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,11 +68,13 @@ func run(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := shoesvc.Run(ctx, shoesvc.Config{
-		ListenAddr:  *listen,
-		DBPath:      filepath.Join(*dataDir, "shoe.db"),
-		NATSURL:     *natsURL,
-		MetricsAddr: *metrics,
-		Logger:      log,
+		ListenAddr:   *listen,
+		DBPath:       filepath.Join(*dataDir, "shoe.db"),
+		NATSURL:      *natsURL,
+		MetricsAddr:  *metrics,
+		NATSNkeyFile: *nkey,
+		Trust:        *tc,
+		Logger:       log,
 	})
 	if err != nil {
 		log.Error("stopped", "err", err)

@@ -3,13 +3,16 @@
 //
 // Flags (each also read from the environment variable in brackets):
 //
-//	-listen        gRPC address (CHEMMY_TABLE_LISTEN, default ":7001")
+//	-listen        gRPC address (CHEMMY_TABLE_LISTEN, default "127.0.0.1:7001")
 //	-data-dir      directory of table.db (CHEMMY_DATA_DIR, default "./data")
 //	-shoe-addr     shoe-svc address (CHEMMY_SHOE_ADDR, default "localhost:7003")
 //	-wallet-addr   wallet-svc address (CHEMMY_WALLET_ADDR, default "localhost:7002")
 //	-nats-url      JetStream URL; empty keeps events in the outbox (CHEMMY_NATS_URL)
 //	-metrics-addr  Prometheus /metrics address; empty serves none (CHEMMY_TABLE_METRICS)
 //	-log-level     debug, info, warn or error (CHEMMY_LOG_LEVEL, default info)
+//	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
+//	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
+//	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 package main
 
 import (
@@ -22,6 +25,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
 )
 
@@ -33,13 +37,15 @@ func env(key, def string) string {
 }
 
 func main() {
-	listen := flag.String("listen", env("CHEMMY_TABLE_LISTEN", ":7001"), "gRPC listen address")
+	listen := flag.String("listen", env("CHEMMY_TABLE_LISTEN", "127.0.0.1:7001"), "gRPC listen address")
 	dataDir := flag.String("data-dir", env("CHEMMY_DATA_DIR", "./data"), "directory of the bbolt file table.db")
 	shoeAddr := flag.String("shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc address")
 	walletAddr := flag.String("wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc address")
 	natsURL := flag.String("nats-url", env("CHEMMY_NATS_URL", ""), "NATS JetStream URL; empty keeps events in the outbox")
 	metrics := flag.String("metrics-addr", env("CHEMMY_TABLE_METRICS", ""), "Prometheus /metrics address; empty serves none")
 	level := flag.String("log-level", env("CHEMMY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
+	nkey := flag.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
+	tc := trust.RegisterFlags(flag.CommandLine)
 	flag.Parse()
 
 	var lvl slog.Level
@@ -53,6 +59,7 @@ func main() {
 	err := tablesvc.Run(ctx, tablesvc.Config{
 		ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
+		NATSNkeyFile: *nkey, Trust: *tc,
 	})
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)

@@ -3,12 +3,15 @@
 //
 // Flags:
 //
-//	-listen        gRPC address (default ":7002")
+//	-listen        gRPC address (default "127.0.0.1:7002")
 //	-data-dir      directory of the ledger file wallet.db (default "./data")
 //	-nats-url      NATS JetStream URL (default none)
 //	-metrics-addr  Prometheus /metrics address (default none)
 //	-currency      the wallet's currency code (default "EUR")
 //	-log-level     debug, info, warn or error (default "info")
+//	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
+//	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
+//	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //
 // It logs JSON to stderr and stops gracefully on SIGINT or SIGTERM.
 package main
@@ -23,6 +26,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
@@ -41,6 +45,8 @@ func run(args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "Prometheus /metrics address (empty: none)")
 	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
+	tc := trust.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,12 +59,14 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := walletsvc.Run(ctx, walletsvc.Config{
-		ListenAddr:  *listen,
-		DBPath:      filepath.Join(*dataDir, "wallet.db"),
-		NATSURL:     *natsURL,
-		MetricsAddr: *metricsAddr,
-		Currency:    *currency,
-		Logger:      log,
+		ListenAddr:   *listen,
+		DBPath:       filepath.Join(*dataDir, "wallet.db"),
+		NATSURL:      *natsURL,
+		MetricsAddr:  *metricsAddr,
+		Currency:     *currency,
+		NATSNkeyFile: *nkey,
+		Trust:        *tc,
+		Logger:       log,
 	})
 	if err != nil {
 		log.Error("wallet-svc stopped", "err", err)

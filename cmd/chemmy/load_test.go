@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chemmy/chemmy/cmd/stack"
+	"github.com/chemmy/chemmy/gateway/gateway"
 )
 
 // TestLoad runs `chemmy load` briefly against a real stack: tables play
@@ -15,7 +16,7 @@ func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the stack")
 	}
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: "../../deploy/local/tokens.yaml"})
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Limits: gateway.LimitConfig{Rate: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}

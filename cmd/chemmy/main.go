@@ -14,6 +14,11 @@
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
 //	-currency CODE   the wallet's currency (default "EUR")
 //	-log-level L     debug, info, warn or error (default "warn")
+//	-insecure        development only: plaintext between the services, identity metadata believed
+//	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
+//
+// Each start makes a throw-away CA and the services' certificates in
+// DIR/tls and their NATS nkeys in DIR/nats-keys (reader.nk: read-only).
 //
 // It prints the gateway's address and stops cleanly on Ctrl-C (SIGINT) or
 // SIGTERM.
@@ -29,6 +34,7 @@ import (
 	"syscall"
 
 	"github.com/chemmy/chemmy/cmd/stack"
+	"github.com/chemmy/chemmy/gateway/gateway"
 )
 
 func usage() {
@@ -66,6 +72,8 @@ func run(args []string) int {
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
 	currency := fs.String("currency", "EUR", "the wallet's currency")
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
+	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
 	_ = fs.Parse(args)
 
 	var lvl slog.Level
@@ -79,13 +87,21 @@ func run(args []string) int {
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
+		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)
 		return 1
 	}
-	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\nCtrl-C stops it.\n",
+	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\n",
 		st.GatewayAddr, st.GatewayAddr, st.NATSURL, *dataDir)
+	if st.PKI != nil {
+		fmt.Printf("  mTLS     CA and certificates in %s\n", st.PKI.Dir)
+	}
+	if st.NATSKeys != nil {
+		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
+	}
+	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()
 	fmt.Println("stopping...")
 	st.Stop()

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chemmy/chemmy/cmd/stack"
+	"github.com/chemmy/chemmy/gateway/gateway"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
@@ -21,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench CoupThroughGateway -benchtime 50x ./cmd/e2e/
 func BenchmarkCoupThroughGateway(b *testing.B) {
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Logger: slog.New(slog.DiscardHandler)})
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Limits: gateway.LimitConfig{Rate: -1}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}

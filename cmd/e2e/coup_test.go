@@ -14,8 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chemmy/chemmy/cmd/stack"
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -75,14 +77,18 @@ func TestExampleScript(t *testing.T) {
 	if last.GetCommission() != want["house:commission"] {
 		t.Errorf("coup commission %d, house got %d", last.GetCommission(), want["house:commission"])
 	}
-	checkEvents(t, st.NATSURL, tableID)
+	checkEvents(t, st, tableID)
 }
 
 // checkEvents reads the table's events from JetStream: gapless sequence,
 // and every step of the coup present.
-func checkEvents(t *testing.T, url, tableID string) {
+func checkEvents(t *testing.T, st *stack.Stack, tableID string) {
 	t.Helper()
-	nc, err := nats.Connect(url)
+	reader, err := nats.NkeyOptionFromSeed(st.NATSKeys.SeedFile(natsauth.Reader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(st.NATSURL, reader)
 	if err != nil {
 		t.Fatal(err)
 	}

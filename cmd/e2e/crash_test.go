@@ -14,7 +14,6 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
@@ -22,6 +21,7 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
@@ -63,33 +63,45 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		t.Fatal("nats not ready")
 	}
-	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(dir, "shoe.db"), NATSURL: ns.ClientURL()})
+	pki, err := trust.NewDevPKI(filepath.Join(dir, "tls"), trust.Gateway, trust.Table, trust.Wallet, trust.Shoe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(dir, "shoe.db"), NATSURL: ns.ClientURL(), Trust: pki.Config(trust.Shoe)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { shoe.Stop(); _ = shoe.Wait() })
-	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(dir, "wallet.db"), NATSURL: ns.ClientURL()})
+	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(dir, "wallet.db"), NATSURL: ns.ClientURL(), Trust: pki.Config(trust.Wallet)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wallet.Stop(); _ = wallet.Wait() })
 	tableAddr := freeAddr(t)
-	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: "127.0.0.1:0", TokensFile: tokensFile(t), TableAddr: tableAddr, WalletAddr: wallet.Addr(), ShoeAddr: shoe.Addr()})
+	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: "127.0.0.1:0", TokensFile: tokensFile(t), TableAddr: tableAddr, WalletAddr: wallet.Addr(), ShoeAddr: shoe.Addr(),
+		Trust: pki.Config(trust.Gateway), Limits: gateway.LimitConfig{Rate: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Stop(); _ = gw.Wait() })
 
+	tc := pki.Config(trust.Table)
+	// The health check connects as the gateway would (mutual TLS).
+	gwCreds, err := trust.Load(pki.Config(trust.Gateway))
+	if err != nil {
+		t.Fatal(err)
+	}
 	runTable := func(env ...string) *exec.Cmd {
 		cmd := exec.Command(bin, "-listen", tableAddr, "-data-dir", dir, "-shoe-addr", shoe.Addr(),
-			"-wallet-addr", wallet.Addr(), "-nats-url", ns.ClientURL(), "-log-level", "error")
+			"-wallet-addr", wallet.Addr(), "-nats-url", ns.ClientURL(), "-log-level", "error",
+			"-tls-cert", tc.CertFile, "-tls-key", tc.KeyFile, "-tls-ca", tc.CAFile)
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		waitServing(t, tableAddr)
+		waitServing(t, tableAddr, gwCreds.DialOption(trust.Table))
 		return cmd
 	}
 	proc := runTable("CHEMMY_TABLE_FAILPOINT=" + failpoint)
@@ -237,9 +249,9 @@ func freeAddr(t *testing.T) string {
 }
 
 // waitServing waits until the gRPC health service at addr says SERVING.
-func waitServing(t *testing.T, addr string) {
+func waitServing(t *testing.T, addr string, creds grpc.DialOption) {
 	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chemmy/chemmy/cmd/stack"
+	"github.com/chemmy/chemmy/gateway/gateway"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -33,11 +34,22 @@ func tokensFile(t *testing.T) string {
 	return filepath.Join(repoRoot(t), "deploy", "local", "tokens.yaml")
 }
 
-// startStack starts the whole suite on random ports with temporary files.
+// startStack starts the whole suite on random ports with temporary files,
+// as in production (mutual TLS, assertions, NATS nkeys), with the demo
+// tokens and no rate limit (tests fire calls faster than a person; the
+// limits have their own test).
 func startStack(t *testing.T) *stack.Stack {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: tokensFile(t), Logger: quiet})
+	return startStackWith(t, stack.Config{TokensFile: tokensFile(t), Limits: gateway.LimitConfig{Rate: -1}})
+}
+
+// startStackWith starts the suite with c, in a temporary directory, quiet
+// below warnings, stopped when the test ends.
+func startStackWith(t *testing.T, c stack.Config) *stack.Stack {
+	t.Helper()
+	c.DataDir = t.TempDir()
+	c.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	st, err := stack.Start(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

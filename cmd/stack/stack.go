@@ -3,6 +3,13 @@
 // four services, each on its own address with its own bbolt file under
 // one data directory. `chemmy run` uses it, and so do the end-to-end
 // tests, with random ports and a temporary directory.
+//
+// It runs the suite as production does: at each start it makes a
+// throw-away CA and a certificate per service in <DataDir>/tls (mutual
+// TLS between all services, caller assertions signed by the gateway), and
+// nkeys in <DataDir>/nats-keys with which each service authenticates to
+// the embedded NATS, allowed to publish only its own subjects (reader.nk
+// is the read-only user's seed, for `nats sub`).
 package stack
 
 import (
@@ -17,6 +24,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/natsauth"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
@@ -32,7 +41,8 @@ type Config struct {
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port).
 	ShoeAddr, WalletAddr, TableAddr string
-	// TokensFile is the gateway's token file; required.
+	// TokensFile is the gateway's token file; required unless JWKS is
+	// given.
 	TokensFile string
 	// NATSURL of an external NATS with JetStream; empty starts an
 	// embedded one on 127.0.0.1 at NATSPort (default: a free port).
@@ -40,13 +50,25 @@ type Config struct {
 	NATSPort int
 	// Currency of the wallet; default "EUR".
 	Currency string
-	Logger   *slog.Logger
+	// Insecure runs the services in plaintext development mode (identity
+	// metadata believed; see package trust). Off by default.
+	Insecure bool
+	// Gateway settings: operator JWTs, reload interval, abuse limits.
+	JWKS, JWTIssuer, JWTAudience string
+	ReloadInterval               time.Duration
+	Limits                       gateway.LimitConfig
+	Logger                       *slog.Logger
 }
 
 // Stack is the running suite.
 type Stack struct {
 	// Addresses, as bound.
 	GatewayAddr, ShoeAddr, WalletAddr, TableAddr, NATSURL string
+	// PKI is the throw-away CA and the services' certificates (nil when
+	// Insecure); NATSKeys the services' NATS nkeys (nil with an external
+	// NATS).
+	PKI      *trust.DevPKI
+	NATSKeys *natsauth.DevKeys
 
 	nats  *server.Server
 	stops []func()
@@ -60,8 +82,8 @@ type Stack struct {
 // everything already started is stopped. When ctx ends the stack stops as
 // Stop does.
 func Start(ctx context.Context, c Config) (_ *Stack, err error) {
-	if c.DataDir == "" || c.TokensFile == "" {
-		return nil, errors.New("stack: DataDir and TokensFile are required")
+	if c.DataDir == "" || (c.TokensFile == "" && c.JWKS == "") {
+		return nil, errors.New("stack: DataDir and TokensFile (or JWKS) are required")
 	}
 	def := func(v *string, d string) {
 		if *v == "" {
@@ -85,14 +107,28 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	// Each service stops when Stop says, in order; not all at once when
 	// the caller's context ends.
 	ctx = context.WithoutCancel(ctx)
+	tc := func(string) trust.Config { return trust.Config{Insecure: true} }
+	if !c.Insecure {
+		s.PKI, err = trust.NewDevPKI(filepath.Join(c.DataDir, "tls"), trust.Gateway, trust.Table, trust.Wallet, trust.Shoe)
+		if err != nil {
+			return nil, fmt.Errorf("stack: %w", err)
+		}
+		tc = s.PKI.Config
+	}
+	nkey := func(string) string { return "" }
 	if s.NATSURL == "" {
 		port := c.NATSPort
 		if port == 0 {
 			port = -1
 		}
+		s.NATSKeys, err = natsauth.NewDevKeys(filepath.Join(c.DataDir, "nats-keys"))
+		if err != nil {
+			return nil, fmt.Errorf("stack: %w", err)
+		}
+		nkey = s.NATSKeys.SeedFile
 		ns, err := server.NewServer(&server.Options{
 			Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: filepath.Join(c.DataDir, "nats"),
-			NoSigs: true, NoLog: true,
+			NoSigs: true, NoLog: true, Nkeys: s.NATSKeys.ServerUsers(),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("stack: nats: %w", err)
@@ -106,28 +142,33 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		s.NATSURL = ns.ClientURL()
 	}
 
-	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL, Logger: c.Logger})
+	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL,
+		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
 	s.add(shoe.Stop, shoe.Wait)
 	s.ShoeAddr = shoe.Addr()
 
-	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL, Currency: c.Currency, Logger: c.Logger})
+	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
 	s.add(wallet.Stop, wallet.Wait)
 	s.WalletAddr = wallet.Addr()
 
-	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr, NATSURL: s.NATSURL, Logger: c.Logger})
+	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
+		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
 	s.add(table.Stop, table.Wait)
 	s.TableAddr = table.Addr()
 
-	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr, Logger: c.Logger})
+	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr,
+		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
+		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}

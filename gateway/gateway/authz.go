@@ -26,6 +26,8 @@ const Domain = "gateway.chemmy"
 const (
 	ReasonTokenMissing       = "TOKEN_MISSING"
 	ReasonTokenUnknown       = "TOKEN_UNKNOWN"
+	ReasonTokenInvalid       = "TOKEN_INVALID"
+	ReasonTokenExpired       = "TOKEN_EXPIRED"
 	ReasonRoleNotAllowed     = "ROLE_NOT_ALLOWED"
 	ReasonMethodNotPublic    = "METHOD_NOT_PUBLIC"
 	ReasonNotYourself        = "NOT_YOURSELF"
@@ -36,9 +38,9 @@ const (
 // runs as the innermost interceptor, for local services and forwarded
 // calls alike.
 type authz struct {
-	tokens tokens
-	rules  map[string]compiledRule
-	files  *protoregistry.Files
+	ids   *identities
+	rules map[string]compiledRule
+	files *protoregistry.Files
 }
 
 type ruleKey struct{}
@@ -88,11 +90,7 @@ func (a *authz) authenticate(ctx context.Context) (auth.Caller, error) {
 		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
 			`authorization metadata is not "Bearer <token>"`)
 	}
-	c, ok := a.tokens.lookup(token)
-	if !ok {
-		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown, "unknown token")
-	}
-	return c, nil
+	return a.ids.lookup(token)
 }
 
 // unknownMethod is the error for a method outside the policy: a method of

@@ -32,14 +32,35 @@ import (
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
+
+// extraRoute is a forwarded service added by tests.
+type extraRoute struct{ addr, identity string }
 
 // Config is what Start needs.
 type Config struct {
-	// ListenAddr is the public gRPC address, e.g. ":7000" or "127.0.0.1:0".
+	// ListenAddr is the public gRPC address, e.g. "127.0.0.1:7000" or
+	// "127.0.0.1:0".
 	ListenAddr string
-	// TokensFile is the YAML token file (see README.md).
+	// TokensFile is the YAML token file (see README.md); optional when
+	// JWKS is given.
 	TokensFile string
+	// JWKS is the operator's JSON Web Key Set: a file path or an http(s)
+	// URL. Bearer JWTs signed by one of its keys are accepted, with the
+	// issuer JWTIssuer and the audience JWTAudience (both then required).
+	JWKS, JWTIssuer, JWTAudience string
+	// ReloadInterval is how often the token file and the JWKS are read
+	// again; default 10 s.
+	ReloadInterval time.Duration
+	// Trust: the gateway's certificate (identity "gateway"), key and the
+	// suite's CA, for mutual TLS to the backends and for signing caller
+	// assertions; or Insecure (plaintext, identity metadata: development).
+	Trust trust.Config
+	// Limits: per-caller rate and stream caps.
+	Limits LimitConfig
+	// MaxMessageBytes bounds a request message; default 1 MiB.
+	MaxMessageBytes int
 	// Backend addresses.
 	TableAddr  string
 	WalletAddr string
@@ -78,8 +99,8 @@ func Start(ctx context.Context, c Config) (*Gateway, error) {
 // options are the parts of the gateway tests replace.
 type options struct {
 	policy policy
-	// extraRoutes forwards more services (name → address).
-	extraRoutes map[string]string
+	// extraRoutes forwards more services (name → address and identity).
+	extraRoutes map[string]extraRoute
 }
 
 func start(ctx context.Context, c Config, o options) (*Gateway, error) {
@@ -88,12 +109,28 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		log = slog.Default()
 	}
 	log = log.With("service", "gateway")
-	toks, err := loadTokens(c.TokensFile)
+	if c.ReloadInterval <= 0 {
+		c.ReloadInterval = 10 * time.Second
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1 << 20
+	}
+	ids, err := newIdentities(c, log, time.Now)
 	if err != nil {
 		return nil, err
 	}
-	if len(toks) == 0 {
-		log.Warn("token file lists no tokens: every call but health and reflection will be refused", "file", c.TokensFile)
+	mat, err := trust.Load(c.Trust)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	var signer *trust.Signer
+	if mat == nil {
+		log.Warn("INSECURE: plaintext to the backends, caller identity sent as plain metadata; development only")
+	} else {
+		if name, err := mat.Name(); err != nil || name != trust.Gateway {
+			return nil, fmt.Errorf("gateway: the certificate must name %s (URI SAN %s): %q %v", trust.Gateway, trust.IdentityURI(trust.Gateway), name, err)
+		}
+		signer = trust.NewSigner(mat, nil)
 	}
 	rules, err := o.policy.compile(protoregistry.GlobalFiles)
 	if err != nil {
@@ -101,19 +138,20 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 
 	g := &Gateway{log: log, done: make(chan struct{})}
-	px := &proxy{routes: map[string]*backend{}, log: log}
-	routes := []struct{ svc, addr string }{
-		{tableService, c.TableAddr}, {walletService, c.WalletAddr}, {shoeService, c.ShoeAddr},
+	px := &proxy{routes: map[string]*backend{}, log: log, signer: signer}
+	type route struct{ svc, addr, identity string }
+	routes := []route{
+		{tableService, c.TableAddr, trust.Table}, {walletService, c.WalletAddr, trust.Wallet}, {shoeService, c.ShoeAddr, trust.Shoe},
 	}
-	for svc, addr := range o.extraRoutes {
-		routes = append(routes, struct{ svc, addr string }{svc, addr})
+	for svc, r := range o.extraRoutes {
+		routes = append(routes, route{svc, r.addr, r.identity})
 	}
 	for _, r := range routes {
 		if r.addr == "" {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: no address for %s", r.svc)
 		}
-		be, err := dialBackend(r.svc, r.addr)
+		be, err := dialBackend(r.svc, r.addr, r.identity, mat)
 		if err != nil {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -126,8 +164,9 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(metrics)
-	az := &authz{tokens: toks, rules: rules, files: protoregistry.GlobalFiles}
-	g.srv = newServer(log, metrics, az, px)
+	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles}
+	lim := newLimits(c.Limits, time.Now)
+	g.srv = newServer(log, metrics, az, lim, px, grpc.MaxRecvMsgSize(c.MaxMessageBytes))
 
 	g.health = health.NewServer()
 	healthpb.RegisterHealthServer(g.srv, g.health)
@@ -153,14 +192,21 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 
 	ctx, g.cancel = context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		ids.reloadLoop(ctx, c.ReloadInterval)
+	}()
 	go func() {
 		defer wg.Done()
 		g.report(g.serve(ctx))
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg))
+		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, func() bool {
+			r, err := g.health.Check(ctx, &healthpb.HealthCheckRequest{})
+			return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+		}))
 	}()
 	go func() {
 		wg.Wait()
@@ -168,7 +214,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		close(g.done)
 	}()
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
-		"shoe", c.ShoeAddr, "tokens", len(toks), "metrics", c.MetricsAddr)
+		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "mtls", mat != nil, "metrics", c.MetricsAddr)
 	return g, nil
 }
 
@@ -245,7 +291,7 @@ func (g *Gateway) closeBackends() {
 // newServer builds the gRPC server: recovery, metrics, logging, then
 // authentication and roles; a raw codec so forwarded messages stay bytes;
 // the proxy for every service not registered locally.
-func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, px *proxy) *grpc.Server {
+func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, lim *limits, px *proxy, opts ...grpc.ServerOption) *grpc.Server {
 	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Errorf(codes.Internal, "internal error")
@@ -265,7 +311,7 @@ func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, px 
 			return logging.LevelInfo
 		}),
 	}
-	return grpc.NewServer(
+	return grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.UnknownServiceHandler(px.handle),
 		grpc.ChainUnaryInterceptor(
@@ -273,14 +319,16 @@ func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, px 
 			metrics.UnaryServerInterceptor(),
 			logging.UnaryServerInterceptor(logger, logOpts...),
 			az.unary,
+			lim.unary,
 		),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recover),
 			metrics.StreamServerInterceptor(),
 			logging.StreamServerInterceptor(logger, logOpts...),
 			az.stream,
+			lim.stream,
 		),
-	)
+	}, opts...)...)
 }
 
 // publicServices lists for reflection and health the services registered

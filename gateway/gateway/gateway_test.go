@@ -27,6 +27,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -83,8 +84,10 @@ func startEnv(t *testing.T) *env {
 		TableAddr:  tableAddr,
 		WalletAddr: walletAddr,
 		ShoeAddr:   closedAddr(t),
+		Trust:      trust.Config{Insecure: true},
+		Limits:     LimitConfig{Rate: -1},
 		Logger:     slog.New(slog.DiscardHandler),
-	}, options{policy: pol, extraRoutes: map[string]string{streamService: tableAddr}})
+	}, options{policy: pol, extraRoutes: map[string]extraRoute{streamService: {tableAddr, trust.Table}}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -458,10 +461,15 @@ func TestReflection(t *testing.T) {
 }
 
 func TestStartStop(t *testing.T) {
+	pki, err := trust.NewDevPKI(t.TempDir(), trust.Gateway, trust.Table)
+	if err != nil {
+		t.Fatal(err)
+	}
 	g, err := Start(context.Background(), Config{
 		ListenAddr: "127.0.0.1:0",
 		TokensFile: writeFile(t, testTokens),
 		TableAddr:  closedAddr(t), WalletAddr: closedAddr(t), ShoeAddr: closedAddr(t),
+		Trust:  pki.Config(trust.Gateway),
 		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -475,16 +483,20 @@ func TestStartStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err = Run(ctx, Config{ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens),
-		TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Logger: slog.New(slog.DiscardHandler)})
+		TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: trust.Config{Insecure: true}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatalf("Run with cancelled ctx = %v", err)
 	}
 
+	insecure := trust.Config{Insecure: true}
 	for name, c := range map[string]Config{
-		"no token file":  {ListenAddr: "127.0.0.1:0", TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1"},
-		"missing file":   {ListenAddr: "127.0.0.1:0", TokensFile: filepath.Join(t.TempDir(), "nope.yaml"), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1"},
-		"no wallet addr": {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", ShoeAddr: "c:1"},
-		"bad listen":     {ListenAddr: "127.0.0.1:-1", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1"},
+		"no TLS":              {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1"},
+		"another's cert":      {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: pki.Config(trust.Table)},
+		"jwks without issuer": {ListenAddr: "127.0.0.1:0", JWKS: writeFile(t, `{"keys":[]}`), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
+		"no token file":       {ListenAddr: "127.0.0.1:0", TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
+		"missing file":        {ListenAddr: "127.0.0.1:0", TokensFile: filepath.Join(t.TempDir(), "nope.yaml"), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
+		"no wallet addr":      {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", ShoeAddr: "c:1", Trust: insecure},
+		"bad listen":          {ListenAddr: "127.0.0.1:-1", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
 	} {
 		c.Logger = slog.New(slog.DiscardHandler)
 		if g, err := Start(context.Background(), c); err == nil {

@@ -11,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 // frame is one gRPC message passed through undecoded.
@@ -55,21 +55,24 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 
 // backend is one service behind the gateway.
 type backend struct {
-	name string // service name, e.g. chemmy.table.v1.TableService
-	addr string
-	conn *grpc.ClientConn
+	name     string // service name, e.g. chemmy.table.v1.TableService
+	addr     string
+	identity string // the backend's identity, e.g. "table-svc": its certificate's name and the assertions' audience
+	conn     *grpc.ClientConn
 }
 
-func dialBackend(service, addr string) (*backend, error) {
+// dialBackend connects to service at addr with mutual TLS verifying the
+// backend as identity (plaintext for nil mat).
+func dialBackend(service, addr, identity string, mat *trust.Material) (*backend, error) {
 	conn, err := grpc.NewClient(addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		mat.DialOption(identity),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})),
 		grpc.WithStatsHandler(responseTracker{}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s at %q: %w", service, addr, err)
 	}
-	return &backend{name: service, addr: addr, conn: conn}, nil
+	return &backend{name: service, addr: addr, identity: identity, conn: conn}, nil
 }
 
 // responseTracker notes on a call's context whether the backend answered
@@ -98,6 +101,9 @@ func (responseTracker) HandleConn(context.Context, stats.ConnStats) {}
 type proxy struct {
 	routes map[string]*backend // by service name
 	log    *slog.Logger
+	// signer signs the caller assertions; nil in insecure mode, where the
+	// caller goes as plain metadata.
+	signer *trust.Signer
 }
 
 // streamDesc lets one handler forward unary, client-, server- and
@@ -140,8 +146,19 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 	defer cancel()
 	seen := new(atomic.Bool)
 	ctx = context.WithValue(ctx, trailerSeenKey{}, seen)
-	ctx = metadata.NewOutgoingContext(ctx, forwardMD(ss.Context()))
-	ctx = auth.Outgoing(ctx, caller)
+	out := forwardMD(ss.Context())
+	if p.signer == nil {
+		out.Set(auth.MDSubject, caller.Subject)
+		out.Set(auth.MDRole, string(caller.Role))
+	} else {
+		a, err := p.signer.Assert(caller, be.identity)
+		if err != nil {
+			p.log.Error("cannot sign the caller assertion", "err", err)
+			return status.Error(codes.Internal, "cannot sign the caller assertion")
+		}
+		out.Set(trust.MDAssertion, a)
+	}
+	ctx = metadata.NewOutgoingContext(ctx, out)
 
 	cs, err := be.conn.NewStream(ctx, streamDesc, method)
 	if err != nil {

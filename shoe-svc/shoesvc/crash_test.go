@@ -53,7 +53,7 @@ func TestCrashDuringDeals(t *testing.T) {
 	var c shoev1.ShoeServiceClient
 	start := func(env ...string) {
 		t.Helper()
-		proc = exec.Command(bin, "-listen", addr, "-data-dir", dir, "-log-level", "error")
+		proc = exec.Command(bin, "-listen", addr, "-data-dir", dir, "-log-level", "error", "-insecure")
 		proc.Env = append(os.Environ(), env...)
 		proc.Stderr = os.Stderr
 		if err := proc.Start(); err != nil {

@@ -12,12 +12,13 @@ import (
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
 
 // Defaults of [Config].
 const (
-	DefaultListenAddr = ":7003"
+	DefaultListenAddr = "127.0.0.1:7003"
 	DefaultDBPath     = "data/shoe.db"
 )
 
@@ -30,7 +31,7 @@ const Domain = "shoe.chemmy"
 
 // Config configures the shoe service. The zero value is usable.
 type Config struct {
-	// ListenAddr is the gRPC address; "" means ":7003". Tests use
+	// ListenAddr is the gRPC address; "" means "127.0.0.1:7003". Tests use
 	// "127.0.0.1:0".
 	ListenAddr string
 	// DBPath is the bbolt file; "" means "data/shoe.db". Its directory is
@@ -41,6 +42,13 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics over HTTP; "" serves none.
 	MetricsAddr string
+	// Trust: the service's certificate, key and the suite's CA (mutual
+	// TLS; callers identified by certificate and the gateway's signed
+	// assertions), or Insecure for plaintext development.
+	Trust trust.Config
+	// NATSNkeyFile is the nkey seed file the service authenticates to
+	// NATS with; empty: no credentials.
+	NATSNkeyFile string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -110,16 +118,19 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 	}
 	s := &Service{opts: o}
 	base, err := app.Start(ctx, app.Config{
-		Name:        "shoe",
-		ListenAddr:  c.ListenAddr,
-		DBPath:      c.DBPath,
-		Schema:      SchemaVersion,
-		Buckets:     [][]byte{bucketShoes, bucketOrders, bucketSecrets, bucketFates, bucketCoups, bucketCutting},
-		NATSURL:     c.NATSURL,
-		MetricsAddr: c.MetricsAddr,
-		Policy:      Policy(),
-		Domain:      Domain,
-		Logger:      c.Logger,
+		Name:         trust.Shoe,
+		Trust:        c.Trust,
+		Services:     []string{trust.Table},
+		NATSNkeyFile: c.NATSNkeyFile,
+		ListenAddr:   c.ListenAddr,
+		DBPath:       c.DBPath,
+		Schema:       SchemaVersion,
+		Buckets:      [][]byte{bucketShoes, bucketOrders, bucketSecrets, bucketFates, bucketCoups, bucketCutting},
+		NATSURL:      c.NATSURL,
+		MetricsAddr:  c.MetricsAddr,
+		Policy:       Policy(),
+		Domain:       Domain,
+		Logger:       c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		shoev1.RegisterShoeServiceServer(g, s)

@@ -3,6 +3,7 @@ package shoesvc
 import (
 	"context"
 	"fmt"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -76,7 +77,7 @@ func startAt(tb testing.TB, path string, seed func() []byte) *Service {
 
 func startWith(tb testing.TB, path string, o options) *Service {
 	tb.Helper()
-	s, err := start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: path, Logger: quietLogger()}, o)
+	s, err := start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: path, Logger: quietLogger(), Trust: trust.Config{Insecure: true}}, o)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -708,7 +709,7 @@ func TestStartErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shoe.db")
 	s := startAt(t, path, nil)
 	// The port is taken.
-	if _, err := Start(context.Background(), Config{ListenAddr: s.Addr(), DBPath: filepath.Join(t.TempDir(), "other.db"), Logger: quietLogger()}); err == nil {
+	if _, err := Start(context.Background(), Config{ListenAddr: s.Addr(), DBPath: filepath.Join(t.TempDir(), "other.db"), Logger: quietLogger(), Trust: trust.Config{Insecure: true}}); err == nil {
 		t.Fatal("Start on a taken port succeeded")
 	}
 }
@@ -717,7 +718,7 @@ func TestRunStopsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(t.TempDir(), "shoe.db"), Logger: quietLogger()})
+		done <- Run(ctx, Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(t.TempDir(), "shoe.db"), Logger: quietLogger(), Trust: trust.Config{Insecure: true}})
 	}()
 	cancel()
 	if err := <-done; err != nil {

@@ -17,11 +17,17 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// devMode: the harness's services believe identity metadata, so tests
+// can act as any caller (the mutual TLS path is tested end to end in
+// cmd/e2e).
+var devMode = trust.Config{Insecure: true}
 
 // harness runs real shoe-svc, wallet-svc and table-svc in process on
 // random ports with temporary bbolt files (no NATS: events stay in the
@@ -47,10 +53,10 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, dir: t.TempDir(), clock: &fakeClock{now: time.Date(2026, 1, 1, 20, 0, 0, 0, time.UTC)}}
 	var err error
 	ctx := context.Background()
-	if h.shoeSvc, err = shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db")}); err != nil {
+	if h.shoeSvc, err = shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db"), Trust: devMode}); err != nil {
 		t.Fatal(err)
 	}
-	if h.wallet, err = walletsvc.Start(ctx, walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "wallet.db")}); err != nil {
+	if h.wallet, err = walletsvc.Start(ctx, walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "wallet.db"), Trust: devMode}); err != nil {
 		t.Fatal(err)
 	}
 	h.startTable()
@@ -63,6 +69,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) startTable() {
 	h.t.Helper()
 	s, err := Start(context.Background(), Config{
+		Trust:      devMode,
 		ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "table.db"),
 		ShoeAddr: h.shoeSvc.Addr(), WalletAddr: h.wallet.Addr(), RetryInterval: 20 * time.Millisecond,
 		Clock: h.clock.Now,

@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 // schemaVersion is the version of the bbolt layout described in doc.go.
@@ -34,7 +34,7 @@ var bucketTables = []byte("tables")
 // Config configures the table service. Zero values take the defaults
 // given.
 type Config struct {
-	// ListenAddr is the gRPC address; default ":7001".
+	// ListenAddr is the gRPC address; default "127.0.0.1:7001".
 	ListenAddr string
 	// DBPath is the bbolt file; required.
 	DBPath string
@@ -50,8 +50,15 @@ type Config struct {
 	RetryInterval time.Duration
 	// Clock gives the time for turn limits; nil means time.Now. Tests
 	// inject a fake clock so that they need no sleeping.
-	Clock  func() time.Time
-	Logger *slog.Logger
+	Clock func() time.Time
+	// Trust: the service's certificate, key and the suite's CA (mutual
+	// TLS; callers identified by certificate and the gateway's signed
+	// assertions), or Insecure for plaintext development.
+	Trust trust.Config
+	// NATSNkeyFile is the nkey seed file the service authenticates to
+	// NATS with; empty: no credentials.
+	NATSNkeyFile string
+	Logger       *slog.Logger
 }
 
 // Service is a running table service.
@@ -109,7 +116,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		return nil, fmt.Errorf("tablesvc: DBPath is required")
 	}
 	if c.ListenAddr == "" {
-		c.ListenAddr = ":7001"
+		c.ListenAddr = "127.0.0.1:7001"
 	}
 	if c.ShoeAddr == "" {
 		c.ShoeAddr = "localhost:7003"
@@ -124,22 +131,25 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		c.Clock = time.Now
 	}
 	s := &Service{retry: c.RetryInterval, now: c.Clock, stuck: map[string]bool{}, deadlines: map[string]time.Time{}}
-	ident := grpc.WithChainUnaryInterceptor(auth.ServiceIdentity(auth.Caller{Subject: "table-svc", Role: auth.RoleService}))
-	for _, addr := range []string{c.ShoeAddr, c.WalletAddr} {
-		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), ident)
+	mat, err := trust.Load(c.Trust)
+	if err != nil {
+		return nil, fmt.Errorf("tablesvc: %w", err)
+	}
+	for _, dep := range []struct{ addr, name string }{{c.ShoeAddr, trust.Shoe}, {c.WalletAddr, trust.Wallet}} {
+		cc, err := mat.Dial(dep.addr, dep.name, trust.Table)
 		if err != nil {
 			s.closeConns()
-			return nil, fmt.Errorf("tablesvc: dial %s: %w", addr, err)
+			return nil, fmt.Errorf("tablesvc: dial %s: %w", dep.addr, err)
 		}
 		s.conns = append(s.conns, cc)
 	}
 	s.shoe = shoev1.NewShoeServiceClient(s.conns[0])
 	s.wallet = walletv1.NewWalletServiceClient(s.conns[1])
 
-	_, err := app.Start(ctx, app.Config{
-		Name: "table-svc", ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
-		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, MetricsAddr: c.MetricsAddr,
-		Policy: policy, Domain: domain, Logger: c.Logger,
+	_, err = app.Start(ctx, app.Config{
+		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
+		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
+		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
 		tablev1.RegisterTableServiceServer(g, s)

@@ -54,7 +54,7 @@ func TestCrashDuringSettlements(t *testing.T) {
 	var mu sync.Mutex
 	var cmd *exec.Cmd
 	start := func() {
-		c := exec.Command(bin, "-listen", addr, "-data-dir", dir, "-log-level", "error")
+		c := exec.Command(bin, "-listen", addr, "-data-dir", dir, "-log-level", "error", "-insecure")
 		c.Stderr = os.Stderr
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

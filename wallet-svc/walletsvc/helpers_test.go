@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
@@ -51,7 +52,7 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) start() {
 	e.t.Helper()
-	svc, err := Start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path,
+	svc, err := Start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Trust: trust.Config{Insecure: true},
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		e.t.Fatalf("Start: %v", err)

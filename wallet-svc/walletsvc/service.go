@@ -20,18 +20,19 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 // Defaults of Config.
 const (
-	DefaultListenAddr = ":7002"
+	DefaultListenAddr = "127.0.0.1:7002"
 	DefaultDBPath     = "data/wallet.db"
 	DefaultCurrency   = "EUR"
 )
 
 // Config configures the wallet service. Zero fields take their defaults.
 type Config struct {
-	// ListenAddr is the gRPC address; default ":7002". "127.0.0.1:0" picks
+	// ListenAddr is the gRPC address; default "127.0.0.1:7002". "127.0.0.1:0" picks
 	// a free port (see Service.Addr).
 	ListenAddr string
 	// DBPath is the bbolt ledger file; default "data/wallet.db" (relative
@@ -49,6 +50,13 @@ type Config struct {
 	// HoldSweepInterval is how often expired holds are expired; default
 	// 1s, negative: never (ExpireHolds only).
 	HoldSweepInterval time.Duration
+	// Trust: the service's certificate, key and the suite's CA (mutual
+	// TLS; callers identified by certificate and the gateway's signed
+	// assertions), or Insecure for plaintext development.
+	Trust trust.Config
+	// NATSNkeyFile is the nkey seed file the service authenticates to
+	// NATS with; empty: no credentials.
+	NATSNkeyFile string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 }
@@ -119,16 +127,19 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	s := &Service{currency: c.Currency, now: time.Now}
 	base, err := app.Start(ctx, app.Config{
-		Name:        "wallet",
-		ListenAddr:  c.ListenAddr,
-		DBPath:      c.DBPath,
-		Schema:      schemaVersion,
-		Buckets:     [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry},
-		NATSURL:     c.NATSURL,
-		MetricsAddr: c.MetricsAddr,
-		Policy:      Policy(),
-		Domain:      Domain,
-		Logger:      c.Logger,
+		Name:         trust.Wallet,
+		Trust:        c.Trust,
+		Services:     []string{trust.Table},
+		NATSNkeyFile: c.NATSNkeyFile,
+		ListenAddr:   c.ListenAddr,
+		DBPath:       c.DBPath,
+		Schema:       schemaVersion,
+		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry},
+		NATSURL:      c.NATSURL,
+		MetricsAddr:  c.MetricsAddr,
+		Policy:       Policy(),
+		Domain:       Domain,
+		Logger:       c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		if err := initLedger(b.DB, c.Currency); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package walletsvc
 
 import (
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"math"
 	"reflect"
 	"testing"
@@ -345,7 +346,7 @@ func TestCurrencyIsKept(t *testing.T) {
 	e := newEnv(t)
 	e.deposit("player:a", 5)
 	e.stop()
-	_, err := Start(t.Context(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Currency: "USD"})
+	_, err := Start(t.Context(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Currency: "USD", Trust: trust.Config{Insecure: true}})
 	if err == nil {
 		t.Fatal("started an EUR ledger in USD")
 	}
@@ -353,7 +354,7 @@ func TestCurrencyIsKept(t *testing.T) {
 	if a := e.account("player:a"); a.GetCurrencyCode() != "EUR" || a.GetBalance() != 5 {
 		t.Fatal(a)
 	}
-	if _, err := Start(t.Context(), Config{DBPath: t.TempDir() + "/x.db", Currency: "eur"}); err == nil {
+	if _, err := Start(t.Context(), Config{DBPath: t.TempDir() + "/x.db", Currency: "eur", Trust: trust.Config{Insecure: true}}); err == nil {
 		t.Fatal("accepted currency eur")
 	}
 }

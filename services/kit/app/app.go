@@ -22,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 // Config is what Start needs.
@@ -40,6 +41,16 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics; empty serves none.
 	MetricsAddr string
+	// NATSNkeyFile holds the nkey seed the service authenticates to NATS
+	// with; empty connects without credentials.
+	NATSNkeyFile string
+	// Trust: the service's certificate, key and the suite's CA, or
+	// Insecure (plaintext, metadata identity: development only).
+	Trust trust.Config
+	// Services may call this service on their own behalf, with the role
+	// "service" (e.g. table-svc for wallet-svc). Other callers come
+	// through the gateway with a signed assertion.
+	Services []string
 	// Policy and Domain: role checks and their error domain.
 	Policy auth.Policy
 	Domain string
@@ -75,6 +86,16 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 		log = slog.Default()
 	}
 	log = log.With("service", c.Name)
+	mat, err := trust.Load(c.Trust)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	var authn auth.Authenticator = auth.Metadata{}
+	if mat == nil {
+		log.Warn("INSECURE: plaintext gRPC, and the caller identity metadata of anyone who connects is believed; development only")
+	} else {
+		authn = trust.NewAuthenticator(mat, c.Name, c.Services, nil)
+	}
 	db, err := store.Open(c.DBPath, c.Schema, append([][]byte{outbox.Bucket}, c.Buckets...)...)
 	if err != nil {
 		return nil, err
@@ -82,7 +103,7 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	b := &Base{DB: db, Log: log, done: make(chan struct{})}
 	var js jetstream.JetStream
 	if c.NATSURL != "" {
-		b.nc, err = outbox.Connect(c.NATSURL, "chemmy-"+c.Name)
+		b.nc, err = outbox.Connect(c.NATSURL, "chemmy-"+c.Name, c.NATSNkeyFile)
 		if err == nil {
 			js, err = jetstream.New(b.nc)
 		}
@@ -93,7 +114,8 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	}
 	b.JS = js
 	b.Relay = outbox.NewRelay(db, js, log)
-	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Domain: c.Domain})
+	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Auth: authn, Domain: c.Domain,
+		ServerOptions: mat.ServerOption()})
 	if err := register(b, b.Server.GRPC); err != nil {
 		b.closeAll()
 		return nil, err
@@ -106,7 +128,9 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	ctx, b.cancel = context.WithCancel(ctx)
 	b.Go(func(ctx context.Context) error { return b.Server.Serve(ctx, b.lis) })
 	b.Go(func(ctx context.Context) error { b.Relay.Run(ctx); return nil })
-	b.Go(func(ctx context.Context) error { return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry) })
+	b.Go(func(ctx context.Context) error {
+		return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry, b.Server.Ready)
+	})
 	b.ctx = ctx
 	for _, f := range b.pending {
 		b.Go(f)

@@ -1,12 +1,14 @@
-// Package auth carries the caller's identity between chemmy processes and
-// checks roles. The gateway authenticates callers and sets the identity in
-// gRPC metadata; every service checks it again (defence in depth). Services
-// must run on a network that only the gateway and other chemmy services
-// reach: the metadata is trusted as the gateway set it.
+// Package auth checks who calls a chemmy service and what his role lets
+// him do. How the caller is found is an Authenticator's business: package
+// trust verifies certificates and the gateway's signed assertions (the
+// production way); Metadata believes the x-chemmy-subject / x-chemmy-role
+// metadata of whoever connects, for insecure development mode only.
 package auth
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -100,28 +102,91 @@ func open(method string) bool {
 		strings.HasPrefix(method, "/grpc.reflection.")
 }
 
-// check returns the caller for method or a status error with domain's
-// reasons UNAUTHENTICATED / ROLE_NOT_ALLOWED.
-func (p Policy) check(ctx context.Context, domain, method string) (context.Context, error) {
+// Reasons of the refusals an Authenticator returns (ErrorInfo.reason, in
+// the domain of the refusing service; each service's proto lists them).
+const (
+	// ReasonUnauthenticated: no caller identity at all.
+	ReasonUnauthenticated = "UNAUTHENTICATED"
+	// ReasonAssertionInvalid: the caller assertion is malformed, not signed
+	// by a gateway of the suite, or for another service.
+	ReasonAssertionInvalid = "ASSERTION_INVALID"
+	// ReasonAssertionExpired: the caller assertion's time is over.
+	ReasonAssertionExpired = "ASSERTION_EXPIRED"
+	// ReasonPeerNotAllowed: the calling service may not make this call
+	// on its own behalf (or may not assert callers).
+	ReasonPeerNotAllowed = "PEER_NOT_ALLOWED"
+)
+
+// Refusal is an authentication failure with its reason.
+type Refusal struct {
+	Reason string
+	Msg    string
+}
+
+func (r *Refusal) Error() string { return r.Reason + ": " + r.Msg }
+
+// Refuse returns a *Refusal with reason and a formatted message.
+func Refuse(reason, format string, args ...any) error {
+	return &Refusal{Reason: reason, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Authenticator finds the caller of an incoming call, or refuses it with
+// a *Refusal.
+type Authenticator interface {
+	Authenticate(ctx context.Context) (Caller, error)
+}
+
+// Metadata is the insecure Authenticator: it believes the identity
+// metadata (MDSubject, MDRole) as sent. Development mode only.
+type Metadata struct{}
+
+// Authenticate implements Authenticator.
+func (Metadata) Authenticate(ctx context.Context) (Caller, error) {
+	c, ok := FromIncoming(ctx)
+	if !ok {
+		return Caller{}, Refuse(ReasonUnauthenticated, "no caller identity (%s, %s)", MDSubject, MDRole)
+	}
+	return c, nil
+}
+
+// Checker enforces a Policy with an Authenticator; errors use Domain.
+type Checker struct {
+	Policy Policy
+	Auth   Authenticator
+	Domain string
+}
+
+// check returns ctx with the caller for method, or a status error:
+// UNAUTHENTICATED (reasons UNAUTHENTICATED, ASSERTION_INVALID,
+// ASSERTION_EXPIRED), PERMISSION_DENIED (PEER_NOT_ALLOWED,
+// ROLE_NOT_ALLOWED).
+func (k Checker) check(ctx context.Context, method string) (context.Context, error) {
 	if open(method) {
 		return ctx, nil
 	}
-	c, ok := FromIncoming(ctx)
-	if !ok {
-		return nil, errs.New(codes.Unauthenticated, domain, "UNAUTHENTICATED",
-			"no caller identity (%s, %s)", MDSubject, MDRole)
+	c, err := k.Auth.Authenticate(ctx)
+	if err != nil {
+		var r *Refusal
+		if !errors.As(err, &r) {
+			return nil, err
+		}
+		code := codes.Unauthenticated
+		if r.Reason == ReasonPeerNotAllowed {
+			code = codes.PermissionDenied
+		}
+		return nil, errs.New(code, k.Domain, r.Reason, "%s", r.Msg)
 	}
-	if !c.Is(p[method]...) {
-		return nil, errs.New(codes.PermissionDenied, domain, "ROLE_NOT_ALLOWED",
+	if !c.Is(k.Policy[method]...) {
+		return nil, errs.New(codes.PermissionDenied, k.Domain, "ROLE_NOT_ALLOWED",
 			"role %q may not call %s", c.Role, method)
 	}
 	return WithCaller(ctx, c), nil
 }
 
-// UnaryServerInterceptor enforces p on unary calls; errors use domain.
-func (p Policy) UnaryServerInterceptor(domain string) grpc.UnaryServerInterceptor {
+// UnaryServerInterceptor enforces the policy on unary calls.
+func (k Checker) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		ctx, err := p.check(ctx, domain, info.FullMethod)
+		ctx, err := k.check(ctx, info.FullMethod)
 		if err != nil {
 			return nil, err
 		}
@@ -129,10 +194,10 @@ func (p Policy) UnaryServerInterceptor(domain string) grpc.UnaryServerIntercepto
 	}
 }
 
-// StreamServerInterceptor enforces p on streaming calls; errors use domain.
-func (p Policy) StreamServerInterceptor(domain string) grpc.StreamServerInterceptor {
+// StreamServerInterceptor enforces the policy on streaming calls.
+func (k Checker) StreamServerInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-		ctx, err := p.check(ss.Context(), domain, info.FullMethod)
+		ctx, err := k.check(ss.Context(), info.FullMethod)
 		if err != nil {
 			return err
 		}

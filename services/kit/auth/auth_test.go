@@ -25,7 +25,7 @@ func TestPolicy(t *testing.T) {
 		return c, nil
 	}
 	call := func(ctx context.Context, method string) (any, error) {
-		return p.UnaryServerInterceptor("test.chemmy")(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, h)
+		return Checker{Policy: p, Auth: Metadata{}, Domain: "test.chemmy"}.UnaryServerInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, h)
 	}
 	cases := []struct {
 		ctx    context.Context

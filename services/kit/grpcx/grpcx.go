@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,8 +37,10 @@ type Options struct {
 	Name string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
-	// Policy, when non-nil, is enforced on every call with errors in Domain.
+	// Policy, when non-nil, is enforced on every call with errors in
+	// Domain; Auth finds the caller (nil: auth.Metadata, development only).
 	Policy auth.Policy
+	Auth   auth.Authenticator
 	Domain string
 	// Registry receives the gRPC metrics; nil means a new registry with the
 	// Go and process collectors.
@@ -98,8 +101,12 @@ func New(o Options) *Server {
 		logging.StreamServerInterceptor(logger, logOpts...),
 	}
 	if o.Policy != nil {
-		unary = append(unary, o.Policy.UnaryServerInterceptor(o.Domain))
-		stream = append(stream, o.Policy.StreamServerInterceptor(o.Domain))
+		k := auth.Checker{Policy: o.Policy, Auth: o.Auth, Domain: o.Domain}
+		if k.Auth == nil {
+			k.Auth = auth.Metadata{}
+		}
+		unary = append(unary, k.UnaryServerInterceptor())
+		stream = append(stream, k.StreamServerInterceptor())
 	}
 	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
@@ -143,14 +150,36 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
-// ServeMetrics serves reg at http://addr/metrics until ctx is done. An
-// empty addr serves nothing.
-func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry) error {
+// Ready reports whether the server reports SERVING (between Serve's start
+// and shutdown).
+func (s *Server) Ready() bool {
+	r, err := s.Health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+}
+
+// ServeMetrics serves, until ctx is done, at http://addr: /metrics (reg,
+// Prometheus text format), /healthz (200 "ok" while the process runs: a
+// liveness probe) and /readyz (200 "ready" while ready() says so, else 503
+// "not ready": a readiness probe; nil ready is always ready). Kubernetes
+// probes use these, since a gRPC probe cannot present a client
+// certificate. An empty addr serves nothing.
+func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool) error {
 	if addr == "" {
 		return nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if ready != nil && !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "not ready\n")
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
 	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {

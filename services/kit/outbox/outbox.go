@@ -88,10 +88,19 @@ func Pending(db *bolt.DB, max int) ([]Message, error) {
 	return out, err
 }
 
-// Connect dials NATS at url and keeps reconnecting for ever.
-func Connect(url, name string) (*nats.Conn, error) {
-	return nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1),
-		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250*time.Millisecond))
+// Connect dials NATS at url and keeps reconnecting for ever; with a
+// non-empty nkeyFile it authenticates with the nkey seed in that file.
+func Connect(url, name, nkeyFile string) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250 * time.Millisecond)}
+	if nkeyFile != "" {
+		o, err := nats.NkeyOptionFromSeed(nkeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("nats nkey: %w", err)
+		}
+		opts = append(opts, o)
+	}
+	return nats.Connect(url, opts...)
 }
 
 // EnsureStream creates or updates the CHEMMY stream (file storage,

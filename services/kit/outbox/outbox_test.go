@@ -75,7 +75,7 @@ func TestRelayPublishesOnceEach(t *testing.T) {
 	if !ns.ReadyForConnections(5 * time.Second) {
 		t.Fatal("nats not ready")
 	}
-	nc, err := Connect(ns.ClientURL(), "test")
+	nc, err := Connect(ns.ClientURL(), "test", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,8 @@ const (
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
 	// No "authorization: Bearer <token>" metadata.
 	ErrorReason_ERROR_REASON_TOKEN_MISSING ErrorReason = 1
-	// The token is not in the token file.
+	// The token is neither in the token file nor a JWT (when a JWKS is
+	// configured).
 	ErrorReason_ERROR_REASON_TOKEN_UNKNOWN ErrorReason = 2
 	// The caller's role may not call this method.
 	ErrorReason_ERROR_REASON_ROLE_NOT_ALLOWED ErrorReason = 3
@@ -40,18 +41,34 @@ const (
 	ErrorReason_ERROR_REASON_NOT_YOURSELF ErrorReason = 5
 	// The service behind the gateway did not answer.
 	ErrorReason_ERROR_REASON_BACKEND_UNAVAILABLE ErrorReason = 6
+	// The bearer token looks like a JWT but is not one the operator signed:
+	// an unknown key, a bad signature, another issuer or audience, not yet
+	// valid, or a role claim that is missing or not a chemmy role.
+	ErrorReason_ERROR_REASON_TOKEN_INVALID ErrorReason = 7
+	// The bearer JWT's exp has passed.
+	ErrorReason_ERROR_REASON_TOKEN_EXPIRED ErrorReason = 8
+	// The caller made more calls than his rate allows; RetryInfo says when
+	// to try again.
+	ErrorReason_ERROR_REASON_RATE_LIMITED ErrorReason = 9
+	// The caller (or everyone together) has as many streams (WatchTable)
+	// open as allowed; close one first.
+	ErrorReason_ERROR_REASON_TOO_MANY_STREAMS ErrorReason = 10
 )
 
 // Enum value maps for ErrorReason.
 var (
 	ErrorReason_name = map[int32]string{
-		0: "ERROR_REASON_UNSPECIFIED",
-		1: "ERROR_REASON_TOKEN_MISSING",
-		2: "ERROR_REASON_TOKEN_UNKNOWN",
-		3: "ERROR_REASON_ROLE_NOT_ALLOWED",
-		4: "ERROR_REASON_METHOD_NOT_PUBLIC",
-		5: "ERROR_REASON_NOT_YOURSELF",
-		6: "ERROR_REASON_BACKEND_UNAVAILABLE",
+		0:  "ERROR_REASON_UNSPECIFIED",
+		1:  "ERROR_REASON_TOKEN_MISSING",
+		2:  "ERROR_REASON_TOKEN_UNKNOWN",
+		3:  "ERROR_REASON_ROLE_NOT_ALLOWED",
+		4:  "ERROR_REASON_METHOD_NOT_PUBLIC",
+		5:  "ERROR_REASON_NOT_YOURSELF",
+		6:  "ERROR_REASON_BACKEND_UNAVAILABLE",
+		7:  "ERROR_REASON_TOKEN_INVALID",
+		8:  "ERROR_REASON_TOKEN_EXPIRED",
+		9:  "ERROR_REASON_RATE_LIMITED",
+		10: "ERROR_REASON_TOO_MANY_STREAMS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -61,6 +78,10 @@ var (
 		"ERROR_REASON_METHOD_NOT_PUBLIC":   4,
 		"ERROR_REASON_NOT_YOURSELF":        5,
 		"ERROR_REASON_BACKEND_UNAVAILABLE": 6,
+		"ERROR_REASON_TOKEN_INVALID":       7,
+		"ERROR_REASON_TOKEN_EXPIRED":       8,
+		"ERROR_REASON_RATE_LIMITED":        9,
+		"ERROR_REASON_TOO_MANY_STREAMS":    10,
 	}
 )
 
@@ -255,7 +276,7 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x10GetCallerRequest\"Z\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xf7\x01\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xf9\x02\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
@@ -263,7 +284,12 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x1dERROR_REASON_ROLE_NOT_ALLOWED\x10\x03\x12\"\n" +
 	"\x1eERROR_REASON_METHOD_NOT_PUBLIC\x10\x04\x12\x1d\n" +
 	"\x19ERROR_REASON_NOT_YOURSELF\x10\x05\x12$\n" +
-	" ERROR_REASON_BACKEND_UNAVAILABLE\x10\x06*w\n" +
+	" ERROR_REASON_BACKEND_UNAVAILABLE\x10\x06\x12\x1e\n" +
+	"\x1aERROR_REASON_TOKEN_INVALID\x10\a\x12\x1e\n" +
+	"\x1aERROR_REASON_TOKEN_EXPIRED\x10\b\x12\x1d\n" +
+	"\x19ERROR_REASON_RATE_LIMITED\x10\t\x12!\n" +
+	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\n" +
+	"*w\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x01\x12\x11\n" +

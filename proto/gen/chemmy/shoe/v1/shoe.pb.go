@@ -64,6 +64,15 @@ const (
 	ErrorReason_ERROR_REASON_CUT_CARD_OUT ErrorReason = 16
 	// The shoe was built from a given order (CreateShoeFromOrder): no seeds.
 	ErrorReason_ERROR_REASON_NOT_PROVABLY_FAIR ErrorReason = 17
+	// The caller assertion (x-chemmy-assertion) is malformed, not signed by a
+	// gateway certificate of the suite's CA, or names another service.
+	ErrorReason_ERROR_REASON_ASSERTION_INVALID ErrorReason = 18
+	// The caller assertion's expiry has passed (assertions live 15 s).
+	ErrorReason_ERROR_REASON_ASSERTION_EXPIRED ErrorReason = 19
+	// The calling service may not make this call on its own behalf (its
+	// certificate names a service this one does not serve), or a service
+	// other than the gateway sent a caller assertion.
+	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 20
 )
 
 // Enum value maps for ErrorReason.
@@ -87,6 +96,9 @@ var (
 		15: "ERROR_REASON_SHOE_CLOSED",
 		16: "ERROR_REASON_CUT_CARD_OUT",
 		17: "ERROR_REASON_NOT_PROVABLY_FAIR",
+		18: "ERROR_REASON_ASSERTION_INVALID",
+		19: "ERROR_REASON_ASSERTION_EXPIRED",
+		20: "ERROR_REASON_PEER_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -107,6 +119,9 @@ var (
 		"ERROR_REASON_SHOE_CLOSED":         15,
 		"ERROR_REASON_CUT_CARD_OUT":        16,
 		"ERROR_REASON_NOT_PROVABLY_FAIR":   17,
+		"ERROR_REASON_ASSERTION_INVALID":   18,
+		"ERROR_REASON_ASSERTION_EXPIRED":   19,
+		"ERROR_REASON_PEER_NOT_ALLOWED":    20,
 	}
 )
 
@@ -2193,7 +2208,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04hand\x18\a \x01(\tR\x04hand\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\b \x01(\tR\trequestId\x12.\n" +
-	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\xe7\x04\n" +
+	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\xd2\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2213,7 +2228,10 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1cERROR_REASON_SHOE_NOT_CLOSED\x10\x0e\x12\x1c\n" +
 	"\x18ERROR_REASON_SHOE_CLOSED\x10\x0f\x12\x1d\n" +
 	"\x19ERROR_REASON_CUT_CARD_OUT\x10\x10\x12\"\n" +
-	"\x1eERROR_REASON_NOT_PROVABLY_FAIR\x10\x11*{\n" +
+	"\x1eERROR_REASON_NOT_PROVABLY_FAIR\x10\x11\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x12\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x13\x12!\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x14*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +

@@ -81,6 +81,15 @@ const (
 	// answer) and rolled back: its escrow was released. Send it again with a
 	// new request_id.
 	ErrorReason_ERROR_REASON_REQUEST_ABANDONED ErrorReason = 24
+	// The caller assertion (x-chemmy-assertion) is malformed, not signed by a
+	// gateway certificate of the suite's CA, or names another service.
+	ErrorReason_ERROR_REASON_ASSERTION_INVALID ErrorReason = 25
+	// The caller assertion's expiry has passed (assertions live 15 s).
+	ErrorReason_ERROR_REASON_ASSERTION_EXPIRED ErrorReason = 26
+	// The calling service may not make this call on its own behalf (its
+	// certificate names a service this one does not serve), or a service
+	// other than the gateway sent a caller assertion.
+	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 27
 )
 
 // Enum value maps for ErrorReason.
@@ -111,6 +120,9 @@ var (
 		22: "ERROR_REASON_BID_TOO_LOW",
 		23: "ERROR_REASON_HOUSE_LIMIT_REACHED",
 		24: "ERROR_REASON_REQUEST_ABANDONED",
+		25: "ERROR_REASON_ASSERTION_INVALID",
+		26: "ERROR_REASON_ASSERTION_EXPIRED",
+		27: "ERROR_REASON_PEER_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -138,6 +150,9 @@ var (
 		"ERROR_REASON_BID_TOO_LOW":            22,
 		"ERROR_REASON_HOUSE_LIMIT_REACHED":    23,
 		"ERROR_REASON_REQUEST_ABANDONED":      24,
+		"ERROR_REASON_ASSERTION_INVALID":      25,
+		"ERROR_REASON_ASSERTION_EXPIRED":      26,
+		"ERROR_REASON_PEER_NOT_ALLOWED":       27,
 	}
 )
 
@@ -4318,7 +4333,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xe2\x06\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xcd\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4345,7 +4360,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1dERROR_REASON_ODDS_UNAVAILABLE\x10\x15\x12\x1c\n" +
 	"\x18ERROR_REASON_BID_TOO_LOW\x10\x16\x12$\n" +
 	" ERROR_REASON_HOUSE_LIMIT_REACHED\x10\x17\x12\"\n" +
-	"\x1eERROR_REASON_REQUEST_ABANDONED\x10\x18*n\n" +
+	"\x1eERROR_REASON_REQUEST_ABANDONED\x10\x18\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x19\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x1a\x12!\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x1b*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +

@@ -61,6 +61,15 @@ const (
 	ErrorReason_ERROR_REASON_CURRENCY_MISMATCH ErrorReason = 15
 	// The page_token is not one this service returned for this request.
 	ErrorReason_ERROR_REASON_INVALID_PAGE_TOKEN ErrorReason = 16
+	// The caller assertion (x-chemmy-assertion) is malformed, not signed by a
+	// gateway certificate of the suite's CA, or names another service.
+	ErrorReason_ERROR_REASON_ASSERTION_INVALID ErrorReason = 17
+	// The caller assertion's expiry has passed (assertions live 15 s).
+	ErrorReason_ERROR_REASON_ASSERTION_EXPIRED ErrorReason = 18
+	// The calling service may not make this call on its own behalf (its
+	// certificate names a service this one does not serve), or a service
+	// other than the gateway sent a caller assertion.
+	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 19
 )
 
 // Enum value maps for ErrorReason.
@@ -83,6 +92,9 @@ var (
 		14: "ERROR_REASON_AMOUNT_EXCEEDS_HOLD",
 		15: "ERROR_REASON_CURRENCY_MISMATCH",
 		16: "ERROR_REASON_INVALID_PAGE_TOKEN",
+		17: "ERROR_REASON_ASSERTION_INVALID",
+		18: "ERROR_REASON_ASSERTION_EXPIRED",
+		19: "ERROR_REASON_PEER_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -102,6 +114,9 @@ var (
 		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD": 14,
 		"ERROR_REASON_CURRENCY_MISMATCH":   15,
 		"ERROR_REASON_INVALID_PAGE_TOKEN":  16,
+		"ERROR_REASON_ASSERTION_INVALID":   17,
+		"ERROR_REASON_ASSERTION_EXPIRED":   18,
+		"ERROR_REASON_PEER_NOT_ALLOWED":    19,
 	}
 )
 
@@ -3378,7 +3393,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x11ChargeFeeResponse\x12\x10\n" +
 	"\x03fee\x18\x01 \x01(\x03R\x03fee\x123\n" +
 	"\aaccount\x18\x02 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
-	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer*\xd8\x04\n" +
+	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer*\xc3\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -3397,7 +3412,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x19ERROR_REASON_HOLD_EXPIRED\x10\r\x12$\n" +
 	" ERROR_REASON_AMOUNT_EXCEEDS_HOLD\x10\x0e\x12\"\n" +
 	"\x1eERROR_REASON_CURRENCY_MISMATCH\x10\x0f\x12#\n" +
-	"\x1fERROR_REASON_INVALID_PAGE_TOKEN\x10\x10*\x9a\x01\n" +
+	"\x1fERROR_REASON_INVALID_PAGE_TOKEN\x10\x10\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x11\x12\"\n" +
+	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x12\x12!\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x13*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +

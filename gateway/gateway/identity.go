@@ -1,0 +1,270 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"google.golang.org/grpc/codes"
+
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// JWT claims an operator's identity provider puts in a caller's token
+// (besides iss, aud, exp, nbf and sub).
+const (
+	// ClaimRole holds the caller's role: "player", "croupier", "operator"
+	// or "auditor". Required.
+	ClaimRole = "chemmy_role"
+	// ClaimPlayerID holds a player's id at the tables; when absent a
+	// player's id is the token's sub. Staff are always their sub.
+	ClaimPlayerID = "chemmy_player_id"
+)
+
+// jwtLeeway is the clock skew tolerated on an operator JWT's exp and nbf.
+const jwtLeeway = 30 * time.Second
+
+// jwtAlgs are the signature algorithms accepted on operator JWTs
+// (asymmetric only: a JWKS holds public keys).
+var jwtAlgs = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+}
+
+// identities authenticates bearer tokens: entries of the token file, and
+// JWTs signed by a key of the operator's JWKS. Both are re-read every
+// reload interval, so a rotation needs no restart; a file that fails to
+// load keeps the last good one (and logs why).
+type identities struct {
+	log        *slog.Logger
+	tokensFile string
+	tokens     atomic.Pointer[tokens]
+	jwks       *jwksSource // nil: no JWTs accepted
+	now        func() time.Time
+	// lastErr is the last reload error logged, so that a broken file is
+	// reported once, not at every tick.
+	lastErr string
+}
+
+// jwtClaims are the claims the gateway reads from an operator JWT.
+type jwtClaims struct {
+	jwt.Claims
+	Role     string `json:"chemmy_role"`
+	PlayerID string `json:"chemmy_player_id"`
+}
+
+func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identities, error) {
+	if c.TokensFile == "" && c.JWKS == "" {
+		return nil, errors.New("gateway: give a token file (-tokens), a JWKS (-jwks), or both")
+	}
+	id := &identities{log: log, tokensFile: c.TokensFile, now: now}
+	if c.TokensFile != "" {
+		t, err := loadTokens(c.TokensFile)
+		if err != nil {
+			return nil, err
+		}
+		if len(t) == 0 {
+			log.Warn("token file lists no tokens", "file", c.TokensFile)
+		}
+		id.tokens.Store(&t)
+	}
+	if c.JWKS != "" {
+		if c.JWTIssuer == "" || c.JWTAudience == "" {
+			return nil, errors.New("gateway: -jwks needs -jwt-issuer and -jwt-audience")
+		}
+		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience}
+		if err := id.jwks.load(context.Background()); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// reload re-reads the token file and the JWKS. Called from one goroutine.
+func (id *identities) reload(ctx context.Context) {
+	var errs []error
+	if id.tokensFile != "" {
+		t, err := loadTokens(id.tokensFile)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			id.tokens.Store(&t)
+		}
+	}
+	if id.jwks != nil {
+		if err := id.jwks.load(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	msg := ""
+	if err := errors.Join(errs...); err != nil {
+		msg = err.Error()
+	}
+	if msg != id.lastErr {
+		if msg != "" {
+			id.log.Error("identities not reloaded; keeping the last good ones", "err", msg)
+		} else {
+			id.log.Info("identities reloaded after an error")
+		}
+		id.lastErr = msg
+	}
+}
+
+// reloadLoop reloads every interval until ctx is done.
+func (id *identities) reloadLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			id.reload(ctx)
+		}
+	}
+}
+
+// lookup returns the caller of a bearer token: a token-file entry, else
+// an operator JWT. Errors: UNAUTHENTICATED with TOKEN_UNKNOWN,
+// TOKEN_INVALID or TOKEN_EXPIRED.
+func (id *identities) lookup(token string) (auth.Caller, error) {
+	if t := id.tokens.Load(); t != nil {
+		if c, ok := t.lookup(token); ok {
+			return c, nil
+		}
+	}
+	if id.jwks != nil && strings.Count(token, ".") == 2 {
+		return id.jwks.verify(token, id.now())
+	}
+	return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown, "unknown token")
+}
+
+// jwksSource is the operator's key set: a file path or an http(s) URL.
+type jwksSource struct {
+	location, issuer, audience string
+	keys                       atomic.Pointer[jose.JSONWebKeySet]
+}
+
+// maxJWKSBytes bounds a JWKS document.
+const maxJWKSBytes = 1 << 20
+
+func (s *jwksSource) load(ctx context.Context) error {
+	var data []byte
+	var err error
+	if strings.HasPrefix(s.location, "https://") || strings.HasPrefix(s.location, "http://") {
+		data, err = fetch(ctx, s.location)
+	} else {
+		data, err = os.ReadFile(s.location)
+	}
+	if err != nil {
+		return fmt.Errorf("jwks %s: %w", s.location, err)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(data, &set); err != nil {
+		return fmt.Errorf("jwks %s: %w", s.location, err)
+	}
+	if len(set.Keys) == 0 {
+		return fmt.Errorf("jwks %s: no keys", s.location)
+	}
+	for _, k := range set.Keys {
+		if !k.Valid() || !k.IsPublic() {
+			return fmt.Errorf("jwks %s: key %q is not a valid public key", s.location, k.KeyID)
+		}
+	}
+	s.keys.Store(&set)
+	return nil
+}
+
+func fetch(ctx context.Context, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, io.LimitReader(resp.Body, maxJWKSBytes+1)); err != nil {
+		return nil, err
+	}
+	if buf.Len() > maxJWKSBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxJWKSBytes)
+	}
+	return buf.Bytes(), nil
+}
+
+// verify checks an operator JWT: signature by a key of the set (by kid;
+// a set of one key serves tokens without kid), iss, aud, exp (required),
+// nbf, and the role claim.
+func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
+	invalid := func(format string, args ...any) (auth.Caller, error) {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenInvalid, format, args...)
+	}
+	t, err := jwt.ParseSigned(token, jwtAlgs)
+	if err != nil || len(t.Headers) != 1 {
+		return invalid("the bearer token is not a signed JWT")
+	}
+	set := s.keys.Load()
+	var key *jose.JSONWebKey
+	if kid := t.Headers[0].KeyID; kid != "" {
+		if ks := set.Key(kid); len(ks) > 0 {
+			key = &ks[0]
+		}
+	} else if len(set.Keys) == 1 {
+		key = &set.Keys[0]
+	}
+	if key == nil {
+		return invalid("the JWT is signed by a key the operator's JWKS does not hold")
+	}
+	var cl jwtClaims
+	if err := t.Claims(key.Key, &cl); err != nil {
+		return invalid("the JWT's signature does not verify")
+	}
+	err = cl.ValidateWithLeeway(jwt.Expected{Issuer: s.issuer, AnyAudience: jwt.Audience{s.audience}, Time: now}, jwtLeeway)
+	switch {
+	case errors.Is(err, jwt.ErrExpired):
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenExpired,
+			"the JWT expired at %s", cl.Expiry.Time().UTC().Format(time.RFC3339))
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		return invalid("the JWT's issuer is not %q", s.issuer)
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return invalid("the JWT's audience does not include %q", s.audience)
+	case errors.Is(err, jwt.ErrNotValidYet):
+		return invalid("the JWT is not valid yet (nbf)")
+	case err != nil:
+		return invalid("the JWT: %v", err)
+	case cl.Expiry == nil:
+		return invalid("the JWT has no exp")
+	}
+	role := auth.Role(cl.Role)
+	if !assignable(role) {
+		return invalid("the JWT's %s claim %q is not one of player, croupier, operator, auditor", ClaimRole, cl.Role)
+	}
+	sub := cl.Subject
+	if role == auth.RolePlayer && cl.PlayerID != "" {
+		sub = cl.PlayerID
+	}
+	if sub == "" {
+		return invalid("the JWT names no subject")
+	}
+	return auth.Caller{Subject: sub, Role: role}, nil
+}

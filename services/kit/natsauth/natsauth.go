@@ -1,0 +1,111 @@
+// Package natsauth says who may do what on chemmy's NATS: each service
+// authenticates with its own nkey and may publish only its own subjects
+// (chemmy.<service>.>) plus the JetStream API calls it needs; a read-only
+// user, "reader", may follow the stream but publish no event. The local
+// stack configures its embedded NATS from here (DevKeys); a real NATS gets
+// the same permissions from its configuration file (deploy/k8s).
+package natsauth
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+)
+
+// Users of chemmy's NATS.
+const (
+	Table  = "table-svc"
+	Wallet = "wallet-svc"
+	Shoe   = "shoe-svc"
+	Reader = "reader"
+)
+
+// Users lists every user, in a fixed order.
+var Users = []string{Table, Wallet, Shoe, Reader}
+
+// stream is the JetStream API a publishing service needs on the CHEMMY
+// stream (create or update it at start, read its info).
+var stream = []string{
+	"$JS.API.INFO",
+	"$JS.API.STREAM.INFO.CHEMMY",
+	"$JS.API.STREAM.CREATE.CHEMMY",
+	"$JS.API.STREAM.UPDATE.CHEMMY",
+}
+
+// consume is the JetStream API a consumer of the CHEMMY stream needs.
+var consume = []string{
+	"$JS.API.INFO",
+	"$JS.API.STREAM.INFO.CHEMMY",
+	"$JS.API.CONSUMER.CREATE.CHEMMY.>",
+	"$JS.API.CONSUMER.DELETE.CHEMMY.>",
+	"$JS.API.CONSUMER.INFO.CHEMMY.>",
+	"$JS.API.CONSUMER.MSG.NEXT.CHEMMY.>",
+	"$JS.ACK.CHEMMY.>",
+}
+
+// Permissions returns what user may publish and subscribe to; nil for an
+// unknown user.
+func Permissions(user string) *server.Permissions {
+	perm := func(pub, sub []string) *server.Permissions {
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: pub},
+			Subscribe: &server.SubjectPermission{Allow: sub},
+		}
+	}
+	inbox := []string{"_INBOX.>"}
+	switch user {
+	case Table:
+		// table-svc also follows its tables' events for WatchTable.
+		return perm(append(append([]string{"chemmy.table.>"}, stream...), consume[2:]...), inbox)
+	case Wallet:
+		return perm(append([]string{"chemmy.wallet.>"}, stream...), inbox)
+	case Shoe:
+		return perm(append([]string{"chemmy.shoe.>"}, stream...), inbox)
+	case Reader:
+		return perm(consume, append([]string{"chemmy.>"}, inbox...))
+	}
+	return nil
+}
+
+// DevKeys are throw-away nkeys made at start by the local stack: a seed
+// file <Dir>/<user>.nk (mode 0600) for each of Users.
+type DevKeys struct {
+	Dir   string
+	users []*server.NkeyUser
+}
+
+// NewDevKeys makes a key pair for each user and writes the seeds in dir.
+func NewDevKeys(dir string) (*DevKeys, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("natsauth: %w", err)
+	}
+	k := &DevKeys{Dir: dir}
+	for _, u := range Users {
+		kp, err := nkeys.CreateUser()
+		if err != nil {
+			return nil, err
+		}
+		seed, err := kp.Seed()
+		if err != nil {
+			return nil, err
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(k.SeedFile(u), append(seed, '\n'), 0o600); err != nil {
+			return nil, fmt.Errorf("natsauth: %w", err)
+		}
+		k.users = append(k.users, &server.NkeyUser{Nkey: pub, Permissions: Permissions(u)})
+	}
+	return k, nil
+}
+
+// SeedFile is the path of user's seed.
+func (k *DevKeys) SeedFile(user string) string { return filepath.Join(k.Dir, user+".nk") }
+
+// ServerUsers is the Nkeys option of an embedded NATS server.
+func (k *DevKeys) ServerUsers() []*server.NkeyUser { return k.users }

@@ -1,0 +1,100 @@
+package trust
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/chemmy/chemmy/services/kit/auth"
+)
+
+// devGateway makes a throw-away CA and loads its gateway certificate.
+func devGateway(t *testing.T) (*DevPKI, *Material) {
+	t.Helper()
+	pki, err := NewDevPKI(t.TempDir(), Gateway)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(pki.Config(Gateway))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pki, m
+}
+
+func TestCertificateRotationIsPickedUp(t *testing.T) {
+	pki, m := devGateway(t)
+	first, err := m.pair.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pki.Issue(Gateway, time.Now().Add(48*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// Make the change visible to the modification-time check whatever the
+	// file system's time resolution, and skip the once-a-second throttle.
+	later := time.Now().Add(time.Minute)
+	for _, f := range []string{pki.Config(Gateway).CertFile, pki.Config(Gateway).KeyFile} {
+		if err := os.Chtimes(f, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.pair.checked = time.Time{}
+	second, err := m.pair.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Leaf.SerialNumber.Cmp(second.Leaf.SerialNumber) == 0 {
+		t.Fatal("the rotated certificate was not loaded")
+	}
+	if name, err := m.Name(); err != nil || name != Gateway {
+		t.Fatalf("Name = %q, %v", name, err)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	if err := (Config{}).Check(); err == nil {
+		t.Error("an empty Config passed: neither TLS files nor Insecure")
+	}
+	if err := (Config{Insecure: true}).Check(); err != nil {
+		t.Error(err)
+	}
+	if m, err := Load(Config{Insecure: true}); m != nil || err != nil {
+		t.Errorf("insecure Load = %v, %v", m, err)
+	}
+	if _, err := Load(Config{CertFile: "a", KeyFile: "b", CAFile: "/nonexistent"}); err == nil {
+		t.Error("Load of missing files passed")
+	}
+}
+
+// TestAssertionOutsidePeer: an assertion is verified only on a connection
+// whose certificate the TLS layer verified; without one (e.g. a context
+// not from a TLS connection) the call is refused before the assertion is
+// read.
+func TestAssertionOutsidePeer(t *testing.T) {
+	_, m := devGateway(t)
+	a, err := NewSigner(m, nil).Assert(auth.Caller{Subject: "olga", Role: auth.RoleOperator}, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(MDAssertion, a))
+	_, err = NewAuthenticator(m, Wallet, []string{Table}, nil).Authenticate(ctx)
+	if r, ok := err.(*auth.Refusal); !ok || r.Reason != auth.ReasonUnauthenticated {
+		t.Fatalf("Authenticate without a peer = %v", err)
+	}
+	// The assertion itself verifies for its audience, and only for it.
+	au := NewAuthenticator(m, Wallet, nil, nil)
+	if c, err := au.verify(a); err != nil || c.Subject != "olga" || c.Role != auth.RoleOperator {
+		t.Fatalf("verify = %v, %v", c, err)
+	}
+	if _, err := NewAuthenticator(m, Shoe, nil, nil).verify(a); err == nil {
+		t.Fatal("an assertion for wallet-svc verified at shoe-svc")
+	}
+	late := NewAuthenticator(m, Wallet, nil, func() time.Time { return time.Now().Add(AssertionTTL + time.Minute) })
+	if _, err := late.verify(a); err == nil || err.(*auth.Refusal).Reason != auth.ReasonAssertionExpired {
+		t.Fatalf("verify after expiry = %v", err)
+	}
+}
