@@ -60,7 +60,7 @@ for _ in $(seq 20); do CARDS="$CARDS,\"KD\""; done
 SHOE=$(call operator-token chemmy.shoe.v1.ShoeService/CreateShoeFromOrder \
   "{\"request_id\":\"$RUN-shoe\",\"cards\":[$CARDS]}" | field shoeId)
 TABLE=$(call operator-token chemmy.table.v1.TableService/CreateTable \
-  "{\"request_id\":\"$RUN-table\",\"shoe_id\":\"$SHOE\"}" | field tableId)
+  "{\"request_id\":\"$RUN-table\",\"shoe_id\":\"$SHOE\",\"house_rules\":{\"certification_real_money\":true}}" | field tableId)
 echo "shoe $SHOE, table $TABLE"
 
 say "four players sit down; the bank is offered from seat 1: alice puts up 1000"

@@ -120,7 +120,8 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "crash-table", ShoeId: sh.GetShoe().GetShoeId()})
+	created, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "crash-table", ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: &tablev1.HouseRules{CertificationRealMoney: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

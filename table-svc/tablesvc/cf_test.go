@@ -200,7 +200,7 @@ func TestSHOECutByPlayerAtTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: sh.GetShoe().GetShoeId(),
-		HouseRules: &tablev1.HouseRules{ShoeCutByPlayer: true}})
+		HouseRules: certMoney(&tablev1.HouseRules{ShoeCutByPlayer: true})})
 	if err != nil {
 		t.Fatal(err)
 	}

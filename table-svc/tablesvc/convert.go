@@ -4,6 +4,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/rules"
@@ -35,7 +36,7 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
 	hr.PassMode, hr.FirstCoupFree, hr.HourlyFee = int32(in.GetPassMode()), in.GetFirstCoupExempt(), in.GetHourlyFee()
-	hr.CutByPlayer = in.GetShoeCutByPlayer()
+	hr.CutByPlayer, hr.CertRealMoney = in.GetShoeCutByPlayer(), in.GetCertificationRealMoney()
 	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
@@ -98,8 +99,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	return hr, nil
 }
 
-// toProto is the public view of a table.
-func toProto(t *table) *tablev1.Table {
+// toProto is the view of a table for v (see "Who sees what" in view.go).
+func toProto(t *table, v viewer) *tablev1.Table {
 	hr := t.Rules
 	out := &tablev1.Table{
 		TableId: t.ID,
@@ -112,11 +113,12 @@ func toProto(t *table) *tablev1.Table {
 			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
 			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree, HourlyFee: hr.HourlyFee,
-			ShoeCutByPlayer: hr.CutByPlayer,
+			ShoeCutByPlayer: hr.CutByPlayer, CertificationRealMoney: hr.CertRealMoney,
 		},
-		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
+		Certification: t.Certification,
+		State:         tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
-		Coup: coupProto(t.Coup), LastCoup: coupProto(t.LastCoup),
+		Coup: coupProto(t.Coup, v), LastCoup: coupProto(t.LastCoup, v),
 		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),
 		GalleryPlayerIds: t.Gallery, BancoSuiviPlayerId: t.BancoSuivi, OpenOfferAmount: t.OpenOffer,
 	}
@@ -135,24 +137,23 @@ func toProto(t *table) *tablev1.Table {
 	return out
 }
 
-func coupProto(cp *coup) *tablev1.Coup {
+func coupProto(cp *coup, v viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
 	out := &tablev1.Coup{
 		CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
 		Uncovered: cp.Bank - cp.covered(), Banco: cp.Banco, TurnPlayerId: cp.turnPlayer(),
-		HandHolderPlayerId: cp.HandHolder, PlayerCards: cardsProto(cp.Player), BankerCards: cardsProto(cp.Banker),
-		DecisionHand: tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy,
+		HandHolderPlayerId: cp.HandHolder,
+		DecisionHand:       tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy,
 		Natural: cp.Natural, Commission: cp.Commission, BankerNet: cp.BankerNet, Settled: cp.Settled,
 		Stake: cp.Bank, Voided: cp.Voided, VoidReason: cp.VoidReason,
 	}
 	if cp.HandHolder != "" { // betting is over
 		out.TurnPlayerId = ""
 	}
-	pt, _ := handTotal(cp.Player)
-	bt, _ := handTotal(cp.Banker)
-	out.PlayerTotal, out.BankerTotal = int32(pt), int32(bt)
+	out.PlayerCards, out.PlayerTotal = v.viewCards(cp, eventsv1.Hand_HAND_PLAYER)
+	out.BankerCards, out.BankerTotal = v.viewCards(cp, eventsv1.Hand_HAND_BANKER)
 	switch cp.Outcome {
 	case rules.OutcomeBankWins:
 		out.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS

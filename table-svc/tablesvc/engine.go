@@ -388,14 +388,15 @@ func (s *Service) result(c *change, rc rules.Coup, step rules.Step) {
 	if step.Natural {
 		// Source: RULES.md CF-NATURAL-PLAYER, CF-NATURAL-BANKER
 		if rules.IsNatural(rc.Player) {
-			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_PLAYER, Total: int32(pt)})
+			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_PLAYER, Total: int32(pt), Cards: cardsProto(cp.Player)})
 		}
 		if rules.IsNatural(rc.Banker) {
-			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(bt)})
+			c.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(bt), Cards: cardsProto(cp.Banker)})
 		}
 	}
 	cp.Outcome, cp.Natural = step.Outcome, step.Natural
-	c.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(pt), BankerTotal: int32(bt), Natural: step.Natural})
+	c.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(pt), BankerTotal: int32(bt),
+		Natural: step.Natural, PlayerCards: cardsProto(cp.Player), BankerCards: cardsProto(cp.Banker)})
 	c.t.State = stateSettling
 }
 
@@ -588,7 +589,7 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 	if err != nil {
 		return fmt.Errorf("open next shoe: %w", err)
 	}
-	t.ShoeID, t.Shoes, t.CutCardOut = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
+	t.ShoeID, t.Shoes, t.CutCardOut, t.Certification = shoe.GetShoe().GetShoeId(), t.Shoes+1, false, false
 	t.ShoeDecks, t.ShoeDealt = shoe.GetShoe().GetDecks(), [13]int{}
 	return nil
 }

@@ -35,6 +35,8 @@ const (
 	reasonBidTooLow             = "BID_TOO_LOW"
 	reasonHouseLimitReached     = "HOUSE_LIMIT_REACHED"
 	reasonRequestAbandoned      = "REQUEST_ABANDONED"
+	reasonCoupNotInPlay         = "COUP_NOT_IN_PLAY"
+	reasonCertificationTable    = "CERTIFICATION_TABLE"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -22,34 +22,58 @@ func TestEventsInOutbox(t *testing.T) {
 	if _, err := h.decide(id, "carol", true); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := outbox.Pending(h.table.db, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var kinds []string
-	var seq uint64
-	for _, m := range msgs {
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(m.Payload, ev); err != nil {
-			t.Fatal(err)
+	for _, ev := range h.events(id) {
+		kinds = append(kinds, ev.kind)
+		if !ev.GetCertification() {
+			t.Errorf("%s on a certification table without certification", ev.kind)
 		}
-		if ev.GetTableId() != id {
-			continue
+		if cd := ev.GetCardDealt(); cd != nil && (cd.GetTotal() != 0 || cd.GetPosition() <= 2 && !cd.GetCard().GetFaceDown()) {
+			t.Errorf("published card_dealt shows a face-down card or a total: %v", cd)
 		}
-		if ev.GetSequence() != seq+1 || m.ID != ev.GetEventId() {
-			t.Fatalf("event %d after %d (msg id %s, event id %s)", ev.GetSequence(), seq, m.ID, ev.GetEventId())
-		}
-		seq = ev.GetSequence()
-		prefix := "chemmy.table." + id + "."
-		if !strings.HasPrefix(m.Subject, prefix) {
-			t.Fatalf("subject %s", m.Subject)
-		}
-		kinds = append(kinds, strings.TrimPrefix(m.Subject, prefix))
 	}
-	want := "table_created player_seated player_seated bank_offered player_seated bank_changed " +
+	want := "table_created staff_action player_seated player_seated bank_offered player_seated bank_changed " +
 		"bet_placed bet_placed card_dealt card_dealt card_dealt card_dealt draw_decided card_dealt " +
 		"coup_resulted coup_settled bank_changed bank_offered"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)
 	}
+}
+
+// event is a published table event with its kind (the subject's last
+// token).
+type event struct {
+	*eventsv1.TableEvent
+	kind string
+}
+
+// events are table id's events in the outbox, checked to be numbered
+// without gaps and published on chemmy.table.<id>.<kind>.
+func (h *harness) events(id string) []event {
+	h.t.Helper()
+	msgs, err := outbox.Pending(h.table.db, 10000)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []event
+	var seq uint64
+	for _, m := range msgs {
+		ev := new(eventsv1.TableEvent)
+		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+			h.t.Fatal(err)
+		}
+		if ev.GetTableId() != id {
+			continue
+		}
+		if ev.GetSequence() != seq+1 || m.ID != ev.GetEventId() {
+			h.t.Fatalf("event %d after %d (msg id %s, event id %s)", ev.GetSequence(), seq, m.ID, ev.GetEventId())
+		}
+		seq = ev.GetSequence()
+		prefix := "chemmy.table." + id + "."
+		if !strings.HasPrefix(m.Subject, prefix) {
+			h.t.Fatalf("subject %s", m.Subject)
+		}
+		out = append(out, event{ev, strings.TrimPrefix(m.Subject, prefix)})
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
@@ -169,7 +170,7 @@ func (h *harness) tableWith(hr *tablev1.HouseRules, cutFromEnd int32, cards []st
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: hr, ShoeId: sh.GetShoe().GetShoeId()})
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: certMoney(hr), ShoeId: sh.GetShoe().GetShoeId()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -178,6 +179,17 @@ func (h *harness) tableWith(hr *tablev1.HouseRules, cutFromEnd int32, cards []st
 		h.join(id, p)
 	}
 	return id
+}
+
+// certMoney is hr (nil: the defaults) with certification_real_money on:
+// the tests play for money on prepared shoes.
+func certMoney(hr *tablev1.HouseRules) *tablev1.HouseRules {
+	if hr == nil {
+		hr = &tablev1.HouseRules{}
+	}
+	hr = proto.Clone(hr).(*tablev1.HouseRules)
+	hr.CertificationRealMoney = true
+	return hr
 }
 
 func (h *harness) join(id, p string) {
@@ -189,7 +201,13 @@ func (h *harness) join(id, p string) {
 
 func (h *harness) get(id string) *tablev1.Table {
 	h.t.Helper()
-	resp, err := h.tables.GetTable(h.as("croupier"), &tablev1.GetTableRequest{TableId: id})
+	return h.getAs(id, "croupier")
+}
+
+// getAs is the table as who sees it ("croupier", "op" or a player).
+func (h *harness) getAs(id, who string) *tablev1.Table {
+	h.t.Helper()
+	resp, err := h.tables.GetTable(h.as(who), &tablev1.GetTableRequest{TableId: id})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -14,10 +14,12 @@ import (
 	"github.com/chemmy/chemmy/services/rules"
 )
 
-// remaining is the composition of the table's current shoe as it stands:
-// the full decks less the burned cards (public, SHOE-BURN) and the cards
-// dealt to coups. ODDS_UNAVAILABLE for a shoe made from a given order.
-func (s *Service) remaining(ctx context.Context, t *table) (odds.Shoe, error) {
+// remaining is the composition of the table's current shoe: the full
+// decks less the burned cards (public, SHOE-BURN) and the cards dealt to
+// coups, except those counted in hidden (cards the caller may not see,
+// which count as still in the shoe). ODDS_UNAVAILABLE for a shoe made
+// from a given order.
+func (s *Service) remaining(ctx context.Context, t *table, hidden [13]int) (odds.Shoe, error) {
 	if t.ShoeDecks == 0 {
 		return odds.Shoe{}, fail(codes.FailedPrecondition, reasonOddsUnavailable, "the table's shoe was made from a given order; its composition is not known")
 	}
@@ -29,7 +31,7 @@ func (s *Service) remaining(ctx context.Context, t *table) (odds.Shoe, error) {
 	}
 	shoe := odds.Decks(int(t.ShoeDecks))
 	for r, n := range t.ShoeDealt {
-		shoe.Ranks[r] -= n
+		shoe.Ranks[r] -= n - hidden[r]
 	}
 	for _, c := range sh.GetShoe().GetBurned() {
 		if r := int(c.GetRank()); r >= 1 && r <= 13 {
@@ -58,10 +60,13 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 		return nil, err
 	}
 	cp := t.Coup
-	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer && cp.DecisionBy != req.GetPlayerId() {
-		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the decision is %q's", cp.DecisionBy)
+	// The advice tells the decider's own face-down total: it is for him
+	// alone (see "Who sees what", view.go), not for staff.
+	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || cp.DecisionBy != req.GetPlayerId() || c.Subject != cp.DecisionBy {
+		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the advice is for the player who decides (%q), calling for himself", cp.DecisionBy)
 	}
-	shoe, err := s.remaining(ctx, t)
+	// Advise puts back the opponent's face-down cards itself (its model).
+	shoe, err := s.remaining(ctx, t, [13]int{})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +133,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		if err != nil {
 			return nil, err
 		}
-		if shoe, err = s.remaining(ctx, t); err != nil {
+		if shoe, err = s.remaining(ctx, t, viewerOf(ctx).hidden(t.Coup)); err != nil {
 			return nil, err
 		}
 		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER

@@ -103,7 +103,7 @@ func TestGetOddsAndAdviceLiveTable(t *testing.T) {
 			if a.GetBest() != best || math.Abs(a.GetDrawEv()) > 1.5 || math.Abs(a.GetStandEv()) > 1.5 {
 				t.Fatalf("advice %v", a)
 			}
-			eq, err := h.tables.GetAdvice(h.as("croupier"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: who, AssumeEquilibrium: true})
+			eq, err := h.tables.GetAdvice(h.as(who), &tablev1.GetAdviceRequest{TableId: id, PlayerId: who, AssumeEquilibrium: true})
 			if err != nil || eq.GetDrawEvExact() == "" {
 				t.Fatalf("advice assuming the equilibrium: %v %v", eq, err)
 			}

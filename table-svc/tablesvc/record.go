@@ -43,6 +43,8 @@ type houseRules struct {
 	FirstCoupFree  bool  `json:"first_coup_exempt,omitempty"`
 	HourlyFee      int64 `json:"hourly_fee,omitempty"`
 	CutByPlayer    bool  `json:"shoe_cut_by_player,omitempty"`
+	// CertRealMoney: a certification table takes banks and bets.
+	CertRealMoney bool `json:"certification_real_money,omitempty"`
 }
 
 // engineRules returns the rules engine's view of the house rules.
@@ -192,6 +194,9 @@ type table struct {
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`
+	// Certification: the current shoe is a prepared order (a
+	// certification shoe), not a shuffle.
+	Certification bool `json:"certification,omitempty"`
 	// ShoeDecks is the current shoe's deck count; 0 for a shoe made from a
 	// given order, whose composition the table does not know.
 	ShoeDecks int32 `json:"shoe_decks,omitempty"`

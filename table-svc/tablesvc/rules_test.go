@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -51,11 +52,18 @@ func TestCFErrorVoidCoup(t *testing.T) {
 	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
 		t.Fatalf("want a decision, got %v", tbl.GetState())
 	}
-	_, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id})
+	coupID := tbl.GetCoup().GetCoupId()
+	_, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, CoupId: coupID})
 	wantReason(t, err, codes.InvalidArgument, reasonInvalidArgument)
-	_, err = h.tables.VoidCoup(h.as("bob"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x"})
+	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x"})
+	wantReason(t, err, codes.InvalidArgument, reasonInvalidArgument)
+	_, err = h.tables.VoidCoup(h.as("bob"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x", CoupId: coupID})
 	wantReason(t, err, codes.PermissionDenied, reasonRoleNotAllowed)
-	resp, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "card exposed"})
+	// A void that names another coup (e.g. one raced against the closing
+	// bet of the coup before) voids nothing.
+	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x", CoupId: "01ANOTHERCOUP"})
+	wantReason(t, err, codes.FailedPrecondition, reasonCoupNotInPlay)
+	resp, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "card exposed", CoupId: coupID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +79,24 @@ func TestCFErrorVoidCoup(t *testing.T) {
 			t.Errorf("%s %d held %d after the void", p, b, held)
 		}
 	}
-	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: "nope", Reason: "x"})
+	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: "nope", Reason: "x", CoupId: coupID})
 	wantReason(t, err, codes.NotFound, reasonTableNotFound)
+	// The same void again, after the next coup's betting opened: refused.
+	_, err = h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "card exposed", CoupId: coupID})
+	wantReason(t, err, codes.FailedPrecondition, reasonCoupNotInPlay)
+	// The audit trail names the actor.
+	var staff []string
+	for _, ev := range h.events(id) {
+		if a := ev.GetStaffAction(); a != nil {
+			staff = append(staff, a.GetAction()+" by "+a.GetActorId()+" ("+a.GetActorRole()+"): "+a.GetReason())
+		}
+		if v := ev.GetCoupVoided(); v != nil && (v.GetBy() != "croupier-1" || v.GetByRole() != "croupier" || ev.GetCoupId() != coupID) {
+			t.Errorf("coup_voided %v of coup %s", v, ev.GetCoupId())
+		}
+	}
+	if got := strings.Join(staff, "; "); got != "certification_shoe by operator-1 (operator): ; void_coup by croupier-1 (croupier): card exposed" {
+		t.Errorf("staff actions: %s", got)
+	}
 }
 
 // TestLeaveTable: a player leaves between coups; a punter with a bet at

@@ -3,6 +3,7 @@ package tablesvc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -48,9 +49,10 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	if err != nil {
 		return nil, err
 	}
-	if req.GetShoeId() != "" {
-		if c, _ := auth.FromContext(ctx); !c.Is(auth.RoleOperator, auth.RoleService) {
-			return nil, fail(codes.PermissionDenied, reasonRoleNotAllowed, "only an operator may name a prepared shoe")
+	caller, _ := auth.FromContext(ctx)
+	if req.GetShoeId() != "" || hr.CertRealMoney {
+		if !caller.Is(auth.RoleOperator, auth.RoleService) {
+			return nil, fail(codes.PermissionDenied, reasonRoleNotAllowed, "only an operator may name a prepared shoe or set certification_real_money")
 		}
 	}
 	key, hash := "CreateTable/"+req.GetRequestId(), store.Hash(req)
@@ -70,7 +72,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		if err != nil {
 			return nil, err
 		}
-		return &tablev1.CreateTableResponse{Table: toProto(t)}, nil
+		return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 	}
 
 	id := ulid.Make().String()
@@ -78,12 +80,16 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var decks int32
+	// Every shoe an operator names is treated as prepared: only the
+	// table's own shoes are known to be shuffled.
+	certification := false
 	if shoeID != "" {
 		sh, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID})
 		if err != nil {
 			return nil, fromDependency("shoe "+shoeID, err)
 		}
 		decks = sh.GetShoe().GetDecks()
+		certification = true
 	} else {
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
@@ -94,13 +100,18 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 		shoeID, decks = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks()
 	}
-	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC()}
+	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
+		Certification: certification}
 	c := &change{t: t}
-	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID})
+	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID, Certification: certification, CreatedBy: caller.Subject, CreatedByRole: string(caller.Role)})
+	if certification {
+		c.emit("", &eventsv1.StaffAction{Action: "certification_shoe", ActorId: caller.Subject, ActorRole: string(caller.Role),
+			Detail: fmt.Sprintf("shoe %s, certification_real_money %t", shoeID, hr.CertRealMoney)})
+	}
 	if err := s.save(c, key, hash, []byte(id)); err != nil {
 		return nil, err
 	}
-	return &tablev1.CreateTableResponse{Table: toProto(t)}, nil
+	return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 }
 
 // GetTable returns a table.
@@ -112,7 +123,7 @@ func (s *Service) GetTable(ctx context.Context, req *tablev1.GetTableRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &tablev1.GetTableResponse{Table: toProto(t)}, nil
+	return &tablev1.GetTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 }
 
 // ListTables lists tables in creation order.
@@ -143,7 +154,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			if err := json.Unmarshal(v, t); err != nil {
 				return err
 			}
-			resp.Tables = append(resp.Tables, toProto(t))
+			resp.Tables = append(resp.Tables, toProto(t, viewerOf(ctx)))
 		}
 		return nil
 	})
@@ -208,7 +219,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 			return nil, err
 		}
 	}
-	return toProto(t), nil
+	return toProto(t, viewerOf(ctx)), nil
 }
 
 // JoinTable seats a player (and offers the bank when a second player sits
@@ -253,6 +264,9 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 func (s *Service) AcceptBank(ctx context.Context, req *tablev1.AcceptBankRequest) (*tablev1.AcceptBankResponse, error) {
 	t, err := s.act(ctx, "AcceptBank", req, func(c *change) error {
 		t, p := c.t, req.GetPlayerId()
+		if err := realMoney(c.t); err != nil {
+			return err
+		}
 		if err := wantState(t, stateOffering); err != nil {
 			return err
 		}
@@ -335,6 +349,9 @@ func punterTurn(t *table, player string) error {
 func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*tablev1.PlaceBetResponse, error) {
 	t, err := s.act(ctx, "PlaceBet", req, func(c *change) error {
 		t := c.t
+		if err := realMoney(c.t); err != nil {
+			return err
+		}
 		if err := punterTurn(t, req.GetPlayerId()); err != nil {
 			return err
 		}
@@ -389,6 +406,9 @@ func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest
 func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) (*tablev1.CallBancoResponse, error) {
 	t, err := s.act(ctx, "CallBanco", req, func(c *change) error {
 		t, player := c.t, req.GetPlayerId()
+		if err := realMoney(c.t); err != nil {
+			return err
+		}
 		if player == t.BankerID {
 			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
 		}
@@ -554,6 +574,9 @@ func (s *Service) RaiseBank(ctx context.Context, req *tablev1.RaiseBankRequest) 
 func (s *Service) BidBank(ctx context.Context, req *tablev1.BidBankRequest) (*tablev1.BidBankResponse, error) {
 	t, err := s.act(ctx, "BidBank", req, func(c *change) error {
 		t, p := c.t, req.GetPlayerId()
+		if err := realMoney(c.t); err != nil {
+			return err
+		}
 		if err := wantState(t, stateAuction); err != nil {
 			return err
 		}
@@ -792,6 +815,9 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 	if req.GetReason() == "" || len(req.GetReason()) > 500 {
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
 	}
+	if err := checkID("coup_id", req.GetCoupId()); err != nil {
+		return nil, err
+	}
 	caller, _ := auth.FromContext(ctx)
 	t, err := s.mutate(ctx, "VoidCoup", req.GetRequestId(), req.GetTableId(), req, func(c *change) error {
 		t := c.t
@@ -802,12 +828,16 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 		}
 		// Source: RULES.md CF-ERROR: the coup is restored as if not played; every bet returned.
 		cp := t.Coup
+		if cp.ID != req.GetCoupId() {
+			return fail(codes.FailedPrecondition, reasonCoupNotInPlay, "coup %q is not in play (coup %q is)", req.GetCoupId(), cp.ID)
+		}
 		for _, b := range cp.Bets {
 			t.PendingVoids = append(t.PendingVoids, b.HoldID)
 		}
 		cp.Voided, cp.VoidReason = true, req.GetReason()
 		cp.DecisionHand, cp.DecisionBy = 0, ""
-		c.emit(cp.ID, &eventsv1.CoupVoided{Reason: req.GetReason(), By: caller.Subject})
+		c.emit(cp.ID, &eventsv1.CoupVoided{Reason: req.GetReason(), By: caller.Subject, ByRole: string(caller.Role)})
+		c.emit(cp.ID, &eventsv1.StaffAction{Action: "void_coup", ActorId: caller.Subject, ActorRole: string(caller.Role), Reason: req.GetReason()})
 		t.LastCoup = cp
 		t.Coup = newCoup(t)
 		t.State = stateBetting
@@ -817,6 +847,16 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 		return nil, err
 	}
 	return &tablev1.VoidCoupResponse{Table: t}, nil
+}
+
+// realMoney refuses money on a certification table whose house rules do
+// not allow it: FAILED_PRECONDITION CERTIFICATION_TABLE.
+func realMoney(t *table) error {
+	if t.Certification && !t.Rules.CertRealMoney {
+		return fail(codes.FailedPrecondition, reasonCertificationTable,
+			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
+	}
+	return nil
 }
 
 // wantState is WRONG_STATE unless the table is in st.

@@ -274,7 +274,7 @@ func (c *change) emit(coupID string, payload proto.Message) {
 	c.t.EventSeq++
 	ev := &eventsv1.TableEvent{
 		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
-		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(),
+		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(), Certification: c.t.Certification,
 	}
 	setPayload(ev, payload)
 	c.events = append(c.events, ev)
@@ -299,7 +299,7 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 			}
 		}
 		for _, ev := range c.events {
-			b, err := proto.Marshal(ev)
+			b, err := proto.Marshal(publicEvent(ev))
 			if err != nil {
 				return err
 			}

@@ -345,7 +345,7 @@ func TestRestartMidCoup(t *testing.T) {
 	h.acceptBank(id, "alice", 1000)
 	h.mustBet(id, "bob", 1000)
 	h.restartTable()
-	tbl := h.get(id)
+	tbl := h.getAs(id, "bob") // he holds the player's hand
 	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION || cardCodes(tbl.GetCoup().GetPlayerCards()) != "2C 3D" {
 		t.Fatalf("after restart: %v", tbl)
 	}
@@ -371,7 +371,7 @@ func TestSHOECutCardEndsShoe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: resp.GetShoe().GetShoeId()})
+	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: resp.GetShoe().GetShoeId(), HouseRules: certMoney(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,5 +385,44 @@ func TestSHOECutCardEndsShoe(t *testing.T) {
 	}
 	if tbl.GetShoeId() == resp.GetShoe().GetShoeId() || tbl.GetShoeId() == "" {
 		t.Fatalf("the table kept the shoe whose cut card came out")
+	}
+}
+
+// TestCertificationTable: a table on a prepared shoe says so in its view
+// and events, and takes no bank or bet unless an operator set
+// certification_real_money; the next (shuffled) shoe clears it.
+func TestCertificationTable(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), shoeFromOrder{cards: []string{"2C", "9H", "3D", "TC", "KD", "KD"}, cut: 4}.req(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: certMoney(nil)})
+	wantReason(t, err, codes.PermissionDenied, reasonRoleNotAllowed)
+	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: sh.GetShoe().GetShoeId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTable().GetTableId()
+	if !created.GetTable().GetCertification() {
+		t.Fatalf("a table on a prepared shoe without certification: %v", created.GetTable())
+	}
+	h.join(id, "alice")
+	h.join(id, "bob")
+	_, err = h.tables.AcceptBank(h.as("alice"), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: 500})
+	wantReason(t, err, codes.FailedPrecondition, reasonCertificationTable)
+	if b, held := h.account("player:alice"); b != 10000 || held != 0 {
+		t.Errorf("alice %d held %d after a refused bank", b, held)
+	}
+	for _, ev := range h.events(id) {
+		if !ev.GetCertification() {
+			t.Errorf("%s without certification", ev.kind)
+		}
+	}
+	// A shuffled table is no certification table.
+	plain, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
+	if err != nil || plain.GetTable().GetCertification() {
+		t.Fatalf("shuffled table: %v, %v", plain.GetTable(), err)
 	}
 }

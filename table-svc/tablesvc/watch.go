@@ -49,6 +49,7 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "this table-svc runs without NATS; WatchTable needs it")
 	}
 	ctx := stream.Context()
+	v := viewerOf(ctx)
 	t, err := s.load(req.GetTableId())
 	if err != nil {
 		return err
@@ -83,7 +84,7 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 	}
 	defer s.deleteWatchConsumer(js, name)
-	if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: toProto(t)}}); err != nil {
+	if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: toProto(t, v)}}); err != nil {
 		return err
 	}
 	// A missing heartbeat ends Next with an error (the default): the
@@ -121,6 +122,12 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 			continue
 		}
 		last = ev.GetSequence()
+		if cd := ev.GetCardDealt(); cd != nil && cd.GetCard().GetFaceDown() {
+			// The holder of the hand gets his own card (view.go).
+			if now, err := s.load(t.ID); err == nil {
+				ev = v.personalEvent(ev, now)
+			}
+		}
 		if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
 			return err
 		}

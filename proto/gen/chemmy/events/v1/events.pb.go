@@ -206,6 +206,9 @@ type TableEvent struct {
 	// 1-based, gapless per table: consumers detect loss or reordering.
 	Sequence  uint64                 `protobuf:"varint,4,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	OccurTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=occur_time,json=occurTime,proto3" json:"occur_time,omitempty"`
+	// True while the table deals from a certification shoe (a prepared
+	// order, not a shuffle): see chemmy.table.v1.Table.certification.
+	Certification bool `protobuf:"varint,6,opt,name=certification,proto3" json:"certification,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*TableEvent_TableCreated
@@ -229,6 +232,7 @@ type TableEvent struct {
 	//	*TableEvent_BankBid
 	//	*TableEvent_BetReduced
 	//	*TableEvent_SeatFeeCharged
+	//	*TableEvent_StaffAction
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -297,6 +301,13 @@ func (x *TableEvent) GetOccurTime() *timestamppb.Timestamp {
 		return x.OccurTime
 	}
 	return nil
+}
+
+func (x *TableEvent) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
 }
 
 func (x *TableEvent) GetPayload() isTableEvent_Payload {
@@ -495,6 +506,15 @@ func (x *TableEvent) GetSeatFeeCharged() *SeatFeeCharged {
 	return nil
 }
 
+func (x *TableEvent) GetStaffAction() *StaffAction {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_StaffAction); ok {
+			return x.StaffAction
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -583,6 +603,10 @@ type TableEvent_SeatFeeCharged struct {
 	SeatFeeCharged *SeatFeeCharged `protobuf:"bytes,30,opt,name=seat_fee_charged,json=seatFeeCharged,proto3,oneof"`
 }
 
+type TableEvent_StaffAction struct {
+	StaffAction *StaffAction `protobuf:"bytes,31,opt,name=staff_action,json=staffAction,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -625,10 +649,17 @@ func (*TableEvent_BetReduced) isTableEvent_Payload() {}
 
 func (*TableEvent_SeatFeeCharged) isTableEvent_Payload() {}
 
+func (*TableEvent_StaffAction) isTableEvent_Payload() {}
+
 // TableCreated: a table opened.
 type TableCreated struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ShoeId        string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The table's first shoe is a certification shoe (a prepared order).
+	Certification bool `protobuf:"varint,2,opt,name=certification,proto3" json:"certification,omitempty"`
+	// Who opened the table, and as what role.
+	CreatedBy     string `protobuf:"bytes,3,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedByRole string `protobuf:"bytes,4,opt,name=created_by_role,json=createdByRole,proto3" json:"created_by_role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +701,110 @@ func (x *TableCreated) GetShoeId() string {
 	return ""
 }
 
+func (x *TableCreated) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
+}
+
+func (x *TableCreated) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *TableCreated) GetCreatedByRole() string {
+	if x != nil {
+		return x.CreatedByRole
+	}
+	return ""
+}
+
+// StaffAction: a member of staff acted on the table; the audit trail of
+// every staff action. action is one of "void_coup" (coup_id is the coup),
+// "certification_shoe" (the table opened on a prepared shoe; detail says
+// whether it takes real money), "close_table".
+type StaffAction struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Action string                 `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
+	// The staff member (the caller's subject) and his role (croupier,
+	// operator).
+	ActorId   string `protobuf:"bytes,2,opt,name=actor_id,json=actorId,proto3" json:"actor_id,omitempty"`
+	ActorRole string `protobuf:"bytes,3,opt,name=actor_role,json=actorRole,proto3" json:"actor_role,omitempty"`
+	// Why, as the staff member gave it.
+	Reason        string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	Detail        string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StaffAction) Reset() {
+	*x = StaffAction{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StaffAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StaffAction) ProtoMessage() {}
+
+func (x *StaffAction) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StaffAction.ProtoReflect.Descriptor instead.
+func (*StaffAction) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StaffAction) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *StaffAction) GetActorId() string {
+	if x != nil {
+		return x.ActorId
+	}
+	return ""
+}
+
+func (x *StaffAction) GetActorRole() string {
+	if x != nil {
+		return x.ActorRole
+	}
+	return ""
+}
+
+func (x *StaffAction) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *StaffAction) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
 // PlayerSeated: a player took a seat.
 type PlayerSeated struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -681,7 +816,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -693,7 +828,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -706,7 +841,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *PlayerSeated) GetPlayerId() string {
@@ -737,7 +872,7 @@ type BankOffered struct {
 
 func (x *BankOffered) Reset() {
 	*x = BankOffered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -749,7 +884,7 @@ func (x *BankOffered) String() string {
 func (*BankOffered) ProtoMessage() {}
 
 func (x *BankOffered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -762,7 +897,7 @@ func (x *BankOffered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankOffered.ProtoReflect.Descriptor instead.
 func (*BankOffered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *BankOffered) GetPlayerId() string {
@@ -795,7 +930,7 @@ type BankChanged struct {
 
 func (x *BankChanged) Reset() {
 	*x = BankChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +942,7 @@ func (x *BankChanged) String() string {
 func (*BankChanged) ProtoMessage() {}
 
 func (x *BankChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +955,7 @@ func (x *BankChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankChanged.ProtoReflect.Descriptor instead.
 func (*BankChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BankChanged) GetReason() BankChangeReason {
@@ -864,7 +999,7 @@ type BetPlaced struct {
 
 func (x *BetPlaced) Reset() {
 	*x = BetPlaced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +1011,7 @@ func (x *BetPlaced) String() string {
 func (*BetPlaced) ProtoMessage() {}
 
 func (x *BetPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +1024,7 @@ func (x *BetPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetPlaced.ProtoReflect.Descriptor instead.
 func (*BetPlaced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BetPlaced) GetPlayerId() string {
@@ -923,7 +1058,7 @@ type BetDeclined struct {
 
 func (x *BetDeclined) Reset() {
 	*x = BetDeclined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -935,7 +1070,7 @@ func (x *BetDeclined) String() string {
 func (*BetDeclined) ProtoMessage() {}
 
 func (x *BetDeclined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -948,7 +1083,7 @@ func (x *BetDeclined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetDeclined.ProtoReflect.Descriptor instead.
 func (*BetDeclined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BetDeclined) GetPlayerId() string {
@@ -969,7 +1104,7 @@ type BancoCalled struct {
 
 func (x *BancoCalled) Reset() {
 	*x = BancoCalled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1116,7 @@ func (x *BancoCalled) String() string {
 func (*BancoCalled) ProtoMessage() {}
 
 func (x *BancoCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1129,7 @@ func (x *BancoCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BancoCalled.ProtoReflect.Descriptor instead.
 func (*BancoCalled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BancoCalled) GetPlayerId() string {
@@ -1020,7 +1155,7 @@ type BettingReopened struct {
 
 func (x *BettingReopened) Reset() {
 	*x = BettingReopened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1032,7 +1167,7 @@ func (x *BettingReopened) String() string {
 func (*BettingReopened) ProtoMessage() {}
 
 func (x *BettingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1045,17 +1180,25 @@ func (x *BettingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingReopened.ProtoReflect.Descriptor instead.
 func (*BettingReopened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
+//
+// As published (and streamed by WatchTable to anyone but the hand's
+// holder): the first two cards of a hand are dealt face down (CF-DEAL),
+// so card is {face_down: true} without rank, suit or code, and total is 0
+// until the result; a third card (position 3) is face up (CF-PLAYER-DRAW,
+// CF-BANKER-DRAW). coup_resulted carries every card. WatchTable gives the
+// holder of a hand his own cards and totals.
 type CardDealt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
 	Card  *v1.Card               `protobuf:"bytes,2,opt,name=card,proto3" json:"card,omitempty"`
 	// 1-based position of the card in the hand.
 	Position int32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
-	// The hand's total after the card (HAND-TOTAL).
+	// The hand's total after the card (HAND-TOTAL), for a viewer who sees
+	// the whole hand; 0 otherwise.
 	Total         int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1063,7 +1206,7 @@ type CardDealt struct {
 
 func (x *CardDealt) Reset() {
 	*x = CardDealt{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1218,7 @@ func (x *CardDealt) String() string {
 func (*CardDealt) ProtoMessage() {}
 
 func (x *CardDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1231,7 @@ func (x *CardDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardDealt.ProtoReflect.Descriptor instead.
 func (*CardDealt) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CardDealt) GetHand() Hand {
@@ -1121,16 +1264,18 @@ func (x *CardDealt) GetTotal() int32 {
 
 // NaturalShown: a hand showed a natural (CF-NATURAL-PLAYER, CF-NATURAL-BANKER).
 type NaturalShown struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Hand          Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
-	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
+	Total int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	// The hand's cards, turned.
+	Cards         []*v1.Card `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NaturalShown) Reset() {
 	*x = NaturalShown{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1287,7 @@ func (x *NaturalShown) String() string {
 func (*NaturalShown) ProtoMessage() {}
 
 func (x *NaturalShown) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1300,7 @@ func (x *NaturalShown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NaturalShown.ProtoReflect.Descriptor instead.
 func (*NaturalShown) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NaturalShown) GetHand() Hand {
@@ -1172,7 +1317,16 @@ func (x *NaturalShown) GetTotal() int32 {
 	return 0
 }
 
-// DrawDecided: a hand drew or stood, by rule or by choice.
+func (x *NaturalShown) GetCards() []*v1.Card {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+// DrawDecided: a hand drew or stood, by rule or by choice. As published,
+// by_choice and rule are left out (they would tell the hand's total while
+// its cards are face down): the table hears only "carte" or "non".
 type DrawDecided struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
@@ -1189,7 +1343,7 @@ type DrawDecided struct {
 
 func (x *DrawDecided) Reset() {
 	*x = DrawDecided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1355,7 @@ func (x *DrawDecided) String() string {
 func (*DrawDecided) ProtoMessage() {}
 
 func (x *DrawDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1368,7 @@ func (x *DrawDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrawDecided.ProtoReflect.Descriptor instead.
 func (*DrawDecided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DrawDecided) GetHand() Hand {
@@ -1254,18 +1408,21 @@ func (x *DrawDecided) GetRule() string {
 
 // CoupResulted: the coup is decided (CF-RESULT).
 type CoupResulted struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Outcome       Outcome                `protobuf:"varint,1,opt,name=outcome,proto3,enum=chemmy.events.v1.Outcome" json:"outcome,omitempty"`
-	PlayerTotal   int32                  `protobuf:"varint,2,opt,name=player_total,json=playerTotal,proto3" json:"player_total,omitempty"`
-	BankerTotal   int32                  `protobuf:"varint,3,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
-	Natural       bool                   `protobuf:"varint,4,opt,name=natural,proto3" json:"natural,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Outcome     Outcome                `protobuf:"varint,1,opt,name=outcome,proto3,enum=chemmy.events.v1.Outcome" json:"outcome,omitempty"`
+	PlayerTotal int32                  `protobuf:"varint,2,opt,name=player_total,json=playerTotal,proto3" json:"player_total,omitempty"`
+	BankerTotal int32                  `protobuf:"varint,3,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
+	Natural     bool                   `protobuf:"varint,4,opt,name=natural,proto3" json:"natural,omitempty"`
+	// Every card of both hands, turned at the showdown.
+	PlayerCards   []*v1.Card `protobuf:"bytes,5,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
+	BankerCards   []*v1.Card `protobuf:"bytes,6,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CoupResulted) Reset() {
 	*x = CoupResulted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1434,7 @@ func (x *CoupResulted) String() string {
 func (*CoupResulted) ProtoMessage() {}
 
 func (x *CoupResulted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1447,7 @@ func (x *CoupResulted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupResulted.ProtoReflect.Descriptor instead.
 func (*CoupResulted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CoupResulted) GetOutcome() Outcome {
@@ -1321,6 +1478,20 @@ func (x *CoupResulted) GetNatural() bool {
 	return false
 }
 
+func (x *CoupResulted) GetPlayerCards() []*v1.Card {
+	if x != nil {
+		return x.PlayerCards
+	}
+	return nil
+}
+
+func (x *CoupResulted) GetBankerCards() []*v1.Card {
+	if x != nil {
+		return x.BankerCards
+	}
+	return nil
+}
+
 // CoupSettled: the wallet moved the coup's money (CF-STANDOFF,
 // CF-BANK-WINS, CF-BANK-LOSES).
 type CoupSettled struct {
@@ -1336,7 +1507,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1519,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1532,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -1410,7 +1581,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1593,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1606,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -1458,14 +1629,16 @@ type CoupVoided struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The croupier or operator who voided it.
-	By            string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	By string `protobuf:"bytes,2,opt,name=by,proto3" json:"by,omitempty"`
+	// His role.
+	ByRole        string `protobuf:"bytes,3,opt,name=by_role,json=byRole,proto3" json:"by_role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1650,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1663,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -1503,6 +1676,13 @@ func (x *CoupVoided) GetReason() string {
 func (x *CoupVoided) GetBy() string {
 	if x != nil {
 		return x.By
+	}
+	return ""
+}
+
+func (x *CoupVoided) GetByRole() string {
+	if x != nil {
+		return x.ByRole
 	}
 	return ""
 }
@@ -1521,7 +1701,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1533,7 +1713,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1546,7 +1726,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -1580,7 +1760,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1772,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1785,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -1626,7 +1806,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1638,7 +1818,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1651,7 +1831,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -1673,7 +1853,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1865,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1878,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -1728,7 +1908,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1920,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1933,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -1787,7 +1967,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1979,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1992,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -1847,7 +2027,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\f\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd9\r\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -1855,7 +2035,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\acoup_id\x18\x03 \x01(\tR\x06coupId\x12\x1a\n" +
 	"\bsequence\x18\x04 \x01(\x04R\bsequence\x129\n" +
 	"\n" +
-	"occur_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12E\n" +
+	"occur_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12$\n" +
+	"\rcertification\x18\x06 \x01(\bR\rcertification\x12E\n" +
 	"\rtable_created\x18\n" +
 	" \x01(\v2\x1e.chemmy.events.v1.TableCreatedH\x00R\ftableCreated\x12E\n" +
 	"\rplayer_seated\x18\v \x01(\v2\x1e.chemmy.events.v1.PlayerSeatedH\x00R\fplayerSeated\x12B\n" +
@@ -1882,10 +2063,22 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\bbank_bid\x18\x1c \x01(\v2\x19.chemmy.events.v1.BankBidH\x00R\abankBid\x12?\n" +
 	"\vbet_reduced\x18\x1d \x01(\v2\x1c.chemmy.events.v1.BetReducedH\x00R\n" +
 	"betReduced\x12L\n" +
-	"\x10seat_fee_charged\x18\x1e \x01(\v2 .chemmy.events.v1.SeatFeeChargedH\x00R\x0eseatFeeChargedB\t\n" +
-	"\apayload\"'\n" +
+	"\x10seat_fee_charged\x18\x1e \x01(\v2 .chemmy.events.v1.SeatFeeChargedH\x00R\x0eseatFeeCharged\x12B\n" +
+	"\fstaff_action\x18\x1f \x01(\v2\x1d.chemmy.events.v1.StaffActionH\x00R\vstaffActionB\t\n" +
+	"\apayload\"\x94\x01\n" +
 	"\fTableCreated\x12\x17\n" +
-	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"L\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
+	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x03 \x01(\tR\tcreatedBy\x12&\n" +
+	"\x0fcreated_by_role\x18\x04 \x01(\tR\rcreatedByRole\"\x8f\x01\n" +
+	"\vStaffAction\x12\x16\n" +
+	"\x06action\x18\x01 \x01(\tR\x06action\x12\x19\n" +
+	"\bactor_id\x18\x02 \x01(\tR\aactorId\x12\x1d\n" +
+	"\n" +
+	"actor_role\x18\x03 \x01(\tR\tactorRole\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"L\n" +
 	"\fPlayerSeated\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
@@ -1912,21 +2105,24 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12(\n" +
 	"\x04card\x18\x02 \x01(\v2\x14.chemmy.shoe.v1.CardR\x04card\x12\x1a\n" +
 	"\bposition\x18\x03 \x01(\x05R\bposition\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x05R\x05total\"P\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\"|\n" +
 	"\fNaturalShown\x12*\n" +
 	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"\x9b\x01\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12*\n" +
+	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\"\x9b\x01\n" +
 	"\vDrawDecided\x12*\n" +
 	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12\x12\n" +
 	"\x04draw\x18\x02 \x01(\bR\x04draw\x12\x1b\n" +
 	"\tby_choice\x18\x03 \x01(\bR\bbyChoice\x12\x1b\n" +
 	"\tplayer_id\x18\x04 \x01(\tR\bplayerId\x12\x12\n" +
-	"\x04rule\x18\x05 \x01(\tR\x04rule\"\xa3\x01\n" +
+	"\x04rule\x18\x05 \x01(\tR\x04rule\"\x95\x02\n" +
 	"\fCoupResulted\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12!\n" +
 	"\fplayer_total\x18\x02 \x01(\x05R\vplayerTotal\x12!\n" +
 	"\fbanker_total\x18\x03 \x01(\x05R\vbankerTotal\x12\x18\n" +
-	"\anatural\x18\x04 \x01(\bR\anatural\"\xc5\x01\n" +
+	"\anatural\x18\x04 \x01(\bR\anatural\x127\n" +
+	"\fplayer_cards\x18\x05 \x03(\v2\x14.chemmy.shoe.v1.CardR\vplayerCards\x127\n" +
+	"\fbanker_cards\x18\x06 \x03(\v2\x14.chemmy.shoe.v1.CardR\vbankerCards\"\xc5\x01\n" +
 	"\vCoupSettled\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12'\n" +
 	"\x0fbanker_winnings\x18\x02 \x01(\x03R\x0ebankerWinnings\x12\x1e\n" +
@@ -1940,11 +2136,12 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"PlayerLeft\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
-	"seatNumber\"4\n" +
+	"seatNumber\"M\n" +
 	"\n" +
 	"CoupVoided\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x0e\n" +
-	"\x02by\x18\x02 \x01(\tR\x02by\"W\n" +
+	"\x02by\x18\x02 \x01(\tR\x02by\x12\x17\n" +
+	"\aby_role\x18\x03 \x01(\tR\x06byRole\"W\n" +
 	"\fTurnTimedOut\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x12\n" +
 	"\x04turn\x18\x02 \x01(\tR\x04turn\x12\x16\n" +
@@ -1995,71 +2192,76 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
 	(BankChangeReason)(0),         // 2: chemmy.events.v1.BankChangeReason
 	(*TableEvent)(nil),            // 3: chemmy.events.v1.TableEvent
 	(*TableCreated)(nil),          // 4: chemmy.events.v1.TableCreated
-	(*PlayerSeated)(nil),          // 5: chemmy.events.v1.PlayerSeated
-	(*BankOffered)(nil),           // 6: chemmy.events.v1.BankOffered
-	(*BankChanged)(nil),           // 7: chemmy.events.v1.BankChanged
-	(*BetPlaced)(nil),             // 8: chemmy.events.v1.BetPlaced
-	(*BetDeclined)(nil),           // 9: chemmy.events.v1.BetDeclined
-	(*BancoCalled)(nil),           // 10: chemmy.events.v1.BancoCalled
-	(*BettingReopened)(nil),       // 11: chemmy.events.v1.BettingReopened
-	(*CardDealt)(nil),             // 12: chemmy.events.v1.CardDealt
-	(*NaturalShown)(nil),          // 13: chemmy.events.v1.NaturalShown
-	(*DrawDecided)(nil),           // 14: chemmy.events.v1.DrawDecided
-	(*CoupResulted)(nil),          // 15: chemmy.events.v1.CoupResulted
-	(*CoupSettled)(nil),           // 16: chemmy.events.v1.CoupSettled
-	(*PlayerLeft)(nil),            // 17: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 18: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 19: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 20: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 21: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 22: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 23: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 24: chemmy.events.v1.SeatFeeCharged
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 26: chemmy.shoe.v1.Card
+	(*StaffAction)(nil),           // 5: chemmy.events.v1.StaffAction
+	(*PlayerSeated)(nil),          // 6: chemmy.events.v1.PlayerSeated
+	(*BankOffered)(nil),           // 7: chemmy.events.v1.BankOffered
+	(*BankChanged)(nil),           // 8: chemmy.events.v1.BankChanged
+	(*BetPlaced)(nil),             // 9: chemmy.events.v1.BetPlaced
+	(*BetDeclined)(nil),           // 10: chemmy.events.v1.BetDeclined
+	(*BancoCalled)(nil),           // 11: chemmy.events.v1.BancoCalled
+	(*BettingReopened)(nil),       // 12: chemmy.events.v1.BettingReopened
+	(*CardDealt)(nil),             // 13: chemmy.events.v1.CardDealt
+	(*NaturalShown)(nil),          // 14: chemmy.events.v1.NaturalShown
+	(*DrawDecided)(nil),           // 15: chemmy.events.v1.DrawDecided
+	(*CoupResulted)(nil),          // 16: chemmy.events.v1.CoupResulted
+	(*CoupSettled)(nil),           // 17: chemmy.events.v1.CoupSettled
+	(*PlayerLeft)(nil),            // 18: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 19: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 20: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 21: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 22: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 23: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 24: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 25: chemmy.events.v1.SeatFeeCharged
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 27: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	25, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	26, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
-	5,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
-	6,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
-	7,  // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
-	8,  // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
-	9,  // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
-	10, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
-	12, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
-	13, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
-	14, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
-	15, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	16, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
-	11, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	17, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	18, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	19, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	20, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	21, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	22, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	23, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	24, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
-	2,  // 22: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 23: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	26, // 24: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 25: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	0,  // 26: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 27: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 28: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	29, // [29:29] is the sub-list for method output_type
-	29, // [29:29] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	6,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
+	7,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
+	8,  // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
+	9,  // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
+	10, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
+	11, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
+	13, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
+	14, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
+	15, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
+	16, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
+	17, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	12, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
+	18, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	19, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	20, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	21, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	22, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	23, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	24, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	25, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	5,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
+	2,  // 23: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 24: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	27, // 25: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 26: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	27, // 27: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 28: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 29: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	27, // 30: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	27, // 31: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 32: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	33, // [33:33] is the sub-list for method output_type
+	33, // [33:33] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2089,6 +2291,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BankBid)(nil),
 		(*TableEvent_BetReduced)(nil),
 		(*TableEvent_SeatFeeCharged)(nil),
+		(*TableEvent_StaffAction)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2096,7 +2299,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

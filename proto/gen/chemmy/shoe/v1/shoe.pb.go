@@ -73,6 +73,14 @@ const (
 	// certificate names a service this one does not serve), or a service
 	// other than the gateway sent a caller assertion.
 	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 20
+	// The shoe belongs to a table (Shoe.owned_by_table): only the table
+	// service deals, closes and cuts it (its named cutter may cut too).
+	// PERMISSION_DENIED.
+	ErrorReason_ERROR_REASON_SHOE_OWNED_BY_TABLE ErrorReason = 21
+	// CreateShoeFromOrder without test_shoe: the cards are not 2, 3, 6 or 8
+	// full decks (each of the 52 cards exactly that many times); the message
+	// names the first card that is off. INVALID_ARGUMENT.
+	ErrorReason_ERROR_REASON_NOT_FULL_DECKS ErrorReason = 22
 )
 
 // Enum value maps for ErrorReason.
@@ -99,6 +107,8 @@ var (
 		18: "ERROR_REASON_ASSERTION_INVALID",
 		19: "ERROR_REASON_ASSERTION_EXPIRED",
 		20: "ERROR_REASON_PEER_NOT_ALLOWED",
+		21: "ERROR_REASON_SHOE_OWNED_BY_TABLE",
+		22: "ERROR_REASON_NOT_FULL_DECKS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -122,6 +132,8 @@ var (
 		"ERROR_REASON_ASSERTION_INVALID":   18,
 		"ERROR_REASON_ASSERTION_EXPIRED":   19,
 		"ERROR_REASON_PEER_NOT_ALLOWED":    20,
+		"ERROR_REASON_SHOE_OWNED_BY_TABLE": 21,
+		"ERROR_REASON_NOT_FULL_DECKS":      22,
 	}
 )
 
@@ -529,7 +541,11 @@ type Card struct {
 	Suit  Suit                   `protobuf:"varint,2,opt,name=suit,proto3,enum=chemmy.shoe.v1.Suit" json:"suit,omitempty"`
 	// code is the two-character code: rank "A23456789TJQK" then suit "CDHS",
 	// e.g. "9H" (nine of hearts), "TD" (ten of diamonds). Output only.
-	Code          string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	Code string `protobuf:"bytes,3,opt,name=code,proto3" json:"code,omitempty"`
+	// face_down: a card dealt face down that this viewer may not see yet
+	// (a table's view of a hole card; see chemmy.table.v1.Coup). It then
+	// has no rank, suit or code. Output only.
+	FaceDown      bool `protobuf:"varint,4,opt,name=face_down,json=faceDown,proto3" json:"face_down,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -585,12 +601,20 @@ func (x *Card) GetCode() string {
 	return ""
 }
 
+func (x *Card) GetFaceDown() bool {
+	if x != nil {
+		return x.FaceDown
+	}
+	return false
+}
+
 // Shoe is the public state of a shoe. Counts are in cards.
 type Shoe struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	State  ShoeState              `protobuf:"varint,2,opt,name=state,proto3,enum=chemmy.shoe.v1.ShoeState" json:"state,omitempty"`
-	// Number of 52-card decks (SHOE-DECKS).
+	// Number of 52-card decks (SHOE-DECKS); for a certification shoe the
+	// number of full decks, 0 for a test shoe.
 	Decks int32 `protobuf:"varint,3,opt,name=decks,proto3" json:"decks,omitempty"`
 	// Cards in the shoe after the burn, before any deal.
 	CardsTotal int32 `protobuf:"varint,4,opt,name=cards_total,json=cardsTotal,proto3" json:"cards_total,omitempty"`
@@ -606,10 +630,13 @@ type Shoe struct {
 	// The burned cards, shown and discarded (SHOE-BURN).
 	Burned     []*Card                `protobuf:"bytes,9,rep,name=burned,proto3" json:"burned,omitempty"`
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	// Free-form reference of the owner, e.g. a table id.
+	// For a shoe the table service created: the table id, and the shoe is
+	// the table's (owned_by_table). For a shoe created by staff: a
+	// free-form label that grants nothing. Up to 256 bytes.
 	Owner string `protobuf:"bytes,11,opt,name=owner,proto3" json:"owner,omitempty"`
-	// SHA-256 commitment to the server seed and the shuffled order (layout
-	// in the service comment). Empty for CreateShoeFromOrder shoes.
+	// SHA-256 of the secret server seed (32 bytes; layout in the service
+	// comment), published when the shoe opens. Empty for certification
+	// shoes (CreateShoeFromOrder).
 	Commitment []byte `protobuf:"bytes,12,opt,name=commitment,proto3" json:"commitment,omitempty"`
 	// The client seed mixed into the shuffle (public from the start).
 	ClientSeed string   `protobuf:"bytes,13,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
@@ -631,8 +658,28 @@ type Shoe struct {
 	CutCardCoupId string                 `protobuf:"bytes,21,opt,name=cut_card_coup_id,json=cutCardCoupId,proto3" json:"cut_card_coup_id,omitempty"`
 	CloseTime     *timestamppb.Timestamp `protobuf:"bytes,22,opt,name=close_time,json=closeTime,proto3" json:"close_time,omitempty"`
 	// Why the shoe was closed: "exhausted", "cut card out", "5/6 dealt" or
-	// an operator's reason for a forced close.
-	CloseReason   string `protobuf:"bytes,23,opt,name=close_reason,json=closeReason,proto3" json:"close_reason,omitempty"`
+	// "forced: " and an operator's reason.
+	CloseReason string `protobuf:"bytes,23,opt,name=close_reason,json=closeReason,proto3" json:"close_reason,omitempty"`
+	// True for a shoe of CreateShoeFromOrder: an operator chose its order,
+	// which he (and whoever saw the request) knows; nothing was shuffled.
+	// Not for real-money play unless a table says otherwise.
+	Certification bool `protobuf:"varint,24,opt,name=certification,proto3" json:"certification,omitempty"`
+	// True for a certification shoe whose cards need not be full decks
+	// (CreateShoeFromOrderRequest.test_shoe): any composition.
+	TestShoe bool `protobuf:"varint,25,opt,name=test_shoe,json=testShoe,proto3" json:"test_shoe,omitempty"`
+	// True when the shoe belongs to a table: created by the table service
+	// with an owner, or dealt from by the table service. Only the table
+	// service deals and closes it; only its named cutter or the table
+	// service cuts it (SHOE_OWNED_BY_TABLE otherwise).
+	OwnedByTable bool `protobuf:"varint,26,opt,name=owned_by_table,json=ownedByTable,proto3" json:"owned_by_table,omitempty"`
+	// The verified subject of the caller who created the shoe: "table-svc"
+	// for the table service, the staff member's id otherwise.
+	CreatedBy string `protobuf:"bytes,27,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// The player seeds mixed into the shuffle after the commitment, in the
+	// order given: the cutter's seed from Cut. Set at the cut; empty for a
+	// shoe cut at random or by a cutter who gave no seed (no player
+	// entropy), and for certification shoes.
+	PlayerSeeds   []string `protobuf:"bytes,28,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -828,6 +875,41 @@ func (x *Shoe) GetCloseReason() string {
 	return ""
 }
 
+func (x *Shoe) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
+}
+
+func (x *Shoe) GetTestShoe() bool {
+	if x != nil {
+		return x.TestShoe
+	}
+	return false
+}
+
+func (x *Shoe) GetOwnedByTable() bool {
+	if x != nil {
+		return x.OwnedByTable
+	}
+	return false
+}
+
+func (x *Shoe) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Shoe) GetPlayerSeeds() []string {
+	if x != nil {
+		return x.PlayerSeeds
+	}
+	return nil
+}
+
 // CreateShoeRequest asks for a freshly shuffled shoe.
 type CreateShoeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -839,14 +921,17 @@ type CreateShoeRequest struct {
 	CutCardFromEnd int32 `protobuf:"varint,3,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
 	// Cards burned after loading, 3 or 4 (SHOE-BURN); 0 means 3.
 	Burn int32 `protobuf:"varint,4,opt,name=burn,proto3" json:"burn,omitempty"`
-	// Free-form reference of the owner, e.g. a table id.
+	// The table service gives its table id: the shoe is then the table's
+	// (Shoe.owned_by_table). From staff, a free-form label. Up to 256 bytes.
 	Owner string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
 	// The game; it fixes the allowed deck counts (see Variant).
 	Variant Variant `protobuf:"varint,6,opt,name=variant,proto3,enum=chemmy.shoe.v1.Variant" json:"variant,omitempty"`
 	// BURN_MODE_BY_FIRST_CARD requires burn = 0.
 	BurnMode BurnMode `protobuf:"varint,7,opt,name=burn_mode,json=burnMode,proto3,enum=chemmy.shoe.v1.BurnMode" json:"burn_mode,omitempty"`
-	// Mixed into the shuffle (commit-reveal); up to 256 bytes, may be empty.
-	// Given by the table or the cutting player before the shoe is built.
+	// Mixed into the shuffle; up to 256 bytes, may be empty. Public and
+	// known before the server seed is drawn (the table gives
+	// "table/<id>/shoe/<n>"): it makes shoes differ, it is not player
+	// entropy (that is CutRequest.player_seed).
 	ClientSeed string `protobuf:"bytes,8,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
 	// The player who cuts (SHOE-CUT); empty: the shoe is cut at random at
 	// once (and can deal immediately).
@@ -1009,13 +1094,19 @@ type CreateShoeFromOrderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Idempotency key; required.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// Card codes in dealing order ("9H", "TD", ...); 1 to 832 cards.
+	// Card codes in dealing order ("9H", "TD", ...). Full decks: 104, 156,
+	// 312 or 416 cards, each of the 52 cards exactly 2, 3, 6 or 8 times;
+	// with test_shoe any 1 to 832 cards.
 	Cards []string `protobuf:"bytes,2,rep,name=cards,proto3" json:"cards,omitempty"`
 	// Cards behind the cut card; 0 means none (the cut card comes out only
 	// with the last card).
 	CutCardFromEnd int32 `protobuf:"varint,3,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
-	// Free-form reference of the owner.
-	Owner         string `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	// From the table service, its table id (the shoe is then the table's);
+	// from an operator, a free-form label. Up to 256 bytes.
+	Owner string `protobuf:"bytes,4,opt,name=owner,proto3" json:"owner,omitempty"`
+	// Allows any composition (not full decks), for tests; the shoe says
+	// test_shoe = true.
+	TestShoe      bool `protobuf:"varint,5,opt,name=test_shoe,json=testShoe,proto3" json:"test_shoe,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1076,6 +1167,13 @@ func (x *CreateShoeFromOrderRequest) GetOwner() string {
 		return x.Owner
 	}
 	return ""
+}
+
+func (x *CreateShoeFromOrderRequest) GetTestShoe() bool {
+	if x != nil {
+		return x.TestShoe
+	}
+	return false
 }
 
 // CreateShoeFromOrderResponse holds the new shoe.
@@ -1371,7 +1469,14 @@ type CutRequest struct {
 	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// 0 .. loaded cards - 1: the card at this position of the shuffled shoe
 	// becomes the first one (SHOE-CUT).
-	Position      int32 `protobuf:"varint,4,opt,name=position,proto3" json:"position,omitempty"`
+	Position int32 `protobuf:"varint,4,opt,name=position,proto3" json:"position,omitempty"`
+	// The cutter's seed, mixed into the shuffle after the commitment (see
+	// the service comment): up to 256 bytes (UTF-8), public once the shoe
+	// is cut (Shoe.player_seeds) and in the reveal. Choose a fresh,
+	// unpredictable one per shoe (e.g. 32 random hex digits): a seed the
+	// server can guess protects nothing. Empty: the cut adds no player
+	// entropy.
+	PlayerSeed    string `protobuf:"bytes,5,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1432,6 +1537,13 @@ func (x *CutRequest) GetPosition() int32 {
 		return x.Position
 	}
 	return 0
+}
+
+func (x *CutRequest) GetPlayerSeed() string {
+	if x != nil {
+		return x.PlayerSeed
+	}
+	return ""
 }
 
 // CutResponse holds the cut and burned shoe.
@@ -1693,13 +1805,15 @@ type ShoeReveal struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	Decks  int32                  `protobuf:"varint,2,opt,name=decks,proto3" json:"decks,omitempty"`
-	// The secret seed, 512 bytes, now revealed.
+	// The secret seed, 512 bytes, now revealed: SHA-256(server_seed) must
+	// equal commitment.
 	ServerSeed []byte `protobuf:"bytes,3,opt,name=server_seed,json=serverSeed,proto3" json:"server_seed,omitempty"`
 	ClientSeed string `protobuf:"bytes,4,opt,name=client_seed,json=clientSeed,proto3" json:"client_seed,omitempty"`
-	// As published when the shoe opened.
+	// As published when the shoe opened (Shoe.commitment, shoe_opened):
+	// compare it with what you saw then.
 	Commitment []byte `protobuf:"bytes,5,opt,name=commitment,proto3" json:"commitment,omitempty"`
-	// The shuffled order before the cut, one byte per card (index 0..51),
-	// exactly the bytes under the commitment.
+	// The shuffled order before the cut, one byte per card (index 0..51):
+	// what the three seeds give.
 	Order       []byte   `protobuf:"bytes,6,opt,name=order,proto3" json:"order,omitempty"`
 	CutPosition int32    `protobuf:"varint,7,opt,name=cut_position,json=cutPosition,proto3" json:"cut_position,omitempty"`
 	CutRandom   bool     `protobuf:"varint,8,opt,name=cut_random,json=cutRandom,proto3" json:"cut_random,omitempty"`
@@ -1713,8 +1827,12 @@ type ShoeReveal struct {
 	CardsLeft      int32  `protobuf:"varint,13,opt,name=cards_left,json=cardsLeft,proto3" json:"cards_left,omitempty"`
 	CutCardFromEnd int32  `protobuf:"varint,14,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
 	CloseReason    string `protobuf:"bytes,15,opt,name=close_reason,json=closeReason,proto3" json:"close_reason,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The player seeds mixed into the shuffle, in order (Shoe.player_seeds).
+	// Empty: the shoe had no player entropy (cut at random, or no seed
+	// given), and its order was fixed by the server when it opened.
+	PlayerSeeds   []string `protobuf:"bytes,16,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShoeReveal) Reset() {
@@ -1850,6 +1968,13 @@ func (x *ShoeReveal) GetCloseReason() string {
 		return x.CloseReason
 	}
 	return ""
+}
+
+func (x *ShoeReveal) GetPlayerSeeds() []string {
+	if x != nil {
+		return x.PlayerSeeds
+	}
+	return nil
 }
 
 // ListCardFatesRequest names a shoe or a coup (exactly one).
@@ -2069,11 +2194,12 @@ var File_chemmy_shoe_v1_shoe_proto protoreflect.FileDescriptor
 
 const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\n" +
-	"\x19chemmy/shoe/v1/shoe.proto\x12\x0echemmy.shoe.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"n\n" +
+	"\x19chemmy/shoe/v1/shoe.proto\x12\x0echemmy.shoe.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x01\n" +
 	"\x04Card\x12(\n" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
-	"\x04code\x18\x03 \x01(\tR\x04code\"\x93\a\n" +
+	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xbe\b\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.chemmy.shoe.v1.ShoeStateR\x05state\x12\x14\n" +
@@ -2107,7 +2233,13 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x10cut_card_coup_id\x18\x15 \x01(\tR\rcutCardCoupId\x129\n" +
 	"\n" +
 	"close_time\x18\x16 \x01(\v2\x1a.google.protobuf.TimestampR\tcloseTime\x12!\n" +
-	"\fclose_reason\x18\x17 \x01(\tR\vcloseReason\"\x93\x03\n" +
+	"\fclose_reason\x18\x17 \x01(\tR\vcloseReason\x12$\n" +
+	"\rcertification\x18\x18 \x01(\bR\rcertification\x12\x1b\n" +
+	"\ttest_shoe\x18\x19 \x01(\bR\btestShoe\x12$\n" +
+	"\x0eowned_by_table\x18\x1a \x01(\bR\fownedByTable\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\x1b \x01(\tR\tcreatedBy\x12!\n" +
+	"\fplayer_seeds\x18\x1c \x03(\tR\vplayerSeeds\"\x93\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2123,13 +2255,14 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x0ecut_time_limit\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\fcutTimeLimit\">\n" +
 	"\x12CreateShoeResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\x92\x01\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\xaf\x01\n" +
 	"\x1aCreateShoeFromOrderRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
 	"\x05cards\x18\x02 \x03(\tR\x05cards\x12)\n" +
 	"\x11cut_card_from_end\x18\x03 \x01(\x05R\x0ecutCardFromEnd\x12\x14\n" +
-	"\x05owner\x18\x04 \x01(\tR\x05owner\"G\n" +
+	"\x05owner\x18\x04 \x01(\tR\x05owner\x12\x1b\n" +
+	"\ttest_shoe\x18\x05 \x01(\bR\btestShoe\"G\n" +
 	"\x1bCreateShoeFromOrderResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\")\n" +
 	"\x0eGetShoeRequest\x12\x17\n" +
@@ -2147,14 +2280,16 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\bposition\x18\x02 \x01(\x05R\bposition\x12 \n" +
 	"\fcut_card_out\x18\x03 \x01(\bR\n" +
 	"cutCardOut\x12'\n" +
-	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"}\n" +
+	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"\x9e\x01\n" +
 	"\n" +
 	"CutRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x1a\n" +
-	"\bposition\x18\x04 \x01(\x05R\bposition\"7\n" +
+	"\bposition\x18\x04 \x01(\x05R\bposition\x12\x1f\n" +
+	"\vplayer_seed\x18\x05 \x01(\tR\n" +
+	"playerSeed\"7\n" +
 	"\vCutResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"x\n" +
 	"\x10CloseShoeRequest\x12\x1d\n" +
@@ -2168,7 +2303,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x14GetShoeRevealRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"K\n" +
 	"\x15GetShoeRevealResponse\x122\n" +
-	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xde\x03\n" +
+	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\x81\x04\n" +
 	"\n" +
 	"ShoeReveal\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x14\n" +
@@ -2192,7 +2327,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\n" +
 	"cards_left\x18\r \x01(\x05R\tcardsLeft\x12)\n" +
 	"\x11cut_card_from_end\x18\x0e \x01(\x05R\x0ecutCardFromEnd\x12!\n" +
-	"\fclose_reason\x18\x0f \x01(\tR\vcloseReason\"H\n" +
+	"\fclose_reason\x18\x0f \x01(\tR\vcloseReason\x12!\n" +
+	"\fplayer_seeds\x18\x10 \x03(\tR\vplayerSeeds\"H\n" +
 	"\x14ListCardFatesRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x17\n" +
 	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"G\n" +
@@ -2208,7 +2344,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04hand\x18\a \x01(\tR\x04hand\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\b \x01(\tR\trequestId\x12.\n" +
-	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\xd2\x05\n" +
+	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\x99\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2231,7 +2367,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1eERROR_REASON_NOT_PROVABLY_FAIR\x10\x11\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x12\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x13\x12!\n" +
-	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x14*{\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x14\x12$\n" +
+	" ERROR_REASON_SHOE_OWNED_BY_TABLE\x10\x15\x12\x1f\n" +
+	"\x1bERROR_REASON_NOT_FULL_DECKS\x10\x16*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +

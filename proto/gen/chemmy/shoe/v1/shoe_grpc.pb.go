@@ -36,42 +36,88 @@ const (
 // ShoeService owns card order: it builds, shuffles, cuts, burns and deals
 // shoes (RULES.md SHOE-*). Nobody else shuffles or draws.
 //
-// Roles (metadata set by the gateway, checked again here): CreateShoe,
-// DealCard and CloseShoe are for the table service, croupiers and
-// operators; CreateShoeFromOrder is operator only; Cut is for the named
-// cutting player (himself), croupiers, operators and the table service;
-// GetShoe, GetShoeReveal and ListCardFates are open to every authenticated
-// caller. The order of an open shoe is never returned, to anybody.
+// Roles (the verified caller: table-svc's certificate, or the gateway's
+// signed assertion): CreateShoe, DealCard and CloseShoe are for the table
+// service, croupiers and operators; CreateShoeFromOrder is for operators
+// and the table service; Cut is for the named cutting player (himself),
+// croupiers, operators and the table service; GetShoe, GetShoeReveal and
+// ListCardFates are open to every authenticated caller. The order of an
+// open shoe is never returned, to anybody.
 //
-// Provably fair (commit-reveal). A shoe of CreateShoe is the pure function
-// of a secret 512-byte server seed (crypto/rand) and a public client seed
-// described in chemmy/shoe-svc/fair (package documentation): the shuffled
-// order is committed to in Shoe.commitment when the shoe opens, before the
-// cut; the cut (by the named player, or random) and the burn are applied
-// afterwards and recorded; once the shoe is closed GetShoeReveal returns
-// the seeds and the order, and anybody can recompute and check them
-// (`chemmy verify`). Commitment byte layout:
+// Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
+// table service (role service, subject "table-svc") created it with an
+// owner (the table id), or once the table service has dealt a card from
+// it (a staff shoe a table was opened on). Such a shoe is dealt and
+// closed only by the table service, and cut only by its named cutter or
+// the table service; anybody else, operators included, gets
+// PERMISSION_DENIED SHOE_OWNED_BY_TABLE, also for a retried request_id.
+// The table closes its shoe between coups, so a shoe is never closed in
+// the middle of a coup. For a shoe created by staff (croupier, operator)
+// owner is a free-form label that grants nothing: until a table deals
+// from it, it belongs to no table and the staff roles may deal, cut and
+// close it under the usual rules.
 //
-//	commitment = SHA-256( "chemmy-shoe-commit-v1"      (21 ASCII bytes)
-//	                   || uint16 big-endian len(server_seed) || server_seed
-//	                   || uint16 big-endian len(order)       || order )
+// Certification shoes. CreateShoeFromOrder builds a shoe whose order the
+// operator chose: Shoe.certification is true (and test_shoe when its
+// cards are not full decks) in every answer, in GetShoe and in the
+// shoe_opened event. Such a shoe has no seeds and is not provably fair.
 //
-// where order holds one byte per card of the shuffled shoe (before the
-// cut and the burn), the card's index 0..51 = suit*13 + rank-1 with suits
-// clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 .. king 13.
+// Provably fair (commit-reveal with player entropy). A shoe of CreateShoe
+// is the pure function, described in chemmy/shoe-svc/fair (package
+// documentation), of
+//
+//	(a) a secret 512-byte server seed from crypto/rand, committed to when
+//	    the shoe opens: Shoe.commitment and the shoe_opened event carry
+//	    its SHA-256, before any player seed is known;
+//	(b) the public client seed given with CreateShoe (the table's
+//	    "table/<id>/shoe/<n>");
+//	(c) the player seeds given after the commitment: the named cutter's
+//	    CutRequest.player_seed (Shoe.player_seeds once cut).
+//
+// The order of a shoe waiting for its cutter is therefore not fixed until
+// the cut. A shoe cut at random (no cutter named, or the cutter's time ran
+// out) and a cut with an empty seed get no player seed: the order follows
+// from (a) and (b) alone, fixed when the shoe opens, and such a shoe
+// protects nobody from whoever runs this service; its reveal says so
+// (player_seeds empty). Once the shoe is closed GetShoeReveal returns the
+// seeds and the order, and anybody can recompute and check them (`chemmy
+// verify`). Byte layouts:
+//
+//	commitment = SHA-256(server_seed)                       (32 bytes)
+//
+//	ctx  = uint16be(len(client_seed)) || client_seed
+//	    || uint16be(number of player seeds)
+//	    || for each player seed, in order: uint16be(len(seed)) || seed
+//	M_i  = SHA-256("chemmy-shoe-mask-v2" || ctx || uint64be(i))     i = 0..15
+//	T_i  = SHA-256("chemmy-shoe-tail-v2" || uint16be(512) || server_seed
+//	               || ctx || uint64be(i))                            i = 0, 1, ...
+//	bits = (server_seed XOR (M_0 || ... || M_15)) || T_0 || T_1 || ...
+//
+// (seeds as bytes, the strings UTF-8; uint16be and uint64be big-endian).
+// The bits, most significant first, drive a Fisher-Yates shuffle of the
+// fresh decks (deck after deck, each card index 0..51 = suit*13 + rank-1
+// with suits clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 ..
+// king 13): for i = n-1 down to 1, j = the next ceil(log2(i+1)) bits as
+// an integer, read again while j > i, swap cards i and j. A random cut is
+// drawn the same way from the bits that follow, in 0..n-1.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
 type ShoeServiceClient interface {
-	// CreateShoe builds a shoe of `decks` decks, shuffles it with crypto/rand
-	// (unbiased Fisher-Yates, SHOE-SHUFFLE), cuts it at a random position
-	// (SHOE-CUT), places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN).
-	// Idempotent by request_id.
+	// CreateShoe builds a shoe of `decks` decks and commits to its server
+	// seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
+	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
+	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
+	// one it waits for his Cut. Created by the table service with an owner,
+	// the shoe belongs to that table (owned_by_table). Idempotent by request_id.
 	// Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoe(ctx context.Context, in *CreateShoeRequest, opts ...grpc.CallOption) (*CreateShoeResponse, error)
-	// CreateShoeFromOrder builds a shoe whose cards come out in exactly the
-	// given order (no shuffle, no cut, no burn): for tests and certification.
-	// Operator only. Errors: INVALID_ARGUMENT INVALID_CARD, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// CreateShoeFromOrder builds a certification shoe: its cards come out in
+	// exactly the given order (no shuffle, no cut, no burn, no seeds), and
+	// Shoe.certification is true. The cards must be full decks (2, 3, 6 or 8
+	// times each of the 52 cards) unless test_shoe is set. Operators and the
+	// table service. Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
+	// INVALID_HOUSE_RULE (cut_card_from_end); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoeFromOrder(ctx context.Context, in *CreateShoeFromOrderRequest, opts ...grpc.CallOption) (*CreateShoeFromOrderResponse, error)
 	// GetShoe returns a shoe's public state (never its order).
 	// Errors: NOT_FOUND SHOE_NOT_FOUND.
@@ -81,24 +127,32 @@ type ShoeServiceClient interface {
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
 	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
 	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
-	// card came out in another coup: only that coup may still be dealt).
+	// card came out in another coup: only that coup may still be dealt);
+	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
+	// table service). The table service's first deal from a shoe makes it
+	// the table's (owned_by_table).
 	DealCard(ctx context.Context, in *DealCardRequest, opts ...grpc.CallOption) (*DealCardResponse, error)
-	// Cut cuts a shoe waiting for its named cutter (SHOE-CUT) at the given
-	// position, then burns (SHOE-BURN); the shoe opens for dealing. A player
-	// may cut only for himself. Idempotent by request_id.
+	// Cut takes the named cutter's seed (player_seed), which fixes the
+	// shuffled order from the committed server seed, the client seed and
+	// it; then cuts at the given position (SHOE-CUT) and burns (SHOE-BURN);
+	// the shoe opens for dealing. A player may cut only for himself; a
+	// table's shoe is cut only by its cutter or the table service.
+	// Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
-	// then cut at random); PERMISSION_DENIED NOT_THE_CUTTER; INVALID_ARGUMENT.
+	// then cut at random, without the seed); PERMISSION_DENIED
+	// NOT_THE_CUTTER, SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
 	Cut(ctx context.Context, in *CutRequest, opts ...grpc.CallOption) (*CutResponse, error)
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
 	// operator may force an earlier close with a reason. The cards left get
 	// the fate LEFT and the reveal becomes available. Closing a closed shoe
 	// returns it unchanged. Idempotent by request_id.
+	// A table's shoe is closed only by the table service (between coups).
 	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
-	// ROLE_NOT_ALLOWED (force by a non-operator).
+	// ROLE_NOT_ALLOWED (force by a non-operator), SHOE_OWNED_BY_TABLE.
 	CloseShoe(ctx context.Context, in *CloseShoeRequest, opts ...grpc.CallOption) (*CloseShoeResponse, error)
-	// GetShoeReveal returns the seeds and the committed order of a CLOSED
-	// shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
+	// GetShoeReveal returns the seeds (server, client, players) and the
+	// shuffled order of a CLOSED shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
 	// (shoes of CreateShoeFromOrder have no seeds).
 	GetShoeReveal(ctx context.Context, in *GetShoeRevealRequest, opts ...grpc.CallOption) (*GetShoeRevealResponse, error)
 	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of
@@ -203,42 +257,88 @@ func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFates
 // ShoeService owns card order: it builds, shuffles, cuts, burns and deals
 // shoes (RULES.md SHOE-*). Nobody else shuffles or draws.
 //
-// Roles (metadata set by the gateway, checked again here): CreateShoe,
-// DealCard and CloseShoe are for the table service, croupiers and
-// operators; CreateShoeFromOrder is operator only; Cut is for the named
-// cutting player (himself), croupiers, operators and the table service;
-// GetShoe, GetShoeReveal and ListCardFates are open to every authenticated
-// caller. The order of an open shoe is never returned, to anybody.
+// Roles (the verified caller: table-svc's certificate, or the gateway's
+// signed assertion): CreateShoe, DealCard and CloseShoe are for the table
+// service, croupiers and operators; CreateShoeFromOrder is for operators
+// and the table service; Cut is for the named cutting player (himself),
+// croupiers, operators and the table service; GetShoe, GetShoeReveal and
+// ListCardFates are open to every authenticated caller. The order of an
+// open shoe is never returned, to anybody.
 //
-// Provably fair (commit-reveal). A shoe of CreateShoe is the pure function
-// of a secret 512-byte server seed (crypto/rand) and a public client seed
-// described in chemmy/shoe-svc/fair (package documentation): the shuffled
-// order is committed to in Shoe.commitment when the shoe opens, before the
-// cut; the cut (by the named player, or random) and the burn are applied
-// afterwards and recorded; once the shoe is closed GetShoeReveal returns
-// the seeds and the order, and anybody can recompute and check them
-// (`chemmy verify`). Commitment byte layout:
+// Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
+// table service (role service, subject "table-svc") created it with an
+// owner (the table id), or once the table service has dealt a card from
+// it (a staff shoe a table was opened on). Such a shoe is dealt and
+// closed only by the table service, and cut only by its named cutter or
+// the table service; anybody else, operators included, gets
+// PERMISSION_DENIED SHOE_OWNED_BY_TABLE, also for a retried request_id.
+// The table closes its shoe between coups, so a shoe is never closed in
+// the middle of a coup. For a shoe created by staff (croupier, operator)
+// owner is a free-form label that grants nothing: until a table deals
+// from it, it belongs to no table and the staff roles may deal, cut and
+// close it under the usual rules.
 //
-//	commitment = SHA-256( "chemmy-shoe-commit-v1"      (21 ASCII bytes)
-//	                   || uint16 big-endian len(server_seed) || server_seed
-//	                   || uint16 big-endian len(order)       || order )
+// Certification shoes. CreateShoeFromOrder builds a shoe whose order the
+// operator chose: Shoe.certification is true (and test_shoe when its
+// cards are not full decks) in every answer, in GetShoe and in the
+// shoe_opened event. Such a shoe has no seeds and is not provably fair.
 //
-// where order holds one byte per card of the shuffled shoe (before the
-// cut and the burn), the card's index 0..51 = suit*13 + rank-1 with suits
-// clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 .. king 13.
+// Provably fair (commit-reveal with player entropy). A shoe of CreateShoe
+// is the pure function, described in chemmy/shoe-svc/fair (package
+// documentation), of
+//
+//	(a) a secret 512-byte server seed from crypto/rand, committed to when
+//	    the shoe opens: Shoe.commitment and the shoe_opened event carry
+//	    its SHA-256, before any player seed is known;
+//	(b) the public client seed given with CreateShoe (the table's
+//	    "table/<id>/shoe/<n>");
+//	(c) the player seeds given after the commitment: the named cutter's
+//	    CutRequest.player_seed (Shoe.player_seeds once cut).
+//
+// The order of a shoe waiting for its cutter is therefore not fixed until
+// the cut. A shoe cut at random (no cutter named, or the cutter's time ran
+// out) and a cut with an empty seed get no player seed: the order follows
+// from (a) and (b) alone, fixed when the shoe opens, and such a shoe
+// protects nobody from whoever runs this service; its reveal says so
+// (player_seeds empty). Once the shoe is closed GetShoeReveal returns the
+// seeds and the order, and anybody can recompute and check them (`chemmy
+// verify`). Byte layouts:
+//
+//	commitment = SHA-256(server_seed)                       (32 bytes)
+//
+//	ctx  = uint16be(len(client_seed)) || client_seed
+//	    || uint16be(number of player seeds)
+//	    || for each player seed, in order: uint16be(len(seed)) || seed
+//	M_i  = SHA-256("chemmy-shoe-mask-v2" || ctx || uint64be(i))     i = 0..15
+//	T_i  = SHA-256("chemmy-shoe-tail-v2" || uint16be(512) || server_seed
+//	               || ctx || uint64be(i))                            i = 0, 1, ...
+//	bits = (server_seed XOR (M_0 || ... || M_15)) || T_0 || T_1 || ...
+//
+// (seeds as bytes, the strings UTF-8; uint16be and uint64be big-endian).
+// The bits, most significant first, drive a Fisher-Yates shuffle of the
+// fresh decks (deck after deck, each card index 0..51 = suit*13 + rank-1
+// with suits clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 ..
+// king 13): for i = n-1 down to 1, j = the next ceil(log2(i+1)) bits as
+// an integer, read again while j > i, swap cards i and j. A random cut is
+// drawn the same way from the bits that follow, in 0..n-1.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
 type ShoeServiceServer interface {
-	// CreateShoe builds a shoe of `decks` decks, shuffles it with crypto/rand
-	// (unbiased Fisher-Yates, SHOE-SHUFFLE), cuts it at a random position
-	// (SHOE-CUT), places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN).
-	// Idempotent by request_id.
+	// CreateShoe builds a shoe of `decks` decks and commits to its server
+	// seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
+	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
+	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
+	// one it waits for his Cut. Created by the table service with an owner,
+	// the shoe belongs to that table (owned_by_table). Idempotent by request_id.
 	// Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoe(context.Context, *CreateShoeRequest) (*CreateShoeResponse, error)
-	// CreateShoeFromOrder builds a shoe whose cards come out in exactly the
-	// given order (no shuffle, no cut, no burn): for tests and certification.
-	// Operator only. Errors: INVALID_ARGUMENT INVALID_CARD, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// CreateShoeFromOrder builds a certification shoe: its cards come out in
+	// exactly the given order (no shuffle, no cut, no burn, no seeds), and
+	// Shoe.certification is true. The cards must be full decks (2, 3, 6 or 8
+	// times each of the 52 cards) unless test_shoe is set. Operators and the
+	// table service. Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
+	// INVALID_HOUSE_RULE (cut_card_from_end); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoeFromOrder(context.Context, *CreateShoeFromOrderRequest) (*CreateShoeFromOrderResponse, error)
 	// GetShoe returns a shoe's public state (never its order).
 	// Errors: NOT_FOUND SHOE_NOT_FOUND.
@@ -248,24 +348,32 @@ type ShoeServiceServer interface {
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
 	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
 	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
-	// card came out in another coup: only that coup may still be dealt).
+	// card came out in another coup: only that coup may still be dealt);
+	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
+	// table service). The table service's first deal from a shoe makes it
+	// the table's (owned_by_table).
 	DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error)
-	// Cut cuts a shoe waiting for its named cutter (SHOE-CUT) at the given
-	// position, then burns (SHOE-BURN); the shoe opens for dealing. A player
-	// may cut only for himself. Idempotent by request_id.
+	// Cut takes the named cutter's seed (player_seed), which fixes the
+	// shuffled order from the committed server seed, the client seed and
+	// it; then cuts at the given position (SHOE-CUT) and burns (SHOE-BURN);
+	// the shoe opens for dealing. A player may cut only for himself; a
+	// table's shoe is cut only by its cutter or the table service.
+	// Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
-	// then cut at random); PERMISSION_DENIED NOT_THE_CUTTER; INVALID_ARGUMENT.
+	// then cut at random, without the seed); PERMISSION_DENIED
+	// NOT_THE_CUTTER, SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
 	Cut(context.Context, *CutRequest) (*CutResponse, error)
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
 	// operator may force an earlier close with a reason. The cards left get
 	// the fate LEFT and the reveal becomes available. Closing a closed shoe
 	// returns it unchanged. Idempotent by request_id.
+	// A table's shoe is closed only by the table service (between coups).
 	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
-	// ROLE_NOT_ALLOWED (force by a non-operator).
+	// ROLE_NOT_ALLOWED (force by a non-operator), SHOE_OWNED_BY_TABLE.
 	CloseShoe(context.Context, *CloseShoeRequest) (*CloseShoeResponse, error)
-	// GetShoeReveal returns the seeds and the committed order of a CLOSED
-	// shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
+	// GetShoeReveal returns the seeds (server, client, players) and the
+	// shuffled order of a CLOSED shoe. Errors: FAILED_PRECONDITION SHOE_NOT_CLOSED, NOT_PROVABLY_FAIR
 	// (shoes of CreateShoeFromOrder have no seeds).
 	GetShoeReveal(context.Context, *GetShoeRevealRequest) (*GetShoeRevealResponse, error)
 	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of

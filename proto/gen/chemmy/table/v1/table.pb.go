@@ -90,6 +90,11 @@ const (
 	// certificate names a service this one does not serve), or a service
 	// other than the gateway sent a caller assertion.
 	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 27
+	// VoidCoup named a coup that is not the one in play.
+	ErrorReason_ERROR_REASON_COUP_NOT_IN_PLAY ErrorReason = 28
+	// A certification table (prepared shoe) takes no bank or bet unless its
+	// house rule certification_real_money says so.
+	ErrorReason_ERROR_REASON_CERTIFICATION_TABLE ErrorReason = 29
 )
 
 // Enum value maps for ErrorReason.
@@ -123,6 +128,8 @@ var (
 		25: "ERROR_REASON_ASSERTION_INVALID",
 		26: "ERROR_REASON_ASSERTION_EXPIRED",
 		27: "ERROR_REASON_PEER_NOT_ALLOWED",
+		28: "ERROR_REASON_COUP_NOT_IN_PLAY",
+		29: "ERROR_REASON_CERTIFICATION_TABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -153,6 +160,8 @@ var (
 		"ERROR_REASON_ASSERTION_INVALID":      25,
 		"ERROR_REASON_ASSERTION_EXPIRED":      26,
 		"ERROR_REASON_PEER_NOT_ALLOWED":       27,
+		"ERROR_REASON_COUP_NOT_IN_PLAY":       28,
+		"ERROR_REASON_CERTIFICATION_TABLE":    29,
 	}
 )
 
@@ -747,8 +756,14 @@ type HouseRules struct {
 	// shoe-svc cuts at random. Dealing waits for the cut. Default off: shoes
 	// are cut at random at once.
 	ShoeCutByPlayer bool `protobuf:"varint,20,opt,name=shoe_cut_by_player,json=shoeCutByPlayer,proto3" json:"shoe_cut_by_player,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// A table on a certification shoe (a prepared order, see
+	// Table.certification) takes banks and bets only when this is true;
+	// otherwise AcceptBank, BidBank, PlaceBet and CallBanco answer
+	// FAILED_PRECONDITION CERTIFICATION_TABLE. Only an operator may set it,
+	// and table_created records it. Default off.
+	CertificationRealMoney bool `protobuf:"varint,21,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -921,6 +936,13 @@ func (x *HouseRules) GetShoeCutByPlayer() bool {
 	return false
 }
 
+func (x *HouseRules) GetCertificationRealMoney() bool {
+	if x != nil {
+		return x.CertificationRealMoney
+	}
+	return false
+}
+
 // Seat is one seated player.
 type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1039,6 +1061,25 @@ func (x *Bet) GetBanco() bool {
 }
 
 // Coup is one round at a table. Amounts in minor units.
+//
+// Who sees what. Every view of a table (GetTable, ListTables, the table in
+// every response, WatchTable) is made for its caller:
+//   - the first two cards of each hand are dealt face down (CF-DEAL): a
+//     face-down card is shown only to the holder of its hand, calling as
+//     a player (hand_holder_player_id for the player's hand,
+//     banker_player_id for the banker's); everyone else, staff included,
+//     gets {face_down: true} and no total for that hand;
+//   - a third card is face up for everyone (CF-PLAYER-DRAW,
+//     CF-BANKER-DRAW);
+//   - when the coup has a result (a natural shown, or the draws done) all
+//     cards are turned, for everyone; the coup_resulted event carries them;
+//   - a voided coup's hole cards stay face down, except to auditors.
+//
+// GetOdds and GetAdvice count a card the caller cannot see as still in
+// the shoe. Known limit: the table asks the holder of the player's hand
+// only at his option (a total of 5, CF-PLAYER-DRAW), so a decision on the
+// player's hand tells the table that he holds 5; likewise a banker's
+// decision at an option cell.
 type Coup struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	CoupId string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
@@ -1059,7 +1100,8 @@ type Coup struct {
 	HandHolderPlayerId string     `protobuf:"bytes,9,opt,name=hand_holder_player_id,json=handHolderPlayerId,proto3" json:"hand_holder_player_id,omitempty"`
 	PlayerCards        []*v1.Card `protobuf:"bytes,10,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
 	BankerCards        []*v1.Card `protobuf:"bytes,11,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
-	// Hand totals, 0..9 (HAND-TOTAL), of the cards dealt so far.
+	// Hand totals, 0..9 (HAND-TOTAL), of the cards dealt so far; 0 for a
+	// hand with a card this viewer may not see.
 	PlayerTotal int32 `protobuf:"varint,12,opt,name=player_total,json=playerTotal,proto3" json:"player_total,omitempty"`
 	BankerTotal int32 `protobuf:"varint,13,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
 	// During a decision: whose hand and who decides.
@@ -1320,8 +1362,14 @@ type Table struct {
 	// While OFFERING_BANK after a pass under PASS_MODE_AUCTION: the bank any
 	// seated player may take by putting up exactly this amount (0 otherwise).
 	OpenOfferAmount int64 `protobuf:"varint,19,opt,name=open_offer_amount,json=openOfferAmount,proto3" json:"open_offer_amount,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// True while the table deals from a certification shoe: a prepared
+	// order (CreateTable with a shoe_id of a shoe made by
+	// ShoeService/CreateShoeFromOrder), not a shuffled shoe. Every event of
+	// the table carries it too. Cleared when the table opens its next
+	// (shuffled) shoe.
+	Certification bool `protobuf:"varint,20,opt,name=certification,proto3" json:"certification,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -1485,6 +1533,13 @@ func (x *Table) GetOpenOfferAmount() int64 {
 		return x.OpenOfferAmount
 	}
 	return 0
+}
+
+func (x *Table) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
 }
 
 // CreateTableRequest opens a table.
@@ -2802,8 +2857,13 @@ type VoidCoupRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	// Why, for the audit trail; required.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Why, for the audit trail; required, at most 500 bytes.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The coup to void (Coup.coup_id); required. A coup that is no longer in
+	// play (settled, or a later coup dealt) is refused with
+	// FAILED_PRECONDITION COUP_NOT_IN_PLAY, so a void raced against the
+	// closing bet never voids the next coup.
+	CoupId        string `protobuf:"bytes,4,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2855,6 +2915,13 @@ func (x *VoidCoupRequest) GetTableId() string {
 func (x *VoidCoupRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *VoidCoupRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
 	}
 	return ""
 }
@@ -4065,7 +4132,7 @@ var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf1\a\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\b\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -4090,7 +4157,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x11first_coup_exempt\x18\x12 \x01(\bR\x0ffirstCoupExempt\x12\x1d\n" +
 	"\n" +
 	"hourly_fee\x18\x13 \x01(\x03R\thourlyFee\x12+\n" +
-	"\x12shoe_cut_by_player\x18\x14 \x01(\bR\x0fshoeCutByPlayerB\x10\n" +
+	"\x12shoe_cut_by_player\x18\x14 \x01(\bR\x0fshoeCutByPlayer\x128\n" +
+	"\x18certification_real_money\x18\x15 \x01(\bR\x16certificationRealMoneyB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
@@ -4131,7 +4199,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
 	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
 	"\vvoid_reason\x18\x18 \x01(\tR\n" +
-	"voidReason\"\xd0\x06\n" +
+	"voidReason\"\xf6\x06\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -4155,7 +4223,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\vhighest_bid\x18\x11 \x01(\x03R\n" +
 	"highestBid\x127\n" +
 	"\x18highest_bidder_player_id\x18\x12 \x01(\tR\x15highestBidderPlayerId\x12*\n" +
-	"\x11open_offer_amount\x18\x13 \x01(\x03R\x0fopenOfferAmount\"\x8a\x01\n" +
+	"\x11open_offer_amount\x18\x13 \x01(\x03R\x0fopenOfferAmount\x12$\n" +
+	"\rcertification\x18\x14 \x01(\bR\rcertification\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -4243,12 +4312,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"B\n" +
 	"\x12LeaveTableResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"c\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"|\n" +
 	"\x0fVoidCoupRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"@\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x17\n" +
+	"\acoup_id\x18\x04 \x01(\tR\x06coupId\"@\n" +
 	"\x10VoidCoupResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"k\n" +
 	"\x12JoinGalleryRequest\x12\x1d\n" +
@@ -4333,7 +4403,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xcd\a\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x96\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4363,7 +4433,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1eERROR_REASON_REQUEST_ABANDONED\x10\x18\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x19\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x1a\x12!\n" +
-	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x1b*n\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x1b\x12!\n" +
+	"\x1dERROR_REASON_COUP_NOT_IN_PLAY\x10\x1c\x12$\n" +
+	" ERROR_REASON_CERTIFICATION_TABLE\x10\x1d*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +

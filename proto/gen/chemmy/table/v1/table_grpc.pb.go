@@ -138,13 +138,15 @@ type TableServiceClient interface {
 	// hand that must decide now (state DECISION): the expected value of
 	// drawing and of standing for that hand, by exact enumeration over the
 	// cards still in the shoe and what that hand can see (the model is in
-	// the response). A player may ask only when the decision is his; staff
-	// and auditors may ask for any table. Errors: WRONG_STATE (no decision
+	// the response). Only the player who decides may ask, for himself: the
+	// advice depends on his face-down cards, which nobody else sees (staff
+	// included). Errors: WRONG_STATE (no decision
 	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
 	// order, whose composition the table does not know).
 	GetAdvice(ctx context.Context, in *GetAdviceRequest, opts ...grpc.CallOption) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
-	// current shoe, as it stands (chemin de fer: outcomes under the tableau
+	// current shoe, as the caller knows it (a face-down card he may not see
+	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
 	// equilibrium). With a composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:
@@ -468,13 +470,15 @@ type TableServiceServer interface {
 	// hand that must decide now (state DECISION): the expected value of
 	// drawing and of standing for that hand, by exact enumeration over the
 	// cards still in the shoe and what that hand can see (the model is in
-	// the response). A player may ask only when the decision is his; staff
-	// and auditors may ask for any table. Errors: WRONG_STATE (no decision
+	// the response). Only the player who decides may ask, for himself: the
+	// advice depends on his face-down cards, which nobody else sees (staff
+	// included). Errors: WRONG_STATE (no decision
 	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
 	// order, whose composition the table does not know).
 	GetAdvice(context.Context, *GetAdviceRequest) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
-	// current shoe, as it stands (chemin de fer: outcomes under the tableau
+	// current shoe, as the caller knows it (a face-down card he may not see
+	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
 	// equilibrium). With a composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:

@@ -1,0 +1,193 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// fullShoe is a certification order of six whole decks that starts with
+// first: the rest of the decks follow in a fixed order.
+func fullShoe(first ...string) []string {
+	left := map[string]int{}
+	for _, r := range "A23456789TJQK" {
+		for _, s := range "CDHS" {
+			left[string(r)+string(s)] = 6
+		}
+	}
+	out := append([]string(nil), first...)
+	for _, c := range first {
+		left[c]--
+	}
+	for _, r := range "A23456789TJQK" {
+		for _, s := range "CDHS" {
+			c := string(r) + string(s)
+			for ; left[c] > 0; left[c]-- {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// seen renders cards as a viewer gets them: codes, "??" for face down.
+func seen(cards []*shoev1.Card) string {
+	out := make([]string, len(cards))
+	for i, c := range cards {
+		out[i] = c.GetCode()
+		if c.GetFaceDown() {
+			out[i] = "??"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// TestWhoSeesWhat plays a coup with a player's decision and a banker's
+// decision and checks, through the gateway, at each step, which cards
+// every role sees: the banker, the punter holding the hand, another
+// punter, the gallery, a croupier, an operator and an auditor
+// (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW; table.proto "Who sees what").
+func TestWhoSeesWhat(t *testing.T) {
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 5000, "alice", "bob", "carol")
+	// Player 2C 3D = 5 (bob's option), banker KD 5H = 5; bob draws 4S, so
+	// the banker with 5 after giving a 4 has his option (CF-BANKER-DRAW);
+	// he draws 9C: player 9, banker 4.
+	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{
+		RequestId: "views-shoe", Cards: fullShoe("2C", "KD", "3D", "5H", "4S", "9C")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "views", ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: certificationRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob", "carol"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "views/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.JoinGallery(as(t, "dave"), &tablev1.JoinGalleryRequest{RequestId: "views/dave", TableId: id, PlayerId: "dave"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "views/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+
+	// bob and dave watch from here on.
+	watch := func(who string) *watcher {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		t.Cleanup(cancel)
+		s, err := c.table.WatchTable(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+who+"-token"), &tablev1.WatchTableRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		return &watcher{t: t, recv: s.Recv}
+	}
+	bobWatch, daveWatch := watch("bob"), watch("dave")
+
+	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "views/bob", TableId: id, PlayerId: "bob", Amount: 600}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "views/carol", TableId: id, PlayerId: "carol", Amount: 400}); err != nil {
+		t.Fatal(err)
+	}
+
+	roles := []string{"alice", "bob", "carol", "dave", "croupier", "operator", "auditor"}
+	check := func(step string, want map[string][2]string) {
+		t.Helper()
+		for _, who := range roles {
+			resp, err := c.table.GetTable(as(t, who), &tablev1.GetTableRequest{TableId: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := resp.GetTable().GetCoup()
+			if step == "after the result" {
+				cp = resp.GetTable().GetLastCoup()
+			}
+			w, ok := want[who]
+			if !ok {
+				w = want["others"]
+			}
+			if got := [2]string{seen(cp.GetPlayerCards()), seen(cp.GetBankerCards())}; got != w {
+				t.Errorf("%s, %s sees player %q banker %q, want %q %q", step, who, got[0], got[1], w[0], w[1])
+			}
+		}
+	}
+
+	// After the deal, at bob's decision on his 5.
+	check("at the player's decision", map[string][2]string{
+		"bob": {"2C 3D", "?? ??"}, "alice": {"?? ??", "KD 5H"}, "others": {"?? ??", "?? ??"}})
+	if _, err := c.table.GetAdvice(as(t, "croupier"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "bob"}); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("a croupier's GetAdvice at bob's decision: %v", err)
+	}
+	if _, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "views/draw", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}); err != nil {
+		t.Fatal(err)
+	}
+	// At alice's option: the player's third card is face up.
+	check("at the banker's decision", map[string][2]string{
+		"bob": {"2C 3D 4S", "?? ??"}, "alice": {"?? ?? 4S", "KD 5H"}, "others": {"?? ?? 4S", "?? ??"}})
+	if _, err := c.table.DecideDraw(as(t, "alice"), &tablev1.DecideDrawRequest{RequestId: "views/bdraw", TableId: id, PlayerId: "alice", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}); err != nil {
+		t.Fatal(err)
+	}
+	check("after the result", map[string][2]string{"others": {"2C 3D 4S", "KD 5H 9C"}})
+
+	// The streams: the public card_dealt carries face-down cards; bob gets
+	// his own; coup_resulted turns everything.
+	if got := bobWatch.cards(); got != "P:2C B:?? P:3D B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C" {
+		t.Errorf("bob's stream: %s", got)
+	}
+	if got := daveWatch.cards(); got != "P:?? B:?? P:?? B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C" {
+		t.Errorf("dave's stream: %s", got)
+	}
+}
+
+type watcher struct {
+	t    *testing.T
+	recv func() (*tablev1.WatchTableResponse, error)
+}
+
+// cards reads events until coup_resulted and renders the card_dealt
+// cards in order, then the resulted hands.
+func (w *watcher) cards() string {
+	w.t.Helper()
+	var out []string
+	for {
+		msg, err := w.recv()
+		if err != nil {
+			w.t.Fatalf("stream after %v: %v", out, err)
+		}
+		ev := msg.GetEvent()
+		if cd := ev.GetCardDealt(); cd != nil {
+			h := "P"
+			if cd.GetHand() == eventsv1.Hand_HAND_BANKER {
+				h = "B"
+			}
+			out = append(out, h+":"+seen([]*shoev1.Card{cd.GetCard()}))
+		}
+		if r := ev.GetCoupResulted(); r != nil {
+			return strings.Join(out, " ") + " | " + seen(r.GetPlayerCards()) + " / " + seen(r.GetBankerCards())
+		}
+	}
+}
+
+// certificationRules are the house rules of a table on a certification
+// shoe that takes real-money bets in a test.
+func certificationRules() *tablev1.HouseRules {
+	return &tablev1.HouseRules{CertificationRealMoney: true}
+}
