@@ -4,6 +4,23 @@
 // big-endian), checked at open; bucket "requests" maps an idempotency key
 // to a record of the request's hash and its response. The service's own
 // buckets are documented in the service.
+//
+// # Retention of idempotency records
+//
+// Save also indexes a record by the time it was first saved: bucket
+// "requests-saved" maps the key to that time (8 bytes, big-endian Unix
+// nanoseconds) and bucket "requests-expiry" holds that time followed by
+// the key (empty value), so the oldest records come first. A service that
+// runs Sweep (see Retention; DefaultRetention is 7 days) deletes the
+// records first saved more than the retention ago, a small batch per
+// write transaction. A record lives at least the retention; a request id
+// retried after its record was deleted is a new request, applied again:
+// clients must not retry a request older than the retention. Keys a
+// service must keep for ever (Retention.Forever) are never deleted, only
+// dropped from the index. Records saved before the index existed (no
+// "requests-saved" entry) are indexed by the first sweep as if saved then
+// (meta "requests-indexed" records the progress, 0x01 once done). A
+// service that never sweeps keeps every record, as before.
 package store
 
 import (
@@ -23,7 +40,10 @@ import (
 var (
 	bucketMeta     = []byte("meta")
 	bucketRequests = []byte("requests")
+	bucketSaved    = []byte("requests-saved")
+	bucketExpiry   = []byte("requests-expiry")
 	keySchema      = []byte("schema")
+	keyIndexed     = []byte("requests-indexed")
 )
 
 // ErrSchemaMismatch is returned by Open when the file holds another schema
@@ -46,7 +66,7 @@ func Open(path string, schema uint32, buckets ...[]byte) (*bolt.DB, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range append([][]byte{bucketMeta, bucketRequests}, buckets...) {
+		for _, b := range append([][]byte{bucketMeta, bucketRequests, bucketSaved, bucketExpiry}, buckets...) {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -55,6 +75,10 @@ func Open(path string, schema uint32, buckets ...[]byte) (*bolt.DB, error) {
 		want := binary.BigEndian.AppendUint32(nil, schema)
 		got := meta.Get(keySchema)
 		if got == nil {
+			// A new file: every record it will hold is indexed by Save.
+			if err := meta.Put(keyIndexed, indexDone); err != nil {
+				return err
+			}
 			return meta.Put(keySchema, want)
 		}
 		if !bytes.Equal(got, want) {
@@ -91,9 +115,37 @@ func Lookup(tx *bolt.Tx, key string, hash []byte) (resp []byte, found bool, err 
 	return bytes.Clone(v[sha256.Size:]), true, nil
 }
 
-// Save stores resp under key with the request's hash.
+// Get returns the record stored under key whatever its hash: the request
+// hash and the response. found is false when there is none.
+func Get(tx *bolt.Tx, key string) (hash, resp []byte, found bool) {
+	v := tx.Bucket(bucketRequests).Get([]byte(key))
+	if v == nil {
+		return nil, nil, false
+	}
+	if len(v) < sha256.Size {
+		return bytes.Clone(v), nil, true
+	}
+	return bytes.Clone(v[:sha256.Size]), bytes.Clone(v[sha256.Size:]), true
+}
+
+// Save stores resp under key with the request's hash, in tx (read-write).
+// The record's retention runs from the first Save of key: saving it again
+// replaces the response and keeps that time.
 func Save(tx *bolt.Tx, key string, hash, resp []byte) error {
 	v := make([]byte, 0, len(hash)+len(resp))
 	v = append(append(v, hash...), resp...)
-	return tx.Bucket(bucketRequests).Put([]byte(key), v)
+	if err := tx.Bucket(bucketRequests).Put([]byte(key), v); err != nil {
+		return err
+	}
+	return index(tx, []byte(key), now())
+}
+
+// Delete removes the record of key and its index entries, in tx
+// (read-write). Deleting a missing key does nothing.
+func Delete(tx *bolt.Tx, key string) error {
+	k := []byte(key)
+	if err := tx.Bucket(bucketRequests).Delete(k); err != nil {
+		return err
+	}
+	return unindex(tx, k)
 }
