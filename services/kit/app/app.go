@@ -44,6 +44,10 @@ type Config struct {
 	// NATSNkeyFile holds the nkey seed the service authenticates to NATS
 	// with; empty connects without credentials.
 	NATSNkeyFile string
+	// Stream: the limits of the CHEMMY stream, used only when this service
+	// is the one that creates it (an existing stream is never changed);
+	// zero fields take outbox's defaults (30 days, 1 GiB, 1 replica).
+	Stream outbox.StreamLimits
 	// Trust: the service's certificate, key and the suite's CA, or
 	// Insecure (plaintext, metadata identity: development only).
 	Trust trust.Config
@@ -65,6 +69,9 @@ type Base struct {
 	Log    *slog.Logger
 	// JS is the JetStream context, nil when no NATS URL was given.
 	JS jetstream.JetStream
+	// Stream is Config.Stream: pass it to outbox.CreateStream wherever the
+	// service makes sure the stream exists.
+	Stream outbox.StreamLimits
 
 	lis     net.Listener
 	nc      *nats.Conn
@@ -112,8 +119,8 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 			return nil, fmt.Errorf("%s: nats: %w", c.Name, err)
 		}
 	}
-	b.JS = js
-	b.Relay = outbox.NewRelay(db, js, log)
+	b.JS, b.Stream = js, c.Stream
+	b.Relay = outbox.NewRelay(db, js, log).WithStreamLimits(c.Stream)
 	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Auth: authn, Domain: c.Domain,
 		ServerOptions: mat.ServerOption()})
 	if err := register(b, b.Server.GRPC); err != nil {

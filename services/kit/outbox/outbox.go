@@ -8,6 +8,13 @@
 // therefore published at least once, in order, and deduplicated within the
 // stream's duplicate window.
 //
+// The stream CHEMMY is created by the first service whose relay finds it
+// missing (CreateStream), with that service's StreamLimits (defaults: 30
+// days, 1 GiB, 1 replica; the oldest events are discarded at a limit).
+// No service ever updates an existing stream: an operator's limits
+// (nats stream edit CHEMMY) stay; a service whose limits differ logs a
+// warning at start.
+//
 // Bucket "outbox": key = 8-byte big-endian sequence; value = uvarint
 // length-prefixed subject, uvarint length-prefixed message id, payload.
 package outbox
@@ -103,24 +110,159 @@ func Connect(url, name, nkeyFile string) (*nats.Conn, error) {
 	return nats.Connect(url, opts...)
 }
 
-// EnsureStream creates or updates the CHEMMY stream (file storage,
-// two-minute duplicate window).
-func EnsureStream(ctx context.Context, js jetstream.JetStream) error {
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+// Defaults of StreamLimits.
+const (
+	DefaultStreamMaxAge = 30 * 24 * time.Hour // 30 days
+	// DefaultStreamMaxBytes is 1 GiB: JetStream refuses to create a stream
+	// whose max_bytes exceeds the server's max_file_store (4 GB in
+	// deploy/k8s; 75% of the free disk for the embedded NATS), so the
+	// default must fit a small server. Give more where there is room.
+	DefaultStreamMaxBytes = 1 << 30
+	DefaultStreamReplicas = 1
+	// streamDuplicates is the stream's duplicate window (Nats-Msg-Id).
+	streamDuplicates = 2 * time.Minute
+)
+
+// StreamLimits are the limits a service gives the CHEMMY stream when it
+// creates it. Zero fields take the defaults. When a limit is reached
+// JetStream discards the oldest events (a replay or an audit then starts
+// later; publishing never fails for it).
+type StreamLimits struct {
+	// MaxAge: events older than this are discarded; default
+	// DefaultStreamMaxAge (30 days); negative: no age limit.
+	MaxAge time.Duration
+	// MaxBytes: the stream's size in bytes; default DefaultStreamMaxBytes
+	// (1 GiB); negative: no size limit. It must fit the server's
+	// max_file_store, or the stream is not created (the relay logs why and
+	// retries; events wait in the outbox).
+	MaxBytes int64
+	// Replicas: copies in a JetStream cluster, 1..5; default 1.
+	Replicas int
+}
+
+// WithDefaults fills the zero fields of l.
+func (l StreamLimits) WithDefaults() StreamLimits {
+	if l.MaxAge == 0 {
+		l.MaxAge = DefaultStreamMaxAge
+	}
+	if l.MaxBytes == 0 {
+		l.MaxBytes = DefaultStreamMaxBytes
+	}
+	if l.Replicas <= 0 {
+		l.Replicas = DefaultStreamReplicas
+	}
+	return l
+}
+
+// Config is the CHEMMY stream configuration with these limits: subjects
+// "chemmy.>", file storage, a two-minute duplicate window, the oldest
+// events discarded at a limit.
+func (l StreamLimits) Config() jetstream.StreamConfig {
+	l = l.WithDefaults()
+	c := jetstream.StreamConfig{
 		Name:       StreamName,
 		Subjects:   []string{"chemmy.>"},
 		Storage:    jetstream.FileStorage,
-		Duplicates: 2 * time.Minute,
-	})
-	return err
+		Duplicates: streamDuplicates,
+		Discard:    jetstream.DiscardOld,
+		MaxAge:     max(l.MaxAge, 0),
+		MaxBytes:   l.MaxBytes,
+		Replicas:   l.Replicas,
+	}
+	if l.MaxBytes < 0 {
+		c.MaxBytes = -1
+	}
+	return c
+}
+
+// EnsureStream makes sure the CHEMMY stream exists: it creates it with
+// the default limits (StreamLimits{}) when it does not, and never changes
+// an existing one. See CreateStream.
+func EnsureStream(ctx context.Context, js jetstream.JetStream) error {
+	return CreateStream(ctx, js, StreamLimits{}, nil)
+}
+
+// CreateStream creates the CHEMMY stream with limits l when it does not
+// exist. An existing stream is left exactly as it is (an operator may have
+// set other limits): when its configuration differs from what this
+// service would create, CreateStream logs a warning naming the
+// differences to log (nil: slog.Default()) and returns nil.
+func CreateStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, log *slog.Logger) error {
+	want := l.Config()
+	st, err := js.Stream(ctx, StreamName)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = js.CreateStream(ctx, want)
+		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return err // created (nil), or failed
+		}
+		st, err = js.Stream(ctx, StreamName) // another service created it meanwhile
+	}
+	if err != nil {
+		return err
+	}
+	if diff := streamDiff(st.CachedInfo().Config, want); len(diff) > 0 {
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("the event stream exists with another configuration than this service's; left as it is",
+			"stream", StreamName, "differences", diff)
+	}
+	return nil
+}
+
+// CreateStreamAt connects to the NATS at url as name (with the nkey seed
+// in nkeyFile, when not empty), runs CreateStream with l and
+// disconnects, waiting at most timeout. A launcher calls it before
+// starting the services so that the stream gets its limits, not those of
+// whichever service would create it first.
+func CreateStreamAt(ctx context.Context, url, name, nkeyFile string, l StreamLimits, timeout time.Duration, log *slog.Logger) error {
+	nc, err := Connect(url, name, nkeyFile)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return CreateStream(ctx, js, l, log)
+}
+
+// streamDiff lists the settings of got that differ from want, as
+// "name: got (want w)".
+func streamDiff(got, want jetstream.StreamConfig) []string {
+	var out []string
+	diff := func(name string, g, w any) {
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			out = append(out, fmt.Sprintf("%s: %v (this service: %v)", name, g, w))
+		}
+	}
+	diff("subjects", got.Subjects, want.Subjects)
+	diff("storage", got.Storage, want.Storage)
+	diff("duplicates", got.Duplicates, want.Duplicates)
+	diff("discard", got.Discard, want.Discard)
+	diff("max_age", got.MaxAge, want.MaxAge)
+	diff("max_bytes", got.MaxBytes, want.MaxBytes)
+	diff("replicas", max(got.Replicas, 1), want.Replicas)
+	return out
 }
 
 // Relay publishes a service's outbox to JetStream.
 type Relay struct {
-	db   *bolt.DB
-	js   jetstream.JetStream
-	log  *slog.Logger
-	wake chan struct{}
+	db     *bolt.DB
+	js     jetstream.JetStream
+	log    *slog.Logger
+	wake   chan struct{}
+	limits StreamLimits
+}
+
+// WithStreamLimits sets the limits the relay creates the stream with when
+// it does not exist (default: StreamLimits{}); call it before Run.
+func (r *Relay) WithStreamLimits(l StreamLimits) *Relay {
+	r.limits = l
+	return r
 }
 
 // NewRelay returns a relay for db's outbox. js may be nil: events then
@@ -137,7 +279,9 @@ func (r *Relay) Notify() {
 	}
 }
 
-// Run publishes until ctx is done. It ensures the stream first, retrying.
+// Run publishes until ctx is done. It first makes sure the stream exists
+// (CreateStream with the relay's limits; an existing one is never
+// changed), retrying.
 func (r *Relay) Run(ctx context.Context) {
 	if r.js == nil {
 		r.log.Warn("no NATS: events are kept in the outbox, not published")
@@ -148,7 +292,7 @@ func (r *Relay) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		if !ready {
-			if err := EnsureStream(ctx, r.js); err != nil {
+			if err := CreateStream(ctx, r.js, r.limits, r.log); err != nil {
 				r.log.Warn("jetstream stream not ready", "err", err)
 			} else {
 				ready = true

@@ -1,10 +1,13 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +128,125 @@ func TestRelayPublishesOnceEach(t *testing.T) {
 	}
 	if info.State.Msgs != 10 {
 		t.Errorf("stream holds %d messages, want 10 (duplicates dropped)", info.State.Msgs)
+	}
+}
+
+// startNATS runs an embedded JetStream server and returns a JetStream
+// context on it.
+func startNATS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	if !ns.ReadyForConnections(5 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	nc, err := Connect(ns.ClientURL(), "test", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func streamConfig(t *testing.T, js jetstream.JetStream) jetstream.StreamConfig {
+	t.Helper()
+	st, err := js.Stream(context.Background(), StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.CachedInfo().Config
+}
+
+// TestStreamCreatedWithLimits: a missing stream is created with the
+// limits given, the defaults, or none.
+func TestStreamCreatedWithLimits(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		limits   StreamLimits
+		age      time.Duration
+		bytes    int64
+		replicas int
+	}{
+		"defaults":  {StreamLimits{}, 30 * 24 * time.Hour, 1 << 30, 1},
+		"given":     {StreamLimits{MaxAge: 48 * time.Hour, MaxBytes: 1 << 20, Replicas: 1}, 48 * time.Hour, 1 << 20, 1},
+		"unlimited": {StreamLimits{MaxAge: -1, MaxBytes: -1}, 0, -1, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			js := startNATS(t)
+			if err := CreateStream(ctx, js, tc.limits, nil); err != nil {
+				t.Fatal(err)
+			}
+			c := streamConfig(t, js)
+			if c.MaxAge != tc.age || c.MaxBytes != tc.bytes || c.Replicas != tc.replicas || c.Discard != jetstream.DiscardOld ||
+				c.Storage != jetstream.FileStorage || c.Duplicates != 2*time.Minute || len(c.Subjects) != 1 || c.Subjects[0] != "chemmy.>" {
+				t.Fatalf("stream config %+v", c)
+			}
+		})
+	}
+}
+
+// TestExistingStreamLeftAlone: a stream an operator configured is never
+// changed by a service starting (EnsureStream, CreateStream, the relay);
+// a service whose limits differ says so in a warning.
+func TestExistingStreamLeftAlone(t *testing.T) {
+	ctx := context.Background()
+	js := startNATS(t)
+	op := jetstream.StreamConfig{Name: StreamName, Subjects: []string{"chemmy.>"}, Storage: jetstream.FileStorage,
+		Duplicates: 2 * time.Minute, MaxAge: 6 * time.Hour, MaxBytes: 5 << 20}
+	if _, err := js.CreateStream(ctx, op); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	if err := EnsureStream(ctx, js); err != nil {
+		t.Fatal(err)
+	}
+	if err := CreateStream(ctx, js, StreamLimits{MaxAge: 24 * time.Hour}, log); err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	put(t, db, 3)
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { NewRelay(db, js, log).WithStreamLimits(StreamLimits{MaxBytes: 1 << 30}).Run(rctx); close(done) }()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if msgs, _ := Pending(db, 10); len(msgs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("outbox not drained")
+		}
+	}
+	cancel()
+	<-done
+	if c := streamConfig(t, js); c.MaxAge != 6*time.Hour || c.MaxBytes != 5<<20 {
+		t.Fatalf("the operator's limits were overwritten: max_age %s max_bytes %d", c.MaxAge, c.MaxBytes)
+	}
+	for _, want := range []string{"another configuration", "max_age: 6h0m0s (this service: 24h0m0s)", "max_bytes: 5242880 (this service: 1073741824)"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %q in the warnings:\n%s", want, logs.String())
+		}
+	}
+}
+
+func TestStreamFlags(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	l := RegisterStreamFlags(fs)
+	if *l != (StreamLimits{}).WithDefaults() {
+		t.Errorf("flag defaults %+v", *l)
+	}
+	if err := fs.Parse([]string{"-stream-max-age", "1h", "-stream-max-bytes", "-1", "-stream-replicas", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	if *l != (StreamLimits{MaxAge: time.Hour, MaxBytes: -1, Replicas: 3}) {
+		t.Errorf("parsed %+v", *l)
 	}
 }
