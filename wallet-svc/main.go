@@ -8,6 +8,11 @@
 //	-nats-url      NATS JetStream URL (default none)
 //	-metrics-addr  Prometheus /metrics address (default none)
 //	-currency      the wallet's currency code (default "EUR")
+//	-request-retention  how long a request_id's answer is kept (default 168h, 7 days;
+//	               negative: for ever); coup settlements are kept for ever
+//	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY
+//	               event stream when this service creates it (default 720h, 1 GiB,
+//	               1; negative age or bytes: none); an existing stream is never changed
 //	-log-level     debug, info, warn or error (default "info")
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
@@ -26,6 +31,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
@@ -46,6 +53,8 @@ func run(args []string) error {
 	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
+	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
+	stream := outbox.RegisterStreamFlags(fs)
 	tc := trust.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,14 +68,16 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := walletsvc.Run(ctx, walletsvc.Config{
-		ListenAddr:   *listen,
-		DBPath:       filepath.Join(*dataDir, "wallet.db"),
-		NATSURL:      *natsURL,
-		MetricsAddr:  *metricsAddr,
-		Currency:     *currency,
-		NATSNkeyFile: *nkey,
-		Trust:        *tc,
-		Logger:       log,
+		ListenAddr:       *listen,
+		DBPath:           filepath.Join(*dataDir, "wallet.db"),
+		NATSURL:          *natsURL,
+		MetricsAddr:      *metricsAddr,
+		Currency:         *currency,
+		NATSNkeyFile:     *nkey,
+		Trust:            *tc,
+		Logger:           log,
+		RequestRetention: *retention,
+		Stream:           *stream,
 	})
 	if err != nil {
 		log.Error("wallet-svc stopped", "err", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 
@@ -124,7 +126,10 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 			r.Discrepancies = append(r.Discrepancies, fmt.Sprintf(format, args...))
 		}
 	}
-	type acct struct{ balance, held, replay, openHeld int64 }
+	type acct struct {
+		balance, held, replay, openHeld int64
+		overflow                        bool // the replay or the open holds left the int64 range
+	}
 	accts := map[string]*acct{}
 	err := tx.Bucket(bucketAccounts).ForEach(func(k, v []byte) error {
 		b, h, err := decodeAccount(v)
@@ -135,14 +140,36 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 		return nil, err
 	}
 	r.AccountsChecked = int64(len(accts))
-	cur := map[string]*walletv1.CurrencyTotals{}
-	totals := func(c string) *walletv1.CurrencyTotals {
+	// The sums are exact (big integers): a ledger's turnover may exceed
+	// int64, and a wrapped sum could hide a discrepancy.
+	type sums struct{ debits, credits, balances, inWallet, held big.Int }
+	cur := map[string]*sums{}
+	totals := func(c string) *sums {
 		if cur[c] == nil {
-			cur[c] = &walletv1.CurrencyTotals{CurrencyCode: c}
+			cur[c] = &sums{}
 		}
 		return cur[c]
 	}
+	// move adds v to *x, or marks the account overflowed (a valid log
+	// never leaves the int64 range: every running balance was stored).
+	move := func(a *acct, x *int64, v int64, id string, seq uint64) {
+		if a.overflow {
+			return
+		}
+		n, ok := add(*x, v)
+		if !ok {
+			a.overflow = true
+			if seq > 0 {
+				bad("%s: the replayed balance leaves the int64 range at transfer %d", id, seq)
+			} else {
+				bad("%s: its open holds sum to more than the int64 range", id)
+			}
+			return
+		}
+		*x = n
+	}
 	var expect uint64 = 1
+	var scratch big.Int
 	st := tx.Bucket(bucketStatements)
 	err = tx.Bucket(bucketTransfers).ForEach(func(k, v []byte) error {
 		seq := binary.BigEndian.Uint64(k)
@@ -169,11 +196,12 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 		if dc != cc || (tr.GetCurrencyCode() != "" && tr.GetCurrencyCode() != dc) {
 			bad("transfer %d (%s): currencies %s, %s, %s", seq, tr.GetTransferId(), dc, cc, tr.GetCurrencyCode())
 		}
-		d.replay -= tr.GetAmount()
-		c.replay += tr.GetAmount()
+		move(d, &d.replay, -tr.GetAmount(), tr.GetDebitAccountId(), seq)
+		move(c, &c.replay, tr.GetAmount(), tr.GetCreditAccountId(), seq)
 		t := totals(dc)
-		t.TotalDebits += tr.GetAmount()
-		t.TotalCredits += tr.GetAmount()
+		scratch.SetInt64(tr.GetAmount())
+		t.debits.Add(&t.debits, &scratch)
+		t.credits.Add(&t.credits, &scratch)
 		for _, side := range []struct {
 			id   string
 			want int64
@@ -205,8 +233,9 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 		}
 		if h.GetState() == walletv1.HoldState_HOLD_STATE_OPEN {
 			r.OpenHolds++
-			a.openHeld += h.GetAmount()
-			totals(currencyOf(h.GetAccountId(), def)).Held += h.GetAmount()
+			move(a, &a.openHeld, h.GetAmount(), h.GetAccountId(), 0)
+			t := totals(currencyOf(h.GetAccountId(), def))
+			t.held.Add(&t.held, big.NewInt(h.GetAmount()))
 		}
 		return nil
 	})
@@ -222,9 +251,13 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 		a := accts[id]
 		c := currencyOf(id, def)
 		t := totals(c)
-		t.SumOfBalances += a.balance
+		b := big.NewInt(a.balance)
+		t.balances.Add(&t.balances, b)
 		if isExternal(id) {
-			t.InWallet -= a.balance
+			t.inWallet.Sub(&t.inWallet, b)
+		}
+		if a.overflow {
+			continue // reported
 		}
 		if a.balance != a.replay {
 			bad("%s: stored balance %d, the transfer log gives %d", id, a.balance, a.replay)
@@ -246,14 +279,40 @@ func audit(tx *bolt.Tx, def string) (*walletv1.AuditLedgerResponse, error) {
 	sort.Strings(codes)
 	for _, c := range codes {
 		t := cur[c]
-		if t.SumOfBalances != 0 {
-			bad("%s: balances sum to %d, not 0", c, t.SumOfBalances)
+		if t.balances.Sign() != 0 {
+			bad("%s: balances sum to %s, not 0", c, &t.balances)
 		}
-		if t.TotalDebits != t.TotalCredits {
-			bad("%s: debits %d, credits %d", c, t.TotalDebits, t.TotalCredits)
+		if t.debits.Cmp(&t.credits) != 0 {
+			bad("%s: debits %s, credits %s", c, &t.debits, &t.credits)
 		}
-		r.Currencies = append(r.Currencies, t)
+		// Each of these is at most the money in the wallet, which Deposit
+		// keeps within int64 (ledger.go): beyond it, the books are wrong.
+		for _, v := range []struct {
+			name string
+			x    *big.Int
+		}{{"money in the wallet", &t.inWallet}, {"open holds", &t.held}, {"sum of the balances", &t.balances}} {
+			if !v.x.IsInt64() {
+				bad("%s: %s %s is outside the int64 range", c, v.name, v.x)
+			}
+		}
+		r.Currencies = append(r.Currencies, &walletv1.CurrencyTotals{
+			CurrencyCode: c, TotalDebits: saturate(&t.debits), TotalCredits: saturate(&t.credits),
+			TotalDebitsDecimal: t.debits.String(), TotalCreditsDecimal: t.credits.String(),
+			SumOfBalances: saturate(&t.balances), InWallet: saturate(&t.inWallet), Held: saturate(&t.held),
+		})
 	}
 	r.Balanced = len(r.Discrepancies) == 0
 	return r, nil
+}
+
+// saturate is x clamped to the int64 range.
+func saturate(x *big.Int) int64 {
+	switch {
+	case x.IsInt64():
+		return x.Int64()
+	case x.Sign() > 0:
+		return math.MaxInt64
+	default:
+		return math.MinInt64
+	}
 }

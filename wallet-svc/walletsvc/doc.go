@@ -49,8 +49,9 @@
 //
 // # Storage (bbolt, schema version 1)
 //
-// Besides the kit's "meta" (schema), "requests" (idempotency records) and
-// "outbox" buckets:
+// Besides the kit's "meta" (schema), "requests" (idempotency records, with
+// their index by age "requests-saved" and "requests-expiry") and "outbox"
+// buckets:
 //
 //   - "wallet": key "currency" -> the currency code (ASCII). Written on the
 //     first start, checked on every later start: a file never changes
@@ -93,10 +94,34 @@
 // "fail/<key>", as a marshalled google.rpc.Status, in the same
 // transaction that decided it; a retry returns that same error (AIP-155).
 // So a player refused INSUFFICIENT_FUNDS who then deposits must retry with
-// a NEW request_id: the old one fails for ever, by design. Requests
+// a NEW request_id: the old one fails the same way, by design. Requests
 // refused by validation before the transaction store nothing (a retry is
 // refused the same way anyway); internal errors store nothing (a retry is
 // a new attempt).
+//
+// A coup id, unlike a request id, cannot be replaced by the client: it is
+// the coup's, for the coup's life. So a settlement failure is stored under
+// "fail/coup/<coup_id>" only when it is final, when no later change of the
+// ledger can alter it: HOLD_NOT_FOUND, HOLD_NOT_OPEN, HOLD_EXPIRED,
+// INVALID_ARGUMENT (a malformed settlement, e.g. a bet on the banker's own
+// hold), INVALID_ACCOUNT, CURRENCY_MISMATCH. A failure that depends on
+// amounts that may still change, INVALID_AMOUNT (a bet's amount differs
+// from its hold's, as when the reply to a ResizeHold was lost; a bank hold
+// of 0; an overflow), BETS_EXCEED_BANK (a raise in flight) or
+// INSUFFICIENT_FUNDS (house:bank short), rolls back and stores nothing:
+// the holds stay open (VoidHold works), and the table may send the coup
+// again, as it was or corrected (another request under the same coup id
+// is then accepted), once it has reconciled. Such a failure stored by an
+// older version is dropped by the next settlement of that coup id.
+//
+// Retention (Config.RequestRetention, default 7 days, store.Sweep): the
+// records of request ids ("req/...", "fail/req/...") are deleted in the
+// background, a batch per transaction, once older than the retention; a
+// request id sent again after that is a new request and applied again,
+// so clients must not retry older requests (the table's saga must not
+// leave a step unfinished that long). The records of coup ids
+// ("coup/...", "fail/coup/...") are kept for ever: a coup is settled
+// exactly once however late it is retried, and answers the same.
 //
 // # Transactions
 //

@@ -140,8 +140,12 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 				}
 				out.Transfers = append(out.Transfers, trs...)
 				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won, Commission: res.commission})
-				out.Commission += res.commission
-				out.HouseNet += res.lost - res.won
+				if err := sumInto(&out.Commission, res.commission); err != nil {
+					return nil, err
+				}
+				if err := sumInto(&out.HouseNet, res.lost-res.won); err != nil {
+					return nil, err
+				}
 			}
 			for _, bank := range banks {
 				if err := needFunds(bank); err != nil {
@@ -225,7 +229,9 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 				}
 				out.Transfers = append(out.Transfers, trs...)
 				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: results[i].lost, Won: results[i].won})
-				out.BankerWinnings += results[i].lost - results[i].won
+				if err := sumInto(&out.BankerWinnings, results[i].lost-results[i].won); err != nil {
+					return nil, err
+				}
 			}
 			if out.BankerWinnings > 0 && req.GetCommissionBp() > 0 {
 				c, err := mulDiv(out.BankerWinnings, req.GetCommissionBp(), bpDenominator, req.GetCommissionRounding())
@@ -248,7 +254,10 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 			if bankHold != nil {
 				// Source: RULES.md BQ-BANK: the banker keeps the bank after
 				// a loss until it is exhausted; the hold is the new bank.
-				out.NewBank = bankHold.GetAmount() + out.BankerWinnings - out.Commission
+				out.NewBank = bankHold.GetAmount()
+				if err := firstErr(sumInto(&out.NewBank, out.BankerWinnings), sumInto(&out.NewBank, -out.Commission)); err != nil {
+					return nil, err
+				}
 				t.resize(bankHold, bank, out.NewBank)
 			} else if bank != nil {
 				if err := needFunds(bank); err != nil {
@@ -257,6 +266,17 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 			}
 			return out, nil
 		})
+}
+
+// sumInto adds v to *acc, or fails INVALID_AMOUNT when the sum leaves
+// the int64 range (a settlement's totals).
+func sumInto(acc *int64, v int64) error {
+	n, ok := add(*acc, v)
+	if !ok {
+		return failf(codes.InvalidArgument, reasonInvalidAmount, "the settlement's totals overflow")
+	}
+	*acc = n
+	return nil
 }
 
 // ChargeFee charges a house fee to a player's available balance.

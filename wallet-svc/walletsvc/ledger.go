@@ -306,8 +306,12 @@ func (t *txn) resize(h *walletv1.Hold, a *account, amount int64) {
 }
 
 // transfer moves amount from debit to credit, refusing accounts of two
-// currencies (CURRENCY_MISMATCH) and over- and underflow (INVALID_AMOUNT);
-// flush checks the other invariants.
+// currencies (CURRENCY_MISMATCH) and over- and underflow (INVALID_AMOUNT):
+// no balance leaves the int64 range, and external funding never goes
+// below -MaxInt64, so that the money in the wallet (minus external
+// funding, the sum of the other balances) and every per-currency total of
+// the audit but the turnover fit an int64 too. flush checks the other
+// invariants.
 func (t *txn) transfer(debit, credit *account, amount int64, reason, reference string) (*walletv1.Transfer, error) {
 	if amount <= 0 {
 		return nil, fmt.Errorf("wallet: transfer of %d", amount)
@@ -324,6 +328,10 @@ func (t *txn) transfer(debit, credit *account, amount int64, reason, reference s
 	if !ok1 || !ok2 {
 		return nil, failf(codes.InvalidArgument, reasonInvalidAmount,
 			"amount %d would overflow an account balance", amount)
+	}
+	if isExternal(debit.id) && db == math.MinInt64 {
+		return nil, failf(codes.InvalidArgument, reasonInvalidAmount,
+			"amount %d would put more than %d in the wallet's %s", amount, int64(math.MaxInt64), debit.currency)
 	}
 	debit.balance, credit.balance = db, cr
 	tr := &walletv1.Transfer{TransferId: ulid.Make().String(), DebitAccountId: debit.id,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,6 +51,17 @@ type Config struct {
 	// HoldSweepInterval is how often expired holds are expired; default
 	// 1s, negative: never (ExpireHolds only).
 	HoldSweepInterval time.Duration
+	// RequestRetention is how long the idempotency record of a request_id
+	// (Deposit, Withdraw, PlaceHold, ...) is kept; default 7 days
+	// (store.DefaultRetention), negative: for ever. A request_id retried
+	// after that is a new request: clients must not retry older requests.
+	// Coup settlements (keyed by coup_id) are kept for ever whatever this
+	// says (doc.go).
+	RequestRetention time.Duration
+	// Stream: the limits of the CHEMMY event stream when this service
+	// creates it (an existing stream is never changed); zero fields take
+	// the defaults: 30 days, 1 GiB, 1 replica (package outbox).
+	Stream outbox.StreamLimits
 	// Trust: the service's certificate, key and the suite's CA (mutual
 	// TLS; callers identified by certificate and the gateway's signed
 	// assertions), or Insecure for plaintext development.
@@ -137,6 +149,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry},
 		NATSURL:      c.NATSURL,
 		MetricsAddr:  c.MetricsAddr,
+		Stream:       c.Stream,
 		Policy:       Policy(),
 		Domain:       Domain,
 		Logger:       c.Logger,
@@ -150,6 +163,10 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		if c.HoldSweepInterval > 0 {
 			b.Go(func(ctx context.Context) error { s.sweepLoop(ctx, c.HoldSweepInterval); return nil })
 		}
+		b.Go(func(ctx context.Context) error {
+			store.Sweep(ctx, b.DB, retention(c.RequestRetention), b.Log)
+			return nil
+		})
 		return nil
 	})
 	if err != nil {
@@ -178,14 +195,79 @@ func (s *Service) Stop() { s.base.Stop() }
 // Wait blocks until the service has stopped and returns its first error.
 func (s *Service) Wait() error { return s.base.Wait() }
 
+// retention is the wallet's idempotency record retention: keep the
+// records of coup settlements (and their final failures) for ever, so
+// that a coup is settled exactly once however late the table retries it
+// (a bet hold is SETTLED once, but the bank hold stays open across coups,
+// and the table must get the coup's own answer back); the records of
+// request ids go after keep.
+func retention(keep time.Duration) store.Retention {
+	return store.Retention{Keep: keep, Forever: func(key string) bool {
+		return isCoupKey(key) || isCoupKey(strings.TrimPrefix(key, "fail/"))
+	}}
+}
+
 // failKey is where the failure of the request keyed key is stored.
 func failKey(key string) string { return "fail/" + key }
+
+// errNotStored rolls back a request whose failure is not its final
+// answer (finalFailure).
+var errNotStored = errors.New("failure not stored")
+
+// isCoupKey reports whether key is a coup settlement's (doc.go).
+func isCoupKey(key string) bool { return strings.HasPrefix(key, "coup/") }
+
+// finalFailure reports whether err, a status error of the request keyed
+// key, is its permanent answer, stored under failKey(key). For a request
+// id (the client picks a new one to try again) every failure is. For a
+// coup settlement (the coup id is fixed for the coup's life) only the
+// failures no later change of the ledger can alter are: a hold that does
+// not exist, is resolved or has expired, a malformed settlement
+// (INVALID_ARGUMENT: e.g. a bet on the banker's own hold), an invalid
+// account, a currency mismatch. The others (INVALID_AMOUNT: a bet's amount
+// differs from its hold's, as while a ResizeHold is still in flight, or an
+// empty bank hold; BETS_EXCEED_BANK; INSUFFICIENT_FUNDS: house:bank short)
+// depend on amounts that may still change: nothing is stored, and a retry
+// under the same coup id, as is or corrected, is decided afresh.
+func finalFailure(key string, err error) bool {
+	if !isCoupKey(key) {
+		return true
+	}
+	switch errs.Reason(err) {
+	case reasonHoldNotFound, reasonHoldNotOpen, reasonHoldExpired, reasonInvalidArgument, reasonInvalidAccount, reasonCurrencyMismatch:
+		return true
+	}
+	return false
+}
+
+// forgetStaleFailure deletes, in tx, a failure stored for the coup key
+// by an older version although it is not final (finalFailure), whatever
+// request it was stored for, so that the coup can still be settled. It
+// reports whether it deleted one.
+func forgetStaleFailure(tx *bolt.Tx, key string) (bool, error) {
+	if !isCoupKey(key) {
+		return false, nil
+	}
+	_, b, found := store.Get(tx, failKey(key))
+	if !found {
+		return false, nil
+	}
+	st := &spb.Status{}
+	if err := proto.Unmarshal(b, st); err != nil {
+		return false, err
+	}
+	if finalFailure(key, status.FromProto(st).Err()) {
+		return false, nil
+	}
+	return true, store.Delete(tx, failKey(key))
+}
 
 // idempotent runs apply in one read-write transaction keyed by key, or
 // returns the result stored for an earlier identical request: its
 // response, or its error (a failure with a reason is stored too, under
-// failKey(key), in the same transaction; AIP-155). method names the RPC
-// in the request fingerprint. Errors without a status (internal ones) roll
+// failKey(key), in the same transaction, when it is final: finalFailure;
+// AIP-155). method names the RPC in the request fingerprint. Errors
+// without a status (internal ones) and failures that are not final roll
 // the transaction back and store nothing: a retry is a new attempt.
 func idempotent[R proto.Message](s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
 	h := sha256.New()
@@ -199,6 +281,9 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 	var wrote bool
 	err := s.commit.do(func(tx *bolt.Tx) error {
 		out, failure, wrote = zero, nil, false // this function may run again
+		if _, err := forgetStaleFailure(tx, key); err != nil {
+			return err
+		}
 		for _, k := range []string{key, failKey(key)} {
 			stored, found, err := store.Lookup(tx, k, hash)
 			if errors.Is(err, store.ErrRequestReused) {
@@ -232,11 +317,14 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			if !errs.IsStatus(err) {
 				return err
 			}
+			failure = err
+			if !finalFailure(key, err) {
+				return errNotStored
+			}
 			b, merr := marshal.Marshal(status.Convert(err).Proto())
 			if merr != nil {
 				return merr
 			}
-			failure = err
 			return store.Save(tx, failKey(key), hash, b)
 		}
 		if err := t.flush(); err != nil {
@@ -252,6 +340,9 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 		out, wrote = r, len(t.transfers) > 0
 		return nil
 	})
+	if errors.Is(err, errNotStored) && failure != nil {
+		return zero, failure
+	}
 	if err != nil {
 		return zero, s.internal(method, err)
 	}

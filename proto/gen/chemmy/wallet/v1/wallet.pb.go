@@ -2246,16 +2246,24 @@ type CurrencyTotals struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	CurrencyCode string                 `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	// Sum of the amounts of all transfers: what was debited, and credited.
+	// The turnover of a ledger may exceed 2^63-1: these then hold
+	// 9223372036854775807 (saturated); the exact sums are in
+	// total_debits_decimal and total_credits_decimal.
 	TotalDebits  int64 `protobuf:"varint,2,opt,name=total_debits,json=totalDebits,proto3" json:"total_debits,omitempty"`
 	TotalCredits int64 `protobuf:"varint,3,opt,name=total_credits,json=totalCredits,proto3" json:"total_credits,omitempty"`
-	// Sum of all balances: 0 when the books balance.
+	// Sum of all balances: 0 when the books balance. The sums of this message
+	// are computed exactly (never wrapped); a sum_of_balances, in_wallet or
+	// held outside the int64 range is a discrepancy, and saturates here.
 	SumOfBalances int64 `protobuf:"varint,4,opt,name=sum_of_balances,json=sumOfBalances,proto3" json:"sum_of_balances,omitempty"`
 	// Money inside the wallet: minus the external funding account.
 	InWallet int64 `protobuf:"varint,5,opt,name=in_wallet,json=inWallet,proto3" json:"in_wallet,omitempty"`
 	// Sum of the open holds.
-	Held          int64 `protobuf:"varint,6,opt,name=held,proto3" json:"held,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Held int64 `protobuf:"varint,6,opt,name=held,proto3" json:"held,omitempty"`
+	// total_debits and total_credits exactly, in decimal.
+	TotalDebitsDecimal  string `protobuf:"bytes,7,opt,name=total_debits_decimal,json=totalDebitsDecimal,proto3" json:"total_debits_decimal,omitempty"`
+	TotalCreditsDecimal string `protobuf:"bytes,8,opt,name=total_credits_decimal,json=totalCreditsDecimal,proto3" json:"total_credits_decimal,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CurrencyTotals) Reset() {
@@ -2328,6 +2336,20 @@ func (x *CurrencyTotals) GetHeld() int64 {
 		return x.Held
 	}
 	return 0
+}
+
+func (x *CurrencyTotals) GetTotalDebitsDecimal() string {
+	if x != nil {
+		return x.TotalDebitsDecimal
+	}
+	return ""
+}
+
+func (x *CurrencyTotals) GetTotalCreditsDecimal() string {
+	if x != nil {
+		return x.TotalCreditsDecimal
+	}
+	return ""
 }
 
 // AuditLedgerResponse is the auditor's report.
@@ -3307,14 +3329,16 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x12:\n" +
 	"\aentries\x18\x02 \x03(\v2 .chemmy.wallet.v1.StatementEntryR\aentries\x12&\n" +
 	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x14\n" +
-	"\x12AuditLedgerRequest\"\xd6\x01\n" +
+	"\x12AuditLedgerRequest\"\xbc\x02\n" +
 	"\x0eCurrencyTotals\x12#\n" +
 	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12!\n" +
 	"\ftotal_debits\x18\x02 \x01(\x03R\vtotalDebits\x12#\n" +
 	"\rtotal_credits\x18\x03 \x01(\x03R\ftotalCredits\x12&\n" +
 	"\x0fsum_of_balances\x18\x04 \x01(\x03R\rsumOfBalances\x12\x1b\n" +
 	"\tin_wallet\x18\x05 \x01(\x03R\binWallet\x12\x12\n" +
-	"\x04held\x18\x06 \x01(\x03R\x04held\"\x97\x03\n" +
+	"\x04held\x18\x06 \x01(\x03R\x04held\x120\n" +
+	"\x14total_debits_decimal\x18\a \x01(\tR\x12totalDebitsDecimal\x122\n" +
+	"\x15total_credits_decimal\x18\b \x01(\tR\x13totalCreditsDecimal\"\x97\x03\n" +
 	"\x13AuditLedgerResponse\x12\x1a\n" +
 	"\bbalanced\x18\x01 \x01(\bR\bbalanced\x12$\n" +
 	"\rdiscrepancies\x18\x02 \x03(\tR\rdiscrepancies\x12)\n" +

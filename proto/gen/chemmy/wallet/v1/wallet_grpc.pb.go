@@ -56,9 +56,18 @@ const (
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
+//
+// Idempotency: the answer to a request_id is kept for the service's
+// retention (7 days by default, wallet-svc -request-retention), at least;
+// a request_id sent again after that is a new request and applied again,
+// so clients must not retry a request older than the retention. The
+// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque) is kept
+// for ever.
 type WalletServiceClient interface {
 	// Deposit credits a player account from external funding.
-	// Idempotent by request_id.
+	// Idempotent by request_id. The money in the wallet, per currency, never
+	// exceeds 2^63-1 minor units, nor does any balance: a deposit beyond
+	// either is refused with INVALID_AMOUNT.
 	// Errors: INVALID_ARGUMENT INVALID_AMOUNT / INVALID_ACCOUNT,
 	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	Deposit(ctx context.Context, in *DepositRequest, opts ...grpc.CallOption) (*DepositResponse, error)
@@ -86,6 +95,14 @@ type WalletServiceClient interface {
 	// new bank (CF-BANK-SIZE).
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN,
 	// INVALID_ARGUMENT BETS_EXCEED_BANK / INVALID_AMOUNT / INVALID_ARGUMENT.
+	// A failure is the coup's answer for ever (a retry returns it) only when
+	// no later change can alter it: HOLD_NOT_FOUND, HOLD_NOT_OPEN,
+	// HOLD_EXPIRED, INVALID_ARGUMENT, INVALID_ACCOUNT, CURRENCY_MISMATCH.
+	// INVALID_AMOUNT (a bet's amount differs from its hold's, e.g. while a
+	// ResizeHold is in flight; an empty bank), BETS_EXCEED_BANK and
+	// INSUFFICIENT_FUNDS depend on amounts that may change: nothing moved,
+	// nothing is recorded, and the coup_id may be sent again, as is or
+	// corrected, once the holds are right (or the holds voided).
 	SettleCoup(ctx context.Context, in *SettleCoupRequest, opts ...grpc.CallOption) (*SettleCoupResponse, error)
 	// PostHold resolves an open hold by a transfer: amount (all of the hold
 	// when 0) goes from the hold's account to to_account_id, the rest of the
@@ -303,9 +320,18 @@ func (c *walletServiceClient) ChargeFee(ctx context.Context, in *ChargeFeeReques
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
+//
+// Idempotency: the answer to a request_id is kept for the service's
+// retention (7 days by default, wallet-svc -request-retention), at least;
+// a request_id sent again after that is a new request and applied again,
+// so clients must not retry a request older than the retention. The
+// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque) is kept
+// for ever.
 type WalletServiceServer interface {
 	// Deposit credits a player account from external funding.
-	// Idempotent by request_id.
+	// Idempotent by request_id. The money in the wallet, per currency, never
+	// exceeds 2^63-1 minor units, nor does any balance: a deposit beyond
+	// either is refused with INVALID_AMOUNT.
 	// Errors: INVALID_ARGUMENT INVALID_AMOUNT / INVALID_ACCOUNT,
 	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	Deposit(context.Context, *DepositRequest) (*DepositResponse, error)
@@ -333,6 +359,14 @@ type WalletServiceServer interface {
 	// new bank (CF-BANK-SIZE).
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN,
 	// INVALID_ARGUMENT BETS_EXCEED_BANK / INVALID_AMOUNT / INVALID_ARGUMENT.
+	// A failure is the coup's answer for ever (a retry returns it) only when
+	// no later change can alter it: HOLD_NOT_FOUND, HOLD_NOT_OPEN,
+	// HOLD_EXPIRED, INVALID_ARGUMENT, INVALID_ACCOUNT, CURRENCY_MISMATCH.
+	// INVALID_AMOUNT (a bet's amount differs from its hold's, e.g. while a
+	// ResizeHold is in flight; an empty bank), BETS_EXCEED_BANK and
+	// INSUFFICIENT_FUNDS depend on amounts that may change: nothing moved,
+	// nothing is recorded, and the coup_id may be sent again, as is or
+	// corrected, once the holds are right (or the holds voided).
 	SettleCoup(context.Context, *SettleCoupRequest) (*SettleCoupResponse, error)
 	// PostHold resolves an open hold by a transfer: amount (all of the hold
 	// when 0) goes from the hold's account to to_account_id, the rest of the
