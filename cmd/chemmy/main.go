@@ -16,6 +16,9 @@
 //	-log-level L     debug, info, warn or error (default "warn")
 //	-insecure        development only: plaintext between the services, identity metadata believed
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
+//	-stream-max-age D, -stream-max-bytes N, -stream-replicas N
+//	                 limits of the CHEMMY event stream when it is created (default 720h,
+//	                 1 GiB, 1; negative age or bytes: none); an existing stream is never changed
 //
 // Each start makes a throw-away CA and the services' certificates in
 // DIR/tls and their NATS nkeys in DIR/nats-keys (reader.nk: read-only).
@@ -35,6 +38,7 @@ import (
 
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 func usage() {
@@ -74,6 +78,7 @@ func run(args []string) int {
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
+	stream := outbox.RegisterStreamFlags(fs)
 	_ = fs.Parse(args)
 
 	var lvl slog.Level
@@ -87,7 +92,7 @@ func run(args []string) int {
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
-		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate},
+		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
@@ -50,6 +51,11 @@ type Config struct {
 	NATSPort int
 	// Currency of the wallet; default "EUR".
 	Currency string
+	// Stream: the limits of the CHEMMY event stream, created with them
+	// before the services start when it does not exist (an existing stream
+	// is never changed); zero fields take outbox's defaults (30 days,
+	// 1 GiB, 1 replica).
+	Stream outbox.StreamLimits
 	// Insecure runs the services in plaintext development mode (identity
 	// metadata believed; see package trust). Off by default.
 	Insecure bool
@@ -142,6 +148,12 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		s.NATSURL = ns.ClientURL()
 	}
 
+	// The stream with the stack's limits, before a service creates it with
+	// its own; if NATS is not reachable yet, the services' relays will.
+	if err := outbox.CreateStreamAt(ctx, s.NATSURL, "chemmy-stack", nkey(natsauth.Wallet), c.Stream, 5*time.Second, c.Logger); err != nil {
+		c.Logger.Warn("stack: event stream not created at start", "err", err)
+	}
+
 	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL,
 		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Logger: c.Logger})
 	if err != nil {
@@ -151,7 +163,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.ShoeAddr = shoe.Addr()
 
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Logger: c.Logger})
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
