@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -24,7 +27,13 @@ import (
 // gateway, each table one client goroutine playing as fast as it can.
 // It reports settled coups per second and the latency of PlaceBet
 // (p50/p90/p99/max, which includes the deal and the settlement when the
-// bet closes the betting).
+// bet closes the betting, and any retries).
+//
+// A call that fails UNAVAILABLE or DEADLINE_EXCEEDED (each call has
+// -call-timeout) may or may not have been applied: it is sent again with
+// the same request id (so it is applied at most once), after a backoff of
+// 50 ms doubling up to 2 s, at most -max-attempts times in all; then the
+// table gives up. The report counts the retries.
 func runLoad(args []string) int { return loadMain(args, os.Stdout, os.Stderr) }
 
 func loadMain(args []string, stdout, stderr io.Writer) int {
@@ -36,11 +45,13 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	croupier := fs.String("croupier-token", "croupier-token", "token of a croupier: creates the tables and acts for the players")
 	operator := fs.String("operator-token", "operator-token", "token of an operator: funds the players")
 	prefix := fs.String("prefix", "load-"+strconv.FormatInt(time.Now().Unix(), 36), "prefix of the players' and requests' ids")
+	attempts := fs.Int("max-attempts", defaultAttempts, "attempts of a call that fails UNAVAILABLE or DEADLINE_EXCEEDED, the first included, all with the same request id (1..20)")
+	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "deadline of each call (a call past it is retried)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *tables < 1 || *tables > 1000 || *duration <= 0 || *duration > time.Hour {
-		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 and -duration at most 1h")
+	if *tables < 1 || *tables > 1000 || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 {
+		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000, -duration at most 1h, -max-attempts 1..20 and -call-timeout positive")
 		return 2
 	}
 	cc, err := grpc.NewClient(*gw, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -52,6 +63,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	l := &loader{
 		table: tablev1.NewTableServiceClient(cc), wallet: walletv1.NewWalletServiceClient(cc),
 		croupier: *croupier, operator: *operator, prefix: *prefix,
+		retry: retryPolicy{attempts: *attempts, timeout: *callTimeout, base: 50 * time.Millisecond, max: 2 * time.Second},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
@@ -67,12 +79,17 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	var coups int
+	var coups, gaveUp int
 	var bets []time.Duration
 	var firstErr error
+	var retries retryCount
 	for _, r := range results {
 		coups += r.coups
 		bets = append(bets, r.bets...)
+		retries.add(r.retries)
+		if r.err != nil {
+			gaveUp++
+		}
 		if firstErr == nil && r.err != nil {
 			firstErr = r.err
 		}
@@ -90,6 +107,8 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d tables, %s: %d coups settled, %.1f coups/s\n", *tables, elapsed.Round(time.Millisecond), coups, float64(coups)/elapsed.Seconds())
 	fmt.Fprintf(stdout, "PlaceBet: %d calls, p50 %s, p90 %s, p99 %s, max %s\n", len(bets),
 		pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
+	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; tables given up: %d\n",
+		retries.total(), retries.unavailable, retries.deadline, gaveUp)
 	if firstErr != nil || coups == 0 {
 		return 1
 	}
@@ -101,12 +120,79 @@ type loader struct {
 	wallet             walletv1.WalletServiceClient
 	croupier, operator string
 	prefix             string
+	retry              retryPolicy
 }
 
 type tableResult struct {
-	coups int
-	bets  []time.Duration
-	err   error
+	coups   int
+	bets    []time.Duration
+	retries retryCount
+	err     error
+}
+
+// Defaults of the retry flags.
+const (
+	defaultAttempts    = 8
+	defaultCallTimeout = 10 * time.Second
+)
+
+// retryPolicy bounds the retries of one call: attempts in all (the first
+// included), each with timeout; between two a backoff of base doubling
+// up to max, with up to 50% jitter.
+type retryPolicy struct {
+	attempts  int
+	timeout   time.Duration
+	base, max time.Duration
+	sleep     func(time.Duration)               // time.Sleep when nil (tests)
+	jitter    func(time.Duration) time.Duration // d/2 + up to d/2 at random when nil
+}
+
+// retryCount counts retries by the code that caused them.
+type retryCount struct{ unavailable, deadline int }
+
+func (c *retryCount) add(o retryCount) { c.unavailable += o.unavailable; c.deadline += o.deadline }
+func (c retryCount) total() int        { return c.unavailable + c.deadline }
+
+// backoff is the pause before retry n (1 for the first retry).
+func (p retryPolicy) backoff(n int) time.Duration {
+	d := p.base
+	for i := 1; i < n && d < p.max; i++ {
+		d *= 2
+	}
+	d = min(d, p.max)
+	if p.jitter != nil {
+		return p.jitter(d)
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryCall runs call (which must send the same request, request id
+// included, each time) until it succeeds, fails with a code that is not
+// UNAVAILABLE or DEADLINE_EXCEEDED, or has been tried p.attempts times;
+// each retry is counted in c.
+func retryCall[R any](p retryPolicy, c *retryCount, call func(ctx context.Context) (R, error)) (R, error) {
+	sleep := p.sleep
+	if sleep == nil {
+		sleep = time.Sleep
+	}
+	for n := 1; ; n++ {
+		ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+		r, err := call(ctx)
+		cancel()
+		code := status.Code(err)
+		if err == nil || n >= max(p.attempts, 1) || (code != codes.Unavailable && code != codes.DeadlineExceeded) {
+			if err != nil && n > 1 {
+				err = fmt.Errorf("after %d attempts: %w", n, err)
+			}
+			return r, err
+		}
+		if code == codes.Unavailable {
+			c.unavailable++
+		} else {
+			c.deadline++
+		}
+		sleep(p.backoff(n))
+	}
 }
 
 func (l *loader) as(ctx context.Context, token string) context.Context {
@@ -120,14 +206,21 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	players := []string{id + "-a", id + "-b", id + "-c"}
 	seq := 0
 	rid := func() string { seq++; return id + "-r" + strconv.Itoa(seq) }
-	call := context.Background() // setup and each call finish even when the run's time is up
+	// Setup and each call finish even when the run's time is up; a call
+	// is retried with its request as built once (same request id).
 	for _, p := range players {
-		if _, err := l.wallet.Deposit(l.as(call, l.operator), &walletv1.DepositRequest{RequestId: rid(), AccountId: "player:" + p, Amount: 1 << 40}); err != nil {
+		req := &walletv1.DepositRequest{RequestId: rid(), AccountId: "player:" + p, Amount: 1 << 40}
+		if _, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*walletv1.DepositResponse, error) {
+			return l.wallet.Deposit(l.as(ctx, l.operator), req)
+		}); err != nil {
 			res.err = err
 			return
 		}
 	}
-	created, err := l.table.CreateTable(l.as(call, l.croupier), &tablev1.CreateTableRequest{RequestId: rid()})
+	createReq := &tablev1.CreateTableRequest{RequestId: rid()}
+	created, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.CreateTableResponse, error) {
+		return l.table.CreateTable(l.as(ctx, l.croupier), createReq)
+	})
 	if err != nil {
 		res.err = err
 		return
@@ -135,7 +228,10 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	tid := created.GetTable().GetTableId()
 	var tbl *tablev1.Table
 	for _, p := range players {
-		resp, err := l.table.JoinTable(l.as(call, l.croupier), &tablev1.JoinTableRequest{RequestId: rid(), TableId: tid, PlayerId: p})
+		req := &tablev1.JoinTableRequest{RequestId: rid(), TableId: tid, PlayerId: p}
+		resp, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.JoinTableResponse, error) {
+			return l.table.JoinTable(l.as(ctx, l.croupier), req)
+		})
 		if err != nil {
 			res.err = err
 			return
@@ -147,24 +243,35 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 		var err error
 		switch tbl.GetState() {
 		case tablev1.TableState_TABLE_STATE_OFFERING_BANK:
+			req := &tablev1.AcceptBankRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetOfferedPlayerId(), Amount: 1000}
 			var r *tablev1.AcceptBankResponse
-			r, err = l.table.AcceptBank(l.as(call, l.croupier), &tablev1.AcceptBankRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetOfferedPlayerId(), Amount: 1000})
+			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.AcceptBankResponse, error) {
+				return l.table.AcceptBank(l.as(ctx, l.croupier), req)
+			})
 			tbl = r.GetTable()
 		case tablev1.TableState_TABLE_STATE_BETTING:
 			cp := tbl.GetCoup()
+			req := &tablev1.PlaceBetRequest{RequestId: rid(), TableId: tid, PlayerId: cp.GetTurnPlayerId(), Amount: cp.GetUncovered()}
 			t0 := time.Now()
 			var r *tablev1.PlaceBetResponse
-			r, err = l.table.PlaceBet(l.as(call, l.croupier), &tablev1.PlaceBetRequest{RequestId: rid(), TableId: tid, PlayerId: cp.GetTurnPlayerId(), Amount: cp.GetUncovered()})
+			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.PlaceBetResponse, error) {
+				return l.table.PlaceBet(l.as(ctx, l.croupier), req)
+			})
 			res.bets = append(res.bets, time.Since(t0))
 			tbl = r.GetTable()
 		case tablev1.TableState_TABLE_STATE_DECISION:
+			req := &tablev1.DecideDrawRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetCoup().GetDecisionPlayerId(), Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}
 			var r *tablev1.DecideDrawResponse
-			r, err = l.table.DecideDraw(l.as(call, l.croupier), &tablev1.DecideDrawRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetCoup().GetDecisionPlayerId(), Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.DecideDrawResponse, error) {
+				return l.table.DecideDraw(l.as(ctx, l.croupier), req)
+			})
 			tbl = r.GetTable()
 		default:
 			var r *tablev1.GetTableResponse
 			time.Sleep(10 * time.Millisecond)
-			r, err = l.table.GetTable(l.as(call, l.croupier), &tablev1.GetTableRequest{TableId: tid})
+			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.GetTableResponse, error) {
+				return l.table.GetTable(l.as(ctx, l.croupier), &tablev1.GetTableRequest{TableId: tid})
+			})
 			tbl = r.GetTable()
 		}
 		if err != nil {
