@@ -222,9 +222,17 @@ func TestSHOECutByPlayerAtTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for h.get(id).GetCoupsPlayed() < 2 {
+	for tbl := h.get(id); tbl.GetCoupsPlayed() < 2; tbl = h.get(id) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the coup was not dealt after the cut: %v", h.get(id))
+			t.Fatalf("the coup was not dealt after the cut: %v", tbl)
+		}
+		// The new shoe is shuffled at random: a player's 5 (or a banker's
+		// option) waits for a decision; answer it.
+		if tbl.GetState() == tablev1.TableState_TABLE_STATE_DECISION {
+			if _, err := h.decide(id, tbl.GetCoup().GetDecisionPlayerId(), true); err != nil {
+				t.Fatalf("decision of %s: %v", tbl.GetCoup().GetDecisionPlayerId(), err)
+			}
+			continue
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
