@@ -1,70 +1,93 @@
 // Package fair is the provably fair construction of chemmy's shoes: a
-// pure, documented function from a server seed and a client seed to the
-// shuffled order of a shoe, the commitment to it, and a verifier that
-// recomputes both from a shoe's reveal. It has no I/O and no state; the
-// shoe service (package shoesvc) and the `chemmy verify` command both use
-// it, so what the service deals is what anybody can recompute.
+// pure, documented function from a server seed, a client seed and the
+// players' seeds to the shuffled order of a shoe, the commitment to the
+// server seed, and a verifier that recomputes both from a shoe's reveal.
+// It has no I/O and no state; the shoe service (package shoesvc) and the
+// `chemmy verify` command both use it, so what the service deals is what
+// anybody can recompute.
 //
-// # Commit-reveal
+// # Commit-reveal with player entropy (version 2)
 //
-// When a shoe opens the service draws a server seed of [ServerSeedSize]
-// bytes from crypto/rand, takes the client seed of the request (public,
-// given by the table or the cutting player before the shoe is built),
-// computes the order with [Shuffle] and publishes [Commit](server seed,
-// order). The cut (chosen by a player after the commitment, or drawn at
-// random) and the burn are applied to that order afterwards and recorded.
-// When the shoe closes the service reveals the seeds and the order;
-// [Verify] recomputes the order, checks the commitment and checks that
-// the burned and dealt cards are the cut order's.
+//  1. The shoe opens: the service draws a server seed of [ServerSeedSize]
+//     bytes from crypto/rand and publishes [Commit](server seed), its
+//     SHA-256, with the shoe's public client seed (Shoe.commitment and
+//     Shoe.client_seed, event shoe_opened). Nobody else knows the seed.
+//  2. The players' seeds arrive after that: the named cutter gives his
+//     seed with his cut (CutRequest.player_seed). Only now is the order
+//     fixed: [Shuffle] of the three inputs, then the cut and the burn.
+//  3. The shoe closes: the service reveals the server seed, the player
+//     seeds and the order; [Verify] checks SHA-256(server seed) against
+//     the commitment, recomputes the order and checks the cut, the burn
+//     and every dealt card.
 //
-// # Commitment layout (version 1)
+// Why a server cannot choose the order: for a fixed client seed and fixed
+// player seeds the map server seed -> order is onto (every order is
+// reachable, see "State space"), so a server that knew the player seeds
+// before committing could build a seed for any order. It does not know
+// them: it is bound to one seed by the SHA-256 it published before, and
+// the player seed it learns afterwards changes the order unpredictably
+// (the mask below is SHA-256 of it). Revealing another seed breaks the
+// commitment; revealing other player seeds is seen by the player who
+// checks his own seed in the reveal (`chemmy verify -player-seed`).
 //
-//	SHA-256( "chemmy-shoe-commit-v1"                 21 ASCII bytes
-//	      || uint16 big-endian len(server_seed) || server_seed
-//	      || uint16 big-endian len(order)       || order )
+// A shoe cut at random (no cutter named, or his time ran out) gets no
+// player seed: its order follows from the server seed and the client
+// seed alone, both fixed when the shoe opens, so it is reproducible and
+// auditable but gives no protection against whoever runs the service.
+// Its reveal says so: player_seeds is empty. The same holds for a cutter
+// who gives an empty seed.
 //
-// order is one byte per card of the shuffled shoe before the cut: the
-// card's index 0..51 = suit*13 + rank-1 (suits clubs 0, diamonds 1,
-// hearts 2, spades 3; ranks ace 1 .. king 13), as rules.Card.Index.
+// # Commitment layout
+//
+//	commitment = SHA-256(server_seed)      32 bytes; server_seed is 512 bytes
 //
 // # The random stream
 //
 // The shuffle reads one bit stream, most significant bit of each byte
-// first, never dropping or reusing a bit:
+// first, never dropping or reusing a bit. With
 //
-//	C_i = SHA-256("chemmy-shoe-client-v1" || uint16be(len(client_seed)) || client_seed || uint64be(i))
-//	T_i = SHA-256("chemmy-shoe-tail-v1" || uint16be(len(server_seed)) || server_seed
-//	              || uint16be(len(client_seed)) || client_seed || uint64be(i))
-//	stream = (server_seed XOR (C_0 || C_1 || ... || C_15)) || T_0 || T_1 || ...
+//	ctx = uint16be(len(client_seed)) || client_seed
+//	   || uint16be(number of player seeds)
+//	   || for each player seed, in order: uint16be(len(seed)) || seed
+//	M_i = SHA-256("chemmy-shoe-mask-v2" || ctx || uint64be(i))          i = 0..15
+//	T_i = SHA-256("chemmy-shoe-tail-v2" || uint16be(len(server_seed)) || server_seed
+//	              || ctx || uint64be(i))                                 i = 0, 1, ...
+//	stream = (server_seed XOR (M_0 || M_1 || ... || M_15)) || T_0 || T_1 || ...
 //
-// The first 512 bytes are the server seed masked by a keystream of the
-// client seed; the rest is SHA-256 in counter mode over both seeds.
+// the first 512 bytes are the server seed masked by a keystream of the
+// public seeds; the rest is SHA-256 in counter mode over all of them.
+// Seeds are their bytes (UTF-8 for the strings of the API); the lengths
+// make the encoding unambiguous (client and player seeds are at most
+// [MaxClientSeed] and [MaxPlayerSeed] bytes, at most [MaxPlayerSeeds]
+// player seeds).
 //
 // # The shuffle
 //
-// Start from decks fresh decks in index order (deck after deck, each
-// 0..51). Fisher-Yates from the end: for i = n-1 down to 1, j = Intn(i+1),
-// swap cards i and j. Intn(m) reads k = bit length of m-1 bits as a
-// big-endian integer and reads again while the value is >= m (rejection
-// sampling: every value in [0, m) has exactly the same probability, no
-// modulo bias). A random cut is Intn(n) read from the same stream right
-// after the shuffle; the card at the cut position becomes the first.
+// Start from decks fresh decks in index order (deck after deck, each card
+// index 0..51 = suit*13 + rank-1, suits clubs 0, diamonds 1, hearts 2,
+// spades 3, ranks ace 1 .. king 13, as rules.Card.Index). Fisher-Yates
+// from the end: for i = n-1 down to 1, j = Intn(i+1), swap cards i and j.
+// Intn(m) reads k = bit length of m-1 bits as a big-endian integer and
+// reads again while the value is >= m (rejection sampling: every value in
+// [0, m) has exactly the same probability, no modulo bias). A random cut
+// is Intn(n) read from the same stream right after the shuffle; the card
+// at the cut position becomes the first.
 //
 // # State space
 //
 // 416 cards have 416! ~ 2^3025 orders (fewer distinct ones, as each card
 // appears 8 times), far more than any 256-bit seed can select. The server
 // seed is therefore 512 bytes (4096 bits) and enters the stream unhashed:
-// for a fixed client seed, server_seed -> first 4096 stream bits is a
-// bijection, and every order of 416 cards is produced by a stream whose
-// Fisher-Yates draws all succeed at the first try, which needs
-// sum_{m=2..416} ceil(log2 m) = 3233 bits (2297 for 312 cards) <= 4096.
-// So every order is reached, by at least 2^(4096-3233) server seeds
+// for fixed client and player seeds, server_seed -> first 4096 stream
+// bits is a bijection, and every order of 416 cards is produced by a
+// stream whose Fisher-Yates draws all succeed at the first try, which
+// needs sum_{m=2..416} ceil(log2 m) = 3233 bits (2297 for 312 cards) <=
+// 4096. So every order is reached, by at least 2^(4096-3233) server seeds
 // (proved constructively by TestEveryOrderReachable). The probabilities
 // are uniform exactly as long as the bits the shuffle reads are uniform
-// and independent: the first 4096 are (crypto/rand); a shuffle that
-// rejects often reads further into the SHA-256 tail (about 4700 bits on
-// average for 416 cards), whose bits are uniform only computationally
+// and independent: the first 4096 are (crypto/rand, masked); a shuffle
+// that rejects often reads further into the SHA-256 tail (about 4700 bits
+// on average for 416 cards), whose bits are uniform only computationally
 // (an adversary that tells them from random breaks SHA-256).
 package fair
 
@@ -84,14 +107,38 @@ import (
 // log2(416!) ~ 3025 bits).
 const ServerSeedSize = 512
 
-// MaxClientSeed is the longest client seed, in bytes.
-const MaxClientSeed = 256
+// CommitmentSize is the commitment's length in bytes (SHA-256).
+const CommitmentSize = sha256.Size
+
+// Limits of the public seeds, in bytes and in number.
+const (
+	// MaxClientSeed is the longest client seed.
+	MaxClientSeed = 256
+	// MaxPlayerSeed is the longest player seed.
+	MaxPlayerSeed = 256
+	// MaxPlayerSeeds is the largest number of player seeds of a shoe.
+	MaxPlayerSeeds = 16
+)
 
 const (
-	commitDomain = "chemmy-shoe-commit-v1"
-	clientDomain = "chemmy-shoe-client-v1"
-	tailDomain   = "chemmy-shoe-tail-v1"
+	maskDomain = "chemmy-shoe-mask-v2"
+	tailDomain = "chemmy-shoe-tail-v2"
 )
+
+// Seeds are the three inputs of a shoe's order.
+type Seeds struct {
+	// Server is the secret seed, ServerSeedSize bytes, committed to
+	// (Commit) before anything else is known.
+	Server []byte
+	// Client is the public seed given with the shoe's creation (the
+	// table's "table/<id>/shoe/<n>"); up to MaxClientSeed bytes.
+	Client string
+	// Players are the seeds given after the commitment (the cutter's,
+	// with his cut), in the order they were given; each up to
+	// MaxPlayerSeed bytes, at most MaxPlayerSeeds. Empty: no player
+	// entropy.
+	Players []string
+}
 
 // NewServerSeed returns a fresh server seed from crypto/rand.
 func NewServerSeed() []byte {
@@ -100,34 +147,48 @@ func NewServerSeed() []byte {
 	return b
 }
 
-// Stream is the random bit stream of a (server seed, client seed) pair.
+// Stream is the random bit stream of a shoe's seeds.
 type Stream struct {
-	server, client []byte
-	prefix         []byte // server seed XOR the client keystream
-	buf            []byte // bytes not yet read (prefix, then tail blocks)
-	tail           uint64 // next tail block counter
-	cur            byte   // the byte being read
-	left           uint   // bits left in cur
+	server []byte
+	ctx    []byte // the encoded public seeds (package documentation)
+	buf    []byte // bytes not yet read (masked server seed, then tail blocks)
+	tail   uint64 // next tail block counter
+	cur    byte   // the byte being read
+	left   uint   // bits left in cur
 }
 
-// NewStream returns the stream of the given seeds. serverSeed must be
+// publicContext is ctx of the package documentation: the client seed and
+// the player seeds, each length-prefixed, after their count.
+func publicContext(client string, players []string) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(len(client)))
+	b = append(b, client...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(players)))
+	for _, p := range players {
+		b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+		b = append(b, p...)
+	}
+	return b
+}
+
+// NewStream returns the stream of the given seeds. s.Server must be
 // ServerSeedSize bytes (shorter seeds are accepted for tests of the
-// construction, but then not every order is reachable).
-func NewStream(serverSeed []byte, clientSeed string) *Stream {
-	s := &Stream{server: serverSeed, client: []byte(clientSeed)}
-	s.prefix = make([]byte, len(serverSeed))
+// construction, but then not every order is reachable); the public seeds
+// must be within the limits above (longer ones are not refused here: the
+// service and Verify refuse them).
+func NewStream(s Seeds) *Stream {
+	st := &Stream{server: s.Server, ctx: publicContext(s.Client, s.Players)}
+	prefix := make([]byte, len(s.Server))
 	var block [sha256.Size]byte
-	for off, i := 0, uint64(0); off < len(serverSeed); i++ {
+	for off, i := 0, uint64(0); off < len(s.Server); i++ {
 		h := sha256.New()
-		h.Write([]byte(clientDomain))
-		h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(s.client))))
-		h.Write(s.client)
+		h.Write([]byte(maskDomain))
+		h.Write(st.ctx)
 		h.Write(binary.BigEndian.AppendUint64(nil, i))
 		h.Sum(block[:0])
-		off += subtle.XORBytes(s.prefix[off:], serverSeed[off:], block[:])
+		off += subtle.XORBytes(prefix[off:], s.Server[off:], block[:])
 	}
-	s.buf = s.prefix
-	return s
+	st.buf = prefix
+	return st
 }
 
 func (s *Stream) nextByte() byte {
@@ -136,8 +197,7 @@ func (s *Stream) nextByte() byte {
 		h.Write([]byte(tailDomain))
 		h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(s.server))))
 		h.Write(s.server)
-		h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(s.client))))
-		h.Write(s.client)
+		h.Write(s.ctx)
 		h.Write(binary.BigEndian.AppendUint64(nil, s.tail))
 		s.tail++
 		s.buf = h.Sum(nil)
@@ -197,29 +257,24 @@ func FreshOrder(decks int) []byte {
 }
 
 // Shuffle returns the shuffled order of decks decks for the seeds, one
-// byte per card (the committed bytes), and the stream positioned right
-// after the shuffle (for a random cut: RandomCut).
-func Shuffle(decks int, serverSeed []byte, clientSeed string) ([]byte, *Stream) {
-	s := NewStream(serverSeed, clientSeed)
+// byte per card (card index 0..51), and the stream positioned right after
+// the shuffle (for a random cut: RandomCut).
+func Shuffle(decks int, s Seeds) ([]byte, *Stream) {
+	st := NewStream(s)
 	order := FreshOrder(decks)
-	Permute(order, s)
-	return order, s
+	Permute(order, st)
+	return order, st
 }
 
 // RandomCut draws the random cut position of an n-card shoe from s (the
 // stream returned by Shuffle).
 func RandomCut(s *Stream, n int) int { return s.Intn(n) }
 
-// Commit returns the commitment to a server seed and an order (layout in
-// the package documentation).
-func Commit(serverSeed, order []byte) []byte {
-	h := sha256.New()
-	h.Write([]byte(commitDomain))
-	h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(serverSeed))))
-	h.Write(serverSeed)
-	h.Write(binary.BigEndian.AppendUint16(nil, uint16(len(order))))
-	h.Write(order)
-	return h.Sum(nil)
+// Commit returns the commitment to a server seed: SHA-256(server seed),
+// CommitmentSize bytes.
+func Commit(serverSeed []byte) []byte {
+	h := sha256.Sum256(serverSeed)
+	return h[:]
 }
 
 // Cut returns order rotated so that the card at position p comes first.
@@ -254,8 +309,13 @@ type Reveal struct {
 	Decks      int
 	ServerSeed []byte
 	ClientSeed string
+	// PlayerSeeds are the seeds given after the commitment, in order;
+	// empty for a shoe cut at random (no player entropy).
+	PlayerSeeds []string
+	// Commitment is SHA-256(ServerSeed), as published when the shoe
+	// opened.
 	Commitment []byte
-	// Order is the shuffled order before the cut (the committed bytes).
+	// Order is the shuffled order before the cut (card indexes).
 	Order       []byte
 	CutPosition int
 	CutRandom   bool
@@ -267,6 +327,11 @@ type Reveal struct {
 	CardsLeft       int
 }
 
+// Seeds returns the reveal's seeds.
+func (r Reveal) Seeds() Seeds {
+	return Seeds{Server: r.ServerSeed, Client: r.ClientSeed, Players: r.PlayerSeeds}
+}
+
 // ErrMismatch wraps every verification failure.
 var ErrMismatch = errors.New("fair: mismatch")
 
@@ -274,9 +339,14 @@ func mismatch(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrMismatch, fmt.Sprintf(format, args...))
 }
 
-// Verify recomputes the order from the seeds and checks the commitment,
-// the cut, the burn and every dealt card. A nil error means the shoe dealt
-// exactly what it committed to.
+// Verify checks the server seed against the commitment, recomputes the
+// order from the three seeds and checks the cut, the burn and every dealt
+// card. A nil error means the shoe dealt exactly the order of the
+// committed server seed and the revealed public seeds. It cannot tell
+// whether the commitment is the one published when the shoe opened, nor
+// whether the player seeds are the ones the players gave: compare those
+// with what you saw (`chemmy verify -commitment ... -player-seed ...`).
+// Errors wrap ErrMismatch.
 func Verify(r Reveal) error {
 	if r.Decks < 1 || r.Decks > 16 {
 		return mismatch("decks %d outside 1..16", r.Decks)
@@ -284,12 +354,23 @@ func Verify(r Reveal) error {
 	if len(r.ServerSeed) != ServerSeedSize {
 		return mismatch("server seed is %d bytes, want %d", len(r.ServerSeed), ServerSeedSize)
 	}
-	order, s := Shuffle(r.Decks, r.ServerSeed, r.ClientSeed)
+	if len(r.ClientSeed) > MaxClientSeed {
+		return mismatch("client seed is %d bytes, at most %d", len(r.ClientSeed), MaxClientSeed)
+	}
+	if len(r.PlayerSeeds) > MaxPlayerSeeds {
+		return mismatch("%d player seeds, at most %d", len(r.PlayerSeeds), MaxPlayerSeeds)
+	}
+	for i, p := range r.PlayerSeeds {
+		if len(p) > MaxPlayerSeed {
+			return mismatch("player seed %d is %d bytes, at most %d", i, len(p), MaxPlayerSeed)
+		}
+	}
+	if subtle.ConstantTimeCompare(Commit(r.ServerSeed), r.Commitment) != 1 {
+		return mismatch("the commitment is not SHA-256 of the revealed server seed")
+	}
+	order, s := Shuffle(r.Decks, r.Seeds())
 	if string(order) != string(r.Order) {
 		return mismatch("the seeds give another order than the revealed one")
-	}
-	if subtle.ConstantTimeCompare(Commit(r.ServerSeed, order), r.Commitment) != 1 {
-		return mismatch("commitment does not match SHA-256 of the server seed and order")
 	}
 	n := len(order)
 	if r.CutPosition < 0 || r.CutPosition >= n {

@@ -25,14 +25,20 @@ func testSeed(label string, i uint64) []byte {
 	return out[:ServerSeedSize]
 }
 
-// clientKeystream is C_0 || ... || C_15 computed from the documented
+// maskKeystream is M_0 || ... || M_15 computed from the documented
 // layout, independently of NewStream.
-func clientKeystream(client string) []byte {
+func maskKeystream(client string, players ...string) []byte {
+	var ctx []byte
+	ctx = binary.BigEndian.AppendUint16(ctx, uint16(len(client)))
+	ctx = append(ctx, client...)
+	ctx = binary.BigEndian.AppendUint16(ctx, uint16(len(players)))
+	for _, p := range players {
+		ctx = binary.BigEndian.AppendUint16(ctx, uint16(len(p)))
+		ctx = append(ctx, p...)
+	}
 	var out []byte
 	for i := uint64(0); len(out) < ServerSeedSize; i++ {
-		b := []byte("chemmy-shoe-client-v1")
-		b = binary.BigEndian.AppendUint16(b, uint16(len(client)))
-		b = append(b, client...)
+		b := append([]byte("chemmy-shoe-mask-v2"), ctx...)
 		b = binary.BigEndian.AppendUint64(b, i)
 		h := sha256.Sum256(b)
 		out = append(out, h[:]...)
@@ -41,11 +47,11 @@ func clientKeystream(client string) []byte {
 }
 
 // seedForStream returns the server seed whose stream starts with prefix
-// (up to 512 bytes) for the client seed: the inverse of the mask.
-func seedForStream(prefix []byte, client string) []byte {
+// (up to 512 bytes) for the public seeds: the inverse of the mask.
+func seedForStream(prefix []byte, client string, players ...string) []byte {
 	seed := make([]byte, ServerSeedSize)
 	copy(seed, prefix)
-	ks := clientKeystream(client)
+	ks := maskKeystream(client, players...)
 	for i := range seed {
 		seed[i] ^= ks[i]
 	}
@@ -54,34 +60,32 @@ func seedForStream(prefix []byte, client string) []byte {
 
 func TestCommitLayout(t *testing.T) {
 	seed := testSeed("commit", 1)
-	order, _ := Shuffle(8, seed, "abc")
-	var b []byte
-	b = append(b, "chemmy-shoe-commit-v1"...)
-	b = append(b, byte(len(seed)>>8), byte(len(seed)))
-	b = append(b, seed...)
-	b = append(b, byte(len(order)>>8), byte(len(order)))
-	b = append(b, order...)
-	want := sha256.Sum256(b)
-	if got := Commit(seed, order); !bytes.Equal(got, want[:]) {
-		t.Fatalf("Commit = %x, want %x", got, want)
+	want := sha256.Sum256(seed)
+	if got := Commit(seed); !bytes.Equal(got, want[:]) || len(got) != CommitmentSize {
+		t.Fatalf("Commit = %x, want SHA-256(seed) %x", got, want)
 	}
 }
 
 func TestStreamLayout(t *testing.T) {
-	seed, client := testSeed("stream", 2), "table-7/shoe-3"
-	s := NewStream(seed, client)
-	ks := clientKeystream(client)
+	seed, client, players := testSeed("stream", 2), "table-7/shoe-3", []string{"alice's seed", ""}
+	s := NewStream(Seeds{Server: seed, Client: client, Players: players})
+	ks := maskKeystream(client, players...)
 	for i := range ServerSeedSize {
 		if got := byte(s.Bits(8)); got != seed[i]^ks[i] {
-			t.Fatalf("stream byte %d = %x, want seed^C = %x", i, got, seed[i]^ks[i])
+			t.Fatalf("stream byte %d = %x, want seed^M = %x", i, got, seed[i]^ks[i])
 		}
 	}
 	for blk := uint64(0); blk < 3; blk++ {
-		b := []byte("chemmy-shoe-tail-v1")
+		b := []byte("chemmy-shoe-tail-v2")
 		b = binary.BigEndian.AppendUint16(b, uint16(len(seed)))
 		b = append(b, seed...)
 		b = binary.BigEndian.AppendUint16(b, uint16(len(client)))
 		b = append(b, client...)
+		b = binary.BigEndian.AppendUint16(b, uint16(len(players)))
+		for _, p := range players {
+			b = binary.BigEndian.AppendUint16(b, uint16(len(p)))
+			b = append(b, p...)
+		}
 		b = binary.BigEndian.AppendUint64(b, blk)
 		want := sha256.Sum256(b)
 		for i := range want {
@@ -92,12 +96,35 @@ func TestStreamLayout(t *testing.T) {
 	}
 }
 
+// The encoding of the public seeds is unambiguous: moving bytes between
+// the client seed and a player seed, splitting a player seed or adding an
+// empty one changes the stream.
+func TestPublicSeedsUnambiguous(t *testing.T) {
+	seed := testSeed("ctx", 1)
+	first := func(s Seeds) uint32 { return NewStream(s).Bits(32) }
+	variants := []Seeds{
+		{Server: seed, Client: "ab", Players: []string{"c"}},
+		{Server: seed, Client: "a", Players: []string{"bc"}},
+		{Server: seed, Client: "abc"},
+		{Server: seed, Client: "abc", Players: []string{""}},
+		{Server: seed, Client: "a", Players: []string{"b", "c"}},
+		{Server: seed, Client: "a", Players: []string{"c", "b"}},
+	}
+	seen := map[uint32]int{}
+	for i, v := range variants {
+		if j, ok := seen[first(v)]; ok {
+			t.Fatalf("seeds %d and %d give the same stream", j, i)
+		}
+		seen[first(v)] = i
+	}
+}
+
 // TestIntnRejectsOutOfRange: Intn(5) reads 3 bits at a time, MSB first,
 // rejects 7, 6, 5 and keeps 3; bits are never reduced modulo n and never
 // dropped.
 func TestIntnRejectsOutOfRange(t *testing.T) {
 	// 111 110 101 011 | 1000 = 11111010 10111000
-	s := NewStream(seedForStream([]byte{0b11111010, 0b10111000}, ""), "")
+	s := NewStream(Seeds{Server: seedForStream([]byte{0b11111010, 0b10111000}, "")})
 	if got := s.Intn(5); got != 3 {
 		t.Fatalf("Intn(5) = %d, want 3", got)
 	}
@@ -117,26 +144,30 @@ func TestKnownAnswer(t *testing.T) {
 	for i := range seed {
 		seed[i] = byte(i)
 	}
-	order, st := Shuffle(8, seed, "chemmy")
-	got := hex.EncodeToString(Commit(seed, order))
+	order, st := Shuffle(8, Seeds{Server: seed, Client: "chemmy", Players: []string{"player"}})
+	sum := sha256.Sum256(order)
+	got := hex.EncodeToString(sum[:])
 	cards, _ := Cards(order[:6])
 	var codes []string
 	for _, c := range cards {
 		codes = append(codes, c.String())
 	}
-	t.Logf("commitment %s first %v cut %d", got, codes, RandomCut(st, len(order)))
-	if got != knownCommitment {
-		t.Fatalf("commitment %s, pinned %s", got, knownCommitment)
+	t.Logf("order SHA-256 %s first %v cut %d", got, codes, RandomCut(st, len(order)))
+	if got != knownOrder {
+		t.Fatalf("order SHA-256 %s, pinned %s", got, knownOrder)
+	}
+	if c := hex.EncodeToString(Commit(seed)); c != knownCommitment {
+		t.Fatalf("commitment %s, pinned %s", c, knownCommitment)
 	}
 }
 
 // SHOE-SHUFFLE: the shuffle is a permutation of the decks, a pure
-// function of the seeds, and changes with either seed.
+// function of the seeds, and changes with any seed.
 func TestSHOEShuffle(t *testing.T) {
 	for _, decks := range []int{2, 3, 6, 8} {
 		seed := testSeed("perm", uint64(decks))
-		a, _ := Shuffle(decks, seed, "x")
-		b, _ := Shuffle(decks, seed, "x")
+		a, _ := Shuffle(decks, Seeds{Server: seed, Client: "x", Players: []string{"p"}})
+		b, _ := Shuffle(decks, Seeds{Server: seed, Client: "x", Players: []string{"p"}})
 		if !bytes.Equal(a, b) {
 			t.Fatal("not a pure function of the seeds")
 		}
@@ -147,12 +178,18 @@ func TestSHOEShuffle(t *testing.T) {
 		if !bytes.Equal(sorted, fresh) || len(a) != decks*52 {
 			t.Fatalf("%d decks: not a permutation of the decks", decks)
 		}
-		if c, _ := Shuffle(decks, seed, "y"); bytes.Equal(a, c) {
+		if c, _ := Shuffle(decks, Seeds{Server: seed, Client: "y", Players: []string{"p"}}); bytes.Equal(a, c) {
 			t.Fatal("client seed changes nothing")
+		}
+		if c, _ := Shuffle(decks, Seeds{Server: seed, Client: "x", Players: []string{"q"}}); bytes.Equal(a, c) {
+			t.Fatal("player seed changes nothing")
+		}
+		if c, _ := Shuffle(decks, Seeds{Server: seed, Client: "x"}); bytes.Equal(a, c) {
+			t.Fatal("dropping the player seed changes nothing")
 		}
 		seed2 := slices.Clone(seed)
 		seed2[0] ^= 1
-		if c, _ := Shuffle(decks, seed2, "x"); bytes.Equal(a, c) {
+		if c, _ := Shuffle(decks, Seeds{Server: seed2, Client: "x", Players: []string{"p"}}); bytes.Equal(a, c) {
 			t.Fatal("server seed changes nothing")
 		}
 	}
@@ -160,9 +197,10 @@ func TestSHOEShuffle(t *testing.T) {
 
 // seedForOrder builds a server seed whose shuffle is exactly target: the
 // Fisher-Yates draws are encoded with no rejection, MSB first, then
-// masked with the client keystream. It proves constructively that every
-// order is reachable (the map seed -> order is onto).
-func seedForOrder(t *testing.T, decks int, target []byte, client string, fill *rand.Rand) []byte {
+// masked with the keystream of the public seeds. It proves constructively
+// that every order is reachable (the map seed -> order is onto) for any
+// public seeds known in advance.
+func seedForOrder(t *testing.T, decks int, target []byte, client string, players []string, fill *rand.Rand) []byte {
 	cur := FreshOrder(decks)
 	var bitsOut []byte
 	var acc, nacc uint
@@ -197,7 +235,7 @@ func seedForOrder(t *testing.T, decks int, target []byte, client string, fill *r
 		t.Fatalf("encoding needs %d bits > %d", used, ServerSeedSize*8)
 	}
 	t.Logf("%d cards: %d bits of %d encode the order", len(cur), used, ServerSeedSize*8)
-	return seedForStream(bitsOut, client)
+	return seedForStream(bitsOut, client, players...)
 }
 
 func TestEveryOrderReachable(t *testing.T) {
@@ -211,10 +249,45 @@ func TestEveryOrderReachable(t *testing.T) {
 				slices.Reverse(target)
 			}
 			client := []string{"", "alice", "table-1/shoe-9"}[trial%3]
-			seed := seedForOrder(t, decks, target, client, r)
-			if got, _ := Shuffle(decks, seed, client); !bytes.Equal(got, target) {
+			players := [][]string{nil, {"bob's seed"}, {"x", "y"}}[trial%3]
+			seed := seedForOrder(t, decks, target, client, players, r)
+			if got, _ := Shuffle(decks, Seeds{Server: seed, Client: client, Players: players}); !bytes.Equal(got, target) {
 				t.Fatalf("%d decks trial %d: the constructed seed does not give the target", decks, trial)
 			}
+		}
+	}
+}
+
+// TestServerCannotChooseTheOrder: a server that wants a target order must
+// fix its seed (the commitment) before the player's seed is known. A seed
+// built for the target with no player seed, or with a guessed one, gives
+// another order once the player's real seed is mixed in; the seed that
+// would give the target with the real player seed exists (every order is
+// reachable) but is not the committed one, and Verify refuses it.
+func TestServerCannotChooseTheOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	target := FreshOrder(6)
+	r.Shuffle(len(target), func(i, j int) { target[i], target[j] = target[j], target[i] })
+	const client = "table/T1/shoe/1"
+	for _, guess := range [][]string{nil, {"guessed"}} {
+		rigged := seedForOrder(t, 6, target, client, guess, r)
+		if got, _ := Shuffle(6, Seeds{Server: rigged, Client: client, Players: guess}); !bytes.Equal(got, target) {
+			t.Fatal("the rigged seed does not give the target with the guessed player seeds")
+		}
+		commitment := Commit(rigged) // published before the cut
+		got, _ := Shuffle(6, Seeds{Server: rigged, Client: client, Players: []string{"alice: 7f3a9c"}})
+		if bytes.Equal(got, target) {
+			t.Fatal("the player's seed did not change the rigged order")
+		}
+		// After the cut: the seed for the target with the real player seed.
+		late := seedForOrder(t, 6, target, client, []string{"alice: 7f3a9c"}, r)
+		rv := closedShoe(6, late, client, []string{"alice: 7f3a9c"}, 0, false, false, 3, 10)
+		if err := Verify(rv); err != nil {
+			t.Fatalf("a consistent reveal of the late seed: %v", err)
+		}
+		rv.Commitment = commitment
+		if err := Verify(rv); !errors.Is(err, ErrMismatch) {
+			t.Fatalf("the late seed passes the published commitment: %v", err)
 		}
 	}
 }
@@ -230,8 +303,8 @@ func TestBurnValue(t *testing.T) {
 }
 
 // closedShoe deals a shoe to a given point and builds its reveal.
-func closedShoe(decks int, seed []byte, client string, cut int, random, byFirst bool, burn, dealt int) Reveal {
-	order, st := Shuffle(decks, seed, client)
+func closedShoe(decks int, seed []byte, client string, players []string, cut int, random, byFirst bool, burn, dealt int) Reveal {
+	order, st := Shuffle(decks, Seeds{Server: seed, Client: client, Players: players})
 	if random {
 		cut = RandomCut(st, len(order))
 	}
@@ -239,7 +312,7 @@ func closedShoe(decks int, seed []byte, client string, cut int, random, byFirst 
 	if byFirst {
 		burn = 1 + BurnValue(byte(loaded[0].Index()))
 	}
-	r := Reveal{Decks: decks, ServerSeed: seed, ClientSeed: client, Commitment: Commit(seed, order), Order: order,
+	r := Reveal{Decks: decks, ServerSeed: seed, ClientSeed: client, PlayerSeeds: players, Commitment: Commit(seed), Order: order,
 		CutPosition: cut, CutRandom: random, BurnByFirstCard: byFirst, CardsLeft: len(order) - burn - dealt}
 	for _, c := range loaded[:burn] {
 		r.Burned = append(r.Burned, c.String())
@@ -253,10 +326,10 @@ func closedShoe(decks int, seed []byte, client string, cut int, random, byFirst 
 func TestVerify(t *testing.T) {
 	seed := testSeed("verify", 1)
 	good := []Reveal{
-		closedShoe(8, seed, "c", 0, true, false, 3, 400),
-		closedShoe(6, seed, "", 17, false, false, 4, 100),
-		closedShoe(3, seed, "x", 5, false, true, 0, 50),
-		closedShoe(2, seed, "y", 0, true, true, 0, 0),
+		closedShoe(8, seed, "c", []string{"alice's seed"}, 0, true, false, 3, 400),
+		closedShoe(6, seed, "", []string{"bob"}, 17, false, false, 4, 100),
+		closedShoe(3, seed, "x", nil, 5, false, true, 0, 50),
+		closedShoe(2, seed, "y", nil, 0, true, true, 0, 0),
 	}
 	for i, r := range good {
 		if err := Verify(r); err != nil {
@@ -268,6 +341,10 @@ func TestVerify(t *testing.T) {
 		"seed byte":      func(r *Reveal) { r.ServerSeed = slices.Clone(r.ServerSeed); r.ServerSeed[100] ^= 1 },
 		"short seed":     func(r *Reveal) { r.ServerSeed = r.ServerSeed[:32] },
 		"client seed":    func(r *Reveal) { r.ClientSeed = "d" },
+		"player seed":    func(r *Reveal) { r.PlayerSeeds = []string{"alice's seed!"} },
+		"no player seed": func(r *Reveal) { r.PlayerSeeds = nil },
+		"long seed":      func(r *Reveal) { r.PlayerSeeds = []string{string(make([]byte, MaxPlayerSeed+1))} },
+		"no order":       func(r *Reveal) { r.Order = nil },
 		"order swapped":  func(r *Reveal) { r.Order = slices.Clone(r.Order); r.Order[0], r.Order[1] = r.Order[2], r.Order[0] },
 		"commitment":     func(r *Reveal) { r.Commitment = slices.Clone(r.Commitment); r.Commitment[0] ^= 1 },
 		"random cut":     func(r *Reveal) { r.CutPosition = (r.CutPosition + 1) % len(r.Order) },
@@ -293,9 +370,11 @@ func TestVerify(t *testing.T) {
 func BenchmarkShuffle8Decks(b *testing.B) {
 	seed := NewServerSeed()
 	for b.Loop() {
-		order, _ := Shuffle(8, seed, "client")
-		_ = Commit(seed, order)
+		_, _ = Shuffle(8, Seeds{Server: seed, Client: "client", Players: []string{"player"}})
 	}
 }
 
-const knownCommitment = "e56ad53981392d6e15fedcb9ccbb3f13a3a0162811a6371d32481ead3fa4485e"
+const (
+	knownOrder      = "92445641c783945c5509ad56ed48e5ad74c19ff858e1749eb5cc61ab6820ae31"
+	knownCommitment = "110009dcee21620b166f3abfecb5eff7a873be729d1c2d53822e7acc5f34eb9b"
+)

@@ -16,6 +16,7 @@ package fair
 // its power: the same statistic on a modulo-biased shuffle must reject.
 
 import (
+	"fmt"
 	"math"
 	"math/bits"
 	"os"
@@ -26,6 +27,13 @@ const alpha = 1e-4
 
 func statLabel(name string) string {
 	return "chemmy-stat/" + os.Getenv("CHEMMY_STAT_BASE") + "/" + name
+}
+
+// statStream is the production stream of the i-th shoe of a test: a
+// server seed from the fixed sequence, a table's client seed and a
+// cutter's seed.
+func statStream(label string, i int) *Stream {
+	return NewStream(Seeds{Server: testSeed(label, uint64(i)), Client: "table/stat/shoe/1", Players: []string{"cutter"}})
 }
 
 // chiSquareP is the upper tail P(X >= x) of a chi-square with df degrees
@@ -128,7 +136,7 @@ func positionTest(label string, n, runs int, perm permuter) float64 {
 		counts[c] = make([]int, n)
 	}
 	for i := range runs {
-		a := perm(n, NewStream(testSeed(label, uint64(i)), ""))
+		a := perm(n, statStream(label, i))
 		for pos, card := range a {
 			counts[card][pos]++
 		}
@@ -164,7 +172,7 @@ func pairTest(label string, n, runs int, perm permuter) float64 {
 		before[a], next[a] = make([]int, n), make([]int, n)
 	}
 	for i := range runs {
-		arr := perm(n, NewStream(testSeed(label, uint64(i)), ""))
+		arr := perm(n, statStream(label, i))
 		pos := make([]int, n)
 		for p, c := range arr {
 			pos[c] = p
@@ -223,7 +231,7 @@ func TestStatAllOrders(t *testing.T) {
 	run := func(label string, perm permuter) float64 {
 		counts := make([]int, 24)
 		for i := range 24000 {
-			counts[lehmer(perm(4, NewStream(testSeed(label, uint64(i)), "")))]++
+			counts[lehmer(perm(4, statStream(label, i)))]++
 		}
 		return chiSquareP(chiSquare(counts, 1000), 23)
 	}
@@ -232,6 +240,32 @@ func TestStatAllOrders(t *testing.T) {
 	}
 	if p := run(statLabel("orders-biased"), moduloBiased); p >= alpha {
 		t.Fatalf("the test does not see modulo bias: p = %g", p)
+	}
+}
+
+// TestStatPlayerSeedAlone: with one fixed server seed, chosen by the
+// server before it knows the player's seed (here all zeros, or a seed
+// built so that the shuffle without a player seed is the identity), the
+// player's seed alone makes the 24 orders of 4 cards equally likely
+// (24,000 player seeds, df 23, Bonferroni over the two server seeds).
+func TestStatPlayerSeedAlone(t *testing.T) {
+	// Without player seeds, draws j = i (no swap) at each step give the
+	// identity: 2 bits "11" (Intn(4) = 3), then "10" (Intn(3) = 2), then
+	// "1" (Intn(2) = 1): 1110 1xxx.
+	rigged := seedForStream([]byte{0b11101000}, "")
+	if a := fisherYates(4, NewStream(Seeds{Server: rigged})); lehmer(a) != 0 {
+		t.Fatalf("rigged seed gives %v, want the identity", a)
+	}
+	base := os.Getenv("CHEMMY_STAT_BASE")
+	for name, seed := range map[string][]byte{"zeros": make([]byte, ServerSeedSize), "rigged": rigged} {
+		counts := make([]int, 24)
+		for i := range 24000 {
+			s := NewStream(Seeds{Server: seed, Players: []string{fmt.Sprintf("player %s/%d", base, i)}})
+			counts[lehmer(fisherYates(4, s))]++
+		}
+		if p := chiSquareP(chiSquare(counts, 1000), 23) * 2; p < alpha {
+			t.Errorf("server seed %s: orders over player seeds not uniform: corrected p = %g", name, p)
+		}
 	}
 }
 
@@ -262,7 +296,7 @@ func TestStatFullShoe(t *testing.T) {
 	const n, runs = 416, 20800
 	pos, cuts := make([]int, n), make([]int, n)
 	for i := range runs {
-		s := NewStream(testSeed(statLabel("shoe"), uint64(i)), "")
+		s := statStream(statLabel("shoe"), i)
 		a := fisherYates(n, s)
 		for p, c := range a {
 			if c == 0 {

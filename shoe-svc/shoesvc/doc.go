@@ -7,19 +7,26 @@
 //
 //  1. SHOE-DECKS: decks by variant: chemin de fer (also unspecified) and
 //     punto banco 6 or 8 (default 6), banque 3, the old game 2.
-//  2. SHOE-SHUFFLE: a fresh 512-byte server seed from crypto/rand and the
-//     request's public client seed give the order through package fair
-//     (an unbiased rejection-sampling Fisher-Yates over a documented bit
-//     stream). Shoe.commitment = fair.Commit(server seed, order) is
-//     published (event shoe_opened) before anything else happens. Only
-//     this package's tests can inject other seeds (start's options; no
-//     Config field, flag or environment variable reaches them).
-//  3. SHOE-CUT: without cutter_player_id the shoe is cut at once at the
-//     random position fair.RandomCut draws from the same stream. With
-//     one, the shoe waits in SHOE_STATE_AWAITING_CUT until that player
-//     calls Cut (any position 0..n-1) or cut_deadline passes; then it is
-//     cut at the random position, by the first call that touches the shoe
-//     (DealCard, Cut, CloseShoe) or by the sweep (about every second).
+//  2. SHOE-SHUFFLE: a fresh 512-byte server seed from crypto/rand is
+//     committed to: Shoe.commitment = fair.Commit(server seed) =
+//     SHA-256(server seed) is published (event shoe_opened) before any
+//     player seed is known. The order is fixed only at the cut, through
+//     package fair (an unbiased rejection-sampling Fisher-Yates over a
+//     documented bit stream) from the server seed, the request's public
+//     client seed and the player seeds: the cutter's CutRequest.player_seed
+//     (Shoe.player_seeds). Only this package's tests can inject other
+//     server seeds (start's options; no Config field, flag or environment
+//     variable reaches them).
+//  3. SHOE-CUT: without cutter_player_id the shoe is shuffled without
+//     player seed and cut at once at the random position fair.RandomCut
+//     draws from the same stream. With one, the shoe waits in
+//     SHOE_STATE_AWAITING_CUT (its order not yet fixed) until that player
+//     calls Cut (his seed, any position 0..n-1) or cut_deadline passes;
+//     then it is shuffled without player seed and cut at the random
+//     position, by the first call that touches the shoe (DealCard, Cut,
+//     CloseShoe) or by the sweep (about every second). A shoe without
+//     player seed has no player entropy: its order follows from what was
+//     fixed when it opened, and its reveal's player_seeds is empty.
 //  4. SHOE-BURN: 3 or 4 cards (default 3), or the first card and as many
 //     more as its value (BURN_MODE_BY_FIRST_CARD), are shown in
 //     Shoe.burned and discarded (fate BURNED, event cards_burned).
@@ -27,9 +34,27 @@
 //  5. SHOE-CUT-CARD: the cut card lies `cut_card_from_end` cards (6..16,
 //     default 8) before the end: exactly that many cards are behind it.
 //
-// CreateShoeFromOrder skips 2 to 4: the cards come out in exactly the given
-// order, and cut_card_from_end may be 0 (cut card comes out with the last
-// card) up to 16, and must be less than the number of cards.
+// CreateShoeFromOrder (a certification shoe) skips 2 to 4: the cards come
+// out in exactly the given order, and cut_card_from_end may be 0 (cut card
+// comes out with the last card) up to 16, and must be less than the number
+// of cards. The cards must be 2, 3, 6 or 8 full decks (NOT_FULL_DECKS
+// otherwise; Shoe.decks is that number) unless test_shoe is set (any 1 to
+// 832 cards, decks 0). Shoe.certification is true, Shoe.test_shoe is
+// test_shoe, and both are in its shoe_opened event.
+//
+// # Ownership
+//
+// Shoe.owned_by_table is true for a shoe the table service (verified role
+// service, subject "table-svc") created with an owner (its table id), and
+// becomes true with the table service's first successful DealCard on any
+// shoe (a staff shoe a table was opened on). On such a shoe DealCard and
+// CloseShoe are for the table service only, and Cut for the named cutter
+// (a player for himself) or the table service; anybody else gets
+// PERMISSION_DENIED SHOE_OWNED_BY_TABLE before any stored answer is
+// replayed (a retried request_id of the table reveals nothing). The table
+// closes its shoe between coups, so no coup is cut short by a close. For
+// a staff shoe owner is a free-form label that grants nothing;
+// Shoe.created_by names the creator's verified subject.
 //
 // # Dealing and the cut card
 //
@@ -68,27 +93,30 @@
 //
 // # Idempotency
 //
-// Every mutating RPC is idempotent by request_id (kit/store records): a
-// retry returns the first response byte for byte and changes nothing; the
-// same request_id with another request is ALREADY_EXISTS
-// REQUEST_ID_REUSED. CreateShoe hashes the request with its defaults filled
+// Every mutating RPC is idempotent by request_id (kit/store records; for
+// the two creates, per caller): a retry returns the first response byte
+// for byte and changes nothing; the same request_id with another request
+// is ALREADY_EXISTS REQUEST_ID_REUSED. CreateShoe hashes the request with its defaults filled
 // in, so {decks: 0} and {decks: 6} are the same request. DealCard is
 // idempotent per (shoe_id, request_id).
 //
 // # Storage (bbolt, schema version [SchemaVersion])
 //
-// Version 2 (this change) added the buckets "secrets", "fates", "coups"
-// and "cutting" and the seeds: a version 1 file is refused at open (delete
-// the data directory of a development stack). Besides kit/store's "meta"
-// and "requests" buckets and kit/outbox's "outbox" bucket:
+// Version 2 added the buckets "secrets", "fates", "coups" and "cutting"
+// and the seeds; version 3 (this change) commits to the server seed alone
+// and mixes the player seeds in at the cut (fair's version 2 scheme): an
+// older file is refused at open (delete the data directory of a
+// development stack). Besides kit/store's "meta" and "requests" buckets
+// and kit/outbox's "outbox" bucket:
 //
 //   - "shoes": key = shoe id, the 26-character ULID string (sorts by
 //     creation time); value = the deterministic protobuf encoding of the
 //     shoe's public state, chemmy.shoe.v1.Shoe.
 //   - "secrets": key = shoe id; value = uint16 big-endian seed length,
 //     the server seed, one byte of burn count (0 for by first card), then
-//     the committed shuffled order (one byte per card, its index). Absent
-//     for CreateShoeFromOrder shoes. Never returned while the shoe is open.
+//     the shuffled order before the cut (one byte per card, its index;
+//     empty until the cut). Absent for CreateShoeFromOrder shoes. Never
+//     returned while the shoe is open.
 //   - "orders": key = shoe id; value = the dealing order after the cut
 //     and the burn, one byte per card: byte i is rules.Card.Index() (0..51)
 //     of the card dealt at position i. Written at the cut. Never returned
@@ -103,8 +131,14 @@
 // Idempotency keys in "requests" (kit/store, value = request hash +
 // response protobuf):
 //
-//   - "shoe/create/" + request_id           → CreateShoeResponse
-//   - "shoe/create-from-order/" + request_id → CreateShoeFromOrderResponse
+//   - "shoe/create/" + C + "/" + request_id → CreateShoeResponse
+//   - "shoe/create-from-order/" + C + "/" + request_id →
+//     CreateShoeFromOrderResponse
+//
+// where C is the Go-quoted "<role>:<subject>" of the verified caller:
+// create request ids are per caller, so nobody can take the request id
+// the table service will use for its next shoe and have his shoe replayed
+// to the table.
 //   - "shoe/deal/" + shoe_id + "/" + request_id → DealCardResponse
 //     (shoe ids have a fixed length, so the key is unambiguous)
 //   - "shoe/cut/" + shoe_id + "/" + request_id → CutResponse
@@ -114,8 +148,10 @@
 //
 // chemmy.events.v1.ShoeEvent, written to the outbox in the transaction of
 // the change and published as "chemmy.shoe.<shoe_id>.<kind>" with
-// Nats-Msg-Id "<shoe_id>/<kind>": shoe_opened (commitment), cards_burned
-// (cut and burn), cut_card_out, shoe_closed (the reveal).
+// Nats-Msg-Id "<shoe_id>/<kind>": shoe_opened (commitment, or
+// certification and test_shoe for CreateShoeFromOrder; owned_by_table,
+// created_by), cards_burned (cut, player seeds and burn), cut_card_out,
+// shoe_closed (with the reveal for shoes with seeds).
 //
 // # Crash safety
 //

@@ -24,9 +24,15 @@ import (
 // secret is the "secrets" value of a shoe: never returned while the shoe
 // is open.
 type secret struct {
-	seed  []byte // server seed
-	order []byte // shuffled order before the cut (committed)
+	seed  []byte // server seed (committed: Shoe.commitment = SHA-256(seed))
+	order []byte // shuffled order before the cut; empty until the cut
 	burn  int32  // burn count for BURN_MODE_COUNT, 0 otherwise
+}
+
+// seeds are the shuffle's inputs: the secret seed, the shoe's client
+// seed and the player seeds.
+func (s *secret) seeds(shoe *shoev1.Shoe, players []string) fair.Seeds {
+	return fair.Seeds{Server: s.seed, Client: shoe.ClientSeed, Players: players}
 }
 
 // encode: uint16be(len(seed)) || seed || byte(burn) || order.
@@ -55,10 +61,19 @@ type cutResult struct {
 	dealing []byte
 }
 
-// applyCut cuts the committed order at p and burns (SHOE-CUT, SHOE-BURN),
-// updating shoe's public state; the caller stores it (storeCut, putShoe).
-func applyCut(shoe *shoev1.Shoe, sec *secret, p int, random bool, by string, now time.Time) *cutResult {
-	loaded := fair.Cut(sec.order, p)
+// shuffleAndCut fixes the order from the seeds (SHOE-SHUFFLE), cuts it
+// at p (or, when random, at the position the stream draws next) and burns
+// (SHOE-CUT, SHOE-BURN), updating sec.order and shoe's public state; the
+// caller stores them (storeCut, putShoe). players are the player seeds
+// (none for a random cut).
+func shuffleAndCut(shoe *shoev1.Shoe, sec *secret, players []string, p int, random bool, by string) *cutResult {
+	order, stream := fair.Shuffle(int(shoe.Decks), sec.seeds(shoe, players))
+	if random {
+		p = fair.RandomCut(stream, len(order))
+	}
+	sec.order = order
+	shoe.PlayerSeeds = players
+	loaded := fair.Cut(order, p)
 	b := int(sec.burn)
 	if shoe.BurnMode == shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD {
 		b = 1 + fair.BurnValue(loaded[0])
@@ -73,10 +88,20 @@ func applyCut(shoe *shoev1.Shoe, sec *secret, p int, random bool, by string, now
 	return &cutResult{burned: burned, dealing: loaded[b:]}
 }
 
-// storeCut writes what a cut adds: the dealing order, the burned cards'
-// fates, the cards_burned event; the shoe leaves the cutting index.
-func storeCut(tx *bolt.Tx, shoe *shoev1.Shoe, c *cutResult, now time.Time) error {
+// cutRandom shuffles without player seeds and cuts at random (no cutter
+// named, or his time ran out).
+func cutRandom(shoe *shoev1.Shoe, sec *secret) *cutResult {
+	return shuffleAndCut(shoe, sec, nil, 0, true, "")
+}
+
+// storeCut writes what a cut adds: the secret with the shuffled order,
+// the dealing order, the burned cards' fates, the cards_burned event; the
+// shoe leaves the cutting index.
+func storeCut(tx *bolt.Tx, shoe *shoev1.Shoe, sec *secret, c *cutResult, now time.Time) error {
 	id := []byte(shoe.ShoeId)
+	if err := tx.Bucket(bucketSecrets).Put(id, sec.encode()); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bucketOrders).Put(id, c.dealing); err != nil {
 		return err
 	}
@@ -91,20 +116,19 @@ func storeCut(tx *bolt.Tx, shoe *shoev1.Shoe, c *cutResult, now time.Time) error
 	}
 	return emit(tx, shoe, now, &eventsv1.ShoeEvent_CardsBurned{CardsBurned: &eventsv1.CardsBurned{
 		CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom, CutBy: shoe.CutBy,
-		Burned: shoe.Burned, CardsTotal: shoe.CardsTotal,
+		Burned: shoe.Burned, CardsTotal: shoe.CardsTotal, PlayerSeeds: shoe.PlayerSeeds,
 	}})
 }
 
-// cutAtRandom cuts a shoe waiting for its cutter at the random position
-// the stream draws after the shuffle (fair.RandomCut), then burns.
+// cutAtRandom cuts a shoe waiting for its cutter, without player seed, at
+// the random position the stream draws after the shuffle
+// (fair.RandomCut), then burns.
 func cutAtRandom(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) error {
 	sec, err := loadSecret(tx, shoe.ShoeId)
 	if err != nil {
 		return err
 	}
-	_, stream := fair.Shuffle(int(shoe.Decks), sec.seed, shoe.ClientSeed)
-	c := applyCut(shoe, sec, fair.RandomCut(stream, len(sec.order)), true, "", now)
-	return storeCut(tx, shoe, c, now)
+	return storeCut(tx, shoe, sec, cutRandom(shoe, sec), now)
 }
 
 // expireCut cuts at random a shoe whose cutter's time has run out
@@ -142,6 +166,16 @@ func putFate(tx *bolt.Tx, f *shoev1.CardFate) error {
 		return nil
 	}
 	return tx.Bucket(bucketCoups).Put(append(append([]byte(f.CoupId), 0), k...), nil)
+}
+
+// emitOpened writes the shoe_opened event of a new shoe.
+func emitOpened(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) error {
+	return emit(tx, shoe, now, &eventsv1.ShoeEvent_ShoeOpened{ShoeOpened: &eventsv1.ShoeOpened{
+		Commitment: shoe.Commitment, Decks: shoe.Decks, Variant: shoe.Variant, CutCardFromEnd: shoe.CutCardFromEnd,
+		BurnMode: shoe.BurnMode, ClientSeed: shoe.ClientSeed, CutterPlayerId: shoe.CutterPlayerId,
+		CutDeadline: shoe.CutDeadline, Owner: shoe.Owner, Certification: shoe.Certification, TestShoe: shoe.TestShoe,
+		OwnedByTable: shoe.OwnedByTable, CreatedBy: shoe.CreatedBy,
+	}})
 }
 
 // emit writes a shoe event to the outbox in tx: subject
@@ -210,7 +244,7 @@ func buildReveal(tx *bolt.Tx, shoe *shoev1.Shoe) (*shoev1.ShoeReveal, error) {
 		return nil, err
 	}
 	rv := &shoev1.ShoeReveal{
-		ShoeId: shoe.ShoeId, Decks: shoe.Decks, ServerSeed: sec.seed, ClientSeed: shoe.ClientSeed,
+		ShoeId: shoe.ShoeId, Decks: shoe.Decks, ServerSeed: sec.seed, ClientSeed: shoe.ClientSeed, PlayerSeeds: shoe.PlayerSeeds,
 		Commitment: shoe.Commitment, Order: sec.order, CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom,
 		CutBy: shoe.CutBy, BurnMode: shoe.BurnMode, CardsLeft: shoe.CardsRemaining,
 		CutCardFromEnd: shoe.CutCardFromEnd, CloseReason: shoe.CloseReason,
@@ -268,16 +302,27 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 	if err := checkID("player_id", r.PlayerId); err != nil {
 		return nil, err
 	}
+	if len(r.GetPlayerSeed()) > maxPlayerSeedLen {
+		return nil, invalid("player_seed is longer than %d bytes", maxPlayerSeedLen)
+	}
 	if err := auth.RequireSelf(ctx, Domain, r.PlayerId); err != nil {
 		return nil, err
 	}
+	caller, _ := auth.FromContext(ctx)
 	key := "shoe/cut/" + r.ShoeId + "/" + r.RequestId
 	hash := store.Hash(r)
 	resp := &shoev1.CutResponse{}
 	var after error // an error returned after committing the transaction
 	err := s.update(func(tx *bolt.Tx) error {
 		after = nil
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		// A table's shoe: the named cutter (a player cuts only for
+		// himself, checked above and below) or the table service.
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+			if caller.Role == auth.RolePlayer {
+				return nil
+			}
+			return tableOnly(caller, shoe, "cut")
+		})
 		if err != nil || replayed {
 			return err
 		}
@@ -306,8 +351,13 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 		if err != nil {
 			return err
 		}
-		// Source: RULES.md SHOE-CUT, SHOE-BURN
-		if err := storeCut(tx, shoe, applyCut(shoe, sec, int(r.Position), false, r.PlayerId, now), now); err != nil {
+		var players []string
+		if r.PlayerSeed != "" {
+			players = []string{r.PlayerSeed}
+		}
+		// Source: RULES.md SHOE-SHUFFLE (the player's part, after the
+		// commitment), SHOE-CUT, SHOE-BURN
+		if err := storeCut(tx, shoe, sec, shuffleAndCut(shoe, sec, players, int(r.Position), false, r.PlayerId), now); err != nil {
 			return err
 		}
 		if err := putShoe(tx, shoe); err != nil {
@@ -347,9 +397,13 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 	}
 	key := "shoe/close/" + r.ShoeId + "/" + r.RequestId
 	hash := store.Hash(r)
+	caller, _ := auth.FromContext(ctx)
 	resp := &shoev1.CloseShoeResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		// Only the table closes its shoe, between coups.
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+			return tableOnly(caller, shoe, "close")
+		})
 		if err != nil || replayed {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,16 +131,21 @@ func TestSHOECutByPlayer(t *testing.T) {
 	wantErr(t, err, codes.PermissionDenied, "NOT_THE_CUTTER")
 	_, err = c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 312})
 	wantErr(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
+	_, err = c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 100,
+		PlayerSeed: strings.Repeat("x", 257)})
+	wantErr(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
 
-	resp, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 100})
+	cutReq := &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 100, PlayerSeed: "a1c3-fresh"}
+	resp, err := c.Cut(as(alice), cutReq)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := resp.Shoe
-	order, _ := fair.Shuffle(6, fixedSeed(11)(), "alice's seed")
+	order, _ := fair.Shuffle(6, fair.Seeds{Server: fixedSeed(11)(), Client: "alice's seed", Players: []string{"a1c3-fresh"}})
 	loaded, _ := fair.Cards(fair.Cut(order, 100))
 	if cut.State != shoev1.ShoeState_SHOE_STATE_OPEN || cut.CutPosition != 100 || cut.CutRandom || cut.CutBy != "alice" ||
-		len(cut.Burned) != 3 || cut.CardsTotal != 309 || !bytes.Equal(cut.Commitment, fair.Commit(fixedSeed(11)(), order)) {
+		len(cut.Burned) != 3 || cut.CardsTotal != 309 || !bytes.Equal(cut.Commitment, shoe.Commitment) ||
+		!bytes.Equal(cut.Commitment, fair.Commit(fixedSeed(11)())) || !slices.Equal(cut.PlayerSeeds, []string{"a1c3-fresh"}) {
 		t.Fatalf("after the cut: %v", cut)
 	}
 	for i, b := range cut.Burned {
@@ -149,12 +156,15 @@ func TestSHOECutByPlayer(t *testing.T) {
 	if d := deal(t, c, shoe.ShoeId, "c1/card/1"); fromProto(t, d.Card) != loaded[3] {
 		t.Fatalf("first card %s, want %s", d.Card.Code, loaded[3])
 	}
-	again, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 100})
+	again, err := c.Cut(as(alice), cutReq)
 	if err != nil || !proto.Equal(again, resp) {
 		t.Fatalf("retry: %v %v", again, err)
 	}
-	_, err = c.Cut(as(croupier), &shoev1.CutRequest{RequestId: "k", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 1})
+	_, err = c.Cut(as(tableSvc), &shoev1.CutRequest{RequestId: "k", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 1})
 	wantErr(t, err, codes.FailedPrecondition, "ALREADY_CUT")
+	// The table service dealt from it: it is the table's now.
+	_, err = c.Cut(as(croupier), &shoev1.CutRequest{RequestId: "k", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 1})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
 }
 
 func codeOf(err error) codes.Code { return statusCode(err) }
@@ -164,7 +174,7 @@ func codeOf(err error) codes.Code { return statusCode(err) }
 // or by the sweep.
 func TestSHOECutTimeout(t *testing.T) {
 	c, _, clk := newClockEnv(t, fixedSeed(12), 10*time.Millisecond)
-	order, st := fair.Shuffle(6, fixedSeed(12)(), "")
+	order, st := fair.Shuffle(6, fair.Seeds{Server: fixedSeed(12)()})
 	p := fair.RandomCut(st, len(order))
 	req := func(id string) *shoev1.CreateShoeRequest {
 		return &shoev1.CreateShoeRequest{RequestId: id, CutterPlayerId: "alice"} // default 30 s
@@ -177,7 +187,7 @@ func TestSHOECutTimeout(t *testing.T) {
 		t.Fatalf("cut before the deadline: %v", s)
 	}
 	clk.add(time.Second)
-	_, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: late.ShoeId, PlayerId: "alice", Position: 3})
+	_, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: late.ShoeId, PlayerId: "alice", Position: 3, PlayerSeed: "too late"})
 	if err != nil {
 		// The sweep may have cut it first.
 		if r := statusReason(err); r != "CUT_TIME_EXPIRED" && r != "ALREADY_CUT" {
@@ -191,7 +201,7 @@ func TestSHOECutTimeout(t *testing.T) {
 		for {
 			s := getShoe(t, c, id)
 			if s.State == shoev1.ShoeState_SHOE_STATE_OPEN {
-				if !s.CutRandom || s.CutPosition != int32(p) || s.CutBy != "" || len(s.Burned) != 3 {
+				if !s.CutRandom || s.CutPosition != int32(p) || s.CutBy != "" || len(s.Burned) != 3 || len(s.PlayerSeeds) != 0 {
 					t.Fatalf("random cut: %v, want position %d", s, p)
 				}
 				break
@@ -208,6 +218,14 @@ func TestSHOECutTimeout(t *testing.T) {
 	d := deal(t, c, third.ShoeId, "c/card/1")
 	if d.Position != 0 {
 		t.Fatalf("deal %v", d)
+	}
+	// A random cut has no player entropy, and the reveal says so.
+	closeReq := &shoev1.CloseShoeRequest{RequestId: "c", ShoeId: late.ShoeId, Force: true, Reason: "test"}
+	if _, err := c.CloseShoe(as(operator), closeReq); err != nil {
+		t.Fatal(err)
+	}
+	if rv := reveal(t, c, late.ShoeId); len(rv.PlayerSeeds) != 0 || !rv.CutRandom {
+		t.Fatalf("reveal of a random cut: %v", rv)
 	}
 }
 
@@ -311,14 +329,14 @@ func TestOpenShoeOrderSecret(t *testing.T) {
 	if err != nil || len(fates.Fates) != 4 {
 		t.Fatalf("fates of an open shoe: %v %v", fates, err)
 	}
-	order, _ := fair.Shuffle(6, seed, "t")
+	order, _ := fair.Shuffle(6, fair.Seeds{Server: seed, Client: "t"})
 	for _, m := range []proto.Message{shoe, getShoe(t, c, shoe.ShoeId), fates} {
 		b, _ := proto.Marshal(m)
 		if bytes.Contains(b, seed[:16]) || bytes.Contains(b, order[:16]) {
 			t.Fatalf("%T carries the seed or the order", m)
 		}
 	}
-	from := fromOrder(t, c, []string{"AS", "KD"}, 0)
+	from := fromOrder(t, c, fullDecksOrder(2), 0)
 	dealAll(t, c, from)
 	_, err = c.GetShoeReveal(as(operator), &shoev1.GetShoeRevealRequest{ShoeId: from.ShoeId})
 	wantErr(t, err, codes.FailedPrecondition, "NOT_PROVABLY_FAIR")
@@ -327,7 +345,8 @@ func TestOpenShoeOrderSecret(t *testing.T) {
 // Every card's fate is stored and queryable per shoe and per coup.
 func TestCardFates(t *testing.T) {
 	c, _, _ := newEnv(t, nil)
-	shoe := create(t, c, &shoev1.CreateShoeRequest{Decks: 8})
+	// A staff shoe (an operator deals it and may force it closed).
+	shoe := createAs(t, c, operator, &shoev1.CreateShoeRequest{Decks: 8})
 	hands := []string{"player", "banker", "player", "banker", "player"}
 	for i := range 300 {
 		r := &shoev1.DealCardRequest{ShoeId: shoe.ShoeId, RequestId: fmt.Sprintf("id-%d", i), Hand: hands[i%5]}
@@ -336,7 +355,7 @@ func TestCardFates(t *testing.T) {
 		} else {
 			r.RequestId = fmt.Sprintf("coup-%d/card/%d", i/5, i%5) // coup inferred
 		}
-		if _, err := c.DealCard(as(tableSvc), r); err != nil {
+		if _, err := c.DealCard(as(operator), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -392,8 +411,9 @@ func TestCardFates(t *testing.T) {
 // shoe_closed (a reveal that verifies), in the outbox with the state.
 func TestShoeEvents(t *testing.T) {
 	c, s, _ := newEnv(t, nil)
-	shoe := create(t, c, &shoev1.CreateShoeRequest{CutterPlayerId: "alice"})
-	if _, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 7}); err != nil {
+	shoe := create(t, c, &shoev1.CreateShoeRequest{CutterPlayerId: "alice", Owner: "table-1"})
+	if _, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "a", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 7,
+		PlayerSeed: "alice 9d2e"}); err != nil {
 		t.Fatal(err)
 	}
 	dealAll(t, c, getShoe(t, c, shoe.ShoeId))
@@ -414,15 +434,19 @@ func TestShoeEvents(t *testing.T) {
 		}
 		switch p := ev.Payload.(type) {
 		case *eventsv1.ShoeEvent_ShoeOpened:
-			if !bytes.Equal(p.ShoeOpened.Commitment, shoe.Commitment) || p.ShoeOpened.CutterPlayerId != "alice" {
+			o := p.ShoeOpened
+			if !bytes.Equal(o.Commitment, shoe.Commitment) || o.CutterPlayerId != "alice" || !o.OwnedByTable ||
+				o.CreatedBy != "table-svc" || o.Owner != "table-1" || o.Certification || o.TestShoe {
 				t.Fatalf("opened %v", p)
 			}
 		case *eventsv1.ShoeEvent_CardsBurned:
-			if p.CardsBurned.CutPosition != 7 || p.CardsBurned.CutBy != "alice" || len(p.CardsBurned.Burned) != 3 {
+			if p.CardsBurned.CutPosition != 7 || p.CardsBurned.CutBy != "alice" || len(p.CardsBurned.Burned) != 3 ||
+				!slices.Equal(p.CardsBurned.PlayerSeeds, []string{"alice 9d2e"}) {
 				t.Fatalf("burned %v", p)
 			}
 		case *eventsv1.ShoeEvent_ShoeClosed:
-			if err := fair.Verify(FairReveal(p.ShoeClosed.Reveal)); err != nil || p.ShoeClosed.Reason != "exhausted" {
+			if err := fair.Verify(FairReveal(p.ShoeClosed.Reveal)); err != nil || p.ShoeClosed.Reason != "exhausted" ||
+				!slices.Equal(p.ShoeClosed.Reveal.PlayerSeeds, []string{"alice 9d2e"}) {
 				t.Fatalf("closed %v: %v", p.ShoeClosed.Reason, err)
 			}
 		}
@@ -480,4 +504,52 @@ func statusReason(err error) string {
 		return i.Reason
 	}
 	return ""
+}
+
+// SHOE-SHUFFLE with the player's part: the commitment (SHA-256 of the
+// server seed) is published before the cutter's seed is known; the order
+// is fixed by his seed at the cut. Same server seed, same client seed,
+// same cut position: another player seed, another shoe. The shoe, the
+// cards_burned event and the reveal carry the seed; the reveal verifies
+// and names it. A cut without seed adds no player entropy.
+func TestPlayerSeedFixesOrder(t *testing.T) {
+	c, _, _ := newEnv(t, fixedSeed(41))
+	seed := fixedSeed(41)()
+	var firsts [][]string
+	for i, ps := range []string{"alice 5be0c1d2", "alice 5be0c1d3", ""} {
+		shoe := create(t, c, &shoev1.CreateShoeRequest{Owner: "T", ClientSeed: "table/T/shoe/1", CutterPlayerId: "alice"})
+		if !bytes.Equal(shoe.Commitment, fair.Commit(seed)) || len(shoe.PlayerSeeds) != 0 || len(shoe.Burned) != 0 {
+			t.Fatalf("opened: %v", shoe)
+		}
+		resp, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: fmt.Sprint(i), ShoeId: shoe.ShoeId, PlayerId: "alice",
+			Position: 57, PlayerSeed: ps})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var players []string
+		if ps != "" {
+			players = []string{ps}
+		}
+		if !slices.Equal(resp.Shoe.PlayerSeeds, players) || !bytes.Equal(resp.Shoe.Commitment, shoe.Commitment) {
+			t.Fatalf("cut: %v", resp.Shoe)
+		}
+		order, _ := fair.Shuffle(6, fair.Seeds{Server: seed, Client: "table/T/shoe/1", Players: players})
+		loaded, _ := fair.Cards(fair.Cut(order, 57))
+		dealt, _ := dealAll(t, c, resp.Shoe)
+		if !slices.Equal(dealt, loaded[3:]) {
+			t.Fatalf("seed %q: the shoe dealt another order than the seeds give", ps)
+		}
+		rv := reveal(t, c, shoe.ShoeId)
+		if !slices.Equal(rv.PlayerSeeds, players) || !bytes.Equal(rv.Order, order) || rv.CutBy != "alice" {
+			t.Fatalf("reveal %v", rv)
+		}
+		var codes []string
+		for _, d := range dealt[:20] {
+			codes = append(codes, d.String())
+		}
+		firsts = append(firsts, codes)
+	}
+	if slices.Equal(firsts[0], firsts[1]) || slices.Equal(firsts[0], firsts[2]) {
+		t.Fatal("the player's seed does not change the order")
+	}
 }

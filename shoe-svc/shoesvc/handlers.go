@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
@@ -46,6 +49,7 @@ const (
 	maxIDLen          = 128 // player, coup ids
 	maxHandLen        = 32
 	maxReasonLen      = 256
+	maxPlayerSeedLen  = fair.MaxPlayerSeed // 256 bytes
 	defaultCutLimit   = 30 * time.Second
 	minCutLimit       = time.Second
 	maxCutLimit       = 10 * time.Minute
@@ -81,6 +85,35 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 	return status.Errorf(codes.Internal, "%s: storage failure", op)
 }
 
+// isTableService reports whether the verified caller is the table
+// service itself (role service, subject "table-svc").
+func isTableService(c auth.Caller) bool {
+	return c.Role == auth.RoleService && c.Subject == trust.Table
+}
+
+// tableOnly refuses a caller other than the table service on a table's
+// shoe (PERMISSION_DENIED SHOE_OWNED_BY_TABLE); what names the action.
+func tableOnly(c auth.Caller, shoe *shoev1.Shoe, what string) error {
+	if !shoe.OwnedByTable || isTableService(c) {
+		return nil
+	}
+	owner := ""
+	if shoe.Owner != "" {
+		owner = fmt.Sprintf(" (owner %q)", shoe.Owner)
+	}
+	return fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_SHOE_OWNED_BY_TABLE,
+		"shoe %q belongs to a table%s: only the table service may %s it, not %s %q", shoe.ShoeId, owner, what, c.Role, c.Subject)
+}
+
+// createKey is the idempotency key of a CreateShoe or CreateShoeFromOrder
+// request: request ids are per verified caller, so that nobody can create
+// a shoe under a request id the table service will use (e.g.
+// "table/<id>/shoe/<n+1>") and have his shoe, not the table's own,
+// replayed to the table.
+func createKey(kind string, c auth.Caller, requestID string) string {
+	return "shoe/" + kind + "/" + strconv.Quote(string(c.Role)+":"+c.Subject) + "/" + requestID
+}
+
 func checkRequestID(id string) error {
 	if id == "" {
 		return invalid("request_id is required")
@@ -109,6 +142,11 @@ func checkID(field, v string) error {
 	}
 	return nil
 }
+
+// certificationDecks are the deck counts a certification shoe may have
+// without test_shoe: every variant's (SHOE-DECKS; the NOT_FULL_DECKS
+// message spells them out).
+var certificationDecks = []int{2, 3, 6, 8}
 
 // deckRule is the decks house rule of a variant (SHOE-DECKS).
 func deckRule(v shoev1.Variant) (def int32, allowed []int32) {
@@ -197,44 +235,49 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 	return n, nil
 }
 
-// CreateShoe builds, shuffles and commits a new shoe; without a named
-// cutter it is cut at random and burned at once.
+// CreateShoe draws and commits a new shoe's server seed; without a named
+// cutter it is shuffled (no player seed), cut at random and burned at
+// once, with one it waits for his Cut.
 func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeResponse, error) {
 	n, err := normalizeCreate(r)
 	if err != nil {
 		return nil, err
 	}
-	key := "shoe/create/" + n.RequestId
+	caller, _ := auth.FromContext(ctx)
+	key := createKey("create", caller, n.RequestId)
 	hash := store.Hash(n)
 	// Build outside the transaction: the shuffle needs no lock. A retry
 	// discards this work and returns the stored response.
 	// Source: RULES.md SHOE-DECKS, SHOE-SHUFFLE
 	seed := s.opts.newSeed()
-	order, stream := fair.Shuffle(int(n.Decks), seed, n.ClientSeed)
 	now := s.opts.now()
+	loaded := n.Decks * rules.DeckSize
 	shoe := &shoev1.Shoe{
 		ShoeId:         ulid.Make().String(),
 		State:          shoev1.ShoeState_SHOE_STATE_AWAITING_CUT,
 		Decks:          n.Decks,
-		CardsTotal:     int32(len(order)),
-		CardsRemaining: int32(len(order)),
+		CardsTotal:     loaded,
+		CardsRemaining: loaded,
 		CutCardFromEnd: n.CutCardFromEnd,
 		CreateTime:     timestamppb.New(now),
 		Owner:          n.Owner,
-		Commitment:     fair.Commit(seed, order),
+		Commitment:     fair.Commit(seed),
 		ClientSeed:     n.ClientSeed,
 		Variant:        n.Variant,
 		BurnMode:       n.BurnMode,
 		CutterPlayerId: n.CutterPlayerId,
+		OwnedByTable:   isTableService(caller) && n.Owner != "",
+		CreatedBy:      caller.Subject,
 	}
 	if n.CutterPlayerId != "" {
 		shoe.CutDeadline = timestamppb.New(now.Add(n.CutTimeLimit.AsDuration()))
 	}
-	sec := &secret{seed: seed, order: order, burn: n.Burn}
+	sec := &secret{seed: seed, burn: n.Burn}
 	var cut *cutResult
 	if n.CutterPlayerId == "" {
-		// Source: RULES.md SHOE-CUT (nobody named: a random cut at once)
-		cut = applyCut(shoe, sec, fair.RandomCut(stream, len(order)), true, "", now)
+		// Source: RULES.md SHOE-CUT (nobody named: a random cut at once,
+		// no player seed)
+		cut = cutRandom(shoe, sec)
 	}
 	resp := &shoev1.CreateShoeResponse{Shoe: shoe}
 	var prev shoev1.CreateShoeResponse
@@ -254,15 +297,11 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		if err := tx.Bucket(bucketSecrets).Put(id, sec.encode()); err != nil {
 			return err
 		}
-		if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_ShoeOpened{ShoeOpened: &eventsv1.ShoeOpened{
-			Commitment: shoe.Commitment, Decks: shoe.Decks, Variant: shoe.Variant, CutCardFromEnd: shoe.CutCardFromEnd,
-			BurnMode: shoe.BurnMode, ClientSeed: shoe.ClientSeed, CutterPlayerId: shoe.CutterPlayerId,
-			CutDeadline: shoe.CutDeadline, Owner: shoe.Owner,
-		}}); err != nil {
+		if err := emitOpened(tx, shoe, now); err != nil {
 			return err
 		}
 		if cut != nil {
-			if err := storeCut(tx, shoe, cut, now); err != nil {
+			if err := storeCut(tx, shoe, sec, cut, now); err != nil {
 				return err
 			}
 		} else if err := tx.Bucket(bucketCutting).Put(id, id); err != nil {
@@ -279,7 +318,34 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 	return resp, nil
 }
 
-// CreateShoeFromOrder builds a shoe that deals exactly the given cards.
+// fullDecks returns the number of full decks the cards make: each of the
+// 52 cards the same number of times, one of certificationDecks. Otherwise
+// a NOT_FULL_DECKS error naming what is off.
+func fullDecks(cards []rules.Card) (int, error) {
+	notFull := func(format string, args ...any) (int, error) {
+		return 0, fail(codes.InvalidArgument, shoev1.ErrorReason_ERROR_REASON_NOT_FULL_DECKS,
+			"cards must be full decks, each of the 52 cards exactly 2, 3, 6 or 8 times (104, 156, 312 or 416 cards), or set test_shoe: %s",
+			fmt.Sprintf(format, args...))
+	}
+	if len(cards)%rules.DeckSize != 0 || !slices.Contains(certificationDecks, len(cards)/rules.DeckSize) {
+		return notFull("got %d cards", len(cards))
+	}
+	n := len(cards) / rules.DeckSize
+	var count [rules.DeckSize]int
+	for _, c := range cards {
+		count[c.Index()]++
+	}
+	for i, k := range count {
+		if k != n {
+			c, _ := rules.CardFromIndex(i)
+			return notFull("%s appears %d times in %d cards, want %d", c, k, len(cards), n)
+		}
+	}
+	return n, nil
+}
+
+// CreateShoeFromOrder builds a certification shoe that deals exactly the
+// given cards: full decks, or any composition with test_shoe.
 func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeFromOrderRequest) (*shoev1.CreateShoeFromOrderResponse, error) {
 	if err := checkRequestID(r.GetRequestId()); err != nil {
 		return nil, err
@@ -299,21 +365,35 @@ func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeF
 		}
 		order[i] = c
 	}
+	decks := 0
+	if !r.TestShoe {
+		n, err := fullDecks(order)
+		if err != nil {
+			return nil, err
+		}
+		decks = n
+	}
 	if r.CutCardFromEnd < 0 || r.CutCardFromEnd > maxCutFromEnd || int(r.CutCardFromEnd) >= len(order) {
 		return nil, houseRule("cut_card_from_end must be 0..%d and less than the number of cards (%d), got %d",
 			maxCutFromEnd, len(order), r.CutCardFromEnd)
 	}
+	caller, _ := auth.FromContext(ctx)
 	shoe := &shoev1.Shoe{
 		ShoeId:         ulid.Make().String(),
 		State:          shoev1.ShoeState_SHOE_STATE_OPEN,
+		Decks:          int32(decks),
 		CardsTotal:     int32(len(order)),
 		CardsRemaining: int32(len(order)),
 		CutCardFromEnd: r.CutCardFromEnd,
-		CreateTime:     timestamppb.Now(),
+		CreateTime:     timestamppb.New(s.opts.now()),
 		Owner:          r.Owner,
+		Certification:  true,
+		TestShoe:       r.TestShoe,
+		OwnedByTable:   isTableService(caller) && r.Owner != "",
+		CreatedBy:      caller.Subject,
 	}
 	resp := &shoev1.CreateShoeFromOrderResponse{Shoe: shoe}
-	out, err := s.create("shoe/create-from-order/"+r.RequestId, r.RequestId, store.Hash(r), shoe, order, resp,
+	out, err := s.create(createKey("create-from-order", caller, r.RequestId), r.RequestId, store.Hash(r), shoe, order, resp,
 		&shoev1.CreateShoeFromOrderResponse{})
 	if err != nil {
 		return nil, s.internal(ctx, "create shoe from order", err)
@@ -352,6 +432,9 @@ func (s *Service) create(key, requestID string, hash []byte, shoe *shoev1.Shoe, 
 			return err
 		}
 		if err := tx.Bucket(bucketOrders).Put(id, encodeOrder(order)); err != nil {
+			return err
+		}
+		if err := emitOpened(tx, shoe, shoe.CreateTime.AsTime()); err != nil {
 			return err
 		}
 		return store.Save(tx, key, hash, respBytes)
@@ -413,14 +496,21 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 	key := "shoe/deal/" + r.ShoeId + "/" + r.RequestId
 	hash := store.Hash(r)
 	coup := coupOf(r)
+	caller, _ := auth.FromContext(ctx)
 	resp := &shoev1.DealCardResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
 		// The shoe first: ids have a fixed length, so only an existing
-		// shoe's id makes the idempotency key unambiguous.
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp)
+		// shoe's id makes the idempotency key unambiguous. A table's shoe
+		// is refused to others before any stored answer is replayed.
+		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+			return tableOnly(caller, shoe, "deal from")
+		})
 		if err != nil || replayed {
 			return err
 		}
+		// The table service dealing from a shoe (a staff shoe a table
+		// was opened on) makes it the table's.
+		shoe.OwnedByTable = shoe.OwnedByTable || isTableService(caller)
 		now := s.opts.now()
 		if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
 			// Source: RULES.md SHOE-CUT (time ran out: cut at random)
@@ -524,12 +614,17 @@ func toProtoCards(cs []rules.Card) []*shoev1.Card {
 	return out
 }
 
-// shoeAndReplay loads the shoe of a request keyed key and, when the
-// request was answered before, puts the stored answer in resp and reports
-// replayed. A key used for another request is REQUEST_ID_REUSED.
-func shoeAndReplay(tx *bolt.Tx, shoeID, key string, hash []byte, requestID string, resp proto.Message) (*shoev1.Shoe, bool, error) {
+// shoeAndReplay loads the shoe of a request keyed key, lets allowed
+// refuse the caller, and, when the request was answered before, puts the
+// stored answer in resp and reports replayed. A key used for another
+// request is REQUEST_ID_REUSED.
+func shoeAndReplay(tx *bolt.Tx, shoeID, key string, hash []byte, requestID string, resp proto.Message,
+	allowed func(*shoev1.Shoe) error) (*shoev1.Shoe, bool, error) {
 	shoe := &shoev1.Shoe{}
 	if err := loadShoe(tx, shoeID, shoe); err != nil {
+		return nil, false, err
+	}
+	if err := allowed(shoe); err != nil {
 		return nil, false, err
 	}
 	stored, found, err := store.Lookup(tx, key, hash)

@@ -9,7 +9,7 @@ import (
 // event) for fair.Verify.
 func FairReveal(r *shoev1.ShoeReveal) fair.Reveal {
 	return fair.Reveal{
-		Decks: int(r.GetDecks()), ServerSeed: r.GetServerSeed(), ClientSeed: r.GetClientSeed(),
+		Decks: int(r.GetDecks()), ServerSeed: r.GetServerSeed(), ClientSeed: r.GetClientSeed(), PlayerSeeds: r.GetPlayerSeeds(),
 		Commitment: r.GetCommitment(), Order: r.GetOrder(), CutPosition: int(r.GetCutPosition()),
 		CutRandom: r.GetCutRandom(), BurnByFirstCard: r.GetBurnMode() == shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD,
 		Burned: r.GetBurned(), Dealt: r.GetDealt(), CardsLeft: int(r.GetCardsLeft()),

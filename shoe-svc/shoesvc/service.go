@@ -24,7 +24,7 @@ const (
 
 // SchemaVersion is the storage schema version stored in and checked
 // against the bbolt file (see the package documentation for the layout).
-const SchemaVersion uint32 = 2
+const SchemaVersion uint32 = 3
 
 // Domain is the ErrorInfo domain of this service's errors.
 const Domain = "shoe.chemmy"

@@ -51,7 +51,7 @@ func fixedSeed(seed uint64) func() []byte {
 // with the random cut.
 func loadedOrder(t testing.TB, decks int, seed []byte, client string) []rules.Card {
 	t.Helper()
-	order, st := fair.Shuffle(decks, seed, client)
+	order, st := fair.Shuffle(decks, fair.Seeds{Server: seed, Client: client})
 	cards, err := fair.Cards(fair.Cut(order, fair.RandomCut(st, len(order))))
 	if err != nil {
 		t.Fatal(err)
@@ -119,26 +119,45 @@ func wantErr(t *testing.T, err error, code codes.Code, reason string) {
 	}
 }
 
+// create creates a shoe as the table service (a table's shoe when r has
+// an owner).
 func create(t testing.TB, c shoev1.ShoeServiceClient, r *shoev1.CreateShoeRequest) *shoev1.Shoe {
+	t.Helper()
+	return createAs(t, c, tableSvc, r)
+}
+
+// createAs creates a shoe as caller.
+func createAs(t testing.TB, c shoev1.ShoeServiceClient, caller auth.Caller, r *shoev1.CreateShoeRequest) *shoev1.Shoe {
 	t.Helper()
 	if r.RequestId == "" {
 		r.RequestId = ulid.Make().String()
 	}
-	resp, err := c.CreateShoe(as(tableSvc), r)
+	resp, err := c.CreateShoe(as(caller), r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp.Shoe
 }
 
+// fromOrder creates a test shoe (any composition) of exactly cards.
 func fromOrder(t testing.TB, c shoev1.ShoeServiceClient, cards []string, cutFromEnd int32) *shoev1.Shoe {
 	t.Helper()
 	resp, err := c.CreateShoeFromOrder(as(tableSvc), &shoev1.CreateShoeFromOrderRequest{
-		RequestId: ulid.Make().String(), Cards: cards, CutCardFromEnd: cutFromEnd})
+		RequestId: ulid.Make().String(), Cards: cards, CutCardFromEnd: cutFromEnd, TestShoe: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return resp.Shoe
+}
+
+// fullDecksOrder is decks fresh decks, as card codes.
+func fullDecksOrder(decks int) []string {
+	cards, _ := fair.Cards(fair.FreshOrder(decks))
+	out := make([]string, len(cards))
+	for i, c := range cards {
+		out[i] = c.String()
+	}
+	return out
 }
 
 func deal(t testing.TB, c shoev1.ShoeServiceClient, shoeID, requestID string) *shoev1.DealCardResponse {
@@ -282,7 +301,7 @@ func TestSHOEShuffleThroughService(t *testing.T) {
 // order rotated at the position drawn after the shuffle (no cutter named).
 func TestSHOECutThroughService(t *testing.T) {
 	seed := fixedSeed(5)()
-	shuffled, st := fair.Shuffle(6, seed, "")
+	shuffled, st := fair.Shuffle(6, fair.Seeds{Server: seed})
 	p := fair.RandomCut(st, len(shuffled))
 	want, _ := fair.Cards(append(slices.Clone(shuffled[p:]), shuffled[:p]...))
 
@@ -376,13 +395,14 @@ func TestSHOEFace(t *testing.T) {
 	for i := range fields.Len() {
 		names = append(names, string(fields.Get(i).Name()))
 	}
-	// commitment is a SHA-256 under a 4096-bit secret seed: it hides the
-	// order; the other new fields are the cut, the seeds' public half and
-	// the close.
+	// commitment is the SHA-256 of a 4096-bit secret seed: it hides the
+	// order; the other new fields are the cut, the seeds' public parts
+	// (client and player seeds), the close, and who made and owns it.
 	want := []string{"shoe_id", "state", "decks", "cards_total", "cards_dealt", "cards_remaining",
 		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner", "commitment", "client_seed",
 		"variant", "burn_mode", "cutter_player_id", "cut_deadline", "cut_position", "cut_random", "cut_by",
-		"cut_card_coup_id", "close_time", "close_reason"}
+		"cut_card_coup_id", "close_time", "close_reason", "certification", "test_shoe", "owned_by_table",
+		"created_by", "player_seeds"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Shoe fields %v, reviewed %v", names, want)
 	}
@@ -415,7 +435,8 @@ func TestCreateShoeFromOrder(t *testing.T) {
 	c, _, _ := newEnv(t, nil)
 	order := []string{"9H", "TD", "AS", "AS", "KC", "5D", "2S"}
 	shoe := fromOrder(t, c, order, 0)
-	if shoe.CardsTotal != 7 || len(shoe.Burned) != 0 || shoe.CutCardFromEnd != 0 || shoe.Decks != 0 {
+	if shoe.CardsTotal != 7 || len(shoe.Burned) != 0 || shoe.CutCardFromEnd != 0 || shoe.Decks != 0 ||
+		!shoe.Certification || !shoe.TestShoe || len(shoe.Commitment) != 0 {
 		t.Fatalf("shoe = %v", shoe)
 	}
 	dealt, resps := dealAll(t, c, shoe)
@@ -500,7 +521,7 @@ func TestCreateIdempotent(t *testing.T) {
 	_, err := c.CreateShoe(as(tableSvc), &shoev1.CreateShoeRequest{RequestId: "r1", Decks: 8, Owner: "t1"})
 	wantErr(t, err, codes.AlreadyExists, "REQUEST_ID_REUSED")
 
-	req := &shoev1.CreateShoeFromOrderRequest{RequestId: "r1", Cards: []string{"9H", "TD"}}
+	req := &shoev1.CreateShoeFromOrderRequest{RequestId: "r1", Cards: []string{"9H", "TD"}, TestShoe: true}
 	x, err := c.CreateShoeFromOrder(as(tableSvc), req)
 	if err != nil {
 		t.Fatal(err)
@@ -509,7 +530,7 @@ func TestCreateIdempotent(t *testing.T) {
 	if err != nil || !proto.Equal(x, y) || x.Shoe.ShoeId == a.ShoeId {
 		t.Fatalf("from-order retry: %v %v (%v)", x, y, err)
 	}
-	_, err = c.CreateShoeFromOrder(as(tableSvc), &shoev1.CreateShoeFromOrderRequest{RequestId: "r1", Cards: []string{"9H"}})
+	_, err = c.CreateShoeFromOrder(as(tableSvc), &shoev1.CreateShoeFromOrderRequest{RequestId: "r1", Cards: []string{"9H"}, TestShoe: true})
 	wantErr(t, err, codes.AlreadyExists, "REQUEST_ID_REUSED")
 }
 
@@ -587,9 +608,13 @@ func TestInvalidInputs(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "INVALID_ARGUMENT"},
 		{"order 833 cards", func() error {
-			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: tooMany})
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: tooMany, TestShoe: true})
 			return err
 		}, codes.InvalidArgument, "INVALID_ARGUMENT"},
+		{"order not full decks", func() error {
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "KD"}})
+			return err
+		}, codes.InvalidArgument, "NOT_FULL_DECKS"},
 		{"order bad card", func() error {
 			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "1H"}})
 			return err
@@ -603,15 +628,15 @@ func TestInvalidInputs(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "INVALID_CARD"},
 		{"order negative cut", func() error {
-			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "KD"}, CutCardFromEnd: -1})
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "KD"}, CutCardFromEnd: -1, TestShoe: true})
 			return err
 		}, codes.InvalidArgument, "INVALID_HOUSE_RULE"},
 		{"order cut 17", func() error {
-			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: tooMany[:100], CutCardFromEnd: 17})
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: fullDecksOrder(2), CutCardFromEnd: 17})
 			return err
 		}, codes.InvalidArgument, "INVALID_HOUSE_RULE"},
 		{"order cut not less than cards", func() error {
-			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "KD"}, CutCardFromEnd: 2})
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "x", Cards: []string{"AS", "KD"}, CutCardFromEnd: 2, TestShoe: true})
 			return err
 		}, codes.InvalidArgument, "INVALID_HOUSE_RULE"},
 		{"get no id", func() error { _, err := c.GetShoe(ctx, &shoev1.GetShoeRequest{}); return err },
@@ -642,7 +667,9 @@ func TestInvalidInputs(t *testing.T) {
 
 func TestRoles(t *testing.T) {
 	c, s, _ := newEnv(t, nil)
-	shoe := create(t, c, &shoev1.CreateShoeRequest{})
+	// A staff shoe: it belongs to no table, so every dealing role may deal
+	// it (a table's shoe is for the table service only: ownership tests).
+	shoe := createAs(t, c, operator, &shoev1.CreateShoeRequest{})
 	caller := func(r auth.Role) context.Context { return as(auth.Caller{Subject: "someone", Role: r}) }
 	calls := map[string]func(ctx context.Context) error{
 		"CreateShoe": func(ctx context.Context) error {
@@ -650,7 +677,7 @@ func TestRoles(t *testing.T) {
 			return err
 		},
 		"CreateShoeFromOrder": func(ctx context.Context) error {
-			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: ulid.Make().String(), Cards: []string{"AS"}})
+			_, err := c.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: ulid.Make().String(), Cards: []string{"AS"}, TestShoe: true})
 			return err
 		},
 		"GetShoe": func(ctx context.Context) error {
@@ -658,7 +685,10 @@ func TestRoles(t *testing.T) {
 			return err
 		},
 		"DealCard": func(ctx context.Context) error {
-			_, err := c.DealCard(ctx, &shoev1.DealCardRequest{ShoeId: shoe.ShoeId, RequestId: ulid.Make().String()})
+			// A fresh staff shoe each time: the table service's deal
+			// would make a shared one the table's.
+			fresh := createAs(t, c, operator, &shoev1.CreateShoeRequest{})
+			_, err := c.DealCard(ctx, &shoev1.DealCardRequest{ShoeId: fresh.ShoeId, RequestId: ulid.Make().String()})
 			return err
 		},
 	}

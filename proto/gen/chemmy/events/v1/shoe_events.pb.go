@@ -166,10 +166,12 @@ func (*ShoeEvent_CutCardOut) isShoeEvent_Payload() {}
 
 func (*ShoeEvent_ShoeClosed) isShoeEvent_Payload() {}
 
-// ShoeOpened: a shoe was shuffled and committed to.
+// ShoeOpened: a shoe was created: committed to (CreateShoe), or built
+// from a given order (CreateShoeFromOrder: certification, no commitment).
 type ShoeOpened struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The commitment (layout in chemmy.shoe.v1.ShoeService).
+	// SHA-256 of the server seed (layout in chemmy.shoe.v1.ShoeService);
+	// empty for a certification shoe.
 	Commitment     []byte                 `protobuf:"bytes,1,opt,name=commitment,proto3" json:"commitment,omitempty"`
 	Decks          int32                  `protobuf:"varint,2,opt,name=decks,proto3" json:"decks,omitempty"`
 	Variant        v1.Variant             `protobuf:"varint,3,opt,name=variant,proto3,enum=chemmy.shoe.v1.Variant" json:"variant,omitempty"`
@@ -179,8 +181,16 @@ type ShoeOpened struct {
 	CutterPlayerId string                 `protobuf:"bytes,7,opt,name=cutter_player_id,json=cutterPlayerId,proto3" json:"cutter_player_id,omitempty"`
 	CutDeadline    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=cut_deadline,json=cutDeadline,proto3" json:"cut_deadline,omitempty"`
 	Owner          string                 `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// As chemmy.shoe.v1.Shoe: an operator chose the order (CreateShoeFromOrder).
+	Certification bool `protobuf:"varint,10,opt,name=certification,proto3" json:"certification,omitempty"`
+	// As chemmy.shoe.v1.Shoe: a certification shoe of any composition.
+	TestShoe bool `protobuf:"varint,11,opt,name=test_shoe,json=testShoe,proto3" json:"test_shoe,omitempty"`
+	// As chemmy.shoe.v1.Shoe: the shoe belongs to the table named in owner.
+	OwnedByTable bool `protobuf:"varint,12,opt,name=owned_by_table,json=ownedByTable,proto3" json:"owned_by_table,omitempty"`
+	// As chemmy.shoe.v1.Shoe: who created it ("table-svc" or a staff id).
+	CreatedBy     string `protobuf:"bytes,13,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShoeOpened) Reset() {
@@ -276,6 +286,34 @@ func (x *ShoeOpened) GetOwner() string {
 	return ""
 }
 
+func (x *ShoeOpened) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
+}
+
+func (x *ShoeOpened) GetTestShoe() bool {
+	if x != nil {
+		return x.TestShoe
+	}
+	return false
+}
+
+func (x *ShoeOpened) GetOwnedByTable() bool {
+	if x != nil {
+		return x.OwnedByTable
+	}
+	return false
+}
+
+func (x *ShoeOpened) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
 // CardsBurned: the shoe was cut and the burn cards shown and discarded
 // (SHOE-CUT, SHOE-BURN).
 type CardsBurned struct {
@@ -285,7 +323,10 @@ type CardsBurned struct {
 	CutBy       string                 `protobuf:"bytes,3,opt,name=cut_by,json=cutBy,proto3" json:"cut_by,omitempty"`
 	Burned      []*v1.Card             `protobuf:"bytes,4,rep,name=burned,proto3" json:"burned,omitempty"`
 	// Cards left to deal after the burn.
-	CardsTotal    int32 `protobuf:"varint,5,opt,name=cards_total,json=cardsTotal,proto3" json:"cards_total,omitempty"`
+	CardsTotal int32 `protobuf:"varint,5,opt,name=cards_total,json=cardsTotal,proto3" json:"cards_total,omitempty"`
+	// The player seeds mixed into the shuffle (the cutter's); empty for a
+	// random cut (no player entropy).
+	PlayerSeeds   []string `protobuf:"bytes,6,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -353,6 +394,13 @@ func (x *CardsBurned) GetCardsTotal() int32 {
 		return x.CardsTotal
 	}
 	return 0
+}
+
+func (x *CardsBurned) GetPlayerSeeds() []string {
+	if x != nil {
+		return x.PlayerSeeds
+	}
+	return nil
 }
 
 // CutCardOut: the cut card came out (SHOE-RESHUFFLE): the coup in progress
@@ -498,7 +546,7 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"cutCardOut\x12?\n" +
 	"\vshoe_closed\x18\r \x01(\v2\x1c.chemmy.events.v1.ShoeClosedH\x00R\n" +
 	"shoeClosedB\t\n" +
-	"\apayload\"\xf7\x02\n" +
+	"\apayload\"\xff\x03\n" +
 	"\n" +
 	"ShoeOpened\x12\x1e\n" +
 	"\n" +
@@ -512,7 +560,13 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"clientSeed\x12(\n" +
 	"\x10cutter_player_id\x18\a \x01(\tR\x0ecutterPlayerId\x12=\n" +
 	"\fcut_deadline\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\vcutDeadline\x12\x14\n" +
-	"\x05owner\x18\t \x01(\tR\x05owner\"\xb5\x01\n" +
+	"\x05owner\x18\t \x01(\tR\x05owner\x12$\n" +
+	"\rcertification\x18\n" +
+	" \x01(\bR\rcertification\x12\x1b\n" +
+	"\ttest_shoe\x18\v \x01(\bR\btestShoe\x12$\n" +
+	"\x0eowned_by_table\x18\f \x01(\bR\fownedByTable\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\r \x01(\tR\tcreatedBy\"\xd8\x01\n" +
 	"\vCardsBurned\x12!\n" +
 	"\fcut_position\x18\x01 \x01(\x05R\vcutPosition\x12\x1d\n" +
 	"\n" +
@@ -520,7 +574,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\x06cut_by\x18\x03 \x01(\tR\x05cutBy\x12,\n" +
 	"\x06burned\x18\x04 \x03(\v2\x14.chemmy.shoe.v1.CardR\x06burned\x12\x1f\n" +
 	"\vcards_total\x18\x05 \x01(\x05R\n" +
-	"cardsTotal\"j\n" +
+	"cardsTotal\x12!\n" +
+	"\fplayer_seeds\x18\x06 \x03(\tR\vplayerSeeds\"j\n" +
 	"\n" +
 	"CutCardOut\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\x05R\bposition\x12\x17\n" +

@@ -109,14 +109,17 @@ type ShoeServiceClient interface {
 	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
 	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
 	// one it waits for his Cut. Created by the table service with an owner,
-	// the shoe belongs to that table (owned_by_table). Idempotent by request_id.
+	// the shoe belongs to that table (owned_by_table). Idempotent by
+	// request_id, per caller: the same request_id from another caller is
+	// another request (nobody can take the table's next request_id).
 	// Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoe(ctx context.Context, in *CreateShoeRequest, opts ...grpc.CallOption) (*CreateShoeResponse, error)
 	// CreateShoeFromOrder builds a certification shoe: its cards come out in
 	// exactly the given order (no shuffle, no cut, no burn, no seeds), and
 	// Shoe.certification is true. The cards must be full decks (2, 3, 6 or 8
 	// times each of the 52 cards) unless test_shoe is set. Operators and the
-	// table service. Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
+	// table service. Idempotent by request_id, per caller (as CreateShoe).
+	// Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
 	// INVALID_HOUSE_RULE (cut_card_from_end); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoeFromOrder(ctx context.Context, in *CreateShoeFromOrderRequest, opts ...grpc.CallOption) (*CreateShoeFromOrderResponse, error)
 	// GetShoe returns a shoe's public state (never its order).
@@ -330,14 +333,17 @@ type ShoeServiceServer interface {
 	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
 	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
 	// one it waits for his Cut. Created by the table service with an owner,
-	// the shoe belongs to that table (owned_by_table). Idempotent by request_id.
+	// the shoe belongs to that table (owned_by_table). Idempotent by
+	// request_id, per caller: the same request_id from another caller is
+	// another request (nobody can take the table's next request_id).
 	// Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE, PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoe(context.Context, *CreateShoeRequest) (*CreateShoeResponse, error)
 	// CreateShoeFromOrder builds a certification shoe: its cards come out in
 	// exactly the given order (no shuffle, no cut, no burn, no seeds), and
 	// Shoe.certification is true. The cards must be full decks (2, 3, 6 or 8
 	// times each of the 52 cards) unless test_shoe is set. Operators and the
-	// table service. Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
+	// table service. Idempotent by request_id, per caller (as CreateShoe).
+	// Errors: INVALID_ARGUMENT INVALID_CARD, NOT_FULL_DECKS,
 	// INVALID_HOUSE_RULE (cut_card_from_end); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CreateShoeFromOrder(context.Context, *CreateShoeFromOrderRequest) (*CreateShoeFromOrderResponse, error)
 	// GetShoe returns a shoe's public state (never its order).

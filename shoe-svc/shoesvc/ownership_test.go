@@ -1,0 +1,260 @@
+package shoesvc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// TestTableShoeOwnership: a shoe the table service opened for a table is
+// dealt and closed by the table service only. An operator's or a
+// croupier's DealCard (also replaying the table's own request_id, which
+// would show the table's face-down card) and CloseShoe (at 5/6, in the
+// middle of a coup; forced) are refused with SHOE_OWNED_BY_TABLE, and the
+// table's coup goes on at the very next card, which is the one the
+// shuffle put there. The table then closes the shoe between coups.
+func TestTableShoeOwnership(t *testing.T) {
+	c, _, _ := newEnv(t, fixedSeed(31))
+	want := loadedOrder(t, 6, fixedSeed(31)(), "table/T1/shoe/1")
+	shoe := create(t, c, &shoev1.CreateShoeRequest{RequestId: "table/T1/shoe/1", Owner: "T1", ClientSeed: "table/T1/shoe/1"})
+	if !shoe.OwnedByTable || shoe.CreatedBy != "table-svc" || shoe.Owner != "T1" || shoe.Certification {
+		t.Fatalf("table's shoe: %v", shoe)
+	}
+	// The table deals coups of 5 cards up to 5/6 of the shoe (260 of 312
+	// out with the 3 burned: 257 dealt), and stops in the middle of the
+	// coup of the 258th card.
+	rid := func(i int) string { return fmt.Sprintf("coup-%d/card/%d", i/5, i%5) }
+	for i := range 258 {
+		if d := deal(t, c, shoe.ShoeId, rid(i)); fromProto(t, d.Card) != want[3+i] {
+			t.Fatalf("card %d: %s, want %s", i, d.Card.Code, want[3+i])
+		}
+	}
+	before := getShoe(t, c, shoe.ShoeId)
+	staff := []auth.Caller{operator, croupier,
+		{Subject: "wallet-svc", Role: auth.RoleService}, // a service that is not the table's
+	}
+	for _, who := range staff {
+		_, err := c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: "peek-" + who.Subject, ShoeId: shoe.ShoeId})
+		wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+		_, err = c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: rid(257), ShoeId: shoe.ShoeId})
+		wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+		_, err = c.CloseShoe(as(who), &shoev1.CloseShoeRequest{RequestId: "close-" + who.Subject, ShoeId: shoe.ShoeId})
+		wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	}
+	_, err := c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "force", ShoeId: shoe.ShoeId, Force: true, Reason: "mid-coup"})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	if after := getShoe(t, c, shoe.ShoeId); !proto.Equal(after, before) || after.State != shoev1.ShoeState_SHOE_STATE_OPEN {
+		t.Fatalf("the refused calls changed the shoe: %v", after)
+	}
+	// The coup goes on at the next card, as shuffled.
+	for i := 258; i < 260; i++ {
+		d := deal(t, c, shoe.ShoeId, rid(i))
+		if int(d.Position) != i || fromProto(t, d.Card) != want[3+i] {
+			t.Fatalf("the table's card %d: %v, want %s at %d", i, d, want[3+i], i)
+		}
+	}
+	// Between coups the table closes it (5/6 out).
+	closed, err := c.CloseShoe(as(tableSvc), &shoev1.CloseShoeRequest{RequestId: "table/T1/close/1", ShoeId: shoe.ShoeId})
+	if err != nil || closed.Shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED || closed.Shoe.CloseReason != "5/6 dealt" {
+		t.Fatalf("the table's close: %v %v", closed, err)
+	}
+	if rv := reveal(t, c, shoe.ShoeId); len(rv.Dealt) != 260 {
+		t.Fatalf("reveal lists %d dealt cards", len(rv.Dealt))
+	}
+	// Reading stays open to all.
+	if _, err := c.ListCardFates(as(croupier), &shoev1.ListCardFatesRequest{CoupId: "coup-51"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTableShoeCut: a table's shoe waiting for its cutter is cut by him
+// (a player for himself) or by the table service; staff get
+// SHOE_OWNED_BY_TABLE, another player NOT_YOURSELF / NOT_THE_CUTTER.
+func TestTableShoeCut(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	shoe := create(t, c, &shoev1.CreateShoeRequest{Owner: "T2", ClientSeed: "table/T2/shoe/2", CutterPlayerId: "alice"})
+	cut := func(who auth.Caller, player string) error {
+		_, err := c.Cut(as(who), &shoev1.CutRequest{RequestId: "cut-" + who.Subject, ShoeId: shoe.ShoeId, PlayerId: player,
+			Position: 40, PlayerSeed: who.Subject + "'s seed"})
+		return err
+	}
+	wantErr(t, cut(croupier, "alice"), codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	wantErr(t, cut(operator, "alice"), codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	wantErr(t, cut(bob, "alice"), codes.PermissionDenied, "NOT_YOURSELF")
+	wantErr(t, cut(bob, "bob"), codes.PermissionDenied, "NOT_THE_CUTTER")
+	if err := cut(alice, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if s := getShoe(t, c, shoe.ShoeId); s.CutBy != "alice" || !slices.Equal(s.PlayerSeeds, []string{"alice's seed"}) {
+		t.Fatalf("after alice's cut: %v", s)
+	}
+	// The table service may cut for the cutter.
+	other := create(t, c, &shoev1.CreateShoeRequest{Owner: "T2", CutterPlayerId: "alice"})
+	if _, err := c.Cut(as(tableSvc), &shoev1.CutRequest{RequestId: "t", ShoeId: other.ShoeId, PlayerId: "alice", Position: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStaffShoeOwnership: a shoe created by staff belongs to no table
+// (owner is a label): staff deal, cut and close it. Once the table
+// service deals from it (a table opened on it) it is the table's.
+func TestStaffShoeOwnership(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	shoe := createAs(t, c, operator, &shoev1.CreateShoeRequest{Owner: "T9", CutterPlayerId: "alice"})
+	if shoe.OwnedByTable || shoe.CreatedBy != "olga" || shoe.Owner != "T9" {
+		t.Fatalf("staff shoe: %v", shoe)
+	}
+	if _, err := c.Cut(as(croupier), &shoev1.CutRequest{RequestId: "c", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 3}); err != nil {
+		t.Fatalf("a croupier cuts a staff shoe for its cutter: %v", err)
+	}
+	for i, who := range []auth.Caller{operator, croupier} {
+		if _, err := c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: fmt.Sprint("staff/card/", i), ShoeId: shoe.ShoeId}); err != nil {
+			t.Fatalf("%s deals a staff shoe: %v", who.Role, err)
+		}
+	}
+	// A table deals from it: from now on it is the table's.
+	if d := deal(t, c, shoe.ShoeId, "coup-1/card/0"); d.Position != 2 {
+		t.Fatalf("the table's first card at %d", d.Position)
+	}
+	if s := getShoe(t, c, shoe.ShoeId); !s.OwnedByTable || s.Owner != "T9" || s.CreatedBy != "olga" {
+		t.Fatalf("after the table's deal: %v", s)
+	}
+	_, err := c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "staff/card/9", ShoeId: shoe.ShoeId})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	_, err = c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "f", ShoeId: shoe.ShoeId, Force: true, Reason: "x"})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+
+	// Staff close a staff shoe: forced by an operator.
+	other := createAs(t, c, croupier, &shoev1.CreateShoeRequest{})
+	if other.OwnedByTable || other.CreatedBy != "carl" {
+		t.Fatalf("croupier's shoe: %v", other)
+	}
+	if _, err := c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "f", ShoeId: other.ShoeId, Force: true, Reason: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	// The table service without an owner makes no table's shoe either.
+	free := create(t, c, &shoev1.CreateShoeRequest{})
+	if free.OwnedByTable || free.CreatedBy != "table-svc" {
+		t.Fatalf("table service's shoe without owner: %v", free)
+	}
+}
+
+// TestCertificationShoes: CreateShoeFromOrder takes only full decks (2, 3,
+// 6 or 8 times each card) unless test_shoe; the shoe says certification
+// (and test_shoe) in every answer and in its shoe_opened event; it has
+// no reveal.
+func TestCertificationShoes(t *testing.T) {
+	c, s, _ := newEnv(t, nil)
+	create := func(r *shoev1.CreateShoeFromOrderRequest) (*shoev1.Shoe, error) {
+		r.RequestId = fmt.Sprint(len(r.Cards), r.TestShoe, strings.Join(r.Cards[:min(3, len(r.Cards))], ""), r.Owner)
+		resp, err := c.CreateShoeFromOrder(as(operator), r)
+		return resp.GetShoe(), err
+	}
+	nines := slices.Repeat([]string{"9H"}, 832)
+	_, err := create(&shoev1.CreateShoeFromOrderRequest{Cards: nines})
+	wantErr(t, err, codes.InvalidArgument, "NOT_FULL_DECKS")
+	swapped := fullDecksOrder(6)
+	swapped[100] = "9H" // one 9H too many, one card missing
+	_, err = create(&shoev1.CreateShoeFromOrderRequest{Cards: swapped})
+	wantErr(t, err, codes.InvalidArgument, "NOT_FULL_DECKS")
+	for _, n := range []int{1, 4, 5, 7, 16} {
+		_, err = create(&shoev1.CreateShoeFromOrderRequest{Cards: fullDecksOrder(n)})
+		wantErr(t, err, codes.InvalidArgument, "NOT_FULL_DECKS")
+	}
+	_, err = create(&shoev1.CreateShoeFromOrderRequest{Cards: fullDecksOrder(6)[:311]})
+	wantErr(t, err, codes.InvalidArgument, "NOT_FULL_DECKS")
+
+	for _, n := range []int{2, 3, 6, 8} {
+		order := fullDecksOrder(n)
+		slices.Reverse(order)
+		shoe, err := create(&shoev1.CreateShoeFromOrderRequest{Cards: order, CutCardFromEnd: 16, Owner: "certification run 7"})
+		if err != nil {
+			t.Fatalf("%d full decks: %v", n, err)
+		}
+		if !shoe.Certification || shoe.TestShoe || shoe.Decks != int32(n) || shoe.CardsTotal != int32(52*n) ||
+			shoe.OwnedByTable || shoe.CreatedBy != "olga" || len(shoe.Commitment) != 0 {
+			t.Fatalf("%d decks: %v", n, shoe)
+		}
+		if got := getShoe(t, c, shoe.ShoeId); !got.Certification || got.TestShoe {
+			t.Fatalf("GetShoe: %v", got)
+		}
+	}
+	test, err := create(&shoev1.CreateShoeFromOrderRequest{Cards: nines, TestShoe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !test.Certification || !test.TestShoe || test.Decks != 0 || test.CardsTotal != 832 {
+		t.Fatalf("test shoe: %v", test)
+	}
+	if got := getShoe(t, c, test.ShoeId); !got.Certification || !got.TestShoe {
+		t.Fatalf("GetShoe of a test shoe: %v", got)
+	}
+	_, err = create(&shoev1.CreateShoeFromOrderRequest{Cards: append(nines, "9H"), TestShoe: true})
+	wantErr(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
+	_, err = c.GetShoeReveal(as(operator), &shoev1.GetShoeRevealRequest{ShoeId: test.ShoeId})
+	wantErr(t, err, codes.FailedPrecondition, "NOT_PROVABLY_FAIR")
+
+	// The shoe_opened events say so.
+	msgs, err := outbox.Pending(s.db, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := map[string]*eventsv1.ShoeOpened{}
+	for _, m := range msgs {
+		ev := &eventsv1.ShoeEvent{}
+		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+			t.Fatal(err)
+		}
+		if o := ev.GetShoeOpened(); o != nil {
+			opened[ev.ShoeId] = o
+		}
+	}
+	if len(opened) != 5 {
+		t.Fatalf("%d shoe_opened events, want 5", len(opened))
+	}
+	if o := opened[test.ShoeId]; !o.GetCertification() || !o.GetTestShoe() || o.GetCreatedBy() != "olga" || len(o.GetCommitment()) != 0 {
+		t.Fatalf("test shoe opened: %v", o)
+	}
+	for id, o := range opened {
+		if !o.Certification || (id != test.ShoeId && (o.TestShoe || o.Owner != "certification run 7")) {
+			t.Fatalf("shoe %s opened: %v", id, o)
+		}
+	}
+}
+
+// TestCreateRequestIDPerCaller: an operator who creates a shoe under the
+// request id the table service will use for its next shoe (with the very
+// same request) does not get his shoe handed to the table: the table's
+// CreateShoe makes its own shoe, the table's.
+func TestCreateRequestIDPerCaller(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	req := func() *shoev1.CreateShoeRequest {
+		return &shoev1.CreateShoeRequest{RequestId: "table/T1/shoe/2", Owner: "T1", ClientSeed: "table/T1/shoe/2"}
+	}
+	squat := createAs(t, c, operator, req())
+	mine := create(t, c, req())
+	if mine.ShoeId == squat.ShoeId || !mine.OwnedByTable || mine.CreatedBy != "table-svc" || squat.OwnedByTable {
+		t.Fatalf("table's shoe %v, operator's %v", mine, squat)
+	}
+	if again := create(t, c, req()); !proto.Equal(again, mine) {
+		t.Fatalf("the table's retry: %v", again)
+	}
+	order := &shoev1.CreateShoeFromOrderRequest{RequestId: "table/T1/shoe/3", Cards: fullDecksOrder(6), Owner: "T1"}
+	a, err := c.CreateShoeFromOrder(as(operator), order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.CreateShoeFromOrder(as(tableSvc), order)
+	if err != nil || a.Shoe.ShoeId == b.Shoe.ShoeId || !b.Shoe.OwnedByTable || a.Shoe.OwnedByTable {
+		t.Fatalf("from order: operator's %v, table's %v (%v)", a, b, err)
+	}
+}
