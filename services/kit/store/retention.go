@@ -118,6 +118,16 @@ func Expire(db *bolt.DB, cutoff time.Time, batch int, forever func(key string) b
 		batch = DefaultSweepBatch
 	}
 	limit := be64(cutoff)
+	due := false // checked first in a read transaction: no write when nothing is due
+	if err := db.View(func(tx *bolt.Tx) error {
+		if exp := tx.Bucket(bucketExpiry); exp != nil {
+			k, _ := exp.Cursor().First()
+			due = len(k) >= 8 && bytes.Compare(k[:8], limit) < 0
+		}
+		return nil
+	}); err != nil || !due {
+		return 0, false, err
+	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		deleted, more = 0, false
 		reqs, saved, exp := tx.Bucket(bucketRequests), tx.Bucket(bucketSaved), tx.Bucket(bucketExpiry)
@@ -163,6 +173,13 @@ func Expire(db *bolt.DB, cutoff time.Time, batch int, forever func(key string) b
 func IndexLegacy(db *bolt.DB, at time.Time, batch int) (more bool, err error) {
 	if batch <= 0 {
 		batch = DefaultSweepBatch
+	}
+	done := false
+	if err := db.View(func(tx *bolt.Tx) error {
+		done = bytes.Equal(tx.Bucket(bucketMeta).Get(keyIndexed), indexDone)
+		return nil
+	}); err != nil || done {
+		return false, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		more = false
@@ -225,13 +242,15 @@ func Sweep(ctx context.Context, db *bolt.DB, r Retention, log *slog.Logger) {
 			return true
 		}
 	}
+	indexed := false
 	for {
-		for more := true; more; {
+		for more := !indexed; more; {
 			var err error
 			if more, err = IndexLegacy(db, now(), r.Batch); err != nil {
 				log.Warn("indexing old idempotency records", "err", err)
 				break
 			}
+			indexed = !more
 			if more && !pause(sweepPause) {
 				return
 			}
