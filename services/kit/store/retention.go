@@ -39,6 +39,11 @@ type Retention struct {
 	// age (an exactly-once guarantee that outlives any client's retries);
 	// nil: none. Their records stay; only their index entries go.
 	Forever func(key string) bool
+	// Extend, when not nil, is asked (in the sweep's write transaction,
+	// which it may read) about each record due that Forever does not
+	// keep: true keeps it for another Keep, counted from now (e.g. the
+	// records of a shoe still open). It must be quick.
+	Extend func(tx *bolt.Tx, key string) bool
 }
 
 // WithDefaults fills the zero fields of r.
@@ -108,16 +113,19 @@ func unindex(tx *bolt.Tx, k []byte) error {
 	return saved.Delete(k)
 }
 
-// Expire deletes, in one write transaction, at most batch records first
-// saved before cutoff, oldest first; records whose key forever (may be
-// nil) reports are kept and only leave the index. It returns how many
-// records it deleted and whether more index entries before cutoff
-// remain.
-func Expire(db *bolt.DB, cutoff time.Time, batch int, forever func(key string) bool) (deleted int, more bool, err error) {
-	if batch <= 0 {
-		batch = DefaultSweepBatch
+// Expire deletes, in one write transaction, at most r.Batch records
+// first saved more than r.Keep before now, oldest first; those r.Forever
+// reports are kept and only leave the index, those r.Extend reports are
+// kept and indexed again as saved now. It returns how many records it
+// deleted and whether more are due. With a negative r.Keep it does
+// nothing.
+func Expire(db *bolt.DB, now time.Time, r Retention) (deleted int, more bool, err error) {
+	r = r.WithDefaults()
+	if r.Keep < 0 {
+		return 0, false, nil
 	}
-	limit := be64(cutoff)
+	batch := r.Batch
+	limit := be64(now.Add(-r.Keep))
 	due := false // checked first in a read transaction: no write when nothing is due
 	if err := db.View(func(tx *bolt.Tx) error {
 		if exp := tx.Bucket(bucketExpiry); exp != nil {
@@ -154,7 +162,13 @@ func Expire(db *bolt.DB, cutoff time.Time, batch int, forever func(key string) b
 			if err := saved.Delete(key); err != nil {
 				return err
 			}
-			if forever != nil && forever(string(key)) {
+			if r.Forever != nil && r.Forever(string(key)) {
+				continue
+			}
+			if r.Extend != nil && r.Extend(tx, string(key)) {
+				if err := index(tx, bytes.Clone(key), now); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := reqs.Delete(key); err != nil {
@@ -257,7 +271,7 @@ func Sweep(ctx context.Context, db *bolt.DB, r Retention, log *slog.Logger) {
 		}
 		total := 0
 		for more := true; more; {
-			n, m, err := Expire(db, now().Add(-r.Keep), r.Batch, r.Forever)
+			n, m, err := Expire(db, now(), r)
 			if err != nil {
 				log.Warn("sweeping idempotency records", "err", err)
 				break

@@ -34,6 +34,11 @@ func openTest(t *testing.T) *bolt.DB {
 
 var hashA = Hash(wrapperspb.String("a"))
 
+// expire deletes the records saved before cutoff, batch at a time.
+func expire(db *bolt.DB, cutoff time.Time, batch int, forever func(string) bool) (int, bool, error) {
+	return Expire(db, cutoff.Add(time.Hour), Retention{Keep: time.Hour, Batch: batch, Forever: forever})
+}
+
 func save(t *testing.T, db *bolt.DB, keys ...string) {
 	t.Helper()
 	if err := db.Update(func(tx *bolt.Tx) error {
@@ -75,7 +80,7 @@ func TestExpireDeletesOnlyOldRecords(t *testing.T) {
 	at(t, t0.Add(2*24*time.Hour))
 	save(t, db, "young", "old1") // old1 saved again: still as old as its first save
 	forever := func(k string) bool { return strings.HasPrefix(k, "keep/") }
-	n, more, err := Expire(db, t0.Add(24*time.Hour), 100, forever)
+	n, more, err := expire(db, t0.Add(24*time.Hour), 100, forever)
 	if err != nil || n != 2 || more {
 		t.Fatalf("Expire: %d deleted, more %v, %v", n, more, err)
 	}
@@ -84,7 +89,7 @@ func TestExpireDeletesOnlyOldRecords(t *testing.T) {
 		t.Fatalf("left %q", got)
 	}
 	// The kept record left the index: later sweeps do not visit it again.
-	if n, _, _ := Expire(db, t0.Add(30*24*time.Hour), 100, forever); n != 1 {
+	if n, _, _ := expire(db, t0.Add(30*24*time.Hour), 100, forever); n != 1 {
 		t.Fatalf("second sweep deleted %d, want 1 (young)", n)
 	}
 	if got := present(t, db, all...); got != "keep/1" {
@@ -110,7 +115,7 @@ func TestExpireInSmallBatches(t *testing.T) {
 	save(t, db, keys...)
 	var calls, total int
 	for more := true; more; calls++ {
-		n, m, err := Expire(db, t0.Add(time.Second), 3, nil)
+		n, m, err := expire(db, t0.Add(time.Second), 3, nil)
 		if err != nil || n > 3 {
 			t.Fatalf("batch: %d, %v", n, err)
 		}
@@ -132,7 +137,7 @@ func TestDeleteThenSaveAgain(t *testing.T) {
 	}
 	at(t, t0.Add(48*time.Hour))
 	save(t, db, "k")
-	if n, _, err := Expire(db, t0.Add(24*time.Hour), 10, nil); n != 0 || err != nil || present(t, db, "k") != "k" {
+	if n, _, err := expire(db, t0.Add(24*time.Hour), 10, nil); n != 0 || err != nil || present(t, db, "k") != "k" {
 		t.Fatalf("the new record was expired by its old time: %d %v", n, err)
 	}
 }
@@ -170,10 +175,10 @@ func TestLegacyRecordsAreIndexed(t *testing.T) {
 	if more, err := IndexLegacy(db, t0.Add(time.Hour), 3); more || err != nil {
 		t.Fatalf("after done: %v %v", more, err)
 	}
-	if n, _, _ := Expire(db, t0.Add(time.Minute), 100, nil); n != 1 {
+	if n, _, _ := expire(db, t0.Add(time.Minute), 100, nil); n != 1 {
 		t.Fatalf("only the new record is older than its index time: deleted %d", n)
 	}
-	if n, _, _ := Expire(db, t0.Add(2*time.Hour), 100, nil); n != 7 || present(t, db, keys...) != "" {
+	if n, _, _ := expire(db, t0.Add(2*time.Hour), 100, nil); n != 7 || present(t, db, keys...) != "" {
 		t.Fatalf("legacy records: deleted %d, left %q", n, present(t, db, keys...))
 	}
 }
@@ -232,5 +237,37 @@ func TestGetAndDelete(t *testing.T) {
 	})
 	if present(t, db, "k") != "" {
 		t.Error("Delete left the record")
+	}
+}
+
+// TestExtendKeepsWhatIsStillNeeded: a record Extend keeps is indexed again
+// as saved at the sweep, and expires a retention later unless kept again.
+func TestExtendKeepsWhatIsStillNeeded(t *testing.T) {
+	db := openTest(t)
+	at(t, t0)
+	save(t, db, "shoe/open/1", "shoe/closed/1")
+	var asked []string
+	r := Retention{Keep: 24 * time.Hour, Extend: func(tx *bolt.Tx, key string) bool {
+		if tx.Bucket(bucketRequests).Get([]byte(key)) == nil {
+			t.Errorf("Extend(%s) cannot read the record", key)
+		}
+		asked = append(asked, key)
+		return strings.HasPrefix(key, "shoe/open/")
+	}}
+	if n, more, err := Expire(db, t0.Add(25*time.Hour), r); n != 1 || more || err != nil {
+		t.Fatalf("first sweep: %d %v %v", n, more, err)
+	}
+	if got := present(t, db, "shoe/open/1", "shoe/closed/1"); got != "shoe/open/1" {
+		t.Fatalf("left %q", got)
+	}
+	if n, _, _ := Expire(db, t0.Add(48*time.Hour), r); n != 0 || len(asked) != 2 {
+		t.Fatalf("the kept record came due again too early: %d deleted, asked %v", n, asked)
+	}
+	r.Extend = nil
+	if n, _, _ := Expire(db, t0.Add(50*time.Hour), r); n != 1 || present(t, db, "shoe/open/1") != "" {
+		t.Fatalf("a retention after it was kept: %d deleted", n)
+	}
+	if n, _, _ := Expire(db, t0.Add(500*time.Hour), Retention{Keep: -1}); n != 0 {
+		t.Fatal("a negative retention deleted something")
 	}
 }

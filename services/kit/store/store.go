@@ -17,7 +17,9 @@
 // retried after its record was deleted is a new request, applied again:
 // clients must not retry a request older than the retention. Keys a
 // service must keep for ever (Retention.Forever) are never deleted, only
-// dropped from the index. Records saved before the index existed (no
+// dropped from the index; records it still needs for now
+// (Retention.Extend, e.g. while what they are about is open) are indexed
+// again as saved at the sweep. Records saved before the index existed (no
 // "requests-saved" entry) are indexed by the first sweep as if saved then
 // (meta "requests-indexed" records the progress, 0x01 once done). A
 // service that never sweeps keeps every record, as before.
