@@ -177,9 +177,11 @@ func (l StreamLimits) Config() jetstream.StreamConfig {
 
 // EnsureStream makes sure the CHEMMY stream exists: it creates it with
 // the default limits (StreamLimits{}) when it does not, and never changes
-// an existing one. See CreateStream.
+// an existing one. Unlike CreateStream it logs nothing when the stream's
+// limits differ from the defaults (it runs on every WatchTable; the relay
+// warns once at start).
 func EnsureStream(ctx context.Context, js jetstream.JetStream) error {
-	return CreateStream(ctx, js, StreamLimits{}, nil)
+	return CreateStream(ctx, js, StreamLimits{}, slog.New(slog.DiscardHandler))
 }
 
 // CreateStream creates the CHEMMY stream with limits l when it does not
