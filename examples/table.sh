@@ -58,7 +58,7 @@ say "the operator loads a certification shoe and opens the table on it"
 CARDS='"2C","9H","3D","TC", "2S","9D","3H","TS", "4C","3S","5D","5H"'
 for _ in $(seq 20); do CARDS="$CARDS,\"KD\""; done
 SHOE=$(call operator-token chemmy.shoe.v1.ShoeService/CreateShoeFromOrder \
-  "{\"request_id\":\"$RUN-shoe\",\"cards\":[$CARDS]}" | field shoeId)
+  "{\"request_id\":\"$RUN-shoe\",\"cards\":[$CARDS],\"test_shoe\":true}" | field shoeId)
 TABLE=$(call operator-token chemmy.table.v1.TableService/CreateTable \
   "{\"request_id\":\"$RUN-table\",\"shoe_id\":\"$SHOE\",\"house_rules\":{\"certification_real_money\":true}}" | field tableId)
 echo "shoe $SHOE, table $TABLE"

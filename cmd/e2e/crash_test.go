@@ -116,7 +116,7 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 	for i := 0; i < 20; i++ {
 		order = append(order, "KD")
 	}
-	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "order", Cards: order})
+	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "order", Cards: order, TestShoe: true})
 	if err != nil {
 		t.Fatal(err)
 	}

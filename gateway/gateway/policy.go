@@ -61,6 +61,7 @@ func defaultPolicy() policy {
 		m(tableService, "GetTable"):    {Roles: allRoles},
 		m(tableService, "ListTables"):  {Roles: allRoles},
 		m(tableService, "VoidCoup"):    {Roles: staff},
+		m(tableService, "CloseTable"):  {Roles: staff},
 		m(tableService, "WatchTable"):  {Roles: allRoles},
 		m(tableService, "GetOdds"):     {Roles: allRoles},
 		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},

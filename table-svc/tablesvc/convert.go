@@ -36,7 +36,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	def(&hr.Direction, int32(tablev1.BettingDirection_BETTING_DIRECTION_RIGHT))
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
 	hr.PassMode, hr.FirstCoupFree, hr.HourlyFee = int32(in.GetPassMode()), in.GetFirstCoupExempt(), in.GetHourlyFee()
-	hr.CutByPlayer, hr.CertRealMoney = in.GetShoeCutByPlayer(), in.GetCertificationRealMoney()
+	hr.CutByPlayer, hr.CertRealMoney, hr.AbandonAfter = in.GetShoeCutByPlayer(), in.GetCertificationRealMoney(), in.GetAbandonAfterOffers()
+	def(&hr.AbandonAfter, 20)
 	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
 		hr.MinimumBank = 100
@@ -93,6 +94,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 		return bad("first_banker %d is not known", hr.FirstBanker)
 	case hr.PassMode < 1 || hr.PassMode > 2:
 		return bad("pass_mode %d is not known", hr.PassMode)
+	case hr.AbandonAfter < 1 || hr.AbandonAfter > 1000:
+		return bad("abandon_after_offers must be 1..1000, got %d", hr.AbandonAfter)
 	case hr.HourlyFee < 0 || hr.HourlyFee > 1<<40:
 		return bad("hourly_fee must be 0..%d, got %d", int64(1)<<40, hr.HourlyFee)
 	}
@@ -113,10 +116,10 @@ func toProto(t *table, v viewer) *tablev1.Table {
 			FirstBanker: tablev1.FirstBanker(hr.FirstBanker), HouseLimit: hr.HouseLimit,
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
 			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree, HourlyFee: hr.HourlyFee,
-			ShoeCutByPlayer: hr.CutByPlayer, CertificationRealMoney: hr.CertRealMoney,
+			ShoeCutByPlayer: hr.CutByPlayer, CertificationRealMoney: hr.CertRealMoney, AbandonAfterOffers: hr.AbandonAfter,
 		},
-		Certification: t.Certification,
-		State:         tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
+		Certification: t.Certification, EventSequence: t.EventSeq,
+		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
 		Coup: coupProto(t.Coup, v), LastCoup: coupProto(t.LastCoup, v),
 		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),

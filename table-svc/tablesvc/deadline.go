@@ -2,10 +2,12 @@ package tablesvc
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"time"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	"github.com/chemmy/chemmy/services/rules"
 )
 
 // defaultTurnMS is the default time limit of every turn: a bet, a
@@ -25,6 +27,9 @@ func waitKey(t *table) (string, int32) {
 		cp := t.Coup
 		if cp.turnPlayer() == "" {
 			return "", 0 // nobody to wait for
+		}
+		if cp.SuiviAsked != "" {
+			return "suivi/" + cp.ID, t.Rules.BetTimeMS
 		}
 		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn), t.Rules.BetTimeMS
 	case stateDecision:
@@ -78,11 +83,39 @@ func (s *Service) expireDue(ctx context.Context) {
 		}
 	}
 	s.mu.Unlock()
+	slices.Sort(due) // a fixed order: the simulation replays it
 	for _, id := range due {
 		if err := s.expire(ctx, id, now); err != nil && ctx.Err() == nil {
 			s.log.Warn("turn timeout not applied; will retry", "table", id, "err", err)
 		}
 	}
+}
+
+// timeoutChoice is what the table does for a decision whose time ran
+// out: what the tableau does (CF-PLAYER-DRAW, CF-BANKER-DRAW), even under
+// banco free play (CF-BANCO-FREEDOM frees the holder, not the clock), and
+// draw at an option cell (RULES.md, "What the sources leave to the
+// house": the player on 5 draws, the banker at an option draws).
+func timeoutChoice(t *table) choice {
+	cp := t.Coup
+	rc, err := engineCoup(cp)
+	if err != nil || len(rc.Player) < 2 || len(rc.Banker) < 2 {
+		return choiceDraw
+	}
+	var d rules.Decision
+	if cp.DecisionHand == int32(eventsv1.Hand_HAND_BANKER) {
+		var third *rules.Card
+		if len(rc.Player) == 3 {
+			third = &rc.Player[2]
+		}
+		d = rules.BankerDecision(rules.Total(rc.Banker[:2]), third, t.Rules.engineRules())
+	} else {
+		d = rules.PlayerDecision(rules.Total(rc.Player[:2]))
+	}
+	if d == rules.DecisionStand {
+		return choiceStand
+	}
+	return choiceDraw
 }
 
 func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
@@ -96,7 +129,7 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 		s.track(t)
 		return nil
 	}
-	c := &change{t: t}
+	c := &change{t: t, now: s.now()}
 	timedOut := func(player, turn, action string, coupID string) {
 		c.emit(coupID, &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
 	}
@@ -117,20 +150,29 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 	case stateRaise:
 		// The banker did not raise: the excess bets are removed (CF-BANK-RAISE).
 		timedOut(t.BankerID, "bank_raise", "excess_bets_removed", t.Coup.ID)
-		if err := s.trimExcess(ctx, c); err != nil {
-			return err
-		}
+		s.trimExcess(c)
 	case stateBetting:
 		cp := t.Coup
 		p := cp.turnPlayer()
+		if cp.SuiviAsked != "" {
+			// The banco suivi holder did not take the banco over: it stands.
+			timedOut(p, "banco_suivi", "banco_left_standing", cp.ID)
+			declineSuivi(c)
+			break
+		}
 		timedOut(p, "bet", "bet_declined", cp.ID)
 		cp.Turn++
 		c.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: p})
 		closeBetting(c)
 	case stateDecision:
 		cp := t.Coup
-		timedOut(cp.DecisionBy, "decision", "draw", cp.ID)
-		recordChoice(c, choiceDraw, cp.DecisionBy, false)
+		ch := timeoutChoice(t)
+		action := "draw"
+		if ch == choiceStand {
+			action = "stand"
+		}
+		timedOut(cp.DecisionBy, "decision", action, cp.ID)
+		recordChoice(c, ch, cp.DecisionBy, false)
 	default:
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
 )
 
@@ -58,6 +61,9 @@ func bettingOrder(t *table) []string {
 // seat 1 (acceptance), a seat drawn by lot, or an auction.
 func offerBank(c *change, after string) {
 	t := c.t
+	if tableAbandoned(c) {
+		return
+	}
 	t.State = stateOffering
 	t.Offers++
 	t.OpenOffer, t.OpenOfferFrom = 0, ""
@@ -82,10 +88,51 @@ func offerBank(c *change, after string) {
 // player but the passer may take it (CF-PASS, pass_mode auction).
 func offerOpen(c *change, passer string, amount int64) {
 	t := c.t
+	if tableAbandoned(c) {
+		return
+	}
 	t.State, t.OfferedID = stateOffering, ""
 	t.Offers++
 	t.OpenOffer, t.OpenOfferFrom = amount, passer
 	c.emit("", &eventsv1.BankOffered{Amount: amount})
+}
+
+// tableAbandoned counts one more offer of the bank; when the table has offered
+// it abandon_after_offers times in a row with no taker, it closes the
+// table instead and reports true.
+func tableAbandoned(c *change) bool {
+	t := c.t
+	t.Untaken++
+	limit := int(t.Rules.AbandonAfter)
+	if limit == 0 {
+		limit = 20 // tables stored before the house rule
+	}
+	if t.Untaken <= limit {
+		return false
+	}
+	closeTable(c, fmt.Sprintf("abandoned: the bank was offered %d times in a row with no taker", limit), "", true)
+	return true
+}
+
+// closeTable closes the table between coups: the bank, the bids and the
+// open coup's (empty) betting are given up, their holds released by the
+// saga; seat time is billed; the table is read-only from now on.
+func closeTable(c *change, reason, by string, automatic bool) {
+	t := c.t
+	if t.BankHoldID != "" {
+		t.PendingVoids = append(t.PendingVoids, t.BankHoldID)
+	}
+	for _, b := range t.Bids {
+		t.PendingVoids = append(t.PendingVoids, b.HoldID)
+	}
+	for i := range t.Seats {
+		billSeat(t, &t.Seats[i], c.now)
+	}
+	t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = "", 0, "", ""
+	t.OpenOffer, t.OpenOfferFrom, t.Bids, t.AuctionPassed = 0, "", nil, nil
+	t.Coup, t.BancoSuivi = nil, ""
+	t.State = stateClosed
+	c.emit("", &eventsv1.TableClosed{Reason: reason, Abandoned: automatic, By: by})
 }
 
 // lot draws a seat index in [0, n) from crypto/rand.
@@ -100,6 +147,9 @@ func lot(n int) int {
 // openAuction starts an auction of the first bank (CF-FIRST-BANKER).
 func openAuction(c *change) {
 	t := c.t
+	if tableAbandoned(c) {
+		return
+	}
 	t.State, t.OfferedID = stateAuction, ""
 	t.Bids, t.AuctionPassed = nil, nil
 	t.Auctions++
@@ -126,7 +176,7 @@ func takeBank(c *change, player string, amount int64, hold string) {
 	t.BankerID, t.Bank, t.BankHoldID, t.OfferedID = player, amount, hold, ""
 	t.OpenOffer, t.OpenOfferFrom = 0, ""
 	t.BancoSuivi = "" // banco suivi is against the banker who won it
-	t.BankerCoups = 0
+	t.BankerCoups, t.Untaken = 0, 0
 	c.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: player, Bank: amount})
 	t.Coup = newCoup(t)
 	t.State = stateBetting
@@ -217,18 +267,23 @@ func (s *Service) advancePass(ctx context.Context, id string) (again bool, err e
 	if err != nil {
 		return false, err
 	}
-	c := &change{t: t}
+	c := &change{t: t, now: s.now()}
 	changed := false
 	for {
 		var progressed bool
 		switch {
+		case len(t.PendingVoids) > 0:
+			// Released before fees are charged: a banker who lost the
+			// bank pays his seat fee from what comes back to him.
+			err = s.releaseHolds(ctx, c)
+			progressed = err == nil
 		case len(t.PendingFees) > 0 && changed:
 			again = true
 		case len(t.PendingFees) > 0:
 			err = s.chargeFees(ctx, c)
 			progressed = err == nil
-		case len(t.PendingVoids) > 0:
-			err = s.releaseHolds(ctx, c)
+		case len(t.PendingResizes) > 0:
+			err = s.resizeHolds(ctx, c)
 			progressed = err == nil
 		case t.State == stateDealing:
 			progressed, err = s.dealStep(ctx, c)
@@ -264,6 +319,20 @@ func (s *Service) releaseHolds(ctx context.Context, c *change) error {
 		}
 	}
 	c.t.PendingVoids = nil
+	return nil
+}
+
+// resizeHolds cuts bet holds down to the bets the table decided.
+func (s *Service) resizeHolds(ctx context.Context, c *change) error {
+	for _, r := range c.t.PendingResizes {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		_, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: r.RequestID, HoldId: r.HoldID, Amount: r.Amount})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cut back hold %s: %w", r.HoldID, err)
+		}
+	}
+	c.t.PendingResizes = nil
 	return nil
 }
 
@@ -480,10 +549,11 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 }
 
 // trimExcess removes the bets over the stake in reverse order of play
-// (CF-BANK-RAISE): the last bets are cut back, their escrow resized, and
-// bets cut to nothing are cancelled. Each resize is idempotent, keyed by
-// the coup and the hold.
-func (s *Service) trimExcess(ctx context.Context, c *change) error {
+// (CF-BANK-RAISE): the last bets are cut back and bets cut to nothing are
+// cancelled. Their escrow is resized (or released) by the saga before the
+// deal, each call idempotent, keyed by the coup and the hold: the
+// decision is stored first, so no wallet reply can be lost in between.
+func (s *Service) trimExcess(c *change) {
 	cp := c.t.Coup
 	need := cp.covered() - cp.Bank
 	for i := len(cp.Bets) - 1; i >= 0 && need > 0; i-- {
@@ -496,17 +566,12 @@ func (s *Service) trimExcess(ctx context.Context, c *change) error {
 			cp.Bets = append(cp.Bets[:i:i], cp.Bets[i+1:]...)
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: cp.ID + "/trim/" + b.HoldID, HoldId: b.HoldID, Amount: b.Amount - cut})
-		cancel()
-		if err != nil {
-			return fromDependency("cut back a bet", err)
-		}
+		// Stored with the decision, carried out before the deal (advancePass).
+		c.t.PendingResizes = append(c.t.PendingResizes, resize{RequestID: cp.ID + "/trim/" + b.HoldID, HoldID: b.HoldID, Amount: b.Amount - cut})
 		b.Amount -= cut
 		c.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID, Amount: b.Amount})
 	}
 	startDeal(c)
-	return nil
 }
 
 // billSeat queues the seat time of st not billed yet, under the
@@ -522,11 +587,13 @@ func billSeat(t *table, st *seat, now time.Time) {
 	}
 	hr := t.Rules.engineRules()
 	hr.HourlyFee = t.Rules.HourlyFee
-	if fee, err := rules.HourlyFeeDue(hr, secs); err != nil || fee == 0 {
+	owed := secs + t.UnpaidSeconds[st.PlayerID]
+	if fee, err := rules.HourlyFeeDue(hr, owed); err != nil || fee == 0 {
 		return // less than one minor unit so far: the time accrues
 	}
 	t.Fees++
-	t.PendingFees = append(t.PendingFees, seatFee{ID: "table/" + t.ID + "/fee/" + strconv.Itoa(t.Fees), PlayerID: st.PlayerID, Seconds: secs})
+	t.PendingFees = append(t.PendingFees, seatFee{ID: "table/" + t.ID + "/fee/" + strconv.Itoa(t.Fees), PlayerID: st.PlayerID, Seconds: owed})
+	delete(t.UnpaidSeconds, st.PlayerID)
 	st.Since = st.Since.Add(time.Duration(secs) * time.Second)
 }
 
@@ -554,6 +621,13 @@ func (s *Service) chargeFees(ctx context.Context, c *change) error {
 			fee, _ = rules.HourlyFeeDue(hr, f.Seconds)
 		}
 		c.emit("", &eventsv1.SeatFeeCharged{PlayerId: f.PlayerID, SeatSeconds: f.Seconds, Fee: fee, Paid: paid})
+		if !paid && t.seatOf(f.PlayerID) != nil {
+			// Owed, and charged with his next fee at this table.
+			if t.UnpaidSeconds == nil {
+				t.UnpaidSeconds = map[string]int64{}
+			}
+			t.UnpaidSeconds[f.PlayerID] += f.Seconds
+		}
 	}
 	t.PendingFees = nil
 	return nil
@@ -617,11 +691,78 @@ func (s *Service) logStuck(id string, err error) {
 	s.log.Warn("table not advanced; will retry", "table", id, "err", err)
 }
 
-// markStuck queues a table for the retry loop.
+// markStuck queues a table for the retry loop, noting when it first
+// failed to advance.
 func (s *Service) markStuck(id string) {
 	s.mu.Lock()
-	s.stuck[id] = true
+	if _, ok := s.stuck[id]; !ok {
+		s.stuck[id] = s.now()
+	}
 	s.mu.Unlock()
+}
+
+// retryPass is one pass of the retry loop, tables in id order: it
+// advances the tables left mid-coup (and interrupts a coup stuck before
+// its result for longer than InterruptAfter), applies the turns whose
+// time has run out, and rolls back the escrow intents older than the
+// grace period.
+func (s *Service) retryPass(ctx context.Context) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.stuck))
+	for id := range s.stuck {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		unlock := s.lock(id)
+		if err := s.advance(ctx, id); err != nil && ctx.Err() == nil {
+			s.logStuck(id, err)
+			s.mu.Lock()
+			since, ok := s.stuck[id]
+			s.mu.Unlock()
+			if ok && s.now().Sub(since) >= s.interruptAfter {
+				if ierr := s.interrupt(ctx, id, err); ierr != nil && ctx.Err() == nil {
+					s.log.Warn("interrupted coup not voided yet; will retry", "table", id, "err", ierr)
+				}
+			}
+		}
+		unlock()
+	}
+	s.expireDue(ctx)
+	if err := s.recoverIntents(ctx, intentGrace); err != nil {
+		s.log.Warn("escrow intents", "err", err)
+	}
+}
+
+// interrupt voids a coup that could not go on for InterruptAfter (shoe-svc
+// or wallet-svc unreachable, or refusing) before its result: every bet is
+// returned (the player is never worse off than before the coup), its
+// cards are discarded, and the banker keeps his bank (as CF-ERROR). A
+// coup with a result is never voided: its settlement is retried until
+// the wallet takes it. The caller holds the table's lock.
+func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
+	t, err := s.load(id)
+	if err != nil {
+		return err
+	}
+	if t.Coup == nil || t.State != stateDealing || t.Coup.turned() {
+		return nil
+	}
+	c := &change{t: t, now: s.now()}
+	reason := fmt.Sprintf("interrupted: the coup could not go on for %s (%v)", s.interruptAfter, cause)
+	if len(reason) > 500 {
+		reason = reason[:500]
+	}
+	voidCoup(c, reason, auth.Caller{Subject: trust.Table, Role: auth.RoleService})
+	if err := s.save(c, "", nil, nil); err != nil {
+		return err
+	}
+	s.log.Warn("coup interrupted and voided; every bet returned", "table", id, "cause", cause)
+	s.mu.Lock()
+	s.stuck[id] = s.now() // the returns go on from here
+	s.mu.Unlock()
+	return s.advance(ctx, id)
 }
 
 func (s *Service) unstick(id string) {
@@ -635,32 +776,13 @@ func (s *Service) unstick(id string) {
 // turns whose time has run out (so a time limit is kept to within one
 // RetryInterval).
 func (s *Service) retryLoop(ctx context.Context) error {
-	if err := s.scanUnfinished(); err != nil {
-		return err
-	}
 	if err := s.recoverIntents(ctx, 0); err != nil { // all of them: left by the previous run
 		return err
 	}
 	tick := time.NewTicker(s.retry)
 	defer tick.Stop()
 	for {
-		s.mu.Lock()
-		ids := make([]string, 0, len(s.stuck))
-		for id := range s.stuck {
-			ids = append(ids, id)
-		}
-		s.mu.Unlock()
-		for _, id := range ids {
-			unlock := s.lock(id)
-			if err := s.advance(ctx, id); err != nil && ctx.Err() == nil {
-				s.logStuck(id, err)
-			}
-			unlock()
-		}
-		s.expireDue(ctx)
-		if err := s.recoverIntents(ctx, intentGrace); err != nil {
-			s.log.Warn("escrow intents", "err", err)
-		}
+		s.retryPass(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -671,18 +793,45 @@ func (s *Service) retryLoop(ctx context.Context) error {
 
 // scanUnfinished queues every table that a previous run left mid-coup or
 // with holds to release.
+//
+// It also gives every pending turn its full time limit again, counted
+// from now (the restart): a player is never timed out for the time the
+// service was down. The new deadlines are stored (one write per table
+// with a pending turn).
 func (s *Service) scanUnfinished() error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
+	now := s.now()
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTables)
+		var extended []*table
+		err := b.ForEach(func(k, v []byte) error {
 			t := new(table)
 			if err := json.Unmarshal(v, t); err != nil {
 				return fmt.Errorf("table %s: %w", k, err)
 			}
-			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 {
+			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 || len(t.PendingResizes) > 0 {
 				s.markStuck(t.ID)
+			}
+			if key, ms := waitKey(t); key != "" && key == t.WaitKey {
+				if full := now.Add(time.Duration(ms) * time.Millisecond).UTC(); t.Deadline.Before(full) {
+					t.Deadline = full
+					extended = append(extended, t)
+				}
 			}
 			s.track(t)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		for _, t := range extended {
+			v, err := json.Marshal(t)
+			if err != nil {
+				return err
+			}
+			if err := b.Put([]byte(t.ID), v); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }

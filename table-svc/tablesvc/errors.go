@@ -35,6 +35,10 @@ const (
 	reasonBidTooLow             = "BID_TOO_LOW"
 	reasonHouseLimitReached     = "HOUSE_LIMIT_REACHED"
 	reasonRequestAbandoned      = "REQUEST_ABANDONED"
+	reasonShoeUnusable          = "SHOE_UNUSABLE"
+	reasonTableClosed           = "TABLE_CLOSED"
+	reasonShoeNotFound          = "SHOE_NOT_FOUND"
+	reasonDependencyRefused     = "DEPENDENCY_REFUSED"
 	reasonCoupNotInPlay         = "COUP_NOT_IN_PLAY"
 	reasonCertificationTable    = "CERTIFICATION_TABLE"
 )
@@ -57,6 +61,12 @@ func fromDependency(what string, err error) error {
 		return fail(codes.AlreadyExists, reasonRequestIDReused, "%s: the request_id was used for another request", what)
 	case status.Code(err) == codes.InvalidArgument:
 		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s: %s", what, status.Convert(err).Message())
+	case r == "SHOE_NOT_FOUND":
+		return fail(codes.NotFound, reasonShoeNotFound, "%s: %s", what, status.Convert(err).Message())
+	case status.Code(err) == codes.FailedPrecondition || status.Code(err) == codes.PermissionDenied:
+		// The shoe or the wallet refused for a reason of its own (e.g. a
+		// closed shoe, or one that belongs to another table).
+		return fail(codes.FailedPrecondition, reasonDependencyRefused, "%s: %s (%s)", what, status.Convert(err).Message(), r)
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:

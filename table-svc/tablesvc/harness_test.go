@@ -67,10 +67,10 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-func (h *harness) startTable() {
+func (h *harness) startTable(opts ...grpc.DialOption) {
 	h.t.Helper()
 	s, err := Start(context.Background(), Config{
-		Trust:      devMode,
+		Trust: devMode, DialOptions: opts,
 		ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "table.db"),
 		ShoeAddr: h.shoeSvc.Addr(), WalletAddr: h.wallet.Addr(), RetryInterval: 20 * time.Millisecond,
 		Clock: h.clock.Now,
@@ -83,13 +83,17 @@ func (h *harness) startTable() {
 }
 
 // restartTable stops table-svc and starts it again on the same file.
-func (h *harness) restartTable() {
+func (h *harness) restartTable() { h.restartTableWith() }
+
+// restartTableWith restarts table-svc with opts on its connections to
+// shoe-svc and wallet-svc.
+func (h *harness) restartTableWith(opts ...grpc.DialOption) {
 	h.t.Helper()
 	h.table.Stop()
 	if err := h.table.Wait(); err != nil {
 		h.t.Fatal(err)
 	}
-	h.startTable()
+	h.startTable(opts...)
 }
 
 func (h *harness) stop() {
@@ -166,7 +170,7 @@ func (h *harness) tableWith(hr *tablev1.HouseRules, cutFromEnd int32, cards []st
 	for len(order) < 40 {
 		order = append(order, "KD")
 	}
-	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, CutCardFromEnd: cutFromEnd})
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, CutCardFromEnd: cutFromEnd, TestShoe: true})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -278,7 +282,7 @@ type shoeFromOrder struct {
 }
 
 func (s shoeFromOrder) req(h *harness) *shoev1.CreateShoeFromOrderRequest {
-	return &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: s.cards, CutCardFromEnd: s.cut}
+	return &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: s.cards, CutCardFromEnd: s.cut, TestShoe: true}
 }
 
 // fakeClock is the injectable clock of the tests: time moves only when a

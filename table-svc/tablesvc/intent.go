@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
 
@@ -52,15 +54,36 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 	if err != nil {
 		return "", err
 	}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Put([]byte(requestID), v) }); err != nil {
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if old := b.Get([]byte(requestID)); old != nil {
+			// An earlier try of this request id got no answer: its hold
+			// may exist. A retry of the same request goes on with the same
+			// intent; another request under the same id is refused, and the
+			// earlier intent stays for recoverIntents to roll back.
+			var prev intent
+			if err := json.Unmarshal(old, &prev); err != nil {
+				return err
+			}
+			if prev.Key != in.Key || !bytes.Equal(prev.Hash, in.Hash) || prev.Amount != in.Amount || prev.Account != in.Account {
+				return fail(codes.AlreadyExists, reasonRequestIDReused,
+					"request_id %q was used for another request whose escrow is being rolled back", c.key)
+			}
+			return nil
+		}
+		return b.Put([]byte(requestID), v)
+	})
+	if err != nil {
 		return "", err
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	resp, err := s.wallet.PlaceHold(cctx, in.request(requestID))
 	if err != nil {
-		if definite(err) {
+		if definite(err) && errs.Reason(err) != "REQUEST_ID_REUSED" {
 			// The wallet refused: nothing is held (the refusal is stored).
+			// (REQUEST_ID_REUSED means a hold of another request exists
+			// under this id: the intent stays, for recoverIntents.)
 			_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Delete([]byte(requestID)) })
 		}
 		return "", fromDependency("hold", err)

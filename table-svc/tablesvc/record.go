@@ -18,6 +18,7 @@ const (
 	stateSettling tableState = 6 // SETTLING (automatic)
 	stateAuction  tableState = 7 // AUCTION of the first bank
 	stateRaise    tableState = 8 // BANK_RAISE: the banker answers over-bank bets
+	stateClosed   tableState = 9 // CLOSED: read-only
 )
 
 // houseRules are the resolved house rules of a table (RULES.md, last
@@ -45,6 +46,9 @@ type houseRules struct {
 	CutByPlayer    bool  `json:"shoe_cut_by_player,omitempty"`
 	// CertRealMoney: a certification table takes banks and bets.
 	CertRealMoney bool `json:"certification_real_money,omitempty"`
+	// AbandonAfter is the number of bank offers in a row with no taker
+	// after which the table closes by itself.
+	AbandonAfter int32 `json:"abandon_after_offers,omitempty"`
 }
 
 // engineRules returns the rules engine's view of the house rules.
@@ -88,6 +92,13 @@ type bet struct {
 	Banco    bool   `json:"banco,omitempty"`
 }
 
+// resize is a hold to bring down to Amount, by the request RequestID.
+type resize struct {
+	RequestID string `json:"request_id"`
+	HoldID    string `json:"hold_id"`
+	Amount    int64  `json:"amount"`
+}
+
 // choice is a recorded draw/stand decision at an option.
 type choice int8
 
@@ -111,6 +122,9 @@ type coup struct {
 	Turn  int      `json:"turn"`
 	// Round counts betting rounds opened again after nobody bet.
 	Round int `json:"round,omitempty"`
+	// SuiviAsked is the banco suivi holder, asked whether he takes over a
+	// banco another punter called (CF-BANCO-PRIORITY); "" otherwise.
+	SuiviAsked string `json:"suivi_asked,omitempty"`
 
 	Player       []string `json:"player,omitempty"` // card codes
 	Banker       []string `json:"banker,omitempty"`
@@ -147,6 +161,9 @@ func (c *coup) covered() int64 {
 
 // turnPlayer is the punter whose betting turn it is, or "".
 func (c *coup) turnPlayer() string {
+	if c.SuiviAsked != "" {
+		return c.SuiviAsked
+	}
 	if c.Turn < len(c.Order) {
 		return c.Order[c.Turn]
 	}
@@ -173,8 +190,10 @@ type table struct {
 	BankHoldID string `json:"bank_hold_id,omitempty"`
 	// OfferedID is the player the bank is offered to (OFFERING_BANK).
 	OfferedID string `json:"offered_id,omitempty"`
-	// Offers counts the offers of the bank made at this table.
-	Offers int `json:"offers,omitempty"`
+	// Offers counts the offers of the bank made at this table; Untaken
+	// those in a row that nobody took (abandon_after_offers).
+	Offers  int `json:"offers,omitempty"`
+	Untaken int `json:"untaken,omitempty"`
 	// OpenOffer is the amount of a passed bank auctioned at the bank just
 	// held (pass_mode auction), 0 otherwise; OpenOfferFrom passed it.
 	OpenOffer     int64  `json:"open_offer,omitempty"`
@@ -190,7 +209,10 @@ type table struct {
 	// PendingFees are seat fees stored and not charged yet; Fees numbers
 	// them.
 	PendingFees []seatFee `json:"pending_fees,omitempty"`
-	Fees        int       `json:"fees,omitempty"`
+	// UnpaidSeconds is, by player, seat time whose fee his balance could
+	// not pay: it is added to his next fee at this table.
+	UnpaidSeconds map[string]int64 `json:"unpaid_seconds,omitempty"`
+	Fees          int              `json:"fees,omitempty"`
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`
@@ -207,6 +229,11 @@ type table struct {
 	// PendingVoids are holds to release before anything else happens
 	// (bets cancelled by a banco, a bank passed or lost).
 	PendingVoids []string `json:"pending_voids,omitempty"`
+	// PendingResizes are bet holds to cut down to the bet the table
+	// decided (CF-BANK-RAISE, excess removed), carried out before the
+	// deal: the decision is stored first, so a lost wallet reply is simply
+	// retried with the same request id.
+	PendingResizes []resize `json:"pending_resizes,omitempty"`
 
 	Coup        *coup `json:"coup,omitempty"`
 	LastCoup    *coup `json:"last_coup,omitempty"`

@@ -224,8 +224,9 @@ func TestCFGallery(t *testing.T) {
 }
 
 // TestCFBancoPriority: banco is called in betting order, and the punter
-// who called banco and lost has banco suivi: he may call it first in the
-// next coup (CF-BANCO-PRIORITY).
+// who called banco and lost has banco suivi: in the next coup another
+// punter may call banco in his turn, but the suivi holder is asked before
+// the deal and takes it over (CF-BANCO-PRIORITY).
 func TestCFBancoPriority(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice", "bob", "carol")
@@ -249,12 +250,26 @@ func TestCFBancoPriority(t *testing.T) {
 	if tbl.GetLastCoup().GetOutcome() != tablev1.Outcome_OUTCOME_BANK_WINS || tbl.GetBancoSuiviPlayerId() != "carol" {
 		t.Fatalf("after carol's lost banco: %v", tbl)
 	}
-	// Bob's turn, but carol's banco suivi comes first.
-	_, err = banco("bob")
-	wantReason(t, err, codes.FailedPrecondition, reasonNotYourTurn)
-	tbl, err = banco("carol") // out of turn: her right
+	// Bob calls banco in his own turn; carol, who has banco suivi, is
+	// asked before the deal.
+	tbl, err = banco("bob")
+	if err != nil {
+		t.Fatalf("bob's banco in his turn: %v", err)
+	}
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_BETTING || tbl.GetCoup().GetTurnPlayerId() != "carol" {
+		t.Fatalf("after bob's banco: %v", tbl)
+	}
+	if _, held := h.account("player:bob"); held != 1950 {
+		t.Fatalf("bob holds %d, want 1950", held)
+	}
+	_, err = h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 100})
+	wantReason(t, err, codes.FailedPrecondition, reasonWrongState) // banco or nothing
+	tbl, err = banco("carol")                                      // she takes it over
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, held := h.account("player:bob"); held != 0 {
+		t.Errorf("bob still holds %d after carol took his banco over", held)
 	}
 	last := tbl.GetLastCoup()
 	if !last.GetBanco() || last.GetBets()[0].GetPlayerId() != "carol" || last.GetBets()[0].GetAmount() != 1950 ||
@@ -266,4 +281,40 @@ func TestCFBancoPriority(t *testing.T) {
 		t.Errorf("carol %d, want 10950", b)
 	}
 	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
+
+// TestCFBancoSuiviLetsItStand: the suivi holder, asked about another
+// punter's banco, lets it stand by declining or by letting his time run
+// out; the banco is played (CF-BANCO-PRIORITY).
+func TestCFBancoSuiviLetsItStand(t *testing.T) {
+	for _, timeout := range []bool{false, true} {
+		h := newHarness(t)
+		h.fund(10000, "alice", "bob", "carol")
+		cards := []string{"2C", "9H", "3D", "TC", "4C", "3H", "5D", "5S"}
+		id := h.tableWith(nil, 0, cards, "alice", "bob", "carol")
+		h.acceptBank(id, "alice", 1000)
+		if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.tables.CallBanco(h.as("carol"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.tables.CallBanco(h.as("bob"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+			t.Fatal(err)
+		}
+		if timeout {
+			h.clock.Advance(defaultTurnMS * time.Millisecond)
+			h.expire()
+		} else if _, err := h.tables.DeclineBet(h.as("carol"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"}); err != nil {
+			t.Fatal(err)
+		}
+		last := h.get(id).GetLastCoup()
+		if !last.GetBanco() || last.GetBets()[0].GetPlayerId() != "bob" || last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+			t.Fatalf("timeout %v: coup %v", timeout, last)
+		}
+		if b, held := h.account("player:bob"); b != 11950 || held != 0 {
+			t.Errorf("timeout %v: bob %d held %d, want 11950 and 0", timeout, b, held)
+		}
+		h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	}
 }

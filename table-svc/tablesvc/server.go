@@ -80,16 +80,26 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	var decks int32
-	// Every shoe an operator names is treated as prepared: only the
-	// table's own shoes are known to be shuffled.
 	certification := false
 	if shoeID != "" {
 		sh, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID})
 		if err != nil {
 			return nil, fromDependency("shoe "+shoeID, err)
 		}
-		decks = sh.GetShoe().GetDecks()
-		certification = true
+		switch got := sh.GetShoe(); {
+		case got.GetOwnedByTable():
+			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q belongs to a table already", shoeID)
+		case got.GetState() == shoev1.ShoeState_SHOE_STATE_CLOSED:
+			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q is closed", shoeID)
+		case got.GetCardsDealt() > 0:
+			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q has dealt %d cards already", shoeID, got.GetCardsDealt())
+		}
+		// A prepared order (CreateShoeFromOrder) is a certification shoe;
+		// a shoe a croupier had shuffled is not.
+		decks, certification = sh.GetShoe().GetDecks(), sh.GetShoe().GetCertification()
+		if sh.GetShoe().GetTestShoe() {
+			decks = 0 // any composition: the odds do not know it
+		}
 	} else {
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
@@ -102,7 +112,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	}
 	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
 		Certification: certification}
-	c := &change{t: t}
+	c := &change{t: t, now: s.now()}
 	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID, Certification: certification, CreatedBy: caller.Subject, CreatedByRole: string(caller.Role)})
 	if certification {
 		c.emit("", &eventsv1.StaffAction{Action: "certification_shoe", ActorId: caller.Subject, ActorRole: string(caller.Role),
@@ -203,7 +213,10 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 		return nil, err
 	}
 	if !seen {
-		c := &change{t: t, key: key, hash: hash}
+		if t.State == stateClosed {
+			return nil, fail(codes.FailedPrecondition, reasonTableClosed, "table %q is closed", t.ID)
+		}
+		c := &change{t: t, key: key, hash: hash, now: s.now()}
 		if err := fn(c); err != nil {
 			return nil, err
 		}
@@ -345,6 +358,20 @@ func punterTurn(t *table, player string) error {
 	return nil
 }
 
+// declineSuivi: the banco suivi holder, asked whether he takes over
+// another's banco, lets it stand; the betting closes on that banco. It
+// reports whether the table was asking him.
+func declineSuivi(c *change) bool {
+	cp := c.t.Coup
+	if cp.SuiviAsked == "" {
+		return false
+	}
+	c.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: cp.SuiviAsked})
+	cp.SuiviAsked, c.t.BancoSuivi = "", ""
+	closeBetting(c)
+	return true
+}
+
 // PlaceBet covers part or all of what is left of the bank.
 func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*tablev1.PlaceBetResponse, error) {
 	t, err := s.act(ctx, "PlaceBet", req, func(c *change) error {
@@ -354,6 +381,9 @@ func (s *Service) PlaceBet(ctx context.Context, req *tablev1.PlaceBetRequest) (*
 		}
 		if err := punterTurn(t, req.GetPlayerId()); err != nil {
 			return err
+		}
+		if t.Coup.SuiviAsked != "" {
+			return fail(codes.FailedPrecondition, reasonWrongState, "a banco stands: %q may take it over (CallBanco) or let it stand (DeclineBet)", t.Coup.SuiviAsked)
 		}
 		cp := t.Coup
 		if req.GetAmount() <= 0 {
@@ -388,6 +418,9 @@ func (s *Service) DeclineBet(ctx context.Context, req *tablev1.DeclineBetRequest
 		if err := punterTurn(c.t, req.GetPlayerId()); err != nil {
 			return err
 		}
+		if declineSuivi(c) {
+			return nil
+		}
 		c.t.Coup.Turn++
 		if c.t.BancoSuivi == req.GetPlayerId() {
 			c.t.BancoSuivi = ""
@@ -412,16 +445,15 @@ func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) 
 		if player == t.BankerID {
 			return fail(codes.FailedPrecondition, reasonBankerCannotBet, "the banker does not bet against his own bank")
 		}
+		// Source: RULES.md CF-BANCO-PRIORITY: the previous banco caller
+		// first (banco suivi: out of turn until the first bet, or by taking
+		// over another's banco when asked), then in betting order.
 		suivi := t.State == stateBetting && player == t.BancoSuivi && len(t.Coup.Bets) == 0 &&
 			(t.seatOf(player) != nil || t.inGallery(player))
-		if !suivi {
-			// Source: RULES.md CF-BANCO-PRIORITY: banco is called in betting order.
+		takeOver := t.State == stateBetting && t.Coup.SuiviAsked != "" && player == t.Coup.SuiviAsked
+		if !suivi && !takeOver {
 			if err := punterTurn(t, player); err != nil {
 				return err
-			}
-			if t.BancoSuivi != "" && len(t.Coup.Bets) == 0 {
-				// Source: RULES.md CF-BANCO-PRIORITY (1): banco suivi comes first.
-				return fail(codes.FailedPrecondition, reasonNotYourTurn, "banco suivi: %q may call banco first", t.BancoSuivi)
 			}
 		}
 		cp := t.Coup
@@ -435,8 +467,16 @@ func (s *Service) CallBanco(ctx context.Context, req *tablev1.CallBancoRequest) 
 		}
 		cp.Bets = []bet{{PlayerID: player, Amount: cp.Bank, HoldID: hold, Banco: true}}
 		cp.Banco = true
-		t.BancoSuivi = ""
 		c.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: player, Amount: cp.Bank})
+		if s := t.BancoSuivi; s != "" && s != player && !takeOver && (t.seatOf(s) != nil || t.inGallery(s)) {
+			// The banco suivi holder is asked before the deal whether he
+			// takes this banco over (CallBanco) or lets it stand
+			// (DeclineBet, or his time runs out).
+			cp.SuiviAsked = s
+			return nil
+		}
+		cp.SuiviAsked = ""
+		t.BancoSuivi = ""
 		closeBetting(c)
 		return nil
 	})
@@ -541,7 +581,8 @@ func (s *Service) RaiseBank(ctx context.Context, req *tablev1.RaiseBankRequest) 
 			return fail(codes.FailedPrecondition, reasonNotBanker, "only the banker may raise the bank")
 		}
 		if !req.GetRaise() {
-			return s.trimExcess(ctx, c)
+			s.trimExcess(c)
+			return nil
 		}
 		cp := t.Coup
 		excess := cp.covered() - cp.Bank
@@ -831,22 +872,44 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 		if cp.ID != req.GetCoupId() {
 			return fail(codes.FailedPrecondition, reasonCoupNotInPlay, "coup %q is not in play (coup %q is)", req.GetCoupId(), cp.ID)
 		}
-		for _, b := range cp.Bets {
-			t.PendingVoids = append(t.PendingVoids, b.HoldID)
-		}
-		cp.Voided, cp.VoidReason = true, req.GetReason()
-		cp.DecisionHand, cp.DecisionBy = 0, ""
-		c.emit(cp.ID, &eventsv1.CoupVoided{Reason: req.GetReason(), By: caller.Subject, ByRole: string(caller.Role)})
 		c.emit(cp.ID, &eventsv1.StaffAction{Action: "void_coup", ActorId: caller.Subject, ActorRole: string(caller.Role), Reason: req.GetReason()})
-		t.LastCoup = cp
-		t.Coup = newCoup(t)
-		t.State = stateBetting
+		voidCoup(c, req.GetReason(), caller)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &tablev1.VoidCoupResponse{Table: t}, nil
+}
+
+// CloseTable closes a table between coups (staff; or by itself when
+// abandoned, see tableAbandoned).
+func (s *Service) CloseTable(ctx context.Context, req *tablev1.CloseTableRequest) (*tablev1.CloseTableResponse, error) {
+	for _, f := range []struct{ name, v string }{{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}} {
+		if err := checkID(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetReason() == "" || len(req.GetReason()) > 500 {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
+	}
+	caller, _ := auth.FromContext(ctx)
+	t, err := s.mutate(ctx, "CloseTable", req.GetRequestId(), req.GetTableId(), req, func(c *change) error {
+		t := c.t
+		switch {
+		case t.State == stateWaiting, t.State == stateOffering, t.State == stateAuction:
+		case t.State == stateBetting && len(t.Coup.Bets) == 0 && t.Coup.SuiviAsked == "":
+		default:
+			return fail(codes.FailedPrecondition, reasonWrongState, "a table closes between coups only (it is %s, with bets at stake)", tablev1.TableState(t.State))
+		}
+		c.emit("", &eventsv1.StaffAction{Action: "close_table", ActorId: caller.Subject, ActorRole: string(caller.Role), Reason: req.GetReason()})
+		closeTable(c, req.GetReason(), caller.Subject, false)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.CloseTableResponse{Table: t}, nil
 }
 
 // realMoney refuses money on a certification table whose house rules do
@@ -857,6 +920,24 @@ func realMoney(t *table) error {
 			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
 	}
 	return nil
+}
+
+// voidCoup voids the coup in play (CF-ERROR): every bet is returned, its
+// cards are discarded, the banker keeps the bank and the next coup's
+// betting opens.
+func voidCoup(c *change, reason string, by auth.Caller) {
+	t, cp := c.t, c.t.Coup
+	// Source: RULES.md CF-ERROR: the coup is restored as if not played; every bet returned.
+	for _, b := range cp.Bets {
+		t.PendingVoids = append(t.PendingVoids, b.HoldID)
+	}
+	t.PendingResizes = nil // the bets' holds are released whole
+	cp.Voided, cp.VoidReason = true, reason
+	cp.DecisionHand, cp.DecisionBy = 0, ""
+	c.emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by.Subject, ByRole: string(by.Role)})
+	t.LastCoup = cp
+	t.Coup = newCoup(t)
+	t.State = stateBetting
 }
 
 // wantState is WRONG_STATE unless the table is in st.

@@ -46,7 +46,9 @@ type Config struct {
 	// MetricsAddr serves Prometheus /metrics; empty serves none.
 	MetricsAddr string
 	// RetryInterval is how often tables left mid-coup are advanced again
-	// and turns whose time ran out are applied; default 1 s.
+	// and turns whose time ran out are applied; default 1 s. Negative: no
+	// background loop; the caller drives it with Recover and Tick
+	// (sim_hooks.go), as the deterministic simulation (cmd/sim) does.
 	RetryInterval time.Duration
 	// Clock gives the time for turn limits; nil means time.Now. Tests
 	// inject a fake clock so that they need no sleeping.
@@ -58,7 +60,15 @@ type Config struct {
 	// NATSNkeyFile is the nkey seed file the service authenticates to
 	// NATS with; empty: no credentials.
 	NATSNkeyFile string
-	Logger       *slog.Logger
+	// InterruptAfter is how long a coup may stay unable to go on before its
+	// result (shoe-svc or wallet-svc unreachable or refusing) before it is
+	// voided and every bet returned; default 2 minutes. A coup with a
+	// result is never voided: its settlement is retried until it is done.
+	InterruptAfter time.Duration
+	// DialOptions are added to the connections to shoe-svc and wallet-svc
+	// (tests and the fault simulation wrap the transport with them).
+	DialOptions []grpc.DialOption
+	Logger      *slog.Logger
 }
 
 // Service is a running table service.
@@ -72,13 +82,15 @@ type Service struct {
 	wallet walletv1.WalletServiceClient
 	conns  []*grpc.ClientConn
 	retry  time.Duration
+	// interruptAfter: see Config.InterruptAfter.
+	interruptAfter time.Duration
 
 	locks lockTable // table id -> its mutex, only while held or awaited
 
 	now func() time.Time
 
 	mu        sync.Mutex
-	stuck     map[string]bool      // tables whose advance failed; retried
+	stuck     map[string]time.Time // tables whose advance failed, since when; retried
 	deadlines map[string]time.Time // table id -> when its pending turn runs out
 }
 
@@ -106,6 +118,7 @@ var (
 		tablev1.TableService_GetAdvice_FullMethodName:   anyone,
 		tablev1.TableService_GetOdds_FullMethodName:     anyone,
 		tablev1.TableService_VoidCoup_FullMethodName:    {auth.RoleCroupier, auth.RoleOperator},
+		tablev1.TableService_CloseTable_FullMethodName:  {auth.RoleCroupier, auth.RoleOperator},
 	}
 )
 
@@ -124,19 +137,22 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.WalletAddr == "" {
 		c.WalletAddr = "localhost:7002"
 	}
-	if c.RetryInterval <= 0 {
+	if c.RetryInterval == 0 {
 		c.RetryInterval = time.Second
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	s := &Service{retry: c.RetryInterval, now: c.Clock, stuck: map[string]bool{}, deadlines: map[string]time.Time{}}
+	if c.InterruptAfter <= 0 {
+		c.InterruptAfter = 2 * time.Minute
+	}
+	s := &Service{retry: c.RetryInterval, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{}}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
 	}
 	for _, dep := range []struct{ addr, name string }{{c.ShoeAddr, trust.Shoe}, {c.WalletAddr, trust.Wallet}} {
-		cc, err := mat.Dial(dep.addr, dep.name, trust.Table)
+		cc, err := mat.Dial(dep.addr, dep.name, trust.Table, c.DialOptions...)
 		if err != nil {
 			s.closeConns()
 			return nil, fmt.Errorf("tablesvc: dial %s: %w", dep.addr, err)
@@ -152,8 +168,16 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
+		// Before the first call: unfinished coups queued, pending turns
+		// given their time again (scanUnfinished).
+		if err := s.scanUnfinished(); err != nil {
+			return err
+		}
+		b.Relay.WithPublishedCheck(s.publishedCheck())
 		tablev1.RegisterTableServiceServer(g, s)
-		b.Go(s.retryLoop)
+		if c.RetryInterval > 0 {
+			b.Go(s.retryLoop)
+		}
 		return nil
 	})
 	if err != nil {
@@ -267,6 +291,8 @@ type change struct {
 	key     string
 	hash    []byte
 	intents []string
+	// now is the time of the change (the service's clock).
+	now time.Time
 }
 
 // emit adds an event to the change, numbered in the table's sequence.

@@ -58,8 +58,10 @@ func Permissions(user string) *server.Permissions {
 	inbox := []string{"_INBOX.>"}
 	switch user {
 	case Table:
-		// table-svc also follows its tables' events for WatchTable.
-		return perm(append(append([]string{"chemmy.table.>"}, stream...), consume[2:]...), inbox)
+		// table-svc also follows its tables' events for WatchTable, and
+		// reads a table's last event in the stream at start (the outbox's
+		// published check).
+		return perm(append(append([]string{"chemmy.table.>", "$JS.API.STREAM.MSG.GET.CHEMMY", "$JS.API.DIRECT.GET.CHEMMY.>"}, stream...), consume[2:]...), inbox)
 	case Wallet:
 		return perm(append([]string{"chemmy.wallet.>"}, stream...), inbox)
 	case Shoe:

@@ -20,6 +20,7 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -258,6 +259,27 @@ type Relay struct {
 	log    *slog.Logger
 	wake   chan struct{}
 	limits StreamLimits
+	// published, when set, is asked about the messages that were in the
+	// outbox when Run started (see WithPublishedCheck); suspectTo is the
+	// last of their keys.
+	published PublishedCheck
+	suspectTo []byte
+}
+
+// PublishedCheck reports whether m was published already. A message in
+// the outbox when the relay starts may have been published by the
+// previous run just before it died, with its removal from the outbox lost;
+// JetStream drops such a repeat only within its duplicate window, so after
+// a longer outage the service must tell (e.g. from the last event of the
+// entity in the stream).
+type PublishedCheck func(ctx context.Context, js jetstream.JetStream, m Message) (bool, error)
+
+// WithPublishedCheck sets the check of the messages found in the outbox
+// at start; call it before Run. Without one they are published again and
+// JetStream's duplicate window is relied on.
+func (r *Relay) WithPublishedCheck(f PublishedCheck) *Relay {
+	r.published = f
+	return r
 }
 
 // WithStreamLimits sets the limits the relay creates the stream with when
@@ -288,6 +310,16 @@ func (r *Relay) Run(ctx context.Context) {
 	if r.js == nil {
 		r.log.Warn("no NATS: events are kept in the outbox, not published")
 		return
+	}
+	if r.published != nil {
+		if err := r.db.View(func(tx *bolt.Tx) error {
+			if k, _ := tx.Bucket(Bucket).Cursor().Last(); k != nil {
+				r.suspectTo = append([]byte(nil), k...)
+			}
+			return nil
+		}); err != nil {
+			r.log.Warn("outbox", "err", err)
+		}
 	}
 	ready := false
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -325,7 +357,13 @@ func (r *Relay) drain(ctx context.Context) error {
 		var pubErr error
 		for _, m := range msgs {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, pubErr = r.js.Publish(pctx, m.Subject, m.Payload, jetstream.WithMsgID(m.ID))
+			var seen bool
+			if r.suspectTo != nil && bytes.Compare(m.Key, r.suspectTo) <= 0 {
+				seen, pubErr = r.published(pctx, r.js, m)
+			}
+			if pubErr == nil && !seen {
+				_, pubErr = r.js.Publish(pctx, m.Subject, m.Payload, jetstream.WithMsgID(m.ID))
+			}
 			cancel()
 			if pubErr != nil {
 				break

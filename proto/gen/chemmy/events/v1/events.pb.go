@@ -233,6 +233,7 @@ type TableEvent struct {
 	//	*TableEvent_BetReduced
 	//	*TableEvent_SeatFeeCharged
 	//	*TableEvent_StaffAction
+	//	*TableEvent_TableClosed
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -515,6 +516,15 @@ func (x *TableEvent) GetStaffAction() *StaffAction {
 	return nil
 }
 
+func (x *TableEvent) GetTableClosed() *TableClosed {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_TableClosed); ok {
+			return x.TableClosed
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -607,6 +617,10 @@ type TableEvent_StaffAction struct {
 	StaffAction *StaffAction `protobuf:"bytes,31,opt,name=staff_action,json=staffAction,proto3,oneof"`
 }
 
+type TableEvent_TableClosed struct {
+	TableClosed *TableClosed `protobuf:"bytes,32,opt,name=table_closed,json=tableClosed,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -650,6 +664,8 @@ func (*TableEvent_BetReduced) isTableEvent_Payload() {}
 func (*TableEvent_SeatFeeCharged) isTableEvent_Payload() {}
 
 func (*TableEvent_StaffAction) isTableEvent_Payload() {}
+
+func (*TableEvent_TableClosed) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -722,6 +738,70 @@ func (x *TableCreated) GetCreatedByRole() string {
 	return ""
 }
 
+// TableClosed: the table closed (CloseTable, or abandoned after
+// abandon_after_offers bank offers with no taker); it is read-only now.
+type TableClosed struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Reason string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	// True when the table closed by itself (abandoned).
+	Abandoned bool `protobuf:"varint,2,opt,name=abandoned,proto3" json:"abandoned,omitempty"`
+	// The croupier or operator who closed it (empty when abandoned).
+	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TableClosed) Reset() {
+	*x = TableClosed{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableClosed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableClosed) ProtoMessage() {}
+
+func (x *TableClosed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableClosed.ProtoReflect.Descriptor instead.
+func (*TableClosed) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *TableClosed) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *TableClosed) GetAbandoned() bool {
+	if x != nil {
+		return x.Abandoned
+	}
+	return false
+}
+
+func (x *TableClosed) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
 // StaffAction: a member of staff acted on the table; the audit trail of
 // every staff action. action is one of "void_coup" (coup_id is the coup),
 // "certification_shoe" (the table opened on a prepared shoe; detail says
@@ -742,7 +822,7 @@ type StaffAction struct {
 
 func (x *StaffAction) Reset() {
 	*x = StaffAction{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +834,7 @@ func (x *StaffAction) String() string {
 func (*StaffAction) ProtoMessage() {}
 
 func (x *StaffAction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +847,7 @@ func (x *StaffAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StaffAction.ProtoReflect.Descriptor instead.
 func (*StaffAction) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StaffAction) GetAction() string {
@@ -816,7 +896,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +908,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +921,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *PlayerSeated) GetPlayerId() string {
@@ -872,7 +952,7 @@ type BankOffered struct {
 
 func (x *BankOffered) Reset() {
 	*x = BankOffered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +964,7 @@ func (x *BankOffered) String() string {
 func (*BankOffered) ProtoMessage() {}
 
 func (x *BankOffered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,7 +977,7 @@ func (x *BankOffered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankOffered.ProtoReflect.Descriptor instead.
 func (*BankOffered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *BankOffered) GetPlayerId() string {
@@ -930,7 +1010,7 @@ type BankChanged struct {
 
 func (x *BankChanged) Reset() {
 	*x = BankChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1022,7 @@ func (x *BankChanged) String() string {
 func (*BankChanged) ProtoMessage() {}
 
 func (x *BankChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1035,7 @@ func (x *BankChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankChanged.ProtoReflect.Descriptor instead.
 func (*BankChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BankChanged) GetReason() BankChangeReason {
@@ -999,7 +1079,7 @@ type BetPlaced struct {
 
 func (x *BetPlaced) Reset() {
 	*x = BetPlaced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1091,7 @@ func (x *BetPlaced) String() string {
 func (*BetPlaced) ProtoMessage() {}
 
 func (x *BetPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1104,7 @@ func (x *BetPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetPlaced.ProtoReflect.Descriptor instead.
 func (*BetPlaced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BetPlaced) GetPlayerId() string {
@@ -1058,7 +1138,7 @@ type BetDeclined struct {
 
 func (x *BetDeclined) Reset() {
 	*x = BetDeclined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1070,7 +1150,7 @@ func (x *BetDeclined) String() string {
 func (*BetDeclined) ProtoMessage() {}
 
 func (x *BetDeclined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1083,7 +1163,7 @@ func (x *BetDeclined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetDeclined.ProtoReflect.Descriptor instead.
 func (*BetDeclined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BetDeclined) GetPlayerId() string {
@@ -1104,7 +1184,7 @@ type BancoCalled struct {
 
 func (x *BancoCalled) Reset() {
 	*x = BancoCalled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1196,7 @@ func (x *BancoCalled) String() string {
 func (*BancoCalled) ProtoMessage() {}
 
 func (x *BancoCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1209,7 @@ func (x *BancoCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BancoCalled.ProtoReflect.Descriptor instead.
 func (*BancoCalled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BancoCalled) GetPlayerId() string {
@@ -1155,7 +1235,7 @@ type BettingReopened struct {
 
 func (x *BettingReopened) Reset() {
 	*x = BettingReopened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1167,7 +1247,7 @@ func (x *BettingReopened) String() string {
 func (*BettingReopened) ProtoMessage() {}
 
 func (x *BettingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1180,7 +1260,7 @@ func (x *BettingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingReopened.ProtoReflect.Descriptor instead.
 func (*BettingReopened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
@@ -1206,7 +1286,7 @@ type CardDealt struct {
 
 func (x *CardDealt) Reset() {
 	*x = CardDealt{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1218,7 +1298,7 @@ func (x *CardDealt) String() string {
 func (*CardDealt) ProtoMessage() {}
 
 func (x *CardDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1231,7 +1311,7 @@ func (x *CardDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardDealt.ProtoReflect.Descriptor instead.
 func (*CardDealt) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CardDealt) GetHand() Hand {
@@ -1275,7 +1355,7 @@ type NaturalShown struct {
 
 func (x *NaturalShown) Reset() {
 	*x = NaturalShown{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1367,7 @@ func (x *NaturalShown) String() string {
 func (*NaturalShown) ProtoMessage() {}
 
 func (x *NaturalShown) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1380,7 @@ func (x *NaturalShown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NaturalShown.ProtoReflect.Descriptor instead.
 func (*NaturalShown) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NaturalShown) GetHand() Hand {
@@ -1343,7 +1423,7 @@ type DrawDecided struct {
 
 func (x *DrawDecided) Reset() {
 	*x = DrawDecided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1435,7 @@ func (x *DrawDecided) String() string {
 func (*DrawDecided) ProtoMessage() {}
 
 func (x *DrawDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1448,7 @@ func (x *DrawDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrawDecided.ProtoReflect.Descriptor instead.
 func (*DrawDecided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DrawDecided) GetHand() Hand {
@@ -1422,7 +1502,7 @@ type CoupResulted struct {
 
 func (x *CoupResulted) Reset() {
 	*x = CoupResulted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1514,7 @@ func (x *CoupResulted) String() string {
 func (*CoupResulted) ProtoMessage() {}
 
 func (x *CoupResulted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1527,7 @@ func (x *CoupResulted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupResulted.ProtoReflect.Descriptor instead.
 func (*CoupResulted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CoupResulted) GetOutcome() Outcome {
@@ -1507,7 +1587,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1519,7 +1599,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1532,7 +1612,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -1581,7 +1661,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1673,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1686,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -1638,7 +1718,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1730,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1743,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -1701,7 +1781,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1793,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1806,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -1760,7 +1840,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +1852,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +1865,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -1806,7 +1886,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1898,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1911,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -1853,7 +1933,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1865,7 +1945,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1878,7 +1958,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -1908,7 +1988,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1920,7 +2000,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1933,7 +2013,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -1967,7 +2047,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2059,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2072,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2027,7 +2107,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd9\r\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9d\x0e\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2064,14 +2144,19 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vbet_reduced\x18\x1d \x01(\v2\x1c.chemmy.events.v1.BetReducedH\x00R\n" +
 	"betReduced\x12L\n" +
 	"\x10seat_fee_charged\x18\x1e \x01(\v2 .chemmy.events.v1.SeatFeeChargedH\x00R\x0eseatFeeCharged\x12B\n" +
-	"\fstaff_action\x18\x1f \x01(\v2\x1d.chemmy.events.v1.StaffActionH\x00R\vstaffActionB\t\n" +
+	"\fstaff_action\x18\x1f \x01(\v2\x1d.chemmy.events.v1.StaffActionH\x00R\vstaffAction\x12B\n" +
+	"\ftable_closed\x18  \x01(\v2\x1d.chemmy.events.v1.TableClosedH\x00R\vtableClosedB\t\n" +
 	"\apayload\"\x94\x01\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\x03 \x01(\tR\tcreatedBy\x12&\n" +
-	"\x0fcreated_by_role\x18\x04 \x01(\tR\rcreatedByRole\"\x8f\x01\n" +
+	"\x0fcreated_by_role\x18\x04 \x01(\tR\rcreatedByRole\"S\n" +
+	"\vTableClosed\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1c\n" +
+	"\tabandoned\x18\x02 \x01(\bR\tabandoned\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\"\x8f\x01\n" +
 	"\vStaffAction\x12\x16\n" +
 	"\x06action\x18\x01 \x01(\tR\x06action\x12\x19\n" +
 	"\bactor_id\x18\x02 \x01(\tR\aactorId\x12\x1d\n" +
@@ -2192,76 +2277,78 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
 	(BankChangeReason)(0),         // 2: chemmy.events.v1.BankChangeReason
 	(*TableEvent)(nil),            // 3: chemmy.events.v1.TableEvent
 	(*TableCreated)(nil),          // 4: chemmy.events.v1.TableCreated
-	(*StaffAction)(nil),           // 5: chemmy.events.v1.StaffAction
-	(*PlayerSeated)(nil),          // 6: chemmy.events.v1.PlayerSeated
-	(*BankOffered)(nil),           // 7: chemmy.events.v1.BankOffered
-	(*BankChanged)(nil),           // 8: chemmy.events.v1.BankChanged
-	(*BetPlaced)(nil),             // 9: chemmy.events.v1.BetPlaced
-	(*BetDeclined)(nil),           // 10: chemmy.events.v1.BetDeclined
-	(*BancoCalled)(nil),           // 11: chemmy.events.v1.BancoCalled
-	(*BettingReopened)(nil),       // 12: chemmy.events.v1.BettingReopened
-	(*CardDealt)(nil),             // 13: chemmy.events.v1.CardDealt
-	(*NaturalShown)(nil),          // 14: chemmy.events.v1.NaturalShown
-	(*DrawDecided)(nil),           // 15: chemmy.events.v1.DrawDecided
-	(*CoupResulted)(nil),          // 16: chemmy.events.v1.CoupResulted
-	(*CoupSettled)(nil),           // 17: chemmy.events.v1.CoupSettled
-	(*PlayerLeft)(nil),            // 18: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 19: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 20: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 21: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 22: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 23: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 24: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 25: chemmy.events.v1.SeatFeeCharged
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 27: chemmy.shoe.v1.Card
+	(*TableClosed)(nil),           // 5: chemmy.events.v1.TableClosed
+	(*StaffAction)(nil),           // 6: chemmy.events.v1.StaffAction
+	(*PlayerSeated)(nil),          // 7: chemmy.events.v1.PlayerSeated
+	(*BankOffered)(nil),           // 8: chemmy.events.v1.BankOffered
+	(*BankChanged)(nil),           // 9: chemmy.events.v1.BankChanged
+	(*BetPlaced)(nil),             // 10: chemmy.events.v1.BetPlaced
+	(*BetDeclined)(nil),           // 11: chemmy.events.v1.BetDeclined
+	(*BancoCalled)(nil),           // 12: chemmy.events.v1.BancoCalled
+	(*BettingReopened)(nil),       // 13: chemmy.events.v1.BettingReopened
+	(*CardDealt)(nil),             // 14: chemmy.events.v1.CardDealt
+	(*NaturalShown)(nil),          // 15: chemmy.events.v1.NaturalShown
+	(*DrawDecided)(nil),           // 16: chemmy.events.v1.DrawDecided
+	(*CoupResulted)(nil),          // 17: chemmy.events.v1.CoupResulted
+	(*CoupSettled)(nil),           // 18: chemmy.events.v1.CoupSettled
+	(*PlayerLeft)(nil),            // 19: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 20: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 21: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 22: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 23: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 24: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 25: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 26: chemmy.events.v1.SeatFeeCharged
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 28: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	26, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	27, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
-	6,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
-	7,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
-	8,  // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
-	9,  // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
-	10, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
-	11, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
-	13, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
-	14, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
-	15, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
-	16, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	17, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
-	12, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	18, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	19, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	20, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	21, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	22, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	23, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	24, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	25, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
-	5,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
-	2,  // 23: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 24: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	27, // 25: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 26: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	27, // 27: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 28: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 29: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	27, // 30: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	27, // 31: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 32: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	33, // [33:33] is the sub-list for method output_type
-	33, // [33:33] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
+	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
+	9,  // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
+	10, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
+	11, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
+	12, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
+	14, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
+	15, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
+	16, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
+	17, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
+	18, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	13, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
+	19, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	20, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	21, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	22, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	23, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	24, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	25, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	26, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	6,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
+	5,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
+	2,  // 24: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 25: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	28, // 26: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 27: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	28, // 28: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 29: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 30: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	28, // 31: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	28, // 32: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 33: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	34, // [34:34] is the sub-list for method output_type
+	34, // [34:34] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2292,6 +2379,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BetReduced)(nil),
 		(*TableEvent_SeatFeeCharged)(nil),
 		(*TableEvent_StaffAction)(nil),
+		(*TableEvent_TableClosed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2299,7 +2387,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -95,6 +95,17 @@ const (
 	// A certification table (prepared shoe) takes no bank or bet unless its
 	// house rule certification_real_money says so.
 	ErrorReason_ERROR_REASON_CERTIFICATION_TABLE ErrorReason = 29
+	// CreateTable named a shoe that shoe-svc does not know.
+	ErrorReason_ERROR_REASON_SHOE_NOT_FOUND ErrorReason = 30
+	// shoe-svc or wallet-svc refused the call for a reason of its own (its
+	// reason is in the message), e.g. a shoe that is closed or belongs to
+	// another table.
+	ErrorReason_ERROR_REASON_DEPENDENCY_REFUSED ErrorReason = 31
+	// The table is closed: it takes no action any more.
+	ErrorReason_ERROR_REASON_TABLE_CLOSED ErrorReason = 32
+	// CreateTable named a shoe that belongs to a table already, is closed,
+	// or has dealt cards.
+	ErrorReason_ERROR_REASON_SHOE_UNUSABLE ErrorReason = 33
 )
 
 // Enum value maps for ErrorReason.
@@ -130,6 +141,10 @@ var (
 		27: "ERROR_REASON_PEER_NOT_ALLOWED",
 		28: "ERROR_REASON_COUP_NOT_IN_PLAY",
 		29: "ERROR_REASON_CERTIFICATION_TABLE",
+		30: "ERROR_REASON_SHOE_NOT_FOUND",
+		31: "ERROR_REASON_DEPENDENCY_REFUSED",
+		32: "ERROR_REASON_TABLE_CLOSED",
+		33: "ERROR_REASON_SHOE_UNUSABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -162,6 +177,10 @@ var (
 		"ERROR_REASON_PEER_NOT_ALLOWED":       27,
 		"ERROR_REASON_COUP_NOT_IN_PLAY":       28,
 		"ERROR_REASON_CERTIFICATION_TABLE":    29,
+		"ERROR_REASON_SHOE_NOT_FOUND":         30,
+		"ERROR_REASON_DEPENDENCY_REFUSED":     31,
+		"ERROR_REASON_TABLE_CLOSED":           32,
+		"ERROR_REASON_SHOE_UNUSABLE":          33,
 	}
 )
 
@@ -438,6 +457,8 @@ const (
 	// The bets exceed the bank: the banker decides with RaiseBank
 	// (CF-BANK-RAISE).
 	TableState_TABLE_STATE_BANK_RAISE TableState = 8
+	// Closed (CloseTable, or abandoned): read-only.
+	TableState_TABLE_STATE_CLOSED TableState = 9
 )
 
 // Enum value maps for TableState.
@@ -452,6 +473,7 @@ var (
 		6: "TABLE_STATE_SETTLING",
 		7: "TABLE_STATE_AUCTION",
 		8: "TABLE_STATE_BANK_RAISE",
+		9: "TABLE_STATE_CLOSED",
 	}
 	TableState_value = map[string]int32{
 		"TABLE_STATE_UNSPECIFIED":         0,
@@ -463,6 +485,7 @@ var (
 		"TABLE_STATE_SETTLING":            6,
 		"TABLE_STATE_AUCTION":             7,
 		"TABLE_STATE_BANK_RAISE":          8,
+		"TABLE_STATE_CLOSED":              9,
 	}
 )
 
@@ -762,8 +785,12 @@ type HouseRules struct {
 	// FAILED_PRECONDITION CERTIFICATION_TABLE. Only an operator may set it,
 	// and table_created records it. Default off.
 	CertificationRealMoney bool `protobuf:"varint,21,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// A table whose bank is offered this many times in a row with no taker
+	// (offers declined or timed out, auctions without a bid) is abandoned and
+	// closes by itself (see CloseTable). Default 20; 1..1000.
+	AbandonAfterOffers int32 `protobuf:"varint,22,opt,name=abandon_after_offers,json=abandonAfterOffers,proto3" json:"abandon_after_offers,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -941,6 +968,13 @@ func (x *HouseRules) GetCertificationRealMoney() bool {
 		return x.CertificationRealMoney
 	}
 	return false
+}
+
+func (x *HouseRules) GetAbandonAfterOffers() int32 {
+	if x != nil {
+		return x.AbandonAfterOffers
+	}
+	return 0
 }
 
 // Seat is one seated player.
@@ -1368,6 +1402,10 @@ type Table struct {
 	// the table carries it too. Cleared when the table opens its next
 	// (shuffled) shoe.
 	Certification bool `protobuf:"varint,20,opt,name=certification,proto3" json:"certification,omitempty"`
+	// The sequence of the table's last event reflected in this view: a
+	// WatchTable stream's events follow it with sequence+1, +2, ... without
+	// gaps, so a client that reconnects can tell what it missed.
+	EventSequence uint64 `protobuf:"varint,21,opt,name=event_sequence,json=eventSequence,proto3" json:"event_sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1540,6 +1578,13 @@ func (x *Table) GetCertification() bool {
 		return x.Certification
 	}
 	return false
+}
+
+func (x *Table) GetEventSequence() uint64 {
+	if x != nil {
+		return x.EventSequence
+	}
+	return 0
 }
 
 // CreateTableRequest opens a table.
@@ -2853,6 +2898,113 @@ func (x *LeaveTableResponse) GetTable() *Table {
 }
 
 // VoidCoupRequest voids the coup in play.
+// CloseTableRequest closes a table between coups.
+type CloseTableRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Why, for the audit trail; required, at most 500 bytes.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseTableRequest) Reset() {
+	*x = CloseTableRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseTableRequest) ProtoMessage() {}
+
+func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
+func (*CloseTableRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CloseTableRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CloseTableRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *CloseTableRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// CloseTableResponse holds the closed table.
+type CloseTableResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseTableResponse) Reset() {
+	*x = CloseTableResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseTableResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseTableResponse) ProtoMessage() {}
+
+func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
+func (*CloseTableResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *CloseTableResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 type VoidCoupRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -2870,7 +3022,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2882,7 +3034,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2895,7 +3047,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -2936,7 +3088,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2948,7 +3100,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2961,7 +3113,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -2983,7 +3135,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2995,7 +3147,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3008,7 +3160,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -3042,7 +3194,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3054,7 +3206,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3067,7 +3219,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -3087,7 +3239,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3099,7 +3251,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3112,7 +3264,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -3137,7 +3289,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3301,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3314,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -3224,7 +3376,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3236,7 +3388,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3249,7 +3401,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -3297,7 +3449,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3461,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3474,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -3399,7 +3551,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3411,7 +3563,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3424,7 +3576,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -3449,7 +3601,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3461,7 +3613,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3474,7 +3626,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -3514,7 +3666,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3526,7 +3678,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3539,7 +3691,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -3588,7 +3740,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3600,7 +3752,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3613,7 +3765,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -3666,7 +3818,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3678,7 +3830,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3691,7 +3843,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -3739,7 +3891,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3751,7 +3903,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3764,7 +3916,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -3827,7 +3979,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3839,7 +3991,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3852,7 +4004,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -3911,7 +4063,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3923,7 +4075,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3936,7 +4088,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -3977,7 +4129,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3989,7 +4141,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4002,7 +4154,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -4027,7 +4179,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4039,7 +4191,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4052,7 +4204,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -4093,7 +4245,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4105,7 +4257,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4118,7 +4270,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -4132,7 +4284,7 @@ var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xab\b\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdd\b\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -4158,7 +4310,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"hourly_fee\x18\x13 \x01(\x03R\thourlyFee\x12+\n" +
 	"\x12shoe_cut_by_player\x18\x14 \x01(\bR\x0fshoeCutByPlayer\x128\n" +
-	"\x18certification_real_money\x18\x15 \x01(\bR\x16certificationRealMoneyB\x10\n" +
+	"\x18certification_real_money\x18\x15 \x01(\bR\x16certificationRealMoney\x120\n" +
+	"\x14abandon_after_offers\x18\x16 \x01(\x05R\x12abandonAfterOffersB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\";\n" +
@@ -4199,7 +4352,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
 	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
 	"\vvoid_reason\x18\x18 \x01(\tR\n" +
-	"voidReason\"\xf6\x06\n" +
+	"voidReason\"\x9d\a\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -4224,7 +4377,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"highestBid\x127\n" +
 	"\x18highest_bidder_player_id\x18\x12 \x01(\tR\x15highestBidderPlayerId\x12*\n" +
 	"\x11open_offer_amount\x18\x13 \x01(\x03R\x0fopenOfferAmount\x12$\n" +
-	"\rcertification\x18\x14 \x01(\bR\rcertification\"\x8a\x01\n" +
+	"\rcertification\x18\x14 \x01(\bR\rcertification\x12%\n" +
+	"\x0eevent_sequence\x18\x15 \x01(\x04R\reventSequence\"\x8a\x01\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -4312,6 +4466,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"B\n" +
 	"\x12LeaveTableResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"e\n" +
+	"\x11CloseTableRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"B\n" +
+	"\x12CloseTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"|\n" +
 	"\x0fVoidCoupRequest\x12\x1d\n" +
 	"\n" +
@@ -4403,7 +4564,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x96\b\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x9b\t\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4435,7 +4596,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x1a\x12!\n" +
 	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x1b\x12!\n" +
 	"\x1dERROR_REASON_COUP_NOT_IN_PLAY\x10\x1c\x12$\n" +
-	" ERROR_REASON_CERTIFICATION_TABLE\x10\x1d*n\n" +
+	" ERROR_REASON_CERTIFICATION_TABLE\x10\x1d\x12\x1f\n" +
+	"\x1bERROR_REASON_SHOE_NOT_FOUND\x10\x1e\x12#\n" +
+	"\x1fERROR_REASON_DEPENDENCY_REFUSED\x10\x1f\x12\x1d\n" +
+	"\x19ERROR_REASON_TABLE_CLOSED\x10 \x12\x1e\n" +
+	"\x1aERROR_REASON_SHOE_UNUSABLE\x10!*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -4453,7 +4618,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1fCOMMISSION_ROUNDING_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18COMMISSION_ROUNDING_DOWN\x10\x01\x12\x1f\n" +
 	"\x1bCOMMISSION_ROUNDING_HALF_UP\x10\x02\x12\x1a\n" +
-	"\x16COMMISSION_ROUNDING_UP\x10\x03*\x88\x02\n" +
+	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xa0\x02\n" +
 	"\n" +
 	"TableState\x12\x1b\n" +
 	"\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12#\n" +
@@ -4464,7 +4629,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14TABLE_STATE_DECISION\x10\x05\x12\x18\n" +
 	"\x14TABLE_STATE_SETTLING\x10\x06\x12\x17\n" +
 	"\x13TABLE_STATE_AUCTION\x10\a\x12\x1a\n" +
-	"\x16TABLE_STATE_BANK_RAISE\x10\b*>\n" +
+	"\x16TABLE_STATE_BANK_RAISE\x10\b\x12\x16\n" +
+	"\x12TABLE_STATE_CLOSED\x10\t*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -4482,7 +4648,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
-	"\x13VARIANT_PUNTO_BANCO\x10\x022\xd8\f\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x022\xaf\r\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -4508,7 +4674,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\aGetOdds\x12\x1f.chemmy.table.v1.GetOddsRequest\x1a .chemmy.table.v1.GetOddsResponse\x12U\n" +
 	"\n" +
 	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
-	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponse\x12U\n" +
+	"\n" +
+	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -4523,7 +4691,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -4564,28 +4732,30 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*PassBankResponse)(nil),      // 36: chemmy.table.v1.PassBankResponse
 	(*LeaveTableRequest)(nil),     // 37: chemmy.table.v1.LeaveTableRequest
 	(*LeaveTableResponse)(nil),    // 38: chemmy.table.v1.LeaveTableResponse
-	(*VoidCoupRequest)(nil),       // 39: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 40: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 41: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 42: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 43: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 44: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 45: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 46: chemmy.table.v1.GetAdviceResponse
-	(*ShoeComposition)(nil),       // 47: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 48: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 49: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 50: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 51: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 52: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 53: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 54: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 55: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 56: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 57: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 58: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 59: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 60: chemmy.events.v1.TableEvent
+	(*CloseTableRequest)(nil),     // 39: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 40: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 41: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 42: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 43: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 44: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 45: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 46: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 47: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 48: chemmy.table.v1.GetAdviceResponse
+	(*ShoeComposition)(nil),       // 49: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 50: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 51: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 52: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 53: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 54: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 55: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 56: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 57: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 58: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 59: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 60: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 62: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -4593,18 +4763,18 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
 	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
 	12, // 4: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	58, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	58, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	60, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	60, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	6,  // 7: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	7,  // 8: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	59, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	61, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	10, // 10: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,  // 11: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	11, // 12: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	13, // 13: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	13, // 14: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	59, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	59, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	61, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	61, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	10, // 17: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
 	14, // 18: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 19: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
@@ -4619,65 +4789,68 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	14, // 28: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 29: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
 	14, // 30: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 31: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 32: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 33: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	60, // 34: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	6,  // 35: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	8,  // 36: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	47, // 37: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	9,  // 38: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	51, // 39: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	9,  // 40: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	47, // 41: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	49, // 42: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	50, // 43: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	52, // 44: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	14, // 45: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 46: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	15, // 47: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	17, // 48: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	19, // 49: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	21, // 50: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	23, // 51: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	25, // 52: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	27, // 53: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	29, // 54: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	31, // 55: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	33, // 56: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	35, // 57: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	56, // 58: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	54, // 59: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	41, // 60: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	43, // 61: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	45, // 62: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	48, // 63: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	37, // 64: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	39, // 65: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	16, // 66: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	18, // 67: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	20, // 68: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	22, // 69: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	24, // 70: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	26, // 71: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	28, // 72: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	30, // 73: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	32, // 74: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	34, // 75: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	36, // 76: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	57, // 77: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	55, // 78: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	42, // 79: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	44, // 80: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	46, // 81: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	53, // 82: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	38, // 83: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	40, // 84: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	66, // [66:85] is the sub-list for method output_type
-	47, // [47:66] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	14, // 31: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 32: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 33: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 34: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	62, // 35: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	6,  // 36: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	8,  // 37: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	49, // 38: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	9,  // 39: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	53, // 40: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	9,  // 41: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	49, // 42: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	51, // 43: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	52, // 44: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	54, // 45: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	14, // 46: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	14, // 47: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	15, // 48: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	17, // 49: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	19, // 50: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	21, // 51: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	23, // 52: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	25, // 53: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	27, // 54: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	29, // 55: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	31, // 56: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	33, // 57: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	35, // 58: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	58, // 59: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	56, // 60: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	43, // 61: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	45, // 62: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	47, // 63: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	50, // 64: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	37, // 65: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	41, // 66: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	39, // 67: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	16, // 68: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	18, // 69: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	20, // 70: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	22, // 71: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	24, // 72: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	26, // 73: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	28, // 74: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	30, // 75: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	32, // 76: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	34, // 77: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	36, // 78: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	59, // 79: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	57, // 80: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	44, // 81: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	46, // 82: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	48, // 83: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	55, // 84: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	38, // 85: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	42, // 86: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	40, // 87: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	68, // [68:88] is the sub-list for method output_type
+	48, // [48:68] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -4686,7 +4859,7 @@ func file_chemmy_table_v1_table_proto_init() {
 		return
 	}
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[34].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[36].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -4696,7 +4869,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      10,
-			NumMessages:   48,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

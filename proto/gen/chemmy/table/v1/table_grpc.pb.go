@@ -38,6 +38,7 @@ const (
 	TableService_GetOdds_FullMethodName     = "/chemmy.table.v1.TableService/GetOdds"
 	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
 	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
+	TableService_CloseTable_FullMethodName  = "/chemmy.table.v1.TableService/CloseTable"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -163,6 +164,16 @@ type TableServiceClient interface {
 	// opens. Croupier or operator. Errors: WRONG_STATE (nothing to void, or
 	// already settling).
 	VoidCoup(ctx context.Context, in *VoidCoupRequest, opts ...grpc.CallOption) (*VoidCoupResponse, error)
+	// CloseTable closes a table between coups (state WAITING_FOR_PLAYERS,
+	// OFFERING_BANK, AUCTION, or BETTING before any bet): the bank and every
+	// bid are returned (their holds released), seat time is billed, and the
+	// table becomes TABLE_STATE_CLOSED, read-only: every later action answers
+	// FAILED_PRECONDITION TABLE_CLOSED. Croupier or operator, with a reason
+	// (a staff_action event names them). A table whose bank has been offered
+	// house_rules.abandon_after_offers times in a row with no taker closes by
+	// itself the same way. Errors: WRONG_STATE (a coup in play), TABLE_CLOSED,
+	// INVALID_ARGUMENT (no reason).
+	CloseTable(ctx context.Context, in *CloseTableRequest, opts ...grpc.CallOption) (*CloseTableResponse, error)
 }
 
 type tableServiceClient struct {
@@ -372,6 +383,16 @@ func (c *tableServiceClient) VoidCoup(ctx context.Context, in *VoidCoupRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) CloseTable(ctx context.Context, in *CloseTableRequest, opts ...grpc.CallOption) (*CloseTableResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseTableResponse)
+	err := c.cc.Invoke(ctx, TableService_CloseTable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -495,6 +516,16 @@ type TableServiceServer interface {
 	// opens. Croupier or operator. Errors: WRONG_STATE (nothing to void, or
 	// already settling).
 	VoidCoup(context.Context, *VoidCoupRequest) (*VoidCoupResponse, error)
+	// CloseTable closes a table between coups (state WAITING_FOR_PLAYERS,
+	// OFFERING_BANK, AUCTION, or BETTING before any bet): the bank and every
+	// bid are returned (their holds released), seat time is billed, and the
+	// table becomes TABLE_STATE_CLOSED, read-only: every later action answers
+	// FAILED_PRECONDITION TABLE_CLOSED. Croupier or operator, with a reason
+	// (a staff_action event names them). A table whose bank has been offered
+	// house_rules.abandon_after_offers times in a row with no taker closes by
+	// itself the same way. Errors: WRONG_STATE (a coup in play), TABLE_CLOSED,
+	// INVALID_ARGUMENT (no reason).
+	CloseTable(context.Context, *CloseTableRequest) (*CloseTableResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -561,6 +592,9 @@ func (UnimplementedTableServiceServer) LeaveTable(context.Context, *LeaveTableRe
 }
 func (UnimplementedTableServiceServer) VoidCoup(context.Context, *VoidCoupRequest) (*VoidCoupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method VoidCoup not implemented")
+}
+func (UnimplementedTableServiceServer) CloseTable(context.Context, *CloseTableRequest) (*CloseTableResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseTable not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -918,6 +952,24 @@ func _TableService_VoidCoup_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_CloseTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseTableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).CloseTable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_CloseTable_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).CloseTable(ctx, req.(*CloseTableRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -996,6 +1048,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VoidCoup",
 			Handler:    _TableService_VoidCoup_Handler,
+		},
+		{
+			MethodName: "CloseTable",
+			Handler:    _TableService_CloseTable_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,354 @@
+package tablesvc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// TestTimeoutUnderBancoFreePlayFollowsTheTableau: a banco player and a
+// banker who let their decisions time out under banco free play get what
+// the tableau does: the player stands on 7, the banker on 6 against a
+// player who stood, and the bank loses (CF-BANCO-FREEDOM, CF-PLAYER-DRAW,
+// CF-BANKER-DRAW; RULES.md, what the sources leave to the house).
+func TestTimeoutUnderBancoFreePlayFollowsTheTableau(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "p0", "p1")
+	id := h.tableWith(&tablev1.HouseRules{BancoFreePlay: true, DecisionTimeLimitMs: 1000}, 0,
+		[]string{"7C", "QD", "JH", "6S", "6C", "JD"}, "p0", "p1")
+	h.acceptBank(id, "p0", 100)
+	if _, err := h.tables.CallBanco(h.as("p1"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if st := h.get(id).GetState(); st != tablev1.TableState_TABLE_STATE_DECISION {
+			t.Fatalf("decision %d: state %v", i+1, st)
+		}
+		h.clock.Advance(time.Second)
+		h.expire()
+	}
+	last := h.get(id).GetLastCoup()
+	if len(last.GetPlayerCards()) != 2 || len(last.GetBankerCards()) != 2 || last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+		t.Fatalf("coup after two timeouts: %v", last)
+	}
+	if b, _ := h.account("player:p1"); b != 10100 {
+		t.Errorf("p1 has %d, want 10100", b)
+	}
+}
+
+// lossy is a client interceptor that lets the wallet apply a call whose
+// method is in drop and then loses the reply (DEADLINE_EXCEEDED).
+type lossy struct{ drop map[string]int }
+
+func (l *lossy) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if l.drop[method] > 0 {
+		l.drop[method]--
+		return status.Error(codes.DeadlineExceeded, "reply lost (test)")
+	}
+	return err
+}
+
+// TestLostTrimReplyDoesNotStickTheTable: the wallet's reply to the bet
+// trim of RaiseBank(raise=false) is lost; the banker then tries to raise
+// after all. The trim was stored with the decision, so the raise is
+// refused, the trim is carried out by the saga and the coup settles.
+func TestLostTrimReplyDoesNotStickTheTable(t *testing.T) {
+	h := newHarness(t)
+	l := &lossy{drop: map[string]int{}}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(l.intercept))
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "9H", "3D", "TC", "KD", "KD"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 600)
+	if _, err := h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 1000, OverBank: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.get(id).GetState(); st != tablev1.TableState_TABLE_STATE_BANK_RAISE {
+		t.Fatalf("state %v, want BANK_RAISE", st)
+	}
+	l.drop["/chemmy.wallet.v1.WalletService/ResizeHold"] = 1
+	_, _ = h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Raise: false})
+	_, err := h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Raise: true})
+	if err == nil {
+		t.Fatal("the raise after a stored trim was accepted")
+	}
+	h.settleLoop(id)
+	last := h.get(id).GetLastCoup()
+	if !last.GetSettled() {
+		t.Fatalf("coup not settled: %v", h.get(id))
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	for _, p := range []string{"alice", "bob", "carol"} {
+		if _, held := h.account("player:" + p); held != 0 && p != "alice" {
+			t.Errorf("%s still holds %d", p, held)
+		}
+	}
+}
+
+// settleLoop waits (10 s at most) for the table's retry loop to take it
+// out of DEALING and SETTLING.
+func (h *harness) settleLoop(id string) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if st := h.get(id).GetState(); st != tablev1.TableState_TABLE_STATE_DEALING && st != tablev1.TableState_TABLE_STATE_SETTLING {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.t.Fatalf("table still %v", h.get(id).GetState())
+}
+
+// TestRetryWithAnotherAmountLeavesNoOrphanHold: a PlaceBet's hold is made
+// but its reply lost; the client retries the same request_id with another
+// amount. The retry is refused (REQUEST_ID_REUSED) without touching the
+// first intent, which is rolled back once old enough: no hold is left.
+func TestRetryWithAnotherAmountLeavesNoOrphanHold(t *testing.T) {
+	h := newHarness(t)
+	l := &lossy{drop: map[string]int{}}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(l.intercept))
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	l.drop["/chemmy.wallet.v1.WalletService/PlaceHold"] = 1
+	_, err := h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "lost", TableId: id, PlayerId: "bob", Amount: 100})
+	wantReason(t, err, codes.Unavailable, reasonDependencyUnavailable)
+	_, err = h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "lost", TableId: id, PlayerId: "bob", Amount: 200})
+	wantReason(t, err, codes.AlreadyExists, reasonRequestIDReused)
+	if _, held := h.account("player:bob"); held != 100 {
+		t.Fatalf("bob holds %d, want the first try's 100 until it is rolled back", held)
+	}
+	h.clock.Advance(intentGrace)
+	if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := h.account("player:bob"); held != 0 {
+		t.Fatalf("an orphaned hold of %d", held)
+	}
+	h.conserved(20000, "player:alice", "player:bob")
+}
+
+// TestTurnsGetTheirTimeAfterARestart: a decision with a few seconds left
+// when table-svc goes down gets its full time limit again from the
+// restart, however long the service was down.
+func TestTurnsGetTheirTimeAfterARestart(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(&tablev1.HouseRules{DecisionTimeLimitMs: 10000}, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 1000)
+	h.clock.Advance(8 * time.Second)
+	h.table.Stop()
+	if err := h.table.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(15 * time.Second) // down past the deadline
+	h.startTable()
+	restart := h.clock.Now()
+	h.expire()
+	tbl := h.get(id)
+	if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
+		t.Fatalf("the decision was timed out while the service was down: %v", tbl.GetState())
+	}
+	if got := tbl.GetTurnDeadline().AsTime(); !got.Equal(restart.Add(10 * time.Second)) {
+		t.Errorf("deadline %v, want the full 10 s after the restart (%v)", got, restart.Add(10*time.Second))
+	}
+	h.clock.Advance(10 * time.Second)
+	h.expire()
+	if st := h.get(id).GetState(); st == tablev1.TableState_TABLE_STATE_DECISION {
+		t.Errorf("still waiting after the full time: %v", st)
+	}
+}
+
+// TestHourlyFeeOfABankerWhoLost: under hourly_fee a banker who loses his
+// whole bank still pays his seat time: the lost bank's hold is released
+// before the fee is charged, and a fee his balance cannot pay is owed and
+// charged with his next fee.
+func TestHourlyFeeOfABankerWhoLost(t *testing.T) {
+	h := newHarness(t)
+	h.fund(1000, "alice")
+	h.fund(100000, "bob")
+	// Player natural 9 against the banker's 5: the bank loses 1000.
+	id := h.tableWith(&tablev1.HouseRules{HourlyFee: 3600}, 0, []string{"4C", "2H", "5D", "3C"}, "alice", "bob")
+	h.clock.Advance(10 * time.Minute)
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 1000)
+	// alice had 1000, all of it in the bank, and lost it: her 600 fee is
+	// owed; bob paid his.
+	if b, _ := h.account("player:bob"); b != 100000+1000-600 {
+		t.Errorf("bob %d, want %d", b, 100000+1000-600)
+	}
+	h.fund(5000, "alice")
+	h.clock.Advance(10 * time.Minute)
+	if _, err := h.tables.LeaveTable(h.as("alice"), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	// Leaving, she pays the owed 600 and the 600 since.
+	if b, _ := h.account("player:alice"); b != 5000-1200 {
+		t.Errorf("alice %d, want %d", b, 5000-1200)
+	}
+	h.conserved(106000, "player:alice", "player:bob")
+}
+
+// TestCloseTable: a croupier closes a table between coups; the bank is
+// returned, the table is read-only, and a table nobody banks at closes by
+// itself after abandon_after_offers offers.
+func TestCloseTable(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 500)
+	tbl := h.get(id)
+	_, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: id, Reason: "end of session"})
+	wantReason(t, err, codes.FailedPrecondition, reasonWrongState) // a coup in play
+	if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x", CoupId: tbl.GetCoup().GetCoupId()}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.tables.CloseTable(h.as("bob"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: id, Reason: "mine"})
+	wantReason(t, err, codes.PermissionDenied, reasonRoleNotAllowed)
+	resp, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: id, Reason: "end of session"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetTable().GetState() != tablev1.TableState_TABLE_STATE_CLOSED {
+		t.Fatalf("after CloseTable: %v", resp.GetTable().GetState())
+	}
+	h.settleLoop(id)
+	for _, p := range []string{"alice", "bob"} {
+		if b, held := h.account("player:" + p); b != 10000 || held != 0 {
+			t.Errorf("%s %d held %d after the close", p, b, held)
+		}
+	}
+	_, err = h.tables.JoinTable(h.as("carol"), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"})
+	wantReason(t, err, codes.FailedPrecondition, reasonTableClosed)
+
+	// Abandoned: two players, nobody takes the bank three offers in a row.
+	ab := h.tableWith(&tablev1.HouseRules{AbandonAfterOffers: 3, BankOfferTimeLimitMs: 1000}, 0, nil, "alice", "bob")
+	for i := 0; i < 3; i++ {
+		h.clock.Advance(time.Second)
+		h.expire()
+	}
+	if st := h.get(ab).GetState(); st != tablev1.TableState_TABLE_STATE_CLOSED {
+		t.Fatalf("abandoned table is %v", st)
+	}
+	var closed bool
+	for _, ev := range h.events(ab) {
+		closed = closed || ev.GetTableClosed().GetAbandoned()
+	}
+	if !closed {
+		t.Error("no table_closed event with abandoned")
+	}
+}
+
+// TestInterruptedCoupIsVoided: a coup whose shoe-svc is unreachable past
+// InterruptAfter, before its result, is voided and every bet returned.
+func TestInterruptedCoupIsVoided(t *testing.T) {
+	h := newHarness(t)
+	down := &lossy{drop: map[string]int{}}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(down.unreachable))
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	down.drop["/chemmy.shoe.v1.ShoeService/DealCard"] = 1 << 30
+	if _, err := h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
+		t.Fatal(err) // the bet stands; the deal waits
+	}
+	if st := h.get(id).GetState(); st != tablev1.TableState_TABLE_STATE_DEALING {
+		t.Fatalf("state %v, want DEALING", st)
+	}
+	h.clock.Advance(3 * time.Minute)
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.get(id).GetLastCoup().GetVoided() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not voided: %v", h.get(id))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, held := h.account("player:bob"); held != 0; _, held = h.account("player:bob") {
+		if time.Now().After(deadline) {
+			t.Fatalf("bob still holds %d after the interrupted coup", held)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if b, _ := h.account("player:bob"); b != 10000 {
+		t.Errorf("bob %d after the interrupted coup", b)
+	}
+	if st := h.get(id).GetState(); st != tablev1.TableState_TABLE_STATE_BETTING {
+		t.Errorf("state %v, want BETTING (the banker keeps the bank)", st)
+	}
+}
+
+// unreachable fails the calls in drop without making them.
+func (l *lossy) unreachable(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if l.drop[method] > 0 {
+		l.drop[method]--
+		return status.Error(codes.Unavailable, "unreachable (test)")
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// TestCreateTableUnknownShoe answers NOT_FOUND, not INTERNAL, and a
+// shoe of another table is refused.
+func TestCreateTableUnknownShoe(t *testing.T) {
+	h := newHarness(t)
+	_, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: "01NOSUCHSHOE"})
+	wantReason(t, err, codes.NotFound, reasonShoeNotFound)
+	// Another table's shoe is not to be had.
+	other, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: other.GetTable().GetShoeId()})
+	wantReason(t, err, codes.FailedPrecondition, reasonShoeUnusable)
+}
+
+// TestRepublishAfterLongOutageSkipsPublishedEvents: events still in the
+// outbox at start (published just before a crash, their removal lost) are
+// not published again when the stream already holds them, even past
+// JetStream's duplicate window (simulated here by new message ids).
+func TestRepublishAfterLongOutageSkipsPublishedEvents(t *testing.T) {
+	r := newWatchRig(t)
+	h := r.h
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	pending, err := outbox.Pending(h.table.db, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.relay(t) // all published
+	check := h.table.publishedCheck()
+	ctx := context.Background()
+	var mine int
+	for _, m := range pending {
+		ev := new(eventsv1.TableEvent)
+		if err := proto.Unmarshal(m.Payload, ev); err != nil || ev.GetTableId() != id {
+			continue
+		}
+		mine++
+		m.ID = "again-" + m.ID // past the duplicate window: a new id would not be dropped
+		done, err := check(ctx, r.js, m)
+		if err != nil || !done {
+			t.Fatalf("event %d of %s: published %v, %v", ev.GetSequence(), id, done, err)
+		}
+	}
+	if mine == 0 {
+		t.Fatal("no events")
+	}
+	// An event past the stream's last is not published yet.
+	next := &eventsv1.TableEvent{TableId: id, Sequence: uint64(mine) + 1}
+	b, _ := proto.Marshal(next)
+	if done, err := check(ctx, r.js, outbox.Message{Payload: b}); err != nil || done {
+		t.Fatalf("a new event counted as published: %v, %v", done, err)
+	}
+}
