@@ -478,10 +478,24 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 	if err := checkID("coup_id", r.GetCoupId()); err != nil {
 		return nil, err
 	}
+	caller, _ := auth.FromContext(ctx)
+	// The dealt cards of a table's open shoe include the face-down cards
+	// of the coup in play: only the table sees them before the close.
+	hidden := func(tx *bolt.Tx, shoeID string) error {
+		shoe := &shoev1.Shoe{}
+		if err := loadShoe(tx, shoeID, shoe); err != nil {
+			return err
+		}
+		if shoe.OwnedByTable && shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED && !isTableService(caller) {
+			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CLOSED,
+				"the card fates of table shoe %q are public once it is closed", shoeID)
+		}
+		return nil
+	}
 	resp := &shoev1.ListCardFatesResponse{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if r.ShoeId != "" {
-			if err := loadShoe(tx, r.ShoeId, &shoev1.Shoe{}); err != nil {
+			if err := hidden(tx, r.ShoeId); err != nil {
 				return err
 			}
 			fates, err := shoeFates(tx, r.ShoeId)
@@ -498,6 +512,11 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 			f := &shoev1.CardFate{}
 			if err := proto.Unmarshal(v, f); err != nil {
 				return err
+			}
+			if len(resp.Fates) == 0 {
+				if err := hidden(tx, f.GetShoeId()); err != nil {
+					return err
+				}
 			}
 			resp.Fates = append(resp.Fates, f)
 		}

@@ -62,6 +62,17 @@ func TestTableShoeOwnership(t *testing.T) {
 			t.Fatalf("the table's card %d: %v, want %s at %d", i, d, want[3+i], i)
 		}
 	}
+	// While it is open its dealt cards (the coup in play's face-down
+	// cards among them) are the table's alone.
+	for _, who := range []auth.Caller{croupier, alice, {Subject: "a", Role: auth.RoleAuditor}} {
+		_, err := c.ListCardFates(as(who), &shoev1.ListCardFatesRequest{ShoeId: shoe.ShoeId})
+		wantErr(t, err, codes.FailedPrecondition, "SHOE_NOT_CLOSED")
+		_, err = c.ListCardFates(as(who), &shoev1.ListCardFatesRequest{CoupId: "coup-51"})
+		wantErr(t, err, codes.FailedPrecondition, "SHOE_NOT_CLOSED")
+	}
+	if _, err := c.ListCardFates(as(tableSvc), &shoev1.ListCardFatesRequest{ShoeId: shoe.ShoeId}); err != nil {
+		t.Fatal(err)
+	}
 	// Between coups the table closes it (5/6 out).
 	closed, err := c.CloseShoe(as(tableSvc), &shoev1.CloseShoeRequest{RequestId: "table/T1/close/1", ShoeId: shoe.ShoeId})
 	if err != nil || closed.Shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED || closed.Shoe.CloseReason != "5/6 dealt" {
@@ -70,7 +81,7 @@ func TestTableShoeOwnership(t *testing.T) {
 	if rv := reveal(t, c, shoe.ShoeId); len(rv.Dealt) != 260 {
 		t.Fatalf("reveal lists %d dealt cards", len(rv.Dealt))
 	}
-	// Reading stays open to all.
+	// Closed, its fates are open to all.
 	if _, err := c.ListCardFates(as(croupier), &shoev1.ListCardFatesRequest{CoupId: "coup-51"}); err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,10 @@ type ShoeServiceClient interface {
 	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of
 	// a coup (coup_id): burned, dealt (to which coup and hand) or left in the
 	// shoe at the end. For a shoe that is not closed only burned and dealt
-	// cards are listed. Errors: NOT_FOUND SHOE_NOT_FOUND; INVALID_ARGUMENT.
+	// cards are listed; a table's shoe (owned_by_table) answers only the
+	// table service until it is closed, since its dealt cards include the
+	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
+	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(ctx context.Context, in *ListCardFatesRequest, opts ...grpc.CallOption) (*ListCardFatesResponse, error)
 }
 
@@ -385,7 +388,10 @@ type ShoeServiceServer interface {
 	// ListCardFates returns the fate of each card of a shoe (shoe_id) or of
 	// a coup (coup_id): burned, dealt (to which coup and hand) or left in the
 	// shoe at the end. For a shoe that is not closed only burned and dealt
-	// cards are listed. Errors: NOT_FOUND SHOE_NOT_FOUND; INVALID_ARGUMENT.
+	// cards are listed; a table's shoe (owned_by_table) answers only the
+	// table service until it is closed, since its dealt cards include the
+	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
+	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error)
 	mustEmbedUnimplementedShoeServiceServer()
 }
