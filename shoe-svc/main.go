@@ -10,6 +10,7 @@
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
+//	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
 //
 // Logs are JSON on stderr. SIGINT or SIGTERM stops the service gracefully.
 package main
@@ -25,6 +26,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
@@ -53,6 +55,7 @@ func run(args []string, stderr io.Writer) error {
 	logLevel := fs.String("log-level", env("CHEMMY_SHOE_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
 	tc := trust.RegisterFlags(fs)
+	stream := outbox.RegisterStreamFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,6 +77,7 @@ func run(args []string, stderr io.Writer) error {
 		MetricsAddr:  *metrics,
 		NATSNkeyFile: *nkey,
 		Trust:        *tc,
+		Stream:       *stream,
 		Logger:       log,
 	})
 	if err != nil {

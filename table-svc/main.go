@@ -13,6 +13,7 @@
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
+//	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
 )
@@ -46,6 +48,7 @@ func main() {
 	level := flag.String("log-level", env("CHEMMY_LOG_LEVEL", "info"), "log level: debug, info, warn, error")
 	nkey := flag.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
 	tc := trust.RegisterFlags(flag.CommandLine)
+	stream := outbox.RegisterStreamFlags(flag.CommandLine)
 	flag.Parse()
 
 	var lvl slog.Level
@@ -59,7 +62,7 @@ func main() {
 	err := tablesvc.Run(ctx, tablesvc.Config{
 		ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
-		NATSNkeyFile: *nkey, Trust: *tc,
+		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream,
 	})
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)

@@ -155,7 +155,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 
 	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Logger: c.Logger})
+		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.WalletAddr = wallet.Addr()
 
 	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
-		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Logger: c.Logger})
+		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	// NATSNkeyFile is the nkey seed file the service authenticates to
 	// NATS with; empty: no credentials.
 	NATSNkeyFile string
+	// Stream: the limits of the CHEMMY event stream when this service
+	// creates it (an existing stream is never changed).
+	Stream outbox.StreamLimits
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -122,6 +125,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		Trust:        c.Trust,
 		Services:     []string{trust.Table},
 		NATSNkeyFile: c.NATSNkeyFile,
+		Stream:       c.Stream,
 		ListenAddr:   c.ListenAddr,
 		DBPath:       c.DBPath,
 		Schema:       SchemaVersion,

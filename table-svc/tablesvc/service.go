@@ -65,6 +65,9 @@ type Config struct {
 	// voided and every bet returned; default 2 minutes. A coup with a
 	// result is never voided: its settlement is retried until it is done.
 	InterruptAfter time.Duration
+	// Stream: the limits of the CHEMMY event stream when this service
+	// creates it (an existing stream is never changed).
+	Stream outbox.StreamLimits
 	// DialOptions are added to the connections to shoe-svc and wallet-svc
 	// (tests and the fault simulation wrap the transport with them).
 	DialOptions []grpc.DialOption
@@ -165,7 +168,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	_, err = app.Start(ctx, app.Config{
 		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
 		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
-		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger,
+		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
 		// Before the first call: unfinished coups queued, pending turns

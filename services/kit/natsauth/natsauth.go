@@ -32,7 +32,6 @@ var stream = []string{
 	"$JS.API.INFO",
 	"$JS.API.STREAM.INFO.CHEMMY",
 	"$JS.API.STREAM.CREATE.CHEMMY",
-	"$JS.API.STREAM.UPDATE.CHEMMY",
 }
 
 // consume is the JetStream API a consumer of the CHEMMY stream needs.
