@@ -754,12 +754,15 @@ type HouseRules struct {
 	// stake, and stays the banker's. 0 means no limit.
 	HouseLimit int64 `protobuf:"varint,13,opt,name=house_limit,json=houseLimit,proto3" json:"house_limit,omitempty"`
 	// Time a punter has for his betting turn, ms; default 30000. When it
-	// runs out the punter passes (bet declined).
+	// runs out the punter passes (bet declined). Every time limit starts
+	// again in full when table-svc restarts: nobody is timed out for the
+	// time the service was down.
 	BetTimeLimitMs int32 `protobuf:"varint,14,opt,name=bet_time_limit_ms,json=betTimeLimitMs,proto3" json:"bet_time_limit_ms,omitempty"`
 	// Time for a draw/stand decision, ms; default 30000. When it runs out
-	// the tableau's default is played: the player on 5 draws, the banker at
-	// an option cell draws (RULES.md, defaults when a decision's time runs
-	// out).
+	// the table does what the tableau does (CF-PLAYER-DRAW, CF-BANKER-DRAW),
+	// under banco free play too, and at an option cell draws: the player on
+	// 5 draws, the banker at an option cell draws (RULES.md, defaults when a
+	// decision's time runs out).
 	DecisionTimeLimitMs int32 `protobuf:"varint,15,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
 	// Time the player offered the bank has to accept it, ms; default 30000.
 	// When it runs out the bank is offered to the next in turn.
