@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // fullShoe is a certification order of six whole decks that starts with
@@ -190,4 +191,48 @@ func (w *watcher) cards() string {
 // shoe that takes real-money bets in a test.
 func certificationRules() *tablev1.HouseRules {
 	return &tablev1.HouseRules{CertificationRealMoney: true}
+}
+
+// TestStaffCannotSteerTheCards: through the gateway, an operator cannot
+// deal from or close a table's shoe, a shoe of 832 nines of hearts is
+// refused unless marked a test shoe, and a void must name the coup in
+// play.
+func TestStaffCannotSteerTheCards(t *testing.T) {
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 5000, "alice", "bob")
+	id := playableTable(t, c)
+	tb, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoeID := tb.GetTable().GetShoeId()
+	_, err = c.shoe.DealCard(as(t, "operator"), &shoev1.DealCardRequest{RequestId: "peek", ShoeId: shoeID})
+	if status.Code(err) != codes.PermissionDenied || errs.Reason(err) != "SHOE_OWNED_BY_TABLE" {
+		t.Errorf("operator DealCard on a table's shoe: %v", err)
+	}
+	_, err = c.shoe.CloseShoe(as(t, "operator"), &shoev1.CloseShoeRequest{RequestId: "close", ShoeId: shoeID, Force: true, Reason: "x"})
+	if status.Code(err) != codes.PermissionDenied || errs.Reason(err) != "SHOE_OWNED_BY_TABLE" {
+		t.Errorf("operator CloseShoe on a table's shoe: %v", err)
+	}
+	_, err = c.shoe.ListCardFates(as(t, "auditor"), &shoev1.ListCardFatesRequest{ShoeId: shoeID})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("card fates of an open table shoe: %v", err)
+	}
+	nines := make([]string, 832)
+	for i := range nines {
+		nines[i] = "9H"
+	}
+	_, err = c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "nines", Cards: nines})
+	if status.Code(err) != codes.InvalidArgument || errs.Reason(err) != "NOT_FULL_DECKS" {
+		t.Errorf("832 nines of hearts: %v", err)
+	}
+	_, err = c.table.VoidCoup(as(t, "croupier"), &tablev1.VoidCoupRequest{RequestId: "void", TableId: id, Reason: "x", CoupId: "01NOTTHECOUP"})
+	if status.Code(err) != codes.FailedPrecondition || errs.Reason(err) != "COUP_NOT_IN_PLAY" {
+		t.Errorf("a void of another coup: %v", err)
+	}
+	// The table plays on from the shoe untouched.
+	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet", TableId: id, PlayerId: "bob", Amount: 100}); err != nil {
+		t.Fatal(err)
+	}
 }
