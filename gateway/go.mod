@@ -3,8 +3,10 @@ module github.com/chemmy/chemmy/gateway
 go 1.26.0
 
 require (
+	connectrpc.com/connect v1.21.1
 	github.com/chemmy/chemmy/proto v0.0.0
 	github.com/chemmy/chemmy/services v0.0.0
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/prometheus/client_golang v1.25.0

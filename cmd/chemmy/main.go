@@ -9,6 +9,7 @@
 //
 //	-data-dir DIR    bbolt files and the embedded NATS store (default ".chemmy")
 //	-listen ADDR     the gateway's public address (default "127.0.0.1:7000")
+//	-http ADDR       the gateway's HTTP/JSON address and table console (default "127.0.0.1:7080"; empty: none)
 //	-tokens FILE     the gateway's token file (default "deploy/local/tokens.yaml")
 //	-nats-url URL    an external NATS with JetStream instead of the embedded one
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
@@ -71,6 +72,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("chemmy run", flag.ExitOnError)
 	dataDir := fs.String("data-dir", ".chemmy", "directory of the bbolt files and the embedded NATS store")
 	listen := fs.String("listen", "127.0.0.1:7000", "the gateway's public gRPC address")
+	httpAddr := fs.String("http", "127.0.0.1:7080", "the gateway's HTTP/JSON address (Connect, NDJSON streams, the table console); empty serves none")
 	tokens := fs.String("tokens", "deploy/local/tokens.yaml", "the gateway's token file")
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
@@ -90,7 +92,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := stack.Start(ctx, stack.Config{
-		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens,
+		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream,
 	})
@@ -100,6 +102,10 @@ func run(args []string) int {
 	}
 	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\n",
 		st.GatewayAddr, st.GatewayAddr, st.NATSURL, *dataDir)
+	if st.GatewayHTTPAddr != "" {
+		fmt.Printf("  http     http://%s/   (table console; HTTP/JSON: curl -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
+			st.GatewayHTTPAddr, st.GatewayHTTPAddr)
+	}
 	if st.PKI != nil {
 		fmt.Printf("  mTLS     CA and certificates in %s\n", st.PKI.Dir)
 	}

@@ -39,6 +39,9 @@ type Config struct {
 	DataDir string
 	// GatewayAddr is the public address; default "127.0.0.1:0".
 	GatewayAddr string
+	// GatewayHTTPAddr is the gateway's HTTP/JSON address (Connect,
+	// NDJSON streams, the table console); empty serves none.
+	GatewayHTTPAddr string
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port).
 	ShoeAddr, WalletAddr, TableAddr string
@@ -70,6 +73,9 @@ type Config struct {
 type Stack struct {
 	// Addresses, as bound.
 	GatewayAddr, ShoeAddr, WalletAddr, TableAddr, NATSURL string
+	// GatewayHTTPAddr is the gateway's HTTP address, as bound (empty when
+	// none).
+	GatewayHTTPAddr string
 	// PKI is the throw-away CA and the services' certificates (nil when
 	// Insecure); NATSKeys the services' NATS nkeys (nil with an external
 	// NATS).
@@ -180,12 +186,13 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr,
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
-		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger})
+		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr})
 	if err != nil {
 		return nil, err
 	}
 	s.add(gw.Stop, gw.Wait)
 	s.GatewayAddr = gw.Addr()
+	s.GatewayHTTPAddr = gw.HTTPAddr()
 	go func() {
 		select {
 		case <-parent.Done():

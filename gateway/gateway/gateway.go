@@ -67,6 +67,9 @@ type Config struct {
 	ShoeAddr   string
 	// MetricsAddr serves Prometheus /metrics; empty serves none.
 	MetricsAddr string
+	// HTTPAddr serves every public RPC as HTTP/JSON (Connect, gRPC-Web,
+	// NDJSON streams; http.go) and the table console; empty serves none.
+	HTTPAddr string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -81,6 +84,7 @@ type Gateway struct {
 	srv      *grpc.Server
 	health   *health.Server
 	lis      net.Listener
+	httpLis  net.Listener
 	backends []*backend
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -192,6 +196,12 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 
 	ctx, g.cancel = context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	if err := g.startHTTP(ctx, c, &wg); err != nil {
+		g.cancel()
+		_ = g.lis.Close()
+		g.closeBackends()
+		return nil, err
+	}
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
@@ -214,7 +224,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		close(g.done)
 	}()
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
-		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "mtls", mat != nil, "metrics", c.MetricsAddr)
+		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
 	return g, nil
 }
 

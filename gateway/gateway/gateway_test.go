@@ -84,6 +84,7 @@ func startEnv(t *testing.T) *env {
 		TableAddr:  tableAddr,
 		WalletAddr: walletAddr,
 		ShoeAddr:   closedAddr(t),
+		HTTPAddr:   "127.0.0.1:0",
 		Trust:      trust.Config{Insecure: true},
 		Limits:     LimitConfig{Rate: -1},
 		Logger:     slog.New(slog.DiscardHandler),

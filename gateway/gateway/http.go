@@ -1,0 +1,389 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/dynamicpb"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
+)
+
+// The HTTP side of the gateway (HTTPAddr): every public RPC as HTTP/JSON.
+//
+// It is not a second way in. Each HTTP request becomes a gRPC call to this
+// same gateway's gRPC server, in process (an in-memory connection), with
+// the caller's Authorization header as its "authorization" metadata: the
+// same authentication, role policy, abuse limits, forwarding with a signed
+// assertion, metrics and logs as a call on the gRPC port, and the same
+// errors.
+//
+// Protocols, on the path /<package>.<Service>/<Method>:
+//   - Connect (connectrpc.com): POST with Content-Type application/json
+//     (or application/proto) for unary calls, the body the request message
+//     in protobuf JSON, the answer the response message; an error is a
+//     JSON object {"code","message","details":[{"type","value","debug"}]}
+//     whose debug holds the google.rpc.ErrorInfo (its reason) in JSON, with
+//     an HTTP status for the code (404 not_found, 409 aborted, 412
+//     400 failed_precondition and invalid_argument, 429 resource_exhausted, ...). Connect
+//     streaming (application/connect+json) and gRPC-Web are served too.
+//   - Newline-delimited JSON for server streams (WatchTable): POST with
+//     Content-Type application/json; each message is one line of protobuf
+//     JSON, flushed as it comes. An error before the first message is
+//     answered like a unary error; after it, as a last line {"error":{...}}
+//     with the same object.
+
+// httpServices are the services served over HTTP: the public ones.
+var httpServices = []string{gatewayv1.GatewayService_ServiceDesc.ServiceName, tableService, walletService, shoeService}
+
+// ndjsonContentType is the content type of a server stream as lines of
+// JSON.
+const ndjsonContentType = "application/x-ndjson"
+
+// httpAPI serves the public RPCs over HTTP by calling the gateway's gRPC
+// server through conn.
+type httpAPI struct {
+	conn     *grpc.ClientConn
+	log      *slog.Logger
+	maxBytes int64
+	// streamCtx ends when the gateway stops: open streams are cut then.
+	streamCtx context.Context
+	mux       *http.ServeMux
+	streaming map[string]protoreflect.MethodDescriptor
+}
+
+// inProcess serves srv on an in-memory listener and returns a client
+// connection to it.
+func inProcess(srv *grpc.Server, maxRecv int) (*grpc.ClientConn, *bufconn.Listener, error) {
+	lis := bufconn.Listen(1 << 20)
+	conn, err := grpc.NewClient("passthrough:///gateway-in-process",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecv), grpc.MaxCallSendMsgSize(maxRecv)),
+	)
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, lis, nil
+}
+
+func newHTTPAPI(ctx context.Context, conn *grpc.ClientConn, files *protoregistry.Files, maxBytes int, log *slog.Logger, extra ...func(*http.ServeMux)) (*httpAPI, error) {
+	h := &httpAPI{conn: conn, log: log, maxBytes: int64(maxBytes), streamCtx: ctx, mux: http.NewServeMux(),
+		streaming: map[string]protoreflect.MethodDescriptor{}}
+	for _, name := range httpServices {
+		d, err := files.FindDescriptorByName(protoreflect.FullName(name))
+		if err != nil {
+			return nil, fmt.Errorf("gateway: http: %s: %w", name, err)
+		}
+		sd, ok := d.(protoreflect.ServiceDescriptor)
+		if !ok {
+			return nil, fmt.Errorf("gateway: http: %s is not a service", name)
+		}
+		for i := 0; i < sd.Methods().Len(); i++ {
+			md := sd.Methods().Get(i)
+			proc := "/" + name + "/" + string(md.Name())
+			opts := []connect.HandlerOption{connect.WithSchema(md), connect.WithRequestInitializer(initRequest),
+				connect.WithReadMaxBytes(maxBytes)}
+			switch {
+			case md.IsStreamingClient():
+				continue // none is public
+			case md.IsStreamingServer():
+				h.streaming[proc] = md
+				h.mux.Handle(proc, connect.NewServerStreamHandler(proc, h.serverStream(md), opts...))
+			default:
+				h.mux.Handle(proc, connect.NewUnaryHandler(proc, h.unary(md), opts...))
+			}
+		}
+	}
+	for _, f := range extra {
+		f(h.mux)
+	}
+	return h, nil
+}
+
+// initRequest makes the dynamic request message of the method in spec.
+func initRequest(spec connect.Spec, msg any) error {
+	md, ok := spec.Schema.(protoreflect.MethodDescriptor)
+	m, ok2 := msg.(*dynamicpb.Message)
+	if !ok || !ok2 {
+		return fmt.Errorf("gateway: http: no schema for %s", spec.Procedure)
+	}
+	*m = *dynamicpb.NewMessage(md.Input())
+	return nil
+}
+
+func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if md, ok := h.streaming[r.URL.Path]; ok && r.Method == http.MethodPost && isPlainJSON(r.Header.Get("Content-Type")) {
+		h.ndjson(w, r, md)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func isPlainJSON(ct string) bool {
+	ct, _, _ = strings.Cut(ct, ";")
+	return strings.TrimSpace(strings.ToLower(ct)) == "application/json"
+}
+
+// outgoing is the gRPC context of an HTTP call: the caller's bearer token
+// (and nothing else he says) as metadata.
+func outgoing(ctx context.Context, hdr http.Header) context.Context {
+	var md metadata.MD
+	if a := hdr.Values("Authorization"); len(a) > 0 {
+		md = metadata.Pairs()
+		for _, v := range a {
+			md.Append("authorization", v)
+		}
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+func (h *httpAPI) unary(md protoreflect.MethodDescriptor) func(context.Context, *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+	return func(ctx context.Context, req *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
+		resp := dynamicpb.NewMessage(md.Output())
+		if err := h.conn.Invoke(outgoing(ctx, req.Header()), method, req.Msg, resp); err != nil {
+			return nil, connectError(err)
+		}
+		return connect.NewResponse(resp), nil
+	}
+}
+
+func (h *httpAPI) openStream(ctx context.Context, md protoreflect.MethodDescriptor, hdr http.Header, req proto.Message) (grpc.ClientStream, error) {
+	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
+	cs, err := h.conn.NewStream(outgoing(ctx, hdr), &grpc.StreamDesc{ServerStreams: true}, method)
+	if err != nil {
+		return nil, err
+	}
+	if err := cs.SendMsg(req); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := cs.CloseSend(); err != nil {
+		return nil, err
+	}
+	return cs, nil
+}
+
+// withStop ends ctx also when the gateway stops.
+func (h *httpAPI) withStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.streamCtx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+func (h *httpAPI) serverStream(md protoreflect.MethodDescriptor) func(context.Context, *connect.Request[dynamicpb.Message], *connect.ServerStream[dynamicpb.Message]) error {
+	return func(ctx context.Context, req *connect.Request[dynamicpb.Message], ss *connect.ServerStream[dynamicpb.Message]) error {
+		ctx, cancel := h.withStop(ctx)
+		defer cancel()
+		cs, err := h.openStream(ctx, md, req.Header(), req.Msg)
+		if err != nil {
+			return connectError(err)
+		}
+		for {
+			m := dynamicpb.NewMessage(md.Output())
+			if err := cs.RecvMsg(m); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return connectError(err)
+			}
+			if err := ss.Send(m); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var jsonIn = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// ndjson serves a server stream as lines of JSON.
+func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect.MethodDescriptor) {
+	ctx, cancel := h.withStop(r.Context())
+	defer cancel()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+	if err != nil {
+		writeError(w, connect.NewError(connect.CodeResourceExhausted, err))
+		return
+	}
+	req := dynamicpb.NewMessage(md.Input())
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := jsonIn.Unmarshal(body, req); err != nil {
+			writeError(w, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("request body: %w", err)))
+			return
+		}
+	}
+	cs, err := h.openStream(ctx, md, r.Header, req)
+	if err != nil {
+		writeError(w, connectError(err))
+		return
+	}
+	fl, _ := w.(http.Flusher)
+	bw := bufio.NewWriter(w)
+	for n := 0; ; n++ {
+		m := dynamicpb.NewMessage(md.Output())
+		err := cs.RecvMsg(m)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			ce := connectError(err)
+			if n == 0 {
+				writeError(w, ce)
+				return
+			}
+			line, _ := json.Marshal(map[string]json.RawMessage{"error": errorJSON(ce)})
+			_, _ = bw.Write(append(line, '\n'))
+			_ = bw.Flush()
+			return
+		}
+		if n == 0 {
+			w.Header().Set("Content-Type", ndjsonContentType)
+			w.Header().Set("Cache-Control", "no-store")
+			w.Header().Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+		}
+		line, err := protojson.Marshal(m)
+		if err != nil {
+			h.log.Warn("http: encode stream message", "err", err)
+			return
+		}
+		if _, err := bw.Write(append(line, '\n')); err != nil {
+			return
+		}
+		if bw.Flush() != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+}
+
+// connectError turns a gRPC status into a Connect error with the same
+// code, message and details (the ErrorInfo, RetryInfo, ...).
+func connectError(err error) *connect.Error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return connect.NewError(connect.CodeUnknown, err)
+	}
+	ce := connect.NewError(connect.Code(st.Code()), errors.New(st.Message()))
+	for _, d := range st.Proto().GetDetails() {
+		if ed, err := connect.NewErrorDetail(d); err == nil {
+			ce.AddDetail(ed)
+		}
+	}
+	return ce
+}
+
+// errorJSON is the Connect protocol's JSON form of an error, with each
+// detail's content in JSON under "debug" (where the ErrorInfo's reason
+// shows).
+func errorJSON(ce *connect.Error) json.RawMessage {
+	type detail struct {
+		Type  string          `json:"type"`
+		Value string          `json:"value"`
+		Debug json.RawMessage `json:"debug,omitempty"`
+	}
+	out := struct {
+		Code    string   `json:"code"`
+		Message string   `json:"message,omitempty"`
+		Details []detail `json:"details,omitempty"`
+	}{Code: ce.Code().String(), Message: ce.Message()}
+	for _, d := range ce.Details() {
+		dd := detail{Type: d.Type(), Value: base64.RawStdEncoding.EncodeToString(d.Bytes())}
+		if m, err := d.Value(); err == nil {
+			if a, ok := m.(*anypb.Any); ok {
+				if inner, err := a.UnmarshalNew(); err == nil {
+					m = inner
+				}
+			}
+			dd.Debug, _ = protojson.Marshal(m)
+		}
+		out.Details = append(out.Details, dd)
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// writeError answers an HTTP request with ce as Connect does for a unary
+// call: its HTTP status and its JSON.
+func writeError(w http.ResponseWriter, ce *connect.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(httpStatus(ce.Code()))
+	_, _ = w.Write(errorJSON(ce))
+}
+
+// httpStatus is the Connect protocol's HTTP status for code.
+func httpStatus(c connect.Code) int {
+	switch c {
+	case connect.CodeCanceled:
+		return 499
+	case connect.CodeInvalidArgument, connect.CodeFailedPrecondition, connect.CodeOutOfRange:
+		return http.StatusBadRequest
+	case connect.CodeDeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case connect.CodeNotFound:
+		return http.StatusNotFound
+	case connect.CodeAlreadyExists, connect.CodeAborted:
+		return http.StatusConflict
+	case connect.CodePermissionDenied:
+		return http.StatusForbidden
+	case connect.CodeResourceExhausted:
+		return http.StatusTooManyRequests
+	case connect.CodeUnimplemented:
+		return http.StatusNotImplemented
+	case connect.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	case connect.CodeUnauthenticated:
+		return http.StatusUnauthorized
+	}
+	return http.StatusInternalServerError
+}
+
+// serveHTTP serves h on lis until ctx is done, then shuts down, waiting
+// up to stopTimeout for calls in flight (streams are cut at once).
+func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, log *slog.Logger) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(lis) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		_ = srv.Close()
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

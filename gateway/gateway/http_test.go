@@ -1,0 +1,99 @@
+package gateway
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// post calls the HTTP side as curl would.
+func (e *env) post(t *testing.T, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, "http://"+e.gw.HTTPAddr()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %d %q: %v", path, resp.StatusCode, b, err)
+	}
+	return resp.StatusCode, m
+}
+
+// reason is the ErrorInfo reason of a Connect JSON error.
+func reason(m map[string]any) string {
+	ds, _ := m["details"].([]any)
+	for _, d := range ds {
+		d, _ := d.(map[string]any)
+		if d["type"] == "google.rpc.ErrorInfo" {
+			dbg, _ := d["debug"].(map[string]any)
+			r, _ := dbg["reason"].(string)
+			return r
+		}
+	}
+	return ""
+}
+
+func TestHTTPSameAuthAndErrors(t *testing.T) {
+	e := startEnv(t)
+	// Authenticated by the same token file, forwarded with the identity.
+	code, m := e.post(t, "/chemmy.gateway.v1.GatewayService/GetCaller", "tok-alice", `{}`)
+	if code != 200 || m["subject"] != "alice" || m["role"] != "ROLE_PLAYER" {
+		t.Fatalf("GetCaller: %d %v", code, m)
+	}
+	code, m = e.post(t, "/chemmy.table.v1.TableService/GetTable", "tok-carol", `{"tableId":"t1"}`)
+	tbl, _ := m["table"].(map[string]any)
+	if code != 200 || tbl["tableId"] != "carol" || tbl["bankerPlayerId"] != "croupier" {
+		t.Fatalf("GetTable: %d %v", code, m)
+	}
+	if extra, _ := tbl["offeredPlayerId"].(string); extra != "" {
+		t.Errorf("the backend saw caller metadata: %q", extra)
+	}
+	// The gateway's errors, with their reasons.
+	for _, c := range []struct {
+		path, token, body string
+		status            int
+		code, reason      string
+	}{
+		{"/chemmy.gateway.v1.GatewayService/GetCaller", "", `{}`, 401, "unauthenticated", ReasonTokenMissing},
+		{"/chemmy.gateway.v1.GatewayService/GetCaller", "nope", `{}`, 401, "unauthenticated", ReasonTokenUnknown},
+		{"/chemmy.table.v1.TableService/PlaceBet", "tok-alice", `{"tableId":"t1","playerId":"bob","amount":5}`, 403, "permission_denied", ReasonNotYourself},
+		{"/chemmy.wallet.v1.WalletService/Deposit", "tok-alice", `{"requestId":"r","accountId":"player:alice","amount":5}`, 403, "permission_denied", ReasonRoleNotAllowed},
+		// The backend's own, passed through.
+		{"/chemmy.table.v1.TableService/PlaceBet", "tok-alice", `{"tableId":"t1","playerId":"alice","amount":5}`, 400, "failed_precondition", "NOT_YOUR_TURN"},
+	} {
+		code, m := e.post(t, c.path, c.token, c.body)
+		if code != c.status || m["code"] != c.code || reason(m) != c.reason {
+			t.Errorf("%s as %q: %d %v, want %d %s %s", c.path, c.token, code, m, c.status, c.code, c.reason)
+		}
+	}
+	// Snake-case field names are accepted too (protobuf JSON).
+	code, m = e.post(t, "/chemmy.table.v1.TableService/JoinTable", "tok-alice", `{"table_id":"t9","player_id":"alice","request_id":"r1"}`)
+	if tbl, _ := m["table"].(map[string]any); code != 200 || tbl["tableId"] != "t9" {
+		t.Errorf("JoinTable: %d %v", code, m)
+	}
+}
+
+func TestHTTPUnknownPath(t *testing.T) {
+	e := startEnv(t)
+	resp, err := http.Post("http://"+e.gw.HTTPAddr()+"/chemmy.table.v1.TableService/Nope", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("status %d", resp.StatusCode)
+	}
+}

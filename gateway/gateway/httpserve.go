@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+// startHTTP starts the HTTP side (http.go) when c.HTTPAddr is set: an
+// in-process connection to the gateway's own gRPC server, and the HTTP
+// server on c.HTTPAddr. Both stop when ctx ends; wg counts them.
+func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) error {
+	if c.HTTPAddr == "" {
+		return nil
+	}
+	conn, blis, err := inProcess(g.srv, 64<<20)
+	if err != nil {
+		return fmt.Errorf("gateway: http: %w", err)
+	}
+	api, err := newHTTPAPI(ctx, conn, protoregistry.GlobalFiles, c.MaxMessageBytes, g.log, registerConsole)
+	if err != nil {
+		_ = conn.Close()
+		return err
+	}
+	g.httpLis, err = net.Listen("tcp", c.HTTPAddr)
+	if err != nil {
+		_ = conn.Close()
+		return fmt.Errorf("gateway: http listen: %w", err)
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		// Stopped with the public listener by GracefulStop (gateway.serve).
+		if err := g.srv.Serve(blis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			g.report(err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		g.report(serveHTTP(ctx, g.httpLis, api, g.log))
+		_ = conn.Close()
+	}()
+	return nil
+}
+
+// HTTPAddr is the address of the HTTP side; empty when none is served.
+func (g *Gateway) HTTPAddr() string {
+	if g.httpLis == nil {
+		return ""
+	}
+	return g.httpLis.Addr().String()
+}
