@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&c.TableAddr, "table-addr", env("CHEMMY_TABLE_ADDR", "localhost:7001"), "table-svc gRPC address (CHEMMY_TABLE_ADDR)")
 	flag.StringVar(&c.WalletAddr, "wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc gRPC address (CHEMMY_WALLET_ADDR)")
 	flag.StringVar(&c.ShoeAddr, "shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc gRPC address (CHEMMY_SHOE_ADDR)")
+	flag.StringVar(&c.HTTPAddr, "http-addr", env("CHEMMY_GATEWAY_HTTP", ""), "HTTP/JSON address: every public RPC (Connect, gRPC-Web, NDJSON streams) and the table console; empty serves none (CHEMMY_GATEWAY_HTTP)")
 	flag.StringVar(&c.MetricsAddr, "metrics-addr", env("CHEMMY_GATEWAY_METRICS", ""), "Prometheus /metrics, /healthz, /readyz address; empty serves none (CHEMMY_GATEWAY_METRICS)")
 	flag.Float64Var(&c.Limits.Rate, "rate-limit", envNum("CHEMMY_GATEWAY_RATE_LIMIT", 0.0), "calls per second per caller (token bucket refill); 0: default 20, negative: no limit (CHEMMY_GATEWAY_RATE_LIMIT)")
 	flag.IntVar(&c.Limits.Burst, "rate-burst", envNum("CHEMMY_GATEWAY_RATE_BURST", 0), "calls a caller may make at once (bucket size); 0: default 40 (CHEMMY_GATEWAY_RATE_BURST)")
