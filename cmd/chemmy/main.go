@@ -4,6 +4,7 @@
 //	chemmy verify [FILE] check a closed shoe's reveal (JSON from GetShoeReveal)
 //	chemmy odds [flags]  exact odds of a variant from a shoe composition (chemmy odds -h)
 //	chemmy load [flags]  many tables playing coups at once through the gateway (chemmy load -h)
+//	chemmy events [flags] follow the events on NATS as JSON lines (-table ID, -nkey FILE; chemmy events -h)
 //
 // `chemmy run` flags:
 //
@@ -46,6 +47,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: chemmy run [flags]   (chemmy run -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy odds [flags]  (chemmy odds -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
+	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (follow the events as JSON lines; chemmy events -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	os.Exit(2)
 }
@@ -63,6 +65,8 @@ func main() {
 		os.Exit(runOdds(os.Args[2:]))
 	case "load":
 		os.Exit(runLoad(os.Args[2:]))
+	case "events":
+		os.Exit(runEvents(os.Args[2:]))
 	default:
 		usage()
 	}

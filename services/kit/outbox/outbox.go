@@ -362,7 +362,7 @@ func (r *Relay) drain(ctx context.Context) error {
 				seen, pubErr = r.published(pctx, r.js, m)
 			}
 			if pubErr == nil && !seen {
-				_, pubErr = r.js.Publish(pctx, m.Subject, m.Payload, jetstream.WithMsgID(m.ID))
+				_, pubErr = r.js.PublishMsg(pctx, &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: Headers(m.Subject)}, jetstream.WithMsgID(m.ID))
 			}
 			cancel()
 			if pubErr != nil {

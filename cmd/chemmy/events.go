@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	_ "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1" // the event types, by name
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// eventsOptions are `chemmy events`'s flags.
+type eventsOptions struct {
+	url, nkey, table, subject string
+	all                       bool
+	max                       int
+	wait                      time.Duration
+}
+
+// runEvents follows the CHEMMY stream and prints each event as one line
+// of JSON: {"subject","type","kind","streamSequence","time","event":{...}}.
+func runEvents(args []string) int {
+	fs := flag.NewFlagSet("chemmy events", flag.ExitOnError)
+	var o eventsOptions
+	fs.StringVar(&o.url, "nats-url", "nats://127.0.0.1:4222", "NATS with the CHEMMY stream")
+	fs.StringVar(&o.nkey, "nkey", filepath.Join(".chemmy", "nats-keys", "reader.nk"), "nkey seed file of a user who may read the stream (make run writes the read-only reader's); empty: none")
+	fs.StringVar(&o.table, "table", "", "only this table's events (chemmy.table.ID.>)")
+	fs.StringVar(&o.subject, "subject", "chemmy.>", "subject filter, when -table is not given (e.g. 'chemmy.wallet.>')")
+	fs.BoolVar(&o.all, "all", false, "from the start of the stream, not only new events")
+	fs.IntVar(&o.max, "n", 0, "stop after this many events; 0: follow until Ctrl-C")
+	fs.DurationVar(&o.wait, "wait", 0, "stop when no event comes for this long; 0: wait for ever")
+	fs.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: chemmy events [flags]   follow chemmy's events and print them as JSON lines")
+		fs.PrintDefaults()
+	}
+	_ = fs.Parse(args)
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := followEvents(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "chemmy events:", err)
+		return 1
+	}
+	return 0
+}
+
+func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
+	opts := []nats.Option{nats.Name("chemmy-events")}
+	if o.nkey != "" {
+		if _, err := os.Stat(o.nkey); err == nil {
+			opt, err := nats.NkeyOptionFromSeed(o.nkey)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, opt)
+		} else if o.nkey != filepath.Join(".chemmy", "nats-keys", "reader.nk") {
+			return fmt.Errorf("-nkey: %w", err)
+		}
+	}
+	nc, err := nats.Connect(o.url, opts...)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	filter := o.subject
+	if o.table != "" {
+		filter = "chemmy.table." + o.table + ".>"
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	if o.all {
+		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+	}
+	cons, err := js.OrderedConsumer(ctx, outbox.StreamName, cfg)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", outbox.StreamName, err)
+	}
+	enc := json.NewEncoder(w)
+	for n := 0; o.max == 0 || n < o.max; n++ {
+		var nopts []jetstream.FetchOpt
+		if o.wait > 0 {
+			nopts = append(nopts, jetstream.FetchMaxWait(o.wait))
+		}
+		msg, err := next(ctx, cons, o.wait, nopts)
+		if err != nil {
+			if errors.Is(err, context.Canceled) || errors.Is(err, errQuiet) {
+				return nil
+			}
+			return err
+		}
+		if err := enc.Encode(eventJSON(msg)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errQuiet = errors.New("no event for -wait")
+
+// next is the next message, waiting up to wait (0: for ever, until ctx).
+func next(ctx context.Context, cons jetstream.Consumer, wait time.Duration, opts []jetstream.FetchOpt) (jetstream.Msg, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		o := opts
+		if wait == 0 {
+			o = []jetstream.FetchOpt{jetstream.FetchMaxWait(time.Second)}
+		}
+		msg, err := cons.Next(o...)
+		if err == nil {
+			return msg, nil
+		}
+		if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		if wait > 0 {
+			return nil, errQuiet
+		}
+	}
+}
+
+// printedEvent is one line of `chemmy events`.
+type printedEvent struct {
+	Subject        string          `json:"subject"`
+	Type           string          `json:"type,omitempty"`
+	Kind           string          `json:"kind,omitempty"`
+	StreamSequence uint64          `json:"streamSequence,omitempty"`
+	Time           string          `json:"time,omitempty"`
+	Event          json.RawMessage `json:"event,omitempty"`
+	Error          string          `json:"error,omitempty"`
+}
+
+// eventJSON decodes msg by its Chemmy-Event-Type header (by its subject
+// for messages published before the header existed).
+func eventJSON(msg jetstream.Msg) printedEvent {
+	p := printedEvent{Subject: msg.Subject()}
+	if md, err := msg.Metadata(); err == nil {
+		p.StreamSequence = md.Sequence.Stream
+		p.Time = md.Timestamp.UTC().Format(time.RFC3339Nano)
+	}
+	p.Type, p.Kind = msg.Headers().Get(outbox.TypeHeader), msg.Headers().Get(outbox.KindHeader)
+	if p.Type == "" {
+		p.Type, p.Kind = outbox.EventType(msg.Subject())
+	}
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(p.Type))
+	if err != nil {
+		p.Error = fmt.Sprintf("unknown type %q: %d bytes", p.Type, len(msg.Data()))
+		return p
+	}
+	m := mt.New().Interface()
+	if err := proto.Unmarshal(msg.Data(), m); err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	p.Event = b
+	return p
+}
