@@ -283,7 +283,23 @@ func shoeFates(tx *bolt.Tx, shoeID string) ([]*shoev1.CardFate, error) {
 }
 
 // update runs fn in a bbolt write transaction and wakes the outbox relay.
+//
+// fn is group-committed with the writes of other calls (one fsync for
+// all, see store.Committer): it may run more than once, always in a
+// transaction that was rolled back, so it must load what it changes from
+// tx and leave nothing outside tx but results the next run assigns again.
 func (s *Service) update(fn func(tx *bolt.Tx) error) error {
+	if err := s.commit.Update(fn); err != nil {
+		return err
+	}
+	s.relay.Notify()
+	return nil
+}
+
+// updateOnce is update for a function that changes values built outside
+// the transaction (a new shoe): it runs exactly once, in a transaction of
+// its own.
+func (s *Service) updateOnce(fn func(tx *bolt.Tx) error) error {
 	if err := s.db.Update(fn); err != nil {
 		return err
 	}

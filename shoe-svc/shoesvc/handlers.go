@@ -281,7 +281,7 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 	}
 	resp := &shoev1.CreateShoeResponse{Shoe: shoe}
 	var prev shoev1.CreateShoeResponse
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.updateOnce(func(tx *bolt.Tx) error {
 		stored, found, err := store.Lookup(tx, key, hash)
 		if errors.Is(err, store.ErrRequestReused) {
 			return reused(n.RequestId)
@@ -415,7 +415,7 @@ func (s *Service) create(key, requestID string, hash []byte, shoe *shoev1.Shoe, 
 		return nil, err
 	}
 	out := resp
-	err = s.update(func(tx *bolt.Tx) error {
+	err = s.updateOnce(func(tx *bolt.Tx) error {
 		stored, found, err := store.Lookup(tx, key, hash)
 		if errors.Is(err, store.ErrRequestReused) {
 			return reused(requestID)

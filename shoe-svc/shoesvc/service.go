@@ -12,6 +12,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
@@ -79,11 +80,14 @@ func Policy() auth.Policy {
 type Service struct {
 	shoev1.UnimplementedShoeServiceServer
 
-	base  *app.Base
-	db    *bolt.DB
-	log   *slog.Logger
-	relay *outbox.Relay
-	opts  options
+	base *app.Base
+	db   *bolt.DB
+	// commit group-commits the writes of DealCard, Cut, CloseShoe and the
+	// cut sweep (see update).
+	commit *store.Committer
+	log    *slog.Logger
+	relay  *outbox.Relay
+	opts   options
 }
 
 // options are what only this package's tests may change (see start).
@@ -137,6 +141,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		Logger:       c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
+		s.commit = store.NewCommitter(b.DB)
 		shoev1.RegisterShoeServiceServer(g, s)
 		b.Go(s.sweepLoop)
 		return nil

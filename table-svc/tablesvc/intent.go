@@ -54,7 +54,7 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 	if err != nil {
 		return "", err
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.commit.Update(func(tx *bolt.Tx) error { // group-committed: reads and writes only tx
 		b := tx.Bucket(bucketIntents)
 		if old := b.Get([]byte(requestID)); old != nil {
 			// An earlier try of this request id got no answer: its hold

@@ -78,8 +78,11 @@ type Config struct {
 type Service struct {
 	tablev1.UnimplementedTableServiceServer
 
-	base   *app.Base
-	db     *bolt.DB
+	base *app.Base
+	db   *bolt.DB
+	// commit group-commits the saves of the tables and the escrow
+	// intents (many tables' writes, one fsync; see store.Committer).
+	commit *store.Committer
 	log    *slog.Logger
 	shoe   shoev1.ShoeServiceClient
 	wallet walletv1.WalletServiceClient
@@ -171,6 +174,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
+		s.commit = store.NewCommitter(b.DB)
 		// Before the first call: unfinished coups queued, pending turns
 		// given their time again (scanUnfinished).
 		if err := s.scanUnfinished(); err != nil {
@@ -318,7 +322,10 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 	if err != nil {
 		return err
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	// Group-committed with the other tables' writes: the function only
+	// writes values computed here, so running it again after a rolled
+	// back group changes nothing.
+	err = s.commit.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
 			return err
 		}

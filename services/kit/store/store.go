@@ -92,6 +92,7 @@ func Open(path string, schema uint32, buckets ...[]byte) (*bolt.DB, error) {
 		db.Close()
 		return nil, err
 	}
+	track(db, path)
 	return db, nil
 }
 

@@ -1,0 +1,143 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// MaxGroup bounds the functions a Committer commits in one transaction.
+const MaxGroup = 256
+
+// Committer group-commits read-write transactions: many writers, one
+// fsync. It needs no background goroutine and no timer: the caller that
+// finds no commit running becomes the leader, commits everything queued
+// (its own function included) in one transaction, and hands the leadership
+// to the first function queued meanwhile. A lone writer therefore commits
+// at once (no added latency, unlike bbolt's DB.Batch and its delay); under
+// load one commit serves every writer that queued during the previous one.
+//
+// The functions of a group run one after another in one transaction, each
+// seeing the changes of those before it, as if committed in that order.
+// When one returns an error (or panics) the group's transaction is rolled
+// back, that function is run again alone (its error, or its commit, is
+// its own) and the others are run again together. Like DB.Batch's, a
+// function may therefore run more than once, always in a transaction that
+// was rolled back: it must leave nothing outside the transaction from a
+// run that did not commit (assigning results that the next run assigns
+// again is fine). A function must not call the Committer itself.
+//
+// A Committer is the only group committer of its file; other writers
+// (db.Update) simply take turns with it.
+type Committer struct {
+	db      *bolt.DB
+	stats   *dbStats
+	mu      sync.Mutex
+	queue   []*call
+	running bool
+}
+
+type call struct {
+	fn   func(*bolt.Tx) error
+	err  error
+	done bool
+	wake chan struct{} // receives once: finished, or now the leader
+}
+
+// NewCommitter returns a group committer for db.
+func NewCommitter(db *bolt.DB) *Committer {
+	return &Committer{db: db, stats: statsOf(db)}
+}
+
+// Update runs fn in a read-write transaction and returns once that
+// transaction has committed (nil), or fn's changes were rolled back (fn's
+// error, or the commit's).
+func (c *Committer) Update(fn func(*bolt.Tx) error) error {
+	me := &call{fn: fn, wake: make(chan struct{}, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, me)
+	lead := !c.running
+	c.running = true
+	c.mu.Unlock()
+	if !lead {
+		<-me.wake
+		if me.done {
+			return me.err
+		}
+	}
+	// The leader: me is queue[0] and nobody else takes from the queue.
+	c.mu.Lock()
+	n := min(len(c.queue), MaxGroup)
+	group := c.queue[:n:n]
+	c.queue = c.queue[n:]
+	c.mu.Unlock()
+	c.commit(group)
+	c.mu.Lock()
+	if len(c.queue) > 0 {
+		c.queue[0].wake <- struct{}{}
+	} else {
+		c.running = false
+	}
+	c.mu.Unlock()
+	return me.err
+}
+
+var errGroupFailed = errors.New("store: a function of the group failed")
+
+// commit runs group in one transaction; a failing function is run again
+// alone and the rest together.
+func (c *Committer) commit(group []*call) {
+	for len(group) > 0 {
+		failed := -1
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			for i, cl := range group {
+				if err := safeRun(cl.fn, tx); err != nil {
+					if len(group) == 1 {
+						return err
+					}
+					failed = i
+					return errGroupFailed
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			c.count(len(group), err == nil)
+			for _, cl := range group {
+				c.finish(cl, err)
+			}
+			return
+		}
+		bad := group[failed]
+		err = c.db.Update(func(tx *bolt.Tx) error { return safeRun(bad.fn, tx) })
+		c.count(1, err == nil)
+		c.finish(bad, err)
+		group = append(group[:failed:failed], group[failed+1:]...)
+	}
+}
+
+func (c *Committer) count(calls int, committed bool) {
+	if c.stats == nil || !committed {
+		return
+	}
+	c.stats.calls.Add(uint64(calls))
+	c.stats.groups.Add(1)
+}
+
+func (c *Committer) finish(cl *call, err error) {
+	cl.err, cl.done = err, true
+	cl.wake <- struct{}{}
+}
+
+// safeRun turns a panic in fn into an error, so that the leader, which
+// runs other writers' functions, never dies holding the leadership.
+func safeRun(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic in transaction: %v", p)
+		}
+	}()
+	return fn(tx)
+}

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	bolt "go.etcd.io/bbolt"
+)
+
+// FsyncsPerCommit is how many fdatasync calls bbolt makes to commit one
+// read-write transaction: one after writing the transaction's pages, one
+// after writing the meta page. (A commit that grows the file syncs once
+// more; rare.)
+const FsyncsPerCommit = 2
+
+// dbStats are the counters of one file opened by Open.
+type dbStats struct {
+	name string // the file's base name without ".db": "table", "shoe", "wallet"
+
+	mu   sync.Mutex
+	db   *bolt.DB // nil once the file was found closed
+	base uint64   // transaction id at Open
+	last uint64   // last transaction id read
+
+	calls  atomic.Uint64 // functions committed through a Committer
+	groups atomic.Uint64 // transactions a Committer committed
+}
+
+var tracked struct {
+	mu  sync.Mutex
+	dbs []*dbStats
+	by  map[*bolt.DB]*dbStats
+}
+
+// txid is the id of the last transaction committed to db (bbolt numbers
+// its write transactions one by one).
+func txid(db *bolt.DB) (id uint64, err error) {
+	err = db.View(func(tx *bolt.Tx) error { id = uint64(tx.ID()); return nil })
+	return id, err
+}
+
+// track starts counting the commits of db, a file at path.
+func track(db *bolt.DB, path string) {
+	id, _ := txid(db)
+	st := &dbStats{name: strings.TrimSuffix(filepath.Base(path), ".db"), db: db, base: id, last: id}
+	tracked.mu.Lock()
+	defer tracked.mu.Unlock()
+	if tracked.by == nil {
+		tracked.by = map[*bolt.DB]*dbStats{}
+	}
+	tracked.dbs = append(tracked.dbs, st)
+	tracked.by[db] = st
+}
+
+func statsOf(db *bolt.DB) *dbStats {
+	tracked.mu.Lock()
+	defer tracked.mu.Unlock()
+	return tracked.by[db]
+}
+
+// commits is how many write transactions were committed since Open
+// (while the file is open; its last count once it is closed).
+func (s *dbStats) commits() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db != nil {
+		if id, err := txid(s.db); err == nil {
+			s.last = id
+		} else {
+			s.db = nil // closed: keep the last count, let the file go
+			tracked.mu.Lock()
+			for k, v := range tracked.by {
+				if v == s {
+					delete(tracked.by, k)
+				}
+			}
+			tracked.mu.Unlock()
+		}
+	}
+	return s.last - s.base
+}
+
+// Counts are the write counters of the files of one name ("table",
+// "shoe", "wallet") opened by this process with Open.
+type Counts struct {
+	// Commits: write transactions committed, each FsyncsPerCommit
+	// fdatasyncs.
+	Commits uint64
+	// Calls and Groups: functions committed through a Committer, and the
+	// transactions that committed them (Calls/Groups functions share one
+	// commit).
+	Calls, Groups uint64
+}
+
+// Fsyncs is Commits × FsyncsPerCommit.
+func (c Counts) Fsyncs() uint64 { return c.Commits * FsyncsPerCommit }
+
+// Snapshot returns the counters of every file this process opened with
+// Open, summed by name (the file's base name without ".db").
+func Snapshot() map[string]Counts {
+	tracked.mu.Lock()
+	dbs := append([]*dbStats(nil), tracked.dbs...)
+	tracked.mu.Unlock()
+	out := map[string]Counts{}
+	for _, s := range dbs {
+		c := out[s.name]
+		c.Commits += s.commits()
+		c.Calls += s.calls.Load()
+		c.Groups += s.groups.Load()
+		out[s.name] = c
+	}
+	return out
+}
+
+var (
+	descCommits = prometheus.NewDesc("chemmy_store_commits_total",
+		"Write transactions committed to the service's bbolt file.", []string{"db"}, nil)
+	descFsyncs = prometheus.NewDesc("chemmy_store_fsyncs_total",
+		"fdatasync calls of those commits (two per commit).", []string{"db"}, nil)
+	descCalls = prometheus.NewDesc("chemmy_store_group_calls_total",
+		"Functions committed through the group committer.", []string{"db"}, nil)
+	descGroups = prometheus.NewDesc("chemmy_store_group_commits_total",
+		"Transactions the group committer committed (each serving one or more functions).", []string{"db"}, nil)
+)
+
+// collector exports Snapshot, restricted to the files of names when not
+// empty.
+type collector struct{ names map[string]bool }
+
+// Collector is a Prometheus collector of the store counters of the files
+// named names (base names without ".db"; none: every file this process
+// opened): chemmy_store_commits_total, chemmy_store_fsyncs_total,
+// chemmy_store_group_calls_total and chemmy_store_group_commits_total,
+// labelled db. Every process's default registry has one for all files.
+func Collector(names ...string) prometheus.Collector {
+	c := collector{names: map[string]bool{}}
+	for _, n := range names {
+		c.names[n] = true
+	}
+	return c
+}
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descCommits
+	ch <- descFsyncs
+	ch <- descCalls
+	ch <- descGroups
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range Snapshot() {
+		if len(c.names) > 0 && !c.names[name] {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(n.Commits), name)
+		ch <- prometheus.MustNewConstMetric(descFsyncs, prometheus.CounterValue, float64(n.Fsyncs()), name)
+		ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n.Calls), name)
+		ch <- prometheus.MustNewConstMetric(descGroups, prometheus.CounterValue, float64(n.Groups), name)
+	}
+}
+
+func init() { prometheus.MustRegister(Collector()) }
