@@ -346,30 +346,24 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 }
 
-// drain publishes everything pending, oldest first.
+// window is the most messages the relay reads from the outbox, publishes
+// without waiting and removes in one write transaction.
+const window = 256
+
+// ackTimeout bounds the wait for JetStream's acknowledgements of a batch.
+const ackTimeout = 5 * time.Second
+
+// drain publishes everything pending, oldest first: a batch of up to
+// window messages at a time, published asynchronously (in order, on one
+// connection) and then awaited, its acknowledged prefix removed from the
+// outbox in one write transaction.
 func (r *Relay) drain(ctx context.Context) error {
 	for {
-		msgs, err := Pending(r.db, 256)
+		msgs, err := Pending(r.db, window)
 		if err != nil || len(msgs) == 0 {
 			return err
 		}
-		done := 0
-		var pubErr error
-		for _, m := range msgs {
-			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			var seen bool
-			if r.suspectTo != nil && bytes.Compare(m.Key, r.suspectTo) <= 0 {
-				seen, pubErr = r.published(pctx, r.js, m)
-			}
-			if pubErr == nil && !seen {
-				_, pubErr = r.js.PublishMsg(pctx, &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: Headers(m.Subject)}, jetstream.WithMsgID(m.ID))
-			}
-			cancel()
-			if pubErr != nil {
-				break
-			}
-			done++
-		}
+		done, pubErr := r.publish(ctx, msgs)
 		if done > 0 {
 			if err := r.db.Update(func(tx *bolt.Tx) error {
 				b := tx.Bucket(Bucket)
@@ -387,4 +381,56 @@ func (r *Relay) drain(ctx context.Context) error {
 			return fmt.Errorf("publish: %w", pubErr)
 		}
 	}
+}
+
+func (r *Relay) natsMsg(m Message) *nats.Msg {
+	return &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: Headers(m.Subject)}
+}
+
+// publish publishes msgs in order and returns how many of them, from the
+// first, JetStream acknowledged. The messages that were in the outbox at
+// start are checked (WithPublishedCheck) and published one at a time;
+// the others are all sent at once and their acknowledgements awaited
+// (one round trip per batch instead of one per message). A message
+// unacknowledged stays in the outbox and is published again with its id
+// (JetStream drops it when it was stored after all); those after it that
+// were acknowledged are, too, and deduplicated the same way.
+func (r *Relay) publish(ctx context.Context, msgs []Message) (int, error) {
+	i := 0
+	for ; i < len(msgs) && r.suspectTo != nil && bytes.Compare(msgs[i].Key, r.suspectTo) <= 0; i++ {
+		m := msgs[i]
+		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
+		seen, err := r.published(pctx, r.js, m)
+		if err == nil && !seen {
+			_, err = r.js.PublishMsg(pctx, r.natsMsg(m), jetstream.WithMsgID(m.ID))
+		}
+		cancel()
+		if err != nil {
+			return i, err
+		}
+	}
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs)-i)
+	var sendErr error
+	for _, m := range msgs[i:] {
+		f, err := r.js.PublishMsgAsync(r.natsMsg(m), jetstream.WithMsgID(m.ID))
+		if err != nil {
+			sendErr = err
+			break
+		}
+		futures = append(futures, f)
+	}
+	timeout := time.NewTimer(ackTimeout)
+	defer timeout.Stop()
+	for j, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return i + j, err
+		case <-timeout.C:
+			return i + j, fmt.Errorf("no acknowledgement within %s", ackTimeout)
+		case <-ctx.Done():
+			return i + j, ctx.Err()
+		}
+	}
+	return i + len(futures), sendErr
 }

@@ -254,3 +254,42 @@ func TestStreamFlags(t *testing.T) {
 		t.Errorf("parsed %+v", *l)
 	}
 }
+
+// TestRelayBatchesKeepOrder: more messages than one batch are published
+// asynchronously, stored in the stream in the outbox's order, each once,
+// and removed from the outbox.
+func TestRelayBatchesKeepOrder(t *testing.T) {
+	js := startNATS(t)
+	db := openDB(t)
+	const n = 2*window + 37
+	put(t, db, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := NewRelay(db, js, slog.Default())
+	if err := CreateStream(ctx, js, StreamLimits{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if msgs, _ := Pending(db, 1); len(msgs) != 0 {
+		t.Fatalf("outbox not empty: %+v", msgs)
+	}
+	st, err := js.Stream(context.Background(), StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background())
+	if err != nil || info.State.Msgs != n {
+		t.Fatalf("stream: %v, %v; want %d messages", info, err, n)
+	}
+	for i := range n {
+		m, err := st.GetMsg(context.Background(), uint64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("chemmy.test.x.e%d", i); m.Subject != want || m.Header.Get("Nats-Msg-Id") != fmt.Sprintf("id-%d", i) {
+			t.Fatalf("stream message %d: %s %v, want %s", i+1, m.Subject, m.Header, want)
+		}
+	}
+}
