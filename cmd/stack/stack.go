@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
@@ -42,6 +44,10 @@ type Config struct {
 	// GatewayHTTPAddr is the gateway's HTTP/JSON address (Connect,
 	// NDJSON streams, the table console); empty serves none.
 	GatewayHTTPAddr string
+	// Metrics: each service's /metrics, /healthz, /readyz address, and
+	// the stack's (business metrics from the events, table-svc's outgoing
+	// calls, the process's default registry); empty fields serve none.
+	Metrics MetricsAddrs
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port).
 	ShoeAddr, WalletAddr, TableAddr string
@@ -161,7 +167,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 
 	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger})
+		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Shoe})
 	if err != nil {
 		return nil, err
 	}
@@ -169,15 +175,19 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.ShoeAddr = shoe.Addr()
 
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger})
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Wallet})
 	if err != nil {
 		return nil, err
 	}
 	s.add(wallet.Stop, wallet.Wait)
 	s.WalletAddr = wallet.Addr()
 
+	stackReg := prometheus.NewRegistry()
+	cm := clientMetrics(stackReg)
+	tableDial := []grpc.DialOption{grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor())}
 	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
-		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger})
+		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Table,
+		DialOptions: tableDial})
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +196,16 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr,
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
-		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr})
+		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, MetricsAddr: c.Metrics.Gateway})
 	if err != nil {
 		return nil, err
 	}
 	s.add(gw.Stop, gw.Wait)
 	s.GatewayAddr = gw.Addr()
 	s.GatewayHTTPAddr = gw.HTTPAddr()
+	if c.Metrics.Stack != "" {
+		s.serveStackMetrics(ctx, c.Metrics.Stack, stackReg, nkey(natsauth.Reader), c.Logger)
+	}
 	go func() {
 		select {
 		case <-parent.Done():

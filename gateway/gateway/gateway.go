@@ -150,12 +150,16 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	for svc, r := range o.extraRoutes {
 		routes = append(routes, route{svc, r.addr, r.identity})
 	}
+	// The gateway's outgoing calls to the backends, by method and code.
+	clientMetrics := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
 	for _, r := range routes {
 		if r.addr == "" {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: no address for %s", r.svc)
 		}
-		be, err := dialBackend(r.svc, r.addr, r.identity, mat)
+		be, err := dialBackend(r.svc, r.addr, r.identity, mat,
+			grpc.WithChainUnaryInterceptor(clientMetrics.UnaryClientInterceptor()),
+			grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))
 		if err != nil {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -167,7 +171,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
-	reg.MustRegister(metrics)
+	reg.MustRegister(metrics, clientMetrics)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles}
 	lim := newLimits(c.Limits, time.Now)
 	g.srv = newServer(log, metrics, az, lim, px, grpc.MaxRecvMsgSize(c.MaxMessageBytes))

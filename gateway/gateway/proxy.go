@@ -63,12 +63,12 @@ type backend struct {
 
 // dialBackend connects to service at addr with mutual TLS verifying the
 // backend as identity (plaintext for nil mat).
-func dialBackend(service, addr, identity string, mat *trust.Material) (*backend, error) {
-	conn, err := grpc.NewClient(addr,
+func dialBackend(service, addr, identity string, mat *trust.Material, opts ...grpc.DialOption) (*backend, error) {
+	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{
 		mat.DialOption(identity),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})),
 		grpc.WithStatsHandler(responseTracker{}),
-	)
+	}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("backend %s at %q: %w", service, addr, err)
 	}

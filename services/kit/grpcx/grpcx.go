@@ -164,11 +164,21 @@ func (s *Server) Ready() bool {
 // probes use these, since a gRPC probe cannot present a client
 // certificate. An empty addr serves nothing.
 func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool) error {
+	return ServeGatherer(ctx, addr, reg, ready)
+}
+
+// ServeGatherer is ServeMetrics for any gatherer (several registries
+// gathered as one, prometheus.Gatherers).
+func ServeGatherer(ctx context.Context, addr string, reg prometheus.Gatherer, ready func() bool) error {
 	if addr == "" {
 		return nil
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	var opts promhttp.HandlerOpts
+	if r, ok := reg.(*prometheus.Registry); ok {
+		opts.Registry = r
+	}
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, opts))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
