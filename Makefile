@@ -35,15 +35,19 @@ test-short:
 ## generate: regenerate the Go code of the protos
 generate: tool-buf
 	buf generate
+	buf build -o gateway/gateway/chemmy.binpb
 
 ## check-generated: fail if the committed generated code is not what generate makes
 check-generated: generate
-	@git diff --exit-code -- proto/gen || (echo "generated code is out of date: run make generate and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- proto/gen)" || (echo "untracked generated files: run make generate and commit" && exit 1)
+	@git diff --exit-code -- proto/gen gateway/gateway/chemmy.binpb || (echo "generated code is out of date: run make generate and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- proto/gen gateway/gateway/chemmy.binpb)" || (echo "untracked generated files: run make generate and commit" && exit 1)
 
-## lint: buf lint, gofmt, go vet
+## lint: buf lint, buf breaking (against the previous commit), gofmt, go vet
 lint: tool-buf fmt vet
 	buf lint proto
+	@if git rev-parse -q --verify HEAD~1 >/dev/null; then \
+		buf breaking proto --against '.git#ref=HEAD~1,subdir=proto'; \
+	else echo "buf breaking: no previous commit (shallow clone), skipped"; fi
 
 fmt:
 	@out=$$(gofmt -l $(MODULES) | grep -v '\.pb\.go$$' || true); \

@@ -179,9 +179,14 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	g.health = health.NewServer()
 	healthpb.RegisterHealthServer(g.srv, g.health)
 	gatewayv1.RegisterGatewayServiceServer(g.srv, callerServer{})
+	commented, err := commentedFiles()
+	if err != nil {
+		g.closeBackends()
+		return nil, err
+	}
 	refl := reflection.ServerOptions{
 		Services:           publicServices{g.srv},
-		DescriptorResolver: protoregistry.GlobalFiles,
+		DescriptorResolver: reflectionResolver{commented, protoregistry.GlobalFiles},
 		ExtensionResolver:  protoregistry.GlobalTypes,
 	}
 	reflectionv1.RegisterServerReflectionServer(g.srv, reflection.NewServerV1(refl))

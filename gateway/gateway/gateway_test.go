@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/descriptorpb"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
@@ -442,6 +445,20 @@ func TestReflection(t *testing.T) {
 	resp, err = stream.Recv()
 	if err != nil || len(resp.GetFileDescriptorResponse().GetFileDescriptorProto()) == 0 {
 		t.Fatalf("FileContainingSymbol = %v, %v", resp, err)
+	}
+	// ... with the contracts' comments (grpcurl describe shows them).
+	var fdp descriptorpb.FileDescriptorProto
+	if err := proto.Unmarshal(resp.GetFileDescriptorResponse().GetFileDescriptorProto()[0], &fdp); err != nil {
+		t.Fatal(err)
+	}
+	var comments int
+	for _, l := range fdp.GetSourceCodeInfo().GetLocation() {
+		if strings.TrimSpace(l.GetLeadingComments()) != "" {
+			comments++
+		}
+	}
+	if fdp.GetName() != "chemmy/table/v1/table.proto" || comments < 50 {
+		t.Errorf("reflection gives %s with %d comments", fdp.GetName(), comments)
 	}
 
 	// v1alpha (older grpcurl) lists the same.
