@@ -141,7 +141,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		Logger:       c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
-		s.commit = store.NewCommitter(b.DB)
+		s.commit = store.CommitterFor(b.DB)
 		shoev1.RegisterShoeServiceServer(g, s)
 		b.Go(s.sweepLoop)
 		return nil

@@ -174,7 +174,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
-		s.commit = store.NewCommitter(b.DB)
+		s.commit = store.CommitterFor(b.DB)
 		// Before the first call: unfinished coups queued, pending turns
 		// given their time again (scanUnfinished).
 		if err := s.scanUnfinished(); err != nil {

@@ -31,6 +31,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/chemmy/chemmy/services/kit/store"
 )
 
 // Bucket is the outbox's bucket name; pass it to store.Open.
@@ -365,7 +367,8 @@ func (r *Relay) drain(ctx context.Context) error {
 		}
 		done, pubErr := r.publish(ctx, msgs)
 		if done > 0 {
-			if err := r.db.Update(func(tx *bolt.Tx) error {
+			// Group-committed with the service's own writes (one fsync).
+			if err := store.CommitterFor(r.db).Update(func(tx *bolt.Tx) error {
 				b := tx.Bucket(Bucket)
 				for _, m := range msgs[:done] {
 					if err := b.Delete(m.Key); err != nil {

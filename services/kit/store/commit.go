@@ -46,9 +46,40 @@ type call struct {
 	wake chan struct{} // receives once: finished, or now the leader
 }
 
-// NewCommitter returns a group committer for db.
+// NewCommitter returns a new group committer for db. Writers that should
+// share commits must share the Committer: see CommitterFor.
 func NewCommitter(db *bolt.DB) *Committer {
 	return &Committer{db: db, stats: statsOf(db)}
+}
+
+var shared struct {
+	mu sync.Mutex
+	by map[*bolt.DB]*Committer
+}
+
+// CommitterFor returns the Committer shared by every writer of db (a
+// service's handlers and its outbox relay), made on first use. db must
+// have been opened with Open (the shared committer is forgotten when the
+// file is found closed).
+func CommitterFor(db *bolt.DB) *Committer {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if c := shared.by[db]; c != nil {
+		return c
+	}
+	if shared.by == nil {
+		shared.by = map[*bolt.DB]*Committer{}
+	}
+	c := NewCommitter(db)
+	shared.by[db] = c
+	return c
+}
+
+// forget drops the shared committer of a closed file.
+func forget(db *bolt.DB) {
+	shared.mu.Lock()
+	delete(shared.by, db)
+	shared.mu.Unlock()
 }
 
 // Update runs fn in a read-write transaction and returns once that

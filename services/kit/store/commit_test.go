@@ -166,3 +166,11 @@ func BenchmarkCommit(b *testing.B) {
 		}
 	}
 }
+
+// Every writer of a file shares one committer; another file has its own.
+func TestCommitterForIsShared(t *testing.T) {
+	a, b := openThings(t, "shared-a"), openThings(t, "shared-b")
+	if CommitterFor(a) != CommitterFor(a) || CommitterFor(a) == CommitterFor(b) {
+		t.Fatal("CommitterFor: one committer per file expected")
+	}
+}

@@ -70,6 +70,7 @@ func (s *dbStats) commits() uint64 {
 		if id, err := txid(s.db); err == nil {
 			s.last = id
 		} else {
+			forget(s.db)
 			s.db = nil // closed: keep the last count, let the file go
 			tracked.mu.Lock()
 			for k, v := range tracked.by {
