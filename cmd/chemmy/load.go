@@ -10,7 +10,10 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -19,6 +22,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
@@ -34,6 +38,16 @@ import (
 // the same request id (so it is applied at most once), after a backoff of
 // 50 ms doubling up to 2 s, at most -max-attempts times in all; then the
 // table gives up. The report counts the retries.
+//
+// Before playing it measures the transport: the gateway's GetCaller (a
+// no-op behind the same authentication) called by as many clients as
+// there are tables for -noop. The transport bound is that rate divided
+// by the client RPCs one coup takes; the last line of the report is the
+// coups/s as a ratio of that bound. With -metrics (the /metrics URLs of
+// `chemmy run -metrics` or of the services, comma-separated) it also
+// reports the fsyncs (commits of the bbolt files) per coup of each
+// service and the CPU per coup of each process, from the differences
+// over the playing time.
 func runLoad(args []string) int { return loadMain(args, os.Stdout, os.Stderr) }
 
 func loadMain(args []string, stdout, stderr io.Writer) int {
@@ -47,11 +61,14 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	prefix := fs.String("prefix", "load-"+strconv.FormatInt(time.Now().Unix(), 36), "prefix of the players' and requests' ids")
 	attempts := fs.Int("max-attempts", defaultAttempts, "attempts of a call that fails UNAVAILABLE or DEADLINE_EXCEEDED, the first included, all with the same request id (1..20)")
 	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "deadline of each call (a call past it is retried)")
+	noop := fs.Duration("noop", 3*time.Second, "how long to measure the no-op RPC (GetCaller) before playing; 0: not measured")
+	metricsURLs := fs.String("metrics", "", "comma-separated /metrics URLs (chemmy run -metrics, or each service's): fsyncs and CPU per coup")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *tables < 1 || *tables > 1000 || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 {
-		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000, -duration at most 1h, -max-attempts 1..20 and -call-timeout positive")
+	if *tables < 1 || *tables > 1000 || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 ||
+		*noop < 0 || *noop > time.Minute {
+		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000, -duration at most 1h, -max-attempts 1..20, -call-timeout positive and -noop 0..1m")
 		return 2
 	}
 	cc, err := grpc.NewClient(*gw, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -65,6 +82,26 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		croupier: *croupier, operator: *operator, prefix: *prefix,
 		retry: retryPolicy{attempts: *attempts, timeout: *callTimeout, base: 50 * time.Millisecond, max: 2 * time.Second},
 	}
+	var bound noopResult
+	if *noop > 0 {
+		bound = l.measureNoop(gatewayv1.NewGatewayServiceClient(cc), *tables, *noop)
+		if bound.err != nil {
+			fmt.Fprintln(stderr, "chemmy load: no-op:", bound.err)
+			return 1
+		}
+	}
+	var urls []string
+	for _, u := range strings.Split(*metricsURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	before, err := scrapeAll(urls)
+	if err != nil {
+		fmt.Fprintln(stderr, "chemmy load: metrics:", err)
+		return 1
+	}
+	cpu0 := selfCPU()
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
 	start := time.Now()
@@ -79,12 +116,19 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	var coups, gaveUp int
+	clientCPU := selfCPU() - cpu0
+	after, err := scrapeAll(urls)
+	if err != nil {
+		fmt.Fprintln(stderr, "chemmy load: metrics:", err)
+		return 1
+	}
+	var coups, gaveUp, rpcs int
 	var bets []time.Duration
 	var firstErr error
 	var retries retryCount
 	for _, r := range results {
 		coups += r.coups
+		rpcs += r.rpcs
 		bets = append(bets, r.bets...)
 		retries.add(r.retries)
 		if r.err != nil {
@@ -109,6 +153,35 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
 	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; tables given up: %d\n",
 		retries.total(), retries.unavailable, retries.deadline, gaveUp)
+	perCoup := func(v float64) float64 {
+		if coups == 0 {
+			return 0
+		}
+		return v / float64(coups)
+	}
+	rpcsPerCoup := perCoup(float64(rpcs))
+	fmt.Fprintf(stdout, "client RPCs per coup: %.2f\n", rpcsPerCoup)
+	if len(urls) > 0 {
+		reportMetrics(stdout, urls, before, after, perCoup)
+	}
+	fmt.Fprintf(stdout, "CPU per coup: load client %.2f ms\n", 1000*perCoup(clientCPU.Seconds()))
+	if *noop > 0 {
+		fmt.Fprintf(stdout, "no-op (gateway GetCaller, %d in flight, %s): %.0f RPC/s, p50 %s, p99 %s\n", *tables, *noop,
+			bound.rate, bound.p50.Round(10*time.Microsecond), bound.p99.Round(10*time.Microsecond))
+		b := 0.0
+		if rpcsPerCoup > 0 {
+			b = bound.rate / rpcsPerCoup
+		}
+		if bound.p99 > 0 {
+			fmt.Fprintf(stdout, "PlaceBet p99 / no-op p99: %.1f\n", float64(pct(0.99))/float64(bound.p99))
+		}
+		fmt.Fprintf(stdout, "transport bound: %.1f coups/s (no-op rate / client RPCs per coup)\n", b)
+		ratio := 0.0
+		if b > 0 {
+			ratio = float64(coups) / elapsed.Seconds() / b
+		}
+		fmt.Fprintf(stdout, "ratio to the bound: %.0f%%\n", 100*ratio)
+	}
 	if firstErr != nil || coups == 0 {
 		return 1
 	}
@@ -125,6 +198,7 @@ type loader struct {
 
 type tableResult struct {
 	coups   int
+	rpcs    int // calls made while playing (each attempt of a retried call)
 	bets    []time.Duration
 	retries retryCount
 	err     error
@@ -241,6 +315,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	played := tbl.GetCoupsPlayed()
 	for ctx.Err() == nil {
 		var err error
+		calls := res.retries.total()
 		switch tbl.GetState() {
 		case tablev1.TableState_TABLE_STATE_OFFERING_BANK:
 			req := &tablev1.AcceptBankRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetOfferedPlayerId(), Amount: 1000}
@@ -274,6 +349,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			})
 			tbl = r.GetTable()
 		}
+		res.rpcs += 1 + res.retries.total() - calls
 		if err != nil {
 			res.err = fmt.Errorf("table %s: %w", tid, err)
 			return
@@ -286,4 +362,101 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 		played = tbl.GetCoupsPlayed()
 	}
 	return
+}
+
+// noopResult is the no-op RPC's rate and latency.
+type noopResult struct {
+	rate     float64
+	p50, p99 time.Duration
+	err      error
+}
+
+// measureNoop calls the gateway's GetCaller from n clients at once for d.
+func (l *loader) measureNoop(gw gatewayv1.GatewayServiceClient, n int, d time.Duration) noopResult {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	lat := make([][]time.Duration, n)
+	var failed atomic.Pointer[error]
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				cctx, ccancel := context.WithTimeout(context.Background(), l.retry.timeout)
+				t0 := time.Now()
+				_, err := gw.GetCaller(l.as(cctx, l.croupier), &gatewayv1.GetCallerRequest{})
+				ccancel()
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if e := failed.Load(); e != nil {
+		return noopResult{err: *e}
+	}
+	all := slices.Concat(lat...)
+	if len(all) == 0 {
+		return noopResult{err: errors.New("no call completed")}
+	}
+	slices.Sort(all)
+	at := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
+	return noopResult{rate: float64(len(all)) / elapsed.Seconds(), p50: at(0.5), p99: at(0.99)}
+}
+
+// selfCPU is the CPU time (user and system) this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func scrapeAll(urls []string) ([]sample, error) {
+	out := make([]sample, len(urls))
+	for i, u := range urls {
+		var err error
+		if out[i], err = scrape(context.Background(), u); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// reportMetrics prints the fsyncs (and commits) per coup of each store
+// and the CPU per coup of each process, from two scrapes of urls.
+func reportMetrics(w io.Writer, urls []string, before, after []sample, perCoup func(float64) float64) {
+	fsyncs, commits := map[string]float64{}, map[string]float64{}
+	for i := range urls {
+		for db, v := range after[i].fsyncs {
+			fsyncs[db] += v - before[i].fsyncs[db]
+		}
+		for db, v := range after[i].commits {
+			commits[db] += v - before[i].commits[db]
+		}
+	}
+	dbs := make([]string, 0, len(fsyncs))
+	total := 0.0
+	for db, v := range fsyncs {
+		dbs = append(dbs, db)
+		total += v
+	}
+	slices.Sort(dbs)
+	var parts []string
+	for _, db := range dbs {
+		parts = append(parts, fmt.Sprintf("%s %.2f (%.2f commits)", db, perCoup(fsyncs[db]), perCoup(commits[db])))
+	}
+	fmt.Fprintf(w, "fsyncs per coup: %.2f in all; %s\n", perCoup(total), strings.Join(parts, ", "))
+	parts = parts[:0]
+	for i, u := range urls {
+		parts = append(parts, fmt.Sprintf("%s %.2f ms", u, 1000*perCoup(after[i].cpu-before[i].cpu)))
+	}
+	fmt.Fprintf(w, "CPU per coup (process of each metrics URL): %s\n", strings.Join(parts, ", "))
 }

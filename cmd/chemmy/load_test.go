@@ -22,16 +22,59 @@ func TestLoad(t *testing.T) {
 	}
 	defer func() { st.Stop(); _ = st.Wait() }()
 	var out, errOut bytes.Buffer
-	code := loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-duration", "2s"}, &out, &errOut)
+	code := loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-duration", "2s", "-noop", "300ms"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "coups settled") || strings.Contains(out.String(), " 0 coups settled") ||
-		!strings.Contains(out.String(), "tables given up: 0") {
+		!strings.Contains(out.String(), "tables given up: 0") || !strings.Contains(out.String(), "client RPCs per coup: ") ||
+		!strings.Contains(out.String(), "no-op (gateway GetCaller, 2 in flight") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	// The last line is the ratio to the transport bound.
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "ratio to the bound: ") || !strings.HasSuffix(last, "%") {
+		t.Errorf("last line %q", last)
 	}
 	t.Log(out.String())
 	if code := loadMain([]string{"-tables", "0"}, &out, &errOut); code != 2 {
 		t.Errorf("-tables 0: exit %d, want 2", code)
 	}
+	if code := loadMain([]string{"-noop", "2m"}, &out, &errOut); code != 2 {
+		t.Errorf("-noop 2m: exit %d, want 2", code)
+	}
 	if code := loadMain([]string{"-max-attempts", "0"}, &out, &errOut); code != 2 {
 		t.Errorf("-max-attempts 0: exit %d, want 2", code)
+	}
+}
+
+// parseMetrics reads the process CPU and the store counters by file from
+// a Prometheus text exposition.
+func TestParseMetrics(t *testing.T) {
+	text := `# HELP chemmy_store_fsyncs_total fdatasync calls
+# TYPE chemmy_store_fsyncs_total counter
+chemmy_store_fsyncs_total{db="table"} 120
+chemmy_store_fsyncs_total{db="shoe"} 8e+01
+chemmy_store_commits_total{db="table"} 60
+chemmy_store_commits_total{db="shoe"} 40
+chemmy_store_group_calls_total{db="table"} 300
+process_cpu_seconds_total 12.5
+go_goroutines 42
+`
+	s, err := parseMetrics(strings.NewReader(text), sample{commits: map[string]float64{}, fsyncs: map[string]float64{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.cpu != 12.5 || s.fsyncs["table"] != 120 || s.fsyncs["shoe"] != 80 || s.commits["table"] != 60 || s.commits["shoe"] != 40 || len(s.fsyncs) != 2 {
+		t.Fatalf("%+v", s)
+	}
+	if _, err := parseMetrics(strings.NewReader("go_goroutines 1\n"), sample{commits: map[string]float64{}, fsyncs: map[string]float64{}}); err == nil {
+		t.Error("no process or store metrics: accepted")
+	}
+	var out bytes.Buffer
+	before := []sample{{cpu: 1, fsyncs: map[string]float64{"table": 10, "shoe": 0}, commits: map[string]float64{"table": 5}}}
+	after := []sample{{cpu: 3, fsyncs: map[string]float64{"table": 30, "shoe": 20}, commits: map[string]float64{"table": 15, "shoe": 10}}}
+	reportMetrics(&out, []string{"stack"}, before, after, func(v float64) float64 { return v / 10 })
+	want := "fsyncs per coup: 4.00 in all; shoe 2.00 (1.00 commits), table 2.00 (1.00 commits)\n" +
+		"CPU per coup (process of each metrics URL): stack 200.00 ms\n"
+	if out.String() != want {
+		t.Errorf("report:\n%s\nwant:\n%s", out.String(), want)
 	}
 }

@@ -10,15 +10,25 @@
 # boundary on the coup path reads from one run. The gateway's rate limit
 # is off (one client plays every table).
 #
+# Before playing, chemmy load measures the gateway's no-op RPC (GetCaller)
+# at the same concurrency; the transport bound is that rate divided by the
+# client RPCs per coup, and the report's last line is the coups/s as a
+# ratio of it. From the stack's /metrics (chemmy run -metrics-addr: the
+# services on MPORT..MPORT+3, the process, with every store's commit and
+# fsync counters and its CPU, on MPORT+4) it reports the fsyncs per coup of
+# each service's store and the stack's CPU per coup.
+#
 # Environment: TABLES (default 16), DURATION (default 20s), MODES
 # (default "secure insecure"), PORT (the gateway's port, default a random
-# one). The run is bounded in time and talks only to 127.0.0.1.
+# one), MPORT (the first of the five metrics ports, default PORT+1).
+# The run is bounded in time and talks only to 127.0.0.1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TABLES=${TABLES:-16}
 DURATION=${DURATION:-20s}
 MODES=${MODES:-secure insecure}
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
+MPORT=${MPORT:-$((PORT + 1))}
 WORK=$(mktemp -d)
 PID=
 trap 'if [ -n "$PID" ]; then kill $PID 2>/dev/null || true; wait $PID 2>/dev/null || true; fi; rm -rf "$WORK"' EXIT
@@ -29,10 +39,10 @@ for mode in $MODES; do
   [ "$mode" = insecure ] && flags=(-insecure)
   rm -rf "$WORK/data"
   "$WORK/chemmy" run -data-dir "$WORK/data" -listen 127.0.0.1:$PORT -nats-port -1 \
-    -tokens deploy/local/tokens.yaml -log-level error -rate-limit -1 "${flags[@]}" > "$WORK/run.log" 2>&1 &
+    -tokens deploy/local/tokens.yaml -log-level error -rate-limit -1 -metrics-addr 127.0.0.1:$MPORT -http "" "${flags[@]}" > "$WORK/run.log" 2>&1 &
   PID=$!
   for _ in $(seq 100); do grep -q "chemmy is running" "$WORK/run.log" && break; sleep 0.1; done
   echo "== $mode: $TABLES tables for $DURATION through the gateway at 127.0.0.1:$PORT"
-  "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION"
+  "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION" -metrics 127.0.0.1:$((MPORT + 4))
   kill -INT $PID; wait $PID || true; PID=
 done
