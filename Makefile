@@ -90,3 +90,12 @@ tool-buf:
 
 clean:
 	rm -rf $(BIN) $(DATA_DIR)
+
+## sim: the deterministic simulation of the whole suite under faults (cmd/sim/README.md).
+## SEED=n replays one seed; SEEDS=N runs N seeds from SEED_BASE (default 1);
+## STEPS=n steps per seed; AVOID=a,b scenario switches (none: simulate everything)
+.PHONY: sim
+SEEDS ?= 10
+sim:
+	SIM_SEED=$(SEED) SIM_SEEDS=$(SEEDS) SIM_SEED_BASE=$(SEED_BASE) SIM_STEPS=$(STEPS) SIM_AVOID=$(AVOID) \
+		go test -count=1 -timeout 60m -run '^TestSim$$' -v ./cmd/sim

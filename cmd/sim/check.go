@@ -1,0 +1,282 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+)
+
+// Bounds of the invariants that allow for time.
+const (
+	// stuckBound: steps a table may stay in DEALING or SETTLING while
+	// every service runs (the retry pass runs once a step; a fault hits a
+	// call with probability at most 0.24).
+	stuckBound = 25
+	// Held money no live bet or bank explains must be released within
+	// holdBoundSteps steps with table-svc and wallet-svc up and holdBound
+	// of simulated time (escrow intents wait 30 s for the client's retry).
+	holdBoundSteps = 30
+	holdBound      = 60 * time.Second
+)
+
+// limitOf is the time limit of the turn a table waits for.
+func limitOf(v *tablev1.Table) time.Duration {
+	hr := v.GetHouseRules()
+	ms := hr.GetBetTimeLimitMs()
+	switch v.GetState() {
+	case stOffering, stAuction:
+		ms = hr.GetBankOfferTimeLimitMs()
+	case stDecision, stRaise:
+		ms = hr.GetDecisionTimeLimitMs()
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// checkTimeouts compares each table before and after a retry pass: a turn
+// that ended in the pass timed out, which it may do only once its holder
+// has had the whole time limit while table-svc was running; a turn whose
+// deadline had passed must have ended in the pass.
+func (s *sim) checkTimeouts(mid []snap) {
+	if !s.cl.isUp(svcTable) {
+		return
+	}
+	for _, m := range mid {
+		t := m.t
+		if m.view == nil || m.waitKey == "" || t.view == nil {
+			continue
+		}
+		if waitKeyOf(t.view) != m.waitKey {
+			served, limit := s.clock.up()-m.waitStart, limitOf(m.view)
+			if served < limit {
+				s.violate("turn-time-limit", m.waitKey, "t%d: the turn of %s timed out after %v of service time; its limit is %v (%s)",
+					t.n, waiter(m.view), served, limit, brief(m.view))
+			}
+			continue
+		}
+		if dl := m.view.GetTurnDeadline().AsTime(); !s.clock.Now().Before(dl) {
+			s.violate("turn-deadline", m.waitKey, "t%d: the turn of %s ran out %v ago and the retry pass did not apply it (%s)",
+				t.n, waiter(m.view), s.clock.Now().Sub(dl), brief(m.view))
+		}
+	}
+}
+
+// waiter is who a table waits for.
+func waiter(v *tablev1.Table) string {
+	switch v.GetState() {
+	case stOffering:
+		if v.GetOfferedPlayerId() == "" {
+			return "the seated players (open offer)"
+		}
+		return v.GetOfferedPlayerId()
+	case stAuction:
+		return "the auction"
+	case stBetting:
+		return v.GetCoup().GetTurnPlayerId()
+	case stDecision:
+		return v.GetCoup().GetDecisionPlayerId()
+	case stRaise:
+		return v.GetBankerPlayerId()
+	}
+	return "?"
+}
+
+// checkStep checks what must hold after every step.
+func (s *sim) checkStep() {
+	allUp := s.cl.isUp(svcTable) && s.cl.isUp(svcShoe) && s.cl.isUp(svcWallet)
+	for _, t := range s.tables {
+		v := t.view
+		if v == nil {
+			continue
+		}
+		s.coupNumbers(v)
+		switch st := v.GetState(); st {
+		case stDealing, stSettling:
+			if allUp {
+				t.stuck++
+			}
+			if t.stuck > stuckBound {
+				s.violate("not-stuck", fmt.Sprintf("t%d/%s", t.n, v.GetCoup().GetCoupId()), "t%d stays in %s (coup %d) for %d steps with every service up",
+					t.n, stateName(v.GetState()), v.GetCoup().GetNumber(), t.stuck)
+			}
+		case stOffering, stBetting, stDecision, stAuction, stRaise:
+			t.stuck = 0
+			if v.GetTurnDeadline() == nil {
+				s.violate("turn-has-deadline", fmt.Sprintf("t%d/%d/%s", t.n, st, v.GetCoup().GetCoupId()),
+					"t%d waits in %s with no time limit: %s", t.n, stateName(v.GetState()), brief(v))
+			}
+		default:
+			t.stuck = 0
+		}
+	}
+	if s.cl.isUp(svcWallet) {
+		s.checkMoney(false)
+	}
+}
+
+// coupNumbers remembers the number of each coup seen, for messages.
+func (s *sim) coupNumbers(v *tablev1.Table) {
+	if s.coupNo == nil {
+		s.coupNo = map[string]int64{}
+	}
+	for _, cp := range []*tablev1.Coup{v.GetCoup(), v.GetLastCoup()} {
+		if cp.GetCoupId() != "" {
+			s.coupNo[cp.GetCoupId()] = cp.GetNumber()
+		}
+	}
+}
+
+// account is a wallet account's balance and held amount (0, 0 when it
+// does not exist yet).
+func (s *sim) account(id string) (balance, held int64, err error) {
+	ctx, cancel := s.as("auditor")
+	defer cancel()
+	resp, err := s.cl.wallets.GetAccount(ctx, &walletv1.GetAccountRequest{AccountId: id})
+	if status.Code(err) == codes.NotFound {
+		return 0, 0, nil
+	}
+	return resp.GetAccount().GetBalance(), resp.GetAccount().GetHeld(), err
+}
+
+// playerIDs are all players, sorted.
+func (s *sim) playerIDs() []string {
+	ids := make([]string, 0, len(s.players))
+	for id := range s.players {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// checkMoney checks the wallet: the ledger balances, the money in it is
+// what was deposited less what was withdrawn, and every player's held
+// money is what his live banks, bets and bids need; more is allowed only
+// for a while (escrows being released or rolled back), unless final.
+func (s *sim) checkMoney(final bool) {
+	ctx, cancel := s.as("auditor")
+	audit, err := s.cl.wallets.AuditLedger(ctx, &walletv1.AuditLedgerRequest{})
+	cancel()
+	if err != nil {
+		s.violate("ledger-audit", "", "AuditLedger: %v", err)
+		return
+	}
+	if !audit.GetBalanced() {
+		s.violate("ledger-balanced", "", "the ledger does not balance: %v", audit.GetDiscrepancies())
+	}
+	var inWallet int64
+	for _, c := range audit.GetCurrencies() {
+		inWallet += c.GetInWallet()
+	}
+	if want := s.deposited - s.withdrawn; inWallet != want {
+		s.violate("money-conserved", fmt.Sprint(inWallet), "the wallet holds %d; deposits less withdrawals are %d", inWallet, want)
+	}
+	held := map[string]int64{}
+	var sum int64
+	for _, p := range s.playerIDs() {
+		b, h, err := s.account("player:" + p)
+		if err != nil {
+			s.violate("read-account", p, "GetAccount %s: %v", p, err)
+			return
+		}
+		sum += b
+		held[p] = h
+	}
+	house, _, err := s.account("house:commission")
+	if err != nil {
+		s.violate("read-account", "house", "GetAccount house:commission: %v", err)
+		return
+	}
+	if sum+house != inWallet {
+		s.violate("money-conserved", fmt.Sprint("accounts", sum+house), "players hold %d and the house %d: %d, but the wallet holds %d", sum, house, sum+house, inWallet)
+	}
+	if !s.cl.isUp(svcTable) {
+		return
+	}
+	// What the tables say is at stake.
+	expected, live := map[string]int64{}, int64(0)
+	skip := map[string]bool{}
+	for _, t := range s.tables {
+		v := t.view
+		if v == nil {
+			return
+		}
+		if v.GetState() == stSettling {
+			// The wallet may have settled already: the table catches up.
+			for _, p := range t.players {
+				skip[p] = true
+			}
+			continue
+		}
+		if b := v.GetBankerPlayerId(); b != "" {
+			expected[b] += v.GetBank()
+			live++
+		}
+		for _, b := range v.GetCoup().GetBets() {
+			expected[b.GetPlayerId()] += b.GetAmount()
+			live++
+		}
+		if b := v.GetHighestBidderPlayerId(); b != "" {
+			expected[b] += v.GetHighestBid()
+			live++
+		}
+	}
+	owner := map[string]*simTable{}
+	for _, t := range s.tables {
+		for _, p := range t.players {
+			owner[p] = t
+		}
+	}
+	for _, p := range s.playerIDs() {
+		if skip[p] {
+			continue
+		}
+		t := owner[p]
+		if held[p] < expected[p] {
+			s.violate("live-bets-held", fmt.Sprintf("%s/%d/%d", p, held[p], expected[p]), "t%d: %s has %d held, but his bank, bets and bids at the table are %d (%s)",
+				t.n, p, held[p], expected[p], brief(t.view))
+		}
+		ex := held[p] - expected[p]
+		tr := t.excess[p]
+		switch {
+		case ex <= 0:
+			delete(t.excess, p)
+		case final:
+			s.violate("holds-released", p, "t%d: at rest, %s has %d held that no live bank, bet or bid explains (%d held, %d live; %s)",
+				t.n, p, ex, held[p], expected[p], brief(t.view))
+		case tr == nil || ex > tr.amount:
+			// New money held without a reason (e.g. an escrow whose
+			// answer was lost): its own time starts now.
+			t.excess[p] = &excessTrack{amount: ex, since: s.clock.Now()}
+		default:
+			tr.amount = ex
+			if s.cl.isUp(svcWallet) {
+				tr.healthy++
+			}
+			if tr.healthy >= holdBoundSteps && s.clock.Now().Sub(tr.since) >= holdBound {
+				s.violate("holds-released", p, "t%d: %s has had %d held that no live bank, bet or bid explains for %d steps and %v (%d held, %d live; %s)",
+					t.n, p, ex, tr.healthy, s.clock.Now().Sub(tr.since), held[p], expected[p], brief(t.view))
+			}
+		}
+	}
+	if final && len(skip) == 0 && audit.GetOpenHolds() != live {
+		s.violate("holds-released", "count", "at rest the wallet has %d open holds; the tables' live banks, bets and bids are %d", audit.GetOpenHolds(), live)
+	}
+}
+
+// checkFinal checks the suite at rest: no table stuck, the money, and the
+// events of every table against the tables, the rules and the wallet.
+func (s *sim) checkFinal() error {
+	for _, t := range s.tables {
+		if st := t.view.GetState(); st == stDealing || st == stSettling {
+			s.violate("not-stuck", fmt.Sprintf("t%d/%s", t.n, t.view.GetCoup().GetCoupId()), "at rest, t%d is still in %s (coup %d)",
+				t.n, stateName(t.view.GetState()), t.view.GetCoup().GetNumber())
+		}
+	}
+	s.checkMoney(true)
+	return s.checkEvents()
+}

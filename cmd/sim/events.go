@@ -1,0 +1,586 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/rules"
+)
+
+// publishBound is how long the relays may take to publish what is left
+// in the outboxes once NATS is up at the end (real time: the relays run
+// on their own; nothing the simulation decides depends on it).
+const publishBound = 60 * time.Second
+
+// readEvents waits until table-svc has published every event of every
+// table (the outbox is empty and JetStream has as many events of each
+// table as its last sequence says) and reads them all, in stream order.
+func (s *sim) readEvents() (map[string][]*eventsv1.TableEvent, map[string]uint64, error) {
+	want := map[string]uint64{}
+	for _, t := range s.tables {
+		seq, err := s.cl.table.EventSeq(t.id)
+		if err != nil {
+			return nil, nil, err
+		}
+		want[t.id] = seq
+	}
+	nc, err := nats.Connect(s.cl.natsURL(), nats.Name("chemmy-sim"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("sim: nats: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*publishBound)
+	defer cancel()
+	var total uint64
+	for deadline := time.Now().Add(publishBound); ; {
+		total = 0
+		counts := map[string]uint64{}
+		st, err := js.Stream(ctx, "CHEMMY")
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = st.Info(ctx, jetstream.WithSubjectFilter("chemmy.table.>")); err == nil {
+				for subj, n := range info.State.Subjects {
+					parts := strings.SplitN(subj, ".", 4)
+					if len(parts) == 4 {
+						counts[parts[2]] += n
+					}
+					total += n
+				}
+			}
+		}
+		pending, perr := s.cl.table.OutboxLen(1)
+		done := err == nil && perr == nil && pending == 0
+		for id, n := range want {
+			done = done && counts[id] >= n
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.violate("events-published", "", "%v after the end, table-svc's outbox still holds %d event(s) (err %v, %v) or JetStream lacks some: has %v, want %v",
+				publishBound, pending, err, perr, counts, want)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out := map[string][]*eventsv1.TableEvent{}
+	if total == 0 {
+		return out, want, nil
+	}
+	cons, err := js.OrderedConsumer(ctx, "CHEMMY", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"chemmy.table.>"}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sim: jetstream consumer: %w", err)
+	}
+	for got := uint64(0); got < total; {
+		batch, err := cons.Fetch(int(min(500, total-got)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return nil, nil, fmt.Errorf("sim: jetstream fetch: %w", err)
+		}
+		n := 0
+		for msg := range batch.Messages() {
+			ev := &eventsv1.TableEvent{}
+			if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+				return nil, nil, fmt.Errorf("sim: event %s: %w", msg.Subject(), err)
+			}
+			out[ev.GetTableId()] = append(out[ev.GetTableId()], ev)
+			if md, err := msg.Metadata(); err == nil {
+				s.stored[ev] = stored{seq: md.Sequence.Stream, at: md.Timestamp}
+			}
+			n++
+		}
+		if batch.Error() != nil && n == 0 {
+			return nil, nil, fmt.Errorf("sim: jetstream fetch: %w", batch.Error())
+		}
+		got += uint64(n)
+	}
+	return out, want, nil
+}
+
+// betM is a bet as the events tell it.
+type betM struct {
+	player string
+	amount int64
+}
+
+// drawM is a draw_decided event; timedOut: right after a decision's
+// turn_timed_out (the published event does not say by_choice).
+type drawM struct {
+	ev       *eventsv1.DrawDecided
+	timedOut bool
+}
+
+// coupM is a coup as the events tell it.
+type coupM struct {
+	id       string
+	bets     []betM
+	banco    bool
+	money    bool // a bet, a banco or a card: the coup must end
+	cards    int
+	draws    []drawM
+	resulted *eventsv1.CoupResulted
+	settled  int
+	voided   int
+}
+
+// checkEvents reads every table's events from JetStream and checks them:
+// gapless and unduplicated by sequence, every coup with money settled or
+// voided exactly once, each result following from its cards by the
+// tableau (services/rules), each settlement's money following from the
+// result and the bets, and every player's balance in the wallet what the
+// settlements, the fees, the deposits and the withdrawals make it.
+func (s *sim) checkEvents() error {
+	byTable, want, err := s.readEvents()
+	if err != nil {
+		return err
+	}
+	delta := map[string]int64{} // money won (+) or lost (-) at the tables, per player; "house" too
+	complete := true
+	for _, t := range s.tables {
+		evs := s.sequenced(t, byTable[t.id], want[t.id])
+		if uint64(len(evs)) != want[t.id] {
+			complete = false
+		}
+		s.res.Events += len(evs)
+		s.replay(t, evs, delta)
+	}
+	if !complete {
+		s.tracef("events incomplete: balances not checked against them")
+		return nil
+	}
+	for _, p := range s.playerIDs() {
+		b, _, err := s.account("player:" + p)
+		if err != nil {
+			return err
+		}
+		pl := s.players[p]
+		if want := pl.deposited - pl.withdrawn + delta[p]; b != want {
+			s.violate("balances-follow-events", p, "%s's balance is %d; deposits %d less withdrawals %d plus %d won at the table (by the events) make %d",
+				p, b, pl.deposited, pl.withdrawn, delta[p], want)
+		}
+	}
+	house, _, err := s.account("house:commission")
+	if err != nil {
+		return err
+	}
+	if house != delta["house"] {
+		s.violate("balances-follow-events", "house", "house:commission holds %d; the commissions and fees of the events make %d", house, delta["house"])
+	}
+	return nil
+}
+
+// sequenced checks a table's events for gaps, duplicates and order, and
+// returns them by sequence, once each.
+func (s *sim) sequenced(t *simTable, evs []*eventsv1.TableEvent, want uint64) []*eventsv1.TableEvent {
+	bySeq := map[uint64]*eventsv1.TableEvent{}
+	var last uint64
+	for _, ev := range evs {
+		seq := ev.GetSequence()
+		if prev, dup := bySeq[seq]; dup {
+			if prev.GetEventId() == ev.GetEventId() {
+				s.violate("events-unduplicated", fmt.Sprintf("t%d/%d", t.n, seq), "t%d: event %d (%s) is in the stream twice (republished, same event id): %s and %s",
+					t.n, seq, kindOf(ev), s.whenStored(prev), s.whenStored(ev))
+			} else {
+				s.violate("events-unduplicated", fmt.Sprintf("t%d/%d", t.n, seq), "t%d: two events carry sequence %d: %s and %s", t.n, seq, kindOf(prev), kindOf(ev))
+			}
+			continue
+		}
+		if seq < last {
+			s.violate("events-ordered", fmt.Sprintf("t%d/%d", t.n, seq), "t%d: event %d comes after event %d in the stream", t.n, seq, last)
+		}
+		last = max(last, seq)
+		bySeq[seq] = ev
+	}
+	var missing []uint64
+	out := make([]*eventsv1.TableEvent, 0, len(bySeq))
+	for seq := uint64(1); seq <= want; seq++ {
+		if ev, ok := bySeq[seq]; ok {
+			out = append(out, ev)
+		} else {
+			missing = append(missing, seq)
+		}
+	}
+	if len(missing) > 0 {
+		s.violate("events-gapless", fmt.Sprint(t.n), "t%d: events %s of 1..%d are missing from the stream", t.n, seqList(missing), want)
+	}
+	for seq := range bySeq {
+		if seq == 0 || seq > want {
+			s.violate("events-gapless", fmt.Sprintf("t%d/%d", t.n, seq), "t%d: event %d in the stream, but the table's last is %d", t.n, seq, want)
+		}
+	}
+	return out
+}
+
+// stored is where and when JetStream stored an event.
+type stored struct {
+	seq uint64
+	at  time.Time
+}
+
+// whenStored says when JetStream stored an event: its stream sequence and
+// the step the simulation was at (real time, so only for diagnosis; it is
+// not in the trace's digest).
+func (s *sim) whenStored(ev *eventsv1.TableEvent) string {
+	st, ok := s.stored[ev]
+	if !ok {
+		return "?"
+	}
+	step := 0
+	for i, at := range s.stepTimes {
+		if !at.After(st.at) {
+			step = i
+		}
+	}
+	return fmt.Sprintf("stream #%d during step %d", st.seq, step)
+}
+
+func seqList(seqs []uint64) string {
+	if len(seqs) > 10 {
+		return fmt.Sprintf("%v... (%d)", seqs[:10], len(seqs))
+	}
+	return fmt.Sprint(seqs)
+}
+
+func kindOf(ev *eventsv1.TableEvent) string {
+	if fd := ev.ProtoReflect().WhichOneof(ev.ProtoReflect().Descriptor().Oneofs().ByName("payload")); fd != nil {
+		return string(fd.Name())
+	}
+	return "unknown"
+}
+
+// engineRules are a table's house rules as the rules engine takes them.
+func engineRules(hr *tablev1.HouseRules) rules.HouseRules {
+	r := rules.HouseRules{
+		BankerOption3vs9: hr.GetBankerOption_3Vs_9(), BankerOption5vs4: hr.GetBankerOption_5Vs_4(),
+		BancoFreePlay: hr.GetBancoFreePlay(), CommissionBP: hr.GetCommissionBp(), HourlyFee: hr.GetHourlyFee(),
+		FirstCoupExempt: hr.GetFirstCoupExempt(), CommissionRounding: rules.RoundDown,
+	}
+	switch hr.GetCommissionRounding() {
+	case tablev1.CommissionRounding_COMMISSION_ROUNDING_HALF_UP:
+		r.CommissionRounding = rules.RoundHalfUp
+	case tablev1.CommissionRounding_COMMISSION_ROUNDING_UP:
+		r.CommissionRounding = rules.RoundUp
+	}
+	return r
+}
+
+// replay goes through a table's events in order, as a consumer would,
+// and checks every coup: its result from its cards, its settlement from
+// its result and bets, that it ends once. delta collects each player's
+// (and the house's) money won at the table.
+func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64) {
+	hr := engineRules(t.rules)
+	coups := map[string]*coupM{}
+	var order []string
+	coup := func(id string) *coupM {
+		c := coups[id]
+		if c == nil {
+			c = &coupM{id: id}
+			coups[id] = c
+			order = append(order, id)
+		}
+		return c
+	}
+	var banker string
+	var bank int64
+	bankerCoups := 0
+	paidSeconds := map[string]int64{}
+	var prev *eventsv1.TableEvent
+	for i, ev := range evs {
+		if i > 0 {
+			prev = evs[i-1]
+		}
+		var c *coupM
+		if ev.GetCoupId() != "" {
+			c = coup(ev.GetCoupId())
+		}
+		name := func() string { return s.coupName(t, ev.GetCoupId()) }
+		switch p := ev.GetPayload().(type) {
+		case *eventsv1.TableEvent_BankChanged:
+			switch p.BankChanged.GetReason() {
+			case eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED:
+				banker, bank, bankerCoups = p.BankChanged.GetBankerPlayerId(), p.BankChanged.GetBank(), 0
+			case eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, eventsv1.BankChangeReason_BANK_CHANGE_REASON_RAISED:
+				bank = p.BankChanged.GetBank()
+			default:
+				banker, bank = "", 0
+			}
+		case *eventsv1.TableEvent_BetPlaced:
+			c.bets = append(c.bets, betM{p.BetPlaced.GetPlayerId(), p.BetPlaced.GetAmount()})
+			c.money = true
+		case *eventsv1.TableEvent_BancoCalled:
+			c.bets = []betM{{p.BancoCalled.GetPlayerId(), p.BancoCalled.GetAmount()}}
+			c.banco, c.money = true, true
+		case *eventsv1.TableEvent_BetReduced:
+			for i := len(c.bets) - 1; i >= 0; i-- {
+				if c.bets[i].player == p.BetReduced.GetPlayerId() {
+					if p.BetReduced.GetAmount() == 0 {
+						c.bets = append(c.bets[:i:i], c.bets[i+1:]...)
+					} else {
+						c.bets[i].amount = p.BetReduced.GetAmount()
+					}
+					break
+				}
+			}
+		case *eventsv1.TableEvent_CardDealt:
+			c.cards++
+			c.money = true
+		case *eventsv1.TableEvent_DrawDecided:
+			c.draws = append(c.draws, drawM{ev: p.DrawDecided, timedOut: prev.GetTurnTimedOut().GetTurn() == "decision" && prev.GetCoupId() == c.id})
+		case *eventsv1.TableEvent_CoupResulted:
+			if c.resulted != nil {
+				s.violate("coup-ends-once", c.id, "t%d %s has two results", t.n, name())
+			}
+			c.resulted = p.CoupResulted
+			s.checkTableau(t, c, hr, name())
+		case *eventsv1.TableEvent_CoupSettled:
+			c.settled++
+			s.res.CoupsSettled++
+			if c.resulted == nil {
+				s.violate("coup-follows-cards", c.id, "t%d %s was settled without a result", t.n, name())
+				continue
+			}
+			exempt := hr.CommissionExempt(bankerCoups == 0)
+			s.checkSettlement(t, c, p.CoupSettled, banker, bank, exempt, hr, name(), delta)
+			bankerCoups++
+		case *eventsv1.TableEvent_CoupVoided:
+			c.voided++
+			s.res.CoupsVoided++
+		case *eventsv1.TableEvent_SeatFeeCharged:
+			f := p.SeatFeeCharged
+			fr := hr
+			if due, err := rules.HourlyFeeDue(fr, f.GetSeatSeconds()); err != nil || due != f.GetFee() {
+				s.violate("hourly-fee", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: %s charged %d for %d s at %d an hour; the rules make %d (%v)",
+					t.n, f.GetPlayerId(), f.GetFee(), f.GetSeatSeconds(), hr.HourlyFee, due, err)
+			}
+			if hr.HourlyFee == 0 {
+				s.violate("hourly-fee", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d charges a seat fee but has no hourly fee", t.n)
+			}
+			if f.GetPaid() {
+				delta[f.GetPlayerId()] -= f.GetFee()
+				delta["house"] += f.GetFee()
+				paidSeconds[f.GetPlayerId()] += f.GetSeatSeconds()
+			}
+		}
+	}
+	// Nobody pays for more seat time than he sat.
+	for _, p := range t.players {
+		if sat := t.seatTime[p]; time.Duration(paidSeconds[p])*time.Second > sat+time.Second {
+			s.violate("hourly-fee", fmt.Sprintf("t%d/%s/seconds", t.n, p), "t%d: %s paid for %d s of seat time but sat %v", t.n, p, paidSeconds[p], sat)
+		}
+	}
+	// Every coup with money ends exactly once; the coup in play not yet.
+	current := t.view.GetCoup().GetCoupId()
+	ids := append([]string(nil), order...)
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := coups[id]
+		ends := c.settled + c.voided
+		switch {
+		case ends > 1:
+			s.violate("coup-ends-once", id, "t%d %s ended %d times (settled %d, voided %d)", t.n, s.coupName(t, id), ends, c.settled, c.voided)
+		case id == current && ends > 0:
+			s.violate("coup-ends-once", id, "t%d %s is still in play but has ended (settled %d, voided %d)", t.n, s.coupName(t, id), c.settled, c.voided)
+		case id != current && ends == 0 && c.money:
+			s.violate("coup-ends-once", id, "t%d %s had %d bet(s) and %d card(s) but was neither settled nor voided (the table is %s)",
+				t.n, s.coupName(t, id), len(c.bets), c.cards, brief(t.view))
+		}
+	}
+}
+
+func (s *sim) coupName(t *simTable, id string) string {
+	if n, ok := s.coupNo[id]; ok {
+		return fmt.Sprintf("coup %d", n)
+	}
+	return "coup " + id
+}
+
+func cardsOf(cards []*shoev1.Card) ([]rules.Card, error) {
+	out := make([]rules.Card, 0, len(cards))
+	for _, c := range cards {
+		card, err := rules.ParseCard(c.GetCode())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, card)
+	}
+	return out, nil
+}
+
+// checkTableau plays the coup's cards through the rules engine: every
+// card is one the tableau (or a recorded choice) called for, no card it
+// called for is missing, and the result is the engine's.
+func (s *sim) checkTableau(t *simTable, c *coupM, hr rules.HouseRules, name string) {
+	bad := func(format string, args ...any) {
+		s.violate("coup-follows-cards", c.id, "t%d %s: "+format, append([]any{t.n, name}, args...)...)
+	}
+	res := c.resulted
+	P, err := cardsOf(res.GetPlayerCards())
+	if err != nil {
+		bad("player's cards: %v", err)
+		return
+	}
+	B, err := cardsOf(res.GetBankerCards())
+	if err != nil {
+		bad("banker's cards: %v", err)
+		return
+	}
+	if c.cards != len(P)+len(B) {
+		bad("%d card_dealt events for %d cards in the result", c.cards, len(P)+len(B))
+	}
+	choice := func(hand eventsv1.Hand) *drawM {
+		for i, d := range c.draws {
+			if d.ev.GetHand() == hand && d.ev.GetPlayerId() != "" {
+				return &c.draws[i]
+			}
+		}
+		return nil
+	}
+	// The default of a decision whose time ran out (HouseRules
+	// decision_time_limit_ms): what the tableau says, drawing at an
+	// option, banco free play or not.
+	tableau := hr
+	tableau.BancoFreePlay = false
+	timeoutDraw := func(hand eventsv1.Hand, rc rules.Coup) bool {
+		if hand == eventsv1.Hand_HAND_PLAYER {
+			return rules.PlayerDecision(rules.Total(rc.Player[:2])) != rules.DecisionStand
+		}
+		var third *rules.Card
+		if len(rc.Player) == 3 {
+			third = &rc.Player[2]
+		}
+		return rules.BankerDecision(rules.Total(rc.Banker[:2]), third, tableau) != rules.DecisionStand
+	}
+	rc := rules.Coup{Banco: c.banco}
+	for range 12 {
+		step, err := rules.NextStep(rc, hr)
+		if err != nil {
+			bad("the rules engine refuses the cards %v / %v: %v", P, B, err)
+			return
+		}
+		switch step.Kind {
+		case rules.StepDealPlayer:
+			if len(rc.Player) == len(P) {
+				bad("the tableau deals the player a card he did not get (%v / %v, %s)", P, B, step.Rule)
+				return
+			}
+			rc.Player = P[:len(rc.Player)+1]
+		case rules.StepDealBanker:
+			if len(rc.Banker) == len(B) {
+				bad("the tableau deals the banker a card he did not get (%v / %v, %s)", P, B, step.Rule)
+				return
+			}
+			rc.Banker = B[:len(rc.Banker)+1]
+		case rules.StepPlayerChoice, rules.StepBankerChoice:
+			hand, cards, all := eventsv1.Hand_HAND_PLAYER, &rc.Player, P
+			if step.Kind == rules.StepBankerChoice {
+				hand, cards, all = eventsv1.Hand_HAND_BANKER, &rc.Banker, B
+			}
+			drew := len(all) > len(*cards)
+			switch d := choice(hand); {
+			case d == nil:
+				bad("the %s hand had a choice but no draw_decided records it", hand)
+			case d.ev.GetDraw() != drew:
+				bad("the %s hand chose draw=%t but drew=%t", hand, d.ev.GetDraw(), drew)
+			case d.timedOut && d.ev.GetDraw() != timeoutDraw(hand, rc):
+				bad("the %s hand's time ran out and it drew=%t; the default (the tableau, drawing at an option) is draw=%t (%v / %v)",
+					hand, d.ev.GetDraw(), timeoutDraw(hand, rc), P[:2], B[:2])
+			}
+			if drew {
+				*cards = all[:len(*cards)+1]
+			} else if hand == eventsv1.Hand_HAND_PLAYER {
+				rc.PlayerStood = true
+			} else {
+				rc.BankerStood = true
+			}
+		case rules.StepDone:
+			if len(rc.Player) != len(P) || len(rc.Banker) != len(B) {
+				bad("cards beyond the tableau: %v / %v, the coup was over at %v / %v", P, B, rc.Player, rc.Banker)
+			}
+			if got, want := res.GetOutcome(), outcomeEvent(step.Outcome); got != want {
+				bad("result %s, the rules make %s from %v / %v", got, want, P, B)
+			}
+			if res.GetNatural() != step.Natural {
+				bad("natural %t, the rules say %t", res.GetNatural(), step.Natural)
+			}
+			if int(res.GetPlayerTotal()) != rules.Total(P) || int(res.GetBankerTotal()) != rules.Total(B) {
+				bad("totals %d / %d, the cards make %d / %d", res.GetPlayerTotal(), res.GetBankerTotal(), rules.Total(P), rules.Total(B))
+			}
+			return
+		}
+	}
+	bad("the tableau did not finish")
+}
+
+func outcomeEvent(o rules.Outcome) eventsv1.Outcome {
+	switch o {
+	case rules.OutcomeBankWins:
+		return eventsv1.Outcome_OUTCOME_BANK_WINS
+	case rules.OutcomeBankLoses:
+		return eventsv1.Outcome_OUTCOME_BANK_LOSES
+	case rules.OutcomeStandOff:
+		return eventsv1.Outcome_OUTCOME_STAND_OFF
+	}
+	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
+}
+
+func outcomeRules(o eventsv1.Outcome) rules.Outcome {
+	switch o {
+	case eventsv1.Outcome_OUTCOME_BANK_WINS:
+		return rules.OutcomeBankWins
+	case eventsv1.Outcome_OUTCOME_BANK_LOSES:
+		return rules.OutcomeBankLoses
+	case eventsv1.Outcome_OUTCOME_STAND_OFF:
+		return rules.OutcomeStandOff
+	}
+	return 0
+}
+
+// checkSettlement computes the coup's money by the rules engine from its
+// result, its bets and the bank, compares it with coup_settled, and adds
+// it to delta.
+func (s *sim) checkSettlement(t *simTable, c *coupM, ev *eventsv1.CoupSettled, banker string, bank int64, exempt bool, hr rules.HouseRules, name string, delta map[string]int64) {
+	bad := func(format string, args ...any) {
+		s.violate("settlement-follows-result", c.id, "t%d %s: "+format, append([]any{t.n, name}, args...)...)
+	}
+	outcome := outcomeRules(c.resulted.GetOutcome())
+	if ev.GetOutcome() != c.resulted.GetOutcome() {
+		bad("settled as %s, resulted %s", ev.GetOutcome(), c.resulted.GetOutcome())
+	}
+	if banker == "" {
+		bad("settled with no banker")
+		return
+	}
+	amounts := make([]int64, len(c.bets))
+	for i, b := range c.bets {
+		amounts[i] = b.amount
+	}
+	st, err := rules.SettleChemin(bank, amounts, outcome, hr, exempt)
+	if err != nil {
+		bad("the rules engine cannot settle bank %d, bets %v: %v", bank, amounts, err)
+		return
+	}
+	if ev.GetBankerWinnings() != st.BankerWinnings || ev.GetCommission() != st.Commission || ev.GetBankerNet() != st.BankerNet || ev.GetNewBank() != st.NewBank {
+		bad("winnings %d, commission %d, net %d, new bank %d; the rules make %d, %d, %d, %d (bank %d, bets %v, %s, exempt %t)",
+			ev.GetBankerWinnings(), ev.GetCommission(), ev.GetBankerNet(), ev.GetNewBank(),
+			st.BankerWinnings, st.Commission, st.BankerNet, st.NewBank, bank, amounts, outcome, exempt)
+	}
+	delta[banker] += st.BankerNet
+	delta["house"] += st.Commission
+	for i, b := range c.bets {
+		delta[b.player] += st.Payouts[i] - st.Lost[i]
+	}
+}

@@ -1,0 +1,464 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+)
+
+// Config configures one simulated run. Zero fields take the defaults.
+type Config struct {
+	// Seed decides everything the driver does and every fault.
+	Seed uint64
+	// Steps is the number of driver steps before the quiet phase; default
+	// 300.
+	Steps int
+	// Tables is the number of tables played at once; default 3.
+	Tables int
+	// Players is the pool of players of each table (seated or in the
+	// gallery); default 6.
+	Players int
+	// FaultRate is the probability that a call of table-svc to shoe-svc
+	// or wallet-svc is faulted in a normal phase (storms: three times
+	// it, calm phases: none); default 0.08; negative: never.
+	FaultRate float64
+	// NoRestarts: no service restarts, outages or NATS outages.
+	NoRestarts bool
+	// ShortShoes: every table starts on a two-deck prepared shoe, so that
+	// its cut card comes out within a few coups and it changes shoes. The
+	// next shoes are shuffled by shoe-svc from crypto/rand: a run with
+	// short shoes does not replay exactly (see README.md).
+	ShortShoes bool
+	// Avoid keeps the simulation away from scenarios of known bugs.
+	Avoid Avoid
+	// Dir holds the bbolt files and the NATS store; default a temporary
+	// directory, removed at the end unless the run found a violation.
+	Dir string
+	// Logger receives the services' logs; default: discarded.
+	Logger *slog.Logger
+	// Trace receives every step as it happens; default: kept in memory
+	// and written to <Dir>/trace.txt when the run finds a violation.
+	Trace io.Writer
+}
+
+// Avoid switches scenarios off. Each one names the known bug it avoids;
+// all false (the default) simulates everything.
+type Avoid struct {
+	// AmendedRetry: a client never sends a request again under the same
+	// request_id with another amount (a PlaceBet retried with a new
+	// amount left the first attempt's hold orphaned).
+	AmendedRetry bool
+	// TableDowntime: table-svc restarts at once and is never down while
+	// the clock runs (turn timers ran on while the service was down).
+	TableDowntime bool
+	// LostRaise: no fault on the wallet call of RaiseBank (a lost reply
+	// to the bank's resize left the table stuck in SETTLING).
+	LostRaise bool
+	// HourlyFee: no table charges an hourly fee.
+	HourlyFee bool
+	// BancoFreePlay: no table plays banco free play.
+	BancoFreePlay bool
+	// TurnLeave: the punter whose betting turn it is does not leave his
+	// seat, move to the gallery or (from the gallery) take a seat (the
+	// next punter inherited the rest of his time limit; a gallery punter
+	// seated in his turn left the betting with nobody to wait for).
+	TurnLeave bool
+	// StaleRetry: a client does not send a request again once the coup it
+	// was made in is over (a bet re-sent under its request_id in the next
+	// coup was escrowed with another reference than its intent: the
+	// rollback was refused REQUEST_ID_REUSED and the hold orphaned).
+	StaleRetry bool
+	// GameStop: no seated player leaves (or moves to the gallery) when
+	// that would leave fewer than two seated while the coup has bets (the
+	// game stops, the bets are returned, but no event ends the coup).
+	GameStop bool
+	// LongOutage: the event stream keeps its two-minute duplicate window,
+	// longer than any NATS outage of the simulation. By default the
+	// simulation creates the stream with a 100 ms window, so that every
+	// outage is "long": an event published twice shows up twice.
+	LongOutage bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Steps == 0 {
+		c.Steps = 300
+	}
+	if c.Tables == 0 {
+		c.Tables = 3
+	}
+	if c.Players == 0 {
+		c.Players = 6
+	}
+	if c.FaultRate == 0 {
+		c.FaultRate = 0.08
+	}
+	if c.FaultRate < 0 {
+		c.FaultRate = 0
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// shortDupWindow is the event stream's duplicate window in the
+// simulation (see Avoid.LongOutage).
+const shortDupWindow = 100 * time.Millisecond
+
+// Violation is an invariant found broken.
+type Violation struct {
+	Invariant string
+	Step      int
+	Detail    string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("[%s] step %d: %s", v.Invariant, v.Step, v.Detail)
+}
+
+// Result is what one run did and found.
+type Result struct {
+	Seed                       uint64
+	Steps                      int
+	CoupsSettled, CoupsVoided  int
+	Events                     int
+	Faults                     int
+	FaultKinds                 map[string]int
+	Restarts, Outages, NATSOut int
+	ShoeChanges                int
+	Violations                 []Violation
+	// Digest is a hash of the trace: two runs of a seed that did the same
+	// things have the same digest (see the README on determinism).
+	Digest string
+	// TracePath is where the trace was written (runs with violations).
+	TracePath string
+	Elapsed   time.Duration
+}
+
+// Summary is the one-line summary of a run.
+func (r *Result) Summary() string {
+	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided, %d events, %d faults injected %v, %d restarts, %d outages, %d NATS outages, %d new shoes, %d violations, %s, digest %s",
+		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.NATSOut, r.ShoeChanges,
+		len(r.Violations), r.Elapsed.Round(time.Millisecond), r.Digest)
+}
+
+func kinds(m map[string]int) string {
+	var ks []string
+	for k, v := range m {
+		ks = append(ks, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(ks)
+	return "{" + strings.Join(ks, " ") + "}"
+}
+
+// sim is one run.
+type sim struct {
+	cfg    Config
+	rng    *rand.Rand
+	clock  *clock
+	faults *faults
+	cl     *cluster
+	res    *Result
+
+	step    int
+	reqSeq  int
+	traceMu sync.Mutex
+	trace   []string
+	digest  []byte
+
+	tables     []*simTable
+	players    map[string]*simPlayer
+	deposited  int64
+	withdrawn  int64
+	downUntil  map[string]int // service -> step at which it starts again
+	phaseUntil int
+
+	seen   map[string]bool  // violations reported once per key
+	coupNo map[string]int64 // coup id -> its number at its table
+
+	// Diagnosis only (real time, not in the trace): when each step began,
+	// and when JetStream stored each event read at the end.
+	stepTimes []time.Time
+	stored    map[*eventsv1.TableEvent]stored
+}
+
+// simPlayer is the driver's book of a player's money movements outside
+// the tables.
+type simPlayer struct {
+	id        string
+	deposited int64
+	withdrawn int64
+}
+
+// Run runs one seed: the suite is started, driven for cfg.Steps steps
+// under faults, brought to rest, and checked. An error is a failure of
+// the simulation itself (e.g. a service that would not start); broken
+// invariants are in Result.Violations.
+func Run(cfg Config) (*Result, error) {
+	cfg = cfg.withDefaults()
+	start := time.Now()
+	s := &sim{
+		cfg:       cfg,
+		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x647269766572)),
+		clock:     newClock(),
+		res:       &Result{Seed: cfg.Seed},
+		players:   map[string]*simPlayer{},
+		downUntil: map[string]int{},
+		seen:      map[string]bool{},
+		stored:    map[*eventsv1.TableEvent]stored{},
+	}
+	s.faults = newFaults(cfg.Seed, s.tracef)
+	if cfg.Avoid.LostRaise {
+		s.faults.exempt = func(req any) bool {
+			r, ok := req.(*walletv1.ResizeHoldRequest)
+			return ok && strings.Contains(r.GetRequestId(), "/raise/")
+		}
+	}
+	dir, cleanup := cfg.Dir, func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "chemmy-sim-")
+		if err != nil {
+			return nil, err
+		}
+		dir, cleanup = d, func() { _ = os.RemoveAll(d) }
+	}
+	dup := shortDupWindow
+	if cfg.Avoid.LongOutage {
+		dup = 0
+	}
+	cl, err := newCluster(dir, cfg.Logger, s.clock, s.faults, dup)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	s.cl = cl
+	runErr := s.run()
+	cl.close()
+	s.res.Elapsed = time.Since(start)
+	s.res.Steps = cfg.Steps
+	s.res.Faults = s.faults.injected()
+	s.res.FaultKinds = s.faults.snapshot()
+	if d := hex.EncodeToString(s.digest); len(d) >= 16 {
+		s.res.Digest = d[:16]
+	}
+	if len(s.res.Violations) > 0 || runErr != nil {
+		s.res.TracePath = filepath.Join(dir, "trace.txt")
+		_ = os.WriteFile(s.res.TracePath, []byte(strings.Join(s.trace, "\n")+"\n"), 0o644)
+	} else {
+		cleanup()
+	}
+	return s.res, runErr
+}
+
+func (s *sim) run() error {
+	if err := s.setup(); err != nil {
+		return err
+	}
+	s.stepTimes = append(s.stepTimes, time.Now())
+	for s.step = 1; s.step <= s.cfg.Steps; s.step++ {
+		s.stepTimes = append(s.stepTimes, time.Now())
+		if err := s.environment(); err != nil {
+			return err
+		}
+		s.observe()
+		s.act()
+		s.observe()
+		mid := s.views()
+		s.tick()
+		s.observe()
+		s.checkTimeouts(mid)
+		s.checkStep()
+	}
+	s.step = s.cfg.Steps + 1
+	s.stepTimes = append(s.stepTimes, time.Now())
+	if err := s.quiesce(); err != nil {
+		return err
+	}
+	return s.checkFinal()
+}
+
+// tracef records one line of the trace. Lines name tables by index,
+// coups by number and errors by code and reason, never by an id or a
+// time of the real world, so that equal runs have equal traces.
+func (s *sim) tracef(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	// The fault interceptor traces from table-svc's goroutines.
+	s.traceMu.Lock()
+	defer s.traceMu.Unlock()
+	h := sha256.New()
+	h.Write(s.digest)
+	h.Write([]byte(line))
+	s.digest = h.Sum(nil)
+	if s.cfg.Trace != nil {
+		fmt.Fprintln(s.cfg.Trace, line)
+	}
+	s.trace = append(s.trace, line)
+}
+
+// violate records a broken invariant, once per key.
+func (s *sim) violate(invariant, key, format string, args ...any) {
+	if key != "" {
+		if s.seen[invariant+"/"+key] {
+			return
+		}
+		s.seen[invariant+"/"+key] = true
+	}
+	v := Violation{Invariant: invariant, Step: s.step, Detail: fmt.Sprintf(format, args...)}
+	s.res.Violations = append(s.res.Violations, v)
+	s.tracef("!!! VIOLATION %s", v)
+}
+
+func (s *sim) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 30*time.Second)
+}
+
+// nextID is a fresh request id, the same in every run of the seed.
+func (s *sim) nextID() string {
+	s.reqSeq++
+	return fmt.Sprintf("s%d", s.reqSeq)
+}
+
+// environment is what happens to the suite at the start of a step: time
+// passes, services stop and start again, NATS goes away, the fault rate
+// changes.
+func (s *sim) environment() error {
+	// Think time: every step takes a moment (before any restart, so that
+	// a service starts at the time the step's observation sees).
+	s.pass(time.Duration(s.rng.IntN(3000)) * time.Millisecond)
+	// Outages that end now.
+	for _, name := range []string{svcNATS, svcShoe, svcWallet, svcTable} {
+		if until, ok := s.downUntil[name]; ok && s.step >= until {
+			delete(s.downUntil, name)
+			if err := s.cl.start(name); err != nil {
+				return err
+			}
+			s.tracef("step %d: %s up again", s.step, name)
+		}
+	}
+	if s.step >= s.phaseUntil {
+		s.phaseUntil = s.step + 20 + s.rng.IntN(40)
+		rate, name := s.cfg.FaultRate, "normal"
+		switch r := s.rng.Float64(); {
+		case r < 0.3:
+			rate, name = 0, "calm"
+		case r < 0.5:
+			rate, name = min(0.6, 3*s.cfg.FaultRate), "storm"
+		}
+		s.faults.setRate(rate)
+		s.tracef("step %d: %s phase (fault rate %.2f) until step %d", s.step, name, rate, s.phaseUntil)
+	}
+	if s.cfg.NoRestarts {
+		s.rng.Float64()
+		s.rng.IntN(3)
+		return nil
+	}
+	r, pick := s.rng.Float64(), s.rng.IntN(3)
+	deps := []string{svcShoe, svcWallet, svcTable}
+	switch {
+	case r < 0.015:
+		name := deps[pick]
+		if s.down(name) {
+			return nil
+		}
+		s.res.Restarts++
+		s.tracef("step %d: restart %s", s.step, name)
+		if err := s.cl.stop(name); err != nil {
+			s.violate("clean-stop", "", "%s did not stop cleanly: %v", name, err)
+		}
+		return s.cl.start(name)
+	case r < 0.025:
+		name := deps[pick]
+		if name == svcTable && s.cfg.Avoid.TableDowntime {
+			name = svcWallet
+		}
+		if s.down(name) {
+			return nil
+		}
+		n := 1 + s.rng.IntN(6)
+		s.res.Outages++
+		s.tracef("step %d: %s down for %d steps", s.step, name, n)
+		s.downUntil[name] = s.step + n
+		if err := s.cl.stop(name); err != nil {
+			s.violate("clean-stop", "", "%s did not stop cleanly: %v", name, err)
+		}
+	case r < 0.035:
+		if s.down(svcNATS) {
+			return nil
+		}
+		n := 2 + s.rng.IntN(14)
+		s.res.NATSOut++
+		s.tracef("step %d: NATS down for %d steps", s.step, n)
+		s.downUntil[svcNATS] = s.step + n
+		_ = s.cl.stop(svcNATS)
+	}
+	return nil
+}
+
+func (s *sim) down(name string) bool {
+	_, ok := s.downUntil[name]
+	return ok
+}
+
+// tick runs table-svc's retry pass once, as its loop would.
+func (s *sim) tick() {
+	if !s.cl.isUp(svcTable) {
+		return
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	s.cl.table.Tick(ctx)
+}
+
+// quiesce ends the faults: every service up, no fault, time enough for
+// every grace period, and the retry pass run until the tables rest.
+func (s *sim) quiesce() error {
+	s.tracef("quiet: faults stop, every service up")
+	s.faults.setRate(0)
+	for _, name := range []string{svcNATS, svcShoe, svcWallet, svcTable} {
+		if s.down(name) {
+			delete(s.downUntil, name)
+			if err := s.cl.start(name); err != nil {
+				return err
+			}
+		}
+	}
+	for range 3 {
+		s.observe()
+		mid := s.views()
+		s.tick()
+		s.observe()
+		s.checkTimeouts(mid)
+	}
+	for range 2 {
+		// Past the escrow intents' grace period (30 s); turns time out.
+		s.pass(31 * time.Second)
+		for range 3 {
+			s.observe()
+			mid := s.views()
+			s.tick()
+			s.observe()
+			s.checkTimeouts(mid)
+		}
+	}
+	s.observe()
+	return nil
+}
+
+// stateName is a table state without its prefix.
+func stateName(st tablev1.TableState) string {
+	return strings.TrimPrefix(st.String(), "TABLE_STATE_")
+}
