@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -122,6 +123,7 @@ var errGroupFailed = errors.New("store: a function of the group failed")
 func (c *Committer) commit(group []*call) {
 	for len(group) > 0 {
 		failed := -1
+		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			for i, cl := range group {
 				if err := safeRun(cl.fn, tx); err != nil {
@@ -135,26 +137,28 @@ func (c *Committer) commit(group []*call) {
 			return nil
 		})
 		if failed < 0 {
-			c.count(len(group), err == nil)
+			c.count(len(group), err == nil, time.Since(start))
 			for _, cl := range group {
 				c.finish(cl, err)
 			}
 			return
 		}
 		bad := group[failed]
+		start = time.Now()
 		err = c.db.Update(func(tx *bolt.Tx) error { return safeRun(bad.fn, tx) })
-		c.count(1, err == nil)
+		c.count(1, err == nil, time.Since(start))
 		c.finish(bad, err)
 		group = append(group[:failed:failed], group[failed+1:]...)
 	}
 }
 
-func (c *Committer) count(calls int, committed bool) {
+func (c *Committer) count(calls int, committed bool, took time.Duration) {
 	if c.stats == nil || !committed {
 		return
 	}
 	c.stats.calls.Add(uint64(calls))
 	c.stats.groups.Add(1)
+	c.stats.groupNanos.Add(uint64(took))
 }
 
 func (c *Committer) finish(cl *call, err error) {

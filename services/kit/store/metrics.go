@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
@@ -27,6 +28,9 @@ type dbStats struct {
 
 	calls  atomic.Uint64 // functions committed through a Committer
 	groups atomic.Uint64 // transactions a Committer committed
+	// groupNanos is the time those transactions took (running the
+	// functions, writing, syncing).
+	groupNanos atomic.Uint64
 }
 
 var tracked struct {
@@ -94,6 +98,9 @@ type Counts struct {
 	// transactions that committed them (Calls/Groups functions share one
 	// commit).
 	Calls, Groups uint64
+	// GroupTime is the time the Committer's transactions took, from
+	// the first function run to the end of the commit.
+	GroupTime time.Duration
 }
 
 // Fsyncs is Commits × FsyncsPerCommit.
@@ -111,6 +118,7 @@ func Snapshot() map[string]Counts {
 		c.Commits += s.commits()
 		c.Calls += s.calls.Load()
 		c.Groups += s.groups.Load()
+		c.GroupTime += time.Duration(s.groupNanos.Load())
 		out[s.name] = c
 	}
 	return out
@@ -125,6 +133,8 @@ var (
 		"Functions committed through the group committer.", []string{"db"}, nil)
 	descGroups = prometheus.NewDesc("chemmy_store_group_commits_total",
 		"Transactions the group committer committed (each serving one or more functions).", []string{"db"}, nil)
+	descGroupTime = prometheus.NewDesc("chemmy_store_group_commit_seconds_total",
+		"Time those transactions took (functions, writes, fsyncs).", []string{"db"}, nil)
 )
 
 // collector exports Snapshot, restricted to the files of names when not
@@ -134,7 +144,8 @@ type collector struct{ names map[string]bool }
 // Collector is a Prometheus collector of the store counters of the files
 // named names (base names without ".db"; none: every file this process
 // opened): chemmy_store_commits_total, chemmy_store_fsyncs_total,
-// chemmy_store_group_calls_total and chemmy_store_group_commits_total,
+// chemmy_store_group_calls_total, chemmy_store_group_commits_total and
+// chemmy_store_group_commit_seconds_total,
 // labelled db. Every process's default registry has one for all files.
 func Collector(names ...string) prometheus.Collector {
 	c := collector{names: map[string]bool{}}
@@ -149,6 +160,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descFsyncs
 	ch <- descCalls
 	ch <- descGroups
+	ch <- descGroupTime
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
@@ -160,6 +172,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descFsyncs, prometheus.CounterValue, float64(n.Fsyncs()), name)
 		ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n.Calls), name)
 		ch <- prometheus.MustNewConstMetric(descGroups, prometheus.CounterValue, float64(n.Groups), name)
+		ch <- prometheus.MustNewConstMetric(descGroupTime, prometheus.CounterValue, n.GroupTime.Seconds(), name)
 	}
 }
 
