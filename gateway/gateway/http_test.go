@@ -97,3 +97,18 @@ func TestHTTPUnknownPath(t *testing.T) {
 		t.Errorf("status %d", resp.StatusCode)
 	}
 }
+
+func TestConsoleServed(t *testing.T) {
+	e := startEnv(t)
+	for path, want := range map[string]string{"/": "chemmy table console", "/console/app.js": "WatchTable", "/console/style.css": ".card"} {
+		resp, err := http.Get("http://" + e.gw.HTTPAddr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) || resp.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("GET %s: %d, %d bytes, CSP %q", path, resp.StatusCode, len(b), resp.Header.Get("Content-Security-Policy"))
+		}
+	}
+}
