@@ -194,6 +194,10 @@ type loader struct {
 	croupier, operator string
 	prefix             string
 	retry              retryPolicy
+	// stopAt, when not zero, stops every table once played (shared by
+	// them) reaches it (the benchmark).
+	played *atomic.Int64
+	stopAt int64
 }
 
 type tableResult struct {
@@ -359,6 +363,9 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			return
 		}
 		res.coups += int(tbl.GetCoupsPlayed() - played)
+		if l.stopAt > 0 && l.played.Add(tbl.GetCoupsPlayed()-played) >= l.stopAt {
+			return
+		}
 		played = tbl.GetCoupsPlayed()
 	}
 	return
