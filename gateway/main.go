@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
@@ -75,6 +76,15 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if on, err := grpcx.SetupTracing(ctx); err != nil {
+		c.Logger.Error("tracing", "err", err)
+	} else if on {
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = grpcx.ShutdownTracing(sctx)
+		}()
+	}
 	if err := gateway.Run(ctx, c); err != nil {
 		c.Logger.Error("gateway failed", "err", err)
 		stop()

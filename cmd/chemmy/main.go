@@ -39,9 +39,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -136,6 +138,9 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)
 		return 1
 	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = grpcx.ShutdownTracing(sctx) // flushes spans when OTEL_EXPORTER_OTLP_ENDPOINT is set
 	fmt.Println("stopped")
 	return 0
 }

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -184,7 +185,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	stackReg := prometheus.NewRegistry()
 	cm := clientMetrics(stackReg)
-	tableDial := []grpc.DialOption{grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor())}
+	tableDial := append(grpcx.ClientTracing(), grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor()))
 	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
 		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Table,
 		DialOptions: tableDial})

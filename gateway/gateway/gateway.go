@@ -157,9 +157,9 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: no address for %s", r.svc)
 		}
-		be, err := dialBackend(r.svc, r.addr, r.identity, mat,
+		be, err := dialBackend(r.svc, r.addr, r.identity, mat, append(grpcx.ClientTracing(),
 			grpc.WithChainUnaryInterceptor(clientMetrics.UnaryClientInterceptor()),
-			grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))
+			grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))...)
 		if err != nil {
 			g.closeBackends()
 			return nil, fmt.Errorf("gateway: %w", err)
@@ -174,7 +174,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	reg.MustRegister(metrics, clientMetrics)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles}
 	lim := newLimits(c.Limits, time.Now)
-	g.srv = newServer(log, metrics, az, lim, px, grpc.MaxRecvMsgSize(c.MaxMessageBytes))
+	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
 
 	g.health = health.NewServer()
 	healthpb.RegisterHealthServer(g.srv, g.health)

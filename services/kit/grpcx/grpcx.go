@@ -112,6 +112,7 @@ func New(o Options) *Server {
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 	}, o.ServerOptions...)
+	opts = append(opts, ServerTracing()...) // OpenTelemetry, when configured (tracing.go)
 	s := &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
 	healthpb.RegisterHealthServer(s.GRPC, s.Health)
 	reflection.Register(s.GRPC)
