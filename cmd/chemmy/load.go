@@ -39,6 +39,10 @@ import (
 // 50 ms doubling up to 2 s, at most -max-attempts times in all; then the
 // table gives up. The report counts the retries.
 //
+// With -player-token each player plays with his own token (the gateway
+// lets no member of staff make a player's moves); -write-tokens writes a
+// token file holding them for the stack (make load does both).
+//
 // Before playing it measures the transport: the gateway's GetCaller (a
 // no-op behind the same authentication) called by as many clients as
 // there are tables for -noop. The transport bound is that rate divided
@@ -56,7 +60,10 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	gw := fs.String("gateway", "127.0.0.1:7000", "the gateway's address")
 	tables := fs.Int("tables", 16, "tables playing at once (one client each)")
 	duration := fs.Duration("duration", 20*time.Second, "how long to play (bounded run)")
-	croupier := fs.String("croupier-token", "croupier-token", "token of a croupier: creates the tables and acts for the players")
+	croupier := fs.String("croupier-token", "croupier-token", "token of a croupier: creates the tables (and acts for the players without -player-token)")
+	playerToken := fs.String("player-token", "", "the players' tokens, %s standing for the player's id (e.g. \"%s-token\"; the gateway's token file must hold them: see -write-tokens); empty: the croupier acts for them")
+	writeTokens := fs.String("write-tokens", "", "write to this file the token file of -write-tokens-from with a player token (-player-token) for each player of the run (-prefix, -tables), and exit")
+	tokensFrom := fs.String("write-tokens-from", "deploy/local/tokens.yaml", "the token file -write-tokens starts from")
 	operator := fs.String("operator-token", "operator-token", "token of an operator: funds the players")
 	prefix := fs.String("prefix", "load-"+strconv.FormatInt(time.Now().Unix(), 36), "prefix of the players' and requests' ids")
 	attempts := fs.Int("max-attempts", defaultAttempts, "attempts of a call that fails UNAVAILABLE or DEADLINE_EXCEEDED, the first included, all with the same request id (1..20)")
@@ -71,6 +78,21 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000, -duration at most 1h, -max-attempts 1..20, -call-timeout positive and -noop 0..1m")
 		return 2
 	}
+	if *playerToken != "" && strings.Count(*playerToken, "%s") != 1 {
+		fmt.Fprintf(stderr, "chemmy load: -player-token must hold %%s once\n")
+		return 2
+	}
+	if *writeTokens != "" {
+		if *playerToken == "" {
+			fmt.Fprintln(stderr, "chemmy load: -write-tokens needs -player-token")
+			return 2
+		}
+		if err := writePlayerTokens(*writeTokens, *tokensFrom, *prefix, *tables, *playerToken); err != nil {
+			fmt.Fprintln(stderr, "chemmy load:", err)
+			return 1
+		}
+		return 0
+	}
 	cc, err := grpc.NewClient(*gw, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		fmt.Fprintln(stderr, "chemmy load:", err)
@@ -79,7 +101,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	defer cc.Close()
 	l := &loader{
 		table: tablev1.NewTableServiceClient(cc), wallet: walletv1.NewWalletServiceClient(cc),
-		croupier: *croupier, operator: *operator, prefix: *prefix,
+		croupier: *croupier, operator: *operator, prefix: *prefix, playerTokenFormat: *playerToken,
 		retry: retryPolicy{attempts: *attempts, timeout: *callTimeout, base: 50 * time.Millisecond, max: 2 * time.Second},
 	}
 	var bound noopResult
@@ -193,7 +215,10 @@ type loader struct {
 	wallet             walletv1.WalletServiceClient
 	croupier, operator string
 	prefix             string
-	retry              retryPolicy
+	// playerTokenFormat gives a player's token (%s: his id); empty: the
+	// croupier's acts for him.
+	playerTokenFormat string
+	retry             retryPolicy
 	// stopAt, when not zero, stops every table once played (shared by
 	// them) reaches it (the benchmark).
 	played *atomic.Int64
@@ -281,7 +306,7 @@ func (l *loader) as(ctx context.Context, token string) context.Context {
 // punters covering it, decisions answered "draw".
 func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	id := l.prefix + "-" + strconv.Itoa(n)
-	players := []string{id + "-a", id + "-b", id + "-c"}
+	players := tablePlayers(l.prefix, n)
 	seq := 0
 	rid := func() string { seq++; return id + "-r" + strconv.Itoa(seq) }
 	// Setup and each call finish even when the run's time is up; a call
@@ -308,7 +333,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	for _, p := range players {
 		req := &tablev1.JoinTableRequest{RequestId: rid(), TableId: tid, PlayerId: p}
 		resp, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.JoinTableResponse, error) {
-			return l.table.JoinTable(l.as(ctx, l.croupier), req)
+			return l.table.JoinTable(l.as(ctx, l.playerToken(p)), req)
 		})
 		if err != nil {
 			res.err = err
@@ -325,7 +350,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			req := &tablev1.AcceptBankRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetOfferedPlayerId(), Amount: 1000}
 			var r *tablev1.AcceptBankResponse
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.AcceptBankResponse, error) {
-				return l.table.AcceptBank(l.as(ctx, l.croupier), req)
+				return l.table.AcceptBank(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
 			tbl = r.GetTable()
 		case tablev1.TableState_TABLE_STATE_BETTING:
@@ -334,7 +359,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			t0 := time.Now()
 			var r *tablev1.PlaceBetResponse
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.PlaceBetResponse, error) {
-				return l.table.PlaceBet(l.as(ctx, l.croupier), req)
+				return l.table.PlaceBet(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
 			res.bets = append(res.bets, time.Since(t0))
 			tbl = r.GetTable()
@@ -342,7 +367,7 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			req := &tablev1.DecideDrawRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetCoup().GetDecisionPlayerId(), Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}
 			var r *tablev1.DecideDrawResponse
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.DecideDrawResponse, error) {
-				return l.table.DecideDraw(l.as(ctx, l.croupier), req)
+				return l.table.DecideDraw(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
 			tbl = r.GetTable()
 		default:
@@ -466,4 +491,38 @@ func reportMetrics(w io.Writer, urls []string, before, after []sample, perCoup f
 		parts = append(parts, fmt.Sprintf("%s %.2f ms", u, 1000*perCoup(after[i].cpu-before[i].cpu)))
 	}
 	fmt.Fprintf(w, "CPU per coup (process of each metrics URL): %s\n", strings.Join(parts, ", "))
+}
+
+// tablePlayers are the three players of table n of a run.
+func tablePlayers(prefix string, n int) []string {
+	id := prefix + "-" + strconv.Itoa(n)
+	return []string{id + "-a", id + "-b", id + "-c"}
+}
+
+// playerToken is the token player p plays with.
+func (l *loader) playerToken(p string) string {
+	if l.playerTokenFormat == "" {
+		return l.croupier
+	}
+	return fmt.Sprintf(l.playerTokenFormat, p)
+}
+
+// writePlayerTokens writes to path the token file from with a player
+// token for each player of a run of tables tables (prefix).
+func writePlayerTokens(path, from, prefix string, tables int, format string) error {
+	base, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.Write(base)
+	if len(base) > 0 && base[len(base)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	for n := range tables {
+		for _, p := range tablePlayers(prefix, n) {
+			fmt.Fprintf(&b, "  - token: %s\n    subject: %s\n    role: player\n", fmt.Sprintf(format, p), p)
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +30,12 @@ import (
 func BenchmarkCoups(b *testing.B) {
 	for _, tables := range []int{16, 64} {
 		b.Run(fmt.Sprintf("tables=%d", tables), func(b *testing.B) {
-			st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: "../../deploy/local/tokens.yaml",
+			prefix := fmt.Sprintf("bench-%d-%d", tables, b.N)
+			tokens := filepath.Join(b.TempDir(), "tokens.yaml")
+			if err := writePlayerTokens(tokens, "../../deploy/local/tokens.yaml", prefix, tables, "%s-token"); err != nil {
+				b.Fatal(err)
+			}
+			st, err := stack.Start(context.Background(), stack.Config{DataDir: b.TempDir(), TokensFile: tokens,
 				Limits: gateway.LimitConfig{Rate: -1}, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
@@ -42,7 +48,7 @@ func BenchmarkCoups(b *testing.B) {
 			defer cc.Close()
 			l := &loader{
 				table: tablev1.NewTableServiceClient(cc), wallet: walletv1.NewWalletServiceClient(cc),
-				croupier: "croupier-token", operator: "operator-token", prefix: fmt.Sprintf("bench-%d-%d", tables, b.N),
+				croupier: "croupier-token", operator: "operator-token", prefix: prefix, playerTokenFormat: "%s-token",
 				retry:  retryPolicy{attempts: 3, timeout: 10 * time.Second, base: 50 * time.Millisecond, max: time.Second},
 				played: new(atomic.Int64), stopAt: int64(b.N),
 			}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,13 +18,20 @@ func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the stack")
 	}
-	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Limits: gateway.LimitConfig{Rate: -1}})
+	// The players play with their own tokens.
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if code := loadMain([]string{"-write-tokens", tokens, "-write-tokens-from", "../../deploy/local/tokens.yaml",
+		"-player-token", "%s-token", "-prefix", "lt", "-tables", "2"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("-write-tokens: exit %d", code)
+	}
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: tokens, Limits: gateway.LimitConfig{Rate: -1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { st.Stop(); _ = st.Wait() }()
 	var out, errOut bytes.Buffer
-	code := loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-duration", "2s", "-noop", "300ms"}, &out, &errOut)
+	code := loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-duration", "2s", "-noop", "300ms",
+		"-prefix", "lt", "-player-token", "%s-token"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "coups settled") || strings.Contains(out.String(), " 0 coups settled") ||
 		!strings.Contains(out.String(), "tables given up: 0") || !strings.Contains(out.String(), "client RPCs per coup: ") ||
 		!strings.Contains(out.String(), "no-op (gateway GetCaller, 2 in flight") {

@@ -38,11 +38,16 @@ for mode in $MODES; do
   flags=()
   [ "$mode" = insecure ] && flags=(-insecure)
   rm -rf "$WORK/data"
+  # Each player plays with his own token (a player's moves are his alone).
+  prefix=load-$mode-$(date +%s)
+  "$WORK/chemmy" load -write-tokens "$WORK/tokens.yaml" -write-tokens-from deploy/local/tokens.yaml \
+    -player-token '%s-token' -prefix "$prefix" -tables "$TABLES"
   "$WORK/chemmy" run -data-dir "$WORK/data" -listen 127.0.0.1:$PORT -nats-port -1 \
-    -tokens deploy/local/tokens.yaml -log-level error -rate-limit -1 -metrics-addr 127.0.0.1:$MPORT -http "" "${flags[@]}" > "$WORK/run.log" 2>&1 &
+    -tokens "$WORK/tokens.yaml" -log-level error -rate-limit -1 -metrics-addr 127.0.0.1:$MPORT -http "" "${flags[@]}" > "$WORK/run.log" 2>&1 &
   PID=$!
   for _ in $(seq 100); do grep -q "chemmy is running" "$WORK/run.log" && break; sleep 0.1; done
   echo "== $mode: $TABLES tables for $DURATION through the gateway at 127.0.0.1:$PORT"
-  "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION" -metrics 127.0.0.1:$((MPORT + 4))
+  "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION" \
+    -prefix "$prefix" -player-token '%s-token' -metrics 127.0.0.1:$((MPORT + 4))
   kill -INT $PID; wait $PID || true; PID=
 done
