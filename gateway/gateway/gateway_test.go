@@ -264,8 +264,13 @@ func TestAuthorization(t *testing.T) {
 			return e.conn.Invoke(e.as("tok-olga"), "/chemmy.secret.v1.Vault/Open", &tablev1.GetTableRequest{}, &tablev1.GetTableResponse{})
 		}, codes.Unimplemented, "", ""},
 		// Allowed calls reach the backend.
+		// A player's moves are his alone: no croupier bets for him.
 		{"croupier bets for bob", func() error {
 			_, err := tc.PlaceBet(e.as("tok-carol"), &tablev1.PlaceBetRequest{TableId: "t1", PlayerId: "bob", Amount: 5})
+			return err
+		}, codes.PermissionDenied, Domain, ReasonRoleNotAllowed},
+		{"bob bets for himself", func() error {
+			_, err := tc.PlaceBet(e.as("tok-bob"), &tablev1.PlaceBetRequest{TableId: "t1", PlayerId: "bob", Amount: 5})
 			return err
 		}, codes.FailedPrecondition, "table.chemmy", "NOT_YOUR_TURN"},
 		{"alice joins as herself", func() error {
@@ -297,7 +302,7 @@ func TestAuthorization(t *testing.T) {
 		})
 	}
 	if got := e.table.bets(); !slices.Equal(got, []string{"bob"}) {
-		t.Errorf("bets that reached table-svc: %v, want only the croupier's for bob", got)
+		t.Errorf("bets that reached table-svc: %v, want only bob's own", got)
 	}
 	if n := e.wallet.settledCount(); n != 0 {
 		t.Errorf("SettleCoup reached wallet-svc %d times", n)

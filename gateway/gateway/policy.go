@@ -48,10 +48,9 @@ var (
 // defaultPolicy is the gateway's role/method matrix. Keep README.md in step.
 func defaultPolicy() policy {
 	m := func(svc, method string) string { return "/" + svc + "/" + method }
-	actsForPlayer := rule{
-		Roles:     []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator},
-		SelfField: "player_id",
-	}
+	// A player's own moves (his money, his seat, his hand) are his alone:
+	// no member of staff makes them for him.
+	playerOnly := rule{Roles: []auth.Role{auth.RolePlayer}, SelfField: "player_id"}
 	p := policy{
 		// GatewayService.
 		m(gatewayService, "GetCaller"): {Roles: allRoles},
@@ -88,10 +87,9 @@ func defaultPolicy() policy {
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "GetShoe"):             {Roles: allRoles},
-		m(shoeService, "Cut"): {
-			Roles:     []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator},
-			SelfField: "player_id",
-		},
+		// The cut carries the cutter's seed (the player's entropy): his
+		// alone; table-svc cuts at random when his time runs out.
+		m(shoeService, "Cut"):       playerOnly,
 		m(shoeService, "CloseShoe"): {Roles: staff},
 		// The reveal exists only once a shoe is closed (shoe-svc refuses
 		// it before); fates of an open shoe list burned and dealt cards only.
@@ -99,9 +97,12 @@ func defaultPolicy() policy {
 		m(shoeService, "ListCardFates"): {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
-		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "LeaveTable", "JoinGallery", "BidBank", "RaiseBank"} {
-		p[m(tableService, name)] = actsForPlayer
+		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank"} {
+		p[m(tableService, name)] = playerOnly
 	}
+	// Staff may stand a player up (between coups, as LeaveTable allows;
+	// table-svc records it as a staff action).
+	p[m(tableService, "LeaveTable")] = rule{Roles: []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator}, SelfField: "player_id"}
 	return p
 }
 

@@ -337,7 +337,16 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 			if caller.Role == auth.RolePlayer {
 				return nil
 			}
-			return tableOnly(caller, shoe, "cut")
+			if err := tableOnly(caller, shoe, "cut"); err != nil {
+				return err
+			}
+			if !isTableService(caller) {
+				// The cut carries the cutter's seed, his entropy: staff do
+				// not cut for him (his time running out cuts at random).
+				return fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_NOT_THE_CUTTER,
+					"shoe %q is cut by its named cutter %q himself, not by %s %q", shoe.ShoeId, shoe.CutterPlayerId, caller.Role, caller.Subject)
+			}
+			return nil
 		})
 		if err != nil || replayed {
 			return err
@@ -403,9 +412,11 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 		return nil, invalid("reason is longer than %d bytes", maxReasonLen)
 	}
 	if r.Force {
-		if c, _ := auth.FromContext(ctx); c.Role != auth.RoleOperator {
+		// An operator forces a staff shoe closed; table-svc its own table's
+		// shoe when the table closes (ownership is checked below).
+		if c, _ := auth.FromContext(ctx); c.Role != auth.RoleOperator && !isTableService(c) {
 			return nil, fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_ROLE_NOT_ALLOWED,
-				"only an operator may force a shoe closed")
+				"only an operator (or the table service, for a table that closed) may force a shoe closed")
 		}
 		if r.Reason == "" {
 			return nil, invalid("a forced close needs a reason")

@@ -116,7 +116,7 @@ func TestTableShoeCut(t *testing.T) {
 }
 
 // TestStaffShoeOwnership: a shoe created by staff belongs to no table
-// (owner is a label): staff deal, cut and close it. Once the table
+// (owner is a label): staff deal and close it; its named cutter cuts it. Once the table
 // service deals from it (a table opened on it) it is the table's.
 func TestStaffShoeOwnership(t *testing.T) {
 	c, _, _ := newEnv(t, nil)
@@ -124,8 +124,12 @@ func TestStaffShoeOwnership(t *testing.T) {
 	if shoe.OwnedByTable || shoe.CreatedBy != "olga" || shoe.Owner != "T9" {
 		t.Fatalf("staff shoe: %v", shoe)
 	}
-	if _, err := c.Cut(as(croupier), &shoev1.CutRequest{RequestId: "c", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 3}); err != nil {
-		t.Fatalf("a croupier cuts a staff shoe for its cutter: %v", err)
+	// The cut is the named cutter's own (his seed is the shoe's player
+	// entropy): staff do not cut for him.
+	_, err := c.Cut(as(croupier), &shoev1.CutRequest{RequestId: "c", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 3, PlayerSeed: "chosen by the croupier"})
+	wantErr(t, err, codes.PermissionDenied, "NOT_THE_CUTTER")
+	if _, err := c.Cut(as(alice), &shoev1.CutRequest{RequestId: "c", ShoeId: shoe.ShoeId, PlayerId: "alice", Position: 3}); err != nil {
+		t.Fatalf("the cutter cuts: %v", err)
 	}
 	for i, who := range []auth.Caller{operator, croupier} {
 		if _, err := c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: fmt.Sprint("staff/card/", i), ShoeId: shoe.ShoeId}); err != nil {
@@ -139,7 +143,7 @@ func TestStaffShoeOwnership(t *testing.T) {
 	if s := getShoe(t, c, shoe.ShoeId); !s.OwnedByTable || s.Owner != "T9" || s.CreatedBy != "olga" {
 		t.Fatalf("after the table's deal: %v", s)
 	}
-	_, err := c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "staff/card/9", ShoeId: shoe.ShoeId})
+	_, err = c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "staff/card/9", ShoeId: shoe.ShoeId})
 	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
 	_, err = c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "f", ShoeId: shoe.ShoeId, Force: true, Reason: "x"})
 	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")

@@ -132,6 +132,7 @@ func closeTable(c *change, reason, by string, automatic bool) {
 	t.OpenOffer, t.OpenOfferFrom, t.Bids, t.AuctionPassed = 0, "", nil, nil
 	t.Coup, t.BancoSuivi = nil, ""
 	t.State = stateClosed
+	t.ShoeToClose = true // its reveal becomes public (SHOE-RESHUFFLE's close)
 	c.emit("", &eventsv1.TableClosed{Reason: reason, Abandoned: automatic, By: by})
 }
 
@@ -277,6 +278,12 @@ func (s *Service) advancePass(ctx context.Context, id string) (again bool, err e
 			// bank pays his seat fee from what comes back to him.
 			err = s.releaseHolds(ctx, c)
 			progressed = err == nil
+		case t.ShoeToClose:
+			err = s.closeShoe(ctx, t, true)
+			progressed = err == nil
+			if progressed {
+				t.ShoeToClose = false
+			}
 		case len(t.PendingFees) > 0 && changed:
 			again = true
 		case len(t.PendingFees) > 0:
@@ -611,8 +618,13 @@ func (s *Service) chargeFees(ctx context.Context, c *change) error {
 		})
 		cancel()
 		paid := err == nil
-		if err != nil && errs.Reason(err) != reasonInsufficientFunds {
+		if err != nil && !definite(err) {
 			return fmt.Errorf("charge seat fee %s: %w", f.ID, err)
+		}
+		if err != nil && errs.Reason(err) != reasonInsufficientFunds {
+			// Any other refusal (e.g. a player with no account) is recorded
+			// unpaid too: a fee never holds up the table.
+			s.log.Warn("seat fee refused; recorded unpaid", "table", t.ID, "player", f.PlayerID, "err", err)
 		}
 		fee := resp.GetFee()
 		if !paid {
@@ -630,6 +642,28 @@ func (s *Service) chargeFees(ctx context.Context, c *change) error {
 		}
 	}
 	t.PendingFees = nil
+	return nil
+}
+
+// closeShoe closes the table's shoe (its reveal becomes public); a shoe
+// already closed is done. Idempotent by a request id of the table and the
+// shoe's number.
+func (s *Service) closeShoe(ctx context.Context, t *table, tableClosed bool) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	req := &shoev1.CloseShoeRequest{RequestId: "table/" + t.ID + "/close/" + strconv.Itoa(t.Shoes), ShoeId: t.ShoeID}
+	if tableClosed {
+		// Before 5/6 are out: forced, with the reason.
+		req.RequestId, req.Force, req.Reason = req.RequestId+"/table-closed", true, "the table closed"
+	}
+	_, err := s.shoe.CloseShoe(cctx, req)
+	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
+		if definite(err) {
+			s.log.Warn("shoe not closed", "table", t.ID, "shoe", t.ShoeID, "err", err)
+			return nil
+		}
+		return fmt.Errorf("close shoe %s: %w", t.ShoeID, err)
+	}
 	return nil
 }
 
@@ -664,7 +698,7 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 		return fmt.Errorf("open next shoe: %w", err)
 	}
 	t.ShoeID, t.Shoes, t.CutCardOut, t.Certification = shoe.GetShoe().GetShoeId(), t.Shoes+1, false, false
-	t.ShoeDecks, t.ShoeDealt = shoe.GetShoe().GetDecks(), [13]int{}
+	t.ShoeDecks, t.ShoeDealt, t.ShoeVoidHidden = shoe.GetShoe().GetDecks(), [13]int{}, [13]int{}
 	return nil
 }
 

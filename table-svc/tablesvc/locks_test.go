@@ -90,7 +90,7 @@ func TestUnknownTableIDsLeaveNoLocks(t *testing.T) {
 	var bad atomic.Int32
 	for w := range workers {
 		wg.Go(func() {
-			ctx := h.as("croupier")
+			ctx := h.as("alice")
 			for i := range perWorker {
 				id := fmt.Sprintf("ghost-%d-%d-%x", w, i, rand.Uint64())
 				var err error

@@ -65,8 +65,9 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || cp.DecisionBy != req.GetPlayerId() || c.Subject != cp.DecisionBy {
 		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the advice is for the player who decides (%q), calling for himself", cp.DecisionBy)
 	}
-	// Advise puts back the opponent's face-down cards itself (its model).
-	shoe, err := s.remaining(ctx, t, [13]int{})
+	// Advise puts back the opponent's face-down cards itself (its model);
+	// voided coups' face-down cards count as still in the shoe.
+	shoe, err := s.remaining(ctx, t, t.ShoeVoidHidden)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,14 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		if err != nil {
 			return nil, err
 		}
-		if shoe, err = s.remaining(ctx, t, viewerOf(ctx).hidden(t.Coup)); err != nil {
+		v := viewerOf(ctx)
+		hidden := v.hidden(t.Coup)
+		if !v.known || v.caller.Role != auth.RoleAuditor {
+			for r, n := range t.ShoeVoidHidden {
+				hidden[r] += n
+			}
+		}
+		if shoe, err = s.remaining(ctx, t, hidden); err != nil {
 			return nil, err
 		}
 		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER

@@ -216,6 +216,8 @@ type table struct {
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`
+	// ShoeToClose: the table closed; its shoe is closed by the saga.
+	ShoeToClose bool `json:"shoe_to_close,omitempty"`
 	// Certification: the current shoe is a prepared order (a
 	// certification shoe), not a shuffle.
 	Certification bool `json:"certification,omitempty"`
@@ -224,8 +226,12 @@ type table struct {
 	ShoeDecks int32 `json:"shoe_decks,omitempty"`
 	// ShoeDealt counts, by rank (ace first), the cards dealt to coups from
 	// the current shoe: with the burned cards, what has left the shoe.
-	ShoeDealt  [13]int `json:"shoe_dealt"`
-	CutCardOut bool    `json:"cut_card_out,omitempty"`
+	ShoeDealt [13]int `json:"shoe_dealt"`
+	// ShoeVoidHidden counts, by rank, the face-down cards of coups voided
+	// in the current shoe: secret to all but auditors, so the odds count
+	// them as still in the shoe.
+	ShoeVoidHidden [13]int `json:"shoe_void_hidden,omitzero"`
+	CutCardOut     bool    `json:"cut_card_out,omitempty"`
 	// PendingVoids are holds to release before anything else happens
 	// (bets cancelled by a banco, a bank passed or lost).
 	PendingVoids []string `json:"pending_voids,omitempty"`

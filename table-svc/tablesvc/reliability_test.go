@@ -11,7 +11,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -350,5 +352,132 @@ func TestRepublishAfterLongOutageSkipsPublishedEvents(t *testing.T) {
 	b, _ := proto.Marshal(next)
 	if done, err := check(ctx, r.js, outbox.Message{Payload: b}); err != nil || done {
 		t.Fatalf("a new event counted as published: %v, %v", done, err)
+	}
+}
+
+// TestOddsKeepVoidedHoleCardsSecret: after a void, the odds everyone but
+// auditors gets count the voided coup's face-down cards as still in the
+// shoe; an auditor's count them out.
+func TestOddsKeepVoidedHoleCardsSecret(t *testing.T) {
+	h := newHarness(t)
+	h.fund(1_000_000, "alice", "bob")
+	created, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTable().GetTableId()
+	h.join(id, "alice")
+	h.join(id, "bob")
+	h.acceptBank(id, "alice", 1000)
+	count := func(who string) int32 {
+		ctx := h.as(who)
+		if who == "auditor" {
+			ctx = h.asRole("auditor-1", auth.RoleAuditor)
+		}
+		o, err := h.tables.GetOdds(ctx, &tablev1.GetOddsRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int32
+		for _, c := range o.GetComposition().GetRankCounts() {
+			n += c
+		}
+		return n
+	}
+	// Play until a coup waits for a decision (its four cards face down),
+	// then void it.
+	for i := 0; i < 400; i++ {
+		tbl := h.get(id)
+		if tbl.GetState() == tablev1.TableState_TABLE_STATE_OFFERING_BANK {
+			h.acceptBank(id, tbl.GetOfferedPlayerId(), 1000)
+			continue
+		}
+		punter := "bob"
+		if tbl.GetBankerPlayerId() == "bob" {
+			punter = "alice"
+		}
+		before := count(punter)
+		tbl = h.mustBet(id, punter, 100)
+		if tbl.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
+			continue
+		}
+		// A third card (the player's, at the banker's decision) is face up.
+		before -= int32(len(tbl.GetCoup().GetPlayerCards()) + len(tbl.GetCoup().GetBankerCards()) - 4)
+		if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, Reason: "x", CoupId: tbl.GetCoup().GetCoupId()}); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(punter); got != before {
+			t.Fatalf("%s's odds count %d cards after the void, %d before: the voided hole cards show", punter, got, before)
+		}
+		if got := count("auditor"); got != before-4 {
+			t.Fatalf("the auditor's odds count %d cards, want %d", got, before-4)
+		}
+		return
+	}
+	t.Fatal("no decision in 400 tries")
+}
+
+// TestClosedTableClosesItsShoe: the shoe of a closed table is closed, so
+// its reveal is public.
+func TestClosedTableClosesItsShoe(t *testing.T) {
+	h := newHarness(t)
+	created, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTable().GetTableId()
+	if _, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: id, Reason: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := h.shoes.GetShoe(h.as("alice"), &shoev1.GetShoeRequest{ShoeId: created.GetTable().GetShoeId()})
+	if err != nil || sh.GetShoe().GetState() != shoev1.ShoeState_SHOE_STATE_CLOSED {
+		t.Fatalf("the closed table's shoe: %v, %v", sh.GetShoe().GetState(), err)
+	}
+}
+
+// TestSeatFeeRefusedDoesNotJamTheTable: a seat fee the wallet refuses
+// (here: a player without an account) is recorded unpaid; the table goes
+// on.
+func TestSeatFeeRefusedDoesNotJamTheTable(t *testing.T) {
+	h := newHarness(t)
+	h.fund(100000, "alice", "bob")
+	id := h.tableWith(&tablev1.HouseRules{HourlyFee: 3600, BetTimeLimitMs: 600000}, 0, []string{"2C", "9H", "3D", "TC", "2C", "9H", "3D", "TC"}, "alice", "bob")
+	h.join(id, "nobody")
+	h.acceptBank(id, "alice", 1000)
+	h.clock.Advance(5 * time.Minute) // seat time to bill, within bob's turn
+	h.mustBet(id, "bob", 1000)       // covers the bank: the coup is dealt
+	h.settleLoop(id)
+	for _, ev := range h.events(id) {
+		t.Logf("%s %v", ev.kind, ev.GetPayload())
+	}
+	tbl := h.mustBet(id, "bob", 2000)
+	if tbl.GetCoupsPlayed() != 2 {
+		t.Fatalf("coups played %d, want 2: %v", tbl.GetCoupsPlayed(), tbl)
+	}
+	var unpaid bool
+	for _, ev := range h.events(id) {
+		if f := ev.GetSeatFeeCharged(); f != nil && f.GetPlayerId() == "nobody" && !f.GetPaid() {
+			unpaid = true
+		}
+	}
+	if !unpaid {
+		t.Error("no unpaid seat_fee_charged for the player without an account")
+	}
+}
+
+// TestCreateTableRequestIDsAreTheCallers: another caller's CreateTable
+// with the same request id opens another table.
+func TestCreateTableRequestIDsAreTheCallers(t *testing.T) {
+	h := newHarness(t)
+	a, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: "same"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: "same"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GetTable().GetTableId() == b.GetTable().GetTableId() {
+		t.Fatal("the operator got the croupier's table")
 	}
 }

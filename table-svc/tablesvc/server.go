@@ -55,7 +55,9 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 			return nil, fail(codes.PermissionDenied, reasonRoleNotAllowed, "only an operator may name a prepared shoe or set certification_real_money")
 		}
 	}
-	key, hash := "CreateTable/"+req.GetRequestId(), store.Hash(req)
+	// Request ids are the caller's: another's CreateTable with the same id
+	// is another request.
+	key, hash := "CreateTable/"+string(caller.Role)+"/"+caller.Subject+"/"+req.GetRequestId(), store.Hash(req)
 	var prior []byte
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -710,6 +712,9 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 		if t.BancoSuivi == p {
 			t.BancoSuivi = "" // banco suivi is for a punter at the table
 		}
+		if caller, _ := auth.FromContext(ctx); caller.Is(auth.RoleCroupier, auth.RoleOperator) {
+			c.emit("", &eventsv1.StaffAction{Action: "stand_up", ActorId: caller.Subject, ActorRole: string(caller.Role), Detail: "player " + p})
+		}
 		if t.State == stateBetting {
 			closeBetting(c)
 		}
@@ -933,6 +938,11 @@ func voidCoup(c *change, reason string, by auth.Caller) {
 	}
 	t.PendingResizes = nil // the bets' holds are released whole
 	cp.Voided, cp.VoidReason = true, reason
+	// Its face-down cards stay secret (but to auditors): the odds count
+	// them as still in the shoe.
+	for r, n := range (viewer{}).hidden(cp) {
+		t.ShoeVoidHidden[r] += n
+	}
 	cp.DecisionHand, cp.DecisionBy = 0, ""
 	c.emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by.Subject, ByRole: string(by.Role)})
 	t.LastCoup = cp

@@ -102,8 +102,10 @@ type Service struct {
 
 // policy lists who may call each method (checked again by the gateway).
 var (
-	anyone  = []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleAuditor, auth.RoleService}
-	players = []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleService}
+	anyone = []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleAuditor, auth.RoleService}
+	// A player's own moves are his alone (and table-svc's own); staff may
+	// only stand a player up (LeaveTable).
+	players = []auth.Role{auth.RolePlayer, auth.RoleService}
 	policy  = auth.Policy{
 		tablev1.TableService_CreateTable_FullMethodName: {auth.RoleCroupier, auth.RoleOperator, auth.RoleService},
 		tablev1.TableService_GetTable_FullMethodName:    anyone,
@@ -116,7 +118,7 @@ var (
 		tablev1.TableService_CallBanco_FullMethodName:   players,
 		tablev1.TableService_DecideDraw_FullMethodName:  players,
 		tablev1.TableService_PassBank_FullMethodName:    players,
-		tablev1.TableService_LeaveTable_FullMethodName:  players,
+		tablev1.TableService_LeaveTable_FullMethodName:  {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator, auth.RoleService},
 		tablev1.TableService_JoinGallery_FullMethodName: players,
 		tablev1.TableService_BidBank_FullMethodName:     players,
 		tablev1.TableService_RaiseBank_FullMethodName:   players,

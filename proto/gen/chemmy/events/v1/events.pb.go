@@ -805,7 +805,8 @@ func (x *TableClosed) GetBy() string {
 // StaffAction: a member of staff acted on the table; the audit trail of
 // every staff action. action is one of "void_coup" (coup_id is the coup),
 // "certification_shoe" (the table opened on a prepared shoe; detail says
-// whether it takes real money), "close_table".
+// whether it takes real money), "close_table", "stand_up" (a player made
+// to leave his seat or the gallery; detail names him).
 type StaffAction struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Action string                 `protobuf:"bytes,1,opt,name=action,proto3" json:"action,omitempty"`
