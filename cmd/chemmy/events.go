@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	_ "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1" // the event types, by name
+	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -63,7 +64,8 @@ func runEvents(args []string) int {
 }
 
 func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
-	opts := []nats.Option{nats.Name("chemmy-events")}
+	// The reader's own inbox: it may read no other replies.
+	opts := []nats.Option{nats.Name("chemmy-events"), nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Reader))}
 	if o.nkey != "" {
 		if _, err := os.Stat(o.nkey); err == nil {
 			opt, err := nats.NkeyOptionFromSeed(o.nkey)

@@ -88,7 +88,7 @@ func checkEvents(t *testing.T, st *stack.Stack, tableID string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := nats.Connect(st.NATSURL, reader)
+	nc, err := nats.Connect(st.NATSURL, reader, nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Reader)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -244,6 +244,8 @@ func TestNATSPermissions(t *testing.T) {
 		{natsauth.Shoe, "chemmy.wallet.x.deposited", false},
 		{natsauth.Table, "chemmy.shoe.s1.card_dealt", false},
 		{natsauth.Reader, "chemmy.table.t1.coup_settled", false},
+		// The reader ends nobody's WatchTable.
+		{natsauth.Reader, "$JS.API.CONSUMER.DELETE.CHEMMY.watch_01ANY", false},
 	}
 	for _, tc := range cases {
 		key, err := nats.NkeyOptionFromSeed(st.NATSKeys.SeedFile(tc.user))
@@ -275,6 +277,44 @@ func TestNATSPermissions(t *testing.T) {
 		denied := perr != nil && strings.Contains(strings.ToLower(perr.Error()), "permissions violation")
 		if denied == tc.allowed {
 			t.Errorf("%s publishing %s: error %v, allowed %v", tc.user, tc.subject, perr, tc.allowed)
+		}
+	}
+}
+
+// TestNATSReaderReadsNoReplies: the reader may not subscribe to the
+// services' inboxes (their JetStream replies name, e.g., the consumers of
+// players' watches).
+func TestNATSReaderReadsNoReplies(t *testing.T) {
+	st := startStack(t)
+	key, err := nats.NkeyOptionFromSeed(st.NATSKeys.SeedFile(natsauth.Reader))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 4)
+	nc, err := nats.Connect(st.NATSURL, key, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		select {
+		case errc <- err:
+		default:
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	for _, subj := range []string{"_INBOX.>", natsauth.InboxPrefix(natsauth.Table) + ".>"} {
+		if _, err := nc.SubscribeSync(subj); err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-errc:
+			if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				t.Errorf("subscribe %s: %v", subj, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("the reader subscribed to %s", subj)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -127,7 +128,8 @@ func (m *businessMetrics) observe(subject string, hdr nats.Header, data []byte, 
 // follow reads the new events of the stream until ctx ends, reconnecting
 // as NATS does.
 func (m *businessMetrics) follow(ctx context.Context, url, nkeyFile string, log *slog.Logger) {
-	opts := []nats.Option{nats.Name("chemmy-stack-metrics"), nats.MaxReconnects(-1)}
+	opts := []nats.Option{nats.Name("chemmy-stack-metrics"), nats.MaxReconnects(-1),
+		nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Reader))}
 	if nkeyFile != "" {
 		o, err := nats.NkeyOptionFromSeed(nkeyFile)
 		if err != nil {

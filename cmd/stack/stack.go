@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
@@ -163,7 +164,8 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	// The stream with the stack's limits, before a service creates it with
 	// its own; if NATS is not reachable yet, the services' relays will.
-	if err := outbox.CreateStreamAt(ctx, s.NATSURL, "chemmy-stack", nkey(natsauth.Wallet), c.Stream, 5*time.Second, c.Logger); err != nil {
+	if err := outbox.CreateStreamAt(ctx, s.NATSURL, "chemmy-stack", nkey(natsauth.Wallet), c.Stream, 5*time.Second, c.Logger,
+		nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Wallet))); err != nil {
 		c.Logger.Warn("stack: event stream not created at start", "err", err)
 	}
 

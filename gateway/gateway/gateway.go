@@ -172,8 +172,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(metrics, clientMetrics)
-	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles}
 	lim := newLimits(c.Limits, time.Now)
+	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim}
 	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
 
 	g.health = health.NewServer()

@@ -69,6 +69,12 @@ type env struct {
 // table stub.
 func startEnv(t *testing.T) *env {
 	t.Helper()
+	return startEnvWith(t, LimitConfig{Rate: -1})
+}
+
+// startEnvWith is startEnv with the gateway's limits lim.
+func startEnvWith(t *testing.T, lim LimitConfig) *env {
+	t.Helper()
 	e := &env{table: &stubTable{}, wallet: &stubWallet{}}
 	var cancelCalls context.CancelFunc
 	e.ctx, cancelCalls = context.WithTimeout(context.Background(), 20*time.Second)
@@ -89,7 +95,7 @@ func startEnv(t *testing.T) *env {
 		ShoeAddr:   closedAddr(t),
 		HTTPAddr:   "127.0.0.1:0",
 		Trust:      trust.Config{Insecure: true},
-		Limits:     LimitConfig{Rate: -1},
+		Limits:     lim,
 		Logger:     slog.New(slog.DiscardHandler),
 	}, options{policy: pol, extraRoutes: map[string]extraRoute{streamService: {tableAddr, trust.Table}}})
 	if err != nil {

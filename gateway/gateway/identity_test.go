@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
@@ -73,5 +75,23 @@ func TestJWKSFromURL(t *testing.T) {
 	}
 	if _, err := id.lookup("not-a-token"); errs.Reason(err) != ReasonTokenUnknown {
 		t.Fatalf("an unknown token: %v", err)
+	}
+}
+
+// TestFailedAuthenticationIsRateLimited: bad tokens from one address are
+// refused RATE_LIMITED once the address's bucket is empty, so tokens
+// cannot be guessed at speed; a good token still works.
+func TestFailedAuthenticationIsRateLimited(t *testing.T) {
+	e := startEnvWith(t, LimitConfig{Rate: 1, Burst: 5})
+	gc := gatewayv1.NewGatewayServiceClient(e.conn)
+	var last error
+	for i := 0; i < 10; i++ {
+		_, last = gc.GetCaller(e.as("guess-"+strconv.Itoa(i)), &gatewayv1.GetCallerRequest{})
+	}
+	if errs.Reason(last) != ReasonRateLimited {
+		t.Fatalf("the tenth bad token: %v, want RATE_LIMITED", last)
+	}
+	if _, err := gc.GetCaller(e.as("tok-alice"), &gatewayv1.GetCallerRequest{}); err != nil {
+		t.Fatalf("a good token after the guesses: %v", err)
 	}
 }

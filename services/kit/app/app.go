@@ -20,6 +20,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -110,7 +111,7 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	b := &Base{DB: db, Log: log, done: make(chan struct{})}
 	var js jetstream.JetStream
 	if c.NATSURL != "" {
-		b.nc, err = outbox.Connect(c.NATSURL, "chemmy-"+c.Name, c.NATSNkeyFile)
+		b.nc, err = outbox.Connect(c.NATSURL, "chemmy-"+c.Name, c.NATSNkeyFile, nats.CustomInboxPrefix(natsauth.InboxPrefix(c.Name)))
 		if err == nil {
 			js, err = jetstream.New(b.nc)
 		}

@@ -39,11 +39,15 @@ var consume = []string{
 	"$JS.API.INFO",
 	"$JS.API.STREAM.INFO.CHEMMY",
 	"$JS.API.CONSUMER.CREATE.CHEMMY.>",
-	"$JS.API.CONSUMER.DELETE.CHEMMY.>",
 	"$JS.API.CONSUMER.INFO.CHEMMY.>",
 	"$JS.API.CONSUMER.MSG.NEXT.CHEMMY.>",
 	"$JS.ACK.CHEMMY.>",
 }
+
+// InboxPrefix is the reply-subject prefix of user's connections (the
+// nats.go option CustomInboxPrefix; `nats --inbox-prefix`): each user may
+// subscribe to its own inbox only, so nobody reads another's replies.
+func InboxPrefix(user string) string { return "_INBOX_" + user }
 
 // Permissions returns what user may publish and subscribe to; nil for an
 // unknown user.
@@ -54,19 +58,22 @@ func Permissions(user string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: sub},
 		}
 	}
-	inbox := []string{"_INBOX.>"}
+	inbox := []string{InboxPrefix(user) + ".>"}
 	switch user {
 	case Table:
-		// table-svc also follows its tables' events for WatchTable, and
-		// reads a table's last event in the stream at start (the outbox's
-		// published check).
-		return perm(append(append([]string{"chemmy.table.>", "$JS.API.STREAM.MSG.GET.CHEMMY", "$JS.API.DIRECT.GET.CHEMMY.>"}, stream...), consume[2:]...), inbox)
+		// table-svc also follows its tables' events for WatchTable (and
+		// deletes its watches' consumers), and reads a table's last event
+		// in the stream at start (the outbox's published check).
+		return perm(append(append([]string{"chemmy.table.>", "$JS.API.STREAM.MSG.GET.CHEMMY", "$JS.API.DIRECT.GET.CHEMMY.>",
+			"$JS.API.CONSUMER.DELETE.CHEMMY.>"}, stream...), consume[2:]...), inbox)
 	case Wallet:
 		return perm(append([]string{"chemmy.wallet.>"}, stream...), inbox)
 	case Shoe:
 		return perm(append([]string{"chemmy.shoe.>"}, stream...), inbox)
 	case Reader:
-		return perm(consume, append([]string{"chemmy.>"}, inbox...))
+		// No consumer deletion (its own consumers are ephemeral and go
+		// when idle): a reader cannot end anybody's WatchTable.
+		return perm(append([]string{"$JS.API.STREAM.NAMES"}, consume...), append([]string{"chemmy.>"}, inbox...))
 	}
 	return nil
 }

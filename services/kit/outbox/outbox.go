@@ -100,9 +100,10 @@ func Pending(db *bolt.DB, max int) ([]Message, error) {
 
 // Connect dials NATS at url and keeps reconnecting for ever; with a
 // non-empty nkeyFile it authenticates with the nkey seed in that file.
-func Connect(url, name, nkeyFile string) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1),
-		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250 * time.Millisecond)}
+// extra options follow (e.g. the user's inbox prefix).
+func Connect(url, name, nkeyFile string, extra ...nats.Option) (*nats.Conn, error) {
+	opts := append([]nats.Option{nats.Name(name), nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true), nats.ReconnectWait(250 * time.Millisecond)}, extra...)
 	if nkeyFile != "" {
 		o, err := nats.NkeyOptionFromSeed(nkeyFile)
 		if err != nil {
@@ -220,8 +221,8 @@ func CreateStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, l
 // disconnects, waiting at most timeout. A launcher calls it before
 // starting the services so that the stream gets its limits, not those of
 // whichever service would create it first.
-func CreateStreamAt(ctx context.Context, url, name, nkeyFile string, l StreamLimits, timeout time.Duration, log *slog.Logger) error {
-	nc, err := Connect(url, name, nkeyFile)
+func CreateStreamAt(ctx context.Context, url, name, nkeyFile string, l StreamLimits, timeout time.Duration, log *slog.Logger, extra ...nats.Option) error {
+	nc, err := Connect(url, name, nkeyFile, extra...)
 	if err != nil {
 		return err
 	}
