@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"log/slog"
+	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 
@@ -171,5 +174,64 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	s.replay(replayTable(), evs[:2], map[string]int64{})
 	if invariants(s) != "coup-ends-once" {
 		t.Errorf("coup left open: %s", invariants(s))
+	}
+}
+
+// TestClusterMovesAService: a service whose port another process took
+// while it was down starts on another port, and its callers follow.
+func TestClusterMovesAService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the suite")
+	}
+	f := newFaults(1, func(string, ...any) {})
+	c, err := newCluster(t.TempDir(), slog.New(slog.DiscardHandler), newClock(), f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	old := c.walletAddr
+	if err := c.stop(svcWallet); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", old)
+	if err != nil {
+		t.Skipf("port %s not free again: %v", old, err)
+	}
+	defer l.Close()
+	if err := c.start(svcWallet); err != nil {
+		t.Fatal(err)
+	}
+	if c.walletAddr == old || !c.isUp(svcTable) {
+		t.Fatalf("wallet at %s (was %s), table-svc up %t", c.walletAddr, old, c.isUp(svcTable))
+	}
+	s := &sim{cl: c, players: map[string]*simPlayer{"p": {id: "p"}}}
+	if err := s.deposit("p", 100); err != nil {
+		t.Fatal(err)
+	}
+	// table-svc reaches the moved wallet: a bank is escrowed.
+	ctx, cancel := s.as("operator")
+	defer cancel()
+	sh, err := c.shoes.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: "shoe", Cards: (&sim{rng: rand.New(rand.NewPCG(1, 1)), cfg: Config{ShortShoes: true}}).shoeOrder()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := c.tables.CreateTable(ctx, &tablev1.CreateTableRequest{RequestId: "t", ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: &tablev1.HouseRules{CertificationRealMoney: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	s.players["q"] = &simPlayer{id: "q"}
+	for _, p := range []string{"p", "q"} {
+		pctx, cancel := s.as(p)
+		if _, err := c.tables.JoinTable(pctx, &tablev1.JoinTableRequest{RequestId: "j" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+	}
+	pctx, cancel := s.as("p")
+	defer cancel()
+	if _, err := c.tables.AcceptBank(pctx, &tablev1.AcceptBankRequest{RequestId: "b", TableId: id, PlayerId: "p", Amount: 100}); err != nil {
+		t.Fatalf("AcceptBank through the moved wallet: %v", err)
 	}
 }
