@@ -156,7 +156,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		ns.Start()
 		if !ns.ReadyForConnections(10 * time.Second) {
 			ns.Shutdown()
-			return nil, errors.New("stack: embedded nats did not start")
+			return nil, fmt.Errorf("stack: embedded nats did not start on 127.0.0.1:%d (is the port in use? -nats-port picks another, -1 a free one)", port)
 		}
 		s.nats = ns
 		s.NATSURL = ns.ClientURL()
