@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -59,12 +60,27 @@ func TestSim(t *testing.T) {
 			for _, v := range res.Violations {
 				b.WriteString("\n  " + v.String())
 			}
-			t.Errorf("seed %d: %d invariant(s) broken (trace: %s; replay: make sim SEED=%d):%s",
-				seed, len(res.Violations), res.TracePath, seed, b.String())
+			t.Errorf("seed %d: %d invariant(s) broken (trace: %s; replay: %s):%s",
+				seed, len(res.Violations), res.TracePath, replay(seed), b.String())
 		}
 	}
 	t.Logf("sim: %d seeds (%d failed), %d coups settled, %d voided, %d faults injected, %d restarts, %d outages, %d NATS outages",
 		len(seeds), failed, total.CoupsSettled, total.CoupsVoided, total.Faults, total.Restarts, total.Outages, total.NATSOut)
+}
+
+// replay is the command that runs seed again as this run did.
+func replay(seed uint64) string {
+	cmd := fmt.Sprintf("make sim SEED=%d", seed)
+	if v := os.Getenv("SIM_STEPS"); v != "" {
+		cmd += " STEPS=" + v
+	}
+	if v := os.Getenv("SIM_AVOID"); v != "" {
+		cmd += " AVOID=" + v
+	}
+	if os.Getenv("SIM_SHORT_SHOES") != "" {
+		cmd = "SIM_SHORT_SHOES=1 " + cmd
+	}
+	return cmd
 }
 
 func envInt(t *testing.T, name string, def int) int {
