@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -22,7 +24,8 @@ func TestStackCreatesStreamWithItsLimits(t *testing.T) {
 	quiet := slog.New(slog.DiscardHandler)
 	config := func(s *Stack) jetstream.StreamConfig {
 		t.Helper()
-		nc, err := outbox.Connect(s.NATSURL, "test", s.NATSKeys.SeedFile("reader"))
+		nc, err := outbox.Connect(s.NATSURL, "test", s.NATSKeys.SeedFile(natsauth.Reader),
+			nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Reader)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,9 @@ func waitKey(t *table) (string, int32) {
 		if cp.SuiviAsked != "" {
 			return "suivi/" + cp.ID, t.Rules.BetTimeMS
 		}
-		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn), t.Rules.BetTimeMS
+		// The punter is in the key: when the one in turn leaves, the next
+		// gets a full time limit.
+		return "bet/" + cp.ID + "/" + strconv.Itoa(cp.Round) + "/" + strconv.Itoa(cp.Turn) + "/" + cp.turnPlayer(), t.Rules.BetTimeMS
 	case stateDecision:
 		cp := t.Coup
 		return "decision/" + cp.ID + "/" + strconv.Itoa(int(cp.DecisionHand)), t.Rules.DecisionTimeMS

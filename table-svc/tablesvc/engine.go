@@ -562,6 +562,12 @@ func (s *Service) settle(ctx context.Context, c *change) error {
 // decision is stored first, so no wallet reply can be lost in between.
 func (s *Service) trimExcess(c *change) {
 	cp := c.t.Coup
+	// A raise whose answer was lost may have grown the bank hold: it is
+	// brought back to the bank before the deal.
+	for _, id := range s.raiseIntents(c.t.ID) {
+		c.t.PendingResizes = append(c.t.PendingResizes, resize{RequestID: "reset/" + id, HoldID: c.t.BankHoldID, Amount: c.t.Bank})
+		c.intents = append(c.intents, id)
+	}
 	need := cp.covered() - cp.Bank
 	for i := len(cp.Bets) - 1; i >= 0 && need > 0; i-- {
 		b := &cp.Bets[i]

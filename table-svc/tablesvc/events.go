@@ -44,8 +44,9 @@ func subject(ev *eventsv1.TableEvent) string {
 // publishedCheck tells the outbox relay which of the events found in the
 // outbox at start were published already (outbox.PublishedCheck): a
 // table's events carry a gapless sequence, so an event whose sequence is
-// not above that of the table's last event in the stream was. It asks the
-// stream once per table and remembers the answer for this start.
+// not above that of the table's last event in the stream was. It
+// remembers each table's last sequence, and asks the stream again for an
+// event above it.
 func (s *Service) publishedCheck() outbox.PublishedCheck {
 	var mu sync.Mutex
 	last := map[string]uint64{}
@@ -57,7 +58,9 @@ func (s *Service) publishedCheck() outbox.PublishedCheck {
 		mu.Lock()
 		seq, ok := last[ev.GetTableId()]
 		mu.Unlock()
-		if !ok {
+		// A table's last event only moves up: a cached answer that says
+		// "published" stays true; one that does not is asked again.
+		if !ok || ev.GetSequence() > seq {
 			st, err := js.Stream(ctx, outbox.StreamName)
 			if err != nil {
 				return false, err

@@ -33,6 +33,10 @@ var bucketIntents = []byte("intents")
 const abandoned = "abandoned"
 
 type intent struct {
+	// Kind is "" for a hold, "raise" for a bank hold grown by RaiseBank
+	// (HoldID, Amount: the new size).
+	Kind      string    `json:"kind,omitempty"`
+	HoldID    string    `json:"hold_id,omitempty"`
 	Created   time.Time `json:"created"`
 	TableID   string    `json:"table_id"`
 	Account   string    `json:"account"`
@@ -69,6 +73,10 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 				return fail(codes.AlreadyExists, reasonRequestIDReused,
 					"request_id %q was used for another request whose escrow is being rolled back", c.key)
 			}
+			// The same request: the wallet is asked exactly as the first
+			// time (its reference may name an earlier coup), so the hold
+			// is that one, and recoverIntents finds it.
+			in = prev
 			return nil
 		}
 		return b.Put([]byte(requestID), v)
@@ -90,6 +98,38 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 	}
 	c.intents = append(c.intents, requestID)
 	return resp.GetHold().GetHoldId(), nil
+}
+
+// raiseIntent stores the intent of growing the bank hold to amount by
+// wallet request id (RaiseBank), before the call.
+func (s *Service) raiseIntent(c *change, id, hold string, amount int64) error {
+	in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash}
+	v, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Put([]byte(id), v) })
+}
+
+// dropIntent deletes an intent whose call the wallet refused.
+func (s *Service) dropIntent(id string) {
+	_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Delete([]byte(id)) })
+}
+
+// raiseIntents are the ids of the table's raise intents not stored with
+// their action (their answer lost). The caller holds the table's lock.
+func (s *Service) raiseIntents(tableID string) []string {
+	var ids []string
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketIntents).ForEach(func(k, v []byte) error {
+			var in intent
+			if json.Unmarshal(v, &in) == nil && in.Kind == "raise" && in.TableID == tableID {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
+	})
+	return ids
 }
 
 // definite reports whether err is the wallet's own answer, as opposed to
@@ -154,8 +194,25 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if in.Kind == "raise" {
+		// The bank hold goes back to the table's bank, if the table still
+		// has that bank hold (else it was settled or released already).
+		t, err := s.load(in.TableID)
+		if err != nil {
+			return err
+		}
+		if t.BankHoldID == in.HoldID {
+			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: t.Bank}); err != nil &&
+				errs.Reason(err) != "HOLD_NOT_OPEN" {
+				return err
+			}
+		}
+		return s.abandon(in, id)
+	}
 	resp, err := s.wallet.PlaceHold(cctx, in.request(id))
-	if err != nil && !definite(err) {
+	if err != nil && (!definite(err) || errs.Reason(err) == "REQUEST_ID_REUSED") {
+		// No answer, or a hold of another body under this id: not
+		// "nothing held". Kept, and tried again.
 		return err
 	}
 	if err == nil {
@@ -164,6 +221,11 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		}
 	}
 	s.log.Info("escrow of a request that was cut off released", "table", in.TableID, "request", in.Key)
+	return s.abandon(in, id)
+}
+
+// abandon marks the request of intent id abandoned and deletes the intent.
+func (s *Service) abandon(in intent, id string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		if _, found, err := store.Lookup(tx, in.Key, in.Hash); err == nil && !found && in.Key != "" {
 			if err := store.Save(tx, in.Key, in.Hash, []byte(abandoned)); err != nil {

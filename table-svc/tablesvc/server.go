@@ -18,6 +18,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
 // idPattern is what request, table and player ids may look like.
@@ -255,6 +256,9 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 			}
 			leaveOrder(t, req.GetPlayerId())
 			t.Gallery = removeString(t.Gallery, req.GetPlayerId())
+			if t.State == stateBetting {
+				closeBetting(c) // he may have been the last to bet
+			}
 		}
 		t.NextSeat++
 		t.Seats = append(t.Seats, seat{Number: t.NextSeat, PlayerID: req.GetPlayerId(), Since: s.now().UTC()})
@@ -591,15 +595,24 @@ func (s *Service) RaiseBank(ctx context.Context, req *tablev1.RaiseBankRequest) 
 		if t.Rules.HouseLimit > 0 && cp.Bank+excess > t.Rules.HouseLimit {
 			return fail(codes.FailedPrecondition, reasonHouseLimitReached, "a bank of %d would exceed the house limit %d", cp.Bank+excess, t.Rules.HouseLimit)
 		}
+		// Per request: a raise refused for want of funds may be tried
+		// again; the amount is absolute, so a repeat changes nothing. Its
+		// intent is stored first: should the wallet's answer be lost, the
+		// bank hold is brought back to the table's bank before the deal
+		// (trimExcess) or by recoverIntents.
+		rid := cp.ID + "/raise/" + req.GetRequestId()
+		if err := s.raiseIntent(c, rid, t.BankHoldID, t.Bank+excess); err != nil {
+			return err
+		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{
-			// Per request: a raise refused for want of funds may be tried
-			// again; the amount is absolute, so a repeat changes nothing.
-			RequestId: cp.ID + "/raise/" + req.GetRequestId(), HoldId: t.BankHoldID, Amount: t.Bank + excess,
-		}); err != nil {
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: t.BankHoldID, Amount: t.Bank + excess}); err != nil {
+			if definite(err) {
+				s.dropIntent(rid) // refused: the hold is as it was
+			}
 			return fromDependency("raise the bank", err)
 		}
+		c.intents = append(c.intents, rid)
 		// Source: RULES.md CF-BANK-RAISE: the banker agrees to raise the bank.
 		t.Bank += excess
 		cp.Bank += excess
@@ -785,9 +798,15 @@ func (s *Service) leaveSeat(c *change, p string) error {
 		t.PendingVoids = append(t.PendingVoids, t.Bids[n-1].HoldID)
 	}
 	if t.Coup != nil {
-		// The coup is not played: every bet (the gallery's too) is returned.
+		// The coup is not played: every bet (the gallery's too) is
+		// returned, and the coup ends voided.
 		for _, b := range t.Coup.Bets {
 			t.PendingVoids = append(t.PendingVoids, b.HoldID)
+		}
+		if len(t.Coup.Bets) > 0 {
+			t.Coup.Voided, t.Coup.VoidReason = true, "the game stopped: fewer than two seated players"
+			c.emit(t.Coup.ID, &eventsv1.CoupVoided{Reason: t.Coup.VoidReason, By: trust.Table, ByRole: string(auth.RoleService)})
+			t.LastCoup = t.Coup
 		}
 	}
 	t.State, t.Coup, t.OfferedID, t.OpenOffer, t.Bids = stateWaiting, nil, "", 0, nil

@@ -382,6 +382,14 @@ func (r *Relay) drain(ctx context.Context) error {
 			}
 		}
 		if pubErr != nil {
+			if r.published != nil {
+				// The unacknowledged may have been stored all the same: the
+				// next try checks them too (past the duplicate window a
+				// long outage would otherwise store them twice).
+				if last := msgs[len(msgs)-1].Key; bytes.Compare(last, r.suspectTo) > 0 {
+					r.suspectTo = append([]byte(nil), last...)
+				}
+			}
 			return fmt.Errorf("publish: %w", pubErr)
 		}
 	}
