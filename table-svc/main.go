@@ -14,6 +14,7 @@
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
+//	-request-retention  how long a request_id's answer is kept (default 168h)
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
 )
@@ -49,6 +51,7 @@ func main() {
 	nkey := flag.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
 	tc := trust.RegisterFlags(flag.CommandLine)
 	stream := outbox.RegisterStreamFlags(flag.CommandLine)
+	retention := flag.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	flag.Parse()
 
 	var lvl slog.Level
@@ -62,7 +65,7 @@ func main() {
 	err := tablesvc.Run(ctx, tablesvc.Config{
 		ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
-		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream,
+		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention,
 	})
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)

@@ -60,6 +60,11 @@ type Config struct {
 	// NATSNkeyFile is the nkey seed file the service authenticates to
 	// NATS with; empty: no credentials.
 	NATSNkeyFile string
+	// RequestRetention is how long the idempotency record of a client's
+	// request_id is kept; default 7 days (store.DefaultRetention),
+	// negative: for ever. A request_id retried after that is a new
+	// request: clients must not retry older requests.
+	RequestRetention time.Duration
 	// InterruptAfter is how long a coup may stay unable to go on before its
 	// result (shoe-svc or wallet-svc unreachable or refusing) before it is
 	// voided and every bet returned; default 2 minutes. A coup with a
@@ -186,6 +191,10 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		tablev1.RegisterTableServiceServer(g, s)
 		if c.RetryInterval > 0 {
 			b.Go(s.retryLoop)
+			b.Go(func(ctx context.Context) error {
+				store.Sweep(ctx, b.DB, store.Retention{Keep: c.RequestRetention}, b.Log)
+				return nil
+			})
 		}
 		return nil
 	})
