@@ -128,7 +128,7 @@ func run(args []string) int {
 		fmt.Printf("  mTLS     CA and certificates in %s\n", st.PKI.Dir)
 	}
 	if st.NATSKeys != nil {
-		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
+		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s --inbox-prefix _INBOX_reader 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
 	}
 	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()
