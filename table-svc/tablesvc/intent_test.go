@@ -24,7 +24,7 @@ func TestIntentRolledBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &change{t: tbl, key: "PlaceBet/cut-off", hash: store.Hash(req)}
+	c := &change{t: tbl, key: "PlaceBet/player/bob/cut-off", hash: store.Hash(req)}
 	if _, err := h.table.hold(context.Background(), c, "table/"+id+"/bet/cut-off", "bob", 300, "x"); err != nil {
 		t.Fatal(err)
 	}

@@ -206,7 +206,10 @@ func (s *Service) act(ctx context.Context, method string, req playerRequest, fn 
 func (s *Service) mutate(ctx context.Context, method, requestID, tableID string, req proto.Message, fn func(c *change) error) (*tablev1.Table, error) {
 	unlock := s.lock(tableID)
 	defer unlock()
-	key, hash := method+"/"+requestID, store.Hash(req)
+	// Request ids are the caller's: another caller's request with the same
+	// id is another request.
+	caller, _ := auth.FromContext(ctx)
+	key, hash := method+"/"+string(caller.Role)+"/"+caller.Subject+"/"+requestID, store.Hash(req)
 	seen, err := s.seen(key, hash)
 	if err != nil {
 		return nil, err
