@@ -30,7 +30,8 @@ func get(t *testing.T, url string) (int, string) {
 // TestMetricsOfTheStack plays a coup (examples/coup-http.sh) on a stack
 // that serves metrics as `make run` does, and reads them: /healthz and
 // /readyz of every process, the gRPC client metrics of the gateway and of
-// table-svc, and the business metrics counted from the events.
+// table-svc, table-svc's timers and retry queue, each service's outbox
+// relay and the business metrics counted from the events.
 func TestMetricsOfTheStack(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -59,10 +60,17 @@ func TestMetricsOfTheStack(t *testing.T) {
 		// Forwarded calls are streams of frames at the gateway, both ways.
 		m.Gateway: {`grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="bidi_stream"} 2`,
 			`grpc_client_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="bidi_stream"} 2`},
-		m.Table: {`grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="unary"} 2`},
+		// table-svc: its calls to wallet-svc and shoe-svc, its timers and
+		// retry queue, its outbox relay (every event of the coup published).
+		m.Table: {`grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="unary"} 2`,
+			`grpc_client_handled_total{grpc_code="OK",grpc_method="SettleCoup",grpc_service="chemmy.wallet.v1.WalletService",grpc_type="unary"} 1`,
+			`grpc_client_handled_total{grpc_code="OK",grpc_method="DealCard",grpc_service="chemmy.shoe.v1.ShoeService",grpc_type="unary"} `,
+			"\nchemmy_table_timers_pending ", "\nchemmy_table_stuck 0\n",
+			"\nchemmy_outbox_backlog{db=\"table\"} 0\n", `chemmy_outbox_published_total{db="table"} `, `chemmy_outbox_publish_errors_total{db="table"} `},
+		m.Wallet: {"\nchemmy_outbox_backlog{db=\"wallet\"} 0\n", `chemmy_outbox_published_total{db="wallet"} `, `chemmy_outbox_publish_errors_total{db="wallet"} `},
+		m.Shoe:   {"\nchemmy_outbox_backlog{db=\"shoe\"} 0\n", `chemmy_outbox_published_total{db="shoe"} `, `chemmy_outbox_publish_errors_total{db="shoe"} `},
 		m.Stack: {`chemmy_bets_total{kind="bet"} 2`, `chemmy_wagered_minor_units_total{kind="bet"} 1000`, `chemmy_coups_total{outcome="OUTCOME_`,
-			`chemmy_settlement_seconds_count 1`, `grpc_client_handled_total{grpc_code="OK",grpc_method="SettleCoup",grpc_service="chemmy.wallet.v1.WalletService",grpc_type="unary"} 1`,
-			`chemmy_events_total{kind="transfer_recorded",type="chemmy.events.v1.WalletEvent"}`},
+			`chemmy_settlement_seconds_count 1`, `chemmy_events_total{kind="transfer_recorded",type="chemmy.events.v1.WalletEvent"}`},
 	}
 	deadline := time.Now().Add(15 * time.Second)
 	for addr, lines := range want {

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,10 +17,11 @@ import (
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
-// MetricsAddrs are the services' /metrics, /healthz, /readyz addresses,
-// and Stack's: the process's default registry (store counters, Go
-// runtime), the business metrics read from the event stream and
-// table-svc's outgoing gRPC calls. Empty serves none.
+// MetricsAddrs are the services' /metrics, /healthz, /readyz addresses
+// (each service's gRPC server metrics, its outbox relay's; table-svc's
+// also its calls to shoe-svc and wallet-svc and its timers), and Stack's:
+// the process's default registry (store counters, Go runtime) and the
+// business metrics read from the event stream. Empty serves none.
 type MetricsAddrs struct{ Gateway, Table, Wallet, Shoe, Stack string }
 
 // businessMetrics are counted from the events on the CHEMMY stream: the
@@ -171,14 +171,6 @@ func (m *businessMetrics) follow(ctx context.Context, url, nkeyFile string, log 
 		<-ctx.Done()
 		cc.Stop()
 	}
-}
-
-// clientMetrics are table-svc's outgoing gRPC calls (to shoe-svc and
-// wallet-svc), by method and code.
-func clientMetrics(reg prometheus.Registerer) *grpcprom.ClientMetrics {
-	cm := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
-	reg.MustRegister(cm)
-	return cm
 }
 
 // serveStackMetrics serves reg and the process's default registry on addr

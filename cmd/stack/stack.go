@@ -24,7 +24,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/grpc"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
@@ -47,8 +46,8 @@ type Config struct {
 	// NDJSON streams, the table console); empty serves none.
 	GatewayHTTPAddr string
 	// Metrics: each service's /metrics, /healthz, /readyz address, and
-	// the stack's (business metrics from the events, table-svc's outgoing
-	// calls, the process's default registry); empty fields serve none.
+	// the stack's (business metrics from the events, the process's
+	// default registry); empty fields serve none.
 	Metrics MetricsAddrs
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port).
@@ -186,8 +185,9 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.WalletAddr = wallet.Addr()
 
 	stackReg := prometheus.NewRegistry()
-	cm := clientMetrics(stackReg)
-	tableDial := append(grpcx.ClientTracing(), grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor()))
+	// table-svc counts its calls to shoe-svc and wallet-svc itself
+	// (grpc_client_* on its own metrics address).
+	tableDial := grpcx.ClientTracing()
 	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
 		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Table,
 		DialOptions: tableDial})

@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -74,7 +76,8 @@ type Config struct {
 	// creates it (an existing stream is never changed).
 	Stream outbox.StreamLimits
 	// DialOptions are added to the connections to shoe-svc and wallet-svc
-	// (tests and the fault simulation wrap the transport with them).
+	// (tests and the fault simulation wrap the transport with them). The
+	// service counts those calls itself (grpc_client_* on MetricsAddr).
 	DialOptions []grpc.DialOption
 	Logger      *slog.Logger
 }
@@ -164,8 +167,14 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
 	}
+	// The calls to shoe-svc and wallet-svc, by method and code, on this
+	// service's registry (each service has its own: several in one
+	// process register nothing twice).
+	cm := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
+	dial := append(append([]grpc.DialOption(nil), c.DialOptions...),
+		grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor()))
 	for _, dep := range []struct{ addr, name string }{{c.ShoeAddr, trust.Shoe}, {c.WalletAddr, trust.Wallet}} {
-		cc, err := mat.Dial(dep.addr, dep.name, trust.Table, c.DialOptions...)
+		cc, err := mat.Dial(dep.addr, dep.name, trust.Table, dial...)
 		if err != nil {
 			s.closeConns()
 			return nil, fmt.Errorf("tablesvc: dial %s: %w", dep.addr, err)
@@ -182,6 +191,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
 		s.commit = store.CommitterFor(b.DB)
+		if err := s.registerMetrics(b.Server.Registry, cm); err != nil {
+			return err
+		}
 		// Before the first call: unfinished coups queued, pending turns
 		// given their time again (scanUnfinished).
 		if err := s.scanUnfinished(); err != nil {
@@ -203,6 +215,32 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// registerMetrics registers on reg (the service's own registry, served on
+// MetricsAddr) the client metrics cm of the calls to shoe-svc and
+// wallet-svc, chemmy_table_timers_pending (tables with a pending turn
+// deadline) and chemmy_table_stuck (tables queued for retry), both read
+// when scraped.
+func (s *Service) registerMetrics(reg prometheus.Registerer, cm *grpcprom.ClientMetrics) error {
+	size := func(m *map[string]time.Time) func() float64 {
+		return func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return float64(len(*m))
+		}
+	}
+	for _, c := range []prometheus.Collector{cm,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_timers_pending",
+			Help: "Tables waiting for a turn with a time limit (a bet, a decision, a bank offer)."}, size(&s.deadlines)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_stuck",
+			Help: "Tables whose coup could not go on (shoe-svc or wallet-svc unreachable or refusing), queued for retry."}, size(&s.stuck)),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("tablesvc: metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // Run starts the service and blocks until it has stopped.

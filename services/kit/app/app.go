@@ -124,6 +124,12 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	b.Relay = outbox.NewRelay(db, js, log).WithStreamLimits(c.Stream)
 	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Auth: authn, Domain: c.Domain,
 		ServerOptions: mat.ServerOption()})
+	// The relay's backlog, published and error counts, on the service's
+	// own /metrics.
+	if err := b.Relay.Register(b.Server.Registry); err != nil {
+		b.closeAll()
+		return nil, err
+	}
 	if err := register(b, b.Server.GRPC); err != nil {
 		b.closeAll()
 		return nil, err

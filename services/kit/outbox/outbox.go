@@ -26,10 +26,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -83,19 +87,33 @@ func decode(k, v []byte) (Message, error) {
 
 // Pending returns up to max messages in order, oldest first.
 func Pending(db *bolt.DB, max int) ([]Message, error) {
-	var out []Message
-	err := db.View(func(tx *bolt.Tx) error {
+	out, _, err := pending(db, max)
+	return out, err
+}
+
+// pending is Pending and the number of messages in the outbox. The count
+// costs nothing more than the read: the keys are consecutive sequence
+// numbers (Put numbers them in committed transactions; the relay removes
+// only the oldest), so when more than max are waiting it is the last key
+// minus the first, plus one.
+func pending(db *bolt.DB, max int) (out []Message, n int, err error) {
+	err = db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(Bucket).Cursor()
-		for k, v := c.First(); k != nil && len(out) < max; k, v = c.Next() {
+		first, v := c.First()
+		for k := first; k != nil && len(out) < max; k, v = c.Next() {
 			m, err := decode(k, v)
 			if err != nil {
 				return err
 			}
 			out = append(out, m)
 		}
+		n = len(out)
+		if last, _ := c.Last(); n == max && last != nil && len(first) == 8 && len(last) == 8 {
+			n = int(binary.BigEndian.Uint64(last)-binary.BigEndian.Uint64(first)) + 1
+		}
 		return nil
 	})
-	return out, err
+	return out, n, err
 }
 
 // Connect dials NATS at url and keeps reconnecting for ever; with a
@@ -267,6 +285,46 @@ type Relay struct {
 	// last of their keys.
 	published PublishedCheck
 	suspectTo []byte
+
+	// Counted for Register's metrics.
+	backlog   atomic.Int64  // messages in the outbox at the last drain
+	sent      atomic.Uint64 // messages published and removed
+	pubErrors atomic.Uint64 // failed attempts to publish
+}
+
+// Register registers the relay's metrics on reg, labelled db (the base
+// name of the outbox's bbolt file without ".db": "table", "shoe",
+// "wallet", as kit/store's counters): chemmy_outbox_backlog (events
+// stored and not yet published, as of the relay's last pass),
+// chemmy_outbox_published_total and chemmy_outbox_publish_errors_total.
+// Each service registers its relay on its own registry (a second relay of
+// the same file on one registry is refused).
+func (r *Relay) Register(reg prometheus.Registerer) error {
+	l := prometheus.Labels{"db": strings.TrimSuffix(filepath.Base(r.db.Path()), ".db")}
+	for _, c := range []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_outbox_backlog", ConstLabels: l,
+			Help: "Events stored in the outbox and not yet published, as of the relay's last pass."},
+			func() float64 { return float64(r.backlog.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_published_total", ConstLabels: l,
+			Help: "Events the outbox relay published (acknowledged by JetStream) and removed from the outbox."},
+			func() float64 { return float64(r.sent.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_publish_errors_total", ConstLabels: l,
+			Help: "Failed attempts of the outbox relay to publish (stream unavailable, no acknowledgement, outbox write); each is retried."},
+			func() float64 { return float64(r.pubErrors.Load()) }),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("outbox metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// count sets the backlog from the outbox (no NATS, or the stream not
+// ready: nothing is drained).
+func (r *Relay) count() {
+	if _, n, err := pending(r.db, 1); err == nil {
+		r.backlog.Store(int64(n))
+	}
 }
 
 // PublishedCheck reports whether m was published already. A message in
@@ -312,6 +370,7 @@ func (r *Relay) Notify() {
 func (r *Relay) Run(ctx context.Context) {
 	if r.js == nil {
 		r.log.Warn("no NATS: events are kept in the outbox, not published")
+		r.count()
 		return
 	}
 	if r.published != nil {
@@ -331,12 +390,17 @@ func (r *Relay) Run(ctx context.Context) {
 		if !ready {
 			if err := CreateStream(ctx, r.js, r.limits, r.log); err != nil {
 				r.log.Warn("jetstream stream not ready", "err", err)
+				if ctx.Err() == nil {
+					r.pubErrors.Add(1)
+				}
+				r.count()
 			} else {
 				ready = true
 			}
 		}
 		if ready {
 			if err := r.drain(ctx); err != nil && ctx.Err() == nil {
+				r.pubErrors.Add(1)
 				r.log.Warn("outbox relay", "err", err)
 			}
 		}
@@ -359,12 +423,16 @@ const ackTimeout = 5 * time.Second
 // drain publishes everything pending, oldest first: a batch of up to
 // window messages at a time, published asynchronously (in order, on one
 // connection) and then awaited, its acknowledged prefix removed from the
-// outbox in one write transaction.
+// outbox in one write transaction. It leaves the backlog counted.
 func (r *Relay) drain(ctx context.Context) error {
 	for {
-		msgs, err := Pending(r.db, window)
-		if err != nil || len(msgs) == 0 {
+		msgs, n, err := pending(r.db, window)
+		if err != nil {
 			return err
+		}
+		r.backlog.Store(int64(n))
+		if len(msgs) == 0 {
+			return nil
 		}
 		done, pubErr := r.publish(ctx, msgs)
 		if done > 0 {
@@ -380,6 +448,8 @@ func (r *Relay) drain(ctx context.Context) error {
 			}); err != nil {
 				return err
 			}
+			r.sent.Add(uint64(done))
+			r.backlog.Add(-int64(done))
 		}
 		if pubErr != nil {
 			if r.published != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -292,4 +293,103 @@ func TestRelayBatchesKeepOrder(t *testing.T) {
 			t.Fatalf("stream message %d: %s %v, want %s", i+1, m.Subject, m.Header, want)
 		}
 	}
+}
+
+// metricValue is the value of the metric name on reg (-1 when absent),
+// with its db label.
+func metricValue(t *testing.T, reg *prometheus.Registry, name string) (float64, string) {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) != 1 {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		db := ""
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "db" {
+				db = l.GetValue()
+			}
+		}
+		switch {
+		case m.GetGauge() != nil:
+			return m.GetGauge().GetValue(), db
+		case m.GetCounter() != nil:
+			return m.GetCounter().GetValue(), db
+		}
+	}
+	return -1, ""
+}
+
+// TestRelayMetrics: the backlog counts what is stored and not published
+// (more than a batch too, read cheaply), published and failed attempts
+// are counted, labelled with the file's name; registering twice on one
+// registry is refused.
+func TestRelayMetrics(t *testing.T) {
+	db := openDB(t)
+	const n = window + 44
+	put(t, db, n)
+	if msgs, c, err := pending(db, window); err != nil || len(msgs) != window || c != n {
+		t.Fatalf("pending: %d messages, count %d, %v; want %d, %d", len(msgs), c, err, window, n)
+	}
+	if _, c, _ := pending(db, 1000); c != n {
+		t.Fatalf("count %d, want %d", c, n)
+	}
+	js := startNATS(t)
+	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
+	reg := prometheus.NewRegistry()
+	if err := r.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := NewRelay(db, js, slog.Default()).Register(reg); err == nil {
+		t.Fatal("a second relay of the same file registered on the same registry")
+	}
+	r.count()
+	if v, db := metricValue(t, reg, "chemmy_outbox_backlog"); v != n || db != "o" {
+		t.Fatalf("backlog %v{db=%q} before the relay runs, want %d{db=\"o\"}", v, db, n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	wait := func(name string, want float64) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			v, _ := metricValue(t, reg, name)
+			if v == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %v, want %v", name, v, want)
+			}
+		}
+	}
+	wait("chemmy_outbox_published_total", n)
+	wait("chemmy_outbox_backlog", 0)
+	if v, _ := metricValue(t, reg, "chemmy_outbox_publish_errors_total"); v != 0 {
+		t.Fatalf("publish errors %v, want 0", v)
+	}
+	// A subject outside the stream: JetStream does not answer; the
+	// message waits in the outbox and each try is an error.
+	if err := db.Update(func(tx *bolt.Tx) error { return Put(tx, "elsewhere.x", "lost-1", []byte{1}) }); err != nil {
+		t.Fatal(err)
+	}
+	r.Notify()
+	wait("chemmy_outbox_backlog", 1)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if v, _ := metricValue(t, reg, "chemmy_outbox_publish_errors_total"); v >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no publish error counted")
+		}
+	}
+	if v, _ := metricValue(t, reg, "chemmy_outbox_published_total"); v != n {
+		t.Fatalf("published %v, want %d", v, n)
+	}
+	cancel()
+	<-done
 }
