@@ -66,7 +66,9 @@ func TestMetricsOfTheStack(t *testing.T) {
 			`grpc_client_handled_total{grpc_code="OK",grpc_method="SettleCoup",grpc_service="chemmy.wallet.v1.WalletService",grpc_type="unary"} 1`,
 			`grpc_client_handled_total{grpc_code="OK",grpc_method="DealCard",grpc_service="chemmy.shoe.v1.ShoeService",grpc_type="unary"} `,
 			"\nchemmy_table_timers_pending ", "\nchemmy_table_stuck 0\n",
-			"\nchemmy_outbox_backlog{db=\"table\"} 0\n", `chemmy_outbox_published_total{db="table"} `, `chemmy_outbox_publish_errors_total{db="table"} `},
+			"\nchemmy_outbox_backlog{db=\"table\"} 0\n", `chemmy_outbox_published_total{db="table"} `, `chemmy_outbox_publish_errors_total{db="table"} `,
+			// The store's commits and fsyncs, on the service's own port too.
+			`chemmy_store_commits_total{db="table"} `, `chemmy_store_fsyncs_total{db="table"} `},
 		m.Wallet: {"\nchemmy_outbox_backlog{db=\"wallet\"} 0\n", `chemmy_outbox_published_total{db="wallet"} `, `chemmy_outbox_publish_errors_total{db="wallet"} `},
 		m.Shoe:   {"\nchemmy_outbox_backlog{db=\"shoe\"} 0\n", `chemmy_outbox_published_total{db="shoe"} `, `chemmy_outbox_publish_errors_total{db="shoe"} `},
 		m.Stack: {`chemmy_bets_total{kind="bet"} 2`, `chemmy_wagered_minor_units_total{kind="bet"} 1000`, `chemmy_coups_total{outcome="OUTCOME_`,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
 
@@ -143,7 +144,10 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	b.Go(func(ctx context.Context) error { return b.Server.Serve(ctx, b.lis) })
 	b.Go(func(ctx context.Context) error { b.Relay.Run(ctx); return nil })
 	b.Go(func(ctx context.Context) error {
-		return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry, b.Server.Ready)
+		// The service's registry, and the store's counters (commits,
+		// fsyncs: kit/store registers them, by file, on the default one).
+		g := prometheus.Gatherers{b.Server.Registry, grpcx.PrefixGatherer{Gatherer: prometheus.DefaultGatherer, Prefix: "chemmy_store_"}}
+		return grpcx.ServeGatherer(ctx, c.MetricsAddr, g, b.Server.Ready)
 	})
 	b.ctx = ctx
 	for _, f := range b.pending {

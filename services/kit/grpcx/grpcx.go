@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -156,6 +158,25 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 func (s *Server) Ready() bool {
 	r, err := s.Health.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+}
+
+// PrefixGatherer gathers only the metric families of Gatherer whose name
+// starts with Prefix.
+type PrefixGatherer struct {
+	Gatherer prometheus.Gatherer
+	Prefix   string
+}
+
+// Gather implements prometheus.Gatherer.
+func (p PrefixGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := p.Gatherer.Gather()
+	out := mfs[:0]
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), p.Prefix) {
+			out = append(out, mf)
+		}
+	}
+	return out, err
 }
 
 // ServeMetrics serves, until ctx is done, at http://addr: /metrics (reg,
