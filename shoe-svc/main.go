@@ -25,7 +25,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
@@ -70,6 +72,13 @@ func run(args []string, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Spans still batched go out before the exit (tracing is on only with
+	// OTEL_EXPORTER_OTLP_ENDPOINT).
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = grpcx.ShutdownTracing(sctx)
+	}()
 	err := shoesvc.Run(ctx, shoesvc.Config{
 		ListenAddr:   *listen,
 		DBPath:       filepath.Join(*dataDir, "shoe.db"),

@@ -30,7 +30,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -67,6 +69,13 @@ func run(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Spans still batched go out before the exit (tracing is on only with
+	// OTEL_EXPORTER_OTLP_ENDPOINT).
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = grpcx.ShutdownTracing(sctx)
+	}()
 	err := walletsvc.Run(ctx, walletsvc.Config{
 		ListenAddr:       *listen,
 		DBPath:           filepath.Join(*dataDir, "wallet.db"),

@@ -26,7 +26,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
-	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -187,10 +186,9 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	stackReg := prometheus.NewRegistry()
 	// table-svc counts its calls to shoe-svc and wallet-svc itself
 	// (grpc_client_* on its own metrics address).
-	tableDial := grpcx.ClientTracing()
 	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
 		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Table,
-		DialOptions: tableDial})
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -171,7 +172,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	// service's registry (each service has its own: several in one
 	// process register nothing twice).
 	cm := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
-	dial := append(append([]grpc.DialOption(nil), c.DialOptions...),
+	// Its calls carry the trace (OpenTelemetry, when configured: see
+	// grpcx.SetupTracing), so traces cross from table-svc to the others.
+	dial := append(append(append([]grpc.DialOption(nil), c.DialOptions...), grpcx.ClientTracing()...),
 		grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor()))
 	for _, dep := range []struct{ addr, name string }{{c.ShoeAddr, trust.Shoe}, {c.WalletAddr, trust.Wallet}} {
 		cc, err := mat.Dial(dep.addr, dep.name, trust.Table, dial...)
