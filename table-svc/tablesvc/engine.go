@@ -652,8 +652,10 @@ func (s *Service) chargeFees(ctx context.Context, c *change) error {
 }
 
 // closeShoe closes the table's shoe (its reveal becomes public); a shoe
-// already closed is done. Idempotent by a request id of the table and the
-// shoe's number.
+// already closed is done, and one that refuses (e.g. a prepared shoe
+// before 5/6) is left behind with a warning. Without an answer it returns
+// the error, to be retried. Idempotent by a request id of the table and
+// the shoe's number; tableClosed forces the close (the table closed).
 func (s *Service) closeShoe(ctx context.Context, t *table, tableClosed bool) error {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -678,16 +680,11 @@ func (s *Service) closeShoe(ctx context.Context, t *table, tableClosed bool) err
 // table and the shoe's number, so a retried settlement repeats them
 // harmlessly.
 func (s *Service) nextShoe(ctx context.Context, t *table) error {
+	if err := s.closeShoe(ctx, t, false); err != nil {
+		return err
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := s.shoe.CloseShoe(cctx, &shoev1.CloseShoeRequest{
-		RequestId: "table/" + t.ID + "/close/" + strconv.Itoa(t.Shoes), ShoeId: t.ShoeID,
-	})
-	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
-		// A shoe made from a given order may refuse to close early; it is
-		// simply left behind.
-		s.log.Warn("shoe not closed", "table", t.ID, "shoe", t.ShoeID, "err", err)
-	}
 	req := &shoev1.CreateShoeRequest{
 		RequestId: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
@@ -840,15 +837,14 @@ func (s *Service) retryLoop(ctx context.Context) error {
 // with a pending turn).
 func (s *Service) scanUnfinished() error {
 	now := s.now()
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTables)
-		var extended []*table
-		err := b.ForEach(func(k, v []byte) error {
+	var extended []*table
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
 			t := new(table)
 			if err := json.Unmarshal(v, t); err != nil {
 				return fmt.Errorf("table %s: %w", k, err)
 			}
-			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 || len(t.PendingResizes) > 0 {
+			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 || len(t.PendingResizes) > 0 || t.ShoeToClose {
 				s.markStuck(t.ID)
 			}
 			if key, ms := waitKey(t); key != "" && key == t.WaitKey {
@@ -860,10 +856,19 @@ func (s *Service) scanUnfinished() error {
 			s.track(t)
 			return nil
 		})
-		if err != nil {
-			return err
-		}
+	})
+	if err != nil || len(extended) == 0 {
+		return err // nothing to write: no commit at start
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTables)
 		for _, t := range extended {
+			// Only over the record read above (nothing serves yet, but
+			// Recover may be called later).
+			var now table
+			if err := json.Unmarshal(b.Get([]byte(t.ID)), &now); err != nil || now.EventSeq != t.EventSeq || now.WaitKey != t.WaitKey {
+				continue
+			}
 			v, err := json.Marshal(t)
 			if err != nil {
 				return err

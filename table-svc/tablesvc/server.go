@@ -873,15 +873,24 @@ func removeString(list []string, v string) []string {
 	return out
 }
 
-// VoidCoup voids the coup in play before its settlement (CF-ERROR).
-func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*tablev1.VoidCoupResponse, error) {
-	for _, f := range []struct{ name, v string }{{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}} {
+// checkStaffRequest checks a staff action's ids and its reason (required,
+// at most 500 bytes): INVALID_ARGUMENT INVALID_ARGUMENT otherwise.
+func checkStaffRequest(requestID, tableID, reason string) error {
+	for _, f := range []struct{ name, v string }{{"request_id", requestID}, {"table_id", tableID}} {
 		if err := checkID(f.name, f.v); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if req.GetReason() == "" || len(req.GetReason()) > 500 {
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
+	if reason == "" || len(reason) > 500 {
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
+	}
+	return nil
+}
+
+// VoidCoup voids the coup in play before its settlement (CF-ERROR).
+func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*tablev1.VoidCoupResponse, error) {
+	if err := checkStaffRequest(req.GetRequestId(), req.GetTableId(), req.GetReason()); err != nil {
+		return nil, err
 	}
 	if err := checkID("coup_id", req.GetCoupId()); err != nil {
 		return nil, err
@@ -894,7 +903,6 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 		default:
 			return fail(codes.FailedPrecondition, reasonWrongState, "no coup to void before settlement (table is %s)", tablev1.TableState(t.State))
 		}
-		// Source: RULES.md CF-ERROR: the coup is restored as if not played; every bet returned.
 		cp := t.Coup
 		if cp.ID != req.GetCoupId() {
 			return fail(codes.FailedPrecondition, reasonCoupNotInPlay, "coup %q is not in play (coup %q is)", req.GetCoupId(), cp.ID)
@@ -912,13 +920,8 @@ func (s *Service) VoidCoup(ctx context.Context, req *tablev1.VoidCoupRequest) (*
 // CloseTable closes a table between coups (staff; or by itself when
 // abandoned, see tableAbandoned).
 func (s *Service) CloseTable(ctx context.Context, req *tablev1.CloseTableRequest) (*tablev1.CloseTableResponse, error) {
-	for _, f := range []struct{ name, v string }{{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}} {
-		if err := checkID(f.name, f.v); err != nil {
-			return nil, err
-		}
-	}
-	if req.GetReason() == "" || len(req.GetReason()) > 500 {
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "reason is required (at most 500 bytes)")
+	if err := checkStaffRequest(req.GetRequestId(), req.GetTableId(), req.GetReason()); err != nil {
+		return nil, err
 	}
 	caller, _ := auth.FromContext(ctx)
 	t, err := s.mutate(ctx, "CloseTable", req.GetRequestId(), req.GetTableId(), req, func(c *change) error {
