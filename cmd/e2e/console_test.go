@@ -83,6 +83,18 @@ func TestConsolePlaysACoup(t *testing.T) {
 	if err := chromedp.Do(bctx); err != nil {
 		t.Skipf("the browser %s does not start: %v", browser, err)
 	}
+	// press clicks a button as its own click handler sees it. Not a mouse
+	// click at the button's coordinates: the page re-renders as events
+	// arrive (a seat, a log line), and a layout shift between locating the
+	// button and clicking would land the click elsewhere.
+	press := func(id string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			if _, err := chromedp.WaitVisible(chromedp.ID(id))(ctx, tg); err != nil {
+				return chromedp.Void{}, err
+			}
+			return chromedp.Evaluate[chromedp.Void](`document.getElementById('` + id + `').click()`)(ctx, tg)
+		}
+	}
 	tab := func(who string) context.Context {
 		tctx, cancel := chromedp.NewContext(bctx)
 		t.Cleanup(cancel)
@@ -91,7 +103,7 @@ func TestConsolePlaysACoup(t *testing.T) {
 			chromedp.Navigate(url),
 			chromedp.WaitVisible(chromedp.ID("token")),
 			chromedp.SendKeys(chromedp.ID("token"), who+"-token"),
-			chromedp.Click(chromedp.ID("login")),
+			press("login"),
 			chromedp.Poll[chromedp.Void](`(document.getElementById('whoami').dataset.subject || '').startsWith('`+who+`') && document.getElementById('live').textContent === 'live'`,
 				chromedp.WithPollingTimeout(20*time.Second)),
 		); err != nil {
@@ -136,14 +148,15 @@ func TestConsolePlaysACoup(t *testing.T) {
 	}
 
 	alice, bob := tab("alice"), tab("bob")
-	run(alice, "alice", "sits", chromedp.Click(chromedp.ID("sit")), waitFor(`document.querySelector('#seats li.me') !== null`))
-	run(bob, "bob", "sits", chromedp.Click(chromedp.ID("sit")), stateIs("TABLE_STATE_OFFERING_BANK"))
+	run(alice, "alice", "sits", press("sit"), waitFor(`document.querySelector('#seats li.me') !== null`))
+	run(bob, "bob", "sees alice seated, sits", waitFor(`document.querySelectorAll('#seats li').length === 1`),
+		press("sit"), stateIs("TABLE_STATE_OFFERING_BANK"))
 	// alice sees the offer live (WatchTable), then takes the bank.
 	run(alice, "alice", "takes the bank", stateIs("TABLE_STATE_OFFERING_BANK"),
-		chromedp.SetValue(chromedp.ID("bank-amount"), "1000"), chromedp.Click(chromedp.ID("accept-bank")), stateIs("TABLE_STATE_BETTING"))
+		chromedp.SetValue(chromedp.ID("bank-amount"), "1000"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"))
 	// bob bets before it is shown to be his turn? It is his: the only punter.
 	run(bob, "bob", "bets", stateIs("TABLE_STATE_BETTING"), waitFor(`document.getElementById('turn').dataset.player === 'bob'`),
-		chromedp.SetValue(chromedp.ID("bet-amount"), "600"), chromedp.Click(chromedp.ID("bet")), stateIs("TABLE_STATE_DECISION"))
+		chromedp.SetValue(chromedp.ID("bet-amount"), "600"), press("bet"), stateIs("TABLE_STATE_DECISION"))
 	run(alice, "alice", "sees the decision", stateIs("TABLE_STATE_DECISION"), waitFor(`document.getElementById('turn').dataset.player === 'bob'`))
 	wantHands(bob, "bob", "at bob's decision", "2C 3D", "down down")
 	wantHands(alice, "alice", "at bob's decision", "down down", "KD 5H")
@@ -152,7 +165,7 @@ func TestConsolePlaysACoup(t *testing.T) {
 
 	// The croupier's advice for bob's decision: the EVs, or (when the table
 	// does not know its shoe's composition) a clear error with its reason.
-	run(bob, "bob", "asks advice", chromedp.Click(chromedp.ID("advice")),
+	run(bob, "bob", "asks advice", press("advice"),
 		waitFor(`document.getElementById('advice-text').textContent !== '' || !document.getElementById('error').hidden`))
 	advice, err := chromedp.Run(bob, chromedp.Evaluate[string](`document.getElementById('advice-text').textContent + '|' + document.getElementById('error').textContent`))
 	if err != nil {
@@ -163,7 +176,7 @@ func TestConsolePlaysACoup(t *testing.T) {
 	}
 	t.Logf("bob's advice: %s", advice)
 	// alice acting out of turn: the error's reason, shown.
-	run(alice, "alice", "draws out of turn", chromedp.Click(chromedp.ID("draw")),
+	run(alice, "alice", "draws out of turn", press("draw"),
 		waitFor(`document.getElementById('error').dataset.reason !== '' && !document.getElementById('error').hidden`))
 	errText, err := chromedp.Run(alice, chromedp.TextContent(chromedp.ID("error")))
 	if err != nil {
@@ -171,13 +184,13 @@ func TestConsolePlaysACoup(t *testing.T) {
 	}
 	t.Logf("alice drawing in bob's turn: %s", errText)
 
-	run(bob, "bob", "draws", chromedp.Click(chromedp.ID("draw")), waitFor(`document.getElementById('turn').dataset.player === 'alice'`))
+	run(bob, "bob", "draws", press("draw"), waitFor(`document.getElementById('turn').dataset.player === 'alice'`))
 	run(alice, "alice", "sees her decision", waitFor(`document.getElementById('turn').dataset.player === 'alice'`))
 	wantHands(bob, "bob", "at alice's decision", "2C 3D 4S", "down down")
 	wantHands(alice, "alice", "at alice's decision", "down down 4S", "KD 5H")
 	shot(t, alice, filepath.Join(out, "2-alice-decides.png"))
 
-	run(alice, "alice", "draws", chromedp.Click(chromedp.ID("draw")),
+	run(alice, "alice", "draws", press("draw"),
 		waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES' && document.getElementById('result').textContent.includes('settled')`))
 	run(bob, "bob", "sees the result", waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES'`))
 	for who, tctx := range map[string]context.Context{"alice": alice, "bob": bob} {
@@ -189,7 +202,7 @@ func TestConsolePlaysACoup(t *testing.T) {
 	// The bank lost, it is offered to bob; a croupier closes the table from
 	// his own session, and the players see it.
 	croupier := tab("croupier")
-	run(croupier, "croupier", "closes the table", stateIs("TABLE_STATE_OFFERING_BANK"), chromedp.Click(chromedp.ID("close")), stateIs("TABLE_STATE_CLOSED"))
+	run(croupier, "croupier", "closes the table", stateIs("TABLE_STATE_OFFERING_BANK"), press("close"), stateIs("TABLE_STATE_CLOSED"))
 	run(alice, "alice", "sees it closed", stateIs("TABLE_STATE_CLOSED"))
 	shot(t, croupier, filepath.Join(out, "4-croupier-closed.png"))
 
