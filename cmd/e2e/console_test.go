@@ -92,7 +92,7 @@ func TestConsolePlaysACoup(t *testing.T) {
 			if _, err := chromedp.WaitVisible(chromedp.ID(id))(ctx, tg); err != nil {
 				return chromedp.Void{}, err
 			}
-			return chromedp.Evaluate[chromedp.Void](`document.getElementById('` + id + `').click()`)(ctx, tg)
+			return chromedp.Evaluate[chromedp.Void](`document.getElementById('`+id+`').click()`)(ctx, tg)
 		}
 	}
 	tab := func(who string) context.Context {
