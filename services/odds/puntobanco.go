@@ -47,6 +47,9 @@ func (o PuntoBancoOdds) Prob(count *big.Int) *big.Rat {
 // commission (the exact rate; the rounding of a real payout to minor units
 // is not in the EV), the player bet 1 to 1, both pushed on a tie; the tie
 // bet pays pr.TiePays to 1; the bank natural bet pr.BankNaturalPays to 1.
+// Not covered: pr.NoCommission (the bank bet is always priced with pr's
+// commission; the half pay on 6 would need the bank wins counted by
+// total) and the pair bets (no entry in Bets).
 // Errors wrap ErrInvalidShoe or rules.ErrInvalidHouseRules.
 func PuntoBanco(s Shoe, pr rules.PuntoBancoRules) (PuntoBancoOdds, error) {
 	if err := s.Validate(); err != nil {

@@ -25,26 +25,44 @@ type PuntoBancoRules struct {
 	// BankNaturalPays is the payout of the bet that the bank gets a natural
 	// 8 or 9, N to 1 (PB-BETS; default 9).
 	BankNaturalPays int64
+	// NoCommission is the no-commission game (a common extension, not in
+	// the sources): a winning bank bet pays 1 to 1 with no commission,
+	// except a bank win with a final total of 6, which pays 1 to 2 (half
+	// the stake, rounded down to the minor unit: see SettlePuntoBanco).
+	// CommissionBP and CommissionRounding are then still validated but
+	// not applied. Default false.
+	NoCommission bool
+	// PairPays is the payout of the player pair and bank pair bets, N to 1
+	// (a common extension, not in the sources; default 11).
+	PairPays int64
 }
 
 // DefaultPuntoBancoRules returns commission 500 bp rounded down, tie 8 to
-// 1, bank natural 9 to 1.
+// 1, bank natural 9 to 1, pairs 11 to 1, the commission game.
 func DefaultPuntoBancoRules() PuntoBancoRules {
-	return PuntoBancoRules{CommissionBP: DefaultCommissionBP, CommissionRounding: RoundDown, TiePays: 8, BankNaturalPays: 9}
+	return PuntoBancoRules{CommissionBP: DefaultCommissionBP, CommissionRounding: RoundDown, TiePays: 8, BankNaturalPays: 9,
+		PairPays: 11}
 }
 
-// maxPays bounds a payout ratio so a payout of any int64 stake is checked
-// for overflow in one multiplication.
-const maxPays = 1000
+// MaxPuntoBancoPays bounds a payout ratio (TiePays, BankNaturalPays,
+// PairPays) so a payout of any int64 stake is checked for overflow in one
+// multiplication.
+const MaxPuntoBancoPays = 1000
 
 // Validate checks the ranges: commission 0..10000 bp, a known rounding,
-// payouts 1..1000 to 1. Errors wrap ErrInvalidHouseRules.
+// payouts (tie, bank natural, pair) 1..MaxPuntoBancoPays to 1. Errors wrap
+// ErrInvalidHouseRules.
 func (pr PuntoBancoRules) Validate() error {
 	if err := (HouseRules{CommissionBP: pr.CommissionBP, CommissionRounding: pr.CommissionRounding}).Validate(); err != nil {
 		return err
 	}
-	if pr.TiePays < 1 || pr.TiePays > maxPays || pr.BankNaturalPays < 1 || pr.BankNaturalPays > maxPays {
-		return fmt.Errorf("%w: payouts tie %d, bank natural %d outside 1..%d", ErrInvalidHouseRules, pr.TiePays, pr.BankNaturalPays, maxPays)
+	for _, p := range []struct {
+		name string
+		pays int64
+	}{{"tie", pr.TiePays}, {"bank natural", pr.BankNaturalPays}, {"pair", pr.PairPays}} {
+		if p.pays < 1 || p.pays > MaxPuntoBancoPays {
+			return fmt.Errorf("%w: %s payout %d to 1 outside 1..%d", ErrInvalidHouseRules, p.name, p.pays, MaxPuntoBancoPays)
+		}
 	}
 	return nil
 }
@@ -93,10 +111,18 @@ type PuntoBancoResult struct {
 	Outcome Outcome
 	// BankNatural reports that the bank's first two cards total 8 or 9.
 	BankNatural bool
+	// BankTotal is the bank's final total, 0..9 (the no-commission game
+	// pays half on a bank win with 6).
+	BankTotal int
+	// PlayerPair and BankPair report that the first two cards of the
+	// player's or the bank's hand have the same rank (7-7, K-K; ten and
+	// king are not a pair).
+	PlayerPair, BankPair bool
 }
 
 // ResultPuntoBanco returns the result of c, which must be finished
-// (NextStepPuntoBanco returns StepDone). Errors wrap ErrIllegalState.
+// (NextStepPuntoBanco returns StepDone): the outcome, the bank natural,
+// the bank's final total and the pairs. Errors wrap ErrIllegalState.
 func ResultPuntoBanco(c Coup) (PuntoBancoResult, error) {
 	s, err := NextStepPuntoBanco(c)
 	if err != nil {
@@ -105,7 +131,13 @@ func ResultPuntoBanco(c Coup) (PuntoBancoResult, error) {
 	if s.Kind != StepDone {
 		return PuntoBancoResult{}, fmt.Errorf("%w: coup not finished: waits for %v", ErrIllegalState, s.Kind)
 	}
-	return PuntoBancoResult{Outcome: s.Outcome, BankNatural: IsNatural(c.Banker[:2])}, nil
+	return PuntoBancoResult{
+		Outcome:     s.Outcome,
+		BankNatural: IsNatural(c.Banker[:2]),
+		BankTotal:   Total(c.Banker),
+		PlayerPair:  c.Player[0].Rank == c.Player[1].Rank,
+		BankPair:    c.Banker[0].Rank == c.Banker[1].Rank,
+	}, nil
 }
 
 // PuntoBancoBet is what a punto banco stake is on (PB-BETS).
@@ -117,9 +149,12 @@ const (
 	BetPlayer                               // the player's hand wins: 1 to 1
 	BetTie                                  // equal totals: TiePays to 1
 	BetBankNatural                          // the bank's first two cards are 8 or 9: BankNaturalPays to 1
+	BetPlayerPair                           // the player's first two cards have the same rank: PairPays to 1
+	BetBankPair                             // the bank's first two cards have the same rank: PairPays to 1
 )
 
-// String returns "bank", "player", "tie", "bank_natural" or "invalid".
+// String returns "bank", "player", "tie", "bank_natural", "player_pair",
+// "bank_pair" or "invalid".
 func (b PuntoBancoBet) String() string {
 	switch b {
 	case BetBank:
@@ -130,6 +165,10 @@ func (b PuntoBancoBet) String() string {
 		return "tie"
 	case BetBankNatural:
 		return "bank_natural"
+	case BetPlayerPair:
+		return "player_pair"
+	case BetBankPair:
+		return "bank_pair"
 	}
 	return "invalid"
 }
@@ -157,22 +196,41 @@ type StakeResult struct {
 // Net is the bettor's gain: Won - Commission - Lost.
 func (r StakeResult) Net() int64 { return r.Won - r.Commission - r.Lost }
 
-// SettlePuntoBanco settles stakes on the result res (PB-BETS): the bank
-// bet wins 1 to 1 less the commission of its own winnings, the player bet
-// 1 to 1, and both push on a tie; the tie bet wins TiePays to 1 and
-// otherwise loses; the bank natural bet wins BankNaturalPays to 1 when the
-// bank's first two cards are a natural, whatever the outcome. The house
-// banks (PB-BANK): no bank limits the stakes here.
+// SettlePuntoBanco settles stakes (minor units) on the result res
+// (PB-BETS): the bank bet wins 1 to 1 less the commission of its own
+// winnings, the player bet 1 to 1, and both push on a tie; the tie bet
+// wins TiePays to 1 and otherwise loses; the bank natural bet wins
+// BankNaturalPays to 1 when the bank's first two cards are a natural,
+// whatever the outcome; the player pair and bank pair bets win PairPays to
+// 1 when that hand's first two cards are a pair, whatever the outcome. The
+// house banks (PB-BANK): no bank limits the stakes here.
 //
-// Errors: a stake <= 0 (ErrInvalidAmount), an unknown bet or outcome
-// (ErrInvalidOutcome), house rules out of range (ErrInvalidHouseRules), a
-// payout beyond int64 (ErrOverflow).
+// With pr.NoCommission a winning bank bet pays 1 to 1 with no commission,
+// except when res.BankTotal is 6: it then pays half the stake, rounded
+// down to the minor unit (the answer to the PB-BANK reading "the rounding
+// of a banker win on 6 paying half"; the house keeps the fraction, as with
+// the default commission rounding; a stake of 1 wins 0 and gets its stake
+// back).
+//
+// Errors: a stake <= 0 (ErrInvalidAmount); an unknown bet or outcome, a
+// BankTotal outside 0..9, or, in the no-commission game, a bank win with
+// BankTotal 0, which no coup can give (ErrInvalidOutcome); house rules
+// out of range (ErrInvalidHouseRules); a payout beyond int64
+// (ErrOverflow).
 func SettlePuntoBanco(stakes []PuntoBancoStake, res PuntoBancoResult, pr PuntoBancoRules) ([]StakeResult, error) {
 	if err := pr.Validate(); err != nil {
 		return nil, err
 	}
 	if !res.Outcome.Valid() {
 		return nil, fmt.Errorf("%w: %d", ErrInvalidOutcome, int(res.Outcome))
+	}
+	if res.BankTotal < 0 || res.BankTotal > 9 {
+		return nil, fmt.Errorf("%w: bank total %d outside 0..9", ErrInvalidOutcome, res.BankTotal)
+	}
+	if pr.NoCommission && res.Outcome == OutcomeBankWins && res.BankTotal == 0 {
+		// A bank win needs a total above the player's: a missing bank
+		// total would pay a win on 6 in full.
+		return nil, fmt.Errorf("%w: the bank wins with a total of 0", ErrInvalidOutcome)
 	}
 	out := make([]StakeResult, len(stakes))
 	for i, s := range stakes {
@@ -205,9 +263,17 @@ func SettlePuntoBanco(stakes []PuntoBancoStake, res PuntoBancoResult, pr PuntoBa
 		var err error
 		switch s.Bet {
 		case BetBank:
-			// Source: RULES.md PB-BETS (commission on winning bank bets)
 			even(res.Outcome == OutcomeBankWins)
-			r.Commission = Commission(r.Won, pr.CommissionBP, pr.CommissionRounding)
+			switch {
+			case !pr.NoCommission:
+				// Source: RULES.md PB-BETS (commission on winning bank bets)
+				r.Commission = Commission(r.Won, pr.CommissionBP, pr.CommissionRounding)
+			case r.Won > 0 && res.BankTotal == 6:
+				// Source: RULES.md PB-BANK (reading: in the no-commission game a bank win on 6 pays half, rounded down to the minor unit)
+				r.Won = s.Amount / 2
+			default:
+				// Source: RULES.md PB-BETS (no-commission game, a common extension: 1 to 1, no commission)
+			}
 		case BetPlayer:
 			// Source: RULES.md PB-BETS (player bet, even money)
 			even(res.Outcome == OutcomeBankLoses)
@@ -217,6 +283,12 @@ func SettlePuntoBanco(stakes []PuntoBancoStake, res PuntoBancoResult, pr PuntoBa
 		case BetBankNatural:
 			// Source: RULES.md PB-BETS (the bank gets a natural 8 or 9)
 			err = pays(res.BankNatural, pr.BankNaturalPays)
+		case BetPlayerPair:
+			// Source: RULES.md PB-BETS (player pair, a common extension)
+			err = pays(res.PlayerPair, pr.PairPays)
+		case BetBankPair:
+			// Source: RULES.md PB-BETS (bank pair, a common extension)
+			err = pays(res.BankPair, pr.PairPays)
 		default:
 			return nil, fmt.Errorf("%w: stake %d on bet %d", ErrInvalidOutcome, i, int(s.Bet))
 		}

@@ -87,13 +87,13 @@ func TestPBBets(t *testing.T) {
 		res  PuntoBancoResult
 		want []StakeResult
 	}{
-		{"bank wins natural", PuntoBancoResult{OutcomeBankWins, true}, []StakeResult{
+		{"bank wins natural", PuntoBancoResult{Outcome: OutcomeBankWins, BankNatural: true}, []StakeResult{
 			{Won: 1010, Commission: 50}, {Lost: 1000}, {Lost: 100}, {Won: 450}}},
-		{"bank wins", PuntoBancoResult{OutcomeBankWins, false}, []StakeResult{
+		{"bank wins", PuntoBancoResult{Outcome: OutcomeBankWins}, []StakeResult{
 			{Won: 1010, Commission: 50}, {Lost: 1000}, {Lost: 100}, {Lost: 50}}},
-		{"player wins", PuntoBancoResult{OutcomeBankLoses, false}, []StakeResult{
+		{"player wins", PuntoBancoResult{Outcome: OutcomeBankLoses}, []StakeResult{
 			{Lost: 1010}, {Won: 1000}, {Lost: 100}, {Lost: 50}}},
-		{"tie pushes", PuntoBancoResult{OutcomeStandOff, true}, []StakeResult{
+		{"tie pushes", PuntoBancoResult{Outcome: OutcomeStandOff, BankNatural: true}, []StakeResult{
 			{Returned: true}, {Returned: true}, {Won: 800}, {Won: 450}}},
 	}
 	for _, tt := range tests {
@@ -124,7 +124,14 @@ func TestPBBets(t *testing.T) {
 		{[]PuntoBancoStake{{0, 5}}, PuntoBancoResult{Outcome: OutcomeBankWins}, pr, ErrInvalidOutcome},
 		{[]PuntoBancoStake{{BetBank, 5}}, PuntoBancoResult{}, pr, ErrInvalidOutcome},
 		{[]PuntoBancoStake{{BetTie, math.MaxInt64}}, PuntoBancoResult{Outcome: OutcomeStandOff}, pr, ErrOverflow},
-		{nil, PuntoBancoResult{Outcome: OutcomeBankWins}, PuntoBancoRules{CommissionBP: 500, TiePays: 0, BankNaturalPays: 9}, ErrInvalidHouseRules},
+		{nil, PuntoBancoResult{Outcome: OutcomeBankWins}, PuntoBancoRules{CommissionBP: 500, TiePays: 0, BankNaturalPays: 9, PairPays: 11}, ErrInvalidHouseRules},
+		{nil, PuntoBancoResult{Outcome: OutcomeBankWins}, PuntoBancoRules{CommissionBP: 500, TiePays: 8, BankNaturalPays: 9}, ErrInvalidHouseRules},
+		{nil, PuntoBancoResult{Outcome: OutcomeBankWins}, PuntoBancoRules{CommissionBP: 500, TiePays: 8, BankNaturalPays: 9, PairPays: 1001}, ErrInvalidHouseRules},
+		{nil, PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: 10}, pr, ErrInvalidOutcome},
+		{nil, PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: -1}, pr, ErrInvalidOutcome},
+		{[]PuntoBancoStake{{BetPlayerPair, math.MaxInt64 / 11}}, PuntoBancoResult{Outcome: OutcomeBankWins, PlayerPair: true}, pr, nil},
+		{[]PuntoBancoStake{{BetBankPair, math.MaxInt64/11 + 1}}, PuntoBancoResult{Outcome: OutcomeBankWins, BankPair: true}, pr, ErrOverflow},
+		{[]PuntoBancoStake{{BetBankPair + 1, 5}}, PuntoBancoResult{Outcome: OutcomeBankWins}, pr, ErrInvalidOutcome},
 	}
 	for i, b := range bad {
 		if _, err := SettlePuntoBanco(b.stakes, b.res, b.pr); !errors.Is(err, b.want) {
@@ -137,11 +144,113 @@ func TestPBBets(t *testing.T) {
 		t.Errorf("player drew after a banker natural: %+v", r)
 	}
 	r, err = ResultPuntoBanco(Coup{Player: cards("2C 3C"), Banker: cards("9C KD")})
-	if err != nil || r != (PuntoBancoResult{OutcomeBankWins, true}) {
+	if err != nil || r != (PuntoBancoResult{Outcome: OutcomeBankWins, BankNatural: true, BankTotal: 9}) {
 		t.Errorf("banker natural: %+v %v", r, err)
 	}
 	if _, err := ResultPuntoBanco(Coup{Player: cards("2C 3C"), Banker: cards("AC KD")}); !errors.Is(err, ErrIllegalState) {
 		t.Errorf("unfinished coup: %v", err)
+	}
+}
+
+// TestPBHouseRules covers the punto banco house rules beyond PB-BETS'
+// defaults: the no-commission game and its half pay on 6 (PB-BANK
+// reading: rounded down), the tie and bank natural prices, the pair bets.
+func TestPBHouseRules(t *testing.T) {
+	nc := DefaultPuntoBancoRules()
+	nc.NoCommission = true
+	bankWins := func(total int) PuntoBancoResult { return PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: total} }
+	for _, tt := range []struct {
+		name  string
+		stake int64
+		res   PuntoBancoResult
+		want  StakeResult
+	}{
+		{"wins on 7: 1 to 1, no commission", 1010, bankWins(7), StakeResult{Won: 1010}},
+		{"natural 9", 1010, PuntoBancoResult{Outcome: OutcomeBankWins, BankNatural: true, BankTotal: 9}, StakeResult{Won: 1010}},
+		{"wins on 6: half", 1000, bankWins(6), StakeResult{Won: 500}},
+		{"wins on 6: half rounded down", 1001, bankWins(6), StakeResult{Won: 500}},
+		{"wins on 6 with a stake of 1: wins 0", 1, bankWins(6), StakeResult{}},
+		{"loses with 6", 1000, PuntoBancoResult{Outcome: OutcomeBankLoses, BankTotal: 6}, StakeResult{Lost: 1000}},
+		{"ties on 6: push", 1000, PuntoBancoResult{Outcome: OutcomeStandOff, BankTotal: 6}, StakeResult{Returned: true}},
+	} {
+		got, err := SettlePuntoBanco([]PuntoBancoStake{{BetBank, tt.stake}}, tt.res, nc)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		tt.want.Rule = RulePBBets
+		if got[0] != tt.want {
+			t.Errorf("no commission, %s: %+v, want %+v", tt.name, got[0], tt.want)
+		}
+	}
+	// The commission game ignores the bank total; the no-commission game
+	// ignores the commission rate but not the other bets.
+	if got, _ := SettlePuntoBanco([]PuntoBancoStake{{BetBank, 1000}}, bankWins(6), DefaultPuntoBancoRules()); got[0].Won != 1000 || got[0].Commission != 50 {
+		t.Errorf("commission game on 6: %+v", got[0])
+	}
+	got, err := SettlePuntoBanco([]PuntoBancoStake{{BetPlayer, 100}, {BetTie, 100}, {BetPlayerPair, 100}}, PuntoBancoResult{Outcome: OutcomeBankLoses, BankTotal: 6, PlayerPair: true}, nc)
+	if err != nil || got[0].Won != 100 || got[1].Lost != 100 || got[2].Won != 1100 {
+		t.Errorf("no commission, other bets: %+v %v", got, err)
+	}
+	if _, err := SettlePuntoBanco(nil, bankWins(0), nc); !errors.Is(err, ErrInvalidOutcome) {
+		t.Errorf("no commission, bank wins on 0: %v", err)
+	}
+	if _, err := SettlePuntoBanco(nil, bankWins(0), DefaultPuntoBancoRules()); err != nil {
+		t.Errorf("commission game without a bank total: %v", err)
+	}
+
+	// Prices: tie, bank natural and pairs N to 1.
+	pr := DefaultPuntoBancoRules()
+	pr.TiePays, pr.BankNaturalPays, pr.PairPays = 9, 8, 5
+	stakes := []PuntoBancoStake{{BetTie, 10}, {BetBankNatural, 10}, {BetPlayerPair, 10}, {BetBankPair, 10}}
+	for _, tt := range []struct {
+		name string
+		res  PuntoBancoResult
+		want []StakeResult
+	}{
+		{"tie, natural, both pairs", PuntoBancoResult{Outcome: OutcomeStandOff, BankNatural: true, BankTotal: 8, PlayerPair: true, BankPair: true},
+			[]StakeResult{{Won: 90}, {Won: 80}, {Won: 50}, {Won: 50}}},
+		{"player pair only", PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: 7, PlayerPair: true},
+			[]StakeResult{{Lost: 10}, {Lost: 10}, {Won: 50}, {Lost: 10}}},
+		{"bank pair only, the bank loses", PuntoBancoResult{Outcome: OutcomeBankLoses, BankTotal: 2, BankPair: true},
+			[]StakeResult{{Lost: 10}, {Lost: 10}, {Lost: 10}, {Won: 50}}},
+	} {
+		got, err := SettlePuntoBanco(stakes, tt.res, pr)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		for i := range got {
+			w := tt.want[i]
+			w.Rule = RulePBBets
+			if got[i] != w {
+				t.Errorf("%s: %v: %+v, want %+v", tt.name, stakes[i].Bet, got[i], w)
+			}
+		}
+	}
+	if got, _ := SettlePuntoBanco([]PuntoBancoStake{{BetBankPair, 10}}, PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: 7, BankPair: true}, DefaultPuntoBancoRules()); got[0].Won != 110 {
+		t.Errorf("default pair pays 11 to 1: %+v", got[0])
+	}
+	for b, want := range map[PuntoBancoBet]string{BetPlayerPair: "player_pair", BetBankPair: "bank_pair", BetBankPair + 1: "invalid"} {
+		if b.String() != want {
+			t.Errorf("%d: %q, want %q", int(b), b.String(), want)
+		}
+	}
+
+	// ResultPuntoBanco: the bank's final total and the pairs from the
+	// first two cards of each hand (same rank, not same value).
+	for _, tt := range []struct {
+		player, bank string
+		want         PuntoBancoResult
+	}{
+		{"7C 7D 5C", "KS KH 2S", PuntoBancoResult{Outcome: OutcomeBankLoses, BankTotal: 2, PlayerPair: true, BankPair: true}},
+		{"TC KD 3D", "3S 3H", PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: 6, BankPair: true}}, // ten and king: no pair
+		{"2C 2D 9H", "5S QH", PuntoBancoResult{Outcome: OutcomeBankWins, BankTotal: 5, PlayerPair: true}},
+		{"4C 4D", "JS QH", PuntoBancoResult{Outcome: OutcomeBankLoses, PlayerPair: true}}, // jack and queen: no pair
+		{"2C 3C", "9C 9D", PuntoBancoResult{Outcome: OutcomeBankWins, BankNatural: true, BankTotal: 8, BankPair: true}},
+	} {
+		got, err := ResultPuntoBanco(Coup{Player: cards(tt.player), Banker: cards(tt.bank)})
+		if err != nil || got != tt.want {
+			t.Errorf("P %s B %s: %+v %v, want %+v", tt.player, tt.bank, got, err, tt.want)
+		}
 	}
 }
 

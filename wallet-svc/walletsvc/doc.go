@@ -3,9 +3,10 @@
 // for banks and bets as two-phase transfers, and settles coups of chemin
 // de fer (RULES.md CF-STANDOFF, CF-BANK-WINS, CF-BANK-LOSES, CF-UNCOVERED,
 // CF-BANK-SIZE, CF-BANK-LIMIT; computed by rules.SettleChemin), punto
-// banco (PB-BETS) and baccarat banque (BQ-BANK, BQ-BETS, BQ-CHEVAL; pure
-// math in payout.go), and the house fees (bank auction 2.5%, hourly seat
-// fee).
+// banco (PB-BETS, with the table's prices, pair bets and the no-commission
+// game; computed by rules.SettlePuntoBanco) and baccarat banque (BQ-BANK,
+// BQ-BETS, BQ-CHEVAL; pure math in payout.go), and the house fees (bank
+// auction 2.5%, hourly seat fee).
 //
 // # Accounts
 //

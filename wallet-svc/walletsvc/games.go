@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/rules"
 )
 
 // Transfer reasons of the other games and the fees.
@@ -94,28 +95,103 @@ func (t *txn) applyResult(h *walletv1.Hold, bettor, bank *account, res betResult
 	return trs, nil
 }
 
+// pbOutcomes maps the wire outcome to the engine's, from the bank's side.
+var pbOutcomes = map[walletv1.PuntoBancoOutcome]rules.Outcome{
+	walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_BANK_WINS:   rules.OutcomeBankWins,
+	walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_PLAYER_WINS: rules.OutcomeBankLoses,
+	walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_TIE:         rules.OutcomeStandOff,
+}
+
+// pbBets maps the wire bet types to the engine's bets (PB-BETS).
+var pbBets = map[walletv1.PuntoBancoBetType]rules.PuntoBancoBet{
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK:         rules.BetBank,
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER:       rules.BetPlayer,
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_TIE:          rules.BetTie,
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_NATURAL: rules.BetBankNatural,
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER_PAIR:  rules.BetPlayerPair,
+	walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_PAIR:    rules.BetBankPair,
+}
+
+// checkPays validates a payout ratio of the request: 0 (the default) or
+// 1..rules.MaxPuntoBancoPays to 1.
+func checkPays(field string, pays int64) error {
+	if pays < 0 || pays > rules.MaxPuntoBancoPays {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "%s %d outside 0..%d (0: the default)", field, pays, rules.MaxPuntoBancoPays)
+	}
+	return nil
+}
+
+// puntoBancoRules are the house rules a SettlePuntoBancoRequest carries,
+// with each zero price replaced by the default of
+// rules.DefaultPuntoBancoRules. req must have passed checkBP and
+// checkPays (rules.SettlePuntoBanco checks the ranges again).
+func puntoBancoRules(req *walletv1.SettlePuntoBancoRequest) rules.PuntoBancoRules {
+	pr := rules.DefaultPuntoBancoRules()
+	pr.CommissionBP, pr.CommissionRounding = req.GetCommissionBp(), roundings[req.GetCommissionRounding()]
+	pr.NoCommission = req.GetNoCommission()
+	for _, p := range []struct {
+		dst *int64
+		v   int64
+	}{{&pr.TiePays, req.GetTiePays()}, {&pr.BankNaturalPays, req.GetBankNaturalPays()}, {&pr.PairPays, req.GetPairPays()}} {
+		if p.v == 0 {
+			// Source: RULES.md PB-BETS (0 keeps the default: bank natural 9 to 1; tie 8 and pairs 11 to 1, common extensions)
+			continue
+		}
+		*p.dst = p.v
+	}
+	return pr
+}
+
 // SettlePuntoBanco settles a punto banco coup against house:bank in one
-// transaction keyed by coup_id (RULES.md PB-BETS).
+// transaction keyed by coup_id (RULES.md PB-BETS). The amounts come from
+// rules.SettlePuntoBanco with the request's house rules (no_commission,
+// the prices; 0 prices are the defaults); a pair bet moves like a tie
+// bet, its stake to house:bank or its winnings from it; a no-commission
+// bank win on 6 moves half the stake, rounded down (PB-BANK reading).
+// Errors: INVALID_ARGUMENT INVALID_ARGUMENT for a missing or unknown
+// outcome or bet type, a price outside 0..1000, a bank_total outside 0..9
+// or a no-commission bank win with bank_total 0; INVALID_ARGUMENT
+// INVALID_AMOUNT for an amount <= 0 or a payout beyond int64; the hold
+// errors; FAILED_PRECONDITION INSUFFICIENT_FUNDS when house:bank cannot
+// pay.
 func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoBancoRequest) (*walletv1.SettlePuntoBancoResponse, error) {
 	bets := req.GetBets()
 	if err := firstErr(checkID("coup_id", req.GetCoupId()),
 		checkBetHolds("", len(bets), func(i int) string { return bets[i].GetHoldId() }, func(i int) int64 { return bets[i].GetAmount() }),
-		checkBP(req.GetCommissionBp(), req.GetCommissionRounding())); err != nil {
+		checkBP(req.GetCommissionBp(), req.GetCommissionRounding()),
+		checkPays("tie_pays", req.GetTiePays()), checkPays("bank_natural_pays", req.GetBankNaturalPays()),
+		checkPays("pair_pays", req.GetPairPays())); err != nil {
 		return nil, err
 	}
-	if req.GetOutcome() == walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_UNSPECIFIED || walletv1.PuntoBancoOutcome_name[int32(req.GetOutcome())] == "" {
+	outcome, ok := pbOutcomes[req.GetOutcome()]
+	if !ok {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "outcome is required")
 	}
-	results := make([]betResult, len(bets))
+	if bt := req.GetBankTotal(); bt < 0 || bt > 9 {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bank_total %d outside 0..9", bt)
+	}
+	stakes := make([]rules.PuntoBancoStake, len(bets))
 	for i, b := range bets {
-		var err error
 		if b.GetType() == walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_UNSPECIFIED {
 			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: type is required", i)
 		}
-		if results[i], err = puntoBancoResult(b.GetType(), b.GetAmount(), req.GetOutcome(), req.GetBankNatural(),
-			req.GetCommissionBp(), req.GetCommissionRounding()); err != nil {
-			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "bet %d: %v", i, err)
+		bet, ok := pbBets[b.GetType()]
+		if !ok {
+			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: unknown type %d", i, b.GetType())
 		}
+		stakes[i] = rules.PuntoBancoStake{Bet: bet, Amount: b.GetAmount()}
+	}
+	res := rules.PuntoBancoResult{Outcome: outcome, BankNatural: req.GetBankNatural(), BankTotal: int(req.GetBankTotal()),
+		PlayerPair: req.GetPlayerPair(), BankPair: req.GetBankPair()}
+	settled, err := rules.SettlePuntoBanco(stakes, res, puntoBancoRules(req))
+	if err != nil {
+		// ErrOverflow and ErrInvalidAmount: INVALID_AMOUNT; a no-commission
+		// bank win on 0 (ErrInvalidOutcome): INVALID_ARGUMENT.
+		return nil, rulesError(err)
+	}
+	results := make([]betResult, len(bets))
+	for i, r := range settled {
+		results[i] = betResult{lost: r.Lost, won: r.Won, commission: r.Commission}
 	}
 	return idempotent(s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
 		func(t *txn) (*walletv1.SettlePuntoBancoResponse, error) {

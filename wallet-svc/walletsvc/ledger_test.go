@@ -277,6 +277,178 @@ func TestPuntoBanco(t *testing.T) {
 	e.auditRPC()
 }
 
+// TestPuntoBancoHouseRules settles the punto banco house rules the request
+// carries: the no-commission game and its half pay on 6 (rounded down,
+// the PB-BANK reading), the tie, bank natural and pair prices, the pair
+// bets; each coup moves exactly its results between the bettor, house:bank
+// and house:commission, the books stay balanced, a retry with the same
+// coup id is answered from the first settlement, and bad house rules are
+// refused before anything moves.
+func TestPuntoBancoHouseRules(t *testing.T) {
+	e := newEnv(t)
+	e.deposit(AccountHouseBank, 100000)
+	e.deposit("player:p", 100000)
+	const (
+		bank       = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK
+		player     = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER
+		tie        = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_TIE
+		natural    = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_NATURAL
+		playerPair = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER_PAIR
+		bankPair   = walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_PAIR
+		bankWins   = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_BANK_WINS
+		playerWins = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_PLAYER_WINS
+		tieOut     = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_TIE
+	)
+	type bet struct {
+		typ    walletv1.PuntoBancoBetType
+		amount int64
+	}
+	balances := func() (p, b, c int64) {
+		return e.account("player:p").GetBalance(), e.account(AccountHouseBank).GetBalance(), e.account(AccountCommission).GetBalance()
+	}
+	// request holds the bets and returns a settlement request for them.
+	request := func(bets []bet, set func(r *walletv1.SettlePuntoBancoRequest)) *walletv1.SettlePuntoBancoRequest {
+		r := &walletv1.SettlePuntoBancoRequest{CoupId: e.id("pb"), CommissionBp: 500}
+		for _, b := range bets {
+			h := e.hold("player:p", b.amount)
+			r.Bets = append(r.Bets, &walletv1.PuntoBancoBet{HoldId: h.GetHoldId(), Amount: b.amount, Type: b.typ})
+		}
+		set(r)
+		return r
+	}
+	for _, tc := range []struct {
+		name       string
+		bets       []bet
+		set        func(r *walletv1.SettlePuntoBancoRequest)
+		won, lost  []int64 // per bet
+		commission int64
+	}{
+		{"no commission, bank wins on 7: 1 to 1", []bet{{bank, 1000}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.Outcome, r.BankTotal = true, bankWins, 7
+		}, []int64{1000}, []int64{0}, 0},
+		{"no commission, bank wins on 6: half", []bet{{bank, 1000}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.Outcome, r.BankTotal = true, bankWins, 6
+		}, []int64{500}, []int64{0}, 0},
+		{"no commission, bank wins on 6: half rounded down", []bet{{bank, 1001}, {bank, 1}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.Outcome, r.BankTotal = true, bankWins, 6
+		}, []int64{500, 0}, []int64{0, 0}, 0},
+		{"no commission, player wins against 6", []bet{{bank, 1000}, {player, 1000}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.Outcome, r.BankTotal = true, playerWins, 6
+		}, []int64{0, 1000}, []int64{1000, 0}, 0},
+		{"no commission, tie on 6 pushes", []bet{{bank, 1000}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.Outcome, r.BankTotal = true, tieOut, 6
+		}, []int64{0}, []int64{0}, 0},
+		{"commission game ignores the bank total", []bet{{bank, 1000}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.Outcome, r.BankTotal = bankWins, 6
+		}, []int64{1000}, []int64{0}, 50},
+		{"prices: tie 9, natural 8", []bet{{tie, 100}, {natural, 100}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.Outcome, r.BankNatural, r.BankTotal, r.TiePays, r.BankNaturalPays = tieOut, true, 8, 9, 8
+		}, []int64{900, 800}, []int64{0, 0}, 0},
+		{"pairs at the default 11", []bet{{playerPair, 100}, {bankPair, 100}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.Outcome, r.BankTotal, r.PlayerPair = bankWins, 7, true
+		}, []int64{1100, 0}, []int64{0, 100}, 0},
+		{"pairs at 5, a bank pair in a bank loss", []bet{{playerPair, 100}, {bankPair, 100}, {bank, 200}}, func(r *walletv1.SettlePuntoBancoRequest) {
+			r.Outcome, r.BankTotal, r.BankPair, r.PairPays = playerWins, 2, true, 5
+		}, []int64{0, 500, 0}, []int64{100, 0, 200}, 0},
+		{"everything at once, no commission", []bet{{bank, 300}, {player, 200}, {tie, 100}, {natural, 100}, {playerPair, 50}, {bankPair, 50}},
+			func(r *walletv1.SettlePuntoBancoRequest) {
+				r.NoCommission, r.Outcome, r.BankTotal, r.BankNatural, r.PlayerPair, r.BankPair = true, bankWins, 9, true, true, true
+				r.TiePays, r.BankNaturalPays, r.PairPays = 8, 9, 25
+			}, []int64{300, 0, 0, 900, 1250, 1250}, []int64{0, 200, 100, 0, 0, 0}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(tc.bets, tc.set)
+			p0, b0, c0 := balances()
+			before := e.audit().transfers
+			r, err := e.c.SettlePuntoBanco(as(tableSvc), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var won, lost int64
+			for i, res := range r.GetResults() {
+				if res.GetWon() != tc.won[i] || res.GetLost() != tc.lost[i] {
+					t.Errorf("bet %d (%v): won %d lost %d, want %d %d", i, tc.bets[i].typ, res.GetWon(), res.GetLost(), tc.won[i], tc.lost[i])
+				}
+				won, lost = won+res.GetWon(), lost+res.GetLost()
+			}
+			if len(r.GetResults()) != len(tc.bets) || r.GetCommission() != tc.commission || r.GetHouseNet() != lost-won {
+				t.Fatalf("%v", r)
+			}
+			// Conservation: what the player gains, house:bank and
+			// house:commission lose, and the other way round.
+			p1, b1, c1 := balances()
+			if p1-p0 != won-lost-tc.commission || b1-b0 != lost-won || c1-c0 != tc.commission {
+				t.Errorf("player %+d, house:bank %+d, house:commission %+d; want %+d, %+d, %+d",
+					p1-p0, b1-b0, c1-c0, won-lost-tc.commission, lost-won, tc.commission)
+			}
+			e.wantBal("player:p", p1, 0)
+			after := e.audit().transfers
+			// The retry with the same coup id moves nothing and gets the
+			// same answer, also after a restart.
+			for range 2 {
+				again, err := e.c.SettlePuntoBanco(as(tableSvc), req)
+				if err != nil || !proto.Equal(again, r) {
+					t.Fatalf("retry: %v %v, want %v", again, err, r)
+				}
+				if p, b, c := balances(); p != p1 || b != b1 || c != c1 || e.audit().transfers != after {
+					t.Fatal("a retry moved money")
+				}
+				e.restart()
+			}
+			if after-before != len(r.GetTransfers()) {
+				t.Errorf("%d transfers logged, the answer lists %d", after-before, len(r.GetTransfers()))
+			}
+			// The same coup id with other house rules is another request.
+			other := proto.Clone(req).(*walletv1.SettlePuntoBancoRequest)
+			other.PairPays = 7
+			_, err = e.c.SettlePuntoBanco(as(tableSvc), other)
+			wantErr(t, err, codes.AlreadyExists, "REQUEST_ID_REUSED")
+		})
+	}
+
+	// Bad house rules and results: refused before anything moves, the
+	// holds stay open.
+	for name, set := range map[string]func(r *walletv1.SettlePuntoBancoRequest){
+		"tie_pays negative":          func(r *walletv1.SettlePuntoBancoRequest) { r.TiePays = -1 },
+		"tie_pays above 1000":        func(r *walletv1.SettlePuntoBancoRequest) { r.TiePays = 1001 },
+		"bank_natural_pays negative": func(r *walletv1.SettlePuntoBancoRequest) { r.BankNaturalPays = -9 },
+		"pair_pays above 1000":       func(r *walletv1.SettlePuntoBancoRequest) { r.PairPays = 1001 },
+		"bank_total above 9":         func(r *walletv1.SettlePuntoBancoRequest) { r.BankTotal = 10 },
+		"bank_total negative":        func(r *walletv1.SettlePuntoBancoRequest) { r.BankTotal = -1 },
+		"no commission, bank wins on 0": func(r *walletv1.SettlePuntoBancoRequest) {
+			r.NoCommission, r.BankTotal = true, 0
+		},
+		"unknown bet type": func(r *walletv1.SettlePuntoBancoRequest) { r.Bets[0].Type = bankPair + 1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := request([]bet{{bank, 100}, {playerPair, 100}}, func(r *walletv1.SettlePuntoBancoRequest) {
+				r.Outcome, r.BankTotal, r.PlayerPair = bankWins, 5, true
+			})
+			set(req)
+			before := e.audit().transfers
+			_, err := e.c.SettlePuntoBanco(as(tableSvc), req)
+			wantErr(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
+			if e.audit().transfers != before {
+				t.Fatal("a refused settlement moved money")
+			}
+			e.wantBal("player:p", e.account("player:p").GetBalance(), 200)
+			for _, b := range req.GetBets() {
+				if _, err := e.c.VoidHold(as(tableSvc), &walletv1.VoidHoldRequest{RequestId: e.id("void"), HoldId: b.GetHoldId()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	// A pair payout beyond int64 is INVALID_AMOUNT.
+	e.deposit("player:q", 1<<62)
+	h := e.hold("player:q", 1<<62)
+	_, err := e.c.SettlePuntoBanco(as(tableSvc), &walletv1.SettlePuntoBancoRequest{CoupId: "pair-overflow", Outcome: bankWins, BankPair: true,
+		Bets: []*walletv1.PuntoBancoBet{{HoldId: h.GetHoldId(), Amount: 1 << 62, Type: bankPair}}})
+	wantErr(t, err, codes.InvalidArgument, "INVALID_AMOUNT")
+	e.audit()
+	e.auditRPC()
+}
+
 func TestBanque(t *testing.T) {
 	e := newEnv(t)
 	e.deposit("player:b", 10000)

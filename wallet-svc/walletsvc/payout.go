@@ -8,9 +8,9 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
 
-// Pure settlement math for punto banco and baccarat banque, and the house
-// fees: no I/O, integers in minor units, every product checked for
-// overflow.
+// Pure settlement math for baccarat banque and the house fees (punto
+// banco settles through rules.SettlePuntoBanco): no I/O, integers in minor
+// units, every product checked for overflow.
 
 // errOverflow: an amount times a multiplier does not fit an int64.
 var errOverflow = errors.New("amount overflows")
@@ -44,56 +44,9 @@ type betResult struct {
 	lost, won, commission int64
 }
 
-// Punto banco odds (RULES.md PB-BETS).
-const (
-	pbTieOdds     = 8 // tie pays 8 to 1
-	pbNaturalOdds = 9 // a bank natural pays 9 to 1
-	bpDenominator = 10000
-)
-
-// puntoBancoResult settles one punto banco bet (RULES.md PB-BETS): player
-// 1:1; bank 1:1 less commission (bp, rounded by r) on the winnings; on a
-// tie bank and player bets push; tie 8:1; bank natural 9:1.
-func puntoBancoResult(t walletv1.PuntoBancoBetType, amount int64, o walletv1.PuntoBancoOutcome,
-	bankNatural bool, bp int64, r walletv1.CommissionRounding) (betResult, error) {
-	const (
-		bank   = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_BANK_WINS
-		player = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_PLAYER_WINS
-		tie    = walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_TIE
-	)
-	switch t {
-	case walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK:
-		switch o {
-		case bank:
-			c, err := mulDiv(amount, bp, bpDenominator, r)
-			return betResult{won: amount, commission: c}, err
-		case player:
-			return betResult{lost: amount}, nil
-		}
-		return betResult{}, nil // tie: push
-	case walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER:
-		switch o {
-		case player:
-			return betResult{won: amount}, nil
-		case bank:
-			return betResult{lost: amount}, nil
-		}
-		return betResult{}, nil // tie: push
-	case walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_TIE:
-		if o == tie {
-			w, err := mulDiv(amount, pbTieOdds, 1, 0)
-			return betResult{won: w}, err
-		}
-		return betResult{lost: amount}, nil
-	case walletv1.PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_NATURAL:
-		if bankNatural {
-			w, err := mulDiv(amount, pbNaturalOdds, 1, 0)
-			return betResult{won: w}, err
-		}
-		return betResult{lost: amount}, nil
-	}
-	return betResult{}, errors.New("unknown bet type")
-}
+// bpDenominator is the basis points of a whole (commission_bp 10000 is
+// 100%).
+const bpDenominator = 10000
 
 // banqueResult settles one bet against the bank of a baccarat banque coup,
 // from the bank's results against the right and the left hand (RULES.md

@@ -125,7 +125,9 @@ func propertyWorker(e *env, seed uint64, players []string, steps int) error {
 			h := holds[rng.IntN(len(holds))]
 			req := &walletv1.SettlePuntoBancoRequest{CoupId: id("pb"), Outcome: walletv1.PuntoBancoOutcome(1 + rng.IntN(3)),
 				BankNatural: rng.IntN(3) == 0, CommissionBp: 500,
-				Bets: []*walletv1.PuntoBancoBet{{HoldId: h.GetHoldId(), Amount: h.GetAmount(), Type: walletv1.PuntoBancoBetType(1 + rng.IntN(4))}}}
+				NoCommission: rng.IntN(2) == 0, BankTotal: int32(1 + rng.IntN(9)), PairPays: rng.Int64N(12),
+				PlayerPair: rng.IntN(4) == 0, BankPair: rng.IntN(4) == 0,
+				Bets: []*walletv1.PuntoBancoBet{{HoldId: h.GetHoldId(), Amount: h.GetAmount(), Type: walletv1.PuntoBancoBetType(1 + rng.IntN(6))}}}
 			s.call = func() (proto.Message, error) { return e.c.SettlePuntoBanco(svc, req) }
 			s.resp, s.err = s.call()
 		case k == 9 && len(holds) > 1:

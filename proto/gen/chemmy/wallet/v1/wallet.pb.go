@@ -387,6 +387,14 @@ const (
 	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_TIE PuntoBancoBetType = 3
 	// Pays 9:1 when the bank's first two cards are a natural 8 or 9.
 	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_NATURAL PuntoBancoBetType = 4
+	// Pays pair_pays:1 (default 11:1) when the player's first two cards have
+	// the same rank (7-7, K-K; 10-K is not a pair), whatever the outcome. A
+	// common extension, not in the sources.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_PLAYER_PAIR PuntoBancoBetType = 5
+	// Pays pair_pays:1 (default 11:1) when the bank's first two cards have
+	// the same rank, whatever the outcome. A common extension, not in the
+	// sources.
+	PuntoBancoBetType_PUNTO_BANCO_BET_TYPE_BANK_PAIR PuntoBancoBetType = 6
 )
 
 // Enum value maps for PuntoBancoBetType.
@@ -397,6 +405,8 @@ var (
 		2: "PUNTO_BANCO_BET_TYPE_PLAYER",
 		3: "PUNTO_BANCO_BET_TYPE_TIE",
 		4: "PUNTO_BANCO_BET_TYPE_BANK_NATURAL",
+		5: "PUNTO_BANCO_BET_TYPE_PLAYER_PAIR",
+		6: "PUNTO_BANCO_BET_TYPE_BANK_PAIR",
 	}
 	PuntoBancoBetType_value = map[string]int32{
 		"PUNTO_BANCO_BET_TYPE_UNSPECIFIED":  0,
@@ -404,6 +414,8 @@ var (
 		"PUNTO_BANCO_BET_TYPE_PLAYER":       2,
 		"PUNTO_BANCO_BET_TYPE_TIE":          3,
 		"PUNTO_BANCO_BET_TYPE_BANK_NATURAL": 4,
+		"PUNTO_BANCO_BET_TYPE_PLAYER_PAIR":  5,
+		"PUNTO_BANCO_BET_TYPE_BANK_PAIR":    6,
 	}
 )
 
@@ -2538,8 +2550,35 @@ type SettlePuntoBancoRequest struct {
 	// 500).
 	CommissionBp       int64              `protobuf:"varint,5,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
 	CommissionRounding CommissionRounding `protobuf:"varint,6,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"commission_rounding,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The no-commission game (a common extension, not in the sources): a
+	// winning bank bet pays 1:1 with no commission, except a bank win with a
+	// final total of 6 (bank_total), which pays 1:2: half the stake, rounded
+	// down to the minor unit (the answer to the RULES.md PB-BANK reading:
+	// the house keeps the odd unit, as the default commission rounding
+	// does; a stake of 1 wins 0). commission_bp and commission_rounding are
+	// still validated but not applied. Default false: the commission game.
+	NoCommission bool `protobuf:"varint,7,opt,name=no_commission,json=noCommission,proto3" json:"no_commission,omitempty"`
+	// The tie bet pays tie_pays:1; 0..1000, 0 means the default 8.
+	TiePays int64 `protobuf:"varint,8,opt,name=tie_pays,json=tiePays,proto3" json:"tie_pays,omitempty"`
+	// The bank natural bet pays bank_natural_pays:1; 0..1000, 0 means the
+	// default 9 (PB-BETS).
+	BankNaturalPays int64 `protobuf:"varint,9,opt,name=bank_natural_pays,json=bankNaturalPays,proto3" json:"bank_natural_pays,omitempty"`
+	// The player pair and bank pair bets pay pair_pays:1; 0..1000, 0 means
+	// the default 11.
+	PairPays int64 `protobuf:"varint,10,opt,name=pair_pays,json=pairPays,proto3" json:"pair_pays,omitempty"`
+	// The bank's final total, 0..9 (checked in every game). Only the
+	// no-commission game uses it (the six rule); there a bank win with 0 is
+	// rejected as INVALID_ARGUMENT, since no coup gives it (a forgotten
+	// total).
+	BankTotal int32 `protobuf:"varint,11,opt,name=bank_total,json=bankTotal,proto3" json:"bank_total,omitempty"`
+	// The player's first two cards have the same rank (settles
+	// PUNTO_BANCO_BET_TYPE_PLAYER_PAIR).
+	PlayerPair bool `protobuf:"varint,12,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	// The bank's first two cards have the same rank (settles
+	// PUNTO_BANCO_BET_TYPE_BANK_PAIR).
+	BankPair      bool `protobuf:"varint,13,opt,name=bank_pair,json=bankPair,proto3" json:"bank_pair,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SettlePuntoBancoRequest) Reset() {
@@ -2612,6 +2651,55 @@ func (x *SettlePuntoBancoRequest) GetCommissionRounding() CommissionRounding {
 		return x.CommissionRounding
 	}
 	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+func (x *SettlePuntoBancoRequest) GetNoCommission() bool {
+	if x != nil {
+		return x.NoCommission
+	}
+	return false
+}
+
+func (x *SettlePuntoBancoRequest) GetTiePays() int64 {
+	if x != nil {
+		return x.TiePays
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoRequest) GetBankNaturalPays() int64 {
+	if x != nil {
+		return x.BankNaturalPays
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoRequest) GetPairPays() int64 {
+	if x != nil {
+		return x.PairPays
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoRequest) GetBankTotal() int32 {
+	if x != nil {
+		return x.BankTotal
+	}
+	return 0
+}
+
+func (x *SettlePuntoBancoRequest) GetPlayerPair() bool {
+	if x != nil {
+		return x.PlayerPair
+	}
+	return false
+}
+
+func (x *SettlePuntoBancoRequest) GetBankPair() bool {
+	if x != nil {
+		return x.BankPair
+	}
+	return false
 }
 
 // BetResult is what one bet did, in request order.
@@ -3356,14 +3444,24 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\rPuntoBancoBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x127\n" +
-	"\x04type\x18\x03 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoBetTypeR\x04type\"\xc5\x02\n" +
+	"\x04type\x18\x03 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoBetTypeR\x04type\"\xab\x04\n" +
 	"\x17SettlePuntoBancoRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12=\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoOutcomeR\aoutcome\x12!\n" +
 	"\fbank_natural\x18\x03 \x01(\bR\vbankNatural\x123\n" +
 	"\x04bets\x18\x04 \x03(\v2\x1f.chemmy.wallet.v1.PuntoBancoBetR\x04bets\x12#\n" +
 	"\rcommission_bp\x18\x05 \x01(\x03R\fcommissionBp\x12U\n" +
-	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\"j\n" +
+	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\x12#\n" +
+	"\rno_commission\x18\a \x01(\bR\fnoCommission\x12\x19\n" +
+	"\btie_pays\x18\b \x01(\x03R\atiePays\x12*\n" +
+	"\x11bank_natural_pays\x18\t \x01(\x03R\x0fbankNaturalPays\x12\x1b\n" +
+	"\tpair_pays\x18\n" +
+	" \x01(\x03R\bpairPays\x12\x1d\n" +
+	"\n" +
+	"bank_total\x18\v \x01(\x05R\tbankTotal\x12\x1f\n" +
+	"\vplayer_pair\x18\f \x01(\bR\n" +
+	"playerPair\x12\x1b\n" +
+	"\tbank_pair\x18\r \x01(\bR\bbankPair\"j\n" +
 	"\tBetResult\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x12\n" +
 	"\x04lost\x18\x02 \x01(\x03R\x04lost\x12\x10\n" +
@@ -3461,13 +3559,15 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1fPUNTO_BANCO_OUTCOME_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dPUNTO_BANCO_OUTCOME_BANK_WINS\x10\x01\x12#\n" +
 	"\x1fPUNTO_BANCO_OUTCOME_PLAYER_WINS\x10\x02\x12\x1b\n" +
-	"\x17PUNTO_BANCO_OUTCOME_TIE\x10\x03*\xbe\x01\n" +
+	"\x17PUNTO_BANCO_OUTCOME_TIE\x10\x03*\x88\x02\n" +
 	"\x11PuntoBancoBetType\x12$\n" +
 	" PUNTO_BANCO_BET_TYPE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19PUNTO_BANCO_BET_TYPE_BANK\x10\x01\x12\x1f\n" +
 	"\x1bPUNTO_BANCO_BET_TYPE_PLAYER\x10\x02\x12\x1c\n" +
 	"\x18PUNTO_BANCO_BET_TYPE_TIE\x10\x03\x12%\n" +
-	"!PUNTO_BANCO_BET_TYPE_BANK_NATURAL\x10\x04*n\n" +
+	"!PUNTO_BANCO_BET_TYPE_BANK_NATURAL\x10\x04\x12$\n" +
+	" PUNTO_BANCO_BET_TYPE_PLAYER_PAIR\x10\x05\x12\"\n" +
+	"\x1ePUNTO_BANCO_BET_TYPE_BANK_PAIR\x10\x06*n\n" +
 	"\n" +
 	"BanqueSide\x12\x1b\n" +
 	"\x17BANQUE_SIDE_UNSPECIFIED\x10\x00\x12\x15\n" +

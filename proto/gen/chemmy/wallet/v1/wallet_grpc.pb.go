@@ -136,9 +136,14 @@ type WalletServiceClient interface {
 	// SettlePuntoBanco settles one punto banco coup against house:bank in
 	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank
 	// 1:1 less commission, tie 8:1 (bank and player bets push on a tie),
-	// bank natural 9:1.
-	// Errors: as SettleCoup, plus FAILED_PRECONDITION INSUFFICIENT_FUNDS
-	// when house:bank cannot pay.
+	// bank natural 9:1, player pair and bank pair 11:1 (the prices are the
+	// request's house rules; 0 means these defaults). In the no-commission
+	// game a bank bet pays 1:1 without commission, half the stake (rounded
+	// down to the minor unit) when the bank wins with 6.
+	// Errors: as SettleCoup (a price outside 0..1000, a bank_total outside
+	// 0..9 or an unknown bet type is INVALID_ARGUMENT INVALID_ARGUMENT),
+	// plus FAILED_PRECONDITION INSUFFICIENT_FUNDS when house:bank cannot
+	// pay.
 	SettlePuntoBanco(ctx context.Context, in *SettlePuntoBancoRequest, opts ...grpc.CallOption) (*SettlePuntoBancoResponse, error)
 	// SettleBanque settles one baccarat banque coup (two tables) in one
 	// transaction keyed by coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
@@ -400,9 +405,14 @@ type WalletServiceServer interface {
 	// SettlePuntoBanco settles one punto banco coup against house:bank in
 	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank
 	// 1:1 less commission, tie 8:1 (bank and player bets push on a tie),
-	// bank natural 9:1.
-	// Errors: as SettleCoup, plus FAILED_PRECONDITION INSUFFICIENT_FUNDS
-	// when house:bank cannot pay.
+	// bank natural 9:1, player pair and bank pair 11:1 (the prices are the
+	// request's house rules; 0 means these defaults). In the no-commission
+	// game a bank bet pays 1:1 without commission, half the stake (rounded
+	// down to the minor unit) when the bank wins with 6.
+	// Errors: as SettleCoup (a price outside 0..1000, a bank_total outside
+	// 0..9 or an unknown bet type is INVALID_ARGUMENT INVALID_ARGUMENT),
+	// plus FAILED_PRECONDITION INSUFFICIENT_FUNDS when house:bank cannot
+	// pay.
 	SettlePuntoBanco(context.Context, *SettlePuntoBancoRequest) (*SettlePuntoBancoResponse, error)
 	// SettleBanque settles one baccarat banque coup (two tables) in one
 	// transaction keyed by coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
