@@ -63,6 +63,7 @@ func defaultPolicy() policy {
 		m(tableService, "CloseTable"):  {Roles: staff},
 		m(tableService, "WatchTable"):  {Roles: allRoles},
 		m(tableService, "GetOdds"):     {Roles: allRoles},
+		m(tableService, "GetRoads"):    {Roles: allRoles},
 		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
 
 		// WalletService. PlaceHold, VoidHold, PostHold, ExpireHolds, the

@@ -8,6 +8,7 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // resolveRules checks a table's house rules and fills in the defaults
@@ -104,6 +105,9 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 
 // toProto is the view of a table for v (see "Who sees what" in view.go).
 func toProto(t *table, v viewer) *tablev1.Table {
+	if t.coreTable() {
+		return coreProto(t)
+	}
 	hr := t.Rules
 	out := &tablev1.Table{
 		TableId: t.ID,
@@ -175,14 +179,4 @@ func coupProto(cp *coup, v viewer) *tablev1.Coup {
 }
 
 // cardsProto turns card codes into cards.
-func cardsProto(codes []string) []*shoev1.Card {
-	out := make([]*shoev1.Card, 0, len(codes))
-	for _, code := range codes {
-		c, err := rules.ParseCard(code)
-		if err != nil {
-			continue
-		}
-		out = append(out, &shoev1.Card{Rank: shoev1.Rank(c.Rank), Suit: shoev1.Suit(c.Suit + 1), Code: code})
-	}
-	return out
-}
+func cardsProto(codes []string) []*shoev1.Card { return game.Cards(codes) }

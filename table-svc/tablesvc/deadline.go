@@ -8,6 +8,7 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // defaultTurnMS is the default time limit of every turn: a bet, a
@@ -46,6 +47,10 @@ func waitKey(t *table) (string, int32) {
 // stampDeadline starts the time limit of the turn the table now waits
 // for, unless it is the same turn as before.
 func (s *Service) stampDeadline(t *table) {
+	if t.coreTable() {
+		coreDeadline(t)
+		return
+	}
 	key, ms := waitKey(t)
 	if key == t.WaitKey {
 		return
@@ -132,6 +137,16 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 		return nil
 	}
 	c := &change{t: t, now: s.now()}
+	if t.coreTable() {
+		// The core's own timer (a betting window, a pause): a Tick.
+		if err := s.applyCore(ctx, c, game.Tick{}); err != nil {
+			return err
+		}
+		if err := s.save(c, "", nil, nil); err != nil {
+			return err
+		}
+		return s.advance(ctx, id)
+	}
 	timedOut := func(player, turn, action string, coupID string) {
 		c.emit(coupID, &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // callTimeout bounds one call to shoe-svc or wallet-svc.
@@ -269,6 +270,15 @@ func (s *Service) advancePass(ctx context.Context, id string) (again bool, err e
 		return false, err
 	}
 	c := &change{t: t, now: s.now()}
+	if t.coreTable() {
+		changed, err := s.advanceCore(ctx, c)
+		if changed {
+			if serr := s.save(c, "", nil, nil); serr != nil && err == nil {
+				err = serr
+			}
+		}
+		return false, err
+	}
 	changed := false
 	for {
 		var progressed bool
@@ -783,15 +793,25 @@ func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
 	if err != nil {
 		return err
 	}
-	if t.Coup == nil || t.State != stateDealing || t.Coup.turned() {
-		return nil
-	}
 	c := &change{t: t, now: s.now()}
 	reason := fmt.Sprintf("interrupted: the coup could not go on for %s (%v)", s.interruptAfter, cause)
 	if len(reason) > 500 {
 		reason = reason[:500]
 	}
-	voidCoup(c, reason, auth.Caller{Subject: trust.Table, Role: auth.RoleService})
+	switch {
+	case t.coreTable():
+		pb := t.PuntoBanco
+		if pb.Coup == nil || pb.Phase != puntobanco.PhaseDealing {
+			return nil // only a coup before its result is voided
+		}
+		if err := s.applyCore(ctx, c, puntobanco.Void{CoupID: pb.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}); err != nil {
+			return err
+		}
+	case t.Coup == nil || t.State != stateDealing || t.Coup.turned():
+		return nil
+	default:
+		voidCoup(c, reason, auth.Caller{Subject: trust.Table, Role: auth.RoleService})
+	}
 	if err := s.save(c, "", nil, nil); err != nil {
 		return err
 	}
@@ -844,7 +864,7 @@ func (s *Service) scanUnfinished() error {
 			if err := json.Unmarshal(v, t); err != nil {
 				return fmt.Errorf("table %s: %w", k, err)
 			}
-			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 || len(t.PendingResizes) > 0 || t.ShoeToClose {
+			if t.State == stateDealing || t.State == stateSettling || len(t.PendingVoids) > 0 || len(t.PendingResizes) > 0 || t.ShoeToClose || corePending(t) {
 				s.markStuck(t.ID)
 			}
 			if key, ms := waitKey(t); key != "" && key == t.WaitKey {

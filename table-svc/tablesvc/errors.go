@@ -41,6 +41,7 @@ const (
 	reasonDependencyRefused     = "DEPENDENCY_REFUSED"
 	reasonCoupNotInPlay         = "COUP_NOT_IN_PLAY"
 	reasonCertificationTable    = "CERTIFICATION_TABLE"
+	reasonWrongVariant          = "WRONG_VARIANT"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

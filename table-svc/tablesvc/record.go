@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // tableState mirrors tablev1.TableState.
@@ -252,6 +253,13 @@ type table struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	EventSeq uint64    `json:"event_seq"`
 	Created  time.Time `json:"created"`
+
+	// Variant is the game (tablev1.Variant); 0 for chemin de fer.
+	Variant int32 `json:"variant,omitempty"`
+	// PuntoBanco is the state of a punto banco table's game core
+	// (core.go); the chemin de fer fields above are then unused but for
+	// the shoe's bookkeeping, State and the counters, which follow it.
+	PuntoBanco *puntobanco.State `json:"punto_banco,omitempty"`
 }
 
 // stake is the part of the bank at stake in a coup: all of it, or the

@@ -19,6 +19,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // idPattern is what request, table and player ids may look like.
@@ -46,9 +47,33 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	if err := checkID("request_id", req.GetRequestId()); err != nil {
 		return nil, err
 	}
+	var pbRules puntobanco.Rules
+	switch req.GetVariant() {
+	case tablev1.Variant_VARIANT_UNSPECIFIED, tablev1.Variant_VARIANT_CHEMIN_DE_FER:
+		if req.GetPuntoBancoRules() != nil {
+			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "punto_banco_rules are for variant VARIANT_PUNTO_BANCO")
+		}
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
+		if req.GetHouseRules() != nil {
+			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "house_rules are chemin de fer's; a punto banco table takes punto_banco_rules")
+		}
+		var err error
+		if pbRules, err = resolvePuntoBanco(req.GetPuntoBancoRules()); err != nil {
+			return nil, err
+		}
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE, tablev1.Variant_VARIANT_OLD_BACCARAT:
+		return nil, fail(codes.Unimplemented, reasonHouseRuleUnsupported, "%s is not dealt by tables yet: chemin de fer and punto banco are", req.GetVariant())
+	default:
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", req.GetVariant())
+	}
+	pb := req.GetVariant() == tablev1.Variant_VARIANT_PUNTO_BANCO
 	hr, err := resolveRules(req.GetHouseRules())
 	if err != nil {
 		return nil, err
+	}
+	if pb {
+		hr.Decks, hr.CutCardFromEnd, hr.Burn = pbRules.Decks, pbRules.CutCardFromEnd, pbRules.Burn
+		hr.CertRealMoney = req.GetPuntoBancoRules().GetCertificationRealMoney()
 	}
 	caller, _ := auth.FromContext(ctx)
 	if req.GetShoeId() != "" || hr.CertRealMoney {
@@ -115,6 +140,11 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	}
 	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
 		Certification: certification}
+	if pb {
+		if t, err = createPuntoBanco(id, pbRules, shoeID, decks, certification, hr.CertRealMoney, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	c := &change{t: t, now: s.now()}
 	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID, Certification: certification, CreatedBy: caller.Subject, CreatedByRole: string(caller.Role)})
 	if certification {
@@ -223,7 +253,14 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 			return nil, fail(codes.FailedPrecondition, reasonTableClosed, "table %q is closed", t.ID)
 		}
 		c := &change{t: t, key: key, hash: hash, now: s.now()}
-		if err := fn(c); err != nil {
+		if t.coreTable() {
+			err = s.mutateCore(ctx, c, method, req)
+		} else if sp, ok := req.(interface{ GetSpot() tablev1.BetSpot }); ok && sp.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
+			err = fail(codes.InvalidArgument, reasonWrongVariant, "spot is a punto banco bet; this table plays chemin de fer")
+		} else {
+			err = fn(c)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if err := s.save(c, key, hash, nil); err != nil {

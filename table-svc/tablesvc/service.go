@@ -134,6 +134,7 @@ var (
 		tablev1.TableService_WatchTable_FullMethodName:  anyone,
 		tablev1.TableService_GetAdvice_FullMethodName:   anyone,
 		tablev1.TableService_GetOdds_FullMethodName:     anyone,
+		tablev1.TableService_GetRoads_FullMethodName:    anyone,
 		tablev1.TableService_VoidCoup_FullMethodName:    {auth.RoleCroupier, auth.RoleOperator},
 		tablev1.TableService_CloseTable_FullMethodName:  {auth.RoleCroupier, auth.RoleOperator},
 	}

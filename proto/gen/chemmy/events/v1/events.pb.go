@@ -234,6 +234,9 @@ type TableEvent struct {
 	//	*TableEvent_SeatFeeCharged
 	//	*TableEvent_StaffAction
 	//	*TableEvent_TableClosed
+	//	*TableEvent_BettingWindowStarted
+	//	*TableEvent_BettingClosed
+	//	*TableEvent_ShoeChanged
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -525,6 +528,33 @@ func (x *TableEvent) GetTableClosed() *TableClosed {
 	return nil
 }
 
+func (x *TableEvent) GetBettingWindowStarted() *BettingWindowStarted {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_BettingWindowStarted); ok {
+			return x.BettingWindowStarted
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetBettingClosed() *BettingClosed {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_BettingClosed); ok {
+			return x.BettingClosed
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetShoeChanged() *ShoeChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_ShoeChanged); ok {
+			return x.ShoeChanged
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -621,6 +651,18 @@ type TableEvent_TableClosed struct {
 	TableClosed *TableClosed `protobuf:"bytes,32,opt,name=table_closed,json=tableClosed,proto3,oneof"`
 }
 
+type TableEvent_BettingWindowStarted struct {
+	BettingWindowStarted *BettingWindowStarted `protobuf:"bytes,33,opt,name=betting_window_started,json=bettingWindowStarted,proto3,oneof"`
+}
+
+type TableEvent_BettingClosed struct {
+	BettingClosed *BettingClosed `protobuf:"bytes,34,opt,name=betting_closed,json=bettingClosed,proto3,oneof"`
+}
+
+type TableEvent_ShoeChanged struct {
+	ShoeChanged *ShoeChanged `protobuf:"bytes,35,opt,name=shoe_changed,json=shoeChanged,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -666,6 +708,12 @@ func (*TableEvent_SeatFeeCharged) isTableEvent_Payload() {}
 func (*TableEvent_StaffAction) isTableEvent_Payload() {}
 
 func (*TableEvent_TableClosed) isTableEvent_Payload() {}
+
+func (*TableEvent_BettingWindowStarted) isTableEvent_Payload() {}
+
+func (*TableEvent_BettingClosed) isTableEvent_Payload() {}
+
+func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -1073,7 +1121,10 @@ type BetPlaced struct {
 	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	Amount   int64                  `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	// The bank left uncovered after the bet.
-	Uncovered     int64 `protobuf:"varint,3,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
+	Uncovered int64 `protobuf:"varint,3,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
+	// Punto banco: the spot bet on (PB-BETS): "bank", "player", "tie",
+	// "bank_natural", "player_pair" or "bank_pair"; empty at chemin de fer.
+	Spot          string `protobuf:"bytes,4,opt,name=spot,proto3" json:"spot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1127,6 +1178,13 @@ func (x *BetPlaced) GetUncovered() int64 {
 		return x.Uncovered
 	}
 	return 0
+}
+
+func (x *BetPlaced) GetSpot() string {
+	if x != nil {
+		return x.Spot
+	}
+	return ""
 }
 
 // BetDeclined: a punter passed his betting turn.
@@ -1495,8 +1553,11 @@ type CoupResulted struct {
 	BankerTotal int32                  `protobuf:"varint,3,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
 	Natural     bool                   `protobuf:"varint,4,opt,name=natural,proto3" json:"natural,omitempty"`
 	// Every card of both hands, turned at the showdown.
-	PlayerCards   []*v1.Card `protobuf:"bytes,5,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
-	BankerCards   []*v1.Card `protobuf:"bytes,6,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
+	PlayerCards []*v1.Card `protobuf:"bytes,5,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
+	BankerCards []*v1.Card `protobuf:"bytes,6,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
+	// Punto banco: the first two cards of the hand are a pair.
+	PlayerPair    bool `protobuf:"varint,7,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair    bool `protobuf:"varint,8,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1573,6 +1634,20 @@ func (x *CoupResulted) GetBankerCards() []*v1.Card {
 	return nil
 }
 
+func (x *CoupResulted) GetPlayerPair() bool {
+	if x != nil {
+		return x.PlayerPair
+	}
+	return false
+}
+
+func (x *CoupResulted) GetBankerPair() bool {
+	if x != nil {
+		return x.BankerPair
+	}
+	return false
+}
+
 // CoupSettled: the wallet moved the coup's money (CF-STANDOFF,
 // CF-BANK-WINS, CF-BANK-LOSES).
 type CoupSettled struct {
@@ -1582,8 +1657,11 @@ type CoupSettled struct {
 	Commission     int64                  `protobuf:"varint,3,opt,name=commission,proto3" json:"commission,omitempty"`
 	BankerNet      int64                  `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
 	NewBank        int64                  `protobuf:"varint,5,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// House-banked games (punto banco): what the house won, negative when
+	// it lost, minor units; commission included.
+	HouseNet      int64 `protobuf:"varint,6,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CoupSettled) Reset() {
@@ -1651,6 +1729,160 @@ func (x *CoupSettled) GetNewBank() int64 {
 	return 0
 }
 
+func (x *CoupSettled) GetHouseNet() int64 {
+	if x != nil {
+		return x.HouseNet
+	}
+	return 0
+}
+
+// BettingWindowStarted: punto banco, the first bet of a coup started its
+// betting window; the betting closes at close_time.
+type BettingWindowStarted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CloseTime     *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=close_time,json=closeTime,proto3" json:"close_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BettingWindowStarted) Reset() {
+	*x = BettingWindowStarted{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BettingWindowStarted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BettingWindowStarted) ProtoMessage() {}
+
+func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BettingWindowStarted.ProtoReflect.Descriptor instead.
+func (*BettingWindowStarted) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *BettingWindowStarted) GetCloseTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CloseTime
+	}
+	return nil
+}
+
+// BettingClosed: punto banco, the window ran out; bets_count bets are in
+// the coup about to be dealt.
+type BettingClosed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	BetsCount     int32                  `protobuf:"varint,1,opt,name=bets_count,json=betsCount,proto3" json:"bets_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BettingClosed) Reset() {
+	*x = BettingClosed{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BettingClosed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BettingClosed) ProtoMessage() {}
+
+func (x *BettingClosed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BettingClosed.ProtoReflect.Descriptor instead.
+func (*BettingClosed) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *BettingClosed) GetBetsCount() int32 {
+	if x != nil {
+		return x.BetsCount
+	}
+	return 0
+}
+
+// ShoeChanged: the table put a new shoe in play (the last one's cut card
+// came out); punto banco roads start again.
+type ShoeChanged struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The shoe's number at the table, 1-based.
+	ShoeNumber    int32 `protobuf:"varint,2,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShoeChanged) Reset() {
+	*x = ShoeChanged{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeChanged) ProtoMessage() {}
+
+func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeChanged.ProtoReflect.Descriptor instead.
+func (*ShoeChanged) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ShoeChanged) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ShoeChanged) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
 // PlayerLeft: a player left his seat.
 type PlayerLeft struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1662,7 +1894,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1674,7 +1906,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1687,7 +1919,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -1719,7 +1951,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1963,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1976,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -1782,7 +2014,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +2026,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +2039,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -1841,7 +2073,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +2085,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +2098,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -1887,7 +2119,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1899,7 +2131,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1912,7 +2144,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -1934,7 +2166,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2178,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2191,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -1989,7 +2221,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2233,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2246,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2048,7 +2280,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2060,7 +2292,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2073,7 +2305,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2108,7 +2340,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9d\x0e\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x10\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2146,7 +2378,10 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"betReduced\x12L\n" +
 	"\x10seat_fee_charged\x18\x1e \x01(\v2 .chemmy.events.v1.SeatFeeChargedH\x00R\x0eseatFeeCharged\x12B\n" +
 	"\fstaff_action\x18\x1f \x01(\v2\x1d.chemmy.events.v1.StaffActionH\x00R\vstaffAction\x12B\n" +
-	"\ftable_closed\x18  \x01(\v2\x1d.chemmy.events.v1.TableClosedH\x00R\vtableClosedB\t\n" +
+	"\ftable_closed\x18  \x01(\v2\x1d.chemmy.events.v1.TableClosedH\x00R\vtableClosed\x12^\n" +
+	"\x16betting_window_started\x18! \x01(\v2&.chemmy.events.v1.BettingWindowStartedH\x00R\x14bettingWindowStarted\x12H\n" +
+	"\x0ebetting_closed\x18\" \x01(\v2\x1f.chemmy.events.v1.BettingClosedH\x00R\rbettingClosed\x12B\n" +
+	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChangedB\t\n" +
 	"\apayload\"\x94\x01\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
@@ -2176,11 +2411,12 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\x0e2\".chemmy.events.v1.BankChangeReasonR\x06reason\x12(\n" +
 	"\x10banker_player_id\x18\x02 \x01(\tR\x0ebankerPlayerId\x129\n" +
 	"\x19previous_banker_player_id\x18\x03 \x01(\tR\x16previousBankerPlayerId\x12\x12\n" +
-	"\x04bank\x18\x04 \x01(\x03R\x04bank\"^\n" +
+	"\x04bank\x18\x04 \x01(\x03R\x04bank\"r\n" +
 	"\tBetPlaced\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x1c\n" +
-	"\tuncovered\x18\x03 \x01(\x03R\tuncovered\"*\n" +
+	"\tuncovered\x18\x03 \x01(\x03R\tuncovered\x12\x12\n" +
+	"\x04spot\x18\x04 \x01(\tR\x04spot\"*\n" +
 	"\vBetDeclined\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\"B\n" +
 	"\vBancoCalled\x12\x1b\n" +
@@ -2201,14 +2437,18 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x04draw\x18\x02 \x01(\bR\x04draw\x12\x1b\n" +
 	"\tby_choice\x18\x03 \x01(\bR\bbyChoice\x12\x1b\n" +
 	"\tplayer_id\x18\x04 \x01(\tR\bplayerId\x12\x12\n" +
-	"\x04rule\x18\x05 \x01(\tR\x04rule\"\x95\x02\n" +
+	"\x04rule\x18\x05 \x01(\tR\x04rule\"\xd7\x02\n" +
 	"\fCoupResulted\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12!\n" +
 	"\fplayer_total\x18\x02 \x01(\x05R\vplayerTotal\x12!\n" +
 	"\fbanker_total\x18\x03 \x01(\x05R\vbankerTotal\x12\x18\n" +
 	"\anatural\x18\x04 \x01(\bR\anatural\x127\n" +
 	"\fplayer_cards\x18\x05 \x03(\v2\x14.chemmy.shoe.v1.CardR\vplayerCards\x127\n" +
-	"\fbanker_cards\x18\x06 \x03(\v2\x14.chemmy.shoe.v1.CardR\vbankerCards\"\xc5\x01\n" +
+	"\fbanker_cards\x18\x06 \x03(\v2\x14.chemmy.shoe.v1.CardR\vbankerCards\x12\x1f\n" +
+	"\vplayer_pair\x18\a \x01(\bR\n" +
+	"playerPair\x12\x1f\n" +
+	"\vbanker_pair\x18\b \x01(\bR\n" +
+	"bankerPair\"\xe2\x01\n" +
 	"\vCoupSettled\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12'\n" +
 	"\x0fbanker_winnings\x18\x02 \x01(\x03R\x0ebankerWinnings\x12\x1e\n" +
@@ -2217,7 +2457,18 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"commission\x12\x1d\n" +
 	"\n" +
 	"banker_net\x18\x04 \x01(\x03R\tbankerNet\x12\x19\n" +
-	"\bnew_bank\x18\x05 \x01(\x03R\anewBank\"J\n" +
+	"\bnew_bank\x18\x05 \x01(\x03R\anewBank\x12\x1b\n" +
+	"\thouse_net\x18\x06 \x01(\x03R\bhouseNet\"Q\n" +
+	"\x14BettingWindowStarted\x129\n" +
+	"\n" +
+	"close_time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tcloseTime\".\n" +
+	"\rBettingClosed\x12\x1d\n" +
+	"\n" +
+	"bets_count\x18\x01 \x01(\x05R\tbetsCount\"G\n" +
+	"\vShoeChanged\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
+	"\vshoe_number\x18\x02 \x01(\x05R\n" +
+	"shoeNumber\"J\n" +
 	"\n" +
 	"PlayerLeft\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
@@ -2278,7 +2529,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -2299,19 +2550,22 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*DrawDecided)(nil),           // 16: chemmy.events.v1.DrawDecided
 	(*CoupResulted)(nil),          // 17: chemmy.events.v1.CoupResulted
 	(*CoupSettled)(nil),           // 18: chemmy.events.v1.CoupSettled
-	(*PlayerLeft)(nil),            // 19: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 20: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 21: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 22: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 23: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 24: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 25: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 26: chemmy.events.v1.SeatFeeCharged
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 28: chemmy.shoe.v1.Card
+	(*BettingWindowStarted)(nil),  // 19: chemmy.events.v1.BettingWindowStarted
+	(*BettingClosed)(nil),         // 20: chemmy.events.v1.BettingClosed
+	(*ShoeChanged)(nil),           // 21: chemmy.events.v1.ShoeChanged
+	(*PlayerLeft)(nil),            // 22: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 23: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 24: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 25: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 26: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 27: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 28: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 29: chemmy.events.v1.SeatFeeCharged
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 31: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	27, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	30, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -2325,31 +2579,35 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	17, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
 	18, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	13, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	19, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	20, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	21, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	22, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	23, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	24, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	25, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	26, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	22, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	23, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	24, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	25, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	26, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	27, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	28, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	29, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
 	6,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
 	5,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
-	2,  // 24: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 25: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	28, // 26: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 27: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	28, // 28: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 29: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 30: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	28, // 31: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	28, // 32: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 33: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	34, // [34:34] is the sub-list for method output_type
-	34, // [34:34] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	19, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
+	20, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
+	21, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
+	2,  // 27: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 28: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	31, // 29: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 30: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	31, // 31: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 32: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 33: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	31, // 34: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	31, // 35: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 36: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	30, // 37: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	38, // [38:38] is the sub-list for method output_type
+	38, // [38:38] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2381,6 +2639,9 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_SeatFeeCharged)(nil),
 		(*TableEvent_StaffAction)(nil),
 		(*TableEvent_TableClosed)(nil),
+		(*TableEvent_BettingWindowStarted)(nil),
+		(*TableEvent_BettingClosed)(nil),
+		(*TableEvent_ShoeChanged)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2388,7 +2649,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

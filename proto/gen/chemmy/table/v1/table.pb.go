@@ -106,6 +106,14 @@ const (
 	// CreateTable named a shoe that belongs to a table already, is closed,
 	// or has dealt cards.
 	ErrorReason_ERROR_REASON_SHOE_UNUSABLE ErrorReason = 33
+	// The call belongs to another game than the table's (e.g. CallBanco at
+	// a punto banco table), or a bet names a spot of another game.
+	ErrorReason_ERROR_REASON_WRONG_VARIANT ErrorReason = 34
+	// A bet below the table's minimum or above its maximum (PB-BANK).
+	ErrorReason_ERROR_REASON_BET_OUT_OF_LIMITS ErrorReason = 35
+	// A bet on a spot this table does not offer (e.g. pair bets switched
+	// off).
+	ErrorReason_ERROR_REASON_SPOT_NOT_OFFERED ErrorReason = 36
 )
 
 // Enum value maps for ErrorReason.
@@ -145,6 +153,9 @@ var (
 		31: "ERROR_REASON_DEPENDENCY_REFUSED",
 		32: "ERROR_REASON_TABLE_CLOSED",
 		33: "ERROR_REASON_SHOE_UNUSABLE",
+		34: "ERROR_REASON_WRONG_VARIANT",
+		35: "ERROR_REASON_BET_OUT_OF_LIMITS",
+		36: "ERROR_REASON_SPOT_NOT_OFFERED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -181,6 +192,9 @@ var (
 		"ERROR_REASON_DEPENDENCY_REFUSED":     31,
 		"ERROR_REASON_TABLE_CLOSED":           32,
 		"ERROR_REASON_SHOE_UNUSABLE":          33,
+		"ERROR_REASON_WRONG_VARIANT":          34,
+		"ERROR_REASON_BET_OUT_OF_LIMITS":      35,
+		"ERROR_REASON_SPOT_NOT_OFFERED":       36,
 	}
 )
 
@@ -459,21 +473,25 @@ const (
 	TableState_TABLE_STATE_BANK_RAISE TableState = 8
 	// Closed (CloseTable, or abandoned): read-only.
 	TableState_TABLE_STATE_CLOSED TableState = 9
+	// Punto banco: the coup is settled and its result shown until
+	// turn_deadline, when the next coup's betting opens.
+	TableState_TABLE_STATE_RESULT TableState = 10
 )
 
 // Enum value maps for TableState.
 var (
 	TableState_name = map[int32]string{
-		0: "TABLE_STATE_UNSPECIFIED",
-		1: "TABLE_STATE_WAITING_FOR_PLAYERS",
-		2: "TABLE_STATE_OFFERING_BANK",
-		3: "TABLE_STATE_BETTING",
-		4: "TABLE_STATE_DEALING",
-		5: "TABLE_STATE_DECISION",
-		6: "TABLE_STATE_SETTLING",
-		7: "TABLE_STATE_AUCTION",
-		8: "TABLE_STATE_BANK_RAISE",
-		9: "TABLE_STATE_CLOSED",
+		0:  "TABLE_STATE_UNSPECIFIED",
+		1:  "TABLE_STATE_WAITING_FOR_PLAYERS",
+		2:  "TABLE_STATE_OFFERING_BANK",
+		3:  "TABLE_STATE_BETTING",
+		4:  "TABLE_STATE_DEALING",
+		5:  "TABLE_STATE_DECISION",
+		6:  "TABLE_STATE_SETTLING",
+		7:  "TABLE_STATE_AUCTION",
+		8:  "TABLE_STATE_BANK_RAISE",
+		9:  "TABLE_STATE_CLOSED",
+		10: "TABLE_STATE_RESULT",
 	}
 	TableState_value = map[string]int32{
 		"TABLE_STATE_UNSPECIFIED":         0,
@@ -486,6 +504,7 @@ var (
 		"TABLE_STATE_AUCTION":             7,
 		"TABLE_STATE_BANK_RAISE":          8,
 		"TABLE_STATE_CLOSED":              9,
+		"TABLE_STATE_RESULT":              10,
 	}
 )
 
@@ -514,6 +533,74 @@ func (x TableState) Number() protoreflect.EnumNumber {
 // Deprecated: Use TableState.Descriptor instead.
 func (TableState) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+}
+
+// BetSpot is what a punto banco bet is on (PB-BETS).
+type BetSpot int32
+
+const (
+	BetSpot_BET_SPOT_UNSPECIFIED BetSpot = 0
+	// The bank's hand wins: 1 to 1 less commission; pushes on a tie.
+	BetSpot_BET_SPOT_BANK BetSpot = 1
+	// The player's hand wins: 1 to 1; pushes on a tie.
+	BetSpot_BET_SPOT_PLAYER BetSpot = 2
+	// Equal totals: tie_pays to 1.
+	BetSpot_BET_SPOT_TIE BetSpot = 3
+	// The bank's first two cards are a natural 8 or 9: bank_natural_pays to 1.
+	BetSpot_BET_SPOT_BANK_NATURAL BetSpot = 4
+	// The player's first two cards are a pair: pair_pays to 1 (pair_bets).
+	BetSpot_BET_SPOT_PLAYER_PAIR BetSpot = 5
+	// The bank's first two cards are a pair: pair_pays to 1 (pair_bets).
+	BetSpot_BET_SPOT_BANK_PAIR BetSpot = 6
+)
+
+// Enum value maps for BetSpot.
+var (
+	BetSpot_name = map[int32]string{
+		0: "BET_SPOT_UNSPECIFIED",
+		1: "BET_SPOT_BANK",
+		2: "BET_SPOT_PLAYER",
+		3: "BET_SPOT_TIE",
+		4: "BET_SPOT_BANK_NATURAL",
+		5: "BET_SPOT_PLAYER_PAIR",
+		6: "BET_SPOT_BANK_PAIR",
+	}
+	BetSpot_value = map[string]int32{
+		"BET_SPOT_UNSPECIFIED":  0,
+		"BET_SPOT_BANK":         1,
+		"BET_SPOT_PLAYER":       2,
+		"BET_SPOT_TIE":          3,
+		"BET_SPOT_BANK_NATURAL": 4,
+		"BET_SPOT_PLAYER_PAIR":  5,
+		"BET_SPOT_BANK_PAIR":    6,
+	}
+)
+
+func (x BetSpot) Enum() *BetSpot {
+	p := new(BetSpot)
+	*p = x
+	return p
+}
+
+func (x BetSpot) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BetSpot) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
+}
+
+func (BetSpot) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[6]
+}
+
+func (x BetSpot) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BetSpot.Descriptor instead.
+func (BetSpot) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 // Hand names the two hands of a coup.
@@ -552,11 +639,11 @@ func (x Hand) String() string {
 }
 
 func (Hand) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
 }
 
 func (Hand) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[6]
+	return &file_chemmy_table_v1_table_proto_enumTypes[7]
 }
 
 func (x Hand) Number() protoreflect.EnumNumber {
@@ -565,7 +652,7 @@ func (x Hand) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Hand.Descriptor instead.
 func (Hand) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 // Outcome is a coup's result from the bank's side (CF-RESULT).
@@ -606,11 +693,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[7]
+	return &file_chemmy_table_v1_table_proto_enumTypes[8]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -619,7 +706,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 // DrawChoice is a decision at an option: draw ("carte") or stand ("non").
@@ -656,11 +743,11 @@ func (x DrawChoice) String() string {
 }
 
 func (DrawChoice) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[9].Descriptor()
 }
 
 func (DrawChoice) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[8]
+	return &file_chemmy_table_v1_table_proto_enumTypes[9]
 }
 
 func (x DrawChoice) Number() protoreflect.EnumNumber {
@@ -669,7 +756,7 @@ func (x DrawChoice) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DrawChoice.Descriptor instead.
 func (DrawChoice) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 // Variant is a game of the baccarat family.
@@ -679,6 +766,10 @@ const (
 	Variant_VARIANT_UNSPECIFIED   Variant = 0
 	Variant_VARIANT_CHEMIN_DE_FER Variant = 1
 	Variant_VARIANT_PUNTO_BANCO   Variant = 2
+	// Baccarat banque (BQ-*): three hands, the bank auctioned.
+	Variant_VARIANT_BACCARAT_BANQUE Variant = 3
+	// The old two-deck baccarat with aces at eleven (OLD-*).
+	Variant_VARIANT_OLD_BACCARAT Variant = 4
 )
 
 // Enum value maps for Variant.
@@ -687,11 +778,15 @@ var (
 		0: "VARIANT_UNSPECIFIED",
 		1: "VARIANT_CHEMIN_DE_FER",
 		2: "VARIANT_PUNTO_BANCO",
+		3: "VARIANT_BACCARAT_BANQUE",
+		4: "VARIANT_OLD_BACCARAT",
 	}
 	Variant_value = map[string]int32{
-		"VARIANT_UNSPECIFIED":   0,
-		"VARIANT_CHEMIN_DE_FER": 1,
-		"VARIANT_PUNTO_BANCO":   2,
+		"VARIANT_UNSPECIFIED":     0,
+		"VARIANT_CHEMIN_DE_FER":   1,
+		"VARIANT_PUNTO_BANCO":     2,
+		"VARIANT_BACCARAT_BANQUE": 3,
+		"VARIANT_OLD_BACCARAT":    4,
 	}
 )
 
@@ -706,11 +801,11 @@ func (x Variant) String() string {
 }
 
 func (Variant) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[9].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[10].Descriptor()
 }
 
 func (Variant) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[9]
+	return &file_chemmy_table_v1_table_proto_enumTypes[10]
 }
 
 func (x Variant) Number() protoreflect.EnumNumber {
@@ -719,7 +814,60 @@ func (x Variant) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Variant.Descriptor instead.
 func (Variant) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+}
+
+// RoadWinner is who won a coup on the scoreboards.
+type RoadWinner int32
+
+const (
+	RoadWinner_ROAD_WINNER_UNSPECIFIED RoadWinner = 0
+	RoadWinner_ROAD_WINNER_BANK        RoadWinner = 1
+	RoadWinner_ROAD_WINNER_PLAYER      RoadWinner = 2
+	RoadWinner_ROAD_WINNER_TIE         RoadWinner = 3
+)
+
+// Enum value maps for RoadWinner.
+var (
+	RoadWinner_name = map[int32]string{
+		0: "ROAD_WINNER_UNSPECIFIED",
+		1: "ROAD_WINNER_BANK",
+		2: "ROAD_WINNER_PLAYER",
+		3: "ROAD_WINNER_TIE",
+	}
+	RoadWinner_value = map[string]int32{
+		"ROAD_WINNER_UNSPECIFIED": 0,
+		"ROAD_WINNER_BANK":        1,
+		"ROAD_WINNER_PLAYER":      2,
+		"ROAD_WINNER_TIE":         3,
+	}
+)
+
+func (x RoadWinner) Enum() *RoadWinner {
+	p := new(RoadWinner)
+	*p = x
+	return p
+}
+
+func (x RoadWinner) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RoadWinner) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[11].Descriptor()
+}
+
+func (RoadWinner) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[11]
+}
+
+func (x RoadWinner) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RoadWinner.Descriptor instead.
+func (RoadWinner) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 // HouseRules are a table's options where the sources leave the choice to
@@ -980,6 +1128,220 @@ func (x *HouseRules) GetAbandonAfterOffers() int32 {
 	return 0
 }
 
+// PuntoBancoRules are the house rules of a punto banco table (PB-*), the
+// house banking every coup. Zero or unset fields take the default given; a
+// table's view shows the values in force. Amounts in minor units.
+type PuntoBancoRules struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// 6 or 8 decks (PB-DECKS); default 8.
+	Decks int32 `protobuf:"varint,1,opt,name=decks,proto3" json:"decks,omitempty"`
+	// Cards behind the cut card, 6..16 (SHOE-CUT-CARD); default 14.
+	CutCardFromEnd int32 `protobuf:"varint,2,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
+	// Cards burned, 3 or 4 (SHOE-BURN); default 3.
+	Burn int32 `protobuf:"varint,3,opt,name=burn,proto3" json:"burn,omitempty"`
+	// Seats, 1..15; default 14. Anyone may bet without a seat (back betting).
+	MaxSeats int32 `protobuf:"varint,4,opt,name=max_seats,json=maxSeats,proto3" json:"max_seats,omitempty"`
+	// Table minimum per bet, minor units; default 100.
+	MinBet int64 `protobuf:"varint,5,opt,name=min_bet,json=minBet,proto3" json:"min_bet,omitempty"`
+	// Table maximum per bet, minor units; 0: none (default 0).
+	MaxBet int64 `protobuf:"varint,6,opt,name=max_bet,json=maxBet,proto3" json:"max_bet,omitempty"`
+	// The house limit per hand (PB-BANK), minor units: the most all bets on
+	// the bank and all bets on the player may each total in one coup.
+	// Chosen answer to RULES.md's open question: per hand, not per bet (the
+	// per-bet bound is max_bet) nor per coup. 0: none (default).
+	HouseLimit int64 `protobuf:"varint,7,opt,name=house_limit,json=houseLimit,proto3" json:"house_limit,omitempty"`
+	// Commission on a winning bank bet's winnings, basis points 0..10000
+	// (PB-BETS); default 500. Ignored with no_commission.
+	CommissionBp       *int64             `protobuf:"varint,8,opt,name=commission_bp,json=commissionBp,proto3,oneof" json:"commission_bp,omitempty"`
+	CommissionRounding CommissionRounding `protobuf:"varint,9,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.table.v1.CommissionRounding" json:"commission_rounding,omitempty"`
+	// The no-commission game (a common casino variant, not in the sources):
+	// a winning bank bet pays 1:1 without commission, except a bank win on
+	// a total of 6, which pays half, rounded down to the minor unit.
+	NoCommission bool `protobuf:"varint,10,opt,name=no_commission,json=noCommission,proto3" json:"no_commission,omitempty"`
+	// The tie bet pays tie_pays to 1 (a common extension); default 8. Bank
+	// and player bets push on a tie.
+	TiePays int64 `protobuf:"varint,11,opt,name=tie_pays,json=tiePays,proto3" json:"tie_pays,omitempty"`
+	// The bet that the bank gets a natural 8 or 9 (PB-BETS); pays
+	// bank_natural_pays to 1, default 9. Offered unless
+	// bank_natural_bet_off.
+	BankNaturalPays   int64 `protobuf:"varint,12,opt,name=bank_natural_pays,json=bankNaturalPays,proto3" json:"bank_natural_pays,omitempty"`
+	BankNaturalBetOff bool  `protobuf:"varint,13,opt,name=bank_natural_bet_off,json=bankNaturalBetOff,proto3" json:"bank_natural_bet_off,omitempty"`
+	// Player pair and banker pair side bets (the hand's first two cards
+	// have the same rank; a common extension); off by default; pay
+	// pair_pays to 1, default 11.
+	PairBets bool  `protobuf:"varint,14,opt,name=pair_bets,json=pairBets,proto3" json:"pair_bets,omitempty"`
+	PairPays int64 `protobuf:"varint,15,opt,name=pair_pays,json=pairPays,proto3" json:"pair_pays,omitempty"`
+	// The betting window, ms: it starts with the first bet of a coup;
+	// when it runs out the betting closes and the coup is dealt. Default
+	// 15000; 1000..600000.
+	BettingWindowMs int32 `protobuf:"varint,16,opt,name=betting_window_ms,json=bettingWindowMs,proto3" json:"betting_window_ms,omitempty"`
+	// The pause after a settled coup, ms, during which its result is shown
+	// (state RESULT); the next betting opens when it ends. Default 3000;
+	// 0..60000.
+	ResultPauseMs *int32 `protobuf:"varint,17,opt,name=result_pause_ms,json=resultPauseMs,proto3,oneof" json:"result_pause_ms,omitempty"`
+	// As HouseRules.certification_real_money: a table on a certification
+	// shoe takes bets only when this is true (operator only).
+	CertificationRealMoney bool `protobuf:"varint,18,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *PuntoBancoRules) Reset() {
+	*x = PuntoBancoRules{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PuntoBancoRules) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PuntoBancoRules) ProtoMessage() {}
+
+func (x *PuntoBancoRules) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PuntoBancoRules.ProtoReflect.Descriptor instead.
+func (*PuntoBancoRules) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PuntoBancoRules) GetDecks() int32 {
+	if x != nil {
+		return x.Decks
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetCutCardFromEnd() int32 {
+	if x != nil {
+		return x.CutCardFromEnd
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetBurn() int32 {
+	if x != nil {
+		return x.Burn
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetMaxSeats() int32 {
+	if x != nil {
+		return x.MaxSeats
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetMinBet() int64 {
+	if x != nil {
+		return x.MinBet
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetMaxBet() int64 {
+	if x != nil {
+		return x.MaxBet
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetHouseLimit() int64 {
+	if x != nil {
+		return x.HouseLimit
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetCommissionBp() int64 {
+	if x != nil && x.CommissionBp != nil {
+		return *x.CommissionBp
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetCommissionRounding() CommissionRounding {
+	if x != nil {
+		return x.CommissionRounding
+	}
+	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+func (x *PuntoBancoRules) GetNoCommission() bool {
+	if x != nil {
+		return x.NoCommission
+	}
+	return false
+}
+
+func (x *PuntoBancoRules) GetTiePays() int64 {
+	if x != nil {
+		return x.TiePays
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetBankNaturalPays() int64 {
+	if x != nil {
+		return x.BankNaturalPays
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetBankNaturalBetOff() bool {
+	if x != nil {
+		return x.BankNaturalBetOff
+	}
+	return false
+}
+
+func (x *PuntoBancoRules) GetPairBets() bool {
+	if x != nil {
+		return x.PairBets
+	}
+	return false
+}
+
+func (x *PuntoBancoRules) GetPairPays() int64 {
+	if x != nil {
+		return x.PairPays
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetBettingWindowMs() int32 {
+	if x != nil {
+		return x.BettingWindowMs
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetResultPauseMs() int32 {
+	if x != nil && x.ResultPauseMs != nil {
+		return *x.ResultPauseMs
+	}
+	return 0
+}
+
+func (x *PuntoBancoRules) GetCertificationRealMoney() bool {
+	if x != nil {
+		return x.CertificationRealMoney
+	}
+	return false
+}
+
 // Seat is one seated player.
 type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -992,7 +1354,7 @@ type Seat struct {
 
 func (x *Seat) Reset() {
 	*x = Seat{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[1]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1366,7 @@ func (x *Seat) String() string {
 func (*Seat) ProtoMessage() {}
 
 func (x *Seat) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[1]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1379,7 @@ func (x *Seat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Seat.ProtoReflect.Descriptor instead.
 func (*Seat) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Seat) GetNumber() int32 {
@@ -1041,14 +1403,22 @@ type Bet struct {
 	// Amount covered of the bank.
 	Amount int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
 	// True for the bet of a banco call (the whole bank, CF-BANCO).
-	Banco         bool `protobuf:"varint,3,opt,name=banco,proto3" json:"banco,omitempty"`
+	Banco bool `protobuf:"varint,3,opt,name=banco,proto3" json:"banco,omitempty"`
+	// Punto banco: the spot the bet is on (PB-BETS).
+	Spot BetSpot `protobuf:"varint,4,opt,name=spot,proto3,enum=chemmy.table.v1.BetSpot" json:"spot,omitempty"`
+	// Punto banco, once settled: the winnings paid on top of the stake
+	// before commission, the commission, and the stake lost; all 0 for a
+	// push (the stake returned).
+	Won           int64 `protobuf:"varint,5,opt,name=won,proto3" json:"won,omitempty"`
+	Commission    int64 `protobuf:"varint,6,opt,name=commission,proto3" json:"commission,omitempty"`
+	Lost          int64 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Bet) Reset() {
 	*x = Bet{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1430,7 @@ func (x *Bet) String() string {
 func (*Bet) ProtoMessage() {}
 
 func (x *Bet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1443,7 @@ func (x *Bet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bet.ProtoReflect.Descriptor instead.
 func (*Bet) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Bet) GetPlayerId() string {
@@ -1095,6 +1465,34 @@ func (x *Bet) GetBanco() bool {
 		return x.Banco
 	}
 	return false
+}
+
+func (x *Bet) GetSpot() BetSpot {
+	if x != nil {
+		return x.Spot
+	}
+	return BetSpot_BET_SPOT_UNSPECIFIED
+}
+
+func (x *Bet) GetWon() int64 {
+	if x != nil {
+		return x.Won
+	}
+	return 0
+}
+
+func (x *Bet) GetCommission() int64 {
+	if x != nil {
+		return x.Commission
+	}
+	return 0
+}
+
+func (x *Bet) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
 }
 
 // Coup is one round at a table. Amounts in minor units.
@@ -1155,15 +1553,20 @@ type Coup struct {
 	// The bank at stake: the bank up to the house limit (CF-BANK-LIMIT).
 	Stake int64 `protobuf:"varint,22,opt,name=stake,proto3" json:"stake,omitempty"`
 	// True when the croupier voided the coup (CF-ERROR); void_reason says why.
-	Voided        bool   `protobuf:"varint,23,opt,name=voided,proto3" json:"voided,omitempty"`
-	VoidReason    string `protobuf:"bytes,24,opt,name=void_reason,json=voidReason,proto3" json:"void_reason,omitempty"`
+	Voided     bool   `protobuf:"varint,23,opt,name=voided,proto3" json:"voided,omitempty"`
+	VoidReason string `protobuf:"bytes,24,opt,name=void_reason,json=voidReason,proto3" json:"void_reason,omitempty"`
+	// Punto banco: the first two cards of the player's or the bank's hand
+	// are a pair; what the house won (negative: lost) in the settlement.
+	PlayerPair    bool  `protobuf:"varint,25,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair    bool  `protobuf:"varint,26,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	HouseNet      int64 `protobuf:"varint,27,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Coup) Reset() {
 	*x = Coup{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1175,7 +1578,7 @@ func (x *Coup) String() string {
 func (*Coup) ProtoMessage() {}
 
 func (x *Coup) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1188,7 +1591,7 @@ func (x *Coup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coup.ProtoReflect.Descriptor instead.
 func (*Coup) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Coup) GetCoupId() string {
@@ -1359,6 +1762,27 @@ func (x *Coup) GetVoidReason() string {
 	return ""
 }
 
+func (x *Coup) GetPlayerPair() bool {
+	if x != nil {
+		return x.PlayerPair
+	}
+	return false
+}
+
+func (x *Coup) GetBankerPair() bool {
+	if x != nil {
+		return x.BankerPair
+	}
+	return false
+}
+
+func (x *Coup) GetHouseNet() int64 {
+	if x != nil {
+		return x.HouseNet
+	}
+	return 0
+}
+
 // Table is a table's whole public state.
 type Table struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1409,13 +1833,21 @@ type Table struct {
 	// WatchTable stream's events follow it with sequence+1, +2, ... without
 	// gaps, so a client that reconnects can tell what it missed.
 	EventSequence uint64 `protobuf:"varint,21,opt,name=event_sequence,json=eventSequence,proto3" json:"event_sequence,omitempty"`
+	// The game played at the table; chemin de fer when unset at creation.
+	Variant Variant `protobuf:"varint,22,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	// Punto banco tables: their house rules (house_rules is then unset).
+	PuntoBancoRules *PuntoBancoRules `protobuf:"bytes,23,opt,name=punto_banco_rules,json=puntoBancoRules,proto3" json:"punto_banco_rules,omitempty"`
+	// Punto banco tables: the current shoe's roads, as GetRoads.
+	Roads *Roads `protobuf:"bytes,24,opt,name=roads,proto3" json:"roads,omitempty"`
+	// The shoe's number at this table, 1-based.
+	ShoeNumber    int32 `protobuf:"varint,25,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1859,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1872,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Table) GetTableId() string {
@@ -1590,6 +2022,34 @@ func (x *Table) GetEventSequence() uint64 {
 	return 0
 }
 
+func (x *Table) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *Table) GetPuntoBancoRules() *PuntoBancoRules {
+	if x != nil {
+		return x.PuntoBancoRules
+	}
+	return nil
+}
+
+func (x *Table) GetRoads() *Roads {
+	if x != nil {
+		return x.Roads
+	}
+	return nil
+}
+
+func (x *Table) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
 // CreateTableRequest opens a table.
 type CreateTableRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -1599,14 +2059,19 @@ type CreateTableRequest struct {
 	// instead of a freshly shuffled one, e.g. one made by
 	// chemmy.shoe.v1.ShoeService.CreateShoeFromOrder for tests and
 	// certification. Empty for a shuffled shoe.
-	ShoeId        string `protobuf:"bytes,3,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ShoeId string `protobuf:"bytes,3,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The game; unset: chemin de fer (house_rules). VARIANT_PUNTO_BANCO
+	// takes punto_banco_rules instead of house_rules. Baccarat banque and
+	// the old baccarat are not dealt by tables yet: HOUSE_RULE_UNSUPPORTED.
+	Variant         Variant          `protobuf:"varint,4,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	PuntoBancoRules *PuntoBancoRules `protobuf:"bytes,5,opt,name=punto_banco_rules,json=puntoBancoRules,proto3" json:"punto_banco_rules,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1618,7 +2083,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1631,7 +2096,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -1655,6 +2120,20 @@ func (x *CreateTableRequest) GetShoeId() string {
 	return ""
 }
 
+func (x *CreateTableRequest) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *CreateTableRequest) GetPuntoBancoRules() *PuntoBancoRules {
+	if x != nil {
+		return x.PuntoBancoRules
+	}
+	return nil
+}
+
 // CreateTableResponse holds the new table.
 type CreateTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1665,7 +2144,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +2156,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +2169,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -1710,7 +2189,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1722,7 +2201,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1735,7 +2214,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -1755,7 +2234,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1767,7 +2246,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1780,7 +2259,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -1803,7 +2282,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1815,7 +2294,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1828,7 +2307,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -1857,7 +2336,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +2348,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +2361,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -1911,7 +2390,7 @@ type JoinTableRequest struct {
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1923,7 +2402,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1936,7 +2415,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -1971,7 +2450,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1983,7 +2462,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1996,7 +2475,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -2027,7 +2506,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2518,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2531,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -2093,7 +2572,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2584,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2597,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -2140,7 +2619,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2631,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2644,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -2199,7 +2678,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2690,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2703,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -2247,14 +2726,21 @@ type PlaceBetRequest struct {
 	// closes, and the banker raises the bank to cover it or the excess bets
 	// are removed in reverse order of play (RaiseBank; also when his time
 	// runs out). False: such a bet is refused with BET_EXCEEDS_BANK.
-	OverBank      bool `protobuf:"varint,5,opt,name=over_bank,json=overBank,proto3" json:"over_bank,omitempty"`
+	OverBank bool `protobuf:"varint,5,opt,name=over_bank,json=overBank,proto3" json:"over_bank,omitempty"`
+	// Punto banco: the spot bet on (required there; unset at chemin de fer).
+	// Any player may bet, seated or not, while the table is BETTING, within
+	// min_bet..max_bet and the house limit; the first bet of a coup starts
+	// its betting window. Errors: WRONG_VARIANT, SPOT_NOT_OFFERED,
+	// BET_OUT_OF_LIMITS, HOUSE_LIMIT_REACHED, WRONG_STATE (betting closed),
+	// INSUFFICIENT_FUNDS.
+	Spot          BetSpot `protobuf:"varint,6,opt,name=spot,proto3,enum=chemmy.table.v1.BetSpot" json:"spot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2752,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2765,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -2317,6 +2803,13 @@ func (x *PlaceBetRequest) GetOverBank() bool {
 	return false
 }
 
+func (x *PlaceBetRequest) GetSpot() BetSpot {
+	if x != nil {
+		return x.Spot
+	}
+	return BetSpot_BET_SPOT_UNSPECIFIED
+}
+
 // PlaceBetResponse holds the table.
 type PlaceBetResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2327,7 +2820,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2339,7 +2832,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2352,7 +2845,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -2374,7 +2867,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2879,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2892,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -2433,7 +2926,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2445,7 +2938,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2458,7 +2951,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -2480,7 +2973,7 @@ type CallBancoRequest struct {
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2492,7 +2985,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2505,7 +2998,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -2539,7 +3032,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +3044,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +3057,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -2587,7 +3080,7 @@ type DecideDrawRequest struct {
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +3092,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +3105,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -2653,7 +3146,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +3158,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +3171,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -2700,7 +3193,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2712,7 +3205,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2725,7 +3218,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -2759,7 +3252,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +3264,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +3277,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -2806,7 +3299,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2818,7 +3311,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2831,7 +3324,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -2865,7 +3358,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2877,7 +3370,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2890,7 +3383,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -2914,7 +3407,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3419,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3432,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -2973,7 +3466,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2985,7 +3478,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2998,7 +3491,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -3025,7 +3518,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3037,7 +3530,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3050,7 +3543,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -3091,7 +3584,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3103,7 +3596,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3116,7 +3609,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -3138,7 +3631,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3643,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3656,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -3197,7 +3690,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3702,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +3715,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -3242,7 +3735,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3747,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3760,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -3292,7 +3785,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3304,7 +3797,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3317,7 +3810,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -3379,7 +3872,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3884,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3897,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -3452,7 +3945,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3464,7 +3957,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3477,7 +3970,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -3543,6 +4036,509 @@ func (x *GetAdviceResponse) GetModel() string {
 	return ""
 }
 
+// GetRoadsRequest names a punto banco table.
+type GetRoadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRoadsRequest) Reset() {
+	*x = GetRoadsRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRoadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRoadsRequest) ProtoMessage() {}
+
+func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
+func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *GetRoadsRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+// GetRoadsResponse holds the roads of the table's current shoe.
+type GetRoadsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Roads         *Roads                 `protobuf:"bytes,1,opt,name=roads,proto3" json:"roads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRoadsResponse) Reset() {
+	*x = GetRoadsResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRoadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRoadsResponse) ProtoMessage() {}
+
+func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
+func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetRoadsResponse) GetRoads() *Roads {
+	if x != nil {
+		return x.Roads
+	}
+	return nil
+}
+
+// Roads are the scoreboards of one shoe at a punto banco table, as the
+// industry draws them: grids six rows high, filled column by column; col
+// and row are 0-based, row 0 at the top. Derived roads are computed from
+// the big road's streaks (logical columns), not from its drawn grid.
+type Roads struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shoe they belong to, and its number at the table.
+	ShoeId     string `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	ShoeNumber int32  `protobuf:"varint,2,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	// Every coup of the shoe, ties included, in order.
+	BeadPlate []*RoadBead `protobuf:"bytes,3,rep,name=bead_plate,json=beadPlate,proto3" json:"bead_plate,omitempty"`
+	// Bank and player wins: a new column when the winner changes; a streak
+	// longer than the grid (or blocked) turns right (the dragon tail).
+	// Ties are counted on the cell of the coup before them.
+	BigRoad []*RoadCell `protobuf:"bytes,4,rep,name=big_road,json=bigRoad,proto3" json:"big_road,omitempty"`
+	// Derived roads (big eye boy, small road, cockroach pig): red when the
+	// big road repeats its pattern, blue when it breaks it.
+	BigEyeBoy    []*RoadMark `protobuf:"bytes,5,rep,name=big_eye_boy,json=bigEyeBoy,proto3" json:"big_eye_boy,omitempty"`
+	SmallRoad    []*RoadMark `protobuf:"bytes,6,rep,name=small_road,json=smallRoad,proto3" json:"small_road,omitempty"`
+	CockroachPig []*RoadMark `protobuf:"bytes,7,rep,name=cockroach_pig,json=cockroachPig,proto3" json:"cockroach_pig,omitempty"`
+	// Coups of the shoe by result.
+	BankWins      int32 `protobuf:"varint,8,opt,name=bank_wins,json=bankWins,proto3" json:"bank_wins,omitempty"`
+	PlayerWins    int32 `protobuf:"varint,9,opt,name=player_wins,json=playerWins,proto3" json:"player_wins,omitempty"`
+	Ties          int32 `protobuf:"varint,10,opt,name=ties,proto3" json:"ties,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Roads) Reset() {
+	*x = Roads{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Roads) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Roads) ProtoMessage() {}
+
+func (x *Roads) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Roads.ProtoReflect.Descriptor instead.
+func (*Roads) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *Roads) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *Roads) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
+func (x *Roads) GetBeadPlate() []*RoadBead {
+	if x != nil {
+		return x.BeadPlate
+	}
+	return nil
+}
+
+func (x *Roads) GetBigRoad() []*RoadCell {
+	if x != nil {
+		return x.BigRoad
+	}
+	return nil
+}
+
+func (x *Roads) GetBigEyeBoy() []*RoadMark {
+	if x != nil {
+		return x.BigEyeBoy
+	}
+	return nil
+}
+
+func (x *Roads) GetSmallRoad() []*RoadMark {
+	if x != nil {
+		return x.SmallRoad
+	}
+	return nil
+}
+
+func (x *Roads) GetCockroachPig() []*RoadMark {
+	if x != nil {
+		return x.CockroachPig
+	}
+	return nil
+}
+
+func (x *Roads) GetBankWins() int32 {
+	if x != nil {
+		return x.BankWins
+	}
+	return 0
+}
+
+func (x *Roads) GetPlayerWins() int32 {
+	if x != nil {
+		return x.PlayerWins
+	}
+	return 0
+}
+
+func (x *Roads) GetTies() int32 {
+	if x != nil {
+		return x.Ties
+	}
+	return 0
+}
+
+// RoadBead is one coup on the bead plate.
+type RoadBead struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Col    int32                  `protobuf:"varint,1,opt,name=col,proto3" json:"col,omitempty"`
+	Row    int32                  `protobuf:"varint,2,opt,name=row,proto3" json:"row,omitempty"`
+	Winner RoadWinner             `protobuf:"varint,3,opt,name=winner,proto3,enum=chemmy.table.v1.RoadWinner" json:"winner,omitempty"`
+	// The winning hand's total (the tie's total on a tie), 0..9.
+	Total         int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	PlayerPair    bool  `protobuf:"varint,5,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair    bool  `protobuf:"varint,6,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	Natural       bool  `protobuf:"varint,7,opt,name=natural,proto3" json:"natural,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoadBead) Reset() {
+	*x = RoadBead{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoadBead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoadBead) ProtoMessage() {}
+
+func (x *RoadBead) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
+func (*RoadBead) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *RoadBead) GetCol() int32 {
+	if x != nil {
+		return x.Col
+	}
+	return 0
+}
+
+func (x *RoadBead) GetRow() int32 {
+	if x != nil {
+		return x.Row
+	}
+	return 0
+}
+
+func (x *RoadBead) GetWinner() RoadWinner {
+	if x != nil {
+		return x.Winner
+	}
+	return RoadWinner_ROAD_WINNER_UNSPECIFIED
+}
+
+func (x *RoadBead) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *RoadBead) GetPlayerPair() bool {
+	if x != nil {
+		return x.PlayerPair
+	}
+	return false
+}
+
+func (x *RoadBead) GetBankerPair() bool {
+	if x != nil {
+		return x.BankerPair
+	}
+	return false
+}
+
+func (x *RoadBead) GetNatural() bool {
+	if x != nil {
+		return x.Natural
+	}
+	return false
+}
+
+// RoadCell is one bank or player win on the big road.
+type RoadCell struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Col   int32                  `protobuf:"varint,1,opt,name=col,proto3" json:"col,omitempty"`
+	Row   int32                  `protobuf:"varint,2,opt,name=row,proto3" json:"row,omitempty"`
+	// The streak and the place in it, before any dragon tail.
+	LogicalCol int32 `protobuf:"varint,3,opt,name=logical_col,json=logicalCol,proto3" json:"logical_col,omitempty"`
+	LogicalRow int32 `protobuf:"varint,4,opt,name=logical_row,json=logicalRow,proto3" json:"logical_row,omitempty"`
+	// BANK or PLAYER; TIE only for a shoe of nothing but ties so far (one
+	// placeholder cell at 0,0 counting them).
+	Winner RoadWinner `protobuf:"varint,5,opt,name=winner,proto3,enum=chemmy.table.v1.RoadWinner" json:"winner,omitempty"`
+	// Ties right after this coup (and, on the first cell, ties before it).
+	Ties          int32 `protobuf:"varint,6,opt,name=ties,proto3" json:"ties,omitempty"`
+	PlayerPair    bool  `protobuf:"varint,7,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair    bool  `protobuf:"varint,8,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	Natural       bool  `protobuf:"varint,9,opt,name=natural,proto3" json:"natural,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoadCell) Reset() {
+	*x = RoadCell{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoadCell) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoadCell) ProtoMessage() {}
+
+func (x *RoadCell) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
+func (*RoadCell) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *RoadCell) GetCol() int32 {
+	if x != nil {
+		return x.Col
+	}
+	return 0
+}
+
+func (x *RoadCell) GetRow() int32 {
+	if x != nil {
+		return x.Row
+	}
+	return 0
+}
+
+func (x *RoadCell) GetLogicalCol() int32 {
+	if x != nil {
+		return x.LogicalCol
+	}
+	return 0
+}
+
+func (x *RoadCell) GetLogicalRow() int32 {
+	if x != nil {
+		return x.LogicalRow
+	}
+	return 0
+}
+
+func (x *RoadCell) GetWinner() RoadWinner {
+	if x != nil {
+		return x.Winner
+	}
+	return RoadWinner_ROAD_WINNER_UNSPECIFIED
+}
+
+func (x *RoadCell) GetTies() int32 {
+	if x != nil {
+		return x.Ties
+	}
+	return 0
+}
+
+func (x *RoadCell) GetPlayerPair() bool {
+	if x != nil {
+		return x.PlayerPair
+	}
+	return false
+}
+
+func (x *RoadCell) GetBankerPair() bool {
+	if x != nil {
+		return x.BankerPair
+	}
+	return false
+}
+
+func (x *RoadCell) GetNatural() bool {
+	if x != nil {
+		return x.Natural
+	}
+	return false
+}
+
+// RoadMark is one mark of a derived road.
+type RoadMark struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Col        int32                  `protobuf:"varint,1,opt,name=col,proto3" json:"col,omitempty"`
+	Row        int32                  `protobuf:"varint,2,opt,name=row,proto3" json:"row,omitempty"`
+	LogicalCol int32                  `protobuf:"varint,3,opt,name=logical_col,json=logicalCol,proto3" json:"logical_col,omitempty"`
+	LogicalRow int32                  `protobuf:"varint,4,opt,name=logical_row,json=logicalRow,proto3" json:"logical_row,omitempty"`
+	// Red: the big road repeats its pattern; blue (false): it breaks it.
+	Red           bool `protobuf:"varint,5,opt,name=red,proto3" json:"red,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoadMark) Reset() {
+	*x = RoadMark{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoadMark) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoadMark) ProtoMessage() {}
+
+func (x *RoadMark) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
+func (*RoadMark) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *RoadMark) GetCol() int32 {
+	if x != nil {
+		return x.Col
+	}
+	return 0
+}
+
+func (x *RoadMark) GetRow() int32 {
+	if x != nil {
+		return x.Row
+	}
+	return 0
+}
+
+func (x *RoadMark) GetLogicalCol() int32 {
+	if x != nil {
+		return x.LogicalCol
+	}
+	return 0
+}
+
+func (x *RoadMark) GetLogicalRow() int32 {
+	if x != nil {
+		return x.LogicalRow
+	}
+	return 0
+}
+
+func (x *RoadMark) GetRed() bool {
+	if x != nil {
+		return x.Red
+	}
+	return false
+}
+
 // ShoeComposition is how many cards of each rank a shoe holds.
 type ShoeComposition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3554,7 +4550,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3566,7 +4562,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3579,7 +4575,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -3604,7 +4600,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3616,7 +4612,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3629,7 +4625,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -3669,7 +4665,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3681,7 +4677,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3694,7 +4690,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -3743,7 +4739,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3755,7 +4751,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3768,7 +4764,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -3821,7 +4817,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +4829,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +4842,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -3894,7 +4890,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3906,7 +4902,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3919,7 +4915,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -3982,7 +4978,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3994,7 +4990,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4007,7 +5003,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -4066,7 +5062,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4078,7 +5074,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4091,7 +5087,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -4132,7 +5128,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4144,7 +5140,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4157,7 +5153,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -4182,7 +5178,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4194,7 +5190,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4207,7 +5203,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -4248,7 +5244,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4260,7 +5256,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4273,7 +5269,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -4317,14 +5313,43 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14abandon_after_offers\x18\x16 \x01(\x05R\x12abandonAfterOffersB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
-	"\x15_banker_option_5_vs_4\";\n" +
+	"\x15_banker_option_5_vs_4\"\xe6\x05\n" +
+	"\x0fPuntoBancoRules\x12\x14\n" +
+	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
+	"\x11cut_card_from_end\x18\x02 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
+	"\x04burn\x18\x03 \x01(\x05R\x04burn\x12\x1b\n" +
+	"\tmax_seats\x18\x04 \x01(\x05R\bmaxSeats\x12\x17\n" +
+	"\amin_bet\x18\x05 \x01(\x03R\x06minBet\x12\x17\n" +
+	"\amax_bet\x18\x06 \x01(\x03R\x06maxBet\x12\x1f\n" +
+	"\vhouse_limit\x18\a \x01(\x03R\n" +
+	"houseLimit\x12(\n" +
+	"\rcommission_bp\x18\b \x01(\x03H\x00R\fcommissionBp\x88\x01\x01\x12T\n" +
+	"\x13commission_rounding\x18\t \x01(\x0e2#.chemmy.table.v1.CommissionRoundingR\x12commissionRounding\x12#\n" +
+	"\rno_commission\x18\n" +
+	" \x01(\bR\fnoCommission\x12\x19\n" +
+	"\btie_pays\x18\v \x01(\x03R\atiePays\x12*\n" +
+	"\x11bank_natural_pays\x18\f \x01(\x03R\x0fbankNaturalPays\x12/\n" +
+	"\x14bank_natural_bet_off\x18\r \x01(\bR\x11bankNaturalBetOff\x12\x1b\n" +
+	"\tpair_bets\x18\x0e \x01(\bR\bpairBets\x12\x1b\n" +
+	"\tpair_pays\x18\x0f \x01(\x03R\bpairPays\x12*\n" +
+	"\x11betting_window_ms\x18\x10 \x01(\x05R\x0fbettingWindowMs\x12+\n" +
+	"\x0fresult_pause_ms\x18\x11 \x01(\x05H\x01R\rresultPauseMs\x88\x01\x01\x128\n" +
+	"\x18certification_real_money\x18\x12 \x01(\bR\x16certificationRealMoneyB\x10\n" +
+	"\x0e_commission_bpB\x12\n" +
+	"\x10_result_pause_ms\";\n" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
-	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\"P\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\"\xc4\x01\n" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
-	"\x05banco\x18\x03 \x01(\bR\x05banco\"\x81\a\n" +
+	"\x05banco\x18\x03 \x01(\bR\x05banco\x12,\n" +
+	"\x04spot\x18\x04 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\x12\x10\n" +
+	"\x03won\x18\x05 \x01(\x03R\x03won\x12\x1e\n" +
+	"\n" +
+	"commission\x18\x06 \x01(\x03R\n" +
+	"commission\x12\x12\n" +
+	"\x04lost\x18\a \x01(\x03R\x04lost\"\xe0\a\n" +
 	"\x04Coup\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12(\n" +
@@ -4355,7 +5380,12 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05stake\x18\x16 \x01(\x03R\x05stake\x12\x16\n" +
 	"\x06voided\x18\x17 \x01(\bR\x06voided\x12\x1f\n" +
 	"\vvoid_reason\x18\x18 \x01(\tR\n" +
-	"voidReason\"\x9d\a\n" +
+	"voidReason\x12\x1f\n" +
+	"\vplayer_pair\x18\x19 \x01(\bR\n" +
+	"playerPair\x12\x1f\n" +
+	"\vbanker_pair\x18\x1a \x01(\bR\n" +
+	"bankerPair\x12\x1b\n" +
+	"\thouse_net\x18\x1b \x01(\x03R\bhouseNet\"\xee\b\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -4381,13 +5411,20 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x18highest_bidder_player_id\x18\x12 \x01(\tR\x15highestBidderPlayerId\x12*\n" +
 	"\x11open_offer_amount\x18\x13 \x01(\x03R\x0fopenOfferAmount\x12$\n" +
 	"\rcertification\x18\x14 \x01(\bR\rcertification\x12%\n" +
-	"\x0eevent_sequence\x18\x15 \x01(\x04R\reventSequence\"\x8a\x01\n" +
+	"\x0eevent_sequence\x18\x15 \x01(\x04R\reventSequence\x122\n" +
+	"\avariant\x18\x16 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12L\n" +
+	"\x11punto_banco_rules\x18\x17 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\x12,\n" +
+	"\x05roads\x18\x18 \x01(\v2\x16.chemmy.table.v1.RoadsR\x05roads\x12\x1f\n" +
+	"\vshoe_number\x18\x19 \x01(\x05R\n" +
+	"shoeNumber\"\x8c\x02\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
 	"houseRules\x12\x17\n" +
-	"\ashoe_id\x18\x03 \x01(\tR\x06shoeId\"C\n" +
+	"\ashoe_id\x18\x03 \x01(\tR\x06shoeId\x122\n" +
+	"\avariant\x18\x04 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12L\n" +
+	"\x11punto_banco_rules\x18\x05 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetTableRequest\x12\x19\n" +
@@ -4424,14 +5461,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
 	"\x13DeclineBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x9d\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xcb\x01\n" +
 	"\x0fPlaceBetRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12\x1b\n" +
-	"\tover_bank\x18\x05 \x01(\bR\boverBank\"@\n" +
+	"\tover_bank\x18\x05 \x01(\bR\boverBank\x12,\n" +
+	"\x04spot\x18\x06 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\"@\n" +
 	"\x10PlaceBetResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\x11DeclineBetRequest\x12\x1d\n" +
@@ -4511,7 +5549,59 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\bstand_ev\x18\x06 \x01(\x01R\astandEv\x12$\n" +
 	"\x0estand_ev_exact\x18\a \x01(\tR\fstandEvExact\x12/\n" +
 	"\x04best\x18\b \x01(\x0e2\x1b.chemmy.table.v1.DrawChoiceR\x04best\x12\x14\n" +
-	"\x05model\x18\t \x01(\tR\x05model\"2\n" +
+	"\x05model\x18\t \x01(\tR\x05model\",\n" +
+	"\x0fGetRoadsRequest\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\"@\n" +
+	"\x10GetRoadsResponse\x12,\n" +
+	"\x05roads\x18\x01 \x01(\v2\x16.chemmy.table.v1.RoadsR\x05roads\"\xb8\x03\n" +
+	"\x05Roads\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
+	"\vshoe_number\x18\x02 \x01(\x05R\n" +
+	"shoeNumber\x128\n" +
+	"\n" +
+	"bead_plate\x18\x03 \x03(\v2\x19.chemmy.table.v1.RoadBeadR\tbeadPlate\x124\n" +
+	"\bbig_road\x18\x04 \x03(\v2\x19.chemmy.table.v1.RoadCellR\abigRoad\x129\n" +
+	"\vbig_eye_boy\x18\x05 \x03(\v2\x19.chemmy.table.v1.RoadMarkR\tbigEyeBoy\x128\n" +
+	"\n" +
+	"small_road\x18\x06 \x03(\v2\x19.chemmy.table.v1.RoadMarkR\tsmallRoad\x12>\n" +
+	"\rcockroach_pig\x18\a \x03(\v2\x19.chemmy.table.v1.RoadMarkR\fcockroachPig\x12\x1b\n" +
+	"\tbank_wins\x18\b \x01(\x05R\bbankWins\x12\x1f\n" +
+	"\vplayer_wins\x18\t \x01(\x05R\n" +
+	"playerWins\x12\x12\n" +
+	"\x04ties\x18\n" +
+	" \x01(\x05R\x04ties\"\xd5\x01\n" +
+	"\bRoadBead\x12\x10\n" +
+	"\x03col\x18\x01 \x01(\x05R\x03col\x12\x10\n" +
+	"\x03row\x18\x02 \x01(\x05R\x03row\x123\n" +
+	"\x06winner\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.RoadWinnerR\x06winner\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x12\x1f\n" +
+	"\vplayer_pair\x18\x05 \x01(\bR\n" +
+	"playerPair\x12\x1f\n" +
+	"\vbanker_pair\x18\x06 \x01(\bR\n" +
+	"bankerPair\x12\x18\n" +
+	"\anatural\x18\a \x01(\bR\anatural\"\x95\x02\n" +
+	"\bRoadCell\x12\x10\n" +
+	"\x03col\x18\x01 \x01(\x05R\x03col\x12\x10\n" +
+	"\x03row\x18\x02 \x01(\x05R\x03row\x12\x1f\n" +
+	"\vlogical_col\x18\x03 \x01(\x05R\n" +
+	"logicalCol\x12\x1f\n" +
+	"\vlogical_row\x18\x04 \x01(\x05R\n" +
+	"logicalRow\x123\n" +
+	"\x06winner\x18\x05 \x01(\x0e2\x1b.chemmy.table.v1.RoadWinnerR\x06winner\x12\x12\n" +
+	"\x04ties\x18\x06 \x01(\x05R\x04ties\x12\x1f\n" +
+	"\vplayer_pair\x18\a \x01(\bR\n" +
+	"playerPair\x12\x1f\n" +
+	"\vbanker_pair\x18\b \x01(\bR\n" +
+	"bankerPair\x12\x18\n" +
+	"\anatural\x18\t \x01(\bR\anatural\"\x82\x01\n" +
+	"\bRoadMark\x12\x10\n" +
+	"\x03col\x18\x01 \x01(\x05R\x03col\x12\x10\n" +
+	"\x03row\x18\x02 \x01(\x05R\x03row\x12\x1f\n" +
+	"\vlogical_col\x18\x03 \x01(\x05R\n" +
+	"logicalCol\x12\x1f\n" +
+	"\vlogical_row\x18\x04 \x01(\x05R\n" +
+	"logicalRow\x12\x10\n" +
+	"\x03red\x18\x05 \x01(\bR\x03red\"2\n" +
 	"\x0fShoeComposition\x12\x1f\n" +
 	"\vrank_counts\x18\x01 \x03(\x05R\n" +
 	"rankCounts\"\xa3\x01\n" +
@@ -4567,7 +5657,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x9b\t\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x82\n" +
+	"\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -4603,7 +5694,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1bERROR_REASON_SHOE_NOT_FOUND\x10\x1e\x12#\n" +
 	"\x1fERROR_REASON_DEPENDENCY_REFUSED\x10\x1f\x12\x1d\n" +
 	"\x19ERROR_REASON_TABLE_CLOSED\x10 \x12\x1e\n" +
-	"\x1aERROR_REASON_SHOE_UNUSABLE\x10!*n\n" +
+	"\x1aERROR_REASON_SHOE_UNUSABLE\x10!\x12\x1e\n" +
+	"\x1aERROR_REASON_WRONG_VARIANT\x10\"\x12\"\n" +
+	"\x1eERROR_REASON_BET_OUT_OF_LIMITS\x10#\x12!\n" +
+	"\x1dERROR_REASON_SPOT_NOT_OFFERED\x10$*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -4621,7 +5715,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1fCOMMISSION_ROUNDING_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18COMMISSION_ROUNDING_DOWN\x10\x01\x12\x1f\n" +
 	"\x1bCOMMISSION_ROUNDING_HALF_UP\x10\x02\x12\x1a\n" +
-	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xa0\x02\n" +
+	"\x16COMMISSION_ROUNDING_UP\x10\x03*\xb8\x02\n" +
 	"\n" +
 	"TableState\x12\x1b\n" +
 	"\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12#\n" +
@@ -4633,7 +5727,17 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14TABLE_STATE_SETTLING\x10\x06\x12\x17\n" +
 	"\x13TABLE_STATE_AUCTION\x10\a\x12\x1a\n" +
 	"\x16TABLE_STATE_BANK_RAISE\x10\b\x12\x16\n" +
-	"\x12TABLE_STATE_CLOSED\x10\t*>\n" +
+	"\x12TABLE_STATE_CLOSED\x10\t\x12\x16\n" +
+	"\x12TABLE_STATE_RESULT\x10\n" +
+	"*\xaa\x01\n" +
+	"\aBetSpot\x12\x18\n" +
+	"\x14BET_SPOT_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rBET_SPOT_BANK\x10\x01\x12\x13\n" +
+	"\x0fBET_SPOT_PLAYER\x10\x02\x12\x10\n" +
+	"\fBET_SPOT_TIE\x10\x03\x12\x19\n" +
+	"\x15BET_SPOT_BANK_NATURAL\x10\x04\x12\x18\n" +
+	"\x14BET_SPOT_PLAYER_PAIR\x10\x05\x12\x16\n" +
+	"\x12BET_SPOT_BANK_PAIR\x10\x06*>\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -4647,11 +5751,19 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"DrawChoice\x12\x1b\n" +
 	"\x17DRAW_CHOICE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DRAW_CHOICE_DRAW\x10\x01\x12\x15\n" +
-	"\x11DRAW_CHOICE_STAND\x10\x02*V\n" +
+	"\x11DRAW_CHOICE_STAND\x10\x02*\x8d\x01\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
-	"\x13VARIANT_PUNTO_BANCO\x10\x022\xaf\r\n" +
+	"\x13VARIANT_PUNTO_BANCO\x10\x02\x12\x1b\n" +
+	"\x17VARIANT_BACCARAT_BANQUE\x10\x03\x12\x18\n" +
+	"\x14VARIANT_OLD_BACCARAT\x10\x04*l\n" +
+	"\n" +
+	"RoadWinner\x12\x1b\n" +
+	"\x17ROAD_WINNER_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10ROAD_WINNER_BANK\x10\x01\x12\x16\n" +
+	"\x12ROAD_WINNER_PLAYER\x10\x02\x12\x13\n" +
+	"\x0fROAD_WINNER_TIE\x10\x032\x80\x0e\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -4679,7 +5791,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
 	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponse\x12U\n" +
 	"\n" +
-	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponse\x12O\n" +
+	"\bGetRoads\x12 .chemmy.table.v1.GetRoadsRequest\x1a!.chemmy.table.v1.GetRoadsResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -4693,8 +5806,8 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 	return file_chemmy_table_v1_table_proto_rawDescData
 }
 
-var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 10)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -4702,158 +5815,185 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(PassMode)(0),                 // 3: chemmy.table.v1.PassMode
 	(CommissionRounding)(0),       // 4: chemmy.table.v1.CommissionRounding
 	(TableState)(0),               // 5: chemmy.table.v1.TableState
-	(Hand)(0),                     // 6: chemmy.table.v1.Hand
-	(Outcome)(0),                  // 7: chemmy.table.v1.Outcome
-	(DrawChoice)(0),               // 8: chemmy.table.v1.DrawChoice
-	(Variant)(0),                  // 9: chemmy.table.v1.Variant
-	(*HouseRules)(nil),            // 10: chemmy.table.v1.HouseRules
-	(*Seat)(nil),                  // 11: chemmy.table.v1.Seat
-	(*Bet)(nil),                   // 12: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 13: chemmy.table.v1.Coup
-	(*Table)(nil),                 // 14: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 15: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 16: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 17: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 18: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 19: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 20: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 21: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 22: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 23: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 24: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 25: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 26: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 27: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 28: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 29: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 30: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 31: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 32: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 33: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 34: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 35: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 36: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 37: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 38: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 39: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 40: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 41: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 42: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 43: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 44: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 45: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 46: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 47: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 48: chemmy.table.v1.GetAdviceResponse
-	(*ShoeComposition)(nil),       // 49: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 50: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 51: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 52: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 53: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 54: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 55: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 56: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 57: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 58: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 59: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 60: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 61: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 62: chemmy.events.v1.TableEvent
+	(BetSpot)(0),                  // 6: chemmy.table.v1.BetSpot
+	(Hand)(0),                     // 7: chemmy.table.v1.Hand
+	(Outcome)(0),                  // 8: chemmy.table.v1.Outcome
+	(DrawChoice)(0),               // 9: chemmy.table.v1.DrawChoice
+	(Variant)(0),                  // 10: chemmy.table.v1.Variant
+	(RoadWinner)(0),               // 11: chemmy.table.v1.RoadWinner
+	(*HouseRules)(nil),            // 12: chemmy.table.v1.HouseRules
+	(*PuntoBancoRules)(nil),       // 13: chemmy.table.v1.PuntoBancoRules
+	(*Seat)(nil),                  // 14: chemmy.table.v1.Seat
+	(*Bet)(nil),                   // 15: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 16: chemmy.table.v1.Coup
+	(*Table)(nil),                 // 17: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 18: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 19: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 20: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 21: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 22: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 23: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 24: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 25: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 26: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 27: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 28: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 29: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 30: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 31: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 32: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 33: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 34: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 35: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 36: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 37: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 38: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 39: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 40: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 41: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 42: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 43: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 44: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 45: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 46: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 47: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 48: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 49: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 50: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 51: chemmy.table.v1.GetAdviceResponse
+	(*GetRoadsRequest)(nil),       // 52: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 53: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 54: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 55: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 56: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 57: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 58: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 59: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 60: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 61: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 62: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 63: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 64: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 65: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 66: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 67: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 68: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 69: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 70: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 71: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
 	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
 	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
-	12, // 4: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	60, // 5: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	60, // 6: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
-	6,  // 7: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
-	7,  // 8: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	61, // 9: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	10, // 10: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
-	5,  // 11: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	11, // 12: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	13, // 13: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	13, // 14: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	61, // 15: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	61, // 16: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	10, // 17: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	14, // 18: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 19: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 20: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	14, // 21: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 22: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 23: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 24: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 25: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 26: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	8,  // 27: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	14, // 28: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 29: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 30: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 31: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 32: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 33: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 34: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	62, // 35: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	6,  // 36: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	8,  // 37: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	49, // 38: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	9,  // 39: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	53, // 40: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	9,  // 41: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	49, // 42: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	51, // 43: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	52, // 44: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	54, // 45: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	14, // 46: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	14, // 47: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	15, // 48: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	17, // 49: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	19, // 50: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	21, // 51: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	23, // 52: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	25, // 53: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	27, // 54: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	29, // 55: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	31, // 56: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	33, // 57: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	35, // 58: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	58, // 59: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	56, // 60: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	43, // 61: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	45, // 62: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	47, // 63: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	50, // 64: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	37, // 65: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	41, // 66: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	39, // 67: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	16, // 68: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	18, // 69: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	20, // 70: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	22, // 71: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	24, // 72: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	26, // 73: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	28, // 74: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	30, // 75: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	32, // 76: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	34, // 77: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	36, // 78: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	59, // 79: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	57, // 80: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	44, // 81: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	46, // 82: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	48, // 83: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	55, // 84: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	38, // 85: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	42, // 86: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	40, // 87: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	68, // [68:88] is the sub-list for method output_type
-	48, // [48:68] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	4,  // 4: chemmy.table.v1.PuntoBancoRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
+	6,  // 5: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
+	15, // 6: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	69, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	69, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	7,  // 9: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
+	8,  // 10: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
+	70, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	12, // 12: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	5,  // 13: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
+	14, // 14: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	16, // 15: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	16, // 16: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	70, // 17: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	70, // 18: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	10, // 19: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
+	13, // 20: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	54, // 21: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	12, // 22: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	10, // 23: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	13, // 24: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	17, // 25: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 26: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 27: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	17, // 28: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 29: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 30: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	6,  // 31: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	17, // 32: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 33: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 34: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	9,  // 35: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	17, // 36: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 37: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 38: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 39: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 40: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 41: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 42: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	71, // 43: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	7,  // 44: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	9,  // 45: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	54, // 46: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	55, // 47: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	56, // 48: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	57, // 49: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	57, // 50: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	57, // 51: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	11, // 52: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	11, // 53: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	58, // 54: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	10, // 55: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	62, // 56: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	10, // 57: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	58, // 58: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	60, // 59: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	61, // 60: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	63, // 61: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	17, // 62: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	17, // 63: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 64: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	20, // 65: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	22, // 66: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	24, // 67: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	26, // 68: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	28, // 69: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	30, // 70: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	32, // 71: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	34, // 72: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	36, // 73: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	38, // 74: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	67, // 75: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	65, // 76: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	46, // 77: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	48, // 78: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	50, // 79: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	59, // 80: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	40, // 81: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	44, // 82: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	42, // 83: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	52, // 84: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	19, // 85: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	21, // 86: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	23, // 87: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	25, // 88: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	27, // 89: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	29, // 90: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	31, // 91: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	33, // 92: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	35, // 93: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	37, // 94: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	39, // 95: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	68, // 96: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	66, // 97: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	47, // 98: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	49, // 99: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	51, // 100: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	64, // 101: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	41, // 102: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	45, // 103: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	43, // 104: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	53, // 105: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	85, // [85:106] is the sub-list for method output_type
+	64, // [64:85] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -4862,7 +6002,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		return
 	}
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[36].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[37].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -4871,8 +6012,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
-			NumEnums:      10,
-			NumMessages:   50,
+			NumEnums:      12,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,7 @@ const (
 	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
 	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
 	TableService_CloseTable_FullMethodName  = "/chemmy.table.v1.TableService/CloseTable"
+	TableService_GetRoads_FullMethodName    = "/chemmy.table.v1.TableService/GetRoads"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -174,6 +175,12 @@ type TableServiceClient interface {
 	// itself the same way. Errors: WRONG_STATE (a coup in play), TABLE_CLOSED,
 	// INVALID_ARGUMENT (no reason).
 	CloseTable(ctx context.Context, in *CloseTableRequest, opts ...grpc.CallOption) (*CloseTableResponse, error)
+	// GetRoads: the scoreboards of a punto banco table's current shoe
+	// (bead plate, big road and the three derived roads), drawn as the
+	// industry draws them; they start empty with each new shoe. Anyone may
+	// read them. Errors: NOT_FOUND TABLE_NOT_FOUND, FAILED_PRECONDITION
+	// WRONG_VARIANT (not a punto banco table).
+	GetRoads(ctx context.Context, in *GetRoadsRequest, opts ...grpc.CallOption) (*GetRoadsResponse, error)
 }
 
 type tableServiceClient struct {
@@ -393,6 +400,16 @@ func (c *tableServiceClient) CloseTable(ctx context.Context, in *CloseTableReque
 	return out, nil
 }
 
+func (c *tableServiceClient) GetRoads(ctx context.Context, in *GetRoadsRequest, opts ...grpc.CallOption) (*GetRoadsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRoadsResponse)
+	err := c.cc.Invoke(ctx, TableService_GetRoads_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -526,6 +543,12 @@ type TableServiceServer interface {
 	// itself the same way. Errors: WRONG_STATE (a coup in play), TABLE_CLOSED,
 	// INVALID_ARGUMENT (no reason).
 	CloseTable(context.Context, *CloseTableRequest) (*CloseTableResponse, error)
+	// GetRoads: the scoreboards of a punto banco table's current shoe
+	// (bead plate, big road and the three derived roads), drawn as the
+	// industry draws them; they start empty with each new shoe. Anyone may
+	// read them. Errors: NOT_FOUND TABLE_NOT_FOUND, FAILED_PRECONDITION
+	// WRONG_VARIANT (not a punto banco table).
+	GetRoads(context.Context, *GetRoadsRequest) (*GetRoadsResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -595,6 +618,9 @@ func (UnimplementedTableServiceServer) VoidCoup(context.Context, *VoidCoupReques
 }
 func (UnimplementedTableServiceServer) CloseTable(context.Context, *CloseTableRequest) (*CloseTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseTable not implemented")
+}
+func (UnimplementedTableServiceServer) GetRoads(context.Context, *GetRoadsRequest) (*GetRoadsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRoads not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -970,6 +996,24 @@ func _TableService_CloseTable_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_GetRoads_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRoadsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).GetRoads(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_GetRoads_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).GetRoads(ctx, req.(*GetRoadsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1052,6 +1096,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CloseTable",
 			Handler:    _TableService_CloseTable_Handler,
+		},
+		{
+			MethodName: "GetRoads",
+			Handler:    _TableService_GetRoads_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

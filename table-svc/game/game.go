@@ -1,0 +1,154 @@
+// Package game is the contract between a table's game core and the table
+// service's shell.
+//
+// A core is pure: a table state and the function
+//
+//	Apply(state, Input) -> (new state, events) or *Error
+//
+// with no I/O, no clock, no randomness and no gRPC types inside. Time and
+// fresh ids come in with every Input; cards, holds and settlements come in
+// as commands carrying the results of the effects the core asked for.
+//
+// Effects are what the shell must do for the core: place a hold before a
+// bet exists (Hold, asked synchronously by the command that needs it),
+// deal a card, settle a coup, release holds, open a new shoe. Apart from
+// Hold, a core does not return effects: the effect due is a function of
+// the stored state (the core's Pending), so a shell that crashed simply
+// asks again after restart and repeats the same idempotent call, with the
+// same request id (derived from the state: "<coup_id>/card/<n>", the coup
+// id for a settlement). The shell stores state, events and the request's
+// idempotency record in one transaction and feeds each effect's result
+// back as a command.
+//
+// Deadlines (a betting window, a pause) are state too: the shell reads
+// the core's Deadline and applies a Tick when it has passed.
+package game
+
+import (
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Input is one command with what a pure core cannot make itself: the time
+// (UTC) and a fresh, unique, time-ordered id (a ULID) the core may use to
+// name a new coup.
+type Input struct {
+	Now   time.Time
+	NewID string
+	Cmd   Command
+}
+
+// Command is an input of a core: a player's or the staff's action, a tick
+// of the clock, or the result of an effect. Name is its name in logs.
+type Command interface{ CommandName() string }
+
+// Event is what a core says happened: a payload of chemmy.events.v1 (the
+// published contract) and the coup it belongs to ("" for table events).
+// The shell numbers, stamps and publishes it.
+type Event struct {
+	CoupID  string
+	Payload proto.Message
+}
+
+// Effect is work a core asks the shell to do. Name is its name in logs.
+type Effect interface{ EffectName() string }
+
+// Hold asks for money to be held (escrowed) at the wallet for a player
+// before the command that needs it can be applied: the shell places the
+// hold (idempotently, by RequestID) and applies the command again with the
+// hold's id. Amount in minor units, > 0.
+type Hold struct {
+	RequestID string
+	PlayerID  string
+	Amount    int64
+	// Ref is the hold's reference in the wallet (the table and coup).
+	Ref string
+}
+
+// VoidHolds asks for holds to be released (bets returned); the shell
+// applies HoldsVoided when all are.
+type VoidHolds struct{ HoldIDs []string }
+
+// DealCard asks the shoe for the coup's next card, for hand ("player" or
+// "banker"); RequestID makes the deal idempotent. The shell applies
+// CardDealt with the card.
+type DealCard struct {
+	RequestID string
+	CoupID    string
+	Hand      string
+}
+
+// NewShoe asks the shell to close the table's shoe and open the next one;
+// the shell applies ShoeOpened.
+type NewShoe struct{}
+
+// CloseShoe asks the shell to close the shoe of a closed table; the shell
+// applies ShoeClosed.
+type CloseShoe struct{}
+
+// EffectName implements Effect.
+func (Hold) EffectName() string      { return "hold" }
+func (VoidHolds) EffectName() string { return "void_holds" }
+func (DealCard) EffectName() string  { return "deal_card" }
+func (NewShoe) EffectName() string   { return "new_shoe" }
+func (CloseShoe) EffectName() string { return "close_shoe" }
+
+// Commands every core understands: the results of the shared effects and
+// the clock.
+type (
+	// Tick tells the core that time has passed (Input.Now).
+	Tick struct{}
+	// CardDealt is the card a DealCard asked for: its code ("7H", "TD")
+	// and whether the cut card came out with it (the last coup of the
+	// shoe, SHOE-CUT-CARD).
+	CardDealt struct {
+		Code       string
+		CutCardOut bool
+	}
+	// HoldsVoided: the holds of VoidHolds are released.
+	HoldsVoided struct{}
+	// ShoeOpened: the next shoe is in play.
+	ShoeOpened struct {
+		ShoeID string
+		Number int32
+	}
+	// ShoeClosed: the shoe of a closed table is closed.
+	ShoeClosed struct{}
+)
+
+// CommandName implements Command.
+func (Tick) CommandName() string        { return "tick" }
+func (CardDealt) CommandName() string   { return "card_dealt" }
+func (HoldsVoided) CommandName() string { return "holds_voided" }
+func (ShoeOpened) CommandName() string  { return "shoe_opened" }
+func (ShoeClosed) CommandName() string  { return "shoe_closed" }
+
+// Code is the class of a refused command; the shell maps it to a gRPC code.
+type Code int8
+
+// The classes of refusal.
+const (
+	InvalidArgument    Code = iota + 1 // the command itself is wrong
+	FailedPrecondition                 // not now: the table's state forbids it
+	NotFound                           // it names something the table does not have
+	AlreadyExists                      // it repeats something done
+	ResourceExhausted                  // a limit is reached (seats, house limit)
+	PermissionDenied                   // not this caller's to do
+)
+
+// Error is a refused command: nothing changed. Reason is the ErrorInfo
+// reason the caller sees (chemmy.table.v1.ErrorReason without its prefix).
+type Error struct {
+	Code   Code
+	Reason string
+	Msg    string
+}
+
+func (e *Error) Error() string { return e.Reason + ": " + e.Msg }
+
+// Refuse returns an *Error.
+func Refuse(code Code, reason, format string, args ...any) *Error {
+	return &Error{Code: code, Reason: reason, Msg: fmt.Sprintf(format, args...)}
+}

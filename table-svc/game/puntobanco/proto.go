@@ -1,0 +1,35 @@
+package puntobanco
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
+)
+
+// eventProto is an event payload of chemmy.events.v1.
+type eventProto = proto.Message
+
+func timestamp(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
+
+// eventOutcome is the outcome from the bank's side in events.
+func eventOutcome(o rules.Outcome) eventsv1.Outcome {
+	switch o {
+	case rules.OutcomeBankWins:
+		return eventsv1.Outcome_OUTCOME_BANK_WINS
+	case rules.OutcomeBankLoses:
+		return eventsv1.Outcome_OUTCOME_BANK_LOSES
+	case rules.OutcomeStandOff:
+		return eventsv1.Outcome_OUTCOME_STAND_OFF
+	}
+	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
+}
+
+// cardsProto are card codes as cards, face up: punto banco deals every
+// card face up.
+func cardsProto(codes []string) []*shoev1.Card { return game.Cards(codes) }
