@@ -18,6 +18,9 @@ const defaultTurnMS = 30000
 // waitKey names the turn a table waits for, and its time limit in ms; ""
 // when the table waits for nobody. A new key starts a new time limit.
 func waitKey(t *table) (string, int32) {
+	if t.coreTable() {
+		return "", 0 // a core's timers are its own (coreDeadline)
+	}
 	switch t.State {
 	case stateOffering:
 		return "offer/" + strconv.Itoa(t.Offers), t.Rules.OfferTimeMS
