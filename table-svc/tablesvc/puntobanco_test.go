@@ -74,7 +74,6 @@ func (h *harness) closeWindow(id string) *tablev1.Table {
 	return h.get(id)
 }
 
-
 // TestPuntoBancoCoup plays a coup of punto banco through the table: the
 // house banks (PB-BANK), bets on bank, player and tie (PB-BETS), the
 // window closes on its timer, the fixed tableau draws (PB-TABLEAU), and
