@@ -109,6 +109,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 	var (
 		shoe    odds.Shoe
 		hr      = rules.DefaultHouseRules()
+		pr      = rules.DefaultPuntoBancoRules()
 		variant = req.GetVariant()
 	)
 	switch {
@@ -145,6 +146,10 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, err
 		}
 		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
+		if t.coreTable() {
+			// Every punto banco card is face up: nothing is hidden.
+			pr, variant = t.PuntoBanco.Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO
+		}
 	default:
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "give a table_id or a composition")
 	}
@@ -157,7 +162,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 	}
 	switch variant {
 	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		o, err := odds.PuntoBanco(shoe, rules.DefaultPuntoBancoRules())
+		o, err := odds.PuntoBanco(shoe, pr)
 		if err != nil {
 			return nil, oddsError(err)
 		}
@@ -169,6 +174,9 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
 		}
 		for _, b := range o.Bets {
+			if b.Bet == "bank" && pr.NoCommission {
+				continue // the no-commission bank bet is not priced yet
+			}
 			out.Bets = append(out.Bets, &tablev1.BetOdds{Bet: b.Bet, Pays: b.Pays, ExpectedValue: ratFloat(b.EV),
 				ExpectedValueExact: b.EV.RatString(), HouseEdge: ratFloat(b.HouseEdge())})
 		}

@@ -295,3 +295,50 @@ func TestPuntoBancoNewShoe(t *testing.T) {
 		t.Errorf("%d shoe_changed events", n)
 	}
 }
+
+// TestPuntoBancoOdds: GetOdds at a punto banco table prices the table's
+// own payouts on what is left of its shuffled shoe (PB-BETS).
+func TestPuntoBancoOdds(t *testing.T) {
+	h := newHarness(t)
+	h.fundHouse(100000)
+	h.fund(5000, "alice")
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
+		PuntoBancoRules: &tablev1.PuntoBancoRules{TiePays: 9, Decks: 6}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	odds := func() *tablev1.GetOddsResponse {
+		t.Helper()
+		o, err := h.tables.GetOdds(h.as("alice"), &tablev1.GetOddsRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	cards := func(o *tablev1.GetOddsResponse) (n int32) {
+		for _, c := range o.GetComposition().GetRankCounts() {
+			n += c
+		}
+		return n
+	}
+	before := odds()
+	if before.GetVariant() != tablev1.Variant_VARIANT_PUNTO_BANCO {
+		t.Fatalf("variant %s", before.GetVariant())
+	}
+	tie := false
+	for _, b := range before.GetBets() {
+		if b.GetBet() == "tie" && b.GetPays() == "9 to 1" {
+			tie = true
+		}
+	}
+	if !tie {
+		t.Errorf("the table's tie price is not the one priced: %v", before.GetBets())
+	}
+	h.mustPBBet(id, "alice", tablev1.BetSpot_BET_SPOT_BANK, 100)
+	cp := h.closeWindow(id).GetLastCoup()
+	dealt := int32(len(cp.GetPlayerCards()) + len(cp.GetBankerCards()))
+	if got := cards(odds()); got != cards(before)-dealt {
+		t.Errorf("after a coup of %d cards the shoe holds %d, before %d", dealt, got, cards(before))
+	}
+}

@@ -104,14 +104,14 @@ func (r Rules) Validate() error {
 	case r.ResultPauseMS < 0 || r.ResultPauseMS > 60000:
 		return bad("result_pause_ms must be 0..60000, got %d", r.ResultPauseMS)
 	}
-	if err := r.engine().Validate(); err != nil {
+	if err := r.EngineRules().Validate(); err != nil {
 		return bad("%v", err)
 	}
 	return nil
 }
 
-// engine is the rules engine's view of the payouts (PB-BETS).
-func (r Rules) engine() rules.PuntoBancoRules {
+// EngineRules is the rules engine's view of the payouts (PB-BETS).
+func (r Rules) EngineRules() rules.PuntoBancoRules {
 	return rules.PuntoBancoRules{
 		CommissionBP: r.CommissionBP, CommissionRounding: r.Rounding, NoCommission: r.NoCommission,
 		TiePays: r.TiePays, BankNaturalPays: r.BankNaturalPays, PairPays: r.PairPays,
@@ -397,7 +397,7 @@ func Pending(s State) game.Effect {
 		n := len(s.Coup.Player) + len(s.Coup.Banker) + 1
 		return game.DealCard{RequestID: s.Coup.ID + "/card/" + strconv.Itoa(n), CoupID: s.Coup.ID, Hand: hand}
 	case s.Phase == PhaseSettling:
-		return Settle{Coup: *s.Coup.clone(), Rules: s.Rules.engine()}
+		return Settle{Coup: *s.Coup.clone(), Rules: s.Rules.EngineRules()}
 	case s.NewShoeDue && s.Phase != PhaseClosed:
 		return game.NewShoe{}
 	}

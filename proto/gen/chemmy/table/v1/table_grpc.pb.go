@@ -150,7 +150,9 @@ type TableServiceClient interface {
 	// current shoe, as the caller knows it (a face-down card he may not see
 	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
-	// equilibrium). With a composition instead (auditors and operators
+	// equilibrium; punto banco: the table's payouts, every card being face
+	// up; the bank bet of the no-commission game is not priced yet). With a
+	// composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:
 	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
 	GetOdds(ctx context.Context, in *GetOddsRequest, opts ...grpc.CallOption) (*GetOddsResponse, error)
@@ -518,7 +520,9 @@ type TableServiceServer interface {
 	// current shoe, as the caller knows it (a face-down card he may not see
 	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
-	// equilibrium). With a composition instead (auditors and operators
+	// equilibrium; punto banco: the table's payouts, every card being face
+	// up; the bank bet of the no-commission game is not priced yet). With a
+	// composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:
 	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
 	GetOdds(context.Context, *GetOddsRequest) (*GetOddsResponse, error)
