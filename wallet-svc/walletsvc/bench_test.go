@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/store"
 )
 
 // BenchmarkSettleCoupParallel measures settlements through gRPC with many
@@ -72,7 +73,7 @@ func BenchmarkSettleCoupParallel(b *testing.B) {
 
 // BenchmarkBoltCommit is the machine's raw bbolt commit rate on this
 // disk: one Update (one fsync) per put, DB.Batch with 64 writers, and the
-// wallet's committer with 64 writers.
+// group committer the wallet uses (store.Committer) with 64 writers.
 func BenchmarkBoltCommit(b *testing.B) {
 	open := func(b *testing.B) *bolt.DB {
 		db, err := bolt.Open(filepath.Join(b.TempDir(), "b.db"), 0o600, nil)
@@ -122,7 +123,7 @@ func BenchmarkBoltCommit(b *testing.B) {
 		parallel(b, db.Batch)
 	})
 	b.Run("committer-64", func(b *testing.B) {
-		c := newCommitter(open(b))
-		parallel(b, c.do)
+		c := store.NewCommitter(open(b))
+		parallel(b, c.Update)
 	})
 }

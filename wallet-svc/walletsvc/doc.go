@@ -133,7 +133,9 @@
 // in one transaction (one fsync). If one of them fails, the group is rolled
 // back, the failing request is rerun alone and the others are rerun
 // together, so a failure never leaves partial state and never affects
-// another request (the same scheme as bbolt's DB.Batch, without its timer).
+// another request (the same scheme as bbolt's DB.Batch, without its timer:
+// store.Committer, the one committer of the file, which the outbox relay's
+// removals share; its counters are the chemmy_store_*{db="wallet"} metrics).
 //
 // # Audit
 //

@@ -159,7 +159,7 @@ func (s *Service) sweepLoop(ctx context.Context, every time.Duration) {
 			continue
 		}
 		var n int
-		err := s.commit.do(func(tx *bolt.Tx) error {
+		err := s.commit.Update(func(tx *bolt.Tx) error {
 			t := newTxn(tx, now, s.currency)
 			hs, err := t.expireDue()
 			if err != nil {

@@ -123,7 +123,7 @@ type Service struct {
 	db       *bolt.DB
 	log      *slog.Logger
 	currency string
-	commit   *committer
+	commit   *store.Committer // the ledger's, shared with the outbox relay (store.CommitterFor)
 	relay    *outbox.Relay
 	now      func() time.Time
 }
@@ -158,7 +158,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			return err
 		}
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
-		s.commit = newCommitter(b.DB)
+		s.commit = store.CommitterFor(b.DB)
 		walletv1.RegisterWalletServiceServer(g, s)
 		if c.HoldSweepInterval > 0 {
 			b.Go(func(ctx context.Context) error { s.sweepLoop(ctx, c.HoldSweepInterval); return nil })
@@ -279,7 +279,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 	var out R
 	var failure error
 	var wrote bool
-	err := s.commit.do(func(tx *bolt.Tx) error {
+	err := s.commit.Update(func(tx *bolt.Tx) error {
 		out, failure, wrote = zero, nil, false // this function may run again
 		if _, err := forgetStaleFailure(tx, key); err != nil {
 			return err
