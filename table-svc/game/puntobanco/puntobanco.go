@@ -256,7 +256,8 @@ type State struct {
 	ShoeNumber int32  `json:"shoe_number"`
 	CutCardOut bool   `json:"cut_card_out,omitempty"`
 	// NewShoeDue: the coup of the cut card is settled; the next shoe is
-	// opened before the next betting.
+	// opened during the pause, and at the latest before the next coup's
+	// first card (Pending asks it first).
 	NewShoeDue bool `json:"new_shoe_due,omitempty"`
 	// ShoeToClose: the table closed; its shoe is still to close.
 	ShoeToClose bool `json:"shoe_to_close,omitempty"`
@@ -385,6 +386,11 @@ func Pending(s State) game.Effect {
 		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
 	case s.ShoeToClose:
 		return game.CloseShoe{}
+	case s.NewShoeDue && s.Phase != PhaseClosed:
+		// Before any card: when the new shoe could not be opened during
+		// the pause, the next coup is dealt from it, never from the shoe
+		// whose cut card came out (SHOE-CUT-CARD).
+		return game.NewShoe{}
 	case s.Phase == PhaseDealing:
 		step, err := nextStep(s.Coup)
 		if err != nil || (step.Kind != rules.StepDealPlayer && step.Kind != rules.StepDealBanker) {
@@ -398,8 +404,6 @@ func Pending(s State) game.Effect {
 		return game.DealCard{RequestID: s.Coup.ID + "/card/" + strconv.Itoa(n), CoupID: s.Coup.ID, Hand: hand}
 	case s.Phase == PhaseSettling:
 		return Settle{Coup: *s.Coup.clone(), Rules: s.Rules.EngineRules()}
-	case s.NewShoeDue && s.Phase != PhaseClosed:
-		return game.NewShoe{}
 	}
 	return nil
 }
