@@ -57,14 +57,13 @@ type Effect interface{ EffectName() string }
 
 // Hold asks for money to be held (escrowed) at the wallet for a player
 // before the command that needs it can be applied: the shell places the
-// hold (idempotently, by RequestID) and applies the command again with the
-// hold's id. Amount in minor units, > 0.
+// hold and applies the command again with the hold's id. The hold's
+// wallet request id and reference are the shell's: it derives them from
+// the request (its idempotency key) and the table, which a core does not
+// know. Amount in minor units, > 0.
 type Hold struct {
-	RequestID string
-	PlayerID  string
-	Amount    int64
-	// Ref is the hold's reference in the wallet (the table and coup).
-	Ref string
+	PlayerID string
+	Amount   int64
 }
 
 // VoidHolds asks for holds to be released (bets returned); the shell

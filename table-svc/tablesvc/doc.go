@@ -1,5 +1,8 @@
 // Package tablesvc is chemmy's table service: it runs chemin de fer tables
-// as crash-safe state machines (RULES.md CF-*). It owns the game state;
+// (RULES.md CF-*) and punto banco tables (PB-*) as crash-safe state
+// machines. Punto banco runs on a pure game core (package game and
+// game/puntobanco; core.go is the shell that serves it; docs/game-core.md
+// explains the split); chemin de fer's engine is engine.go. It owns the game state;
 // it asks shoe-svc for cards and wallet-svc for holds and settlement, and
 // never shuffles or moves money itself.
 //
