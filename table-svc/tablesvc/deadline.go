@@ -96,7 +96,7 @@ func (s *Service) expireDue(ctx context.Context) {
 	slices.Sort(due) // a fixed order: the simulation replays it
 	for _, id := range due {
 		if err := s.expire(ctx, id, now); err != nil && ctx.Err() == nil {
-			s.log.Warn("turn timeout not applied; will retry", "table", id, "err", err)
+			s.log.Warn("timeout (or the step it led to) not applied; will retry", "table", id, "err", err)
 		}
 	}
 }

@@ -279,6 +279,13 @@ func TestPuntoBancoNewShoe(t *testing.T) {
 	first := h.get(id).GetShoeId()
 	h.mustPBBet(id, "alice", tablev1.BetSpot_BET_SPOT_PLAYER, 100)
 	tb := h.closeWindow(id)
+	// The result's pause still shows the shoe's last coup on its roads.
+	if tb.GetShoeId() != first || len(tb.GetRoads().GetBeadPlate()) != 1 {
+		t.Errorf("in the pause: shoe %s (first %s), roads %v", tb.GetShoeId(), first, tb.GetRoads())
+	}
+	h.clock.Advance(3 * time.Second)
+	h.expire()
+	tb = h.get(id)
 	if tb.GetShoeId() == first || tb.GetShoeNumber() != 2 || len(tb.GetRoads().GetBeadPlate()) != 0 {
 		t.Errorf("after the cut card's coup: shoe %s (#%d, first %s), roads %v", tb.GetShoeId(), tb.GetShoeNumber(), first, tb.GetRoads())
 	}

@@ -87,12 +87,16 @@ func TestNewShoeBeforeTheNextCoupsCards(t *testing.T) {
 	tb.do(game.CardDealt{Code: "9D", CutCardOut: true})
 	tb.deal("P8C", "B8D")
 	tb.do(Settled{Bets: make([]Bet, 1)})
-	if _, ok := Pending(tb.st).(game.NewShoe); !ok || !tb.st.NewShoeDue {
-		t.Fatalf("after the cut card's coup: pending %#v", Pending(tb.st))
+	// The roads show the shoe's last coup during the pause: no new shoe yet.
+	if eff := Pending(tb.st); eff != nil || !tb.st.NewShoeDue || len(tb.st.Results) != 1 {
+		t.Fatalf("after the cut card's coup: pending %#v, %s", eff, tb.st)
 	}
-	// The shoe service is down: NewShoe stays due through the pause.
 	tb.now = tb.st.Deadline
 	tb.do(game.Tick{})
+	if _, ok := Pending(tb.st).(game.NewShoe); !ok {
+		t.Fatalf("after the pause: pending %#v", Pending(tb.st))
+	}
+	// The shoe service is down: NewShoe stays due while bets come in.
 	tb.bet(SpotPlayer, 100)
 	tb.closeBetting()
 	// Source: RULES.md SHOE-CUT-CARD (the cut card's coup is the shoe's

@@ -386,10 +386,11 @@ func Pending(s State) game.Effect {
 		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
 	case s.ShoeToClose:
 		return game.CloseShoe{}
-	case s.NewShoeDue && s.Phase != PhaseClosed:
-		// Before any card: when the new shoe could not be opened during
-		// the pause, the next coup is dealt from it, never from the shoe
-		// whose cut card came out (SHOE-CUT-CARD).
+	case s.NewShoeDue && s.Phase != PhaseClosed && s.Phase != PhaseResult:
+		// Once the pause is over (the roads show the shoe's last coup
+		// until then), and before any card: the next coup is dealt from
+		// the new shoe, never from the shoe whose cut card came out
+		// (SHOE-CUT-CARD).
 		return game.NewShoe{}
 	case s.Phase == PhaseDealing:
 		step, err := nextStep(s.Coup)

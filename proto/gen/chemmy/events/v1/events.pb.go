@@ -1657,8 +1657,9 @@ type CoupSettled struct {
 	Commission     int64                  `protobuf:"varint,3,opt,name=commission,proto3" json:"commission,omitempty"`
 	BankerNet      int64                  `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
 	NewBank        int64                  `protobuf:"varint,5,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
-	// House-banked games (punto banco): what the house won, negative when
-	// it lost, minor units; commission included.
+	// House-banked games (punto banco): what house:bank won, negative when
+	// it lost, minor units: the stakes lost minus the winnings paid. The
+	// commission (to house:commission) is not in it.
 	HouseNet      int64 `protobuf:"varint,6,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

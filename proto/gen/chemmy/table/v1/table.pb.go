@@ -1556,7 +1556,9 @@ type Coup struct {
 	Voided     bool   `protobuf:"varint,23,opt,name=voided,proto3" json:"voided,omitempty"`
 	VoidReason string `protobuf:"bytes,24,opt,name=void_reason,json=voidReason,proto3" json:"void_reason,omitempty"`
 	// Punto banco: the first two cards of the player's or the bank's hand
-	// are a pair; what the house won (negative: lost) in the settlement.
+	// are a pair; what house:bank won (negative: lost) in the settlement:
+	// stakes lost minus winnings paid, the commission (house:commission)
+	// not included.
 	PlayerPair    bool  `protobuf:"varint,25,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
 	BankerPair    bool  `protobuf:"varint,26,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
 	HouseNet      int64 `protobuf:"varint,27,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
