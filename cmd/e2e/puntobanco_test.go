@@ -212,7 +212,9 @@ func TestPuntoBancoShoeRoadsThroughGateway(t *testing.T) {
 		if n > 30 {
 			t.Fatalf("%d coups and the cut card of a %d-card shoe has not come out", n-1, len(order))
 		}
-		poll("the betting to open", func(tbl *tablev1.Table) bool { return tbl.GetState() == tablev1.TableState_TABLE_STATE_BETTING })
+		if tbl := poll("the betting to open", func(tbl *tablev1.Table) bool { return tbl.GetState() == tablev1.TableState_TABLE_STATE_BETTING }); tbl.GetShoeNumber() != 1 {
+			break // the last coup was the cut card's: checked below
+		}
 		var coupID string
 		for i, b := range []struct {
 			who    string
@@ -252,12 +254,12 @@ func TestPuntoBancoShoeRoadsThroughGateway(t *testing.T) {
 		}
 		results = append(results, r)
 		dealt = append(dealt, dealOrder(cp)...)
-		if tbl.GetShoeNumber() != 1 {
-			break // the cut card's coup: checked below
+		// While the shoe is still the first (the pause after the cut card's
+		// coup still shows it), the roads of the table's view and GetRoads
+		// draw every coup so far.
+		if tbl.GetShoeNumber() == 1 {
+			checkRoads(t, fmt.Sprintf("after coup %d (table view)", n), tbl.GetRoads(), results)
 		}
-		// The shoe is still the first: the roads of the table's view and
-		// GetRoads draw every coup so far.
-		checkRoads(t, fmt.Sprintf("after coup %d (table view)", n), tbl.GetRoads(), results)
 		rd, err := c.table.GetRoads(as(t, "bob"), &tablev1.GetRoadsRequest{TableId: id})
 		if err != nil {
 			t.Fatal(err)
