@@ -22,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
@@ -486,17 +487,7 @@ func (s *Service) result(c *change, rc rules.Coup, step rules.Step) {
 	c.t.State = stateSettling
 }
 
-func eventOutcome(o rules.Outcome) eventsv1.Outcome {
-	switch o {
-	case rules.OutcomeBankWins:
-		return eventsv1.Outcome_OUTCOME_BANK_WINS
-	case rules.OutcomeBankLoses:
-		return eventsv1.Outcome_OUTCOME_BANK_LOSES
-	case rules.OutcomeStandOff:
-		return eventsv1.Outcome_OUTCOME_STAND_OFF
-	}
-	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
-}
+func eventOutcome(o rules.Outcome) eventsv1.Outcome { return game.EventOutcome(o) }
 
 // settle moves the coup's money through wallet-svc in one call keyed by
 // the coup id, then holds the bank after a win or stand-off (CF-HOLD) or

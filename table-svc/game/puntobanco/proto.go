@@ -18,17 +18,7 @@ type eventProto = proto.Message
 func timestamp(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
 
 // eventOutcome is the outcome from the bank's side in events.
-func eventOutcome(o rules.Outcome) eventsv1.Outcome {
-	switch o {
-	case rules.OutcomeBankWins:
-		return eventsv1.Outcome_OUTCOME_BANK_WINS
-	case rules.OutcomeBankLoses:
-		return eventsv1.Outcome_OUTCOME_BANK_LOSES
-	case rules.OutcomeStandOff:
-		return eventsv1.Outcome_OUTCOME_STAND_OFF
-	}
-	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
-}
+func eventOutcome(o rules.Outcome) eventsv1.Outcome { return game.EventOutcome(o) }
 
 // cardsProto are card codes as cards, face up: punto banco deals every
 // card face up.
