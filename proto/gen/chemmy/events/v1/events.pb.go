@@ -30,6 +30,12 @@ const (
 	Hand_HAND_UNSPECIFIED Hand = 0
 	Hand_HAND_PLAYER      Hand = 1
 	Hand_HAND_BANKER      Hand = 2
+	// Baccarat banque: the right and the left table's hands (BQ-HANDS).
+	Hand_HAND_RIGHT Hand = 3
+	Hand_HAND_LEFT  Hand = 4
+	// The old baccarat: a punter's own hand (OLD-DEAL); the event's
+	// holder_player_id says whose.
+	Hand_HAND_PUNTER Hand = 5
 )
 
 // Enum value maps for Hand.
@@ -38,11 +44,17 @@ var (
 		0: "HAND_UNSPECIFIED",
 		1: "HAND_PLAYER",
 		2: "HAND_BANKER",
+		3: "HAND_RIGHT",
+		4: "HAND_LEFT",
+		5: "HAND_PUNTER",
 	}
 	Hand_value = map[string]int32{
 		"HAND_UNSPECIFIED": 0,
 		"HAND_PLAYER":      1,
 		"HAND_BANKER":      2,
+		"HAND_RIGHT":       3,
+		"HAND_LEFT":        4,
+		"HAND_PUNTER":      5,
 	}
 )
 
@@ -1338,9 +1350,13 @@ type CardDealt struct {
 	Position int32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
 	// The hand's total after the card (HAND-TOTAL), for a viewer who sees
 	// the whole hand; 0 otherwise.
-	Total         int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	// The player who holds the hand, where a game gives hands to players
+	// (banque's right and left hands, the old game's punters); empty
+	// otherwise.
+	HolderPlayerId string `protobuf:"bytes,5,opt,name=holder_player_id,json=holderPlayerId,proto3" json:"holder_player_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CardDealt) Reset() {
@@ -1399,6 +1415,13 @@ func (x *CardDealt) GetTotal() int32 {
 		return x.Total
 	}
 	return 0
+}
+
+func (x *CardDealt) GetHolderPlayerId() string {
+	if x != nil {
+		return x.HolderPlayerId
+	}
+	return ""
 }
 
 // NaturalShown: a hand showed a natural (CF-NATURAL-PLAYER, CF-NATURAL-BANKER).
@@ -1556,8 +1579,12 @@ type CoupResulted struct {
 	PlayerCards []*v1.Card `protobuf:"bytes,5,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
 	BankerCards []*v1.Card `protobuf:"bytes,6,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
 	// Punto banco: the first two cards of the hand are a pair.
-	PlayerPair    bool `protobuf:"varint,7,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
-	BankerPair    bool `protobuf:"varint,8,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	PlayerPair bool `protobuf:"varint,7,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair bool `protobuf:"varint,8,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	// Games of more than two hands (banque, the old game): every punters'
+	// hand against the bank's, the bank's being player_cards/banker_cards'
+	// banker side.
+	Hands         []*HandResult `protobuf:"bytes,9,rep,name=hands,proto3" json:"hands,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1648,6 +1675,93 @@ func (x *CoupResulted) GetBankerPair() bool {
 	return false
 }
 
+func (x *CoupResulted) GetHands() []*HandResult {
+	if x != nil {
+		return x.Hands
+	}
+	return nil
+}
+
+// HandResult is one punters' hand at the showdown.
+type HandResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
+	// Who held the hand (banque: the player of its side; old game: the punter).
+	HolderPlayerId string `protobuf:"bytes,2,opt,name=holder_player_id,json=holderPlayerId,proto3" json:"holder_player_id,omitempty"`
+	// The hand's total: 0..9 (HAND-TOTAL); the old game's points (OLD-VALUES).
+	Total int32      `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	Cards []*v1.Card `protobuf:"bytes,4,rep,name=cards,proto3" json:"cards,omitempty"`
+	// The hand against the bank, from the bank's side.
+	Outcome       Outcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=chemmy.events.v1.Outcome" json:"outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandResult) Reset() {
+	*x = HandResult{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandResult) ProtoMessage() {}
+
+func (x *HandResult) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandResult.ProtoReflect.Descriptor instead.
+func (*HandResult) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HandResult) GetHand() Hand {
+	if x != nil {
+		return x.Hand
+	}
+	return Hand_HAND_UNSPECIFIED
+}
+
+func (x *HandResult) GetHolderPlayerId() string {
+	if x != nil {
+		return x.HolderPlayerId
+	}
+	return ""
+}
+
+func (x *HandResult) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *HandResult) GetCards() []*v1.Card {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+func (x *HandResult) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
 // CoupSettled: the wallet moved the coup's money (CF-STANDOFF,
 // CF-BANK-WINS, CF-BANK-LOSES).
 type CoupSettled struct {
@@ -1667,7 +1781,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1793,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1806,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -1748,7 +1862,7 @@ type BettingWindowStarted struct {
 
 func (x *BettingWindowStarted) Reset() {
 	*x = BettingWindowStarted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1760,7 +1874,7 @@ func (x *BettingWindowStarted) String() string {
 func (*BettingWindowStarted) ProtoMessage() {}
 
 func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1773,7 +1887,7 @@ func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingWindowStarted.ProtoReflect.Descriptor instead.
 func (*BettingWindowStarted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BettingWindowStarted) GetCloseTime() *timestamppb.Timestamp {
@@ -1794,7 +1908,7 @@ type BettingClosed struct {
 
 func (x *BettingClosed) Reset() {
 	*x = BettingClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1920,7 @@ func (x *BettingClosed) String() string {
 func (*BettingClosed) ProtoMessage() {}
 
 func (x *BettingClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1933,7 @@ func (x *BettingClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingClosed.ProtoReflect.Descriptor instead.
 func (*BettingClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BettingClosed) GetBetsCount() int32 {
@@ -1842,7 +1956,7 @@ type ShoeChanged struct {
 
 func (x *ShoeChanged) Reset() {
 	*x = ShoeChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +1968,7 @@ func (x *ShoeChanged) String() string {
 func (*ShoeChanged) ProtoMessage() {}
 
 func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +1981,7 @@ func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeChanged.ProtoReflect.Descriptor instead.
 func (*ShoeChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShoeChanged) GetShoeId() string {
@@ -1895,7 +2009,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +2021,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2034,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -1952,7 +2066,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2078,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2091,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2015,7 +2129,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2027,7 +2141,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2040,7 +2154,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2074,7 +2188,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2200,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2213,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2120,7 +2234,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2246,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2259,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -2167,7 +2281,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2179,7 +2293,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2192,7 +2306,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -2222,7 +2336,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2348,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2361,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2281,7 +2395,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2293,7 +2407,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2306,7 +2420,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2423,12 +2537,13 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vBancoCalled\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\x11\n" +
-	"\x0fBettingReopened\"\x93\x01\n" +
+	"\x0fBettingReopened\"\xbd\x01\n" +
 	"\tCardDealt\x12*\n" +
 	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12(\n" +
 	"\x04card\x18\x02 \x01(\v2\x14.chemmy.shoe.v1.CardR\x04card\x12\x1a\n" +
 	"\bposition\x18\x03 \x01(\x05R\bposition\x12\x14\n" +
-	"\x05total\x18\x04 \x01(\x05R\x05total\"|\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x12(\n" +
+	"\x10holder_player_id\x18\x05 \x01(\tR\x0eholderPlayerId\"|\n" +
 	"\fNaturalShown\x12*\n" +
 	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12*\n" +
@@ -2438,7 +2553,7 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x04draw\x18\x02 \x01(\bR\x04draw\x12\x1b\n" +
 	"\tby_choice\x18\x03 \x01(\bR\bbyChoice\x12\x1b\n" +
 	"\tplayer_id\x18\x04 \x01(\tR\bplayerId\x12\x12\n" +
-	"\x04rule\x18\x05 \x01(\tR\x04rule\"\xd7\x02\n" +
+	"\x04rule\x18\x05 \x01(\tR\x04rule\"\x8b\x03\n" +
 	"\fCoupResulted\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12!\n" +
 	"\fplayer_total\x18\x02 \x01(\x05R\vplayerTotal\x12!\n" +
@@ -2449,7 +2564,15 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vplayer_pair\x18\a \x01(\bR\n" +
 	"playerPair\x12\x1f\n" +
 	"\vbanker_pair\x18\b \x01(\bR\n" +
-	"bankerPair\"\xe2\x01\n" +
+	"bankerPair\x122\n" +
+	"\x05hands\x18\t \x03(\v2\x1c.chemmy.events.v1.HandResultR\x05hands\"\xd9\x01\n" +
+	"\n" +
+	"HandResult\x12*\n" +
+	"\x04hand\x18\x01 \x01(\x0e2\x16.chemmy.events.v1.HandR\x04hand\x12(\n" +
+	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x05R\x05total\x12*\n" +
+	"\x05cards\x18\x04 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x123\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\"\xe2\x01\n" +
 	"\vCoupSettled\x123\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x19.chemmy.events.v1.OutcomeR\aoutcome\x12'\n" +
 	"\x0fbanker_winnings\x18\x02 \x01(\x03R\x0ebankerWinnings\x12\x1e\n" +
@@ -2499,11 +2622,15 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +
 	"\fseat_seconds\x18\x02 \x01(\x03R\vseatSeconds\x12\x10\n" +
 	"\x03fee\x18\x03 \x01(\x03R\x03fee\x12\x12\n" +
-	"\x04paid\x18\x04 \x01(\bR\x04paid*>\n" +
+	"\x04paid\x18\x04 \x01(\bR\x04paid*n\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
-	"\vHAND_BANKER\x10\x02*h\n" +
+	"\vHAND_BANKER\x10\x02\x12\x0e\n" +
+	"\n" +
+	"HAND_RIGHT\x10\x03\x12\r\n" +
+	"\tHAND_LEFT\x10\x04\x12\x0f\n" +
+	"\vHAND_PUNTER\x10\x05*h\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_BANK_WINS\x10\x01\x12\x16\n" +
@@ -2530,7 +2657,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -2550,23 +2677,24 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*NaturalShown)(nil),          // 15: chemmy.events.v1.NaturalShown
 	(*DrawDecided)(nil),           // 16: chemmy.events.v1.DrawDecided
 	(*CoupResulted)(nil),          // 17: chemmy.events.v1.CoupResulted
-	(*CoupSettled)(nil),           // 18: chemmy.events.v1.CoupSettled
-	(*BettingWindowStarted)(nil),  // 19: chemmy.events.v1.BettingWindowStarted
-	(*BettingClosed)(nil),         // 20: chemmy.events.v1.BettingClosed
-	(*ShoeChanged)(nil),           // 21: chemmy.events.v1.ShoeChanged
-	(*PlayerLeft)(nil),            // 22: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 23: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 24: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 25: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 26: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 27: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 28: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 29: chemmy.events.v1.SeatFeeCharged
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 31: chemmy.shoe.v1.Card
+	(*HandResult)(nil),            // 18: chemmy.events.v1.HandResult
+	(*CoupSettled)(nil),           // 19: chemmy.events.v1.CoupSettled
+	(*BettingWindowStarted)(nil),  // 20: chemmy.events.v1.BettingWindowStarted
+	(*BettingClosed)(nil),         // 21: chemmy.events.v1.BettingClosed
+	(*ShoeChanged)(nil),           // 22: chemmy.events.v1.ShoeChanged
+	(*PlayerLeft)(nil),            // 23: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 24: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 25: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 26: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 27: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 28: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 29: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 30: chemmy.events.v1.SeatFeeCharged
+	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 32: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	30, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	31, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -2578,37 +2706,41 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	15, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
 	16, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
 	17, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	18, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	19, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	13, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	22, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	23, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	24, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	25, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	26, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	27, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	28, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	29, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	23, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	24, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	25, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	26, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	27, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	28, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	29, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	30, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
 	6,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
 	5,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
-	19, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
-	20, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
-	21, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
+	20, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
+	21, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
+	22, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
 	2,  // 27: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
 	0,  // 28: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	31, // 29: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	32, // 29: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
 	0,  // 30: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	31, // 31: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	32, // 31: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
 	0,  // 32: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
 	1,  // 33: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	31, // 34: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	31, // 35: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 36: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	30, // 37: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	38, // [38:38] is the sub-list for method output_type
-	38, // [38:38] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	32, // 34: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	32, // 35: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	18, // 36: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 37: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	32, // 38: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 39: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 40: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	31, // 41: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	42, // [42:42] is the sub-list for method output_type
+	42, // [42:42] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2650,7 +2782,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -612,6 +612,11 @@ const (
 	Hand_HAND_PLAYER Hand = 1
 	// The banker's hand.
 	Hand_HAND_BANKER Hand = 2
+	// Baccarat banque: the right and the left table's hands (BQ-HANDS).
+	Hand_HAND_RIGHT Hand = 3
+	Hand_HAND_LEFT  Hand = 4
+	// The old baccarat: a punter's own hand (OLD-DEAL).
+	Hand_HAND_PUNTER Hand = 5
 )
 
 // Enum value maps for Hand.
@@ -620,11 +625,17 @@ var (
 		0: "HAND_UNSPECIFIED",
 		1: "HAND_PLAYER",
 		2: "HAND_BANKER",
+		3: "HAND_RIGHT",
+		4: "HAND_LEFT",
+		5: "HAND_PUNTER",
 	}
 	Hand_value = map[string]int32{
 		"HAND_UNSPECIFIED": 0,
 		"HAND_PLAYER":      1,
 		"HAND_BANKER":      2,
+		"HAND_RIGHT":       3,
+		"HAND_LEFT":        4,
+		"HAND_PUNTER":      5,
 	}
 )
 
@@ -1559,9 +1570,14 @@ type Coup struct {
 	// are a pair; what house:bank won (negative: lost) in the settlement:
 	// stakes lost minus winnings paid, the commission (house:commission)
 	// not included.
-	PlayerPair    bool  `protobuf:"varint,25,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
-	BankerPair    bool  `protobuf:"varint,26,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
-	HouseNet      int64 `protobuf:"varint,27,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
+	PlayerPair bool  `protobuf:"varint,25,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
+	BankerPair bool  `protobuf:"varint,26,opt,name=banker_pair,json=bankerPair,proto3" json:"banker_pair,omitempty"`
+	HouseNet   int64 `protobuf:"varint,27,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
+	// Games of more than two hands (banque: right and left; the old game:
+	// one per punter), each with its holder; banker_cards is then the
+	// bank's hand and player_cards is empty. Face-down cards as above: shown
+	// to the hand's holder only until the showdown.
+	Hands         []*CoupHand `protobuf:"bytes,28,rep,name=hands,proto3" json:"hands,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1785,6 +1801,93 @@ func (x *Coup) GetHouseNet() int64 {
 	return 0
 }
 
+func (x *Coup) GetHands() []*CoupHand {
+	if x != nil {
+		return x.Hands
+	}
+	return nil
+}
+
+// CoupHand is one punters' hand of a game of more than two hands.
+type CoupHand struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Hand           Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.table.v1.Hand" json:"hand,omitempty"`
+	HolderPlayerId string                 `protobuf:"bytes,2,opt,name=holder_player_id,json=holderPlayerId,proto3" json:"holder_player_id,omitempty"`
+	Cards          []*v1.Card             `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
+	// 0..9 (the old game: its points, OLD-VALUES); 0 for a viewer who does
+	// not see every card.
+	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
+	// Once decided, the hand against the bank, from the bank's side.
+	Outcome       Outcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=chemmy.table.v1.Outcome" json:"outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CoupHand) Reset() {
+	*x = CoupHand{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CoupHand) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CoupHand) ProtoMessage() {}
+
+func (x *CoupHand) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CoupHand.ProtoReflect.Descriptor instead.
+func (*CoupHand) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CoupHand) GetHand() Hand {
+	if x != nil {
+		return x.Hand
+	}
+	return Hand_HAND_UNSPECIFIED
+}
+
+func (x *CoupHand) GetHolderPlayerId() string {
+	if x != nil {
+		return x.HolderPlayerId
+	}
+	return ""
+}
+
+func (x *CoupHand) GetCards() []*v1.Card {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+func (x *CoupHand) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CoupHand) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
 // Table is a table's whole public state.
 type Table struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -1849,7 +1952,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +1964,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +1977,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Table) GetTableId() string {
@@ -2073,7 +2176,7 @@ type CreateTableRequest struct {
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2188,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2201,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -2146,7 +2249,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2261,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2274,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -2191,7 +2294,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2203,7 +2306,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2216,7 +2319,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -2236,7 +2339,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2351,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2364,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -2284,7 +2387,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2399,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2412,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -2338,7 +2441,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2350,7 +2453,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2363,7 +2466,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -2392,7 +2495,7 @@ type JoinTableRequest struct {
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2404,7 +2507,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2417,7 +2520,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -2452,7 +2555,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2567,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2580,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -2508,7 +2611,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2520,7 +2623,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2533,7 +2636,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -2574,7 +2677,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2586,7 +2689,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2599,7 +2702,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -2621,7 +2724,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2633,7 +2736,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2646,7 +2749,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -2680,7 +2783,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2795,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2808,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -2742,7 +2845,7 @@ type PlaceBetRequest struct {
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +2857,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +2870,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -2822,7 +2925,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2937,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2950,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -2869,7 +2972,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2881,7 +2984,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2894,7 +2997,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -2928,7 +3031,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3043,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3056,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -2975,7 +3078,7 @@ type CallBancoRequest struct {
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2987,7 +3090,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3000,7 +3103,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -3034,7 +3137,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3046,7 +3149,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3059,7 +3162,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -3082,7 +3185,7 @@ type DecideDrawRequest struct {
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3197,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3210,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -3148,7 +3251,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3263,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3276,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -3195,7 +3298,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3207,7 +3310,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3220,7 +3323,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -3254,7 +3357,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3369,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3382,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -3301,7 +3404,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3416,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3429,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -3360,7 +3463,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3372,7 +3475,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3385,7 +3488,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -3409,7 +3512,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3421,7 +3524,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3434,7 +3537,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -3468,7 +3571,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3480,7 +3583,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3493,7 +3596,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -3520,7 +3623,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3532,7 +3635,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3545,7 +3648,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -3586,7 +3689,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3598,7 +3701,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3611,7 +3714,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -3633,7 +3736,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3645,7 +3748,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3658,7 +3761,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -3692,7 +3795,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3704,7 +3807,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3717,7 +3820,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -3737,7 +3840,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3749,7 +3852,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3762,7 +3865,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -3787,7 +3890,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3799,7 +3902,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3812,7 +3915,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -3874,7 +3977,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3886,7 +3989,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3899,7 +4002,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -3947,7 +4050,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3959,7 +4062,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3972,7 +4075,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -4048,7 +4151,7 @@ type GetRoadsRequest struct {
 
 func (x *GetRoadsRequest) Reset() {
 	*x = GetRoadsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4163,7 @@ func (x *GetRoadsRequest) String() string {
 func (*GetRoadsRequest) ProtoMessage() {}
 
 func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4176,7 @@ func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
 func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetRoadsRequest) GetTableId() string {
@@ -4093,7 +4196,7 @@ type GetRoadsResponse struct {
 
 func (x *GetRoadsResponse) Reset() {
 	*x = GetRoadsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4105,7 +4208,7 @@ func (x *GetRoadsResponse) String() string {
 func (*GetRoadsResponse) ProtoMessage() {}
 
 func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4118,7 +4221,7 @@ func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
 func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetRoadsResponse) GetRoads() *Roads {
@@ -4158,7 +4261,7 @@ type Roads struct {
 
 func (x *Roads) Reset() {
 	*x = Roads{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4170,7 +4273,7 @@ func (x *Roads) String() string {
 func (*Roads) ProtoMessage() {}
 
 func (x *Roads) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4183,7 +4286,7 @@ func (x *Roads) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Roads.ProtoReflect.Descriptor instead.
 func (*Roads) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Roads) GetShoeId() string {
@@ -4273,7 +4376,7 @@ type RoadBead struct {
 
 func (x *RoadBead) Reset() {
 	*x = RoadBead{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4285,7 +4388,7 @@ func (x *RoadBead) String() string {
 func (*RoadBead) ProtoMessage() {}
 
 func (x *RoadBead) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4298,7 +4401,7 @@ func (x *RoadBead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
 func (*RoadBead) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RoadBead) GetCol() int32 {
@@ -4372,7 +4475,7 @@ type RoadCell struct {
 
 func (x *RoadCell) Reset() {
 	*x = RoadCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4384,7 +4487,7 @@ func (x *RoadCell) String() string {
 func (*RoadCell) ProtoMessage() {}
 
 func (x *RoadCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4397,7 +4500,7 @@ func (x *RoadCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
 func (*RoadCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RoadCell) GetCol() int32 {
@@ -4478,7 +4581,7 @@ type RoadMark struct {
 
 func (x *RoadMark) Reset() {
 	*x = RoadMark{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4490,7 +4593,7 @@ func (x *RoadMark) String() string {
 func (*RoadMark) ProtoMessage() {}
 
 func (x *RoadMark) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4503,7 +4606,7 @@ func (x *RoadMark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
 func (*RoadMark) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RoadMark) GetCol() int32 {
@@ -4552,7 +4655,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4564,7 +4667,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4577,7 +4680,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -4602,7 +4705,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4717,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4730,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -4667,7 +4770,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4679,7 +4782,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4692,7 +4795,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -4741,7 +4844,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4753,7 +4856,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4766,7 +4869,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -4819,7 +4922,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4831,7 +4934,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4844,7 +4947,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -4892,7 +4995,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4904,7 +5007,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4917,7 +5020,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -4980,7 +5083,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4992,7 +5095,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5005,7 +5108,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -5064,7 +5167,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5076,7 +5179,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5089,7 +5192,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -5130,7 +5233,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5245,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5258,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -5180,7 +5283,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5192,7 +5295,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5205,7 +5308,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -5246,7 +5349,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5258,7 +5361,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5271,7 +5374,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -5351,7 +5454,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"commission\x18\x06 \x01(\x03R\n" +
 	"commission\x12\x12\n" +
-	"\x04lost\x18\a \x01(\x03R\x04lost\"\xe0\a\n" +
+	"\x04lost\x18\a \x01(\x03R\x04lost\"\x91\b\n" +
 	"\x04Coup\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12(\n" +
@@ -5387,7 +5490,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"playerPair\x12\x1f\n" +
 	"\vbanker_pair\x18\x1a \x01(\bR\n" +
 	"bankerPair\x12\x1b\n" +
-	"\thouse_net\x18\x1b \x01(\x03R\bhouseNet\"\xee\b\n" +
+	"\thouse_net\x18\x1b \x01(\x03R\bhouseNet\x12/\n" +
+	"\x05hands\x18\x1c \x03(\v2\x19.chemmy.table.v1.CoupHandR\x05hands\"\xd5\x01\n" +
+	"\bCoupHand\x12)\n" +
+	"\x04hand\x18\x01 \x01(\x0e2\x15.chemmy.table.v1.HandR\x04hand\x12(\n" +
+	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
+	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xee\b\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -5739,11 +5849,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\fBET_SPOT_TIE\x10\x03\x12\x19\n" +
 	"\x15BET_SPOT_BANK_NATURAL\x10\x04\x12\x18\n" +
 	"\x14BET_SPOT_PLAYER_PAIR\x10\x05\x12\x16\n" +
-	"\x12BET_SPOT_BANK_PAIR\x10\x06*>\n" +
+	"\x12BET_SPOT_BANK_PAIR\x10\x06*n\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
-	"\vHAND_BANKER\x10\x02*h\n" +
+	"\vHAND_BANKER\x10\x02\x12\x0e\n" +
+	"\n" +
+	"HAND_RIGHT\x10\x03\x12\r\n" +
+	"\tHAND_LEFT\x10\x04\x12\x0f\n" +
+	"\vHAND_PUNTER\x10\x05*h\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_BANK_WINS\x10\x01\x12\x16\n" +
@@ -5809,7 +5923,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -5828,61 +5942,62 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*Seat)(nil),                  // 14: chemmy.table.v1.Seat
 	(*Bet)(nil),                   // 15: chemmy.table.v1.Bet
 	(*Coup)(nil),                  // 16: chemmy.table.v1.Coup
-	(*Table)(nil),                 // 17: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 18: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 19: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 20: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 21: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 22: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 23: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 24: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 25: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 26: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 27: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 28: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 29: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 30: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 31: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 32: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 33: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 34: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 35: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 36: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 37: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 38: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 39: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 40: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 41: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 42: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 43: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 44: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 45: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 46: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 47: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 48: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 49: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 50: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 51: chemmy.table.v1.GetAdviceResponse
-	(*GetRoadsRequest)(nil),       // 52: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 53: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 54: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 55: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 56: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 57: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 58: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 59: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 60: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 61: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 62: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 63: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 64: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 65: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 66: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 67: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 68: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 69: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 70: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 71: chemmy.events.v1.TableEvent
+	(*CoupHand)(nil),              // 17: chemmy.table.v1.CoupHand
+	(*Table)(nil),                 // 18: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 19: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 20: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 21: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 22: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 23: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 24: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 25: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 26: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 27: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 28: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 29: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 30: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 31: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 32: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 33: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 34: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 35: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 36: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 37: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 38: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 39: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 40: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 41: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 42: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 43: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 44: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 45: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 46: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 47: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 48: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 49: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 50: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 51: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 52: chemmy.table.v1.GetAdviceResponse
+	(*GetRoadsRequest)(nil),       // 53: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 54: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 55: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 56: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 57: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 58: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 59: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 60: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 61: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 62: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 63: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 64: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 65: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 66: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 67: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 68: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 69: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 70: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 71: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 72: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -5892,110 +6007,114 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 4: chemmy.table.v1.PuntoBancoRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	6,  // 5: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	15, // 6: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	69, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	69, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	70, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	70, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	7,  // 9: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	8,  // 10: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	70, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	12, // 12: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
-	5,  // 13: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	14, // 14: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	16, // 15: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	16, // 16: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	70, // 17: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	70, // 18: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	10, // 19: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
-	13, // 20: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	54, // 21: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
-	12, // 22: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	10, // 23: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	13, // 24: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	17, // 25: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 26: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 27: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	17, // 28: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 29: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 30: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	6,  // 31: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	17, // 32: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 33: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 34: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	9,  // 35: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	17, // 36: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 37: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 38: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 39: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 40: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 41: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 42: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	71, // 43: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	7,  // 44: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	9,  // 45: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	54, // 46: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	55, // 47: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	56, // 48: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	57, // 49: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	57, // 50: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	57, // 51: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	11, // 52: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	11, // 53: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	58, // 54: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	10, // 55: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	62, // 56: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	10, // 57: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	58, // 58: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	60, // 59: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	61, // 60: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	63, // 61: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	17, // 62: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	17, // 63: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 64: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	20, // 65: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	22, // 66: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	24, // 67: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	26, // 68: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	28, // 69: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	30, // 70: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	32, // 71: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	34, // 72: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	36, // 73: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	38, // 74: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	67, // 75: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	65, // 76: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	46, // 77: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	48, // 78: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	50, // 79: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	59, // 80: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	40, // 81: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	44, // 82: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	42, // 83: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	52, // 84: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	19, // 85: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	21, // 86: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	23, // 87: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	25, // 88: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	27, // 89: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	29, // 90: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	31, // 91: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	33, // 92: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	35, // 93: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	37, // 94: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	39, // 95: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	68, // 96: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	66, // 97: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	47, // 98: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	49, // 99: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	51, // 100: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	64, // 101: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	41, // 102: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	45, // 103: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	43, // 104: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	53, // 105: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	85, // [85:106] is the sub-list for method output_type
-	64, // [64:85] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	71, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	17, // 12: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
+	7,  // 13: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
+	70, // 14: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	8,  // 15: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
+	12, // 16: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	5,  // 17: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
+	14, // 18: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	16, // 19: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	16, // 20: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	71, // 21: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	71, // 22: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	10, // 23: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
+	13, // 24: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	55, // 25: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	12, // 26: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	10, // 27: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	13, // 28: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	18, // 29: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 30: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 31: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	18, // 32: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 33: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 34: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	6,  // 35: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	18, // 36: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 37: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 38: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	9,  // 39: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	18, // 40: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 41: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 42: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 43: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 44: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 45: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 46: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	72, // 47: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	7,  // 48: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	9,  // 49: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	55, // 50: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	56, // 51: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	57, // 52: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	58, // 53: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	58, // 54: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	58, // 55: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	11, // 56: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	11, // 57: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	59, // 58: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	10, // 59: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	63, // 60: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	10, // 61: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	59, // 62: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	61, // 63: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	62, // 64: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	64, // 65: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	18, // 66: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	18, // 67: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 68: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	21, // 69: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	23, // 70: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	25, // 71: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	27, // 72: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	29, // 73: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	31, // 74: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	33, // 75: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	35, // 76: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	37, // 77: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	39, // 78: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	68, // 79: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	66, // 80: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	47, // 81: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	49, // 82: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	51, // 83: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	60, // 84: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	41, // 85: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	45, // 86: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	43, // 87: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	53, // 88: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	20, // 89: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	22, // 90: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	24, // 91: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	26, // 92: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	28, // 93: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	30, // 94: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	32, // 95: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	34, // 96: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	36, // 97: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	38, // 98: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	40, // 99: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	69, // 100: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	67, // 101: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	48, // 102: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	50, // 103: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	52, // 104: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	65, // 105: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	42, // 106: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	46, // 107: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	44, // 108: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	54, // 109: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	89, // [89:110] is the sub-list for method output_type
+	68, // [68:89] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -6005,7 +6124,7 @@ func file_chemmy_table_v1_table_proto_init() {
 	}
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[37].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[38].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -6015,7 +6134,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   57,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
