@@ -66,6 +66,14 @@ type Hold struct {
 	Amount   int64
 }
 
+// HoldCommand is a command that may wait for a Hold: WithHold returns the
+// same command carrying the hold's id, which the shell applies once the
+// hold is placed.
+type HoldCommand interface {
+	Command
+	WithHold(holdID string) Command
+}
+
 // VoidHolds asks for holds to be released (bets returned); the shell
 // applies HoldsVoided when all are.
 type VoidHolds struct{ HoldIDs []string }

@@ -105,8 +105,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 
 // toProto is the view of a table for v (see "Who sees what" in view.go).
 func toProto(t *table, v viewer) *tablev1.Table {
-	if t.coreTable() {
-		return coreProto(t)
+	if gc := t.core(); gc != nil {
+		return gc.view(t, v)
 	}
 	hr := t.Rules
 	out := &tablev1.Table{

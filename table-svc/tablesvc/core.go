@@ -11,7 +11,6 @@ import (
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
@@ -21,53 +20,67 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
-	"github.com/chemmy/chemmy/table-svc/game/roads"
 )
 
-// The shell of the tables that run on a pure game core (package game):
-// today punto banco. The shell does what the core cannot: it loads and
+// The shell of the tables that run on a pure game core (package game;
+// docs/game-core.md). The shell does what a core cannot: it loads and
 // locks the table, turns each request into a command, places the hold a
-// bet waits for, stores state, events and the request's idempotency
+// command waits for, stores state, events and the request's idempotency
 // record in one transaction (save), carries out the effects the core asks
 // for (advanceCore, with request ids derived from the state, so a retry
 // after a crash repeats the same calls), feeds their results back as
 // commands, applies a Tick when the core's deadline has passed, and makes
-// each viewer's view. The chemin de fer engine (engine.go) predates the
-// core and is still driven by the handlers directly.
+// each viewer's view. One shell serves every core through gameCore; the
+// chemin de fer engine (engine.go) predates the cores and is still driven
+// by the handlers directly.
+
+// gameCore is a game core bound to the table record that holds its state.
+type gameCore interface {
+	name() string
+	// apply applies in to t's game state. On success the state in t is
+	// replaced and its events returned; when the command waits for a hold
+	// the hold is returned and t is unchanged.
+	apply(t *table, in game.Input) ([]game.Event, *game.Hold, error)
+	// pending is the effect due (game.Pending), nil when none.
+	pending(t *table) game.Effect
+	// deadline is when the core wants a Tick; zero when never.
+	deadline(t *table) time.Time
+	// coupID is the coup in play, "" when none.
+	coupID(t *table) string
+	// command turns a request into the core's command; WRONG_VARIANT for
+	// a call of another game.
+	command(method string, req proto.Message, caller auth.Caller) (game.Command, error)
+	// interrupt is the command voiding a coup that cannot go on before
+	// its result; nil when there is none to void.
+	interrupt(t *table, reason string) game.Command
+	// sync copies what the shared machinery reads (state, shoe, counters)
+	// from the core's state to the record.
+	sync(t *table)
+	// carryOut makes the calls of the core's own effects (its settlement,
+	// fees) and returns the command reporting the result; ok is false for
+	// an effect it does not know.
+	carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (cmd game.Command, ok bool, err error)
+	// view is the table as viewer v may see it.
+	view(t *table, v viewer) *tablev1.Table
+}
+
+// core is the table's game core; nil for a chemin de fer table.
+func (t *table) core() gameCore {
+	switch {
+	case t.PuntoBanco != nil:
+		return pbCore{}
+	}
+	return nil
+}
 
 // coreTable reports whether t runs on a game core.
-func (t *table) coreTable() bool { return t.PuntoBanco != nil }
-
-// coreCommand turns a request into the punto banco command it asks for;
-// WRONG_VARIANT for a call of another game.
-func coreCommand(method string, req proto.Message, caller auth.Caller) (game.Command, error) {
-	switch r := req.(type) {
-	case *tablev1.JoinTableRequest:
-		return puntobanco.Join{PlayerID: r.GetPlayerId()}, nil
-	case *tablev1.LeaveTableRequest:
-		return puntobanco.Leave{PlayerID: r.GetPlayerId()}, nil
-	case *tablev1.PlaceBetRequest:
-		if r.GetOverBank() {
-			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "over_bank is a chemin de fer bet (CF-BANK-RAISE); the house banks punto banco")
-		}
-		if r.GetSpot() == tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
-			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "spot is required at a punto banco table (BET_SPOT_BANK, _PLAYER, _TIE, ...)")
-		}
-		return puntobanco.PlaceBet{PlayerID: r.GetPlayerId(), Spot: puntobanco.Spot(r.GetSpot()), Amount: r.GetAmount()}, nil
-	case *tablev1.VoidCoupRequest:
-		return puntobanco.Void{CoupID: r.GetCoupId(), Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
-	case *tablev1.CloseTableRequest:
-		return puntobanco.Close{Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
-	}
-	return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "%s is not a punto banco action: the house banks, there is no bank to take, no banco and no decision", method)
-}
+func (t *table) coreTable() bool { return t.core() != nil }
 
 // mutateCore applies a request to a core table under its lock (mutate
 // holds it): the command, its hold, the save with the idempotency record.
 func (s *Service) mutateCore(ctx context.Context, c *change, method string, req proto.Message) error {
 	caller, _ := auth.FromContext(ctx)
-	cmd, err := coreCommand(method, req, caller)
+	cmd, err := c.t.core().command(method, req, caller)
 	if err != nil {
 		return err
 	}
@@ -91,59 +104,47 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 // applyCore applies cmd to the table's core within change c: when the
 // command waits for a hold, the hold is placed (under an escrow intent of
 // the request, intent.go) and the command applied again with it. The
-// core's events are emitted in c and the table's envelope follows its
-// state.
+// core's events are emitted in c and the record follows its state.
 func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) error {
-	t := c.t
+	t, gc := c.t, c.t.core()
 	in := game.Input{Now: c.now.UTC(), NewID: ulid.Make().String(), Cmd: cmd}
-	out, err := puntobanco.Apply(*t.PuntoBanco, in)
+	events, h, err := gc.apply(t, in)
 	if err != nil {
 		return coreError(err)
 	}
-	if h := out.Hold; h != nil {
-		bet, ok := cmd.(puntobanco.PlaceBet)
+	if h != nil {
+		hc, ok := cmd.(game.HoldCommand)
 		if !ok {
-			return fmt.Errorf("core asked a hold for %s", cmd.CommandName())
+			return fmt.Errorf("%s core asked a hold for %s", gc.name(), cmd.CommandName())
 		}
 		if err := realMoney(t); err != nil {
 			return err
 		}
-		coupID := in.NewID
-		if cp := t.PuntoBanco.Coup; cp != nil {
-			coupID = cp.ID
+		coupID := gc.coupID(t)
+		if coupID == "" {
+			coupID = in.NewID
 		}
 		// One hold per request of a caller: the wallet's request id is
 		// derived from the request's idempotency key (a digest, to stay
 		// within the wallet's id length).
 		sum := sha256.Sum256([]byte(c.key))
-		hold, err := s.hold(ctx, c, "table/"+t.ID+"/bet/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID)
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID)
 		if err != nil {
 			return err
 		}
-		bet.HoldID = hold
-		in.Cmd = bet
+		in.Cmd = hc.WithHold(hold)
 		// Under the table's lock nothing changed since: it applies. (Were
 		// it refused, the intent would stay and recoverIntents would void
 		// the hold.)
-		if out, err = puntobanco.Apply(*t.PuntoBanco, in); err != nil {
+		if events, _, err = gc.apply(t, in); err != nil {
 			return coreError(err)
 		}
 	}
-	*t.PuntoBanco = out.State
-	for _, ev := range out.Events {
+	for _, ev := range events {
 		c.emit(ev.CoupID, ev.Payload)
 	}
-	syncEnvelope(t)
+	gc.sync(t)
 	return nil
-}
-
-// syncEnvelope copies what the shared machinery reads (state, shoe,
-// counters) from the core's state to the table's record.
-func syncEnvelope(t *table) {
-	pb := t.PuntoBanco
-	t.State = tableState(pb.Phase)
-	t.ShoeID, t.Shoes = pb.ShoeID, int(pb.ShoeNumber)
-	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = pb.CoupsPlayed, pb.CoupSeq, pb.ShoeToClose
 }
 
 // coreError maps a core's refusal to a gRPC status with its reason.
@@ -169,7 +170,7 @@ func coreError(err error) error {
 func (s *Service) advanceCore(ctx context.Context, c *change) (bool, error) {
 	changed := false
 	for {
-		eff := puntobanco.Pending(*c.t.PuntoBanco)
+		eff := c.t.core().pending(c.t)
 		if eff == nil {
 			return changed, nil
 		}
@@ -186,7 +187,8 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (bool, error) {
 
 // carryOut makes the calls of one effect (each idempotent by a request id
 // derived from the table's state) and returns the command that reports
-// its result.
+// its result: the effects every game shares here, the game's own by its
+// core.
 func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game.Command, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
@@ -219,258 +221,28 @@ func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game
 			t.ShoeDealt[card.Rank-1]++
 		}
 		return game.CardDealt{Code: code, CutCardOut: resp.GetCutCardOut()}, nil
-	case puntobanco.Settle:
-		return s.settlePuntoBanco(cctx, e)
 	}
-	return nil, fmt.Errorf("unknown effect %s", eff.EffectName())
-}
-
-// settlePuntoBanco settles a coup at the wallet against house:bank
-// (PB-BANK, PB-BETS); the coup id is the settlement's idempotency key.
-func (s *Service) settlePuntoBanco(ctx context.Context, e puntobanco.Settle) (game.Command, error) {
-	cp, r := e.Coup, e.Rules
-	req := &walletv1.SettlePuntoBancoRequest{
-		CoupId: cp.ID, Outcome: pbOutcome(cp.Outcome), BankNatural: cp.BankNatural,
-		CommissionBp: r.CommissionBP, CommissionRounding: walletv1.CommissionRounding(r.CommissionRounding),
-		NoCommission: r.NoCommission, TiePays: r.TiePays, BankNaturalPays: r.BankNaturalPays, PairPays: r.PairPays,
-		BankTotal: int32(cp.BankerTotal), PlayerPair: cp.PlayerPair, BankPair: cp.BankerPair,
+	cmd, ok, err := t.core().carryOut(cctx, s, t, eff)
+	if !ok {
+		return nil, fmt.Errorf("unknown effect %s", eff.EffectName())
 	}
-	for _, b := range cp.Bets {
-		req.Bets = append(req.Bets, &walletv1.PuntoBancoBet{HoldId: b.HoldID, Amount: b.Amount, Type: walletv1.PuntoBancoBetType(b.Spot)})
-	}
-	resp, err := s.wallet.SettlePuntoBanco(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("settle coup %s: %w", cp.ID, err)
-	}
-	if len(resp.GetResults()) != len(cp.Bets) {
-		return nil, fmt.Errorf("settle coup %s: %d results for %d bets", cp.ID, len(resp.GetResults()), len(cp.Bets))
-	}
-	out := puntobanco.Settled{Commission: resp.GetCommission(), HouseNet: resp.GetHouseNet()}
-	for _, br := range resp.GetResults() {
-		out.Bets = append(out.Bets, puntobanco.Bet{Won: br.GetWon(), Commission: br.GetCommission(), Lost: br.GetLost()})
-	}
-	return out, nil
-}
-
-func pbOutcome(o rules.Outcome) walletv1.PuntoBancoOutcome {
-	switch o {
-	case rules.OutcomeBankWins:
-		return walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_BANK_WINS
-	case rules.OutcomeBankLoses:
-		return walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_PLAYER_WINS
-	case rules.OutcomeStandOff:
-		return walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_TIE
-	}
-	return walletv1.PuntoBancoOutcome_PUNTO_BANCO_OUTCOME_UNSPECIFIED
+	return cmd, err
 }
 
 // corePending reports whether a core table has an effect due (the retry
 // loop carries it out).
 func corePending(t *table) bool {
-	return t.coreTable() && puntobanco.Pending(*t.PuntoBanco) != nil
+	gc := t.core()
+	return gc != nil && gc.pending(t) != nil
 }
 
 // coreDeadline stamps the core's deadline on the record (deadline.go
-// reads WaitKey and Deadline): the end of the betting window or of the
-// result's pause, counted by the core from the time of the change.
+// reads WaitKey and Deadline): a betting window, a pause, a turn, counted
+// by the core from the time of the change.
 func coreDeadline(t *table) {
-	d := puntobanco.Deadline(*t.PuntoBanco)
+	d := t.core().deadline(t)
 	t.WaitKey, t.Deadline = "", d
 	if !d.IsZero() {
-		t.WaitKey = fmt.Sprintf("core/%d/%d", t.PuntoBanco.Phase, t.PuntoBanco.CoupSeq)
+		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.State, t.CoupSeq, d.UnixNano())
 	}
-}
-
-// resolvePuntoBanco fills in the defaults of a punto banco table's house
-// rules (see chemmy.table.v1.PuntoBancoRules) and checks them.
-func resolvePuntoBanco(in *tablev1.PuntoBancoRules) (puntobanco.Rules, error) {
-	if in == nil {
-		in = &tablev1.PuntoBancoRules{}
-	}
-	r := puntobanco.Rules{
-		Decks: in.GetDecks(), CutCardFromEnd: in.GetCutCardFromEnd(), Burn: in.GetBurn(), MaxSeats: in.GetMaxSeats(),
-		MinBet: in.GetMinBet(), MaxBet: in.GetMaxBet(), HouseLimit: in.GetHouseLimit(),
-		CommissionBP: rules.DefaultCommissionBP, Rounding: rules.Rounding(in.GetCommissionRounding()),
-		NoCommission: in.GetNoCommission(), TiePays: in.GetTiePays(), BankNaturalPays: in.GetBankNaturalPays(),
-		BankNaturalOff: in.GetBankNaturalBetOff(), PairBets: in.GetPairBets(), PairPays: in.GetPairPays(),
-		BettingWindowMS: in.GetBettingWindowMs(), ResultPauseMS: 3000,
-	}
-	def32 := func(v *int32, d int32) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def64 := func(v *int64, d int64) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def32(&r.Decks, 8)           // PB-DECKS
-	def32(&r.CutCardFromEnd, 14) // SHOE-CUT-CARD
-	def32(&r.Burn, 3)            // SHOE-BURN
-	def32(&r.MaxSeats, 14)
-	def64(&r.MinBet, 100)
-	def64(&r.TiePays, 8)
-	def64(&r.BankNaturalPays, 9) // PB-BETS
-	def64(&r.PairPays, 11)
-	def32(&r.BettingWindowMS, 15000)
-	if r.Rounding == 0 {
-		r.Rounding = rules.RoundDown
-	}
-	if in.CommissionBp != nil {
-		r.CommissionBP = in.GetCommissionBp()
-	}
-	if in.ResultPauseMs != nil {
-		r.ResultPauseMS = in.GetResultPauseMs()
-	}
-	if err := r.Validate(); err != nil {
-		return r, coreError(err)
-	}
-	return r, nil
-}
-
-// pbRulesProto is the house rules in force, as the proto shows them.
-func pbRulesProto(r puntobanco.Rules) *tablev1.PuntoBancoRules {
-	return &tablev1.PuntoBancoRules{
-		Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
-		MinBet: r.MinBet, MaxBet: r.MaxBet, HouseLimit: r.HouseLimit,
-		CommissionBp: proto.Int64(r.CommissionBP), CommissionRounding: tablev1.CommissionRounding(r.Rounding),
-		NoCommission: r.NoCommission, TiePays: r.TiePays, BankNaturalPays: r.BankNaturalPays, BankNaturalBetOff: r.BankNaturalOff,
-		PairBets: r.PairBets, PairPays: r.PairPays, BettingWindowMs: r.BettingWindowMS, ResultPauseMs: proto.Int32(r.ResultPauseMS),
-	}
-}
-
-// coreProto is a punto banco table's view: every card is dealt face up,
-// so every viewer sees the same table.
-func coreProto(t *table) *tablev1.Table {
-	pb := t.PuntoBanco
-	out := &tablev1.Table{
-		TableId: t.ID, Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: pbRulesProto(pb.Rules),
-		State: tablev1.TableState(pb.Phase), ShoeId: pb.ShoeID, ShoeNumber: pb.ShoeNumber, CoupsPlayed: pb.CoupsPlayed,
-		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
-		Coup: pbCoupProto(pb.Coup), LastCoup: pbCoupProto(pb.LastCoup), Roads: roadsProto(pb),
-	}
-	if d := puntobanco.Deadline(*pb); !d.IsZero() {
-		out.TurnDeadline = timestamppb.New(d)
-	}
-	for _, st := range pb.Seats {
-		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
-	}
-	return out
-}
-
-func pbCoupProto(cp *puntobanco.Coup) *tablev1.Coup {
-	if cp == nil {
-		return nil
-	}
-	out := &tablev1.Coup{
-		CoupId: cp.ID, Number: cp.Number, PlayerCards: game.Cards(cp.Player), BankerCards: game.Cards(cp.Banker),
-		Natural: cp.Natural, PlayerPair: cp.PlayerPair, BankerPair: cp.BankerPair,
-		Settled: cp.Settled, Commission: cp.Commission, HouseNet: cp.HouseNet, Voided: cp.Voided, VoidReason: cp.VoidReason,
-	}
-	out.PlayerTotal, _ = handTotalInt32(cp.Player)
-	out.BankerTotal, _ = handTotalInt32(cp.Banker)
-	if cp.Decided {
-		out.Outcome = tablev1.Outcome(eventOutcome(cp.Outcome))
-	}
-	if cp.Settled {
-		out.SettleTime = timestamppb.New(cp.SettleTime)
-	}
-	for _, b := range cp.Bets {
-		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: b.PlayerID, Amount: b.Amount, Spot: tablev1.BetSpot(b.Spot),
-			Won: b.Won, Commission: b.Commission, Lost: b.Lost})
-	}
-	return out
-}
-
-func handTotalInt32(codes []string) (int32, error) {
-	n, err := handTotal(codes)
-	return int32(n), err
-}
-
-// roadsProto draws the current shoe's roads.
-func roadsProto(pb *puntobanco.State) *tablev1.Roads {
-	in := make([]roads.Result, len(pb.Results))
-	out := &tablev1.Roads{ShoeId: pb.ShoeID, ShoeNumber: pb.ShoeNumber}
-	for i, r := range pb.Results {
-		w := roads.Tie
-		switch r.Outcome {
-		case rules.OutcomeBankWins:
-			w = roads.Banker
-			out.BankWins++
-		case rules.OutcomeBankLoses:
-			w = roads.Player
-			out.PlayerWins++
-		default:
-			out.Ties++
-		}
-		in[i] = roads.Result{Winner: w, PlayerPair: r.PlayerPair, BankerPair: r.BankerPair, Natural: r.Natural,
-			PlayerTotal: r.PlayerTotal, BankerTotal: r.BankerTotal}
-	}
-	rd := roads.Compute(in)
-	for _, b := range rd.BeadPlate {
-		total := b.Result.BankerTotal
-		if b.Result.Winner == roads.Player {
-			total = b.Result.PlayerTotal
-		}
-		out.BeadPlate = append(out.BeadPlate, &tablev1.RoadBead{Col: int32(b.Col), Row: int32(b.Row), Winner: roadWinner(b.Result.Winner),
-			Total: int32(total), PlayerPair: b.Result.PlayerPair, BankerPair: b.Result.BankerPair, Natural: b.Result.Natural})
-	}
-	for _, c := range rd.BigRoad {
-		out.BigRoad = append(out.BigRoad, &tablev1.RoadCell{Col: int32(c.Col), Row: int32(c.Row), LogicalCol: int32(c.LogicalCol),
-			LogicalRow: int32(c.LogicalRow), Winner: roadWinner(c.Winner), Ties: int32(c.Ties + c.LeadingTies),
-			PlayerPair: c.PlayerPair, BankerPair: c.BankerPair, Natural: c.Natural})
-	}
-	marks := func(cells []roads.DerivedCell) []*tablev1.RoadMark {
-		var ms []*tablev1.RoadMark
-		for _, c := range cells {
-			ms = append(ms, &tablev1.RoadMark{Col: int32(c.Col), Row: int32(c.Row), LogicalCol: int32(c.LogicalCol), LogicalRow: int32(c.LogicalRow), Red: c.Red})
-		}
-		return ms
-	}
-	out.BigEyeBoy, out.SmallRoad, out.CockroachPig = marks(rd.BigEyeBoy), marks(rd.SmallRoad), marks(rd.CockroachPig)
-	return out
-}
-
-func roadWinner(w roads.Winner) tablev1.RoadWinner {
-	switch w {
-	case roads.Banker:
-		return tablev1.RoadWinner_ROAD_WINNER_BANK
-	case roads.Player:
-		return tablev1.RoadWinner_ROAD_WINNER_PLAYER
-	case roads.Tie:
-		return tablev1.RoadWinner_ROAD_WINNER_TIE
-	}
-	return tablev1.RoadWinner_ROAD_WINNER_UNSPECIFIED
-}
-
-// GetRoads returns a punto banco table's roads. See the proto.
-func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*tablev1.GetRoadsResponse, error) {
-	if err := checkID("table_id", req.GetTableId()); err != nil {
-		return nil, err
-	}
-	t, err := s.load(req.GetTableId())
-	if err != nil {
-		return nil, err
-	}
-	if !t.coreTable() {
-		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays chemin de fer: roads are drawn at punto banco tables", t.ID)
-	}
-	return &tablev1.GetRoadsResponse{Roads: roadsProto(t.PuntoBanco)}, nil
-}
-
-// createPuntoBanco makes the record of a new punto banco table on its
-// first shoe.
-func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32, certification, certRealMoney bool, now time.Time) (*table, error) {
-	st, err := puntobanco.New(r, shoeID)
-	if err != nil {
-		return nil, coreError(err)
-	}
-	t := &table{ID: id, Variant: int32(tablev1.Variant_VARIANT_PUNTO_BANCO), PuntoBanco: &st,
-		// The shoe machinery (nextShoe, closeShoe) reads these.
-		Rules: houseRules{Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
-			CertRealMoney: certRealMoney},
-		ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: now.UTC(), Certification: certification}
-	syncEnvelope(t)
-	return t, nil
 }

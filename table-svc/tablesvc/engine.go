@@ -23,7 +23,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // callTimeout bounds one call to shoe-svc or wallet-svc.
@@ -791,11 +790,11 @@ func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
 	}
 	switch {
 	case t.coreTable():
-		pb := t.PuntoBanco
-		if pb.Coup == nil || pb.Phase != puntobanco.PhaseDealing {
+		cmd := t.core().interrupt(t, reason)
+		if cmd == nil {
 			return nil // only a coup before its result is voided
 		}
-		if err := s.applyCore(ctx, c, puntobanco.Void{CoupID: pb.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}); err != nil {
+		if err := s.applyCore(ctx, c, cmd); err != nil {
 			return err
 		}
 	case t.Coup == nil || t.State != stateDealing || t.Coup.turned():

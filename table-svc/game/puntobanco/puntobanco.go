@@ -307,6 +307,9 @@ type (
 	}
 )
 
+// WithHold implements game.HoldCommand.
+func (c PlaceBet) WithHold(holdID string) game.Command { c.HoldID = holdID; return c }
+
 // CommandName implements game.Command.
 func (Join) CommandName() string     { return "join" }
 func (Leave) CommandName() string    { return "leave" }
