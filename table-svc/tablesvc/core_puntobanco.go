@@ -326,4 +326,3 @@ func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32,
 	pbCore{}.sync(t)
 	return t, nil
 }
-
