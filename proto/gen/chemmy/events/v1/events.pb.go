@@ -249,6 +249,7 @@ type TableEvent struct {
 	//	*TableEvent_BettingWindowStarted
 	//	*TableEvent_BettingClosed
 	//	*TableEvent_ShoeChanged
+	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -567,6 +568,15 @@ func (x *TableEvent) GetShoeChanged() *ShoeChanged {
 	return nil
 }
 
+func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
+			return x.TopCardsMoved
+		}
+	}
+	return nil
+}
+
 type isTableEvent_Payload interface {
 	isTableEvent_Payload()
 }
@@ -675,6 +685,11 @@ type TableEvent_ShoeChanged struct {
 	ShoeChanged *ShoeChanged `protobuf:"bytes,35,opt,name=shoe_changed,json=shoeChanged,proto3,oneof"`
 }
 
+type TableEvent_TopCardsMoved struct {
+	// The old baccarat (OLD-*): field numbers 50-59.
+	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
+}
+
 func (*TableEvent_TableCreated) isTableEvent_Payload() {}
 
 func (*TableEvent_PlayerSeated) isTableEvent_Payload() {}
@@ -726,6 +741,8 @@ func (*TableEvent_BettingWindowStarted) isTableEvent_Payload() {}
 func (*TableEvent_BettingClosed) isTableEvent_Payload() {}
 
 func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
+
+func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
 // TableCreated: a table opened.
 type TableCreated struct {
@@ -2451,11 +2468,66 @@ func (x *SeatFeeCharged) GetPaid() bool {
 	return false
 }
 
+// TopCardsMoved: the old baccarat's banker announced, after the cut, that
+// he moves count cards from the top of the stock to its bottom (OLD-CUT);
+// the shoe does it before the coup's first card.
+type TopCardsMoved struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	BankerPlayerId string                 `protobuf:"bytes,1,opt,name=banker_player_id,json=bankerPlayerId,proto3" json:"banker_player_id,omitempty"`
+	Count          int32                  `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *TopCardsMoved) Reset() {
+	*x = TopCardsMoved{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopCardsMoved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopCardsMoved) ProtoMessage() {}
+
+func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
+func (*TopCardsMoved) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *TopCardsMoved) GetBankerPlayerId() string {
+	if x != nil {
+		return x.BankerPlayerId
+	}
+	return ""
+}
+
+func (x *TopCardsMoved) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x10\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x10\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2496,7 +2568,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\ftable_closed\x18  \x01(\v2\x1d.chemmy.events.v1.TableClosedH\x00R\vtableClosed\x12^\n" +
 	"\x16betting_window_started\x18! \x01(\v2&.chemmy.events.v1.BettingWindowStartedH\x00R\x14bettingWindowStarted\x12H\n" +
 	"\x0ebetting_closed\x18\" \x01(\v2\x1f.chemmy.events.v1.BettingClosedH\x00R\rbettingClosed\x12B\n" +
-	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChangedB\t\n" +
+	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12I\n" +
+	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
 	"\apayload\"\x94\x01\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
@@ -2622,7 +2695,10 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12!\n" +
 	"\fseat_seconds\x18\x02 \x01(\x03R\vseatSeconds\x12\x10\n" +
 	"\x03fee\x18\x03 \x01(\x03R\x03fee\x12\x12\n" +
-	"\x04paid\x18\x04 \x01(\bR\x04paid*n\n" +
+	"\x04paid\x18\x04 \x01(\bR\x04paid\"O\n" +
+	"\rTopCardsMoved\x12(\n" +
+	"\x10banker_player_id\x18\x01 \x01(\tR\x0ebankerPlayerId\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count*n\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -2657,7 +2733,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -2690,11 +2766,12 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*BankBid)(nil),               // 28: chemmy.events.v1.BankBid
 	(*BetReduced)(nil),            // 29: chemmy.events.v1.BetReduced
 	(*SeatFeeCharged)(nil),        // 30: chemmy.events.v1.SeatFeeCharged
-	(*timestamppb.Timestamp)(nil), // 31: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 32: chemmy.shoe.v1.Card
+	(*TopCardsMoved)(nil),         // 31: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
+	(*v1.Card)(nil),               // 33: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	31, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	32, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -2721,26 +2798,27 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	20, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
 	21, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
 	22, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
-	2,  // 27: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 28: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	32, // 29: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 30: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	32, // 31: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 32: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 33: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	32, // 34: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	32, // 35: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	18, // 36: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 37: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	32, // 38: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 39: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 40: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	31, // 41: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	42, // [42:42] is the sub-list for method output_type
-	42, // [42:42] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	31, // 27: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	2,  // 28: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 29: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	33, // 30: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 31: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	33, // 32: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 33: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 34: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	33, // 35: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	33, // 36: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	18, // 37: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 38: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	33, // 39: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 40: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 41: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	32, // 42: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	43, // [43:43] is the sub-list for method output_type
+	43, // [43:43] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2775,6 +2853,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BettingWindowStarted)(nil),
 		(*TableEvent_BettingClosed)(nil),
 		(*TableEvent_ShoeChanged)(nil),
+		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2782,7 +2861,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
