@@ -73,6 +73,16 @@
 // is Intn(n) read from the same stream right after the shuffle; the card
 // at the cut position becomes the first.
 //
+// # The move to the bottom (the old game)
+//
+// After the cut and the burn, before the first deal, the banker of the old
+// game may move k top cards to the bottom (RULES.md OLD-CUT): [MoveToBottom]
+// rotates the cards after the burn left by k, so the k cards that would
+// have been dealt first come last, in their order. The reveal records k
+// (Reveal.MovedToBottom, 0: no move) and [Verify] applies it, so the
+// dealing order stays a public function of the seeds, the cut, the burn
+// and the announced k.
+//
 // # State space
 //
 // 416 cards have 416! ~ 2^3025 orders (fewer distinct ones, as each card
@@ -83,7 +93,9 @@
 // stream whose Fisher-Yates draws all succeed at the first try, which
 // needs sum_{m=2..416} ceil(log2 m) = 3233 bits (2297 for 312 cards) <=
 // 4096. So every order is reached, by at least 2^(4096-3233) server seeds
-// (proved constructively by TestEveryOrderReachable). The probabilities
+// (proved constructively by TestEveryOrderReachable). The smaller shoes
+// of banque (3 decks, 156 cards: 993 bits) and the old game (2 decks, 104
+// cards: 601 bits) need fewer. The probabilities
 // are uniform exactly as long as the bits the shuffle reads are uniform
 // and independent: the first 4096 are (crypto/rand, masked); a shuffle
 // that rejects often reads further into the SHA-256 tail (about 4700 bits
@@ -283,6 +295,11 @@ func Cut(order []byte, p int) []byte {
 	return append(append(out, order[p:]...), order[:p]...)
 }
 
+// MoveToBottom returns the dealing order after the banker moved its k
+// first cards to the bottom (the old game, RULES.md OLD-CUT): the same
+// rotation as Cut, at k (0 <= k <= len(dealing)).
+func MoveToBottom(dealing []byte, k int) []byte { return Cut(dealing, k) }
+
 // BurnValue is the number of further cards burned after a first card of
 // this index under "burn by first card value": ace 1, two to nine their
 // face, ten and faces 10.
@@ -325,6 +342,10 @@ type Reveal struct {
 	Burned          []string // card codes
 	Dealt           []string // card codes, dealing order
 	CardsLeft       int
+	// MovedToBottom is the number of top cards the banker moved to the
+	// bottom after the burn (the old game, OLD-CUT); 0: none. Between 1
+	// and the cards after the burn minus 1 otherwise.
+	MovedToBottom int
 }
 
 // Seeds returns the reveal's seeds.
@@ -340,8 +361,8 @@ func mismatch(format string, args ...any) error {
 }
 
 // Verify checks the server seed against the commitment, recomputes the
-// order from the three seeds and checks the cut, the burn and every dealt
-// card. A nil error means the shoe dealt exactly the order of the
+// order from the three seeds and checks the cut, the burn, the banker's
+// move to the bottom (MovedToBottom) and every dealt card. A nil error means the shoe dealt exactly the order of the
 // committed server seed and the revealed public seeds. It cannot tell
 // whether the commitment is the one published when the shoe opened, nor
 // whether the player seeds are the ones the players gave: compare those
@@ -401,9 +422,18 @@ func Verify(r Reveal) error {
 			return mismatch("burned[%d] = %s, the cut order has %s", i, code, loaded[i])
 		}
 	}
+	dealing := loaded[b:]
+	if k := r.MovedToBottom; k != 0 {
+		// Source: RULES.md OLD-CUT (top cards moved to the bottom after
+		// the cut, announced)
+		if k < 1 || k >= len(dealing) {
+			return mismatch("%d cards moved to the bottom, want 1..%d", k, len(dealing)-1)
+		}
+		dealing = append(append(make([]rules.Card, 0, len(dealing)), dealing[k:]...), dealing[:k]...)
+	}
 	for i, code := range r.Dealt {
-		if loaded[b+i].String() != code {
-			return mismatch("dealt[%d] = %s, the cut order has %s", i, code, loaded[b+i])
+		if dealing[i].String() != code {
+			return mismatch("dealt[%d] = %s, the dealing order has %s", i, code, dealing[i])
 		}
 	}
 	if left := n - b - len(r.Dealt); left != r.CardsLeft {

@@ -367,6 +367,39 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyMoveToBottom: the old game's banker moved k top cards to the
+// bottom after the burn (OLD-CUT): the reveal with MovedToBottom = k
+// verifies the rotated dealing; without it, with another k, or out of
+// 1..cards after the burn - 1, it does not.
+func TestVerifyMoveToBottom(t *testing.T) {
+	seed := testSeed("move", 1)
+	order, _ := Shuffle(2, Seeds{Server: seed, Client: "o", Players: []string{"p"}})
+	loaded := Cut(order, 30)
+	dealing, _ := Cards(MoveToBottom(loaded[3:], 9))
+	burned, _ := Cards(loaded[:3])
+	if d, _ := Cards(loaded[3:]); dealing[len(dealing)-9] != d[0] || dealing[0] != d[9] {
+		t.Fatal("MoveToBottom does not put the first 9 cards last")
+	}
+	r := Reveal{Decks: 2, ServerSeed: seed, ClientSeed: "o", PlayerSeeds: []string{"p"}, Commitment: Commit(seed), Order: order,
+		CutPosition: 30, MovedToBottom: 9, CardsLeft: 1}
+	for _, c := range burned {
+		r.Burned = append(r.Burned, c.String())
+	}
+	for _, c := range dealing[:len(dealing)-1] {
+		r.Dealt = append(r.Dealt, c.String())
+	}
+	if err := Verify(r); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{0, 8, 10, -1, 101, 102} {
+		c := r
+		c.MovedToBottom = k
+		if err := Verify(c); !errors.Is(err, ErrMismatch) {
+			t.Errorf("moved %d: Verify = %v, want a mismatch", k, err)
+		}
+	}
+}
+
 func BenchmarkShuffle8Decks(b *testing.B) {
 	seed := NewServerSeed()
 	for b.Loop() {

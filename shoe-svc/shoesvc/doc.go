@@ -5,8 +5,11 @@
 //
 // # Building a shoe (CreateShoe)
 //
-//  1. SHOE-DECKS: decks by variant: chemin de fer (also unspecified) and
-//     punto banco 6 or 8 (default 6), banque 3, the old game 2.
+//  1. SHOE-DECKS, BQ-DECKS, OLD-DECKS: decks by variant: chemin de fer
+//     (also unspecified) and punto banco 6 or 8 (default 6), banque 3
+//     (156 cards), the old game 2 (104 cards). A 2- or 3-deck shoe needs
+//     its variant: decks 2 or 3 with chemin de fer or punto banco is
+//     INVALID_HOUSE_RULE.
 //  2. SHOE-SHUFFLE: a fresh 512-byte server seed from crypto/rand is
 //     committed to: Shoe.commitment = fair.Commit(server seed) =
 //     SHA-256(server seed) is published (event shoe_opened) before any
@@ -31,8 +34,27 @@
 //     more as its value (BURN_MODE_BY_FIRST_CARD), are shown in
 //     Shoe.burned and discarded (fate BURNED, event cards_burned).
 //     Shoe.cards_total counts the cards left after the burn.
-//  5. SHOE-CUT-CARD: the cut card lies `cut_card_from_end` cards (6..16,
-//     default 8) before the end: exactly that many cards are behind it.
+//  5. SHOE-CUT-CARD: the cut card lies `cut_card_from_end` cards before
+//     the end (default 8): exactly that many cards are behind it. Its
+//     range is by variant (cutRule): the cards behind it must complete the
+//     coup that brings it out, and it must not come out before 5/6 of the
+//     shoe (SHOE-RESHUFFLE: 6*(loaded-C) >= 5*loaded). Chemin de fer and
+//     punto banco 6..16 (a coup of up to 6 cards). Banque 8..16: a coup
+//     deals up to 9 cards (three hands). The old game 8..17: a coup of p
+//     players (at least 3) deals up to 3p cards and needs C >= 3p-1 (8 for
+//     3 players, 17 for 6), and 17 is the 5/6 bound of 104 cards; a table
+//     of more players checks cards_remaining before each coup. The burn
+//     (3 or 4, or by the first card: 2 to 11) stays as it is: it counts
+//     among the cards out, so it does not move the 5/6 bound.
+//  6. OLD-CUT (the old game): after the cut and the burn and before the
+//     first deal, the table service may move the next `count` cards
+//     (1..cards_remaining-1) to the bottom, once, when the banker announces
+//     it (MoveTopCardsToBottom; also on certification shoes). The stored
+//     dealing order is rotated (fair.MoveToBottom); Shoe.moved_to_bottom
+//     and moved_by, the event top_cards_moved and the reveal's
+//     moved_to_bottom and moved_by record it, and fair.Verify applies it,
+//     so the closed shoe is recomputed with the move. Not between coups:
+//     the text places it after the cut, before the deal.
 //
 // CreateShoeFromOrder (a certification shoe) skips 2 to 4: the cards come
 // out in exactly the given order, and cut_card_from_end may be 0 (cut card
@@ -119,10 +141,11 @@
 //     returned while the shoe is open.
 //   - "orders": key = shoe id; value = the dealing order after the cut
 //     and the burn, one byte per card: byte i is rules.Card.Index() (0..51)
-//     of the card dealt at position i. Written at the cut. Never returned
-//     by any RPC.
+//     of the card dealt at position i. Written at the cut, rotated by an
+//     OLD-CUT move. Never returned by any RPC.
 //   - "fates": key = shoe id + uint16 big-endian load position (0 = first
-//     card after the cut, burned cards first); value = CardFate protobuf.
+//     card after the cut, burned cards first, then the dealing order after
+//     an OLD-CUT move); value = CardFate protobuf.
 //   - "coups": key = coup id + 0x00 + the "fates" key; empty value: the
 //     per-coup index of ListCardFates (coup ids hold no NUL).
 //   - "cutting": key = value = shoe id of every shoe in AWAITING_CUT (the
@@ -143,6 +166,8 @@
 //     (shoe ids have a fixed length, so the key is unambiguous)
 //   - "shoe/cut/" + shoe_id + "/" + request_id → CutResponse
 //   - "shoe/close/" + shoe_id + "/" + request_id → CloseShoeResponse
+//   - "shoe/move/" + shoe_id + "/" + request_id →
+//     MoveTopCardsToBottomResponse
 //
 // # Events
 //
@@ -150,7 +175,8 @@
 // the change and published as "chemmy.shoe.<shoe_id>.<kind>" with
 // Nats-Msg-Id "<shoe_id>/<kind>": shoe_opened (commitment, or
 // certification and test_shoe for CreateShoeFromOrder; owned_by_table,
-// created_by), cards_burned (cut, player seeds and burn), cut_card_out,
+// created_by), cards_burned (cut, player seeds and burn), top_cards_moved
+// (the old game's move to the bottom: count, announced_by), cut_card_out,
 // shoe_closed (with the reveal for shoes with seeds).
 //
 // # Crash safety

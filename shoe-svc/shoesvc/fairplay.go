@@ -190,6 +190,8 @@ func emit(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, payload any) error {
 		kind, ev.Payload = "cards_burned", p
 	case *eventsv1.ShoeEvent_CutCardOut:
 		kind, ev.Payload = "cut_card_out", p
+	case *eventsv1.ShoeEvent_TopCardsMoved:
+		kind, ev.Payload = "top_cards_moved", p
 	case *eventsv1.ShoeEvent_ShoeClosed:
 		kind, ev.Payload = "shoe_closed", p
 	default:
@@ -248,6 +250,7 @@ func buildReveal(tx *bolt.Tx, shoe *shoev1.Shoe) (*shoev1.ShoeReveal, error) {
 		Commitment: shoe.Commitment, Order: sec.order, CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom,
 		CutBy: shoe.CutBy, BurnMode: shoe.BurnMode, CardsLeft: shoe.CardsRemaining,
 		CutCardFromEnd: shoe.CutCardFromEnd, CloseReason: shoe.CloseReason,
+		MovedToBottom: shoe.MovedToBottom, MovedBy: shoe.MovedBy,
 	}
 	for _, b := range shoe.Burned {
 		rv.Burned = append(rv.Burned, b.Code)

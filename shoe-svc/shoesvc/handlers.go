@@ -40,19 +40,26 @@ var (
 const (
 	defaultDecks      = 6
 	defaultCutFromEnd = 8
-	minCutFromEnd     = 6
-	maxCutFromEnd     = 16
-	defaultBurn       = 3
-	maxOrderCards     = 16 * rules.DeckSize // 832
-	maxRequestIDLen   = 256
-	maxOwnerLen       = 256
-	maxIDLen          = 128 // player, coup ids
-	maxHandLen        = 32
-	maxReasonLen      = 256
-	maxPlayerSeedLen  = fair.MaxPlayerSeed // 256 bytes
-	defaultCutLimit   = 30 * time.Second
-	minCutLimit       = time.Second
-	maxCutLimit       = 10 * time.Minute
+	minCutFromEnd     = 6  // chemin de fer and punto banco
+	maxCutFromEnd     = 16 // all but the old game; certification shoes
+	// A banque or old-game coup deals up to 9 cards (3 hands of 3 cards):
+	// at least 8 must lie behind the cut card.
+	minCutFromEndBig = 8
+	// 17 is the most that keeps the cut card of a 104-card shoe from
+	// coming out before 5/6 of it is out (SHOE-RESHUFFLE: 6*(104-17) >=
+	// 5*104), and lets a 6-player old-game coup (up to 18 cards) finish.
+	maxCutFromEndOld = 17
+	defaultBurn      = 3
+	maxOrderCards    = 16 * rules.DeckSize // 832
+	maxRequestIDLen  = 256
+	maxOwnerLen      = 256
+	maxIDLen         = 128 // player, coup ids
+	maxHandLen       = 32
+	maxReasonLen     = 256
+	maxPlayerSeedLen = fair.MaxPlayerSeed // 256 bytes
+	defaultCutLimit  = 30 * time.Second
+	minCutLimit      = time.Second
+	maxCutLimit      = 10 * time.Minute
 )
 
 var marshal = proto.MarshalOptions{Deterministic: true}
@@ -160,6 +167,25 @@ func deckRule(v shoev1.Variant) (def int32, allowed []int32) {
 	}
 }
 
+// cutRule is the cut_card_from_end house rule of a variant
+// (SHOE-CUT-CARD): the coup that brings the cut card out must be
+// completed with the cards behind it (SHOE-RESHUFFLE), and the cut card
+// must not come out before 5/6 of the shoe is out.
+func cutRule(v shoev1.Variant) (lo, hi int32) {
+	switch v {
+	case shoev1.Variant_VARIANT_BANQUE:
+		// Source: RULES.md BQ-HANDS, SHOE-CUT-CARD (three hands, up to 9 cards a coup)
+		return minCutFromEndBig, maxCutFromEnd
+	case shoev1.Variant_VARIANT_OLD:
+		// Source: RULES.md OLD-DECKS, OLD-DRAW, SHOE-RESHUFFLE (at least 3
+		// players of up to 3 cards; the 5/6 bound of 104 cards)
+		return minCutFromEndBig, maxCutFromEndOld
+	default:
+		// Source: RULES.md SHOE-CUT-CARD (6..16, two hands of up to 3 cards)
+		return minCutFromEnd, maxCutFromEnd
+	}
+}
+
 // normalizeCreate validates the house rules of r and returns a copy with
 // the defaults filled in.
 func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, error) {
@@ -192,14 +218,14 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 	if n.BurnMode == shoev1.BurnMode_BURN_MODE_UNSPECIFIED {
 		n.BurnMode = shoev1.BurnMode_BURN_MODE_COUNT
 	}
-	// Source: RULES.md SHOE-DECKS (chemin de fer and punto banco 6 or 8, banque 3, old game 2)
+	// Source: RULES.md SHOE-DECKS, BQ-DECKS, OLD-DECKS (chemin de fer and punto banco 6 or 8, banque 3, old game 2)
 	if !slices.Contains(allowed, n.Decks) {
 		return nil, houseRule("decks must be %v for %s (0 means %d), got %d", allowed, n.Variant, def, r.Decks)
 	}
-	// Source: RULES.md SHOE-CUT-CARD
-	if n.CutCardFromEnd < minCutFromEnd || n.CutCardFromEnd > maxCutFromEnd {
-		return nil, houseRule("cut_card_from_end must be %d..%d (0 means %d), got %d",
-			minCutFromEnd, maxCutFromEnd, defaultCutFromEnd, r.CutCardFromEnd)
+	// Source: RULES.md SHOE-CUT-CARD (bounds by variant: cutRule)
+	if lo, hi := cutRule(n.Variant); n.CutCardFromEnd < lo || n.CutCardFromEnd > hi {
+		return nil, houseRule("cut_card_from_end must be %d..%d for %s (0 means %d), got %d",
+			lo, hi, n.Variant, defaultCutFromEnd, r.CutCardFromEnd)
 	}
 	// Source: RULES.md SHOE-BURN
 	switch n.BurnMode {

@@ -72,6 +72,9 @@ func Policy() auth.Policy {
 			auth.RoleAuditor, auth.RoleService},
 		shoev1.ShoeService_ListCardFates_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
 			auth.RoleAuditor, auth.RoleService},
+		// The old game's banker's move (OLD-CUT) goes through his table:
+		// the table service only, never public (gateway policy).
+		shoev1.ShoeService_MoveTopCardsToBottom_FullMethodName: {auth.RoleService},
 	}
 }
 
@@ -82,8 +85,8 @@ type Service struct {
 
 	base *app.Base
 	db   *bolt.DB
-	// commit group-commits the writes of DealCard, Cut, CloseShoe and the
-	// cut sweep (see update).
+	// commit group-commits the writes of DealCard, Cut, CloseShoe,
+	// MoveTopCardsToBottom and the cut sweep (see update).
 	commit *store.Committer
 	log    *slog.Logger
 	relay  *outbox.Relay

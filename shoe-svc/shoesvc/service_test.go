@@ -397,12 +397,14 @@ func TestSHOEFace(t *testing.T) {
 	}
 	// commitment is the SHA-256 of a 4096-bit secret seed: it hides the
 	// order; the other new fields are the cut, the seeds' public parts
-	// (client and player seeds), the close, and who made and owns it.
+	// (client and player seeds), the close, and who made and owns it;
+	// the old game's move to the bottom (OLD-CUT) is a count and who
+	// announced it, no card.
 	want := []string{"shoe_id", "state", "decks", "cards_total", "cards_dealt", "cards_remaining",
 		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner", "commitment", "client_seed",
 		"variant", "burn_mode", "cutter_player_id", "cut_deadline", "cut_position", "cut_random", "cut_by",
 		"cut_card_coup_id", "close_time", "close_reason", "certification", "test_shoe", "owned_by_table",
-		"created_by", "player_seeds"}
+		"created_by", "player_seeds", "moved_to_bottom", "moved_by"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Shoe fields %v, reviewed %v", names, want)
 	}

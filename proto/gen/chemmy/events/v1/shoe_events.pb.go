@@ -26,7 +26,7 @@ const (
 // ShoeEvent is one fact about a shoe, published to NATS JetStream after it
 // is durable (outbox). Subject: "chemmy.shoe.<shoe_id>.<kind>", where kind
 // is the snake_case name of the payload field (shoe_opened, cards_burned,
-// cut_card_out, shoe_closed). Each kind happens at most once per shoe; the
+// top_cards_moved, cut_card_out, shoe_closed). Each kind happens at most once per shoe; the
 // event_id "<shoe_id>/<kind>" is the Nats-Msg-Id.
 type ShoeEvent struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -39,6 +39,7 @@ type ShoeEvent struct {
 	//	*ShoeEvent_CardsBurned
 	//	*ShoeEvent_CutCardOut
 	//	*ShoeEvent_ShoeClosed
+	//	*ShoeEvent_TopCardsMoved
 	Payload       isShoeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -138,6 +139,15 @@ func (x *ShoeEvent) GetShoeClosed() *ShoeClosed {
 	return nil
 }
 
+func (x *ShoeEvent) GetTopCardsMoved() *TopCardsMovedToBottom {
+	if x != nil {
+		if x, ok := x.Payload.(*ShoeEvent_TopCardsMoved); ok {
+			return x.TopCardsMoved
+		}
+	}
+	return nil
+}
+
 type isShoeEvent_Payload interface {
 	isShoeEvent_Payload()
 }
@@ -158,6 +168,10 @@ type ShoeEvent_ShoeClosed struct {
 	ShoeClosed *ShoeClosed `protobuf:"bytes,13,opt,name=shoe_closed,json=shoeClosed,proto3,oneof"`
 }
 
+type ShoeEvent_TopCardsMoved struct {
+	TopCardsMoved *TopCardsMovedToBottom `protobuf:"bytes,14,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
+}
+
 func (*ShoeEvent_ShoeOpened) isShoeEvent_Payload() {}
 
 func (*ShoeEvent_CardsBurned) isShoeEvent_Payload() {}
@@ -165,6 +179,8 @@ func (*ShoeEvent_CardsBurned) isShoeEvent_Payload() {}
 func (*ShoeEvent_CutCardOut) isShoeEvent_Payload() {}
 
 func (*ShoeEvent_ShoeClosed) isShoeEvent_Payload() {}
+
+func (*ShoeEvent_TopCardsMoved) isShoeEvent_Payload() {}
 
 // ShoeOpened: a shoe was created: committed to (CreateShoe), or built
 // from a given order (CreateShoeFromOrder: certification, no commitment).
@@ -528,11 +544,79 @@ func (x *ShoeClosed) GetForced() bool {
 	return false
 }
 
+// TopCardsMovedToBottom: after the cut and the burn, before the first
+// deal, the banker announced and made the move of the shoe's next cards
+// to its bottom (the old game, RULES.md OLD-CUT;
+// ShoeService.MoveTopCardsToBottom). Not the table's TopCardsMoved
+// (events.proto), which announces the banker's choice at the table.
+type TopCardsMovedToBottom struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How many cards went to the bottom.
+	Count int32 `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	// The player who announced it (the banker).
+	AnnouncedBy string `protobuf:"bytes,2,opt,name=announced_by,json=announcedBy,proto3" json:"announced_by,omitempty"`
+	// Cards left to deal (unchanged by the move).
+	CardsRemaining int32 `protobuf:"varint,3,opt,name=cards_remaining,json=cardsRemaining,proto3" json:"cards_remaining,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *TopCardsMovedToBottom) Reset() {
+	*x = TopCardsMovedToBottom{}
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopCardsMovedToBottom) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopCardsMovedToBottom) ProtoMessage() {}
+
+func (x *TopCardsMovedToBottom) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopCardsMovedToBottom.ProtoReflect.Descriptor instead.
+func (*TopCardsMovedToBottom) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_shoe_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *TopCardsMovedToBottom) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *TopCardsMovedToBottom) GetAnnouncedBy() string {
+	if x != nil {
+		return x.AnnouncedBy
+	}
+	return ""
+}
+
+func (x *TopCardsMovedToBottom) GetCardsRemaining() int32 {
+	if x != nil {
+		return x.CardsRemaining
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_shoe_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\n" +
-	"\"chemmy/events/v1/shoe_events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\x03\n" +
+	"\"chemmy/events/v1/shoe_events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\x03\n" +
 	"\tShoeEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x129\n" +
@@ -545,7 +629,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\fcut_card_out\x18\f \x01(\v2\x1c.chemmy.events.v1.CutCardOutH\x00R\n" +
 	"cutCardOut\x12?\n" +
 	"\vshoe_closed\x18\r \x01(\v2\x1c.chemmy.events.v1.ShoeClosedH\x00R\n" +
-	"shoeClosedB\t\n" +
+	"shoeClosed\x12Q\n" +
+	"\x0ftop_cards_moved\x18\x0e \x01(\v2'.chemmy.events.v1.TopCardsMovedToBottomH\x00R\rtopCardsMovedB\t\n" +
 	"\apayload\"\xff\x03\n" +
 	"\n" +
 	"ShoeOpened\x12\x1e\n" +
@@ -585,7 +670,11 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"ShoeClosed\x122\n" +
 	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06forced\x18\x03 \x01(\bR\x06forcedB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
+	"\x06forced\x18\x03 \x01(\bR\x06forced\"y\n" +
+	"\x15TopCardsMovedToBottom\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x05R\x05count\x12!\n" +
+	"\fannounced_by\x18\x02 \x01(\tR\vannouncedBy\x12'\n" +
+	"\x0fcards_remaining\x18\x03 \x01(\x05R\x0ecardsRemainingB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_chemmy_events_v1_shoe_events_proto_rawDescOnce sync.Once
@@ -599,35 +688,37 @@ func file_chemmy_events_v1_shoe_events_proto_rawDescGZIP() []byte {
 	return file_chemmy_events_v1_shoe_events_proto_rawDescData
 }
 
-var file_chemmy_events_v1_shoe_events_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_chemmy_events_v1_shoe_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_chemmy_events_v1_shoe_events_proto_goTypes = []any{
 	(*ShoeEvent)(nil),             // 0: chemmy.events.v1.ShoeEvent
 	(*ShoeOpened)(nil),            // 1: chemmy.events.v1.ShoeOpened
 	(*CardsBurned)(nil),           // 2: chemmy.events.v1.CardsBurned
 	(*CutCardOut)(nil),            // 3: chemmy.events.v1.CutCardOut
 	(*ShoeClosed)(nil),            // 4: chemmy.events.v1.ShoeClosed
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(v1.Variant)(0),               // 6: chemmy.shoe.v1.Variant
-	(v1.BurnMode)(0),              // 7: chemmy.shoe.v1.BurnMode
-	(*v1.Card)(nil),               // 8: chemmy.shoe.v1.Card
-	(*v1.ShoeReveal)(nil),         // 9: chemmy.shoe.v1.ShoeReveal
+	(*TopCardsMovedToBottom)(nil), // 5: chemmy.events.v1.TopCardsMovedToBottom
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(v1.Variant)(0),               // 7: chemmy.shoe.v1.Variant
+	(v1.BurnMode)(0),              // 8: chemmy.shoe.v1.BurnMode
+	(*v1.Card)(nil),               // 9: chemmy.shoe.v1.Card
+	(*v1.ShoeReveal)(nil),         // 10: chemmy.shoe.v1.ShoeReveal
 }
 var file_chemmy_events_v1_shoe_events_proto_depIdxs = []int32{
-	5,  // 0: chemmy.events.v1.ShoeEvent.occur_time:type_name -> google.protobuf.Timestamp
+	6,  // 0: chemmy.events.v1.ShoeEvent.occur_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: chemmy.events.v1.ShoeEvent.shoe_opened:type_name -> chemmy.events.v1.ShoeOpened
 	2,  // 2: chemmy.events.v1.ShoeEvent.cards_burned:type_name -> chemmy.events.v1.CardsBurned
 	3,  // 3: chemmy.events.v1.ShoeEvent.cut_card_out:type_name -> chemmy.events.v1.CutCardOut
 	4,  // 4: chemmy.events.v1.ShoeEvent.shoe_closed:type_name -> chemmy.events.v1.ShoeClosed
-	6,  // 5: chemmy.events.v1.ShoeOpened.variant:type_name -> chemmy.shoe.v1.Variant
-	7,  // 6: chemmy.events.v1.ShoeOpened.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	5,  // 7: chemmy.events.v1.ShoeOpened.cut_deadline:type_name -> google.protobuf.Timestamp
-	8,  // 8: chemmy.events.v1.CardsBurned.burned:type_name -> chemmy.shoe.v1.Card
-	9,  // 9: chemmy.events.v1.ShoeClosed.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	5,  // 5: chemmy.events.v1.ShoeEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMovedToBottom
+	7,  // 6: chemmy.events.v1.ShoeOpened.variant:type_name -> chemmy.shoe.v1.Variant
+	8,  // 7: chemmy.events.v1.ShoeOpened.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	6,  // 8: chemmy.events.v1.ShoeOpened.cut_deadline:type_name -> google.protobuf.Timestamp
+	9,  // 9: chemmy.events.v1.CardsBurned.burned:type_name -> chemmy.shoe.v1.Card
+	10, // 10: chemmy.events.v1.ShoeClosed.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_shoe_events_proto_init() }
@@ -640,6 +731,7 @@ func file_chemmy_events_v1_shoe_events_proto_init() {
 		(*ShoeEvent_CardsBurned)(nil),
 		(*ShoeEvent_CutCardOut)(nil),
 		(*ShoeEvent_ShoeClosed)(nil),
+		(*ShoeEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -647,7 +739,7 @@ func file_chemmy_events_v1_shoe_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_shoe_events_proto_rawDesc), len(file_chemmy_events_v1_shoe_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

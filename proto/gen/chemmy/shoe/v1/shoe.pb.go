@@ -31,7 +31,9 @@ const (
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
 	// A field is missing or out of range; the message names it.
 	ErrorReason_ERROR_REASON_INVALID_ARGUMENT ErrorReason = 1
-	// A house rule is outside its range (decks 6 or 8; cut_card_from_end 6..16; burn 3 or 4).
+	// A house rule is outside its range (decks by variant: 6 or 8, banque 3,
+	// old game 2; cut_card_from_end 6..16, banque 8..16, old game 8..17;
+	// burn 3 or 4).
 	ErrorReason_ERROR_REASON_INVALID_HOUSE_RULE ErrorReason = 2
 	// A card code is not of the form rank+suit ("9H", "TD", "AS").
 	ErrorReason_ERROR_REASON_INVALID_CARD ErrorReason = 3
@@ -81,6 +83,15 @@ const (
 	// full decks (each of the 52 cards exactly that many times); the message
 	// names the first card that is off. INVALID_ARGUMENT.
 	ErrorReason_ERROR_REASON_NOT_FULL_DECKS ErrorReason = 22
+	// MoveTopCardsToBottom on a shoe that is not the old game's
+	// (VARIANT_OLD) nor a certification shoe. FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_MOVE_NOT_ALLOWED ErrorReason = 23
+	// MoveTopCardsToBottom after the shoe's first card was dealt (OLD-CUT:
+	// after the cut, before the deal). FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_DEAL_STARTED ErrorReason = 24
+	// MoveTopCardsToBottom a second time on a shoe (one move per shoe).
+	// FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_TOP_CARDS_ALREADY_MOVED ErrorReason = 25
 )
 
 // Enum value maps for ErrorReason.
@@ -109,31 +120,37 @@ var (
 		20: "ERROR_REASON_PEER_NOT_ALLOWED",
 		21: "ERROR_REASON_SHOE_OWNED_BY_TABLE",
 		22: "ERROR_REASON_NOT_FULL_DECKS",
+		23: "ERROR_REASON_MOVE_NOT_ALLOWED",
+		24: "ERROR_REASON_DEAL_STARTED",
+		25: "ERROR_REASON_TOP_CARDS_ALREADY_MOVED",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":         0,
-		"ERROR_REASON_INVALID_ARGUMENT":    1,
-		"ERROR_REASON_INVALID_HOUSE_RULE":  2,
-		"ERROR_REASON_INVALID_CARD":        3,
-		"ERROR_REASON_SHOE_NOT_FOUND":      4,
-		"ERROR_REASON_SHOE_EXHAUSTED":      5,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":    6,
-		"ERROR_REASON_UNAUTHENTICATED":     7,
-		"ERROR_REASON_REQUEST_ID_REUSED":   8,
-		"ERROR_REASON_SHOE_NOT_CUT":        9,
-		"ERROR_REASON_ALREADY_CUT":         10,
-		"ERROR_REASON_CUT_TIME_EXPIRED":    11,
-		"ERROR_REASON_NOT_THE_CUTTER":      12,
-		"ERROR_REASON_RESHUFFLE_TOO_EARLY": 13,
-		"ERROR_REASON_SHOE_NOT_CLOSED":     14,
-		"ERROR_REASON_SHOE_CLOSED":         15,
-		"ERROR_REASON_CUT_CARD_OUT":        16,
-		"ERROR_REASON_NOT_PROVABLY_FAIR":   17,
-		"ERROR_REASON_ASSERTION_INVALID":   18,
-		"ERROR_REASON_ASSERTION_EXPIRED":   19,
-		"ERROR_REASON_PEER_NOT_ALLOWED":    20,
-		"ERROR_REASON_SHOE_OWNED_BY_TABLE": 21,
-		"ERROR_REASON_NOT_FULL_DECKS":      22,
+		"ERROR_REASON_UNSPECIFIED":             0,
+		"ERROR_REASON_INVALID_ARGUMENT":        1,
+		"ERROR_REASON_INVALID_HOUSE_RULE":      2,
+		"ERROR_REASON_INVALID_CARD":            3,
+		"ERROR_REASON_SHOE_NOT_FOUND":          4,
+		"ERROR_REASON_SHOE_EXHAUSTED":          5,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":        6,
+		"ERROR_REASON_UNAUTHENTICATED":         7,
+		"ERROR_REASON_REQUEST_ID_REUSED":       8,
+		"ERROR_REASON_SHOE_NOT_CUT":            9,
+		"ERROR_REASON_ALREADY_CUT":             10,
+		"ERROR_REASON_CUT_TIME_EXPIRED":        11,
+		"ERROR_REASON_NOT_THE_CUTTER":          12,
+		"ERROR_REASON_RESHUFFLE_TOO_EARLY":     13,
+		"ERROR_REASON_SHOE_NOT_CLOSED":         14,
+		"ERROR_REASON_SHOE_CLOSED":             15,
+		"ERROR_REASON_CUT_CARD_OUT":            16,
+		"ERROR_REASON_NOT_PROVABLY_FAIR":       17,
+		"ERROR_REASON_ASSERTION_INVALID":       18,
+		"ERROR_REASON_ASSERTION_EXPIRED":       19,
+		"ERROR_REASON_PEER_NOT_ALLOWED":        20,
+		"ERROR_REASON_SHOE_OWNED_BY_TABLE":     21,
+		"ERROR_REASON_NOT_FULL_DECKS":          22,
+		"ERROR_REASON_MOVE_NOT_ALLOWED":        23,
+		"ERROR_REASON_DEAL_STARTED":            24,
+		"ERROR_REASON_TOP_CARDS_ALREADY_MOVED": 25,
 	}
 )
 
@@ -175,9 +192,19 @@ const (
 	Variant_VARIANT_CHEMIN_DE_FER Variant = 1
 	// 6 or 8 decks, 0 means 6.
 	Variant_VARIANT_PUNTO_BANCO Variant = 2
-	// Baccarat banque: 3 decks, 0 means 3.
+	// Baccarat banque: 3 decks, 0 means 3 (BQ-DECKS). cut_card_from_end
+	// 8..16: a banque coup deals up to 9 cards (three hands of three), so
+	// at least 8 cards must lie behind the cut card for the coup that
+	// brings it out to be completed.
 	Variant_VARIANT_BANQUE Variant = 3
-	// The old game: 2 decks, 0 means 2.
+	// The old game: 2 decks, 0 means 2 (OLD-DECKS). cut_card_from_end
+	// 8..17: a coup of p players (banker included, at least 3) deals up to
+	// 3p cards, so the coup that brings the cut card out can be completed
+	// when cut_card_from_end >= 3p-1 (8 for 3 players, 17 for 6); 17 is the
+	// most SHOE-RESHUFFLE allows for 104 cards (the cut card must not come
+	// out before 5/6 of the shoe). A table with more players checks
+	// cards_remaining before each coup. The banker may move top cards to
+	// the bottom after the cut (MoveTopCardsToBottom, OLD-CUT).
 	Variant_VARIANT_OLD Variant = 4
 )
 
@@ -679,7 +706,12 @@ type Shoe struct {
 	// order given: the cutter's seed from Cut. Set at the cut; empty for a
 	// shoe cut at random or by a cutter who gave no seed (no player
 	// entropy), and for certification shoes.
-	PlayerSeeds   []string `protobuf:"bytes,28,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	PlayerSeeds []string `protobuf:"bytes,28,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	// The number of top cards the banker moved to the bottom after the cut
+	// and the burn (MoveTopCardsToBottom, OLD-CUT); 0: no move.
+	MovedToBottom int32 `protobuf:"varint,29,opt,name=moved_to_bottom,json=movedToBottom,proto3" json:"moved_to_bottom,omitempty"`
+	// Who announced the move (the banker's player id); empty: no move.
+	MovedBy       string `protobuf:"bytes,30,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -910,14 +942,32 @@ func (x *Shoe) GetPlayerSeeds() []string {
 	return nil
 }
 
+func (x *Shoe) GetMovedToBottom() int32 {
+	if x != nil {
+		return x.MovedToBottom
+	}
+	return 0
+}
+
+func (x *Shoe) GetMovedBy() string {
+	if x != nil {
+		return x.MovedBy
+	}
+	return ""
+}
+
 // CreateShoeRequest asks for a freshly shuffled shoe.
 type CreateShoeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Idempotency key (AIP-155); required.
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// 6 or 8 (SHOE-DECKS); 0 means 6.
+	// Number of 52-card decks, by variant (SHOE-DECKS, BQ-DECKS,
+	// OLD-DECKS): chemin de fer and punto banco 6 or 8 (0 means 6), banque
+	// 3 (0 means 3), the old game 2 (0 means 2). Another count is
+	// INVALID_HOUSE_RULE: a 2- or 3-deck shoe needs variant OLD or BANQUE.
 	Decks int32 `protobuf:"varint,2,opt,name=decks,proto3" json:"decks,omitempty"`
-	// 6..16 (SHOE-CUT-CARD); 0 means 8.
+	// Cards behind the cut card (SHOE-CUT-CARD); 0 means 8. Chemin de fer
+	// and punto banco 6..16, banque 8..16, the old game 8..17 (see Variant).
 	CutCardFromEnd int32 `protobuf:"varint,3,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
 	// Cards burned after loading, 3 or 4 (SHOE-BURN); 0 means 3.
 	Burn int32 `protobuf:"varint,4,opt,name=burn,proto3" json:"burn,omitempty"`
@@ -1830,7 +1880,13 @@ type ShoeReveal struct {
 	// The player seeds mixed into the shuffle, in order (Shoe.player_seeds).
 	// Empty: the shoe had no player entropy (cut at random, or no seed
 	// given), and its order was fixed by the server when it opened.
-	PlayerSeeds   []string `protobuf:"bytes,16,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	PlayerSeeds []string `protobuf:"bytes,16,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	// Top cards moved to the bottom after the burn (OLD-CUT,
+	// MoveTopCardsToBottom); 0: none. The dealing order is the cut order
+	// after the burned cards, rotated left by this count.
+	MovedToBottom int32 `protobuf:"varint,17,opt,name=moved_to_bottom,json=movedToBottom,proto3" json:"moved_to_bottom,omitempty"`
+	// Who announced the move (Shoe.moved_by).
+	MovedBy       string `protobuf:"bytes,18,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1977,6 +2033,20 @@ func (x *ShoeReveal) GetPlayerSeeds() []string {
 	return nil
 }
 
+func (x *ShoeReveal) GetMovedToBottom() int32 {
+	if x != nil {
+		return x.MovedToBottom
+	}
+	return 0
+}
+
+func (x *ShoeReveal) GetMovedBy() string {
+	if x != nil {
+		return x.MovedBy
+	}
+	return ""
+}
+
 // ListCardFatesRequest names a shoe or a coup (exactly one).
 type ListCardFatesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2081,7 +2151,8 @@ type CardFate struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	// 0-based position in the shoe as loaded after the cut (burned cards
-	// first).
+	// first), and after the banker's move of top cards to the bottom
+	// (OLD-CUT) if any: burned cards, then the dealing order.
 	LoadPosition int32 `protobuf:"varint,2,opt,name=load_position,json=loadPosition,proto3" json:"load_position,omitempty"`
 	Card         *Card `protobuf:"bytes,3,opt,name=card,proto3" json:"card,omitempty"`
 	Fate         Fate  `protobuf:"varint,4,opt,name=fate,proto3,enum=chemmy.shoe.v1.Fate" json:"fate,omitempty"`
@@ -2190,6 +2261,128 @@ func (x *CardFate) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// MoveTopCardsToBottomRequest moves the shoe's next cards to its bottom
+// (OLD-CUT).
+type MoveTopCardsToBottomRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Idempotency key; required; up to 256 bytes. The table uses e.g.
+	// "table/<id>/shoe/<n>/move".
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// How many of the next cards go to the bottom: 1..cards_remaining-1
+	// (moving none or all would change nothing).
+	Count int32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// The player who announced the move: the banker (OLD-CUT "if he
+	// announces it"); required, up to 128 bytes. Recorded in the shoe, the
+	// event and the reveal.
+	AnnouncedBy   string `protobuf:"bytes,4,opt,name=announced_by,json=announcedBy,proto3" json:"announced_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTopCardsToBottomRequest) Reset() {
+	*x = MoveTopCardsToBottomRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTopCardsToBottomRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTopCardsToBottomRequest) ProtoMessage() {}
+
+func (x *MoveTopCardsToBottomRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTopCardsToBottomRequest.ProtoReflect.Descriptor instead.
+func (*MoveTopCardsToBottomRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *MoveTopCardsToBottomRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *MoveTopCardsToBottomRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *MoveTopCardsToBottomRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *MoveTopCardsToBottomRequest) GetAnnouncedBy() string {
+	if x != nil {
+		return x.AnnouncedBy
+	}
+	return ""
+}
+
+// MoveTopCardsToBottomResponse holds the shoe after the move.
+type MoveTopCardsToBottomResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shoe          *Shoe                  `protobuf:"bytes,1,opt,name=shoe,proto3" json:"shoe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTopCardsToBottomResponse) Reset() {
+	*x = MoveTopCardsToBottomResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTopCardsToBottomResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTopCardsToBottomResponse) ProtoMessage() {}
+
+func (x *MoveTopCardsToBottomResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTopCardsToBottomResponse.ProtoReflect.Descriptor instead.
+func (*MoveTopCardsToBottomResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *MoveTopCardsToBottomResponse) GetShoe() *Shoe {
+	if x != nil {
+		return x.Shoe
+	}
+	return nil
+}
+
 var File_chemmy_shoe_v1_shoe_proto protoreflect.FileDescriptor
 
 const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
@@ -2199,7 +2392,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
-	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xbe\b\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\x81\t\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.chemmy.shoe.v1.ShoeStateR\x05state\x12\x14\n" +
@@ -2239,7 +2432,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x0eowned_by_table\x18\x1a \x01(\bR\fownedByTable\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\x1b \x01(\tR\tcreatedBy\x12!\n" +
-	"\fplayer_seeds\x18\x1c \x03(\tR\vplayerSeeds\"\x93\x03\n" +
+	"\fplayer_seeds\x18\x1c \x03(\tR\vplayerSeeds\x12&\n" +
+	"\x0fmoved_to_bottom\x18\x1d \x01(\x05R\rmovedToBottom\x12\x19\n" +
+	"\bmoved_by\x18\x1e \x01(\tR\amovedBy\"\x93\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2303,7 +2498,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x14GetShoeRevealRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"K\n" +
 	"\x15GetShoeRevealResponse\x122\n" +
-	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\x81\x04\n" +
+	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xc4\x04\n" +
 	"\n" +
 	"ShoeReveal\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x14\n" +
@@ -2328,7 +2523,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"cards_left\x18\r \x01(\x05R\tcardsLeft\x12)\n" +
 	"\x11cut_card_from_end\x18\x0e \x01(\x05R\x0ecutCardFromEnd\x12!\n" +
 	"\fclose_reason\x18\x0f \x01(\tR\vcloseReason\x12!\n" +
-	"\fplayer_seeds\x18\x10 \x03(\tR\vplayerSeeds\"H\n" +
+	"\fplayer_seeds\x18\x10 \x03(\tR\vplayerSeeds\x12&\n" +
+	"\x0fmoved_to_bottom\x18\x11 \x01(\x05R\rmovedToBottom\x12\x19\n" +
+	"\bmoved_by\x18\x12 \x01(\tR\amovedBy\"H\n" +
 	"\x14ListCardFatesRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x17\n" +
 	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"G\n" +
@@ -2344,7 +2541,15 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04hand\x18\a \x01(\tR\x04hand\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\b \x01(\tR\trequestId\x12.\n" +
-	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time*\x99\x06\n" +
+	"\x04time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\x8e\x01\n" +
+	"\x1bMoveTopCardsToBottomRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
+	"\fannounced_by\x18\x04 \x01(\tR\vannouncedBy\"H\n" +
+	"\x1cMoveTopCardsToBottomResponse\x12(\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\x85\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2369,7 +2574,10 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x13\x12!\n" +
 	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x14\x12$\n" +
 	" ERROR_REASON_SHOE_OWNED_BY_TABLE\x10\x15\x12\x1f\n" +
-	"\x1bERROR_REASON_NOT_FULL_DECKS\x10\x16*{\n" +
+	"\x1bERROR_REASON_NOT_FULL_DECKS\x10\x16\x12!\n" +
+	"\x1dERROR_REASON_MOVE_NOT_ALLOWED\x10\x17\x12\x1d\n" +
+	"\x19ERROR_REASON_DEAL_STARTED\x10\x18\x12(\n" +
+	"$ERROR_REASON_TOP_CARDS_ALREADY_MOVED\x10\x19*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
@@ -2417,7 +2625,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
 	"\n" +
 	"FATE_DEALT\x10\x02\x12\r\n" +
-	"\tFATE_LEFT\x10\x032\xbb\x05\n" +
+	"\tFATE_LEFT\x10\x032\xae\x06\n" +
 	"\vShoeService\x12S\n" +
 	"\n" +
 	"CreateShoe\x12!.chemmy.shoe.v1.CreateShoeRequest\x1a\".chemmy.shoe.v1.CreateShoeResponse\x12n\n" +
@@ -2427,7 +2635,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x03Cut\x12\x1a.chemmy.shoe.v1.CutRequest\x1a\x1b.chemmy.shoe.v1.CutResponse\x12P\n" +
 	"\tCloseShoe\x12 .chemmy.shoe.v1.CloseShoeRequest\x1a!.chemmy.shoe.v1.CloseShoeResponse\x12\\\n" +
 	"\rGetShoeReveal\x12$.chemmy.shoe.v1.GetShoeRevealRequest\x1a%.chemmy.shoe.v1.GetShoeRevealResponse\x12\\\n" +
-	"\rListCardFates\x12$.chemmy.shoe.v1.ListCardFatesRequest\x1a%.chemmy.shoe.v1.ListCardFatesResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
+	"\rListCardFates\x12$.chemmy.shoe.v1.ListCardFatesRequest\x1a%.chemmy.shoe.v1.ListCardFatesResponse\x12q\n" +
+	"\x14MoveTopCardsToBottom\x12+.chemmy.shoe.v1.MoveTopCardsToBottomRequest\x1a,.chemmy.shoe.v1.MoveTopCardsToBottomResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
 
 var (
 	file_chemmy_shoe_v1_shoe_proto_rawDescOnce sync.Once
@@ -2442,51 +2651,53 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
-	(ErrorReason)(0),                    // 0: chemmy.shoe.v1.ErrorReason
-	(Variant)(0),                        // 1: chemmy.shoe.v1.Variant
-	(BurnMode)(0),                       // 2: chemmy.shoe.v1.BurnMode
-	(Rank)(0),                           // 3: chemmy.shoe.v1.Rank
-	(Suit)(0),                           // 4: chemmy.shoe.v1.Suit
-	(ShoeState)(0),                      // 5: chemmy.shoe.v1.ShoeState
-	(Fate)(0),                           // 6: chemmy.shoe.v1.Fate
-	(*Card)(nil),                        // 7: chemmy.shoe.v1.Card
-	(*Shoe)(nil),                        // 8: chemmy.shoe.v1.Shoe
-	(*CreateShoeRequest)(nil),           // 9: chemmy.shoe.v1.CreateShoeRequest
-	(*CreateShoeResponse)(nil),          // 10: chemmy.shoe.v1.CreateShoeResponse
-	(*CreateShoeFromOrderRequest)(nil),  // 11: chemmy.shoe.v1.CreateShoeFromOrderRequest
-	(*CreateShoeFromOrderResponse)(nil), // 12: chemmy.shoe.v1.CreateShoeFromOrderResponse
-	(*GetShoeRequest)(nil),              // 13: chemmy.shoe.v1.GetShoeRequest
-	(*GetShoeResponse)(nil),             // 14: chemmy.shoe.v1.GetShoeResponse
-	(*DealCardRequest)(nil),             // 15: chemmy.shoe.v1.DealCardRequest
-	(*DealCardResponse)(nil),            // 16: chemmy.shoe.v1.DealCardResponse
-	(*CutRequest)(nil),                  // 17: chemmy.shoe.v1.CutRequest
-	(*CutResponse)(nil),                 // 18: chemmy.shoe.v1.CutResponse
-	(*CloseShoeRequest)(nil),            // 19: chemmy.shoe.v1.CloseShoeRequest
-	(*CloseShoeResponse)(nil),           // 20: chemmy.shoe.v1.CloseShoeResponse
-	(*GetShoeRevealRequest)(nil),        // 21: chemmy.shoe.v1.GetShoeRevealRequest
-	(*GetShoeRevealResponse)(nil),       // 22: chemmy.shoe.v1.GetShoeRevealResponse
-	(*ShoeReveal)(nil),                  // 23: chemmy.shoe.v1.ShoeReveal
-	(*ListCardFatesRequest)(nil),        // 24: chemmy.shoe.v1.ListCardFatesRequest
-	(*ListCardFatesResponse)(nil),       // 25: chemmy.shoe.v1.ListCardFatesResponse
-	(*CardFate)(nil),                    // 26: chemmy.shoe.v1.CardFate
-	(*timestamppb.Timestamp)(nil),       // 27: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),         // 28: google.protobuf.Duration
+	(ErrorReason)(0),                     // 0: chemmy.shoe.v1.ErrorReason
+	(Variant)(0),                         // 1: chemmy.shoe.v1.Variant
+	(BurnMode)(0),                        // 2: chemmy.shoe.v1.BurnMode
+	(Rank)(0),                            // 3: chemmy.shoe.v1.Rank
+	(Suit)(0),                            // 4: chemmy.shoe.v1.Suit
+	(ShoeState)(0),                       // 5: chemmy.shoe.v1.ShoeState
+	(Fate)(0),                            // 6: chemmy.shoe.v1.Fate
+	(*Card)(nil),                         // 7: chemmy.shoe.v1.Card
+	(*Shoe)(nil),                         // 8: chemmy.shoe.v1.Shoe
+	(*CreateShoeRequest)(nil),            // 9: chemmy.shoe.v1.CreateShoeRequest
+	(*CreateShoeResponse)(nil),           // 10: chemmy.shoe.v1.CreateShoeResponse
+	(*CreateShoeFromOrderRequest)(nil),   // 11: chemmy.shoe.v1.CreateShoeFromOrderRequest
+	(*CreateShoeFromOrderResponse)(nil),  // 12: chemmy.shoe.v1.CreateShoeFromOrderResponse
+	(*GetShoeRequest)(nil),               // 13: chemmy.shoe.v1.GetShoeRequest
+	(*GetShoeResponse)(nil),              // 14: chemmy.shoe.v1.GetShoeResponse
+	(*DealCardRequest)(nil),              // 15: chemmy.shoe.v1.DealCardRequest
+	(*DealCardResponse)(nil),             // 16: chemmy.shoe.v1.DealCardResponse
+	(*CutRequest)(nil),                   // 17: chemmy.shoe.v1.CutRequest
+	(*CutResponse)(nil),                  // 18: chemmy.shoe.v1.CutResponse
+	(*CloseShoeRequest)(nil),             // 19: chemmy.shoe.v1.CloseShoeRequest
+	(*CloseShoeResponse)(nil),            // 20: chemmy.shoe.v1.CloseShoeResponse
+	(*GetShoeRevealRequest)(nil),         // 21: chemmy.shoe.v1.GetShoeRevealRequest
+	(*GetShoeRevealResponse)(nil),        // 22: chemmy.shoe.v1.GetShoeRevealResponse
+	(*ShoeReveal)(nil),                   // 23: chemmy.shoe.v1.ShoeReveal
+	(*ListCardFatesRequest)(nil),         // 24: chemmy.shoe.v1.ListCardFatesRequest
+	(*ListCardFatesResponse)(nil),        // 25: chemmy.shoe.v1.ListCardFatesResponse
+	(*CardFate)(nil),                     // 26: chemmy.shoe.v1.CardFate
+	(*MoveTopCardsToBottomRequest)(nil),  // 27: chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	(*MoveTopCardsToBottomResponse)(nil), // 28: chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	(*timestamppb.Timestamp)(nil),        // 29: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 30: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
 	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
 	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
 	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	27, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	29, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	27, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
-	27, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	29, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	29, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
 	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	28, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	30, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
 	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
@@ -2498,28 +2709,31 @@ var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	26, // 20: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
 	7,  // 21: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
 	6,  // 22: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
-	27, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
-	9,  // 24: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	11, // 25: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	13, // 26: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	15, // 27: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	17, // 28: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
-	19, // 29: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
-	21, // 30: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
-	24, // 31: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
-	10, // 32: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	12, // 33: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	14, // 34: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	16, // 35: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	18, // 36: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
-	20, // 37: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
-	22, // 38: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
-	25, // 39: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	29, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	8,  // 24: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 25: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	11, // 26: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	13, // 27: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	15, // 28: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	17, // 29: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	19, // 30: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	21, // 31: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	24, // 32: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	27, // 33: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	10, // 34: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	12, // 35: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	14, // 36: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	16, // 37: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	18, // 38: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	20, // 39: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	22, // 40: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	25, // 41: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	28, // 42: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	34, // [34:43] is the sub-list for method output_type
+	25, // [25:34] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -2533,7 +2747,7 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,14 +19,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	ShoeService_CreateShoe_FullMethodName          = "/chemmy.shoe.v1.ShoeService/CreateShoe"
-	ShoeService_CreateShoeFromOrder_FullMethodName = "/chemmy.shoe.v1.ShoeService/CreateShoeFromOrder"
-	ShoeService_GetShoe_FullMethodName             = "/chemmy.shoe.v1.ShoeService/GetShoe"
-	ShoeService_DealCard_FullMethodName            = "/chemmy.shoe.v1.ShoeService/DealCard"
-	ShoeService_Cut_FullMethodName                 = "/chemmy.shoe.v1.ShoeService/Cut"
-	ShoeService_CloseShoe_FullMethodName           = "/chemmy.shoe.v1.ShoeService/CloseShoe"
-	ShoeService_GetShoeReveal_FullMethodName       = "/chemmy.shoe.v1.ShoeService/GetShoeReveal"
-	ShoeService_ListCardFates_FullMethodName       = "/chemmy.shoe.v1.ShoeService/ListCardFates"
+	ShoeService_CreateShoe_FullMethodName           = "/chemmy.shoe.v1.ShoeService/CreateShoe"
+	ShoeService_CreateShoeFromOrder_FullMethodName  = "/chemmy.shoe.v1.ShoeService/CreateShoeFromOrder"
+	ShoeService_GetShoe_FullMethodName              = "/chemmy.shoe.v1.ShoeService/GetShoe"
+	ShoeService_DealCard_FullMethodName             = "/chemmy.shoe.v1.ShoeService/DealCard"
+	ShoeService_Cut_FullMethodName                  = "/chemmy.shoe.v1.ShoeService/Cut"
+	ShoeService_CloseShoe_FullMethodName            = "/chemmy.shoe.v1.ShoeService/CloseShoe"
+	ShoeService_GetShoeReveal_FullMethodName        = "/chemmy.shoe.v1.ShoeService/GetShoeReveal"
+	ShoeService_ListCardFates_FullMethodName        = "/chemmy.shoe.v1.ShoeService/ListCardFates"
+	ShoeService_MoveTopCardsToBottom_FullMethodName = "/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom"
 )
 
 // ShoeServiceClient is the client API for ShoeService service.
@@ -40,8 +41,9 @@ const (
 // signed assertion): CreateShoe, DealCard and CloseShoe are for the table
 // service, croupiers and operators; CreateShoeFromOrder is for operators
 // and the table service; Cut is for the named cutting player (himself),
-// croupiers, operators and the table service; GetShoe, GetShoeReveal and
-// ListCardFates are open to every authenticated caller. The order of an
+// croupiers, operators and the table service; MoveTopCardsToBottom is for
+// the table service only (not public through the gateway); GetShoe,
+// GetShoeReveal and ListCardFates are open to every authenticated caller. The order of an
 // open shoe is never returned, to anybody.
 //
 // Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
@@ -79,7 +81,11 @@ const (
 // out) and a cut with an empty seed get no player seed: the order follows
 // from (a) and (b) alone, fixed when the shoe opens, and such a shoe
 // protects nobody from whoever runs this service; its reveal says so
-// (player_seeds empty). Once the shoe is closed GetShoeReveal returns the
+// (player_seeds empty). In the old game (VARIANT_OLD) the banker may then
+// move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
+// a rotation of the dealing order by a count he announces, recorded in
+// the shoe (Shoe.moved_to_bottom) and in the reveal
+// (ShoeReveal.moved_to_bottom), so the recomputation includes it. Once the shoe is closed GetShoeReveal returns the
 // seeds and the order, and anybody can recompute and check them (`chemmy
 // verify`). Byte layouts:
 //
@@ -99,13 +105,18 @@ const (
 // with suits clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 ..
 // king 13): for i = n-1 down to 1, j = the next ceil(log2(i+1)) bits as
 // an integer, read again while j > i, swap cards i and j. A random cut is
-// drawn the same way from the bits that follow, in 0..n-1.
+// drawn the same way from the bits that follow, in 0..n-1. The cut
+// rotates the shuffled order so that the card at cut_position comes
+// first; the burned cards are the first cards after the cut; a move of k
+// top cards (OLD-CUT) then rotates the cards after the burn so that the
+// k first come last: the dealing order.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
 type ShoeServiceClient interface {
-	// CreateShoe builds a shoe of `decks` decks and commits to its server
-	// seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
+	// CreateShoe builds a shoe of `decks` decks (by variant, SHOE-DECKS,
+	// BQ-DECKS, OLD-DECKS: chemin de fer and punto banco 6 or 8, banque 3,
+	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
 	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
 	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
 	// one it waits for his Cut. Created by the table service with an owner,
@@ -166,6 +177,28 @@ type ShoeServiceClient interface {
 	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
 	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(ctx context.Context, in *ListCardFatesRequest, opts ...grpc.CallOption) (*ListCardFatesResponse, error)
+	// MoveTopCardsToBottom is the old game's move after the cut (RULES.md
+	// OLD-CUT: "the banker may then move some top cards to the bottom if he
+	// announces it"): the next `count` cards to be dealt go, in their order,
+	// to the bottom of the shoe, behind the others; the cut card stays
+	// cut_card_from_end cards from the end. Allowed once per shoe, after the
+	// cut and the burn and before the shoe's first card is dealt (the text:
+	// after the cut, before the deal; not between coups), on a shoe of
+	// VARIANT_OLD or a certification shoe (whose order is given anyway).
+	// Table service only (role service, subject "table-svc"); the table
+	// calls it when its banker announces the move. The move is part of the
+	// shoe's verifiable order: Shoe.moved_to_bottom and moved_by, the
+	// top_cards_moved event, and ShoeReveal.moved_to_bottom, which the
+	// verifier (`chemmy verify`) applies after the burn. A shoe still
+	// waiting for a cutter whose time ran out is first cut at random.
+	// Idempotent by request_id (per shoe).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (count outside
+	// 1..cards_remaining-1, announced_by missing); NOT_FOUND SHOE_NOT_FOUND;
+	// FAILED_PRECONDITION SHOE_NOT_CUT, SHOE_CLOSED, MOVE_NOT_ALLOWED (not
+	// the old game), DEAL_STARTED (a card was dealt), TOP_CARDS_ALREADY_MOVED;
+	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
+	// table service), ROLE_NOT_ALLOWED; ALREADY_EXISTS REQUEST_ID_REUSED.
+	MoveTopCardsToBottom(ctx context.Context, in *MoveTopCardsToBottomRequest, opts ...grpc.CallOption) (*MoveTopCardsToBottomResponse, error)
 }
 
 type shoeServiceClient struct {
@@ -256,6 +289,16 @@ func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFates
 	return out, nil
 }
 
+func (c *shoeServiceClient) MoveTopCardsToBottom(ctx context.Context, in *MoveTopCardsToBottomRequest, opts ...grpc.CallOption) (*MoveTopCardsToBottomResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveTopCardsToBottomResponse)
+	err := c.cc.Invoke(ctx, ShoeService_MoveTopCardsToBottom_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ShoeServiceServer is the server API for ShoeService service.
 // All implementations must embed UnimplementedShoeServiceServer
 // for forward compatibility.
@@ -267,8 +310,9 @@ func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFates
 // signed assertion): CreateShoe, DealCard and CloseShoe are for the table
 // service, croupiers and operators; CreateShoeFromOrder is for operators
 // and the table service; Cut is for the named cutting player (himself),
-// croupiers, operators and the table service; GetShoe, GetShoeReveal and
-// ListCardFates are open to every authenticated caller. The order of an
+// croupiers, operators and the table service; MoveTopCardsToBottom is for
+// the table service only (not public through the gateway); GetShoe,
+// GetShoeReveal and ListCardFates are open to every authenticated caller. The order of an
 // open shoe is never returned, to anybody.
 //
 // Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
@@ -306,7 +350,11 @@ func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFates
 // out) and a cut with an empty seed get no player seed: the order follows
 // from (a) and (b) alone, fixed when the shoe opens, and such a shoe
 // protects nobody from whoever runs this service; its reveal says so
-// (player_seeds empty). Once the shoe is closed GetShoeReveal returns the
+// (player_seeds empty). In the old game (VARIANT_OLD) the banker may then
+// move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
+// a rotation of the dealing order by a count he announces, recorded in
+// the shoe (Shoe.moved_to_bottom) and in the reveal
+// (ShoeReveal.moved_to_bottom), so the recomputation includes it. Once the shoe is closed GetShoeReveal returns the
 // seeds and the order, and anybody can recompute and check them (`chemmy
 // verify`). Byte layouts:
 //
@@ -326,13 +374,18 @@ func (c *shoeServiceClient) ListCardFates(ctx context.Context, in *ListCardFates
 // with suits clubs 0, diamonds 1, hearts 2, spades 3 and ranks ace 1 ..
 // king 13): for i = n-1 down to 1, j = the next ceil(log2(i+1)) bits as
 // an integer, read again while j > i, swap cards i and j. A random cut is
-// drawn the same way from the bits that follow, in 0..n-1.
+// drawn the same way from the bits that follow, in 0..n-1. The cut
+// rotates the shuffled order so that the card at cut_position comes
+// first; the burned cards are the first cards after the cut; a move of k
+// top cards (OLD-CUT) then rotates the cards after the burn so that the
+// k first come last: the dealing order.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "shoe.chemmy" and a reason
 // from ErrorReason without its "ERROR_REASON_" prefix.
 type ShoeServiceServer interface {
-	// CreateShoe builds a shoe of `decks` decks and commits to its server
-	// seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
+	// CreateShoe builds a shoe of `decks` decks (by variant, SHOE-DECKS,
+	// BQ-DECKS, OLD-DECKS: chemin de fer and punto banco 6 or 8, banque 3,
+	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
 	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
 	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
 	// one it waits for his Cut. Created by the table service with an owner,
@@ -393,6 +446,28 @@ type ShoeServiceServer interface {
 	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
 	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error)
+	// MoveTopCardsToBottom is the old game's move after the cut (RULES.md
+	// OLD-CUT: "the banker may then move some top cards to the bottom if he
+	// announces it"): the next `count` cards to be dealt go, in their order,
+	// to the bottom of the shoe, behind the others; the cut card stays
+	// cut_card_from_end cards from the end. Allowed once per shoe, after the
+	// cut and the burn and before the shoe's first card is dealt (the text:
+	// after the cut, before the deal; not between coups), on a shoe of
+	// VARIANT_OLD or a certification shoe (whose order is given anyway).
+	// Table service only (role service, subject "table-svc"); the table
+	// calls it when its banker announces the move. The move is part of the
+	// shoe's verifiable order: Shoe.moved_to_bottom and moved_by, the
+	// top_cards_moved event, and ShoeReveal.moved_to_bottom, which the
+	// verifier (`chemmy verify`) applies after the burn. A shoe still
+	// waiting for a cutter whose time ran out is first cut at random.
+	// Idempotent by request_id (per shoe).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (count outside
+	// 1..cards_remaining-1, announced_by missing); NOT_FOUND SHOE_NOT_FOUND;
+	// FAILED_PRECONDITION SHOE_NOT_CUT, SHOE_CLOSED, MOVE_NOT_ALLOWED (not
+	// the old game), DEAL_STARTED (a card was dealt), TOP_CARDS_ALREADY_MOVED;
+	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
+	// table service), ROLE_NOT_ALLOWED; ALREADY_EXISTS REQUEST_ID_REUSED.
+	MoveTopCardsToBottom(context.Context, *MoveTopCardsToBottomRequest) (*MoveTopCardsToBottomResponse, error)
 	mustEmbedUnimplementedShoeServiceServer()
 }
 
@@ -426,6 +501,9 @@ func (UnimplementedShoeServiceServer) GetShoeReveal(context.Context, *GetShoeRev
 }
 func (UnimplementedShoeServiceServer) ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCardFates not implemented")
+}
+func (UnimplementedShoeServiceServer) MoveTopCardsToBottom(context.Context, *MoveTopCardsToBottomRequest) (*MoveTopCardsToBottomResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveTopCardsToBottom not implemented")
 }
 func (UnimplementedShoeServiceServer) mustEmbedUnimplementedShoeServiceServer() {}
 func (UnimplementedShoeServiceServer) testEmbeddedByValue()                     {}
@@ -592,6 +670,24 @@ func _ShoeService_ListCardFates_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ShoeService_MoveTopCardsToBottom_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveTopCardsToBottomRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).MoveTopCardsToBottom(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_MoveTopCardsToBottom_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).MoveTopCardsToBottom(ctx, req.(*MoveTopCardsToBottomRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ShoeService_ServiceDesc is the grpc.ServiceDesc for ShoeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -630,6 +726,10 @@ var ShoeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCardFates",
 			Handler:    _ShoeService_ListCardFates_Handler,
+		},
+		{
+			MethodName: "MoveTopCardsToBottom",
+			Handler:    _ShoeService_MoveTopCardsToBottom_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
