@@ -67,7 +67,8 @@ func defaultPolicy() policy {
 		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
 
 		// WalletService. PlaceHold, VoidHold, PostHold, ExpireHolds, the
-		// settlements and ChargeFee are for table-svc only and
+		// settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
+		// SettleOld) and ChargeFee are for table-svc only and
 		// deliberately absent.
 		m(walletService, "Deposit"):  {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "Withdraw"): {Roles: []auth.Role{auth.RoleOperator}},

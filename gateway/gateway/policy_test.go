@@ -25,6 +25,8 @@ var notPublic = map[string]bool{
 	// The old game's banker's move of top cards (OLD-CUT) goes through
 	// his table: table-svc only.
 	"/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom": true,
+	// The old game's settlement: table-svc only, like the others.
+	"/chemmy.wallet.v1.WalletService/SettleOld": true,
 }
 
 // TestPolicyCoversContracts fails when a contract gains a method that the

@@ -5,8 +5,11 @@
 // CF-BANK-SIZE, CF-BANK-LIMIT; computed by rules.SettleChemin), punto
 // banco (PB-BETS, with the table's prices, pair bets and the no-commission
 // game; computed by rules.SettlePuntoBanco) and baccarat banque (BQ-BANK,
-// BQ-BETS, BQ-CHEVAL; pure math in payout.go), and the house fees (bank
-// auction 2.5%, hourly seat fee).
+// BQ-BETS, BQ-CHEVAL; pure math in payout.go), the old game with aces at
+// eleven (OLD-SETTLE, OLD-NATURAL, OLD-STAKE: SettleOld moves the nets the
+// table's rules.SettleOld computed, after checking what the wallet can
+// without the cards: old.go), and the house fees (bank auction 2.5%,
+// hourly seat fee).
 //
 // # Accounts
 //
@@ -85,8 +88,8 @@
 // Idempotency records live in the kit's "requests" bucket (store.Lookup /
 // store.Save): key "req/<request_id>" for Deposit, Withdraw, PlaceHold,
 // VoidHold, PostHold, ExpireHolds and ChargeFee (one key space shared by
-// these methods), "coup/<coup_id>" for SettleCoup, SettlePuntoBanco and
-// SettleBanque. The stored hash is SHA-256 over the method name and
+// these methods), "coup/<coup_id>" for SettleCoup, SettlePuntoBanco,
+// SettleBanque and SettleOld. The stored hash is SHA-256 over the method name and
 // store.Hash(request), so the same id with another request, or reused by
 // another method, is refused with ALREADY_EXISTS REQUEST_ID_REUSED. The
 // value is the marshalled response, returned as is to a retry. A request

@@ -111,6 +111,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_SettlePuntoBanco_FullMethodName: {auth.RoleService},
 		walletv1.WalletService_SettleBanque_FullMethodName:     {auth.RoleService},
 		walletv1.WalletService_ChargeFee_FullMethodName:        {auth.RoleService},
+		walletv1.WalletService_SettleOld_FullMethodName:        {auth.RoleService},
 	}
 }
 

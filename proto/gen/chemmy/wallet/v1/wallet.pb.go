@@ -3276,6 +3276,255 @@ func (x *ChargeFeeResponse) GetTransfer() *Transfer {
 	return nil
 }
 
+// OldStake is one punter's stake in a coup of the old game and what the
+// rules engine says he gets (rules.OldSettlement, by seat).
+type OldStake struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The punter's stake hold (OLD-DEAL: every punter stakes before the
+	// deal).
+	HoldId string `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// The stake, minor units, > 0; equals the hold's amount.
+	Amount int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The punter's gain in minor units (rules.OldSettlement.Net): -amount
+	// when he lost (a tie goes to the banker, OLD-SETTLE; the banker's 9 or
+	// 19 takes every stake, OLD-NATURAL), +amount when he beat the banker,
+	// and in the three-way split the other tied punter's stake (split).
+	Net int64 `protobuf:"varint,3,opt,name=net,proto3" json:"net,omitempty"`
+	// True for each of the two punters who tied the banker when the
+	// three-way split of OLD-SETTLE applied (rules.OldSettlement.Split):
+	// their stakes and the banker's double of each are pooled and split in
+	// three, so each of them gets the sum of the two stakes: his net is the
+	// other's stake. Exactly two stakes or none carry it.
+	Split         bool `protobuf:"varint,4,opt,name=split,proto3" json:"split,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OldStake) Reset() {
+	*x = OldStake{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OldStake) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OldStake) ProtoMessage() {}
+
+func (x *OldStake) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
+func (*OldStake) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *OldStake) GetHoldId() string {
+	if x != nil {
+		return x.HoldId
+	}
+	return ""
+}
+
+func (x *OldStake) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *OldStake) GetNet() int64 {
+	if x != nil {
+		return x.Net
+	}
+	return 0
+}
+
+func (x *OldStake) GetSplit() bool {
+	if x != nil {
+		return x.Split
+	}
+	return false
+}
+
+// SettleOldRequest settles a coup of the old game. The wallet checks,
+// without the cards: 2..16 stakes (OLD-DECKS: at least three players),
+// each on a distinct open hold of the given amount, none the bank's hold
+// or on the banker's account; each net is -amount or +amount, except the
+// two split stakes, whose nets are each other's amounts; banker_net +
+// the sum of the nets = 0; the bank hold is open and holds at least
+// double the stakes (OLD-STAKE), so the banker never loses more than his
+// bank hold.
+type SettleOldRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The coup's id: the settlement's idempotency key; 1..128 printable
+	// ASCII characters.
+	CoupId string `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	// The banker's bank hold: it pays the winners and collects the lost
+	// stakes; it stays open, resized to new_bank.
+	BankHoldId string `protobuf:"bytes,2,opt,name=bank_hold_id,json=bankHoldId,proto3" json:"bank_hold_id,omitempty"`
+	// The punters' stakes, in seat order (as rules.OldCoup.Punters).
+	Stakes []*OldStake `protobuf:"bytes,3,rep,name=stakes,proto3" json:"stakes,omitempty"`
+	// The banker's gain, minor units (rules.OldSettlement.BankerNet): minus
+	// the sum of the stakes' nets.
+	BankerNet     int64 `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleOldRequest) Reset() {
+	*x = SettleOldRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleOldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleOldRequest) ProtoMessage() {}
+
+func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
+func (*SettleOldRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SettleOldRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettleOldRequest) GetBankHoldId() string {
+	if x != nil {
+		return x.BankHoldId
+	}
+	return ""
+}
+
+func (x *SettleOldRequest) GetStakes() []*OldStake {
+	if x != nil {
+		return x.Stakes
+	}
+	return nil
+}
+
+func (x *SettleOldRequest) GetBankerNet() int64 {
+	if x != nil {
+		return x.BankerNet
+	}
+	return 0
+}
+
+// SettleOldResponse is what the settlement moved.
+type SettleOldResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	CoupId string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	// Per stake, in request order: the stake lost (lost) or the winnings
+	// paid from the bank (won); commission always 0.
+	Results []*BetResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	// The banker's gain (negative: loss), as requested.
+	BankerNet int64 `protobuf:"varint,3,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
+	// The bank after the coup: the bank hold's new amount, bank + banker_net.
+	NewBank int64 `protobuf:"varint,4,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
+	// The ledger entries written: "bet_lost" (punter to banker), "bet_won"
+	// (banker to punter), "pool_split" (banker to a punter of the three-way
+	// split).
+	Transfers     []*Transfer `protobuf:"bytes,5,rep,name=transfers,proto3" json:"transfers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleOldResponse) Reset() {
+	*x = SettleOldResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleOldResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleOldResponse) ProtoMessage() {}
+
+func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
+func (*SettleOldResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SettleOldResponse) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *SettleOldResponse) GetResults() []*BetResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+func (x *SettleOldResponse) GetBankerNet() int64 {
+	if x != nil {
+		return x.BankerNet
+	}
+	return 0
+}
+
+func (x *SettleOldResponse) GetNewBank() int64 {
+	if x != nil {
+		return x.NewBank
+	}
+	return 0
+}
+
+func (x *SettleOldResponse) GetTransfers() []*Transfer {
+	if x != nil {
+		return x.Transfers
+	}
+	return nil
+}
+
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
@@ -3515,7 +3764,26 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x11ChargeFeeResponse\x12\x10\n" +
 	"\x03fee\x18\x01 \x01(\x03R\x03fee\x123\n" +
 	"\aaccount\x18\x02 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
-	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer*\xc3\x05\n" +
+	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"c\n" +
+	"\bOldStake\x12\x17\n" +
+	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x10\n" +
+	"\x03net\x18\x03 \x01(\x03R\x03net\x12\x14\n" +
+	"\x05split\x18\x04 \x01(\bR\x05split\"\xa0\x01\n" +
+	"\x10SettleOldRequest\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
+	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
+	"bankHoldId\x122\n" +
+	"\x06stakes\x18\x03 \x03(\v2\x1a.chemmy.wallet.v1.OldStakeR\x06stakes\x12\x1d\n" +
+	"\n" +
+	"banker_net\x18\x04 \x01(\x03R\tbankerNet\"\xd7\x01\n" +
+	"\x11SettleOldResponse\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
+	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12\x1d\n" +
+	"\n" +
+	"banker_net\x18\x03 \x01(\x03R\tbankerNet\x12\x19\n" +
+	"\bnew_bank\x18\x04 \x01(\x03R\anewBank\x128\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers*\xc3\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -3577,7 +3845,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xf3\t\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xc9\n" +
+	"\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -3595,7 +3864,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\vAuditLedger\x12$.chemmy.wallet.v1.AuditLedgerRequest\x1a%.chemmy.wallet.v1.AuditLedgerResponse\x12i\n" +
 	"\x10SettlePuntoBanco\x12).chemmy.wallet.v1.SettlePuntoBancoRequest\x1a*.chemmy.wallet.v1.SettlePuntoBancoResponse\x12]\n" +
 	"\fSettleBanque\x12%.chemmy.wallet.v1.SettleBanqueRequest\x1a&.chemmy.wallet.v1.SettleBanqueResponse\x12T\n" +
-	"\tChargeFee\x12\".chemmy.wallet.v1.ChargeFeeRequest\x1a#.chemmy.wallet.v1.ChargeFeeResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\tChargeFee\x12\".chemmy.wallet.v1.ChargeFeeRequest\x1a#.chemmy.wallet.v1.ChargeFeeResponse\x12T\n" +
+	"\tSettleOld\x12\".chemmy.wallet.v1.SettleOldRequest\x1a#.chemmy.wallet.v1.SettleOldResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -3610,7 +3880,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                   // 1: chemmy.wallet.v1.HoldState
@@ -3657,21 +3927,24 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*SettleBanqueResponse)(nil),     // 42: chemmy.wallet.v1.SettleBanqueResponse
 	(*ChargeFeeRequest)(nil),         // 43: chemmy.wallet.v1.ChargeFeeRequest
 	(*ChargeFeeResponse)(nil),        // 44: chemmy.wallet.v1.ChargeFeeResponse
-	(*timestamppb.Timestamp)(nil),    // 45: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 46: google.protobuf.Duration
+	(*OldStake)(nil),                 // 45: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),         // 46: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),        // 47: chemmy.wallet.v1.SettleOldResponse
+	(*timestamppb.Timestamp)(nil),    // 48: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 49: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	45, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	45, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	45, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	45, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	48, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	48, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	48, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	48, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	46, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	49, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
@@ -3687,7 +3960,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	8,  // 23: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	31, // 24: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	34, // 25: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	45, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	48, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	5,  // 27: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	4,  // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	36, // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -3705,39 +3978,44 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	3,  // 41: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
 	8,  // 42: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 43: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	11, // 44: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 45: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 46: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 47: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 48: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 49: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 50: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 51: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	28, // 52: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	30, // 53: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	33, // 54: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	37, // 55: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	41, // 56: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	43, // 57: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	12, // 58: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 59: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 60: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 61: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 62: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 63: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 64: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 65: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	29, // 66: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	32, // 67: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	35, // 68: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	39, // 69: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	42, // 70: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	44, // 71: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	58, // [58:72] is the sub-list for method output_type
-	44, // [44:58] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	45, // 44: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	38, // 45: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	10, // 46: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	11, // 47: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 48: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 49: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 50: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 51: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 52: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 53: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 54: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	28, // 55: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	30, // 56: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	33, // 57: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	37, // 58: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	41, // 59: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	43, // 60: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	46, // 61: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	12, // 62: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 63: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 64: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 65: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 66: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 67: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 68: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 69: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	29, // 70: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	32, // 71: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	35, // 72: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	39, // 73: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	42, // 74: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	44, // 75: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	47, // 76: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	62, // [62:77] is the sub-list for method output_type
+	47, // [47:62] is the sub-list for method input_type
+	47, // [47:47] is the sub-list for extension type_name
+	47, // [47:47] is the sub-list for extension extendee
+	0,  // [0:47] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -3751,7 +4029,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   37,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

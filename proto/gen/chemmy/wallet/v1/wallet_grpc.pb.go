@@ -33,6 +33,7 @@ const (
 	WalletService_SettlePuntoBanco_FullMethodName = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
 	WalletService_SettleBanque_FullMethodName     = "/chemmy.wallet.v1.WalletService/SettleBanque"
 	WalletService_ChargeFee_FullMethodName        = "/chemmy.wallet.v1.WalletService/ChargeFee"
+	WalletService_SettleOld_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleOld"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -52,7 +53,8 @@ const (
 //
 // Roles: Deposit and Withdraw are operator only; GetAccount is open to the
 // account's own player, croupiers, operators and auditors; PlaceHold,
-// VoidHold and SettleCoup are for the table service only.
+// VoidHold, the settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
+// SettleOld) and the other hold methods are for the table service only.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
@@ -61,8 +63,9 @@ const (
 // retention (7 days by default, wallet-svc -request-retention), at least;
 // a request_id sent again after that is a new request and applied again,
 // so clients must not retry a request older than the retention. The
-// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque) is kept
-// for ever.
+// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque,
+// SettleOld) is kept for ever; the coup ids of all settlements share one
+// key space.
 type WalletServiceClient interface {
 	// Deposit credits a player account from external funding.
 	// Idempotent by request_id. The money in the wallet, per currency, never
@@ -154,6 +157,29 @@ type WalletServiceClient interface {
 	// bid) or the hourly seat fee charged instead of a commission
 	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
 	ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error)
+	// SettleOld settles one coup of the old game with aces at eleven
+	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
+	// by coup_id, from the result the table's rules engine computed
+	// (rules.SettleOld): each punter's net and the banker's net. The wallet
+	// has no cards: it does not recompute the game, it checks what money
+	// allows (see SettleOldRequest) and moves it: a lost stake from the
+	// punter to the banker's account, winnings from the banker's account to
+	// the punter. The stakes' holds are closed (SETTLED); the bank's hold
+	// stays open, resized to new_bank = bank + banker_net. No commission
+	// (the old game names none). A retry returns the first result; the
+	// same coup_id with a different request (or under another settlement
+	// method) is ALREADY_EXISTS REQUEST_ID_REUSED.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (a missing or malformed id,
+	// fewer than 2 or more than 16 stakes, a hold twice or the bank's, a
+	// stake on the banker's own account, nets that are not a result of the
+	// old game or do not sum to zero), INVALID_AMOUNT (an amount <= 0, a
+	// stake's amount differs from its hold's, overflow; not final: see
+	// SettleCoup), BETS_EXCEED_BANK (the bank holds less than double the
+	// stakes, OLD-STAKE; not final); NOT_FOUND HOLD_NOT_FOUND;
+	// FAILED_PRECONDITION HOLD_NOT_OPEN, HOLD_EXPIRED, CURRENCY_MISMATCH;
+	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
+	// for ever, as for SettleCoup.
+	SettleOld(ctx context.Context, in *SettleOldRequest, opts ...grpc.CallOption) (*SettleOldResponse, error)
 }
 
 type walletServiceClient struct {
@@ -304,6 +330,16 @@ func (c *walletServiceClient) ChargeFee(ctx context.Context, in *ChargeFeeReques
 	return out, nil
 }
 
+func (c *walletServiceClient) SettleOld(ctx context.Context, in *SettleOldRequest, opts ...grpc.CallOption) (*SettleOldResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SettleOldResponse)
+	err := c.cc.Invoke(ctx, WalletService_SettleOld_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -321,7 +357,8 @@ func (c *walletServiceClient) ChargeFee(ctx context.Context, in *ChargeFeeReques
 //
 // Roles: Deposit and Withdraw are operator only; GetAccount is open to the
 // account's own player, croupiers, operators and auditors; PlaceHold,
-// VoidHold and SettleCoup are for the table service only.
+// VoidHold, the settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
+// SettleOld) and the other hold methods are for the table service only.
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
@@ -330,8 +367,9 @@ func (c *walletServiceClient) ChargeFee(ctx context.Context, in *ChargeFeeReques
 // retention (7 days by default, wallet-svc -request-retention), at least;
 // a request_id sent again after that is a new request and applied again,
 // so clients must not retry a request older than the retention. The
-// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque) is kept
-// for ever.
+// answer to a coup_id (SettleCoup, SettlePuntoBanco, SettleBanque,
+// SettleOld) is kept for ever; the coup ids of all settlements share one
+// key space.
 type WalletServiceServer interface {
 	// Deposit credits a player account from external funding.
 	// Idempotent by request_id. The money in the wallet, per currency, never
@@ -423,6 +461,29 @@ type WalletServiceServer interface {
 	// bid) or the hourly seat fee charged instead of a commission
 	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
 	ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error)
+	// SettleOld settles one coup of the old game with aces at eleven
+	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
+	// by coup_id, from the result the table's rules engine computed
+	// (rules.SettleOld): each punter's net and the banker's net. The wallet
+	// has no cards: it does not recompute the game, it checks what money
+	// allows (see SettleOldRequest) and moves it: a lost stake from the
+	// punter to the banker's account, winnings from the banker's account to
+	// the punter. The stakes' holds are closed (SETTLED); the bank's hold
+	// stays open, resized to new_bank = bank + banker_net. No commission
+	// (the old game names none). A retry returns the first result; the
+	// same coup_id with a different request (or under another settlement
+	// method) is ALREADY_EXISTS REQUEST_ID_REUSED.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (a missing or malformed id,
+	// fewer than 2 or more than 16 stakes, a hold twice or the bank's, a
+	// stake on the banker's own account, nets that are not a result of the
+	// old game or do not sum to zero), INVALID_AMOUNT (an amount <= 0, a
+	// stake's amount differs from its hold's, overflow; not final: see
+	// SettleCoup), BETS_EXCEED_BANK (the bank holds less than double the
+	// stakes, OLD-STAKE; not final); NOT_FOUND HOLD_NOT_FOUND;
+	// FAILED_PRECONDITION HOLD_NOT_OPEN, HOLD_EXPIRED, CURRENCY_MISMATCH;
+	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
+	// for ever, as for SettleCoup.
+	SettleOld(context.Context, *SettleOldRequest) (*SettleOldResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -474,6 +535,9 @@ func (UnimplementedWalletServiceServer) SettleBanque(context.Context, *SettleBan
 }
 func (UnimplementedWalletServiceServer) ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ChargeFee not implemented")
+}
+func (UnimplementedWalletServiceServer) SettleOld(context.Context, *SettleOldRequest) (*SettleOldResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SettleOld not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -748,6 +812,24 @@ func _WalletService_ChargeFee_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_SettleOld_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SettleOldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).SettleOld(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_SettleOld_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).SettleOld(ctx, req.(*SettleOldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -810,6 +892,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ChargeFee",
 			Handler:    _WalletService_ChargeFee_Handler,
+		},
+		{
+			MethodName: "SettleOld",
+			Handler:    _WalletService_SettleOld_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
