@@ -62,6 +62,11 @@ type gameCore interface {
 	carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (cmd game.Command, ok bool, err error)
 	// view is the table as viewer v may see it.
 	view(t *table, v viewer) *tablev1.Table
+	// publicEvent is ev as published (face-down cards hidden); ev is not
+	// changed. personalEvent is the published ev as v may see it at t
+	// (his own face-down cards shown).
+	publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent
+	personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent
 }
 
 // core is the table's game core; nil for a chemin de fer table.

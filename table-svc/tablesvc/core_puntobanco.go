@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
@@ -92,6 +93,13 @@ func (pbCore) carryOut(ctx context.Context, s *Service, _ *table, eff game.Effec
 	}
 	cmd, err := s.settlePuntoBanco(ctx, e)
 	return cmd, true, err
+}
+
+// publicEvent: punto banco deals every card face up; nothing is hidden.
+func (pbCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
+
+func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return ev
 }
 
 // view is a punto banco table's view: every card is dealt face up, so

@@ -105,6 +105,12 @@ func TestPuntoBancoCoup(t *testing.T) {
 	}
 	tb = h.closeWindow(id)
 	cp := tb.GetLastCoup()
+	// Every card is dealt face up: the published events show them all.
+	for _, ev := range h.events(id) {
+		if cd := ev.GetCardDealt(); cd != nil && (cd.GetCard().GetFaceDown() || cd.GetCard().GetCode() == "" || cd.GetTotal() == 0 && cd.GetPosition() == 2) {
+			t.Errorf("published card_dealt hides a punto banco card: %v", cd)
+		}
+	}
 	if tb.GetState() != tablev1.TableState_TABLE_STATE_RESULT || cp == nil || !cp.GetSettled() {
 		t.Fatalf("after the window: state %s, last coup %v", tb.GetState(), cp)
 	}

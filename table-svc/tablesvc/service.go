@@ -388,7 +388,7 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 			}
 		}
 		for _, ev := range c.events {
-			b, err := proto.Marshal(publicEvent(ev))
+			b, err := proto.Marshal(c.t.publicEvent(ev))
 			if err != nil {
 				return err
 			}

@@ -117,6 +117,15 @@ func (v viewer) hidden(cp *coup) [13]int {
 	return n
 }
 
+// publicEvent is ev as published at table t: its game's core says what
+// is hidden; chemin de fer's rules are below.
+func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	if gc := t.core(); gc != nil {
+		return gc.publicEvent(ev)
+	}
+	return publicEvent(ev)
+}
+
 // publicEvent is ev as published: face-down cards and the totals and
 // draw reasons that would tell them are left out until the result
 // (see "Who sees what" above). ev is not changed.
@@ -144,6 +153,9 @@ func publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 // personalEvent is the public ev as v may see it: a card_dealt of v's own
 // face-down card gets its card and total back from the table's state.
 func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
+	if gc := t.core(); gc != nil {
+		return gc.personalEvent(t, v, ev)
+	}
 	cd := ev.GetCardDealt()
 	if cd == nil || !cd.GetCard().GetFaceDown() {
 		return ev
