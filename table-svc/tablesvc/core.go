@@ -74,6 +74,8 @@ func (t *table) core() gameCore {
 	switch {
 	case t.PuntoBanco != nil:
 		return pbCore{}
+	case t.Old != nil:
+		return oldCore{}
 	}
 	return nil
 }
@@ -217,7 +219,7 @@ func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game
 		}
 		return game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes)}, nil
 	case game.DealCard:
-		resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{RequestId: e.RequestID, ShoeId: t.ShoeID, CoupId: e.CoupID, Hand: e.Hand})
+		resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{RequestId: e.RequestID, ShoeId: t.ShoeID, CoupId: e.CoupID, Hand: shoeHand(e.Hand)})
 		if err != nil {
 			return nil, fmt.Errorf("deal a card of coup %s: %w", e.CoupID, err)
 		}

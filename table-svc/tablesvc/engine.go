@@ -690,6 +690,7 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
 		// The table's part of the shuffle (SHOE-SHUFFLE, commit-reveal).
 		ClientSeed: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
+		Variant:    shoeVariant(t.Variant),
 	}
 	if t.Rules.CutByPlayer && len(t.Seats) > 0 {
 		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.

@@ -225,8 +225,11 @@ func TestPuntoBancoRefusals(t *testing.T) {
 	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
 		PuntoBancoRules: &tablev1.PuntoBancoRules{Decks: 7}})
 	wantReason(t, err, codes.InvalidArgument, "INVALID_HOUSE_RULE")
-	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_OLD_BACCARAT})
-	wantReason(t, err, codes.Unimplemented, "HOUSE_RULE_UNSUPPORTED")
+	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant(99)})
+	wantReason(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
+	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
+		HouseRules: &tablev1.HouseRules{}})
+	wantReason(t, err, codes.InvalidArgument, "WRONG_VARIANT")
 }
 
 // TestPuntoBancoVoidAndRestart: bets survive a restart of table-svc in

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
@@ -260,6 +261,8 @@ type table struct {
 	// (core.go); the chemin de fer fields above are then unused but for
 	// the shoe's bookkeeping, State and the counters, which follow it.
 	PuntoBanco *puntobanco.State `json:"punto_banco,omitempty"`
+	// Old is the state of an old baccarat table's core.
+	Old *oldbaccarat.State `json:"old_baccarat,omitempty"`
 }
 
 // stake is the part of the bank at stake in a coup: all of it, or the

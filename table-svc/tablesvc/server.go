@@ -19,6 +19,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
@@ -47,33 +48,47 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	if err := checkID("request_id", req.GetRequestId()); err != nil {
 		return nil, err
 	}
-	var pbRules puntobanco.Rules
-	switch req.GetVariant() {
-	case tablev1.Variant_VARIANT_UNSPECIFIED, tablev1.Variant_VARIANT_CHEMIN_DE_FER:
-		if req.GetPuntoBancoRules() != nil {
-			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "punto_banco_rules are for variant VARIANT_PUNTO_BANCO")
-		}
-	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		if req.GetHouseRules() != nil {
-			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "house_rules are chemin de fer's; a punto banco table takes punto_banco_rules")
-		}
-		var err error
-		if pbRules, err = resolvePuntoBanco(req.GetPuntoBancoRules()); err != nil {
-			return nil, err
-		}
-	case tablev1.Variant_VARIANT_BACCARAT_BANQUE, tablev1.Variant_VARIANT_OLD_BACCARAT:
-		return nil, fail(codes.Unimplemented, reasonHouseRuleUnsupported, "%s is not dealt by tables yet: chemin de fer and punto banco are", req.GetVariant())
-	default:
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", req.GetVariant())
+	// Each game takes its own house rules, and only those.
+	variant := req.GetVariant()
+	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
+		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
-	pb := req.GetVariant() == tablev1.Variant_VARIANT_PUNTO_BANCO
+	for v, given := range map[tablev1.Variant]bool{
+		tablev1.Variant_VARIANT_CHEMIN_DE_FER: req.GetHouseRules() != nil,
+		tablev1.Variant_VARIANT_PUNTO_BANCO:   req.GetPuntoBancoRules() != nil,
+		tablev1.Variant_VARIANT_OLD_BACCARAT:  req.GetOldBaccaratRules() != nil,
+	} {
+		if given && v != variant {
+			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "the house rules given are for %s, the table is %s", v, variant)
+		}
+	}
+	var (
+		pbRules  puntobanco.Rules
+		oldRules oldbaccarat.Rules
+	)
 	hr, err := resolveRules(req.GetHouseRules())
 	if err != nil {
 		return nil, err
 	}
-	if pb {
+	switch variant {
+	case tablev1.Variant_VARIANT_CHEMIN_DE_FER:
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
+		if pbRules, err = resolvePuntoBanco(req.GetPuntoBancoRules()); err != nil {
+			return nil, err
+		}
 		hr.Decks, hr.CutCardFromEnd, hr.Burn = pbRules.Decks, pbRules.CutCardFromEnd, pbRules.Burn
 		hr.CertRealMoney = req.GetPuntoBancoRules().GetCertificationRealMoney()
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		if oldRules, err = resolveOld(req.GetOldBaccaratRules()); err != nil {
+			return nil, err
+		}
+		// Source: RULES.md OLD-DECKS (two full decks)
+		hr.Decks, hr.CutCardFromEnd, hr.Burn = 2, oldCutCard(oldRules.MaxSeats), 3
+		hr.CertRealMoney = req.GetOldBaccaratRules().GetCertificationRealMoney()
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		return nil, fail(codes.Unimplemented, reasonHouseRuleUnsupported, "%s is not dealt by tables yet", variant)
+	default:
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
 	}
 	caller, _ := auth.FromContext(ctx)
 	if req.GetShoeId() != "" || hr.CertRealMoney {
@@ -131,7 +146,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	} else {
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
-			ClientSeed: "table/" + id + "/shoe/1",
+			ClientSeed: "table/" + id + "/shoe/1", Variant: shoeVariant(int32(variant)),
 		})
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
@@ -140,8 +155,13 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	}
 	t := &table{ID: id, Rules: hr, State: stateWaiting, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
 		Certification: certification}
-	if pb {
+	switch variant {
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
 		if t, err = createPuntoBanco(id, pbRules, shoeID, decks, certification, hr.CertRealMoney, time.Now()); err != nil {
+			return nil, err
+		}
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		if t, err = createOld(t, oldRules); err != nil {
 			return nil, err
 		}
 	}

@@ -1146,6 +1146,13 @@ func (a *applier) advance() error {
 	return nil
 }
 
+// Decider is the player whose draw decision is due (OLD-DRAW), "" when
+// none.
+func Decider(s State) string {
+	p, _ := s.decider()
+	return p
+}
+
 // decider is the player whose draw decision is due, and his hand (index,
 // -1 the banker).
 func (s *State) decider() (string, int) {

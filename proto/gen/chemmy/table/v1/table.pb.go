@@ -1353,6 +1353,159 @@ func (x *PuntoBancoRules) GetCertificationRealMoney() bool {
 	return false
 }
 
+// OldBaccaratRules are the house rules of an old baccarat table (OLD-*,
+// two decks, aces at eleven): the bank goes to the highest bid (OLD-BANKER),
+// punters stake against it before the deal and the bank must cover twice
+// the stakes (OLD-STAKE), each punter holds his own hand. Zero or unset
+// fields take the default given; amounts in minor units, times in ms
+// (1000..600000).
+type OldBaccaratRules struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Seats, the banker's included, 3..17; default 7.
+	MaxSeats int32 `protobuf:"varint,1,opt,name=max_seats,json=maxSeats,proto3" json:"max_seats,omitempty"`
+	// The smallest bid for the bank; default 10000; at least twice min_stake.
+	MinimumBank int64 `protobuf:"varint,2,opt,name=minimum_bank,json=minimumBank,proto3" json:"minimum_bank,omitempty"`
+	// A punter's stake: at least min_stake (default 100), at most max_stake
+	// (0, default: none).
+	MinStake int64 `protobuf:"varint,3,opt,name=min_stake,json=minStake,proto3" json:"min_stake,omitempty"`
+	MaxStake int64 `protobuf:"varint,4,opt,name=max_stake,json=maxStake,proto3" json:"max_stake,omitempty"`
+	// The most cards the banker may move from the top to the bottom after
+	// the cut (OLD-CUT), 0..52 (0: no move step); default 10.
+	MaxMoveTop *int32 `protobuf:"varint,5,opt,name=max_move_top,json=maxMoveTop,proto3,oneof" json:"max_move_top,omitempty"`
+	// The auction of the bank, from its first bid; default 30000.
+	AuctionWindowMs int32 `protobuf:"varint,6,opt,name=auction_window_ms,json=auctionWindowMs,proto3" json:"auction_window_ms,omitempty"`
+	// The staking, from the first stake; default 30000.
+	StakingWindowMs int32 `protobuf:"varint,7,opt,name=staking_window_ms,json=stakingWindowMs,proto3" json:"staking_window_ms,omitempty"`
+	// The banker's announcement of a move after the cut; default 15000
+	// (when it runs out he moves nothing).
+	CutTimeLimitMs int32 `protobuf:"varint,8,opt,name=cut_time_limit_ms,json=cutTimeLimitMs,proto3" json:"cut_time_limit_ms,omitempty"`
+	// A draw decision (OLD-DRAW); default 15000; when it runs out the
+	// player draws, or stands with stand_on_timeout.
+	DecisionTimeLimitMs int32 `protobuf:"varint,9,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
+	StandOnTimeout      bool  `protobuf:"varint,10,opt,name=stand_on_timeout,json=standOnTimeout,proto3" json:"stand_on_timeout,omitempty"`
+	// The bank offered to the punter who showed baccarat (OLD-BACCARAT);
+	// default 30000 (when it runs out the banker keeps it).
+	BankOfferTimeLimitMs int32 `protobuf:"varint,11,opt,name=bank_offer_time_limit_ms,json=bankOfferTimeLimitMs,proto3" json:"bank_offer_time_limit_ms,omitempty"`
+	// As HouseRules.certification_real_money (operator only).
+	CertificationRealMoney bool `protobuf:"varint,12,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *OldBaccaratRules) Reset() {
+	*x = OldBaccaratRules{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OldBaccaratRules) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OldBaccaratRules) ProtoMessage() {}
+
+func (x *OldBaccaratRules) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OldBaccaratRules.ProtoReflect.Descriptor instead.
+func (*OldBaccaratRules) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *OldBaccaratRules) GetMaxSeats() int32 {
+	if x != nil {
+		return x.MaxSeats
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetMinimumBank() int64 {
+	if x != nil {
+		return x.MinimumBank
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetMinStake() int64 {
+	if x != nil {
+		return x.MinStake
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetMaxStake() int64 {
+	if x != nil {
+		return x.MaxStake
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetMaxMoveTop() int32 {
+	if x != nil && x.MaxMoveTop != nil {
+		return *x.MaxMoveTop
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetAuctionWindowMs() int32 {
+	if x != nil {
+		return x.AuctionWindowMs
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetStakingWindowMs() int32 {
+	if x != nil {
+		return x.StakingWindowMs
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetCutTimeLimitMs() int32 {
+	if x != nil {
+		return x.CutTimeLimitMs
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetDecisionTimeLimitMs() int32 {
+	if x != nil {
+		return x.DecisionTimeLimitMs
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetStandOnTimeout() bool {
+	if x != nil {
+		return x.StandOnTimeout
+	}
+	return false
+}
+
+func (x *OldBaccaratRules) GetBankOfferTimeLimitMs() int32 {
+	if x != nil {
+		return x.BankOfferTimeLimitMs
+	}
+	return 0
+}
+
+func (x *OldBaccaratRules) GetCertificationRealMoney() bool {
+	if x != nil {
+		return x.CertificationRealMoney
+	}
+	return false
+}
+
 // Seat is one seated player.
 type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1365,7 +1518,7 @@ type Seat struct {
 
 func (x *Seat) Reset() {
 	*x = Seat{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1530,7 @@ func (x *Seat) String() string {
 func (*Seat) ProtoMessage() {}
 
 func (x *Seat) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[2]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1543,7 @@ func (x *Seat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Seat.ProtoReflect.Descriptor instead.
 func (*Seat) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Seat) GetNumber() int32 {
@@ -1429,7 +1582,7 @@ type Bet struct {
 
 func (x *Bet) Reset() {
 	*x = Bet{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1594,7 @@ func (x *Bet) String() string {
 func (*Bet) ProtoMessage() {}
 
 func (x *Bet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[3]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1607,7 @@ func (x *Bet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bet.ProtoReflect.Descriptor instead.
 func (*Bet) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Bet) GetPlayerId() string {
@@ -1584,7 +1737,7 @@ type Coup struct {
 
 func (x *Coup) Reset() {
 	*x = Coup{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1749,7 @@ func (x *Coup) String() string {
 func (*Coup) ProtoMessage() {}
 
 func (x *Coup) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1762,7 @@ func (x *Coup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coup.ProtoReflect.Descriptor instead.
 func (*Coup) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Coup) GetCoupId() string {
@@ -1825,7 +1978,7 @@ type CoupHand struct {
 
 func (x *CoupHand) Reset() {
 	*x = CoupHand{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +1990,7 @@ func (x *CoupHand) String() string {
 func (*CoupHand) ProtoMessage() {}
 
 func (x *CoupHand) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2003,7 @@ func (x *CoupHand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupHand.ProtoReflect.Descriptor instead.
 func (*CoupHand) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CoupHand) GetHand() Hand {
@@ -1945,14 +2098,16 @@ type Table struct {
 	// Punto banco tables: the current shoe's roads, as GetRoads.
 	Roads *Roads `protobuf:"bytes,24,opt,name=roads,proto3" json:"roads,omitempty"`
 	// The shoe's number at this table, 1-based.
-	ShoeNumber    int32 `protobuf:"varint,25,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ShoeNumber int32 `protobuf:"varint,25,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	// Old baccarat tables: their house rules.
+	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,26,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1964,7 +2119,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1977,7 +2132,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Table) GetTableId() string {
@@ -2155,6 +2310,13 @@ func (x *Table) GetShoeNumber() int32 {
 	return 0
 }
 
+func (x *Table) GetOldBaccaratRules() *OldBaccaratRules {
+	if x != nil {
+		return x.OldBaccaratRules
+	}
+	return nil
+}
+
 // CreateTableRequest opens a table.
 type CreateTableRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -2170,13 +2332,15 @@ type CreateTableRequest struct {
 	// the old baccarat are not dealt by tables yet: HOUSE_RULE_UNSUPPORTED.
 	Variant         Variant          `protobuf:"varint,4,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
 	PuntoBancoRules *PuntoBancoRules `protobuf:"bytes,5,opt,name=punto_banco_rules,json=puntoBancoRules,proto3" json:"punto_banco_rules,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// VARIANT_OLD_BACCARAT takes old_baccarat_rules.
+	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,6,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2352,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2365,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -2239,6 +2403,13 @@ func (x *CreateTableRequest) GetPuntoBancoRules() *PuntoBancoRules {
 	return nil
 }
 
+func (x *CreateTableRequest) GetOldBaccaratRules() *OldBaccaratRules {
+	if x != nil {
+		return x.OldBaccaratRules
+	}
+	return nil
+}
+
 // CreateTableResponse holds the new table.
 type CreateTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2249,7 +2420,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2261,7 +2432,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2274,7 +2445,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -2294,7 +2465,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2477,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2490,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -2339,7 +2510,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +2522,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +2535,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -2387,7 +2558,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2399,7 +2570,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2412,7 +2583,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -2441,7 +2612,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2624,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2637,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -2495,7 +2666,7 @@ type JoinTableRequest struct {
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2678,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2691,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -2555,7 +2726,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2567,7 +2738,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2580,7 +2751,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -2611,7 +2782,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2623,7 +2794,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2636,7 +2807,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -2677,7 +2848,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2689,7 +2860,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2702,7 +2873,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -2724,7 +2895,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2736,7 +2907,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2749,7 +2920,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -2783,7 +2954,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2795,7 +2966,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2808,7 +2979,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -2845,7 +3016,7 @@ type PlaceBetRequest struct {
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +3028,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +3041,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -2925,7 +3096,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +3108,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +3121,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -2972,7 +3143,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3155,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3168,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -3031,7 +3202,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3043,7 +3214,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3056,7 +3227,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -3078,7 +3249,7 @@ type CallBancoRequest struct {
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3090,7 +3261,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3103,7 +3274,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -3137,7 +3308,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3320,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3333,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -3185,7 +3356,7 @@ type DecideDrawRequest struct {
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3368,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3381,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -3251,7 +3422,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3434,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3447,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -3298,7 +3469,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3481,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3494,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -3357,7 +3528,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3540,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3553,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -3404,7 +3575,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3587,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3600,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -3463,7 +3634,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3475,7 +3646,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3488,7 +3659,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -3512,7 +3683,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3524,7 +3695,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3537,7 +3708,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -3571,7 +3742,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3583,7 +3754,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3596,7 +3767,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -3623,7 +3794,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3635,7 +3806,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3648,7 +3819,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -3689,7 +3860,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3701,7 +3872,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3714,7 +3885,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -3736,7 +3907,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3748,7 +3919,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3761,7 +3932,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -3795,7 +3966,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3807,7 +3978,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3820,7 +3991,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -3840,7 +4011,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3852,7 +4023,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3865,7 +4036,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -3890,7 +4061,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3902,7 +4073,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3915,7 +4086,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -3977,7 +4148,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3989,7 +4160,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4002,7 +4173,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -4050,7 +4221,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4233,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4246,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -4141,6 +4312,122 @@ func (x *GetAdviceResponse) GetModel() string {
 	return ""
 }
 
+// MoveTopCardsRequest is the banker's announced move (OLD-CUT).
+type MoveTopCardsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The banker.
+	PlayerId string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Cards moved from the top to the bottom, 0..max_move_top.
+	Count         int32 `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTopCardsRequest) Reset() {
+	*x = MoveTopCardsRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTopCardsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTopCardsRequest) ProtoMessage() {}
+
+func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTopCardsRequest.ProtoReflect.Descriptor instead.
+func (*MoveTopCardsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *MoveTopCardsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *MoveTopCardsRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *MoveTopCardsRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *MoveTopCardsRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+// MoveTopCardsResponse holds the table.
+type MoveTopCardsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveTopCardsResponse) Reset() {
+	*x = MoveTopCardsResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveTopCardsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveTopCardsResponse) ProtoMessage() {}
+
+func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveTopCardsResponse.ProtoReflect.Descriptor instead.
+func (*MoveTopCardsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *MoveTopCardsResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 // GetRoadsRequest names a punto banco table.
 type GetRoadsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4151,7 +4438,7 @@ type GetRoadsRequest struct {
 
 func (x *GetRoadsRequest) Reset() {
 	*x = GetRoadsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4163,7 +4450,7 @@ func (x *GetRoadsRequest) String() string {
 func (*GetRoadsRequest) ProtoMessage() {}
 
 func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4176,7 +4463,7 @@ func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
 func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetRoadsRequest) GetTableId() string {
@@ -4196,7 +4483,7 @@ type GetRoadsResponse struct {
 
 func (x *GetRoadsResponse) Reset() {
 	*x = GetRoadsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4208,7 +4495,7 @@ func (x *GetRoadsResponse) String() string {
 func (*GetRoadsResponse) ProtoMessage() {}
 
 func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4221,7 +4508,7 @@ func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
 func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetRoadsResponse) GetRoads() *Roads {
@@ -4261,7 +4548,7 @@ type Roads struct {
 
 func (x *Roads) Reset() {
 	*x = Roads{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4273,7 +4560,7 @@ func (x *Roads) String() string {
 func (*Roads) ProtoMessage() {}
 
 func (x *Roads) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4286,7 +4573,7 @@ func (x *Roads) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Roads.ProtoReflect.Descriptor instead.
 func (*Roads) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Roads) GetShoeId() string {
@@ -4376,7 +4663,7 @@ type RoadBead struct {
 
 func (x *RoadBead) Reset() {
 	*x = RoadBead{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4388,7 +4675,7 @@ func (x *RoadBead) String() string {
 func (*RoadBead) ProtoMessage() {}
 
 func (x *RoadBead) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4401,7 +4688,7 @@ func (x *RoadBead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
 func (*RoadBead) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RoadBead) GetCol() int32 {
@@ -4475,7 +4762,7 @@ type RoadCell struct {
 
 func (x *RoadCell) Reset() {
 	*x = RoadCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4487,7 +4774,7 @@ func (x *RoadCell) String() string {
 func (*RoadCell) ProtoMessage() {}
 
 func (x *RoadCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4500,7 +4787,7 @@ func (x *RoadCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
 func (*RoadCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RoadCell) GetCol() int32 {
@@ -4581,7 +4868,7 @@ type RoadMark struct {
 
 func (x *RoadMark) Reset() {
 	*x = RoadMark{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4593,7 +4880,7 @@ func (x *RoadMark) String() string {
 func (*RoadMark) ProtoMessage() {}
 
 func (x *RoadMark) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4606,7 +4893,7 @@ func (x *RoadMark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
 func (*RoadMark) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RoadMark) GetCol() int32 {
@@ -4655,7 +4942,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4667,7 +4954,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4680,7 +4967,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -4705,7 +4992,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4717,7 +5004,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4730,7 +5017,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -4770,7 +5057,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4782,7 +5069,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4795,7 +5082,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -4844,7 +5131,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4856,7 +5143,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4869,7 +5156,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -4922,7 +5209,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4934,7 +5221,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4947,7 +5234,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -4995,7 +5282,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5007,7 +5294,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5020,7 +5307,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -5083,7 +5370,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5095,7 +5382,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5108,7 +5395,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -5167,7 +5454,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5179,7 +5466,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5192,7 +5479,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -5233,7 +5520,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5245,7 +5532,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5258,7 +5545,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -5283,7 +5570,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5295,7 +5582,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5308,7 +5595,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -5349,7 +5636,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5361,7 +5648,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5374,7 +5661,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -5441,7 +5728,23 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x0fresult_pause_ms\x18\x11 \x01(\x05H\x01R\rresultPauseMs\x88\x01\x01\x128\n" +
 	"\x18certification_real_money\x18\x12 \x01(\bR\x16certificationRealMoneyB\x10\n" +
 	"\x0e_commission_bpB\x12\n" +
-	"\x10_result_pause_ms\";\n" +
+	"\x10_result_pause_ms\"\x98\x04\n" +
+	"\x10OldBaccaratRules\x12\x1b\n" +
+	"\tmax_seats\x18\x01 \x01(\x05R\bmaxSeats\x12!\n" +
+	"\fminimum_bank\x18\x02 \x01(\x03R\vminimumBank\x12\x1b\n" +
+	"\tmin_stake\x18\x03 \x01(\x03R\bminStake\x12\x1b\n" +
+	"\tmax_stake\x18\x04 \x01(\x03R\bmaxStake\x12%\n" +
+	"\fmax_move_top\x18\x05 \x01(\x05H\x00R\n" +
+	"maxMoveTop\x88\x01\x01\x12*\n" +
+	"\x11auction_window_ms\x18\x06 \x01(\x05R\x0fauctionWindowMs\x12*\n" +
+	"\x11staking_window_ms\x18\a \x01(\x05R\x0fstakingWindowMs\x12)\n" +
+	"\x11cut_time_limit_ms\x18\b \x01(\x05R\x0ecutTimeLimitMs\x123\n" +
+	"\x16decision_time_limit_ms\x18\t \x01(\x05R\x13decisionTimeLimitMs\x12(\n" +
+	"\x10stand_on_timeout\x18\n" +
+	" \x01(\bR\x0estandOnTimeout\x126\n" +
+	"\x18bank_offer_time_limit_ms\x18\v \x01(\x05R\x14bankOfferTimeLimitMs\x128\n" +
+	"\x18certification_real_money\x18\f \x01(\bR\x16certificationRealMoneyB\x0f\n" +
+	"\r_max_move_top\";\n" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\"\xc4\x01\n" +
@@ -5497,7 +5800,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xee\b\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xbf\t\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -5528,7 +5831,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x11punto_banco_rules\x18\x17 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\x12,\n" +
 	"\x05roads\x18\x18 \x01(\v2\x16.chemmy.table.v1.RoadsR\x05roads\x12\x1f\n" +
 	"\vshoe_number\x18\x19 \x01(\x05R\n" +
-	"shoeNumber\"\x8c\x02\n" +
+	"shoeNumber\x12O\n" +
+	"\x12old_baccarat_rules\x18\x1a \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\"\xdd\x02\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -5536,7 +5840,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"houseRules\x12\x17\n" +
 	"\ashoe_id\x18\x03 \x01(\tR\x06shoeId\x122\n" +
 	"\avariant\x18\x04 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12L\n" +
-	"\x11punto_banco_rules\x18\x05 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\"C\n" +
+	"\x11punto_banco_rules\x18\x05 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\x12O\n" +
+	"\x12old_baccarat_rules\x18\x06 \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetTableRequest\x12\x19\n" +
@@ -5661,7 +5966,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\bstand_ev\x18\x06 \x01(\x01R\astandEv\x12$\n" +
 	"\x0estand_ev_exact\x18\a \x01(\tR\fstandEvExact\x12/\n" +
 	"\x04best\x18\b \x01(\x0e2\x1b.chemmy.table.v1.DrawChoiceR\x04best\x12\x14\n" +
-	"\x05model\x18\t \x01(\tR\x05model\",\n" +
+	"\x05model\x18\t \x01(\tR\x05model\"\x82\x01\n" +
+	"\x13MoveTopCardsRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x05R\x05count\"D\n" +
+	"\x14MoveTopCardsResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetRoadsRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"@\n" +
 	"\x10GetRoadsResponse\x12,\n" +
@@ -5879,7 +6192,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x17ROAD_WINNER_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ROAD_WINNER_BANK\x10\x01\x12\x16\n" +
 	"\x12ROAD_WINNER_PLAYER\x10\x02\x12\x13\n" +
-	"\x0fROAD_WINNER_TIE\x10\x032\x80\x0e\n" +
+	"\x0fROAD_WINNER_TIE\x10\x032\xdd\x0e\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -5908,7 +6221,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponse\x12U\n" +
 	"\n" +
 	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponse\x12O\n" +
-	"\bGetRoads\x12 .chemmy.table.v1.GetRoadsRequest\x1a!.chemmy.table.v1.GetRoadsResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"\bGetRoads\x12 .chemmy.table.v1.GetRoadsRequest\x1a!.chemmy.table.v1.GetRoadsResponse\x12[\n" +
+	"\fMoveTopCards\x12$.chemmy.table.v1.MoveTopCardsRequest\x1a%.chemmy.table.v1.MoveTopCardsResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -5923,7 +6237,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -5939,65 +6253,68 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(RoadWinner)(0),               // 11: chemmy.table.v1.RoadWinner
 	(*HouseRules)(nil),            // 12: chemmy.table.v1.HouseRules
 	(*PuntoBancoRules)(nil),       // 13: chemmy.table.v1.PuntoBancoRules
-	(*Seat)(nil),                  // 14: chemmy.table.v1.Seat
-	(*Bet)(nil),                   // 15: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 16: chemmy.table.v1.Coup
-	(*CoupHand)(nil),              // 17: chemmy.table.v1.CoupHand
-	(*Table)(nil),                 // 18: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 19: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 20: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 21: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 22: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 23: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 24: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 25: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 26: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 27: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 28: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 29: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 30: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 31: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 32: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 33: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 34: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 35: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 36: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 37: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 38: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 39: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 40: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 41: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 42: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 43: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 44: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 45: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 46: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 47: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 48: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 49: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 50: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 51: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 52: chemmy.table.v1.GetAdviceResponse
-	(*GetRoadsRequest)(nil),       // 53: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 54: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 55: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 56: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 57: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 58: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 59: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 60: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 61: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 62: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 63: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 64: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 65: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 66: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 67: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 68: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 69: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 70: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 71: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 72: chemmy.events.v1.TableEvent
+	(*OldBaccaratRules)(nil),      // 14: chemmy.table.v1.OldBaccaratRules
+	(*Seat)(nil),                  // 15: chemmy.table.v1.Seat
+	(*Bet)(nil),                   // 16: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 17: chemmy.table.v1.Coup
+	(*CoupHand)(nil),              // 18: chemmy.table.v1.CoupHand
+	(*Table)(nil),                 // 19: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 20: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 21: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 22: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 23: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 24: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 25: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 26: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 27: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 28: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 29: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 30: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 31: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 32: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 33: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 34: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 35: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 36: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 37: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 38: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 39: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 40: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 41: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 42: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 43: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 44: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 45: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 46: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 47: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 48: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 49: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 50: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 51: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 52: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 53: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),   // 54: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),  // 55: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),       // 56: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 57: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 58: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 59: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 60: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 61: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 62: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 63: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 64: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 65: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 66: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 67: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 68: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 69: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 70: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 71: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 72: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 73: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 74: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 75: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -6006,115 +6323,120 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
 	4,  // 4: chemmy.table.v1.PuntoBancoRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	6,  // 5: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
-	15, // 6: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	70, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	70, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	16, // 6: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	73, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	73, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	7,  // 9: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	8,  // 10: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	71, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	17, // 12: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
+	74, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	18, // 12: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	7,  // 13: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	70, // 14: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	73, // 14: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	8,  // 15: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	12, // 16: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,  // 17: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	14, // 18: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	16, // 19: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	16, // 20: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	71, // 21: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	71, // 22: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	15, // 18: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	17, // 19: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	17, // 20: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	74, // 21: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	74, // 22: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	10, // 23: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	13, // 24: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	55, // 25: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
-	12, // 26: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	10, // 27: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	13, // 28: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	18, // 29: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 30: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 31: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	18, // 32: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 33: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 34: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	6,  // 35: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	18, // 36: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 37: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 38: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	9,  // 39: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	18, // 40: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 41: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 42: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 43: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 44: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 45: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 46: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	72, // 47: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	7,  // 48: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	9,  // 49: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	55, // 50: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	56, // 51: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	57, // 52: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	58, // 53: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	58, // 54: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	58, // 55: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	11, // 56: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	11, // 57: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	59, // 58: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	10, // 59: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	63, // 60: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	10, // 61: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	59, // 62: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	61, // 63: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	62, // 64: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	64, // 65: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	18, // 66: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	18, // 67: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 68: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	21, // 69: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	23, // 70: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	25, // 71: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	27, // 72: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	29, // 73: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	31, // 74: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	33, // 75: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	35, // 76: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	37, // 77: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	39, // 78: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	68, // 79: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	66, // 80: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	47, // 81: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	49, // 82: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	51, // 83: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	60, // 84: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	41, // 85: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	45, // 86: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	43, // 87: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	53, // 88: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	20, // 89: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	22, // 90: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	24, // 91: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	26, // 92: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	28, // 93: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	30, // 94: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	32, // 95: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	34, // 96: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	36, // 97: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	38, // 98: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	40, // 99: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	69, // 100: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	67, // 101: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	48, // 102: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	50, // 103: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	52, // 104: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	65, // 105: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	42, // 106: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	46, // 107: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	44, // 108: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	54, // 109: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	89, // [89:110] is the sub-list for method output_type
-	68, // [68:89] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	58, // 25: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	14, // 26: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	12, // 27: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	10, // 28: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	13, // 29: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	14, // 30: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	19, // 31: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 32: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 33: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	19, // 34: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 35: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 36: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	6,  // 37: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	19, // 38: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 39: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 40: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	9,  // 41: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	19, // 42: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 43: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 44: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 45: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 46: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 47: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 48: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	75, // 49: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	7,  // 50: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	9,  // 51: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	19, // 52: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	58, // 53: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	59, // 54: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	60, // 55: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	61, // 56: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	61, // 57: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	61, // 58: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	11, // 59: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	11, // 60: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	62, // 61: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	10, // 62: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	66, // 63: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	10, // 64: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	62, // 65: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	64, // 66: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	65, // 67: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	67, // 68: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	19, // 69: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	19, // 70: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	20, // 71: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	22, // 72: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	24, // 73: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	26, // 74: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	28, // 75: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	30, // 76: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	32, // 77: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	34, // 78: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	36, // 79: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	38, // 80: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	40, // 81: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	71, // 82: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	69, // 83: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	48, // 84: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	50, // 85: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	52, // 86: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	63, // 87: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	42, // 88: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	46, // 89: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	44, // 90: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	56, // 91: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	54, // 92: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	21, // 93: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	23, // 94: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	25, // 95: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	27, // 96: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	29, // 97: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	31, // 98: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	33, // 99: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	35, // 100: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	37, // 101: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	39, // 102: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	41, // 103: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	72, // 104: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	70, // 105: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	49, // 106: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	51, // 107: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	53, // 108: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	68, // 109: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	43, // 110: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	47, // 111: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	45, // 112: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	57, // 113: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	55, // 114: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	93, // [93:115] is the sub-list for method output_type
+	71, // [71:93] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -6124,7 +6446,8 @@ func file_chemmy_table_v1_table_proto_init() {
 	}
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[38].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[39].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -6134,7 +6457,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      12,
-			NumMessages:   58,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

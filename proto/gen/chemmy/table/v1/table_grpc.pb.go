@@ -19,27 +19,28 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TableService_CreateTable_FullMethodName = "/chemmy.table.v1.TableService/CreateTable"
-	TableService_GetTable_FullMethodName    = "/chemmy.table.v1.TableService/GetTable"
-	TableService_ListTables_FullMethodName  = "/chemmy.table.v1.TableService/ListTables"
-	TableService_JoinTable_FullMethodName   = "/chemmy.table.v1.TableService/JoinTable"
-	TableService_AcceptBank_FullMethodName  = "/chemmy.table.v1.TableService/AcceptBank"
-	TableService_DeclineBank_FullMethodName = "/chemmy.table.v1.TableService/DeclineBank"
-	TableService_PlaceBet_FullMethodName    = "/chemmy.table.v1.TableService/PlaceBet"
-	TableService_DeclineBet_FullMethodName  = "/chemmy.table.v1.TableService/DeclineBet"
-	TableService_CallBanco_FullMethodName   = "/chemmy.table.v1.TableService/CallBanco"
-	TableService_DecideDraw_FullMethodName  = "/chemmy.table.v1.TableService/DecideDraw"
-	TableService_PassBank_FullMethodName    = "/chemmy.table.v1.TableService/PassBank"
-	TableService_RaiseBank_FullMethodName   = "/chemmy.table.v1.TableService/RaiseBank"
-	TableService_BidBank_FullMethodName     = "/chemmy.table.v1.TableService/BidBank"
-	TableService_JoinGallery_FullMethodName = "/chemmy.table.v1.TableService/JoinGallery"
-	TableService_WatchTable_FullMethodName  = "/chemmy.table.v1.TableService/WatchTable"
-	TableService_GetAdvice_FullMethodName   = "/chemmy.table.v1.TableService/GetAdvice"
-	TableService_GetOdds_FullMethodName     = "/chemmy.table.v1.TableService/GetOdds"
-	TableService_LeaveTable_FullMethodName  = "/chemmy.table.v1.TableService/LeaveTable"
-	TableService_VoidCoup_FullMethodName    = "/chemmy.table.v1.TableService/VoidCoup"
-	TableService_CloseTable_FullMethodName  = "/chemmy.table.v1.TableService/CloseTable"
-	TableService_GetRoads_FullMethodName    = "/chemmy.table.v1.TableService/GetRoads"
+	TableService_CreateTable_FullMethodName  = "/chemmy.table.v1.TableService/CreateTable"
+	TableService_GetTable_FullMethodName     = "/chemmy.table.v1.TableService/GetTable"
+	TableService_ListTables_FullMethodName   = "/chemmy.table.v1.TableService/ListTables"
+	TableService_JoinTable_FullMethodName    = "/chemmy.table.v1.TableService/JoinTable"
+	TableService_AcceptBank_FullMethodName   = "/chemmy.table.v1.TableService/AcceptBank"
+	TableService_DeclineBank_FullMethodName  = "/chemmy.table.v1.TableService/DeclineBank"
+	TableService_PlaceBet_FullMethodName     = "/chemmy.table.v1.TableService/PlaceBet"
+	TableService_DeclineBet_FullMethodName   = "/chemmy.table.v1.TableService/DeclineBet"
+	TableService_CallBanco_FullMethodName    = "/chemmy.table.v1.TableService/CallBanco"
+	TableService_DecideDraw_FullMethodName   = "/chemmy.table.v1.TableService/DecideDraw"
+	TableService_PassBank_FullMethodName     = "/chemmy.table.v1.TableService/PassBank"
+	TableService_RaiseBank_FullMethodName    = "/chemmy.table.v1.TableService/RaiseBank"
+	TableService_BidBank_FullMethodName      = "/chemmy.table.v1.TableService/BidBank"
+	TableService_JoinGallery_FullMethodName  = "/chemmy.table.v1.TableService/JoinGallery"
+	TableService_WatchTable_FullMethodName   = "/chemmy.table.v1.TableService/WatchTable"
+	TableService_GetAdvice_FullMethodName    = "/chemmy.table.v1.TableService/GetAdvice"
+	TableService_GetOdds_FullMethodName      = "/chemmy.table.v1.TableService/GetOdds"
+	TableService_LeaveTable_FullMethodName   = "/chemmy.table.v1.TableService/LeaveTable"
+	TableService_VoidCoup_FullMethodName     = "/chemmy.table.v1.TableService/VoidCoup"
+	TableService_CloseTable_FullMethodName   = "/chemmy.table.v1.TableService/CloseTable"
+	TableService_GetRoads_FullMethodName     = "/chemmy.table.v1.TableService/GetRoads"
+	TableService_MoveTopCards_FullMethodName = "/chemmy.table.v1.TableService/MoveTopCards"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -183,6 +184,13 @@ type TableServiceClient interface {
 	// read them. Errors: NOT_FOUND TABLE_NOT_FOUND, FAILED_PRECONDITION
 	// WRONG_VARIANT (not a punto banco table).
 	GetRoads(ctx context.Context, in *GetRoadsRequest, opts ...grpc.CallOption) (*GetRoadsResponse, error)
+	// MoveTopCards: at an old baccarat table, the banker announces, after
+	// the cut and before the shoe's first coup is dealt, that he moves count
+	// cards from the top of the shoe to its bottom (OLD-CUT); count 0 moves
+	// none. The shoe records the move, so the closed shoe's order still
+	// verifies. Errors: NOT_BANKER, NOT_YOUR_TURN, WRONG_STATE (no cut due),
+	// INVALID_ARGUMENT (count above max_move_top), WRONG_VARIANT.
+	MoveTopCards(ctx context.Context, in *MoveTopCardsRequest, opts ...grpc.CallOption) (*MoveTopCardsResponse, error)
 }
 
 type tableServiceClient struct {
@@ -412,6 +420,16 @@ func (c *tableServiceClient) GetRoads(ctx context.Context, in *GetRoadsRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) MoveTopCards(ctx context.Context, in *MoveTopCardsRequest, opts ...grpc.CallOption) (*MoveTopCardsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MoveTopCardsResponse)
+	err := c.cc.Invoke(ctx, TableService_MoveTopCards_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -553,6 +571,13 @@ type TableServiceServer interface {
 	// read them. Errors: NOT_FOUND TABLE_NOT_FOUND, FAILED_PRECONDITION
 	// WRONG_VARIANT (not a punto banco table).
 	GetRoads(context.Context, *GetRoadsRequest) (*GetRoadsResponse, error)
+	// MoveTopCards: at an old baccarat table, the banker announces, after
+	// the cut and before the shoe's first coup is dealt, that he moves count
+	// cards from the top of the shoe to its bottom (OLD-CUT); count 0 moves
+	// none. The shoe records the move, so the closed shoe's order still
+	// verifies. Errors: NOT_BANKER, NOT_YOUR_TURN, WRONG_STATE (no cut due),
+	// INVALID_ARGUMENT (count above max_move_top), WRONG_VARIANT.
+	MoveTopCards(context.Context, *MoveTopCardsRequest) (*MoveTopCardsResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -625,6 +650,9 @@ func (UnimplementedTableServiceServer) CloseTable(context.Context, *CloseTableRe
 }
 func (UnimplementedTableServiceServer) GetRoads(context.Context, *GetRoadsRequest) (*GetRoadsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRoads not implemented")
+}
+func (UnimplementedTableServiceServer) MoveTopCards(context.Context, *MoveTopCardsRequest) (*MoveTopCardsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method MoveTopCards not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -1018,6 +1046,24 @@ func _TableService_GetRoads_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_MoveTopCards_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(MoveTopCardsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).MoveTopCards(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_MoveTopCards_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).MoveTopCards(ctx, req.(*MoveTopCardsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1104,6 +1150,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRoads",
 			Handler:    _TableService_GetRoads_Handler,
+		},
+		{
+			MethodName: "MoveTopCards",
+			Handler:    _TableService_MoveTopCards_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

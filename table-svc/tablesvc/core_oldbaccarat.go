@@ -1,0 +1,381 @@
+package tablesvc
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
+)
+
+// oldCore is the shell's adapter of the old baccarat core (OLD-*): its
+// state is the record's Old.
+type oldCore struct{}
+
+// oldMaxSeats bounds an old baccarat table's seats: a coup of p players
+// deals up to 3p cards, and the shoe's cut card (at most 17 from the end
+// of 104 cards) must leave the coup that brings it out enough to finish:
+// 3p-1 <= 17.
+const oldMaxSeats = 6
+
+func (oldCore) name() string { return "old baccarat" }
+
+func (oldCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+	out, err := oldbaccarat.Apply(*t.Old, in)
+	if err != nil || out.Hold != nil {
+		return nil, out.Hold, err
+	}
+	*t.Old = out.State
+	return out.Events, nil, nil
+}
+
+func (oldCore) pending(t *table) game.Effect { return oldbaccarat.Pending(*t.Old) }
+
+func (oldCore) deadline(t *table) time.Time { return oldbaccarat.Deadline(*t.Old) }
+
+func (oldCore) coupID(t *table) string {
+	if cp := t.Old.Coup; cp != nil {
+		return cp.ID
+	}
+	return ""
+}
+
+// command maps the table's calls onto the old game: BidBank bids for the
+// bank (OLD-BANKER), AcceptBank takes the bank offered after a baccarat
+// (OLD-BACCARAT), PassBank and DeclineBank decline either, PlaceBet stakes
+// (OLD-STAKE), DeclineBet sits the coup out, MoveTopCards is the banker's
+// move after the cut (OLD-CUT), DecideDraw a draw (OLD-DRAW).
+func (oldCore) command(method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	switch r := req.(type) {
+	case *tablev1.JoinTableRequest:
+		return oldbaccarat.Join{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.LeaveTableRequest:
+		return oldbaccarat.Leave{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.BidBankRequest:
+		return oldbaccarat.Bid{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.AcceptBankRequest:
+		return oldbaccarat.Bid{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.PassBankRequest:
+		return oldbaccarat.PassBank{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.DeclineBankRequest:
+		return oldbaccarat.PassBank{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.PlaceBetRequest:
+		if r.GetOverBank() || r.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
+			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "over_bank and spot are other games' bets; an old baccarat stake is an amount")
+		}
+		return oldbaccarat.Stake{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.DeclineBetRequest:
+		return oldbaccarat.PassStake{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.MoveTopCardsRequest:
+		return oldbaccarat.MoveTopCards{PlayerID: r.GetPlayerId(), N: r.GetCount()}, nil
+	case *tablev1.DecideDrawRequest:
+		switch r.GetChoice() {
+		case tablev1.DrawChoice_DRAW_CHOICE_DRAW, tablev1.DrawChoice_DRAW_CHOICE_STAND:
+		default:
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "choice must be DRAW_CHOICE_DRAW or DRAW_CHOICE_STAND")
+		}
+		return oldbaccarat.Decide{PlayerID: r.GetPlayerId(), Draw: r.GetChoice() == tablev1.DrawChoice_DRAW_CHOICE_DRAW}, nil
+	case *tablev1.VoidCoupRequest:
+		return oldbaccarat.Void{CoupID: r.GetCoupId(), Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	case *tablev1.CloseTableRequest:
+		return oldbaccarat.Close{Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	}
+	return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "%s is not an old baccarat action (no banco, no gallery, no raise)", method)
+}
+
+// interrupt voids a coup that could not go on before its result.
+func (oldCore) interrupt(t *table, reason string) game.Command {
+	cp := t.Old.Coup
+	if cp == nil || cp.Decided || cp.Settled || t.Old.Phase == oldbaccarat.PhaseSettling {
+		return nil
+	}
+	return oldbaccarat.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
+}
+
+func (oldCore) sync(t *table) {
+	o := t.Old
+	t.State = tableState(o.Phase)
+	t.ShoeID, t.Shoes = o.ShoeID, int(o.ShoeNumber)
+	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = o.CoupsPlayed, o.CoupSeq, o.ShoeToClose
+}
+
+func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+	switch e := eff.(type) {
+	case oldbaccarat.MoveToBottom:
+		_, err := s.shoe.MoveTopCardsToBottom(ctx, &shoev1.MoveTopCardsToBottomRequest{
+			RequestId: "table/" + t.ID + "/" + e.RequestID, ShoeId: t.ShoeID, Count: e.N, AnnouncedBy: t.Old.BankerID})
+		if err != nil {
+			return nil, true, err
+		}
+		return oldbaccarat.MovedToBottom{}, true, nil
+	case oldbaccarat.Settle:
+		cp := t.Old.Coup
+		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID}
+		for i, st := range e.Stakes {
+			split := false
+			if e.Split && cp != nil && i < len(cp.Hands) {
+				// Source: RULES.md OLD-SETTLE (the two punters who tie the
+				// banker share the pool with him)
+				split = rules.OldRank(cp.Hands[i].Points) == rules.OldRank(cp.BankerPoints)
+			}
+			req.Stakes = append(req.Stakes, &walletv1.OldStake{HoldId: st.HoldID, Amount: st.Amount, Net: e.Moves[i].Amount, Split: split})
+		}
+		req.BankerNet = e.Moves[len(e.Moves)-1].Amount
+		resp, err := s.wallet.SettleOld(ctx, req)
+		if err != nil {
+			return nil, true, err
+		}
+		return oldbaccarat.Settled{NewBank: resp.GetNewBank()}, true, nil
+	}
+	return nil, false, nil
+}
+
+// publicEvent hides every dealt card (each is dealt face down to its
+// holder, OLD-DEAL) and its points until the showdown's coup_resulted.
+func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	if ev.GetCardDealt() == nil {
+		return ev
+	}
+	out := proto.Clone(ev).(*eventsv1.TableEvent)
+	cd := out.GetCardDealt()
+	cd.Card, cd.Total = &shoev1.Card{FaceDown: true}, 0
+	return out
+}
+
+// personalEvent gives a hand's holder his own card and points back.
+func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	cd := ev.GetCardDealt()
+	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
+		return ev
+	}
+	cp := oldCoupOf(t.Old, ev.GetCoupId())
+	if cp == nil {
+		return ev
+	}
+	codes := cp.Banker
+	if cd.GetHand() == eventsv1.Hand_HAND_PUNTER {
+		codes = nil
+		for _, h := range cp.Hands {
+			if h.PlayerID == cd.GetHolderPlayerId() {
+				codes = h.Cards
+			}
+		}
+	}
+	i := int(cd.GetPosition()) - 1
+	if i < 0 || i >= len(codes) {
+		return ev
+	}
+	out := proto.Clone(ev).(*eventsv1.TableEvent)
+	out.GetCardDealt().Card = game.Cards(codes[i : i+1])[0]
+	out.GetCardDealt().Total = int32(oldPoints(codes[:i+1]))
+	return out
+}
+
+func oldCoupOf(o *oldbaccarat.State, id string) *oldbaccarat.Coup {
+	for _, cp := range []*oldbaccarat.Coup{o.Coup, o.LastCoup} {
+		if cp != nil && cp.ID == id {
+			return cp
+		}
+	}
+	return nil
+}
+
+// oldPoints are the OLD-VALUES points of card codes.
+func oldPoints(codes []string) int {
+	var cards []rules.Card
+	for _, c := range codes {
+		if card, err := rules.ParseCard(c); err == nil {
+			cards = append(cards, card)
+		}
+	}
+	return rules.OldPoints(cards)
+}
+
+// view: a hand's cards are shown to its holder (calling as a player) until
+// the showdown, then to everyone; a voided coup's to auditors.
+func (oldCore) view(t *table, v viewer) *tablev1.Table {
+	o := t.Old
+	out := &tablev1.Table{
+		TableId: t.ID, Variant: tablev1.Variant_VARIANT_OLD_BACCARAT, OldBaccaratRules: oldRulesProto(o.Rules, t.Rules.CertRealMoney),
+		State: tablev1.TableState(o.Phase), ShoeId: o.ShoeID, ShoeNumber: o.ShoeNumber, CoupsPlayed: o.CoupsPlayed,
+		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
+		BankerPlayerId: o.BankerID, Bank: o.Bank, OfferedPlayerId: o.OfferedTo,
+		Coup: oldCoupProto(o, o.Coup, v), LastCoup: oldCoupProto(o, o.LastCoup, v),
+	}
+	if d := oldbaccarat.Deadline(*o); !d.IsZero() {
+		out.TurnDeadline = timestamppb.New(d)
+	}
+	if a := o.Auction; a != nil && len(a.Bids) > 0 {
+		best := a.Bids[0]
+		for _, b := range a.Bids {
+			if b.Amount > best.Amount {
+				best = b
+			}
+		}
+		out.HighestBid, out.HighestBidderPlayerId = best.Amount, best.PlayerID
+	}
+	for _, st := range o.Seats {
+		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
+	}
+	return out
+}
+
+func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1.Coup {
+	if cp == nil {
+		return nil
+	}
+	sees := func(holder string) bool {
+		switch {
+		case cp.Decided && !cp.Voided:
+			return true
+		case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
+			return true
+		}
+		return v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject == holder
+	}
+	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
+		if sees(holder) {
+			return game.Cards(codes), int32(oldPoints(codes))
+		}
+		cards := make([]*shoev1.Card, len(codes))
+		for i := range cards {
+			cards[i] = &shoev1.Card{FaceDown: true}
+		}
+		return cards, 0
+	}
+	out := &tablev1.Coup{CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
+		Natural: cp.Natural, Settled: cp.Settled, BankerNet: cp.BankerNet, Voided: cp.Voided, VoidReason: cp.VoidReason}
+	out.BankerCards, out.BankerTotal = hand(cp.Banker, cp.BankerID)
+	if cp.Settled {
+		out.SettleTime = timestamppb.New(cp.SettleTime)
+	}
+	if o.Coup == cp && o.Phase == oldbaccarat.PhaseDecision {
+		out.DecisionPlayerId = oldbaccarat.Decider(*o)
+	}
+	for _, h := range cp.Hands {
+		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: h.PlayerID, Amount: h.Stake})
+		ch := &tablev1.CoupHand{Hand: tablev1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID}
+		ch.Cards, ch.Total = hand(h.Cards, h.PlayerID)
+		if cp.Decided {
+			switch {
+			case h.Net < 0:
+				ch.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS
+			case h.Net > 0:
+				ch.Outcome = tablev1.Outcome_OUTCOME_BANK_LOSES
+			default:
+				ch.Outcome = tablev1.Outcome_OUTCOME_STAND_OFF
+			}
+		}
+		out.Hands = append(out.Hands, ch)
+	}
+	return out
+}
+
+// resolveOld fills in the defaults of an old baccarat table's house rules
+// (chemmy.table.v1.OldBaccaratRules) and checks them.
+func resolveOld(in *tablev1.OldBaccaratRules) (oldbaccarat.Rules, error) {
+	if in == nil {
+		in = &tablev1.OldBaccaratRules{}
+	}
+	r := oldbaccarat.DefaultRules()
+	r.MaxSeats = oldMaxSeats
+	set32 := func(v *int32, x int32) {
+		if x != 0 {
+			*v = x
+		}
+	}
+	set64 := func(v *int64, x int64) {
+		if x != 0 {
+			*v = x
+		}
+	}
+	set32(&r.MaxSeats, in.GetMaxSeats())
+	set64(&r.MinBank, in.GetMinimumBank())
+	set64(&r.MinStake, in.GetMinStake())
+	r.MaxStake = in.GetMaxStake()
+	if in.MaxMoveTop != nil {
+		r.MaxMoveTop = in.GetMaxMoveTop()
+	}
+	set32(&r.AuctionWindowMS, in.GetAuctionWindowMs())
+	set32(&r.StakingWindowMS, in.GetStakingWindowMs())
+	set32(&r.CutMS, in.GetCutTimeLimitMs())
+	set32(&r.DecisionMS, in.GetDecisionTimeLimitMs())
+	set32(&r.BankOfferMS, in.GetBankOfferTimeLimitMs())
+	r.StandOnTimeout = in.GetStandOnTimeout()
+	if r.MaxSeats > oldMaxSeats {
+		return r, fail(codes.InvalidArgument, reasonInvalidHouseRule, "max_seats must be 3..%d: a coup of more players could run out of the two decks after the cut card", oldMaxSeats)
+	}
+	if err := r.Validate(); err != nil {
+		return r, coreError(err)
+	}
+	return r, nil
+}
+
+// oldCutCard is the cut card's place for a table of maxSeats: the coup of
+// maxSeats players that brings it out deals at most 3*maxSeats-1 more cards.
+func oldCutCard(maxSeats int32) int32 { return max(8, 3*maxSeats-1) }
+
+func oldRulesProto(r oldbaccarat.Rules, certRealMoney bool) *tablev1.OldBaccaratRules {
+	return &tablev1.OldBaccaratRules{
+		MaxSeats: r.MaxSeats, MinimumBank: r.MinBank, MinStake: r.MinStake, MaxStake: r.MaxStake, MaxMoveTop: proto.Int32(r.MaxMoveTop),
+		AuctionWindowMs: r.AuctionWindowMS, StakingWindowMs: r.StakingWindowMS, CutTimeLimitMs: r.CutMS,
+		DecisionTimeLimitMs: r.DecisionMS, StandOnTimeout: r.StandOnTimeout, BankOfferTimeLimitMs: r.BankOfferMS,
+		CertificationRealMoney: certRealMoney,
+	}
+}
+
+// shoeHand is a deal's hand as the shoe records it (at most 32 bytes).
+func shoeHand(hand string) string {
+	if len(hand) > 32 {
+		hand, _, _ = strings.Cut(hand, ":")
+	}
+	return hand
+}
+
+// createOld makes t, a new table's record, an old baccarat table.
+func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
+	st, err := oldbaccarat.New(r, t.ShoeID)
+	if err != nil {
+		return nil, coreError(err)
+	}
+	t.Variant, t.Old = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
+	oldCore{}.sync(t)
+	return t, nil
+}
+
+// shoeVariant is the shoe's variant of a table's game (it fixes the
+// shoe's decks and cut card bounds at shoe-svc).
+func shoeVariant(v int32) shoev1.Variant {
+	switch tablev1.Variant(v) {
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
+		return shoev1.Variant_VARIANT_PUNTO_BANCO
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		return shoev1.Variant_VARIANT_BANQUE
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		return shoev1.Variant_VARIANT_OLD
+	}
+	return shoev1.Variant_VARIANT_CHEMIN_DE_FER
+}
+
+// MoveTopCards is an old baccarat banker's announced move of top cards to
+// the bottom after the cut (OLD-CUT). See the proto.
+func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsRequest) (*tablev1.MoveTopCardsResponse, error) {
+	t, err := s.act(ctx, "MoveTopCards", req, func(*change) error {
+		return fail(codes.FailedPrecondition, reasonWrongVariant, "MoveTopCards is the old baccarat banker's move (OLD-CUT)")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.MoveTopCardsResponse{Table: t}, nil
+}
