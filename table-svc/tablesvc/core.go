@@ -49,7 +49,7 @@ type gameCore interface {
 	coupID(t *table) string
 	// command turns a request into the core's command; WRONG_VARIANT for
 	// a call of another game.
-	command(method string, req proto.Message, caller auth.Caller) (game.Command, error)
+	command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error)
 	// interrupt is the command voiding a coup that cannot go on before
 	// its result; nil when there is none to void.
 	interrupt(t *table, reason string) game.Command
@@ -76,6 +76,8 @@ func (t *table) core() gameCore {
 		return pbCore{}
 	case t.Old != nil:
 		return oldCore{}
+	case t.Banque != nil:
+		return banqueCore{}
 	}
 	return nil
 }
@@ -87,7 +89,7 @@ func (t *table) coreTable() bool { return t.core() != nil }
 // holds it): the command, its hold, the save with the idempotency record.
 func (s *Service) mutateCore(ctx context.Context, c *change, method string, req proto.Message) error {
 	caller, _ := auth.FromContext(ctx)
-	cmd, err := c.t.core().command(method, req, caller)
+	cmd, err := c.t.core().command(c.t, method, req, caller)
 	if err != nil {
 		return err
 	}

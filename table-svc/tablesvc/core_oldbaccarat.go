@@ -56,7 +56,7 @@ func (oldCore) coupID(t *table) string {
 // (OLD-BACCARAT), PassBank and DeclineBank decline either, PlaceBet stakes
 // (OLD-STAKE), DeclineBet sits the coup out, MoveTopCards is the banker's
 // move after the cut (OLD-CUT), DecideDraw a draw (OLD-DRAW).
-func (oldCore) command(method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (oldCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
 		return oldbaccarat.Join{PlayerID: r.GetPlayerId()}, nil

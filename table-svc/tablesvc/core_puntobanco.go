@@ -47,7 +47,7 @@ func (pbCore) coupID(t *table) string {
 
 // command turns a request into the punto banco command it asks for;
 // WRONG_VARIANT for a call of another game.
-func (pbCore) command(method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (pbCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
 		return puntobanco.Join{PlayerID: r.GetPlayerId()}, nil

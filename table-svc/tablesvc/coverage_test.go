@@ -54,3 +54,38 @@ func TestEveryCFRuleHasATest(t *testing.T) {
 		}
 	}
 }
+
+// gameRules are the rule IDs of the other games of RULES.md.
+var gameRules = []string{
+	"PB-BANK", "PB-DECKS", "PB-BETS", "PB-TABLEAU",
+	"BQ-DECKS", "BQ-BANK", "BQ-HANDS", "BQ-BETS", "BQ-PLAY", "BQ-CHEVAL",
+	"OLD-DECKS", "OLD-BANKER", "OLD-CUT", "OLD-DEAL", "OLD-STAKE", "OLD-VALUES", "OLD-RANK",
+	"OLD-BACCARAT", "OLD-NATURAL", "OLD-DRAW", "OLD-SETTLE",
+}
+
+// TestEveryGameRuleIsPlayedAtATable: every PB-, BQ- and OLD- rule is named
+// by a test that plays it through a table (this package's scenario tests
+// on prepared shoes), not only by the engine's or a core's tests.
+func TestEveryGameRuleIsPlayedAtATable(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, f := range files {
+		if f == "coverage_test.go" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text.Write(b)
+	}
+	all := text.String()
+	for _, id := range gameRules {
+		if !strings.Contains(all, "RULES.md "+id) && !strings.Contains(all, ", "+id) && !strings.Contains(all, "("+id) {
+			t.Errorf("no table test plays %s", id)
+		}
+	}
+}

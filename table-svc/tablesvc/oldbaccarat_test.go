@@ -119,7 +119,8 @@ func TestOldBaccaratBankerNatural(t *testing.T) {
 func TestOldBaccaratThreeWaySplit(t *testing.T) {
 	h := newHarness(t)
 	h.fund(20000, "alice", "bob", "carol")
-	// bob 3C 4D = 7, carol 2H 5S = 7, banker 6C AD = 17 (ace 11): all rank 7.
+	// bob 3C 4D = 7, carol 2H 5S = 7, banker 6C AD = 17 (ace 11,
+	// OLD-VALUES). Source: RULES.md OLD-RANK (7 and 17 rank alike: all tie)
 	id := h.oldTable(10000, "3C", "2H", "6C", "5S", "4D", "AD")
 	for p, amount := range map[string]int64{"bob": 100, "carol": 200} {
 		if err := h.stake(id, p, amount); err != nil {
@@ -196,6 +197,53 @@ func TestOldBaccaratHiddenHands(t *testing.T) {
 			if c.GetFaceDown() {
 				t.Errorf("after the showdown carol does not see %s's card", hd.GetHolderPlayerId())
 			}
+		}
+	}
+	h.conserved(60000, "player:alice", "player:bob", "player:carol")
+}
+
+// TestOldBaccaratBaccaratTakesTheBank: bob shows baccarat (10) and stands
+// on it; once the banker has settled with everyone, the bank is offered to
+// bob for the next coup, and he takes it (OLD-BACCARAT).
+func TestOldBaccaratBaccaratTakesTheBank(t *testing.T) {
+	h := newHarness(t)
+	h.fund(20000, "alice", "bob", "carol")
+	// bob 5C 5D = 10 (baccarat), carol 7H KS = 17, banker 4C 3D = 7.
+	id := h.oldTable(10000, "5C", "7H", "4C", "KS", "5D", "3D")
+	for p, amount := range map[string]int64{"bob": 100, "carol": 200} {
+		if err := h.stake(id, p, amount); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.tables.MoveTopCards(h.as("alice"), &tablev1.MoveTopCardsRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	// Source: RULES.md OLD-DRAW (less than 4 may draw: bob's baccarat, rank 0)
+	if tb := h.get(id); tb.GetCoup().GetDecisionPlayerId() != "bob" {
+		t.Fatalf("decision %q, state %s", tb.GetCoup().GetDecisionPlayerId(), tb.GetState())
+	}
+	if _, err := h.decide(id, "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	// Source: RULES.md OLD-BACCARAT (the banker first settles with everyone)
+	tb := h.get(id)
+	if !tb.GetLastCoup().GetSettled() || tb.GetState() != tablev1.TableState_TABLE_STATE_OFFERING_BANK || tb.GetOfferedPlayerId() != "bob" {
+		t.Fatalf("after the coup: state %s, offered to %q, last coup %v", tb.GetState(), tb.GetOfferedPlayerId(), tb.GetLastCoup())
+	}
+	_, err := h.tables.AcceptBank(h.as("carol"), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 10000})
+	wantReason(t, err, codes.FailedPrecondition, "NOT_YOUR_TURN")
+	if _, err := h.tables.AcceptBank(h.as("bob"), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob", Amount: 10000}); err != nil {
+		t.Fatal(err)
+	}
+	tb = h.get(id)
+	if tb.GetBankerPlayerId() != "bob" || tb.GetBank() != 10000 || tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING {
+		t.Errorf("after bob took the bank: banker %q bank %d state %s", tb.GetBankerPlayerId(), tb.GetBank(), tb.GetState())
+	}
+	// bob's baccarat lost 100 to alice's 7; carol's 17 tied it, and a tie
+	// goes to the banker (OLD-SETTLE): alice's bank came back with 300.
+	for acct, w := range map[string][2]int64{"player:alice": {20300, 0}, "player:bob": {19900, 10000}, "player:carol": {19800, 0}} {
+		if b, held := h.account(acct); b != w[0] || held != w[1] {
+			t.Errorf("%s: balance %d held %d, want %v", acct, b, held, w)
 		}
 	}
 	h.conserved(60000, "player:alice", "player:bob", "player:carol")

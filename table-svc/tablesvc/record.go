@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
@@ -263,6 +264,8 @@ type table struct {
 	PuntoBanco *puntobanco.State `json:"punto_banco,omitempty"`
 	// Old is the state of an old baccarat table's core.
 	Old *oldbaccarat.State `json:"old_baccarat,omitempty"`
+	// Banque is the state of a baccarat banque table's core.
+	Banque *banque.State `json:"banque,omitempty"`
 }
 
 // stake is the part of the bank at stake in a coup: all of it, or the

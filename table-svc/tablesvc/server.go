@@ -19,6 +19,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
@@ -54,17 +55,19 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
 	for v, given := range map[tablev1.Variant]bool{
-		tablev1.Variant_VARIANT_CHEMIN_DE_FER: req.GetHouseRules() != nil,
-		tablev1.Variant_VARIANT_PUNTO_BANCO:   req.GetPuntoBancoRules() != nil,
-		tablev1.Variant_VARIANT_OLD_BACCARAT:  req.GetOldBaccaratRules() != nil,
+		tablev1.Variant_VARIANT_CHEMIN_DE_FER:   req.GetHouseRules() != nil,
+		tablev1.Variant_VARIANT_PUNTO_BANCO:     req.GetPuntoBancoRules() != nil,
+		tablev1.Variant_VARIANT_OLD_BACCARAT:    req.GetOldBaccaratRules() != nil,
+		tablev1.Variant_VARIANT_BACCARAT_BANQUE: req.GetBanqueRules() != nil,
 	} {
 		if given && v != variant {
 			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "the house rules given are for %s, the table is %s", v, variant)
 		}
 	}
 	var (
-		pbRules  puntobanco.Rules
-		oldRules oldbaccarat.Rules
+		pbRules     puntobanco.Rules
+		oldRules    oldbaccarat.Rules
+		banqueRules banque.Rules
 	)
 	hr, err := resolveRules(req.GetHouseRules())
 	if err != nil {
@@ -86,7 +89,12 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		hr.Decks, hr.CutCardFromEnd, hr.Burn = 2, oldCutCard(oldRules.MaxSeats), 3
 		hr.CertRealMoney = req.GetOldBaccaratRules().GetCertificationRealMoney()
 	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
-		return nil, fail(codes.Unimplemented, reasonHouseRuleUnsupported, "%s is not dealt by tables yet", variant)
+		if banqueRules, err = resolveBanque(req.GetBanqueRules()); err != nil {
+			return nil, err
+		}
+		// Source: RULES.md BQ-DECKS (three decks)
+		hr.Decks, hr.CutCardFromEnd, hr.Burn = banqueRules.Decks, banqueRules.CutCardFromEnd, banqueRules.Burn
+		hr.CertRealMoney = req.GetBanqueRules().GetCertificationRealMoney()
 	default:
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
 	}
@@ -162,6 +170,10 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 	case tablev1.Variant_VARIANT_OLD_BACCARAT:
 		if t, err = createOld(t, oldRules); err != nil {
+			return nil, err
+		}
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		if t, err = createBanque(t, banqueRules); err != nil {
 			return nil, err
 		}
 	}

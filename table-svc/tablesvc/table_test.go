@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
@@ -425,4 +426,39 @@ func TestCertificationTable(t *testing.T) {
 	if err != nil || plain.GetTable().GetCertification() {
 		t.Fatalf("shuffled table: %v, %v", plain.GetTable(), err)
 	}
+}
+
+// TestEachGamesShoe: every game's table opens its shoe with the game's
+// decks (SHOE-DECKS; PB-DECKS 6 or 8; BQ-DECKS 3; OLD-DECKS 2), and a
+// deck count of another game is refused.
+func TestEachGamesShoe(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		req   *tablev1.CreateTableRequest
+		decks int32
+	}{
+		{&tablev1.CreateTableRequest{}, 6},
+		// Source: RULES.md PB-DECKS (6 or 8 decks; a table's default 8)
+		{&tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO}, 8},
+		// Source: RULES.md BQ-DECKS (3 decks)
+		{&tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE}, 3},
+		// Source: RULES.md OLD-DECKS (two full decks)
+		{&tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_OLD_BACCARAT}, 2},
+	} {
+		tc.req.RequestId = h.rid()
+		resp, err := h.tables.CreateTable(h.as("op"), tc.req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.req.GetVariant(), err)
+		}
+		sh, err := h.shoes.GetShoe(h.as("op"), &shoev1.GetShoeRequest{ShoeId: resp.GetTable().GetShoeId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sh.GetShoe().GetDecks(); got != tc.decks || sh.GetShoe().GetCardsTotal()+int32(len(sh.GetShoe().GetBurned())) != 52*tc.decks {
+			t.Errorf("%s: a shoe of %d decks, %d cards; want %d decks", tc.req.GetVariant(), got, sh.GetShoe().GetCardsTotal(), tc.decks)
+		}
+	}
+	_, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
+		PuntoBancoRules: &tablev1.PuntoBancoRules{Decks: 3}})
+	wantReason(t, err, codes.InvalidArgument, "INVALID_HOUSE_RULE")
 }

@@ -403,6 +403,14 @@ type (
 	}
 )
 
+// WithHold implements game.HoldCommand.
+func (c Bid) WithHold(holdID string) game.Command { c.HoldID = holdID; return c }
+
+// WithHold implements game.HoldCommand.
+func (c PlaceBet) WithHold(holdID string) game.Command { c.HoldID = holdID; return c }
+
+var _, _ game.HoldCommand = Bid{}, PlaceBet{}
+
 // CommandName implements game.Command.
 func (Join) CommandName() string       { return "join" }
 func (Leave) CommandName() string      { return "leave" }

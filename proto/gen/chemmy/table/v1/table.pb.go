@@ -535,6 +535,65 @@ func (TableState) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
 }
 
+// BanqueSide is a side of a baccarat banque table, or both (BQ-BETS,
+// BQ-CHEVAL).
+type BanqueSide int32
+
+const (
+	BanqueSide_BANQUE_SIDE_UNSPECIFIED BanqueSide = 0
+	// The right table: its hand plays first; its betting starts on the
+	// banker's right.
+	BanqueSide_BANQUE_SIDE_RIGHT BanqueSide = 1
+	// The left table: its betting starts on the banker's left.
+	BanqueSide_BANQUE_SIDE_LEFT BanqueSide = 2
+	// A bet on both tables (à cheval): it loses only if the bank beats
+	// both hands, wins only if the bank loses to both, else is returned.
+	BanqueSide_BANQUE_SIDE_CHEVAL BanqueSide = 3
+)
+
+// Enum value maps for BanqueSide.
+var (
+	BanqueSide_name = map[int32]string{
+		0: "BANQUE_SIDE_UNSPECIFIED",
+		1: "BANQUE_SIDE_RIGHT",
+		2: "BANQUE_SIDE_LEFT",
+		3: "BANQUE_SIDE_CHEVAL",
+	}
+	BanqueSide_value = map[string]int32{
+		"BANQUE_SIDE_UNSPECIFIED": 0,
+		"BANQUE_SIDE_RIGHT":       1,
+		"BANQUE_SIDE_LEFT":        2,
+		"BANQUE_SIDE_CHEVAL":      3,
+	}
+)
+
+func (x BanqueSide) Enum() *BanqueSide {
+	p := new(BanqueSide)
+	*p = x
+	return p
+}
+
+func (x BanqueSide) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BanqueSide) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
+}
+
+func (BanqueSide) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[6]
+}
+
+func (x BanqueSide) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BanqueSide.Descriptor instead.
+func (BanqueSide) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+}
+
 // BetSpot is what a punto banco bet is on (PB-BETS).
 type BetSpot int32
 
@@ -587,11 +646,11 @@ func (x BetSpot) String() string {
 }
 
 func (BetSpot) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[6].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
 }
 
 func (BetSpot) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[6]
+	return &file_chemmy_table_v1_table_proto_enumTypes[7]
 }
 
 func (x BetSpot) Number() protoreflect.EnumNumber {
@@ -600,7 +659,7 @@ func (x BetSpot) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BetSpot.Descriptor instead.
 func (BetSpot) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 // Hand names the two hands of a coup.
@@ -650,11 +709,11 @@ func (x Hand) String() string {
 }
 
 func (Hand) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[7].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
 }
 
 func (Hand) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[7]
+	return &file_chemmy_table_v1_table_proto_enumTypes[8]
 }
 
 func (x Hand) Number() protoreflect.EnumNumber {
@@ -663,7 +722,7 @@ func (x Hand) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Hand.Descriptor instead.
 func (Hand) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 // Outcome is a coup's result from the bank's side (CF-RESULT).
@@ -704,11 +763,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[8].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[9].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[8]
+	return &file_chemmy_table_v1_table_proto_enumTypes[9]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -717,7 +776,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 // DrawChoice is a decision at an option: draw ("carte") or stand ("non").
@@ -754,11 +813,11 @@ func (x DrawChoice) String() string {
 }
 
 func (DrawChoice) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[9].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[10].Descriptor()
 }
 
 func (DrawChoice) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[9]
+	return &file_chemmy_table_v1_table_proto_enumTypes[10]
 }
 
 func (x DrawChoice) Number() protoreflect.EnumNumber {
@@ -767,7 +826,7 @@ func (x DrawChoice) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DrawChoice.Descriptor instead.
 func (DrawChoice) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 // Variant is a game of the baccarat family.
@@ -812,11 +871,11 @@ func (x Variant) String() string {
 }
 
 func (Variant) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[10].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[11].Descriptor()
 }
 
 func (Variant) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[10]
+	return &file_chemmy_table_v1_table_proto_enumTypes[11]
 }
 
 func (x Variant) Number() protoreflect.EnumNumber {
@@ -825,7 +884,7 @@ func (x Variant) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Variant.Descriptor instead.
 func (Variant) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 // RoadWinner is who won a coup on the scoreboards.
@@ -865,11 +924,11 @@ func (x RoadWinner) String() string {
 }
 
 func (RoadWinner) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_table_v1_table_proto_enumTypes[11].Descriptor()
+	return file_chemmy_table_v1_table_proto_enumTypes[12].Descriptor()
 }
 
 func (RoadWinner) Type() protoreflect.EnumType {
-	return &file_chemmy_table_v1_table_proto_enumTypes[11]
+	return &file_chemmy_table_v1_table_proto_enumTypes[12]
 }
 
 func (x RoadWinner) Number() protoreflect.EnumNumber {
@@ -878,7 +937,7 @@ func (x RoadWinner) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RoadWinner.Descriptor instead.
 func (RoadWinner) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 // HouseRules are a table's options where the sources leave the choice to
@@ -1510,8 +1569,10 @@ func (x *OldBaccaratRules) GetCertificationRealMoney() bool {
 type Seat struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 1-based seat number.
-	Number        int32  `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
-	PlayerId      string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	Number   int32  `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
+	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Baccarat banque: the side of the seat (RIGHT or LEFT, BQ-BETS).
+	Side          BanqueSide `protobuf:"varint,3,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1560,6 +1621,187 @@ func (x *Seat) GetPlayerId() string {
 	return ""
 }
 
+func (x *Seat) GetSide() BanqueSide {
+	if x != nil {
+		return x.Side
+	}
+	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
+}
+
+// BanqueRules are the house rules of a baccarat banque table (BQ-*): three
+// decks, three hands (right, left, the banker's), the bank auctioned to
+// the highest bidder (who pays the house 2.5% of his bid) or held by the
+// house. Zero or unset fields take the default given; amounts in minor
+// units, times in ms (1000..600000).
+type BanqueRules struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Cards behind the cut card, 8..16 (SHOE-CUT-CARD; a coup deals up to 9
+	// cards); default 8.
+	CutCardFromEnd int32 `protobuf:"varint,1,opt,name=cut_card_from_end,json=cutCardFromEnd,proto3" json:"cut_card_from_end,omitempty"`
+	// Cards burned, 3 or 4 (SHOE-BURN); default 3.
+	Burn int32 `protobuf:"varint,2,opt,name=burn,proto3" json:"burn,omitempty"`
+	// Seats on each side, 1..7; default 6.
+	MaxSeatsPerSide int32 `protobuf:"varint,3,opt,name=max_seats_per_side,json=maxSeatsPerSide,proto3" json:"max_seats_per_side,omitempty"`
+	// The smallest bet (default 100) and the largest (0, default: none but
+	// the bank). A bank below min_bet is exhausted (auctioned again).
+	MinBet int64 `protobuf:"varint,4,opt,name=min_bet,json=minBet,proto3" json:"min_bet,omitempty"`
+	MaxBet int64 `protobuf:"varint,5,opt,name=max_bet,json=maxBet,proto3" json:"max_bet,omitempty"`
+	// The house holds the bank and covers every bet (BQ-BANK "usually held
+	// by the house"); default off: the bank is auctioned.
+	HouseBank bool `protobuf:"varint,6,opt,name=house_bank,json=houseBank,proto3" json:"house_bank,omitempty"`
+	// With a house bank, the most all the bets of a coup may total; 0
+	// (default): none.
+	HouseLimit int64 `protobuf:"varint,7,opt,name=house_limit,json=houseLimit,proto3" json:"house_limit,omitempty"`
+	// The lowest bid for the bank, >= min_bet; default 1000.
+	MinimumBank int64 `protobuf:"varint,8,opt,name=minimum_bank,json=minimumBank,proto3" json:"minimum_bank,omitempty"`
+	// A commission on the banker's net winnings of a coup, basis points
+	// 0..10000 (0 with a house bank); default 0: the house took 2.5% at the
+	// auction.
+	CommissionBp int64 `protobuf:"varint,9,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
+	// Rounds the auction's fee and the commission; default down.
+	CommissionRounding CommissionRounding `protobuf:"varint,10,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.table.v1.CommissionRounding" json:"commission_rounding,omitempty"`
+	// An auction closes this long after its first bid; default 30000.
+	AuctionTimeLimitMs int32 `protobuf:"varint,11,opt,name=auction_time_limit_ms,json=auctionTimeLimitMs,proto3" json:"auction_time_limit_ms,omitempty"`
+	// A punter's betting turn (he passes when it runs out); default 30000.
+	BetTimeLimitMs int32 `protobuf:"varint,12,opt,name=bet_time_limit_ms,json=betTimeLimitMs,proto3" json:"bet_time_limit_ms,omitempty"`
+	// A draw decision; default 30000. When it runs out the hand's player on
+	// 5 draws, and the banker does what the chemin de fer banker's tableau
+	// does against the hand carrying more money, drawing at an option cell.
+	DecisionTimeLimitMs int32 `protobuf:"varint,13,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
+	// As HouseRules.certification_real_money (operator only).
+	CertificationRealMoney bool `protobuf:"varint,14,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *BanqueRules) Reset() {
+	*x = BanqueRules{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BanqueRules) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BanqueRules) ProtoMessage() {}
+
+func (x *BanqueRules) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BanqueRules.ProtoReflect.Descriptor instead.
+func (*BanqueRules) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BanqueRules) GetCutCardFromEnd() int32 {
+	if x != nil {
+		return x.CutCardFromEnd
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetBurn() int32 {
+	if x != nil {
+		return x.Burn
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetMaxSeatsPerSide() int32 {
+	if x != nil {
+		return x.MaxSeatsPerSide
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetMinBet() int64 {
+	if x != nil {
+		return x.MinBet
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetMaxBet() int64 {
+	if x != nil {
+		return x.MaxBet
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetHouseBank() bool {
+	if x != nil {
+		return x.HouseBank
+	}
+	return false
+}
+
+func (x *BanqueRules) GetHouseLimit() int64 {
+	if x != nil {
+		return x.HouseLimit
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetMinimumBank() int64 {
+	if x != nil {
+		return x.MinimumBank
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetCommissionBp() int64 {
+	if x != nil {
+		return x.CommissionBp
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetCommissionRounding() CommissionRounding {
+	if x != nil {
+		return x.CommissionRounding
+	}
+	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
+}
+
+func (x *BanqueRules) GetAuctionTimeLimitMs() int32 {
+	if x != nil {
+		return x.AuctionTimeLimitMs
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetBetTimeLimitMs() int32 {
+	if x != nil {
+		return x.BetTimeLimitMs
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetDecisionTimeLimitMs() int32 {
+	if x != nil {
+		return x.DecisionTimeLimitMs
+	}
+	return 0
+}
+
+func (x *BanqueRules) GetCertificationRealMoney() bool {
+	if x != nil {
+		return x.CertificationRealMoney
+	}
+	return false
+}
+
 // Bet is one punter's bet in a coup. Amounts in minor units.
 type Bet struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1582,7 +1824,7 @@ type Bet struct {
 
 func (x *Bet) Reset() {
 	*x = Bet{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1836,7 @@ func (x *Bet) String() string {
 func (*Bet) ProtoMessage() {}
 
 func (x *Bet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[4]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1849,7 @@ func (x *Bet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bet.ProtoReflect.Descriptor instead.
 func (*Bet) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Bet) GetPlayerId() string {
@@ -1737,7 +1979,7 @@ type Coup struct {
 
 func (x *Coup) Reset() {
 	*x = Coup{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1749,7 +1991,7 @@ func (x *Coup) String() string {
 func (*Coup) ProtoMessage() {}
 
 func (x *Coup) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[5]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1762,7 +2004,7 @@ func (x *Coup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Coup.ProtoReflect.Descriptor instead.
 func (*Coup) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Coup) GetCoupId() string {
@@ -1978,7 +2220,7 @@ type CoupHand struct {
 
 func (x *CoupHand) Reset() {
 	*x = CoupHand{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2232,7 @@ func (x *CoupHand) String() string {
 func (*CoupHand) ProtoMessage() {}
 
 func (x *CoupHand) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[6]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2245,7 @@ func (x *CoupHand) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupHand.ProtoReflect.Descriptor instead.
 func (*CoupHand) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CoupHand) GetHand() Hand {
@@ -2101,13 +2343,18 @@ type Table struct {
 	ShoeNumber int32 `protobuf:"varint,25,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
 	// Old baccarat tables: their house rules.
 	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,26,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Baccarat banque tables: their house rules, and the players who will
+	// play the right and the left hand in the next coup (BQ-PLAY).
+	BanqueRules       *BanqueRules `protobuf:"bytes,27,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
+	RightHandPlayerId string       `protobuf:"bytes,28,opt,name=right_hand_player_id,json=rightHandPlayerId,proto3" json:"right_hand_player_id,omitempty"`
+	LeftHandPlayerId  string       `protobuf:"bytes,29,opt,name=left_hand_player_id,json=leftHandPlayerId,proto3" json:"left_hand_player_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2366,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[7]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2379,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Table) GetTableId() string {
@@ -2317,6 +2564,27 @@ func (x *Table) GetOldBaccaratRules() *OldBaccaratRules {
 	return nil
 }
 
+func (x *Table) GetBanqueRules() *BanqueRules {
+	if x != nil {
+		return x.BanqueRules
+	}
+	return nil
+}
+
+func (x *Table) GetRightHandPlayerId() string {
+	if x != nil {
+		return x.RightHandPlayerId
+	}
+	return ""
+}
+
+func (x *Table) GetLeftHandPlayerId() string {
+	if x != nil {
+		return x.LeftHandPlayerId
+	}
+	return ""
+}
+
 // CreateTableRequest opens a table.
 type CreateTableRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -2334,13 +2602,15 @@ type CreateTableRequest struct {
 	PuntoBancoRules *PuntoBancoRules `protobuf:"bytes,5,opt,name=punto_banco_rules,json=puntoBancoRules,proto3" json:"punto_banco_rules,omitempty"`
 	// VARIANT_OLD_BACCARAT takes old_baccarat_rules.
 	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,6,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// VARIANT_BACCARAT_BANQUE takes banque_rules.
+	BanqueRules   *BanqueRules `protobuf:"bytes,7,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2622,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[8]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2635,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -2410,6 +2680,13 @@ func (x *CreateTableRequest) GetOldBaccaratRules() *OldBaccaratRules {
 	return nil
 }
 
+func (x *CreateTableRequest) GetBanqueRules() *BanqueRules {
+	if x != nil {
+		return x.BanqueRules
+	}
+	return nil
+}
+
 // CreateTableResponse holds the new table.
 type CreateTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2420,7 +2697,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2709,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2722,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -2465,7 +2742,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2477,7 +2754,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2490,7 +2767,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -2510,7 +2787,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2522,7 +2799,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +2812,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -2558,7 +2835,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2847,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2860,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -2612,7 +2889,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2624,7 +2901,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2637,7 +2914,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -2656,17 +2933,19 @@ func (x *ListTablesResponse) GetNextPageToken() string {
 
 // JoinTableRequest seats a player.
 type JoinTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	TableId       string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	PlayerId      string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Baccarat banque: the side to sit on, RIGHT or LEFT (required there).
+	Side          BanqueSide `protobuf:"varint,4,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2957,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2970,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -2715,6 +2994,13 @@ func (x *JoinTableRequest) GetPlayerId() string {
 	return ""
 }
 
+func (x *JoinTableRequest) GetSide() BanqueSide {
+	if x != nil {
+		return x.Side
+	}
+	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
+}
+
 // JoinTableResponse holds the table and the seat taken.
 type JoinTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2726,7 +3012,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +3024,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +3037,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -2782,7 +3068,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2794,7 +3080,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2807,7 +3093,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -2848,7 +3134,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +3146,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +3159,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -2895,7 +3181,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3193,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3206,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -2954,7 +3240,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3252,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3265,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -3009,14 +3295,17 @@ type PlaceBetRequest struct {
 	// its betting window. Errors: WRONG_VARIANT, SPOT_NOT_OFFERED,
 	// BET_OUT_OF_LIMITS, HOUSE_LIMIT_REACHED, WRONG_STATE (betting closed),
 	// INSUFFICIENT_FUNDS.
-	Spot          BetSpot `protobuf:"varint,6,opt,name=spot,proto3,enum=chemmy.table.v1.BetSpot" json:"spot,omitempty"`
+	Spot BetSpot `protobuf:"varint,6,opt,name=spot,proto3,enum=chemmy.table.v1.BetSpot" json:"spot,omitempty"`
+	// Baccarat banque: the table bet on, RIGHT, LEFT or CHEVAL (required
+	// there; BQ-BETS, BQ-CHEVAL), in the punter's betting turn.
+	Side          BanqueSide `protobuf:"varint,7,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +3317,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +3330,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -3086,6 +3375,13 @@ func (x *PlaceBetRequest) GetSpot() BetSpot {
 	return BetSpot_BET_SPOT_UNSPECIFIED
 }
 
+func (x *PlaceBetRequest) GetSide() BanqueSide {
+	if x != nil {
+		return x.Side
+	}
+	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
+}
+
 // PlaceBetResponse holds the table.
 type PlaceBetResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3096,7 +3392,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3108,7 +3404,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3121,7 +3417,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -3143,7 +3439,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3155,7 +3451,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3168,7 +3464,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -3202,7 +3498,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3214,7 +3510,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3227,7 +3523,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -3249,7 +3545,7 @@ type CallBancoRequest struct {
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3557,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3570,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -3308,7 +3604,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3320,7 +3616,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3333,7 +3629,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -3345,18 +3641,21 @@ func (x *CallBancoResponse) GetTable() *Table {
 
 // DecideDrawRequest draws or stands at a pending decision.
 type DecideDrawRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	TableId       string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	PlayerId      string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
-	Choice        DrawChoice             `protobuf:"varint,4,opt,name=choice,proto3,enum=chemmy.table.v1.DrawChoice" json:"choice,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	Choice    DrawChoice             `protobuf:"varint,4,opt,name=choice,proto3,enum=chemmy.table.v1.DrawChoice" json:"choice,omitempty"`
+	// Baccarat banque: the hand decided on (HAND_RIGHT, HAND_LEFT, or the
+	// banker's HAND_BANKER); unset: the hand whose decision is due.
+	Hand          Hand `protobuf:"varint,5,opt,name=hand,proto3,enum=chemmy.table.v1.Hand" json:"hand,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +3667,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +3680,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -3412,6 +3711,13 @@ func (x *DecideDrawRequest) GetChoice() DrawChoice {
 	return DrawChoice_DRAW_CHOICE_UNSPECIFIED
 }
 
+func (x *DecideDrawRequest) GetHand() Hand {
+	if x != nil {
+		return x.Hand
+	}
+	return Hand_HAND_UNSPECIFIED
+}
+
 // DecideDrawResponse holds the table.
 type DecideDrawResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3422,7 +3728,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3434,7 +3740,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3447,7 +3753,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -3469,7 +3775,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3481,7 +3787,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3494,7 +3800,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -3528,7 +3834,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3540,7 +3846,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3553,7 +3859,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -3575,7 +3881,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3587,7 +3893,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3600,7 +3906,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -3634,7 +3940,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3646,7 +3952,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3659,7 +3965,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -3683,7 +3989,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3695,7 +4001,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3708,7 +4014,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -3742,7 +4048,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3754,7 +4060,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3767,7 +4073,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -3794,7 +4100,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3806,7 +4112,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3819,7 +4125,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -3860,7 +4166,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4178,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4191,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -3907,7 +4213,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3919,7 +4225,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3932,7 +4238,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -3966,7 +4272,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3978,7 +4284,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3991,7 +4297,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -4011,7 +4317,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4023,7 +4329,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4036,7 +4342,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -4061,7 +4367,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4073,7 +4379,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4086,7 +4392,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -4148,7 +4454,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4160,7 +4466,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4173,7 +4479,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -4221,7 +4527,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4233,7 +4539,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4246,7 +4552,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -4327,7 +4633,7 @@ type MoveTopCardsRequest struct {
 
 func (x *MoveTopCardsRequest) Reset() {
 	*x = MoveTopCardsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4339,7 +4645,7 @@ func (x *MoveTopCardsRequest) String() string {
 func (*MoveTopCardsRequest) ProtoMessage() {}
 
 func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4352,7 +4658,7 @@ func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsRequest.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *MoveTopCardsRequest) GetRequestId() string {
@@ -4393,7 +4699,7 @@ type MoveTopCardsResponse struct {
 
 func (x *MoveTopCardsResponse) Reset() {
 	*x = MoveTopCardsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4405,7 +4711,7 @@ func (x *MoveTopCardsResponse) String() string {
 func (*MoveTopCardsResponse) ProtoMessage() {}
 
 func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4418,7 +4724,7 @@ func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsResponse.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MoveTopCardsResponse) GetTable() *Table {
@@ -4438,7 +4744,7 @@ type GetRoadsRequest struct {
 
 func (x *GetRoadsRequest) Reset() {
 	*x = GetRoadsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4450,7 +4756,7 @@ func (x *GetRoadsRequest) String() string {
 func (*GetRoadsRequest) ProtoMessage() {}
 
 func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4463,7 +4769,7 @@ func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
 func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetRoadsRequest) GetTableId() string {
@@ -4483,7 +4789,7 @@ type GetRoadsResponse struct {
 
 func (x *GetRoadsResponse) Reset() {
 	*x = GetRoadsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4495,7 +4801,7 @@ func (x *GetRoadsResponse) String() string {
 func (*GetRoadsResponse) ProtoMessage() {}
 
 func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4508,7 +4814,7 @@ func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
 func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetRoadsResponse) GetRoads() *Roads {
@@ -4548,7 +4854,7 @@ type Roads struct {
 
 func (x *Roads) Reset() {
 	*x = Roads{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4866,7 @@ func (x *Roads) String() string {
 func (*Roads) ProtoMessage() {}
 
 func (x *Roads) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4879,7 @@ func (x *Roads) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Roads.ProtoReflect.Descriptor instead.
 func (*Roads) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *Roads) GetShoeId() string {
@@ -4663,7 +4969,7 @@ type RoadBead struct {
 
 func (x *RoadBead) Reset() {
 	*x = RoadBead{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4675,7 +4981,7 @@ func (x *RoadBead) String() string {
 func (*RoadBead) ProtoMessage() {}
 
 func (x *RoadBead) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4688,7 +4994,7 @@ func (x *RoadBead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
 func (*RoadBead) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RoadBead) GetCol() int32 {
@@ -4762,7 +5068,7 @@ type RoadCell struct {
 
 func (x *RoadCell) Reset() {
 	*x = RoadCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4774,7 +5080,7 @@ func (x *RoadCell) String() string {
 func (*RoadCell) ProtoMessage() {}
 
 func (x *RoadCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4787,7 +5093,7 @@ func (x *RoadCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
 func (*RoadCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RoadCell) GetCol() int32 {
@@ -4868,7 +5174,7 @@ type RoadMark struct {
 
 func (x *RoadMark) Reset() {
 	*x = RoadMark{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4880,7 +5186,7 @@ func (x *RoadMark) String() string {
 func (*RoadMark) ProtoMessage() {}
 
 func (x *RoadMark) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4893,7 +5199,7 @@ func (x *RoadMark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
 func (*RoadMark) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RoadMark) GetCol() int32 {
@@ -4942,7 +5248,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4954,7 +5260,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4967,7 +5273,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -4992,7 +5298,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5004,7 +5310,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5017,7 +5323,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -5057,7 +5363,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5069,7 +5375,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5082,7 +5388,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -5131,7 +5437,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5143,7 +5449,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5156,7 +5462,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -5209,7 +5515,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5221,7 +5527,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5234,7 +5540,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -5282,7 +5588,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5294,7 +5600,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5307,7 +5613,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -5370,7 +5676,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5382,7 +5688,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5395,7 +5701,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -5454,7 +5760,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5466,7 +5772,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5479,7 +5785,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -5520,7 +5826,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5532,7 +5838,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5545,7 +5851,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -5570,7 +5876,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5582,7 +5888,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5595,7 +5901,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -5636,7 +5942,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5648,7 +5954,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5661,7 +5967,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -5744,10 +6050,29 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\bR\x0estandOnTimeout\x126\n" +
 	"\x18bank_offer_time_limit_ms\x18\v \x01(\x05R\x14bankOfferTimeLimitMs\x128\n" +
 	"\x18certification_real_money\x18\f \x01(\bR\x16certificationRealMoneyB\x0f\n" +
-	"\r_max_move_top\";\n" +
+	"\r_max_move_top\"l\n" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
-	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\"\xc4\x01\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12/\n" +
+	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"\xd6\x04\n" +
+	"\vBanqueRules\x12)\n" +
+	"\x11cut_card_from_end\x18\x01 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
+	"\x04burn\x18\x02 \x01(\x05R\x04burn\x12+\n" +
+	"\x12max_seats_per_side\x18\x03 \x01(\x05R\x0fmaxSeatsPerSide\x12\x17\n" +
+	"\amin_bet\x18\x04 \x01(\x03R\x06minBet\x12\x17\n" +
+	"\amax_bet\x18\x05 \x01(\x03R\x06maxBet\x12\x1d\n" +
+	"\n" +
+	"house_bank\x18\x06 \x01(\bR\thouseBank\x12\x1f\n" +
+	"\vhouse_limit\x18\a \x01(\x03R\n" +
+	"houseLimit\x12!\n" +
+	"\fminimum_bank\x18\b \x01(\x03R\vminimumBank\x12#\n" +
+	"\rcommission_bp\x18\t \x01(\x03R\fcommissionBp\x12T\n" +
+	"\x13commission_rounding\x18\n" +
+	" \x01(\x0e2#.chemmy.table.v1.CommissionRoundingR\x12commissionRounding\x121\n" +
+	"\x15auction_time_limit_ms\x18\v \x01(\x05R\x12auctionTimeLimitMs\x12)\n" +
+	"\x11bet_time_limit_ms\x18\f \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
+	"\x16decision_time_limit_ms\x18\r \x01(\x05R\x13decisionTimeLimitMs\x128\n" +
+	"\x18certification_real_money\x18\x0e \x01(\bR\x16certificationRealMoney\"\xc4\x01\n" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
@@ -5800,7 +6125,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xbf\t\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xe0\n" +
+	"\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -5832,7 +6158,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05roads\x18\x18 \x01(\v2\x16.chemmy.table.v1.RoadsR\x05roads\x12\x1f\n" +
 	"\vshoe_number\x18\x19 \x01(\x05R\n" +
 	"shoeNumber\x12O\n" +
-	"\x12old_baccarat_rules\x18\x1a \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\"\xdd\x02\n" +
+	"\x12old_baccarat_rules\x18\x1a \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\x12?\n" +
+	"\fbanque_rules\x18\x1b \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\x12/\n" +
+	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
+	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\"\x9e\x03\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -5841,7 +6170,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\ashoe_id\x18\x03 \x01(\tR\x06shoeId\x122\n" +
 	"\avariant\x18\x04 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12L\n" +
 	"\x11punto_banco_rules\x18\x05 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\x12O\n" +
-	"\x12old_baccarat_rules\x18\x06 \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\"C\n" +
+	"\x12old_baccarat_rules\x18\x06 \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\x12?\n" +
+	"\fbanque_rules\x18\a \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetTableRequest\x12\x19\n" +
@@ -5854,12 +6184,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"page_token\x18\x02 \x01(\tR\tpageToken\"l\n" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9a\x01\n" +
 	"\x10JoinTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
-	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12/\n" +
+	"\x04side\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"b\n" +
 	"\x11JoinTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
@@ -5878,7 +6209,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
 	"\x13DeclineBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xcb\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xfc\x01\n" +
 	"\x0fPlaceBetRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
@@ -5886,7 +6217,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12\x1b\n" +
 	"\tover_bank\x18\x05 \x01(\bR\boverBank\x12,\n" +
-	"\x04spot\x18\x06 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\"@\n" +
+	"\x04spot\x18\x06 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\x12/\n" +
+	"\x04side\x18\a \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"@\n" +
 	"\x10PlaceBetResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\x11DeclineBetRequest\x12\x1d\n" +
@@ -5902,13 +6234,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"A\n" +
 	"\x11CallBancoResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x9f\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xca\x01\n" +
 	"\x11DecideDrawRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x123\n" +
-	"\x06choice\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.DrawChoiceR\x06choice\"B\n" +
+	"\x06choice\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.DrawChoiceR\x06choice\x12)\n" +
+	"\x04hand\x18\x05 \x01(\x0e2\x15.chemmy.table.v1.HandR\x04hand\"B\n" +
 	"\x12DecideDrawResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"h\n" +
 	"\x0fPassBankRequest\x12\x1d\n" +
@@ -6154,7 +6487,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x16TABLE_STATE_BANK_RAISE\x10\b\x12\x16\n" +
 	"\x12TABLE_STATE_CLOSED\x10\t\x12\x16\n" +
 	"\x12TABLE_STATE_RESULT\x10\n" +
-	"*\xaa\x01\n" +
+	"*n\n" +
+	"\n" +
+	"BanqueSide\x12\x1b\n" +
+	"\x17BANQUE_SIDE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11BANQUE_SIDE_RIGHT\x10\x01\x12\x14\n" +
+	"\x10BANQUE_SIDE_LEFT\x10\x02\x12\x16\n" +
+	"\x12BANQUE_SIDE_CHEVAL\x10\x03*\xaa\x01\n" +
 	"\aBetSpot\x12\x18\n" +
 	"\x14BET_SPOT_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rBET_SPOT_BANK\x10\x01\x12\x13\n" +
@@ -6236,8 +6575,8 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 	return file_chemmy_table_v1_table_proto_rawDescData
 }
 
-var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 12)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -6245,198 +6584,207 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(PassMode)(0),                 // 3: chemmy.table.v1.PassMode
 	(CommissionRounding)(0),       // 4: chemmy.table.v1.CommissionRounding
 	(TableState)(0),               // 5: chemmy.table.v1.TableState
-	(BetSpot)(0),                  // 6: chemmy.table.v1.BetSpot
-	(Hand)(0),                     // 7: chemmy.table.v1.Hand
-	(Outcome)(0),                  // 8: chemmy.table.v1.Outcome
-	(DrawChoice)(0),               // 9: chemmy.table.v1.DrawChoice
-	(Variant)(0),                  // 10: chemmy.table.v1.Variant
-	(RoadWinner)(0),               // 11: chemmy.table.v1.RoadWinner
-	(*HouseRules)(nil),            // 12: chemmy.table.v1.HouseRules
-	(*PuntoBancoRules)(nil),       // 13: chemmy.table.v1.PuntoBancoRules
-	(*OldBaccaratRules)(nil),      // 14: chemmy.table.v1.OldBaccaratRules
-	(*Seat)(nil),                  // 15: chemmy.table.v1.Seat
-	(*Bet)(nil),                   // 16: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 17: chemmy.table.v1.Coup
-	(*CoupHand)(nil),              // 18: chemmy.table.v1.CoupHand
-	(*Table)(nil),                 // 19: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 20: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 21: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 22: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 23: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 24: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 25: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 26: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 27: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 28: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 29: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 30: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 31: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 32: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 33: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 34: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 35: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 36: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 37: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 38: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 39: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 40: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 41: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 42: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 43: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 44: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 45: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 46: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 47: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 48: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 49: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 50: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 51: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 52: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 53: chemmy.table.v1.GetAdviceResponse
-	(*MoveTopCardsRequest)(nil),   // 54: chemmy.table.v1.MoveTopCardsRequest
-	(*MoveTopCardsResponse)(nil),  // 55: chemmy.table.v1.MoveTopCardsResponse
-	(*GetRoadsRequest)(nil),       // 56: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 57: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 58: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 59: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 60: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 61: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 62: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 63: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 64: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 65: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 66: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 67: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 68: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 69: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 70: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 71: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 72: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 73: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 74: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 75: chemmy.events.v1.TableEvent
+	(BanqueSide)(0),               // 6: chemmy.table.v1.BanqueSide
+	(BetSpot)(0),                  // 7: chemmy.table.v1.BetSpot
+	(Hand)(0),                     // 8: chemmy.table.v1.Hand
+	(Outcome)(0),                  // 9: chemmy.table.v1.Outcome
+	(DrawChoice)(0),               // 10: chemmy.table.v1.DrawChoice
+	(Variant)(0),                  // 11: chemmy.table.v1.Variant
+	(RoadWinner)(0),               // 12: chemmy.table.v1.RoadWinner
+	(*HouseRules)(nil),            // 13: chemmy.table.v1.HouseRules
+	(*PuntoBancoRules)(nil),       // 14: chemmy.table.v1.PuntoBancoRules
+	(*OldBaccaratRules)(nil),      // 15: chemmy.table.v1.OldBaccaratRules
+	(*Seat)(nil),                  // 16: chemmy.table.v1.Seat
+	(*BanqueRules)(nil),           // 17: chemmy.table.v1.BanqueRules
+	(*Bet)(nil),                   // 18: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 19: chemmy.table.v1.Coup
+	(*CoupHand)(nil),              // 20: chemmy.table.v1.CoupHand
+	(*Table)(nil),                 // 21: chemmy.table.v1.Table
+	(*CreateTableRequest)(nil),    // 22: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 23: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 24: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 25: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 26: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 27: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 28: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 29: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 30: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 31: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 32: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 33: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 34: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 35: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 36: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 37: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 38: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 39: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 40: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 41: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 42: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 43: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 44: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 45: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 46: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 47: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 48: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 49: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 50: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 51: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 52: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 53: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 54: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 55: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),   // 56: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),  // 57: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),       // 58: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 59: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 60: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 61: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 62: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 63: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 64: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 65: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 66: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 67: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 68: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 69: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 70: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 71: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 72: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 73: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 74: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 75: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 76: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 77: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
-	4,  // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
-	1,  // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
-	2,  // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
-	3,  // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
-	4,  // 4: chemmy.table.v1.PuntoBancoRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
-	6,  // 5: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
-	16, // 6: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	73, // 7: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	73, // 8: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
-	7,  // 9: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
-	8,  // 10: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	74, // 11: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	18, // 12: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
-	7,  // 13: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	73, // 14: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
-	8,  // 15: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
-	12, // 16: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
-	5,  // 17: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	15, // 18: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	17, // 19: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	17, // 20: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	74, // 21: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	74, // 22: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	10, // 23: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
-	13, // 24: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	58, // 25: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
-	14, // 26: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	12, // 27: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	10, // 28: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	13, // 29: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	14, // 30: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	19, // 31: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 32: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 33: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	19, // 34: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 35: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 36: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	6,  // 37: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	19, // 38: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 39: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 40: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	9,  // 41: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	19, // 42: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 43: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 44: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 45: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 46: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 47: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 48: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	75, // 49: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	7,  // 50: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	9,  // 51: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	19, // 52: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	58, // 53: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	59, // 54: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	60, // 55: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	61, // 56: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	61, // 57: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	61, // 58: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	11, // 59: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	11, // 60: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	62, // 61: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	10, // 62: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	66, // 63: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	10, // 64: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	62, // 65: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	64, // 66: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	65, // 67: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	67, // 68: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	19, // 69: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	19, // 70: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	20, // 71: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	22, // 72: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	24, // 73: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	26, // 74: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	28, // 75: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	30, // 76: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	32, // 77: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	34, // 78: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	36, // 79: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	38, // 80: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	40, // 81: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	71, // 82: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	69, // 83: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	48, // 84: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	50, // 85: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	52, // 86: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	63, // 87: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	42, // 88: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	46, // 89: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	44, // 90: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	56, // 91: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	54, // 92: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	21, // 93: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	23, // 94: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	25, // 95: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	27, // 96: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	29, // 97: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	31, // 98: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	33, // 99: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	35, // 100: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	37, // 101: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	39, // 102: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	41, // 103: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	72, // 104: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	70, // 105: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	49, // 106: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	51, // 107: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	53, // 108: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	68, // 109: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	43, // 110: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	47, // 111: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	45, // 112: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	57, // 113: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	55, // 114: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	93, // [93:115] is the sub-list for method output_type
-	71, // [71:93] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
+	1,   // 1: chemmy.table.v1.HouseRules.betting_direction:type_name -> chemmy.table.v1.BettingDirection
+	2,   // 2: chemmy.table.v1.HouseRules.first_banker:type_name -> chemmy.table.v1.FirstBanker
+	3,   // 3: chemmy.table.v1.HouseRules.pass_mode:type_name -> chemmy.table.v1.PassMode
+	4,   // 4: chemmy.table.v1.PuntoBancoRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
+	6,   // 5: chemmy.table.v1.Seat.side:type_name -> chemmy.table.v1.BanqueSide
+	4,   // 6: chemmy.table.v1.BanqueRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
+	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
+	18,  // 8: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	75,  // 9: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	75,  // 10: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	8,   // 11: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
+	9,   // 12: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
+	76,  // 13: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	20,  // 14: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
+	8,   // 15: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
+	75,  // 16: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	9,   // 17: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
+	13,  // 18: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	5,   // 19: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
+	16,  // 20: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	19,  // 21: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	19,  // 22: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	76,  // 23: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	76,  // 24: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	11,  // 25: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
+	14,  // 26: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	60,  // 27: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	15,  // 28: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	17,  // 29: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	13,  // 30: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 31: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	14,  // 32: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	15,  // 33: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	17,  // 34: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	21,  // 35: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 36: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 37: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 38: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 39: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 40: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 41: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 42: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 43: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 44: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 45: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 46: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 47: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 48: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	21,  // 49: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 50: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 51: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 52: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 53: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 54: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 55: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	77,  // 56: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 57: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 58: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	21,  // 59: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	60,  // 60: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	61,  // 61: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	62,  // 62: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	63,  // 63: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	63,  // 64: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	63,  // 65: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 66: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 67: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	64,  // 68: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 69: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	68,  // 70: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 71: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	64,  // 72: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	66,  // 73: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	67,  // 74: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	69,  // 75: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	21,  // 76: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 77: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 78: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	24,  // 79: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	26,  // 80: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	28,  // 81: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	30,  // 82: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	32,  // 83: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	34,  // 84: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	36,  // 85: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	38,  // 86: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	40,  // 87: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	42,  // 88: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	73,  // 89: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	71,  // 90: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	50,  // 91: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	52,  // 92: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	54,  // 93: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	65,  // 94: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	44,  // 95: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	48,  // 96: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	46,  // 97: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	58,  // 98: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	56,  // 99: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	23,  // 100: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	25,  // 101: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	27,  // 102: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	29,  // 103: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	31,  // 104: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	33,  // 105: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	35,  // 106: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	37,  // 107: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	39,  // 108: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	41,  // 109: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	43,  // 110: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	74,  // 111: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	72,  // 112: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	51,  // 113: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	53,  // 114: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	55,  // 115: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	70,  // 116: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	45,  // 117: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	49,  // 118: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	47,  // 119: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	59,  // 120: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	57,  // 121: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	100, // [100:122] is the sub-list for method output_type
+	78,  // [78:100] is the sub-list for method input_type
+	78,  // [78:78] is the sub-list for extension type_name
+	78,  // [78:78] is the sub-list for extension extendee
+	0,   // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -6447,7 +6795,7 @@ func file_chemmy_table_v1_table_proto_init() {
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[39].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[40].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -6456,8 +6804,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
-			NumEnums:      12,
-			NumMessages:   61,
+			NumEnums:      13,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,170 @@
+package tablesvc
+
+import (
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// banqueTable opens a baccarat banque table whose prepared shoe deals
+// exactly cards (then kings), seats alice and bob on the right and carol
+// on the left, and auctions the bank to alice for bid (BQ-BANK: the others
+// decline; she pays the house 2.5% of it).
+func (h *harness) banqueTable(bid int64, cards ...string) string {
+	h.t.Helper()
+	order := append([]string(nil), cards...)
+	for len(order) < 40 {
+		order = append(order, "KD")
+	}
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
+		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}, ShoeId: sh.GetShoe().GetShoeId()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, s := range []struct {
+		p    string
+		side tablev1.BanqueSide
+	}{{"alice", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"carol", tablev1.BanqueSide_BANQUE_SIDE_LEFT}} {
+		if _, err := h.tables.JoinTable(h.as(s.p), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: s.p, Side: s.side}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: bid}); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, p := range []string{"bob", "carol"} {
+		if _, err := h.tables.DeclineBank(h.as(p), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+	tb := h.get(id)
+	if tb.GetBankerPlayerId() != "alice" || tb.GetBank() != bid || tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING {
+		h.t.Fatalf("after the auction: banker %q bank %d state %s", tb.GetBankerPlayerId(), tb.GetBank(), tb.GetState())
+	}
+	return id
+}
+
+func (h *harness) banqueBet(id, p string, side tablev1.BanqueSide, amount int64) error {
+	_, err := h.tables.PlaceBet(h.as(p), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: p, Side: side, Amount: amount})
+	return err
+}
+
+// TestBanqueBankerNatural: the bank auctioned for 2000 (fee 50, BQ-BANK),
+// bets in turn on the right and à cheval (BQ-BETS), three hands dealt
+// (BQ-HANDS), the banker's natural beats both tables, so the à cheval bet
+// loses too (BQ-CHEVAL); the bank keeps its winnings.
+func TestBanqueBankerNatural(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	// Right 2C 3D = 5, left 7H KS = 7, banker 4C 5H = 9.
+	id := h.banqueTable(2000, "2C", "7H", "4C", "3D", "KS", "5H")
+	if b, _ := h.account("player:alice"); b != 10000-50 {
+		t.Errorf("alice after the auction's fee: %d, want 9950", b)
+	}
+	// Source: RULES.md BQ-BETS (the sides bet in turn from the banker
+	// outwards: his right-hand neighbour's place is his own, so the left
+	// side's first player opens, then the right side's second)
+	err := h.banqueBet(id, "bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT, 500)
+	wantReason(t, err, codes.FailedPrecondition, "NOT_YOUR_TURN")
+	if err := h.banqueBet(id, "carol", tablev1.BanqueSide_BANQUE_SIDE_CHEVAL, 400); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.banqueBet(id, "bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT, 500); err != nil {
+		t.Fatal(err)
+	}
+	tb := h.get(id)
+	cp := tb.GetLastCoup()
+	if cp == nil || !cp.GetSettled() {
+		t.Fatalf("not settled: state %s coup %v", tb.GetState(), tb.GetCoup())
+	}
+	if got := cardCodes(cp.GetBankerCards()); got != "4C 5H" || cp.GetBankerTotal() != 9 {
+		t.Errorf("banker %s (%d)", got, cp.GetBankerTotal())
+	}
+	if len(cp.GetHands()) != 2 || cardCodes(cp.GetHands()[0].GetCards()) != "2C 3D" || cp.GetHands()[0].GetHolderPlayerId() != "bob" ||
+		cardCodes(cp.GetHands()[1].GetCards()) != "7H KS" || cp.GetHands()[1].GetHolderPlayerId() != "carol" {
+		t.Errorf("hands %v", cp.GetHands())
+	}
+	if tb.GetBank() != 2900 {
+		t.Errorf("bank %d, want 2900", tb.GetBank())
+	}
+	for acct, w := range map[string]int64{"player:alice": 10850, "player:bob": 9500, "player:carol": 9600} {
+		if b, _ := h.account(acct); b != w {
+			t.Errorf("%s: %d, want %d", acct, b, w)
+		}
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
+
+// TestBanqueDecisions: the right hand's player on 5 decides (BQ-PLAY,
+// CF-PLAYER-DRAW) and sees only his own hole cards; the banker then draws
+// or stands freely; the right table stands off and the left wins.
+func TestBanqueDecisions(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	// Right 2C 3D = 5, left 7H KS = 7, banker 2H 4S = 6; the banker draws 9C: 5.
+	id := h.banqueTable(2000, "2C", "7H", "2H", "3D", "KS", "4S", "9C")
+	if err := h.banqueBet(id, "carol", tablev1.BanqueSide_BANQUE_SIDE_LEFT, 400); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.banqueBet(id, "bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT, 500); err != nil {
+		t.Fatal(err)
+	}
+	tb := h.getAs(id, "bob")
+	if tb.GetState() != tablev1.TableState_TABLE_STATE_DECISION || tb.GetCoup().GetDecisionPlayerId() != "bob" || tb.GetCoup().GetDecisionHand() != tablev1.Hand_HAND_RIGHT {
+		t.Fatalf("state %s, decision %q on %s", tb.GetState(), tb.GetCoup().GetDecisionPlayerId(), tb.GetCoup().GetDecisionHand())
+	}
+	for _, who := range []string{"bob", "carol", "alice", "croupier"} {
+		v := h.getAs(id, who).GetCoup()
+		for _, hd := range v.GetHands() {
+			for _, c := range hd.GetCards() {
+				if c.GetFaceDown() == (hd.GetHolderPlayerId() == who) {
+					t.Errorf("%s, %s's %s hand: %v", who, hd.GetHolderPlayerId(), hd.GetHand(), c)
+				}
+			}
+		}
+		for _, c := range v.GetBankerCards() {
+			if c.GetFaceDown() == (who == "alice") {
+				t.Errorf("%s, the banker's hand: %v", who, c)
+			}
+		}
+	}
+	for _, ev := range h.events(id) {
+		if cd := ev.GetCardDealt(); cd != nil && (!cd.GetCard().GetFaceDown() || cd.GetTotal() != 0) {
+			t.Errorf("published card_dealt shows a hole card: %v", cd)
+		}
+	}
+	if _, err := h.decide(id, "carol", false); err == nil {
+		t.Error("carol decided bob's hand")
+	}
+	if _, err := h.decide(id, "bob", false); err != nil {
+		t.Fatal(err)
+	}
+	// Source: RULES.md BQ-PLAY (the banker draws or stands freely)
+	if tb := h.get(id); tb.GetCoup().GetDecisionPlayerId() != "alice" || tb.GetCoup().GetDecisionHand() != tablev1.Hand_HAND_BANKER {
+		t.Fatalf("then the banker: %q on %s", tb.GetCoup().GetDecisionPlayerId(), tb.GetCoup().GetDecisionHand())
+	}
+	if _, err := h.decide(id, "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	cp := h.get(id).GetLastCoup()
+	if !cp.GetSettled() || cp.GetBankerTotal() != 5 {
+		t.Fatalf("coup %v", cp)
+	}
+	if cp.GetHands()[0].GetOutcome() != tablev1.Outcome_OUTCOME_STAND_OFF || cp.GetHands()[1].GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES {
+		t.Errorf("outcomes right %s left %s", cp.GetHands()[0].GetOutcome(), cp.GetHands()[1].GetOutcome())
+	}
+	for acct, w := range map[string]int64{"player:alice": 10000 - 50 - 400, "player:bob": 10000, "player:carol": 10400} {
+		if b, _ := h.account(acct); b != w {
+			t.Errorf("%s: %d, want %d", acct, b, w)
+		}
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}

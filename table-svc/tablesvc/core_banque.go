@@ -1,0 +1,355 @@
+package tablesvc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/banque"
+)
+
+// banqueCore is the shell's adapter of the baccarat banque core (BQ-*):
+// its state is the record's Banque.
+type banqueCore struct{}
+
+func (banqueCore) name() string { return "baccarat banque" }
+
+func (banqueCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+	out, err := banque.Apply(*t.Banque, in)
+	if err != nil || out.Hold != nil {
+		return nil, out.Hold, err
+	}
+	*t.Banque = out.State
+	return out.Events, nil, nil
+}
+
+func (banqueCore) pending(t *table) game.Effect { return banque.Pending(*t.Banque) }
+
+func (banqueCore) deadline(t *table) time.Time { return banque.Deadline(*t.Banque) }
+
+func (banqueCore) coupID(t *table) string {
+	if cp := t.Banque.Coup; cp != nil {
+		return cp.ID
+	}
+	return ""
+}
+
+var banqueHands = map[tablev1.Hand]banque.Hand{
+	tablev1.Hand_HAND_RIGHT: banque.HandRight, tablev1.Hand_HAND_LEFT: banque.HandLeft, tablev1.Hand_HAND_BANKER: banque.HandBanker,
+}
+
+// command maps the table's calls onto banque: JoinTable on a side,
+// BidBank and DeclineBank in the bank's auction (BQ-BANK), PlaceBet on a
+// side or à cheval in the punter's turn and DeclineBet to pass (BQ-BETS),
+// DecideDraw for a hand's player or the banker (BQ-PLAY), PassBank.
+func (banqueCore) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	switch r := req.(type) {
+	case *tablev1.JoinTableRequest:
+		if r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_RIGHT && r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_LEFT {
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "side must be BANQUE_SIDE_RIGHT or BANQUE_SIDE_LEFT at a banque table")
+		}
+		return banque.Join{PlayerID: r.GetPlayerId(), Side: banque.Side(r.GetSide())}, nil
+	case *tablev1.LeaveTableRequest:
+		return banque.Leave{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.BidBankRequest:
+		if r.GetAmount() <= 0 {
+			return nil, fail(codes.InvalidArgument, reasonInvalidAmount, "amount must be > 0 (DeclineBank declines)")
+		}
+		return banque.Bid{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.DeclineBankRequest:
+		return banque.Bid{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.PassBankRequest:
+		return banque.PassBank{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.PlaceBetRequest:
+		if r.GetOverBank() || r.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
+			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "over_bank and spot are other games' bets; a banque bet names a side")
+		}
+		if r.GetSide() == tablev1.BanqueSide_BANQUE_SIDE_UNSPECIFIED {
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "side is required at a banque table (RIGHT, LEFT or CHEVAL)")
+		}
+		return banque.PlaceBet{PlayerID: r.GetPlayerId(), Side: banque.Side(r.GetSide()), Amount: r.GetAmount()}, nil
+	case *tablev1.DeclineBetRequest:
+		return banque.Pass{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.DecideDrawRequest:
+		switch r.GetChoice() {
+		case tablev1.DrawChoice_DRAW_CHOICE_DRAW, tablev1.DrawChoice_DRAW_CHOICE_STAND:
+		default:
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "choice must be DRAW_CHOICE_DRAW or DRAW_CHOICE_STAND")
+		}
+		hand, ok := banqueHands[r.GetHand()]
+		switch {
+		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED && t.Banque.Coup != nil:
+			hand = t.Banque.Coup.Await
+		case !ok:
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "hand must be HAND_RIGHT, HAND_LEFT or HAND_BANKER at a banque table")
+		}
+		return banque.Decide{PlayerID: r.GetPlayerId(), Hand: hand, Draw: r.GetChoice() == tablev1.DrawChoice_DRAW_CHOICE_DRAW}, nil
+	case *tablev1.VoidCoupRequest:
+		return banque.Void{CoupID: r.GetCoupId(), Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	case *tablev1.CloseTableRequest:
+		return banque.Close{Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	}
+	return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "%s is not a baccarat banque action", method)
+}
+
+// interrupt voids a coup that could not go on before its result.
+func (banqueCore) interrupt(t *table, reason string) game.Command {
+	cp := t.Banque.Coup
+	if cp == nil || cp.Decided || t.Banque.Phase != banque.PhaseDealing {
+		return nil
+	}
+	return banque.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
+}
+
+func (banqueCore) sync(t *table) {
+	b := t.Banque
+	t.State = tableState(b.Phase)
+	t.ShoeID, t.Shoes = b.ShoeID, int(b.ShoeNumber)
+	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = b.CoupsPlayed, b.CoupSeq, b.ShoeToClose
+}
+
+func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+	switch e := eff.(type) {
+	case banque.ChargeFee:
+		// Source: RULES.md BQ-BANK (the highest bidder pays the house 2.5% of the bid)
+		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
+			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: "player:" + e.PlayerID, FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
+			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID})
+		if errs.Reason(err) == reasonInsufficientFunds {
+			return banque.FeeRefused{Reason: err.Error()}, true, nil
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		return banque.FeeCharged{Fee: resp.GetFee()}, true, nil
+	case banque.Settle:
+		req := &walletv1.SettleBanqueRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID,
+			Right: walletv1.CoupOutcome(game.EventOutcome(e.Right)), Left: walletv1.CoupOutcome(game.EventOutcome(e.Left)),
+			CommissionBp: e.CommissionBP, CommissionRounding: walletv1.CommissionRounding(e.Rounding)}
+		for _, b := range e.Bets {
+			req.Bets = append(req.Bets, &walletv1.BanqueBet{HoldId: b.HoldID, Amount: b.Amount, Side: walletv1.BanqueSide(b.Side)})
+		}
+		resp, err := s.wallet.SettleBanque(ctx, req)
+		if err != nil {
+			return nil, true, err
+		}
+		if len(resp.GetResults()) != len(e.Bets) {
+			return nil, true, fmt.Errorf("settle coup %s: %d results for %d bets", e.CoupID, len(resp.GetResults()), len(e.Bets))
+		}
+		out := banque.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(), NewBank: resp.GetNewBank()}
+		for _, r := range resp.GetResults() {
+			out.Bets = append(out.Bets, banque.Bet{Won: r.GetWon(), Lost: r.GetLost()})
+		}
+		return out, true, nil
+	}
+	return nil, false, nil
+}
+
+// banqueHidden: a hand's first two cards are dealt face down, shown to the
+// player of that hand (the banker for his own) until the showdown; a
+// third card is face up (as CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
+func banqueHidden(cd *eventsv1.CardDealt) bool { return cd.GetPosition() <= 2 }
+
+func (banqueCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	cd := ev.GetCardDealt()
+	if cd == nil {
+		return ev
+	}
+	out := proto.Clone(ev).(*eventsv1.TableEvent)
+	if banqueHidden(cd) {
+		out.GetCardDealt().Card = &shoev1.Card{FaceDown: true}
+	}
+	out.GetCardDealt().Total = 0
+	return out
+}
+
+func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	cd := ev.GetCardDealt()
+	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
+		return ev
+	}
+	var cp *banque.Coup
+	for _, c := range []*banque.Coup{t.Banque.Coup, t.Banque.LastCoup} {
+		if c != nil && c.ID == ev.GetCoupId() {
+			cp = c
+		}
+	}
+	if cp == nil {
+		return ev
+	}
+	codes := map[eventsv1.Hand][]string{eventsv1.Hand_HAND_RIGHT: cp.Right, eventsv1.Hand_HAND_LEFT: cp.Left, eventsv1.Hand_HAND_BANKER: cp.Banker}[cd.GetHand()]
+	i := int(cd.GetPosition()) - 1
+	if i < 0 || i >= len(codes) {
+		return ev
+	}
+	out := proto.Clone(ev).(*eventsv1.TableEvent)
+	out.GetCardDealt().Card = game.Cards(codes[i : i+1])[0]
+	total, _ := handTotal(codes[:i+1])
+	out.GetCardDealt().Total = int32(total)
+	return out
+}
+
+// view: a hand's first two cards are shown to its holder (calling as a
+// player) until the showdown, then to everyone; a voided coup's to
+// auditors.
+func (banqueCore) view(t *table, v viewer) *tablev1.Table {
+	b := t.Banque
+	out := &tablev1.Table{
+		TableId: t.ID, Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE, BanqueRules: banqueRulesProto(b.Rules, t.Rules.CertRealMoney),
+		State: tablev1.TableState(b.Phase), ShoeId: b.ShoeID, ShoeNumber: b.ShoeNumber, CoupsPlayed: b.CoupsPlayed,
+		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
+		BankerPlayerId: b.Banker, Bank: b.Bank, RightHandPlayerId: b.RightHolder, LeftHandPlayerId: b.LeftHolder,
+		Coup: banqueCoupProto(b, b.Coup, v), LastCoup: banqueCoupProto(b, b.LastCoup, v),
+	}
+	if d := banque.Deadline(*b); !d.IsZero() {
+		out.TurnDeadline = timestamppb.New(d)
+	}
+	if a := b.Auction; a != nil {
+		out.HighestBid, out.HighestBidderPlayerId = a.HighBid, a.HighPlayerID
+	}
+	for _, st := range b.Seats {
+		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID, Side: tablev1.BanqueSide(st.Side)})
+	}
+	return out
+}
+
+func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
+	if cp == nil {
+		return nil
+	}
+	sees := func(holder string, i int) bool {
+		switch {
+		case i >= 2, cp.Decided && !cp.Voided:
+			return true
+		case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
+			return true
+		}
+		return v.known && v.caller.Role == auth.RolePlayer && holder != "" && v.caller.Subject == holder
+	}
+	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
+		cards, all := game.Cards(codes), true
+		for i := range cards {
+			if !sees(holder, i) {
+				cards[i], all = &shoev1.Card{FaceDown: true}, false
+			}
+		}
+		if !all {
+			return cards, 0
+		}
+		total, _ := handTotal(codes)
+		return cards, int32(total)
+	}
+	banker := b.Banker
+	if cp != b.Coup {
+		banker = "" // the last coup's banker may have passed since: shown at the showdown anyway
+	}
+	out := &tablev1.Coup{CoupId: cp.ID, Number: cp.Number, BankerPlayerId: b.Banker, Settled: cp.Settled, Commission: cp.Commission,
+		BankerNet: cp.BankerWinnings - cp.Commission, Voided: cp.Voided, VoidReason: cp.VoidReason}
+	out.BankerCards, out.BankerTotal = hand(cp.Banker, banker)
+	if cp.Settled {
+		out.SettleTime = timestamppb.New(cp.SettleTime)
+	}
+	if cp == b.Coup {
+		out.TurnPlayerId = b.TurnPlayerID
+		if b.Phase == banque.PhaseDecision {
+			switch cp.Await {
+			case banque.HandRight:
+				out.DecisionHand, out.DecisionPlayerId = tablev1.Hand_HAND_RIGHT, cp.RightHolder
+			case banque.HandLeft:
+				out.DecisionHand, out.DecisionPlayerId = tablev1.Hand_HAND_LEFT, cp.LeftHolder
+			case banque.HandBanker:
+				out.DecisionHand, out.DecisionPlayerId = tablev1.Hand_HAND_BANKER, b.Banker
+			}
+		}
+	}
+	for _, bt := range cp.Bets {
+		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: bt.PlayerID, Amount: bt.Amount, Won: bt.Won, Lost: bt.Lost})
+	}
+	for _, h := range []struct {
+		hand    tablev1.Hand
+		codes   []string
+		holder  string
+		outcome rules.Outcome
+	}{{tablev1.Hand_HAND_RIGHT, cp.Right, cp.RightHolder, cp.RightOutcome}, {tablev1.Hand_HAND_LEFT, cp.Left, cp.LeftHolder, cp.LeftOutcome}} {
+		ch := &tablev1.CoupHand{Hand: h.hand, HolderPlayerId: h.holder}
+		ch.Cards, ch.Total = hand(h.codes, h.holder)
+		if cp.Decided {
+			ch.Outcome = tablev1.Outcome(game.EventOutcome(h.outcome))
+		}
+		out.Hands = append(out.Hands, ch)
+	}
+	return out
+}
+
+// resolveBanque fills in the defaults of a banque table's house rules
+// (chemmy.table.v1.BanqueRules) and checks them.
+func resolveBanque(in *tablev1.BanqueRules) (banque.Rules, error) {
+	if in == nil {
+		in = &tablev1.BanqueRules{}
+	}
+	r := banque.DefaultRules()
+	set32 := func(v *int32, x int32) {
+		if x != 0 {
+			*v = x
+		}
+	}
+	set64 := func(v *int64, x int64) {
+		if x != 0 {
+			*v = x
+		}
+	}
+	set32(&r.CutCardFromEnd, in.GetCutCardFromEnd())
+	set32(&r.Burn, in.GetBurn())
+	set32(&r.MaxSeatsPerSide, in.GetMaxSeatsPerSide())
+	set64(&r.MinBet, in.GetMinBet())
+	r.MaxBet, r.HouseBank, r.HouseLimit = in.GetMaxBet(), in.GetHouseBank(), in.GetHouseLimit()
+	set64(&r.MinimumBank, in.GetMinimumBank())
+	r.CommissionBP = in.GetCommissionBp()
+	if in.GetCommissionRounding() != tablev1.CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED {
+		r.Rounding = rules.Rounding(in.GetCommissionRounding())
+	}
+	set32(&r.AuctionTimeLimitMS, in.GetAuctionTimeLimitMs())
+	set32(&r.BetTimeLimitMS, in.GetBetTimeLimitMs())
+	set32(&r.DecisionTimeLimitMS, in.GetDecisionTimeLimitMs())
+	if r.CutCardFromEnd < 8 {
+		// A banque coup deals up to nine cards: the coup that brings the
+		// cut card out must be able to finish (shoe-svc's bound).
+		return r, fail(codes.InvalidArgument, reasonInvalidHouseRule, "cut_card_from_end must be 8..16 at a banque table, got %d", r.CutCardFromEnd)
+	}
+	if err := r.Validate(); err != nil {
+		return r, coreError(err)
+	}
+	return r, nil
+}
+
+func banqueRulesProto(r banque.Rules, certRealMoney bool) *tablev1.BanqueRules {
+	return &tablev1.BanqueRules{
+		CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeatsPerSide: r.MaxSeatsPerSide, MinBet: r.MinBet, MaxBet: r.MaxBet,
+		HouseBank: r.HouseBank, HouseLimit: r.HouseLimit, MinimumBank: r.MinimumBank, CommissionBp: r.CommissionBP,
+		CommissionRounding: tablev1.CommissionRounding(r.Rounding), AuctionTimeLimitMs: r.AuctionTimeLimitMS,
+		BetTimeLimitMs: r.BetTimeLimitMS, DecisionTimeLimitMs: r.DecisionTimeLimitMS, CertificationRealMoney: certRealMoney,
+	}
+}
+
+// createBanque makes t, a new table's record, a banque table.
+func createBanque(t *table, r banque.Rules) (*table, error) {
+	st, err := banque.New(r, t.ShoeID)
+	if err != nil {
+		return nil, coreError(err)
+	}
+	t.Variant, t.Banque = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
+	banqueCore{}.sync(t)
+	return t, nil
+}
