@@ -7,6 +7,7 @@ import (
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 )
 
 // banqueTable opens a baccarat banque table whose prepared shoe deals
@@ -141,6 +142,16 @@ func TestBanqueDecisions(t *testing.T) {
 			t.Errorf("published card_dealt shows a hole card: %v", cd)
 		}
 	}
+	// The odds count what a caller cannot see as still in the shoe: bob
+	// sees his 2C 3D, not the left's 7H KS nor the banker's 2H 4S.
+	rec, err := h.table.load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := viewer{caller: auth.Caller{Subject: "bob", Role: auth.RolePlayer}, known: true}
+	if got := (banqueCore{}).hidden(rec, rec.Banque.Coup.ID, bob); got != [13]int{1: 1, 3: 1, 6: 1, 12: 1} {
+		t.Errorf("hidden to bob, by rank: %v", got)
+	}
 	if _, err := h.decide(id, "carol", false); err == nil {
 		t.Error("carol decided bob's hand")
 	}
@@ -167,4 +178,45 @@ func TestBanqueDecisions(t *testing.T) {
 		}
 	}
 	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
+
+// TestGameOddsAtTheTable: GetOdds at a banque and at an old baccarat
+// table answers for the game's own model on the table's shuffled shoe.
+func TestGameOddsAtTheTable(t *testing.T) {
+	h := newHarness(t)
+	for _, tc := range []struct {
+		variant  tablev1.Variant
+		outcomes []string
+	}{
+		{tablev1.Variant_VARIANT_BACCARAT_BANQUE, []string{"right_bank_wins", "left_stand_off", "banker_natural"}},
+		{tablev1.Variant_VARIANT_OLD_BACCARAT, []string{"punter_wins", "banker_wins", "tie", "punter_baccarat"}},
+	} {
+		resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tc.variant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := h.tables.GetOdds(h.as("alice"), &tablev1.GetOddsRequest{TableId: resp.GetTable().GetTableId()})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.variant, err)
+		}
+		got := map[string]bool{}
+		var sum float64
+		for _, oc := range o.GetOutcomes() {
+			got[oc.GetOutcome()] = true
+			if oc.GetOutcome() == "punter_wins" || oc.GetOutcome() == "banker_wins" || oc.GetOutcome() == "tie" {
+				sum += oc.GetProbability()
+			}
+		}
+		for _, name := range tc.outcomes {
+			if !got[name] {
+				t.Errorf("%s: no outcome %s in %v", tc.variant, name, o.GetOutcomes())
+			}
+		}
+		if o.GetVariant() != tc.variant || len(o.GetBets()) == 0 {
+			t.Errorf("%s: variant %s, %d bets", tc.variant, o.GetVariant(), len(o.GetBets()))
+		}
+		if tc.variant == tablev1.Variant_VARIANT_OLD_BACCARAT && (sum < 0.999999 || sum > 1.000001) {
+			t.Errorf("the old game's outcomes add up to %f", sum)
+		}
+	}
 }

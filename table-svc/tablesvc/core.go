@@ -67,6 +67,18 @@ type gameCore interface {
 	// (his own face-down cards shown).
 	publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent
 	personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent
+	// hidden counts by rank the cards of coup coupID (in play or the last)
+	// that v does not see: GetOdds counts them as still in the shoe.
+	hidden(t *table, coupID string, v viewer) [13]int
+}
+
+// addRanks adds the ranks of card codes to n.
+func addRanks(n *[13]int, codes []string) {
+	for _, code := range codes {
+		if c, err := rules.ParseCard(code); err == nil {
+			n[c.Rank-1]++
+		}
+	}
 }
 
 // core is the table's game core; nil for a chemin de fer table.
@@ -151,6 +163,14 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 	}
 	for _, ev := range events {
 		c.emit(ev.CoupID, ev.Payload)
+		if _, voided := ev.Payload.(*eventsv1.CoupVoided); voided {
+			// A voided coup's hole cards stay secret (but to auditors):
+			// the odds count them as still in the shoe.
+			h := gc.hidden(t, ev.CoupID, viewer{})
+			for r := range h {
+				t.ShoeVoidHidden[r] += h[r]
+			}
+		}
 	}
 	gc.sync(t)
 	return nil

@@ -229,19 +229,10 @@ func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
-	sees := func(holder string, i int) bool {
-		switch {
-		case i >= 2, cp.Decided && !cp.Voided:
-			return true
-		case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-			return true
-		}
-		return v.known && v.caller.Role == auth.RolePlayer && holder != "" && v.caller.Subject == holder
-	}
 	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
 		cards, all := game.Cards(codes), true
 		for i := range cards {
-			if !sees(holder, i) {
+			if !banqueSees(cp, v, holder, i) {
 				cards[i], all = &shoev1.Card{FaceDown: true}, false
 			}
 		}
@@ -352,4 +343,46 @@ func createBanque(t *table, r banque.Rules) (*table, error) {
 	t.Variant, t.Banque = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
 	banqueCore{}.sync(t)
 	return t, nil
+}
+
+// banqueSees reports whether v sees card i of holder's hand in cp: a third
+// card always; the first two to the holder (calling as a player), to
+// everyone after the showdown, and a voided coup's to auditors.
+func banqueSees(cp *banque.Coup, v viewer, holder string, i int) bool {
+	switch {
+	case i >= 2, cp.Decided && !cp.Voided:
+		return true
+	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
+		return true
+	}
+	return v.known && v.caller.Role == auth.RolePlayer && holder != "" && v.caller.Subject == holder
+}
+
+// hidden counts by rank the cards of coup coupID that v does not see.
+func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
+	var n [13]int
+	var cp *banque.Coup
+	for _, c := range []*banque.Coup{t.Banque.Coup, t.Banque.LastCoup} {
+		if c != nil && c.ID == coupID {
+			cp = c
+		}
+	}
+	if cp == nil {
+		return n
+	}
+	banker := t.Banque.Banker
+	if cp != t.Banque.Coup {
+		banker = ""
+	}
+	for _, h := range []struct {
+		codes  []string
+		holder string
+	}{{cp.Right, cp.RightHolder}, {cp.Left, cp.LeftHolder}, {cp.Banker, banker}} {
+		for i, code := range h.codes {
+			if !banqueSees(cp, v, h.holder, i) {
+				addRanks(&n, []string{code})
+			}
+		}
+	}
+	return n
 }

@@ -235,17 +235,8 @@ func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1
 	if cp == nil {
 		return nil
 	}
-	sees := func(holder string) bool {
-		switch {
-		case cp.Decided && !cp.Voided:
-			return true
-		case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-			return true
-		}
-		return v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject == holder
-	}
 	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
-		if sees(holder) {
+		if oldSees(cp, v, holder) {
 			return game.Cards(codes), int32(oldPoints(codes))
 		}
 		cards := make([]*shoev1.Card, len(codes))
@@ -378,4 +369,36 @@ func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsReq
 		return nil, err
 	}
 	return &tablev1.MoveTopCardsResponse{Table: t}, nil
+}
+
+// oldSees reports whether v sees the cards of holder's hand in cp: the
+// holder (calling as a player) always, everyone after the showdown, and
+// auditors a voided coup's.
+func oldSees(cp *oldbaccarat.Coup, v viewer, holder string) bool {
+	switch {
+	case cp.Decided && !cp.Voided:
+		return true
+	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
+		return true
+	}
+	return v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject == holder
+}
+
+// hidden counts by rank the cards of coup coupID that v does not see.
+func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
+	var n [13]int
+	cp := oldCoupOf(t.Old, coupID)
+	if cp == nil {
+		return n
+	}
+	count := func(codes []string, holder string) {
+		if !oldSees(cp, v, holder) {
+			addRanks(&n, codes)
+		}
+	}
+	count(cp.Banker, cp.BankerID)
+	for _, h := range cp.Hands {
+		count(h.Cards, h.PlayerID)
+	}
+	return n
 }

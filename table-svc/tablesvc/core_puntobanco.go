@@ -334,3 +334,6 @@ func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32,
 	pbCore{}.sync(t)
 	return t, nil
 }
+
+// hidden: punto banco hides no card.
+func (pbCore) hidden(*table, string, viewer) [13]int { return [13]int{} }

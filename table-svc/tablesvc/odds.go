@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 
@@ -137,6 +138,9 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		}
 		v := viewerOf(ctx)
 		hidden := v.hidden(t.Coup)
+		if gc := t.core(); gc != nil {
+			hidden = gc.hidden(t, gc.coupID(t), v)
+		}
 		if !v.known || v.caller.Role != auth.RoleAuditor {
 			for r, n := range t.ShoeVoidHidden {
 				hidden[r] += n
@@ -146,9 +150,13 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, err
 		}
 		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
-		if t.coreTable() {
-			// Every punto banco card is face up: nothing is hidden.
+		switch {
+		case t.PuntoBanco != nil:
 			pr, variant = t.PuntoBanco.Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO
+		case t.Banque != nil:
+			variant = tablev1.Variant_VARIANT_BACCARAT_BANQUE
+		case t.Old != nil:
+			variant = tablev1.Variant_VARIANT_OLD_BACCARAT
 		}
 	default:
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "give a table_id or a composition")
@@ -173,13 +181,48 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		}{{"bank_wins", o.BankWins}, {"player_wins", o.PlayerWins}, {"tie", o.Ties}, {"bank_natural", o.BankNaturals}} {
 			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
 		}
-		for _, b := range o.Bets {
-			if b.Bet == "bank" && pr.NoCommission {
-				continue // the no-commission bank bet is not priced yet
-			}
-			out.Bets = append(out.Bets, &tablev1.BetOdds{Bet: b.Bet, Pays: b.Pays, ExpectedValue: ratFloat(b.EV),
-				ExpectedValueExact: b.EV.RatString(), HouseEdge: ratFloat(b.HouseEdge())})
+		bets := o.Bets
+		if pr.NoCommission {
+			// The no-commission bank bet is not priced yet.
+			bets = slices.DeleteFunc(slices.Clone(bets), func(b odds.BetOdds) bool { return b.Bet == "bank" })
 		}
+		addBets(out, bets)
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		// The model of odds.BanqueModel: the tables draw on 5, the banker
+		// plays the punto banco tableau against the right table.
+		o, err := odds.Banque(shoe, odds.BanqueStrategy{})
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		out.Variant, out.Deals = variant, o.Deals.String()
+		for _, side := range []struct {
+			name string
+			t    rules.Table
+		}{{"right", rules.TableRight}, {"left", rules.TableLeft}} {
+			for _, r := range []struct {
+				name string
+				o    rules.Outcome
+			}{{"bank_wins", rules.OutcomeBankWins}, {"bank_loses", rules.OutcomeBankLoses}, {"stand_off", rules.OutcomeStandOff}} {
+				n := o.Table(side.t, r.o)
+				outcome(side.name+"_"+r.name, new(big.Rat).SetInt(n), new(big.Rat).SetFrac(n, o.Deals))
+			}
+		}
+		outcome("banker_natural", new(big.Rat).SetInt(o.BankerNaturals), new(big.Rat).SetFrac(o.BankerNaturals, o.Deals))
+		addBets(out, o.Bets)
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		// Per punter against the banker (odds.OldModel).
+		o, err := odds.Old(shoe, odds.OldStrategy{})
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		out.Variant, out.Deals = variant, o.Deals.String()
+		for _, c := range []struct {
+			name  string
+			count *big.Int
+		}{{"punter_wins", o.PunterWins}, {"banker_wins", o.BankerWins}, {"tie", o.Ties}, {"natural", o.Naturals}, {"punter_baccarat", o.PunterBaccarat}} {
+			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
+		}
+		addBets(out, o.Bets)
 	case tablev1.Variant_VARIANT_UNSPECIFIED, tablev1.Variant_VARIANT_CHEMIN_DE_FER:
 		c, err := odds.Chemin(shoe, hr, odds.Strategy{}, false)
 		if err != nil {
@@ -213,6 +256,14 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "variant %v has no exact odds yet", variant)
 	}
 	return out, nil
+}
+
+// addBets adds the bets' expected values to out.
+func addBets(out *tablev1.GetOddsResponse, bets []odds.BetOdds) {
+	for _, b := range bets {
+		out.Bets = append(out.Bets, &tablev1.BetOdds{Bet: b.Bet, Pays: b.Pays, ExpectedValue: ratFloat(b.EV),
+			ExpectedValueExact: b.EV.RatString(), HouseEdge: ratFloat(b.HouseEdge())})
+	}
 }
 
 func ratFloat(r *big.Rat) float64 {

@@ -5666,7 +5666,7 @@ type GetOddsResponse struct {
 	// Ordered six-card deals of the shoe.
 	Deals    string         `protobuf:"bytes,3,opt,name=deals,proto3" json:"deals,omitempty"`
 	Outcomes []*OutcomeOdds `protobuf:"bytes,4,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
-	// Punto banco only.
+	// Punto banco, banque and the old game.
 	Bets []*BetOdds `protobuf:"bytes,5,rep,name=bets,proto3" json:"bets,omitempty"`
 	// Chemin de fer only.
 	Equilibrium   *Equilibrium `protobuf:"bytes,6,opt,name=equilibrium,proto3" json:"equilibrium,omitempty"`

@@ -152,7 +152,11 @@ type TableServiceClient interface {
 	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
 	// equilibrium; punto banco: the table's payouts, every card being face
-	// up; the bank bet of the no-commission game is not priced yet). With a
+	// up; the bank bet of the no-commission game is not priced yet; banque:
+	// each table's result and the right, left and cheval bets, the tables
+	// drawing on 5 and the banker playing the punto banco tableau against
+	// the right table; the old game: per punter against the banker, both
+	// drawing whenever allowed). With a
 	// composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:
 	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
@@ -539,7 +543,11 @@ type TableServiceServer interface {
 	// counts as still in the shoe; chemin de fer: outcomes under the tableau
 	// with the timeout defaults at the option cells, and the game's
 	// equilibrium; punto banco: the table's payouts, every card being face
-	// up; the bank bet of the no-commission game is not priced yet). With a
+	// up; the bank bet of the no-commission game is not priced yet; banque:
+	// each table's result and the right, left and cheval bets, the tables
+	// drawing on 5 and the banker playing the punto banco tableau against
+	// the right table; the old game: per punter against the banker, both
+	// drawing whenever allowed). With a
 	// composition instead (auditors and operators
 	// only): any shoe, chemin de fer or punto banco. Errors:
 	// ODDS_UNAVAILABLE, INVALID_ARGUMENT, ROLE_NOT_ALLOWED.
