@@ -1420,7 +1420,9 @@ func (x *PuntoBancoRules) GetCertificationRealMoney() bool {
 // (1000..600000).
 type OldBaccaratRules struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Seats, the banker's included, 3..17; default 7.
+	// Seats, the banker's included, 3..6; default 6 (a coup of p players
+	// deals up to 3p cards: with more, the coup that brings the cut card out
+	// of the two decks could not always be finished).
 	MaxSeats int32 `protobuf:"varint,1,opt,name=max_seats,json=maxSeats,proto3" json:"max_seats,omitempty"`
 	// The smallest bid for the bank; default 10000; at least twice min_stake.
 	MinimumBank int64 `protobuf:"varint,2,opt,name=minimum_bank,json=minimumBank,proto3" json:"minimum_bank,omitempty"`
@@ -2344,7 +2346,9 @@ type Table struct {
 	// Old baccarat tables: their house rules.
 	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,26,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
 	// Baccarat banque tables: their house rules, and the players who will
-	// play the right and the left hand in the next coup (BQ-PLAY).
+	// play the right and the left hand in the next coup (BQ-PLAY); empty
+	// before the first coup's betting closes, when the nearest players of
+	// each side take them.
 	BanqueRules       *BanqueRules `protobuf:"bytes,27,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
 	RightHandPlayerId string       `protobuf:"bytes,28,opt,name=right_hand_player_id,json=rightHandPlayerId,proto3" json:"right_hand_player_id,omitempty"`
 	LeftHandPlayerId  string       `protobuf:"bytes,29,opt,name=left_hand_player_id,json=leftHandPlayerId,proto3" json:"left_hand_player_id,omitempty"`
@@ -2595,9 +2599,9 @@ type CreateTableRequest struct {
 	// chemmy.shoe.v1.ShoeService.CreateShoeFromOrder for tests and
 	// certification. Empty for a shuffled shoe.
 	ShoeId string `protobuf:"bytes,3,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
-	// The game; unset: chemin de fer (house_rules). VARIANT_PUNTO_BANCO
-	// takes punto_banco_rules instead of house_rules. Baccarat banque and
-	// the old baccarat are not dealt by tables yet: HOUSE_RULE_UNSUPPORTED.
+	// The game; unset: chemin de fer (house_rules). Each other game takes
+	// its own house rules instead (punto_banco_rules, banque_rules,
+	// old_baccarat_rules); another game's are refused with WRONG_VARIANT.
 	Variant         Variant          `protobuf:"varint,4,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
 	PuntoBancoRules *PuntoBancoRules `protobuf:"bytes,5,opt,name=punto_banco_rules,json=puntoBancoRules,proto3" json:"punto_banco_rules,omitempty"`
 	// VARIANT_OLD_BACCARAT takes old_baccarat_rules.
