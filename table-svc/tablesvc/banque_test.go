@@ -152,6 +152,8 @@ func TestBanqueDecisions(t *testing.T) {
 	if got := (banqueCore{}).hidden(rec, rec.Banque.Coup.ID, bob); got != [13]int{1: 1, 3: 1, 6: 1, 12: 1} {
 		t.Errorf("hidden to bob, by rank: %v", got)
 	}
+	_, err = h.tables.GetAdvice(h.as("bob"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "bob"})
+	wantReason(t, err, codes.FailedPrecondition, "WRONG_VARIANT")
 	if _, err := h.decide(id, "carol", false); err == nil {
 		t.Error("carol decided bob's hand")
 	}

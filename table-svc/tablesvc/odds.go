@@ -57,6 +57,9 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
+	if t.coreTable() {
+		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "the croupier's advice is given at chemin de fer decisions only")
+	}
 	if err := wantState(t, stateDecision); err != nil {
 		return nil, err
 	}

@@ -145,7 +145,8 @@ type TableServiceClient interface {
 	// advice depends on his face-down cards, which nobody else sees (staff
 	// included). Errors: WRONG_STATE (no decision
 	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
-	// order, whose composition the table does not know).
+	// order, whose composition the table does not know), WRONG_VARIANT
+	// (another game's table: advice is given at chemin de fer decisions).
 	GetAdvice(ctx context.Context, in *GetAdviceRequest, opts ...grpc.CallOption) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
 	// current shoe, as the caller knows it (a face-down card he may not see
@@ -536,7 +537,8 @@ type TableServiceServer interface {
 	// advice depends on his face-down cards, which nobody else sees (staff
 	// included). Errors: WRONG_STATE (no decision
 	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
-	// order, whose composition the table does not know).
+	// order, whose composition the table does not know), WRONG_VARIANT
+	// (another game's table: advice is given at chemin de fer decisions).
 	GetAdvice(context.Context, *GetAdviceRequest) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
 	// current shoe, as the caller knows it (a face-down card he may not see
