@@ -3,36 +3,45 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
-	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
-// TestCrashAtEveryStep kills table-svc (a real process, built with -tags
-// failpoints) at each step of a coup in turn: with a bet held by the
-// wallet but not stored, after each stored action, after each card, after
-// the decision, and after the wallet settled but before the table stored
-// it. Started again on the same bbolt file, with the client retrying what
-// was cut off, the coup finishes exactly as it would have: the same cards,
-// the money moved once, no hold left behind.
+// TestCrashAtEveryStep kills table-svc (a real process, built once with
+// -tags failpoints) at each step of a coup in turn, one subtest per step,
+// each on a stack of its own. Chemin de fer (the subtests named by their
+// step): with a bet held by the wallet but not stored, after each stored
+// action, after each card, after the decision, and after the wallet
+// settled but before the table stored it. The games on a core (subtests
+// punto_banco/..., old_baccarat/..., banque/..., crash_games_test.go):
+// with a hold not stored, after a stored action, after each card, the
+// fee, the move of top cards and the settlement carried out but not
+// stored. Started again on the same bbolt file, with the client retrying
+// what was cut off, the coup finishes exactly as it would have: the same
+// cards, the money moved once, no hold left behind.
 func TestCrashAtEveryStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills a process")
@@ -45,14 +54,96 @@ func TestCrashAtEveryStep(t *testing.T) {
 	}
 	for _, fp := range []string{"AcceptBank", "bet-held", "PlaceBet", "card-1", "card-2", "card-3", "card-4",
 		"DecideDraw", "card-5", "after-settle"} {
-		t.Run(fp, func(t *testing.T) { crashAndResume(t, bin, fp) })
+		t.Run(fp, func(t *testing.T) {
+			t.Parallel()
+			crashAndResume(t, bin, fp)
+		})
+	}
+	for _, g := range coreCrashGames {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			for _, fp := range g.failpoints {
+				t.Run(fp, func(t *testing.T) {
+					t.Parallel()
+					g.run(newCrashRig(t, bin, fp, g.calm))
+				})
+			}
+		})
 	}
 }
 
-func crashAndResume(t *testing.T, bin, failpoint string) {
+// crashRig is the stack of one crash test: NATS, shoe-svc, wallet-svc
+// and the gateway in the test's process, table-svc a process of the
+// failpoints build, first armed to die at one failpoint, then, once it
+// has, started again without on the same files and address.
+type crashRig struct {
+	t         *testing.T
+	c         *client // through the gateway
+	failpoint string
+	// calm says the table is not in the middle of what the service does
+	// by itself (a deal, a settlement): after a restart the client waits
+	// for it, as a client waits for what it sees moving.
+	calm    func(*tablev1.Table) bool
+	start   func(env ...string) *tableProc
+	proc    *tableProc
+	crashed bool
+	tableID string // the table whose calm is awaited after a restart
+}
+
+// tableProc is a running table-svc; done is closed once it has exited,
+// err then its exit.
+type tableProc struct {
+	done chan struct{}
+	err  error
+}
+
+// exited reports whether the process has exited, waiting up to d.
+func (p *tableProc) exited(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// crashAddr is a loopback address with a port free right now. On Linux
+// every 127/8 address is the loopback: each test takes one of its own, so
+// that while its table-svc is down (between the crash and the restart)
+// nothing else listening on 127.0.0.1 (the other tests' services) can
+// take its port.
+func crashAddr(t *testing.T) string {
+	t.Helper()
+	host := "127.0.0.1"
+	if runtime.GOOS == "linux" {
+		n := crashHosts.Add(1)
+		host = fmt.Sprintf("127.%d.%d.%d", 1+rand.IntN(250), n/250%250, 1+n%250)
+	}
+	l, err := net.Listen("tcp", host+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var crashHosts atomic.Int64
+
+// newCrashRig starts the stack with table-svc armed at failpoint. calm
+// says the table is not moving by itself (nil: neither DEALING nor
+// SETTLING).
+func newCrashRig(t *testing.T, bin, failpoint string, calm func(*tablev1.Table) bool) *crashRig {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: filepath.Join(dir, "nats"), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -77,7 +168,7 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { wallet.Stop(); _ = wallet.Wait() })
-	tableAddr := freeAddr(t)
+	tableAddr := crashAddr(t)
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: "127.0.0.1:0", TokensFile: tokensFile(t), TableAddr: tableAddr, WalletAddr: wallet.Addr(), ShoeAddr: shoe.Addr(),
 		Trust: pki.Config(trust.Gateway), Limits: gateway.LimitConfig{Rate: -1}})
 	if err != nil {
@@ -91,7 +182,11 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runTable := func(env ...string) *exec.Cmd {
+	if calm == nil {
+		calm = notDealing
+	}
+	r := &crashRig{t: t, failpoint: failpoint, calm: calm}
+	r.start = func(env ...string) *tableProc {
 		cmd := exec.Command(bin, "-listen", tableAddr, "-data-dir", dir, "-shoe-addr", shoe.Addr(),
 			"-wallet-addr", wallet.Addr(), "-nats-url", ns.ClientURL(), "-log-level", "error",
 			"-tls-cert", tc.CertFile, "-tls-key", tc.KeyFile, "-tls-ca", tc.CAFile)
@@ -100,88 +195,202 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		p := &tableProc{done: make(chan struct{})}
+		go func() { p.err = cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
 		waitServing(t, tableAddr, gwCreds.DialOption(trust.Table))
-		return cmd
+		return p
 	}
-	proc := runTable("CHEMMY_TABLE_FAILPOINT=" + failpoint)
-	crashed := false
+	r.proc = r.start("CHEMMY_TABLE_FAILPOINT=" + failpoint)
+	r.c = dial(t, gw.Addr())
+	return r
+}
 
-	c := dial(t, gw.Addr())
+// restart starts table-svc again, once it has died at the failpoint (and
+// only then: any other exit, or a second one, fails the test), and waits
+// until the table is calm.
+func (r *crashRig) restart() {
+	r.t.Helper()
+	var exit *exec.ExitError
+	if !errors.As(r.proc.err, &exit) || exit.ExitCode() != 86 {
+		r.t.Fatalf("table-svc exited with %v, not at failpoint %s", r.proc.err, r.failpoint)
+	}
+	if r.crashed {
+		r.t.Fatalf("table-svc died twice at %s: the restarted one has no failpoint", r.failpoint)
+	}
+	r.crashed = true
+	r.t.Logf("table-svc died at %s; started again", r.failpoint)
+	r.proc = r.start()
+	if r.tableID != "" {
+		r.settle(r.tableID)
+	}
+}
+
+// do makes a client's call. When it fails because table-svc died, the
+// service is started again and the call retried with the same request id,
+// or, once answered REQUEST_ABANDONED (the request was rolled back), with
+// a new one (the suffix again), as a client would.
+func (r *crashRig) do(what string, call func(again string) error) {
+	r.t.Helper()
+	err := call("")
+	if err == nil {
+		return
+	}
+	if r.crashed || !r.proc.exited(10*time.Second) {
+		r.t.Fatalf("%s: %v", what, err)
+	}
+	r.restart()
+	again := ""
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		err := call(again)
+		switch {
+		case err == nil:
+			return
+		case errs.Reason(err) == "REQUEST_ABANDONED" && again == "":
+			r.t.Logf("%s: rolled back (REQUEST_ABANDONED); sent again with a new request id", what)
+			again = "-again"
+			continue
+		case status.Code(err) != codes.Unavailable || time.Now().After(deadline):
+			r.t.Fatalf("%s retried after the restart: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the gateway reconnecting
+	}
+}
+
+// get is the table as the croupier sees it; an error while table-svc is
+// down or the gateway reconnects.
+func (r *crashRig) get(id string) (*tablev1.Table, error) {
+	resp, err := r.c.table.GetTable(as(r.t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+	return resp.GetTable(), err
+}
+
+// poll waits, polling every 50 ms as a client would, until ok says the
+// table is as wanted, and returns it. When table-svc dies meanwhile (at a
+// step of its own: a deal, a settlement), it is started again.
+func (r *crashRig) poll(id, what string, ok func(*tablev1.Table) bool) *tablev1.Table {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tbl, err := r.get(id)
+		if err == nil && ok(tbl) {
+			return tbl
+		}
+		if r.proc.exited(0) {
+			r.restart()
+			continue
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("waited 20 s for %s: %v (%v)", what, tbl, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// settle waits until the table is calm.
+func (r *crashRig) settle(id string) *tablev1.Table {
+	r.t.Helper()
+	return r.poll(id, "the table to settle down", r.calm)
+}
+
+// notDealing: the table is neither dealing nor settling.
+func notDealing(tbl *tablev1.Table) bool {
+	st := tbl.GetState()
+	return st != tablev1.TableState_TABLE_STATE_DEALING && st != tablev1.TableState_TABLE_STATE_SETTLING
+}
+
+// checkAccounts checks the accounts' balances and what they still hold
+// (want, held: only those named; an account not named in held holds
+// nothing), and that they add up to deposits.
+func (r *crashRig) checkAccounts(deposits int64, want, held map[string]int64) {
+	r.t.Helper()
+	var total int64
+	for a, w := range want {
+		acct := r.c.account(r.t, a)
+		total += acct.GetBalance()
+		if acct.GetBalance() != w {
+			r.t.Errorf("%s = %d, want %d (money moved once)", a, acct.GetBalance(), w)
+		}
+		if acct.GetHeld() != held[a] {
+			r.t.Errorf("%s holds %d, want %d", a, acct.GetHeld(), held[a])
+		}
+	}
+	if total != deposits {
+		r.t.Errorf("money not conserved: the accounts hold %d, %d was deposited", total, deposits)
+	}
+}
+
+// preparedShoe opens a test shoe dealing cards, then kings.
+func (r *crashRig) preparedShoe(cards ...string) string {
+	r.t.Helper()
+	order := append([]string(nil), cards...)
+	for len(order) < 40 {
+		order = append(order, "KD")
+	}
+	sh, err := r.c.shoe.CreateShoeFromOrder(as(r.t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "order", Cards: order, TestShoe: true})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return sh.GetShoe().GetShoeId()
+}
+
+// createTable opens the table of the test and returns its id.
+func (r *crashRig) createTable(req *tablev1.CreateTableRequest) string {
+	r.t.Helper()
+	req.RequestId = "crash-table"
+	created, err := r.c.table.CreateTable(as(r.t, "operator"), req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.tableID = created.GetTable().GetTableId()
+	return r.tableID
+}
+
+// join seats players, on a side when side is given (banque).
+func (r *crashRig) join(id string, side tablev1.BanqueSide, players ...string) {
+	for _, p := range players {
+		r.do("JoinTable "+p, func(again string) error {
+			_, err := r.c.table.JoinTable(as(r.t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p + again, TableId: id, PlayerId: p, Side: side})
+			return err
+		})
+	}
+}
+
+// bet places a bet (spot: punto banco; side: banque; neither: old
+// baccarat's stake).
+func (r *crashRig) bet(id, p string, amount int64, spot tablev1.BetSpot, side tablev1.BanqueSide) {
+	r.do("PlaceBet "+p, func(again string) error {
+		_, err := r.c.table.PlaceBet(as(r.t, p), &tablev1.PlaceBetRequest{RequestId: "bet-" + p + again, TableId: id, PlayerId: p,
+			Amount: amount, Spot: spot, Side: side})
+		return err
+	})
+}
+
+// crashAndResume plays a coup of chemin de fer with table-svc armed to die
+// at failpoint.
+func crashAndResume(t *testing.T, bin, failpoint string) {
+	r := newCrashRig(t, bin, failpoint, nil)
+	c := r.c
 	c.fund(t, 5000, "alice", "bob", "carol")
 	// Player 2C 3D = 5, banker TH 6S = 6: bob, holding the hand, draws 4H
 	// (9); the banker stands on 6 against a 4 (CF-PLAYER-DRAW,
 	// CF-BANKER-DRAW); the bank loses 1000.
-	order := []string{"2C", "TH", "3D", "6S", "4H"}
-	for i := 0; i < 20; i++ {
-		order = append(order, "KD")
-	}
-	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "order", Cards: order, TestShoe: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "crash-table", ShoeId: sh.GetShoe().GetShoeId(),
+	id := r.createTable(&tablev1.CreateTableRequest{ShoeId: r.preparedShoe("2C", "TH", "3D", "6S", "4H"),
 		HouseRules: &tablev1.HouseRules{CertificationRealMoney: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := created.GetTable().GetTableId()
-	// Each step takes a request-id suffix: a request cut off before the
-	// table stored it is rolled back (REQUEST_ABANDONED) and sent again
-	// with a new id, as a client would.
-	steps := []func(again string) error{}
-	for _, p := range []string{"alice", "bob", "carol"} {
-		steps = append(steps, func(again string) error {
-			_, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p + again, TableId: id, PlayerId: p})
-			return err
-		})
-	}
-	steps = append(steps,
-		func(again string) error {
-			_, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank" + again, TableId: id, PlayerId: "alice", Amount: 1000})
-			return err
-		},
-		func(again string) error {
-			_, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "bet-bob" + again, TableId: id, PlayerId: "bob", Amount: 600})
-			return err
-		},
-		func(again string) error {
-			_, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "bet-carol" + again, TableId: id, PlayerId: "carol", Amount: 400})
-			return err
-		},
-		func(again string) error {
-			_, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "draw" + again, TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
-			return err
-		},
-	)
-	for i, step := range steps {
-		err := step("")
-		if err == nil {
-			continue
-		}
-		if crashed {
-			t.Fatalf("step %d after the restart: %v", i, err)
-		}
-		// The process died at the failpoint: restart it and retry.
-		var exit *exec.ExitError
-		if werr := proc.Wait(); !errors.As(werr, &exit) || exit.ExitCode() != 86 {
-			t.Fatalf("step %d failed (%v) but table-svc did not die at %s: %v", i, err, failpoint, werr)
-		}
-		crashed = true
-		runTable()
-		waitState(t, c, id) // the restarted service finishes what was automatic
-		err = step("")
-		if errs.Reason(err) == "REQUEST_ABANDONED" {
-			err = step("-again")
-		}
-		if err != nil {
-			t.Fatalf("step %d retried after the restart: %v", i, err)
-		}
-	}
-	if !crashed {
+	r.join(id, 0, "alice", "bob", "carol")
+	r.do("AcceptBank", func(again string) error {
+		_, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "bank" + again, TableId: id, PlayerId: "alice", Amount: 1000})
+		return err
+	})
+	r.bet(id, "bob", 600, 0, 0)
+	r.bet(id, "carol", 400, 0, 0)
+	r.do("DecideDraw", func(again string) error {
+		_, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "draw" + again, TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+		return err
+	})
+	tbl := r.settle(id)
+	if !r.crashed {
 		t.Fatalf("table-svc never reached failpoint %s", failpoint)
 	}
-	tbl := waitState(t, c, id)
 	if tbl.GetCoupsPlayed() != 1 {
 		t.Fatalf("the coup was not finished after the restart: %v", tbl)
 	}
@@ -192,39 +401,7 @@ func crashAndResume(t *testing.T, bin, failpoint string) {
 	if last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_LOSES || last.GetCommission() != 0 {
 		t.Errorf("coup %v; want the bank to lose", last)
 	}
-	want := map[string]int64{"player:alice": 4000, "player:bob": 5600, "player:carol": 5400, "house:commission": 0}
-	got := c.balances(t)
-	for a, w := range want {
-		if got[a] != w {
-			t.Errorf("%s = %d, want %d (money moved once)", a, got[a], w)
-		}
-	}
-	for _, p := range []string{"alice", "bob", "carol"} {
-		resp, err := c.wallet.GetAccount(as(t, "operator"), &walletv1.GetAccountRequest{AccountId: "player:" + p})
-		if err != nil || resp.GetAccount().GetHeld() != 0 {
-			t.Errorf("%s still has %d held (%v)", p, resp.GetAccount().GetHeld(), err)
-		}
-	}
-}
-
-// waitState waits until the table is in no automatic state (DEALING,
-// SETTLING) and returns it.
-func waitState(t *testing.T, c *client, id string) *tablev1.Table {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
-		if err == nil {
-			st := resp.GetTable().GetState()
-			if st != tablev1.TableState_TABLE_STATE_DEALING && st != tablev1.TableState_TABLE_STATE_SETTLING {
-				return resp.GetTable()
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("table %s never settled down: %v", id, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	r.checkAccounts(15000, map[string]int64{"player:alice": 4000, "player:bob": 5600, "player:carol": 5400, "house:commission": 0}, nil)
 }
 
 func cardCodes(cards []*shoev1.Card) string {

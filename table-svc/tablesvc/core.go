@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -153,6 +154,7 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		if err != nil {
 			return err
 		}
+		failpoint("core-hold") // held, the request not stored yet
 		in.Cmd = hc.WithHold(hold)
 		// Under the table's lock nothing changed since: it applies. (Were
 		// it refused, the intent would stay and recoverIntents would void
@@ -207,11 +209,27 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (bool, error) {
 		if err != nil {
 			return changed, err
 		}
+		// Carried out, its result not stored yet (a crash test kills the
+		// process here: failpoint_on.go).
+		failpoint(coreStep(eff))
 		if err := s.applyCore(ctx, c, cmd); err != nil {
 			return changed, fmt.Errorf("%s: %w", eff.EffectName(), err)
 		}
 		changed = true
 	}
+}
+
+// coreStep names an effect carried out and not yet stored, for the
+// failpoints of the crash tests: "core-<effect>" ("core-settle"), a deal
+// with the card's number in its coup, from its request id
+// ("<coup_id>/card/3": "core-deal_card-3").
+func coreStep(eff game.Effect) string {
+	if d, ok := eff.(game.DealCard); ok {
+		if i := strings.LastIndex(d.RequestID, "/card/"); i >= 0 {
+			return "core-deal_card-" + d.RequestID[i+len("/card/"):]
+		}
+	}
+	return "core-" + eff.EffectName()
 }
 
 // carryOut makes the calls of one effect (each idempotent by a request id
