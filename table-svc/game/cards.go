@@ -33,3 +33,17 @@ func EventOutcome(o rules.Outcome) eventsv1.Outcome {
 	}
 	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
 }
+
+// ParseCards parses card codes ("9H", "TD") in order; the first invalid
+// code is the error.
+func ParseCards(codes []string) ([]rules.Card, error) {
+	var out []rules.Card
+	for _, code := range codes {
+		c, err := rules.ParseCard(code)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

@@ -9,15 +9,16 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // resolveRules checks a table's house rules and fills in the defaults
 // (RULES.md, "What the sources leave to the house").
-func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
+func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 	if in == nil {
 		in = &tablev1.HouseRules{}
 	}
-	hr := houseRules{
+	hr := chemindefer.Rules{
 		Decks: in.GetDecks(), CutCardFromEnd: in.GetCutCardFromEnd(), Burn: in.GetBurn(),
 		MinimumBank: in.GetMinimumBank(), MaxSeats: in.GetMaxSeats(),
 		CommissionBP: rules.DefaultCommissionBP, Rounding: int32(in.GetCommissionRounding()),
@@ -54,7 +55,7 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	if in.GetHourlyFee() > 0 {
 		// Source: RULES.md CF-BANK-WINS: the hourly fee is charged instead of commission.
 		if in.GetCommissionBp() != 0 {
-			return houseRules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, "hourly_fee is charged instead of commission: leave commission_bp unset or 0")
+			return chemindefer.Rules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, "hourly_fee is charged instead of commission: leave commission_bp unset or 0")
 		}
 		hr.CommissionBP = 0
 	}
@@ -64,8 +65,8 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	if in.BankerOption_5Vs_4 != nil {
 		hr.Option5vs4 = in.GetBankerOption_5Vs_4()
 	}
-	bad := func(format string, args ...any) (houseRules, error) {
-		return houseRules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, format, args...)
+	bad := func(format string, args ...any) (chemindefer.Rules, error) {
+		return chemindefer.Rules{}, fail(codes.InvalidArgument, reasonInvalidHouseRule, format, args...)
 	}
 	switch {
 	case hr.Decks != 6 && hr.Decks != 8:
@@ -103,11 +104,12 @@ func resolveRules(in *tablev1.HouseRules) (houseRules, error) {
 	return hr, nil
 }
 
-// toProto is the view of a table for v (see "Who sees what" in view.go).
-func toProto(t *table, v viewer) *tablev1.Table {
-	if gc := t.core(); gc != nil {
-		return gc.view(t, v)
-	}
+// toProto is the view of a table for v: its game's core makes it.
+func toProto(t *table, v viewer) *tablev1.Table { return t.core().view(t, v) }
+
+// cfProto is the view of a chemin de fer table for v (see "Who sees
+// what" in view.go).
+func cfProto(t *table, v viewer) *tablev1.Table {
 	hr := t.Rules
 	out := &tablev1.Table{
 		TableId: t.ID,
@@ -123,10 +125,10 @@ func toProto(t *table, v viewer) *tablev1.Table {
 			ShoeCutByPlayer: hr.CutByPlayer, CertificationRealMoney: hr.CertRealMoney, AbandonAfterOffers: hr.AbandonAfter,
 		},
 		Certification: t.Certification, EventSequence: t.EventSeq,
-		State: tablev1.TableState(t.State), BankerPlayerId: t.BankerID, Bank: t.Bank,
+		State: tablev1.TableState(t.Phase), BankerPlayerId: t.BankerID, Bank: t.Bank,
 		OfferedPlayerId: t.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
 		Coup: coupProto(t.Coup, v), LastCoup: coupProto(t.LastCoup, v),
-		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.stake(),
+		CreateTime: timestamppb.New(t.Created), BankSetAside: t.Bank - t.Stake(),
 		GalleryPlayerIds: t.Gallery, BancoSuiviPlayerId: t.BancoSuivi, OpenOfferAmount: t.OpenOffer,
 	}
 	if n := len(t.Bids); n > 0 {
@@ -138,19 +140,19 @@ func toProto(t *table, v viewer) *tablev1.Table {
 	for _, st := range t.Seats {
 		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
 	}
-	if out.Coup != nil && t.State != stateBetting {
+	if out.Coup != nil && t.Phase != chemindefer.PhaseBetting {
 		out.Coup.TurnPlayerId = "" // a turn exists only while betting
 	}
 	return out
 }
 
-func coupProto(cp *coup, v viewer) *tablev1.Coup {
+func coupProto(cp *chemindefer.Coup, v viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
 	out := &tablev1.Coup{
 		CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
-		Uncovered: cp.Bank - cp.covered(), Banco: cp.Banco, TurnPlayerId: cp.turnPlayer(),
+		Uncovered: cp.Bank - cp.Covered(), Banco: cp.Banco, TurnPlayerId: cp.TurnPlayer(),
 		HandHolderPlayerId: cp.HandHolder,
 		DecisionHand:       tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy,
 		Natural: cp.Natural, Commission: cp.Commission, BankerNet: cp.BankerNet, Settled: cp.Settled,

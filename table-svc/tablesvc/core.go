@@ -31,9 +31,7 @@ import (
 // for (advanceCore, with request ids derived from the state, so a retry
 // after a crash repeats the same calls), feeds their results back as
 // commands, applies a Tick when the core's deadline has passed, and makes
-// each viewer's view. One shell serves every core through gameCore; the
-// chemin de fer engine (engine.go) predates the cores and is still driven
-// by the handlers directly.
+// each viewer's view. One shell serves every core through gameCore.
 
 // gameCore is a game core bound to the table record that holds its state.
 type gameCore interface {
@@ -82,7 +80,7 @@ func addRanks(n *[13]int, codes []string) {
 	}
 }
 
-// core is the table's game core; nil for a chemin de fer table.
+// core is the table's game core.
 func (t *table) core() gameCore {
 	switch {
 	case t.PuntoBanco != nil:
@@ -92,11 +90,29 @@ func (t *table) core() gameCore {
 	case t.Banque != nil:
 		return banqueCore{}
 	}
-	return nil
+	return cfCore{}
 }
 
-// coreTable reports whether t runs on a game core.
-func (t *table) coreTable() bool { return t.core() != nil }
+// preparer is an adapter whose commands need calls or the shell's own
+// records before they apply (chemin de fer: the bank raise's resize under
+// an escrow intent, and the raises whose answer was lost). prepare
+// returns the command to apply.
+type preparer interface {
+	prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error)
+}
+
+// turnClock is an adapter whose core keeps its turns' clock in the
+// record's WaitKey and Deadline itself (chemin de fer): coreDeadline
+// leaves them, and restart gives the pending turn its full time again
+// after a restart of the service (scanUnfinished), reporting whether the
+// deadline moved.
+type turnClock interface {
+	restart(t *table, now time.Time) bool
+}
+
+// storedFirst is an effect carried out only from a stored state (its
+// content was made by the clock; see chemindefer.ChargeFees).
+type storedFirst interface{ StoredFirst() bool }
 
 // mutateCore applies a request to a core table under its lock (mutate
 // holds it): the command, its hold, the save with the idempotency record.
@@ -129,6 +145,12 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 // core's events are emitted in c and the record follows its state.
 func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) error {
 	t, gc := c.t, c.t.core()
+	if p, ok := gc.(preparer); ok {
+		var err error
+		if cmd, err = p.prepare(ctx, s, c, cmd); err != nil {
+			return err
+		}
+	}
 	in := game.Input{Now: c.now.UTC(), NewID: ulid.Make().String(), Cmd: cmd}
 	events, h, err := gc.apply(t, in)
 	if err != nil {
@@ -155,6 +177,9 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 			return err
 		}
 		failpoint("core-hold") // held, the request not stored yet
+		if cmd.CommandName() == "place_bet" {
+			failpoint("bet-held")
+		}
 		in.Cmd = hc.WithHold(hold)
 		// Under the table's lock nothing changed since: it applies. (Were
 		// it refused, the intent would stay and recoverIntents would void
@@ -197,23 +222,26 @@ func coreError(err error) error {
 
 // advanceCore carries out the effects the core asks for, one after the
 // other, feeding each result back, until none is due or one fails. It
-// reports whether the table changed.
-func (s *Service) advanceCore(ctx context.Context, c *change) (bool, error) {
-	changed := false
+// reports whether the table changed, and whether an effect waits for the
+// change to be stored (again: the caller saves and calls it again).
+func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bool, err error) {
 	for {
 		eff := c.t.core().pending(c.t)
 		if eff == nil {
-			return changed, nil
+			return changed, false, nil
+		}
+		if sf, ok := eff.(storedFirst); ok && sf.StoredFirst() && changed {
+			return changed, true, nil
 		}
 		cmd, err := s.carryOut(ctx, c.t, eff)
 		if err != nil {
-			return changed, err
+			return changed, false, err
 		}
 		// Carried out, its result not stored yet (a crash test kills the
 		// process here: failpoint_on.go).
 		failpoint(coreStep(eff))
 		if err := s.applyCore(ctx, c, cmd); err != nil {
-			return changed, fmt.Errorf("%s: %w", eff.EffectName(), err)
+			return changed, false, fmt.Errorf("%s: %w", eff.EffectName(), err)
 		}
 		changed = true
 	}
@@ -260,13 +288,24 @@ func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game
 		return game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes)}, nil
 	case game.DealCard:
 		resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{RequestId: e.RequestID, ShoeId: t.ShoeID, CoupId: e.CoupID, Hand: shoeHand(e.Hand)})
+		n := e.RequestID[strings.LastIndex(e.RequestID, "/")+1:]
+		if err != nil && t.cf() && n == "1" && shoeSpent(err) {
+			// A chemin de fer coup that has no card yet starts on a fresh
+			// shoe when the current one is spent (e.g. after a voided
+			// cut-card coup); its first card is then dealt again.
+			if err := s.nextShoe(ctx, t); err != nil {
+				return nil, err
+			}
+			return game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes)}, nil
+		}
 		if err != nil {
-			return nil, fmt.Errorf("deal a card of coup %s: %w", e.CoupID, err)
+			return nil, fmt.Errorf("deal card %s of coup %s: %w", n, e.CoupID, err)
 		}
 		code := resp.GetCard().GetCode()
 		if card, err := rules.ParseCard(code); err == nil {
 			t.ShoeDealt[card.Rank-1]++
 		}
+		failpoint("card-" + n)
 		return game.CardDealt{Code: code, CutCardOut: resp.GetCutCardOut()}, nil
 	}
 	cmd, ok, err := t.core().carryOut(cctx, s, t, eff)
@@ -276,20 +315,20 @@ func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game
 	return cmd, err
 }
 
-// corePending reports whether a core table has an effect due (the retry
-// loop carries it out).
-func corePending(t *table) bool {
-	gc := t.core()
-	return gc != nil && gc.pending(t) != nil
-}
+// corePending reports whether a table has an effect due (the retry loop
+// carries it out).
+func corePending(t *table) bool { return t.core().pending(t) != nil }
 
 // coreDeadline stamps the core's deadline on the record (deadline.go
 // reads WaitKey and Deadline): a betting window, a pause, a turn, counted
 // by the core from the time of the change.
 func coreDeadline(t *table) {
+	if _, own := t.core().(turnClock); own {
+		return
+	}
 	d := t.core().deadline(t)
 	t.WaitKey, t.Deadline = "", d
 	if !d.IsZero() {
-		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.State, t.CoupSeq, d.UnixNano())
+		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.Phase, t.CoupSeq, d.UnixNano())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/banque"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // banqueCore is the shell's adapter of the baccarat banque core (BQ-*):
@@ -115,7 +116,7 @@ func (banqueCore) interrupt(t *table, reason string) game.Command {
 
 func (banqueCore) sync(t *table) {
 	b := t.Banque
-	t.State = tableState(b.Phase)
+	t.Phase = chemindefer.Phase(b.Phase)
 	t.ShoeID, t.Shoes = b.ShoeID, int(b.ShoeNumber)
 	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = b.CoupsPlayed, b.CoupSeq, b.ShoeToClose
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
@@ -105,7 +106,7 @@ func (oldCore) interrupt(t *table, reason string) game.Command {
 
 func (oldCore) sync(t *table) {
 	o := t.Old
-	t.State = tableState(o.Phase)
+	t.Phase = chemindefer.Phase(o.Phase)
 	t.ShoeID, t.Shoes = o.ShoeID, int(o.ShoeNumber)
 	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = o.CoupsPlayed, o.CoupSeq, o.ShoeToClose
 }
@@ -362,9 +363,7 @@ func shoeVariant(v int32) shoev1.Variant {
 // MoveTopCards is an old baccarat banker's announced move of top cards to
 // the bottom after the cut (OLD-CUT). See the proto.
 func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsRequest) (*tablev1.MoveTopCardsResponse, error) {
-	t, err := s.act(ctx, "MoveTopCards", req, func(*change) error {
-		return fail(codes.FailedPrecondition, reasonWrongVariant, "MoveTopCards is the old baccarat banker's move (OLD-CUT)")
-	})
+	t, err := s.act(ctx, "MoveTopCards", req)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 	"github.com/chemmy/chemmy/table-svc/game/roads"
 )
@@ -81,7 +82,7 @@ func (pbCore) interrupt(t *table, reason string) game.Command {
 // sync copies what the shared machinery reads from the core's state.
 func (pbCore) sync(t *table) {
 	pb := t.PuntoBanco
-	t.State = tableState(pb.Phase)
+	t.Phase = chemindefer.Phase(pb.Phase)
 	t.ShoeID, t.Shoes = pb.ShoeID, int(pb.ShoeNumber)
 	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = pb.CoupsPlayed, pb.CoupSeq, pb.ShoeToClose
 }
@@ -313,7 +314,7 @@ func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*ta
 	if err != nil {
 		return nil, err
 	}
-	if !t.coreTable() {
+	if t.cf() {
 		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays chemin de fer: roads are drawn at punto banco tables", t.ID)
 	}
 	return &tablev1.GetRoadsResponse{Roads: roadsProto(t.PuntoBanco)}, nil
@@ -328,8 +329,8 @@ func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32,
 	}
 	t := &table{ID: id, Variant: int32(tablev1.Variant_VARIANT_PUNTO_BANCO), PuntoBanco: &st,
 		// The shoe machinery (nextShoe, closeShoe) reads these.
-		Rules: houseRules{Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
-			CertRealMoney: certRealMoney},
+		State: chemindefer.State{Rules: chemindefer.Rules{Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
+			CertRealMoney: certRealMoney}},
 		ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: now.UTC(), Certification: certification}
 	pbCore{}.sync(t)
 	return t, nil

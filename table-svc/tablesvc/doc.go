@@ -1,8 +1,10 @@
 // Package tablesvc is chemmy's table service: it runs chemin de fer tables
-// (RULES.md CF-*) and punto banco tables (PB-*) as crash-safe state
-// machines. Punto banco runs on a pure game core (package game and
-// game/puntobanco; core.go is the shell that serves it; docs/game-core.md
-// explains the split); chemin de fer's engine is engine.go. It owns the game state;
+// (RULES.md CF-*), punto banco (PB-*), baccarat banque (BQ-*) and old
+// baccarat (OLD-*) tables as crash-safe state machines. Every game runs on
+// a pure game core (package game and game/chemindefer, game/puntobanco,
+// game/banque, game/oldbaccarat); core.go is the one shell that serves
+// them, core_<game>.go its adapters, engine.go the saga's loop;
+// docs/game-core.md explains the split. It owns the game state;
 // it asks shoe-svc for cards and wallet-svc for holds and settlement, and
 // never shuffles or moves money itself.
 //

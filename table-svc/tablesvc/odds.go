@@ -13,6 +13,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // remaining is the composition of the table's current shoe: the full
@@ -57,11 +58,12 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	if t.coreTable() {
+	if _, cf := t.core().(cfCore); !cf {
 		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "the croupier's advice is given at chemin de fer decisions only")
 	}
-	if err := wantState(t, stateDecision); err != nil {
-		return nil, err
+	if t.Phase != chemindefer.PhaseDecision {
+		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
+			tablev1.TableState(t.Phase), tablev1.TableState_TABLE_STATE_DECISION)
 	}
 	cp := t.Coup
 	// The advice tells the decider's own face-down total: it is for him
@@ -75,11 +77,11 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	rc, err := engineCoup(cp)
+	rc, err := chemindefer.EngineCoup(cp)
 	if err != nil {
 		return nil, err
 	}
-	hr := t.Rules.engineRules()
+	hr := t.Rules.EngineRules()
 	var st odds.Strategy
 	if req.GetAssumeEquilibrium() {
 		full := shoe
@@ -140,10 +142,8 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, err
 		}
 		v := viewerOf(ctx)
-		hidden := v.hidden(t.Coup)
-		if gc := t.core(); gc != nil {
-			hidden = gc.hidden(t, gc.coupID(t), v)
-		}
+		gc := t.core()
+		hidden := gc.hidden(t, gc.coupID(t), v)
 		if !v.known || v.caller.Role != auth.RoleAuditor {
 			for r, n := range t.ShoeVoidHidden {
 				hidden[r] += n
@@ -152,7 +152,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		if shoe, err = s.remaining(ctx, t, hidden); err != nil {
 			return nil, err
 		}
-		hr, variant = t.Rules.engineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
+		hr, variant = t.Rules.EngineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
 		switch {
 		case t.PuntoBanco != nil:
 			pr, variant = t.PuntoBanco.Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO

@@ -8,6 +8,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // Who sees what (documented for callers on chemmy.table.v1.Coup).
@@ -44,7 +45,7 @@ func viewerOf(ctx context.Context) viewer {
 }
 
 // holds reports whether v is the player holding hand of cp.
-func (v viewer) holds(cp *coup, hand eventsv1.Hand) bool {
+func (v viewer) holds(cp *chemindefer.Coup, hand eventsv1.Hand) bool {
 	if !v.known || v.caller.Role != auth.RolePlayer {
 		return false
 	}
@@ -57,14 +58,10 @@ func (v viewer) holds(cp *coup, hand eventsv1.Hand) bool {
 	return false
 }
 
-// turned reports whether every card of cp is face up: the coup has a
-// result (CF-RESULT).
-func (cp *coup) turned() bool { return cp.Outcome != 0 }
-
 // sees reports whether v may see card i (0-based) of hand in cp.
-func (v viewer) sees(cp *coup, hand eventsv1.Hand, i int) bool {
+func (v viewer) sees(cp *chemindefer.Coup, hand eventsv1.Hand, i int) bool {
 	switch {
-	case i >= 2, cp.turned():
+	case i >= 2, cp.Turned():
 		return true
 	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
 		return true
@@ -73,17 +70,12 @@ func (v viewer) sees(cp *coup, hand eventsv1.Hand, i int) bool {
 }
 
 // handCards is hand's card codes in cp.
-func (cp *coup) handCards(hand eventsv1.Hand) []string {
-	if hand == eventsv1.Hand_HAND_BANKER {
-		return cp.Banker
-	}
-	return cp.Player
-}
+func handCards(cp *chemindefer.Coup, hand eventsv1.Hand) []string { return cp.HandCards(int32(hand)) }
 
 // viewCards is hand's cards as v sees them, and the hand's total when v
 // sees every card of it (else 0).
-func (v viewer) viewCards(cp *coup, hand eventsv1.Hand) ([]*shoev1.Card, int32) {
-	codes := cp.handCards(hand)
+func (v viewer) viewCards(cp *chemindefer.Coup, hand eventsv1.Hand) ([]*shoev1.Card, int32) {
+	codes := handCards(cp, hand)
 	cards := cardsProto(codes)
 	all := true
 	for i := range cards {
@@ -102,13 +94,13 @@ func (v viewer) viewCards(cp *coup, hand eventsv1.Hand) ([]*shoev1.Card, int32) 
 // hidden is, by rank (ace first), the cards of the coup in play that v
 // may not see: what the odds a viewer is given must treat as still in
 // the shoe.
-func (v viewer) hidden(cp *coup) [13]int {
+func (v viewer) hidden(cp *chemindefer.Coup) [13]int {
 	var n [13]int
 	if cp == nil {
 		return n
 	}
 	for _, hand := range []eventsv1.Hand{eventsv1.Hand_HAND_PLAYER, eventsv1.Hand_HAND_BANKER} {
-		for i, c := range cardsProto(cp.handCards(hand)) {
+		for i, c := range cardsProto(handCards(cp, hand)) {
 			if r := int(c.GetRank()); r >= 1 && r <= 13 && !v.sees(cp, hand, i) {
 				n[r-1]++
 			}
@@ -120,10 +112,7 @@ func (v viewer) hidden(cp *coup) [13]int {
 // publicEvent is ev as published at table t: its game's core says what
 // is hidden; chemin de fer's rules are below.
 func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	if gc := t.core(); gc != nil {
-		return gc.publicEvent(ev)
-	}
-	return publicEvent(ev)
+	return t.core().publicEvent(ev)
 }
 
 // publicEvent is ev as published: face-down cards and the totals and
@@ -150,17 +139,20 @@ func publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return ev
 }
 
-// personalEvent is the public ev as v may see it: a card_dealt of v's own
-// face-down card gets its card and total back from the table's state.
+// personalEvent is the public ev as v may see it at table t: its game's
+// core says (chemin de fer: a card_dealt of v's own face-down card gets
+// its card and total back from the table's state, cfPersonalEvent).
 func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
-	if gc := t.core(); gc != nil {
-		return gc.personalEvent(t, v, ev)
-	}
+	return t.core().personalEvent(t, v, ev)
+}
+
+// cfPersonalEvent is chemin de fer's personalEvent.
+func (v viewer) cfPersonalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
 	cd := ev.GetCardDealt()
 	if cd == nil || !cd.GetCard().GetFaceDown() {
 		return ev
 	}
-	var cp *coup
+	var cp *chemindefer.Coup
 	switch {
 	case t.Coup != nil && t.Coup.ID == ev.GetCoupId():
 		cp = t.Coup
@@ -170,7 +162,7 @@ func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.Table
 		return ev
 	}
 	i := int(cd.GetPosition()) - 1
-	codes := cp.handCards(eventsv1.Hand(cd.GetHand()))
+	codes := handCards(cp, eventsv1.Hand(cd.GetHand()))
 	if i < 0 || i >= len(codes) || !v.sees(cp, eventsv1.Hand(cd.GetHand()), i) {
 		return ev
 	}

@@ -404,11 +404,8 @@ func (a *applier) cardDealt(c game.CardDealt) error {
 
 // handTotal is the HAND-TOTAL of card codes.
 func handTotal(codes []string) (int, error) {
-	rc, err := EngineCoup(&Coup{Player: codes})
-	if err != nil {
-		return 0, err
-	}
-	return rules.Total(rc.Player), nil
+	cards, err := game.ParseCards(codes)
+	return rules.Total(cards), err
 }
 
 // result records the decided coup (CF-RESULT) and moves to SETTLING.

@@ -392,7 +392,7 @@ func (m *model) step() {
 }
 
 func TestModel(t *testing.T) {
-	seeds, steps := 300, 1500
+	seeds, steps := 150, 1200
 	if testing.Short() {
 		seeds = 40
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // Phase is where a table stands; the values are those of
@@ -347,20 +348,12 @@ func (s *State) Around(after string) []string {
 
 // EngineCoup is the rules engine's view of a coup.
 func EngineCoup(cp *Coup) (rules.Coup, error) {
-	rc := rules.Coup{PlayerStood: cp.PlayerStood, BankerStood: cp.BankerStood, Banco: cp.Banco}
-	for _, hand := range []struct {
-		codes []string
-		to    *[]rules.Card
-	}{{cp.Player, &rc.Player}, {cp.Banker, &rc.Banker}} {
-		for _, code := range hand.codes {
-			card, err := rules.ParseCard(code)
-			if err != nil {
-				return rc, err
-			}
-			*hand.to = append(*hand.to, card)
-		}
+	player, err := game.ParseCards(cp.Player)
+	if err != nil {
+		return rules.Coup{}, err
 	}
-	return rc, nil
+	banker, err := game.ParseCards(cp.Banker)
+	return rules.Coup{Player: player, Banker: banker, PlayerStood: cp.PlayerStood, BankerStood: cp.BankerStood, Banco: cp.Banco}, err
 }
 
 // clone is a deep copy of s (nil slices stay nil: the stored JSON is

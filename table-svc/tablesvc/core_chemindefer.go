@@ -1,0 +1,281 @@
+package tablesvc
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
+)
+
+// cfCore is the shell's adapter of the chemin de fer core (CF-*): its
+// state is the record's embedded State.
+type cfCore struct{}
+
+func (cfCore) name() string { return "chemin de fer" }
+
+func (cfCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+	out, err := chemindefer.Apply(t.State, in)
+	if err != nil || out.Hold != nil {
+		return nil, out.Hold, err
+	}
+	if out.Raise != nil {
+		return nil, nil, fmt.Errorf("chemin de fer core asked a bank raise for %s", in.Cmd.CommandName())
+	}
+	t.State = out.State
+	return out.Events, nil, nil
+}
+
+func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(t.State) }
+
+func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(t.State) }
+
+func (cfCore) coupID(t *table) string {
+	if t.Coup != nil {
+		return t.Coup.ID
+	}
+	return ""
+}
+
+// command turns a request into the chemin de fer command it asks for; a
+// call that moves money at a certification table that takes none is
+// CERTIFICATION_TABLE (before anything else, as the table always
+// answered), another game's call WRONG_VARIANT.
+func (cfCore) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	if r, ok := req.(*tablev1.PlaceBetRequest); ok && r.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
+		return nil, fail(codes.InvalidArgument, reasonWrongVariant, "spot is a punto banco bet; this table plays chemin de fer")
+	}
+	switch req.(type) {
+	case *tablev1.PlaceBetRequest, *tablev1.AcceptBankRequest, *tablev1.CallBancoRequest, *tablev1.BidBankRequest:
+		if err := realMoney(t); err != nil {
+			return nil, err
+		}
+	}
+	switch r := req.(type) {
+	case *tablev1.JoinTableRequest:
+		return chemindefer.Join{PlayerID: r.GetPlayerId(), Lot: lot(len(t.Seats) + 1)}, nil
+	case *tablev1.AcceptBankRequest:
+		return chemindefer.AcceptBank{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.DeclineBankRequest:
+		return chemindefer.DeclineBank{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.BidBankRequest:
+		return chemindefer.BidBank{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
+	case *tablev1.PlaceBetRequest:
+		return chemindefer.PlaceBet{PlayerID: r.GetPlayerId(), Amount: r.GetAmount(), OverBank: r.GetOverBank()}, nil
+	case *tablev1.DeclineBetRequest:
+		return chemindefer.DeclineBet{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.CallBancoRequest:
+		return chemindefer.CallBanco{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.DecideDrawRequest:
+		ch := chemindefer.ChoiceNone
+		switch r.GetChoice() {
+		case tablev1.DrawChoice_DRAW_CHOICE_DRAW:
+			ch = chemindefer.ChoiceDraw
+		case tablev1.DrawChoice_DRAW_CHOICE_STAND:
+			ch = chemindefer.ChoiceStand
+		}
+		return chemindefer.DecideDraw{PlayerID: r.GetPlayerId(), Choice: ch}, nil
+	case *tablev1.PassBankRequest:
+		return chemindefer.PassBank{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.RaiseBankRequest:
+		return chemindefer.RaiseBank{PlayerID: r.GetPlayerId(), Raise: r.GetRaise()}, nil
+	case *tablev1.JoinGalleryRequest:
+		return chemindefer.JoinGallery{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.LeaveTableRequest:
+		return chemindefer.Leave{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.VoidCoupRequest:
+		return chemindefer.Void{CoupID: r.GetCoupId(), Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	case *tablev1.CloseTableRequest:
+		return chemindefer.Close{Reason: r.GetReason(), By: caller.Subject, ByRole: string(caller.Role)}, nil
+	}
+	if _, ok := req.(*tablev1.MoveTopCardsRequest); ok {
+		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "MoveTopCards is the old baccarat banker's move (OLD-CUT)")
+	}
+	return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "%s is not a chemin de fer action", method)
+}
+
+// lot draws a seat index in [0, n) from crypto/rand (CF-FIRST-BANKER (a)).
+func lot(n int) int {
+	i, err := rand.Int(rand.Reader, big.NewInt(int64(n)))
+	if err != nil {
+		return 0 // crypto/rand does not fail on supported systems
+	}
+	return int(i.Int64())
+}
+
+// prepare makes the calls a command needs before it applies: a bank
+// raise grows the bank hold under an intent of the request (intent.go:
+// should the wallet's answer be lost, the hold is brought back to the
+// table's bank before the deal or by recoverIntents); when the excess
+// bets are removed instead (the banker says so, or his time runs out),
+// the raises whose answer was lost are named, for their holds to be
+// reset before the deal.
+func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
+	t := c.t
+	if t.Phase != chemindefer.PhaseRaise {
+		return cmd, nil
+	}
+	lost := func() []string {
+		ids := s.raiseIntents(t.ID)
+		c.intents = append(c.intents, ids...)
+		return ids
+	}
+	switch r := cmd.(type) {
+	case game.Tick:
+		if t.WaitKey == "" || t.Deadline.After(c.now) {
+			return cmd, nil
+		}
+		return chemindefer.Tick{LostRaises: lost()}, nil
+	case chemindefer.RaiseBank:
+		if !r.Raise {
+			if t.BankerID == r.PlayerID {
+				r.LostRaises = lost()
+			}
+			return r, nil
+		}
+		out, err := chemindefer.Apply(t.State, game.Input{Now: c.now.UTC(), Cmd: r})
+		if err != nil {
+			return nil, coreError(err)
+		}
+		if out.Raise == nil {
+			return nil, fmt.Errorf("chemin de fer core applied a raise without its resize")
+		}
+		// Per request: a raise refused for want of funds may be tried
+		// again; the amount is absolute, so a repeat changes nothing. Its
+		// intent is stored first.
+		sum := sha256.Sum256([]byte(c.key))
+		rid := out.Raise.CoupID + "/raise/" + hex.EncodeToString(sum[:16])
+		if err := s.raiseIntent(c, rid, out.Raise.HoldID, out.Raise.Amount); err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount}); err != nil {
+			if definite(err) {
+				s.dropIntent(rid) // refused: the hold is as it was
+			}
+			return nil, fromDependency("raise the bank", err)
+		}
+		c.intents = append(c.intents, rid)
+		r.Resized = true
+		return r, nil
+	}
+	return cmd, nil
+}
+
+// restart gives the pending turn its full time again, counted from now.
+func (cfCore) restart(t *table, now time.Time) bool {
+	st, moved := chemindefer.Restart(t.State, now)
+	t.State = st
+	return moved
+}
+
+// interrupt voids a coup that could not go on before its result.
+func (cfCore) interrupt(t *table, reason string) game.Command {
+	if t.Coup == nil || t.Phase != chemindefer.PhaseDealing || t.Coup.Turned() {
+		return nil
+	}
+	return chemindefer.Void{CoupID: t.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}
+}
+
+// sync: the core's state is the record's own (embedded); nothing to copy.
+func (cfCore) sync(*table) {}
+
+// carryOut makes the wallet calls of the core's own effects.
+func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+	switch e := eff.(type) {
+	case chemindefer.ChargeFees:
+		cmd, err := s.chargeFees(ctx, t, e)
+		return cmd, true, err
+	case chemindefer.ResizeHolds:
+		for _, r := range e.Resizes {
+			if _, err := s.wallet.ResizeHold(ctx, &walletv1.ResizeHoldRequest{RequestId: r.RequestID, HoldId: r.HoldID, Amount: r.Amount}); err != nil {
+				return nil, true, fmt.Errorf("cut back hold %s: %w", r.HoldID, err)
+			}
+		}
+		return chemindefer.HoldsResized{}, true, nil
+	case chemindefer.Settle:
+		req := &walletv1.SettleCoupRequest{
+			CoupId: e.CoupID, BankHoldId: e.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(e.Outcome)),
+			CommissionBp: e.CommissionBP, CommissionRounding: walletv1.CommissionRounding(e.Rounding),
+			CommissionExempt: e.CommissionExempt,
+		}
+		for _, b := range e.Bets {
+			req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
+		}
+		resp, err := s.wallet.SettleCoup(ctx, req)
+		if err != nil {
+			return nil, true, fmt.Errorf("settle coup %s: %w", e.CoupID, err)
+		}
+		failpoint("after-settle")
+		return chemindefer.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(),
+			BankerNet: resp.GetBankerNet(), NewBank: resp.GetNewBank()}, true, nil
+	}
+	return nil, false, nil
+}
+
+// chargeFees charges the stored seat fees (hourly_fee, CF-BANK-WINS). A
+// fee the wallet refuses (the player's balance cannot pay it, or he has
+// no account) is reported unpaid rather than holding up the table;
+// without an answer the error is returned, to be retried.
+func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.ChargeFees) (game.Command, error) {
+	var out chemindefer.FeesCharged
+	for _, f := range e.Fees {
+		id := f.ID
+		if !strings.HasPrefix(id, "table/") { // the core's "fee/<n>" (records before it held the table's id)
+			id = "table/" + t.ID + "/" + id
+		}
+		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
+			RequestId: id, AccountId: "player:" + f.PlayerID, FeeType: walletv1.FeeType_FEE_TYPE_HOURLY,
+			HourlyFee: e.HourlyFee, SeatSeconds: f.Seconds, Reference: "tables/" + t.ID + "/seats",
+			Rounding: walletv1.CommissionRounding(e.Rounding),
+		})
+		if err != nil && !definite(err) {
+			return nil, fmt.Errorf("charge seat fee %s: %w", id, err)
+		}
+		if err != nil && errs.Reason(err) != reasonInsufficientFunds {
+			// Any other refusal (e.g. a player with no account) is recorded
+			// unpaid too: a fee never holds up the table.
+			s.log.Warn("seat fee refused; recorded unpaid", "table", t.ID, "player", f.PlayerID, "err", err)
+		}
+		out.Fees = append(out.Fees, chemindefer.FeeCharge{Paid: err == nil, Fee: resp.GetFee()})
+	}
+	return out, nil
+}
+
+// publicEvent: face-down cards, and the totals and draw reasons that would
+// tell them, are left out (view.go, "Who sees what").
+func (cfCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return publicEvent(ev) }
+
+func (cfCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return v.cfPersonalEvent(ev, t)
+}
+
+// view is the table as v may see it (view.go, convert.go).
+func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v) }
+
+// hidden counts by rank the cards of coup coupID (in play or the last)
+// that v does not see.
+func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
+	for _, cp := range []*chemindefer.Coup{t.Coup, t.LastCoup} {
+		if cp != nil && cp.ID == coupID {
+			return v.hidden(cp)
+		}
+	}
+	return [13]int{}
+}
