@@ -78,7 +78,8 @@ func (tb *table) deal(cards ...string) {
 // the new shoe could not be opened during the pause after the cut card's
 // coup (the shoe service down), the pause's Tick reopened the betting, the
 // next coup's betting closed, and Pending asked its cards (DealCard came
-// before NewShoe) from the shoe whose cut card had come out.
+// before NewShoe) from the shoe whose cut card had come out. Now the
+// betting opens only with the new shoe.
 func TestNewShoeBeforeTheNextCoupsCards(t *testing.T) {
 	tb := newTable(t, baseRules())
 	tb.bet(SpotBank, 100)
@@ -96,18 +97,21 @@ func TestNewShoeBeforeTheNextCoupsCards(t *testing.T) {
 	if _, ok := Pending(tb.st).(game.NewShoe); !ok {
 		t.Fatalf("after the pause: pending %#v", Pending(tb.st))
 	}
-	// The shoe service is down: NewShoe stays due while bets come in.
-	tb.bet(SpotPlayer, 100)
-	tb.closeBetting()
+	// The shoe service is down: the table stays in RESULT, no bet comes in.
 	// Source: RULES.md SHOE-CUT-CARD (the cut card's coup is the shoe's
-	// last: no card of the next coup comes from that shoe)
-	if eff := Pending(tb.st); eff != (game.NewShoe{}) {
-		t.Fatalf("the next coup is dealing with a new shoe due: pending %#v, want NewShoe first", eff)
+	// last: no coup is bet on that shoe any more)
+	if tb.st.Phase != PhaseResult || !Deadline(tb.st).IsZero() {
+		t.Fatalf("with the new shoe due after the pause: %s", tb.st)
+	}
+	if _, err := Apply(tb.st, game.Input{Now: tb.now, NewID: "x", Cmd: PlaceBet{PlayerID: "p", Spot: SpotPlayer, Amount: 100}}); err == nil {
+		t.Fatal("a bet was taken before the new shoe opened")
 	}
 	evs := tb.do(game.ShoeOpened{ShoeID: "shoe-2", Number: 2})
-	if len(evs) != 1 || tb.st.ShoeID != "shoe-2" || len(tb.st.Results) != 0 || tb.st.NewShoeDue {
+	if len(evs) != 2 || tb.st.ShoeID != "shoe-2" || len(tb.st.Results) != 0 || tb.st.NewShoeDue || tb.st.Phase != PhaseBetting {
 		t.Fatalf("after ShoeOpened: %d events, %s", len(evs), tb.st)
 	}
+	tb.bet(SpotPlayer, 100)
+	tb.closeBetting()
 	if eff, ok := Pending(tb.st).(game.DealCard); !ok || eff.RequestID != tb.st.Coup.ID+"/card/1" {
 		t.Fatalf("then the coup's first card: pending %#v", Pending(tb.st))
 	}

@@ -664,7 +664,8 @@ func (d *driver) checkInvariants() {
 	}
 	// 8.
 	withBets := s.Phase == PhaseBetting && s.Coup != nil && len(s.Coup.Bets) > 0
-	if dl := Deadline(s); dl.IsZero() == (withBets || s.Phase == PhaseResult) || !dl.Equal(s.Deadline) {
+	pausing := s.Phase == PhaseResult && !s.PauseOver // RESULT after its pause waits for the new shoe, not the clock
+	if dl := Deadline(s); dl.IsZero() == (withBets || pausing) || !dl.Equal(s.Deadline) {
 		d.fail("Deadline %v (field %v) in phase %d, bets in play %v", dl, s.Deadline, s.Phase, withBets)
 	}
 	// 9.
@@ -1032,7 +1033,10 @@ func (d *driver) tick() {
 		}
 	case prev.Phase == PhaseBetting && d.st.Phase != PhaseDealing:
 		d.fail("the betting window ended but the phase is %d", d.st.Phase)
-	case prev.Phase == PhaseResult && d.st.Phase != PhaseBetting:
+	case prev.Phase == PhaseResult && prev.NewShoeDue && (d.st.Phase != PhaseResult || !d.st.PauseOver || !d.st.Deadline.IsZero()):
+		// The betting opens with the new shoe (SHOE-CUT-CARD).
+		d.fail("the pause ended with a new shoe due: phase %d, pause over %t, deadline %v", d.st.Phase, d.st.PauseOver, d.st.Deadline)
+	case prev.Phase == PhaseResult && !prev.NewShoeDue && d.st.Phase != PhaseBetting:
 		d.fail("the pause ended but the phase is %d", d.st.Phase)
 	}
 }

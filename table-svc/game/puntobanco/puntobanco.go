@@ -259,6 +259,9 @@ type State struct {
 	// opened during the pause, and at the latest before the next coup's
 	// first card (Pending asks it first).
 	NewShoeDue bool `json:"new_shoe_due,omitempty"`
+	// PauseOver: the result's pause ended while the new shoe was still to
+	// open; the table stays in RESULT and the betting opens with the shoe.
+	PauseOver bool `json:"pause_over,omitempty"`
 	// ShoeToClose: the table closed; its shoe is still to close.
 	ShoeToClose bool `json:"shoe_to_close,omitempty"`
 	// Results are the current shoe's coups, for the roads.
@@ -389,7 +392,7 @@ func Pending(s State) game.Effect {
 		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
 	case s.ShoeToClose:
 		return game.CloseShoe{}
-	case s.NewShoeDue && s.Phase != PhaseClosed && s.Phase != PhaseResult:
+	case s.NewShoeDue && s.Phase != PhaseClosed && (s.Phase != PhaseResult || s.PauseOver):
 		// Once the pause is over (the roads show the shoe's last coup
 		// until then), and before any card: the next coup is dealt from
 		// the new shoe, never from the shoe whose cut card came out
@@ -555,7 +558,14 @@ func (a *applier) tick() error {
 		s.Phase, s.Deadline = PhaseDealing, time.Time{}
 		a.emit(s.Coup.ID, &eventsv1.BettingClosed{BetsCount: int32(len(s.Coup.Bets))})
 	case PhaseResult:
-		s.Phase, s.Deadline = PhaseBetting, time.Time{}
+		s.Deadline = time.Time{}
+		if s.NewShoeDue {
+			// Source: RULES.md SHOE-CUT-CARD (the next coup is dealt from a
+			// new shoe): the betting opens with it, not on the spent one.
+			s.PauseOver = true
+			return nil
+		}
+		s.Phase = PhaseBetting
 		a.emit("", &eventsv1.BettingReopened{})
 	}
 	return nil
@@ -684,6 +694,10 @@ func (a *applier) shoeOpened(c game.ShoeOpened) error {
 	}
 	s.ShoeID, s.ShoeNumber, s.NewShoeDue, s.Results = c.ShoeID, c.Number, false, nil
 	a.emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
+	if s.Phase == PhaseResult && s.PauseOver {
+		s.Phase, s.PauseOver = PhaseBetting, false
+		a.emit("", &eventsv1.BettingReopened{})
+	}
 	return nil
 }
 
