@@ -83,8 +83,11 @@ type Rules struct {
 	// what the chemin de fer tableau does against the hand carrying more
 	// money, drawing at an option cell.
 	DecisionTimeLimitMS int32 `json:"decision_time_limit_ms"`
-	// BancoBothTables (BQ-BETS "banco on both hands", a house rule) is not
-	// supported: true is refused with HOUSE_RULE_UNSUPPORTED.
+	// BancoBothTables (BQ-BETS "banco on both hands", a house rule):
+	// the punter in turn, before any bet of the coup, may call banco: he
+	// bets the whole bank on both tables (à cheval, BQ-CHEVAL), whatever
+	// max_bet, and the betting closes. Default off; only with an
+	// auctioned bank (a house bank has no size to call).
 	BancoBothTables bool `json:"banco_both_tables,omitempty"`
 }
 
@@ -95,7 +98,7 @@ func DefaultRules() Rules {
 }
 
 // Validate checks every rule's range; the error's reason is
-// INVALID_HOUSE_RULE (HOUSE_RULE_UNSUPPORTED for BancoBothTables).
+// INVALID_HOUSE_RULE.
 func (r Rules) Validate() error {
 	bad := func(format string, args ...any) error {
 		return game.Refuse(game.InvalidArgument, ReasonInvalidHouseRule, format, args...)
@@ -130,9 +133,8 @@ func (r Rules) Validate() error {
 	case !limit(r.AuctionTimeLimitMS) || !limit(r.BetTimeLimitMS) || !limit(r.DecisionTimeLimitMS):
 		return bad("time limits must be 1000..600000 ms, got auction %d, bet %d, decision %d",
 			r.AuctionTimeLimitMS, r.BetTimeLimitMS, r.DecisionTimeLimitMS)
-	case r.BancoBothTables:
-		// Source: RULES.md BQ-BETS (banco on both hands: a house rule this core leaves out)
-		return game.Refuse(game.InvalidArgument, ReasonHouseRuleUnsupported, "banco_both_tables is not supported")
+	case r.BancoBothTables && r.HouseBank:
+		return bad("banco_both_tables needs an auctioned bank: a house bank has no size to call")
 	}
 	return nil
 }
@@ -206,8 +208,10 @@ type Bet struct {
 	Side     Side   `json:"side"`
 	Amount   int64  `json:"amount"`
 	HoldID   string `json:"hold_id"`
-	Won      int64  `json:"won,omitempty"`
-	Lost     int64  `json:"lost,omitempty"`
+	// Banco: the bet of a banco on both tables (the whole bank, à cheval).
+	Banco bool  `json:"banco,omitempty"`
+	Won   int64 `json:"won,omitempty"`
+	Lost  int64 `json:"lost,omitempty"`
 }
 
 // Coup is one coup: its betting round, bets, hands (card codes in deal
@@ -372,6 +376,13 @@ type (
 		Amount   int64
 		HoldID   string
 	}
+	// CallBanco is a banco on both tables (house rule BancoBothTables):
+	// the punter in turn bets the whole bank à cheval, as the coup's
+	// first bet; with a hold as PlaceBet.
+	CallBanco struct {
+		PlayerID string
+		HoldID   string
+	}
 	// Pass declines a punter's betting turn.
 	Pass struct{ PlayerID string }
 	// Decide is a draw ("carte", Draw) or stand ("non") of the hand's
@@ -411,8 +422,12 @@ func (c PlaceBet) WithHold(holdID string) game.Command { c.HoldID = holdID; retu
 
 var _, _ game.HoldCommand = Bid{}, PlaceBet{}
 
+// WithHold implements game.HoldCommand.
+func (c CallBanco) WithHold(holdID string) game.Command { c.HoldID = holdID; return c }
+
 // CommandName implements game.Command.
 func (Join) CommandName() string       { return "join" }
+func (CallBanco) CommandName() string  { return "call_banco" }
 func (Leave) CommandName() string      { return "leave" }
 func (Bid) CommandName() string        { return "bid" }
 func (FeeCharged) CommandName() string { return "fee_charged" }
@@ -492,6 +507,8 @@ func Apply(s State, in game.Input) (Outcome, error) {
 		err = a.feeRefused(c)
 	case PlaceBet:
 		err = a.placeBet(c)
+	case CallBanco:
+		err = a.callBanco(c)
 	case Pass:
 		err = a.pass(c)
 	case Decide:
@@ -1062,6 +1079,32 @@ func (a *applier) placeBet(c PlaceBet) error {
 	}
 	a.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: uncovered, Spot: c.Side.String()})
 	a.nextTurn()
+	return nil
+}
+
+// callBanco: the whole bank on both tables, the coup's first bet; the
+// betting closes (BQ-BETS, BQ-CHEVAL).
+func (a *applier) callBanco(c CallBanco) error {
+	s := a.s
+	if err := a.turn(c.PlayerID); err != nil {
+		return err
+	}
+	if !s.Rules.BancoBothTables {
+		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "banco on both tables is off at this table (house rule banco_both_tables)")
+	}
+	if len(s.Coup.Bets) > 0 {
+		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "banco is called before any bet of the coup; %d are placed", len(s.Coup.Bets))
+	}
+	if c.HoldID == "" {
+		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: s.Bank}
+		return nil
+	}
+	cp := s.Coup
+	// Source: RULES.md BQ-BETS (banco on both hands, a house rule), BQ-CHEVAL
+	cp.Bets = append(cp.Bets, Bet{PlayerID: c.PlayerID, Side: SideCheval, Amount: s.Bank, HoldID: c.HoldID, Banco: true})
+	cp.Acted = append(cp.Acted, c.PlayerID)
+	a.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: c.PlayerID, Amount: s.Bank})
+	a.closeBetting()
 	return nil
 }
 

@@ -108,8 +108,9 @@
 //     returned, the same bank and hands' players go on to a new coup.
 //   - Close: between coups only (no bet in the coup, no fee being
 //     charged); the highest bid and the bank are returned.
-//   - Banco on both tables (BancoBothTables): not done; true is refused
-//     (HOUSE_RULE_UNSUPPORTED).
+//   - Banco on both tables (BancoBothTables, off by default, auctioned
+//     bank only): the punter in turn, before any bet of the coup, bets the
+//     whole bank à cheval (whatever max_bet) and the betting closes.
 //
 // # Events
 //

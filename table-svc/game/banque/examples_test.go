@@ -192,8 +192,8 @@ func find[T any](evs []game.Event) (T, bool) {
 	return zero, false
 }
 
-// TestRules: BQ-DECKS allows 3 decks only; banco on both tables is not
-// supported; a commission with a house bank is refused.
+// TestRules: BQ-DECKS allows 3 decks only; banco on both tables needs an
+// auctioned bank; a commission with a house bank is refused.
 func TestRules(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -202,7 +202,7 @@ func TestRules(t *testing.T) {
 	}{
 		// Source: RULES.md BQ-DECKS (3 decks)
 		{"six decks", func(r *Rules) { r.Decks = 6 }, ReasonInvalidHouseRule},
-		{"banco both tables", func(r *Rules) { r.BancoBothTables = true }, ReasonHouseRuleUnsupported},
+		{"banco with a house bank", func(r *Rules) { r.BancoBothTables, r.HouseBank = true, true }, ReasonInvalidHouseRule},
 		{"house bank commission", func(r *Rules) { r.HouseBank, r.CommissionBP = true, 500 }, ReasonInvalidHouseRule},
 		{"house limit without house bank", func(r *Rules) { r.HouseLimit = 5000 }, ReasonInvalidHouseRule},
 		{"minimum bank below min bet", func(r *Rules) { r.MinimumBank = 50 }, ReasonInvalidHouseRule},
