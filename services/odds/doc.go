@@ -3,7 +3,9 @@
 // every bet of punto banco (PB-*), baccarat banque (BQ-*, BanqueModel) and
 // the old game (OLD-*, OldModel), the outcome odds of chemin de fer under
 // any strategy (CF-*), the croupier's advice at an option cell of a coup in
-// progress, and the equilibrium of the chemin de fer game.
+// progress (chemin de fer: Advise; baccarat banque, a table's player on 5
+// or the banker: AdviseBanque, BanqueAdviceModel), and the equilibrium of
+// the chemin de fer game.
 //
 // Everything is exact enumeration in integers: a shoe is reduced to counts
 // of card VALUES (0..9, CARD-VALUE), every ordered deal of card values is

@@ -21,4 +21,7 @@ var (
 	// ErrInvalidStrategy is returned for a strategy probability outside
 	// 0..1.
 	ErrInvalidStrategy = errors.New("odds: invalid strategy")
+
+	// ErrInvalidStakes is returned by AdviseBanque for a negative stake.
+	ErrInvalidStakes = errors.New("odds: invalid stakes")
 )

@@ -1,13 +1,17 @@
 package tablesvc
 
 import (
+	"math/big"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/odds"
+	"github.com/chemmy/chemmy/services/rules"
 )
 
 // banqueTable opens a baccarat banque table whose prepared shoe deals
@@ -152,8 +156,12 @@ func TestBanqueDecisions(t *testing.T) {
 	if got := (banqueCore{}).hidden(rec, rec.Banque.Coup.ID, bob); got != [13]int{1: 1, 3: 1, 6: 1, 12: 1} {
 		t.Errorf("hidden to bob, by rank: %v", got)
 	}
+	// The advice is bob's alone; on a prepared shoe the table does not know
+	// the composition (see TestBanqueAdvice for a shuffled shoe).
+	_, err = h.tables.GetAdvice(h.as("carol"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "carol"})
+	wantReason(t, err, codes.FailedPrecondition, "NOT_YOUR_TURN")
 	_, err = h.tables.GetAdvice(h.as("bob"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "bob"})
-	wantReason(t, err, codes.FailedPrecondition, "WRONG_VARIANT")
+	wantReason(t, err, codes.FailedPrecondition, "ODDS_UNAVAILABLE")
 	if _, err := h.decide(id, "carol", false); err == nil {
 		t.Error("carol decided bob's hand")
 	}
@@ -220,5 +228,124 @@ func TestGameOddsAtTheTable(t *testing.T) {
 		if tc.variant == tablev1.Variant_VARIANT_OLD_BACCARAT && (sum < 0.999999 || sum > 1.000001) {
 			t.Errorf("the old game's outcomes add up to %f", sum)
 		}
+	}
+}
+
+// TestBanqueAdvice: on a shuffled 3-deck shoe, coups are played until a
+// table's player on 5 and the banker have each had a decision (BQ-PLAY);
+// at each, GetAdvice answers the decider alone (the others, the croupier
+// included: NOT_YOUR_TURN) with odds.BanqueAdviceModel's EVs: per unit for
+// a table's player, in money over the coup's stakes for the banker.
+func TestBanqueAdvice(t *testing.T) {
+	h := newHarness(t)
+	h.fund(100000, "alice", "bob", "carol")
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
+		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, s := range []struct {
+		p    string
+		side tablev1.BanqueSide
+	}{{"alice", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"carol", tablev1.BanqueSide_BANQUE_SIDE_LEFT}} {
+		if _, err := h.tables.JoinTable(h.as(s.p), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: s.p, Side: s.side}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: 50000}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"bob", "carol"} {
+		if _, err := h.tables.DeclineBank(h.as(p), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No decision pending during the betting.
+	_, err = h.tables.GetAdvice(h.as("bob"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "bob"})
+	wantReason(t, err, codes.FailedPrecondition, "WRONG_STATE")
+	stakes := map[string]int64{"bob": 300, "carol": 200} // bob right, carol left: the banker follows the right
+	sides := map[string]tablev1.BanqueSide{"bob": tablev1.BanqueSide_BANQUE_SIDE_RIGHT, "carol": tablev1.BanqueSide_BANQUE_SIDE_LEFT}
+	checked := map[tablev1.Hand]int{}
+	for i := 0; i < 400 && (checked[tablev1.Hand_HAND_BANKER] == 0 || checked[tablev1.Hand_HAND_RIGHT]+checked[tablev1.Hand_HAND_LEFT] == 0); i++ {
+		tb := h.get(id)
+		cp := tb.GetCoup()
+		switch tb.GetState() {
+		case tablev1.TableState_TABLE_STATE_BETTING:
+			p := cp.GetTurnPlayerId()
+			if err := h.banqueBet(id, p, sides[p], stakes[p]); err != nil {
+				t.Fatalf("%s bets: %v", p, err)
+			}
+			continue
+		case tablev1.TableState_TABLE_STATE_DECISION:
+		default:
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		decider, hand := cp.GetDecisionPlayerId(), cp.GetDecisionHand()
+		for _, who := range []string{"alice", "bob", "carol", "croupier"} {
+			if who == decider {
+				continue
+			}
+			_, err := h.tables.GetAdvice(h.as(who), &tablev1.GetAdviceRequest{TableId: id, PlayerId: who})
+			wantReason(t, err, codes.FailedPrecondition, "NOT_YOUR_TURN")
+		}
+		// Nobody asks for the decider but himself.
+		other := "carol"
+		if decider == other {
+			other = "bob"
+		}
+		_, err := h.tables.GetAdvice(h.as(other), &tablev1.GetAdviceRequest{TableId: id, PlayerId: decider})
+		wantReason(t, err, codes.PermissionDenied, "NOT_YOURSELF")
+		a, err := h.tables.GetAdvice(h.as(decider), &tablev1.GetAdviceRequest{TableId: id, PlayerId: decider})
+		if err != nil {
+			t.Fatalf("%s's advice on %s: %v", decider, hand, err)
+		}
+		if a.GetHand() != hand || a.GetDecisionPlayerId() != decider || a.GetRule() != rules.RuleBQPlay || a.GetModel() != odds.BanqueAdviceModel {
+			t.Errorf("advice %v", a)
+		}
+		// The most the decider can win or lose: one unit on his table, or
+		// every stake for the banker.
+		limit := big.NewRat(1, 1)
+		if hand == tablev1.Hand_HAND_BANKER {
+			limit = big.NewRat(stakes["bob"]+stakes["carol"], 1)
+		} else {
+			var total int32
+			for _, hd := range h.getAs(id, decider).GetCoup().GetHands() {
+				if hd.GetHand() == hand {
+					total = hd.GetTotal()
+				}
+			}
+			// Source: RULES.md BQ-PLAY, CF-PLAYER-DRAW (a table's player is asked on 5 only)
+			if total != 5 {
+				t.Errorf("%s decides on %d", decider, total)
+			}
+		}
+		for _, ev := range []struct {
+			exact string
+			f     float64
+		}{{a.GetDrawEvExact(), a.GetDrawEv()}, {a.GetStandEvExact(), a.GetStandEv()}} {
+			r, ok := new(big.Rat).SetString(ev.exact)
+			if !ok || new(big.Rat).Abs(r).Cmp(limit) > 0 {
+				t.Errorf("%s on %s: EV %q out of -%v..%v", decider, hand, ev.exact, limit, limit)
+				continue
+			}
+			if f, _ := r.Float64(); f != ev.f {
+				t.Errorf("EV %v, exact %s", ev.f, ev.exact)
+			}
+		}
+		d, _ := new(big.Rat).SetString(a.GetDrawEvExact())
+		st, _ := new(big.Rat).SetString(a.GetStandEvExact())
+		if best := tablev1.DrawChoice_DRAW_CHOICE_DRAW; st != nil && d != nil && st.Cmp(d) > 0 && a.GetBest() == best {
+			t.Errorf("best %s with stand %v > draw %v", a.GetBest(), st, d)
+		}
+		t.Logf("%s on %s: draw %s, stand %s, best %s", decider, hand, a.GetDrawEvExact(), a.GetStandEvExact(), a.GetBest())
+		checked[hand]++
+		if _, err := h.decide(id, decider, a.GetBest() == tablev1.DrawChoice_DRAW_CHOICE_DRAW); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked[tablev1.Hand_HAND_BANKER] == 0 || checked[tablev1.Hand_HAND_RIGHT]+checked[tablev1.Hand_HAND_LEFT] == 0 {
+		t.Errorf("decisions advised: %v", checked)
 	}
 }

@@ -4450,7 +4450,7 @@ type GetAdviceRequest struct {
 	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// Assume the opponent plays the game's equilibrium at his own later
 	// choice; false assumes the tableau with the timeout defaults (draw at an
-	// option).
+	// option). Chemin de fer only.
 	AssumeEquilibrium bool `protobuf:"varint,3,opt,name=assume_equilibrium,json=assumeEquilibrium,proto3" json:"assume_equilibrium,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
@@ -4508,13 +4508,14 @@ func (x *GetAdviceRequest) GetAssumeEquilibrium() bool {
 }
 
 // GetAdviceResponse is the expected value of each choice for the
-// deciding hand, per unit of its stake.
+// deciding hand, per unit of its stake (a banque banker's: in money over
+// the coup's stakes).
 type GetAdviceResponse struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
 	Hand             Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.table.v1.Hand" json:"hand,omitempty"`
 	DecisionPlayerId string                 `protobuf:"bytes,2,opt,name=decision_player_id,json=decisionPlayerId,proto3" json:"decision_player_id,omitempty"`
 	// The rule that gives the choice: CF-PLAYER-DRAW, CF-BANKER-DRAW or
-	// CF-BANCO-FREEDOM.
+	// CF-BANCO-FREEDOM; BQ-PLAY at a banque table.
 	Rule   string  `protobuf:"bytes,3,opt,name=rule,proto3" json:"rule,omitempty"`
 	DrawEv float64 `protobuf:"fixed64,4,opt,name=draw_ev,json=drawEv,proto3" json:"draw_ev,omitempty"`
 	// Exact, as a fraction "n/d".

@@ -143,10 +143,19 @@ type TableServiceClient interface {
 	// cards still in the shoe and what that hand can see (the model is in
 	// the response). Only the player who decides may ask, for himself: the
 	// advice depends on his face-down cards, which nobody else sees (staff
-	// included). Errors: WRONG_STATE (no decision
-	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
-	// order, whose composition the table does not know), WRONG_VARIANT
-	// (another game's table: advice is given at chemin de fer decisions).
+	// included). Chemin de fer: the player on 5 or the banker at his choice.
+	// Baccarat banque: a table's player on 5 or the banker (BQ-PLAY), under
+	// the model odds.BanqueAdviceModel (naturals and third cards seen, the
+	// other hands' first two cards constrained by their play; afterwards the
+	// tables draw on 5 and the banker plays the punto banco tableau against
+	// the table carrying more money, the right one on equal money); the
+	// banker's EVs are in money over the coup's right, left and a cheval
+	// stakes (BQ-CHEVAL), a table player's per unit of a bet on his table.
+	// Errors: WRONG_STATE (no decision pending), NOT_YOUR_TURN,
+	// ODDS_UNAVAILABLE (a shoe made from a given order, whose composition
+	// the table does not know), WRONG_VARIANT (punto banco or the old game:
+	// advice is given at chemin de fer and banque decisions),
+	// INVALID_ARGUMENT (assume_equilibrium at a banque table).
 	GetAdvice(ctx context.Context, in *GetAdviceRequest, opts ...grpc.CallOption) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
 	// current shoe, as the caller knows it (a face-down card he may not see
@@ -535,10 +544,19 @@ type TableServiceServer interface {
 	// cards still in the shoe and what that hand can see (the model is in
 	// the response). Only the player who decides may ask, for himself: the
 	// advice depends on his face-down cards, which nobody else sees (staff
-	// included). Errors: WRONG_STATE (no decision
-	// pending), NOT_YOUR_TURN, ODDS_UNAVAILABLE (a shoe made from a given
-	// order, whose composition the table does not know), WRONG_VARIANT
-	// (another game's table: advice is given at chemin de fer decisions).
+	// included). Chemin de fer: the player on 5 or the banker at his choice.
+	// Baccarat banque: a table's player on 5 or the banker (BQ-PLAY), under
+	// the model odds.BanqueAdviceModel (naturals and third cards seen, the
+	// other hands' first two cards constrained by their play; afterwards the
+	// tables draw on 5 and the banker plays the punto banco tableau against
+	// the table carrying more money, the right one on equal money); the
+	// banker's EVs are in money over the coup's right, left and a cheval
+	// stakes (BQ-CHEVAL), a table player's per unit of a bet on his table.
+	// Errors: WRONG_STATE (no decision pending), NOT_YOUR_TURN,
+	// ODDS_UNAVAILABLE (a shoe made from a given order, whose composition
+	// the table does not know), WRONG_VARIANT (punto banco or the old game:
+	// advice is given at chemin de fer and banque decisions),
+	// INVALID_ARGUMENT (assume_equilibrium at a banque table).
 	GetAdvice(context.Context, *GetAdviceRequest) (*GetAdviceResponse, error)
 	// GetOdds: exact odds of the next coup. With table_id: the table's
 	// current shoe, as the caller knows it (a face-down card he may not see
