@@ -83,6 +83,8 @@ func (banqueCore) command(t *table, method string, req proto.Message, caller aut
 		return banque.PlaceBet{PlayerID: r.GetPlayerId(), Side: banque.Side(r.GetSide()), Amount: r.GetAmount()}, nil
 	case *tablev1.DeclineBetRequest:
 		return banque.Pass{PlayerID: r.GetPlayerId()}, nil
+	case *tablev1.CallBancoRequest:
+		return banque.CallBanco{PlayerID: r.GetPlayerId()}, nil
 	case *tablev1.DecideDrawRequest:
 		switch r.GetChoice() {
 		case tablev1.DrawChoice_DRAW_CHOICE_DRAW, tablev1.DrawChoice_DRAW_CHOICE_STAND:
@@ -267,7 +269,8 @@ func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
 		}
 	}
 	for _, bt := range cp.Bets {
-		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: bt.PlayerID, Amount: bt.Amount, Won: bt.Won, Lost: bt.Lost})
+		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: bt.PlayerID, Amount: bt.Amount, Won: bt.Won, Lost: bt.Lost, Banco: bt.Banco})
+		out.Banco = out.Banco || bt.Banco
 	}
 	for _, h := range []struct {
 		hand    tablev1.Hand
@@ -315,6 +318,7 @@ func resolveBanque(in *tablev1.BanqueRules) (banque.Rules, error) {
 	set32(&r.AuctionTimeLimitMS, in.GetAuctionTimeLimitMs())
 	set32(&r.BetTimeLimitMS, in.GetBetTimeLimitMs())
 	set32(&r.DecisionTimeLimitMS, in.GetDecisionTimeLimitMs())
+	r.BancoBothTables = in.GetBancoBothTables()
 	if r.CutCardFromEnd < 8 {
 		// A banque coup deals up to nine cards: the coup that brings the
 		// cut card out must be able to finish (shoe-svc's bound).
@@ -332,6 +336,7 @@ func banqueRulesProto(r banque.Rules, certRealMoney bool) *tablev1.BanqueRules {
 		HouseBank: r.HouseBank, HouseLimit: r.HouseLimit, MinimumBank: r.MinimumBank, CommissionBp: r.CommissionBP,
 		CommissionRounding: tablev1.CommissionRounding(r.Rounding), AuctionTimeLimitMs: r.AuctionTimeLimitMS,
 		BetTimeLimitMs: r.BetTimeLimitMS, DecisionTimeLimitMs: r.DecisionTimeLimitMS, CertificationRealMoney: certRealMoney,
+		BancoBothTables: r.BancoBothTables,
 	}
 }
 

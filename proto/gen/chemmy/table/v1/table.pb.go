@@ -1672,8 +1672,13 @@ type BanqueRules struct {
 	DecisionTimeLimitMs int32 `protobuf:"varint,13,opt,name=decision_time_limit_ms,json=decisionTimeLimitMs,proto3" json:"decision_time_limit_ms,omitempty"`
 	// As HouseRules.certification_real_money (operator only).
 	CertificationRealMoney bool `protobuf:"varint,14,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Banco on both tables (BQ-BETS, a house rule; auctioned bank only):
+	// the punter in turn, before any bet of the coup, calls banco
+	// (CallBanco) and bets the whole bank à cheval, whatever max_bet; the
+	// betting closes. Default off.
+	BancoBothTables bool `protobuf:"varint,15,opt,name=banco_both_tables,json=bancoBothTables,proto3" json:"banco_both_tables,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BanqueRules) Reset() {
@@ -1800,6 +1805,13 @@ func (x *BanqueRules) GetDecisionTimeLimitMs() int32 {
 func (x *BanqueRules) GetCertificationRealMoney() bool {
 	if x != nil {
 		return x.CertificationRealMoney
+	}
+	return false
+}
+
+func (x *BanqueRules) GetBancoBothTables() bool {
+	if x != nil {
+		return x.BancoBothTables
 	}
 	return false
 }
@@ -6059,7 +6071,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12/\n" +
-	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"\xd6\x04\n" +
+	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"\x82\x05\n" +
 	"\vBanqueRules\x12)\n" +
 	"\x11cut_card_from_end\x18\x01 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
 	"\x04burn\x18\x02 \x01(\x05R\x04burn\x12+\n" +
@@ -6077,7 +6089,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x15auction_time_limit_ms\x18\v \x01(\x05R\x12auctionTimeLimitMs\x12)\n" +
 	"\x11bet_time_limit_ms\x18\f \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
 	"\x16decision_time_limit_ms\x18\r \x01(\x05R\x13decisionTimeLimitMs\x128\n" +
-	"\x18certification_real_money\x18\x0e \x01(\bR\x16certificationRealMoney\"\xc4\x01\n" +
+	"\x18certification_real_money\x18\x0e \x01(\bR\x16certificationRealMoney\x12*\n" +
+	"\x11banco_both_tables\x18\x0f \x01(\bR\x0fbancoBothTables\"\xc4\x01\n" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +

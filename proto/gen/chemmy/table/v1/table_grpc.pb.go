@@ -101,8 +101,10 @@ type TableServiceClient interface {
 	// CF-BANCO-PRIORITY follows the betting order: seated players before
 	// the gallery, earlier in the order first. Banco suivi: the punter who
 	// called banco in the previous coup and lost may call it out of turn
-	// until the first bet of the coup. Errors: NOT_YOUR_TURN,
-	// INSUFFICIENT_FUNDS, BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
+	// until the first bet of the coup. At a baccarat banque table with
+	// banco_both_tables: the whole bank on both tables, in one's turn before
+	// any bet (BQ-BETS). Errors: NOT_YOUR_TURN, INSUFFICIENT_FUNDS,
+	// BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
 	CallBanco(ctx context.Context, in *CallBancoRequest, opts ...grpc.CallOption) (*CallBancoResponse, error)
 	// DecideDraw: the holder of the hand whose decision is pending draws
 	// ("carte") or stands ("non"): the player's hand on 5 (CF-PLAYER-DRAW),
@@ -502,8 +504,10 @@ type TableServiceServer interface {
 	// CF-BANCO-PRIORITY follows the betting order: seated players before
 	// the gallery, earlier in the order first. Banco suivi: the punter who
 	// called banco in the previous coup and lost may call it out of turn
-	// until the first bet of the coup. Errors: NOT_YOUR_TURN,
-	// INSUFFICIENT_FUNDS, BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
+	// until the first bet of the coup. At a baccarat banque table with
+	// banco_both_tables: the whole bank on both tables, in one's turn before
+	// any bet (BQ-BETS). Errors: NOT_YOUR_TURN, INSUFFICIENT_FUNDS,
+	// BANKER_CANNOT_BET, NOT_SEATED, WRONG_STATE.
 	CallBanco(context.Context, *CallBancoRequest) (*CallBancoResponse, error)
 	// DecideDraw: the holder of the hand whose decision is pending draws
 	// ("carte") or stands ("non"): the player's hand on 5 (CF-PLAYER-DRAW),

@@ -1,0 +1,67 @@
+package tablesvc
+
+import (
+	"testing"
+
+	"google.golang.org/grpc/codes"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// TestBanqueBancoBothTables: with the house rule banco_both_tables, the
+// punter in turn calls banco before any bet: the whole bank on both
+// tables (BQ-BETS, BQ-CHEVAL), whatever max_bet, and the betting closes.
+// The bank loses to both hands, so the banco wins the whole bank.
+func TestBanqueBancoBothTables(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	// Right 9C KD = 9 and left 8H KS = 8 are naturals; banker 2C 3D = 5.
+	order := []string{"9C", "8H", "2C", "KD", "KS", "3D"}
+	for len(order) < 40 {
+		order = append(order, "KD")
+	}
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
+		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true, BancoBothTables: true, MaxBet: 500}, ShoeId: sh.GetShoe().GetShoeId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, s := range []struct {
+		p    string
+		side tablev1.BanqueSide
+	}{{"alice", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"bob", tablev1.BanqueSide_BANQUE_SIDE_RIGHT}, {"carol", tablev1.BanqueSide_BANQUE_SIDE_LEFT}} {
+		if _, err := h.tables.JoinTable(h.as(s.p), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: s.p, Side: s.side}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"bob", "carol"} {
+		if _, err := h.tables.DeclineBank(h.as(p), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// carol's turn (the left side opens: the banker holds the right's first place).
+	_, err = h.tables.CallBanco(h.as("bob"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"})
+	wantReason(t, err, codes.FailedPrecondition, "NOT_YOUR_TURN")
+	if _, err := h.tables.CallBanco(h.as("carol"), &tablev1.CallBancoRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	tb := h.get(id)
+	cp := tb.GetLastCoup()
+	if cp == nil || !cp.GetSettled() || !cp.GetBanco() || len(cp.GetBets()) != 1 || cp.GetBets()[0].GetAmount() != 2000 {
+		t.Fatalf("the banco coup: state %s, coup %v", tb.GetState(), cp)
+	}
+	for acct, w := range map[string]int64{"player:alice": 10000 - 50 - 2000, "player:carol": 12000, "player:bob": 10000} {
+		if b, _ := h.account(acct); b != w {
+			t.Errorf("%s: %d, want %d", acct, b, w)
+		}
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
