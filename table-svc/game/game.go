@@ -40,6 +40,21 @@ type Input struct {
 	Cmd   Command
 }
 
+// After is the time ms milliseconds after the input's.
+func (in Input) After(ms int32) time.Time { return in.Now.Add(time.Duration(ms) * time.Millisecond) }
+
+// Changes collects what one command does in a core: its events, and the
+// hold it waits for (when set, the command changed nothing yet).
+type Changes struct {
+	Events []Event
+	Hold   *Hold
+}
+
+// Emit adds an event of the coup coupID ("" for a table's event).
+func (c *Changes) Emit(coupID string, payload proto.Message) {
+	c.Events = append(c.Events, Event{CoupID: coupID, Payload: payload})
+}
+
 // Command is an input of a core: a player's or the staff's action, a tick
 // of the clock, or the result of an effect. Name is its name in logs.
 type Command interface{ CommandName() string }

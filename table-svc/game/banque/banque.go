@@ -540,10 +540,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if a.hold != nil {
-		return Outcome{State: s, Hold: a.hold}, nil
+	if a.Hold != nil {
+		return Outcome{State: s, Hold: a.Hold}, nil
 	}
-	return Outcome{State: st, Events: a.events}, nil
+	return Outcome{State: st, Events: a.Events}, nil
 }
 
 // Pending is the effect the shell must carry out next, nil when none.
@@ -664,14 +664,9 @@ func total(codes []string) int {
 }
 
 type applier struct {
-	s      *State
-	in     game.Input
-	events []game.Event
-	hold   *game.Hold
-}
-
-func (a *applier) emit(coupID string, p eventProto) {
-	a.events = append(a.events, game.Event{CoupID: coupID, Payload: p})
+	s  *State
+	in game.Input
+	game.Changes
 }
 
 func (a *applier) coupID() string {
@@ -679,10 +674,6 @@ func (a *applier) coupID() string {
 		return ""
 	}
 	return a.s.Coup.ID
-}
-
-func (a *applier) after(ms int32) time.Time {
-	return a.in.Now.Add(time.Duration(ms) * time.Millisecond)
 }
 
 func (a *applier) open() error {
@@ -749,7 +740,7 @@ func (a *applier) join(c Join) error {
 	}
 	s.NextSeat++
 	s.Seats = append(s.Seats, Seat{PlayerID: c.PlayerID, Side: c.Side, Number: s.NextSeat})
-	a.emit("", &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: s.NextSeat})
+	a.Emit("", &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: s.NextSeat})
 	if s.Phase == PhaseBetting && s.TurnPlayerID == "" {
 		a.nextTurn() // the betting waited for a punter
 	}
@@ -781,7 +772,7 @@ func (a *applier) leave(c Leave) error {
 			break
 		}
 	}
-	a.emit("", &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
+	a.Emit("", &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
 	switch {
 	case s.Phase == PhaseBetting && s.TurnPlayerID == c.PlayerID:
 		a.nextTurn()
@@ -845,7 +836,7 @@ func (a *applier) bid(c Bid) error {
 			return game.Refuse(game.FailedPrecondition, ReasonWrongState, "the highest bidder cannot withdraw his bid")
 		}
 		au.Declined = append(au.Declined, c.PlayerID)
-		a.emit("", &eventsv1.BankBid{PlayerId: c.PlayerID})
+		a.Emit("", &eventsv1.BankBid{PlayerId: c.PlayerID})
 		a.auctionMaybeOver()
 		return nil
 	case c.Amount < s.Rules.MinimumBank:
@@ -855,7 +846,7 @@ func (a *applier) bid(c Bid) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBidTooLow, "the highest bid is %d, bid %d", au.HighBid, c.Amount)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	if au.HighHoldID != "" {
@@ -864,9 +855,9 @@ func (a *applier) bid(c Bid) error {
 	au.HighPlayerID, au.HighBid, au.HighHoldID = c.PlayerID, c.Amount, c.HoldID
 	if au.ID == "" {
 		au.ID = a.in.NewID
-		s.Deadline = a.after(s.Rules.AuctionTimeLimitMS)
+		s.Deadline = a.in.After(s.Rules.AuctionTimeLimitMS)
 	}
-	a.emit("", &eventsv1.BankBid{PlayerId: c.PlayerID, Amount: c.Amount})
+	a.Emit("", &eventsv1.BankBid{PlayerId: c.PlayerID, Amount: c.Amount})
 	a.auctionMaybeOver()
 	return nil
 }
@@ -906,7 +897,7 @@ func (a *applier) openAuction() {
 	s.AuctionSeq++
 	s.Auction = &Auction{Round: s.AuctionSeq}
 	s.Phase, s.Deadline, s.TurnPlayerID, s.Coup = PhaseAuction, time.Time{}, "", nil
-	a.emit("", &eventsv1.BankAuctionOpened{Round: s.AuctionSeq})
+	a.Emit("", &eventsv1.BankAuctionOpened{Round: s.AuctionSeq})
 }
 
 func (a *applier) feeCharged(c FeeCharged) error {
@@ -921,7 +912,7 @@ func (a *applier) feeCharged(c FeeCharged) error {
 	// Source: RULES.md BQ-BANK (the highest bid becomes the bank, held)
 	s.Banker, s.Bank, s.BankHoldID, s.Auction = f.PlayerID, f.Bid, f.HoldID, nil
 	s.FeesCharged += c.Fee
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: f.PlayerID, Bank: f.Bid})
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: f.PlayerID, Bank: f.Bid})
 	a.openBetting()
 	return nil
 }
@@ -949,7 +940,7 @@ func (a *applier) passBank(c PassBank) error {
 	}
 	// Source: RULES.md BQ-BANK (he takes nothing out until he passes; then it is auctioned again)
 	s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: s.Banker, Bank: s.Bank})
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: s.Banker, Bank: s.Bank})
 	s.Banker, s.Bank, s.BankHoldID = "", 0, ""
 	a.openAuction()
 	return nil
@@ -1003,7 +994,7 @@ func (a *applier) nextTurn() {
 	order := s.punters()
 	for _, p := range order {
 		if !contains(cp.Acted, p) {
-			s.TurnPlayerID, s.Deadline = p, a.after(s.Rules.BetTimeLimitMS)
+			s.TurnPlayerID, s.Deadline = p, a.in.After(s.Rules.BetTimeLimitMS)
 			return
 		}
 	}
@@ -1013,8 +1004,8 @@ func (a *applier) nextTurn() {
 	case len(order) > 0:
 		// Source: RULES.md CF-BET-ORDER (a round without a bet: betting starts again)
 		cp.Acted = nil
-		a.emit(cp.ID, &eventsv1.BettingReopened{})
-		s.TurnPlayerID, s.Deadline = order[0], a.after(s.Rules.BetTimeLimitMS)
+		a.Emit(cp.ID, &eventsv1.BettingReopened{})
+		s.TurnPlayerID, s.Deadline = order[0], a.in.After(s.Rules.BetTimeLimitMS)
 	default:
 		s.TurnPlayerID, s.Deadline = "", time.Time{} // waits for a punter
 	}
@@ -1067,7 +1058,7 @@ func (a *applier) placeBet(c PlaceBet) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBetExceedsBank, "the bank covers %d more, bet %d", room, c.Amount)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	cp := s.Coup
@@ -1077,7 +1068,7 @@ func (a *applier) placeBet(c PlaceBet) error {
 	if uncovered < 0 {
 		uncovered = 0
 	}
-	a.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: uncovered, Spot: c.Side.String()})
+	a.Emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: uncovered, Spot: c.Side.String()})
 	a.nextTurn()
 	return nil
 }
@@ -1096,14 +1087,14 @@ func (a *applier) callBanco(c CallBanco) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "banco is called before any bet of the coup; %d are placed", len(s.Coup.Bets))
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: s.Bank}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: s.Bank}
 		return nil
 	}
 	cp := s.Coup
 	// Source: RULES.md BQ-BETS (banco on both hands, a house rule), BQ-CHEVAL
 	cp.Bets = append(cp.Bets, Bet{PlayerID: c.PlayerID, Side: SideCheval, Amount: s.Bank, HoldID: c.HoldID, Banco: true})
 	cp.Acted = append(cp.Acted, c.PlayerID)
-	a.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: c.PlayerID, Amount: s.Bank})
+	a.Emit(cp.ID, &eventsv1.BancoCalled{PlayerId: c.PlayerID, Amount: s.Bank})
 	a.closeBetting()
 	return nil
 }
@@ -1119,7 +1110,7 @@ func (a *applier) pass(c Pass) error {
 func (a *applier) decline(playerID string) {
 	cp := a.s.Coup
 	cp.Acted = append(cp.Acted, playerID)
-	a.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: playerID})
+	a.Emit(cp.ID, &eventsv1.BetDeclined{PlayerId: playerID})
 	a.nextTurn()
 }
 
@@ -1129,7 +1120,7 @@ func (a *applier) closeBetting() {
 	cp := s.Coup
 	s.Phase, s.Deadline, s.TurnPlayerID = PhaseDealing, time.Time{}, ""
 	cp.RightHolder, cp.LeftHolder = s.holder(SideRight, s.RightHolder), s.holder(SideLeft, s.LeftHolder)
-	a.emit(cp.ID, &eventsv1.BettingClosed{BetsCount: int32(len(cp.Bets))})
+	a.Emit(cp.ID, &eventsv1.BettingClosed{BetsCount: int32(len(cp.Bets))})
 }
 
 // holder is who plays the side's hand: the current holder while he can,
@@ -1189,12 +1180,12 @@ func (a *applier) cardDealt(c game.CardDealt) error {
 	cards := cp.cards(hand)
 	if len(*cards) == 2 && cp.DrawTo == "" {
 		// Source: RULES.md BQ-PLAY, CF-PLAYER-DRAW (the hand's player draws on 0-4)
-		a.emit(cp.ID, &eventsv1.DrawDecided{Hand: eventHand(hand), Draw: true, Rule: rules.RulePlayerDraw})
+		a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: eventHand(hand), Draw: true, Rule: rules.RulePlayerDraw})
 	}
 	cp.DrawTo = ""
 	*cards = append(*cards, c.Code)
 	s.CutCardOut = s.CutCardOut || c.CutCardOut
-	a.emit(cp.ID, &eventsv1.CardDealt{Hand: eventHand(hand), Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)),
+	a.Emit(cp.ID, &eventsv1.CardDealt{Hand: eventHand(hand), Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)),
 		Total: int32(total(*cards)), HolderPlayerId: cp.holderOf(hand, s.Banker)})
 	if hand == HandBanker && len(cp.Banker) == 2 {
 		a.naturals()
@@ -1209,7 +1200,7 @@ func (a *applier) naturals() {
 		cards := *cp.cards(h)
 		if t := total(cards); t >= 8 {
 			// Source: RULES.md CF-NATURAL-PLAYER, CF-NATURAL-BANKER (a natural is shown at once)
-			a.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventHand(h), Total: int32(t), Cards: game.Cards(cards)})
+			a.Emit(cp.ID, &eventsv1.NaturalShown{Hand: eventHand(h), Total: int32(t), Cards: game.Cards(cards)})
 		}
 	}
 }
@@ -1279,7 +1270,7 @@ func (a *applier) advance() error {
 
 func (a *applier) await(h Hand) {
 	s := a.s
-	s.Coup.Await, s.Phase, s.Deadline = h, PhaseDecision, a.after(s.Rules.DecisionTimeLimitMS)
+	s.Coup.Await, s.Phase, s.Deadline = h, PhaseDecision, a.in.After(s.Rules.DecisionTimeLimitMS)
 }
 
 // decide records a draw or a stand of hand h; by is the player who chose
@@ -1304,7 +1295,7 @@ func (a *applier) decide(h Hand, draw bool, by string) {
 	if h == HandBanker {
 		rule = rules.RuleBQPlay
 	}
-	a.emit(cp.ID, &eventsv1.DrawDecided{Hand: eventHand(h), Draw: draw, ByChoice: by != "", PlayerId: by, Rule: rule})
+	a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: eventHand(h), Draw: draw, ByChoice: by != "", PlayerId: by, Rule: rule})
 }
 
 // bankerDefault is the banker's draw when he does not choose (a time-out,
@@ -1374,7 +1365,7 @@ func (a *applier) result(step rules.BanqueStep) {
 	cp := s.Coup
 	cp.Decided, cp.RightOutcome, cp.LeftOutcome = true, step.Right, step.Left
 	cp.RightTotal, cp.LeftTotal, cp.BankerTotal = total(cp.Right), total(cp.Left), total(cp.Banker)
-	a.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(chevalOutcome(step.Right, step.Left)),
+	a.Emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(chevalOutcome(step.Right, step.Left)),
 		BankerTotal: int32(cp.BankerTotal), Natural: total(cp.Banker[:2]) >= 8, BankerCards: game.Cards(cp.Banker),
 		Hands: []*eventsv1.HandResult{
 			{Hand: eventsv1.Hand_HAND_RIGHT, HolderPlayerId: cp.RightHolder, Total: int32(cp.RightTotal), Cards: game.Cards(cp.Right), Outcome: eventOutcome(step.Right)},
@@ -1421,7 +1412,7 @@ func (a *applier) settled(c Settled) error {
 	if s.Rules.HouseBank {
 		ev.HouseNet = c.BankerWinnings
 	}
-	a.emit(cp.ID, ev)
+	a.Emit(cp.ID, ev)
 	s.CoupsPlayed++
 	if s.CutCardOut {
 		// Source: RULES.md SHOE-CUT-CARD (the coup of the cut card is the shoe's last)
@@ -1446,13 +1437,13 @@ func (a *applier) settled(c Settled) error {
 		// Source: RULES.md BQ-BANK (the banker keeps the bank until it is
 		// exhausted: it can no longer cover the smallest bet)
 		s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
-		a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: s.Banker, Bank: s.Bank})
+		a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: s.Banker, Bank: s.Bank})
 		s.Banker, s.Bank, s.BankHoldID = "", 0, ""
 		a.openAuction()
 		return nil
 	}
 	// Source: RULES.md BQ-BANK (the banker keeps the bank after losing a coup)
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.Banker, Bank: s.Bank})
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.Banker, Bank: s.Bank})
 	a.openBetting()
 	return nil
 }
@@ -1463,7 +1454,7 @@ func (a *applier) shoeOpened(c game.ShoeOpened) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "no new shoe is due")
 	}
 	s.ShoeID, s.ShoeNumber, s.NewShoeDue = c.ShoeID, c.Number, false
-	a.emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
+	a.Emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
 	return nil
 }
 
@@ -1483,7 +1474,7 @@ func (a *applier) tick() error {
 	case PhaseBetting:
 		if p := s.TurnPlayerID; p != "" {
 			// Source: RULES.md (time limits: a punter who has not bet passes)
-			a.emit(a.coupID(), &eventsv1.TurnTimedOut{PlayerId: p, Turn: "bet", Action: "bet_declined"})
+			a.Emit(a.coupID(), &eventsv1.TurnTimedOut{PlayerId: p, Turn: "bet", Action: "bet_declined"})
 			a.decline(p)
 		}
 	case PhaseDecision:
@@ -1494,7 +1485,7 @@ func (a *applier) tick() error {
 			draw = s.bankerDefault()
 		}
 		action := map[bool]string{true: "draw", false: "stand"}[draw]
-		a.emit(cp.ID, &eventsv1.TurnTimedOut{PlayerId: cp.holderOf(h, s.Banker), Turn: "decision", Action: action})
+		a.Emit(cp.ID, &eventsv1.TurnTimedOut{PlayerId: cp.holderOf(h, s.Banker), Turn: "decision", Action: action})
 		a.decide(h, draw, "")
 		return a.advance()
 	}
@@ -1520,7 +1511,7 @@ func (a *applier) void(c Void) error {
 	for _, b := range cp.Bets {
 		s.PendingVoids = append(s.PendingVoids, b.HoldID)
 	}
-	a.emit(cp.ID, &eventsv1.CoupVoided{Reason: c.Reason, By: c.By, ByRole: c.ByRole})
+	a.Emit(cp.ID, &eventsv1.CoupVoided{Reason: c.Reason, By: c.By, ByRole: c.ByRole})
 	s.LastCoup, s.Coup = cp, nil
 	a.openBetting() // the same bank, the same hands' players
 	return nil
@@ -1546,7 +1537,7 @@ func (a *applier) close(c Close) error {
 	s.Phase, s.Deadline, s.Coup, s.Auction, s.TurnPlayerID = PhaseClosed, time.Time{}, nil, nil, ""
 	s.Banker, s.Bank, s.BankHoldID = "", 0, ""
 	s.ShoeToClose, s.NewShoeDue = true, false
-	a.emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
+	a.Emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
 	return nil
 }
 

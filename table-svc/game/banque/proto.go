@@ -1,15 +1,10 @@
 package banque
 
 import (
-	"google.golang.org/protobuf/proto"
-
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
-
-// eventProto is an event payload of chemmy.events.v1.
-type eventProto = proto.Message
 
 // eventOutcome is an outcome from the bank's side in events.
 func eventOutcome(o rules.Outcome) eventsv1.Outcome { return game.EventOutcome(o) }

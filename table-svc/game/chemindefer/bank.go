@@ -30,7 +30,7 @@ func (a *applier) join(c Join) error {
 	}
 	s.NextSeat++
 	s.Seats = append(s.Seats, Seat{Number: s.NextSeat, PlayerID: p, Since: a.now()})
-	a.emit("", &eventsv1.PlayerSeated{PlayerId: p, SeatNumber: s.NextSeat})
+	a.Emit("", &eventsv1.PlayerSeated{PlayerId: p, SeatNumber: s.NextSeat})
 	if s.Phase == PhaseWaiting && len(s.Seats) >= 2 {
 		a.offerBank("", c.Lot)
 	}
@@ -66,7 +66,7 @@ func (a *applier) offerBank(after string, lot int) {
 		// Source: RULES.md CF-FIRST-BANKER (c) by acceptance, from seat 1.
 		s.OfferedID = s.Seats[0].PlayerID
 	}
-	a.emit("", &eventsv1.BankOffered{PlayerId: s.OfferedID})
+	a.Emit("", &eventsv1.BankOffered{PlayerId: s.OfferedID})
 }
 
 // offerOpen auctions a passed bank at the bank just held: any seated
@@ -79,7 +79,7 @@ func (a *applier) offerOpen(passer string, amount int64) {
 	s.Phase, s.OfferedID = PhaseOffering, ""
 	s.Offers++
 	s.OpenOffer, s.OpenOfferFrom = amount, passer
-	a.emit("", &eventsv1.BankOffered{Amount: amount})
+	a.Emit("", &eventsv1.BankOffered{Amount: amount})
 }
 
 // tableAbandoned counts one more offer of the bank; when the table has
@@ -118,7 +118,7 @@ func (a *applier) closeTable(reason, by string, automatic bool) {
 	s.Coup, s.BancoSuivi = nil, ""
 	s.Phase = PhaseClosed
 	s.ShoeToClose = true // its reveal becomes public (SHOE-RESHUFFLE's close)
-	a.emit("", &eventsv1.TableClosed{Reason: reason, Abandoned: automatic, By: by})
+	a.Emit("", &eventsv1.TableClosed{Reason: reason, Abandoned: automatic, By: by})
 }
 
 // openAuction starts an auction of the first bank (CF-FIRST-BANKER).
@@ -130,7 +130,7 @@ func (a *applier) openAuction() {
 	s.Phase, s.OfferedID = PhaseAuction, ""
 	s.Bids, s.AuctionPassed = nil, nil
 	s.Auctions++
-	a.emit("", &eventsv1.BankAuctionOpened{Round: int32(s.Auctions)})
+	a.Emit("", &eventsv1.BankAuctionOpened{Round: int32(s.Auctions)})
 }
 
 // closeAuction gives the bank to the highest bid, whose hold becomes the
@@ -154,7 +154,7 @@ func (a *applier) takeBank(player string, amount int64, hold string) {
 	s.OpenOffer, s.OpenOfferFrom = 0, ""
 	s.BancoSuivi = "" // banco suivi is against the banker who won it
 	s.BankerCoups, s.Untaken = 0, 0
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: player, Bank: amount})
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: player, Bank: amount})
 	s.Coup = a.newCoup()
 	s.Phase = PhaseBetting
 }
@@ -183,7 +183,7 @@ func (a *applier) acceptBank(c AcceptBank) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBankBelowMinimum, "bank %d is below the minimum %d", c.Amount, s.Rules.MinimumBank)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: p, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount}
 		return nil
 	}
 	a.takeBank(p, c.Amount, c.HoldID)
@@ -227,7 +227,7 @@ func (a *applier) bidBank(c BidBank) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBidTooLow, "bid %d is not above the highest bid %d", c.Amount, s.Bids[n-1].Amount)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: p, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount}
 		return nil
 	}
 	if n := len(s.Bids); n > 0 {
@@ -235,7 +235,7 @@ func (a *applier) bidBank(c BidBank) error {
 	}
 	s.Bids = append(s.Bids, Bet{PlayerID: p, Amount: c.Amount, HoldID: c.HoldID})
 	s.AuctionPassed = removeString(s.AuctionPassed, p)
-	a.emit("", &eventsv1.BankBid{PlayerId: p, Amount: c.Amount})
+	a.Emit("", &eventsv1.BankBid{PlayerId: p, Amount: c.Amount})
 	a.auctionDone()
 	return nil
 }
@@ -250,7 +250,7 @@ func (a *applier) passAuction(player string) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "the highest bidder may not withdraw")
 	}
 	s.AuctionPassed = append(removeString(s.AuctionPassed, player), player)
-	a.emit("", &eventsv1.BankBid{PlayerId: player})
+	a.Emit("", &eventsv1.BankBid{PlayerId: player})
 	a.auctionDone()
 	return nil
 }
@@ -289,7 +289,7 @@ func (a *applier) passBank() {
 	s := a.s
 	prev, bank := s.BankerID, s.Bank
 	s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: prev})
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: prev})
 	s.BankerID, s.Bank, s.BankHoldID, s.Coup = "", 0, "", nil
 	if s.Rules.PassMode == PassModeAuction && len(s.Seats) > 1 {
 		a.offerOpen(prev, bank)
@@ -306,7 +306,7 @@ func (a *applier) leave(c Leave) error {
 	if s.InGallery(p) {
 		a.leaveOrder(p)
 		s.Gallery = removeString(s.Gallery, p)
-		a.emit("", &eventsv1.PlayerLeft{PlayerId: p})
+		a.Emit("", &eventsv1.PlayerLeft{PlayerId: p})
 	} else if err := a.leaveSeat(p); err != nil {
 		return err
 	}
@@ -361,7 +361,7 @@ func (a *applier) leaveSeat(p string) error {
 			break
 		}
 	}
-	a.emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: number})
+	a.Emit("", &eventsv1.PlayerLeft{PlayerId: p, SeatNumber: number})
 	if len(s.Seats) >= 2 {
 		if s.Phase == PhaseAuction {
 			a.auctionDone()
@@ -371,7 +371,7 @@ func (a *applier) leaveSeat(p string) error {
 	// Nobody to play against: the bank goes back to its banker.
 	if s.BankerID != "" {
 		s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
-		a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: s.BankerID})
+		a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED, PreviousBankerPlayerId: s.BankerID})
 		s.BankerID, s.Bank, s.BankHoldID = "", 0, ""
 	}
 	if n := len(s.Bids); n > 0 {
@@ -385,7 +385,7 @@ func (a *applier) leaveSeat(p string) error {
 		}
 		if len(s.Coup.Bets) > 0 {
 			s.Coup.Voided, s.Coup.VoidReason = true, "the game stopped: fewer than two seated players"
-			a.emit(s.Coup.ID, &eventsv1.CoupVoided{Reason: s.Coup.VoidReason, By: serviceName, ByRole: serviceRole})
+			a.Emit(s.Coup.ID, &eventsv1.CoupVoided{Reason: s.Coup.VoidReason, By: serviceName, ByRole: serviceRole})
 			s.LastCoup = s.Coup
 		}
 	}
@@ -414,7 +414,7 @@ func (a *applier) joinGallery(c JoinGallery) error {
 		}
 	}
 	s.Gallery = append(s.Gallery, p)
-	a.emit("", &eventsv1.GalleryJoined{PlayerId: p})
+	a.Emit("", &eventsv1.GalleryJoined{PlayerId: p})
 	if cp := s.Coup; cp != nil && s.Phase == PhaseBetting {
 		// Source: RULES.md CF-GALLERY: the gallery bets after the seated players.
 		cp.Order = append(cp.Order, p)

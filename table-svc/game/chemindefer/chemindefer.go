@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
@@ -24,14 +22,14 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err := a.apply(in.Cmd); err != nil {
 		return Outcome{}, err
 	}
-	if a.hold != nil || a.raise != nil {
-		return Outcome{State: s, Hold: a.hold, Raise: a.raise}, nil
+	if a.Hold != nil || a.raise != nil {
+		return Outcome{State: s, Hold: a.Hold, Raise: a.raise}, nil
 	}
 	if st.Phase == PhaseDealing {
 		a.progress()
 	}
 	a.stamp()
-	return Outcome{State: st, Events: a.events}, nil
+	return Outcome{State: st, Events: a.Events}, nil
 }
 
 func (a *applier) apply(cmd game.Command) error {
@@ -228,15 +226,10 @@ func Restart(s State, now time.Time) (State, bool) {
 }
 
 type applier struct {
-	s      *State
-	in     game.Input
-	events []game.Event
-	hold   *game.Hold
-	raise  *Raise
-}
-
-func (a *applier) emit(coupID string, p proto.Message) {
-	a.events = append(a.events, game.Event{CoupID: coupID, Payload: p})
+	s  *State
+	in game.Input
+	game.Changes
+	raise *Raise
 }
 
 func (a *applier) now() time.Time { return a.in.Now.UTC() }

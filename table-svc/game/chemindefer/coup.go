@@ -90,13 +90,13 @@ func (a *applier) placeBet(c PlaceBet) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBetExceedsBank, "bet %d exceeds the uncovered bank %d", c.Amount, uncovered)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	cp.Bets = append(cp.Bets, Bet{PlayerID: c.PlayerID, Amount: c.Amount, HoldID: c.HoldID})
 	cp.Turn++
 	s.BancoSuivi = "" // the first bet ends banco suivi
-	a.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: max(0, uncovered-c.Amount)})
+	a.Emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: max(0, uncovered-c.Amount)})
 	a.closeBetting()
 	return nil
 }
@@ -113,7 +113,7 @@ func (a *applier) declineBet(c DeclineBet) error {
 	if s.BancoSuivi == c.PlayerID {
 		s.BancoSuivi = ""
 	}
-	a.emit(s.Coup.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
+	a.Emit(s.Coup.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
 	a.closeBetting()
 	return nil
 }
@@ -126,7 +126,7 @@ func (a *applier) declineSuivi() bool {
 	if cp.SuiviAsked == "" {
 		return false
 	}
-	a.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: cp.SuiviAsked})
+	a.Emit(cp.ID, &eventsv1.BetDeclined{PlayerId: cp.SuiviAsked})
 	cp.SuiviAsked, a.s.BancoSuivi = "", ""
 	a.closeBetting()
 	return true
@@ -150,7 +150,7 @@ func (a *applier) callBanco(c CallBanco) error {
 	}
 	cp := s.Coup
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: player, Amount: cp.Bank}
+		a.Hold = &game.Hold{PlayerID: player, Amount: cp.Bank}
 		return nil
 	}
 	// Source: RULES.md CF-BANCO: a banco cancels all other bets.
@@ -159,7 +159,7 @@ func (a *applier) callBanco(c CallBanco) error {
 	}
 	cp.Bets = []Bet{{PlayerID: player, Amount: cp.Bank, HoldID: c.HoldID, Banco: true}}
 	cp.Banco = true
-	a.emit(cp.ID, &eventsv1.BancoCalled{PlayerId: player, Amount: cp.Bank})
+	a.Emit(cp.ID, &eventsv1.BancoCalled{PlayerId: player, Amount: cp.Bank})
 	if su := s.BancoSuivi; su != "" && su != player && !takeOver && (s.SeatOf(su) != nil || s.InGallery(su)) {
 		// The banco suivi holder is asked before the deal whether he
 		// takes this banco over (CallBanco) or lets it stand
@@ -186,7 +186,7 @@ func (a *applier) closeBetting() {
 		cp.Order = a.bettingOrder()
 		cp.Turn = 0
 		cp.Round++
-		a.emit(cp.ID, &eventsv1.BettingReopened{})
+		a.Emit(cp.ID, &eventsv1.BettingReopened{})
 		return
 	}
 	if cp.Covered() > cp.Bank {
@@ -236,7 +236,7 @@ func (a *applier) raiseBank(c RaiseBank) error {
 	// Source: RULES.md CF-BANK-RAISE: the banker agrees to raise the bank.
 	s.Bank += excess
 	cp.Bank += excess
-	a.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_RAISED, BankerPlayerId: s.BankerID, PreviousBankerPlayerId: s.BankerID, Bank: s.Bank})
+	a.Emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_RAISED, BankerPlayerId: s.BankerID, PreviousBankerPlayerId: s.BankerID, Bank: s.Bank})
 	a.startDeal()
 	return nil
 }
@@ -260,14 +260,14 @@ func (a *applier) trimExcess(lost []string) {
 		need -= cut
 		if cut == b.Amount {
 			s.PendingVoids = append(s.PendingVoids, b.HoldID)
-			a.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID})
+			a.Emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID})
 			cp.Bets = append(cp.Bets[:i:i], cp.Bets[i+1:]...)
 			continue
 		}
 		// Stored with the decision, carried out before the deal (Pending).
 		s.PendingResizes = append(s.PendingResizes, Resize{RequestID: cp.ID + "/trim/" + b.HoldID, HoldID: b.HoldID, Amount: b.Amount - cut})
 		b.Amount -= cut
-		a.emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID, Amount: b.Amount})
+		a.Emit(cp.ID, &eventsv1.BetReduced{PlayerId: b.PlayerID, Amount: b.Amount})
 	}
 	a.startDeal()
 }
@@ -302,7 +302,7 @@ func (a *applier) recordChoice(ch Choice, player string, byChoice bool) {
 	if cp.Banco && s.Rules.BancoFreePlay {
 		rule = "CF-BANCO-FREEDOM"
 	}
-	a.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: ch == ChoiceDraw, ByChoice: byChoice, PlayerId: player, Rule: rule})
+	a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: ch == ChoiceDraw, ByChoice: byChoice, PlayerId: player, Rule: rule})
 	cp.DecisionHand, cp.DecisionBy = 0, ""
 	s.Phase = PhaseDealing
 }
@@ -391,14 +391,14 @@ func (a *applier) cardDealt(c game.CardDealt) error {
 	}
 	if len(*cards) == 2 && rule != "" {
 		// A third card drawn by the tableau (CF-PLAYER-DRAW, CF-BANKER-DRAW).
-		a.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: true, Rule: rule})
+		a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: true, Rule: rule})
 	}
 	*cards = append(*cards, c.Code)
 	cp.CardsDealt++
 	s.CutCardOut = s.CutCardOut || c.CutCardOut
 	cc := game.Cards([]string{c.Code})[0]
 	total, _ := handTotal(*cards)
-	a.emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: cc, Position: int32(len(*cards)), Total: int32(total)})
+	a.Emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: cc, Position: int32(len(*cards)), Total: int32(total)})
 	return nil
 }
 
@@ -415,14 +415,14 @@ func (a *applier) result(rc rules.Coup, step rules.Step) {
 	if step.Natural {
 		// Source: RULES.md CF-NATURAL-PLAYER, CF-NATURAL-BANKER
 		if rules.IsNatural(rc.Player) {
-			a.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_PLAYER, Total: int32(pt), Cards: game.Cards(cp.Player)})
+			a.Emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_PLAYER, Total: int32(pt), Cards: game.Cards(cp.Player)})
 		}
 		if rules.IsNatural(rc.Banker) {
-			a.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(bt), Cards: game.Cards(cp.Banker)})
+			a.Emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(bt), Cards: game.Cards(cp.Banker)})
 		}
 	}
 	cp.Outcome, cp.Natural = step.Outcome, step.Natural
-	a.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(pt), BankerTotal: int32(bt),
+	a.Emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(pt), BankerTotal: int32(bt),
 		Natural: step.Natural, PlayerCards: game.Cards(cp.Player), BankerCards: game.Cards(cp.Banker)})
 	a.s.Phase = PhaseSettling
 }
@@ -446,7 +446,7 @@ func (a *applier) settled(c Settled) error {
 		a.billSeat(&s.Seats[i])
 	}
 	s.LastCoup, s.Coup = cp, nil
-	a.emit(cp.ID, &eventsv1.CoupSettled{
+	a.Emit(cp.ID, &eventsv1.CoupSettled{
 		Outcome: eventOutcome(cp.Outcome), BankerWinnings: cp.Winnings, Commission: cp.Commission,
 		BankerNet: cp.BankerNet, NewBank: cp.NewBank,
 	})
@@ -460,13 +460,13 @@ func (a *applier) settled(c Settled) error {
 		prev := s.BankerID
 		s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
 		s.BankerID, s.Bank, s.BankHoldID = "", 0, ""
-		a.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: prev})
+		a.Emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: prev})
 		a.offerBank(prev, 0)
 		return nil
 	}
 	// Source: RULES.md CF-HOLD, CF-BANK-SIZE: the bank is the previous bank plus winnings after commission.
 	s.Bank = cp.NewBank
-	a.emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.BankerID, PreviousBankerPlayerId: s.BankerID, Bank: s.Bank})
+	a.Emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.BankerID, PreviousBankerPlayerId: s.BankerID, Bank: s.Bank})
 	s.Coup = a.newCoup()
 	s.Phase = PhaseBetting
 	return nil
@@ -513,7 +513,7 @@ func (a *applier) feesCharged(c FeesCharged) error {
 		if !paid {
 			fee, _ = rules.HourlyFeeDue(s.feeRules(), f.Seconds)
 		}
-		a.emit("", &eventsv1.SeatFeeCharged{PlayerId: f.PlayerID, SeatSeconds: f.Seconds, Fee: fee, Paid: paid})
+		a.Emit("", &eventsv1.SeatFeeCharged{PlayerId: f.PlayerID, SeatSeconds: f.Seconds, Fee: fee, Paid: paid})
 		if !paid && s.SeatOf(f.PlayerID) != nil {
 			// Owed, and charged with his next fee at this table.
 			if s.UnpaidSeconds == nil {
@@ -552,7 +552,7 @@ func (a *applier) voidCoup(reason, by, byRole string) {
 	s.PendingResizes = nil // the bets' holds are released whole
 	cp.Voided, cp.VoidReason = true, reason
 	cp.DecisionHand, cp.DecisionBy = 0, ""
-	a.emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by, ByRole: byRole})
+	a.Emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by, ByRole: byRole})
 	s.LastCoup = cp
 	s.Coup = a.newCoup()
 	s.Phase = PhaseBetting
@@ -571,7 +571,7 @@ func (a *applier) tick(lostRaises []string) error {
 		return nil // nothing due
 	}
 	timedOut := func(player, turn, action, coupID string) {
-		a.emit(coupID, &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
+		a.Emit(coupID, &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
 	}
 	switch s.Phase {
 	case PhaseOffering:
@@ -602,7 +602,7 @@ func (a *applier) tick(lostRaises []string) error {
 		}
 		timedOut(p, "bet", "bet_declined", cp.ID)
 		cp.Turn++
-		a.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: p})
+		a.Emit(cp.ID, &eventsv1.BetDeclined{PlayerId: p})
 		a.closeBetting()
 	case PhaseDecision:
 		cp := s.Coup

@@ -440,10 +440,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if a.hold != nil {
-		return Outcome{State: s, Hold: a.hold}, nil
+	if a.Hold != nil {
+		return Outcome{State: s, Hold: a.Hold}, nil
 	}
-	return Outcome{State: st, Events: a.events}, nil
+	return Outcome{State: st, Events: a.Events}, nil
 }
 
 // Pending is the effect the shell must carry out next, nil when none. Its
@@ -575,14 +575,9 @@ func (cp *Coup) settle() Settle {
 }
 
 type applier struct {
-	s      *State
-	in     game.Input
-	events []game.Event
-	hold   *game.Hold
-}
-
-func (a *applier) emit(coupID string, p eventProto) {
-	a.events = append(a.events, game.Event{CoupID: coupID, Payload: p})
+	s  *State
+	in game.Input
+	game.Changes
 }
 
 func (a *applier) coupID() string {
@@ -590,10 +585,6 @@ func (a *applier) coupID() string {
 		return ""
 	}
 	return a.s.Coup.ID
-}
-
-func (a *applier) after(ms int32) time.Time {
-	return a.in.Now.Add(time.Duration(ms) * time.Millisecond)
 }
 
 func (a *applier) open() error {
@@ -636,7 +627,7 @@ func (a *applier) join(c Join) error {
 	}
 	s.NextSeat++
 	s.Seats = append(s.Seats, Seat{PlayerID: c.PlayerID, Number: s.NextSeat})
-	a.emit(a.coupID(), &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: s.NextSeat})
+	a.Emit(a.coupID(), &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: s.NextSeat})
 	if s.Phase == PhaseWaiting && len(s.Seats) >= MinPlayers {
 		a.openAuction()
 	}
@@ -664,7 +655,7 @@ func (a *applier) leave(c Leave) error {
 			break
 		}
 	}
-	a.emit(a.coupID(), &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
+	a.Emit(a.coupID(), &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
 	switch {
 	case c.PlayerID == s.BankerID:
 		// Source: RULES.md OLD-BACCARAT (the banker never has to give up the
@@ -727,7 +718,7 @@ func (a *applier) openAuction() {
 	s.AuctionRounds++
 	s.Phase, s.Auction = PhaseAuction, &Auction{Round: s.AuctionRounds}
 	// Source: RULES.md OLD-BANKER (the largest stake takes the bank: an auction)
-	a.emit("", &eventsv1.BankAuctionOpened{Round: s.AuctionRounds})
+	a.Emit("", &eventsv1.BankAuctionOpened{Round: s.AuctionRounds})
 }
 
 func (a *applier) bid(c Bid) error {
@@ -764,7 +755,7 @@ func (a *applier) bid(c Bid) error {
 		}
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	if s.Phase == PhaseOffering {
@@ -786,9 +777,9 @@ func (a *applier) bid(c Bid) error {
 	}
 	au.Bids = append(au.Bids, BankBid{PlayerID: c.PlayerID, Amount: c.Amount, HoldID: c.HoldID})
 	if s.Deadline.IsZero() {
-		s.Deadline = a.after(r.AuctionWindowMS)
+		s.Deadline = a.in.After(r.AuctionWindowMS)
 	}
-	a.emit("", &eventsv1.BankBid{PlayerId: c.PlayerID, Amount: c.Amount})
+	a.Emit("", &eventsv1.BankBid{PlayerId: c.PlayerID, Amount: c.Amount})
 	a.auctionDone()
 	return nil
 }
@@ -823,7 +814,7 @@ func (a *applier) passBank(c PassBank) error {
 			return game.Refuse(game.AlreadyExists, ReasonWrongState, "player %q passed already", c.PlayerID)
 		}
 		s.Auction.Passed = append(s.Auction.Passed, c.PlayerID)
-		a.emit("", &eventsv1.BankBid{PlayerId: c.PlayerID})
+		a.Emit("", &eventsv1.BankBid{PlayerId: c.PlayerID})
 		a.auctionDone()
 	default:
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "the bank is neither auctioned nor offered")
@@ -872,7 +863,7 @@ func (a *applier) setBanker(playerID string, bank int64, holdID, prev string) {
 	st, _ := s.seat(playerID)
 	s.BankerID, s.BankerSeat, s.Bank, s.BankHoldID = playerID, st.Number, bank, holdID
 	s.Auction, s.OfferedTo, s.Phase, s.Deadline = nil, "", PhaseStaking, time.Time{}
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: playerID,
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: playerID,
 		PreviousBankerPlayerId: prev, Bank: bank})
 }
 
@@ -880,7 +871,7 @@ func (a *applier) setBanker(playerID string, bank int64, holdID, prev string) {
 func (a *applier) keepBank() {
 	s := a.s
 	s.OfferedTo, s.Phase, s.Deadline = "", PhaseStaking, time.Time{}
-	a.emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.BankerID,
+	a.Emit("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, BankerPlayerId: s.BankerID,
 		PreviousBankerPlayerId: s.BankerID, Bank: s.Bank})
 	a.bankCovers()
 }
@@ -901,7 +892,7 @@ func (a *applier) endBank(reason eventsv1.BankChangeReason) {
 	}
 	prev := s.BankerID
 	s.BankerID, s.BankerSeat, s.Bank, s.BankHoldID = "", 0, 0, ""
-	a.emit("", &eventsv1.BankChanged{Reason: reason, PreviousBankerPlayerId: prev})
+	a.Emit("", &eventsv1.BankChanged{Reason: reason, PreviousBankerPlayerId: prev})
 	a.openAuction()
 }
 
@@ -945,18 +936,18 @@ func (a *applier) stake(c Stake) error {
 			s.Bank, s.Bank/2, staked)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	if s.Coup == nil {
 		s.CoupSeq++
 		s.Coup = &Coup{ID: a.in.NewID, Number: s.CoupSeq, BankerID: s.BankerID, Bank: s.Bank, BankHoldID: s.BankHoldID}
-		s.Deadline = a.after(r.StakingWindowMS)
-		a.emit(s.Coup.ID, &eventsv1.BettingWindowStarted{CloseTime: timestamp(s.Deadline)})
+		s.Deadline = a.in.After(r.StakingWindowMS)
+		a.Emit(s.Coup.ID, &eventsv1.BettingWindowStarted{CloseTime: timestamp(s.Deadline)})
 	}
 	cp := s.Coup
 	cp.Hands = append(cp.Hands, Hand{PlayerID: c.PlayerID, Seat: st.Number, Stake: c.Amount, HoldID: c.HoldID})
-	a.emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: s.Bank - 2*(staked+c.Amount)})
+	a.Emit(cp.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Uncovered: s.Bank - 2*(staked+c.Amount)})
 	a.stakingDone()
 	return nil
 }
@@ -985,7 +976,7 @@ func (a *applier) passStake(c PassStake) error {
 			}
 		}
 		cp.Passed = append(cp.Passed, c.PlayerID)
-		a.emit(cp.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
+		a.Emit(cp.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
 		a.stakingDone()
 		return nil
 	}
@@ -994,7 +985,7 @@ func (a *applier) passStake(c PassStake) error {
 	// opens it).
 	s.CoupSeq++
 	s.Coup = &Coup{ID: a.in.NewID, Number: s.CoupSeq, BankerID: s.BankerID, Bank: s.Bank, BankHoldID: s.BankHoldID, Passed: []string{c.PlayerID}}
-	a.emit(s.Coup.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
+	a.Emit(s.Coup.ID, &eventsv1.BetDeclined{PlayerId: c.PlayerID})
 	a.stakingDone()
 	return nil
 }
@@ -1029,7 +1020,7 @@ func (a *applier) closeStaking() {
 	s := a.s
 	cp := s.Coup
 	s.Deadline = time.Time{}
-	a.emit(cp.ID, &eventsv1.BettingClosed{BetsCount: int32(len(cp.Hands))})
+	a.Emit(cp.ID, &eventsv1.BettingClosed{BetsCount: int32(len(cp.Hands))})
 	if len(cp.Hands) < rules.OldMinPunters {
 		// Source: RULES.md OLD-DECKS (at least three players: the banker and two punters)
 		a.voidCoup(fmt.Sprintf("%d punter(s) staked; a coup needs %d (OLD-DECKS)", len(cp.Hands), rules.OldMinPunters), "", "")
@@ -1059,7 +1050,7 @@ func (a *applier) startDeal() {
 	cp := s.Coup
 	if s.FreshShoe && s.Rules.MaxMoveTop > 0 && cp.cardsDealt() == 0 && !cp.CutDue && cp.MoveTop == 0 {
 		cp.CutDue = true
-		s.Deadline = a.after(s.Rules.CutMS)
+		s.Deadline = a.in.After(s.Rules.CutMS)
 	}
 }
 
@@ -1086,7 +1077,7 @@ func (a *applier) cutDone(n int32) {
 	cp.CutDue, cp.MoveTop, a.s.Deadline = false, n, time.Time{}
 	if n > 0 {
 		// Source: RULES.md OLD-CUT (the banker announces the move to the table)
-		a.emit(cp.ID, &eventsv1.TopCardsMoved{BankerPlayerId: cp.BankerID, Count: n})
+		a.Emit(cp.ID, &eventsv1.TopCardsMoved{BankerPlayerId: cp.BankerID, Count: n})
 	}
 }
 
@@ -1120,7 +1111,7 @@ func (a *applier) cardDealt(c game.CardDealt) error {
 	cp.DrawDue = false
 	s.FreshShoe = false
 	s.CutCardOut = s.CutCardOut || c.CutCardOut
-	a.emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)),
+	a.Emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)),
 		Total: int32(points(*cards)), HolderPlayerId: holder})
 	return a.advance()
 }
@@ -1139,7 +1130,7 @@ func (a *applier) advance() error {
 		s.Phase, s.Deadline = PhaseDealing, time.Time{}
 	case rules.StepPlayerChoice, rules.StepBankerChoice:
 		// Source: RULES.md OLD-DRAW (less than 4 may draw one card, in order, the banker last)
-		s.Phase, s.Deadline = PhaseDecision, a.after(s.Rules.DecisionMS)
+		s.Phase, s.Deadline = PhaseDecision, a.in.After(s.Rules.DecisionMS)
 	case rules.StepDone:
 		a.result(step)
 	}
@@ -1191,7 +1182,7 @@ func (a *applier) decided(seat int, draw, byChoice bool) error {
 		hand, who = eventsv1.Hand_HAND_PUNTER, cp.Hands[seat].PlayerID
 	}
 	// Source: RULES.md OLD-DRAW (one card only, or none)
-	a.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: draw, ByChoice: byChoice, PlayerId: who, Rule: rules.RuleOLDDraw})
+	a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: draw, ByChoice: byChoice, PlayerId: who, Rule: rules.RuleOLDDraw})
 	if draw {
 		cp.DrawDue, cp.DrawSeat = true, seat
 		a.s.Phase, a.s.Deadline = PhaseDealing, time.Time{}
@@ -1234,7 +1225,7 @@ func (a *applier) result(step rules.OldStep) {
 	}
 	if cp.Natural && rules.OldRank(cp.BankerPoints) >= 8 {
 		// Source: RULES.md OLD-NATURAL (the banker with a 9 or 19, an 8 or 18, shows)
-		a.emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(cp.BankerPoints), Cards: game.Cards(cp.Banker)})
+		a.Emit(cp.ID, &eventsv1.NaturalShown{Hand: eventsv1.Hand_HAND_BANKER, Total: int32(cp.BankerPoints), Cards: game.Cards(cp.Banker)})
 	}
 	ev := &eventsv1.CoupResulted{Outcome: game.EventOutcome(cp.Outcome), BankerTotal: int32(cp.BankerPoints), Natural: cp.Natural,
 		BankerCards: game.Cards(cp.Banker)}
@@ -1248,7 +1239,7 @@ func (a *applier) result(step rules.OldStep) {
 		ev.Hands = append(ev.Hands, &eventsv1.HandResult{Hand: eventsv1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID,
 			Total: int32(h.Points), Cards: game.Cards(h.Cards), Outcome: out})
 	}
-	a.emit(cp.ID, ev)
+	a.Emit(cp.ID, ev)
 	s.Phase, s.Deadline = PhaseSettling, time.Time{}
 }
 
@@ -1269,7 +1260,7 @@ func (a *applier) settled(c Settled) error {
 		}
 	}
 	cp.Settled, cp.SettleTime = true, a.in.Now
-	a.emit(cp.ID, &eventsv1.CoupSettled{Outcome: game.EventOutcome(cp.Outcome), BankerWinnings: won, BankerNet: cp.BankerNet, NewBank: newBank})
+	a.Emit(cp.ID, &eventsv1.CoupSettled{Outcome: game.EventOutcome(cp.Outcome), BankerWinnings: won, BankerNet: cp.BankerNet, NewBank: newBank})
 	s.CoupsPlayed++
 	s.Bank = newBank
 	if newBank == 0 {
@@ -1284,8 +1275,8 @@ func (a *applier) settled(c Settled) error {
 	if _, seated := s.seat(cp.NextBanker); cp.NextBanker != "" && seated && cp.NextBanker != s.BankerID {
 		// Source: RULES.md OLD-BACCARAT (the banker first settles with
 		// everyone; then the punter showing baccarat takes the bank)
-		s.Phase, s.OfferedTo, s.Deadline = PhaseOffering, cp.NextBanker, a.after(s.Rules.BankOfferMS)
-		a.emit("", &eventsv1.BankOffered{PlayerId: cp.NextBanker})
+		s.Phase, s.OfferedTo, s.Deadline = PhaseOffering, cp.NextBanker, a.in.After(s.Rules.BankOfferMS)
+		a.Emit("", &eventsv1.BankOffered{PlayerId: cp.NextBanker})
 		return nil
 	}
 	a.bankCovers()
@@ -1298,7 +1289,7 @@ func (a *applier) shoeOpened(c game.ShoeOpened) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "no new shoe is due")
 	}
 	s.ShoeID, s.ShoeNumber, s.NewShoeDue, s.FreshShoe = c.ShoeID, c.Number, false, true
-	a.emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
+	a.Emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
 	if s.Phase == PhaseDealing {
 		a.startDeal() // the coup was waiting for the shoe
 	}
@@ -1311,7 +1302,7 @@ func (a *applier) tick() error {
 		return nil // nothing due
 	}
 	timedOut := func(player, turn, action string) {
-		a.emit(a.coupID(), &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
+		a.Emit(a.coupID(), &eventsv1.TurnTimedOut{PlayerId: player, Turn: turn, Action: action})
 	}
 	switch s.Phase {
 	case PhaseAuction:
@@ -1384,7 +1375,7 @@ func (a *applier) voidCoup(reason, by, role string) {
 	for _, h := range cp.Hands {
 		s.PendingVoids = append(s.PendingVoids, h.HoldID)
 	}
-	a.emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by, ByRole: role})
+	a.Emit(cp.ID, &eventsv1.CoupVoided{Reason: reason, By: by, ByRole: role})
 	if s.CutCardOut {
 		// Source: RULES.md SHOE-CUT-CARD (the cut card came out in this coup)
 		s.NewShoeDue, s.CutCardOut = true, false
@@ -1412,7 +1403,7 @@ func (a *applier) close(c Close) error {
 	s.Phase, s.Deadline, s.Coup, s.Auction, s.OfferedTo = PhaseClosed, time.Time{}, nil, nil, ""
 	s.BankerID, s.BankerSeat, s.Bank, s.BankHoldID = "", 0, 0, ""
 	s.ShoeToClose, s.NewShoeDue = true, false
-	a.emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
+	a.Emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
 	return nil
 }
 

@@ -3,7 +3,6 @@ package puntobanco
 import (
 	"time"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
@@ -11,9 +10,6 @@ import (
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
-
-// eventProto is an event payload of chemmy.events.v1.
-type eventProto = proto.Message
 
 func timestamp(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
 

@@ -378,10 +378,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if a.hold != nil {
-		return Outcome{State: s, Hold: a.hold}, nil
+	if a.Hold != nil {
+		return Outcome{State: s, Hold: a.Hold}, nil
 	}
-	return Outcome{State: st, Events: a.events}, nil
+	return Outcome{State: st, Events: a.Events}, nil
 }
 
 // Pending is the effect the shell must carry out next, nil when none.
@@ -425,14 +425,9 @@ func Deadline(s State) time.Time {
 }
 
 type applier struct {
-	s      *State
-	in     game.Input
-	events []game.Event
-	hold   *game.Hold
-}
-
-func (a *applier) emit(coupID string, p eventProto) {
-	a.events = append(a.events, game.Event{CoupID: coupID, Payload: p})
+	s  *State
+	in game.Input
+	game.Changes
 }
 
 func (a *applier) open() error {
@@ -456,7 +451,7 @@ func (a *applier) join(c Join) error {
 	}
 	a.s.NextSeat++
 	a.s.Seats = append(a.s.Seats, Seat{PlayerID: c.PlayerID, Number: a.s.NextSeat})
-	a.emit("", &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: a.s.NextSeat})
+	a.Emit("", &eventsv1.PlayerSeated{PlayerId: c.PlayerID, SeatNumber: a.s.NextSeat})
 	return nil
 }
 
@@ -469,7 +464,7 @@ func (a *applier) leave(c Leave) error {
 			a.s.Seats = append(a.s.Seats[:i], a.s.Seats[i+1:]...)
 			// Source: RULES.md PB-BANK (the house banks: nothing of the
 			// table's depends on a seat, so his bets stay in the coup)
-			a.emit("", &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
+			a.Emit("", &eventsv1.PlayerLeft{PlayerId: c.PlayerID, SeatNumber: st.Number})
 			return nil
 		}
 	}
@@ -530,17 +525,17 @@ func (a *applier) placeBet(c PlaceBet) error {
 			c.Spot, r.HouseLimit, hand-c.Amount)
 	}
 	if c.HoldID == "" {
-		a.hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
 		return nil
 	}
 	if s.Coup == nil {
 		s.CoupSeq++
 		s.Coup = &Coup{ID: a.in.NewID, Number: s.CoupSeq}
 		s.Deadline = a.in.Now.Add(time.Duration(r.BettingWindowMS) * time.Millisecond)
-		a.emit(s.Coup.ID, &eventsv1.BettingWindowStarted{CloseTime: timestamp(s.Deadline)})
+		a.Emit(s.Coup.ID, &eventsv1.BettingWindowStarted{CloseTime: timestamp(s.Deadline)})
 	}
 	s.Coup.Bets = append(s.Coup.Bets, Bet{PlayerID: c.PlayerID, Spot: c.Spot, Amount: c.Amount, HoldID: c.HoldID})
-	a.emit(s.Coup.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Spot: c.Spot.String()})
+	a.Emit(s.Coup.ID, &eventsv1.BetPlaced{PlayerId: c.PlayerID, Amount: c.Amount, Spot: c.Spot.String()})
 	return nil
 }
 
@@ -556,7 +551,7 @@ func (a *applier) tick() error {
 			return nil
 		}
 		s.Phase, s.Deadline = PhaseDealing, time.Time{}
-		a.emit(s.Coup.ID, &eventsv1.BettingClosed{BetsCount: int32(len(s.Coup.Bets))})
+		a.Emit(s.Coup.ID, &eventsv1.BettingClosed{BetsCount: int32(len(s.Coup.Bets))})
 	case PhaseResult:
 		s.Deadline = time.Time{}
 		if s.NewShoeDue {
@@ -566,7 +561,7 @@ func (a *applier) tick() error {
 			return nil
 		}
 		s.Phase = PhaseBetting
-		a.emit("", &eventsv1.BettingReopened{})
+		a.Emit("", &eventsv1.BettingReopened{})
 	}
 	return nil
 }
@@ -620,12 +615,12 @@ func (a *applier) cardDealt(c game.CardDealt) error {
 	}
 	if len(*cards) == 2 {
 		// Source: RULES.md PB-TABLEAU (a third card drawn by the fixed tableau)
-		a.emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: true, Rule: rules.RulePBTableau})
+		a.Emit(cp.ID, &eventsv1.DrawDecided{Hand: hand, Draw: true, Rule: rules.RulePBTableau})
 	}
 	*cards = append(*cards, c.Code)
 	s.CutCardOut = s.CutCardOut || c.CutCardOut
 	total, _ := total(*cards)
-	a.emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)), Total: int32(total)})
+	a.Emit(cp.ID, &eventsv1.CardDealt{Hand: hand, Card: game.Cards([]string{c.Code})[0], Position: int32(len(*cards)), Total: int32(total)})
 	if step, err = nextStep(cp); err != nil {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "coup %s: %v", cp.ID, err)
 	}
@@ -654,7 +649,7 @@ func (a *applier) result(step rules.Step) {
 	cp.Decided, cp.Outcome, cp.Natural = true, step.Outcome, step.Natural
 	cp.BankNatural, cp.PlayerPair, cp.BankerPair = res.BankNatural, res.PlayerPair, res.BankPair
 	cp.PlayerTotal, cp.BankerTotal = rules.Total(rc.Player), rules.Total(rc.Banker)
-	a.emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(cp.PlayerTotal),
+	a.Emit(cp.ID, &eventsv1.CoupResulted{Outcome: eventOutcome(step.Outcome), PlayerTotal: int32(cp.PlayerTotal),
 		BankerTotal: int32(cp.BankerTotal), Natural: step.Natural, PlayerCards: cardsProto(cp.Player), BankerCards: cardsProto(cp.Banker),
 		PlayerPair: cp.PlayerPair, BankerPair: cp.BankerPair})
 	a.s.Phase = PhaseSettling
@@ -673,7 +668,7 @@ func (a *applier) settled(c Settled) error {
 		cp.Bets[i].Won, cp.Bets[i].Commission, cp.Bets[i].Lost = c.Bets[i].Won, c.Bets[i].Commission, c.Bets[i].Lost
 	}
 	cp.Settled, cp.SettleTime, cp.Commission, cp.HouseNet = true, a.in.Now, c.Commission, c.HouseNet
-	a.emit(cp.ID, &eventsv1.CoupSettled{Outcome: eventOutcome(cp.Outcome), Commission: c.Commission, HouseNet: c.HouseNet})
+	a.Emit(cp.ID, &eventsv1.CoupSettled{Outcome: eventOutcome(cp.Outcome), Commission: c.Commission, HouseNet: c.HouseNet})
 	s.CoupsPlayed++
 	s.Results = append(s.Results, Result{Outcome: cp.Outcome, PlayerTotal: cp.PlayerTotal, BankerTotal: cp.BankerTotal,
 		PlayerPair: cp.PlayerPair, BankerPair: cp.BankerPair, Natural: cp.Natural})
@@ -693,10 +688,10 @@ func (a *applier) shoeOpened(c game.ShoeOpened) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "no new shoe is due")
 	}
 	s.ShoeID, s.ShoeNumber, s.NewShoeDue, s.Results = c.ShoeID, c.Number, false, nil
-	a.emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
+	a.Emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
 	if s.Phase == PhaseResult && s.PauseOver {
 		s.Phase, s.PauseOver = PhaseBetting, false
-		a.emit("", &eventsv1.BettingReopened{})
+		a.Emit("", &eventsv1.BettingReopened{})
 	}
 	return nil
 }
@@ -718,7 +713,7 @@ func (a *applier) void(c Void) error {
 	for _, b := range cp.Bets {
 		s.PendingVoids = append(s.PendingVoids, b.HoldID)
 	}
-	a.emit(cp.ID, &eventsv1.CoupVoided{Reason: c.Reason, By: c.By, ByRole: c.ByRole})
+	a.Emit(cp.ID, &eventsv1.CoupVoided{Reason: c.Reason, By: c.By, ByRole: c.ByRole})
 	s.LastCoup, s.Coup = cp, nil
 	s.Phase, s.Deadline = PhaseBetting, time.Time{}
 	return nil
@@ -733,7 +728,7 @@ func (a *applier) close(c Close) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "a coup with %d bets is in play: void it or let it finish", len(s.Coup.Bets))
 	}
 	s.Phase, s.Deadline, s.Coup, s.ShoeToClose, s.NewShoeDue = PhaseClosed, time.Time{}, nil, true, false
-	a.emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
+	a.Emit("", &eventsv1.TableClosed{Reason: c.Reason, By: c.By})
 	return nil
 }
 
