@@ -117,7 +117,7 @@ func run(args []string) int {
 	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\n",
 		st.GatewayAddr, st.GatewayAddr, st.NATSURL, *dataDir)
 	if st.GatewayHTTPAddr != "" {
-		fmt.Printf("  http     http://%s/   (table console; HTTP/JSON: curl -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
+		fmt.Printf("  http     http://%s/   (table console; HTTP/JSON: curl -H 'Authorization: Bearer croupier-token' -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
 			st.GatewayHTTPAddr, st.GatewayHTTPAddr)
 	}
 	if maddrs.Gateway != "" {

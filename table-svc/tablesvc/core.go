@@ -118,6 +118,11 @@ type storedFirst interface{ StoredFirst() bool }
 // holds it): the command, its hold, the save with the idempotency record.
 func (s *Service) mutateCore(ctx context.Context, c *change, method string, req proto.Message) error {
 	caller, _ := auth.FromContext(ctx)
+	if r, ok := req.(interface{ GetSide() tablev1.BanqueSide }); ok && r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_UNSPECIFIED && c.t.Banque == nil {
+		// A banque bet or seat sent to another game's table is refused,
+		// never read as that game's (the money would be held).
+		return fail(codes.InvalidArgument, reasonWrongVariant, "side is baccarat banque's; this table plays %s", c.t.core().name())
+	}
 	cmd, err := c.t.core().command(c.t, method, req, caller)
 	if err != nil {
 		return err

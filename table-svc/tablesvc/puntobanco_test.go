@@ -196,7 +196,11 @@ func TestPuntoBancoRefusals(t *testing.T) {
 	wantReason(t, err, codes.InvalidArgument, "BET_OUT_OF_LIMITS")
 	// Source: RULES.md PB-BANK (the limit per hand is the house limit)
 	_, err = h.pbBet(id, "bob", tablev1.BetSpot_BET_SPOT_BANK, 3500)
-	wantReason(t, err, codes.ResourceExhausted, "HOUSE_LIMIT_REACHED")
+	wantReason(t, err, codes.FailedPrecondition, "HOUSE_LIMIT_REACHED")
+	// A banque side at another game's table is refused, not ignored.
+	_, err = h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob",
+		Spot: tablev1.BetSpot_BET_SPOT_PLAYER, Side: tablev1.BanqueSide_BANQUE_SIDE_RIGHT, Amount: 200})
+	wantReason(t, err, codes.InvalidArgument, "WRONG_VARIANT")
 	_, err = h.pbBet(id, "bob", tablev1.BetSpot_BET_SPOT_PLAYER_PAIR, 200)
 	wantReason(t, err, codes.FailedPrecondition, "SPOT_NOT_OFFERED")
 	_, err = h.pbBet(id, "bob", tablev1.BetSpot_BET_SPOT_UNSPECIFIED, 200)

@@ -1051,7 +1051,7 @@ func (a *applier) placeBet(c PlaceBet) error {
 	}
 	if room := s.room(); room >= 0 && c.Amount > room {
 		if r.HouseBank {
-			return game.Refuse(game.ResourceExhausted, ReasonHouseLimitReached, "the house covers %d more in this coup, bet %d", room, c.Amount)
+			return game.Refuse(game.FailedPrecondition, ReasonHouseLimitReached, "the house covers %d more in this coup, bet %d", room, c.Amount)
 		}
 		// Source: RULES.md BQ-BANK (the banker risks only his bank; an
 		// à cheval bet is paid at most once, so it counts once)

@@ -927,7 +927,11 @@ func (a *applier) stake(c Stake) error {
 		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "amount must be > 0, got %d", c.Amount)
 	}
 	if c.Amount < r.MinStake || (r.MaxStake > 0 && c.Amount > r.MaxStake) {
-		return game.Refuse(game.InvalidArgument, ReasonBetOutOfLimits, "stakes are %d..%d, staked %d", r.MinStake, r.MaxStake, c.Amount)
+		limits := fmt.Sprintf("at least %d (no maximum)", r.MinStake)
+		if r.MaxStake > 0 {
+			limits = fmt.Sprintf("%d..%d", r.MinStake, r.MaxStake)
+		}
+		return game.Refuse(game.InvalidArgument, ReasonBetOutOfLimits, "a stake is %s, staked %d", limits, c.Amount)
 	}
 	if c.Amount > (s.Bank/2)-staked {
 		// Source: RULES.md OLD-STAKE (the banker must hold double each stake:

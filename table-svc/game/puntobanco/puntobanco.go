@@ -521,7 +521,7 @@ func (a *applier) placeBet(c PlaceBet) error {
 	}
 	if r.HouseLimit > 0 && (c.Spot == SpotBank || c.Spot == SpotPlayer) && hand > r.HouseLimit {
 		// Source: RULES.md PB-BANK (the limit per hand is the house limit)
-		return game.Refuse(game.ResourceExhausted, ReasonHouseLimitReached, "the house limit on the %s hand is %d; %d is bet on it already",
+		return game.Refuse(game.FailedPrecondition, ReasonHouseLimitReached, "the house limit on the %s hand is %d; %d is bet on it already",
 			c.Spot, r.HouseLimit, hand-c.Amount)
 	}
 	if c.HoldID == "" {
