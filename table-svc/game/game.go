@@ -43,6 +43,23 @@ type Input struct {
 // After is the time ms milliseconds after the input's.
 func (in Input) After(ms int32) time.Time { return in.Now.Add(time.Duration(ms) * time.Millisecond) }
 
+// Restarted is deadline given its full length ms again from now, when
+// that is later: the restart of a service must not cut anybody's time (a
+// player is never timed out for the time the service was down). It
+// reports whether the deadline moved; a zero deadline stays.
+func Restarted(deadline, now time.Time, ms int32) (time.Time, bool) {
+	full := now.Add(time.Duration(ms) * time.Millisecond).UTC()
+	if deadline.IsZero() || !deadline.Before(full) {
+		return deadline, false
+	}
+	return full, true
+}
+
+// MaxAmount bounds every amount a core takes (a bet, a stake, a bid), in
+// minor units: 2^50, beyond any table, so that a payout at up to 1000 to
+// 1 stays within int64.
+const MaxAmount = 1 << 50
+
 // Changes collects what one command does in a core: its events, and the
 // hold it waits for (when set, the command changed nothing yet).
 type Changes struct {

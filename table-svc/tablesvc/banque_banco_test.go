@@ -2,6 +2,7 @@ package tablesvc
 
 import (
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -64,4 +65,26 @@ func TestBanqueBancoBothTables(t *testing.T) {
 		}
 	}
 	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+}
+
+// TestCoreTurnsAfterRestart: at the games on a core, a restart of
+// table-svc gives the time limit in progress its full length again, as
+// at chemin de fer: nobody is timed out for the time the service was down.
+func TestCoreTurnsAfterRestart(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	bq := h.banqueTable(2000) // carol's betting turn, 30 s
+	h.fundHouse(100000)
+	pb := h.pbTable(nil, 0)
+	h.mustPBBet(pb, "alice", tablev1.BetSpot_BET_SPOT_BANK, 100) // the 15 s window
+	h.clock.Advance(12 * time.Second)
+	h.restartTable()
+	h.expire()
+	now := h.clock.Now()
+	if tb := h.get(bq); tb.GetCoup().GetTurnPlayerId() != "carol" || !tb.GetTurnDeadline().AsTime().Equal(now.Add(30*time.Second)) {
+		t.Errorf("banque after the restart: turn %q until %v, want carol until %v", tb.GetCoup().GetTurnPlayerId(), tb.GetTurnDeadline().AsTime(), now.Add(30*time.Second))
+	}
+	if tb := h.get(pb); tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING || !tb.GetTurnDeadline().AsTime().Equal(now.Add(15*time.Second)) {
+		t.Errorf("punto banco after the restart: %s until %v, want the window until %v", tb.GetState(), tb.GetTurnDeadline().AsTime(), now.Add(15*time.Second))
+	}
 }

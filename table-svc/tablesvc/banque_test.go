@@ -97,6 +97,9 @@ func TestBanqueBankerNatural(t *testing.T) {
 		cardCodes(cp.GetHands()[1].GetCards()) != "7H KS" || cp.GetHands()[1].GetHolderPlayerId() != "carol" {
 		t.Errorf("hands %v", cp.GetHands())
 	}
+	if cp.GetBets()[0].GetSide() != tablev1.BanqueSide_BANQUE_SIDE_CHEVAL {
+		t.Errorf("carol's bet is on %s, want CHEVAL", cp.GetBets()[0].GetSide())
+	}
 	if tb.GetBank() != 2900 {
 		t.Errorf("bank %d, want 2900", tb.GetBank())
 	}

@@ -69,6 +69,11 @@ type gameCore interface {
 	// hidden counts by rank the cards of coup coupID (in play or the last)
 	// that v does not see: GetOdds counts them as still in the shoe.
 	hidden(t *table, coupID string, v viewer) [13]int
+	// restart gives the time limit in progress its full length again from
+	// now, after a restart of the service (scanUnfinished): nobody is
+	// timed out for the time the service was down. It reports whether the
+	// deadline moved.
+	restart(t *table, now time.Time) bool
 }
 
 // addRanks adds the ranks of card codes to n.
@@ -103,12 +108,8 @@ type preparer interface {
 
 // turnClock is an adapter whose core keeps its turns' clock in the
 // record's WaitKey and Deadline itself (chemin de fer): coreDeadline
-// leaves them, and restart gives the pending turn its full time again
-// after a restart of the service (scanUnfinished), reporting whether the
-// deadline moved.
-type turnClock interface {
-	restart(t *table, now time.Time) bool
-}
+// leaves them.
+type turnClock interface{ ownsTurnClock() }
 
 // storedFirst is an effect carried out only from a stored state (its
 // content was made by the clock; see chemindefer.ChargeFees).

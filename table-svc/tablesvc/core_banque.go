@@ -93,7 +93,9 @@ func (banqueCore) command(t *table, method string, req proto.Message, caller aut
 		}
 		hand, ok := banqueHands[r.GetHand()]
 		switch {
-		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED && t.Banque.Coup != nil:
+		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED && (t.Banque.Coup == nil || t.Banque.Coup.Await == ""):
+			return nil, fail(codes.FailedPrecondition, reasonWrongState, "no decision is pending at this table")
+		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED:
 			hand = t.Banque.Coup.Await
 		case !ok:
 			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "hand must be HAND_RIGHT, HAND_LEFT or HAND_BANKER at a banque table")
@@ -269,7 +271,8 @@ func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
 		}
 	}
 	for _, bt := range cp.Bets {
-		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: bt.PlayerID, Amount: bt.Amount, Won: bt.Won, Lost: bt.Lost, Banco: bt.Banco})
+		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: bt.PlayerID, Amount: bt.Amount, Won: bt.Won, Lost: bt.Lost, Banco: bt.Banco,
+			Side: tablev1.BanqueSide(bt.Side)})
 		out.Banco = out.Banco || bt.Banco
 	}
 	for _, h := range []struct {
@@ -391,4 +394,10 @@ func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
 		}
 	}
 	return n
+}
+
+func (banqueCore) restart(t *table, now time.Time) bool {
+	st, moved := banque.Restart(*t.Banque, now)
+	*t.Banque = st
+	return moved
 }

@@ -179,6 +179,8 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 }
 
 // restart gives the pending turn its full time again, counted from now.
+func (cfCore) ownsTurnClock() {}
+
 func (cfCore) restart(t *table, now time.Time) bool {
 	st, moved := chemindefer.Restart(t.State, now)
 	t.State = st

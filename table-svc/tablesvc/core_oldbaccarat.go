@@ -305,7 +305,7 @@ func resolveOld(in *tablev1.OldBaccaratRules) (oldbaccarat.Rules, error) {
 	set32(&r.DecisionMS, in.GetDecisionTimeLimitMs())
 	set32(&r.BankOfferMS, in.GetBankOfferTimeLimitMs())
 	r.StandOnTimeout = in.GetStandOnTimeout()
-	if r.MaxSeats > oldMaxSeats {
+	if r.MaxSeats < 3 || r.MaxSeats > oldMaxSeats {
 		return r, fail(codes.InvalidArgument, reasonInvalidHouseRule, "max_seats must be 3..%d: a coup of more players could run out of the two decks after the cut card", oldMaxSeats)
 	}
 	if err := r.Validate(); err != nil {
@@ -400,4 +400,10 @@ func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
 		count(h.Cards, h.PlayerID)
 	}
 	return n
+}
+
+func (oldCore) restart(t *table, now time.Time) bool {
+	st, moved := oldbaccarat.Restart(*t.Old, now)
+	*t.Old = st
+	return moved
 }

@@ -338,3 +338,9 @@ func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32,
 
 // hidden: punto banco hides no card.
 func (pbCore) hidden(*table, string, viewer) [13]int { return [13]int{} }
+
+func (pbCore) restart(t *table, now time.Time) bool {
+	st, moved := puntobanco.Restart(*t.PuntoBanco, now)
+	*t.PuntoBanco = st
+	return moved
+}

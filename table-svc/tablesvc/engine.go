@@ -270,7 +270,11 @@ func (s *Service) retryLoop(ctx context.Context) error {
 // with a pending turn).
 func (s *Service) scanUnfinished() error {
 	now := s.now()
-	var extended []*table
+	type moved struct {
+		t   *table
+		key string // the wait key as stored
+	}
+	var extended []moved
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
 			t := new(table)
@@ -280,8 +284,10 @@ func (s *Service) scanUnfinished() error {
 			if corePending(t) {
 				s.markStuck(t.ID)
 			}
-			if tc, ok := t.core().(turnClock); ok && tc.restart(t, now) {
-				extended = append(extended, t)
+			key := t.WaitKey
+			if t.core().restart(t, now) {
+				coreDeadline(t) // a core with its own turn clock stamped it itself
+				extended = append(extended, moved{t, key})
 			}
 			s.track(t)
 			return nil
@@ -292,11 +298,12 @@ func (s *Service) scanUnfinished() error {
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTables)
-		for _, t := range extended {
+		for _, m := range extended {
+			t := m.t
 			// Only over the record read above (nothing serves yet, but
 			// Recover may be called later).
 			var now table
-			if err := json.Unmarshal(b.Get([]byte(t.ID)), &now); err != nil || now.EventSeq != t.EventSeq || now.WaitKey != t.WaitKey {
+			if err := json.Unmarshal(b.Get([]byte(t.ID)), &now); err != nil || now.EventSeq != t.EventSeq || now.WaitKey != m.key {
 				continue
 			}
 			v, err := json.Marshal(t)

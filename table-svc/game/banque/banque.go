@@ -583,6 +583,26 @@ func Pending(s State) game.Effect {
 	return nil
 }
 
+// Restart gives the auction, betting turn or decision in progress its
+// full time limit again from now (after a restart of the service); it
+// reports whether the deadline moved.
+func Restart(s State, now time.Time) (State, bool) {
+	var ms int32
+	switch s.Phase {
+	case PhaseAuction:
+		ms = s.Rules.AuctionTimeLimitMS
+	case PhaseBetting:
+		ms = s.Rules.BetTimeLimitMS
+	case PhaseDecision:
+		ms = s.Rules.DecisionTimeLimitMS
+	default:
+		return s, false
+	}
+	var moved bool
+	s.Deadline, moved = game.Restarted(s.Deadline, now, ms)
+	return s, moved
+}
+
 // Deadline is when the core wants a Tick: the end of an auction, of a
 // betting turn or of a decision; zero when it waits for nobody.
 func Deadline(s State) time.Time {
@@ -829,8 +849,8 @@ func (a *applier) bid(c Bid) error {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "player %q declined to bid in this auction", c.PlayerID)
 	}
 	switch {
-	case c.Amount < 0:
-		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "a bid must be > 0 (0 declines), got %d", c.Amount)
+	case c.Amount < 0 || c.Amount > game.MaxAmount:
+		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "a bid must be 1..2^50 (0 declines), got %d", c.Amount)
 	case c.Amount == 0:
 		if au.HighPlayerID == c.PlayerID {
 			return game.Refuse(game.FailedPrecondition, ReasonWrongState, "the highest bidder cannot withdraw his bid")
@@ -1040,8 +1060,8 @@ func (a *applier) placeBet(c PlaceBet) error {
 	if c.Side < SideRight || c.Side > SideCheval {
 		return game.Refuse(game.InvalidArgument, ReasonInvalidArgument, "a bet is on the right, the left or both (cheval), not %v", c.Side)
 	}
-	if c.Amount <= 0 {
-		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "amount must be > 0, got %d", c.Amount)
+	if c.Amount <= 0 || c.Amount > game.MaxAmount {
+		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "amount must be 1..%d, got %d", int64(game.MaxAmount), c.Amount)
 	}
 	if c.Amount < r.MinBet || (r.MaxBet > 0 && c.Amount > r.MaxBet) {
 		return game.Refuse(game.InvalidArgument, ReasonBetOutOfLimits, "a bet is %d..%d, got %d", r.MinBet, r.MaxBet, c.Amount)

@@ -86,8 +86,8 @@ func (r Rules) Validate() error {
 	case r.MaxSeats < MinPlayers || r.MaxSeats > rules.OldMaxPunters+1:
 		// Source: RULES.md OLD-DECKS (at least three players; two decks deal 16 punters at most)
 		return bad("max_seats must be %d..%d (OLD-DECKS), got %d", MinPlayers, rules.OldMaxPunters+1, r.MaxSeats)
-	case r.MinStake < 1:
-		return bad("min_stake must be > 0, got %d", r.MinStake)
+	case r.MinStake < 1 || r.MinStake > game.MaxAmount:
+		return bad("min_stake must be 1..2^50, got %d", r.MinStake)
 	case r.MaxStake < 0 || (r.MaxStake > 0 && r.MaxStake < r.MinStake):
 		return bad("max_stake must be 0 (none) or >= min_stake %d, got %d", r.MinStake, r.MaxStake)
 	case r.MinBank < 2*r.MinStake || r.MinBank > 1<<50:
@@ -476,6 +476,21 @@ func Pending(s State) game.Effect {
 		return cp.settle()
 	}
 	return nil
+}
+
+// Restart gives the auction, staking, cut, decision or bank offer in
+// progress its full time limit again from now (after a restart of the
+// service); it reports whether the deadline moved.
+func Restart(s State, now time.Time) (State, bool) {
+	r := s.Rules
+	ms := map[Phase]int32{PhaseAuction: r.AuctionWindowMS, PhaseStaking: r.StakingWindowMS, PhaseDealing: r.CutMS,
+		PhaseDecision: r.DecisionMS, PhaseOffering: r.BankOfferMS}[s.Phase]
+	if ms == 0 {
+		return s, false
+	}
+	var moved bool
+	s.Deadline, moved = game.Restarted(s.Deadline, now, ms)
+	return s, moved
 }
 
 // Deadline is when the core wants a Tick: the end of the auction's or the

@@ -415,6 +415,19 @@ func Pending(s State) game.Effect {
 	return nil
 }
 
+// Restart gives the betting window or the result's pause in progress its
+// full length again from now (after a restart of the service); it
+// reports whether the deadline moved.
+func Restart(s State, now time.Time) (State, bool) {
+	ms := s.Rules.BettingWindowMS
+	if s.Phase == PhaseResult {
+		ms = s.Rules.ResultPauseMS
+	}
+	var moved bool
+	s.Deadline, moved = game.Restarted(s.Deadline, now, ms)
+	return s, moved
+}
+
 // Deadline is when the core wants a Tick: the end of the betting window
 // or of the result's pause; zero when it waits for nobody.
 func Deadline(s State) time.Time {
@@ -492,8 +505,8 @@ func (a *applier) placeBet(c PlaceBet) error {
 	default:
 		return game.Refuse(game.InvalidArgument, ReasonInvalidArgument, "spot %d is not a punto banco bet", int(c.Spot))
 	}
-	if c.Amount <= 0 {
-		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "amount must be > 0, got %d", c.Amount)
+	if c.Amount <= 0 || c.Amount > game.MaxAmount {
+		return game.Refuse(game.InvalidArgument, ReasonInvalidAmount, "amount must be 1..%d, got %d", int64(game.MaxAmount), c.Amount)
 	}
 	// Source: RULES.md PB-BANK (table limits: the minimum per bet; the
 	// maximum for one player's stakes on one spot)

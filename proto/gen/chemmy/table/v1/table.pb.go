@@ -1829,9 +1829,11 @@ type Bet struct {
 	// Punto banco, once settled: the winnings paid on top of the stake
 	// before commission, the commission, and the stake lost; all 0 for a
 	// push (the stake returned).
-	Won           int64 `protobuf:"varint,5,opt,name=won,proto3" json:"won,omitempty"`
-	Commission    int64 `protobuf:"varint,6,opt,name=commission,proto3" json:"commission,omitempty"`
-	Lost          int64 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`
+	Won        int64 `protobuf:"varint,5,opt,name=won,proto3" json:"won,omitempty"`
+	Commission int64 `protobuf:"varint,6,opt,name=commission,proto3" json:"commission,omitempty"`
+	Lost       int64 `protobuf:"varint,7,opt,name=lost,proto3" json:"lost,omitempty"`
+	// Baccarat banque: the table bet on (RIGHT, LEFT or CHEVAL).
+	Side          BanqueSide `protobuf:"varint,8,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1913,6 +1915,13 @@ func (x *Bet) GetLost() int64 {
 		return x.Lost
 	}
 	return 0
+}
+
+func (x *Bet) GetSide() BanqueSide {
+	if x != nil {
+		return x.Side
+	}
+	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
 }
 
 // Coup is one round at a table. Amounts in minor units.
@@ -6090,7 +6099,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x11bet_time_limit_ms\x18\f \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
 	"\x16decision_time_limit_ms\x18\r \x01(\x05R\x13decisionTimeLimitMs\x128\n" +
 	"\x18certification_real_money\x18\x0e \x01(\bR\x16certificationRealMoney\x12*\n" +
-	"\x11banco_both_tables\x18\x0f \x01(\bR\x0fbancoBothTables\"\xc4\x01\n" +
+	"\x11banco_both_tables\x18\x0f \x01(\bR\x0fbancoBothTables\"\xf5\x01\n" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
@@ -6100,7 +6109,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"commission\x18\x06 \x01(\x03R\n" +
 	"commission\x12\x12\n" +
-	"\x04lost\x18\a \x01(\x03R\x04lost\"\x91\b\n" +
+	"\x04lost\x18\a \x01(\x03R\x04lost\x12/\n" +
+	"\x04side\x18\b \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"\x91\b\n" +
 	"\x04Coup\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12(\n" +
@@ -6684,125 +6694,126 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	6,   // 5: chemmy.table.v1.Seat.side:type_name -> chemmy.table.v1.BanqueSide
 	4,   // 6: chemmy.table.v1.BanqueRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
-	18,  // 8: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	75,  // 9: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	75,  // 10: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
-	8,   // 11: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
-	9,   // 12: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	76,  // 13: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	20,  // 14: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
-	8,   // 15: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	75,  // 16: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
-	9,   // 17: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
-	13,  // 18: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
-	5,   // 19: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	16,  // 20: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	19,  // 21: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	19,  // 22: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	76,  // 23: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	76,  // 24: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
-	11,  // 25: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
-	14,  // 26: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	60,  // 27: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
-	15,  // 28: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	17,  // 29: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	13,  // 30: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	11,  // 31: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	14,  // 32: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	15,  // 33: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	17,  // 34: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	21,  // 35: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 36: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 37: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 38: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 39: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 40: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 41: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 42: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 43: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 44: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 45: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 46: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 47: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 48: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	21,  // 49: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 50: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 51: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 52: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 53: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 54: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 55: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	77,  // 56: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 57: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 58: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	21,  // 59: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	60,  // 60: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	61,  // 61: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	62,  // 62: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	63,  // 63: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	63,  // 64: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	63,  // 65: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 66: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 67: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	64,  // 68: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 69: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	68,  // 70: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 71: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	64,  // 72: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	66,  // 73: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	67,  // 74: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	69,  // 75: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	21,  // 76: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 77: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 78: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	24,  // 79: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	26,  // 80: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	28,  // 81: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	30,  // 82: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	32,  // 83: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	34,  // 84: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	36,  // 85: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	38,  // 86: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	40,  // 87: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	42,  // 88: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	73,  // 89: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	71,  // 90: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	50,  // 91: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	52,  // 92: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	54,  // 93: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	65,  // 94: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	44,  // 95: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	48,  // 96: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	46,  // 97: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	58,  // 98: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	56,  // 99: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	23,  // 100: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	25,  // 101: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	27,  // 102: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	29,  // 103: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	31,  // 104: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	33,  // 105: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	35,  // 106: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	37,  // 107: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	39,  // 108: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	41,  // 109: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	43,  // 110: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	74,  // 111: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	72,  // 112: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	51,  // 113: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	53,  // 114: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	55,  // 115: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	70,  // 116: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	45,  // 117: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	49,  // 118: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	47,  // 119: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	59,  // 120: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	57,  // 121: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	100, // [100:122] is the sub-list for method output_type
-	78,  // [78:100] is the sub-list for method input_type
-	78,  // [78:78] is the sub-list for extension type_name
-	78,  // [78:78] is the sub-list for extension extendee
-	0,   // [0:78] is the sub-list for field type_name
+	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
+	18,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	75,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	75,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
+	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
+	76,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	20,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
+	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
+	75,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
+	13,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
+	16,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	19,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	19,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	76,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	76,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
+	14,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	60,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	15,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	17,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	13,  // 31: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 32: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	14,  // 33: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	15,  // 34: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	17,  // 35: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	21,  // 36: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 37: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 38: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 39: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 40: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 41: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 42: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 43: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 44: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 45: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 46: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 47: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 48: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 49: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	21,  // 50: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 51: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 52: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 53: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 54: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 55: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 56: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	77,  // 57: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 58: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 59: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	21,  // 60: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	60,  // 61: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	61,  // 62: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	62,  // 63: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	63,  // 64: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	63,  // 65: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	63,  // 66: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 67: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 68: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	64,  // 69: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 70: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	68,  // 71: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 72: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	64,  // 73: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	66,  // 74: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	67,  // 75: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	69,  // 76: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	21,  // 77: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 78: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 79: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	24,  // 80: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	26,  // 81: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	28,  // 82: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	30,  // 83: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	32,  // 84: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	34,  // 85: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	36,  // 86: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	38,  // 87: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	40,  // 88: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	42,  // 89: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	73,  // 90: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	71,  // 91: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	50,  // 92: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	52,  // 93: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	54,  // 94: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	65,  // 95: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	44,  // 96: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	48,  // 97: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	46,  // 98: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	58,  // 99: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	56,  // 100: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	23,  // 101: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	25,  // 102: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	27,  // 103: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	29,  // 104: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	31,  // 105: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	33,  // 106: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	35,  // 107: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	37,  // 108: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	39,  // 109: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	41,  // 110: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	43,  // 111: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	74,  // 112: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	72,  // 113: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	51,  // 114: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	53,  // 115: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	55,  // 116: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	70,  // 117: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	45,  // 118: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	49,  // 119: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	47,  // 120: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	59,  // 121: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	57,  // 122: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	101, // [101:123] is the sub-list for method output_type
+	79,  // [79:101] is the sub-list for method input_type
+	79,  // [79:79] is the sub-list for extension type_name
+	79,  // [79:79] is the sub-list for extension extendee
+	0,   // [0:79] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
