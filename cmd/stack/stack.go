@@ -17,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,6 +96,8 @@ type Stack struct {
 	once  sync.Once
 	done  chan struct{}
 	err   error
+	// lock holds the data directory for this stack (chemmy.lock).
+	lock *flock.Flock
 }
 
 // Start starts NATS and the services, in dependency order. On error
@@ -125,6 +129,16 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	// Each service stops when Stop says, in order; not all at once when
 	// the caller's context ends.
 	ctx = context.WithoutCancel(ctx)
+	// One stack per data directory: a second one must fail before it
+	// touches anything of the first's (its certificates above all).
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
+	lock := flock.New(filepath.Join(c.DataDir, "chemmy.lock"))
+	if ok, err := lock.TryLock(); err != nil || !ok {
+		return nil, fmt.Errorf("stack: the data directory %s is in use by another chemmy (lock %s): stop it, or use another -data-dir (%v)", c.DataDir, lock.Path(), err)
+	}
+	s.lock = lock
 	tc := func(string) trust.Config { return trust.Config{Insecure: true} }
 	if !c.Insecure {
 		s.PKI, err = trust.NewDevPKI(filepath.Join(c.DataDir, "tls"), trust.Gateway, trust.Table, trust.Wallet, trust.Shoe)
@@ -239,6 +253,9 @@ func (s *Stack) Stop() {
 		if s.nats != nil {
 			s.nats.Shutdown()
 			s.nats.WaitForShutdown()
+		}
+		if s.lock != nil {
+			_ = s.lock.Unlock()
 		}
 		s.err = errors.Join(errs...)
 		close(s.done)
