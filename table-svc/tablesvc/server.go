@@ -228,11 +228,42 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			if err := json.Unmarshal(v, t); err != nil {
 				return err
 			}
-			resp.Tables = append(resp.Tables, toProto(t, viewerOf(ctx)))
+			if tb := toProto(t, viewerOf(ctx)); inLobby(tb, req) {
+				resp.Tables = append(resp.Tables, tb)
+			}
 		}
 		return nil
 	})
 	return resp, err
+}
+
+// inLobby reports whether tb passes ListTables' filters.
+func inLobby(tb *tablev1.Table, req *tablev1.ListTablesRequest) bool {
+	variant := tb.GetVariant()
+	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
+		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
+	}
+	closed := tb.GetState() == tablev1.TableState_TABLE_STATE_CLOSED
+	switch {
+	case req.GetVariant() != tablev1.Variant_VARIANT_UNSPECIFIED && req.GetVariant() != variant:
+		return false
+	case closed && (req.GetExcludeClosed() || req.GetOpenSeats()):
+		return false
+	case req.GetOpenSeats():
+		var seats int32
+		switch variant {
+		case tablev1.Variant_VARIANT_PUNTO_BANCO:
+			seats = tb.GetPuntoBancoRules().GetMaxSeats()
+		case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+			seats = 2 * tb.GetBanqueRules().GetMaxSeatsPerSide()
+		case tablev1.Variant_VARIANT_OLD_BACCARAT:
+			seats = tb.GetOldBaccaratRules().GetMaxSeats()
+		default:
+			seats = tb.GetHouseRules().GetMaxSeats()
+		}
+		return int32(len(tb.GetSeats())) < seats
+	}
+	return true
 }
 
 // playerRequest is what every player action has.

@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -461,4 +462,55 @@ func TestEachGamesShoe(t *testing.T) {
 	_, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
 		PuntoBancoRules: &tablev1.PuntoBancoRules{Decks: 3}})
 	wantReason(t, err, codes.InvalidArgument, "INVALID_HOUSE_RULE")
+}
+
+// TestLobbyFilters: ListTables filters a lobby by game, free seats and
+// closed tables; the page size counts the tables that pass.
+func TestLobbyFilters(t *testing.T) {
+	h := newHarness(t)
+	create := func(req *tablev1.CreateTableRequest) string {
+		t.Helper()
+		req.RequestId = h.rid()
+		resp, err := h.tables.CreateTable(h.as("op"), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetTable().GetTableId()
+	}
+	cf := create(&tablev1.CreateTableRequest{HouseRules: &tablev1.HouseRules{MaxSeats: 2}})
+	h.join(cf, "alice")
+	h.join(cf, "bob") // full
+	cf2 := create(&tablev1.CreateTableRequest{})
+	pb := create(&tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO})
+	old := create(&tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_OLD_BACCARAT})
+	if _, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: old, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	list := func(req *tablev1.ListTablesRequest) string {
+		t.Helper()
+		resp, err := h.tables.ListTables(h.as("bob"), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tb := range resp.GetTables() {
+			ids = append(ids, map[string]string{cf: "cf", cf2: "cf2", pb: "pb", old: "old"}[tb.GetTableId()])
+		}
+		return strings.Join(ids, " ")
+	}
+	for _, tc := range []struct {
+		req  *tablev1.ListTablesRequest
+		want string
+	}{
+		{&tablev1.ListTablesRequest{}, "cf cf2 pb old"},
+		{&tablev1.ListTablesRequest{Variant: tablev1.Variant_VARIANT_CHEMIN_DE_FER}, "cf cf2"},
+		{&tablev1.ListTablesRequest{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO}, "pb"},
+		{&tablev1.ListTablesRequest{OpenSeats: true}, "cf2 pb"},
+		{&tablev1.ListTablesRequest{ExcludeClosed: true}, "cf cf2 pb"},
+		{&tablev1.ListTablesRequest{ExcludeClosed: true, PageSize: 2}, "cf cf2"},
+	} {
+		if got := list(tc.req); got != tc.want {
+			t.Errorf("ListTables %v: %q, want %q", tc.req, got, tc.want)
+		}
+	}
 }

@@ -2853,7 +2853,15 @@ type ListTablesRequest struct {
 	// 1..100; 0 means 50.
 	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token; empty for the first page.
-	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// A token is valid with the same filters only.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// A lobby's filters, all optional. variant: only tables of this game
+	// (VARIANT_CHEMIN_DE_FER also matches tables created without one).
+	Variant Variant `protobuf:"varint,3,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	// Only open tables with a free seat (banque: on either side).
+	OpenSeats bool `protobuf:"varint,4,opt,name=open_seats,json=openSeats,proto3" json:"open_seats,omitempty"`
+	// Leave out closed tables.
+	ExcludeClosed bool `protobuf:"varint,5,opt,name=exclude_closed,json=excludeClosed,proto3" json:"exclude_closed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2900,6 +2908,27 @@ func (x *ListTablesRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListTablesRequest) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *ListTablesRequest) GetOpenSeats() bool {
+	if x != nil {
+		return x.OpenSeats
+	}
+	return false
+}
+
+func (x *ListTablesRequest) GetExcludeClosed() bool {
+	if x != nil {
+		return x.ExcludeClosed
+	}
+	return false
 }
 
 // ListTablesResponse is one page of tables.
@@ -6205,11 +6234,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x0fGetTableRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"@\n" +
 	"\x10GetTableResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"O\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xc9\x01\n" +
 	"\x11ListTablesRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x02 \x01(\tR\tpageToken\"l\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\x122\n" +
+	"\avariant\x18\x03 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12\x1d\n" +
+	"\n" +
+	"open_seats\x18\x04 \x01(\bR\topenSeats\x12%\n" +
+	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\"l\n" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9a\x01\n" +
@@ -6724,96 +6757,97 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	17,  // 35: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
 	21,  // 36: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
 	21,  // 37: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 38: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 39: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 40: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 41: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 42: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 43: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 44: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 45: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 46: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 47: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 48: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 49: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	21,  // 50: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 51: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 52: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 53: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 54: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 55: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 56: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	77,  // 57: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 58: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 59: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	21,  // 60: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	60,  // 61: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	61,  // 62: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	62,  // 63: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	63,  // 64: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	63,  // 65: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	63,  // 66: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 67: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 68: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	64,  // 69: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 70: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	68,  // 71: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 72: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	64,  // 73: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	66,  // 74: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	67,  // 75: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	69,  // 76: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	21,  // 77: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 78: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 79: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	24,  // 80: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	26,  // 81: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	28,  // 82: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	30,  // 83: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	32,  // 84: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	34,  // 85: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	36,  // 86: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	38,  // 87: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	40,  // 88: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	42,  // 89: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	73,  // 90: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	71,  // 91: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	50,  // 92: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	52,  // 93: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	54,  // 94: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	65,  // 95: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	44,  // 96: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	48,  // 97: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	46,  // 98: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	58,  // 99: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	56,  // 100: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	23,  // 101: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	25,  // 102: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	27,  // 103: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	29,  // 104: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	31,  // 105: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	33,  // 106: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	35,  // 107: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	37,  // 108: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	39,  // 109: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	41,  // 110: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	43,  // 111: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	74,  // 112: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	72,  // 113: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	51,  // 114: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	53,  // 115: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	55,  // 116: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	70,  // 117: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	45,  // 118: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	49,  // 119: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	47,  // 120: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	59,  // 121: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	57,  // 122: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	101, // [101:123] is the sub-list for method output_type
-	79,  // [79:101] is the sub-list for method input_type
-	79,  // [79:79] is the sub-list for extension type_name
-	79,  // [79:79] is the sub-list for extension extendee
-	0,   // [0:79] is the sub-list for field type_name
+	11,  // 38: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
+	21,  // 39: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 40: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 41: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 42: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 43: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 44: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 45: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 46: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 47: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 48: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 49: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 50: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	21,  // 51: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 52: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 53: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 54: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 55: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 56: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 57: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	77,  // 58: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 59: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 60: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	21,  // 61: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	60,  // 62: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	61,  // 63: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	62,  // 64: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	63,  // 65: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	63,  // 66: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	63,  // 67: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 68: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 69: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	64,  // 70: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 71: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	68,  // 72: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 73: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	64,  // 74: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	66,  // 75: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	67,  // 76: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	69,  // 77: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	21,  // 78: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 79: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 80: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	24,  // 81: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	26,  // 82: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	28,  // 83: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	30,  // 84: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	32,  // 85: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	34,  // 86: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	36,  // 87: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	38,  // 88: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	40,  // 89: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	42,  // 90: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	73,  // 91: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	71,  // 92: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	50,  // 93: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	52,  // 94: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	54,  // 95: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	65,  // 96: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	44,  // 97: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	48,  // 98: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	46,  // 99: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	58,  // 100: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	56,  // 101: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	23,  // 102: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	25,  // 103: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	27,  // 104: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	29,  // 105: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	31,  // 106: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	33,  // 107: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	35,  // 108: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	37,  // 109: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	39,  // 110: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	41,  // 111: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	43,  // 112: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	74,  // 113: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	72,  // 114: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	51,  // 115: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	53,  // 116: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	55,  // 117: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	70,  // 118: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	45,  // 119: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	49,  // 120: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	47,  // 121: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	59,  // 122: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	57,  // 123: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	102, // [102:124] is the sub-list for method output_type
+	80,  // [80:102] is the sub-list for method input_type
+	80,  // [80:80] is the sub-list for extension type_name
+	80,  // [80:80] is the sub-list for extension extendee
+	0,   // [0:80] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
