@@ -56,11 +56,12 @@ fmt:
 vet:
 	go vet $(PACKAGES)
 
-## deploy-check: the Kubernetes manifests build (kustomize, base and local overlay)
+## deploy-check: the Kubernetes manifests build (kustomize, base and the local overlays)
 deploy-check:
 	@test -x $(BIN)/kustomize || GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	kustomize build deploy/k8s/base > /dev/null
 	kustomize build deploy/k8s/overlays/local > /dev/null
+	kustomize build deploy/k8s/overlays/local-monitoring > /dev/null
 
 ## bench: the benchmarks of every module
 bench:
