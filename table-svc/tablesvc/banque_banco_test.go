@@ -6,8 +6,10 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 )
 
 // TestBanqueBancoBothTables: with the house rule banco_both_tables, the
@@ -86,5 +88,41 @@ func TestCoreTurnsAfterRestart(t *testing.T) {
 	}
 	if tb := h.get(pb); tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING || !tb.GetTurnDeadline().AsTime().Equal(now.Add(15*time.Second)) {
 		t.Errorf("punto banco after the restart: %s until %v, want the window until %v", tb.GetState(), tb.GetTurnDeadline().AsTime(), now.Add(15*time.Second))
+	}
+}
+
+// everyViewer is each kind of viewer of a table: the banker, the hands'
+// holders and another punter (players), a player at no seat (dave), and
+// the staff: croupier, operator, auditor.
+var everyViewer = []string{"alice", "bob", "carol", "dave", "croupier", "op", "auditor"}
+
+// publishedAs checks the table's published card_dealt events as each
+// viewer's WatchTable gives them (personalEvent): a face-down card comes
+// back only to the holder of its hand.
+func (h *harness) publishedAs(id string, holderOf func(ev *eventsv1.CardDealt) string) {
+	h.t.Helper()
+	tb, err := h.table.load(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, who := range everyViewer {
+		v := viewer{caller: auth.Caller{Subject: who, Role: auth.RolePlayer}, known: true}
+		switch who {
+		case "croupier":
+			v.caller.Role = auth.RoleCroupier
+		case "op":
+			v.caller.Role = auth.RoleOperator
+		case "auditor":
+			v.caller.Role = auth.RoleAuditor
+		}
+		for _, ev := range h.events(id) {
+			cd := v.personalEvent(ev.TableEvent, tb).GetCardDealt()
+			if cd == nil {
+				continue
+			}
+			if mine := v.caller.Role == auth.RolePlayer && holderOf(cd) == who; cd.GetCard().GetFaceDown() == mine {
+				h.t.Errorf("%s's stream: card %d of %s's %s hand %v", who, cd.GetPosition(), holderOf(cd), cd.GetHand(), cd.GetCard())
+			}
+		}
 	}
 }

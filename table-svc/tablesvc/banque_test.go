@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
@@ -129,7 +130,7 @@ func TestBanqueDecisions(t *testing.T) {
 	if tb.GetState() != tablev1.TableState_TABLE_STATE_DECISION || tb.GetCoup().GetDecisionPlayerId() != "bob" || tb.GetCoup().GetDecisionHand() != tablev1.Hand_HAND_RIGHT {
 		t.Fatalf("state %s, decision %q on %s", tb.GetState(), tb.GetCoup().GetDecisionPlayerId(), tb.GetCoup().GetDecisionHand())
 	}
-	for _, who := range []string{"bob", "carol", "alice", "croupier"} {
+	for _, who := range everyViewer {
 		v := h.getAs(id, who).GetCoup()
 		for _, hd := range v.GetHands() {
 			for _, c := range hd.GetCards() {
@@ -149,6 +150,12 @@ func TestBanqueDecisions(t *testing.T) {
 			t.Errorf("published card_dealt shows a hole card: %v", cd)
 		}
 	}
+	h.publishedAs(id, func(cd *eventsv1.CardDealt) string {
+		if cd.GetHand() == eventsv1.Hand_HAND_BANKER {
+			return "alice"
+		}
+		return cd.GetHolderPlayerId()
+	})
 	// The odds count what a caller cannot see as still in the shoe: bob
 	// sees his 2C 3D, not the left's 7H KS nor the banker's 2H 4S.
 	rec, err := h.table.load(id)

@@ -120,7 +120,8 @@ func (h *harness) dial(addr string) *grpc.ClientConn {
 	return cc
 }
 
-// as is a context acting as who: "op" (operator), "croupier", or a player id.
+// as is a context acting as who: "op" (operator), "croupier", "auditor",
+// or a player id.
 func (h *harness) as(who string) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	h.t.Cleanup(cancel)
@@ -129,6 +130,8 @@ func (h *harness) as(who string) context.Context {
 		return auth.Outgoing(ctx, auth.Caller{Subject: "operator-1", Role: auth.RoleOperator})
 	case "croupier":
 		return auth.Outgoing(ctx, auth.Caller{Subject: "croupier-1", Role: auth.RoleCroupier})
+	case "auditor":
+		return auth.Outgoing(ctx, auth.Caller{Subject: "auditor-1", Role: auth.RoleAuditor})
 	}
 	return auth.Outgoing(ctx, auth.Caller{Subject: who, Role: auth.RolePlayer})
 }

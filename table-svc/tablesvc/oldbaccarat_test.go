@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
@@ -163,7 +164,7 @@ func TestOldBaccaratHiddenHands(t *testing.T) {
 	if tb.GetState() != tablev1.TableState_TABLE_STATE_DECISION || tb.GetCoup().GetDecisionPlayerId() != "bob" {
 		t.Fatalf("state %s, decision %q", tb.GetState(), tb.GetCoup().GetDecisionPlayerId())
 	}
-	for _, who := range []string{"bob", "carol", "alice", "croupier"} {
+	for _, who := range everyViewer {
 		v := h.getAs(id, who).GetCoup()
 		for _, hd := range v.GetHands() {
 			mine := hd.GetHolderPlayerId() == who
@@ -184,6 +185,12 @@ func TestOldBaccaratHiddenHands(t *testing.T) {
 			t.Errorf("published card_dealt shows a card: %v", cd)
 		}
 	}
+	h.publishedAs(id, func(cd *eventsv1.CardDealt) string {
+		if cd.GetHand() == eventsv1.Hand_HAND_BANKER {
+			return "alice"
+		}
+		return cd.GetHolderPlayerId()
+	})
 	if _, err := h.decide(id, "bob", true); err != nil {
 		t.Fatal(err)
 	}
