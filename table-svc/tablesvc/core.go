@@ -21,6 +21,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // The shell of the tables that run on a pure game core (package game;
@@ -319,6 +320,14 @@ func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game
 		return nil, fmt.Errorf("unknown effect %s", eff.EffectName())
 	}
 	return cmd, err
+}
+
+// syncCore copies what the shared machinery reads (the phase, the shoe,
+// the counters) from a core's state to the table's record.
+func syncCore(t *table, phase int8, b game.Bookkeeping, played, seq int64) {
+	t.Phase = chemindefer.Phase(phase)
+	t.ShoeID, t.Shoes, t.ShoeToClose = b.ShoeID, int(b.ShoeNumber), b.ShoeToClose
+	t.CoupsPlayed, t.CoupSeq = played, seq
 }
 
 // corePending reports whether a table has an effect due (the retry loop

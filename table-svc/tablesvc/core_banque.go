@@ -18,7 +18,6 @@ import (
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/banque"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // banqueCore is the shell's adapter of the baccarat banque core (BQ-*):
@@ -119,10 +118,7 @@ func (banqueCore) interrupt(t *table, reason string) game.Command {
 }
 
 func (banqueCore) sync(t *table) {
-	b := t.Banque
-	t.Phase = chemindefer.Phase(b.Phase)
-	t.ShoeID, t.Shoes = b.ShoeID, int(b.ShoeNumber)
-	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = b.CoupsPlayed, b.CoupSeq, b.ShoeToClose
+	syncCore(t, int8(t.Banque.Phase), t.Banque.Bookkeeping, t.Banque.CoupsPlayed, t.Banque.CoupSeq)
 }
 
 func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {

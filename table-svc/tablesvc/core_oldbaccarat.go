@@ -16,7 +16,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
@@ -105,10 +104,7 @@ func (oldCore) interrupt(t *table, reason string) game.Command {
 }
 
 func (oldCore) sync(t *table) {
-	o := t.Old
-	t.Phase = chemindefer.Phase(o.Phase)
-	t.ShoeID, t.Shoes = o.ShoeID, int(o.ShoeNumber)
-	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = o.CoupsPlayed, o.CoupSeq, o.ShoeToClose
+	syncCore(t, int8(t.Old.Phase), t.Old.Bookkeeping, t.Old.CoupsPlayed, t.Old.CoupSeq)
 }
 
 func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {

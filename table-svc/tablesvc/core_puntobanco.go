@@ -81,10 +81,7 @@ func (pbCore) interrupt(t *table, reason string) game.Command {
 
 // sync copies what the shared machinery reads from the core's state.
 func (pbCore) sync(t *table) {
-	pb := t.PuntoBanco
-	t.Phase = chemindefer.Phase(pb.Phase)
-	t.ShoeID, t.Shoes = pb.ShoeID, int(pb.ShoeNumber)
-	t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = pb.CoupsPlayed, pb.CoupSeq, pb.ShoeToClose
+	syncCore(t, int8(t.PuntoBanco.Phase), t.PuntoBanco.Bookkeeping, t.PuntoBanco.CoupsPlayed, t.PuntoBanco.CoupSeq)
 }
 
 func (pbCore) carryOut(ctx context.Context, s *Service, _ *table, eff game.Effect) (game.Command, bool, error) {

@@ -315,14 +315,8 @@ type State struct {
 	// included); CoupsPlayed counts the settled ones.
 	CoupSeq     int64 `json:"coup_seq"`
 	CoupsPlayed int64 `json:"coups_played"`
-	// The shoe in play, as in punto banco.
-	ShoeID      string `json:"shoe_id"`
-	ShoeNumber  int32  `json:"shoe_number"`
-	CutCardOut  bool   `json:"cut_card_out,omitempty"`
-	NewShoeDue  bool   `json:"new_shoe_due,omitempty"`
-	ShoeToClose bool   `json:"shoe_to_close,omitempty"`
-	// PendingVoids are holds to release (bids, banks, voided bets).
-	PendingVoids []string `json:"pending_voids,omitempty"`
+	// The shoe in play and the holds to release (shared with the shell).
+	game.Bookkeeping
 }
 
 // New is a table's initial state on the shoe shoeID: with a house bank
@@ -333,7 +327,7 @@ func New(r Rules, shoeID string) (State, error) {
 	if err := r.Validate(); err != nil {
 		return State{}, err
 	}
-	s := State{Rules: r, ShoeID: shoeID, ShoeNumber: 1}
+	s := State{Rules: r, Bookkeeping: game.Bookkeeping{ShoeID: shoeID, ShoeNumber: 1}}
 	if r.HouseBank {
 		s.Phase = PhaseBetting
 	} else {
@@ -521,15 +515,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 		err = a.cardDealt(c)
 	case Settled:
 		err = a.settled(c)
-	case game.HoldsVoided:
-		if len(st.PendingVoids) == 0 {
-			return Outcome{}, game.Refuse(game.FailedPrecondition, ReasonWrongState, "no holds to release")
-		}
-		st.PendingVoids = nil
+	case game.HoldsVoided, game.ShoeClosed:
+		_, err = st.Book(in.Cmd)
 	case game.ShoeOpened:
 		err = a.shoeOpened(c)
-	case game.ShoeClosed:
-		st.ShoeToClose = false
 	case Void:
 		err = a.void(c)
 	case Close:
@@ -549,11 +538,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 // Pending is the effect the shell must carry out next, nil when none.
 // Its request ids derive from the state: asked again, it is the same.
 func Pending(s State) game.Effect {
+	if e := s.Due(); e != nil {
+		return e
+	}
 	switch {
-	case len(s.PendingVoids) > 0:
-		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
-	case s.ShoeToClose:
-		return game.CloseShoe{}
 	case s.Auction != nil && s.Auction.Fee != nil:
 		f := s.Auction.Fee
 		// Source: RULES.md BQ-BANK (the bidder pays the house 2.5% of the bid)
@@ -1568,7 +1556,7 @@ func (s State) clone() State {
 	c := s
 	c.Seats = append([]Seat(nil), s.Seats...)
 	c.Coup, c.LastCoup = s.Coup.clone(), s.LastCoup.clone()
-	c.PendingVoids = append([]string(nil), s.PendingVoids...)
+	c.Bookkeeping = s.Bookkeeping.Clone()
 	if s.Auction != nil {
 		au := *s.Auction
 		au.Declined = append([]string(nil), s.Auction.Declined...)

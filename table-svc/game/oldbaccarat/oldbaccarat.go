@@ -219,17 +219,11 @@ type State struct {
 	// settled ones.
 	CoupSeq     int64 `json:"coup_seq"`
 	CoupsPlayed int64 `json:"coups_played"`
-	// The shoe in play, its number, whether its cut card came out, and
-	// whether no card was dealt from it yet (its banker's cut is due).
-	ShoeID     string `json:"shoe_id"`
-	ShoeNumber int32  `json:"shoe_number"`
-	CutCardOut bool   `json:"cut_card_out,omitempty"`
-	FreshShoe  bool   `json:"fresh_shoe,omitempty"`
-	NewShoeDue bool   `json:"new_shoe_due,omitempty"`
-	// ShoeToClose: the table closed; its shoe is still to close.
-	ShoeToClose bool `json:"shoe_to_close,omitempty"`
-	// PendingVoids are holds to release.
-	PendingVoids []string `json:"pending_voids,omitempty"`
+	// FreshShoe: no card was dealt from the shoe in play yet (its
+	// banker's move after the cut is due, OLD-CUT).
+	FreshShoe bool `json:"fresh_shoe,omitempty"`
+	// The shoe in play and the holds to release (shared with the shell).
+	game.Bookkeeping
 }
 
 // New is a table's initial state: waiting for three players, on the shoe
@@ -238,7 +232,7 @@ func New(r Rules, shoeID string) (State, error) {
 	if err := r.Validate(); err != nil {
 		return State{}, err
 	}
-	return State{Rules: r, Phase: PhaseWaiting, ShoeID: shoeID, ShoeNumber: 1, FreshShoe: true}, nil
+	return State{Rules: r, Phase: PhaseWaiting, Bookkeeping: game.Bookkeeping{ShoeID: shoeID, ShoeNumber: 1}, FreshShoe: true}, nil
 }
 
 // Commands of the old baccarat.
@@ -418,18 +412,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 		err = a.cardDealt(c)
 	case Settled:
 		err = a.settled(c)
-	case game.HoldsVoided:
-		if len(st.PendingVoids) == 0 {
-			return Outcome{}, game.Refuse(game.FailedPrecondition, ReasonWrongState, "no holds to release")
-		}
-		st.PendingVoids = nil
+	case game.HoldsVoided, game.ShoeClosed:
+		_, err = st.Book(in.Cmd)
 	case game.ShoeOpened:
 		err = a.shoeOpened(c)
-	case game.ShoeClosed:
-		if !st.ShoeToClose {
-			return Outcome{}, game.Refuse(game.FailedPrecondition, ReasonWrongState, "no shoe to close")
-		}
-		st.ShoeToClose = false
 	case Void:
 		err = a.void(c)
 	case Close:
@@ -450,11 +436,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 // request ids derive from the state: asked again, it is the same.
 func Pending(s State) game.Effect {
 	cp := s.Coup
+	if e := s.Due(); e != nil {
+		return e
+	}
 	switch {
-	case len(s.PendingVoids) > 0:
-		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
-	case s.ShoeToClose:
-		return game.CloseShoe{}
 	case s.NewShoeDue && s.Phase != PhaseClosed:
 		// Source: RULES.md SHOE-CUT-CARD (no card of a later coup comes
 		// from the shoe whose cut card came out)
@@ -1437,7 +1422,7 @@ func (s State) clone() State {
 		c.Auction = &au
 	}
 	c.Coup, c.LastCoup = s.Coup.clone(), s.LastCoup.clone()
-	c.PendingVoids = append([]string(nil), s.PendingVoids...)
+	c.Bookkeeping = s.Bookkeeping.Clone()
 	return c
 }
 

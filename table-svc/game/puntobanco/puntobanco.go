@@ -251,23 +251,13 @@ type State struct {
 	// settled ones.
 	CoupSeq     int64 `json:"coup_seq"`
 	CoupsPlayed int64 `json:"coups_played"`
-	// The shoe in play, its number, and whether its cut card came out.
-	ShoeID     string `json:"shoe_id"`
-	ShoeNumber int32  `json:"shoe_number"`
-	CutCardOut bool   `json:"cut_card_out,omitempty"`
-	// NewShoeDue: the coup of the cut card is settled; the next shoe is
-	// opened during the pause, and at the latest before the next coup's
-	// first card (Pending asks it first).
-	NewShoeDue bool `json:"new_shoe_due,omitempty"`
 	// PauseOver: the result's pause ended while the new shoe was still to
 	// open; the table stays in RESULT and the betting opens with the shoe.
 	PauseOver bool `json:"pause_over,omitempty"`
-	// ShoeToClose: the table closed; its shoe is still to close.
-	ShoeToClose bool `json:"shoe_to_close,omitempty"`
 	// Results are the current shoe's coups, for the roads.
 	Results []Result `json:"results,omitempty"`
-	// PendingVoids are holds to release (the bets of a voided coup).
-	PendingVoids []string `json:"pending_voids,omitempty"`
+	// The shoe in play and the holds to release (shared with the shell).
+	game.Bookkeeping
 }
 
 // New is a table's initial state: betting open, on the shoe shoeID.
@@ -275,7 +265,7 @@ func New(r Rules, shoeID string) (State, error) {
 	if err := r.Validate(); err != nil {
 		return State{}, err
 	}
-	return State{Rules: r, Phase: PhaseBetting, ShoeID: shoeID, ShoeNumber: 1}, nil
+	return State{Rules: r, Phase: PhaseBetting, Bookkeeping: game.Bookkeeping{ShoeID: shoeID, ShoeNumber: 1}}, nil
 }
 
 // Commands of punto banco.
@@ -359,15 +349,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 		err = a.cardDealt(c)
 	case Settled:
 		err = a.settled(c)
-	case game.HoldsVoided:
-		if len(st.PendingVoids) == 0 {
-			return Outcome{}, game.Refuse(game.FailedPrecondition, ReasonWrongState, "no holds to release")
-		}
-		st.PendingVoids = nil
+	case game.HoldsVoided, game.ShoeClosed:
+		_, err = st.Book(in.Cmd)
 	case game.ShoeOpened:
 		err = a.shoeOpened(c)
-	case game.ShoeClosed:
-		st.ShoeToClose = false
 	case Void:
 		err = a.void(c)
 	case Close:
@@ -387,11 +372,10 @@ func Apply(s State, in game.Input) (Outcome, error) {
 // Pending is the effect the shell must carry out next, nil when none.
 // Its request ids derive from the state: asked again, it is the same.
 func Pending(s State) game.Effect {
+	if e := s.Due(); e != nil {
+		return e
+	}
 	switch {
-	case len(s.PendingVoids) > 0:
-		return game.VoidHolds{HoldIDs: append([]string(nil), s.PendingVoids...)}
-	case s.ShoeToClose:
-		return game.CloseShoe{}
 	case s.NewShoeDue && s.Phase != PhaseClosed && (s.Phase != PhaseResult || s.PauseOver):
 		// Once the pause is over (the roads show the shoe's last coup
 		// until then), and before any card: the next coup is dealt from
@@ -751,7 +735,7 @@ func (s State) clone() State {
 	c.Seats = append([]Seat(nil), s.Seats...)
 	c.Coup, c.LastCoup = s.Coup.clone(), s.LastCoup.clone()
 	c.Results = append([]Result(nil), s.Results...)
-	c.PendingVoids = append([]string(nil), s.PendingVoids...)
+	c.Bookkeeping = s.Bookkeeping.Clone()
 	return c
 }
 
