@@ -29,6 +29,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
@@ -58,8 +59,13 @@ func run(args []string, stderr io.Writer) error {
 	nkey := fs.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
 	tc := trust.RegisterFlags(fs)
 	stream := outbox.RegisterStreamFlags(fs)
+	shardFlag := fs.String("shard", env("CHEMMY_SHARD", ""), "this shoe-svc's table-svc shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every shoe id; empty: not sharded (CHEMMY_SHARD)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	idPrefix, err := shard.FlagPrefix(*shardFlag)
+	if err != nil {
+		return fmt.Errorf("-shard: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -79,7 +85,8 @@ func run(args []string, stderr io.Writer) error {
 		defer cancel()
 		_ = grpcx.ShutdownTracing(sctx)
 	}()
-	err := shoesvc.Run(ctx, shoesvc.Config{
+	err = shoesvc.Run(ctx, shoesvc.Config{
+		IDPrefix:     idPrefix,
 		ListenAddr:   *listen,
 		DBPath:       filepath.Join(*dataDir, "shoe.db"),
 		NATSURL:      *natsURL,

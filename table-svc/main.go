@@ -30,6 +30,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
@@ -54,7 +55,13 @@ func main() {
 	tc := trust.RegisterFlags(flag.CommandLine)
 	stream := outbox.RegisterStreamFlags(flag.CommandLine)
 	retention := flag.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
+	shardFlag := flag.String("shard", env("CHEMMY_SHARD", ""), "this table-svc's shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every table id, so the gateway routes the table here; empty: not sharded (CHEMMY_SHARD)")
 	flag.Parse()
+	idPrefix, err := shard.FlagPrefix(*shardFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "table-svc: bad -shard:", err)
+		os.Exit(2)
+	}
 
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
@@ -71,8 +78,8 @@ func main() {
 		defer cancel()
 		_ = grpcx.ShutdownTracing(sctx)
 	}()
-	err := tablesvc.Run(ctx, tablesvc.Config{
-		ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
+	err = tablesvc.Run(ctx, tablesvc.Config{
+		IDPrefix: idPrefix, ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
 		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention,
 	})

@@ -45,6 +45,7 @@ import (
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/shard"
 )
 
 func usage() {
@@ -90,7 +91,12 @@ func run(args []string) int {
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
 	stream := outbox.RegisterStreamFlags(fs)
+	shards := fs.Int("shards", 1, "table-svc shards, each with its own shoe-svc; the gateway routes by the shard in the table and shoe ids (shard k's files in <data-dir>/shard-k, shard 0's in <data-dir>)")
 	_ = fs.Parse(args)
+	if *shards < 1 || *shards > shard.Max {
+		fmt.Fprintf(os.Stderr, "chemmy run: -shards must be 1..%d\n", shard.Max)
+		return 2
+	}
 
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
@@ -108,7 +114,7 @@ func run(args []string) int {
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, Metrics: maddrs,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
-		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream,
+		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)

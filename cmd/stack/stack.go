@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
@@ -51,8 +53,14 @@ type Config struct {
 	// default registry); empty fields serve none.
 	Metrics MetricsAddrs
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
-	// default "127.0.0.1:0" each (a free port).
+	// default "127.0.0.1:0" each (a free port). With several shards they
+	// are shard 0's and the other shards take free ports.
 	ShoeAddr, WalletAddr, TableAddr string
+	// Shards is the number of table-svc shards, each with its own
+	// shoe-svc (package shard); default 1 (ids without a shard prefix).
+	// Shard 0 keeps its files in DataDir, shard k its own in
+	// DataDir/shard-k; the gateway routes by the shard in the ids.
+	Shards int
 	// TokensFile is the gateway's token file; required unless JWKS is
 	// given.
 	TokensFile string
@@ -81,6 +89,9 @@ type Config struct {
 type Stack struct {
 	// Addresses, as bound.
 	GatewayAddr, ShoeAddr, WalletAddr, TableAddr, NATSURL string
+	// TableAddrs and ShoeAddrs: every shard's table-svc and shoe-svc,
+	// shard i at i (TableAddr and ShoeAddr are shard 0's).
+	TableAddrs, ShoeAddrs []string
 	// GatewayHTTPAddr is the gateway's HTTP address, as bound (empty when
 	// none).
 	GatewayHTTPAddr string
@@ -181,14 +192,6 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		c.Logger.Warn("stack: event stream not created at start", "err", err)
 	}
 
-	shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: c.ShoeAddr, DBPath: filepath.Join(c.DataDir, "shoe.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Shoe})
-	if err != nil {
-		return nil, err
-	}
-	s.add(shoe.Stop, shoe.Wait)
-	s.ShoeAddr = shoe.Addr()
-
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
 		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Wallet})
 	if err != nil {
@@ -197,19 +200,55 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.add(wallet.Stop, wallet.Wait)
 	s.WalletAddr = wallet.Addr()
 
+	// Each shard's shoe-svc, then each one's table-svc: where
+	// the shard keeps its files, the prefix of its ids, its address.
+	type tableShard struct{ dir, prefix, addr string }
+	var tables []tableShard
+	shards := max(c.Shards, 1)
+	for k := range shards {
+		dir, prefix, shoeAddr, tableAddr := c.DataDir, "", c.ShoeAddr, c.TableAddr
+		if shards > 1 {
+			prefix = shard.Prefix(k)
+		}
+		if k > 0 {
+			dir, shoeAddr, tableAddr = filepath.Join(c.DataDir, fmt.Sprintf("shard-%d", k)), "127.0.0.1:0", "127.0.0.1:0"
+		}
+		shoeMetrics := c.Metrics.Shoe
+		if k > 0 {
+			shoeMetrics = ""
+		}
+		shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: shoeAddr, DBPath: filepath.Join(dir, "shoe.db"), NATSURL: s.NATSURL, IDPrefix: prefix,
+			NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger, MetricsAddr: shoeMetrics})
+		if err != nil {
+			return nil, err
+		}
+		s.add(shoe.Stop, shoe.Wait)
+		s.ShoeAddrs = append(s.ShoeAddrs, shoe.Addr())
+		tables = append(tables, tableShard{dir: dir, prefix: prefix, addr: tableAddr})
+	}
+	s.ShoeAddr = s.ShoeAddrs[0]
+
 	stackReg := prometheus.NewRegistry()
 	// table-svc counts its calls to shoe-svc and wallet-svc itself
 	// (grpc_client_* on its own metrics address).
-	table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: c.TableAddr, DBPath: filepath.Join(c.DataDir, "table.db"), ShoeAddr: s.ShoeAddr, WalletAddr: s.WalletAddr,
-		NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Table,
-	})
-	if err != nil {
-		return nil, err
+	for k, ts := range tables {
+		metricsAddr := c.Metrics.Table
+		if k > 0 {
+			metricsAddr = ""
+		}
+		table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: ts.addr, DBPath: filepath.Join(ts.dir, "table.db"), ShoeAddr: s.ShoeAddrs[k], WalletAddr: s.WalletAddr,
+			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: metricsAddr,
+			IDPrefix: ts.prefix,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.add(table.Stop, table.Wait)
+		s.TableAddrs = append(s.TableAddrs, table.Addr())
 	}
-	s.add(table.Stop, table.Wait)
-	s.TableAddr = table.Addr()
+	s.TableAddr = s.TableAddrs[0]
 
-	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: s.TableAddr, WalletAddr: s.WalletAddr, ShoeAddr: s.ShoeAddr,
+	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: strings.Join(s.TableAddrs, ","), WalletAddr: s.WalletAddr, ShoeAddr: strings.Join(s.ShoeAddrs, ","),
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
 		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, MetricsAddr: c.Metrics.Gateway})
 	if err != nil {

@@ -61,7 +61,9 @@ type Config struct {
 	Limits LimitConfig
 	// MaxMessageBytes bounds a request message; default 1 MiB.
 	MaxMessageBytes int
-	// Backend addresses.
+	// Backend addresses. TableAddr and ShoeAddr may list several,
+	// comma-separated: the table-svc shards and each one's shoe-svc, shard
+	// i at position i, as many of each (shards.go, package shard).
 	TableAddr  string
 	WalletAddr string
 	ShoeAddr   string
@@ -142,8 +144,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 
 	g := &Gateway{log: log, done: make(chan struct{})}
-	px := &proxy{routes: map[string]*backend{}, log: log, signer: signer}
-	type route struct{ svc, addr, identity string }
+	px := &proxy{routes: map[string][]*backend{}, log: log, signer: signer}
+	type route struct{ svc, addrs, identity string }
 	routes := []route{
 		{tableService, c.TableAddr, trust.Table}, {walletService, c.WalletAddr, trust.Wallet}, {shoeService, c.ShoeAddr, trust.Shoe},
 	}
@@ -153,19 +155,30 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	// The gateway's outgoing calls to the backends, by method and code.
 	clientMetrics := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
 	for _, r := range routes {
-		if r.addr == "" {
-			g.closeBackends()
-			return nil, fmt.Errorf("gateway: no address for %s", r.svc)
-		}
-		be, err := dialBackend(r.svc, r.addr, r.identity, mat, append(grpcx.ClientTracing(),
-			grpc.WithChainUnaryInterceptor(clientMetrics.UnaryClientInterceptor()),
-			grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))...)
+		addrs, err := splitAddrs(r.addrs)
 		if err != nil {
 			g.closeBackends()
-			return nil, fmt.Errorf("gateway: %w", err)
+			return nil, fmt.Errorf("gateway: address of %s: %w", r.svc, err)
 		}
-		g.backends = append(g.backends, be)
-		px.routes[r.svc] = be
+		if len(addrs) > 1 && r.svc == walletService {
+			g.closeBackends()
+			return nil, fmt.Errorf("gateway: one wallet-svc address, got %d (the wallet is not sharded)", len(addrs))
+		}
+		for _, addr := range addrs {
+			be, err := dialBackend(r.svc, addr, r.identity, mat, append(grpcx.ClientTracing(),
+				grpc.WithChainUnaryInterceptor(clientMetrics.UnaryClientInterceptor()),
+				grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))...)
+			if err != nil {
+				g.closeBackends()
+				return nil, fmt.Errorf("gateway: %w", err)
+			}
+			g.backends = append(g.backends, be)
+			px.routes[r.svc] = append(px.routes[r.svc], be)
+		}
+	}
+	if nt, ns := len(px.routes[tableService]), len(px.routes[shoeService]); nt != ns {
+		g.closeBackends()
+		return nil, fmt.Errorf("gateway: %d table-svc shards but %d shoe-svc addresses: each shard has its shoe-svc, in the same order", nt, ns)
 	}
 
 	reg := prometheus.NewRegistry()

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
@@ -99,7 +100,9 @@ func (responseTracker) HandleConn(context.Context, stats.ConnStats) {}
 // server's unknown-service handler, so it sees every call not served
 // locally, after the interceptors (authentication, roles) have run.
 type proxy struct {
-	routes map[string]*backend // by service name
+	// routes: by service name, the service's backends, shard i at i (one
+	// for an unsharded service; see shards.go).
+	routes map[string][]*backend
 	log    *slog.Logger
 	// signer signs the caller assertions; nil in insecure mode, where the
 	// caller goes as plain metadata.
@@ -117,8 +120,8 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 		return status.Error(codes.Internal, "no method in stream")
 	}
 	svc, _, _ := splitMethod(method)
-	be := p.routes[svc]
-	if be == nil {
+	shards := p.routes[svc]
+	if len(shards) == 0 {
 		return status.Errorf(codes.Unimplemented, "unknown service %s", svc)
 	}
 	caller, ok := auth.FromContext(ss.Context())
@@ -129,10 +132,11 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 	}
 
 	// A method with a self field is checked on its first message, before
-	// the backend hears of the call.
+	// the backend hears of the call; a sharded service is routed by it.
 	var first *frame
 	clientDone := false
-	if r := ruleFrom(ss.Context()); r != nil && r.self != nil {
+	r := ruleFrom(ss.Context())
+	if (r != nil && r.self != nil) || len(shards) > 1 {
 		first = new(frame)
 		switch err := ss.RecvMsg(first); {
 		case errors.Is(err, io.EOF):
@@ -141,24 +145,26 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 			return err
 		}
 	}
+	if len(shards) > 1 && method == listTablesMethod {
+		return p.listTables(ss, caller, shards, first)
+	}
+	var in protoreflect.MessageDescriptor
+	if r != nil {
+		in = r.input
+	}
+	be, err := pick(shards, in, caller, first)
+	if err != nil {
+		return err
+	}
 
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel()
 	seen := new(atomic.Bool)
 	ctx = context.WithValue(ctx, trailerSeenKey{}, seen)
-	out := forwardMD(ss.Context())
-	if p.signer == nil {
-		out.Set(auth.MDSubject, caller.Subject)
-		out.Set(auth.MDRole, string(caller.Role))
-	} else {
-		a, err := p.signer.Assert(caller, be.identity)
-		if err != nil {
-			p.log.Error("cannot sign the caller assertion", "err", err)
-			return status.Error(codes.Internal, "cannot sign the caller assertion")
-		}
-		out.Set(trust.MDAssertion, a)
+	ctx, err = p.outgoing(ctx, caller, be)
+	if err != nil {
+		return err
 	}
-	ctx = metadata.NewOutgoingContext(ctx, out)
 
 	cs, err := be.conn.NewStream(ctx, streamDesc, method)
 	if err != nil {

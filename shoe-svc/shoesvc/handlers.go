@@ -279,7 +279,7 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 	now := s.opts.now()
 	loaded := n.Decks * rules.DeckSize
 	shoe := &shoev1.Shoe{
-		ShoeId:         ulid.Make().String(),
+		ShoeId:         s.idPrefix + ulid.Make().String(),
 		State:          shoev1.ShoeState_SHOE_STATE_AWAITING_CUT,
 		Decks:          n.Decks,
 		CardsTotal:     loaded,
@@ -405,7 +405,7 @@ func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeF
 	}
 	caller, _ := auth.FromContext(ctx)
 	shoe := &shoev1.Shoe{
-		ShoeId:         ulid.Make().String(),
+		ShoeId:         s.idPrefix + ulid.Make().String(),
 		State:          shoev1.ShoeState_SHOE_STATE_OPEN,
 		Decks:          int32(decks),
 		CardsTotal:     int32(len(order)),

@@ -55,6 +55,9 @@ type Config struct {
 	Stream outbox.StreamLimits
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// IDPrefix starts the id of every shoe made here: the shard's
+	// "s<k>-" in a sharded deployment (package shard), "" otherwise.
+	IDPrefix string
 }
 
 // Policy is the role policy of ShoeService, keyed by full method name.
@@ -91,6 +94,8 @@ type Service struct {
 	log    *slog.Logger
 	relay  *outbox.Relay
 	opts   options
+	// idPrefix: see Config.IDPrefix.
+	idPrefix string
 }
 
 // options are what only this package's tests may change (see start).
@@ -126,7 +131,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 	if c.DBPath == "" {
 		c.DBPath = DefaultDBPath
 	}
-	s := &Service{opts: o}
+	s := &Service{opts: o, idPrefix: c.IDPrefix}
 	base, err := app.Start(ctx, app.Config{
 		Name:         trust.Shoe,
 		Trust:        c.Trust,

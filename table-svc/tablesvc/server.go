@@ -125,7 +125,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 	}
 
-	id := ulid.Make().String()
+	id := s.idPrefix + ulid.Make().String()
 	shoeID := req.GetShoeId()
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()

@@ -76,6 +76,9 @@ type Config struct {
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed).
 	Stream outbox.StreamLimits
+	// IDPrefix starts the id of every table made here: the shard's
+	// "s<k>-" in a sharded deployment (package shard), "" otherwise.
+	IDPrefix string
 	// DialOptions are added to the connections to shoe-svc and wallet-svc
 	// (tests and the fault simulation wrap the transport with them). The
 	// service counts those calls itself (grpc_client_* on MetricsAddr).
@@ -97,6 +100,8 @@ type Service struct {
 	wallet walletv1.WalletServiceClient
 	conns  []*grpc.ClientConn
 	retry  time.Duration
+	// idPrefix: see Config.IDPrefix.
+	idPrefix string
 	// interruptAfter: see Config.InterruptAfter.
 	interruptAfter time.Duration
 
@@ -165,7 +170,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.InterruptAfter <= 0 {
 		c.InterruptAfter = 2 * time.Minute
 	}
-	s := &Service{retry: c.RetryInterval, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{}}
+	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{}}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
