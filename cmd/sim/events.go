@@ -441,9 +441,11 @@ func (s *sim) checkTableau(t *simTable, c *coupM, hr rules.HouseRules, name stri
 	if c.cards != len(P)+len(B) {
 		bad("%d card_dealt events for %d cards in the result", c.cards, len(P)+len(B))
 	}
+	// A hand decides at most once a coup; the published draw_decided does
+	// not say whether a choice or the tableau decided (nor who chose).
 	choice := func(hand eventsv1.Hand) *drawM {
 		for i, d := range c.draws {
-			if d.ev.GetHand() == hand && d.ev.GetPlayerId() != "" {
+			if d.ev.GetHand() == hand {
 				return &c.draws[i]
 			}
 		}

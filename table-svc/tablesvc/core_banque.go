@@ -163,17 +163,9 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 // third card is face up (as CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
 func banqueHidden(cd *eventsv1.CardDealt) bool { return cd.GetPosition() <= 2 }
 
+// publicEvent: as chemin de fer (redactEvent).
 func (banqueCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	cd := ev.GetCardDealt()
-	if cd == nil {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	if banqueHidden(cd) {
-		out.GetCardDealt().Card = &shoev1.Card{FaceDown: true}
-	}
-	out.GetCardDealt().Total = 0
-	return out
+	return redactEvent(ev, banqueHidden)
 }
 
 func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {

@@ -261,8 +261,10 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 }
 
 // publicEvent: face-down cards, and the totals and draw reasons that would
-// tell them, are left out (view.go, "Who sees what").
-func (cfCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return publicEvent(ev) }
+// tell them, are left out (view.go, "Who sees what", redactEvent).
+func (cfCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return redactEvent(ev, cfFaceDown)
+}
 
 func (cfCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return v.cfPersonalEvent(ev, t)

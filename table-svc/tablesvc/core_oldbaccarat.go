@@ -138,16 +138,11 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 	return nil, false, nil
 }
 
-// publicEvent hides every dealt card (each is dealt face down to its
-// holder, OLD-DEAL) and its points until the showdown's coup_resulted.
+// publicEvent hides every dealt card, third cards too (each is dealt face
+// down to its holder, OLD-DEAL, OLD-DRAW), and what would tell its points
+// (redactEvent), until the showdown's coup_resulted.
 func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	if ev.GetCardDealt() == nil {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	cd := out.GetCardDealt()
-	cd.Card, cd.Total = &shoev1.Card{FaceDown: true}, 0
-	return out
+	return redactEvent(ev, func(*eventsv1.CardDealt) bool { return true })
 }
 
 // personalEvent gives a hand's holder his own card and points back.

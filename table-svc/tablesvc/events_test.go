@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -76,4 +77,52 @@ func (h *harness) events(id string) []event {
 		out = append(out, event{ev, strings.TrimPrefix(m.Subject, prefix)})
 	}
 	return out
+}
+
+// TestEventRedactionEveryGame: every game that deals face down publishes
+// card_dealt and draw_decided one way (redactEvent): its face-down cards
+// hidden, no total, and no by_choice, rule or chooser, which would tell a
+// hidden hand's total before the showdown (chemmy.events.v1.DrawDecided);
+// punto banco, all face up, publishes them as they are.
+func TestEventRedactionEveryGame(t *testing.T) {
+	card := func(pos int32) *eventsv1.TableEvent {
+		return &eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CardDealt{CardDealt: &eventsv1.CardDealt{
+			Hand: eventsv1.Hand_HAND_BANKER, Card: &shoev1.Card{Rank: shoev1.Rank_RANK_FIVE, Suit: shoev1.Suit_SUIT_HEARTS, Code: "5H"},
+			Position: pos, Total: 5}}}
+	}
+	draw := &eventsv1.TableEvent{Payload: &eventsv1.TableEvent_DrawDecided{DrawDecided: &eventsv1.DrawDecided{
+		Hand: eventsv1.Hand_HAND_PLAYER, Draw: true, ByChoice: true, PlayerId: "bob", Rule: "CF-PLAYER-DRAW"}}}
+	for _, tc := range []struct {
+		core gameCore
+		// faceDown: which of positions 1, 2, 3 go out face down.
+		faceDown   [3]bool
+		redactDraw bool
+	}{
+		{cfCore{}, [3]bool{true, true, false}, true},
+		{banqueCore{}, [3]bool{true, true, false}, true},
+		{oldCore{}, [3]bool{true, true, true}, true},
+		{pbCore{}, [3]bool{false, false, false}, false},
+	} {
+		for i, down := range tc.faceDown {
+			in := card(int32(i + 1))
+			cd := tc.core.publicEvent(in).GetCardDealt()
+			if cd.GetCard().GetFaceDown() != down || down && cd.GetCard().GetCode() != "" {
+				t.Errorf("%s: card %d published as %v, face down %t", tc.core.name(), i+1, cd.GetCard(), down)
+			}
+			if hides := tc.redactDraw; hides && cd.GetTotal() != 0 || !hides && cd.GetTotal() != 5 {
+				t.Errorf("%s: card %d published with total %d", tc.core.name(), i+1, cd.GetTotal())
+			}
+			if in.GetCardDealt().GetCard().GetCode() != "5H" || in.GetCardDealt().GetTotal() != 5 {
+				t.Errorf("%s: publicEvent changed its input", tc.core.name())
+			}
+		}
+		dd := tc.core.publicEvent(draw).GetDrawDecided()
+		hidden := !dd.GetByChoice() && dd.GetRule() == "" && dd.GetPlayerId() == ""
+		if hidden != tc.redactDraw || !dd.GetDraw() || dd.GetHand() != eventsv1.Hand_HAND_PLAYER {
+			t.Errorf("%s: draw_decided published as %v", tc.core.name(), dd)
+		}
+		if !draw.GetDrawDecided().GetByChoice() || draw.GetDrawDecided().GetPlayerId() != "bob" {
+			t.Fatalf("%s: publicEvent changed its input", tc.core.name())
+		}
+	}
 }

@@ -28,9 +28,10 @@ import (
 //     the coup is over.
 //
 // Events: the events published on NATS carry face-down cards as
-// face_down, without rank, suit or code, and no hand total until the
-// result; coup_resulted carries both hands in full. WatchTable fills in
-// a holder's own cards from the table's state.
+// face_down, without rank, suit or code, no hand total and no draw
+// reason (by_choice, rule, the chooser) until the result, at every game
+// that deals face down (redactEvent); coup_resulted carries every hand in
+// full. WatchTable fills in a holder's own cards from the table's state.
 
 // viewer is who a view is made for.
 type viewer struct {
@@ -115,29 +116,43 @@ func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return t.core().publicEvent(ev)
 }
 
-// publicEvent is ev as published: face-down cards and the totals and
-// draw reasons that would tell them are left out until the result
-// (see "Who sees what" above). ev is not changed.
-func publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	switch p := ev.GetPayload().(type) {
+// redactEvent is ev as published at a table whose game deals cards face
+// down, one rule for every such game (chemin de fer, banque, the old
+// game; punto banco deals everything face up and publishes ev as it is):
+//
+//   - card_dealt: a card faceDown says is face down goes out as
+//     {face_down: true}, without rank, suit or code, and no card_dealt
+//     carries the hand's total (the hand holds a face-down card until the
+//     result, which coup_resulted carries);
+//   - draw_decided: whether a choice or the tableau drew (by_choice), by
+//     which cell (rule) and who chose (player_id, set only for a choice)
+//     tell the total of a hand whose cards are face down: the table hears
+//     only which hand drew or stood ("carte" or "non").
+//
+// Nothing else reveals a hidden card before the showdown. ev is not
+// changed.
+func redactEvent(ev *eventsv1.TableEvent, faceDown func(*eventsv1.CardDealt) bool) *eventsv1.TableEvent {
+	switch ev.GetPayload().(type) {
 	case *eventsv1.TableEvent_CardDealt:
 		out := proto.Clone(ev).(*eventsv1.TableEvent)
 		cd := out.GetCardDealt()
-		if p.CardDealt.GetPosition() <= 2 {
+		if faceDown(cd) {
 			cd.Card = &shoev1.Card{FaceDown: true}
 		}
 		cd.Total = 0
 		return out
 	case *eventsv1.TableEvent_DrawDecided:
-		// Whether the tableau or a choice drew, and by which cell, tells the
-		// total: "carte" or "non" is all the table hears.
 		out := proto.Clone(ev).(*eventsv1.TableEvent)
 		dd := out.GetDrawDecided()
-		dd.ByChoice, dd.Rule = false, ""
+		dd.ByChoice, dd.Rule, dd.PlayerId = false, "", ""
 		return out
 	}
 	return ev
 }
+
+// cfFaceDown: the first two cards of each hand are dealt face down
+// (CF-DEAL); a third card is face up (CF-PLAYER-DRAW, CF-BANKER-DRAW).
+func cfFaceDown(cd *eventsv1.CardDealt) bool { return cd.GetPosition() <= 2 }
 
 // personalEvent is the public ev as v may see it at table t: its game's
 // core says (chemin de fer: a card_dealt of v's own face-down card gets

@@ -1354,11 +1354,15 @@ func (*BettingReopened) Descriptor() ([]byte, []int) {
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
 //
 // As published (and streamed by WatchTable to anyone but the hand's
-// holder): the first two cards of a hand are dealt face down (CF-DEAL),
-// so card is {face_down: true} without rank, suit or code, and total is 0
-// until the result; a third card (position 3) is face up (CF-PLAYER-DRAW,
-// CF-BANKER-DRAW). coup_resulted carries every card. WatchTable gives the
-// holder of a hand his own cards and totals.
+// holder), by game (chemmy.table.v1.Coup, "Who sees what"): a face-down
+// card is {face_down: true} without rank, suit or code, and total is 0
+// at every game that deals face down, until the result. Chemin de fer
+// and banque: the first two cards of a hand are face down (CF-DEAL), a
+// third card (position 3) is face up (CF-PLAYER-DRAW, CF-BANKER-DRAW).
+// The old game: every card is face down, third cards too (OLD-DEAL,
+// OLD-DRAW). Punto banco: every card is face up, with its total.
+// coup_resulted carries every card. WatchTable gives the holder of a
+// hand his own cards and totals.
 type CardDealt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`
@@ -1503,9 +1507,12 @@ func (x *NaturalShown) GetCards() []*v1.Card {
 	return nil
 }
 
-// DrawDecided: a hand drew or stood, by rule or by choice. As published,
-// by_choice and rule are left out (they would tell the hand's total while
-// its cards are face down): the table hears only "carte" or "non".
+// DrawDecided: a hand drew or stood, by rule or by choice. As published
+// at every game that deals face down (chemin de fer, banque, the old
+// game), by_choice, rule and player_id are left out (whether the holder
+// chose, at which cell, tells the hand's total while its cards are face
+// down): the table hears only "carte" or "non". Punto banco publishes
+// them (every card is face up).
 type DrawDecided struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Hand  Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.events.v1.Hand" json:"hand,omitempty"`

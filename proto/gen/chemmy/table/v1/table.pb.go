@@ -1927,23 +1927,41 @@ func (x *Bet) GetSide() BanqueSide {
 // Coup is one round at a table. Amounts in minor units.
 //
 // Who sees what. Every view of a table (GetTable, ListTables, the table in
-// every response, WatchTable) is made for its caller:
-//   - the first two cards of each hand are dealt face down (CF-DEAL): a
-//     face-down card is shown only to the holder of its hand, calling as
-//     a player (hand_holder_player_id for the player's hand,
-//     banker_player_id for the banker's); everyone else, staff included,
-//     gets {face_down: true} and no total for that hand;
-//   - a third card is face up for everyone (CF-PLAYER-DRAW,
-//     CF-BANKER-DRAW);
-//   - when the coup has a result (a natural shown, or the draws done) all
-//     cards are turned, for everyone; the coup_resulted event carries them;
-//   - a voided coup's hole cards stay face down, except to auditors.
+// every response, WatchTable's snapshot and events) is made for its
+// caller, by game:
+//   - Chemin de fer (VARIANT_CHEMIN_DE_FER): the first two cards of each
+//     hand are dealt face down (CF-DEAL): a face-down card is shown only
+//     to the holder of its hand, calling as a player
+//     (hand_holder_player_id for the player's hand, banker_player_id for
+//     the banker's); everyone else, staff included, gets
+//     {face_down: true} and no total for that hand. A third card is face
+//     up for everyone (CF-PLAYER-DRAW, CF-BANKER-DRAW). When the coup has
+//     a result (a natural shown, or the draws done) every card is turned,
+//     for everyone; the coup_resulted event carries them.
+//   - Baccarat banque (VARIANT_BACCARAT_BANQUE): as chemin de fer, per
+//     hand (hands: the right and the left table's, each shown face down
+//     to its holder CoupHand.holder_player_id; banker_cards to the
+//     banker): the first two cards of each hand face down, a third card
+//     face up, every card turned at the showdown (coup_resulted).
+//   - The old baccarat (VARIANT_OLD_BACCARAT): every card is dealt face
+//     down to its holder (OLD-DEAL), third cards too (OLD-DRAW; the
+//     table's reading: the text shows no card before the showdown): a hand's
+//     cards and points are shown only to the punter who holds it
+//     (hands), the banker's to the banker, until the showdown turns them
+//     all (coup_resulted). Nobody else, staff included, sees a card of
+//     the coup before then.
+//   - Punto banco (VARIANT_PUNTO_BANCO): every card is dealt face up
+//     (no hand has an option, PB-TABLEAU): everyone sees every card and
+//     total as it is dealt.
 //
-// GetOdds and GetAdvice count a card the caller cannot see as still in
-// the shoe. Known limit: the table asks the holder of the player's hand
-// only at his option (a total of 5, CF-PLAYER-DRAW), so a decision on the
-// player's hand tells the table that he holds 5; likewise a banker's
-// decision at an option cell.
+// At every game, a voided coup's face-down cards stay face down, except
+// to auditors once the coup is over (voided); and the published events
+// say no more than the public view (chemmy.events.v1.CardDealt,
+// DrawDecided). GetOdds and GetAdvice count a card the caller cannot see
+// as still in the shoe. Known limit (chemin de fer, banque): the table
+// asks the holder of a hand only at his option (a total of 5,
+// CF-PLAYER-DRAW), so a decision on a punter's hand tells the table that
+// he holds 5; likewise a banker's decision at an option cell.
 type Coup struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	CoupId string                 `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
@@ -1993,8 +2011,10 @@ type Coup struct {
 	HouseNet   int64 `protobuf:"varint,27,opt,name=house_net,json=houseNet,proto3" json:"house_net,omitempty"`
 	// Games of more than two hands (banque: right and left; the old game:
 	// one per punter), each with its holder; banker_cards is then the
-	// bank's hand and player_cards is empty. Face-down cards as above: shown
-	// to the hand's holder only until the showdown.
+	// bank's hand and player_cards is empty. Face-down cards as above (by
+	// game): banque's first two cards of a hand, and every card of the old
+	// game, third cards too, are shown to the hand's holder only until the
+	// showdown.
 	Hands         []*CoupHand `protobuf:"bytes,28,rep,name=hands,proto3" json:"hands,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2226,12 +2246,18 @@ func (x *Coup) GetHands() []*CoupHand {
 	return nil
 }
 
-// CoupHand is one punters' hand of a game of more than two hands.
+// CoupHand is one punters' hand of a game of more than two hands (see
+// "Who sees what" on Coup): at banque its first two cards are face down
+// to all but holder_player_id until the showdown and a third card is
+// face up; at the old game every card is face down to all but
+// holder_player_id until the showdown.
 type CoupHand struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
 	Hand           Hand                   `protobuf:"varint,1,opt,name=hand,proto3,enum=chemmy.table.v1.Hand" json:"hand,omitempty"`
 	HolderPlayerId string                 `protobuf:"bytes,2,opt,name=holder_player_id,json=holderPlayerId,proto3" json:"holder_player_id,omitempty"`
-	Cards          []*v1.Card             `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
+	// The hand's cards in the order dealt; a card this viewer may not see
+	// is {face_down: true}.
+	Cards []*v1.Card `protobuf:"bytes,3,rep,name=cards,proto3" json:"cards,omitempty"`
 	// 0..9 (the old game: its points, OLD-VALUES); 0 for a viewer who does
 	// not see every card.
 	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
