@@ -149,6 +149,45 @@ func TestWatchTableConsumerGoesWithTheStream(t *testing.T) {
 	waitFor(t, func() bool { return r.consumers(t) == 0 }, "the watch's consumer to be deleted")
 }
 
+// TestWatchTableSnapshotNamesItsLastEvent: the snapshot's event_sequence
+// is the sequence of the table's last event it reflects, published or
+// not yet, and the first event streamed after it carries the next one:
+// a client that reconnects can tell what it missed.
+func TestWatchTableSnapshotNamesItsLastEvent(t *testing.T) {
+	r := newWatchRig(t)
+	id := r.h.tableWith(&tablev1.HouseRules{}, 0, nil, "alice", "bob")
+	r.relay(t)
+	r.h.join(id, "carol") // stored, not published yet when the watch opens
+	want := mustLoad(t, r.h, id).EventSeq
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, err := r.tables.WatchTable(ctx, &tablev1.WatchTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ws.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := first.GetTable()
+	if snap == nil || snap.GetEventSequence() != want || want < 4 {
+		t.Fatalf("snapshot event_sequence %d (table %v), want %d: the table's last event (carol seated)", snap.GetEventSequence(), snap != nil, want)
+	}
+	if seated := len(snap.GetSeats()); seated != 3 {
+		t.Fatalf("the snapshot has %d seated, want 3 (carol's event %d is in it)", seated, want)
+	}
+	r.h.join(id, "dave")
+	r.relay(t)
+	ev, err := ws.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.GetEvent(); got.GetSequence() != snap.GetEventSequence()+1 || got.GetPlayerSeated().GetPlayerId() != "dave" {
+		t.Fatalf("first event streamed: %v; want dave seated as event %d, right after the snapshot's %d", got, snap.GetEventSequence()+1, snap.GetEventSequence())
+	}
+}
+
 // TestWatchTableManyDroppedStreamsLeaveNoConsumers: watches that are
 // opened and dropped leave no consumer behind.
 func TestWatchTableManyDroppedStreamsLeaveNoConsumers(t *testing.T) {
