@@ -11,6 +11,7 @@
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
+//	-request-retention  how long a request_id's answer is kept, those of a shoe still open as long as it is (default 168h)
 //
 // Logs are JSON on stderr. SIGINT or SIGTERM stops the service gracefully.
 package main
@@ -30,6 +31,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
+	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
@@ -60,6 +62,7 @@ func run(args []string, stderr io.Writer) error {
 	tc := trust.RegisterFlags(fs)
 	stream := outbox.RegisterStreamFlags(fs)
 	shardFlag := fs.String("shard", env("CHEMMY_SHARD", ""), "this shoe-svc's table-svc shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every shoe id; empty: not sharded (CHEMMY_SHARD)")
+	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (those of a shoe still open: as long as it is; clients must not retry older requests); negative: for ever")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -95,6 +98,8 @@ func run(args []string, stderr io.Writer) error {
 		Trust:        *tc,
 		Stream:       *stream,
 		Logger:       log,
+
+		RequestRetention: *retention,
 	})
 	if err != nil {
 		log.Error("stopped", "err", err)

@@ -121,6 +121,9 @@
 // is ALREADY_EXISTS REQUEST_ID_REUSED. CreateShoe hashes the request with its defaults filled
 // in, so {decks: 0} and {decks: 6} are the same request. DealCard is
 // idempotent per (shoe_id, request_id).
+// Records are kept Config.RequestRetention (default 7 days) after their
+// first save, those of a shoe still open as long as it is (retention.go);
+// a request_id sent again after that is a new request.
 //
 // # Storage (bbolt, schema version [SchemaVersion])
 //

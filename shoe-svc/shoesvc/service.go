@@ -53,6 +53,11 @@ type Config struct {
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed).
 	Stream outbox.StreamLimits
+	// RequestRetention is how long the idempotency record of a request_id
+	// is kept, and those of a shoe still open as long as it is (see
+	// retention); default 7 days (store.DefaultRetention), negative: for
+	// ever. A request_id retried after that is a new request.
+	RequestRetention time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// IDPrefix starts the id of every shoe made here: the shard's
@@ -152,6 +157,10 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		s.commit = store.CommitterFor(b.DB)
 		shoev1.RegisterShoeServiceServer(g, s)
 		b.Go(s.sweepLoop)
+		b.Go(func(ctx context.Context) error {
+			store.Sweep(ctx, b.DB, retention(c.RequestRetention), b.Log)
+			return nil
+		})
 		return nil
 	})
 	if err != nil {

@@ -2,7 +2,9 @@ package tablesvc
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,20 +60,9 @@ func TestRequestRecordsExpire(t *testing.T) {
 		return found
 	}
 	keys := []string{"CreateTable/operator/operator-1/create-1", "JoinTable/player/alice/join-1", "LeaveTable/player/alice/leave-1"}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		left := 0
-		for _, k := range keys {
-			if present(k) {
-				left++
-			}
-		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of the request records %v were not swept", left, keys)
-		}
-	}
+	waitFor(t, func() bool {
+		return !slices.ContainsFunc(keys, present)
+	}, fmt.Sprintf("the request records %v to be swept", keys))
 
 	// Expired request ids are new requests.
 	again, err := h.tables.CreateTable(h.as("op"), create)
