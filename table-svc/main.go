@@ -15,6 +15,9 @@
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
 //	-request-retention  how long a request_id's answer is kept (default 168h)
+//	-interrupt-after    how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
+//	                    unreachable or refusing) before it is voided and every bet returned
+//	                    (CHEMMY_TABLE_INTERRUPT_AFTER, default 2m)
 package main
 
 import (
@@ -56,7 +59,19 @@ func main() {
 	stream := outbox.RegisterStreamFlags(flag.CommandLine)
 	retention := flag.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	shardFlag := flag.String("shard", env("CHEMMY_SHARD", ""), "this table-svc's shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every table id, so the gateway routes the table here; empty: not sharded (CHEMMY_SHARD)")
+	interruptAfter := flag.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
+		"how long a coup may be unable to go on before its result (shoe-svc or wallet-svc unreachable or refusing) before it is voided and every bet returned (CHEMMY_TABLE_INTERRUPT_AFTER)")
+	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
+		if err := flag.Set("interrupt-after", v); err != nil {
+			fmt.Fprintln(os.Stderr, "table-svc: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
+			os.Exit(2)
+		}
+	}
 	flag.Parse()
+	if *interruptAfter <= 0 {
+		fmt.Fprintln(os.Stderr, "table-svc: -interrupt-after must be positive")
+		os.Exit(2)
+	}
 	idPrefix, err := shard.FlagPrefix(*shardFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table-svc: bad -shard:", err)
@@ -82,6 +97,7 @@ func main() {
 		IDPrefix: idPrefix, ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
 		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention,
+		InterruptAfter: *interruptAfter,
 	})
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)

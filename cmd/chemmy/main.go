@@ -23,6 +23,9 @@
 //	-stream-max-age D, -stream-max-bytes N, -stream-replicas N
 //	                 limits of the CHEMMY event stream when it is created (default 720h,
 //	                 1 GiB, 1; negative age or bytes: none); an existing stream is never changed
+//	-interrupt-after D  how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
+//	                 unreachable or refusing) before table-svc voids it, every bet returned
+//	                 (default 2m, or CHEMMY_TABLE_INTERRUPT_AFTER)
 //
 // Each start makes a throw-away CA and the services' certificates in
 // DIR/tls and their NATS nkeys in DIR/nats-keys (reader.nk: read-only).
@@ -46,6 +49,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
+	"github.com/chemmy/chemmy/table-svc/tablesvc"
 )
 
 func usage() {
@@ -92,7 +96,19 @@ func run(args []string) int {
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
 	stream := outbox.RegisterStreamFlags(fs)
 	shards := fs.Int("shards", 1, "table-svc shards, each with its own shoe-svc; the gateway routes by the shard in the table and shoe ids (shard k's files in <data-dir>/shard-k, shard 0's in <data-dir>)")
+	interruptAfter := fs.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
+		"how long a coup may be unable to go on before its result (shoe-svc or wallet-svc unreachable or refusing) before table-svc voids it, every bet returned (CHEMMY_TABLE_INTERRUPT_AFTER)")
+	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
+		if err := fs.Set("interrupt-after", v); err != nil {
+			fmt.Fprintln(os.Stderr, "chemmy run: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
+			return 2
+		}
+	}
 	_ = fs.Parse(args)
+	if *interruptAfter <= 0 {
+		fmt.Fprintln(os.Stderr, "chemmy run: -interrupt-after must be positive")
+		return 2
+	}
 	if *shards < 1 || *shards > shard.Max {
 		fmt.Fprintf(os.Stderr, "chemmy run: -shards must be 1..%d\n", shard.Max)
 		return 2
@@ -115,6 +131,7 @@ func run(args []string) int {
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, Metrics: maddrs,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
+		InterruptAfter: *interruptAfter,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)

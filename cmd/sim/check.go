@@ -95,6 +95,7 @@ func (s *sim) checkStep() {
 			continue
 		}
 		s.coupNumbers(v)
+		s.checkInterrupt(t)
 		switch st := v.GetState(); st {
 		case stDealing, stSettling:
 			if allUp {
@@ -116,6 +117,29 @@ func (s *sim) checkStep() {
 	}
 	if s.cl.isUp(svcWallet) {
 		s.checkMoney(false)
+	}
+}
+
+// checkInterrupt: a coup that has stayed in DEALING before its result
+// for InterruptAfter (on table-svc's clock, since it was first seen so or
+// table-svc started, whichever is later) is voided by the next retry
+// pass; one more pass is allowed, for a first failure seen late.
+func (s *sim) checkInterrupt(t *simTable) {
+	if t.dealCoup == "" || !s.cl.isUp(svcTable) {
+		return
+	}
+	since := t.dealSince
+	if s.cl.tableStart.After(since) {
+		since = s.cl.tableStart
+	}
+	waited := s.clock.Now().Sub(since)
+	if waited < s.cfg.InterruptAfter {
+		t.dealLate = 0
+		return
+	}
+	if t.dealLate++; t.dealLate >= 2 {
+		s.violate("interrupt-on-time", t.dealCoup, "t%d: coup %d has been dealing without a result for %v, past InterruptAfter (%v), and is not voided (%s)",
+			t.n, t.view.GetCoup().GetNumber(), waited, s.cfg.InterruptAfter, brief(t.view))
 	}
 }
 
@@ -197,33 +221,9 @@ func (s *sim) checkMoney(final bool) {
 	if !s.cl.isUp(svcTable) {
 		return
 	}
-	// What the tables say is at stake.
-	expected, live := map[string]int64{}, int64(0)
-	skip := map[string]bool{}
-	for _, t := range s.tables {
-		v := t.view
-		if v == nil {
-			return
-		}
-		if v.GetState() == stSettling {
-			// The wallet may have settled already: the table catches up.
-			for _, p := range t.players {
-				skip[p] = true
-			}
-			continue
-		}
-		if b := v.GetBankerPlayerId(); b != "" {
-			expected[b] += v.GetBank()
-			live++
-		}
-		for _, b := range v.GetCoup().GetBets() {
-			expected[b.GetPlayerId()] += b.GetAmount()
-			live++
-		}
-		if b := v.GetHighestBidderPlayerId(); b != "" {
-			expected[b] += v.GetHighestBid()
-			live++
-		}
+	expected, live, skip, ok := s.atStake()
+	if !ok {
+		return
 	}
 	owner := map[string]*simTable{}
 	for _, t := range s.tables {
@@ -266,6 +266,39 @@ func (s *sim) checkMoney(final bool) {
 	if final && len(skip) == 0 && audit.GetOpenHolds() != live {
 		s.violate("holds-released", "count", "at rest the wallet has %d open holds; the tables' live banks, bets and bids are %d", audit.GetOpenHolds(), live)
 	}
+}
+
+// atStake is what the tables say is at stake, per player: his live
+// banks, bets and highest bids, and their number. skip are the players of
+// tables in SETTLING (the wallet may have settled already: the table
+// catches up); ok is false when a table is not observed.
+func (s *sim) atStake() (expected map[string]int64, live int64, skip map[string]bool, ok bool) {
+	expected, skip = map[string]int64{}, map[string]bool{}
+	for _, t := range s.tables {
+		v := t.view
+		if v == nil {
+			return nil, 0, nil, false
+		}
+		if v.GetState() == stSettling {
+			for _, p := range t.players {
+				skip[p] = true
+			}
+			continue
+		}
+		if b := v.GetBankerPlayerId(); b != "" {
+			expected[b] += v.GetBank()
+			live++
+		}
+		for _, b := range v.GetCoup().GetBets() {
+			expected[b.GetPlayerId()] += b.GetAmount()
+			live++
+		}
+		if b := v.GetHighestBidderPlayerId(); b != "" {
+			expected[b] += v.GetHighestBid()
+			live++
+		}
+	}
+	return expected, live, skip, true
 }
 
 // checkFinal checks the suite at rest: no table stuck, the money, and the

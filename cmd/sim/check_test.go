@@ -4,8 +4,10 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -128,7 +130,7 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	stand := &eventsv1.DrawDecided{Hand: eventsv1.Hand_HAND_PLAYER, Draw: false, PlayerId: "p"}
 	s := checker()
 	delta := map[string]int64{}
-	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), delta)
+	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), delta, new([]interruptM))
 	if invariants(s) != "" {
 		t.Fatalf("clean coup: %v", s.res.Violations)
 	}
@@ -138,14 +140,14 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 
 	// The banker drew a third card on 7, where the tableau stands.
 	s = checker()
-	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S", "KD"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), map[string]int64{})
+	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S", "KD"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), map[string]int64{}, new([]interruptM))
 	if invariants(s) != "coup-follows-cards" {
 		t.Errorf("banker drew on 7: %s", invariants(s))
 	}
 
 	// The player chose to stand but was dealt a third card.
 	s = checker()
-	s.replay(replayTable(), coupEvents([]string{"2C", "3D", "AH"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), map[string]int64{})
+	s.replay(replayTable(), coupEvents([]string{"2C", "3D", "AH"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand), map[string]int64{}, new([]interruptM))
 	if !strings.Contains(invariants(s), "coup-follows-cards") {
 		t.Errorf("stood but drew: %s", invariants(s))
 	}
@@ -154,7 +156,7 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	bad := proto.Clone(win).(*eventsv1.CoupSettled)
 	bad.Commission, bad.BankerNet, bad.NewBank = 40, 360, 1360
 	s = checker()
-	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, bad, stand), map[string]int64{})
+	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, bad, stand), map[string]int64{}, new([]interruptM))
 	if invariants(s) != "settlement-follows-result" {
 		t.Errorf("wrong commission: %s", invariants(s))
 	}
@@ -163,7 +165,7 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	timedOut := &eventsv1.DrawDecided{Hand: eventsv1.Hand_HAND_PLAYER, Draw: false, PlayerId: "p"}
 	s = checker()
 	s.replay(replayTable(), coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win,
-		&eventsv1.TurnTimedOut{PlayerId: "p", Turn: "decision", Action: "stand"}, timedOut), map[string]int64{})
+		&eventsv1.TurnTimedOut{PlayerId: "p", Turn: "decision", Action: "stand"}, timedOut), map[string]int64{}, new([]interruptM))
 	if invariants(s) != "coup-follows-cards" {
 		t.Errorf("stood on 5 when his time ran out: %s", invariants(s))
 	}
@@ -171,9 +173,91 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	// A coup with a bet that never ends.
 	s = checker()
 	evs := coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand)
-	s.replay(replayTable(), evs[:2], map[string]int64{})
+	s.replay(replayTable(), evs[:2], map[string]int64{}, new([]interruptM))
 	if invariants(s) != "coup-ends-once" {
 		t.Errorf("coup left open: %s", invariants(s))
+	}
+}
+
+// voided is evs and then a coup_voided event for coup C.
+func voided(evs []*eventsv1.TableEvent, reason string) []*eventsv1.TableEvent {
+	e := ev(uint64(len(evs)+1), "", "C")
+	e.Payload = &eventsv1.TableEvent_CoupVoided{CoupVoided: &eventsv1.CoupVoided{Reason: reason, By: "table", ByRole: "service"}}
+	return append(slices.Clone(evs), e)
+}
+
+func TestReplayChecksInterruptedCoups(t *testing.T) {
+	win := &eventsv1.CoupSettled{Outcome: eventsv1.Outcome_OUTCOME_BANK_WINS, BankerWinnings: 400, Commission: 20, BankerNet: 380, NewBank: 1380}
+	stand := &eventsv1.DrawDecided{Hand: eventsv1.Hand_HAND_PLAYER, Draw: false, PlayerId: "p"}
+	evs := coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand)
+	// Interrupted after two cards, before its result: clean, and noted.
+	s := checker()
+	var in []interruptM
+	s.replay(replayTable(), voided(evs[:4], "interrupted: the coup could not go on for 20s"), map[string]int64{}, &in)
+	if invariants(s) != "" || len(in) != 1 || in[0].c.banker != "b" || len(in[0].c.bets) != 1 || s.res.CoupsInterrupted != 1 {
+		t.Fatalf("interrupted before its result: %q, %d interrupted, %+v", invariants(s), len(in), in)
+	}
+	// A croupier's void is not an interruption.
+	s, in = checker(), nil
+	s.replay(replayTable(), voided(evs[:4], "sim: misdeal"), map[string]int64{}, &in)
+	if invariants(s) != "" || len(in) != 0 {
+		t.Fatalf("croupier's void: %q, %d interrupted", invariants(s), len(in))
+	}
+	// Interrupted after its result.
+	s, in = checker(), nil
+	result := len(evs) - 1 // the coup_resulted, before the settlement
+	s.replay(replayTable(), voided(evs[:result], "interrupted: the coup could not go on"), map[string]int64{}, &in)
+	if invariants(s) != "coup-interrupted" {
+		t.Errorf("interrupted after its result: %q", invariants(s))
+	}
+}
+
+// TestCheckInterruptOnTime: a coup dealing without a result past
+// InterruptAfter is reported after the second retry pass past it (the
+// first may have seen its first failure late), and not before; a
+// restart of table-svc starts the count again.
+func TestCheckInterruptOnTime(t *testing.T) {
+	clk := newClock()
+	s := checker()
+	s.cfg = Config{InterruptAfter: 20 * time.Second}
+	s.clock = clk
+	s.cl = &cluster{clock: clk, up: map[string]bool{svcTable: true}, tableStart: clk.Now()}
+	tb := &simTable{n: 1}
+	tb.view = &tablev1.Table{State: stDealing, Coup: &tablev1.Coup{CoupId: "C", Number: 3}}
+	s.tables = []*simTable{tb}
+	step := func(d time.Duration) {
+		clk.advance(d, true)
+		s.noteDealing(tb)
+		s.checkInterrupt(tb)
+	}
+	step(0)
+	step(19 * time.Second)
+	step(time.Second) // 20 s: the pass that should interrupt it
+	if invariants(s) != "" {
+		t.Fatalf("reported at the first pass past the limit: %q", invariants(s))
+	}
+	// table-svc restarted: its time starts again.
+	s.cl.tableStart = clk.Now()
+	step(10 * time.Second)
+	step(5 * time.Second)
+	if invariants(s) != "" {
+		t.Fatalf("reported %v after a restart: %q", 15*time.Second, invariants(s))
+	}
+	step(5 * time.Second)
+	step(time.Second)
+	if invariants(s) != "interrupt-on-time" {
+		t.Fatalf("a coup dealing 21 s after the restart, two passes past the limit: %q", invariants(s))
+	}
+	// A result, or another coup, ends the watch.
+	s = checker()
+	s.cfg, s.clock, s.cl = Config{InterruptAfter: 20 * time.Second}, clk, &cluster{clock: clk, up: map[string]bool{svcTable: true}, tableStart: clk.Now()}
+	tb.dealCoup = ""
+	step(0)
+	tb.view.Coup.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS
+	step(30 * time.Second)
+	step(30 * time.Second)
+	if invariants(s) != "" {
+		t.Fatalf("a coup with its result: %q", invariants(s))
 	}
 }
 
@@ -184,7 +268,7 @@ func TestClusterMovesAService(t *testing.T) {
 		t.Skip("starts the suite")
 	}
 	f := newFaults(1, func(string, ...any) {})
-	c, err := newCluster(t.TempDir(), slog.New(slog.DiscardHandler), newClock(), f, 0)
+	c, err := newCluster(t.TempDir(), slog.New(slog.DiscardHandler), newClock(), f, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,10 @@ type cluster struct {
 	log    *slog.Logger
 	clock  *clock
 	faults *faults
+	// interruptAfter is table-svc's Config.InterruptAfter (0: its default).
+	interruptAfter time.Duration
+	// tableStart is the simulated time table-svc last started at.
+	tableStart time.Time
 
 	natsPort                        int
 	shoeAddr, walletAddr, tableAddr string
@@ -72,9 +76,10 @@ type cluster struct {
 
 // newCluster starts the suite. dupWindow > 0: the event stream is
 // created first, with that duplicate window (the services never change
-// an existing stream).
-func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, dupWindow time.Duration) (*cluster, error) {
-	c := &cluster{dir: dir, log: log, clock: clk, faults: f, up: map[string]bool{}}
+// an existing stream). interruptAfter is table-svc's limit for a coup
+// that cannot go on (0: its default).
+func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, dupWindow, interruptAfter time.Duration) (*cluster, error) {
+	c := &cluster{dir: dir, log: log, clock: clk, faults: f, interruptAfter: interruptAfter, up: map[string]bool{}}
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
@@ -241,7 +246,7 @@ func (c *cluster) startTable() error {
 		s, err := tablesvc.Start(context.Background(), tablesvc.Config{
 			ListenAddr: c.tableAddr, DBPath: filepath.Join(c.dir, "table.db"),
 			ShoeAddr: c.shoeAddr, WalletAddr: c.walletAddr, NATSURL: c.natsURL(),
-			RetryInterval: -1, Clock: c.clock.Now, Trust: devMode, Logger: c.log,
+			RetryInterval: -1, Clock: c.clock.Now, Trust: devMode, Logger: c.log, InterruptAfter: c.interruptAfter,
 			DialOptions: []grpc.DialOption{
 				grpc.WithChainUnaryInterceptor(c.faults.intercept),
 				grpc.WithConnectParams(fastReconnect),
@@ -254,6 +259,7 @@ func (c *cluster) startTable() error {
 		return fmt.Errorf("sim: start table-svc: %w", err)
 	}
 	c.setUp(svcTable, true)
+	c.tableStart = c.clock.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.table.Recover(ctx); err != nil {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -56,6 +57,15 @@ type simTable struct {
 	seated   []string
 	seatTime map[string]time.Duration
 	shoe     string // the shoe id at the last observation
+	// dealCoup is the coup the table was last seen dealing before its
+	// result, since dealSince (simulated time, or table-svc's start when
+	// later); dealLate counts the retry passes that have run since it
+	// could have been interrupted (InterruptAfter).
+	dealCoup  string
+	dealSince time.Time
+	dealLate  int
+	// interrupted are the coups seen voided by the table itself.
+	interrupted map[string]bool
 }
 
 // pass lets simulated time pass: the clock moves on (and the service time
@@ -260,8 +270,34 @@ func (s *sim) observe() {
 		if key := waitKeyOf(t.view); key != t.waitKey {
 			t.waitKey, t.waitStart = key, s.clock.up()
 		}
+		s.noteDealing(t)
 	}
 }
+
+// noteDealing notes when the table was first seen dealing its coup before
+// the result, and the coups it interrupted (voided itself: its last coup
+// voided with an "interrupted" reason).
+func (s *sim) noteDealing(t *simTable) {
+	v := t.view
+	if cp := v.GetCoup(); v.GetState() == stDealing && cp.GetOutcome() == tablev1.Outcome_OUTCOME_UNSPECIFIED {
+		if cp.GetCoupId() != t.dealCoup {
+			t.dealCoup, t.dealSince, t.dealLate = cp.GetCoupId(), s.clock.Now(), 0
+		}
+	} else {
+		t.dealCoup = ""
+	}
+	if last := v.GetLastCoup(); last.GetVoided() && interruptReason(last.GetVoidReason()) && !t.interrupted[last.GetCoupId()] {
+		if t.interrupted == nil {
+			t.interrupted = map[string]bool{}
+		}
+		t.interrupted[last.GetCoupId()] = true
+		s.tracef("step %d: t%d coup %d interrupted: voided by the table, %d bet(s) returned", s.step, t.n, last.GetNumber(), len(last.GetBets()))
+	}
+}
+
+// interruptReason reports whether a void's reason is table-svc's own for
+// an interrupted coup.
+func interruptReason(reason string) bool { return strings.HasPrefix(reason, "interrupted") }
 
 // snap is a table as observed at one moment.
 type snap struct {

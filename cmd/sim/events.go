@@ -9,11 +9,14 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/rules"
 )
 
@@ -134,6 +137,16 @@ type coupM struct {
 	resulted *eventsv1.CoupResulted
 	settled  int
 	voided   int
+	// interrupted: voided by the table itself (InterruptAfter); banker:
+	// the banker then.
+	interrupted bool
+	banker      string
+}
+
+// interruptM is an interrupted coup of a table.
+type interruptM struct {
+	t *simTable
+	c *coupM
 }
 
 // checkEvents reads every table's events from JetStream and checks them:
@@ -149,13 +162,17 @@ func (s *sim) checkEvents() error {
 	}
 	delta := map[string]int64{} // money won (+) or lost (-) at the tables, per player; "house" too
 	complete := true
+	var interrupts []interruptM
 	for _, t := range s.tables {
 		evs := s.sequenced(t, byTable[t.id], want[t.id])
 		if uint64(len(evs)) != want[t.id] {
 			complete = false
 		}
 		s.res.Events += len(evs)
-		s.replay(t, evs, delta)
+		s.replay(t, evs, delta, &interrupts)
+	}
+	if err := s.checkInterrupted(interrupts); err != nil {
+		return err
 	}
 	if !complete {
 		s.tracef("events incomplete: balances not checked against them")
@@ -279,9 +296,10 @@ func engineRules(hr *tablev1.HouseRules) rules.HouseRules {
 
 // replay goes through a table's events in order, as a consumer would,
 // and checks every coup: its result from its cards, its settlement from
-// its result and bets, that it ends once. delta collects each player's
-// (and the house's) money won at the table.
-func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64) {
+// its result and bets, that it ends once, an interrupted one before its
+// result. delta collects each player's (and the house's) money won at the
+// table, interrupts the coups the table voided itself.
+func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64, interrupts *[]interruptM) {
 	hr := engineRules(t.rules)
 	coups := map[string]*coupM{}
 	var order []string
@@ -359,6 +377,14 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 		case *eventsv1.TableEvent_CoupVoided:
 			c.voided++
 			s.res.CoupsVoided++
+			if interruptReason(p.CoupVoided.GetReason()) {
+				c.interrupted, c.banker = true, banker
+				s.res.CoupsInterrupted++
+				*interrupts = append(*interrupts, interruptM{t, c})
+				if c.resulted != nil {
+					s.violate("coup-interrupted", c.id, "t%d %s was interrupted (voided by the table) after its result", t.n, name())
+				}
+			}
 		case *eventsv1.TableEvent_SeatFeeCharged:
 			f := p.SeatFeeCharged
 			fr := hr
@@ -584,5 +610,97 @@ func (s *sim) checkSettlement(t *simTable, c *coupM, ev *eventsv1.CoupSettled, b
 	delta["house"] += st.Commission
 	for i, b := range c.bets {
 		delta[b.player] += st.Payouts[i] - st.Lost[i]
+	}
+}
+
+// checkInterrupted checks, at rest, that every coup the table interrupted
+// left nobody worse off: no transfer of the ledger refers to it (no bet
+// lost, no bank paid, no commission: its money went back whole), and each
+// of its punters and its banker has exactly his live stakes held (the
+// bets' holds released; the bank's still backs the bank the banker kept,
+// until it ends).
+func (s *sim) checkInterrupted(interrupts []interruptM) error {
+	if len(interrupts) == 0 {
+		return nil
+	}
+	expected, _, skip, ok := s.atStake()
+	if !ok {
+		return nil
+	}
+	refs := map[string]*simTable{}
+	for _, in := range interrupts {
+		refs[in.c.id] = in.t
+	}
+	// The statements of every player of a table with an interrupted coup,
+	// and the house's.
+	accounts := map[string]bool{"house:commission": true}
+	for _, in := range interrupts {
+		for _, p := range in.t.players {
+			accounts["player:"+p] = true
+		}
+	}
+	ids := make([]string, 0, len(accounts))
+	for a := range accounts {
+		ids = append(ids, a)
+	}
+	sort.Strings(ids)
+	for _, a := range ids {
+		trs, err := s.statement(a)
+		if err != nil {
+			return err
+		}
+		for _, tr := range trs {
+			for id, t := range refs {
+				if strings.Contains(tr.GetReference(), id) {
+					s.violate("coup-interrupted", id+"/"+tr.GetTransferId(), "t%d: interrupted %s moved money: transfer %s of %d (%s, %s -> %s)",
+						t.n, s.coupName(t, id), tr.GetTransferId(), tr.GetAmount(), tr.GetReason(), tr.GetDebitAccountId(), tr.GetCreditAccountId())
+				}
+			}
+		}
+	}
+	for _, in := range interrupts {
+		players := []string{}
+		for _, b := range in.c.bets {
+			players = append(players, b.player)
+		}
+		if in.c.banker != "" {
+			players = append(players, in.c.banker)
+		}
+		for _, p := range players {
+			if skip[p] {
+				continue
+			}
+			_, held, err := s.account("player:" + p)
+			if err != nil {
+				return err
+			}
+			if held != expected[p] {
+				s.violate("coup-interrupted", in.c.id+"/"+p, "t%d: at rest %s, of interrupted %s, has %d held; his live bank, bets and bids are %d",
+					in.t.n, p, s.coupName(in.t, in.c.id), held, expected[p])
+			}
+		}
+	}
+	return nil
+}
+
+// statement is every transfer of an account, oldest first.
+func (s *sim) statement(account string) ([]*walletv1.Transfer, error) {
+	var out []*walletv1.Transfer
+	for token := ""; ; {
+		ctx, cancel := s.as("auditor")
+		resp, err := s.cl.wallets.ListStatement(ctx, &walletv1.ListStatementRequest{AccountId: account, PageSize: 1000, PageToken: token})
+		cancel()
+		if status.Code(err) == codes.NotFound {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sim: statement of %s: %w", account, err)
+		}
+		for _, e := range resp.GetEntries() {
+			out = append(out, e.GetTransfer())
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			return out, nil
+		}
 	}
 }

@@ -38,6 +38,12 @@ type Config struct {
 	FaultRate float64
 	// NoRestarts: no service restarts, outages or NATS outages.
 	NoRestarts bool
+	// InterruptAfter is table-svc's Config.InterruptAfter on the simulated
+	// clock: a coup that cannot go on before its result for that long is
+	// voided by the table, every bet returned; default 20 s (the service's
+	// own default is 2 minutes), so that the long outages of shoe-svc and
+	// wallet-svc outlast it.
+	InterruptAfter time.Duration
 	// ShortShoes: every table starts on a two-deck prepared shoe, so that
 	// its cut card comes out within a few coups and it changes shoes. The
 	// next shoes are shuffled by shoe-svc from crypto/rand: a run with
@@ -109,6 +115,9 @@ func (c Config) withDefaults() Config {
 	if c.FaultRate < 0 {
 		c.FaultRate = 0
 	}
+	if c.InterruptAfter == 0 {
+		c.InterruptAfter = 20 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -132,15 +141,20 @@ func (v Violation) String() string {
 
 // Result is what one run did and found.
 type Result struct {
-	Seed                       uint64
-	Steps                      int
-	CoupsSettled, CoupsVoided  int
+	Seed                      uint64
+	Steps                     int
+	CoupsSettled, CoupsVoided int
+	// CoupsInterrupted are the voided coups the table voided itself
+	// (interrupted: a dependency unreachable past InterruptAfter).
+	CoupsInterrupted           int
 	Events                     int
 	Faults                     int
 	FaultKinds                 map[string]int
 	Restarts, Outages, NATSOut int
-	ShoeChanges                int
-	Violations                 []Violation
+	// LongOutages: shoe-svc or wallet-svc down past InterruptAfter.
+	LongOutages int
+	ShoeChanges int
+	Violations  []Violation
 	// Digest is a hash of the trace: two runs of a seed that did the same
 	// things have the same digest (see the README on determinism).
 	Digest string
@@ -151,8 +165,8 @@ type Result struct {
 
 // Summary is the one-line summary of a run.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided, %d events, %d faults injected %v, %d restarts, %d outages, %d NATS outages, %d new shoes, %d violations, %s, digest %s",
-		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.NATSOut, r.ShoeChanges,
+	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided (%d interrupted), %d events, %d faults injected %v, %d restarts, %d outages (%d long), %d NATS outages, %d new shoes, %d violations, %s, digest %s",
+		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.CoupsInterrupted, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.LongOutages, r.NATSOut, r.ShoeChanges,
 		len(r.Violations), r.Elapsed.Round(time.Millisecond), r.Digest)
 }
 
@@ -186,6 +200,9 @@ type sim struct {
 	withdrawn  int64
 	downUntil  map[string]int // service -> step at which it starts again
 	phaseUntil int
+	// slowUntil: until this step a long outage runs and each step takes
+	// 5 to 11 s instead of up to 3 s.
+	slowUntil int
 
 	seen   map[string]bool  // violations reported once per key
 	coupNo map[string]int64 // coup id -> its number at its table
@@ -240,7 +257,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Avoid.LongOutage {
 		dup = 0
 	}
-	cl, err := newCluster(dir, cfg.Logger, s.clock, s.faults, dup)
+	cl, err := newCluster(dir, cfg.Logger, s.clock, s.faults, dup, cfg.InterruptAfter)
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -337,8 +354,13 @@ func (s *sim) nextID() string {
 // changes.
 func (s *sim) environment() error {
 	// Think time: every step takes a moment (before any restart, so that
-	// a service starts at the time the step's observation sees).
-	s.pass(time.Duration(s.rng.IntN(3000)) * time.Millisecond)
+	// a service starts at the time the step's observation sees); during a
+	// long outage, longer.
+	think := time.Duration(s.rng.IntN(3000)) * time.Millisecond
+	if s.step < s.slowUntil {
+		think = 5*time.Second + 2*think
+	}
+	s.pass(think)
 	// Outages that end now.
 	for _, name := range []string{svcNATS, svcShoe, svcWallet, svcTable} {
 		if until, ok := s.downUntil[name]; ok && s.step >= until {
@@ -404,6 +426,23 @@ func (s *sim) environment() error {
 		s.tracef("step %d: NATS down for %d steps", s.step, n)
 		s.downUntil[svcNATS] = s.step + n
 		_ = s.cl.stop(svcNATS)
+	case r < 0.040:
+		// A long outage: shoe-svc or wallet-svc down for 6 to 12 steps of
+		// 5 to 11 s, past InterruptAfter: a coup it stops before its
+		// result is interrupted (voided by the table).
+		name := []string{svcShoe, svcWallet}[pick%2]
+		if s.down(name) {
+			return nil
+		}
+		n := 6 + s.rng.IntN(7)
+		s.res.Outages++
+		s.res.LongOutages++
+		s.tracef("step %d: %s down for %d long steps", s.step, name, n)
+		s.downUntil[name] = s.step + n
+		s.slowUntil = max(s.slowUntil, s.step+n)
+		if err := s.cl.stop(name); err != nil {
+			s.violate("clean-stop", "", "%s did not stop cleanly: %v", name, err)
+		}
 	}
 	return nil
 }

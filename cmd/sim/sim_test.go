@@ -50,6 +50,8 @@ func TestSim(t *testing.T) {
 		t.Log(res.Summary())
 		total.CoupsSettled += res.CoupsSettled
 		total.CoupsVoided += res.CoupsVoided
+		total.CoupsInterrupted += res.CoupsInterrupted
+		total.LongOutages += res.LongOutages
 		total.Faults += res.Faults
 		total.Restarts += res.Restarts
 		total.Outages += res.Outages
@@ -64,8 +66,8 @@ func TestSim(t *testing.T) {
 				seed, len(res.Violations), res.TracePath, replay(seed), b.String())
 		}
 	}
-	t.Logf("sim: %d seeds (%d failed), %d coups settled, %d voided, %d faults injected, %d restarts, %d outages, %d NATS outages",
-		len(seeds), failed, total.CoupsSettled, total.CoupsVoided, total.Faults, total.Restarts, total.Outages, total.NATSOut)
+	t.Logf("sim: %d seeds (%d failed), %d coups settled, %d voided (%d interrupted), %d faults injected, %d restarts, %d outages (%d long), %d NATS outages",
+		len(seeds), failed, total.CoupsSettled, total.CoupsVoided, total.CoupsInterrupted, total.Faults, total.Restarts, total.Outages, total.LongOutages, total.NATSOut)
 }
 
 // replay is the command that runs seed again as this run did.

@@ -75,6 +75,10 @@ type Config struct {
 	// is never changed); zero fields take outbox's defaults (30 days,
 	// 1 GiB, 1 replica).
 	Stream outbox.StreamLimits
+	// InterruptAfter is how long table-svc lets a coup stay unable to go
+	// on before its result before voiding it, every bet returned
+	// (tablesvc.Config.InterruptAfter); 0: tablesvc.DefaultInterruptAfter.
+	InterruptAfter time.Duration
 	// Insecure runs the services in plaintext development mode (identity
 	// metadata believed; see package trust). Off by default.
 	Insecure bool
@@ -238,7 +242,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		}
 		table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: ts.addr, DBPath: filepath.Join(ts.dir, "table.db"), ShoeAddr: s.ShoeAddrs[k], WalletAddr: s.WalletAddr,
 			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: metricsAddr,
-			IDPrefix: ts.prefix,
+			IDPrefix: ts.prefix, InterruptAfter: c.InterruptAfter,
 		})
 		if err != nil {
 			return nil, err

@@ -34,6 +34,9 @@ const schemaVersion = 1
 
 var bucketTables = []byte("tables")
 
+// DefaultInterruptAfter is Config.InterruptAfter's default.
+const DefaultInterruptAfter = 2 * time.Minute
+
 // Config configures the table service. Zero values take the defaults
 // given.
 type Config struct {
@@ -70,8 +73,9 @@ type Config struct {
 	RequestRetention time.Duration
 	// InterruptAfter is how long a coup may stay unable to go on before its
 	// result (shoe-svc or wallet-svc unreachable or refusing) before it is
-	// voided and every bet returned; default 2 minutes. A coup with a
-	// result is never voided: its settlement is retried until it is done.
+	// voided and every bet returned; 0: DefaultInterruptAfter (2 minutes),
+	// counted on Clock. A coup with a result is never voided: its
+	// settlement is retried until it is done.
 	InterruptAfter time.Duration
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed).
@@ -168,7 +172,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		c.Clock = time.Now
 	}
 	if c.InterruptAfter <= 0 {
-		c.InterruptAfter = 2 * time.Minute
+		c.InterruptAfter = DefaultInterruptAfter
 	}
 	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{}}
 	mat, err := trust.Load(c.Trust)
