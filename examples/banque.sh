@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Plays a few coups of baccarat banque (baccarat à deux tableaux, RULES.md
-# BQ-*) through the gateway with grpcurl, against a running `make run`
-# (demo tokens of deploy/local/tokens.yaml).
+# BQ-*) through the gateway with grpcurl (or curl), against a running
+# `make run` (demo tokens of deploy/local/tokens.yaml).
 #
 # The operator funds alice, bob, carol and dave with 10000 each; the
 # croupier opens a banque table (minimum bank 2000, every time limit 5 s);
@@ -19,14 +19,13 @@
 # each coup's hands, results and bets and what each balance moved, then
 # the balances.
 #
-# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
-# grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
+# Environment: CHEMMY_TRANSPORT (grpc, the default: grpcurl; http: curl and
+# jq), CHEMMY_GATEWAY, CHEMMY_HTTP, GRPCURL, CURL (examples/transport.sh),
+# RUN_ID (request-id prefix; default: unique per run, so
 # the script may run again against the same stack), COUPS (settled coups
 # to play, default 3), DRAW_BELOW (default 5).
 set -euo pipefail
 
-GW=${CHEMMY_GATEWAY:-localhost:7000}
-GRPCURL=${GRPCURL:-grpcurl}
 RUN=${RUN_ID:-bq-$(date +%s)-$$}
 COUPS=${COUPS:-3}
 DRAW_BELOW=${DRAW_BELOW:-5}
@@ -38,11 +37,10 @@ declare -A ON=([alice]=RIGHT [bob]=RIGHT [carol]=LEFT [dave]=CHEVAL)
 BID=3000     # alice's bid for the bank
 MIN_BET=100  # the table's min_bet (its default)
 
-# call TOKEN METHOD JSON: one RPC through the gateway; prints the JSON reply.
-call() {
-  "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"
-}
-# flat: grpcurl's JSON on stdin as one "path=value" line per value, e.g.
+# call TOKEN METHOD JSON: one RPC through the gateway (grpcurl or curl);
+# prints the JSON reply.
+. "$(dirname "$0")/transport.sh"
+# flat: call's JSON on stdin as one "path=value" line per value, e.g.
 # table.coup.hands.0.holderPlayerId=bob (arrays by 0-based index).
 flat() {
   awk '{

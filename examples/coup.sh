@@ -1,25 +1,23 @@
 #!/usr/bin/env bash
-# Plays one chemin de fer coup through the gateway with grpcurl, against a
-# running `make run` (demo tokens of deploy/local/tokens.yaml):
+# Plays one chemin de fer coup through the gateway with grpcurl (or curl),
+# against a running `make run` (demo tokens of deploy/local/tokens.yaml):
 # funds alice, bob and carol with 5000 each, creates a table, seats them,
 # alice takes a bank of 1000, bob bets 600 and carol 400 (the bank is
 # covered, so the cards are dealt), any draw/stand decision is answered
 # "draw" (after printing the croupier's advice, GetAdvice), and the result
 # and the balances are printed.
 #
-# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
-# grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
+# Environment: CHEMMY_TRANSPORT (grpc, the default: grpcurl; http: curl and
+# jq), CHEMMY_GATEWAY, CHEMMY_HTTP, GRPCURL, CURL (examples/transport.sh),
+# RUN_ID (request-id prefix; default: unique per run, so
 # the script may run again against the same stack).
 set -euo pipefail
 
-GW=${CHEMMY_GATEWAY:-localhost:7000}
-GRPCURL=${GRPCURL:-grpcurl}
 RUN=${RUN_ID:-run-$(date +%s)-$$}
 
-# call TOKEN METHOD JSON: one RPC through the gateway; prints the JSON reply.
-call() {
-  "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"
-}
+# call TOKEN METHOD JSON: one RPC through the gateway (grpcurl or curl);
+# prints the JSON reply.
+. "$(dirname "$0")/transport.sh"
 # field NAME: the first string value of "NAME" in the JSON on stdin.
 field() {
   sed -n "s/.*\"$1\": \"\\([^\"]*\\)\".*/\\1/p" | head -n 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Plays a few coups of the old baccarat (two decks, aces at eleven,
-# RULES.md OLD-*) through the gateway with grpcurl, against a running
-# `make run` (demo tokens of deploy/local/tokens.yaml).
+# RULES.md OLD-*) through the gateway with grpcurl (or curl), against a
+# running `make run` (demo tokens of deploy/local/tokens.yaml).
 #
 # The operator funds alice, bob, carol and dave with 10000 each; the
 # croupier opens an old baccarat table (minimum bank 2000, every time limit
@@ -20,15 +20,14 @@
 # prints each coup's hands, results and what each player's balance moved,
 # then the balances.
 #
-# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
-# grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
+# Environment: CHEMMY_TRANSPORT (grpc, the default: grpcurl; http: curl and
+# jq), CHEMMY_GATEWAY, CHEMMY_HTTP, GRPCURL, CURL (examples/transport.sh),
+# RUN_ID (request-id prefix; default: unique per run, so
 # the script may run again against the same stack), COUPS (settled coups
 # to play, default 3), MOVE (cards the banker moves after the cut, 0..10,
 # default 3), DRAW_BELOW (default 3).
 set -euo pipefail
 
-GW=${CHEMMY_GATEWAY:-localhost:7000}
-GRPCURL=${GRPCURL:-grpcurl}
 RUN=${RUN_ID:-old-$(date +%s)-$$}
 COUPS=${COUPS:-3}
 MOVE=${MOVE:-3}
@@ -40,11 +39,10 @@ BID=6000       # alice's bid for the bank
 TAKE=4000      # the bank a punter puts up when his baccarat takes it
 MIN_STAKE=100  # the table's min_stake (its default)
 
-# call TOKEN METHOD JSON: one RPC through the gateway; prints the JSON reply.
-call() {
-  "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"
-}
-# flat: grpcurl's JSON on stdin as one "path=value" line per value, e.g.
+# call TOKEN METHOD JSON: one RPC through the gateway (grpcurl or curl);
+# prints the JSON reply.
+. "$(dirname "$0")/transport.sh"
+# flat: call's JSON on stdin as one "path=value" line per value, e.g.
 # table.coup.hands.0.holderPlayerId=bob (arrays by 0-based index).
 flat() {
   awk '{

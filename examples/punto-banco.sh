@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Plays a few coups of punto banco through the gateway with grpcurl,
-# against a running `make run` (demo tokens of deploy/local/tokens.yaml).
+# Plays a few coups of punto banco through the gateway with grpcurl (or
+# curl), against a running `make run` (demo tokens of deploy/local/tokens.yaml).
 #
 # The operator funds alice, bob and carol with 5000 each and the house's
 # float (house:bank, which pays the winning bets) with 100000; the croupier
@@ -13,21 +13,19 @@
 # prints the cards, the result and what each bet won or lost. Then the
 # roads (GetRoads) and the balances.
 #
-# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
-# grpcurl on PATH), RUN_ID (request-id prefix; default: unique per run, so
+# Environment: CHEMMY_TRANSPORT (grpc, the default: grpcurl; http: curl and
+# jq), CHEMMY_GATEWAY, CHEMMY_HTTP, GRPCURL, CURL (examples/transport.sh),
+# RUN_ID (request-id prefix; default: unique per run, so
 # the script may run again against the same stack), COUPS (default 3).
 set -euo pipefail
 
-GW=${CHEMMY_GATEWAY:-localhost:7000}
-GRPCURL=${GRPCURL:-grpcurl}
 RUN=${RUN_ID:-pb-$(date +%s)-$$}
 COUPS=${COUPS:-3}
 T=chemmy.table.v1.TableService
 
-# call TOKEN METHOD JSON: one RPC through the gateway; prints the JSON reply.
-call() {
-  "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"
-}
+# call TOKEN METHOD JSON: one RPC through the gateway (grpcurl or curl);
+# prints the JSON reply.
+. "$(dirname "$0")/transport.sh"
 # field NAME: the first value (string, number or boolean) of "NAME" in the
 # JSON on stdin.
 field() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A chemin de fer table through the gateway with grpcurl, against a running
-# `make run` (demo tokens of deploy/local/tokens.yaml): three punters, a
-# banco, a pass of the bank and a loss of the bank.
+# A chemin de fer table through the gateway with grpcurl (or curl), against
+# a running `make run` (demo tokens of deploy/local/tokens.yaml): three
+# punters, a banco, a pass of the bank and a loss of the bank.
 #
 # So that the walk-through always tells the same story, the operator loads
 # a certification shoe whose cards come out in a known order
@@ -10,15 +10,14 @@
 #   coup 2: player 2S 3H (5), banker 9D TS (9): bob's banco loses;
 #   coup 3: player 4C 5D (9, a natural), banker 3S 5H (8): the bank loses.
 #
-# Environment: CHEMMY_GATEWAY (default localhost:7000), GRPCURL (default
-# grpcurl on PATH), RUN_ID (request-id prefix; default unique per run).
+# Environment: CHEMMY_TRANSPORT (grpc, the default: grpcurl; http: curl and
+# jq), CHEMMY_GATEWAY, CHEMMY_HTTP, GRPCURL, CURL (examples/transport.sh),
+# RUN_ID (request-id prefix; default unique per run).
 set -euo pipefail
 
-GW=${CHEMMY_GATEWAY:-localhost:7000}
-GRPCURL=${GRPCURL:-grpcurl}
 RUN=${RUN_ID:-walk-$(date +%s)-$$}
 
-call() { "$GRPCURL" -plaintext -H "authorization: Bearer $1" -d "$3" "$GW" "$2"; }
+. "$(dirname "$0")/transport.sh" # call TOKEN METHOD JSON: one RPC, grpcurl or curl
 field() { sed -n "s/.*\"$1\": \"\\{0,1\\}\\([^\",]*\\)\"\\{0,1\\},\\{0,1\\}$/\\1/p" | head -n 1; }
 table() { call croupier-token chemmy.table.v1.TableService/GetTable "{\"table_id\":\"$TABLE\"}"; }
 say() { echo; echo "== $*"; }

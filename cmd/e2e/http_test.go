@@ -2,13 +2,9 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,30 +29,14 @@ func TestCurlExampleScript(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		t.Skip("no curl on PATH")
-	}
 	st := startHTTPStack(t)
 	c := dial(t, st.GatewayAddr)
-
-	cmd := exec.Command("bash", filepath.Join(repoRoot(t), "examples", "coup-http.sh"))
-	cmd.Env = append(os.Environ(), "CHEMMY_HTTP="+st.GatewayHTTPAddr, "CURL="+curl, "RUN_ID=e2e-http")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("coup-http.sh: %v\n%s", err, out.String())
-	}
-	t.Logf("coup-http.sh:\n%s", out.String())
-	m := regexp.MustCompile(`(?m)^TABLE=(\S+)$`).FindStringSubmatch(out.String())
-	if m == nil {
-		t.Fatalf("coup-http.sh printed no TABLE= line")
-	}
-	tableID := m[1]
-	if !regexp.MustCompile(`"reason": ?"NOT_YOUR_TURN"[^\n]*\(HTTP 400\)`).MatchString(out.String()) {
+	out := runExample(t, st, "http", "coup-http.sh", "RUN_ID=e2e-http")
+	tableID := tableOf(t, out)
+	if !regexp.MustCompile(`"reason": ?"NOT_YOUR_TURN"[^\n]*\(HTTP 400\)`).MatchString(out) {
 		t.Errorf("the early bet's error shows no NOT_YOUR_TURN reason with HTTP 400")
 	}
-	if !regexp.MustCompile(`\{"table": ?\{"tableId": ?"` + tableID).MatchString(out.String()) {
+	if !regexp.MustCompile(`\{"table": ?\{"tableId": ?"` + tableID).MatchString(out) {
 		t.Errorf("the WatchTable stream did not start with the table")
 	}
 	tbl, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: tableID})
@@ -72,12 +52,52 @@ func TestCurlExampleScript(t *testing.T) {
 		t.Errorf("money not conserved: %d (%v)", got, bal)
 	}
 	for _, a := range []string{"player:alice", "player:bob", "player:carol", "house:commission"} {
-		if !strings.Contains(out.String(), a+" ") {
+		if !strings.Contains(out, a+" ") {
 			t.Errorf("no balance line for %s", a)
 		}
 	}
-	if !strings.Contains(out.String(), last.GetOutcome().String()) {
+	if !strings.Contains(out, last.GetOutcome().String()) {
 		t.Errorf("the script did not print the outcome %v", last.GetOutcome())
+	}
+}
+
+// TestExampleScriptsOverHTTP runs the example scripts of each game over
+// the gateway's HTTP/JSON side (CHEMMY_TRANSPORT=http: the real curl, the
+// answers indented by jq to grpcurl's layout), one coup each, one after
+// the other on one stack; the gRPC runs of the same scripts (their own
+// tests) check the games in depth, this that every call the scripts make
+// works over HTTP: each script ends, its table's last coup is settled and
+// nothing is in play, and the balances it printed add up to what it
+// deposited.
+func TestExampleScriptsOverHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	st := startHTTPStack(t)
+	c := dial(t, st.GatewayAddr)
+	for _, s := range []struct {
+		script   string
+		deposits string // what the script's "the changes add up to" line must say
+	}{
+		{"coup.sh", ""},
+		{"punto-banco.sh", "115000"},
+		{"banque.sh", "40000"},
+		{"old-baccarat.sh", "40000"},
+	} {
+		t.Run(s.script, func(t *testing.T) {
+			out := runExample(t, st, "http", s.script, "RUN_ID=http-"+s.script, "COUPS=1")
+			resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: tableOf(t, out)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl := resp.GetTable()
+			if tbl.GetCoupsPlayed() < 1 || !tbl.GetLastCoup().GetSettled() || len(tbl.GetCoup().GetBets()) != 0 {
+				t.Errorf("after %s: %d coups played, last coup %v, coup in play %v", s.script, tbl.GetCoupsPlayed(), tbl.GetLastCoup(), tbl.GetCoup())
+			}
+			if s.deposits != "" && !strings.Contains(out, "\nthe changes add up to "+s.deposits+", the "+s.deposits+" deposited") {
+				t.Errorf("%s's balances do not add up to the %s it deposited", s.script, s.deposits)
+			}
+		})
 	}
 }
 
