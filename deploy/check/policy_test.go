@@ -239,19 +239,20 @@ spec:
 	if _, err := Decode([]byte(svc)); err != nil {
 		t.Fatalf("a good Service refused: %v", err)
 	}
-	for name, doc := range map[string]string{
-		"unknown field":        strings.Replace(svc, "      port: 7000", "      port: 7000\n      targetport: grpc", 1),
-		"unknown top field":    svc + "status2: {}\n",
-		"duplicated key":       strings.Replace(svc, "  name: gateway", "  name: gateway\n  name: gateway2", 1),
-		"wrong type":           strings.Replace(svc, "port: 7000", "port: seven", 1),
-		"unknown kind":         strings.Replace(svc, "kind: Service", "kind: Servce", 1),
-		"unknown CRD field":    "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: x\nspec:\n  secretName: x-tls\n  dnsName: [x]\n  issuerRef: {name: ca}\n",
-		"CRD of other version": "apiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata:\n  name: x\nspec:\n  secretName: x-tls\n  issuerRef: {name: ca}\n",
-		"no name":              strings.Replace(svc, "  name: gateway\n", "  labels: {a: b}\n", 1),
+	for _, tc := range []struct{ name, doc, want string }{
+		{"unknown field", strings.Replace(svc, "      port: 7000", "      port: 7000\n      targetport: grpc", 1), `unknown field "spec.ports[0].targetport"`},
+		{"unknown top field", svc + "status2: {}\n", `unknown field "status2"`},
+		{"duplicated key", strings.Replace(svc, "  name: gateway", "  name: gateway\n  name: gateway2", 1), "already set in map"},
+		{"wrong type", strings.Replace(svc, "port: 7000", "port: seven", 1), "cannot unmarshal string"},
+		{"unknown kind", strings.Replace(svc, "kind: Service", "kind: Servce", 1), "unknown kind v1 Servce"},
+		{"unknown CRD field", "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: x\nspec:\n  secretName: x-tls\n  dnsName: [x]\n  issuerRef: {name: ca}\n", `unknown field "spec.dnsName"`},
+		{"CRD of other version", "apiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata:\n  name: x\nspec:\n  secretName: x-tls\n  issuerRef: {name: ca}\n", "unknown kind cert-manager.io/v1alpha2 Certificate"},
+		{"no name", strings.Replace(svc, "  name: gateway\n", "  labels: {a: b}\n", 1), "metadata.name is empty"},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if _, err := Decode([]byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ok\n---\n" + doc)); err == nil {
-				t.Error("accepted")
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode([]byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ok\n---\n" + tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "document 1") {
+				t.Errorf("got %v, want an error about document 1 with %q", err, tc.want)
 			}
 		})
 	}
