@@ -9,7 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // Fault kinds of the transport between table-svc and its dependencies.
@@ -17,9 +21,13 @@ const (
 	faultDrop = "drop"  // UNAVAILABLE, the call never made
 	faultLost = "lost"  // the call made, its reply lost: DEADLINE_EXCEEDED
 	faultDup  = "dup"   // the call made twice (a retransmission)
+	faultLate = "late"  // held, DEADLINE_EXCEEDED; applied after 1 to 3 later calls
 	faultDown = "down"  // the dependency is stopped: UNAVAILABLE
 	faultRaw  = "retry" // a transport error of a real socket, repeated (not a fault)
 )
+
+// maxLateCalls is the most later calls a late call waits for.
+const maxLateCalls = 3
 
 // faults is the fault-injecting transport of table-svc's connections to
 // shoe-svc and wallet-svc (a gRPC client interceptor). Each call draws
@@ -35,6 +43,19 @@ type faults struct {
 	isUp   func(name string) bool
 	// exempt: calls never faulted (Avoid switches).
 	exempt func(req any) bool
+	// noLate: no call is held (Avoid.Late).
+	noLate bool
+	// held are the late calls, in the order they were made.
+	held []*lateCall
+}
+
+// lateCall is a call held in the network: the caller was told
+// DEADLINE_EXCEEDED, and the service gets it once after more calls of the
+// caller have completed.
+type lateCall struct {
+	svc, short string
+	after      int // calls still to complete before it is applied
+	do         func() error
 }
 
 func newFaults(seed uint64, trace func(string, ...any)) *faults {
@@ -51,7 +72,7 @@ func (f *faults) setRate(r float64) {
 func (f *faults) injected() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.counts[faultDrop] + f.counts[faultLost] + f.counts[faultDup] + f.counts[faultDown]
+	return f.counts[faultDrop] + f.counts[faultLost] + f.counts[faultDup] + f.counts[faultLate] + f.counts[faultDown]
 }
 
 func (f *faults) snapshot() map[string]int {
@@ -72,17 +93,27 @@ func target(method string) string {
 	return svcShoe
 }
 
+// intercept is the faulty transport. Each call draws two numbers of the
+// fault stream: u decides whether it is faulted (u < rate) and, for a
+// late call, after how many later calls it is applied (u/rate spread
+// over 1..maxLateCalls); k its kind. Once the call is done (faulted or
+// not), the late calls whose turn has come are applied, in the order
+// they were made: the caller is sequential, so every late call lands at
+// the same point of every run of a seed.
 func (f *faults) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	svc := target(method)
 	short := method[strings.LastIndexByte(method, '/')+1:]
 	f.mu.Lock()
-	u, k := f.rng.Float64(), f.rng.IntN(3)
+	u, k := f.rng.Float64(), f.rng.IntN(4)
 	kind := ""
 	switch {
 	case !f.isUp(svc):
 		kind = faultDown
 	case u < f.rate && (f.exempt == nil || !f.exempt(req)):
-		kind = []string{faultDrop, faultLost, faultDup}[k]
+		kind = []string{faultDrop, faultLost, faultDup, faultLate}[k]
+		if kind == faultLate && f.noLate {
+			kind = faultLost
+		}
 	}
 	if kind != "" {
 		f.counts[kind]++
@@ -91,7 +122,7 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 	if kind != "" {
 		f.trace("    fault %s %s.%s", kind, svc, short)
 	}
-	call := func() error {
+	call := func(ctx context.Context, req, reply any) error {
 		o := append(opts[:len(opts):len(opts)], grpc.WaitForReady(true))
 		var err error
 		for range 50 {
@@ -106,17 +137,86 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 		}
 		return err
 	}
+	var err error
 	switch kind {
 	case faultDown:
-		return status.Errorf(codes.Unavailable, "sim: %s-svc is down", svc)
+		err = status.Errorf(codes.Unavailable, "sim: %s-svc is down", svc)
 	case faultDrop:
-		return status.Error(codes.Unavailable, "sim: call dropped")
+		err = status.Error(codes.Unavailable, "sim: call dropped")
 	case faultLost:
-		_ = call()
-		return status.Error(codes.DeadlineExceeded, "sim: the reply was lost (the call was applied)")
+		_ = call(ctx, req, reply)
+		err = status.Error(codes.DeadlineExceeded, "sim: the reply was lost (the call was applied)")
 	case faultDup:
-		_ = call()
-		return call()
+		_ = call(ctx, req, reply)
+		err = call(ctx, req, reply)
+	case faultLate:
+		f.hold(ctx, svc, short, 1+int(u/f.rate*maxLateCalls), req, reply, call)
+		err = status.Error(codes.DeadlineExceeded, "sim: no answer in time (the call is held and will be applied later)")
+	default:
+		err = call(ctx, req, reply)
 	}
-	return call()
+	f.deliver(kind == faultLate)
+	return err
+}
+
+// hold keeps a late call: its request and the caller's outgoing metadata
+// as they are now, a reply of its own, and a context of its own (the
+// caller's is gone by then).
+func (f *faults) hold(ctx context.Context, svc, short string, after int, req, reply any, call func(ctx context.Context, req, reply any) error) {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	md = md.Copy()
+	req = proto.Clone(req.(proto.Message)) // as sent: the caller may reuse its own
+	out := proto.Clone(reply.(proto.Message))
+	proto.Reset(out)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held = append(f.held, &lateCall{svc: svc, short: short, after: min(after, maxLateCalls), do: func() error {
+		ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), md), 10*time.Second)
+		defer cancel()
+		return call(ctx, req, out)
+	}})
+}
+
+// deliver counts one more completed call for every held call (but the
+// one just held) and applies, in order, those whose turn has come; a call
+// to a service that is down is lost.
+func (f *faults) deliver(justHeld bool) {
+	f.mu.Lock()
+	var due []*lateCall
+	keep := f.held[:0]
+	for i, l := range f.held {
+		if !justHeld || i < len(f.held)-1 {
+			l.after--
+		}
+		if l.after <= 0 {
+			due = append(due, l)
+		} else {
+			keep = append(keep, l)
+		}
+	}
+	f.held = keep
+	f.mu.Unlock()
+	for _, l := range due {
+		f.apply(l)
+	}
+}
+
+// flush applies every held call now (the quiet phase).
+func (f *faults) flush() {
+	f.mu.Lock()
+	due := f.held
+	f.held = nil
+	f.mu.Unlock()
+	for _, l := range due {
+		f.apply(l)
+	}
+}
+
+func (f *faults) apply(l *lateCall) {
+	if !f.isUp(l.svc) {
+		f.trace("    late %s.%s lost: %s-svc is down", l.svc, l.short, l.svc)
+		return
+	}
+	err := l.do()
+	f.trace("    late %s.%s applied -> %s %s", l.svc, l.short, status.Code(err), errs.Reason(err))
 }

@@ -97,6 +97,9 @@ type Avoid struct {
 	// simulation creates the stream with a 100 ms window, so that every
 	// outage is "long": an event published twice shows up twice.
 	LongOutage bool
+	// Late: no call of table-svc is held and applied late (a late call
+	// becomes a lost reply: applied at once, DEADLINE_EXCEEDED).
+	Late bool
 }
 
 func (c Config) withDefaults() Config {
@@ -239,6 +242,7 @@ func Run(cfg Config) (*Result, error) {
 		stored:    map[*eventsv1.TableEvent]stored{},
 	}
 	s.faults = newFaults(cfg.Seed, s.tracef)
+	s.faults.noLate = cfg.Avoid.Late
 	if cfg.Avoid.LostRaise {
 		s.faults.exempt = func(req any) bool {
 			r, ok := req.(*walletv1.ResizeHoldRequest)
@@ -475,6 +479,8 @@ func (s *sim) quiesce() error {
 			}
 		}
 	}
+	// The calls still held in the network arrive.
+	s.faults.flush()
 	for range 3 {
 		s.observe()
 		mid := s.views()

@@ -18,7 +18,7 @@ import (
 //	SIM_AVOID=a,b     scenario switches (see Avoid): amended-retry,
 //	                  table-downtime, lost-raise, hourly-fee,
 //	                  banco-free-play, turn-leave, long-outage,
-//	                  stale-retry, game-stop;
+//	                  stale-retry, game-stop, late;
 //	                  default: openBugs; none: simulate everything
 //	SIM_TRACE=1       print every step
 //	SIM_LOG=1         print the services' logs
@@ -146,6 +146,8 @@ func avoidFromEnv(t *testing.T) Avoid {
 			a.StaleRetry = true
 		case "game-stop":
 			a.GameStop = true
+		case "late":
+			a.Late = true
 		default:
 			t.Fatalf("SIM_AVOID: unknown switch %q", name)
 		}
