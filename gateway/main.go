@@ -49,7 +49,7 @@ func main() {
 	)
 	flag.StringVar(&c.ListenAddr, "listen", env("CHEMMY_GATEWAY_LISTEN", "127.0.0.1:7000"), "public gRPC listen address (CHEMMY_GATEWAY_LISTEN)")
 	flag.StringVar(&c.TokensFile, "tokens", env("CHEMMY_GATEWAY_TOKENS", ""), "YAML token file (CHEMMY_GATEWAY_TOKENS); -tokens or -jwks or both")
-	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an http(s) URL (CHEMMY_GATEWAY_JWKS)")
+	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an https URL; http only to a loopback host or with -insecure (CHEMMY_GATEWAY_JWKS)")
 	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
 	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")
 	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
@@ -63,10 +63,16 @@ func main() {
 	flag.IntVar(&c.Limits.MaxStreamsPerCaller, "max-streams-per-caller", envNum("CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER", 0), "open WatchTable streams per caller; 0: default 8 (CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER)")
 	flag.IntVar(&c.Limits.MaxStreams, "max-streams", envNum("CHEMMY_GATEWAY_MAX_STREAMS", 0), "open WatchTable streams in all; 0: default 1000 (CHEMMY_GATEWAY_MAX_STREAMS)")
 	flag.IntVar(&c.MaxMessageBytes, "max-message-bytes", envNum("CHEMMY_GATEWAY_MAX_MESSAGE_BYTES", 0), "largest request message in bytes; 0: default 1 MiB (CHEMMY_GATEWAY_MAX_MESSAGE_BYTES)")
+	proxies := flag.String("trusted-proxies", env("CHEMMY_GATEWAY_TRUSTED_PROXIES", ""), "CIDRs (or IPs), comma-separated, of the load balancers in front of the gateway whose X-Forwarded-For / x-forwarded-for names the client for the failed-authentication limit; empty: none (CHEMMY_GATEWAY_TRUSTED_PROXIES)")
 	tc := trust.RegisterFlags(flag.CommandLine)
 	flag.TextVar(&logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")
 	flag.Parse()
 	c.Trust = *tc
+	var err error
+	if c.TrustedProxies, err = gateway.ParseTrustedProxies(*proxies); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	if c.TokensFile == "" && c.JWKS == "" {
 		fmt.Fprintln(os.Stderr, "gateway: -tokens or -jwks is required")
 		flag.Usage()

@@ -2,14 +2,12 @@ package gateway
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -42,9 +40,12 @@ const (
 type authz struct {
 	ids   *identities
 	rules map[string]compiledRule
-	// failures rate-limits failed authentications per peer address (the
-	// same buckets as callers'), so tokens cannot be guessed at speed.
+	// failures rate-limits failed authentications per client address
+	// (the same buckets as callers'), so tokens cannot be guessed at
+	// speed; proxies says whom to believe about that address
+	// (clientaddr.go).
 	failures *limits
+	proxies  proxies
 	files    *protoregistry.Files
 }
 
@@ -81,23 +82,11 @@ func (a *authz) authorize(ctx context.Context, method string) (auth.Caller, *com
 func (a *authz) authenticate(ctx context.Context) (auth.Caller, error) {
 	c, err := a.authenticateToken(ctx)
 	if err != nil && a.failures != nil {
-		if lerr := a.failures.take(auth.Caller{Subject: peerHost(ctx), Role: "unauthenticated"}); lerr != nil {
+		if lerr := a.failures.take(auth.Caller{Subject: a.proxies.clientHost(ctx), Role: "unauthenticated"}); lerr != nil {
 			return auth.Caller{}, lerr
 		}
 	}
 	return c, err
-}
-
-// peerHost is the caller's network address without its port.
-func peerHost(ctx context.Context) string {
-	p, ok := peer.FromContext(ctx)
-	if !ok || p.Addr == nil {
-		return "unknown"
-	}
-	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-		return host
-	}
-	return p.Addr.String()
 }
 
 func (a *authz) authenticateToken(ctx context.Context) (auth.Caller, error) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -57,8 +58,16 @@ type Config struct {
 	// suite's CA, for mutual TLS to the backends and for signing caller
 	// assertions; or Insecure (plaintext, identity metadata: development).
 	Trust trust.Config
-	// Limits: per-caller rate and stream caps.
+	// Limits: per-caller rate and stream caps. They are this gateway's:
+	// each replica counts its own callers (README.md, "Abuse limits").
 	Limits LimitConfig
+	// TrustedProxies are the address ranges of the load balancers or
+	// ingresses in front of the gateway (ParseTrustedProxies). A call from
+	// one of them is counted, for the failed-authentication limit, against
+	// the client named in its X-Forwarded-For header (HTTP) or
+	// x-forwarded-for metadata (gRPC); from anyone else that header is
+	// ignored. Default none: every client is its network address.
+	TrustedProxies []netip.Prefix
 	// MaxMessageBytes bounds a request message; default 1 MiB.
 	MaxMessageBytes int
 	// Backend addresses. TableAddr and ShoeAddr may list several,
@@ -186,7 +195,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
 	reg.MustRegister(metrics, clientMetrics)
 	lim := newLimits(c.Limits, time.Now)
-	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim}
+	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
 
 	g.health = health.NewServer()
@@ -246,7 +255,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		close(g.done)
 	}()
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
-		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
+		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
 	return g, nil
 }
 

@@ -75,6 +75,13 @@ func startEnv(t *testing.T) *env {
 // startEnvWith is startEnv with the gateway's limits lim.
 func startEnvWith(t *testing.T, lim LimitConfig) *env {
 	t.Helper()
+	return startEnvConfig(t, func(c *Config) { c.Limits = lim })
+}
+
+// startEnvConfig is startEnv with its gateway Config changed by edit
+// (limits off unless edit sets them).
+func startEnvConfig(t *testing.T, edit func(*Config)) *env {
+	t.Helper()
 	e := &env{table: &stubTable{}, wallet: &stubWallet{}}
 	var cancelCalls context.CancelFunc
 	e.ctx, cancelCalls = context.WithTimeout(context.Background(), 20*time.Second)
@@ -87,7 +94,7 @@ func startEnvWith(t *testing.T, lim LimitConfig) *env {
 	pol := defaultPolicy()
 	pol[watchMethod] = rule{Roles: allRoles, SelfField: "player_id"}
 	ctx, cancel := context.WithCancel(context.Background())
-	gw, err := start(ctx, Config{
+	cfg := Config{
 		ListenAddr: "127.0.0.1:0",
 		TokensFile: writeFile(t, testTokens),
 		TableAddr:  tableAddr,
@@ -95,9 +102,11 @@ func startEnvWith(t *testing.T, lim LimitConfig) *env {
 		ShoeAddr:   closedAddr(t),
 		HTTPAddr:   "127.0.0.1:0",
 		Trust:      trust.Config{Insecure: true},
-		Limits:     lim,
+		Limits:     LimitConfig{Rate: -1},
 		Logger:     slog.New(slog.DiscardHandler),
-	}, options{policy: pol, extraRoutes: map[string]extraRoute{streamService: {tableAddr, trust.Table}}})
+	}
+	edit(&cfg)
+	gw, err := start(ctx, cfg, options{policy: pol, extraRoutes: map[string]extraRoute{streamService: {tableAddr, trust.Table}}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -73,9 +73,9 @@ type httpAPI struct {
 	streaming map[string]protoreflect.MethodDescriptor
 }
 
-// inProcess serves srv on an in-memory listener and returns a client
-// connection to it.
-func inProcess(srv *grpc.Server, maxRecv int) (*grpc.ClientConn, *bufconn.Listener, error) {
+// inProcess returns an in-memory listener for srv to serve and a client
+// connection to it. Its calls have the peer address inProcessAddr.
+func inProcess(srv *grpc.Server, maxRecv int) (*grpc.ClientConn, net.Listener, error) {
 	lis := bufconn.Listen(1 << 20)
 	conn, err := grpc.NewClient("passthrough:///gateway-in-process",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
@@ -85,7 +85,7 @@ func inProcess(srv *grpc.Server, maxRecv int) (*grpc.ClientConn, *bufconn.Listen
 	if err != nil {
 		return nil, nil, err
 	}
-	return conn, lis, nil
+	return conn, inProcessListener{lis}, nil
 }
 
 func newHTTPAPI(ctx context.Context, conn *grpc.ClientConn, files *protoregistry.Files, maxBytes int, log *slog.Logger, extra ...func(*http.ServeMux)) (*httpAPI, error) {
@@ -146,15 +146,18 @@ func isPlainJSON(ct string) bool {
 	return strings.TrimSpace(strings.ToLower(ct)) == "application/json"
 }
 
-// outgoing is the gRPC context of an HTTP call: the caller's bearer token
-// (and nothing else he says) as metadata.
-func outgoing(ctx context.Context, hdr http.Header) context.Context {
-	var md metadata.MD
-	if a := hdr.Values("Authorization"); len(a) > 0 {
-		md = metadata.Pairs()
-		for _, v := range a {
-			md.Append("authorization", v)
-		}
+// outgoing is the gRPC context of an HTTP call from remote (host:port):
+// the caller's bearer token (and nothing else he says) as metadata, and
+// the HTTP client's address for the gateway's own use (clientaddr.go):
+// remote, and the X-Forwarded-For header, believed only when remote is a
+// trusted proxy.
+func outgoing(ctx context.Context, hdr http.Header, remote string) context.Context {
+	md := metadata.Pairs(mdHTTPPeer, remote)
+	for _, v := range hdr.Values("Authorization") {
+		md.Append("authorization", v)
+	}
+	if xff := hdr.Values("X-Forwarded-For"); len(xff) > 0 {
+		md.Append(mdHTTPForwardedFor, xff...)
 	}
 	return metadata.NewOutgoingContext(ctx, md)
 }
@@ -163,16 +166,16 @@ func (h *httpAPI) unary(md protoreflect.MethodDescriptor) func(context.Context, 
 	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
 	return func(ctx context.Context, req *connect.Request[dynamicpb.Message]) (*connect.Response[dynamicpb.Message], error) {
 		resp := dynamicpb.NewMessage(md.Output())
-		if err := h.conn.Invoke(outgoing(ctx, req.Header()), method, req.Msg, resp); err != nil {
+		if err := h.conn.Invoke(outgoing(ctx, req.Header(), req.Peer().Addr), method, req.Msg, resp); err != nil {
 			return nil, connectError(err)
 		}
 		return connect.NewResponse(resp), nil
 	}
 }
 
-func (h *httpAPI) openStream(ctx context.Context, md protoreflect.MethodDescriptor, hdr http.Header, req proto.Message) (grpc.ClientStream, error) {
+func (h *httpAPI) openStream(ctx context.Context, md protoreflect.MethodDescriptor, hdr http.Header, remote string, req proto.Message) (grpc.ClientStream, error) {
 	method := "/" + string(md.Parent().FullName()) + "/" + string(md.Name())
-	cs, err := h.conn.NewStream(outgoing(ctx, hdr), &grpc.StreamDesc{ServerStreams: true}, method)
+	cs, err := h.conn.NewStream(outgoing(ctx, hdr, remote), &grpc.StreamDesc{ServerStreams: true}, method)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +199,7 @@ func (h *httpAPI) serverStream(md protoreflect.MethodDescriptor) func(context.Co
 	return func(ctx context.Context, req *connect.Request[dynamicpb.Message], ss *connect.ServerStream[dynamicpb.Message]) error {
 		ctx, cancel := h.withStop(ctx)
 		defer cancel()
-		cs, err := h.openStream(ctx, md, req.Header(), req.Msg)
+		cs, err := h.openStream(ctx, md, req.Header(), req.Peer().Addr, req.Msg)
 		if err != nil {
 			return connectError(err)
 		}
@@ -233,7 +236,7 @@ func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect
 			return
 		}
 	}
-	cs, err := h.openStream(ctx, md, r.Header, req)
+	cs, err := h.openStream(ctx, md, r.Header, r.RemoteAddr, req)
 	if err != nil {
 		writeError(w, connectError(err))
 		return

@@ -11,15 +11,24 @@ import (
 // post calls the HTTP side as curl would.
 func (e *env) post(t *testing.T, path, token, body string) (int, map[string]any) {
 	t.Helper()
+	return e.postWith(t, http.DefaultClient, nil, path, token, body)
+}
+
+// postWith is post with client hc and the further headers hdr.
+func (e *env) postWith(t *testing.T, hc *http.Client, hdr http.Header, path, token, body string) (int, map[string]any) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, "http://"+e.gw.HTTPAddr()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

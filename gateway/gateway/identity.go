@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -84,6 +86,9 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 		if c.JWTIssuer == "" || c.JWTAudience == "" {
 			return nil, errors.New("gateway: -jwks needs -jwt-issuer and -jwt-audience")
 		}
+		if err := checkJWKSLocation(c.JWKS, c.Trust.Insecure); err != nil {
+			return nil, err
+		}
 		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience}
 		if err := id.jwks.load(context.Background()); err != nil {
 			return nil, err
@@ -151,7 +156,58 @@ func (id *identities) lookup(token string) (auth.Caller, error) {
 	return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown, "unknown token")
 }
 
-// jwksSource is the operator's key set: a file path or an http(s) URL.
+// checkJWKSLocation refuses a JWKS URL over plain http, unless its host
+// is a loopback address (localhost, 127.0.0.0/8, ::1) or the gateway runs
+// insecure (development): keys fetched in clear could be swapped on the
+// way for the attacker's, who would then sign his own tokens. https URLs
+// and files are accepted.
+func checkJWKSLocation(location string, insecure bool) error {
+	if !isHTTPURL(location) || strings.HasPrefix(strings.ToLower(location), "https://") || insecure {
+		return nil
+	}
+	u, err := url.Parse(location)
+	if err != nil {
+		return fmt.Errorf("gateway: -jwks %q: %w", location, err)
+	}
+	if isLoopback(u.Hostname()) {
+		return nil
+	}
+	return fmt.Errorf("gateway: -jwks %s is plain http: the operator's keys must not cross a network in clear "+
+		"(anyone on the path could replace them with his own); use an https:// URL or a file "+
+		"(http is accepted only to a loopback host, or with -insecure for development)", location)
+}
+
+func isHTTPURL(location string) bool {
+	l := strings.ToLower(location)
+	return strings.HasPrefix(l, "https://") || strings.HasPrefix(l, "http://")
+}
+
+// isLoopback reports whether host (a name or an IP address) is this
+// machine: "localhost" or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// jwksClient fetches JWKS documents; a redirect may not leave https for
+// plain http.
+var jwksClient = &http.Client{
+	CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if via[0].URL.Scheme == "https" && req.URL.Scheme != "https" {
+			return fmt.Errorf("redirected from https to %s", req.URL.Redacted())
+		}
+		return nil
+	},
+}
+
+// jwksSource is the operator's key set: a file path or an http(s) URL
+// (checkJWKSLocation).
 type jwksSource struct {
 	location, issuer, audience string
 	keys                       atomic.Pointer[jose.JSONWebKeySet]
@@ -163,7 +219,7 @@ const maxJWKSBytes = 1 << 20
 func (s *jwksSource) load(ctx context.Context) error {
 	var data []byte
 	var err error
-	if strings.HasPrefix(s.location, "https://") || strings.HasPrefix(s.location, "http://") {
+	if isHTTPURL(s.location) {
 		data, err = fetch(ctx, s.location)
 	} else {
 		data, err = os.ReadFile(s.location)
@@ -187,14 +243,14 @@ func (s *jwksSource) load(ctx context.Context) error {
 	return nil
 }
 
-func fetch(ctx context.Context, url string) ([]byte, error) {
+func fetch(ctx context.Context, location string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, location, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := jwksClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

@@ -9,12 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
@@ -43,16 +46,8 @@ func TestJWKSFromURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	sign := func(kid string, k *ecdsa.PrivateKey) string {
-		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k}, (&jose.SignerOptions{}).WithHeader("kid", kid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := jwt.Signed(sig).Claims(map[string]any{"iss": "iss", "aud": "aud", "sub": "u1", "chemmy_role": "auditor",
-			"exp": now.Add(time.Hour).Unix()}).Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
+		return signJWT(t, kid, k, map[string]any{"iss": "iss", "aud": "aud", "sub": "u1", "chemmy_role": "auditor",
+			"exp": now.Add(time.Hour).Unix()})
 	}
 	c, err := id.lookup(sign("k1", k1))
 	if err != nil || c != (auth.Caller{Subject: "u1", Role: auth.RoleAuditor}) {
@@ -93,5 +88,98 @@ func TestFailedAuthenticationIsRateLimited(t *testing.T) {
 	}
 	if _, err := gc.GetCaller(e.as("tok-alice"), &gatewayv1.GetCallerRequest{}); err != nil {
 		t.Fatalf("a good token after the guesses: %v", err)
+	}
+}
+
+// signJWT signs claims with k, naming kid.
+func signJWT(t *testing.T, kid string, k *ecdsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k}, (&jose.SignerOptions{}).WithHeader("kid", kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(sig).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// TestJWTNotYetValid: an operator JWT whose nbf is ahead of the clock
+// (beyond the 30 s of skew tolerated) is refused UNAUTHENTICATED
+// TOKEN_INVALID saying so; within the skew it is accepted, and once its
+// nbf has come it works.
+func TestJWTNotYetValid(t *testing.T) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	id, err := newIdentities(Config{JWKS: writeFile(t, string(set)), JWTIssuer: "iss", JWTAudience: "aud"}, slog.New(slog.DiscardHandler), clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(nbf time.Time) string {
+		return signJWT(t, "k1", k, map[string]any{"iss": "iss", "aud": "aud", "sub": "erin", "chemmy_role": "player",
+			"nbf": nbf.Unix(), "exp": nbf.Add(time.Hour).Unix()})
+	}
+	later := token(now.Add(10 * time.Minute))
+	_, err = id.lookup(later)
+	if status.Code(err) != codes.Unauthenticated || errs.Reason(err) != ReasonTokenInvalid || !strings.Contains(status.Convert(err).Message(), "nbf") {
+		t.Fatalf("nbf in 10 minutes: %v, want UNAUTHENTICATED %s about nbf", err, ReasonTokenInvalid)
+	}
+	if c, err := id.lookup(token(now.Add(20 * time.Second))); err != nil || c.Subject != "erin" {
+		t.Errorf("nbf within the skew: %v, %v", c, err)
+	}
+	now = now.Add(10 * time.Minute)
+	if _, err := id.lookup(later); err != nil {
+		t.Errorf("the same token once its nbf has come: %v", err)
+	}
+}
+
+// TestJWKSPlainHTTPRefused: a JWKS URL over plain http to another host
+// stops the gateway at start with an error saying why; loopback hosts,
+// https, files and -insecure are accepted; a redirect from https to http
+// is not followed.
+func TestJWKSPlainHTTPRefused(t *testing.T) {
+	_, err := newIdentities(Config{JWKS: "http://192.0.2.10/jwks.json", JWTIssuer: "iss", JWTAudience: "aud"}, slog.New(slog.DiscardHandler), time.Now)
+	if err == nil || !strings.Contains(err.Error(), "plain http") || !strings.Contains(err.Error(), "https://") {
+		t.Fatalf("http JWKS to another host: %v", err)
+	}
+	for _, c := range []struct {
+		location string
+		insecure bool
+		ok       bool
+	}{
+		{"http://192.0.2.10/jwks.json", false, false},
+		{"HTTP://idp.casino.example/jwks.json", false, false},
+		{"http://localhost.evil.example/jwks.json", false, false},
+		{"http://10.0.0.1:8080/jwks.json", false, false},
+		{"http://192.0.2.10/jwks.json", true, true},
+		{"http://127.0.0.1:8080/jwks.json", false, true},
+		{"http://127.3.2.1/jwks.json", false, true},
+		{"http://localhost:8080/jwks.json", false, true},
+		{"http://[::1]:8080/jwks.json", false, true},
+		{"https://idp.casino.example/jwks.json", false, true},
+		{"/etc/chemmy/jwks.json", false, true},
+	} {
+		if err := checkJWKSLocation(c.location, c.insecure); (err == nil) != c.ok {
+			t.Errorf("%s (insecure %v): %v, want accepted %v", c.location, c.insecure, err, c.ok)
+		}
+	}
+	req := func(u string) *http.Request {
+		r, err := http.NewRequest(http.MethodGet, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if err := jwksClient.CheckRedirect(req("http://idp.casino.example/jwks.json"), []*http.Request{req("https://idp.casino.example/keys")}); err == nil {
+		t.Error("a redirect from https to http is followed")
+	}
+	if err := jwksClient.CheckRedirect(req("https://keys.casino.example/jwks.json"), []*http.Request{req("https://idp.casino.example/keys")}); err != nil {
+		t.Errorf("a redirect from https to https: %v", err)
 	}
 }
