@@ -3,7 +3,9 @@
 // (chemmy.<service>.>) plus the JetStream API calls it needs; a read-only
 // user, "reader", may follow the stream but publish no event. The local
 // stack configures its embedded NATS from here (DevKeys); a real NATS gets
-// the same permissions from its configuration file (deploy/k8s).
+// the same permissions from its configuration file
+// (deploy/k8s/base/nats/nats.conf), which a test of this package keeps
+// equal to Permissions, user by user.
 package natsauth
 
 import (
