@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -25,6 +30,8 @@ import (
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/natsauth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 // idp is a stand-in for an operator's identity provider: signing keys and
@@ -53,11 +60,20 @@ func (p *idp) publish(kids ...string) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	if err := os.WriteFile(p.path+".tmp", data, 0o600); err != nil {
-		p.t.Fatal(err)
+	replaceFile(p.t, p.path, data)
+}
+
+// replaceFile replaces the file at path with data at once (a new file
+// renamed over it), as a rotation should: a reload between a rewrite's
+// truncation and its write would read an empty file, which is a valid
+// token file with no tokens.
+func replaceFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path+".tmp", data, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if err := os.Rename(p.path+".tmp", p.path); err != nil {
-		p.t.Fatal(err)
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -172,11 +188,16 @@ func TestOperatorJWTs(t *testing.T) {
 		"wrong issuer":      {p.token("k1", claims("erin", "player", hour, "iss", "https://evil.test")), gateway.ReasonTokenInvalid},
 		"role not chemmy's": {p.token("k1", claims("erin", "service", hour)), gateway.ReasonTokenInvalid},
 		"no exp":            {p.token("k1", claims("erin", "player", hour, "exp", nil)), gateway.ReasonTokenInvalid},
-		"not a token":       {"a.b.c", gateway.ReasonTokenInvalid},
+		// Signed for later: nbf an hour ahead, far past the 30 s of skew.
+		"not valid yet": {p.token("k1", claims("erin", "player", hour.Add(time.Hour), "nbf", hour.Unix())), gateway.ReasonTokenInvalid},
+		"not a token":   {"a.b.c", gateway.ReasonTokenInvalid},
 	} {
 		_, err := gw.GetCaller(bearer(tc.token), &gatewayv1.GetCallerRequest{})
-		if status.Code(err) != codes.Unauthenticated || errs.Reason(err) != tc.reason {
-			t.Errorf("%s: %v (reason %q), want UNAUTHENTICATED %s", name, err, errs.Reason(err), tc.reason)
+		if status.Code(err) != codes.Unauthenticated || errs.Reason(err) != tc.reason || status.Convert(err).Message() == "" {
+			t.Errorf("%s: %v (reason %q), want UNAUTHENTICATED %s with a message", name, err, errs.Reason(err), tc.reason)
+		}
+		if name == "not valid yet" && !strings.Contains(status.Convert(err).Message(), "nbf") {
+			t.Errorf("%s: the message %q does not say nbf", name, status.Convert(err).Message())
 		}
 	}
 }
@@ -201,12 +222,7 @@ func TestRotationWithoutRestart(t *testing.T) {
 	}
 
 	// Rotate: alice's token revoked, frank's added; key k1 replaced by k2.
-	if err := os.WriteFile(toks+".tmp", []byte("tokens:\n  - {token: frank-token, subject: frank, role: player}\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(toks+".tmp", toks); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, toks, []byte("tokens:\n  - {token: frank-token, subject: frank, role: player}\n"))
 	p.publish("k2")
 	newJWT := p.token("k2", claims("erin", "player", hour))
 
@@ -220,9 +236,7 @@ func TestRotationWithoutRestart(t *testing.T) {
 	}
 
 	// A broken file keeps the last good one.
-	if err := os.WriteFile(toks, []byte("tokens: [this is not"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, toks, []byte("tokens: [this is not"))
 	time.Sleep(300 * time.Millisecond) // a few reload ticks
 	if err := call("frank-token"); err != nil {
 		t.Errorf("after a broken token file: %v", err)
@@ -264,39 +278,182 @@ func TestAbuseLimits(t *testing.T) {
 	}
 
 	// Streams: the table is created by the croupier (his own bucket).
-	resp, err := c.table.CreateTable(as(t, "croupier"), &tablev1.CreateTableRequest{RequestId: "limits"})
+	id := newTable(t, c)
+	for i := 0; i < 3; i++ {
+		cancel, err := openWatch(c, "carol", id)
+		if err != nil {
+			t.Fatalf("stream %d: %v", i+1, err)
+		}
+		t.Cleanup(cancel)
+	}
+	if _, err := openWatch(c, "carol", id); status.Code(err) != codes.ResourceExhausted || errs.Reason(err) != gateway.ReasonTooManyStreams {
+		t.Fatalf("a fourth stream: %v", err)
+	}
+	cancel, err := openWatch(c, "dave", id)
+	if err != nil {
+		t.Fatalf("dave's stream while carol is at her cap: %v", err)
+	}
+	cancel()
+}
+
+// newTable is a table the croupier creates.
+func newTable(t *testing.T, c *client) string {
+	t.Helper()
+	resp, err := c.table.CreateTable(as(t, "croupier"), &tablev1.CreateTableRequest{RequestId: t.Name() + "/table"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := resp.GetTable().GetTableId()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	carol := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer carol-token")
-	for i := 0; i < 3; i++ {
-		s, err := c.table.WatchTable(carol, &tablev1.WatchTableRequest{TableId: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Recv(); err != nil {
-			t.Fatalf("stream %d: %v", i+1, err)
-		}
-	}
-	s, err := c.table.WatchTable(carol, &tablev1.WatchTableRequest{TableId: id})
+	return resp.GetTable().GetTableId()
+}
+
+// openWatch opens a WatchTable stream on table id through the gateway, as
+// who ("alice", ...), and reads its first message (the snapshot): the
+// gateway then holds a stream slot for it and table-svc a JetStream
+// consumer. cancel drops the stream.
+func openWatch(c *client, who, id string) (cancel context.CancelFunc, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+who+"-token")
+	s, err := c.table.WatchTable(ctx, &tablev1.WatchTableRequest{TableId: id})
 	if err == nil {
 		_, err = s.Recv()
 	}
-	if status.Code(err) != codes.ResourceExhausted || errs.Reason(err) != gateway.ReasonTooManyStreams {
-		t.Fatalf("a fourth stream: %v", err)
-	}
-	dctx, dcancel := context.WithCancel(as(t, "dave"))
-	defer dcancel()
-	ds, err := c.table.WatchTable(dctx, &tablev1.WatchTableRequest{TableId: id})
-	if err == nil {
-		_, err = ds.Recv()
-	}
 	if err != nil {
-		t.Errorf("dave's stream while carol is at her cap: %v", err)
+		cancel()
+		return nil, err
 	}
+	return cancel, nil
+}
+
+// openNDJSONWatch is openWatch on the gateway's HTTP side (a stream of
+// JSON lines): the request is sent and the first line read.
+func openNDJSONWatch(t *testing.T, httpAddr, who, id string) (drop func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+httpAddr+"/chemmy.table.v1.TableService/WatchTable",
+		strings.NewReader(`{"tableId":"`+id+`"}`))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+who+"-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadBytes('\n')
+	if resp.StatusCode != http.StatusOK || err != nil {
+		cancel()
+		resp.Body.Close()
+		t.Fatalf("HTTP WatchTable as %s: %d %q %v", who, resp.StatusCode, line, err)
+	}
+	return func() { cancel(); resp.Body.Close() }
+}
+
+// TestStreamCapInTotal: the gateway serves at most -max-streams streams
+// in all, whoever holds them. Once they are open every caller's next
+// stream is refused (RESOURCE_EXHAUSTED TOO_MANY_STREAMS, saying it is the
+// gateway's total), also one below his own cap and one who holds none;
+// calls that are not streams go on; when a stream ends, its slot serves a
+// new one.
+func TestStreamCapInTotal(t *testing.T) {
+	st := startStackWith(t, stack.Config{TokensFile: tokensFile(t),
+		Limits: gateway.LimitConfig{Rate: -1, MaxStreamsPerCaller: 2, MaxStreams: 3}})
+	c := dial(t, st.GatewayAddr)
+	id := newTable(t, c)
+	var open []context.CancelFunc
+	for _, who := range []string{"alice", "alice", "bob"} {
+		cancel, err := openWatch(c, who, id)
+		if err != nil {
+			t.Fatalf("%s's stream: %v", who, err)
+		}
+		t.Cleanup(cancel)
+		open = append(open, cancel)
+	}
+	full := func(who string) {
+		t.Helper()
+		_, err := openWatch(c, who, id)
+		if status.Code(err) != codes.ResourceExhausted || errs.Reason(err) != gateway.ReasonTooManyStreams ||
+			!strings.Contains(status.Convert(err).Message(), "in total") {
+			t.Errorf("%s's stream with 3 of 3 open: %v, want RESOURCE_EXHAUSTED %s (the total)", who, err, gateway.ReasonTooManyStreams)
+		}
+	}
+	full("bob")   // 1 of his 2
+	full("carol") // none yet
+	if _, err := c.table.GetTable(as(t, "carol"), &tablev1.GetTableRequest{TableId: id}); err != nil {
+		t.Errorf("a unary call while the streams are full: %v", err)
+	}
+
+	open[0]() // alice drops one: the gateway frees its slot when the call has ended
+	eventually(t, "carol's stream once alice dropped one", func() error {
+		cancel, err := openWatch(c, "carol", id)
+		if err == nil {
+			t.Cleanup(cancel)
+		}
+		return err
+	})
+	full("dave")
+}
+
+// TestDroppedStreamsLeaveNoConsumers: each WatchTable stream, over gRPC or
+// HTTP, holds one consumer on the CHEMMY JetStream stream; when the
+// clients drop them at the gateway, the consumer count (read with the
+// JetStream API as the NATS reader) comes back to what it was. table-svc
+// keeps pulling from a consumer as long as its watch runs, so the count
+// comes back only if the gateway ends the backend calls.
+func TestDroppedStreamsLeaveNoConsumers(t *testing.T) {
+	st := startHTTPStack(t)
+	c := dial(t, st.GatewayAddr)
+	id := newTable(t, c)
+	nc, err := outbox.Connect(st.NATSURL, "e2e-consumers", st.NATSKeys.SeedFile(natsauth.Reader),
+		nats.CustomInboxPrefix(natsauth.InboxPrefix(natsauth.Reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumers := func() int {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		s, err := js.Stream(ctx, outbox.StreamName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.State.Consumers
+	}
+	before := consumers()
+	var drops []context.CancelFunc
+	for _, who := range []string{"alice", "bob", "carol"} {
+		cancel, err := openWatch(c, who, id)
+		if err != nil {
+			t.Fatalf("%s's stream: %v", who, err)
+		}
+		drops = append(drops, cancel)
+	}
+	for _, who := range []string{"dave", "auditor"} {
+		drops = append(drops, openNDJSONWatch(t, st.GatewayHTTPAddr, who, id))
+	}
+	if n := consumers(); n != before+len(drops) {
+		t.Fatalf("%d consumers with %d streams open, %d before", n, len(drops), before)
+	}
+	for _, drop := range drops {
+		drop()
+	}
+	eventually(t, "the dropped streams' consumers to go", func() error {
+		if n := consumers(); n != before {
+			return fmt.Errorf("%d consumers, %d before the streams", n, before)
+		}
+		return nil
+	})
 }
 
 func jwtPart(t *testing.T, tok string, i int) map[string]any {

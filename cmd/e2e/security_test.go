@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/chemmy/chemmy/cmd/stack"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -168,6 +169,7 @@ func TestBackendsTrustCryptographyNotTheNetwork(t *testing.T) {
 	if got := audit(t, c); got != auditBefore {
 		t.Errorf("ledger changed by refused attempts: %s, was %s", got, auditBefore)
 	}
+	servicesActingAsOthers(t, st, c, auditBefore)
 	tb, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: tableID})
 	if err != nil || tb.GetTable().GetState() != tablev1.TableState_TABLE_STATE_BETTING {
 		t.Errorf("table after the attempts: %v, %v", tb.GetTable().GetState(), err)
@@ -188,6 +190,66 @@ func TestBackendsTrustCryptographyNotTheNetwork(t *testing.T) {
 	ctx := metadata.AppendToOutgoingContext(context.Background(), trust.MDAssertion, a)
 	if _, err := walletv1.NewWalletServiceClient(cc).AuditLedger(ctx, &walletv1.AuditLedgerRequest{}); err != nil {
 		t.Errorf("a valid assertion was refused: %v", err)
+	}
+}
+
+// servicesActingAsOthers: a chemmy service's own certificate gives it the
+// role "service" on the backends that serve it, and nothing more. table-svc
+// with forged operator headers is still table-svc, whose role may not
+// Deposit; shoe-svc may not call wallet-svc at all, with or without forged
+// headers. Each attempt moves nothing: the ledger's audit and alice's
+// account (balance and holds) are as before.
+func servicesActingAsOthers(t *testing.T, st *stack.Stack, c *client, auditBefore string) {
+	t.Helper()
+	headers := metadata.Pairs(auth.MDSubject, "mallory", auth.MDRole, string(auth.RoleOperator))
+	deposit := func(ctx context.Context, wc walletv1.WalletServiceClient) error {
+		_, err := wc.Deposit(ctx, &walletv1.DepositRequest{RequestId: "mint-" + t.Name(), AccountId: "player:mallory", Amount: 1_000_000})
+		return err
+	}
+	hold := func(ctx context.Context, wc walletv1.WalletServiceClient) error {
+		_, err := wc.PlaceHold(ctx, &walletv1.PlaceHoldRequest{RequestId: "hold-" + t.Name(), AccountId: "player:alice", Amount: 900, Reference: "no-coup"})
+		return err
+	}
+	account := func() string {
+		resp, err := c.wallet.GetAccount(as(t, "operator"), &walletv1.GetAccountRequest{AccountId: "player:alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.GetAccount().String()
+	}
+	accountBefore := account()
+	for _, a := range []struct {
+		name, cert string
+		md         metadata.MD
+		call       func(context.Context, walletv1.WalletServiceClient) error
+		reason     string
+	}{
+		{"table-svc certificate, forged operator headers, Deposit", trust.Table, headers, deposit, "ROLE_NOT_ALLOWED"},
+		{"shoe-svc certificate on its own behalf, PlaceHold", trust.Shoe, nil, hold, auth.ReasonPeerNotAllowed},
+		{"shoe-svc certificate on its own behalf, Deposit", trust.Shoe, nil, deposit, auth.ReasonPeerNotAllowed},
+		{"shoe-svc certificate, forged operator headers, Deposit", trust.Shoe, headers, deposit, auth.ReasonPeerNotAllowed},
+	} {
+		m, err := trust.Load(st.PKI.Config(a.cert))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc, err := grpc.NewClient(st.WalletAddr, m.DialOption(trust.Wallet))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(metadata.NewOutgoingContext(context.Background(), a.md), 10*time.Second)
+		err = a.call(ctx, walletv1.NewWalletServiceClient(cc))
+		cancel()
+		_ = cc.Close()
+		if status.Code(err) != codes.PermissionDenied || errs.Reason(err) != a.reason {
+			t.Errorf("%s: %v (reason %q), want PERMISSION_DENIED %s", a.name, err, errs.Reason(err), a.reason)
+		}
+		if got := audit(t, c); got != auditBefore {
+			t.Errorf("%s: the ledger changed: %s, was %s", a.name, got, auditBefore)
+		}
+		if got := account(); got != accountBefore {
+			t.Errorf("%s: alice's account changed: %s, was %s", a.name, got, accountBefore)
+		}
 	}
 }
 
