@@ -85,7 +85,8 @@ func defaultPolicy() policy {
 		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
 
 		// ShoeService. MoveTopCardsToBottom (the old game's banker's move,
-		// OLD-CUT) is for table-svc only and deliberately absent.
+		// OLD-CUT) and ClaimShoe (a table claims its shoe) are for
+		// table-svc only and deliberately absent.
 		m(shoeService, "CreateShoe"):          {Roles: staff},
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},

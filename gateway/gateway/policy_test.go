@@ -25,6 +25,8 @@ var notPublic = map[string]bool{
 	// The old game's banker's move of top cards (OLD-CUT) goes through
 	// his table: table-svc only.
 	"/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom": true,
+	// A table claims the shoe it opens on (CreateTable): table-svc only.
+	"/chemmy.shoe.v1.ShoeService/ClaimShoe": true,
 	// The old game's settlement: table-svc only, like the others.
 	"/chemmy.wallet.v1.WalletService/SettleOld": true,
 }

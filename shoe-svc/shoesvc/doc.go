@@ -66,17 +66,23 @@
 //
 // # Ownership
 //
-// Shoe.owned_by_table is true for a shoe the table service (verified role
-// service, subject "table-svc") created with an owner (its table id), and
-// becomes true with the table service's first successful DealCard on any
-// shoe (a staff shoe a table was opened on). On such a shoe DealCard and
+// Shoe.owned_by_table is true, and Shoe.table_id names the table, for a
+// shoe the table service (verified role service, subject "table-svc")
+// created with an owner (its table id) or claimed for a table (ClaimShoe,
+// claim.go: CreateTable claims the staff shoe it is opened on, before the
+// table exists, so nobody deals from it in the table's first betting and
+// no second table takes it). It also becomes true with the table
+// service's first successful DealCard on any shoe (tables opened before
+// ClaimShoe; table_id stays empty). On such a shoe DealCard and
 // CloseShoe are for the table service only, and Cut for the named cutter
 // (a player for himself) or the table service; anybody else gets
 // PERMISSION_DENIED SHOE_OWNED_BY_TABLE before any stored answer is
 // replayed (a retried request_id of the table reveals nothing). The table
 // closes its shoe between coups, so no coup is cut short by a close. For
 // a staff shoe owner is a free-form label that grants nothing;
-// Shoe.created_by names the creator's verified subject.
+// Shoe.created_by names the creator's verified subject, Shoe.closed_by
+// and closed_by_role whoever closed it (a forced close by an operator
+// names him).
 //
 // # Dealing and the cut card
 //
@@ -171,6 +177,7 @@
 //   - "shoe/close/" + shoe_id + "/" + request_id → CloseShoeResponse
 //   - "shoe/move/" + shoe_id + "/" + request_id →
 //     MoveTopCardsToBottomResponse
+//   - "shoe/claim/" + shoe_id + "/" + request_id → ClaimShoeResponse
 //
 // # Events
 //
@@ -178,9 +185,10 @@
 // the change and published as "chemmy.shoe.<shoe_id>.<kind>" with
 // Nats-Msg-Id "<shoe_id>/<kind>": shoe_opened (commitment, or
 // certification and test_shoe for CreateShoeFromOrder; owned_by_table,
-// created_by), cards_burned (cut, player seeds and burn), top_cards_moved
-// (the old game's move to the bottom: count, announced_by), cut_card_out,
-// shoe_closed (with the reveal for shoes with seeds).
+// created_by), shoe_claimed (the claiming table), cards_burned (cut,
+// player seeds and burn), top_cards_moved (the old game's move to the
+// bottom: count, announced_by), cut_card_out, shoe_closed (with the
+// reveal for shoes with seeds, and who closed it).
 //
 // # Crash safety
 //

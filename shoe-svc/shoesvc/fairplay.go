@@ -140,6 +140,14 @@ func (s *Service) expireCut(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) (bool
 	return true, cutAtRandom(tx, shoe, now)
 }
 
+// putShoeWith stores shoe with the event of its change (emit, putShoe).
+func putShoeWith(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, payload any) error {
+	if err := emit(tx, shoe, now, payload); err != nil {
+		return err
+	}
+	return putShoe(tx, shoe)
+}
+
 func putShoe(tx *bolt.Tx, shoe *shoev1.Shoe) error {
 	b, err := marshal.Marshal(shoe)
 	if err != nil {
@@ -194,6 +202,8 @@ func emit(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, payload any) error {
 		kind, ev.Payload = "top_cards_moved", p
 	case *eventsv1.ShoeEvent_ShoeClosed:
 		kind, ev.Payload = "shoe_closed", p
+	case *eventsv1.ShoeEvent_ShoeClaimed:
+		kind, ev.Payload = "shoe_claimed", p
 	default:
 		return fmt.Errorf("emit: unknown payload %T", payload)
 	}
@@ -207,8 +217,10 @@ func emit(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, payload any) error {
 
 // closeShoe closes shoe in tx: a shoe still waiting for its cutter is cut
 // at random first; the cards left get the fate LEFT; the shoe_closed event
-// carries the reveal. The caller stores the shoe.
-func (s *Service) closeShoe(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, reason string, forced bool) error {
+// carries the reveal and who closed it (by: the CloseShoe caller; the zero
+// Caller for a shoe whose last card was dealt). The caller stores the
+// shoe.
+func (s *Service) closeShoe(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, reason string, forced bool, by auth.Caller) error {
 	if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
 		if err := cutAtRandom(tx, shoe, now); err != nil {
 			return err
@@ -227,7 +239,8 @@ func (s *Service) closeShoe(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, reaso
 	}
 	shoe.State = shoev1.ShoeState_SHOE_STATE_CLOSED
 	shoe.CloseTime, shoe.CloseReason = timestamppb.New(now), reason
-	closed := &eventsv1.ShoeClosed{Reason: reason, Forced: forced}
+	shoe.ClosedBy, shoe.ClosedByRole = by.Subject, string(by.Role)
+	closed := &eventsv1.ShoeClosed{Reason: reason, Forced: forced, ClosedBy: by.Subject, ClosedByRole: string(by.Role)}
 	if len(shoe.Commitment) > 0 {
 		rv, err := buildReveal(tx, shoe)
 		if err != nil {
@@ -455,7 +468,7 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 				return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_RESHUFFLE_TOO_EARLY,
 					"shoe %q: %d of %d cards are out, fewer than 5/6, and the cut card is not out", r.ShoeId, out, loaded)
 			}
-			if err := s.closeShoe(tx, shoe, s.opts.now(), reason, forced); err != nil {
+			if err := s.closeShoe(tx, shoe, s.opts.now(), reason, forced, caller); err != nil {
 				return err
 			}
 			if err := putShoe(tx, shoe); err != nil {

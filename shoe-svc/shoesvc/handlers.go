@@ -105,8 +105,8 @@ func tableOnly(c auth.Caller, shoe *shoev1.Shoe, what string) error {
 		return nil
 	}
 	owner := ""
-	if shoe.Owner != "" {
-		owner = fmt.Sprintf(" (owner %q)", shoe.Owner)
+	if t := tableOf(shoe); t != "" {
+		owner = fmt.Sprintf(" (table %q)", t)
 	}
 	return fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_SHOE_OWNED_BY_TABLE,
 		"shoe %q belongs to a table%s: only the table service may %s it, not %s %q", shoe.ShoeId, owner, what, c.Role, c.Subject)
@@ -295,6 +295,9 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		OwnedByTable:   isTableService(caller) && n.Owner != "",
 		CreatedBy:      caller.Subject,
 	}
+	if shoe.OwnedByTable {
+		shoe.TableId = n.Owner
+	}
 	if n.CutterPlayerId != "" {
 		shoe.CutDeadline = timestamppb.New(now.Add(n.CutTimeLimit.AsDuration()))
 	}
@@ -417,6 +420,9 @@ func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeF
 		TestShoe:       r.TestShoe,
 		OwnedByTable:   isTableService(caller) && r.Owner != "",
 		CreatedBy:      caller.Subject,
+	}
+	if shoe.OwnedByTable {
+		shoe.TableId = r.Owner
 	}
 	resp := &shoev1.CreateShoeFromOrderResponse{Shoe: shoe}
 	out, err := s.create(createKey("create-from-order", caller, r.RequestId), r.RequestId, store.Hash(r), shoe, order, resp,
@@ -597,7 +603,7 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 			}
 		}
 		if shoe.CardsRemaining == 0 {
-			if err := s.closeShoe(tx, shoe, now, "exhausted", false); err != nil {
+			if err := s.closeShoe(tx, shoe, now, "exhausted", false, auth.Caller{}); err != nil {
 				return err
 			}
 		}

@@ -117,12 +117,9 @@ func (s *Service) MoveTopCardsToBottom(ctx context.Context, r *shoev1.MoveTopCar
 		}
 		shoe.OwnedByTable = true // the table service's move, as its first deal
 		shoe.MovedToBottom, shoe.MovedBy = r.Count, r.AnnouncedBy
-		if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_TopCardsMoved{TopCardsMoved: &eventsv1.TopCardsMovedToBottom{
+		if err := putShoeWith(tx, shoe, now, &eventsv1.ShoeEvent_TopCardsMoved{TopCardsMoved: &eventsv1.TopCardsMovedToBottom{
 			Count: r.Count, AnnouncedBy: r.AnnouncedBy, CardsRemaining: shoe.CardsRemaining,
 		}}); err != nil {
-			return err
-		}
-		if err := putShoe(tx, shoe); err != nil {
 			return err
 		}
 		resp.Shoe = shoe

@@ -273,3 +273,120 @@ func TestCreateRequestIDPerCaller(t *testing.T) {
 		t.Fatalf("from order: operator's %v, table's %v (%v)", a, b, err)
 	}
 }
+
+// TestClaimShoe: a table claims the staff shoe it is opened on before its
+// first deal (ClaimShoe, from CreateTable): from then on an operator can
+// neither deal from it (the probe of issue 10: he took the table's first
+// card during its first betting), nor cut nor close it, and no second
+// table claims it; the claim is idempotent for its table and recorded
+// (shoe_claimed). The table then deals the prepared order from its first
+// card. Who closes a shoe is recorded too (closed_by, shoe_closed).
+func TestClaimShoe(t *testing.T) {
+	c, s, _ := newEnv(t, nil)
+	order := fullDecksOrder(6)
+	order[1], order[12] = order[12], order[1] // KC second: the prepared order, the probe's prize
+	prepared, err := c.CreateShoeFromOrder(as(operator), &shoev1.CreateShoeFromOrderRequest{RequestId: "prepared", Cards: order})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := prepared.Shoe.ShoeId
+	claim := func(who auth.Caller, rid, table string) (*shoev1.Shoe, error) {
+		resp, err := c.ClaimShoe(as(who), &shoev1.ClaimShoeRequest{RequestId: rid, ShoeId: id, TableId: table})
+		return resp.GetShoe(), err
+	}
+	_, err = claim(operator, "op", "T1")
+	wantErr(t, err, codes.PermissionDenied, "ROLE_NOT_ALLOWED")
+	_, err = claim(tableSvc, "c0", "")
+	wantErr(t, err, codes.InvalidArgument, "INVALID_ARGUMENT")
+	first, err := claim(tableSvc, "table/create/1", "T1")
+	if err != nil || !first.OwnedByTable || first.TableId != "T1" || first.CreatedBy != "olga" || !first.Certification {
+		t.Fatalf("the claim: %v %v", first, err)
+	}
+	before := getShoe(t, c, id)
+	_, err = c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "peek", ShoeId: id})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	_, err = c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "f", ShoeId: id, Force: true, Reason: "x"})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	_, err = c.Cut(as(operator), &shoev1.CutRequest{RequestId: "c", ShoeId: id, PlayerId: "alice", Position: 3})
+	wantErr(t, err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	// A second table is refused; the first one's retry gets the first
+	// answer, its claim under another request id the shoe as it stands.
+	_, err = claim(tableSvc, "table/create/2", "T2")
+	wantErr(t, err, codes.FailedPrecondition, "SHOE_CLAIMED")
+	if again, err := claim(tableSvc, "table/create/1", "T1"); err != nil || !proto.Equal(again, first) {
+		t.Fatalf("the retried claim: %v %v", again, err)
+	}
+	if again, err := claim(tableSvc, "table/create/1b", "T1"); err != nil || again.TableId != "T1" {
+		t.Fatalf("the table's claim again: %v %v", again, err)
+	}
+	// A retry proposing another id (a CreateTable retried after a crash)
+	// learns the table the shoe was claimed for.
+	if again, err := claim(tableSvc, "table/create/1", "T1b"); err != nil || again.TableId != "T1" {
+		t.Fatalf("the retried claim with another id: %v %v", again, err)
+	}
+	if after := getShoe(t, c, id); !proto.Equal(after, before) {
+		t.Fatalf("refused calls changed the shoe: %v", after)
+	}
+	// The table deals the prepared order from its first card.
+	for i, want := range []string{"AC", "KC"} {
+		if d := deal(t, c, id, fmt.Sprintf("coup-1/card/%d", i+1)); d.Card.Code != want || d.Position != int32(i) {
+			t.Fatalf("the table's card %d: %v, want %s", i+1, d, want)
+		}
+	}
+
+	// A shoe a table created is that table's; a dealt or closed staff
+	// shoe cannot be claimed.
+	tables := create(t, c, &shoev1.CreateShoeRequest{Owner: "T3", ClientSeed: "table/T3/shoe/1"})
+	if tables.TableId != "T3" {
+		t.Fatalf("a table's shoe names its table: %v", tables)
+	}
+	_, err = c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "x", ShoeId: tables.ShoeId, TableId: "T4"})
+	wantErr(t, err, codes.FailedPrecondition, "SHOE_CLAIMED")
+	if _, err := c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "x", ShoeId: tables.ShoeId, TableId: "T3"}); err != nil {
+		t.Fatal(err)
+	}
+	dealt := createAs(t, c, croupier, &shoev1.CreateShoeRequest{})
+	if _, err := c.DealCard(as(croupier), &shoev1.DealCardRequest{RequestId: "d", ShoeId: dealt.ShoeId}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "x", ShoeId: dealt.ShoeId, TableId: "T5"})
+	wantErr(t, err, codes.FailedPrecondition, "DEAL_STARTED")
+	closed := createAs(t, c, croupier, &shoev1.CreateShoeRequest{})
+	shut, err := c.CloseShoe(as(operator), &shoev1.CloseShoeRequest{RequestId: "f", ShoeId: closed.ShoeId, Force: true, Reason: "audit 12"})
+	if err != nil || shut.Shoe.ClosedBy != "olga" || shut.Shoe.ClosedByRole != "operator" {
+		t.Fatalf("an operator's forced close names him: %v %v", shut, err)
+	}
+	_, err = c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "x", ShoeId: closed.ShoeId, TableId: "T5"})
+	wantErr(t, err, codes.FailedPrecondition, "SHOE_CLOSED")
+	_, err = c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "x", ShoeId: "nope", TableId: "T5"})
+	wantErr(t, err, codes.NotFound, "SHOE_NOT_FOUND")
+
+	// The events: one shoe_claimed, the forced close with its actor.
+	msgs, err := outbox.Pending(s.db, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims []string
+	sawClose := false
+	for _, m := range msgs {
+		ev := &eventsv1.ShoeEvent{}
+		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+			t.Fatal(err)
+		}
+		if cl := ev.GetShoeClaimed(); cl != nil {
+			claims = append(claims, ev.ShoeId+" "+cl.TableId+" "+cl.ClaimedBy+" "+m.Subject)
+		}
+		if sc := ev.GetShoeClosed(); sc != nil && ev.ShoeId == closed.ShoeId {
+			sawClose = true
+			if sc.GetClosedBy() != "olga" || sc.GetClosedByRole() != "operator" || !sc.GetForced() {
+				t.Errorf("shoe_closed of the forced close: %v", sc)
+			}
+		}
+	}
+	if !sawClose {
+		t.Error("no shoe_closed event for the forced close")
+	}
+	if want := []string{id + " T1 table-svc chemmy.shoe." + id + ".shoe_claimed"}; !slices.Equal(claims, want) {
+		t.Errorf("shoe_claimed events %q, want %q", claims, want)
+	}
+}

@@ -83,6 +83,8 @@ func Policy() auth.Policy {
 		// The old game's banker's move (OLD-CUT) goes through his table:
 		// the table service only, never public (gateway policy).
 		shoev1.ShoeService_MoveTopCardsToBottom_FullMethodName: {auth.RoleService},
+		// A table claims the shoe it opens on (CreateTable): table-svc only.
+		shoev1.ShoeService_ClaimShoe_FullMethodName: {auth.RoleService},
 	}
 }
 

@@ -105,7 +105,7 @@ func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *events
 func (pbCore) view(t *table, _ viewer) *tablev1.Table {
 	pb := t.PuntoBanco
 	out := &tablev1.Table{
-		TableId: t.ID, Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: pbRulesProto(pb.Rules),
+		TableId: t.ID, Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: pbRulesProto(pb.Rules, t.Rules.CertRealMoney),
 		State: tablev1.TableState(pb.Phase), ShoeId: pb.ShoeID, ShoeNumber: pb.ShoeNumber, CoupsPlayed: pb.CoupsPlayed,
 		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
 		Coup: pbCoupProto(pb.Coup), LastCoup: pbCoupProto(pb.LastCoup), Roads: roadsProto(pb),
@@ -206,14 +206,16 @@ func resolvePuntoBanco(in *tablev1.PuntoBancoRules) (puntobanco.Rules, error) {
 	return r, nil
 }
 
-// pbRulesProto is the house rules in force, as the proto shows them.
-func pbRulesProto(r puntobanco.Rules) *tablev1.PuntoBancoRules {
+// pbRulesProto is the house rules in force, as the proto shows them
+// (certification_real_money is kept with the shoe's rules, t.Rules).
+func pbRulesProto(r puntobanco.Rules, certRealMoney bool) *tablev1.PuntoBancoRules {
 	return &tablev1.PuntoBancoRules{
 		Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
 		MinBet: r.MinBet, MaxBet: r.MaxBet, HouseLimit: r.HouseLimit,
 		CommissionBp: proto.Int64(r.CommissionBP), CommissionRounding: tablev1.CommissionRounding(r.Rounding),
 		NoCommission: r.NoCommission, TiePays: r.TiePays, BankNaturalPays: r.BankNaturalPays, BankNaturalBetOff: r.BankNaturalOff,
 		PairBets: r.PairBets, PairPays: r.PairPays, BettingWindowMs: r.BettingWindowMS, ResultPauseMs: proto.Int32(r.ResultPauseMS),
+		CertificationRealMoney: certRealMoney,
 	}
 }
 

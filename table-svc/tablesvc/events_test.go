@@ -8,6 +8,7 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -124,5 +125,53 @@ func TestEventRedactionEveryGame(t *testing.T) {
 		if !draw.GetDrawDecided().GetByChoice() || draw.GetDrawDecided().GetPlayerId() != "bob" {
 			t.Fatalf("%s: publicEvent changed its input", tc.core.name())
 		}
+	}
+}
+
+// TestTableCreatedRecordsRules: table_created, the record of who opened a
+// table, carries its house rules in force (defaults filled in) and as
+// requested, and certification_real_money; a croupier's table with every
+// default has no requested rules.
+func TestTableCreatedRecordsRules(t *testing.T) {
+	h := newHarness(t)
+	pb := h.pbTable(&tablev1.PuntoBancoRules{MinBet: 200, PairBets: true}, 0)
+	cf, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := func(id string) *eventsv1.TableCreated {
+		t.Helper()
+		evs := h.events(id)
+		if len(evs) == 0 || evs[0].GetTableCreated() == nil {
+			t.Fatalf("table %s: no table_created first", id)
+		}
+		return evs[0].GetTableCreated()
+	}
+	ev := created(pb)
+	inForce, asked := &tablev1.PuntoBancoRules{}, &tablev1.PuntoBancoRules{}
+	if err := ev.GetHouseRules().UnmarshalTo(inForce); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.GetRequestedRules().UnmarshalTo(asked); err != nil {
+		t.Fatal(err)
+	}
+	if ev.GetVariant() != "VARIANT_PUNTO_BANCO" || !ev.GetCertificationRealMoney() || !ev.GetCertification() ||
+		ev.GetCreatedBy() != "operator-1" || ev.GetCreatedByRole() != "operator" {
+		t.Errorf("punto banco table_created: %v", ev)
+	}
+	if inForce.GetMinBet() != 200 || !inForce.GetPairBets() || inForce.GetDecks() != 8 || inForce.GetTiePays() != 8 || !inForce.GetCertificationRealMoney() {
+		t.Errorf("rules in force: %v", inForce)
+	}
+	if asked.GetMinBet() != 200 || !asked.GetPairBets() || asked.GetDecks() != 0 || asked.GetTiePays() != 0 {
+		t.Errorf("rules as requested: %v", asked)
+	}
+	ev = created(cf.GetTable().GetTableId())
+	hr := &tablev1.HouseRules{}
+	if err := ev.GetHouseRules().UnmarshalTo(hr); err != nil {
+		t.Fatal(err)
+	}
+	if ev.GetVariant() != "VARIANT_CHEMIN_DE_FER" || ev.GetRequestedRules() != nil || ev.GetCertificationRealMoney() ||
+		hr.GetDecks() != 6 || hr.GetCommissionBp() != 500 || ev.GetCreatedByRole() != "croupier" {
+		t.Errorf("chemin de fer table_created: %v, rules %v", ev, hr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -313,6 +314,64 @@ func TestCreateTableUnknownShoe(t *testing.T) {
 	}
 	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: other.GetTable().GetShoeId()})
 	wantReason(t, err, codes.FailedPrecondition, reasonShoeUnusable)
+}
+
+// TestCreateTableClaimsShoe: the shoe an operator names is the table's
+// from CreateTable on (shoe-svc ClaimShoe), before the table's first deal:
+// the operator cannot deal from it during the first betting, a second
+// table cannot take it, and the table deals the prepared order from its
+// first card. A claim whose reply was lost is found again by the retried
+// CreateTable, which opens the table under the id the shoe was claimed for.
+func TestCreateTableClaimsShoe(t *testing.T) {
+	h := newHarness(t)
+	l := &lossy{drop: map[string]int{shoev1.ShoeService_ClaimShoe_FullMethodName: 1}}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(l.intercept))
+	h.fund(10000, "alice", "bob")
+	order := []string{"2C", "KD", "3D", "6H", "4S", "KD"}
+	for len(order) < 40 {
+		order = append(order, "QS")
+	}
+	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoeID := sh.GetShoe().GetShoeId()
+	req := &tablev1.CreateTableRequest{RequestId: "claims", HouseRules: certMoney(nil), ShoeId: shoeID}
+	_, err = h.tables.CreateTable(h.as("op"), req)
+	wantReason(t, err, codes.Unavailable, reasonDependencyUnavailable) // claimed, the answer lost
+	claimed, err := h.shoes.GetShoe(h.as("op"), &shoev1.GetShoeRequest{ShoeId: shoeID})
+	if err != nil || !claimed.GetShoe().GetOwnedByTable() || claimed.GetShoe().GetTableId() == "" {
+		t.Fatalf("the lost claim: %v %v", claimed, err)
+	}
+	resp, err := h.tables.CreateTable(h.as("op"), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	if id != claimed.GetShoe().GetTableId() {
+		t.Fatalf("table %s on a shoe claimed for %s", id, claimed.GetShoe().GetTableId())
+	}
+	if again, err := h.tables.CreateTable(h.as("op"), req); err != nil || again.GetTable().GetTableId() != id {
+		t.Fatalf("the retry: %v %v", again, err)
+	}
+	h.join(id, "alice")
+	h.join(id, "bob")
+	h.acceptBank(id, "alice", 1000)
+	// The first betting: the operator's probe and a second table fail.
+	_, err = h.shoes.DealCard(h.as("op"), &shoev1.DealCardRequest{RequestId: "peek", ShoeId: shoeID})
+	if status.Code(err) != codes.PermissionDenied || errs.Reason(err) != "SHOE_OWNED_BY_TABLE" {
+		t.Fatalf("the operator's DealCard in the first betting: %v", err)
+	}
+	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: "second", HouseRules: certMoney(nil), ShoeId: shoeID})
+	wantReason(t, err, codes.FailedPrecondition, reasonShoeUnusable)
+	h.mustBet(id, "bob", 1000)
+	if _, err := h.decide(id, "bob", false); err != nil { // on 5, he stands; the banker stands on 6
+		t.Fatal(err)
+	}
+	last := h.get(id).GetLastCoup()
+	if got := cardCodes(last.GetPlayerCards()) + " / " + cardCodes(last.GetBankerCards()); got != "2C 3D / KD 6H" {
+		t.Fatalf("the table's first coup: %s, want the prepared 2C 3D / KD 6H", got)
+	}
 }
 
 // TestRepublishAfterLongOutageSkipsPublishedEvents: events still in the

@@ -2,6 +2,8 @@ package tablesvc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -10,12 +12,15 @@ import (
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
@@ -104,8 +109,11 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 	}
 	// Request ids are the caller's: another's CreateTable with the same id
-	// is another request.
+	// is another request. Its retries run one at a time (the claim of a
+	// named shoe is keyed by it).
 	key, hash := "CreateTable/"+string(caller.Role)+"/"+caller.Subject+"/"+req.GetRequestId(), store.Hash(req)
+	unlock := s.lock(key)
+	defer unlock()
 	var prior []byte
 	err = s.db.View(func(tx *bolt.Tx) error {
 		var err error
@@ -132,22 +140,20 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	var decks int32
 	certification := false
 	if shoeID != "" {
-		sh, err := s.shoe.GetShoe(cctx, &shoev1.GetShoeRequest{ShoeId: shoeID})
+		// The shoe is the table's before the table exists: nobody deals
+		// from it in the first betting, and no other table takes it.
+		sh, err := s.claimShoe(cctx, key, shoeID, id)
 		if err != nil {
-			return nil, fromDependency("shoe "+shoeID, err)
+			return nil, err
 		}
-		switch got := sh.GetShoe(); {
-		case got.GetOwnedByTable():
-			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q belongs to a table already", shoeID)
-		case got.GetState() == shoev1.ShoeState_SHOE_STATE_CLOSED:
-			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q is closed", shoeID)
-		case got.GetCardsDealt() > 0:
-			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q has dealt %d cards already", shoeID, got.GetCardsDealt())
-		}
+		// A claim retried after a crash of an earlier try answers with the
+		// id it claimed the shoe for: that try stored no table (its
+		// request would have been found above), so the id is free.
+		id = sh.GetTableId()
 		// A prepared order (CreateShoeFromOrder) is a certification shoe;
 		// a shoe a croupier had shuffled is not.
-		decks, certification = sh.GetShoe().GetDecks(), sh.GetShoe().GetCertification()
-		if sh.GetShoe().GetTestShoe() {
+		decks, certification = sh.GetDecks(), sh.GetCertification()
+		if sh.GetTestShoe() {
 			decks = 0 // any composition: the odds do not know it
 		}
 	} else {
@@ -177,7 +183,11 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 	}
 	c := &change{t: t, now: s.now()}
-	c.emit("", &eventsv1.TableCreated{ShoeId: shoeID, Certification: certification, CreatedBy: caller.Subject, CreatedByRole: string(caller.Role)})
+	created, err := tableCreated(t, req, caller)
+	if err != nil {
+		return nil, err
+	}
+	c.emit("", created)
 	if certification {
 		c.emit("", &eventsv1.StaffAction{Action: "certification_shoe", ActorId: caller.Subject, ActorRole: string(caller.Role),
 			Detail: fmt.Sprintf("shoe %s, certification_real_money %t", shoeID, hr.CertRealMoney)})
@@ -186,6 +196,60 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return nil, err
 	}
 	return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
+}
+
+// claimShoe makes the shoe an operator named the table's (shoe-svc
+// ClaimShoe, keyed by the CreateTable request's idempotency key) and
+// returns it. A shoe of another table, closed, or with cards dealt is
+// FAILED_PRECONDITION SHOE_UNUSABLE; an unknown one NOT_FOUND
+// SHOE_NOT_FOUND.
+func (s *Service) claimShoe(ctx context.Context, key, shoeID, tableID string) (*shoev1.Shoe, error) {
+	sum := sha256.Sum256([]byte(key))
+	resp, err := s.shoe.ClaimShoe(ctx, &shoev1.ClaimShoeRequest{
+		RequestId: "table/create/" + hex.EncodeToString(sum[:16]), ShoeId: shoeID, TableId: tableID})
+	switch r := errs.Reason(err); {
+	case err == nil:
+	case r == "SHOE_CLAIMED" || r == "SHOE_CLOSED" || r == "DEAL_STARTED" || r == "SHOE_OWNED_BY_TABLE":
+		return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q: %s", shoeID, status.Convert(err).Message())
+	default:
+		return nil, fromDependency("shoe "+shoeID, err)
+	}
+	if resp.GetShoe().GetTableId() == "" {
+		return nil, status.Errorf(codes.Internal, "shoe %s claimed for no table", shoeID)
+	}
+	return resp.GetShoe(), nil
+}
+
+// tableCreated is the table_created event of a new table t: who opened
+// it, and its house rules in force and as requested (fixed from now on).
+func tableCreated(t *table, req *tablev1.CreateTableRequest, caller auth.Caller) (*eventsv1.TableCreated, error) {
+	view := toProto(t, viewer{})
+	ev := &eventsv1.TableCreated{ShoeId: t.ShoeID, Certification: t.Certification, CreatedBy: caller.Subject,
+		CreatedByRole: string(caller.Role), Variant: view.GetVariant().String(), CertificationRealMoney: t.Rules.CertRealMoney}
+	if view.GetVariant() == tablev1.Variant_VARIANT_UNSPECIFIED {
+		ev.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER.String()
+	}
+	var inForce, asked proto.Message
+	switch {
+	case view.GetPuntoBancoRules() != nil:
+		inForce, asked = view.GetPuntoBancoRules(), req.GetPuntoBancoRules()
+	case view.GetBanqueRules() != nil:
+		inForce, asked = view.GetBanqueRules(), req.GetBanqueRules()
+	case view.GetOldBaccaratRules() != nil:
+		inForce, asked = view.GetOldBaccaratRules(), req.GetOldBaccaratRules()
+	default:
+		inForce, asked = view.GetHouseRules(), req.GetHouseRules()
+	}
+	var err error
+	if ev.HouseRules, err = anypb.New(inForce); err != nil {
+		return nil, err
+	}
+	if asked != nil && asked.ProtoReflect().IsValid() {
+		if ev.RequestedRules, err = anypb.New(asked); err != nil {
+			return nil, err
+		}
+	}
+	return ev, nil
 }
 
 // GetTable returns a table.

@@ -10,6 +10,7 @@ import (
 	v1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -744,7 +745,9 @@ func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
-// TableCreated: a table opened.
+// TableCreated: a table opened (CreateTable, a staff action: who opened
+// it and with which house rules is on the record). A table's house rules
+// are fixed when it opens: no call changes them afterwards.
 type TableCreated struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
@@ -753,8 +756,21 @@ type TableCreated struct {
 	// Who opened the table, and as what role.
 	CreatedBy     string `protobuf:"bytes,3,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	CreatedByRole string `protobuf:"bytes,4,opt,name=created_by_role,json=createdByRole,proto3" json:"created_by_role,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The game: a chemmy.table.v1.Variant name, e.g. "VARIANT_PUNTO_BANCO".
+	Variant string `protobuf:"bytes,5,opt,name=variant,proto3" json:"variant,omitempty"`
+	// The house rules in force, defaults filled in, as the table's view
+	// shows them: a chemmy.table.v1.HouseRules (chemin de fer),
+	// PuntoBancoRules, BanqueRules or OldBaccaratRules.
+	HouseRules *anypb.Any `protobuf:"bytes,6,opt,name=house_rules,json=houseRules,proto3" json:"house_rules,omitempty"`
+	// The house rules as the creator gave them in CreateTable (the same
+	// message; unset fields left out): what he chose against the defaults.
+	// Unset when he gave none.
+	RequestedRules *anypb.Any `protobuf:"bytes,7,opt,name=requested_rules,json=requestedRules,proto3" json:"requested_rules,omitempty"`
+	// The house rule certification_real_money (operator only): a table on a
+	// certification shoe that takes banks and bets.
+	CertificationRealMoney bool `protobuf:"varint,8,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *TableCreated) Reset() {
@@ -813,6 +829,34 @@ func (x *TableCreated) GetCreatedByRole() string {
 		return x.CreatedByRole
 	}
 	return ""
+}
+
+func (x *TableCreated) GetVariant() string {
+	if x != nil {
+		return x.Variant
+	}
+	return ""
+}
+
+func (x *TableCreated) GetHouseRules() *anypb.Any {
+	if x != nil {
+		return x.HouseRules
+	}
+	return nil
+}
+
+func (x *TableCreated) GetRequestedRules() *anypb.Any {
+	if x != nil {
+		return x.RequestedRules
+	}
+	return nil
+}
+
+func (x *TableCreated) GetCertificationRealMoney() bool {
+	if x != nil {
+		return x.CertificationRealMoney
+	}
+	return false
 }
 
 // TableClosed: the table closed (CloseTable, or abandoned after
@@ -2534,7 +2578,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x10\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x10\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2577,13 +2621,18 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x0ebetting_closed\x18\" \x01(\v2\x1f.chemmy.events.v1.BettingClosedH\x00R\rbettingClosed\x12B\n" +
 	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\x94\x01\n" +
+	"\apayload\"\xde\x02\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\x03 \x01(\tR\tcreatedBy\x12&\n" +
-	"\x0fcreated_by_role\x18\x04 \x01(\tR\rcreatedByRole\"S\n" +
+	"\x0fcreated_by_role\x18\x04 \x01(\tR\rcreatedByRole\x12\x18\n" +
+	"\avariant\x18\x05 \x01(\tR\avariant\x125\n" +
+	"\vhouse_rules\x18\x06 \x01(\v2\x14.google.protobuf.AnyR\n" +
+	"houseRules\x12=\n" +
+	"\x0frequested_rules\x18\a \x01(\v2\x14.google.protobuf.AnyR\x0erequestedRules\x128\n" +
+	"\x18certification_real_money\x18\b \x01(\bR\x16certificationRealMoney\"S\n" +
 	"\vTableClosed\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1c\n" +
 	"\tabandoned\x18\x02 \x01(\bR\tabandoned\x12\x0e\n" +
@@ -2775,7 +2824,8 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*SeatFeeCharged)(nil),        // 30: chemmy.events.v1.SeatFeeCharged
 	(*TopCardsMoved)(nil),         // 31: chemmy.events.v1.TopCardsMoved
 	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*v1.Card)(nil),               // 33: chemmy.shoe.v1.Card
+	(*anypb.Any)(nil),             // 33: google.protobuf.Any
+	(*v1.Card)(nil),               // 34: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	32, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
@@ -2806,26 +2856,28 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	21, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
 	22, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
 	31, // 27: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	2,  // 28: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 29: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	33, // 30: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 31: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	33, // 32: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 33: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 34: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	33, // 35: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	33, // 36: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	18, // 37: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 38: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	33, // 39: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 40: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 41: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	32, // 42: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	43, // [43:43] is the sub-list for method output_type
-	43, // [43:43] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	33, // 28: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	33, // 29: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	2,  // 30: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 31: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	34, // 32: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 33: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	34, // 34: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 35: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 36: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	34, // 37: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	34, // 38: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	18, // 39: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 40: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	34, // 41: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 42: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 43: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	32, // 44: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	45, // [45:45] is the sub-list for method output_type
+	45, // [45:45] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }

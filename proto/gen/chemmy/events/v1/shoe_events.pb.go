@@ -25,8 +25,9 @@ const (
 
 // ShoeEvent is one fact about a shoe, published to NATS JetStream after it
 // is durable (outbox). Subject: "chemmy.shoe.<shoe_id>.<kind>", where kind
-// is the snake_case name of the payload field (shoe_opened, cards_burned,
-// top_cards_moved, cut_card_out, shoe_closed). Each kind happens at most once per shoe; the
+// is the snake_case name of the payload field (shoe_opened, shoe_claimed,
+// cards_burned, top_cards_moved, cut_card_out, shoe_closed). Each kind
+// happens at most once per shoe; the
 // event_id "<shoe_id>/<kind>" is the Nats-Msg-Id.
 type ShoeEvent struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -40,6 +41,7 @@ type ShoeEvent struct {
 	//	*ShoeEvent_CutCardOut
 	//	*ShoeEvent_ShoeClosed
 	//	*ShoeEvent_TopCardsMoved
+	//	*ShoeEvent_ShoeClaimed
 	Payload       isShoeEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -148,6 +150,15 @@ func (x *ShoeEvent) GetTopCardsMoved() *TopCardsMovedToBottom {
 	return nil
 }
 
+func (x *ShoeEvent) GetShoeClaimed() *ShoeClaimed {
+	if x != nil {
+		if x, ok := x.Payload.(*ShoeEvent_ShoeClaimed); ok {
+			return x.ShoeClaimed
+		}
+	}
+	return nil
+}
+
 type isShoeEvent_Payload interface {
 	isShoeEvent_Payload()
 }
@@ -172,6 +183,10 @@ type ShoeEvent_TopCardsMoved struct {
 	TopCardsMoved *TopCardsMovedToBottom `protobuf:"bytes,14,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
 }
 
+type ShoeEvent_ShoeClaimed struct {
+	ShoeClaimed *ShoeClaimed `protobuf:"bytes,15,opt,name=shoe_claimed,json=shoeClaimed,proto3,oneof"`
+}
+
 func (*ShoeEvent_ShoeOpened) isShoeEvent_Payload() {}
 
 func (*ShoeEvent_CardsBurned) isShoeEvent_Payload() {}
@@ -181,6 +196,8 @@ func (*ShoeEvent_CutCardOut) isShoeEvent_Payload() {}
 func (*ShoeEvent_ShoeClosed) isShoeEvent_Payload() {}
 
 func (*ShoeEvent_TopCardsMoved) isShoeEvent_Payload() {}
+
+func (*ShoeEvent_ShoeClaimed) isShoeEvent_Payload() {}
 
 // ShoeOpened: a shoe was created: committed to (CreateShoe), or built
 // from a given order (CreateShoeFromOrder: certification, no commitment).
@@ -488,7 +505,12 @@ type ShoeClosed struct {
 	Reveal *v1.ShoeReveal         `protobuf:"bytes,1,opt,name=reveal,proto3" json:"reveal,omitempty"`
 	Reason string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	// True when an operator closed it before the cut card (force).
-	Forced        bool `protobuf:"varint,3,opt,name=forced,proto3" json:"forced,omitempty"`
+	Forced bool `protobuf:"varint,3,opt,name=forced,proto3" json:"forced,omitempty"`
+	// Who closed it: the verified subject of the CloseShoe caller
+	// ("table-svc" for a table's shoe, the operator's id for a forced close
+	// of a staff shoe) and his role; empty when its last card was dealt.
+	ClosedBy      string `protobuf:"bytes,4,opt,name=closed_by,json=closedBy,proto3" json:"closed_by,omitempty"`
+	ClosedByRole  string `protobuf:"bytes,5,opt,name=closed_by_role,json=closedByRole,proto3" json:"closed_by_role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -544,6 +566,76 @@ func (x *ShoeClosed) GetForced() bool {
 	return false
 }
 
+func (x *ShoeClosed) GetClosedBy() string {
+	if x != nil {
+		return x.ClosedBy
+	}
+	return ""
+}
+
+func (x *ShoeClosed) GetClosedByRole() string {
+	if x != nil {
+		return x.ClosedByRole
+	}
+	return ""
+}
+
+// ShoeClaimed: a table claimed the shoe (chemmy.shoe.v1.ShoeService
+// ClaimShoe, called by CreateTable for a shoe an operator named): only
+// the table service deals, cuts and closes it from now on.
+type ShoeClaimed struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The verified subject that claimed it ("table-svc").
+	ClaimedBy     string `protobuf:"bytes,2,opt,name=claimed_by,json=claimedBy,proto3" json:"claimed_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShoeClaimed) Reset() {
+	*x = ShoeClaimed{}
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeClaimed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeClaimed) ProtoMessage() {}
+
+func (x *ShoeClaimed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeClaimed.ProtoReflect.Descriptor instead.
+func (*ShoeClaimed) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_shoe_events_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ShoeClaimed) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *ShoeClaimed) GetClaimedBy() string {
+	if x != nil {
+		return x.ClaimedBy
+	}
+	return ""
+}
+
 // TopCardsMovedToBottom: after the cut and the burn, before the first
 // deal, the banker announced and made the move of the shoe's next cards
 // to its bottom (the old game, RULES.md OLD-CUT;
@@ -563,7 +655,7 @@ type TopCardsMovedToBottom struct {
 
 func (x *TopCardsMovedToBottom) Reset() {
 	*x = TopCardsMovedToBottom{}
-	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -575,7 +667,7 @@ func (x *TopCardsMovedToBottom) String() string {
 func (*TopCardsMovedToBottom) ProtoMessage() {}
 
 func (x *TopCardsMovedToBottom) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_shoe_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -588,7 +680,7 @@ func (x *TopCardsMovedToBottom) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMovedToBottom.ProtoReflect.Descriptor instead.
 func (*TopCardsMovedToBottom) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_shoe_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_shoe_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TopCardsMovedToBottom) GetCount() int32 {
@@ -616,7 +708,7 @@ var File_chemmy_events_v1_shoe_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\n" +
-	"\"chemmy/events/v1/shoe_events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe0\x03\n" +
+	"\"chemmy/events/v1/shoe_events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x04\n" +
 	"\tShoeEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x129\n" +
@@ -630,7 +722,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"cutCardOut\x12?\n" +
 	"\vshoe_closed\x18\r \x01(\v2\x1c.chemmy.events.v1.ShoeClosedH\x00R\n" +
 	"shoeClosed\x12Q\n" +
-	"\x0ftop_cards_moved\x18\x0e \x01(\v2'.chemmy.events.v1.TopCardsMovedToBottomH\x00R\rtopCardsMovedB\t\n" +
+	"\x0ftop_cards_moved\x18\x0e \x01(\v2'.chemmy.events.v1.TopCardsMovedToBottomH\x00R\rtopCardsMoved\x12B\n" +
+	"\fshoe_claimed\x18\x0f \x01(\v2\x1d.chemmy.events.v1.ShoeClaimedH\x00R\vshoeClaimedB\t\n" +
 	"\apayload\"\xff\x03\n" +
 	"\n" +
 	"ShoeOpened\x12\x1e\n" +
@@ -665,12 +758,18 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"CutCardOut\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\x05R\bposition\x12\x17\n" +
 	"\acoup_id\x18\x02 \x01(\tR\x06coupId\x12'\n" +
-	"\x0fcards_remaining\x18\x03 \x01(\x05R\x0ecardsRemaining\"p\n" +
+	"\x0fcards_remaining\x18\x03 \x01(\x05R\x0ecardsRemaining\"\xb3\x01\n" +
 	"\n" +
 	"ShoeClosed\x122\n" +
 	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06forced\x18\x03 \x01(\bR\x06forced\"y\n" +
+	"\x06forced\x18\x03 \x01(\bR\x06forced\x12\x1b\n" +
+	"\tclosed_by\x18\x04 \x01(\tR\bclosedBy\x12$\n" +
+	"\x0eclosed_by_role\x18\x05 \x01(\tR\fclosedByRole\"G\n" +
+	"\vShoeClaimed\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x1d\n" +
+	"\n" +
+	"claimed_by\x18\x02 \x01(\tR\tclaimedBy\"y\n" +
 	"\x15TopCardsMovedToBottom\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x05R\x05count\x12!\n" +
 	"\fannounced_by\x18\x02 \x01(\tR\vannouncedBy\x12'\n" +
@@ -688,37 +787,39 @@ func file_chemmy_events_v1_shoe_events_proto_rawDescGZIP() []byte {
 	return file_chemmy_events_v1_shoe_events_proto_rawDescData
 }
 
-var file_chemmy_events_v1_shoe_events_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_chemmy_events_v1_shoe_events_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_chemmy_events_v1_shoe_events_proto_goTypes = []any{
 	(*ShoeEvent)(nil),             // 0: chemmy.events.v1.ShoeEvent
 	(*ShoeOpened)(nil),            // 1: chemmy.events.v1.ShoeOpened
 	(*CardsBurned)(nil),           // 2: chemmy.events.v1.CardsBurned
 	(*CutCardOut)(nil),            // 3: chemmy.events.v1.CutCardOut
 	(*ShoeClosed)(nil),            // 4: chemmy.events.v1.ShoeClosed
-	(*TopCardsMovedToBottom)(nil), // 5: chemmy.events.v1.TopCardsMovedToBottom
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
-	(v1.Variant)(0),               // 7: chemmy.shoe.v1.Variant
-	(v1.BurnMode)(0),              // 8: chemmy.shoe.v1.BurnMode
-	(*v1.Card)(nil),               // 9: chemmy.shoe.v1.Card
-	(*v1.ShoeReveal)(nil),         // 10: chemmy.shoe.v1.ShoeReveal
+	(*ShoeClaimed)(nil),           // 5: chemmy.events.v1.ShoeClaimed
+	(*TopCardsMovedToBottom)(nil), // 6: chemmy.events.v1.TopCardsMovedToBottom
+	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
+	(v1.Variant)(0),               // 8: chemmy.shoe.v1.Variant
+	(v1.BurnMode)(0),              // 9: chemmy.shoe.v1.BurnMode
+	(*v1.Card)(nil),               // 10: chemmy.shoe.v1.Card
+	(*v1.ShoeReveal)(nil),         // 11: chemmy.shoe.v1.ShoeReveal
 }
 var file_chemmy_events_v1_shoe_events_proto_depIdxs = []int32{
-	6,  // 0: chemmy.events.v1.ShoeEvent.occur_time:type_name -> google.protobuf.Timestamp
+	7,  // 0: chemmy.events.v1.ShoeEvent.occur_time:type_name -> google.protobuf.Timestamp
 	1,  // 1: chemmy.events.v1.ShoeEvent.shoe_opened:type_name -> chemmy.events.v1.ShoeOpened
 	2,  // 2: chemmy.events.v1.ShoeEvent.cards_burned:type_name -> chemmy.events.v1.CardsBurned
 	3,  // 3: chemmy.events.v1.ShoeEvent.cut_card_out:type_name -> chemmy.events.v1.CutCardOut
 	4,  // 4: chemmy.events.v1.ShoeEvent.shoe_closed:type_name -> chemmy.events.v1.ShoeClosed
-	5,  // 5: chemmy.events.v1.ShoeEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMovedToBottom
-	7,  // 6: chemmy.events.v1.ShoeOpened.variant:type_name -> chemmy.shoe.v1.Variant
-	8,  // 7: chemmy.events.v1.ShoeOpened.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	6,  // 8: chemmy.events.v1.ShoeOpened.cut_deadline:type_name -> google.protobuf.Timestamp
-	9,  // 9: chemmy.events.v1.CardsBurned.burned:type_name -> chemmy.shoe.v1.Card
-	10, // 10: chemmy.events.v1.ShoeClosed.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	6,  // 5: chemmy.events.v1.ShoeEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMovedToBottom
+	5,  // 6: chemmy.events.v1.ShoeEvent.shoe_claimed:type_name -> chemmy.events.v1.ShoeClaimed
+	8,  // 7: chemmy.events.v1.ShoeOpened.variant:type_name -> chemmy.shoe.v1.Variant
+	9,  // 8: chemmy.events.v1.ShoeOpened.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	7,  // 9: chemmy.events.v1.ShoeOpened.cut_deadline:type_name -> google.protobuf.Timestamp
+	10, // 10: chemmy.events.v1.CardsBurned.burned:type_name -> chemmy.shoe.v1.Card
+	11, // 11: chemmy.events.v1.ShoeClosed.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_shoe_events_proto_init() }
@@ -732,6 +833,7 @@ func file_chemmy_events_v1_shoe_events_proto_init() {
 		(*ShoeEvent_CutCardOut)(nil),
 		(*ShoeEvent_ShoeClosed)(nil),
 		(*ShoeEvent_TopCardsMoved)(nil),
+		(*ShoeEvent_ShoeClaimed)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -739,7 +841,7 @@ func file_chemmy_events_v1_shoe_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_shoe_events_proto_rawDesc), len(file_chemmy_events_v1_shoe_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -92,6 +92,9 @@ const (
 	// MoveTopCardsToBottom a second time on a shoe (one move per shoe).
 	// FAILED_PRECONDITION.
 	ErrorReason_ERROR_REASON_TOP_CARDS_ALREADY_MOVED ErrorReason = 25
+	// ClaimShoe on a shoe that belongs to another table (created for it, or
+	// claimed by it). FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_SHOE_CLAIMED ErrorReason = 26
 )
 
 // Enum value maps for ErrorReason.
@@ -123,6 +126,7 @@ var (
 		23: "ERROR_REASON_MOVE_NOT_ALLOWED",
 		24: "ERROR_REASON_DEAL_STARTED",
 		25: "ERROR_REASON_TOP_CARDS_ALREADY_MOVED",
+		26: "ERROR_REASON_SHOE_CLAIMED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -151,6 +155,7 @@ var (
 		"ERROR_REASON_MOVE_NOT_ALLOWED":        23,
 		"ERROR_REASON_DEAL_STARTED":            24,
 		"ERROR_REASON_TOP_CARDS_ALREADY_MOVED": 25,
+		"ERROR_REASON_SHOE_CLAIMED":            26,
 	}
 )
 
@@ -711,7 +716,17 @@ type Shoe struct {
 	// and the burn (MoveTopCardsToBottom, OLD-CUT); 0: no move.
 	MovedToBottom int32 `protobuf:"varint,29,opt,name=moved_to_bottom,json=movedToBottom,proto3" json:"moved_to_bottom,omitempty"`
 	// Who announced the move (the banker's player id); empty: no move.
-	MovedBy       string `protobuf:"bytes,30,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
+	MovedBy string `protobuf:"bytes,30,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
+	// The table the shoe belongs to (owned_by_table): the owner the table
+	// service created it with, or the table that claimed it (ClaimShoe).
+	// Empty: no table's (up to 128 bytes).
+	TableId string `protobuf:"bytes,31,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Who closed the shoe: the verified subject of the CloseShoe caller
+	// ("table-svc" for a table's shoe, an operator's id for a forced close
+	// of a staff shoe) and his role; empty for a shoe closed because its
+	// last card was dealt (exhausted).
+	ClosedBy      string `protobuf:"bytes,32,opt,name=closed_by,json=closedBy,proto3" json:"closed_by,omitempty"`
+	ClosedByRole  string `protobuf:"bytes,33,opt,name=closed_by_role,json=closedByRole,proto3" json:"closed_by_role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -952,6 +967,27 @@ func (x *Shoe) GetMovedToBottom() int32 {
 func (x *Shoe) GetMovedBy() string {
 	if x != nil {
 		return x.MovedBy
+	}
+	return ""
+}
+
+func (x *Shoe) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *Shoe) GetClosedBy() string {
+	if x != nil {
+		return x.ClosedBy
+	}
+	return ""
+}
+
+func (x *Shoe) GetClosedByRole() string {
+	if x != nil {
+		return x.ClosedByRole
 	}
 	return ""
 }
@@ -2383,6 +2419,115 @@ func (x *MoveTopCardsToBottomResponse) GetShoe() *Shoe {
 	return nil
 }
 
+// ClaimShoeRequest makes a shoe a table's.
+type ClaimShoeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Idempotency key; required; up to 256 bytes.
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The table claiming the shoe; required, up to 128 bytes. A retried
+	// request_id is answered as first, with the table_id of the first call.
+	TableId       string `protobuf:"bytes,3,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimShoeRequest) Reset() {
+	*x = ClaimShoeRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimShoeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimShoeRequest) ProtoMessage() {}
+
+func (x *ClaimShoeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimShoeRequest.ProtoReflect.Descriptor instead.
+func (*ClaimShoeRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ClaimShoeRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *ClaimShoeRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ClaimShoeRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+// ClaimShoeResponse holds the claimed shoe.
+type ClaimShoeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shoe          *Shoe                  `protobuf:"bytes,1,opt,name=shoe,proto3" json:"shoe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimShoeResponse) Reset() {
+	*x = ClaimShoeResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimShoeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimShoeResponse) ProtoMessage() {}
+
+func (x *ClaimShoeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimShoeResponse.ProtoReflect.Descriptor instead.
+func (*ClaimShoeResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ClaimShoeResponse) GetShoe() *Shoe {
+	if x != nil {
+		return x.Shoe
+	}
+	return nil
+}
+
 var File_chemmy_shoe_v1_shoe_proto protoreflect.FileDescriptor
 
 const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
@@ -2392,7 +2537,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
-	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\x81\t\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xdf\t\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.chemmy.shoe.v1.ShoeStateR\x05state\x12\x14\n" +
@@ -2434,7 +2579,10 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"created_by\x18\x1b \x01(\tR\tcreatedBy\x12!\n" +
 	"\fplayer_seeds\x18\x1c \x03(\tR\vplayerSeeds\x12&\n" +
 	"\x0fmoved_to_bottom\x18\x1d \x01(\x05R\rmovedToBottom\x12\x19\n" +
-	"\bmoved_by\x18\x1e \x01(\tR\amovedBy\"\x93\x03\n" +
+	"\bmoved_by\x18\x1e \x01(\tR\amovedBy\x12\x19\n" +
+	"\btable_id\x18\x1f \x01(\tR\atableId\x12\x1b\n" +
+	"\tclosed_by\x18  \x01(\tR\bclosedBy\x12$\n" +
+	"\x0eclosed_by_role\x18! \x01(\tR\fclosedByRole\"\x93\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2549,7 +2697,14 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
 	"\fannounced_by\x18\x04 \x01(\tR\vannouncedBy\"H\n" +
 	"\x1cMoveTopCardsToBottomResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\x85\a\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"e\n" +
+	"\x10ClaimShoeRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x19\n" +
+	"\btable_id\x18\x03 \x01(\tR\atableId\"=\n" +
+	"\x11ClaimShoeResponse\x12(\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\xa4\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2577,7 +2732,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1bERROR_REASON_NOT_FULL_DECKS\x10\x16\x12!\n" +
 	"\x1dERROR_REASON_MOVE_NOT_ALLOWED\x10\x17\x12\x1d\n" +
 	"\x19ERROR_REASON_DEAL_STARTED\x10\x18\x12(\n" +
-	"$ERROR_REASON_TOP_CARDS_ALREADY_MOVED\x10\x19*{\n" +
+	"$ERROR_REASON_TOP_CARDS_ALREADY_MOVED\x10\x19\x12\x1d\n" +
+	"\x19ERROR_REASON_SHOE_CLAIMED\x10\x1a*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
@@ -2625,7 +2781,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
 	"\n" +
 	"FATE_DEALT\x10\x02\x12\r\n" +
-	"\tFATE_LEFT\x10\x032\xae\x06\n" +
+	"\tFATE_LEFT\x10\x032\x80\a\n" +
 	"\vShoeService\x12S\n" +
 	"\n" +
 	"CreateShoe\x12!.chemmy.shoe.v1.CreateShoeRequest\x1a\".chemmy.shoe.v1.CreateShoeResponse\x12n\n" +
@@ -2636,7 +2792,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\tCloseShoe\x12 .chemmy.shoe.v1.CloseShoeRequest\x1a!.chemmy.shoe.v1.CloseShoeResponse\x12\\\n" +
 	"\rGetShoeReveal\x12$.chemmy.shoe.v1.GetShoeRevealRequest\x1a%.chemmy.shoe.v1.GetShoeRevealResponse\x12\\\n" +
 	"\rListCardFates\x12$.chemmy.shoe.v1.ListCardFatesRequest\x1a%.chemmy.shoe.v1.ListCardFatesResponse\x12q\n" +
-	"\x14MoveTopCardsToBottom\x12+.chemmy.shoe.v1.MoveTopCardsToBottomRequest\x1a,.chemmy.shoe.v1.MoveTopCardsToBottomResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
+	"\x14MoveTopCardsToBottom\x12+.chemmy.shoe.v1.MoveTopCardsToBottomRequest\x1a,.chemmy.shoe.v1.MoveTopCardsToBottomResponse\x12P\n" +
+	"\tClaimShoe\x12 .chemmy.shoe.v1.ClaimShoeRequest\x1a!.chemmy.shoe.v1.ClaimShoeResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
 
 var (
 	file_chemmy_shoe_v1_shoe_proto_rawDescOnce sync.Once
@@ -2651,7 +2808,7 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(ErrorReason)(0),                     // 0: chemmy.shoe.v1.ErrorReason
 	(Variant)(0),                         // 1: chemmy.shoe.v1.Variant
@@ -2682,22 +2839,24 @@ var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(*CardFate)(nil),                     // 26: chemmy.shoe.v1.CardFate
 	(*MoveTopCardsToBottomRequest)(nil),  // 27: chemmy.shoe.v1.MoveTopCardsToBottomRequest
 	(*MoveTopCardsToBottomResponse)(nil), // 28: chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	(*timestamppb.Timestamp)(nil),        // 29: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),          // 30: google.protobuf.Duration
+	(*ClaimShoeRequest)(nil),             // 29: chemmy.shoe.v1.ClaimShoeRequest
+	(*ClaimShoeResponse)(nil),            // 30: chemmy.shoe.v1.ClaimShoeResponse
+	(*timestamppb.Timestamp)(nil),        // 31: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 32: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
 	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
 	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
 	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	29, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	31, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	29, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
-	29, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	31, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	31, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
 	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	30, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	32, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
 	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
@@ -2709,31 +2868,34 @@ var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	26, // 20: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
 	7,  // 21: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
 	6,  // 22: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
-	29, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	31, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
 	8,  // 24: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	9,  // 25: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	11, // 26: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	13, // 27: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	15, // 28: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	17, // 29: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
-	19, // 30: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
-	21, // 31: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
-	24, // 32: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
-	27, // 33: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	10, // 34: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	12, // 35: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	14, // 36: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	16, // 37: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	18, // 38: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
-	20, // 39: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
-	22, // 40: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
-	25, // 41: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
-	28, // 42: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	34, // [34:43] is the sub-list for method output_type
-	25, // [25:34] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	8,  // 25: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 26: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	11, // 27: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	13, // 28: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	15, // 29: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	17, // 30: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	19, // 31: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	21, // 32: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	24, // 33: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	27, // 34: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	29, // 35: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
+	10, // 36: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	12, // 37: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	14, // 38: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	16, // 39: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	18, // 40: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	20, // 41: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	22, // 42: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	25, // 43: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	28, // 44: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	30, // 45: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
+	36, // [36:46] is the sub-list for method output_type
+	26, // [26:36] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -2747,7 +2909,7 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   22,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -28,6 +28,7 @@ const (
 	ShoeService_GetShoeReveal_FullMethodName        = "/chemmy.shoe.v1.ShoeService/GetShoeReveal"
 	ShoeService_ListCardFates_FullMethodName        = "/chemmy.shoe.v1.ShoeService/ListCardFates"
 	ShoeService_MoveTopCardsToBottom_FullMethodName = "/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom"
+	ShoeService_ClaimShoe_FullMethodName            = "/chemmy.shoe.v1.ShoeService/ClaimShoe"
 )
 
 // ShoeServiceClient is the client API for ShoeService service.
@@ -41,23 +42,26 @@ const (
 // signed assertion): CreateShoe, DealCard and CloseShoe are for the table
 // service, croupiers and operators; CreateShoeFromOrder is for operators
 // and the table service; Cut is for the named cutting player (himself),
-// croupiers, operators and the table service; MoveTopCardsToBottom is for
-// the table service only (not public through the gateway); GetShoe,
+// croupiers, operators and the table service; MoveTopCardsToBottom and
+// ClaimShoe are for the table service only (not public through the
+// gateway); GetShoe,
 // GetShoeReveal and ListCardFates are open to every authenticated caller. The order of an
 // open shoe is never returned, to anybody.
 //
-// Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
-// table service (role service, subject "table-svc") created it with an
-// owner (the table id), or once the table service has dealt a card from
-// it (a staff shoe a table was opened on). Such a shoe is dealt and
+// Ownership. A shoe belongs to a table (Shoe.owned_by_table, and
+// Shoe.table_id names the table) when the table service (role service,
+// subject "table-svc") created it with an owner (the table id), or
+// claimed it (ClaimShoe: CreateTable does so for a shoe an operator named,
+// e.g. a prepared one, before the table exists). Such a shoe is dealt and
 // closed only by the table service, and cut only by its named cutter or
 // the table service; anybody else, operators included, gets
 // PERMISSION_DENIED SHOE_OWNED_BY_TABLE, also for a retried request_id.
 // The table closes its shoe between coups, so a shoe is never closed in
 // the middle of a coup. For a shoe created by staff (croupier, operator)
-// owner is a free-form label that grants nothing: until a table deals
-// from it, it belongs to no table and the staff roles may deal, cut and
-// close it under the usual rules.
+// owner is a free-form label that grants nothing: until a table claims it,
+// it belongs to no table and the staff roles may deal, cut and close it
+// under the usual rules. (A shoe the table service deals from becomes
+// its table's too: shoes of tables opened before ClaimShoe existed.)
 //
 // Certification shoes. CreateShoeFromOrder builds a shoe whose order the
 // operator chose: Shoe.certification is true (and test_shoe when its
@@ -143,8 +147,9 @@ type ShoeServiceClient interface {
 	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
-	// table service). The table service's first deal from a shoe makes it
-	// the table's (owned_by_table).
+	// table service: claimed by or created for a table). The table
+	// service's first deal from a shoe makes it the table's
+	// (owned_by_table).
 	DealCard(ctx context.Context, in *DealCardRequest, opts ...grpc.CallOption) (*DealCardResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and
@@ -159,7 +164,9 @@ type ShoeServiceClient interface {
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
 	// operator may force an earlier close with a reason. The cards left get
-	// the fate LEFT and the reveal becomes available. Closing a closed shoe
+	// the fate LEFT and the reveal becomes available. Who closed it (the
+	// verified caller and his role) is recorded: Shoe.closed_by,
+	// closed_by_role and the shoe_closed event. Closing a closed shoe
 	// returns it unchanged. Idempotent by request_id.
 	// A table's shoe is closed only by the table service (between coups).
 	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
@@ -199,6 +206,23 @@ type ShoeServiceClient interface {
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
 	// table service), ROLE_NOT_ALLOWED; ALREADY_EXISTS REQUEST_ID_REUSED.
 	MoveTopCardsToBottom(ctx context.Context, in *MoveTopCardsToBottomRequest, opts ...grpc.CallOption) (*MoveTopCardsToBottomResponse, error)
+	// ClaimShoe makes a shoe the table's (owned_by_table, table_id): from
+	// then on only the table service deals, cuts (with the named cutter)
+	// and closes it, so nobody can take cards from it between the table's
+	// opening and its first deal. CreateTable calls it for the shoe an
+	// operator names (e.g. a prepared one of CreateShoeFromOrder) before the
+	// table takes it; a shoe is claimed once, by one table. Table service
+	// only (role service, subject "table-svc"). Idempotent: the request_id
+	// names the claim, and its retry gets the first answer whatever
+	// table_id it proposes (so a CreateTable retried after a crash finds
+	// the table id it claimed the shoe for, and adopts it); a claim by the
+	// table that holds the shoe answers it as it stands. The shoe_claimed
+	// event records the claim.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (table_id missing or over
+	// 128 bytes); NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION SHOE_CLAIMED
+	// (another table's), SHOE_CLOSED, DEAL_STARTED (cards were dealt from
+	// it); PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	ClaimShoe(ctx context.Context, in *ClaimShoeRequest, opts ...grpc.CallOption) (*ClaimShoeResponse, error)
 }
 
 type shoeServiceClient struct {
@@ -299,6 +323,16 @@ func (c *shoeServiceClient) MoveTopCardsToBottom(ctx context.Context, in *MoveTo
 	return out, nil
 }
 
+func (c *shoeServiceClient) ClaimShoe(ctx context.Context, in *ClaimShoeRequest, opts ...grpc.CallOption) (*ClaimShoeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClaimShoeResponse)
+	err := c.cc.Invoke(ctx, ShoeService_ClaimShoe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ShoeServiceServer is the server API for ShoeService service.
 // All implementations must embed UnimplementedShoeServiceServer
 // for forward compatibility.
@@ -310,23 +344,26 @@ func (c *shoeServiceClient) MoveTopCardsToBottom(ctx context.Context, in *MoveTo
 // signed assertion): CreateShoe, DealCard and CloseShoe are for the table
 // service, croupiers and operators; CreateShoeFromOrder is for operators
 // and the table service; Cut is for the named cutting player (himself),
-// croupiers, operators and the table service; MoveTopCardsToBottom is for
-// the table service only (not public through the gateway); GetShoe,
+// croupiers, operators and the table service; MoveTopCardsToBottom and
+// ClaimShoe are for the table service only (not public through the
+// gateway); GetShoe,
 // GetShoeReveal and ListCardFates are open to every authenticated caller. The order of an
 // open shoe is never returned, to anybody.
 //
-// Ownership. A shoe belongs to a table (Shoe.owned_by_table) when the
-// table service (role service, subject "table-svc") created it with an
-// owner (the table id), or once the table service has dealt a card from
-// it (a staff shoe a table was opened on). Such a shoe is dealt and
+// Ownership. A shoe belongs to a table (Shoe.owned_by_table, and
+// Shoe.table_id names the table) when the table service (role service,
+// subject "table-svc") created it with an owner (the table id), or
+// claimed it (ClaimShoe: CreateTable does so for a shoe an operator named,
+// e.g. a prepared one, before the table exists). Such a shoe is dealt and
 // closed only by the table service, and cut only by its named cutter or
 // the table service; anybody else, operators included, gets
 // PERMISSION_DENIED SHOE_OWNED_BY_TABLE, also for a retried request_id.
 // The table closes its shoe between coups, so a shoe is never closed in
 // the middle of a coup. For a shoe created by staff (croupier, operator)
-// owner is a free-form label that grants nothing: until a table deals
-// from it, it belongs to no table and the staff roles may deal, cut and
-// close it under the usual rules.
+// owner is a free-form label that grants nothing: until a table claims it,
+// it belongs to no table and the staff roles may deal, cut and close it
+// under the usual rules. (A shoe the table service deals from becomes
+// its table's too: shoes of tables opened before ClaimShoe existed.)
 //
 // Certification shoes. CreateShoeFromOrder builds a shoe whose order the
 // operator chose: Shoe.certification is true (and test_shoe when its
@@ -412,8 +449,9 @@ type ShoeServiceServer interface {
 	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
-	// table service). The table service's first deal from a shoe makes it
-	// the table's (owned_by_table).
+	// table service: claimed by or created for a table). The table
+	// service's first deal from a shoe makes it the table's
+	// (owned_by_table).
 	DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and
@@ -428,7 +466,9 @@ type ShoeServiceServer interface {
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
 	// operator may force an earlier close with a reason. The cards left get
-	// the fate LEFT and the reveal becomes available. Closing a closed shoe
+	// the fate LEFT and the reveal becomes available. Who closed it (the
+	// verified caller and his role) is recorded: Shoe.closed_by,
+	// closed_by_role and the shoe_closed event. Closing a closed shoe
 	// returns it unchanged. Idempotent by request_id.
 	// A table's shoe is closed only by the table service (between coups).
 	// Errors: FAILED_PRECONDITION RESHUFFLE_TOO_EARLY; PERMISSION_DENIED
@@ -468,6 +508,23 @@ type ShoeServiceServer interface {
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
 	// table service), ROLE_NOT_ALLOWED; ALREADY_EXISTS REQUEST_ID_REUSED.
 	MoveTopCardsToBottom(context.Context, *MoveTopCardsToBottomRequest) (*MoveTopCardsToBottomResponse, error)
+	// ClaimShoe makes a shoe the table's (owned_by_table, table_id): from
+	// then on only the table service deals, cuts (with the named cutter)
+	// and closes it, so nobody can take cards from it between the table's
+	// opening and its first deal. CreateTable calls it for the shoe an
+	// operator names (e.g. a prepared one of CreateShoeFromOrder) before the
+	// table takes it; a shoe is claimed once, by one table. Table service
+	// only (role service, subject "table-svc"). Idempotent: the request_id
+	// names the claim, and its retry gets the first answer whatever
+	// table_id it proposes (so a CreateTable retried after a crash finds
+	// the table id it claimed the shoe for, and adopts it); a claim by the
+	// table that holds the shoe answers it as it stands. The shoe_claimed
+	// event records the claim.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (table_id missing or over
+	// 128 bytes); NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION SHOE_CLAIMED
+	// (another table's), SHOE_CLOSED, DEAL_STARTED (cards were dealt from
+	// it); PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	ClaimShoe(context.Context, *ClaimShoeRequest) (*ClaimShoeResponse, error)
 	mustEmbedUnimplementedShoeServiceServer()
 }
 
@@ -504,6 +561,9 @@ func (UnimplementedShoeServiceServer) ListCardFates(context.Context, *ListCardFa
 }
 func (UnimplementedShoeServiceServer) MoveTopCardsToBottom(context.Context, *MoveTopCardsToBottomRequest) (*MoveTopCardsToBottomResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MoveTopCardsToBottom not implemented")
+}
+func (UnimplementedShoeServiceServer) ClaimShoe(context.Context, *ClaimShoeRequest) (*ClaimShoeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClaimShoe not implemented")
 }
 func (UnimplementedShoeServiceServer) mustEmbedUnimplementedShoeServiceServer() {}
 func (UnimplementedShoeServiceServer) testEmbeddedByValue()                     {}
@@ -688,6 +748,24 @@ func _ShoeService_MoveTopCardsToBottom_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ShoeService_ClaimShoe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClaimShoeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).ClaimShoe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_ClaimShoe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).ClaimShoe(ctx, req.(*ClaimShoeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ShoeService_ServiceDesc is the grpc.ServiceDesc for ShoeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -730,6 +808,10 @@ var ShoeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MoveTopCardsToBottom",
 			Handler:    _ShoeService_MoveTopCardsToBottom_Handler,
+		},
+		{
+			MethodName: "ClaimShoe",
+			Handler:    _ShoeService_ClaimShoe_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

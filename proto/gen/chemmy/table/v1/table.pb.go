@@ -103,8 +103,9 @@ const (
 	ErrorReason_ERROR_REASON_DEPENDENCY_REFUSED ErrorReason = 31
 	// The table is closed: it takes no action any more.
 	ErrorReason_ERROR_REASON_TABLE_CLOSED ErrorReason = 32
-	// CreateTable named a shoe that belongs to a table already, is closed,
-	// or has dealt cards.
+	// CreateTable named a shoe that belongs to a table already (created for
+	// it or claimed by it: shoe-svc SHOE_CLAIMED), is closed, or has dealt
+	// cards.
 	ErrorReason_ERROR_REASON_SHOE_UNUSABLE ErrorReason = 33
 	// The call belongs to another game than the table's (e.g. CallBanco at
 	// a punto banco table), or a bet names a spot of another game.
@@ -942,7 +943,9 @@ func (RoadWinner) EnumDescriptor() ([]byte, []int) {
 
 // HouseRules are a table's options where the sources leave the choice to
 // the house (RULES.md, last section). Zero or unset fields take the
-// default given; a table's response shows the values in force.
+// default given; a table's response shows the values in force. A table's
+// rules (these, or another game's rules message) are fixed when it opens:
+// there is no call to change them; table_created records them.
 type HouseRules struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 6 or 8 decks (SHOE-DECKS); default 6.
@@ -1003,8 +1006,10 @@ type HouseRules struct {
 	// A table on a certification shoe (a prepared order, see
 	// Table.certification) takes banks and bets only when this is true;
 	// otherwise AcceptBank, BidBank, PlaceBet and CallBanco answer
-	// FAILED_PRECONDITION CERTIFICATION_TABLE. Only an operator may set it,
-	// and table_created records it. Default off.
+	// FAILED_PRECONDITION CERTIFICATION_TABLE. Only an operator may set it;
+	// table_created records it (certification_real_money, and in
+	// house_rules), and the certification_shoe staff_action too. Default
+	// off.
 	CertificationRealMoney bool `protobuf:"varint,21,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
 	// A table whose bank is offered this many times in a row with no taker
 	// (offers declined or timed out, auctions without a bid) is abandoned and

@@ -69,8 +69,15 @@ const (
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceClient interface {
 	// CreateTable opens a table with its house rules and its first shoe.
-	// Croupier or operator; only an operator may name a prepared shoe. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
-	// UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED.
+	// Croupier or operator; only an operator may name a prepared shoe. A
+	// named shoe becomes the table's at once (shoe-svc ClaimShoe): nobody
+	// else may deal, cut or close it from then on, and no other table may
+	// take it. The house rules are fixed here: no call changes them later;
+	// the table_created event records them (in force and as requested)
+	// with who opened the table. Errors: INVALID_ARGUMENT
+	// INVALID_HOUSE_RULE, UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED, NOT_FOUND
+	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
+	// belongs to a table, is closed or has dealt cards).
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
@@ -472,8 +479,15 @@ func (c *tableServiceClient) MoveTopCards(ctx context.Context, in *MoveTopCardsR
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceServer interface {
 	// CreateTable opens a table with its house rules and its first shoe.
-	// Croupier or operator; only an operator may name a prepared shoe. Errors: INVALID_ARGUMENT INVALID_HOUSE_RULE,
-	// UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED.
+	// Croupier or operator; only an operator may name a prepared shoe. A
+	// named shoe becomes the table's at once (shoe-svc ClaimShoe): nobody
+	// else may deal, cut or close it from then on, and no other table may
+	// take it. The house rules are fixed here: no call changes them later;
+	// the table_created event records them (in force and as requested)
+	// with who opened the table. Errors: INVALID_ARGUMENT
+	// INVALID_HOUSE_RULE, UNIMPLEMENTED HOUSE_RULE_UNSUPPORTED, NOT_FOUND
+	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
+	// belongs to a table, is closed or has dealt cards).
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// wantRefused fails unless err is code with reason.
+func wantRefused(t *testing.T, what string, err error, code codes.Code, reason string) {
+	t.Helper()
+	if status.Code(err) != code || errs.Reason(err) != reason {
+		t.Errorf("%s: %v (reason %q), want %v %s", what, err, errs.Reason(err), code, reason)
+	}
+}
+
+// TestPreparedShoeIsTheTables (issue 10's probe): a shoe an operator
+// prepares (CreateShoeFromOrder, 2C KD 3D 6H ...) is the table's from
+// CreateTable on. During the table's first betting the operator can
+// neither deal from it (the probe took 2C, and the table then dealt from
+// KD), cut nor close it; a second table cannot be opened on it; and the
+// table deals the prepared order from its first card.
+func TestPreparedShoeIsTheTables(t *testing.T) {
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 5000, "alice", "bob")
+	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{
+		RequestId: "probe-shoe", Cards: fullShoe("2C", "KD", "3D", "6H", "4S", "KD")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shoeID := sh.GetShoe().GetShoeId()
+	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "probe", ShoeId: shoeID, HouseRules: certificationRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	got, err := c.shoe.GetShoe(as(t, "alice"), &shoev1.GetShoeRequest{ShoeId: shoeID})
+	if err != nil || !got.GetShoe().GetOwnedByTable() || got.GetShoe().GetTableId() != id {
+		t.Fatalf("the prepared shoe after CreateTable: %v %v", got, err)
+	}
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "probe/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "probe/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	// The first betting: the operator's attempts on the table's shoe.
+	_, err = c.shoe.DealCard(as(t, "operator"), &shoev1.DealCardRequest{RequestId: "probe-peek", ShoeId: shoeID})
+	wantRefused(t, "operator DealCard in the first betting", err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	_, err = c.shoe.CloseShoe(as(t, "operator"), &shoev1.CloseShoeRequest{RequestId: "probe-close", ShoeId: shoeID, Force: true, Reason: "probe"})
+	wantRefused(t, "operator CloseShoe in the first betting", err, codes.PermissionDenied, "SHOE_OWNED_BY_TABLE")
+	_, err = c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "probe-2", ShoeId: shoeID, HouseRules: certificationRules()})
+	wantRefused(t, "a second CreateTable on the shoe", err, codes.FailedPrecondition, "SHOE_UNUSABLE")
+
+	// The coup: bob on 2C 3D (5) stands; the banker's KD 6H stands.
+	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "probe/bet", TableId: id, PlayerId: "bob", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "probe/stand", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_STAND}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.table.GetTable(as(t, "auditor"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := resp.GetTable().GetLastCoup()
+	if got := seen(last.GetPlayerCards()) + " / " + seen(last.GetBankerCards()); got != "2C 3D / KD 6H" {
+		t.Errorf("the table's first coup: %s, want the prepared 2C 3D / KD 6H", got)
+	}
+}
