@@ -13,6 +13,9 @@
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY
 //	               event stream when this service creates it (default 720h, 1 GiB,
 //	               1; negative age or bytes: none); an existing stream is never changed
+//	-session-gap   a pause in a player's play longer than this ends his session
+//	               (session loss and time limits; default 30m)
+//	-limits-cooling-off  how long a looser player limit waits (default 24h)
 //	-log-level     debug, info, warn or error (default "info")
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
@@ -55,6 +58,8 @@ func run(args []string) error {
 	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
+	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
+	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	stream := outbox.RegisterStreamFlags(fs)
 	tc := trust.RegisterFlags(fs)
@@ -86,6 +91,8 @@ func run(args []string) error {
 		Trust:            *tc,
 		Logger:           log,
 		RequestRetention: *retention,
+		SessionGap:       *sessionGap,
+		LimitsCoolingOff: *coolingOff,
 		Stream:           *stream,
 	})
 	if err != nil {

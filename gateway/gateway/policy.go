@@ -83,6 +83,14 @@ func defaultPolicy() policy {
 			Prefix:    "player:",
 		},
 		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
+		// Responsible-gaming limits: set by the operator, read by the
+		// player (his own) and staff.
+		m(walletService, "SetPlayerLimits"): {Roles: []auth.Role{auth.RoleOperator}},
+		m(walletService, "GetPlayerLimits"): {
+			Roles:     allRoles,
+			SelfField: "account_id",
+			Prefix:    "player:",
+		},
 
 		// ShoeService. MoveTopCardsToBottom (the old game's banker's move,
 		// OLD-CUT) and ClaimShoe (a table claims its shoe) are for

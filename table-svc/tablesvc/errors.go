@@ -38,10 +38,13 @@ const (
 	reasonShoeUnusable          = "SHOE_UNUSABLE"
 	reasonTableClosed           = "TABLE_CLOSED"
 	reasonShoeNotFound          = "SHOE_NOT_FOUND"
-	reasonDependencyRefused     = "DEPENDENCY_REFUSED"
-	reasonCoupNotInPlay         = "COUP_NOT_IN_PLAY"
-	reasonCertificationTable    = "CERTIFICATION_TABLE"
-	reasonWrongVariant          = "WRONG_VARIANT"
+	// reasonLimitReached: the wallet refused the stake or the seat for a
+	// player's responsible-gaming limit (metadata "limit" names it).
+	reasonLimitReached       = "LIMIT_REACHED"
+	reasonDependencyRefused  = "DEPENDENCY_REFUSED"
+	reasonCoupNotInPlay      = "COUP_NOT_IN_PLAY"
+	reasonCertificationTable = "CERTIFICATION_TABLE"
+	reasonWrongVariant       = "WRONG_VARIANT"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {
@@ -56,6 +59,11 @@ func fromDependency(what string, err error) error {
 	switch r := errs.Reason(err); {
 	case r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND":
 		return fail(codes.FailedPrecondition, reasonInsufficientFunds, "%s: %s", what, status.Convert(err).Message())
+	case r == reasonLimitReached:
+		// A responsible-gaming limit of the player's (wallet
+		// SetPlayerLimits); the limit's name goes along.
+		return errs.WithMetadata(codes.FailedPrecondition, domain, reasonLimitReached, errs.Info(err).GetMetadata(),
+			"%s: %s", what, status.Convert(err).Message())
 	case r == reasonRequestIDReused:
 		// The wallet saw this request id with another request (e.g. a
 		// retry with another amount after a refusal).

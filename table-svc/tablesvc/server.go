@@ -19,6 +19,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -398,7 +399,17 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 
 // JoinTable seats a player (at a chemin de fer table, the bank is offered
 // when a second player sits at a table without a banker: CF-FIRST-BANKER).
+//
+// A self-excluded player (wallet SetPlayerLimits) cannot sit down:
+// FAILED_PRECONDITION LIMIT_REACHED. The wallet is asked first; while it
+// cannot answer, nobody sits down (UNAVAILABLE DEPENDENCY_UNAVAILABLE).
 func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) (*tablev1.JoinTableResponse, error) {
+	if err := checkID("player_id", req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	if err := s.checkNotExcluded(ctx, req.GetPlayerId()); err != nil {
+		return nil, err
+	}
 	t, err := s.act(ctx, "JoinTable", req)
 	if err != nil {
 		return nil, err
@@ -562,6 +573,22 @@ func realMoney(t *table) error {
 	if t.Certification && !t.Rules.CertRealMoney {
 		return fail(codes.FailedPrecondition, reasonCertificationTable,
 			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
+	}
+	return nil
+}
+
+// checkNotExcluded refuses (FAILED_PRECONDITION LIMIT_REACHED, limit
+// self_exclusion) a player whose self-exclusion is running.
+func (s *Service) checkNotExcluded(ctx context.Context, player string) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: "player:" + player})
+	if err != nil {
+		return fromDependency("limits of "+player, err)
+	}
+	if until := l.GetLimits().GetSelfExcludedUntil(); until != nil && until.AsTime().After(s.now()) {
+		return errs.WithMetadata(codes.FailedPrecondition, domain, reasonLimitReached, map[string]string{"limit": "self_exclusion"},
+			"%s is self-excluded until %s", player, until.AsTime().UTC().Format(time.RFC3339))
 	}
 	return nil
 }

@@ -128,6 +128,9 @@ func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (
 				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
 					"%s has %d available, hold of %d", a.id, avail, req.GetAmount())
 			}
+			if err := t.checkStake(a, req.GetAmount(), req.GetAmount()); err != nil {
+				return nil, err
+			}
 			h, err := t.newHold(a, req.GetAmount(), req.GetReference(), ttl)
 			if err != nil {
 				return nil, err

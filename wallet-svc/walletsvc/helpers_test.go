@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/chemmy/chemmy/services/kit/trust"
 	"log/slog"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/chemmy/chemmy/services/kit/trust"
 
 	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
@@ -40,6 +42,8 @@ type env struct {
 	c      walletv1.WalletServiceClient
 	net    atomic.Int64 // deposits - withdrawals acknowledged
 	nextID atomic.Int64
+	// clock, when set before start, is the service's clock.
+	clock func() time.Time
 }
 
 func newEnv(t testing.TB) *env {
@@ -53,7 +57,7 @@ func newEnv(t testing.TB) *env {
 func (e *env) start() {
 	e.t.Helper()
 	svc, err := Start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Trust: trust.Config{Insecure: true},
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), now: e.clock})
 	if err != nil {
 		e.t.Fatalf("Start: %v", err)
 	}

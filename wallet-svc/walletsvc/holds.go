@@ -89,9 +89,15 @@ func (s *Service) ResizeHold(_ context.Context, req *walletv1.ResizeHoldRequest)
 			if err != nil {
 				return nil, err
 			}
-			if more := req.GetAmount() - h.GetAmount(); more > a.balance-a.held {
+			more := req.GetAmount() - h.GetAmount()
+			if more > a.balance-a.held {
 				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
 					"%s has %d available, hold %q needs %d more", a.id, a.balance-a.held, h.GetHoldId(), more)
+			}
+			if more > 0 {
+				if err := t.checkStake(a, req.GetAmount(), more); err != nil {
+					return nil, err
+				}
 			}
 			t.resize(h, a, req.GetAmount())
 			return &walletv1.ResizeHoldResponse{Hold: h}, nil

@@ -179,6 +179,8 @@ type txn struct {
 	transfers []pendingTransfer
 	expiryAdd [][]byte
 	expiryDel [][]byte
+	// gap is the session gap of the players' limits (sessionGap).
+	gap time.Duration
 }
 
 func newTxn(tx *bolt.Tx, now time.Time, def string) *txn {
@@ -409,6 +411,14 @@ func (t *txn) flush() error {
 		}
 		if err := st.Put(statementKey(tr.CreditAccountId, seq), be64(p.creditAft)); err != nil {
 			return err
+		}
+		if isGameTransfer(tr.Reason) {
+			if err := t.notePlay(tr.DebitAccountId, -tr.Amount); err != nil {
+				return err
+			}
+			if err := t.notePlay(tr.CreditAccountId, tr.Amount); err != nil {
+				return err
+			}
 		}
 		ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: tr.TransferId, Sequence: seq, OccurTime: tr.CreateTime,
 			Payload: &eventsv1.WalletEvent_TransferRecorded{TransferRecorded: &eventsv1.TransferRecorded{

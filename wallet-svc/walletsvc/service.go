@@ -48,6 +48,15 @@ type Config struct {
 	// code, 3..12 characters [A-Z0-9]; default "EUR". A ledger file keeps
 	// the currency it was created with; starting it with another fails.
 	Currency string
+	// SessionGap: a pause in a player's play longer than this ends his
+	// session (the unit of the session loss and time limits); default
+	// DefaultSessionGap (30 minutes).
+	SessionGap time.Duration
+	// LimitsCoolingOff: how long a looser responsible-gaming limit waits
+	// before it takes effect; default DefaultLimitsCoolingOff (24 hours).
+	LimitsCoolingOff time.Duration
+	// now is the clock; nil means time.Now (this package's tests set it).
+	now func() time.Time
 	// HoldSweepInterval is how often expired holds are expired; default
 	// 1s, negative: never (ExpireHolds only).
 	HoldSweepInterval time.Duration
@@ -112,6 +121,9 @@ func Policy() auth.Policy {
 		walletv1.WalletService_SettleBanque_FullMethodName:     {auth.RoleService},
 		walletv1.WalletService_ChargeFee_FullMethodName:        {auth.RoleService},
 		walletv1.WalletService_SettleOld_FullMethodName:        {auth.RoleService},
+		walletv1.WalletService_SetPlayerLimits_FullMethodName:  {auth.RoleOperator},
+		walletv1.WalletService_GetPlayerLimits_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
+			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 	}
 }
 
@@ -127,6 +139,9 @@ type Service struct {
 	commit   *store.Committer // the ledger's, shared with the outbox relay (store.CommitterFor)
 	relay    *outbox.Relay
 	now      func() time.Time
+	// sessionGap and coolingOff: see Config.SessionGap and
+	// Config.LimitsCoolingOff.
+	sessionGap, coolingOff time.Duration
 }
 
 var _ walletv1.WalletServiceServer = (*Service)(nil)
@@ -138,7 +153,16 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if err := validCurrency(c.Currency); err != nil {
 		return nil, err
 	}
-	s := &Service{currency: c.Currency, now: time.Now}
+	s := &Service{currency: c.Currency, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff}
+	if c.now != nil {
+		s.now = c.now
+	}
+	if s.sessionGap <= 0 {
+		s.sessionGap = DefaultSessionGap
+	}
+	if s.coolingOff <= 0 {
+		s.coolingOff = DefaultLimitsCoolingOff
+	}
 	base, err := app.Start(ctx, app.Config{
 		Name:         trust.Wallet,
 		Trust:        c.Trust,
@@ -147,7 +171,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		ListenAddr:   c.ListenAddr,
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
-		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry},
+		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry, bucketLimits, bucketPlay},
 		NATSURL:      c.NATSURL,
 		MetricsAddr:  c.MetricsAddr,
 		Stream:       c.Stream,
@@ -313,6 +337,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			return nil
 		}
 		t := newTxn(tx, s.now(), s.currency)
+		t.gap = s.sessionGap
 		r, err := apply(t)
 		if err != nil {
 			if !errs.IsStatus(err) {

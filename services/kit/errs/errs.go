@@ -15,8 +15,14 @@ import (
 // domain (e.g. "table.chemmy") and reason (UPPER_SNAKE, e.g.
 // "NOT_YOUR_TURN"); the message is formatted from format and args.
 func New(c codes.Code, domain, reason, format string, args ...any) error {
+	return WithMetadata(c, domain, reason, nil, format, args...)
+}
+
+// WithMetadata is New with ErrorInfo metadata (e.g. which limit refused
+// a stake).
+func WithMetadata(c codes.Code, domain, reason string, md map[string]string, format string, args ...any) error {
 	st := status.New(c, fmt.Sprintf(format, args...))
-	withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: domain})
+	withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: domain, Metadata: md})
 	if err != nil {
 		return st.Err()
 	}

@@ -70,6 +70,10 @@ const (
 	// certificate names a service this one does not serve), or a service
 	// other than the gateway sent a caller assertion.
 	ErrorReason_ERROR_REASON_PEER_NOT_ALLOWED ErrorReason = 19
+	// A responsible-gaming limit refuses the stake: ErrorInfo.metadata
+	// "limit" names it (self_exclusion, max_stake, daily_loss, session_loss,
+	// session_time), the message gives the figures. See SetPlayerLimits.
+	ErrorReason_ERROR_REASON_LIMIT_REACHED ErrorReason = 20
 )
 
 // Enum value maps for ErrorReason.
@@ -95,6 +99,7 @@ var (
 		17: "ERROR_REASON_ASSERTION_INVALID",
 		18: "ERROR_REASON_ASSERTION_EXPIRED",
 		19: "ERROR_REASON_PEER_NOT_ALLOWED",
+		20: "ERROR_REASON_LIMIT_REACHED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":         0,
@@ -117,6 +122,7 @@ var (
 		"ERROR_REASON_ASSERTION_INVALID":   17,
 		"ERROR_REASON_ASSERTION_EXPIRED":   18,
 		"ERROR_REASON_PEER_NOT_ALLOWED":    19,
+		"ERROR_REASON_LIMIT_REACHED":       20,
 	}
 )
 
@@ -3525,6 +3531,411 @@ func (x *SettleOldResponse) GetTransfers() []*Transfer {
 	return nil
 }
 
+// PlayerLimits are one player's responsible-gaming limits, set by the
+// operator. Amounts in minor units of the account's currency; 0 (or
+// unset) means no limit. A loss is what the player's game transfers
+// (every transfer but deposits and withdrawals) took from his account,
+// net of what they paid him; a stake is refused when the loss so far plus
+// everything he has at stake (his open holds, this one included) could
+// pass a loss limit.
+type PlayerLimits struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Loss limit per calendar day (UTC).
+	DailyLossLimit int64 `protobuf:"varint,1,opt,name=daily_loss_limit,json=dailyLossLimit,proto3" json:"daily_loss_limit,omitempty"`
+	// Loss limit per session: a session is a run of play (stakes and
+	// settlements) without a pause longer than the wallet's session gap
+	// (default 30 minutes, wallet-svc -session-gap).
+	SessionLossLimit int64 `protobuf:"varint,2,opt,name=session_loss_limit,json=sessionLossLimit,proto3" json:"session_loss_limit,omitempty"`
+	// The largest single stake (one hold: a bet, a bank).
+	MaxStake int64 `protobuf:"varint,3,opt,name=max_stake,json=maxStake,proto3" json:"max_stake,omitempty"`
+	// How long a session may last; no stake is taken once it has lasted
+	// this long, until a pause of the session gap ends it.
+	SessionTimeLimit *durationpb.Duration `protobuf:"bytes,4,opt,name=session_time_limit,json=sessionTimeLimit,proto3" json:"session_time_limit,omitempty"`
+	// Self-exclusion: no stake and no seat before this time.
+	SelfExcludedUntil *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=self_excluded_until,json=selfExcludedUntil,proto3" json:"self_excluded_until,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *PlayerLimits) Reset() {
+	*x = PlayerLimits{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerLimits) ProtoMessage() {}
+
+func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
+func (*PlayerLimits) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *PlayerLimits) GetDailyLossLimit() int64 {
+	if x != nil {
+		return x.DailyLossLimit
+	}
+	return 0
+}
+
+func (x *PlayerLimits) GetSessionLossLimit() int64 {
+	if x != nil {
+		return x.SessionLossLimit
+	}
+	return 0
+}
+
+func (x *PlayerLimits) GetMaxStake() int64 {
+	if x != nil {
+		return x.MaxStake
+	}
+	return 0
+}
+
+func (x *PlayerLimits) GetSessionTimeLimit() *durationpb.Duration {
+	if x != nil {
+		return x.SessionTimeLimit
+	}
+	return nil
+}
+
+func (x *PlayerLimits) GetSelfExcludedUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SelfExcludedUntil
+	}
+	return nil
+}
+
+// PlayerPlay is a player's play measured against his limits.
+type PlayerPlay struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The UTC day of daily_loss ("2026-12-01").
+	Day string `protobuf:"bytes,1,opt,name=day,proto3" json:"day,omitempty"`
+	// Net loss of that day (negative: a net win), minor units.
+	DailyLoss int64 `protobuf:"varint,2,opt,name=daily_loss,json=dailyLoss,proto3" json:"daily_loss,omitempty"`
+	// The current session's start and net loss (negative: a net win); no
+	// session_start_time when no session is running.
+	SessionStartTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_start_time,json=sessionStartTime,proto3" json:"session_start_time,omitempty"`
+	SessionLoss      int64                  `protobuf:"varint,4,opt,name=session_loss,json=sessionLoss,proto3" json:"session_loss,omitempty"`
+	// The last stake or settlement.
+	LastPlayTime  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_play_time,json=lastPlayTime,proto3" json:"last_play_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerPlay) Reset() {
+	*x = PlayerPlay{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerPlay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerPlay) ProtoMessage() {}
+
+func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
+func (*PlayerPlay) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *PlayerPlay) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+func (x *PlayerPlay) GetDailyLoss() int64 {
+	if x != nil {
+		return x.DailyLoss
+	}
+	return 0
+}
+
+func (x *PlayerPlay) GetSessionStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionStartTime
+	}
+	return nil
+}
+
+func (x *PlayerPlay) GetSessionLoss() int64 {
+	if x != nil {
+		return x.SessionLoss
+	}
+	return 0
+}
+
+func (x *PlayerPlay) GetLastPlayTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastPlayTime
+	}
+	return nil
+}
+
+// SetPlayerLimitsRequest sets every limit of a player at once (unset
+// fields remove a limit, subject to the cooling-off).
+type SetPlayerLimitsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The player's account, "player:<id>" (or "player:<id>@<currency>").
+	AccountId     string        `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Limits        *PlayerLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPlayerLimitsRequest) Reset() {
+	*x = SetPlayerLimitsRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlayerLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlayerLimitsRequest) ProtoMessage() {}
+
+func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *SetPlayerLimitsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *SetPlayerLimitsRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *SetPlayerLimitsRequest) GetLimits() *PlayerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// SetPlayerLimitsResponse is as GetPlayerLimitsResponse after the change.
+type SetPlayerLimitsResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Limits        *GetPlayerLimitsResponse `protobuf:"bytes,1,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetPlayerLimitsResponse) Reset() {
+	*x = SetPlayerLimitsResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetPlayerLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetPlayerLimitsResponse) ProtoMessage() {}
+
+func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
+func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// GetPlayerLimitsRequest names the player's account.
+type GetPlayerLimitsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlayerLimitsRequest) Reset() {
+	*x = GetPlayerLimitsRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlayerLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlayerLimitsRequest) ProtoMessage() {}
+
+func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
+func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *GetPlayerLimitsRequest) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+// GetPlayerLimitsResponse gives the limits in effect now, the looser
+// limits waiting for their cooling-off (if any) and when they take
+// effect, and the play measured against them.
+type GetPlayerLimitsResponse struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	AccountId            string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Limits               *PlayerLimits          `protobuf:"bytes,2,opt,name=limits,proto3" json:"limits,omitempty"`
+	PendingLimits        *PlayerLimits          `protobuf:"bytes,3,opt,name=pending_limits,json=pendingLimits,proto3" json:"pending_limits,omitempty"`
+	PendingEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=pending_effective_time,json=pendingEffectiveTime,proto3" json:"pending_effective_time,omitempty"`
+	Play                 *PlayerPlay            `protobuf:"bytes,5,opt,name=play,proto3" json:"play,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GetPlayerLimitsResponse) Reset() {
+	*x = GetPlayerLimitsResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlayerLimitsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlayerLimitsResponse) ProtoMessage() {}
+
+func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
+func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *GetPlayerLimitsResponse) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *GetPlayerLimitsResponse) GetLimits() *PlayerLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+func (x *GetPlayerLimitsResponse) GetPendingLimits() *PlayerLimits {
+	if x != nil {
+		return x.PendingLimits
+	}
+	return nil
+}
+
+func (x *GetPlayerLimitsResponse) GetPendingEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PendingEffectiveTime
+	}
+	return nil
+}
+
+func (x *GetPlayerLimitsResponse) GetPlay() *PlayerPlay {
+	if x != nil {
+		return x.Play
+	}
+	return nil
+}
+
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
@@ -3783,7 +4194,39 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"banker_net\x18\x03 \x01(\x03R\tbankerNet\x12\x19\n" +
 	"\bnew_bank\x18\x04 \x01(\x03R\anewBank\x128\n" +
-	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers*\xc3\x05\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\x98\x02\n" +
+	"\fPlayerLimits\x12(\n" +
+	"\x10daily_loss_limit\x18\x01 \x01(\x03R\x0edailyLossLimit\x12,\n" +
+	"\x12session_loss_limit\x18\x02 \x01(\x03R\x10sessionLossLimit\x12\x1b\n" +
+	"\tmax_stake\x18\x03 \x01(\x03R\bmaxStake\x12G\n" +
+	"\x12session_time_limit\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x10sessionTimeLimit\x12J\n" +
+	"\x13self_excluded_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11selfExcludedUntil\"\xec\x01\n" +
+	"\n" +
+	"PlayerPlay\x12\x10\n" +
+	"\x03day\x18\x01 \x01(\tR\x03day\x12\x1d\n" +
+	"\n" +
+	"daily_loss\x18\x02 \x01(\x03R\tdailyLoss\x12H\n" +
+	"\x12session_start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12!\n" +
+	"\fsession_loss\x18\x04 \x01(\x03R\vsessionLoss\x12@\n" +
+	"\x0elast_play_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlayTime\"\x8e\x01\n" +
+	"\x16SetPlayerLimitsRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x126\n" +
+	"\x06limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\"\\\n" +
+	"\x17SetPlayerLimitsResponse\x12A\n" +
+	"\x06limits\x18\x01 \x01(\v2).chemmy.wallet.v1.GetPlayerLimitsResponseR\x06limits\"7\n" +
+	"\x16GetPlayerLimitsRequest\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\"\xbb\x02\n" +
+	"\x17GetPlayerLimitsResponse\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x126\n" +
+	"\x06limits\x18\x02 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\x12E\n" +
+	"\x0epending_limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
+	"\x16pending_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x120\n" +
+	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play*\xe3\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -3805,7 +4248,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1fERROR_REASON_INVALID_PAGE_TOKEN\x10\x10\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x11\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x12\x12!\n" +
-	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x13*\x9a\x01\n" +
+	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x13\x12\x1e\n" +
+	"\x1aERROR_REASON_LIMIT_REACHED\x10\x14*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -3845,8 +4289,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xc9\n" +
-	"\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\x99\f\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -3865,7 +4308,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x10SettlePuntoBanco\x12).chemmy.wallet.v1.SettlePuntoBancoRequest\x1a*.chemmy.wallet.v1.SettlePuntoBancoResponse\x12]\n" +
 	"\fSettleBanque\x12%.chemmy.wallet.v1.SettleBanqueRequest\x1a&.chemmy.wallet.v1.SettleBanqueResponse\x12T\n" +
 	"\tChargeFee\x12\".chemmy.wallet.v1.ChargeFeeRequest\x1a#.chemmy.wallet.v1.ChargeFeeResponse\x12T\n" +
-	"\tSettleOld\x12\".chemmy.wallet.v1.SettleOldRequest\x1a#.chemmy.wallet.v1.SettleOldResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\tSettleOld\x12\".chemmy.wallet.v1.SettleOldRequest\x1a#.chemmy.wallet.v1.SettleOldResponse\x12f\n" +
+	"\x0fSetPlayerLimits\x12(.chemmy.wallet.v1.SetPlayerLimitsRequest\x1a).chemmy.wallet.v1.SetPlayerLimitsResponse\x12f\n" +
+	"\x0fGetPlayerLimits\x12(.chemmy.wallet.v1.GetPlayerLimitsRequest\x1a).chemmy.wallet.v1.GetPlayerLimitsResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -3880,7 +4325,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                 // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                   // 1: chemmy.wallet.v1.HoldState
@@ -3930,21 +4375,27 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*OldStake)(nil),                 // 45: chemmy.wallet.v1.OldStake
 	(*SettleOldRequest)(nil),         // 46: chemmy.wallet.v1.SettleOldRequest
 	(*SettleOldResponse)(nil),        // 47: chemmy.wallet.v1.SettleOldResponse
-	(*timestamppb.Timestamp)(nil),    // 48: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 49: google.protobuf.Duration
+	(*PlayerLimits)(nil),             // 48: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),               // 49: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),   // 50: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),  // 51: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),   // 52: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),  // 53: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*timestamppb.Timestamp)(nil),    // 54: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),      // 55: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	48, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	48, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	48, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	48, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	54, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	54, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	54, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	54, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	49, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	55, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
@@ -3960,7 +4411,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	8,  // 23: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	31, // 24: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	34, // 25: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	48, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	54, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	5,  // 27: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	4,  // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	36, // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -3981,41 +4432,55 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	45, // 44: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
 	38, // 45: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	10, // 46: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	11, // 47: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 48: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 49: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 50: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 51: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 52: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 53: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 54: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	28, // 55: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	30, // 56: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	33, // 57: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	37, // 58: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	41, // 59: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	43, // 60: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	46, // 61: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	12, // 62: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 63: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 64: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 65: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 66: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 67: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 68: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 69: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	29, // 70: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	32, // 71: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	35, // 72: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	39, // 73: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	42, // 74: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	44, // 75: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	47, // 76: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	62, // [62:77] is the sub-list for method output_type
-	47, // [47:62] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	55, // 47: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	54, // 48: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	54, // 49: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	54, // 50: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	48, // 51: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	53, // 52: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	48, // 53: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	48, // 54: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	54, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	49, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	11, // 57: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 58: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 59: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 60: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 61: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 62: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 63: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 64: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	28, // 65: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	30, // 66: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	33, // 67: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	37, // 68: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	41, // 69: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	43, // 70: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	46, // 71: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	50, // 72: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	52, // 73: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	12, // 74: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 75: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 76: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 77: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 78: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 79: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 80: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 81: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	29, // 82: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	32, // 83: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	35, // 84: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	39, // 85: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	42, // 86: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	44, // 87: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	47, // 88: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	51, // 89: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	53, // 90: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	74, // [74:91] is the sub-list for method output_type
+	57, // [57:74] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -4029,7 +4494,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   40,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -34,6 +34,8 @@ const (
 	WalletService_SettleBanque_FullMethodName     = "/chemmy.wallet.v1.WalletService/SettleBanque"
 	WalletService_ChargeFee_FullMethodName        = "/chemmy.wallet.v1.WalletService/ChargeFee"
 	WalletService_SettleOld_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleOld"
+	WalletService_SetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
+	WalletService_GetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -180,6 +182,24 @@ type WalletServiceClient interface {
 	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
 	// for ever, as for SettleCoup.
 	SettleOld(ctx context.Context, in *SettleOldRequest, opts ...grpc.CallOption) (*SettleOldResponse, error)
+	// SetPlayerLimits sets a player's responsible-gaming limits (operator
+	// only). A stricter limit (lower, or set where there was none; a later
+	// self-exclusion) takes effect at once; a looser one (higher, removed, an
+	// earlier end of self-exclusion) only after the wallet's cooling-off
+	// (default 24 hours, wallet-svc -limits-cooling-off), until then it is
+	// pending and the old limit holds. Idempotent by request_id. Every limit
+	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
+	// a bet, a bank, a raise) and a self-excluded player cannot sit down
+	// (table-svc JoinTable asks GetPlayerLimits).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
+	// negative limit, not a player account), ALREADY_EXISTS
+	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	SetPlayerLimits(ctx context.Context, in *SetPlayerLimitsRequest, opts ...grpc.CallOption) (*SetPlayerLimitsResponse, error)
+	// GetPlayerLimits returns a player's limits in effect, any pending
+	// looser ones, and his play so far against them. A player reads his own.
+	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
+	// NOT_YOUR_ACCOUNT.
+	GetPlayerLimits(ctx context.Context, in *GetPlayerLimitsRequest, opts ...grpc.CallOption) (*GetPlayerLimitsResponse, error)
 }
 
 type walletServiceClient struct {
@@ -340,6 +360,26 @@ func (c *walletServiceClient) SettleOld(ctx context.Context, in *SettleOldReques
 	return out, nil
 }
 
+func (c *walletServiceClient) SetPlayerLimits(ctx context.Context, in *SetPlayerLimitsRequest, opts ...grpc.CallOption) (*SetPlayerLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetPlayerLimitsResponse)
+	err := c.cc.Invoke(ctx, WalletService_SetPlayerLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) GetPlayerLimits(ctx context.Context, in *GetPlayerLimitsRequest, opts ...grpc.CallOption) (*GetPlayerLimitsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPlayerLimitsResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetPlayerLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -484,6 +524,24 @@ type WalletServiceServer interface {
 	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
 	// for ever, as for SettleCoup.
 	SettleOld(context.Context, *SettleOldRequest) (*SettleOldResponse, error)
+	// SetPlayerLimits sets a player's responsible-gaming limits (operator
+	// only). A stricter limit (lower, or set where there was none; a later
+	// self-exclusion) takes effect at once; a looser one (higher, removed, an
+	// earlier end of self-exclusion) only after the wallet's cooling-off
+	// (default 24 hours, wallet-svc -limits-cooling-off), until then it is
+	// pending and the old limit holds. Idempotent by request_id. Every limit
+	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
+	// a bet, a bank, a raise) and a self-excluded player cannot sit down
+	// (table-svc JoinTable asks GetPlayerLimits).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
+	// negative limit, not a player account), ALREADY_EXISTS
+	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	SetPlayerLimits(context.Context, *SetPlayerLimitsRequest) (*SetPlayerLimitsResponse, error)
+	// GetPlayerLimits returns a player's limits in effect, any pending
+	// looser ones, and his play so far against them. A player reads his own.
+	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
+	// NOT_YOUR_ACCOUNT.
+	GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -538,6 +596,12 @@ func (UnimplementedWalletServiceServer) ChargeFee(context.Context, *ChargeFeeReq
 }
 func (UnimplementedWalletServiceServer) SettleOld(context.Context, *SettleOldRequest) (*SettleOldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SettleOld not implemented")
+}
+func (UnimplementedWalletServiceServer) SetPlayerLimits(context.Context, *SetPlayerLimitsRequest) (*SetPlayerLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetPlayerLimits not implemented")
+}
+func (UnimplementedWalletServiceServer) GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPlayerLimits not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -830,6 +894,42 @@ func _WalletService_SettleOld_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_SetPlayerLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetPlayerLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).SetPlayerLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_SetPlayerLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).SetPlayerLimits(ctx, req.(*SetPlayerLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_GetPlayerLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPlayerLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetPlayerLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetPlayerLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetPlayerLimits(ctx, req.(*GetPlayerLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -896,6 +996,14 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SettleOld",
 			Handler:    _WalletService_SettleOld_Handler,
+		},
+		{
+			MethodName: "SetPlayerLimits",
+			Handler:    _WalletService_SetPlayerLimits_Handler,
+		},
+		{
+			MethodName: "GetPlayerLimits",
+			Handler:    _WalletService_GetPlayerLimits_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

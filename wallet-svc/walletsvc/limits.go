@@ -1,0 +1,341 @@
+package walletsvc
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// Responsible-gaming limits (SetPlayerLimits): what the operator set per
+// player account, checked whenever money goes at stake (checkStake), and
+// the play they are measured against, kept up to date by every game
+// transfer (flush, notePlay).
+
+// Defaults of the limits' timing (Config.SessionGap, Config.LimitsCoolingOff).
+const (
+	// DefaultSessionGap: a pause in play longer than this ends a session.
+	DefaultSessionGap = 30 * time.Minute
+	// DefaultLimitsCoolingOff: how long a looser limit waits.
+	DefaultLimitsCoolingOff = 24 * time.Hour
+)
+
+var (
+	bucketLimits = []byte("limits") // account id → limitsRecord (JSON)
+	bucketPlay   = []byte("play")   // account id → playRecord (JSON)
+
+	reasonLimitReached = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_REACHED)
+)
+
+// The names of the limits in LIMIT_REACHED's ErrorInfo metadata "limit".
+const (
+	limitSelfExclusion = "self_exclusion"
+	limitMaxStake      = "max_stake"
+	limitDailyLoss     = "daily_loss"
+	limitSessionLoss   = "session_loss"
+	limitSessionTime   = "session_time"
+)
+
+// limitSet is PlayerLimits as stored; zero fields are no limit.
+type limitSet struct {
+	DailyLoss         int64         `json:"daily_loss,omitempty"`
+	SessionLoss       int64         `json:"session_loss,omitempty"`
+	MaxStake          int64         `json:"max_stake,omitempty"`
+	SessionTime       time.Duration `json:"session_time,omitempty"`
+	SelfExcludedUntil time.Time     `json:"self_excluded_until,omitzero"`
+}
+
+// limitsRecord is a player's limits: those in effect and a looser set
+// waiting until PendingAt.
+type limitsRecord struct {
+	Limits    limitSet  `json:"limits"`
+	Pending   *limitSet `json:"pending,omitempty"`
+	PendingAt time.Time `json:"pending_at,omitzero"`
+}
+
+// effective is the record at now: a pending set whose time has come is in
+// effect.
+func (r limitsRecord) effective(now time.Time) limitsRecord {
+	if r.Pending != nil && !now.Before(r.PendingAt) {
+		return limitsRecord{Limits: *r.Pending}
+	}
+	return r
+}
+
+// playRecord is a player's play: the net result (credits minus debits of
+// his game transfers; a loss is negative) of the UTC day and of the
+// session, and when he last played.
+type playRecord struct {
+	Day          string    `json:"day"`
+	DayNet       int64     `json:"day_net"`
+	SessionStart time.Time `json:"session_start,omitzero"`
+	SessionNet   int64     `json:"session_net"`
+	Last         time.Time `json:"last,omitzero"`
+}
+
+// at is the record as of now: a new day starts at zero, and a pause longer
+// than gap ends the session (a new one starts with the next play).
+func (p playRecord) at(now time.Time, gap time.Duration) playRecord {
+	if day := now.UTC().Format(time.DateOnly); p.Day != day {
+		p.Day, p.DayNet = day, 0
+	}
+	if p.Last.IsZero() || now.Sub(p.Last) > gap {
+		p.SessionStart, p.SessionNet = time.Time{}, 0
+	}
+	return p
+}
+
+// played notes play at now with net result delta.
+func (p playRecord) played(now time.Time, gap time.Duration, delta int64) playRecord {
+	p = p.at(now, gap)
+	if p.SessionStart.IsZero() {
+		p.SessionStart = now
+	}
+	p.DayNet += delta
+	p.SessionNet += delta
+	p.Last = now
+	return p
+}
+
+// getJSON reads key of bucket into v; false when absent.
+func getJSON(tx *bbolt.Tx, bucket []byte, key string, v any) (bool, error) {
+	b := tx.Bucket(bucket).Get([]byte(key))
+	if b == nil {
+		return false, nil
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+func putJSON(tx *bbolt.Tx, bucket []byte, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucket).Put([]byte(key), b)
+}
+
+// isGameTransfer reports whether a transfer counts as play: everything
+// but the money coming in and going out.
+func isGameTransfer(reason string) bool {
+	return reason != reasonDeposit && reason != reasonWithdrawal
+}
+
+// notePlay adds a game transfer's effect on a player account to his play
+// record (called by flush for each side of each transfer).
+func (t *txn) notePlay(acct string, delta int64) error {
+	if !strings.HasPrefix(acct, playerPrefix) {
+		return nil
+	}
+	var p playRecord
+	if _, err := getJSON(t.tx, bucketPlay, acct, &p); err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketPlay, acct, p.played(t.nowT, t.sessionGap(), delta))
+}
+
+// sessionGap is the txn's session gap, the default when none was set.
+func (t *txn) sessionGap() time.Duration {
+	if t.gap > 0 {
+		return t.gap
+	}
+	return DefaultSessionGap
+}
+
+// checkStake refuses (FAILED_PRECONDITION LIMIT_REACHED) a hold on
+// player account a of hold amount (the hold's whole amount) that adds
+// more to what a has at stake, when one of the player's limits forbids
+// it; otherwise it notes the play (a stake starts a session).
+func (t *txn) checkStake(a *account, hold, more int64) error {
+	var rec limitsRecord
+	if _, err := getJSON(t.tx, bucketLimits, a.id, &rec); err != nil {
+		return err
+	}
+	var p playRecord
+	if _, err := getJSON(t.tx, bucketPlay, a.id, &p); err != nil {
+		return err
+	}
+	now, gap := t.nowT, t.sessionGap()
+	l := rec.effective(now).Limits
+	p = p.at(now, gap)
+	atStake := a.held + more
+	switch {
+	case l.SelfExcludedUntil.After(now):
+		return limitReached(limitSelfExclusion, "%s is self-excluded until %s", a.id, l.SelfExcludedUntil.UTC().Format(time.RFC3339))
+	case l.MaxStake > 0 && hold > l.MaxStake:
+		return limitReached(limitMaxStake, "a stake of %d is over %s's maximum stake of %d", hold, a.id, l.MaxStake)
+	case l.DailyLoss > 0 && -p.DayNet+atStake > l.DailyLoss:
+		return limitReached(limitDailyLoss, "%s has lost %d today and would have %d at stake: daily loss limit %d", a.id, max(-p.DayNet, 0), atStake, l.DailyLoss)
+	case l.SessionLoss > 0 && -p.SessionNet+atStake > l.SessionLoss:
+		return limitReached(limitSessionLoss, "%s has lost %d this session and would have %d at stake: session loss limit %d", a.id, max(-p.SessionNet, 0), atStake, l.SessionLoss)
+	case l.SessionTime > 0 && !p.SessionStart.IsZero() && now.Sub(p.SessionStart) >= l.SessionTime:
+		return limitReached(limitSessionTime, "%s's session has lasted %s: session time limit %s (a pause of %s ends it)", a.id,
+			now.Sub(p.SessionStart).Round(time.Second), l.SessionTime, gap)
+	}
+	return putJSON(t.tx, bucketPlay, a.id, p.played(now, gap, 0))
+}
+
+// limitReached is FAILED_PRECONDITION LIMIT_REACHED with the limit's name
+// in the ErrorInfo metadata "limit".
+func limitReached(limit, format string, args ...any) error {
+	return errs.WithMetadata(codes.FailedPrecondition, Domain, reasonLimitReached, map[string]string{"limit": limit}, format, args...)
+}
+
+// stricter reports whether amount limit n is stricter than c (0: none).
+func stricter(n, c int64) bool { return n != 0 && (c == 0 || n < c) }
+
+// change applies a new limit set at now: stricter or equal limits at once,
+// looser ones (if any) as a pending set after coolingOff. The latest
+// change replaces any pending one.
+func (r limitsRecord) change(n limitSet, now time.Time, coolingOff time.Duration) limitsRecord {
+	cur := r.effective(now).Limits
+	if !cur.SelfExcludedUntil.After(now) {
+		cur.SelfExcludedUntil = time.Time{}
+	}
+	out, looser := cur, false
+	amount := func(nv int64, cv, ov *int64) {
+		switch {
+		case nv == *cv:
+		case stricter(nv, *cv):
+			*ov = nv
+		default:
+			looser = true
+		}
+	}
+	amount(n.DailyLoss, &cur.DailyLoss, &out.DailyLoss)
+	amount(n.SessionLoss, &cur.SessionLoss, &out.SessionLoss)
+	amount(n.MaxStake, &cur.MaxStake, &out.MaxStake)
+	switch d, c := n.SessionTime, cur.SessionTime; {
+	case d == c:
+	case d != 0 && (c == 0 || d < c):
+		out.SessionTime = d
+	default:
+		looser = true
+	}
+	switch u, c := n.SelfExcludedUntil, cur.SelfExcludedUntil; {
+	case u.Equal(c) || (!u.After(now) && c.IsZero()):
+	case u.After(c):
+		out.SelfExcludedUntil = u
+	default:
+		looser = true
+	}
+	rec := limitsRecord{Limits: out}
+	if looser {
+		p := n
+		rec.Pending, rec.PendingAt = &p, now.Add(coolingOff)
+	}
+	return rec
+}
+
+func (l limitSet) proto() *walletv1.PlayerLimits {
+	out := &walletv1.PlayerLimits{DailyLossLimit: l.DailyLoss, SessionLossLimit: l.SessionLoss, MaxStake: l.MaxStake}
+	if l.SessionTime > 0 {
+		out.SessionTimeLimit = durationpb.New(l.SessionTime)
+	}
+	if !l.SelfExcludedUntil.IsZero() {
+		out.SelfExcludedUntil = timestamppb.New(l.SelfExcludedUntil)
+	}
+	return out
+}
+
+// limitSetOf validates and reads PlayerLimits (INVALID_ARGUMENT for a
+// negative amount or duration).
+func limitSetOf(p *walletv1.PlayerLimits) (limitSet, error) {
+	l := limitSet{DailyLoss: p.GetDailyLossLimit(), SessionLoss: p.GetSessionLossLimit(), MaxStake: p.GetMaxStake()}
+	if l.DailyLoss < 0 || l.SessionLoss < 0 || l.MaxStake < 0 {
+		return l, failf(codes.InvalidArgument, reasonInvalidArgument, "limits must be 0 (none) or positive minor units")
+	}
+	if d := p.GetSessionTimeLimit(); d != nil {
+		if d.CheckValid() != nil || d.AsDuration() < 0 {
+			return l, failf(codes.InvalidArgument, reasonInvalidArgument, "session_time_limit must be a positive duration")
+		}
+		l.SessionTime = d.AsDuration()
+	}
+	if u := p.GetSelfExcludedUntil(); u != nil {
+		if u.CheckValid() != nil {
+			return l, failf(codes.InvalidArgument, reasonInvalidArgument, "self_excluded_until is not a valid time")
+		}
+		l.SelfExcludedUntil = u.AsTime()
+	}
+	return l, nil
+}
+
+// limitsResponse is what GetPlayerLimits answers for rec and p at now.
+func limitsResponse(acct string, rec limitsRecord, p playRecord, now time.Time, gap time.Duration) *walletv1.GetPlayerLimitsResponse {
+	rec = rec.effective(now)
+	p = p.at(now, gap)
+	out := &walletv1.GetPlayerLimitsResponse{AccountId: acct, Limits: rec.Limits.proto(),
+		Play: &walletv1.PlayerPlay{Day: p.Day, DailyLoss: -p.DayNet, SessionLoss: -p.SessionNet}}
+	if rec.Pending != nil {
+		out.PendingLimits, out.PendingEffectiveTime = rec.Pending.proto(), timestamppb.New(rec.PendingAt)
+	}
+	if !p.SessionStart.IsZero() {
+		out.Play.SessionStartTime = timestamppb.New(p.SessionStart)
+	}
+	if !p.Last.IsZero() {
+		out.Play.LastPlayTime = timestamppb.New(p.Last)
+	}
+	return out
+}
+
+// SetPlayerLimits sets a player's limits (see the proto).
+func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimitsRequest) (*walletv1.SetPlayerLimitsResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency)); err != nil {
+		return nil, err
+	}
+	n, err := limitSetOf(req.GetLimits())
+	if err != nil {
+		return nil, err
+	}
+	acct := req.GetAccountId()
+	return idempotent(s, "SetPlayerLimits", reqKey(req.GetRequestId()), req, newMsg[walletv1.SetPlayerLimitsResponse],
+		func(t *txn) (*walletv1.SetPlayerLimitsResponse, error) {
+			var rec limitsRecord
+			if _, err := getJSON(t.tx, bucketLimits, acct, &rec); err != nil {
+				return nil, err
+			}
+			rec = rec.change(n, t.nowT, s.coolingOff)
+			if err := putJSON(t.tx, bucketLimits, acct, rec); err != nil {
+				return nil, err
+			}
+			var p playRecord
+			if _, err := getJSON(t.tx, bucketPlay, acct, &p); err != nil {
+				return nil, err
+			}
+			return &walletv1.SetPlayerLimitsResponse{Limits: limitsResponse(acct, rec, p, t.nowT, t.sessionGap())}, nil
+		})
+}
+
+// GetPlayerLimits reads a player's limits and play (see the proto).
+func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLimitsRequest) (*walletv1.GetPlayerLimitsResponse, error) {
+	acct := req.GetAccountId()
+	if err := checkPlayerAccount(acct, s.currency); err != nil {
+		return nil, err
+	}
+	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer {
+		if base, _ := splitCurrency(acct, s.currency); base != playerPrefix+c.Subject {
+			return nil, failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, acct)
+		}
+	}
+	var rec limitsRecord
+	var p playRecord
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		if _, err := getJSON(tx, bucketLimits, acct, &rec); err != nil {
+			return err
+		}
+		_, err := getJSON(tx, bucketPlay, acct, &p)
+		return err
+	})
+	if err != nil {
+		return nil, s.internal("GetPlayerLimits", err)
+	}
+	return limitsResponse(acct, rec, p, s.now(), s.sessionGap), nil
+}
