@@ -2,15 +2,19 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/chemmy/chemmy/cmd/stack"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
@@ -29,7 +33,33 @@ func findBrowser() string {
 	return ""
 }
 
-// consoleOut is the test's output folder for screenshots (gitignored).
+// browserRequired: under CI (CI=1 or CI=true, as .ci/run sets it) a
+// missing browser fails the console tests instead of skipping them.
+func browserRequired() bool {
+	v := strings.ToLower(os.Getenv("CI"))
+	return v == "1" || v == "true"
+}
+
+// notice prints msg where `make test` shows it. go test keeps the output
+// of a package whose tests pass to itself (stdout and stderr alike)
+// unless -v, so a skip printed to the test's own stderr would go unseen:
+// on Linux the line goes also to the stderr of the go command that runs
+// the test binary (its parent).
+func notice(msg string) {
+	line := "--- NOTICE: " + msg + "\n"
+	fmt.Fprint(os.Stderr, line)
+	if testing.Verbose() || runtime.GOOS != "linux" {
+		return
+	}
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/2", os.Getppid()), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = f.WriteString(line)
+}
+
+// consoleOut is the tests' output folder for screenshots (gitignored).
 func consoleOut(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(repoRoot(t), "cmd", "e2e", "test-output", "console")
@@ -39,24 +69,218 @@ func consoleOut(t *testing.T) string {
 	return dir
 }
 
-// TestConsolePlaysACoup plays a coup in the gateway's table console from
-// two browser sessions, alice (the banker) and bob (the punter), against
-// the real stack, on a certification shoe whose order gives bob a
-// decision and then alice one: at each step it checks what each viewer's
-// page shows (cards face down or not, whose turn), the live updates from
-// WatchTable, an error's reason, and a croupier closing the table from a
-// third session. Screenshots go to cmd/e2e/test-output/console/.
-func TestConsolePlaysACoup(t *testing.T) {
+// browser is one headless browser for a test, its pages sharing it.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	out string
+}
+
+// startBrowser starts the browser for a console test. No browser on the
+// machine skips the test, with a notice in the output of make test, or
+// fails it under CI; a browser that is there but does not start fails it.
+func startBrowser(t *testing.T) *browser {
+	t.Helper()
+	path := findBrowser()
+	if path == "" {
+		msg := "no browser found: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHEMMY_CHROME"
+		if browserRequired() {
+			t.Fatalf("%s (CI=%s: the console tests must run)", msg, os.Getenv("CI"))
+		}
+		notice(t.Name() + " SKIPPED: " + msg)
+		t.Skip(msg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1300, 1100),
+		chromedp.Flag("disable-dev-shm-usage", true))...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("the browser %s does not start: %v", path, err)
+	}
+	return &browser{t: t, ctx: bctx, out: consoleOut(t)}
+}
+
+// consoleRig starts what a console test plays against: the browser (or
+// the skip), the stack with the gateway's HTTP side, a client, and the
+// players funded with funds each.
+func consoleRig(t *testing.T, funds int64, players ...string) (*browser, *stack.Stack, *client) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	browser := findBrowser()
-	if browser == "" {
-		t.Skip("no browser found: install Debian's chromium (apt-get install chromium; .ci/run does) or set CHEMMY_CHROME")
-	}
+	b := startBrowser(t)
 	st := startHTTPStack(t)
 	c := dial(t, st.GatewayAddr)
-	c.fund(t, 5000, "alice", "bob")
+	c.fund(t, funds, players...)
+	return b, st, c
+}
+
+// page is one signed-in browser session (a tab of its own).
+type page struct {
+	b   *browser
+	who string
+	ctx context.Context
+}
+
+// open signs who in (demo token who-token) at the console's address with
+// query (e.g. "?table=ID"), and waits until the page knows him and, with
+// a table, follows it live. The page's uncaught exceptions and security
+// errors (a Content-Security-Policy violation) fail the test.
+func (b *browser) open(addr, who, query string) *page {
+	t := b.t
+	t.Helper()
+	tctx, cancel := chromedp.NewContext(b.ctx)
+	t.Cleanup(cancel)
+	p := &page{b: b, who: who, ctx: tctx}
+	var mu sync.Mutex
+	var problems []string
+	messages := chromedp.Console(tctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.IsException() || m.Source == "security" {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, pr := range problems {
+			t.Errorf("%s's page: %s", who, pr)
+		}
+	})
+	ready := `(document.getElementById('whoami').dataset.subject || '').startsWith('` + who + `')`
+	if strings.Contains(query, "table=") {
+		ready += ` && document.getElementById('live').textContent === 'live' && document.getElementById('state').dataset.state !== undefined && document.getElementById('state').dataset.state !== ''`
+	}
+	if err := chromedp.Do(tctx,
+		chromedp.Navigate("http://"+addr+"/"+query),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), who+"-token"),
+		press("login"),
+		waitFor(ready),
+	); err != nil {
+		info, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById('whoami').textContent + '|' + document.getElementById('live').textContent + '|' + document.getElementById('error').textContent`))
+		t.Fatalf("%s signs in: %v (%s)", who, err, info)
+	}
+	return p
+}
+
+// do runs the actions of a step; on failure it keeps a screenshot and
+// stops the test with what the page's error box says.
+func (p *page) do(step string, actions ...chromedp.Action[chromedp.Void]) {
+	t := p.b.t
+	t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		errText, _ := chromedp.Run(p.ctx, chromedp.TextContent(chromedp.ID("error")))
+		p.shot("failed-" + p.who + ".png")
+		t.Fatalf("%s, %s: %v (error box: %q)", p.who, step, err, errText)
+	}
+}
+
+// eval is the value of a JS expression on the page.
+func (p *page) eval(js string) string {
+	t := p.b.t
+	t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[string](js))
+	if err != nil {
+		t.Fatalf("%s's page: %s: %v", p.who, js, err)
+	}
+	return v
+}
+
+// text is the text of the element with id.
+func (p *page) text(id string) string {
+	p.b.t.Helper()
+	return p.eval(`document.getElementById('` + id + `').textContent`)
+}
+
+// shot keeps a screenshot of the whole page under the output folder.
+func (p *page) shot(name string) {
+	buf, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(p.b.out, name), buf, 0o644)
+	}
+	if err != nil {
+		p.b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// shotOf keeps a screenshot of the element matching sel.
+func (p *page) shotOf(sel, name string) {
+	buf, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(p.b.out, name), buf, 0o644)
+	}
+	if err != nil {
+		p.b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// hand is what the page shows of a hand (data-hand): card codes, "down"
+// for a face-down card.
+func (p *page) hand(key string) string {
+	p.b.t.Helper()
+	return p.eval(`[...document.querySelectorAll('[data-hand="` + key + `"] .card')].map(c => c.dataset.faceDown ? 'down' : c.dataset.code).join(' ')`)
+}
+
+// balanceIs waits until the page shows the balance want.
+func (p *page) balanceIs(want int64) chromedp.Action[chromedp.Void] {
+	return waitFor(fmt.Sprintf(`document.getElementById('balance').dataset.balance === '%d'`, want))
+}
+
+// press clicks a button as its own click handler sees it. Not a mouse
+// click at the button's coordinates: the page re-renders as events arrive
+// (a seat, a log line), and a layout shift between locating the button
+// and clicking would land the click elsewhere.
+func press(id string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		if _, err := chromedp.WaitVisible(chromedp.ID(id))(ctx, tg); err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Evaluate[chromedp.Void](`document.getElementById('`+id+`').click()`)(ctx, tg)
+	}
+}
+
+// waitFor waits until a JS condition holds on the page.
+func waitFor(js string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(30*time.Second))
+}
+
+func stateIs(s string) chromedp.Action[chromedp.Void] {
+	return waitFor(`document.getElementById('state').dataset.state === '` + s + `'`)
+}
+
+func turnIs(who string) chromedp.Action[chromedp.Void] {
+	return waitFor(`document.getElementById('turn').dataset.player === '` + who + `'`)
+}
+
+// errorShown waits for the page's error box to show reason.
+func errorShown(reason string) chromedp.Action[chromedp.Void] {
+	return waitFor(`!document.getElementById('error').hidden && document.getElementById('error').dataset.reason === '` + reason + `'`)
+}
+
+// TestConsolePlaysACoup plays a coup of chemin de fer in the gateway's
+// table console from two browser sessions, alice (the banker) and bob
+// (the punter), against the real stack, on a certification shoe whose
+// order gives bob a decision and then alice one: at each step it checks
+// what each viewer's page shows (cards face down or not, whose turn, the
+// croupier's advice shown to the one who decides, the balance), the live
+// updates from WatchTable, an error's plain message and reason, and a
+// croupier closing the table from a third session. Screenshots go to
+// cmd/e2e/test-output/console/ (1-bob-decides.png: the table view at a
+// decision).
+func TestConsolePlaysACoup(t *testing.T) {
+	b, st, c := consoleRig(t, 5000, "alice", "bob")
 	// Player 2C 3D = 5 (bob's option), banker KD 5H = 5; bob draws 4S, the
 	// banker then has his option; alice draws 9C: player 9, banker 4.
 	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{
@@ -70,154 +294,83 @@ func TestConsolePlaysACoup(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := tb.GetTable().GetTableId()
-	out := consoleOut(t)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1200, 1000),
-		chromedp.Flag("disable-dev-shm-usage", true))...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Do(bctx); err != nil {
-		t.Skipf("the browser %s does not start: %v", browser, err)
-	}
-	// press clicks a button as its own click handler sees it. Not a mouse
-	// click at the button's coordinates: the page re-renders as events
-	// arrive (a seat, a log line), and a layout shift between locating the
-	// button and clicking would land the click elsewhere.
-	press := func(id string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			if _, err := chromedp.WaitVisible(chromedp.ID(id))(ctx, tg); err != nil {
-				return chromedp.Void{}, err
-			}
-			return chromedp.Evaluate[chromedp.Void](`document.getElementById('`+id+`').click()`)(ctx, tg)
-		}
-	}
-	tab := func(who string) context.Context {
-		tctx, cancel := chromedp.NewContext(bctx)
-		t.Cleanup(cancel)
-		url := "http://" + st.GatewayHTTPAddr + "/?table=" + id
-		if err := chromedp.Do(tctx,
-			chromedp.Navigate(url),
-			chromedp.WaitVisible(chromedp.ID("token")),
-			chromedp.SendKeys(chromedp.ID("token"), who+"-token"),
-			press("login"),
-			chromedp.Poll[chromedp.Void](`(document.getElementById('whoami').dataset.subject || '').startsWith('`+who+`') && document.getElementById('live').textContent === 'live'`,
-				chromedp.WithPollingTimeout(20*time.Second)),
-		); err != nil {
-			info, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById('whoami').textContent + '|' + document.getElementById('live').textContent + '|' + document.getElementById('error').textContent`))
-			t.Fatalf("%s signs in: %v (%s)", who, err, info)
-		}
-		return tctx
-	}
-	run := func(tctx context.Context, who, step string, actions ...chromedp.Action[chromedp.Void]) {
+	wantHands := func(p *page, step, player, banker string) {
 		t.Helper()
-		if err := chromedp.Do(tctx, actions...); err != nil {
-			errText, _ := chromedp.Run(tctx, chromedp.TextContent(chromedp.ID("error")))
-			shot(t, tctx, filepath.Join(out, "failed-"+who+".png"))
-			t.Fatalf("%s, %s: %v (error box: %q)", who, step, err, errText)
-		}
-	}
-	waitFor := func(js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(20*time.Second))
-	}
-	stateIs := func(s string) chromedp.Action[chromedp.Void] {
-		return waitFor(`document.getElementById('state').dataset.state === '` + s + `'`)
-	}
-	hands := func(tctx context.Context) (player, banker string) {
-		t.Helper()
-		js := func(sel string) string {
-			return `[...document.querySelectorAll('` + sel + ` .card')].map(c => c.dataset.faceDown ? 'down' : c.dataset.code).join(' ')`
-		}
-		var err error
-		if player, err = chromedp.Run(tctx, chromedp.Evaluate[string](js("#player-cards"))); err != nil {
-			t.Fatal(err)
-		}
-		if banker, err = chromedp.Run(tctx, chromedp.Evaluate[string](js("#banker-cards"))); err != nil {
-			t.Fatal(err)
-		}
-		return player, banker
-	}
-	wantHands := func(tctx context.Context, who, step, player, banker string) {
-		t.Helper()
-		if p, b := hands(tctx); p != player || b != banker {
-			t.Errorf("%s, %s sees player %q banker %q, want %q %q", step, who, p, b, player, banker)
+		if pl, bk := p.hand("player"), p.hand("banker"); pl != player || bk != banker {
+			t.Errorf("%s, %s sees player %q banker %q, want %q %q", step, p.who, pl, bk, player, banker)
 		}
 	}
 
-	alice, bob := tab("alice"), tab("bob")
-	run(alice, "alice", "sits", press("sit"), waitFor(`document.querySelector('#seats li.me') !== null`))
-	run(bob, "bob", "sees alice seated, sits", waitFor(`document.querySelectorAll('#seats li').length === 1`),
+	alice, bob := b.open(st.GatewayHTTPAddr, "alice", "?table="+id), b.open(st.GatewayHTTPAddr, "bob", "?table="+id)
+	alice.do("sits", press("sit"), waitFor(`document.querySelector('#seats li.me') !== null`))
+	bob.do("sees alice seated, sits", waitFor(`document.querySelectorAll('#seats li').length === 1`),
 		press("sit"), stateIs("TABLE_STATE_OFFERING_BANK"))
 	// alice sees the offer live (WatchTable), then takes the bank.
-	run(alice, "alice", "takes the bank", stateIs("TABLE_STATE_OFFERING_BANK"),
+	alice.do("takes the bank", stateIs("TABLE_STATE_OFFERING_BANK"), turnIs("alice"),
 		chromedp.SetValue(chromedp.ID("bank-amount"), "1000"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"))
-	// bob bets before it is shown to be his turn? It is his: the only punter.
-	run(bob, "bob", "bets", stateIs("TABLE_STATE_BETTING"), waitFor(`document.getElementById('turn').dataset.player === 'bob'`),
+	// It is bob's turn: the only punter.
+	bob.do("bets", stateIs("TABLE_STATE_BETTING"), turnIs("bob"),
 		chromedp.SetValue(chromedp.ID("bet-amount"), "600"), press("bet"), stateIs("TABLE_STATE_DECISION"))
-	run(alice, "alice", "sees the decision", stateIs("TABLE_STATE_DECISION"), waitFor(`document.getElementById('turn').dataset.player === 'bob'`))
-	wantHands(bob, "bob", "at bob's decision", "2C 3D", "down down")
-	wantHands(alice, "alice", "at bob's decision", "down down", "KD 5H")
-	shot(t, bob, filepath.Join(out, "1-bob-decides.png"))
-	shot(t, alice, filepath.Join(out, "1-alice-waits.png"))
+	alice.do("sees the decision", stateIs("TABLE_STATE_DECISION"), turnIs("bob"))
+	wantHands(bob, "at bob's decision", "2C 3D", "down down")
+	wantHands(alice, "at bob's decision", "down down", "KD 5H")
 
-	// The croupier's advice for bob's decision: the EVs, or (when the table
-	// does not know its shoe's composition) a clear error with its reason.
-	run(bob, "bob", "asks advice", press("advice"),
-		waitFor(`document.getElementById('advice-text').textContent !== '' || !document.getElementById('error').hidden`))
-	advice, err := chromedp.Run(bob, chromedp.Evaluate[string](`document.getElementById('advice-text').textContent + '|' + document.getElementById('error').textContent`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(advice, "draw EV") && !strings.Contains(advice, "No advice at this table [ODDS_UNAVAILABLE]") {
-		t.Errorf("advice: %q", advice)
+	// The croupier's advice for bob's decision, shown to him without his
+	// asking: the EVs, or (when the table does not know its shoe's
+	// composition) the plain message with its reason. Not to alice.
+	bob.do("sees the advice", waitFor(`document.getElementById('advice-text').textContent !== ''`),
+		waitFor(`document.getElementById('prompt').classList.contains('mine')`))
+	advice := bob.text("advice-text")
+	if !strings.Contains(advice, "draw EV") && !strings.Contains(advice, "No advice at this table: its shoe's composition is not known to the table. [ODDS_UNAVAILABLE]") {
+		t.Errorf("bob's advice: %q", advice)
 	}
 	t.Logf("bob's advice: %s", advice)
-	// alice acting out of turn: the error's reason, shown.
-	run(alice, "alice", "draws out of turn", press("draw"),
-		waitFor(`document.getElementById('error').dataset.reason !== '' && !document.getElementById('error').hidden`))
-	errText, err := chromedp.Run(alice, chromedp.TextContent(chromedp.ID("error")))
-	if err != nil {
-		t.Fatal(err)
+	if a := alice.text("advice-text"); a != "" {
+		t.Errorf("alice, who does not decide, is shown advice %q", a)
 	}
-	t.Logf("alice drawing in bob's turn: %s", errText)
+	bob.shot("1-bob-decides.png")
+	alice.shot("1-alice-waits.png")
+	// bob's balance shows his bet held.
+	bob.do("sees his bet held", waitFor(`document.getElementById('balance').dataset.held === '600'`))
 
-	run(bob, "bob", "draws", press("draw"), waitFor(`document.getElementById('turn').dataset.player === 'alice'`))
-	run(alice, "alice", "sees her decision", waitFor(`document.getElementById('turn').dataset.player === 'alice'`))
-	wantHands(bob, "bob", "at alice's decision", "2C 3D 4S", "down down")
-	wantHands(alice, "alice", "at alice's decision", "down down 4S", "KD 5H")
-	shot(t, alice, filepath.Join(out, "2-alice-decides.png"))
-
-	run(alice, "alice", "draws", press("draw"),
-		waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES' && document.getElementById('result').textContent.includes('settled')`))
-	run(bob, "bob", "sees the result", waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES'`))
-	for who, tctx := range map[string]context.Context{"alice": alice, "bob": bob} {
-		wantHands(tctx, who, "after the result", "2C 3D 4S", "KD 5H 9C")
+	// alice acting out of turn: the error's plain message and reason.
+	alice.do("draws out of turn", press("draw"), errorShown("NOT_YOUR_TURN"))
+	if e := alice.text("error"); !strings.HasPrefix(e, "It is not your turn. [NOT_YOUR_TURN]") {
+		t.Errorf("alice drawing in bob's turn is shown %q", e)
 	}
-	shot(t, bob, filepath.Join(out, "3-bob-result.png"))
-	shot(t, alice, filepath.Join(out, "3-alice-result.png"))
+
+	bob.do("draws", press("draw"), turnIs("alice"))
+	alice.do("sees her decision", turnIs("alice"), waitFor(`document.getElementById('prompt').classList.contains('mine')`))
+	wantHands(bob, "at alice's decision", "2C 3D 4S", "down down")
+	wantHands(alice, "at alice's decision", "down down 4S", "KD 5H")
+	alice.shot("2-alice-decides.png")
+
+	alice.do("draws", press("draw"),
+		waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES' && document.getElementById('result').dataset.settled === 'true'`))
+	bob.do("sees the result", waitFor(`document.getElementById('result').dataset.outcome === 'OUTCOME_BANK_LOSES'`))
+	for _, p := range []*page{alice, bob} {
+		wantHands(p, "after the result", "2C 3D 4S", "KD 5H 9C")
+		if r := p.text("result"); !strings.Contains(r, "bank loses") || !strings.Contains(r, "settled") {
+			t.Errorf("%s is shown the result %q", p.who, r)
+		}
+	}
+	if d := bob.text("decisions"); !strings.Contains(d, "player carte") || !strings.Contains(d, "banker carte") {
+		t.Errorf("bob is shown the decisions %q", d)
+	}
+	// Each balance, refreshed after the coup, is the wallet's.
+	bob.do("sees his balance", bob.balanceIs(5600))
+	alice.do("sees her balance", alice.balanceIs(c.balance(t, "player:alice")))
+	bob.shot("3-bob-result.png")
+	alice.shot("3-alice-result.png")
 
 	// The bank lost, it is offered to bob; a croupier closes the table from
 	// his own session, and the players see it.
-	croupier := tab("croupier")
-	run(croupier, "croupier", "closes the table", stateIs("TABLE_STATE_OFFERING_BANK"), press("close"), stateIs("TABLE_STATE_CLOSED"))
-	run(alice, "alice", "sees it closed", stateIs("TABLE_STATE_CLOSED"))
-	shot(t, croupier, filepath.Join(out, "4-croupier-closed.png"))
+	croupier := b.open(st.GatewayHTTPAddr, "croupier", "?table="+id)
+	croupier.do("closes the table", stateIs("TABLE_STATE_OFFERING_BANK"), press("close"), stateIs("TABLE_STATE_CLOSED"))
+	alice.do("sees it closed", stateIs("TABLE_STATE_CLOSED"))
+	croupier.shot("4-croupier-closed.png")
 
 	if got := c.balance(t, "player:bob"); got != 5600 {
 		t.Errorf("bob has %d, want 5600", got)
-	}
-}
-
-func shot(t *testing.T, tctx context.Context, path string) {
-	buf, err := chromedp.Run(tctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Logf("screenshot %s: %v", path, err)
-		return
-	}
-	if err := os.WriteFile(path, buf, 0o644); err != nil {
-		t.Logf("screenshot %s: %v", path, err)
 	}
 }

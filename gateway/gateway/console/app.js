@@ -1,33 +1,32 @@
 // chemmy table console: plain JS over the gateway's HTTP/JSON side (the
 // Connect protocol for calls, newline-delimited JSON for WatchTable). Every
 // call carries the signed-in token; the gateway authenticates, authorizes
-// and redacts exactly as for gRPC.
+// and redacts exactly as for gRPC. It plays the four games: chemin de fer,
+// punto banco, baccarat banque and the old baccarat.
 "use strict";
 
 const T = "chemmy.table.v1.TableService";
+const W = "chemmy.wallet.v1.WalletService";
+const G = "chemmy.gateway.v1.GatewayService";
 const $ = (id) => document.getElementById(id);
-const state = { token: sessionStorage.getItem("chemmy-token") || "", me: "", role: "", table: null, tableId: "", watch: null, refreshTimer: null };
-
-const friendly = {
-  TOKEN_MISSING: "Sign in with your token first.",
-  TOKEN_UNKNOWN: "This token is not known: check it and sign in again.",
-  TOKEN_INVALID: "This token is not valid.",
-  TOKEN_EXPIRED: "Your token has expired: sign in again.",
-  ROLE_NOT_ALLOWED: "Your role may not do that.",
-  NOT_YOURSELF: "You may act only for yourself.",
-  RATE_LIMITED: "Too many requests: wait a moment.",
-  TOO_MANY_STREAMS: "Too many tables watched at once: close another view.",
-  BACKEND_UNAVAILABLE: "The table service is not reachable: try again shortly.",
-  NOT_YOUR_TURN: "It is not your turn.",
-  INSUFFICIENT_FUNDS: "Not enough money in your account.",
-  TABLE_NOT_FOUND: "There is no such table.",
-  TABLE_CLOSED: "This table is closed.",
-  BET_EXCEEDS_BANK: "Your bet is more than the bank has uncovered.",
-  ODDS_UNAVAILABLE: "No advice at this table: its shoe's composition is not known to the table.",
-  NOT_AT_DECISION: "There is no decision to take now.",
-  NOT_SEATED: "You are not seated at this table.",
-  ALREADY_SEATED: "You are already seated.",
+const state = {
+  token: sessionStorage.getItem("chemmy-token") || "", me: "", role: "",
+  table: null, tableId: "", watch: null, refreshTimer: null,
+  decisions: {}, // coup id -> [{hand, draw}] from draw_decided events
+  advised: "", // the decision (coup id/hand) advice was asked for
+  moneyKey: null, // what the balance was last read after
+  spotsFor: "", // the rules the spot buttons were made for
 };
+
+// friendly: a plain message per ErrorInfo reason, from reasons.json (a
+// test checks it names every reason the services return).
+let friendly = {};
+async function loadReasons() {
+  try {
+    const r = await fetch("/console/reasons.json");
+    if (r.ok) friendly = await r.json();
+  } catch (e) { /* the messages fall back to the services' own */ }
+}
 
 function rid() {
   const r = (globalThis.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Math.random()).slice(2) + Date.now();
@@ -50,7 +49,12 @@ function errorFrom(j, status) {
 async function call(service, method, body) {
   const headers = { "Content-Type": "application/json" };
   if (state.token) headers.Authorization = "Bearer " + state.token;
-  const resp = await fetch("/" + service + "/" + method, { method: "POST", headers, body: JSON.stringify(body || {}) });
+  let resp;
+  try {
+    resp = await fetch("/" + service + "/" + method, { method: "POST", headers, body: JSON.stringify(body || {}) });
+  } catch (e) {
+    throw new CallError("unavailable", "The gateway is not reachable: " + e.message, "", "");
+  }
   const text = await resp.text();
   let j = null;
   try { j = text ? JSON.parse(text) : {}; } catch (e) { j = null; }
@@ -58,13 +62,19 @@ async function call(service, method, body) {
   return j;
 }
 
+// explain is the plain text of an error: its reason's message, the
+// reason, and what the service said.
+function explain(e) {
+  const reason = e.reason || "";
+  const text = friendly[reason] || e.message || String(e);
+  return text + (reason ? " [" + reason + "]" : "") + (friendly[reason] && e.message ? " — " + e.message : "");
+}
+
 function showError(e) {
   const box = $("error");
   if (!e) { box.hidden = true; box.textContent = ""; box.dataset.reason = ""; return; }
-  const reason = e.reason || "";
-  const text = friendly[reason] || e.message || String(e);
-  box.textContent = text + (reason ? " [" + reason + "]" : "") + (friendly[reason] && e.message ? " — " + e.message : "");
-  box.dataset.reason = reason;
+  box.textContent = explain(e);
+  box.dataset.reason = e.reason || "";
   box.dataset.code = e.code || "";
   box.hidden = false;
 }
@@ -75,45 +85,132 @@ async function act(fn) {
 }
 
 const short = (v, prefix) => (v || "").replace(prefix, "");
-const staff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
+const lower = (v, prefix) => short(v, prefix).replace(/_/g, " ").toLowerCase();
+const num = (v) => Number(v || 0);
+const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
+const isPlayer = () => state.role === "ROLE_PLAYER";
+const you = (p) => (p && p === state.me ? p + " (you)" : p || "");
+
+// The games: their key (for data-games), name and house rules' field.
+const GAMES = {
+  VARIANT_CHEMIN_DE_FER: { key: "cf", name: "chemin de fer", rules: "houseRules" },
+  VARIANT_PUNTO_BANCO: { key: "pb", name: "punto banco", rules: "puntoBancoRules" },
+  VARIANT_BACCARAT_BANQUE: { key: "banque", name: "baccarat banque", rules: "banqueRules" },
+  VARIANT_OLD_BACCARAT: { key: "old", name: "old baccarat", rules: "oldBaccaratRules" },
+};
+const gameOf = (t) => GAMES[t.variant] || GAMES.VARIANT_CHEMIN_DE_FER;
+const rulesOf = (t) => t[gameOf(t).rules] || {};
+
+function range(lo, hi) { return num(lo) + (num(hi) ? "–" + num(hi) : "+"); }
+
+// stakesText: a table's stakes from its house rules.
+function stakesText(t) {
+  const r = rulesOf(t);
+  switch (gameOf(t).key) {
+    case "pb": return "bets " + range(r.minBet, r.maxBet) + (num(r.houseLimit) ? ", house limit " + num(r.houseLimit) : "");
+    case "banque": return (r.houseBank ? "house bank" : "bank from " + num(r.minimumBank)) + ", bets " + range(r.minBet, r.maxBet);
+    case "old": return "bank from " + num(r.minimumBank) + ", stakes " + range(r.minStake, r.maxStake);
+    default: return "bank from " + num(r.minimumBank) + (num(r.houseLimit) ? ", house limit " + num(r.houseLimit) : "");
+  }
+}
+
+// seatsText: seats taken of those the house rules give.
+function seatsText(t) {
+  const r = rulesOf(t), seats = t.seats || [];
+  if (gameOf(t).key === "banque") {
+    const per = num(r.maxSeatsPerSide);
+    const n = (side) => seats.filter((s) => s.side === side).length;
+    return "right " + n("BANQUE_SIDE_RIGHT") + "/" + per + ", left " + n("BANQUE_SIDE_LEFT") + "/" + per;
+  }
+  const max = num(r.maxSeats);
+  return seats.length + "/" + max + " (" + Math.max(0, max - seats.length) + " free)";
+}
 
 async function signIn() {
   state.token = $("token").value.trim() || state.token;
   sessionStorage.setItem("chemmy-token", state.token);
-  const r = await act(() => call("chemmy.gateway.v1.GatewayService", "GetCaller", {}));
+  const r = await act(() => call(G, "GetCaller", {}));
   if (!r) { $("whoami").textContent = ""; return; }
   state.me = r.subject; state.role = r.role;
-  $("whoami").textContent = r.subject + " (" + short(r.role, "ROLE_").toLowerCase() + ")";
+  $("whoami").textContent = r.subject + " (" + lower(r.role, "ROLE_") + ")";
   $("whoami").dataset.subject = r.subject;
-  for (const el of document.querySelectorAll(".staff-only")) el.hidden = !staff();
+  visibility();
+  state.moneyKey = null;
+  refreshBalance();
   await lobby();
   const q = new URLSearchParams(location.search).get("table");
   if (q && q !== state.tableId) openTable(q);
 }
 
-async function lobby() {
-  const r = await act(() => call(T, "ListTables", { pageSize: 100 }));
-  if (!r) return;
-  const ul = $("tables");
-  ul.textContent = "";
-  for (const t of r.tables || []) {
-    const li = document.createElement("li");
-    const b = document.createElement("button");
-    b.type = "button"; b.textContent = "Open"; b.dataset.table = t.tableId;
-    b.addEventListener("click", () => openTable(t.tableId));
-    li.append(b, " " + t.tableId.slice(-8) + " " + short(t.state, "TABLE_STATE_") + " · " + (t.seats || []).length + " seated");
-    li.dataset.table = t.tableId;
-    ul.append(li);
+// refreshBalance shows the signed-in player's account (wallet GetAccount).
+async function refreshBalance() {
+  const el = $("balance");
+  if (!isPlayer()) { el.textContent = ""; return; }
+  try {
+    const r = await call(W, "GetAccount", { accountId: "player:" + state.me });
+    const a = r.account || {};
+    el.textContent = "balance " + num(a.balance) + (num(a.held) ? " · held " + num(a.held) : "");
+    el.dataset.balance = String(num(a.balance));
+    el.dataset.held = String(num(a.held));
+  } catch (e) {
+    if (e.reason === "ACCOUNT_NOT_FOUND") { el.textContent = "balance 0"; el.dataset.balance = "0"; el.dataset.held = "0"; return; }
+    showError(e);
   }
+}
+
+// lobby lists the tables (ListTables, with the lobby's filters); it is
+// read again every few seconds while the page is shown.
+async function lobby() {
+  if (!state.me) return;
+  let r;
+  try {
+    r = await call(T, "ListTables", { pageSize: 100, variant: $("lobby-game").value || undefined, excludeClosed: $("lobby-open").checked });
+  } catch (e) { $("lobby-live").textContent = "not updated"; showError(e); return; }
+  $("lobby-live").textContent = "updated " + new Date().toLocaleTimeString();
+  const body = $("tables");
+  body.textContent = "";
+  for (const t of r.tables || []) body.append(lobbyRow(t));
+}
+setInterval(() => { if (document.visibilityState === "visible") lobby(); }, 5000);
+
+// lobbyRow is a table's row in the lobby: its game, stakes, seats, state.
+function lobbyRow(t) {
+  const tr = document.createElement("tr");
+  tr.dataset.table = t.tableId;
+  tr.dataset.game = gameOf(t).key;
+  tr.dataset.state = t.state || "";
+  if (t.tableId === state.tableId) tr.className = "current";
+  const cells = [gameOf(t).name + (t.certification ? " (certification)" : ""), stakesText(t), seatsText(t), lower(t.state, "TABLE_STATE_")];
+  for (const [i, text] of cells.entries()) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    td.className = ["game", "stakes", "seats", "state"][i];
+    tr.append(td);
+  }
+  const td = document.createElement("td");
+  const b = document.createElement("button");
+  b.type = "button"; b.textContent = "Open"; b.dataset.table = t.tableId; b.title = t.tableId;
+  b.addEventListener("click", () => openTable(t.tableId));
+  td.append(b);
+  tr.append(td);
+  return tr;
+}
+
+// The open table's lobby row follows the table view at once.
+function updateLobbyRow(t) {
+  const old = document.querySelector('#tables tr[data-table="' + CSS.escape(t.tableId) + '"]');
+  if (old) old.replaceWith(lobbyRow(t));
 }
 
 function openTable(id) {
   if (state.watch) state.watch.abort();
-  state.tableId = id; state.table = null;
+  state.tableId = id; state.table = null; state.decisions = {}; state.advised = ""; state.spotsFor = "";
   history.replaceState(null, "", "?table=" + encodeURIComponent(id));
   $("table-view").hidden = false;
   $("table-id").textContent = id;
   $("log").textContent = "";
+  $("advice-text").textContent = "";
+  for (const tr of document.querySelectorAll("#tables tr")) tr.classList.toggle("current", tr.dataset.table === id);
   watch(id);
 }
 
@@ -158,19 +255,69 @@ async function watch(id) {
   setTimeout(() => { if (state.tableId === id && state.watch === ctl) watch(id); }, 2000);
 }
 
+const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification"];
+
 function onWatch(m) {
   if (m.error) { showError(errorFrom(m.error, 200)); return; }
   if (m.table) { render(m.table); return; }
   if (m.event) {
     const ev = m.event;
-    const kind = Object.keys(ev).find((k) => !["eventId", "tableId", "coupId", "sequence", "occurTime", "certification"].includes(k)) || "event";
+    const kind = Object.keys(ev).find((k) => !EVENT_FIELDS.includes(k)) || "event";
+    const p = ev[kind] || {};
+    if (kind === "drawDecided" && ev.coupId) {
+      (state.decisions[ev.coupId] = state.decisions[ev.coupId] || []).push({ hand: p.hand, draw: !!p.draw });
+    }
     const li = document.createElement("li");
-    li.textContent = "#" + ev.sequence + " " + kind + " " + JSON.stringify(ev[kind] || {});
+    li.textContent = "#" + ev.sequence + " " + describe(kind, p);
     li.dataset.kind = kind;
     $("log").prepend(li);
     clearTimeout(state.refreshTimer);
     state.refreshTimer = setTimeout(refresh, 80);
   }
+}
+
+const handNames = { HAND_PLAYER: "player", HAND_BANKER: "banker", HAND_RIGHT: "right", HAND_LEFT: "left", HAND_PUNTER: "punter" };
+const handName = (h) => handNames[h] || "hand";
+const outcomeNames = { OUTCOME_BANK_WINS: "the bank wins", OUTCOME_BANK_LOSES: "the bank loses", OUTCOME_STAND_OFF: "stand-off" };
+
+function cardText(c) {
+  if (!c || c.faceDown) return "face down";
+  const code = c.code || "";
+  return code.slice(0, -1).replace("T", "10") + (suits[code.slice(-1)] || "");
+}
+
+// describe is one line of the event log.
+function describe(kind, p) {
+  switch (kind) {
+    case "tableCreated": return "table opened" + (p.createdBy ? " by " + p.createdBy : "");
+    case "playerSeated": return p.playerId + " sits down at seat " + p.seatNumber;
+    case "playerLeft": return p.playerId + " leaves seat " + p.seatNumber;
+    case "galleryJoined": return p.playerId + " joins the gallery";
+    case "bankOffered": return p.playerId ? "the bank is offered to " + p.playerId : "the bank is open to any seated player at " + num(p.amount);
+    case "bankChanged": return (p.bankerPlayerId ? p.bankerPlayerId + " holds a bank of " + num(p.bank) : "no banker") + " (" + lower(p.reason, "BANK_CHANGE_REASON_") + ")";
+    case "bankAuctionOpened": return "the bank is auctioned (round " + (p.round || 1) + ")";
+    case "bankBid": return num(p.amount) ? p.playerId + " bids " + num(p.amount) + " for the bank" : p.playerId + " will not bid";
+    case "betPlaced": return p.playerId + " bets " + num(p.amount) + (p.spot ? " on " + p.spot.replace("_", " ") : "");
+    case "betDeclined": return p.playerId + " passes";
+    case "betReduced": return p.playerId + "'s bet is cut to " + num(p.amount);
+    case "bancoCalled": return p.playerId + ": banco! (" + num(p.amount) + ")";
+    case "cardDealt": return (p.holderPlayerId ? p.holderPlayerId + "'s " : "") + handName(p.hand) + " hand, card " + p.position + ": " + cardText(p.card);
+    case "naturalShown": return handName(p.hand) + " shows a natural " + num(p.total);
+    case "drawDecided": return handName(p.hand) + (p.draw ? ": carte (draws)" : ": non (stands)");
+    case "coupResulted": return "result: " + (outcomeNames[p.outcome] || (p.hands || []).map((h) => handName(h.hand) + " " + (outcomeNames[h.outcome] || "")).join(", "));
+    case "coupSettled": return "settled: banker net " + num(p.bankerNet) + ", commission " + num(p.commission) + (p.houseNet ? ", house net " + num(p.houseNet) : "");
+    case "coupVoided": return "the coup is voided by " + (p.by || "the table") + ": " + (p.reason || "");
+    case "bettingReopened": return "no bet: the betting opens again";
+    case "bettingWindowStarted": return "the betting window is open";
+    case "bettingClosed": return "no more bets (" + (p.betsCount || 0) + ")";
+    case "turnTimedOut": return p.playerId + "'s time ran out (" + p.turn + "): " + (p.action || "").replace(/_/g, " ");
+    case "seatFeeCharged": return p.playerId + " pays seat time " + num(p.fee);
+    case "staffAction": return p.actorId + ": " + (p.action || "").replace(/_/g, " ") + (p.reason ? " (" + p.reason + ")" : "");
+    case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
+    case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
+    case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
+  }
+  return kind + " " + JSON.stringify(p);
 }
 
 async function refresh() {
@@ -191,55 +338,232 @@ function cards(el, list) {
     if (c.faceDown) {
       s.classList.add("face-down"); s.dataset.faceDown = "true"; s.textContent = "?"; s.title = "face down";
     } else {
-      const code = c.code || "";
-      s.dataset.code = code;
-      s.textContent = code.slice(0, -1).replace("T", "10") + (suits[code.slice(-1)] || "");
-      if (/[DH]$/.test(code)) s.classList.add("red");
+      s.dataset.code = c.code || "";
+      s.textContent = cardText(c);
+      if (/[DH]$/.test(c.code || "")) s.classList.add("red");
     }
     el.append(s);
+  }
+}
+
+// handsOf: the hands of coup cp as this game lays them out, each with a
+// key (data-hand), a label, its holder, cards, total and outcome.
+function handsOf(t, cp) {
+  const g = gameOf(t).key;
+  const hands = cp.hands || [];
+  const banker = { key: "banker", label: g === "pb" ? "Bank" : "Banker", holder: g === "pb" ? "" : cp.bankerPlayerId, cards: cp.bankerCards, total: cp.bankerTotal };
+  if (g === "cf" || g === "pb") {
+    return [{ key: "player", label: "Player", holder: g === "cf" ? cp.handHolderPlayerId : "", cards: cp.playerCards, total: cp.playerTotal }, banker];
+  }
+  const of = (h) => ({ key: g === "old" ? "punter-" + h.holderPlayerId : handName(h.hand), label: g === "old" ? "Punter" : handName(h.hand) === "right" ? "Right" : "Left",
+    holder: h.holderPlayerId, cards: h.cards, total: h.total, outcome: h.outcome });
+  return g === "old" ? [banker, ...hands.map(of)] : [...hands.map(of), banker];
+}
+
+function renderHands(t, cp) {
+  const box = $("hands");
+  box.textContent = "";
+  for (const h of handsOf(t, cp)) {
+    const div = document.createElement("div");
+    div.className = "hand";
+    div.dataset.hand = h.key;
+    if (h.holder && h.holder === state.me) div.classList.add("mine");
+    const title = document.createElement("h4");
+    const list = h.cards || [];
+    const whole = list.length && !list.some((c) => c.faceDown);
+    title.textContent = h.label + (h.holder ? " · " + you(h.holder) : "") + (whole ? " (" + num(h.total) + ")" : "") +
+      (h.outcome && h.outcome !== "OUTCOME_UNSPECIFIED" ? " — " + outcomeNames[h.outcome] : "");
+    const c = document.createElement("div");
+    c.className = "cards";
+    cards(c, list);
+    div.append(title, c);
+    box.append(div);
+  }
+}
+
+// live: a coup with something on it (bets or cards); a coup just opened
+// for betting shows the last coup's cards until it has.
+function live(cp) {
+  return cp && ((cp.bets || []).length || (cp.playerCards || []).length || (cp.bankerCards || []).length ||
+    (cp.hands || []).some((h) => (h.cards || []).length));
+}
+
+function resultText(t, cp) {
+  if (!cp) return "";
+  if (cp.voided) return "Coup " + (cp.number || "") + " voided: " + (cp.voidReason || "");
+  const g = gameOf(t).key;
+  let res = "";
+  if (g === "pb" && cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
+    res = "player " + num(cp.playerTotal) + ", bank " + num(cp.bankerTotal) + ": " +
+      { OUTCOME_BANK_WINS: "bank wins", OUTCOME_BANK_LOSES: "player wins", OUTCOME_STAND_OFF: "tie" }[cp.outcome] + (cp.natural ? " (natural)" : "") +
+      (cp.playerPair ? ", player pair" : "") + (cp.bankerPair ? ", bank pair" : "") +
+      (cp.settled ? ", settled: house net " + num(cp.houseNet) + ", commission " + num(cp.commission) : "");
+  } else if (cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
+    res = lower(cp.outcome, "OUTCOME_") + (cp.natural ? " (natural)" : "");
+  } else {
+    const decided = (cp.hands || []).filter((h) => h.outcome && h.outcome !== "OUTCOME_UNSPECIFIED");
+    if (decided.length) res = decided.map((h) => (g === "old" ? h.holderPlayerId : handName(h.hand)) + ": " + outcomeNames[h.outcome]).join("; ") + (cp.natural ? " (natural)" : "");
+  }
+  if (res && cp.settled && g !== "pb") res += ", settled: commission " + num(cp.commission) + ", banker net " + num(cp.bankerNet);
+  return res ? "Coup " + (cp.number || "") + ": " + res : "";
+}
+
+function betText(t, b) {
+  const g = gameOf(t).key;
+  let s = you(b.playerId) + " " + num(b.amount);
+  if (b.banco) s += " banco";
+  if (g === "pb") s += " on " + lower(b.spot, "BET_SPOT_");
+  if (g === "banque") s += " " + (b.side === "BANQUE_SIDE_CHEVAL" ? "à cheval" : lower(b.side, "BANQUE_SIDE_"));
+  if (num(b.won)) s += " → won " + num(b.won) + (num(b.commission) ? " less " + num(b.commission) : "");
+  if (num(b.lost)) s += " → lost " + num(b.lost);
+  return s;
+}
+
+// turnOf says who the table waits for and what for.
+function turnOf(t) {
+  const g = gameOf(t).key, cp = t.coup || {}, st = t.state || "";
+  const decision = () => ({ who: cp.decisionPlayerId, what: "draw or stand (" + handName(cp.decisionHand || (g === "old" && cp.decisionPlayerId === t.bankerPlayerId ? "HAND_BANKER" : "HAND_PUNTER")) + " hand)" });
+  switch (st) {
+    case "TABLE_STATE_WAITING_FOR_PLAYERS": return { who: "", what: g === "old" ? "three players to sit down" : "players to sit down" };
+    case "TABLE_STATE_OFFERING_BANK":
+      if (num(t.openOfferAmount)) return { who: "", what: "any seated player to take the bank at " + num(t.openOfferAmount) };
+      return { who: t.offeredPlayerId, what: g === "old" ? "take the bank (a baccarat) or decline" : "take the bank or decline" };
+    case "TABLE_STATE_AUCTION": return { who: "", what: "bids for the bank" + (num(t.highestBid) ? " (highest " + num(t.highestBid) + " by " + t.highestBidderPlayerId + ")" : "") };
+    case "TABLE_STATE_BETTING":
+      if (g === "pb") return { who: "", what: "bets on the layout" };
+      if (g === "old") return { who: "", what: "punters' stakes against " + (t.bankerPlayerId || "the bank") };
+      return { who: cp.turnPlayerId, what: "bet" + (g === "cf" ? ", banco or pass (" + num(cp.uncovered) + " uncovered)" : " on a side, or pass") };
+    case "TABLE_STATE_DECISION": return decision();
+    case "TABLE_STATE_BANK_RAISE": return { who: t.bankerPlayerId, what: "raise the bank or not" };
+    case "TABLE_STATE_DEALING":
+      if (g === "old" && t.turnDeadline) return { who: t.bankerPlayerId, what: "announce a move of top cards (0.." + num(rulesOf(t).maxMoveTop) + ")" };
+      return { who: "", what: "the deal" };
+    case "TABLE_STATE_SETTLING": return { who: "", what: "the settlement" };
+    case "TABLE_STATE_RESULT": return { who: "", what: "the next coup (result shown)" };
+    case "TABLE_STATE_CLOSED": return { who: "", what: "nothing: the table is closed" };
+  }
+  return { who: "", what: "" };
+}
+
+// visibility shows the controls of this viewer's role (.player-only,
+// .staff-only) and of this table's game (data-games, e.g. "cf banque").
+function visibility() {
+  const key = state.table ? gameOf(state.table).key : "";
+  for (const el of document.querySelectorAll("[data-games], .player-only, .staff-only")) {
+    el.hidden = (el.classList.contains("player-only") && !isPlayer()) || (el.classList.contains("staff-only") && !isStaff()) ||
+      (el.dataset.games !== undefined && !el.dataset.games.split(" ").includes(key));
+  }
+}
+
+// spots makes the punto banco bet buttons for the spots this table offers.
+function spots(t) {
+  const r = rulesOf(t), box = $("spots");
+  const want = JSON.stringify([r.bankNaturalBetOff, r.pairBets, r.tiePays, r.pairPays, r.bankNaturalPays]);
+  if (state.spotsFor === want) return;
+  state.spotsFor = want;
+  box.textContent = "";
+  const offered = [["BANK", "Bank"], ["PLAYER", "Player"], ["TIE", "Tie " + num(r.tiePays) + ":1"]];
+  if (!r.bankNaturalBetOff) offered.push(["BANK_NATURAL", "Bank natural " + num(r.bankNaturalPays) + ":1"]);
+  if (r.pairBets) offered.push(["PLAYER_PAIR", "Player pair " + num(r.pairPays) + ":1"], ["BANK_PAIR", "Bank pair " + num(r.pairPays) + ":1"]);
+  for (const [spot, label] of offered) {
+    const b = document.createElement("button");
+    b.type = "button"; b.id = "spot-" + spot; b.textContent = label; b.dataset.spot = spot;
+    b.addEventListener("click", () => tableAct("PlaceBet", { amount: $("bet-amount").value, spot: "BET_SPOT_" + spot }));
+    box.append(b);
   }
 }
 
 function render(t) {
   if (!t || t.tableId !== state.tableId) return;
   state.table = t;
-  const coup = t.coup || null;
-  const shown = coup || t.lastCoup || {};
-  $("state").textContent = short(t.state, "TABLE_STATE_");
+  const g = gameOf(t), cp = t.coup || null;
+  const shown = live(cp) ? cp : (t.lastCoup || cp || {});
+  visibility();
+  updateLobbyRow(t);
+  $("game-name").textContent = g.name;
+  $("game-name").dataset.game = g.key;
+  $("state").textContent = lower(t.state, "TABLE_STATE_");
   $("state").dataset.state = t.state || "";
-  $("banker").textContent = t.bankerPlayerId || "—";
-  $("bank").textContent = t.bank || "0";
-  $("offered").textContent = t.offeredPlayerId || "—";
-  const turn = (coup && (coup.decisionPlayerId || coup.turnPlayerId)) || t.offeredPlayerId || "";
-  $("turn").textContent = turn ? turn + (turn === state.me ? " (you)" : "") : "—";
-  $("turn").dataset.player = turn;
+  $("banker").textContent = g.key === "pb" || (g.key === "banque" && rulesOf(t).houseBank) ? "the house" : you(t.bankerPlayerId) || "—";
+  $("bank").textContent = g.key === "pb" ? "—" : String(num(t.bank)) + (num(t.bankSetAside) ? " (" + num(t.bankSetAside) + " set aside)" : "");
+  $("offered").textContent = you(t.offeredPlayerId) || (num(t.highestBid) ? "highest bid " + num(t.highestBid) + " by " + you(t.highestBidderPlayerId) : "—");
+  $("stakes").textContent = stakesText(t) + " · seats " + seatsText(t);
+  $("shoe").textContent = "shoe " + (t.shoeNumber || 1) + ", " + num(t.coupsPlayed) + " coups played" + (t.certification ? " (certification shoe)" : "");
+
+  const turn = turnOf(t);
+  $("turn").textContent = turn.who ? you(turn.who) + ": " + turn.what : turn.what || "—";
+  $("turn").dataset.player = turn.who || "";
+  const mine = !!turn.who && turn.who === state.me;
+  $("prompt").textContent = mine ? "Your turn: " + turn.what + "." : "";
+  $("prompt").classList.toggle("mine", mine);
+
   const seats = $("seats"); seats.textContent = "";
   for (const s of t.seats || []) {
     const li = document.createElement("li");
-    li.textContent = s.playerId + (s.playerId === t.bankerPlayerId ? " (banker)" : "");
+    const marks = [];
+    if (s.playerId === t.bankerPlayerId) marks.push("banker");
+    if (s.side && s.side !== "BANQUE_SIDE_UNSPECIFIED") marks.push(lower(s.side, "BANQUE_SIDE_") + " side");
+    if (s.playerId === t.rightHandPlayerId) marks.push("plays the right hand");
+    if (s.playerId === t.leftHandPlayerId) marks.push("plays the left hand");
+    li.textContent = "seat " + s.number + ": " + you(s.playerId) + (marks.length ? " (" + marks.join(", ") + ")" : "");
+    li.dataset.player = s.playerId;
     if (s.playerId === state.me) li.className = "me";
     seats.append(li);
   }
+  $("gallery").textContent = (t.galleryPlayerIds || []).length ? "Gallery: " + t.galleryPlayerIds.map(you).join(", ") : "";
+
+  $("coup-label").textContent = shown.number ? "· coup " + shown.number + (shown === cp ? "" : " (last)") : "";
   const bets = $("bets"); bets.textContent = "";
   for (const b of shown.bets || []) {
     const li = document.createElement("li");
-    li.textContent = b.playerId + " " + (b.banco ? "banco " : "") + b.amount;
+    li.textContent = betText(t, b);
+    li.dataset.player = b.playerId;
+    if (b.spot) li.dataset.spot = short(b.spot, "BET_SPOT_");
     bets.append(li);
   }
-  cards($("player-cards"), shown.playerCards);
-  cards($("banker-cards"), shown.bankerCards);
-  const total = (hand, v) => ((hand || []).length && !(hand || []).some((c) => c.faceDown) ? "(" + (v || 0) + ")" : "");
-  $("player-total").textContent = total(shown.playerCards, shown.playerTotal);
-  $("banker-total").textContent = total(shown.bankerCards, shown.bankerTotal);
-  let res = "";
-  if (shown.voided) res = "Coup voided: " + (shown.voidReason || "");
-  else if (shown.outcome && shown.outcome !== "OUTCOME_UNSPECIFIED") {
-    res = short(shown.outcome, "OUTCOME_").replace("_", " ").toLowerCase() + (shown.natural ? " (natural)" : "") +
-      (shown.settled ? ", settled: commission " + (shown.commission || 0) + ", banker net " + (shown.bankerNet || 0) : "");
-  }
-  $("result").textContent = res;
-  $("result").dataset.outcome = shown.outcome || "";
+  renderHands(t, shown);
+  const dec = state.decisions[shown.coupId] || [];
+  $("decisions").textContent = dec.length ? "Decisions: " + dec.map((d) => handName(d.hand) + " " + (d.draw ? "carte" : "non")).join(", ") : "";
+
+  $("result").textContent = resultText(t, shown);
+  $("result").dataset.outcome = shown.outcome || ((shown.hands || []).some((h) => h.outcome) ? "HANDS" : "");
+  $("result").dataset.settled = shown.settled ? "true" : "";
+  $("last-result").textContent = shown === cp && t.lastCoup ? "Last " + resultText(t, t.lastCoup).replace(/^Coup/, "coup") : "";
+
+  $("roads").hidden = g.key !== "pb";
+  if (g.key === "pb") { spots(t); ChemmyRoads.draw($("roads"), t.roads); }
+
+  const voidable = cp && cp.coupId && !cp.settled;
+  $("void").textContent = voidable ? "Void coup " + cp.number : "Void the coup";
+  $("void").dataset.coup = voidable ? cp.coupId : "";
+  advise(t);
   tick();
+  const key = [t.lastCoup && t.lastCoup.coupId, t.lastCoup && t.lastCoup.settled, t.lastCoup && t.lastCoup.voided, t.bankerPlayerId, t.bank,
+    t.highestBid, cp && cp.coupId, cp && (cp.bets || []).length].join("|");
+  if (key !== state.moneyKey) { state.moneyKey = key; refreshBalance(); }
+}
+
+// advise asks for the croupier's advice (GetAdvice) once per decision that
+// is the viewer's, and shows it; a game without advice shows none.
+async function advise(t) {
+  const cp = t.coup || {}, box = $("advice-text");
+  const mine = t.state === "TABLE_STATE_DECISION" && cp.decisionPlayerId === state.me && isPlayer();
+  const key = mine ? cp.coupId + "/" + (cp.decisionHand || "") : "";
+  if (key === state.advised) return;
+  state.advised = key;
+  box.textContent = ""; box.dataset.reason = "";
+  if (!mine) return;
+  try {
+    const r = await call(T, "GetAdvice", { tableId: t.tableId, playerId: state.me });
+    if (state.advised !== key) return;
+    const ev = (v) => Number(v || 0).toFixed(4);
+    box.textContent = "Croupier's advice (" + (r.rule || "") + "): " + lower(r.best, "DRAW_CHOICE_") + " — draw EV " + ev(r.drawEv) + ", stand EV " + ev(r.standEv);
+    box.dataset.best = r.best || "";
+  } catch (e) {
+    if (state.advised !== key) return;
+    box.dataset.reason = e.reason || "";
+    if (e.reason !== "WRONG_VARIANT") box.textContent = explain(e);
+  }
 }
 
 function tick() {
@@ -258,34 +582,56 @@ async function tableAct(method, extra) {
   return r;
 }
 
+async function createTable() {
+  const variant = $("new-game").value, field = GAMES[variant].rules;
+  let rules = {};
+  const text = $("new-rules").value.trim();
+  if (text) {
+    try { rules = JSON.parse(text); } catch (e) { showError(new CallError("invalid_argument", "The house rules are not JSON: " + e.message, "", "")); return; }
+  }
+  const r = await act(() => call(T, "CreateTable", { requestId: rid(), variant, [field]: rules }));
+  if (r) { await lobby(); openTable(r.table.tableId); }
+}
+
 function bind() {
   $("login-form").addEventListener("submit", (e) => { e.preventDefault(); signIn(); });
   $("refresh").addEventListener("click", lobby);
-  $("create-table").addEventListener("click", async () => {
-    const r = await act(() => call(T, "CreateTable", { requestId: rid(), houseRules: {} }));
-    if (r) { await lobby(); openTable(r.table.tableId); }
-  });
-  $("sit").addEventListener("click", () => tableAct("JoinTable"));
+  $("lobby-game").addEventListener("change", lobby);
+  $("lobby-open").addEventListener("change", lobby);
+  $("create-form").addEventListener("submit", (e) => { e.preventDefault(); createTable(); });
+  const banque = () => state.table && gameOf(state.table).key === "banque";
+  $("sit").addEventListener("click", () => tableAct("JoinTable", banque() ? { side: $("side").value } : {}));
+  $("gallery-join").addEventListener("click", () => tableAct("JoinGallery"));
   $("leave").addEventListener("click", () => tableAct("LeaveTable"));
   $("accept-bank").addEventListener("click", () => tableAct("AcceptBank", { amount: $("bank-amount").value }));
+  $("bid-bank").addEventListener("click", () => tableAct("BidBank", { amount: $("bank-amount").value }));
   $("decline-bank").addEventListener("click", () => tableAct("DeclineBank"));
   $("pass-bank").addEventListener("click", () => tableAct("PassBank"));
-  $("bet").addEventListener("click", () => tableAct("PlaceBet", { amount: $("bet-amount").value }));
+  $("raise-bank").addEventListener("click", () => tableAct("RaiseBank", { raise: true }));
+  $("keep-bank").addEventListener("click", () => tableAct("RaiseBank", { raise: false }));
+  $("bet").addEventListener("click", () => {
+    const extra = { amount: $("bet-amount").value };
+    if (banque()) extra.side = $("bet-side").value;
+    else if (state.table && gameOf(state.table).key === "cf" && $("over-bank").checked) extra.overBank = true;
+    return tableAct("PlaceBet", extra);
+  });
   $("banco").addEventListener("click", () => tableAct("CallBanco"));
   $("decline-bet").addEventListener("click", () => tableAct("DeclineBet"));
-  $("draw").addEventListener("click", () => tableAct("DecideDraw", { choice: "DRAW_CHOICE_DRAW" }));
-  $("stand").addEventListener("click", () => tableAct("DecideDraw", { choice: "DRAW_CHOICE_STAND" }));
-  $("advice").addEventListener("click", async () => {
-    $("advice-text").textContent = "";
-    const r = await act(() => call(T, "GetAdvice", { tableId: state.tableId, playerId: state.me }));
-    if (r) $("advice-text").textContent = "draw EV " + Number(r.drawEv || 0).toFixed(4) + ", stand EV " + Number(r.standEv || 0).toFixed(4) + ": " + short(r.best, "DRAW_CHOICE_").toLowerCase();
-  });
-  $("void").addEventListener("click", () => {
-    const c = state.table && (state.table.coup || state.table.lastCoup);
-    return act(() => call(T, "VoidCoup", { requestId: rid(), tableId: state.tableId, coupId: (c && c.coupId) || "", reason: $("reason").value }));
-  });
+  $("move-top").addEventListener("click", () => tableAct("MoveTopCards", { count: Number($("move-count").value || 0) }));
+  const decide = (choice) => {
+    const cp = (state.table && state.table.coup) || {};
+    return tableAct("DecideDraw", Object.assign({ choice }, banque() && cp.decisionHand ? { hand: cp.decisionHand } : {}));
+  };
+  $("draw").addEventListener("click", () => decide("DRAW_CHOICE_DRAW"));
+  $("stand").addEventListener("click", () => decide("DRAW_CHOICE_STAND"));
+  $("void").addEventListener("click", () => act(() => call(T, "VoidCoup", { requestId: rid(), tableId: state.tableId, coupId: $("void").dataset.coup || "", reason: $("reason").value })));
   $("close").addEventListener("click", () => act(() => call(T, "CloseTable", { requestId: rid(), tableId: state.tableId, reason: $("reason").value })));
-  for (const el of document.querySelectorAll(".staff-only")) el.hidden = true;
+  visibility();
+}
+
+async function start() {
+  bind();
+  await loadReasons();
   if (state.token) { $("token").value = state.token; signIn(); }
 }
-bind();
+start();
