@@ -37,7 +37,7 @@ var upperSnake = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$|^[A-Z]{4,}$`)
 // ErrorInfo reasons they can return: string constants named reason...
 // or Reason..., values of an ErrorReason enum (ErrorReason_ERROR_REASON_X),
 // and UPPER_SNAKE string literals passed to the functions that build a
-// refusal (game.Refuse, a service's fail, errs.New).
+// refusal (game.Refuse, a service's fail, errs.New, errs.WithMetadata).
 func codeReasons(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	found := map[string]string{}
@@ -84,7 +84,7 @@ func codeReasons(t *testing.T, dir string) map[string]string {
 						name = fn.Sel.Name
 					}
 				}
-				if name == "Refuse" || name == "game.Refuse" || name == "fail" || name == "errs.New" {
+				if name == "Refuse" || name == "game.Refuse" || name == "fail" || name == "errs.New" || name == "errs.WithMetadata" {
 					for _, a := range n.Args {
 						add(a, a.Pos())
 					}

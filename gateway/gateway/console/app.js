@@ -34,16 +34,19 @@ function rid() {
 }
 
 class CallError extends Error {
-  constructor(code, message, reason, domain) { super(message); this.code = code; this.reason = reason; this.domain = domain; }
+  constructor(code, message, reason, domain, metadata) {
+    super(message); this.code = code; this.reason = reason; this.domain = domain; this.metadata = metadata || {};
+  }
 }
 
-// errorFrom reads a Connect JSON error: the ErrorInfo's reason is in details[].debug.
+// errorFrom reads a Connect JSON error: the ErrorInfo (reason, metadata)
+// is in details[].debug.
 function errorFrom(j, status) {
-  let reason = "", domain = "";
+  let reason = "", domain = "", metadata = {};
   for (const d of (j && j.details) || []) {
-    if (d.type === "google.rpc.ErrorInfo" && d.debug) { reason = d.debug.reason || ""; domain = d.debug.domain || ""; }
+    if (d.type === "google.rpc.ErrorInfo" && d.debug) { reason = d.debug.reason || ""; domain = d.debug.domain || ""; metadata = d.debug.metadata || {}; }
   }
-  return new CallError((j && j.code) || "http_" + status, (j && j.message) || "HTTP " + status, reason, domain);
+  return new CallError((j && j.code) || "http_" + status, (j && j.message) || "HTTP " + status, reason, domain, metadata);
 }
 
 async function call(service, method, body) {
@@ -67,7 +70,8 @@ async function call(service, method, body) {
 function explain(e) {
   const reason = e.reason || "";
   const text = friendly[reason] || e.message || String(e);
-  return text + (reason ? " [" + reason + "]" : "") + (friendly[reason] && e.message ? " — " + e.message : "");
+  const meta = Object.entries(e.metadata || {}).map(([k, v]) => k + ": " + String(v).replace(/_/g, " ")).join(", ");
+  return text + (meta ? " (" + meta + ")" : "") + (reason ? " [" + reason + "]" : "") + (friendly[reason] && e.message ? " — " + e.message : "");
 }
 
 function showError(e) {
