@@ -20,8 +20,8 @@ func playersOf(pages ...*page) map[string]*page {
 
 // bankedTable opens a table as req asks, on a certification shoe that
 // deals cards first, with alice, bob and carol funded with funds each, and
-// their pages open on it.
-func bankedTable(t *testing.T, funds int64, req *tablev1.CreateTableRequest, cards ...string) (alice, bob, carol *page) {
+// their pages and a croupier's open on it.
+func bankedTable(t *testing.T, funds int64, req *tablev1.CreateTableRequest, cards ...string) (alice, bob, carol, croupier *page) {
 	t.Helper()
 	b, st, c := consoleRig(t, funds, "alice", "bob", "carol")
 	req.RequestId, req.ShoeId = t.Name(), (&crashRig{t: t, c: c}).preparedShoe(cards...)
@@ -30,7 +30,8 @@ func bankedTable(t *testing.T, funds int64, req *tablev1.CreateTableRequest, car
 		t.Fatal(err)
 	}
 	q := "?table=" + tb.GetTable().GetTableId()
-	return b.open(st.GatewayHTTPAddr, "alice", q), b.open(st.GatewayHTTPAddr, "bob", q), b.open(st.GatewayHTTPAddr, "carol", q)
+	return b.open(st.GatewayHTTPAddr, "alice", q), b.open(st.GatewayHTTPAddr, "bob", q), b.open(st.GatewayHTTPAddr, "carol", q),
+		b.open(st.GatewayHTTPAddr, "croupier", q)
 }
 
 // wantHands checks what each page shows of the coup's hands: for each
@@ -57,9 +58,9 @@ func wantHands(t *testing.T, step string, pages map[string]*page, want map[strin
 // tables. At each decision every page shows only its own hand's cards.
 func TestConsoleBaccaratBanque(t *testing.T) {
 	// Dealt right, left, banker, twice; then the right hand's draw.
-	alice, bob, carol := bankedTable(t, 10000, &tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
+	alice, bob, carol, croupier := bankedTable(t, 10000, &tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
 		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}}, "2C", "7H", "4C", "3D", "KS", "2H", "4S")
-	pages := playersOf(alice, bob, carol)
+	pages := playersOf(alice, bob, carol, croupier)
 
 	for _, p := range []*page{alice, bob, carol} {
 		side := "BANQUE_SIDE_RIGHT"
@@ -102,13 +103,15 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 	if a := bob.text("advice-text"); !strings.Contains(a, "draw EV") && !strings.Contains(a, "[ODDS_UNAVAILABLE]") {
 		t.Errorf("bob's advice: %q", a)
 	}
-	for _, p := range []*page{alice, carol} {
+	for _, p := range []*page{alice, carol, croupier} {
 		p.do("sees bob's decision", turnIs("bob"))
 	}
 	wantHands(t, "at bob's decision", pages, map[string]map[string]string{
 		"bob":   {"right": "2C 3D", "left": "down down", "banker": "down down"},
 		"carol": {"right": "down down", "left": "7H KS", "banker": "down down"},
 		"alice": {"right": "down down", "left": "down down", "banker": "4C 2H"},
+		// Staff see no hole card.
+		"croupier": {"right": "down down", "left": "down down", "banker": "down down"},
 	})
 	if b := bob.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); !strings.Contains(b, "bob (you) 500 right") || !strings.Contains(b, "carol 400 à cheval") {
 		t.Errorf("bob sees the bets %q", b)
@@ -150,9 +153,9 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 // (6). bob, on 2, may draw (OLD-DRAW): no advice is shown (the old game
 // has none) and he draws 5H (17). Both punters beat the banker's 6.
 func TestConsoleOldBaccarat(t *testing.T) {
-	alice, bob, carol := bankedTable(t, 20000, &tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_OLD_BACCARAT,
+	alice, bob, carol, croupier := bankedTable(t, 20000, &tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_OLD_BACCARAT,
 		OldBaccaratRules: &tablev1.OldBaccaratRules{CertificationRealMoney: true}}, "QH", "QS", "2C", "7H", "4C", "KS", "KD", "2D", "5H")
-	pages := playersOf(alice, bob, carol)
+	pages := playersOf(alice, bob, carol, croupier)
 	for _, p := range []*page{alice, bob, carol} {
 		p.do("sits", waitFor(`document.getElementById('game-name').dataset.game === 'old'`), press("sit"),
 			waitFor(`document.querySelector('#seats li.me') !== null`))
@@ -198,4 +201,15 @@ func TestConsoleOldBaccarat(t *testing.T) {
 		t.Errorf("alice's event log:\n%s", l)
 	}
 	carol.shot("old-2-carol-result.png")
+
+	// bob stakes in the next coup; the croupier voids it, the button
+	// naming the coup, and bob's stake is returned (CF-ERROR).
+	bob.do("stakes again", stateIs("TABLE_STATE_BETTING"), chromedp.SetValue(chromedp.ID("bet-amount"), "500"), press("bet"),
+		waitFor(`document.getElementById('balance').dataset.held === '500'`))
+	croupier.do("voids coup 2", waitFor(`document.getElementById('void').textContent === 'Void coup 2'`),
+		chromedp.SetValue(chromedp.ID("reason"), "a card faced in the deal"), press("void"),
+		waitFor(`document.getElementById('result').textContent === 'Coup 2 voided: a card faced in the deal'`))
+	bob.do("sees the coup voided", waitFor(`document.getElementById('result').textContent === 'Coup 2 voided: a card faced in the deal'`),
+		waitFor(`document.getElementById('balance').dataset.held === '0'`), bob.balanceIs(21000))
+	croupier.shot("old-3-croupier-voided.png")
 }
