@@ -26,6 +26,8 @@ run:
 
 ## test: every test of every module, with the race detector (installs grpcurl for the e2e test)
 test: tool-grpcurl
+	@test -n "$$CHEMMY_CHROME" || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 \
+		|| echo "NOTICE: no Chromium found: the browser tests of cmd/e2e will SKIP (under CI=1 they fail); apt-get install chromium"
 	go test -race -count=1 -timeout 20m $(PACKAGES)
 
 ## test-short: the fast tests only (no end-to-end, no crash tests)
