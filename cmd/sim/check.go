@@ -218,6 +218,7 @@ func (s *sim) checkMoney(final bool) {
 	if sum+house != inWallet {
 		s.violate("money-conserved", fmt.Sprint("accounts", sum+house), "players hold %d and the house %d: %d, but the wallet holds %d", sum, house, sum+house, inWallet)
 	}
+	s.checkClosedReleased(held, final)
 	if !s.cl.isUp(svcTable) {
 		return
 	}
@@ -265,6 +266,30 @@ func (s *sim) checkMoney(final bool) {
 	}
 	if final && len(skip) == 0 && audit.GetOpenHolds() != live {
 		s.violate("holds-released", "count", "at rest the wallet has %d open holds; the tables' live banks, bets and bids are %d", audit.GetOpenHolds(), live)
+	}
+}
+
+// checkClosedReleased: once a table is closed its players (each plays at
+// one table only) have nothing held, whatever its view says, within
+// holdBoundSteps steps with wallet-svc and table-svc up and holdBound of
+// simulated time (the bank's and the bids' holds released; an escrow
+// whose answer was lost rolled back), and at rest.
+func (s *sim) checkClosedReleased(held map[string]int64, final bool) {
+	for _, t := range s.tables {
+		if !t.closed {
+			continue
+		}
+		if s.cl.isUp(svcTable) {
+			t.closedHealthy++
+		}
+		if !final && (t.closedHealthy < holdBoundSteps || s.clock.Now().Sub(t.closedSince) < holdBound) {
+			continue
+		}
+		for _, p := range t.players {
+			if held[p] != 0 {
+				s.violate("table-closed", p, "t%d closed %d steps and %v ago, but %s still has %d held", t.n, t.closedHealthy, s.clock.Now().Sub(t.closedSince), p, held[p])
+			}
+		}
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
@@ -259,6 +262,86 @@ func TestCheckInterruptOnTime(t *testing.T) {
 	if invariants(s) != "" {
 		t.Fatalf("a coup with its result: %q", invariants(s))
 	}
+}
+
+func TestCloseChecks(t *testing.T) {
+	tb := &simTable{n: 1}
+	betting := func(bets int) *tablev1.Table {
+		v := &tablev1.Table{State: stBetting, BankerPlayerId: "b", Bank: 500, Coup: &tablev1.Coup{CoupId: "C"}}
+		for range bets {
+			v.Coup.Bets = append(v.Coup.Bets, &tablev1.Bet{PlayerId: "p", Amount: 100})
+		}
+		return v
+	}
+	closed := &tablev1.Table{State: stClosed}
+	wrongState := errWithReason(t, codes.FailedPrecondition, "WRONG_STATE")
+	for _, c := range []struct {
+		name          string
+		before, after *tablev1.Table
+		err           error
+		want          string
+	}{
+		{"closed between coups", betting(0), closed, nil, ""},
+		{"refused mid-coup", betting(1), nil, wrongState, ""},
+		{"accepted mid-coup", betting(1), closed, nil, "close-between-coups"},
+		{"refused while waiting", &tablev1.Table{State: stWaiting}, nil, wrongState, "close-between-coups"},
+		{"a bank left", betting(0), &tablev1.Table{State: stClosed, BankerPlayerId: "b", Bank: 500}, nil, "table-closed"},
+		{"no answer", betting(1), nil, status.Error(codes.Unavailable, "down"), ""},
+	} {
+		s := checker()
+		s.checkClose(tb, c.before, c.after, c.err)
+		if got := invariants(s); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	a := &action{t: tb, who: "p", desc: "PlaceBet 100"}
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"refused TABLE_CLOSED", errWithReason(t, codes.FailedPrecondition, "TABLE_CLOSED"), ""},
+		{"accepted", nil, "closed-read-only"},
+		{"refused otherwise", wrongState, "closed-read-only"},
+		{"no answer", status.Error(codes.Unavailable, "down"), ""},
+	} {
+		s := checker()
+		s.checkClosedRefuses(a, closed, c.err)
+		if got := invariants(s); got != c.want {
+			t.Errorf("closed table, %s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// Events: after table_closed only its seat fees and the croupier's
+	// record of it.
+	evs := []*eventsv1.TableEvent{ev(1, "a", ""), ev(2, "b", ""), ev(3, "c", ""), ev(4, "d", "")}
+	evs[0].Payload = &eventsv1.TableEvent_TableClosed{TableClosed: &eventsv1.TableClosed{Reason: "sim"}}
+	evs[1].Payload = &eventsv1.TableEvent_SeatFeeCharged{SeatFeeCharged: &eventsv1.SeatFeeCharged{PlayerId: "p"}}
+	evs[2].Payload = &eventsv1.TableEvent_StaffAction{StaffAction: &eventsv1.StaffAction{Action: "close_table"}}
+	evs[3].Payload = &eventsv1.TableEvent_PlayerSeated{PlayerSeated: &eventsv1.PlayerSeated{PlayerId: "q"}}
+	feeTable := func() *simTable {
+		tb := replayTable()
+		tb.rules = &tablev1.HouseRules{HourlyFee: 600}
+		return tb
+	}
+	s := checker()
+	s.replay(feeTable(), evs[:3], map[string]int64{}, new([]interruptM))
+	if got := invariants(s); got != "" {
+		t.Errorf("close, its fee and its record: %q", got)
+	}
+	s = checker()
+	s.replay(feeTable(), evs, map[string]int64{}, new([]interruptM))
+	if got := invariants(s); got != "closed-read-only" {
+		t.Errorf("a player seated after the close: %q", got)
+	}
+}
+
+// errWithReason is a status error with an ErrorInfo reason.
+func errWithReason(t *testing.T, code codes.Code, reason string) error {
+	st, err := status.New(code, reason).WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: "table.chemmy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Err()
 }
 
 // TestClusterMovesAService: a service whose port another process took

@@ -66,6 +66,12 @@ type simTable struct {
 	dealLate  int
 	// interrupted are the coups seen voided by the table itself.
 	interrupted map[string]bool
+	// closed: the table has been seen closed; closedHealthy counts the
+	// steps since with wallet-svc and table-svc up, closedSince the
+	// simulated time it was first seen so.
+	closed        bool
+	closedHealthy int
+	closedSince   time.Time
 }
 
 // pass lets simulated time pass: the clock moves on (and the service time
@@ -101,6 +107,9 @@ type action struct {
 	coup string
 	// move: the request takes a seat, leaves it or joins the gallery.
 	move bool
+	// check, when not nil, checks a first try's answer against the table
+	// before it (CloseTable's).
+	check func(before, after *tablev1.Table, err error)
 }
 
 func (s *sim) as(who string) (context.Context, context.CancelFunc) {
@@ -271,6 +280,11 @@ func (s *sim) observe() {
 			t.waitKey, t.waitStart = key, s.clock.up()
 		}
 		s.noteDealing(t)
+		if t.view.GetState() == stClosed && !t.closed {
+			t.closed, t.closedSince = true, s.clock.Now()
+			s.res.TablesClosed++
+			s.tracef("step %d: t%d is closed", s.step, t.n)
+		}
 	}
 }
 
@@ -378,17 +392,44 @@ func (s *sim) act() {
 		s.pass(d)
 		return
 	}
-	t := s.tables[s.rng.IntN(len(s.tables))]
+	t := s.pickTable()
 	if t.view == nil {
 		return
 	}
 	if t.view.GetState() == stClosed {
-		s.replace(t)
+		if !t.replaced {
+			s.replace(t)
+			return
+		}
+		// Read-only: whatever anyone asks is refused TABLE_CLOSED.
+		if s.rng.IntN(2) == 0 {
+			s.do(s.closeTable(t))
+		} else {
+			s.do(s.wrong(t))
+		}
 		return
 	}
 	if a := s.choose(t); a != nil {
 		s.do(a)
 	}
+}
+
+// pickTable is the table where something happens next: one in play (or
+// closed and not yet replaced), now and then (5%) a closed one, where
+// whatever is asked must be refused.
+func (s *sim) pickTable() *simTable {
+	var open, done []*simTable
+	for _, t := range s.tables {
+		if t.replaced {
+			done = append(done, t)
+		} else {
+			open = append(open, t)
+		}
+	}
+	if r := s.rng.Float64(); len(done) > 0 && (r < 0.05 || len(open) == 0) {
+		return done[s.rng.IntN(len(done))]
+	}
+	return open[s.rng.IntN(len(open))]
 }
 
 // replace opens a new table for a closed one.
@@ -397,7 +438,7 @@ func (s *sim) replace(t *simTable) {
 		return
 	}
 	t.replaced = true
-	s.tracef("step %d: t%d is closed", s.step, t.n)
+	s.tracef("step %d: t%d is replaced", s.step, t.n)
 	if err := s.openTable(); err != nil {
 		s.violate("open-table", "", "a new table could not be opened: %v", err)
 	}
@@ -477,8 +518,17 @@ func (s *sim) do(a *action) {
 	if a.again {
 		label += " (sent again)"
 	}
+	checks := func() {
+		if !a.again {
+			s.checkClosedRefuses(a, before, err)
+			if a.check != nil {
+				a.check(before, v, err)
+			}
+		}
+	}
 	if err == nil {
 		s.tracef("%s -> ok: %s", label, brief(v))
+		checks()
 		if !a.again && s.rng.Float64() < 0.04 {
 			b := *a
 			b.again, b.lostReply = true, true
@@ -488,6 +538,7 @@ func (s *sim) do(a *action) {
 		return
 	}
 	s.tracef("%s -> %s %s", label, status.Code(err), errs.Reason(err))
+	checks()
 	if a.lostReply {
 		s.violate("idempotent-retry", "", "t%d: %s's %s, applied once, failed when sent again with the same request_id: %v", a.t.n, a.who, a.desc, err)
 	}
@@ -520,6 +571,12 @@ func (s *sim) choose(t *simTable) *action {
 		return s.wrong(t)
 	case r < 0.12:
 		return s.void(t)
+	case r < 0.14:
+		// Mid-coup to be refused; between coups now and then, to close.
+		if may, _ := betweenCoups(v); !may || s.rng.IntN(3) == 0 {
+			return s.closeTable(t)
+		}
+		return nil
 	}
 	cp := v.GetCoup()
 	switch v.GetState() {
@@ -691,6 +748,61 @@ func (s *sim) void(t *simTable) *action {
 		r, err := s.cl.tables.VoidCoup(ctx, req)
 		return r.GetTable(), err
 	}}
+}
+
+// closeTable: the croupier closes the table (CloseTable), at any moment:
+// between coups (WAITING_FOR_PLAYERS, OFFERING_BANK, AUCTION, or BETTING
+// before any bet) it closes, the bank and the bids given back, and the
+// table is read-only; mid-coup it is refused WRONG_STATE
+// (close-between-coups).
+func (s *sim) closeTable(t *simTable) *action {
+	req := &tablev1.CloseTableRequest{RequestId: s.nextID(), TableId: t.id, Reason: "sim: the croupier closes the table"}
+	return &action{t: t, who: "croupier", desc: "CloseTable", call: func(ctx context.Context) (*tablev1.Table, error) {
+		r, err := s.cl.tables.CloseTable(ctx, req)
+		return r.GetTable(), err
+	}, check: func(before, after *tablev1.Table, err error) { s.checkClose(t, before, after, err) }}
+}
+
+// betweenCoups reports whether a table may close: no coup in play, or
+// its betting open with no bet (a banco suivi asked is mid-coup too,
+// which the view does not show: unknown is false, true).
+func betweenCoups(v *tablev1.Table) (may, known bool) {
+	switch v.GetState() {
+	case stWaiting, stOffering, stAuction:
+		return true, true
+	case stBetting:
+		return len(v.GetCoup().GetBets()) == 0, len(v.GetCoup().GetBets()) > 0
+	}
+	return false, v.GetState() != stClosed
+}
+
+// checkClose checks a CloseTable's answer: accepted only between coups,
+// and then the table closed with no bank, banker or bid left; refused
+// WRONG_STATE only mid-coup.
+func (s *sim) checkClose(t *simTable, before, after *tablev1.Table, err error) {
+	if before == nil {
+		return
+	}
+	may, known := betweenCoups(before)
+	switch {
+	case err == nil && !may:
+		s.violate("close-between-coups", "", "t%d: CloseTable accepted mid-coup (%s)", t.n, brief(before))
+	case err == nil && (after.GetState() != stClosed || after.GetBankerPlayerId() != "" || after.GetBank() != 0 || after.GetHighestBidderPlayerId() != "" || after.GetCoup() != nil):
+		s.violate("table-closed", "", "t%d: CloseTable answered %s: not closed, or a bank, a bid or a coup left", t.n, brief(after))
+	case errs.Reason(err) == "WRONG_STATE" && may && known:
+		s.violate("close-between-coups", "", "t%d: CloseTable refused WRONG_STATE between coups (%s)", t.n, brief(before))
+	}
+}
+
+// checkClosedRefuses: a new request to a closed table is refused
+// TABLE_CLOSED (or fails without an answer).
+func (s *sim) checkClosedRefuses(a *action, before *tablev1.Table, err error) {
+	if before.GetState() != stClosed {
+		return
+	}
+	if err == nil || (!indefinite(err) && errs.Reason(err) != "TABLE_CLOSED") {
+		s.violate("closed-read-only", "", "t%d: %s's %s at the closed table answered %v; want FAILED_PRECONDITION TABLE_CLOSED", a.t.n, a.who, a.desc, err)
+	}
 }
 
 // simple is a request with nothing but ids.

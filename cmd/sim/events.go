@@ -317,9 +317,18 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 	bankerCoups := 0
 	paidSeconds := map[string]int64{}
 	var prev *eventsv1.TableEvent
+	closed := false
 	for i, ev := range evs {
 		if i > 0 {
 			prev = evs[i-1]
+		}
+		// Closed: read-only; only the seat fees billed at the close and
+		// the croupier's record of it follow.
+		if closed && ev.GetSeatFeeCharged() == nil && ev.GetStaffAction().GetAction() != "close_table" {
+			s.violate("closed-read-only", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: event %d (%s) after the table closed", t.n, ev.GetSequence(), kindOf(ev))
+		}
+		if ev.GetTableClosed() != nil {
+			closed = true
 		}
 		var c *coupM
 		if ev.GetCoupId() != "" {

@@ -156,8 +156,10 @@ type Result struct {
 	Restarts, Outages, NATSOut int
 	// LongOutages: shoe-svc or wallet-svc down past InterruptAfter.
 	LongOutages int
-	ShoeChanges int
-	Violations  []Violation
+	// TablesClosed: tables seen closed (CloseTable, or abandoned).
+	TablesClosed int
+	ShoeChanges  int
+	Violations   []Violation
 	// Digest is a hash of the trace: two runs of a seed that did the same
 	// things have the same digest (see the README on determinism).
 	Digest string
@@ -168,8 +170,8 @@ type Result struct {
 
 // Summary is the one-line summary of a run.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided (%d interrupted), %d events, %d faults injected %v, %d restarts, %d outages (%d long), %d NATS outages, %d new shoes, %d violations, %s, digest %s",
-		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.CoupsInterrupted, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.LongOutages, r.NATSOut, r.ShoeChanges,
+	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided (%d interrupted), %d events, %d faults injected %v, %d restarts, %d outages (%d long), %d NATS outages, %d tables closed, %d new shoes, %d violations, %s, digest %s",
+		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.CoupsInterrupted, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.LongOutages, r.NATSOut, r.TablesClosed, r.ShoeChanges,
 		len(r.Violations), r.Elapsed.Round(time.Millisecond), r.Digest)
 }
 
