@@ -41,10 +41,10 @@ func shoeStillOpen(tx *bolt.Tx, key string) bool {
 
 // shoeOfRecord is the id of the shoe an idempotency record belongs to
 // (the keys are listed in doc.go): the shoe id in the key of a deal, cut,
-// close or move; the created shoe's id in the answer of a create; "" for
-// any other key.
+// close, move or claim; the created shoe's id in the answer of a create;
+// "" for any other key.
 func shoeOfRecord(tx *bolt.Tx, key string) string {
-	for _, prefix := range []string{"shoe/deal/", "shoe/cut/", "shoe/close/", "shoe/move/"} {
+	for _, prefix := range []string{"shoe/deal/", "shoe/cut/", "shoe/close/", "shoe/move/", "shoe/claim/"} {
 		if rest, ok := strings.CutPrefix(key, prefix); ok {
 			// A shoe id ([Config.IDPrefix] and a ULID) holds no "/".
 			id, _, _ := strings.Cut(rest, "/")

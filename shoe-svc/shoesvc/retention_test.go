@@ -43,6 +43,9 @@ func TestRequestRecordsExpireOpenShoesStay(t *testing.T) {
 	}
 	// The open shoe's records are the oldest: the sweep meets them first.
 	open := fromOrderAs("open", "9H", "TD", "KS", "2C", "3C")
+	if _, err := c.ClaimShoe(as(tableSvc), &shoev1.ClaimShoeRequest{RequestId: "claim", ShoeId: open.GetShoeId(), TableId: "T1"}); err != nil {
+		t.Fatal(err)
+	}
 	openDeal := deal(t, c, open.GetShoeId(), "coup1/card/1")
 	closed := fromOrderAs("closed", "AH", "5D")
 	deal(t, c, closed.GetShoeId(), "coup2/card/1")
@@ -70,7 +73,7 @@ func TestRequestRecordsExpireOpenShoesStay(t *testing.T) {
 			}
 		}
 	}
-	openKeys := []string{key("create-from-order", "", "open"), key("deal", open.GetShoeId(), "coup1/card/1")}
+	openKeys := []string{key("create-from-order", "", "open"), key("claim", open.GetShoeId(), "claim"), key("deal", open.GetShoeId(), "coup1/card/1")}
 	waitGone(key("create-from-order", "", "closed"), key("deal", closed.GetShoeId(), "coup2/card/1"), key("deal", closed.GetShoeId(), "coup2/card/2"))
 	for _, k := range openKeys {
 		if !present(k) {
