@@ -41,8 +41,15 @@ type Config struct {
 	Buckets [][]byte
 	// NATSURL of the JetStream server; empty keeps events in the outbox.
 	NATSURL string
-	// MetricsAddr serves Prometheus /metrics; empty serves none.
+	// MetricsAddr serves Prometheus /metrics (Registry), /healthz and
+	// /readyz; empty serves none.
 	MetricsAddr string
+	// Registry receives the service's metrics (gRPC server, outbox relay,
+	// store counters, and what the service adds: Base.Server.Registry);
+	// nil means a new registry with the Go and process collectors. A
+	// process running several services (chemmy run) gives each its own
+	// registry without those and serves them together.
+	Registry *prometheus.Registry
 	// NATSNkeyFile holds the nkey seed the service authenticates to NATS
 	// with; empty connects without credentials.
 	NATSNkeyFile string
@@ -94,7 +101,8 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	if log == nil {
 		log = slog.Default()
 	}
-	log = log.With("service", c.Name)
+	// Lines logged with a traced call's context carry its trace id.
+	log = grpcx.TraceLogger(log).With("service", c.Name)
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
@@ -123,13 +131,17 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	}
 	b.JS, b.Stream = js, c.Stream
 	b.Relay = outbox.NewRelay(db, js, log).WithStreamLimits(c.Stream)
-	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: log, Policy: c.Policy, Auth: authn, Domain: c.Domain,
-		ServerOptions: mat.ServerOption()})
-	// The relay's backlog, published and error counts, on the service's
-	// own /metrics.
+	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: c.Logger, Policy: c.Policy, Auth: authn, Domain: c.Domain,
+		ServerOptions: mat.ServerOption(), Registry: c.Registry})
+	// The relay's backlog, published and error counts, and the store's
+	// commits and fsyncs of this service's file, on its own registry.
 	if err := b.Relay.Register(b.Server.Registry); err != nil {
 		b.closeAll()
 		return nil, err
+	}
+	if err := b.Server.Registry.Register(store.CollectorOf(db)); err != nil {
+		b.closeAll()
+		return nil, fmt.Errorf("%s: store metrics: %w", c.Name, err)
 	}
 	if err := register(b, b.Server.GRPC); err != nil {
 		b.closeAll()
@@ -144,10 +156,7 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	b.Go(func(ctx context.Context) error { return b.Server.Serve(ctx, b.lis) })
 	b.Go(func(ctx context.Context) error { b.Relay.Run(ctx); return nil })
 	b.Go(func(ctx context.Context) error {
-		// The service's registry, and the store's counters (commits,
-		// fsyncs: kit/store registers them, by file, on the default one).
-		g := prometheus.Gatherers{b.Server.Registry, grpcx.PrefixGatherer{Gatherer: prometheus.DefaultGatherer, Prefix: "chemmy_store_"}}
-		return grpcx.ServeGatherer(ctx, c.MetricsAddr, g, b.Server.Ready)
+		return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry, b.Server.Ready)
 	})
 	b.ctx = ctx
 	for _, f := range b.pending {

@@ -1,5 +1,6 @@
 // Package grpcx builds chemmy's gRPC servers the same way everywhere:
-// panic recovery, Prometheus metrics, structured logging, role checks,
+// panic recovery, Prometheus metrics, structured logging (with the trace
+// id of traced calls), OpenTelemetry tracing when configured, role checks,
 // standard gRPC health and server reflection, and graceful shutdown.
 package grpcx
 
@@ -7,12 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -21,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -37,7 +35,8 @@ import (
 type Options struct {
 	// Name of the service, for logs.
 	Name string
-	// Logger; nil means slog.Default().
+	// Logger; nil means slog.Default(). Lines logged with a traced call's
+	// context carry its trace_id and span_id (TraceLogger).
 	Logger *slog.Logger
 	// Policy, when non-nil, is enforced on every call with errors in
 	// Domain; Auth finds the caller (nil: auth.Metadata, development only).
@@ -62,17 +61,15 @@ type Server struct {
 
 // New builds a server. Register services on s.GRPC before Serve.
 func New(o Options) *Server {
-	log := o.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("service", o.Name)
+	// The trace and span ids on every line logged with a traced call's
+	// context (the interceptors' lines among them).
+	log := TraceLogger(o.Logger).With("service", o.Name)
 	reg := o.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
+	metrics := NewServerMetrics()
 	reg.MustRegister(metrics)
 
 	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
@@ -160,25 +157,6 @@ func (s *Server) Ready() bool {
 	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
 
-// PrefixGatherer gathers only the metric families of Gatherer whose name
-// starts with Prefix.
-type PrefixGatherer struct {
-	Gatherer prometheus.Gatherer
-	Prefix   string
-}
-
-// Gather implements prometheus.Gatherer.
-func (p PrefixGatherer) Gather() ([]*dto.MetricFamily, error) {
-	mfs, err := p.Gatherer.Gather()
-	out := mfs[:0]
-	for _, mf := range mfs {
-		if strings.HasPrefix(mf.GetName(), p.Prefix) {
-			out = append(out, mf)
-		}
-	}
-	return out, err
-}
-
 // ServeMetrics serves, until ctx is done, at http://addr: /metrics (reg,
 // Prometheus text format), /healthz (200 "ok" while the process runs: a
 // liveness probe) and /readyz (200 "ready" while ready() says so, else 503
@@ -195,30 +173,32 @@ func ServeGatherer(ctx context.Context, addr string, reg prometheus.Gatherer, re
 	if addr == "" {
 		return nil
 	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics listen: %w", err)
+	}
+	return ServeGathererOn(ctx, lis, reg, ready)
+}
+
+// ServeGathererOn is ServeGatherer on a listener the caller opened (to
+// fail early when the address is taken, or to learn the port of
+// "127.0.0.1:0"); it closes lis.
+func ServeGathererOn(ctx context.Context, lis net.Listener, reg prometheus.Gatherer, ready func() bool) error {
 	mux := http.NewServeMux()
 	var opts promhttp.HandlerOpts
 	if r, ok := reg.(*prometheus.Registry); ok {
 		opts.Registry = r
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, opts))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if ready != nil && !ready() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = io.WriteString(w, "not ready\n")
+	srv := &http.Server{Handler: Probes(mux, ready), ReadHeaderTimeout: 5 * time.Second}
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-stopped:
 			return
 		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics listen: %w", err)
-	}
-	go func() {
-		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -23,14 +24,23 @@ import (
 // the program's name); OTEL_TRACES_SAMPLER etc. as the OpenTelemetry SDK
 // reads them. When on, every server of New and every client given
 // ClientTracing records spans (otelgrpc) and propagates the W3C trace
-// context, so a call through the gateway is one trace across services.
+// context, so a call through the gateway is one trace across services;
+// the loggers of TraceLogger add the trace and span ids to the lines
+// logged while handling it.
 
 var (
 	tracingOnce    sync.Once
 	tracingOn      bool
 	tracingErr     error
 	tracerProvider *sdktrace.TracerProvider
+
+	// override is the provider of UseTracerProvider, when set.
+	overrideMu sync.Mutex
+	override   trace.TracerProvider
 )
+
+// propagator is the W3C trace context (and baggage) on gRPC metadata.
+var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
 // TracingEnabled says whether the environment configures tracing.
 func TracingEnabled() bool {
@@ -60,7 +70,7 @@ func SetupTracing(ctx context.Context) (bool, error) {
 		}
 		tracerProvider = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 		otel.SetTracerProvider(tracerProvider)
-		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+		otel.SetTextMapPropagator(propagator)
 		tracingOn = true
 	})
 	return tracingOn, tracingErr
@@ -74,20 +84,56 @@ func ShutdownTracing(ctx context.Context) error {
 	return tracerProvider.Shutdown(ctx)
 }
 
+// UseTracerProvider makes the servers of New and the clients of
+// ClientTracing built from now on trace with tp (and the W3C
+// propagator), whatever the environment says: for tests (an in-memory
+// exporter, go.opentelemetry.io/otel/sdk/trace/tracetest) and programs
+// that set up OpenTelemetry themselves. The returned function restores
+// the previous choice (servers and clients already built keep theirs).
+func UseTracerProvider(tp trace.TracerProvider) (restore func()) {
+	overrideMu.Lock()
+	defer overrideMu.Unlock()
+	prev := override
+	override = tp
+	return func() {
+		overrideMu.Lock()
+		override = prev
+		overrideMu.Unlock()
+	}
+}
+
+// provider is the tracer provider to use, nil when tracing is off.
+func provider() trace.TracerProvider {
+	overrideMu.Lock()
+	tp := override
+	overrideMu.Unlock()
+	if tp != nil {
+		return tp
+	}
+	if on, _ := SetupTracing(context.Background()); on {
+		return tracerProvider
+	}
+	return nil
+}
+
 // ServerTracing is the server option that traces calls; none when
 // tracing is off (set up from the environment on first use).
 func ServerTracing() []grpc.ServerOption {
-	if on, _ := SetupTracing(context.Background()); !on {
+	tp := provider()
+	if tp == nil {
 		return nil
 	}
-	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler())}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(
+		otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagator)))}
 }
 
 // ClientTracing is the dial option that traces outgoing calls and
 // propagates the trace context; none when tracing is off.
 func ClientTracing() []grpc.DialOption {
-	if on, _ := SetupTracing(context.Background()); !on {
+	tp := provider()
+	if tp == nil {
 		return nil
 	}
-	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler())}
+	return []grpc.DialOption{grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+		otelgrpc.WithTracerProvider(tp), otelgrpc.WithPropagators(propagator)))}
 }

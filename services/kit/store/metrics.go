@@ -137,23 +137,24 @@ var (
 		"Time those transactions took (functions, writes, fsyncs).", []string{"db"}, nil)
 )
 
-// collector exports Snapshot, restricted to the files of names when not
-// empty.
-type collector struct{ names map[string]bool }
-
-// Collector is a Prometheus collector of the store counters of the files
-// named names (base names without ".db"; none: every file this process
-// opened): chemmy_store_commits_total, chemmy_store_fsyncs_total,
-// chemmy_store_group_calls_total, chemmy_store_group_commits_total and
-// chemmy_store_group_commit_seconds_total,
-// labelled db. Every process's default registry has one for all files.
-func Collector(names ...string) prometheus.Collector {
-	c := collector{names: map[string]bool{}}
-	for _, n := range names {
-		c.names[n] = true
+// CollectorOf is a Prometheus collector of the store counters of db, a
+// file opened with Open (nil when it was not): chemmy_store_commits_total,
+// chemmy_store_fsyncs_total, chemmy_store_group_calls_total,
+// chemmy_store_group_commits_total and
+// chemmy_store_group_commit_seconds_total, labelled db (the file's base
+// name without ".db": "table", "shoe", "wallet"). Each service registers
+// its own file's on its own registry, so that several services in one
+// process (chemmy run, the tests) count each commit once, under its own
+// service. After the file is closed it keeps reporting its last counts.
+func CollectorOf(db *bolt.DB) prometheus.Collector {
+	if st := statsOf(db); st != nil {
+		return collector{st}
 	}
-	return c
+	return nil
 }
+
+// collector exports one file's counters.
+type collector struct{ st *dbStats }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descCommits
@@ -164,16 +165,11 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for name, n := range Snapshot() {
-		if len(c.names) > 0 && !c.names[name] {
-			continue
-		}
-		ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(n.Commits), name)
-		ch <- prometheus.MustNewConstMetric(descFsyncs, prometheus.CounterValue, float64(n.Fsyncs()), name)
-		ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n.Calls), name)
-		ch <- prometheus.MustNewConstMetric(descGroups, prometheus.CounterValue, float64(n.Groups), name)
-		ch <- prometheus.MustNewConstMetric(descGroupTime, prometheus.CounterValue, n.GroupTime.Seconds(), name)
-	}
+	s, name := c.st, c.st.name
+	commits := s.commits()
+	ch <- prometheus.MustNewConstMetric(descCommits, prometheus.CounterValue, float64(commits), name)
+	ch <- prometheus.MustNewConstMetric(descFsyncs, prometheus.CounterValue, float64(commits*FsyncsPerCommit), name)
+	ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(s.calls.Load()), name)
+	ch <- prometheus.MustNewConstMetric(descGroups, prometheus.CounterValue, float64(s.groups.Load()), name)
+	ch <- prometheus.MustNewConstMetric(descGroupTime, prometheus.CounterValue, time.Duration(s.groupNanos.Load()).Seconds(), name)
 }
-
-func init() { prometheus.MustRegister(Collector()) }
