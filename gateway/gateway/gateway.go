@@ -76,12 +76,18 @@ type Config struct {
 	TableAddr  string
 	WalletAddr string
 	ShoeAddr   string
-	// MetricsAddr serves Prometheus /metrics; empty serves none.
+	// MetricsAddr serves Prometheus /metrics, /healthz and /readyz; empty
+	// serves none.
 	MetricsAddr string
+	// Registry receives the gateway's metrics (gRPC server and client);
+	// nil: a registry of its own, with the Go and process collectors.
+	Registry *prometheus.Registry
 	// HTTPAddr serves every public RPC as HTTP/JSON (Connect, gRPC-Web,
-	// NDJSON streams; http.go) and the table console; empty serves none.
+	// NDJSON streams; http.go), the table console, /healthz and /readyz;
+	// empty serves none.
 	HTTPAddr string
-	// Logger; nil means slog.Default().
+	// Logger; nil means slog.Default(). Lines logged with a traced call's
+	// context carry its trace_id and span_id (grpcx.TraceLogger).
 	Logger *slog.Logger
 }
 
@@ -119,11 +125,7 @@ type options struct {
 }
 
 func start(ctx context.Context, c Config, o options) (*Gateway, error) {
-	log := c.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	log = log.With("service", "gateway")
+	log := grpcx.TraceLogger(c.Logger).With("service", "gateway")
 	if c.ReloadInterval <= 0 {
 		c.ReloadInterval = 10 * time.Second
 	}
@@ -162,7 +164,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		routes = append(routes, route{svc, r.addr, r.identity})
 	}
 	// The gateway's outgoing calls to the backends, by method and code.
-	clientMetrics := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
+	clientMetrics := grpcx.NewClientMetrics()
 	for _, r := range routes {
 		addrs, err := splitAddrs(r.addrs)
 		if err != nil {
@@ -190,10 +192,20 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: %d table-svc shards but %d shoe-svc addresses: each shard has its shoe-svc, in the same order", nt, ns)
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram())
-	reg.MustRegister(metrics, clientMetrics)
+	reg := c.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	metrics := grpcx.NewServerMetrics()
+	if err := reg.Register(metrics); err != nil {
+		g.closeBackends()
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
+	if err := reg.Register(clientMetrics); err != nil {
+		g.closeBackends()
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
@@ -244,10 +256,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, func() bool {
-			r, err := g.health.Check(ctx, &healthpb.HealthCheckRequest{})
-			return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
-		}))
+		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, g.ready))
 	}()
 	go func() {
 		wg.Wait()
@@ -257,6 +266,13 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
 		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
 	return g, nil
+}
+
+// ready reports whether the gateway serves (its gRPC health SERVING:
+// between its start and its shutdown).
+func (g *Gateway) ready() bool {
+	r, err := g.health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
 
 // Run starts the gateway and serves until ctx is done.

@@ -9,11 +9,15 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 )
 
 // startHTTP starts the HTTP side (http.go) when c.HTTPAddr is set: an
 // in-process connection to the gateway's own gRPC server, and the HTTP
-// server on c.HTTPAddr. Both stop when ctx ends; wg counts them.
+// server on c.HTTPAddr, with the probes /healthz (the process runs) and
+// /readyz (the gateway serves; 503 before and while it stops). Both stop
+// when ctx ends; wg counts them.
 func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) error {
 	if c.HTTPAddr == "" {
 		return nil
@@ -42,7 +46,7 @@ func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) e
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(serveHTTP(ctx, g.httpLis, api, g.log))
+		g.report(serveHTTP(ctx, g.httpLis, grpcx.Probes(api, g.ready), g.log))
 		_ = conn.Close()
 	}()
 	return nil

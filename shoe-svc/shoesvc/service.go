@@ -15,6 +15,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults of [Config].
@@ -43,6 +44,9 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics over HTTP; "" serves none.
 	MetricsAddr string
+	// Registry receives the service's metrics; nil: a registry of its
+	// own, with the Go and process collectors.
+	Registry *prometheus.Registry
 	// Trust: the service's certificate, key and the suite's CA (mutual
 	// TLS; callers identified by certificate and the gateway's signed
 	// assertions), or Insecure for plaintext development.
@@ -151,6 +155,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		Buckets:      [][]byte{bucketShoes, bucketOrders, bucketSecrets, bucketFates, bucketCoups, bucketCutting},
 		NATSURL:      c.NATSURL,
 		MetricsAddr:  c.MetricsAddr,
+		Registry:     c.Registry,
 		Policy:       Policy(),
 		Domain:       Domain,
 		Logger:       c.Logger,

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
@@ -51,6 +50,9 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics; empty serves none.
 	MetricsAddr string
+	// Registry receives the service's metrics (metrics.go); nil: a
+	// registry of its own, with the Go and process collectors.
+	Registry *prometheus.Registry
 	// RetryInterval is how often tables left mid-coup are advanced again
 	// and turns whose time ran out are applied; default 1 s. Negative: no
 	// background loop; the caller drives it with Recover and Tick
@@ -113,6 +115,9 @@ type Service struct {
 
 	now func() time.Time
 
+	// metrics counts coups, bets and settlements as they are committed.
+	metrics *tableMetrics
+
 	mu        sync.Mutex
 	stuck     map[string]time.Time // tables whose advance failed, since when; retried
 	deadlines map[string]time.Time // table id -> when its pending turn runs out
@@ -174,7 +179,8 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.InterruptAfter <= 0 {
 		c.InterruptAfter = DefaultInterruptAfter
 	}
-	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{}}
+	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
+		metrics: newTableMetrics()}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
@@ -182,7 +188,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	// The calls to shoe-svc and wallet-svc, by method and code, on this
 	// service's registry (each service has its own: several in one
 	// process register nothing twice).
-	cm := grpcprom.NewClientMetrics(grpcprom.WithClientHandlingTimeHistogram())
+	cm := grpcx.NewClientMetrics()
 	// Its calls carry the trace (OpenTelemetry, when configured: see
 	// grpcx.SetupTracing), so traces cross from table-svc to the others.
 	dial := append(append(append([]grpc.DialOption(nil), c.DialOptions...), grpcx.ClientTracing()...),
@@ -201,7 +207,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	_, err = app.Start(ctx, app.Config{
 		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
 		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
-		MetricsAddr: c.MetricsAddr, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
+		MetricsAddr: c.MetricsAddr, Registry: c.Registry, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
 		s.commit = store.CommitterFor(b.DB)
@@ -229,32 +235,6 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// registerMetrics registers on reg (the service's own registry, served on
-// MetricsAddr) the client metrics cm of the calls to shoe-svc and
-// wallet-svc, chemmy_table_timers_pending (tables with a pending turn
-// deadline) and chemmy_table_stuck (tables queued for retry), both read
-// when scraped.
-func (s *Service) registerMetrics(reg prometheus.Registerer, cm *grpcprom.ClientMetrics) error {
-	size := func(m *map[string]time.Time) func() float64 {
-		return func() float64 {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return float64(len(*m))
-		}
-	}
-	for _, c := range []prometheus.Collector{cm,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_timers_pending",
-			Help: "Tables waiting for a turn with a time limit (a bet, a decision, a bank offer)."}, size(&s.deadlines)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_stuck",
-			Help: "Tables whose coup could not go on (shoe-svc or wallet-svc unreachable or refusing), queued for retry."}, size(&s.stuck)),
-	} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("tablesvc: metrics: %w", err)
-		}
-	}
-	return nil
 }
 
 // Run starts the service and blocks until it has stopped.
@@ -413,6 +393,7 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 	})
 	if err == nil {
 		s.track(c.t)
+		s.metrics.committed(c.t, c.events)
 	}
 	if err == nil && len(c.events) > 0 {
 		s.base.Relay.Notify()

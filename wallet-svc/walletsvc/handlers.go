@@ -175,7 +175,7 @@ var roundings = map[walletv1.CommissionRounding]rules.Rounding{
 // SettleCoup moves all the money of one chemin de fer coup in one
 // transaction, keyed by coup_id (RULES.md CF-STANDOFF, CF-BANK-WINS,
 // CF-BANK-LOSES, CF-UNCOVERED, CF-BANK-SIZE).
-func (s *Service) SettleCoup(_ context.Context, req *walletv1.SettleCoupRequest) (*walletv1.SettleCoupResponse, error) {
+func (s *Service) SettleCoup(ctx context.Context, req *walletv1.SettleCoupRequest) (*walletv1.SettleCoupResponse, error) {
 	if err := firstErr(checkID("coup_id", req.GetCoupId()), checkID("bank_hold_id", req.GetBankHoldId())); err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Service) SettleCoup(_ context.Context, req *walletv1.SettleCoupRequest)
 		return nil, err
 	}
 	// Source: RULES.md CF-BANK-WINS (the commission's rounding is logged)
-	s.log.Info("coup settled", "coup_id", r.GetCoupId(), "outcome", outcome.String(),
+	s.log.InfoContext(ctx, "coup settled", "coup_id", r.GetCoupId(), "outcome", outcome.String(),
 		"bets", len(req.GetBets()), "banker_winnings", r.GetBankerWinnings(), "commission", r.GetCommission(),
 		"commission_bp", hr.CommissionBP, "commission_rounding", hr.CommissionRounding.String(),
 		"commission_exempt", req.GetCommissionExempt(), "banker_net", r.GetBankerNet(), "new_bank", r.GetNewBank())

@@ -172,6 +172,7 @@ func (s *Service) sweepLoop(ctx context.Context, every time.Duration) {
 				return err
 			}
 			n = len(hs)
+			s.metrics.observe(t, "", "")
 			return t.flush()
 		})
 		if err != nil {

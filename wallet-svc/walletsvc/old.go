@@ -95,7 +95,7 @@ func checkOldNets(req *walletv1.SettleOldRequest) ([]betResult, error) {
 // HOLD_NOT_OPEN / HOLD_EXPIRED / CURRENCY_MISMATCH; ALREADY_EXISTS
 // REQUEST_ID_REUSED (the coup id was settled with another request, by
 // this method or another). A failure moves nothing.
-func (s *Service) SettleOld(_ context.Context, req *walletv1.SettleOldRequest) (*walletv1.SettleOldResponse, error) {
+func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest) (*walletv1.SettleOldResponse, error) {
 	stakes := req.GetStakes()
 	if err := firstErr(checkID("coup_id", req.GetCoupId()), checkID("bank_hold_id", req.GetBankHoldId())); err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (s *Service) SettleOld(_ context.Context, req *walletv1.SettleOldRequest) (
 	if err != nil {
 		return nil, err
 	}
-	s.log.Info("old coup settled", "coup_id", r.GetCoupId(), "stakes", len(stakes), "banker_net", r.GetBankerNet(),
+	s.log.InfoContext(ctx, "old coup settled", "coup_id", r.GetCoupId(), "stakes", len(stakes), "banker_net", r.GetBankerNet(),
 		"new_bank", r.GetNewBank())
 	return r, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Defaults of Config.
@@ -44,6 +45,9 @@ type Config struct {
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics; default empty: none.
 	MetricsAddr string
+	// Registry receives the service's metrics (metrics.go); nil: a
+	// registry of its own, with the Go and process collectors.
+	Registry *prometheus.Registry
 	// Currency is the wallet's one currency: an ISO 4217 code or a chip
 	// code, 3..12 characters [A-Z0-9]; default "EUR". A ledger file keeps
 	// the currency it was created with; starting it with another fails.
@@ -142,6 +146,8 @@ type Service struct {
 	// sessionGap and coolingOff: see Config.SessionGap and
 	// Config.LimitsCoolingOff.
 	sessionGap, coolingOff time.Duration
+	// metrics counts transfers, settlements and holds as they commit.
+	metrics *walletMetrics
 }
 
 var _ walletv1.WalletServiceServer = (*Service)(nil)
@@ -153,7 +159,8 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if err := validCurrency(c.Currency); err != nil {
 		return nil, err
 	}
-	s := &Service{currency: c.Currency, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff}
+	s := &Service{currency: c.Currency, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
+		metrics: newWalletMetrics(c.Currency)}
 	if c.now != nil {
 		s.now = c.now
 	}
@@ -174,12 +181,16 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry, bucketLimits, bucketPlay},
 		NATSURL:      c.NATSURL,
 		MetricsAddr:  c.MetricsAddr,
+		Registry:     c.Registry,
 		Stream:       c.Stream,
 		Policy:       Policy(),
 		Domain:       Domain,
 		Logger:       c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		if err := initLedger(b.DB, c.Currency); err != nil {
+			return err
+		}
+		if err := s.metrics.register(b.Server.Registry, b.DB); err != nil {
 			return err
 		}
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
@@ -353,6 +364,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			}
 			return store.Save(tx, failKey(key), hash, b)
 		}
+		s.metrics.observe(t, method, key)
 		if err := t.flush(); err != nil {
 			return err
 		}

@@ -1,0 +1,148 @@
+package tablesvc
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// tableMetrics are table-svc's business metrics. They are counted from
+// the events of each change once it is committed (save): an event is
+// stored exactly once (a retried request finds its idempotency record, a
+// retried step of the coup saves nothing new, a group commit rolled back
+// runs again before anything is counted), so each coup, bet and
+// settlement counts once. Counters start at zero with the process, as
+// Prometheus counters do.
+type tableMetrics struct {
+	coups   *prometheus.CounterVec
+	bets    *prometheus.CounterVec
+	wagered *prometheus.CounterVec
+	settle  *prometheus.HistogramVec
+
+	mu sync.Mutex
+	// resulted: the time of each coup's result, until its settlement is
+	// committed (a restart forgets them: those settlements are not
+	// timed).
+	resulted map[string]time.Time
+}
+
+// maxResulted bounds tableMetrics.resulted (coups whose settlement never
+// comes are dropped with the rest when it is full).
+const maxResulted = 100_000
+
+func newTableMetrics() *tableMetrics {
+	m := &tableMetrics{
+		coups: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_coups_total",
+			Help: "Coups ended, by game (variant) and outcome: bank_wins, bank_loses, stand_off (the result; at banque the bank's over both tables), or voided (every bet returned)."},
+			[]string{"variant", "outcome"}),
+		bets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_bets_total",
+			Help: "Bets placed, by game (variant) and kind: bet (PlaceBet), banco (CallBanco)."}, []string{"variant", "kind"}),
+		wagered: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_wagered_minor_units_total",
+			Help: "Money staked by those bets, in minor units, by game (variant) and kind."}, []string{"variant", "kind"}),
+		settle: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "chemmy_settlement_seconds",
+			Help:    "Time from a coup's result to its settlement by wallet-svc being stored (coup_resulted to coup_settled), by game (variant).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"variant"}),
+		resulted: map[string]time.Time{},
+	}
+	// Every game's series start at zero, so that dashboards and rates
+	// see them before the first coup.
+	for v := range tablev1.Variant_name {
+		if v == 0 {
+			continue
+		}
+		variant := variantLabel(v)
+		for _, o := range []string{"bank_wins", "bank_loses", "stand_off", "voided"} {
+			m.coups.WithLabelValues(variant, o)
+		}
+		for _, k := range []string{"bet", "banco"} {
+			m.bets.WithLabelValues(variant, k)
+			m.wagered.WithLabelValues(variant, k)
+		}
+		m.settle.WithLabelValues(variant)
+	}
+	return m
+}
+
+// variantLabel is the variant label of a table's game: chemin_de_fer,
+// punto_banco, baccarat_banque, old_baccarat.
+func variantLabel(v int32) string {
+	if v == 0 {
+		v = int32(tablev1.Variant_VARIANT_CHEMIN_DE_FER)
+	}
+	return strings.ToLower(strings.TrimPrefix(tablev1.Variant(v).String(), "VARIANT_"))
+}
+
+// outcomeLabel is the outcome label of a result: bank_wins, bank_loses,
+// stand_off.
+func outcomeLabel(o eventsv1.Outcome) string {
+	return strings.ToLower(strings.TrimPrefix(o.String(), "OUTCOME_"))
+}
+
+// committed counts the events of a change of t that was just committed.
+func (m *tableMetrics) committed(t *table, events []*eventsv1.TableEvent) {
+	if m == nil {
+		return
+	}
+	variant := variantLabel(t.Variant)
+	for _, ev := range events {
+		switch p := ev.GetPayload().(type) {
+		case *eventsv1.TableEvent_BetPlaced:
+			m.bets.WithLabelValues(variant, "bet").Inc()
+			m.wagered.WithLabelValues(variant, "bet").Add(float64(p.BetPlaced.GetAmount()))
+		case *eventsv1.TableEvent_BancoCalled:
+			m.bets.WithLabelValues(variant, "banco").Inc()
+			m.wagered.WithLabelValues(variant, "banco").Add(float64(p.BancoCalled.GetAmount()))
+		case *eventsv1.TableEvent_CoupResulted:
+			m.coups.WithLabelValues(variant, outcomeLabel(p.CoupResulted.GetOutcome())).Inc()
+			m.mu.Lock()
+			if len(m.resulted) >= maxResulted {
+				clear(m.resulted)
+			}
+			m.resulted[ev.GetCoupId()] = ev.GetOccurTime().AsTime()
+			m.mu.Unlock()
+		case *eventsv1.TableEvent_CoupVoided:
+			m.coups.WithLabelValues(variant, "voided").Inc()
+		case *eventsv1.TableEvent_CoupSettled:
+			m.mu.Lock()
+			at, ok := m.resulted[ev.GetCoupId()]
+			delete(m.resulted, ev.GetCoupId())
+			m.mu.Unlock()
+			if took := ev.GetOccurTime().AsTime().Sub(at); ok && took >= 0 {
+				m.settle.WithLabelValues(variant).Observe(took.Seconds())
+			}
+		}
+	}
+}
+
+// registerMetrics registers on reg (the service's own registry, served on
+// MetricsAddr) the client metrics cm of the calls to shoe-svc and
+// wallet-svc, the business metrics (tableMetrics),
+// chemmy_table_timers_pending (tables with a pending turn deadline) and
+// chemmy_table_stuck (tables queued for retry), both read when scraped.
+func (s *Service) registerMetrics(reg prometheus.Registerer, cm *grpcprom.ClientMetrics) error {
+	size := func(m *map[string]time.Time) func() float64 {
+		return func() float64 {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return float64(len(*m))
+		}
+	}
+	for _, c := range []prometheus.Collector{cm, s.metrics.coups, s.metrics.bets, s.metrics.wagered, s.metrics.settle,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_timers_pending",
+			Help: "Tables waiting for a turn with a time limit (a bet, a decision, a bank offer)."}, size(&s.deadlines)),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_stuck",
+			Help: "Tables whose coup could not go on (shoe-svc or wallet-svc unreachable or refusing), queued for retry."}, size(&s.stuck)),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("tablesvc: metrics: %w", err)
+		}
+	}
+	return nil
+}
