@@ -11,8 +11,8 @@
 //	-data-dir DIR    bbolt files and the embedded NATS store (default ".chemmy")
 //	-listen ADDR     the gateway's public address (default "127.0.0.1:7000")
 //	-http ADDR       the gateway's HTTP/JSON address and table console (default "127.0.0.1:7080"; empty: none)
-//	-metrics-addr A  /metrics, /healthz, /readyz: the gateway at A (default "127.0.0.1:9100"), table-svc,
-//	                 wallet-svc, shoe-svc and the process (business metrics) on the next four ports; empty: none
+//	-metrics-addr A  /metrics of every service (labelled service) and of the process, /healthz,
+//	                 /readyz (default "127.0.0.1:9100"; empty: none)
 //	-tokens FILE     the gateway's token file (default "deploy/local/tokens.yaml")
 //	-nats-url URL    an external NATS with JetStream instead of the embedded one
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
@@ -86,7 +86,7 @@ func run(args []string) int {
 	dataDir := fs.String("data-dir", ".chemmy", "directory of the bbolt files and the embedded NATS store")
 	listen := fs.String("listen", "127.0.0.1:7000", "the gateway's public gRPC address")
 	httpAddr := fs.String("http", "127.0.0.1:7080", "the gateway's HTTP/JSON address (Connect, NDJSON streams, the table console); empty serves none")
-	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9100", "Prometheus /metrics, /healthz, /readyz: the gateway on this address, table-svc, wallet-svc, shoe-svc and the process (business metrics from the events, store counters) on the next four ports; empty serves none")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9100", "Prometheus /metrics of every service (each series labelled service: gateway, table, wallet, shoe) and of the process, /healthz, /readyz; empty serves none")
 	tokens := fs.String("tokens", "deploy/local/tokens.yaml", "the gateway's token file")
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
@@ -119,16 +119,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "chemmy run: bad -log-level:", err)
 		return 2
 	}
-	maddrs, err := metricsAddrs(*metricsAddr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chemmy run: bad -metrics-addr:", err)
-		return 2
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := stack.Start(ctx, stack.Config{
-		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, Metrics: maddrs,
+		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
 		InterruptAfter: *interruptAfter,
@@ -143,9 +138,8 @@ func run(args []string) int {
 		fmt.Printf("  http     http://%s/   (table console; HTTP/JSON: curl -H 'Authorization: Bearer croupier-token' -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
 			st.GatewayHTTPAddr, st.GatewayHTTPAddr)
 	}
-	if maddrs.Gateway != "" {
-		fmt.Printf("  metrics  http://%s/metrics gateway, %s table-svc, %s wallet-svc, %s shoe-svc, %s business (each also /healthz, /readyz)\n",
-			maddrs.Gateway, maddrs.Table, maddrs.Wallet, maddrs.Shoe, maddrs.Stack)
+	if st.MetricsAddr != "" {
+		fmt.Printf("  metrics  http://%s/metrics   (every service, labelled service; also /healthz, /readyz)\n", st.MetricsAddr)
 	}
 	if st.PKI != nil {
 		fmt.Printf("  mTLS     CA and certificates in %s\n", st.PKI.Dir)

@@ -1,8 +1,8 @@
 package main
 
 // What `chemmy load -metrics` reads from the /metrics of the stack (chemmy
-// run -metrics-addr A serves the process's default registry, with the
-// store counters of every service, on A's port + 4) or of each service.
+// run -metrics-addr serves every service's, with the store counters of
+// each, and the process's) or of each service.
 
 import (
 	"bufio"

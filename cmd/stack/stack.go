@@ -19,8 +19,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -48,10 +50,11 @@ type Config struct {
 	// GatewayHTTPAddr is the gateway's HTTP/JSON address (Connect,
 	// NDJSON streams, the table console); empty serves none.
 	GatewayHTTPAddr string
-	// Metrics: each service's /metrics, /healthz, /readyz address, and
-	// the stack's (business metrics from the events, the process's
-	// default registry); empty fields serve none.
-	Metrics MetricsAddrs
+	// MetricsAddr serves /metrics of every service (each series labelled
+	// service: gateway, table-svc, wallet-svc, shoe-svc; and shard with
+	// several shards) and of the process, /healthz and /readyz (ready
+	// while the stack serves); empty serves none.
+	MetricsAddr string
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port). With several shards they
 	// are shard 0's and the other shards take free ports.
@@ -99,6 +102,8 @@ type Stack struct {
 	// GatewayHTTPAddr is the gateway's HTTP address, as bound (empty when
 	// none).
 	GatewayHTTPAddr string
+	// MetricsAddr is the metrics address, as bound (empty when none).
+	MetricsAddr string
 	// PKI is the throw-away CA and the services' certificates (nil when
 	// Insecure); NATSKeys the services' NATS nkeys (nil with an external
 	// NATS).
@@ -113,6 +118,10 @@ type Stack struct {
 	err   error
 	// lock holds the data directory for this stack (chemmy.lock).
 	lock *flock.Flock
+	// gatherers are the services' registries (metrics.go); serving is
+	// true from the end of Start to Stop (the stack's /readyz).
+	gatherers []prometheus.Gatherer
+	serving   atomic.Bool
 }
 
 // Start starts NATS and the services, in dependency order. On error
@@ -197,7 +206,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, MetricsAddr: c.Metrics.Wallet})
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet)})
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +218,14 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	type tableShard struct{ dir, prefix, addr string }
 	var tables []tableShard
 	shards := max(c.Shards, 1)
+	// With several shards, each shard's services' metrics are labelled
+	// shard too.
+	shardRegistry := func(name string, k int) *prometheus.Registry {
+		if shards == 1 {
+			return s.registry(name)
+		}
+		return s.registry(name, "shard", strconv.Itoa(k))
+	}
 	for k := range shards {
 		dir, prefix, shoeAddr, tableAddr := c.DataDir, "", c.ShoeAddr, c.TableAddr
 		if shards > 1 {
@@ -217,12 +234,8 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		if k > 0 {
 			dir, shoeAddr, tableAddr = filepath.Join(c.DataDir, fmt.Sprintf("shard-%d", k)), "127.0.0.1:0", "127.0.0.1:0"
 		}
-		shoeMetrics := c.Metrics.Shoe
-		if k > 0 {
-			shoeMetrics = ""
-		}
 		shoe, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: shoeAddr, DBPath: filepath.Join(dir, "shoe.db"), NATSURL: s.NATSURL, IDPrefix: prefix,
-			NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger, MetricsAddr: shoeMetrics})
+			NATSNkeyFile: nkey(natsauth.Shoe), Trust: tc(trust.Shoe), Stream: c.Stream, Logger: c.Logger, Registry: shardRegistry(trust.Shoe, k)})
 		if err != nil {
 			return nil, err
 		}
@@ -232,16 +245,11 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 	s.ShoeAddr = s.ShoeAddrs[0]
 
-	stackReg := prometheus.NewRegistry()
 	// table-svc counts its calls to shoe-svc and wallet-svc itself
-	// (grpc_client_* on its own metrics address).
+	// (grpc_client_*), and its coups, bets and settlements.
 	for k, ts := range tables {
-		metricsAddr := c.Metrics.Table
-		if k > 0 {
-			metricsAddr = ""
-		}
 		table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: ts.addr, DBPath: filepath.Join(ts.dir, "table.db"), ShoeAddr: s.ShoeAddrs[k], WalletAddr: s.WalletAddr,
-			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, MetricsAddr: metricsAddr,
+			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, Registry: shardRegistry(trust.Table, k),
 			IDPrefix: ts.prefix, InterruptAfter: c.InterruptAfter,
 		})
 		if err != nil {
@@ -254,16 +262,19 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: strings.Join(s.TableAddrs, ","), WalletAddr: s.WalletAddr, ShoeAddr: strings.Join(s.ShoeAddrs, ","),
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
-		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, MetricsAddr: c.Metrics.Gateway})
+		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway)})
 	if err != nil {
 		return nil, err
 	}
 	s.add(gw.Stop, gw.Wait)
 	s.GatewayAddr = gw.Addr()
 	s.GatewayHTTPAddr = gw.HTTPAddr()
-	if c.Metrics.Stack != "" {
-		s.serveStackMetrics(ctx, c.Metrics.Stack, stackReg, nkey(natsauth.Reader), c.Logger)
+	if c.MetricsAddr != "" {
+		if err := s.serveMetrics(ctx, c.MetricsAddr, c.Logger); err != nil {
+			return nil, err
+		}
 	}
+	s.serving.Store(true)
 	go func() {
 		select {
 		case <-parent.Done():
@@ -286,6 +297,7 @@ func (s *Stack) add(stop func(), wait func() error) {
 // once everything has stopped; calling it again does nothing.
 func (s *Stack) Stop() {
 	s.once.Do(func() {
+		s.serving.Store(false)
 		var errs []error
 		for i := len(s.waits) - 1; i >= 0; i-- {
 			s.stops[i]()
