@@ -101,3 +101,21 @@ SEEDS ?= 10
 sim:
 	SIM_SEED=$(SEED) SIM_SEEDS=$(SEEDS) SIM_SEED_BASE=$(SEED_BASE) SIM_STEPS=$(STEPS) SIM_AVOID=$(AVOID) \
 		go test -count=1 -timeout 60m -run '^TestSim$$' -v ./cmd/sim
+
+## cluster: the Kubernetes topology as real processes on 127.0.0.1 (cmd/cluster): a 3-node NATS
+## JetStream cluster, SHARDS table-svc shards (default 2) each with its shoe-svc, wallet-svc, two
+## gateways, mutual TLS; builds the binaries into ./bin (nats-server at cmd/go.mod's version);
+## prints the addresses; Ctrl-C stops it. DATA=dir keeps the data there (default: a temporary dir),
+## TOKENS=file is the gateways' token file (default deploy/local/tokens.yaml)
+## cluster-test: its test alone (TestClusterRehearsal, also part of make test)
+## cluster-scaling: the same load on 1, 2 and 3 shards: coups/s and CPU per coup of each process
+## (TABLES=24, DURATION=20s per run); deploy/README.md reads the figures
+.PHONY: cluster cluster-test cluster-scaling
+cluster:
+	@go build -o $(BIN)/chemmy ./cmd/chemmy
+	@$(BIN)/chemmy cluster -bin-dir $(BIN) -shards $${SHARDS:-2} -data-dir "$${DATA:-}" -tokens "$${TOKENS:-deploy/local/tokens.yaml}"
+cluster-test:
+	go test -count=1 -timeout 10m -run '^TestClusterRehearsal$$' -v ./cmd/cluster
+cluster-scaling:
+	@go build -o $(BIN)/chemmy ./cmd/chemmy
+	@$(BIN)/chemmy cluster -bin-dir $(BIN) -scaling 1,2,3 -tables $${TABLES:-24} -duration $${DURATION:-20s}

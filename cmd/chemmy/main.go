@@ -76,6 +76,8 @@ func main() {
 		os.Exit(runLoad(os.Args[2:]))
 	case "events":
 		os.Exit(runEvents(os.Args[2:]))
+	case "cluster": // the local rehearsal of deploy/k8s (cmd/chemmy/cluster.go)
+		os.Exit(runCluster(os.Args[2:]))
 	default:
 		usage()
 	}
