@@ -370,21 +370,24 @@ func (cl *Cluster) startGroup(ctx context.Context, names []string) error {
 // wallet-svc, the shoe-svcs, the table-svcs, the gateways.
 func (cl *Cluster) Names() []string {
 	out := slices.Clone(cl.names)
-	order := func(n string) int {
-		switch {
-		case strings.HasPrefix(n, "nats-"):
-			return 0
-		case n == Wallet:
-			return 1
-		case strings.HasPrefix(n, "shoe-svc-"):
-			return 2
-		case strings.HasPrefix(n, "table-svc-"):
-			return 3
-		}
-		return 4
-	}
-	slices.SortStableFunc(out, func(a, b string) int { return order(a) - order(b) })
+	slices.SortStableFunc(out, func(a, b string) int { return groupOf(a) - groupOf(b) })
 	return out
+}
+
+// groupOf is the start group of a process: 0 the NATS nodes, 1
+// wallet-svc, 2 the shoe-svcs, 3 the table-svcs, 4 the gateways.
+func groupOf(name string) int {
+	switch {
+	case strings.HasPrefix(name, "nats-"):
+		return 0
+	case name == Wallet:
+		return 1
+	case strings.HasPrefix(name, "shoe-svc-"):
+		return 2
+	case strings.HasPrefix(name, "table-svc-"):
+		return 3
+	}
+	return 4
 }
 
 func (cl *Cluster) proc(name string) (*proc, error) {
@@ -437,13 +440,12 @@ func (cl *Cluster) Stop() error {
 	cl.once.Do(func() {
 		groups := map[int][]*proc{}
 		for _, n := range cl.names {
-			o := slices.Index([]string{"gateway-", "table-svc-", "shoe-svc-", Wallet, "nats-"}, prefixOf(n))
-			groups[o] = append(groups[o], cl.procs[n])
+			groups[groupOf(n)] = append(groups[groupOf(n)], cl.procs[n])
 		}
 		var errs []error
-		for o := range 5 {
+		for g := 4; g >= 0; g-- {
 			var wg sync.WaitGroup
-			for _, p := range groups[o] {
+			for _, p := range groups[g] {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -451,7 +453,7 @@ func (cl *Cluster) Stop() error {
 				}()
 			}
 			wg.Wait()
-			for _, p := range groups[o] {
+			for _, p := range groups[g] {
 				if err := p.exitErr(); err != nil {
 					errs = append(errs, err)
 				}
@@ -463,15 +465,6 @@ func (cl *Cluster) Stop() error {
 		cl.err = errors.Join(errs...)
 	})
 	return cl.err
-}
-
-// prefixOf is the group of a process name: "nats-", "gateway-", ... or
-// Wallet.
-func prefixOf(name string) string {
-	if i := strings.LastIndexByte(name, '-'); i > 0 && name != Wallet {
-		return name[:i+1]
-	}
-	return name
 }
 
 // PID is the process id of the named process; 0 when it is not running.
