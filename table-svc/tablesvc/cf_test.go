@@ -163,24 +163,27 @@ func TestCFHourlyFee(t *testing.T) {
 	// A banker natural: the bank wins 1000, commission-free.
 	id := h.tableWith(&tablev1.HouseRules{HourlyFee: 3600}, 0, []string{"2C", "9H", "3D", "TC"}, "alice", "bob")
 	h.clock.Advance(30 * time.Minute)
-	h.acceptBank(id, "alice", 1000)
-	tbl := h.mustBet(id, "bob", 1000)
+	// alice's offer of the bank ran out in that half hour: it passes to
+	// bob (the retry loop may have done it already; expire makes sure).
+	h.expire()
+	h.acceptBank(id, "bob", 1000)
+	tbl := h.mustBet(id, "alice", 1000)
 	if tbl.GetLastCoup().GetCommission() != 0 || tbl.GetBank() != 2000 {
 		t.Fatalf("coup %v bank %d: no commission under hourly_fee", tbl.GetLastCoup(), tbl.GetBank())
 	}
 	// 30 minutes at 3600 an hour: 1800 each, to the house.
-	if b, _ := h.account("player:alice"); b != 100000+1000-1800 {
-		t.Errorf("alice %d, want %d", b, 100000+1000-1800)
+	if b, _ := h.account("player:bob"); b != 100000+1000-1800 {
+		t.Errorf("bob %d, want %d", b, 100000+1000-1800)
 	}
-	if b, _ := h.account("player:bob"); b != 100000-1000-1800 {
-		t.Errorf("bob %d, want %d", b, 100000-1000-1800)
+	if b, _ := h.account("player:alice"); b != 100000-1000-1800 {
+		t.Errorf("alice %d, want %d", b, 100000-1000-1800)
 	}
 	h.clock.Advance(10 * time.Minute)
-	if _, err := h.tables.LeaveTable(h.as("bob"), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+	if _, err := h.tables.LeaveTable(h.as("alice"), &tablev1.LeaveTableRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice"}); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := h.account("player:bob"); b != 100000-1000-1800-600 {
-		t.Errorf("bob after leaving %d, want %d", b, 100000-1000-1800-600)
+	if b, _ := h.account("player:alice"); b != 100000-1000-1800-600 {
+		t.Errorf("alice after leaving %d, want %d", b, 100000-1000-1800-600)
 	}
 	if house, _ := h.account("house:commission"); house != 1800+1800+600 {
 		t.Errorf("house %d, want %d", house, 1800+1800+600)

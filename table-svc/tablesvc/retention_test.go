@@ -9,9 +9,12 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
 
@@ -64,13 +67,22 @@ func TestRequestRecordsExpire(t *testing.T) {
 		return !slices.ContainsFunc(keys, present)
 	}, fmt.Sprintf("the request records %v to be swept", keys))
 
-	// Expired request ids are new requests.
-	again, err := h.tables.CreateTable(h.as("op"), create)
+	// Expired request ids are new requests: this one names the first
+	// table's shoe, which is taken (not the first answer again, and the
+	// first table is left as it is).
+	_, err = h.tables.CreateTable(h.as("op"), create)
+	if status.Code(err) != codes.FailedPrecondition || errs.Reason(err) != reasonShoeUnusable {
+		t.Fatalf("CreateTable sent again after its record expired: %v; want FAILED_PRECONDITION %s (a new request for a taken shoe)", err, reasonShoeUnusable)
+	}
+	if _, err := h.tables.GetTable(h.as("op"), &tablev1.GetTableRequest{TableId: id}); err != nil {
+		t.Fatalf("the first table after the second CreateTable: %v", err)
+	}
+	fresh, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: "create-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.GetTable().GetTableId() == id {
-		t.Fatalf("CreateTable sent again after its record expired answered the first table %s; want a new one", id)
+	if fresh.GetTable().GetTableId() == id {
+		t.Fatalf("a new CreateTable with the expired request id answered the first table %s", id)
 	}
 	v, err := h.tables.JoinTable(h.as("alice"), join)
 	if err != nil {

@@ -151,6 +151,19 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		// id it claimed the shoe for: that try stored no table (its
 		// request would have been found above), so the id is free.
 		id = sh.GetTableId()
+		// Unless that table exists: the shoe was claimed by a request
+		// whose record has expired (RequestRetention), and it is that
+		// table's.
+		var exists bool
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			exists = tx.Bucket(bucketTables).Get([]byte(id)) != nil
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if exists {
+			return nil, fail(codes.FailedPrecondition, reasonShoeUnusable, "shoe %q belongs to table %s already", shoeID, id)
+		}
 		// A prepared order (CreateShoeFromOrder) is a certification shoe;
 		// a shoe a croupier had shuffled is not.
 		decks, certification = sh.GetDecks(), sh.GetCertification()
