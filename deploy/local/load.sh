@@ -13,14 +13,14 @@
 # Before playing, chemmy load measures the gateway's no-op RPC (GetCaller)
 # at the same concurrency; the transport bound is that rate divided by the
 # client RPCs per coup, and the report's last line is the coups/s as a
-# ratio of it. From the stack's /metrics (chemmy run -metrics-addr: the
-# services on MPORT..MPORT+3, the process, with every store's commit and
-# fsync counters and its CPU, on MPORT+4) it reports the fsyncs per coup of
-# each service's store and the stack's CPU per coup.
+# ratio of it. From the stack's one /metrics (chemmy run -metrics-addr
+# MPORT: every service's, with each store's commit and fsync counters, and
+# the process's CPU) it reports the fsyncs per coup of each service's
+# store and the stack's CPU per coup.
 #
 # Environment: TABLES (default 16), DURATION (default 20s), MODES
 # (default "secure insecure"), PORT (the gateway's port, default a random
-# one), MPORT (the first of the five metrics ports, default PORT+1).
+# one), MPORT (the metrics port, default PORT+1).
 # The run is bounded in time and talks only to 127.0.0.1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,6 +48,6 @@ for mode in $MODES; do
   for _ in $(seq 100); do grep -q "chemmy is running" "$WORK/run.log" && break; sleep 0.1; done
   echo "== $mode: $TABLES tables for $DURATION through the gateway at 127.0.0.1:$PORT"
   "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION" \
-    -prefix "$prefix" -player-token '%s-token' -metrics 127.0.0.1:$((MPORT + 4))
+    -prefix "$prefix" -player-token '%s-token' -metrics 127.0.0.1:$MPORT
   kill -INT $PID; wait $PID || true; PID=
 done
