@@ -148,8 +148,10 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	var bets []time.Duration
 	var firstErr error
 	var retries retryCount
+	aborted := 0
 	for _, r := range results {
 		coups += r.coups
+		aborted += r.aborted
 		rpcs += r.rpcs
 		bets = append(bets, r.bets...)
 		retries.add(r.retries)
@@ -173,8 +175,8 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d tables, %s: %d coups settled, %.1f coups/s\n", *tables, elapsed.Round(time.Millisecond), coups, float64(coups)/elapsed.Seconds())
 	fmt.Fprintf(stdout, "PlaceBet: %d calls, p50 %s, p90 %s, p99 %s, max %s\n", len(bets),
 		pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
-	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; tables given up: %d\n",
-		retries.total(), retries.unavailable, retries.deadline, gaveUp)
+	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; moves made again after ABORTED: %d; tables given up: %d\n",
+		retries.total(), retries.unavailable, retries.deadline, aborted, gaveUp)
 	perCoup := func(v float64) float64 {
 		if coups == 0 {
 			return 0
@@ -230,8 +232,14 @@ type tableResult struct {
 	rpcs    int // calls made while playing (each attempt of a retried call)
 	bets    []time.Duration
 	retries retryCount
+	// aborted counts the moves made again with a new request id after an
+	// ABORTED answer (at most maxAborted per table).
+	aborted int
 	err     error
 }
+
+// maxAborted bounds the ABORTED answers a table takes before it gives up.
+const maxAborted = 8
 
 // Defaults of the retry flags.
 const (
@@ -379,6 +387,17 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 			tbl = r.GetTable()
 		}
 		res.rpcs += 1 + res.retries.total() - calls
+		if status.Code(err) == codes.Aborted && res.aborted < maxAborted {
+			// The request was cut off and rolled back (table-svc stopped
+			// in the middle of it): its request id is spent; the move is
+			// made again, with a new one, on the table as it now stands.
+			res.aborted++
+			var r *tablev1.GetTableResponse
+			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.GetTableResponse, error) {
+				return l.table.GetTable(l.as(ctx, l.croupier), &tablev1.GetTableRequest{TableId: tid})
+			})
+			tbl = r.GetTable()
+		}
 		if err != nil {
 			res.err = fmt.Errorf("table %s: %w", tid, err)
 			return

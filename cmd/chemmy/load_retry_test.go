@@ -195,6 +195,51 @@ func TestLoadRetriesAreBounded(t *testing.T) {
 	}
 }
 
+// aborting is flaky whose first aborts bets answer ABORTED unapplied
+// (cut off and rolled back), all of them when aborts is negative.
+type aborting struct {
+	*flaky
+	aborts int
+	ids    []string
+}
+
+func (a *aborting) PlaceBet(ctx context.Context, r *tablev1.PlaceBetRequest, o ...grpc.CallOption) (*tablev1.PlaceBetResponse, error) {
+	a.ids = append(a.ids, r.GetRequestId())
+	if a.aborts != 0 {
+		a.aborts--
+		return nil, status.Error(codes.Aborted, "cut off and rolled back; send it again with a new request_id")
+	}
+	return a.flaky.PlaceBet(ctx, r, o...)
+}
+
+// TestLoadAbortedMoveIsMadeAgain: a bet answered ABORTED (its request id
+// is spent) is made again with a new request id and the table plays on;
+// ABORTED for ever gives up after maxAborted.
+func TestLoadAbortedMoveIsMadeAgain(t *testing.T) {
+	ok := func(string, int) (error, bool) { return nil, false }
+	var slept []time.Duration
+	a := &aborting{flaky: newFlaky(ok), aborts: 2}
+	l := testLoader(a.flaky, 3, &slept)
+	l.table = a
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res := l.play(ctx, 0)
+	if res.err != nil || res.aborted != 2 || res.coups == 0 {
+		t.Fatalf("err %v, aborted %d, coups %d; want the table playing on after 2 aborted bets", res.err, res.aborted, res.coups)
+	}
+	if len(a.ids) < 3 || a.ids[0] == a.ids[1] || a.ids[1] == a.ids[2] {
+		t.Fatalf("bets sent as %v; an aborted move gets a new request id", a.ids[:min(3, len(a.ids))])
+	}
+
+	a = &aborting{flaky: newFlaky(ok), aborts: -1}
+	l = testLoader(a.flaky, 3, &slept)
+	l.table = a
+	res = l.play(context.Background(), 0)
+	if status.Code(res.err) != codes.Aborted || res.aborted != maxAborted {
+		t.Fatalf("err %v after %d aborted moves; want ABORTED after %d", res.err, res.aborted, maxAborted)
+	}
+}
+
 func TestBackoffJitterStaysInBounds(t *testing.T) {
 	p := retryPolicy{base: 50 * time.Millisecond, max: 2 * time.Second}
 	for n := 1; n < 12; n++ {
