@@ -90,11 +90,16 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 	if o.table != "" {
 		filter = "chemmy.table." + o.table + ".>"
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverNewPolicy}
+	// An ephemeral pull consumer that acknowledges nothing: the server
+	// removes it once idle (InactiveThreshold). Not nats.go's ordered
+	// consumer, which deletes and recreates its consumers, something the
+	// read-only reader may not do (NATS logs each refusal).
+	cfg := jetstream.ConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverNewPolicy,
+		AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: 30 * time.Second}
 	if o.all {
 		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
 	}
-	cons, err := js.OrderedConsumer(ctx, outbox.StreamName, cfg)
+	cons, err := js.CreateConsumer(ctx, outbox.StreamName, cfg)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", outbox.StreamName, err)
 	}
