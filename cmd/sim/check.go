@@ -27,6 +27,13 @@ const (
 
 // limitOf is the time limit of the turn a table waits for.
 func limitOf(v *tablev1.Table) time.Duration {
+	if pr := v.GetPuntoBancoRules(); pr != nil {
+		// The betting window, or the result's pause.
+		if v.GetState() == stResult {
+			return time.Duration(pr.GetResultPauseMs()) * time.Millisecond
+		}
+		return time.Duration(pr.GetBettingWindowMs()) * time.Millisecond
+	}
 	hr := v.GetHouseRules()
 	ms := hr.GetBetTimeLimitMs()
 	switch v.GetState() {
@@ -107,7 +114,9 @@ func (s *sim) checkStep() {
 			}
 		case stOffering, stBetting, stDecision, stAuction, stRaise:
 			t.stuck = 0
-			if v.GetTurnDeadline() == nil {
+			// A punto banco table's betting has no limit until its first
+			// bet starts the window.
+			if v.GetTurnDeadline() == nil && (t.pb == nil || len(v.GetCoup().GetBets()) > 0) {
 				s.violate("turn-has-deadline", fmt.Sprintf("t%d/%d/%s", t.n, st, v.GetCoup().GetCoupId()),
 					"t%d waits in %s with no time limit: %s", t.n, stateName(v.GetState()), brief(v))
 			}
@@ -210,13 +219,17 @@ func (s *sim) checkMoney(final bool) {
 		sum += b
 		held[p] = h
 	}
-	house, _, err := s.account("house:commission")
-	if err != nil {
-		s.violate("read-account", "house", "GetAccount house:commission: %v", err)
-		return
+	var house int64
+	for _, id := range []string{"house:commission", "house:bank"} {
+		b, _, err := s.account(id)
+		if err != nil {
+			s.violate("read-account", id, "GetAccount %s: %v", id, err)
+			return
+		}
+		house += b
 	}
 	if sum+house != inWallet {
-		s.violate("money-conserved", fmt.Sprint("accounts", sum+house), "players hold %d and the house %d: %d, but the wallet holds %d", sum, house, sum+house, inWallet)
+		s.violate("money-conserved", fmt.Sprint("accounts", sum+house), "players hold %d and the house (commission and bank) %d: %d, but the wallet holds %d", sum, house, sum+house, inWallet)
 	}
 	s.checkClosedReleased(held, final)
 	if !s.cl.isUp(svcTable) {

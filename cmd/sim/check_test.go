@@ -402,3 +402,49 @@ func TestClusterMovesAService(t *testing.T) {
 		t.Fatalf("AcceptBank through the moved wallet: %v", err)
 	}
 }
+
+// pbCoup is a punto banco coup: p bets 1000 on the bank, q 500 on the
+// player; the player's natural 9 beats the bank's 5; then settled.
+func pbCoup(player []string, settled *eventsv1.CoupSettled) []*eventsv1.TableEvent {
+	var out []*eventsv1.TableEvent
+	add := func(e *eventsv1.TableEvent) {
+		e.Sequence, e.TableId, e.CoupId = uint64(len(out)+1), "T", "C"
+		out = append(out, e)
+	}
+	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_BetPlaced{BetPlaced: &eventsv1.BetPlaced{PlayerId: "p", Amount: 1000, Spot: "bank"}}})
+	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_BetPlaced{BetPlaced: &eventsv1.BetPlaced{PlayerId: "q", Amount: 500, Spot: "player"}}})
+	banker := []string{"2C", "3D"}
+	for range len(player) + len(banker) {
+		add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CardDealt{CardDealt: &eventsv1.CardDealt{}}})
+	}
+	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CoupResulted{CoupResulted: &eventsv1.CoupResulted{
+		Outcome: eventsv1.Outcome_OUTCOME_BANK_LOSES, Natural: true, PlayerCards: cards(player...), BankerCards: cards(banker...),
+		PlayerTotal: int32(total(player)), BankerTotal: 5}}})
+	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CoupSettled{CoupSettled: settled}})
+	return out
+}
+
+func TestReplayPBChecksCardsAndMoney(t *testing.T) {
+	pbTable := func() *simTable {
+		return &simTable{n: 1, id: "T", players: []string{"p", "q"}, view: &tablev1.Table{},
+			pb: &tablev1.PuntoBancoRules{CommissionBp: proto.Int64(500), TiePays: 8, BankNaturalPays: 9, PairPays: 11}}
+	}
+	right := &eventsv1.CoupSettled{Outcome: eventsv1.Outcome_OUTCOME_BANK_LOSES, HouseNet: 500}
+	s := checker()
+	delta := map[string]int64{}
+	s.replayPB(pbTable(), pbCoup([]string{"9H", "KD"}, right), delta, new([]interruptM))
+	if got := invariants(s); got != "" || delta["p"] != -1000 || delta["q"] != 500 || delta["house:bank"] != 500 || s.res.CoupsSettled != 1 {
+		t.Fatalf("clean coup: %q, delta %v", got, delta)
+	}
+	s = checker()
+	s.replayPB(pbTable(), pbCoup([]string{"9H", "KD"}, &eventsv1.CoupSettled{Outcome: eventsv1.Outcome_OUTCOME_BANK_LOSES, HouseNet: 400}), map[string]int64{}, new([]interruptM))
+	if got := invariants(s); got != "settlement-follows-result" {
+		t.Errorf("house:bank paid 100 too much: %q", got)
+	}
+	// A third card to a natural.
+	s = checker()
+	s.replayPB(pbTable(), pbCoup([]string{"9H", "KD", "2S"}, right), map[string]int64{}, new([]interruptM))
+	if got := invariants(s); !strings.HasPrefix(got, "coup-follows-cards") {
+		t.Errorf("a third card to a natural: %q", got)
+	}
+}

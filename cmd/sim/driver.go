@@ -29,6 +29,7 @@ const (
 	stAuction  = 7
 	stRaise    = 8
 	stClosed   = 9
+	stResult   = 10 // punto banco: the result shown before the next betting
 )
 
 // simTable is the driver's book of one table.
@@ -57,6 +58,9 @@ type simTable struct {
 	seated   []string
 	seatTime map[string]time.Duration
 	shoe     string // the shoe id at the last observation
+	// pb: a punto banco table's house rules, as resolved (nil: chemin de
+	// fer, rules).
+	pb *tablev1.PuntoBancoRules
 	// dealCoup is the coup the table was last seen dealing before its
 	// result, since dealSince (simulated time, or table-svc's start when
 	// later); dealLate counts the retry passes that have run since it
@@ -128,7 +132,12 @@ func (s *sim) as(who string) (context.Context, context.CancelFunc) {
 // setup funds the players and opens the tables.
 func (s *sim) setup() error {
 	for range s.cfg.Tables {
-		if err := s.openTable(); err != nil {
+		if err := s.openTable(false); err != nil {
+			return err
+		}
+	}
+	for range max(0, s.cfg.PuntoBanco) {
+		if err := s.openTable(true); err != nil {
 			return err
 		}
 	}
@@ -198,7 +207,7 @@ func (s *sim) shoeOrder() []string {
 // openTable funds a new pool of players and opens a table for them on a
 // prepared shoe. Creating the table goes through table-svc's faulty
 // transport, so it is sent again (same request) until it succeeds.
-func (s *sim) openTable() error {
+func (s *sim) openTable(puntoBanco bool) error {
 	n := len(s.tables) + 1
 	t := &simTable{n: n, excess: map[string]*excessTrack{}, seatTime: map[string]time.Duration{}}
 	for i := range s.cfg.Players {
@@ -209,7 +218,15 @@ func (s *sim) openTable() error {
 			return err
 		}
 	}
-	hr := s.randomRules()
+	req := &tablev1.CreateTableRequest{RequestId: s.nextID()}
+	if puntoBanco {
+		if err := s.fundHouseBank(); err != nil {
+			return err
+		}
+		req.Variant, req.PuntoBancoRules = tablev1.Variant_VARIANT_PUNTO_BANCO, s.randomPBRules()
+	} else {
+		req.HouseRules = s.randomRules()
+	}
 	order := s.shoeOrder()
 	ctx, cancel := s.as("operator")
 	defer cancel()
@@ -217,11 +234,11 @@ func (s *sim) openTable() error {
 	if err != nil {
 		return fmt.Errorf("sim: shoe of table %d: %w", n, err)
 	}
-	req := &tablev1.CreateTableRequest{RequestId: s.nextID(), HouseRules: hr, ShoeId: sh.GetShoe().GetShoeId()}
+	req.ShoeId = sh.GetShoe().GetShoeId()
 	for attempt := 1; ; attempt++ {
 		resp, err := s.cl.tables.CreateTable(ctx, req)
 		if err == nil {
-			t.id, t.rules = resp.GetTable().GetTableId(), resp.GetTable().GetHouseRules()
+			t.id, t.rules, t.pb = resp.GetTable().GetTableId(), resp.GetTable().GetHouseRules(), resp.GetTable().GetPuntoBancoRules()
 			break
 		}
 		if attempt == 20 || !indefinite(err) {
@@ -229,7 +246,11 @@ func (s *sim) openTable() error {
 		}
 	}
 	s.tables = append(s.tables, t)
-	s.tracef("step %d: t%d opened: %s", s.step, n, rulesBrief(t.rules))
+	brief := rulesBrief(t.rules)
+	if t.pb != nil {
+		brief = pbRulesBrief(t.pb)
+	}
+	s.tracef("step %d: t%d opened: %s", s.step, n, brief)
 	return nil
 }
 
@@ -409,7 +430,11 @@ func (s *sim) act() {
 		}
 		return
 	}
-	if a := s.choose(t); a != nil {
+	choose := s.choose
+	if t.pb != nil {
+		choose = s.choosePB
+	}
+	if a := choose(t); a != nil {
 		s.do(a)
 	}
 }
@@ -439,7 +464,7 @@ func (s *sim) replace(t *simTable) {
 	}
 	t.replaced = true
 	s.tracef("step %d: t%d is replaced", s.step, t.n)
-	if err := s.openTable(); err != nil {
+	if err := s.openTable(t.pb != nil); err != nil {
 		s.violate("open-table", "", "a new table could not be opened: %v", err)
 	}
 }
@@ -558,25 +583,35 @@ func (s *sim) do(a *action) {
 	}
 }
 
+// interject is, for r below the last bound, what happens at table t
+// instead of its own next move: a seat taken or left, or money in or out
+// (r < b[0]), a move out of turn (< b[1]), the croupier's void (< b[2]) or
+// close (< b[3]: mid-coup, to be refused; between coups now and then, to
+// close). ok is false for r past the bounds.
+func (s *sim) interject(t *simTable, r float64, b [4]float64) (a *action, ok bool) {
+	switch {
+	case r < b[0]:
+		return s.misc(t), true
+	case r < b[1]:
+		return s.wrong(t), true
+	case r < b[2]:
+		return s.void(t), true
+	case r < b[3]:
+		if may, _ := betweenCoups(t.view); !may || s.rng.IntN(3) == 0 {
+			return s.closeTable(t), true
+		}
+		return nil, true
+	}
+	return nil, false
+}
+
 // choose is what happens next at table t: mostly the move the table waits
 // for, sometimes another player's move, a croupier's void, a seat taken or
 // left, or money deposited or withdrawn.
 func (s *sim) choose(t *simTable) *action {
 	v := t.view
-	r := s.rng.Float64()
-	switch {
-	case r < 0.07:
-		return s.misc(t)
-	case r < 0.10:
-		return s.wrong(t)
-	case r < 0.12:
-		return s.void(t)
-	case r < 0.14:
-		// Mid-coup to be refused; between coups now and then, to close.
-		if may, _ := betweenCoups(v); !may || s.rng.IntN(3) == 0 {
-			return s.closeTable(t)
-		}
-		return nil
+	if a, ok := s.interject(t, s.rng.Float64(), [4]float64{0.07, 0.10, 0.12, 0.14}); ok {
+		return a
 	}
 	cp := v.GetCoup()
 	switch v.GetState() {
@@ -767,6 +802,10 @@ func (s *sim) closeTable(t *simTable) *action {
 // its betting open with no bet (a banco suivi asked is mid-coup too,
 // which the view does not show: unknown is false, true).
 func betweenCoups(v *tablev1.Table) (may, known bool) {
+	if v.GetVariant() == tablev1.Variant_VARIANT_PUNTO_BANCO {
+		// The house banks: a coup without a bet may close.
+		return len(v.GetCoup().GetBets()) == 0 && v.GetState() != stClosed, v.GetState() != stClosed
+	}
 	switch v.GetState() {
 	case stWaiting, stOffering, stAuction:
 		return true, true
@@ -886,25 +925,29 @@ func (s *sim) bid(t *simTable, p string, amount int64) *action {
 }
 
 func (s *sim) bet(t *simTable, p string, amount int64, over bool) *action {
-	req := &tablev1.PlaceBetRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount, OverBank: over}
-	var mk func(req *tablev1.PlaceBetRequest) *action
-	mk = func(req *tablev1.PlaceBetRequest) *action {
-		desc := fmt.Sprintf("PlaceBet %d", req.GetAmount())
-		if req.GetOverBank() {
-			desc += " over the bank"
-		}
-		return &action{t: t, who: p, desc: desc,
-			call: func(ctx context.Context) (*tablev1.Table, error) {
-				r, err := s.cl.tables.PlaceBet(ctx, req)
-				return r.GetTable(), err
-			},
-			amend: func() *action {
-				r2 := proto.Clone(req).(*tablev1.PlaceBetRequest)
-				r2.Amount = max(1, r2.Amount/2)
-				return mk(r2)
-			}}
+	return s.placeBet(t, &tablev1.PlaceBetRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount, OverBank: over})
+}
+
+// placeBet is a PlaceBet (a chemin de fer bet, over the bank or not, or
+// a punto banco bet on a spot); sent again amended, half the amount.
+func (s *sim) placeBet(t *simTable, req *tablev1.PlaceBetRequest) *action {
+	desc := fmt.Sprintf("PlaceBet %d", req.GetAmount())
+	if req.GetOverBank() {
+		desc += " over the bank"
 	}
-	return mk(req)
+	if req.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
+		desc += " on " + req.GetSpot().String()
+	}
+	return &action{t: t, who: req.GetPlayerId(), desc: desc,
+		call: func(ctx context.Context) (*tablev1.Table, error) {
+			r, err := s.cl.tables.PlaceBet(ctx, req)
+			return r.GetTable(), err
+		},
+		amend: func() *action {
+			r2 := proto.Clone(req).(*tablev1.PlaceBetRequest)
+			r2.Amount = max(1, r2.Amount/2)
+			return s.placeBet(t, r2)
+		}}
 }
 
 func (s *sim) decide(t *simTable, p string, draw bool) *action {

@@ -117,6 +117,7 @@ func (s *sim) readEvents() (map[string][]*eventsv1.TableEvent, map[string]uint64
 type betM struct {
 	player string
 	amount int64
+	spot   string // punto banco: the spot (bet_placed's)
 }
 
 // drawM is a draw_decided event; timedOut: right after a decision's
@@ -169,7 +170,11 @@ func (s *sim) checkEvents() error {
 			complete = false
 		}
 		s.res.Events += len(evs)
-		s.replay(t, evs, delta, &interrupts)
+		if t.pb != nil {
+			s.replayPB(t, evs, delta, &interrupts)
+		} else {
+			s.replay(t, evs, delta, &interrupts)
+		}
 	}
 	if err := s.checkInterrupted(interrupts); err != nil {
 		return err
@@ -195,6 +200,14 @@ func (s *sim) checkEvents() error {
 	}
 	if house != delta["house"] {
 		s.violate("balances-follow-events", "house", "house:commission holds %d; the commissions and fees of the events make %d", house, delta["house"])
+	}
+	bank, _, err := s.account("house:bank")
+	if err != nil {
+		return err
+	}
+	if want := s.houseBank + delta["house:bank"]; bank != want {
+		s.violate("balances-follow-events", "house:bank", "house:bank holds %d; its deposits %d and what the punto banco settlements gave it (%d) make %d",
+			bank, s.houseBank, delta["house:bank"], want)
 	}
 	return nil
 }
@@ -283,15 +296,20 @@ func engineRules(hr *tablev1.HouseRules) rules.HouseRules {
 	r := rules.HouseRules{
 		BankerOption3vs9: hr.GetBankerOption_3Vs_9(), BankerOption5vs4: hr.GetBankerOption_5Vs_4(),
 		BancoFreePlay: hr.GetBancoFreePlay(), CommissionBP: hr.GetCommissionBp(), HourlyFee: hr.GetHourlyFee(),
-		FirstCoupExempt: hr.GetFirstCoupExempt(), CommissionRounding: rules.RoundDown,
-	}
-	switch hr.GetCommissionRounding() {
-	case tablev1.CommissionRounding_COMMISSION_ROUNDING_HALF_UP:
-		r.CommissionRounding = rules.RoundHalfUp
-	case tablev1.CommissionRounding_COMMISSION_ROUNDING_UP:
-		r.CommissionRounding = rules.RoundUp
+		FirstCoupExempt: hr.GetFirstCoupExempt(), CommissionRounding: roundingOf(hr.GetCommissionRounding()),
 	}
 	return r
+}
+
+// roundingOf is a commission rounding as the rules engine takes it.
+func roundingOf(r tablev1.CommissionRounding) rules.Rounding {
+	switch r {
+	case tablev1.CommissionRounding_COMMISSION_ROUNDING_HALF_UP:
+		return rules.RoundHalfUp
+	case tablev1.CommissionRounding_COMMISSION_ROUNDING_UP:
+		return rules.RoundUp
+	}
+	return rules.RoundDown
 }
 
 // replay goes through a table's events in order, as a consumer would,
@@ -301,17 +319,7 @@ func engineRules(hr *tablev1.HouseRules) rules.HouseRules {
 // table, interrupts the coups the table voided itself.
 func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64, interrupts *[]interruptM) {
 	hr := engineRules(t.rules)
-	coups := map[string]*coupM{}
-	var order []string
-	coup := func(id string) *coupM {
-		c := coups[id]
-		if c == nil {
-			c = &coupM{id: id}
-			coups[id] = c
-			order = append(order, id)
-		}
-		return c
-	}
+	book := coupBook{}
 	var banker string
 	var bank int64
 	bankerCoups := 0
@@ -322,18 +330,8 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 		if i > 0 {
 			prev = evs[i-1]
 		}
-		// Closed: read-only; only the seat fees billed at the close and
-		// the croupier's record of it follow.
-		if closed && ev.GetSeatFeeCharged() == nil && ev.GetStaffAction().GetAction() != "close_table" {
-			s.violate("closed-read-only", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: event %d (%s) after the table closed", t.n, ev.GetSequence(), kindOf(ev))
-		}
-		if ev.GetTableClosed() != nil {
-			closed = true
-		}
-		var c *coupM
-		if ev.GetCoupId() != "" {
-			c = coup(ev.GetCoupId())
-		}
+		s.checkReadOnly(t, ev, &closed)
+		c := book.of(ev)
 		name := func() string { return s.coupName(t, ev.GetCoupId()) }
 		switch p := ev.GetPayload().(type) {
 		case *eventsv1.TableEvent_BankChanged:
@@ -346,10 +344,10 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 				banker, bank = "", 0
 			}
 		case *eventsv1.TableEvent_BetPlaced:
-			c.bets = append(c.bets, betM{p.BetPlaced.GetPlayerId(), p.BetPlaced.GetAmount()})
+			c.bets = append(c.bets, betM{player: p.BetPlaced.GetPlayerId(), amount: p.BetPlaced.GetAmount()})
 			c.money = true
 		case *eventsv1.TableEvent_BancoCalled:
-			c.bets = []betM{{p.BancoCalled.GetPlayerId(), p.BancoCalled.GetAmount()}}
+			c.bets = []betM{{player: p.BancoCalled.GetPlayerId(), amount: p.BancoCalled.GetAmount()}}
 			c.banco, c.money = true, true
 		case *eventsv1.TableEvent_BetReduced:
 			for i := len(c.bets) - 1; i >= 0; i-- {
@@ -384,16 +382,7 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 			s.checkSettlement(t, c, p.CoupSettled, banker, bank, exempt, hr, name(), delta)
 			bankerCoups++
 		case *eventsv1.TableEvent_CoupVoided:
-			c.voided++
-			s.res.CoupsVoided++
-			if interruptReason(p.CoupVoided.GetReason()) {
-				c.interrupted, c.banker = true, banker
-				s.res.CoupsInterrupted++
-				*interrupts = append(*interrupts, interruptM{t, c})
-				if c.resulted != nil {
-					s.violate("coup-interrupted", c.id, "t%d %s was interrupted (voided by the table) after its result", t.n, name())
-				}
-			}
+			s.coupVoided(t, c, p.CoupVoided, banker, interrupts)
 		case *eventsv1.TableEvent_SeatFeeCharged:
 			f := p.SeatFeeCharged
 			fr := hr
@@ -417,12 +406,70 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 			s.violate("hourly-fee", fmt.Sprintf("t%d/%s/seconds", t.n, p), "t%d: %s paid for %d s of seat time but sat %v", t.n, p, paidSeconds[p], sat)
 		}
 	}
-	// Every coup with money ends exactly once; the coup in play not yet.
+	s.checkCoupsEnd(t, book)
+}
+
+// coupBook is a table's coups as its events tell them, in the order of
+// their first event.
+type coupBook struct {
+	coups map[string]*coupM
+	order []string
+}
+
+// of is the coup of ev (nil for an event of no coup), noted on its first
+// event.
+func (b *coupBook) of(ev *eventsv1.TableEvent) *coupM {
+	id := ev.GetCoupId()
+	if id == "" {
+		return nil
+	}
+	if b.coups == nil {
+		b.coups = map[string]*coupM{}
+	}
+	c := b.coups[id]
+	if c == nil {
+		c = &coupM{id: id}
+		b.coups[id] = c
+		b.order = append(b.order, id)
+	}
+	return c
+}
+
+// checkReadOnly: once a table is closed (*closed) only the seat fees
+// billed at the close and the croupier's record of it follow.
+func (s *sim) checkReadOnly(t *simTable, ev *eventsv1.TableEvent, closed *bool) {
+	if *closed && ev.GetSeatFeeCharged() == nil && ev.GetStaffAction().GetAction() != "close_table" {
+		s.violate("closed-read-only", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: event %d (%s) after the table closed", t.n, ev.GetSequence(), kindOf(ev))
+	}
+	if ev.GetTableClosed() != nil {
+		*closed = true
+	}
+}
+
+// coupVoided notes coup c voided; an interruption (the table's own void)
+// goes to interrupts, and must come before the coup's result.
+func (s *sim) coupVoided(t *simTable, c *coupM, ev *eventsv1.CoupVoided, banker string, interrupts *[]interruptM) {
+	c.voided++
+	s.res.CoupsVoided++
+	if !interruptReason(ev.GetReason()) {
+		return
+	}
+	c.interrupted, c.banker = true, banker
+	s.res.CoupsInterrupted++
+	*interrupts = append(*interrupts, interruptM{t, c})
+	if c.resulted != nil {
+		s.violate("coup-interrupted", c.id, "t%d %s was interrupted (voided by the table) after its result", t.n, s.coupName(t, c.id))
+	}
+}
+
+// checkCoupsEnd: every coup with money ends exactly once; the coup in
+// play not yet.
+func (s *sim) checkCoupsEnd(t *simTable, book coupBook) {
 	current := t.view.GetCoup().GetCoupId()
-	ids := append([]string(nil), order...)
+	ids := append([]string(nil), book.order...)
 	sort.Strings(ids)
 	for _, id := range ids {
-		c := coups[id]
+		c := book.coups[id]
 		ends := c.settled + c.voided
 		switch {
 		case ends > 1:

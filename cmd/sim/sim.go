@@ -27,8 +27,12 @@ type Config struct {
 	// Steps is the number of driver steps before the quiet phase; default
 	// 300.
 	Steps int
-	// Tables is the number of tables played at once; default 3.
+	// Tables is the number of chemin de fer tables played at once;
+	// default 3.
 	Tables int
+	// PuntoBanco is the number of punto banco tables played beside them
+	// (the house banks, against house:bank); default 1, negative: none.
+	PuntoBanco int
 	// Players is the pool of players of each table (seated or in the
 	// gallery); default 6.
 	Players int
@@ -108,6 +112,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Tables == 0 {
 		c.Tables = 3
+	}
+	if c.PuntoBanco == 0 {
+		c.PuntoBanco = 1
 	}
 	if c.Players == 0 {
 		c.Players = 6
@@ -199,10 +206,13 @@ type sim struct {
 	trace   []string
 	digest  []byte
 
-	tables     []*simTable
-	players    map[string]*simPlayer
-	deposited  int64
-	withdrawn  int64
+	tables    []*simTable
+	players   map[string]*simPlayer
+	deposited int64
+	withdrawn int64
+	// houseBank is what the operator deposited to house:bank (the punto
+	// banco tables' bank).
+	houseBank  int64
 	downUntil  map[string]int // service -> step at which it starts again
 	phaseUntil int
 	// slowUntil: until this step a long outage runs and each step takes
