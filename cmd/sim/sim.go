@@ -104,6 +104,11 @@ type Avoid struct {
 	// Late: no call of table-svc is held and applied late (a late call
 	// becomes a lost reply: applied at once, DEADLINE_EXCEEDED).
 	Late bool
+	// LimitsCheck: no fault on table-svc's GetPlayerLimits calls (JoinTable
+	// asks the wallet whether the player is self-excluded before it looks
+	// up its request_id: a JoinTable sent again after its reply was lost
+	// fails when that call does, though it was applied).
+	LimitsCheck bool
 }
 
 func (c Config) withDefaults() Config {
@@ -255,11 +260,14 @@ func Run(cfg Config) (*Result, error) {
 	}
 	s.faults = newFaults(cfg.Seed, s.tracef)
 	s.faults.noLate = cfg.Avoid.Late
-	if cfg.Avoid.LostRaise {
-		s.faults.exempt = func(req any) bool {
-			r, ok := req.(*walletv1.ResizeHoldRequest)
-			return ok && strings.Contains(r.GetRequestId(), "/raise/")
+	s.faults.exempt = func(req any) bool {
+		switch r := req.(type) {
+		case *walletv1.ResizeHoldRequest:
+			return cfg.Avoid.LostRaise && strings.Contains(r.GetRequestId(), "/raise/")
+		case *walletv1.GetPlayerLimitsRequest:
+			return cfg.Avoid.LimitsCheck
 		}
+		return false
 	}
 	dir, cleanup := cfg.Dir, func() {}
 	if dir == "" {
