@@ -377,8 +377,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 	defer unlock()
 	// Request ids are the caller's: another caller's request with the same
 	// id is another request.
-	caller, _ := auth.FromContext(ctx)
-	key, hash := method+"/"+string(caller.Role)+"/"+caller.Subject+"/"+requestID, store.Hash(req)
+	key, hash := requestKey(ctx, method, requestID), store.Hash(req)
 	seen, err := s.seen(key, hash)
 	if err != nil {
 		return nil, err
@@ -420,8 +419,17 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 	if err := checkID("player_id", req.GetPlayerId()); err != nil {
 		return nil, err
 	}
-	if err := s.checkNotExcluded(ctx, req.GetPlayerId()); err != nil {
+	// Asked only of a new request: a retry of a seat already taken (its
+	// reply lost) is answered from the record even while the wallet is
+	// away.
+	seen, err := s.seen(requestKey(ctx, "JoinTable", req.GetRequestId()), store.Hash(req))
+	if err != nil {
 		return nil, err
+	}
+	if !seen {
+		if err := s.checkNotExcluded(ctx, req.GetPlayerId()); err != nil {
+			return nil, err
+		}
 	}
 	t, err := s.act(ctx, "JoinTable", req)
 	if err != nil {
@@ -588,6 +596,14 @@ func realMoney(t *table) error {
 			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
 	}
 	return nil
+}
+
+// requestKey is the idempotency key of a caller's request: request ids
+// are the caller's, so another caller's request with the same id is
+// another request.
+func requestKey(ctx context.Context, method, requestID string) string {
+	caller, _ := auth.FromContext(ctx)
+	return method + "/" + string(caller.Role) + "/" + caller.Subject + "/" + requestID
 }
 
 // checkNotExcluded refuses (FAILED_PRECONDITION LIMIT_REACHED, limit
