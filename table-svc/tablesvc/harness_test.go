@@ -68,11 +68,17 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) startTable(opts ...grpc.DialOption) {
+	h.startTableRetry(20*time.Millisecond, opts...)
+}
+
+// startTableRetry starts table-svc with its retry loop every retry
+// (negative: none; the test drives recovery itself).
+func (h *harness) startTableRetry(retry time.Duration, opts ...grpc.DialOption) {
 	h.t.Helper()
 	s, err := Start(context.Background(), Config{
 		Trust: devMode, DialOptions: opts,
 		ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "table.db"),
-		ShoeAddr: h.shoeSvc.Addr(), WalletAddr: h.wallet.Addr(), RetryInterval: 20 * time.Millisecond,
+		ShoeAddr: h.shoeSvc.Addr(), WalletAddr: h.wallet.Addr(), RetryInterval: retry,
 		Clock: h.clock.Now,
 	})
 	if err != nil {
@@ -178,6 +184,21 @@ func (h *harness) tableWith(hr *tablev1.HouseRules, cutFromEnd int32, cards []st
 		h.t.Fatal(err)
 	}
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: certMoney(hr), ShoeId: sh.GetShoe().GetShoeId()})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, p := range players {
+		h.join(id, p)
+	}
+	return id
+}
+
+// shuffledTable opens a chemin de fer table with the default house rules
+// on a shuffled shoe (a croupier's CreateTable) and seats players.
+func (h *harness) shuffledTable(players ...string) string {
+	h.t.Helper()
+	resp, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
 	if err != nil {
 		h.t.Fatal(err)
 	}

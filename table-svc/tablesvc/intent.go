@@ -23,8 +23,10 @@ import (
 // outlives its action (table-svc killed between the hold and the save,
 // or the wallet's answer lost) is rolled back by recoverIntents: the hold
 // is asked for again with the same request id (so the wallet answers with
-// the hold it made, if any) and voided, and the action's request id is
-// marked abandoned (REQUEST_ABANDONED on a retry). So no escrow is ever
+// the hold it made, if any), the action's request id is marked abandoned
+// (REQUEST_ABANDONED on a retry: before the void, whose lost answer may
+// still be applied later, so no retry goes on with that hold), and the
+// hold is voided. So no escrow is ever
 // left behind by a request the table did not store.
 
 var bucketIntents = []byte("intents")
@@ -216,6 +218,13 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		return err
 	}
 	if err == nil {
+		// The request is abandoned before its hold is voided: a void whose
+		// answer is lost may still be applied later, so a retry of the
+		// request must not go on with that hold (it gets
+		// REQUEST_ABANDONED from now on, under the table's lock).
+		if err := s.markAbandoned(in, id, false); err != nil {
+			return err
+		}
 		if _, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + resp.GetHold().GetHoldId(), HoldId: resp.GetHold().GetHoldId()}); err != nil {
 			return fmt.Errorf("void hold %s: %w", resp.GetHold().GetHoldId(), err)
 		}
@@ -225,12 +234,19 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 }
 
 // abandon marks the request of intent id abandoned and deletes the intent.
-func (s *Service) abandon(in intent, id string) error {
+func (s *Service) abandon(in intent, id string) error { return s.markAbandoned(in, id, true) }
+
+// markAbandoned marks the request of intent id abandoned (unless it was
+// stored), and deletes the intent when drop.
+func (s *Service) markAbandoned(in intent, id string, drop bool) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		if _, found, err := store.Lookup(tx, in.Key, in.Hash); err == nil && !found && in.Key != "" {
 			if err := store.Save(tx, in.Key, in.Hash, []byte(abandoned)); err != nil {
 				return err
 			}
+		}
+		if !drop {
+			return nil
 		}
 		return tx.Bucket(bucketIntents).Delete([]byte(id))
 	})

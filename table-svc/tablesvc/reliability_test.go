@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -316,6 +317,47 @@ func TestCreateTableUnknownShoe(t *testing.T) {
 	wantReason(t, err, codes.FailedPrecondition, reasonShoeUnusable)
 }
 
+// TestRetryAfterLostVoidIsAbandoned: a bet's hold is made but its answer
+// lost; the rollback of its escrow intent voids the hold, and the void's
+// answer is lost too (the void is applied). The bet's retry, before the
+// rollback is done, is REQUEST_ABANDONED: it never goes on with the
+// voided hold (whose coup could then never be settled). A new request
+// bets and the coup settles.
+func TestRetryAfterLostVoidIsAbandoned(t *testing.T) {
+	h := newHarness(t)
+	h.table.Stop()
+	if err := h.table.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	l := &lossy{drop: map[string]int{}}
+	h.startTableRetry(-1, grpc.WithChainUnaryInterceptor(l.intercept)) // no retry loop: the test drives the rollback
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, []string{"2C", "9H", "3D", "TC"}, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	bet := &tablev1.PlaceBetRequest{RequestId: "bet-1", TableId: id, PlayerId: "bob", Amount: 1000}
+	l.drop[walletv1.WalletService_PlaceHold_FullMethodName] = 1
+	_, err := h.tables.PlaceBet(h.as("bob"), bet)
+	wantReason(t, err, codes.Unavailable, reasonDependencyUnavailable) // held; the answer lost
+	l.drop[walletv1.WalletService_VoidHold_FullMethodName] = 1
+	h.clock.Advance(intentGrace)
+	if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
+		t.Fatal(err)
+	}
+	if _, held := h.account("player:bob"); held != 0 {
+		t.Fatalf("bob's hold not voided: %d held", held)
+	}
+	_, err = h.tables.PlaceBet(h.as("bob"), bet)
+	wantReason(t, err, codes.Aborted, reasonRequestAbandoned)
+	bet.RequestId = "bet-2"
+	if tb := h.mustBet(id, "bob", 1000); !tb.GetLastCoup().GetSettled() {
+		t.Fatalf("the coup of the new bet: %v", tb)
+	}
+	if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
+		t.Fatal(err)
+	}
+	h.conserved(20000, "player:alice", "player:bob")
+}
+
 // TestCreateTableClaimsShoe: the shoe an operator names is the table's
 // from CreateTable on (shoe-svc ClaimShoe), before the table's first deal:
 // the operator cannot deal from it during the first betting, a second
@@ -420,13 +462,7 @@ func TestRepublishAfterLongOutageSkipsPublishedEvents(t *testing.T) {
 func TestOddsKeepVoidedHoleCardsSecret(t *testing.T) {
 	h := newHarness(t)
 	h.fund(1_000_000, "alice", "bob")
-	created, err := h.tables.CreateTable(h.as("croupier"), &tablev1.CreateTableRequest{RequestId: h.rid()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := created.GetTable().GetTableId()
-	h.join(id, "alice")
-	h.join(id, "bob")
+	id := h.shuffledTable("alice", "bob")
 	h.acceptBank(id, "alice", 1000)
 	count := func(who string) int32 {
 		ctx := h.as(who)
