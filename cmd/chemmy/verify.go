@@ -33,7 +33,8 @@ func runVerify(args []string) int { return verifyMain(args, os.Stdin, os.Stdout,
 //	                or the shoe_opened event), 64 hex digits as printed
 //	                here or base64 as grpcurl prints it: it must be the
 //	                reveal's (a server that swaps the seed needs another)
-//	-player-seed S  the seed given with Cut: it must be among the reveal's
+//	-player-seed S  the seed given with Cut, or with JoinTable, PlaceBet or
+//	                CallBanco at a table: it must be among the reveal's
 //	                player seeds (a server that drops it is caught)
 //
 // It prints "OK shoe ..." or "MISMATCH shoe ...: <why>" on stdout, and a
@@ -45,7 +46,7 @@ func verifyMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	commitment := fs.String("commitment", "", "the commitment published when the shoe opened (hex or base64)")
 	seeds := playerSeedFlag{}
-	fs.Var(&seeds, "player-seed", "a player seed given with Cut, that must be in the reveal (repeatable)")
+	fs.Var(&seeds, "player-seed", "a player seed given with Cut or at a table (JoinTable, PlaceBet, CallBanco), that must be in the reveal (repeatable)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: chemmy verify [-commitment C] [-player-seed S] [FILE]")
 		fmt.Fprintln(stderr, "  FILE: a GetShoeReveal response as JSON; stdin when FILE is - or absent")
@@ -107,6 +108,9 @@ func verifyMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	quoted := make([]string, len(rv.PlayerSeeds))
 	for i, s := range rv.PlayerSeeds {
 		quoted[i] = strconv.Quote(s)
+		if ids := rv.PlayerSeedPlayerIds; len(ids) == len(rv.PlayerSeeds) {
+			quoted[i] += " (" + ids[i] + ")"
+		}
 	}
 	players := "no player seed"
 	if len(quoted) > 0 {

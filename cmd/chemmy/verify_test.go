@@ -12,6 +12,7 @@ import (
 	"math/bits"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +54,25 @@ func verifyJSON(t *testing.T, rv *shoev1.ShoeReveal, args ...string) (int, strin
 // reveal.
 func tableShoe(t *testing.T) (commitment []byte, seed string, rv *shoev1.ShoeReveal) {
 	t.Helper()
+	c, table, alice := shoeService(t)
+	created, err := c.CreateShoe(table, &shoev1.CreateShoeRequest{RequestId: "table/T1/shoe/1", Owner: "T1",
+		ClientSeed: "table/T1/shoe/1", CutterPlayerId: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Shoe.ShoeId
+	commitment = created.Shoe.Commitment
+	seed = "alice-" + rand.Text()
+	if _, err := c.Cut(alice, &shoev1.CutRequest{RequestId: "cut", ShoeId: id, PlayerId: "alice", Position: 77, PlayerSeed: seed}); err != nil {
+		t.Fatal(err)
+	}
+	return commitment, seed, playShoe(t, c, table, alice, id)
+}
+
+// shoeService starts a real shoe-svc and returns a client and the
+// contexts of the table service and of alice, a player.
+func shoeService(t *testing.T) (c shoev1.ShoeServiceClient, table, alice context.Context) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	svc, err := shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(t.TempDir(), "shoe.db"),
@@ -66,20 +86,14 @@ func tableShoe(t *testing.T) (commitment []byte, seed string, rv *shoev1.ShoeRev
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	c := shoev1.NewShoeServiceClient(conn)
-	table := auth.Outgoing(ctx, auth.Caller{Subject: "table-svc", Role: auth.RoleService})
-	created, err := c.CreateShoe(table, &shoev1.CreateShoeRequest{RequestId: "table/T1/shoe/1", Owner: "T1",
-		ClientSeed: "table/T1/shoe/1", CutterPlayerId: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := created.Shoe.ShoeId
-	commitment = created.Shoe.Commitment
-	seed = "alice-" + rand.Text()
-	alice := auth.Outgoing(ctx, auth.Caller{Subject: "alice", Role: auth.RolePlayer})
-	if _, err := c.Cut(alice, &shoev1.CutRequest{RequestId: "cut", ShoeId: id, PlayerId: "alice", Position: 77, PlayerSeed: seed}); err != nil {
-		t.Fatal(err)
-	}
+	return shoev1.NewShoeServiceClient(conn), auth.Outgoing(ctx, auth.Caller{Subject: "table-svc", Role: auth.RoleService}),
+		auth.Outgoing(ctx, auth.Caller{Subject: "alice", Role: auth.RolePlayer})
+}
+
+// playShoe deals shoe id as its table would and returns its reveal, as
+// alice reads it.
+func playShoe(t *testing.T, c shoev1.ShoeServiceClient, table, alice context.Context, id string) *shoev1.ShoeReveal {
+	t.Helper()
 	// Coups of 5 cards until the cut card comes out in one; the table
 	// completes it and closes the shoe between coups.
 	for i := 0; ; i++ {
@@ -98,7 +112,35 @@ func tableShoe(t *testing.T) (commitment []byte, seed string, rv *shoev1.ShoeRev
 	if err != nil {
 		t.Fatal(err)
 	}
-	return commitment, seed, r.Reveal
+	return r.Reveal
+}
+
+// TestVerifyTableSeeds: a table's shoe seeded with its players' seeds
+// after its commitment (SeedShoe; the table collected them with JoinTable
+// and PlaceBet) verifies with alice's commitment and her seed, names who
+// gave each seed, and fails with a seed she did not give.
+func TestVerifyTableSeeds(t *testing.T) {
+	c, table, alice := shoeService(t)
+	created, err := c.CreateShoe(table, &shoev1.CreateShoeRequest{RequestId: "table/T2/shoe/1", Owner: "T2",
+		ClientSeed: "table/T2/shoe/1", AwaitPlayerSeeds: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, commitment := created.Shoe.ShoeId, created.Shoe.Commitment
+	seed := "alice-" + rand.Text()
+	if _, err := c.SeedShoe(table, &shoev1.SeedShoeRequest{RequestId: "table/T2/shoe/1/seed", ShoeId: id, Seeds: []*shoev1.PlayerSeed{
+		{PlayerId: "bob", Seed: "bob-" + rand.Text()}, {PlayerId: "alice", Seed: seed}}}); err != nil {
+		t.Fatal(err)
+	}
+	rv := playShoe(t, c, table, alice, id)
+	code, out := verifyJSON(t, rv, "-commitment", hex.EncodeToString(commitment), "-player-seed", seed)
+	if code != 0 || !strings.Contains(out, strconv.Quote(seed)+" (alice)") || !strings.Contains(out, "your player seed") || strings.Contains(out, "NOTE") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if code, out := verifyJSON(t, rv, "-commitment", hex.EncodeToString(commitment), "-player-seed", "alice-another"); code != 1 ||
+		!strings.HasPrefix(out, "MISMATCH") {
+		t.Fatalf("another seed: exit %d:\n%s", code, out)
+	}
 }
 
 // seedFor is what a dishonest server can compute: the server seed whose

@@ -1,14 +1,22 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/shoe-svc/fair"
+	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
 
 // wantRefused fails unless err is code with reason.
@@ -74,5 +82,100 @@ func TestPreparedShoeIsTheTables(t *testing.T) {
 	last := resp.GetTable().GetLastCoup()
 	if got := seen(last.GetPlayerCards()) + " / " + seen(last.GetBankerCards()); got != "2C 3D / KD 6H" {
 		t.Errorf("the table's first coup: %s, want the prepared 2C 3D / KD 6H", got)
+	}
+}
+
+// TestShoeSeededByPlayers: through the gateway, a table's shoe takes its
+// players' entropy after its commitment, by default. bob notes the
+// commitment in the table's view, gives a fresh seed with his bet, and
+// sees himself among the shoe's seeders once its order is fixed (before
+// its first card); coups are played; the table closes, its shoe with it;
+// the reveal verifies with his commitment and his seed (as `chemmy verify
+// -commitment C -player-seed S` checks), and not with another seed in
+// place of his.
+func TestShoeSeededByPlayers(t *testing.T) {
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 100000, "alice", "bob")
+	tb, err := c.table.CreateTable(as(t, "croupier"), &tablev1.CreateTableRequest{RequestId: "seeded"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, shoeID := tb.GetTable().GetTableId(), tb.GetTable().GetShoeId()
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "seeded/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view, err := c.table.GetTable(as(t, "bob"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitment := view.GetTable().GetShoeEntropy().GetCommitment()
+	if !view.GetTable().GetShoeEntropy().GetCollecting() || len(commitment) != fair.CommitmentSize {
+		t.Fatalf("the shoe before its first coup: %v", view.GetTable().GetShoeEntropy())
+	}
+	seed := "bob-" + rand.Text()
+	// Coups until two are settled; bob's seed goes with his first bet.
+	for i := 0; ; i++ {
+		resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := resp.GetTable()
+		if v.GetCoupsPlayed() >= 2 {
+			break
+		}
+		rid := fmt.Sprint("seeded/", i)
+		switch v.GetState() {
+		case tablev1.TableState_TABLE_STATE_OFFERING_BANK:
+			_, err = c.table.AcceptBank(as(t, v.GetOfferedPlayerId()), &tablev1.AcceptBankRequest{RequestId: rid, TableId: id,
+				PlayerId: v.GetOfferedPlayerId(), Amount: 1000})
+		case tablev1.TableState_TABLE_STATE_BETTING:
+			p := v.GetCoup().GetTurnPlayerId()
+			req := &tablev1.PlaceBetRequest{RequestId: rid, TableId: id, PlayerId: p, Amount: v.GetCoup().GetUncovered()}
+			if p == "bob" {
+				req.PlayerSeed = seed
+			}
+			_, err = c.table.PlaceBet(as(t, p), req)
+		case tablev1.TableState_TABLE_STATE_DECISION:
+			p := v.GetCoup().GetDecisionPlayerId()
+			_, err = c.table.DecideDraw(as(t, p), &tablev1.DecideDrawRequest{RequestId: rid, TableId: id, PlayerId: p,
+				Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+		default:
+			t.Fatalf("state %v", v.GetState())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := c.table.GetTable(as(t, "bob"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := resp.GetTable().GetShoeEntropy(); !e.GetSeeded() || !e.GetPlayerEntropy() || !slices.Contains(e.GetPlayerIds(), "bob") ||
+		resp.GetTable().GetShoeId() != shoeID {
+		t.Fatalf("the shoe in play: %v", e)
+	}
+	if _, err := c.table.CloseTable(as(t, "croupier"), &tablev1.CloseTableRequest{RequestId: "seeded/close", TableId: id, Reason: "end of the test"}); err != nil {
+		t.Fatal(err)
+	}
+	rv, err := c.shoe.GetShoeReveal(as(t, "bob"), &shoev1.GetShoeRevealRequest{ShoeId: shoeID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reveal := rv.GetReveal()
+	i := slices.Index(reveal.GetPlayerSeeds(), seed)
+	if i < 0 || reveal.GetPlayerSeedPlayerIds()[i] != "bob" || !bytes.Equal(reveal.GetCommitment(), commitment) {
+		t.Fatalf("the reveal: seeds %q of %q, commitment %x (bob saw %x)", reveal.GetPlayerSeeds(), reveal.GetPlayerSeedPlayerIds(),
+			reveal.GetCommitment(), commitment)
+	}
+	if err := fair.Verify(shoesvc.FairReveal(reveal)); err != nil {
+		t.Fatalf("bob's shoe does not verify: %v", err)
+	}
+	forged := proto.CloneOf(reveal)
+	forged.PlayerSeeds[i] = "bob-" + rand.Text()
+	if err := fair.Verify(shoesvc.FairReveal(forged)); !errors.Is(err, fair.ErrMismatch) {
+		t.Fatalf("the shoe verifies with another seed in place of bob's: %v", err)
 	}
 }

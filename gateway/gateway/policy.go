@@ -93,8 +93,9 @@ func defaultPolicy() policy {
 		},
 
 		// ShoeService. MoveTopCardsToBottom (the old game's banker's move,
-		// OLD-CUT) and ClaimShoe (a table claims its shoe) are for
-		// table-svc only and deliberately absent.
+		// OLD-CUT), ClaimShoe and SeedShoe (a table claims its shoe and
+		// hands it its players' seeds) are for table-svc only and
+		// deliberately absent.
 		m(shoeService, "CreateShoe"):          {Roles: staff},
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},

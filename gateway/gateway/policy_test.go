@@ -25,8 +25,10 @@ var notPublic = map[string]bool{
 	// The old game's banker's move of top cards (OLD-CUT) goes through
 	// his table: table-svc only.
 	"/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom": true,
-	// A table claims the shoe it opens on (CreateTable): table-svc only.
+	// A table claims the shoe it opens on (CreateTable) and hands it its
+	// players' seeds: table-svc only.
 	"/chemmy.shoe.v1.ShoeService/ClaimShoe": true,
+	"/chemmy.shoe.v1.ShoeService/SeedShoe":  true,
 	// The old game's settlement: table-svc only, like the others.
 	"/chemmy.wallet.v1.WalletService/SettleOld": true,
 }

@@ -13,8 +13,13 @@
 //     SHA-256, with the shoe's public client seed (Shoe.commitment and
 //     Shoe.client_seed, event shoe_opened). Nobody else knows the seed.
 //  2. The players' seeds arrive after that: the named cutter gives his
-//     seed with his cut (CutRequest.player_seed). Only now is the order
-//     fixed: [Shuffle] of the three inputs, then the cut and the burn.
+//     seed with his cut (CutRequest.player_seed), or a table hands its
+//     shoe the seeds its players gave while the shoe waited
+//     (SeedShoe), which the service sorts by their bytes (then player
+//     id), so that the order depends on which seeds were given, not on
+//     the order they came in. Only now is the order fixed: [Shuffle] of
+//     the three inputs, then the cut (the cutter's, or drawn with
+//     [RandomCut]) and the burn.
 //  3. The shoe closes: the service reveals the server seed, the player
 //     seeds and the order; [Verify] checks SHA-256(server seed) against
 //     the commitment, recomputes the order and checks the cut, the burn
@@ -30,12 +35,18 @@
 // commitment; revealing other player seeds is seen by the player who
 // checks his own seed in the reveal (`chemmy verify -player-seed`).
 //
-// A shoe cut at random (no cutter named, or his time ran out) gets no
-// player seed: its order follows from the server seed and the client
-// seed alone, both fixed when the shoe opens, so it is reproducible and
-// auditable but gives no protection against whoever runs the service.
-// Its reveal says so: player_seeds is empty. The same holds for a cutter
-// who gives an empty seed.
+// With several players' seeds, a seed protects its giver against the
+// server only if no seed is added after it by someone who could read it:
+// a last seed chosen among n candidates picks one of n orders. The table
+// shows nobody the seeds before the shuffle; a named cutter's seed is a
+// shoe's only one.
+//
+// A shoe cut at random at once (no cutter named, no seeds awaited), one
+// whose cutter's time ran out, and one seeded with no seed get no player
+// seed: the order follows from the server seed and the client seed alone,
+// so it is reproducible and auditable but gives no protection against
+// whoever runs the service. Its reveal says so: player_seeds is empty.
+// The same holds for a cutter who gives an empty seed.
 //
 // # Commitment layout
 //
@@ -146,9 +157,9 @@ type Seeds struct {
 	// table's "table/<id>/shoe/<n>"); up to MaxClientSeed bytes.
 	Client string
 	// Players are the seeds given after the commitment (the cutter's,
-	// with his cut), in the order they were given; each up to
-	// MaxPlayerSeed bytes, at most MaxPlayerSeeds. Empty: no player
-	// entropy.
+	// with his cut; or a table's players', sorted by the service), in
+	// the order they are mixed in; each up to MaxPlayerSeed bytes, at
+	// most MaxPlayerSeeds. Empty: no player entropy.
 	Players []string
 }
 

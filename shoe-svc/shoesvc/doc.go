@@ -16,8 +16,10 @@
 //     player seed is known. The order is fixed only at the cut, through
 //     package fair (an unbiased rejection-sampling Fisher-Yates over a
 //     documented bit stream) from the server seed, the request's public
-//     client seed and the player seeds: the cutter's CutRequest.player_seed
-//     (Shoe.player_seeds). Only this package's tests can inject other
+//     client seed and the player seeds (Shoe.player_seeds, and who gave
+//     them, player_seed_player_ids): the cutter's CutRequest.player_seed,
+//     or the seeds of its table's players (SeedShoe, seed.go), sorted by
+//     their bytes. Only this package's tests can inject other
 //     server seeds (start's options; no Config field, flag or environment
 //     variable reaches them).
 //  3. SHOE-CUT: without cutter_player_id the shoe is shuffled without
@@ -29,7 +31,13 @@
 //     position, by the first call that touches the shoe (DealCard, Cut,
 //     CloseShoe) or by the sweep (about every second). A shoe without
 //     player seed has no player entropy: its order follows from what was
-//     fixed when it opened, and its reveal's player_seeds is empty.
+//     fixed when it opened, and its reveal's player_seeds is empty. With
+//     await_player_seeds (the table service's shoes without a cutter) it
+//     waits in SHOE_STATE_AWAITING_SEEDS, with no time limit, until its
+//     table's SeedShoe (the seeds its players gave after the commitment,
+//     possibly none) shuffles it and cuts it at random; DealCard and
+//     MoveTopCardsToBottom are SHOE_NOT_SEEDED until then, CloseShoe cuts
+//     it at random without seeds.
 //  4. SHOE-BURN: 3 or 4 cards (default 3), or the first card and as many
 //     more as its value (BURN_MODE_BY_FIRST_CARD), are shown in
 //     Shoe.burned and discarded (fate BURNED, event cards_burned).
@@ -178,6 +186,10 @@
 //   - "shoe/move/" + shoe_id + "/" + request_id →
 //     MoveTopCardsToBottomResponse
 //   - "shoe/claim/" + shoe_id + "/" + request_id → ClaimShoeResponse
+//     (hashed without table_id: a retry gets the first claim's table)
+//
+// SeedShoe stores no record: it is idempotent per shoe (the first fixes
+// the order; a later one answers the shoe as it stands).
 //
 // # Events
 //

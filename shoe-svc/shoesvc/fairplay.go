@@ -65,14 +65,18 @@ type cutResult struct {
 // at p (or, when random, at the position the stream draws next) and burns
 // (SHOE-CUT, SHOE-BURN), updating sec.order and shoe's public state; the
 // caller stores them (storeCut, putShoe). players are the player seeds
-// (none for a random cut).
-func shuffleAndCut(shoe *shoev1.Shoe, sec *secret, players []string, p int, random bool, by string) *cutResult {
-	order, stream := fair.Shuffle(int(shoe.Decks), sec.seeds(shoe, players))
+// in the order mixed in, and who gave them (none for a random cut).
+func shuffleAndCut(shoe *shoev1.Shoe, sec *secret, players []*shoev1.PlayerSeed, p int, random bool, by string) *cutResult {
+	shoe.PlayerSeeds, shoe.PlayerSeedPlayerIds = nil, nil
+	for _, ps := range players {
+		shoe.PlayerSeeds = append(shoe.PlayerSeeds, ps.Seed)
+		shoe.PlayerSeedPlayerIds = append(shoe.PlayerSeedPlayerIds, ps.PlayerId)
+	}
+	order, stream := fair.Shuffle(int(shoe.Decks), sec.seeds(shoe, shoe.PlayerSeeds))
 	if random {
 		p = fair.RandomCut(stream, len(order))
 	}
 	sec.order = order
-	shoe.PlayerSeeds = players
 	loaded := fair.Cut(order, p)
 	b := int(sec.burn)
 	if shoe.BurnMode == shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD {
@@ -116,7 +120,7 @@ func storeCut(tx *bolt.Tx, shoe *shoev1.Shoe, sec *secret, c *cutResult, now tim
 	}
 	return emit(tx, shoe, now, &eventsv1.ShoeEvent_CardsBurned{CardsBurned: &eventsv1.CardsBurned{
 		CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom, CutBy: shoe.CutBy,
-		Burned: shoe.Burned, CardsTotal: shoe.CardsTotal, PlayerSeeds: shoe.PlayerSeeds,
+		Burned: shoe.Burned, CardsTotal: shoe.CardsTotal, PlayerSeeds: shoe.PlayerSeeds, PlayerSeedPlayerIds: shoe.PlayerSeedPlayerIds,
 	}})
 }
 
@@ -129,6 +133,22 @@ func cutAtRandom(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) error {
 		return err
 	}
 	return storeCut(tx, shoe, sec, cutRandom(shoe, sec), now)
+}
+
+// waiting reports whether a shoe waits for its order: for its named
+// cutter (AWAITING_CUT) or its table's player seeds (AWAITING_SEEDS).
+func waiting(shoe *shoev1.Shoe) bool {
+	return shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT || shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS
+}
+
+// notSeeded refuses to deal from or move the cards of a shoe that waits
+// for its table's player seeds (FAILED_PRECONDITION SHOE_NOT_SEEDED).
+func notSeeded(shoe *shoev1.Shoe) error {
+	if shoe.State != shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS {
+		return nil
+	}
+	return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_SEEDED,
+		"shoe %q waits for its table's player seeds (SeedShoe): its order is not fixed yet", shoe.ShoeId)
 }
 
 // expireCut cuts at random a shoe whose cutter's time has run out
@@ -182,7 +202,7 @@ func emitOpened(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) error {
 		Commitment: shoe.Commitment, Decks: shoe.Decks, Variant: shoe.Variant, CutCardFromEnd: shoe.CutCardFromEnd,
 		BurnMode: shoe.BurnMode, ClientSeed: shoe.ClientSeed, CutterPlayerId: shoe.CutterPlayerId,
 		CutDeadline: shoe.CutDeadline, Owner: shoe.Owner, Certification: shoe.Certification, TestShoe: shoe.TestShoe,
-		OwnedByTable: shoe.OwnedByTable, CreatedBy: shoe.CreatedBy,
+		OwnedByTable: shoe.OwnedByTable, CreatedBy: shoe.CreatedBy, AwaitPlayerSeeds: shoe.AwaitPlayerSeeds,
 	}})
 }
 
@@ -215,13 +235,13 @@ func emit(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, payload any) error {
 	return outbox.Put(tx, "chemmy.shoe."+shoe.ShoeId+"."+kind, ev.EventId, b)
 }
 
-// closeShoe closes shoe in tx: a shoe still waiting for its cutter is cut
-// at random first; the cards left get the fate LEFT; the shoe_closed event
+// closeShoe closes shoe in tx: a shoe still waiting for its cutter or its
+// table's seeds is cut at random first, without player seed; the cards left get the fate LEFT; the shoe_closed event
 // carries the reveal and who closed it (by: the CloseShoe caller; the zero
 // Caller for a shoe whose last card was dealt). The caller stores the
 // shoe.
 func (s *Service) closeShoe(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time, reason string, forced bool, by auth.Caller) error {
-	if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
+	if waiting(shoe) {
 		if err := cutAtRandom(tx, shoe, now); err != nil {
 			return err
 		}
@@ -260,7 +280,8 @@ func buildReveal(tx *bolt.Tx, shoe *shoev1.Shoe) (*shoev1.ShoeReveal, error) {
 	}
 	rv := &shoev1.ShoeReveal{
 		ShoeId: shoe.ShoeId, Decks: shoe.Decks, ServerSeed: sec.seed, ClientSeed: shoe.ClientSeed, PlayerSeeds: shoe.PlayerSeeds,
-		Commitment: shoe.Commitment, Order: sec.order, CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom,
+		PlayerSeedPlayerIds: shoe.PlayerSeedPlayerIds,
+		Commitment:          shoe.Commitment, Order: sec.order, CutPosition: shoe.CutPosition, CutRandom: shoe.CutRandom,
 		CutBy: shoe.CutBy, BurnMode: shoe.BurnMode, CardsLeft: shoe.CardsRemaining,
 		CutCardFromEnd: shoe.CutCardFromEnd, CloseReason: shoe.CloseReason,
 		MovedToBottom: shoe.MovedToBottom, MovedBy: shoe.MovedBy,
@@ -367,6 +388,10 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 		if err != nil || replayed {
 			return err
 		}
+		if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS {
+			return fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_NOT_THE_CUTTER,
+				"shoe %q has no cutter: its table seeds it with its players' seeds", r.ShoeId)
+		}
 		if shoe.State != shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
 			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_ALREADY_CUT,
 				"shoe %q is already cut", r.ShoeId)
@@ -392,9 +417,9 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 		if err != nil {
 			return err
 		}
-		var players []string
+		var players []*shoev1.PlayerSeed
 		if r.PlayerSeed != "" {
-			players = []string{r.PlayerSeed}
+			players = []*shoev1.PlayerSeed{{PlayerId: r.PlayerId, Seed: r.PlayerSeed}}
 		}
 		// Source: RULES.md SHOE-SHUFFLE (the player's part, after the
 		// commitment), SHOE-CUT, SHOE-BURN

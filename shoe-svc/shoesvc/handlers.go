@@ -243,6 +243,9 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 	default:
 		return nil, houseRule("unknown burn_mode %d", r.BurnMode)
 	}
+	if n.AwaitPlayerSeeds && (n.CutterPlayerId != "" || n.Owner == "") {
+		return nil, invalid("await_player_seeds is for a table's shoe (an owner) without cutter_player_id")
+	}
 	// Source: RULES.md SHOE-CUT (time limit of the named cutter)
 	if n.CutterPlayerId == "" {
 		if n.CutTimeLimit != nil {
@@ -261,15 +264,20 @@ func normalizeCreate(r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeRequest, er
 	return n, nil
 }
 
-// CreateShoe draws and commits a new shoe's server seed; without a named
-// cutter it is shuffled (no player seed), cut at random and burned at
-// once, with one it waits for his Cut.
+// CreateShoe draws and commits a new shoe's server seed; with a named
+// cutter it waits for his Cut, with await_player_seeds (the table
+// service's) for its table's SeedShoe; otherwise it is shuffled (no
+// player seed), cut at random and burned at once.
 func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (*shoev1.CreateShoeResponse, error) {
 	n, err := normalizeCreate(r)
 	if err != nil {
 		return nil, err
 	}
 	caller, _ := auth.FromContext(ctx)
+	if n.AwaitPlayerSeeds && !isTableService(caller) {
+		// The seeds come from a table's players through the table.
+		return nil, invalid("await_player_seeds is for the table service's shoes")
+	}
 	key := createKey("create", caller, n.RequestId)
 	hash := store.Hash(n)
 	// Build outside the transaction: the shuffle needs no lock. A retry
@@ -279,31 +287,35 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 	now := s.opts.now()
 	loaded := n.Decks * rules.DeckSize
 	shoe := &shoev1.Shoe{
-		ShoeId:         s.idPrefix + ulid.Make().String(),
-		State:          shoev1.ShoeState_SHOE_STATE_AWAITING_CUT,
-		Decks:          n.Decks,
-		CardsTotal:     loaded,
-		CardsRemaining: loaded,
-		CutCardFromEnd: n.CutCardFromEnd,
-		CreateTime:     timestamppb.New(now),
-		Owner:          n.Owner,
-		Commitment:     fair.Commit(seed),
-		ClientSeed:     n.ClientSeed,
-		Variant:        n.Variant,
-		BurnMode:       n.BurnMode,
-		CutterPlayerId: n.CutterPlayerId,
-		OwnedByTable:   isTableService(caller) && n.Owner != "",
-		CreatedBy:      caller.Subject,
+		ShoeId:           s.idPrefix + ulid.Make().String(),
+		State:            shoev1.ShoeState_SHOE_STATE_AWAITING_CUT,
+		Decks:            n.Decks,
+		CardsTotal:       loaded,
+		CardsRemaining:   loaded,
+		CutCardFromEnd:   n.CutCardFromEnd,
+		CreateTime:       timestamppb.New(now),
+		Owner:            n.Owner,
+		Commitment:       fair.Commit(seed),
+		ClientSeed:       n.ClientSeed,
+		Variant:          n.Variant,
+		BurnMode:         n.BurnMode,
+		CutterPlayerId:   n.CutterPlayerId,
+		OwnedByTable:     isTableService(caller) && n.Owner != "",
+		CreatedBy:        caller.Subject,
+		AwaitPlayerSeeds: n.AwaitPlayerSeeds,
 	}
 	if shoe.OwnedByTable {
 		shoe.TableId = n.Owner
+	}
+	if n.AwaitPlayerSeeds {
+		shoe.State = shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS
 	}
 	if n.CutterPlayerId != "" {
 		shoe.CutDeadline = timestamppb.New(now.Add(n.CutTimeLimit.AsDuration()))
 	}
 	sec := &secret{seed: seed, burn: n.Burn}
 	var cut *cutResult
-	if n.CutterPlayerId == "" {
+	if n.CutterPlayerId == "" && !n.AwaitPlayerSeeds {
 		// Source: RULES.md SHOE-CUT (nobody named: a random cut at once,
 		// no player seed)
 		cut = cutRandom(shoe, sec)
@@ -329,12 +341,16 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		if err := emitOpened(tx, shoe, now); err != nil {
 			return err
 		}
-		if cut != nil {
+		switch {
+		case cut != nil:
 			if err := storeCut(tx, shoe, sec, cut, now); err != nil {
 				return err
 			}
-		} else if err := tx.Bucket(bucketCutting).Put(id, id); err != nil {
-			return err
+		case n.CutterPlayerId != "":
+			// The sweep cuts it at random when the cutter's time runs out.
+			if err := tx.Bucket(bucketCutting).Put(id, id); err != nil {
+				return err
+			}
 		}
 		if err := putShoe(tx, shoe); err != nil {
 			return err
@@ -538,6 +554,9 @@ func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*sho
 			return tableOnly(caller, shoe, "deal from")
 		})
 		if err != nil || replayed {
+			return err
+		}
+		if err := notSeeded(shoe); err != nil {
 			return err
 		}
 		// The table service dealing from a shoe (a staff shoe a table

@@ -73,6 +73,9 @@ func (s *Service) MoveTopCardsToBottom(ctx context.Context, r *shoev1.MoveTopCar
 		if err != nil || replayed {
 			return err
 		}
+		if err := notSeeded(shoe); err != nil {
+			return err
+		}
 		now := s.opts.now()
 		// Source: RULES.md OLD-CUT (the move is the old game's)
 		if shoe.Variant != shoev1.Variant_VARIANT_OLD && !shoe.Certification {

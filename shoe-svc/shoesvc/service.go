@@ -87,8 +87,10 @@ func Policy() auth.Policy {
 		// The old game's banker's move (OLD-CUT) goes through his table:
 		// the table service only, never public (gateway policy).
 		shoev1.ShoeService_MoveTopCardsToBottom_FullMethodName: {auth.RoleService},
-		// A table claims the shoe it opens on (CreateTable): table-svc only.
+		// A table claims the shoe it opens on (CreateTable) and hands it
+		// its players' seeds: table-svc only.
 		shoev1.ShoeService_ClaimShoe_FullMethodName: {auth.RoleService},
+		shoev1.ShoeService_SeedShoe_FullMethodName:  {auth.RoleService},
 	}
 }
 

@@ -399,13 +399,15 @@ func TestSHOEFace(t *testing.T) {
 	// order; the other new fields are the cut, the seeds' public parts
 	// (client and player seeds), the close, and who made and owns it;
 	// the old game's move to the bottom (OLD-CUT) is a count and who
-	// announced it, no card; the table it belongs to and who closed it
-	// are ids.
+	// announced it, no card; the table it belongs to, who closed it and
+	// who gave the player seeds are ids, and whether it awaits its
+	// table's seeds a flag.
 	want := []string{"shoe_id", "state", "decks", "cards_total", "cards_dealt", "cards_remaining",
 		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner", "commitment", "client_seed",
 		"variant", "burn_mode", "cutter_player_id", "cut_deadline", "cut_position", "cut_random", "cut_by",
 		"cut_card_coup_id", "close_time", "close_reason", "certification", "test_shoe", "owned_by_table",
-		"created_by", "player_seeds", "moved_to_bottom", "moved_by", "table_id", "closed_by", "closed_by_role"}
+		"created_by", "player_seeds", "moved_to_bottom", "moved_by", "table_id", "closed_by", "closed_by_role",
+		"player_seed_player_ids", "await_player_seeds"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Shoe fields %v, reviewed %v", names, want)
 	}

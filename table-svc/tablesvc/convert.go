@@ -104,8 +104,13 @@ func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 	return hr, nil
 }
 
-// toProto is the view of a table for v: its game's core makes it.
-func toProto(t *table, v viewer) *tablev1.Table { return t.core().view(t, v) }
+// toProto is the view of a table for v: its game's core makes it; the
+// shoe's player seeds are the shell's (seeds.go).
+func toProto(t *table, v viewer) *tablev1.Table {
+	out := t.core().view(t, v)
+	out.ShoeEntropy = entropyProto(t)
+	return out
+}
 
 // cfProto is the view of a chemin de fer table for v (see "Who sees
 // what" in view.go).

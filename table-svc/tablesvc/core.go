@@ -132,6 +132,9 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 	if err := s.applyCore(ctx, c, cmd); err != nil {
 		return err
 	}
+	if r, ok := req.(playerRequest); ok {
+		c.t.takeSeed(r.GetPlayerId(), req) // seeds.go
+	}
 	switch method {
 	case "VoidCoup", "CloseTable":
 		// Staff actions are on the record, with who did them.
@@ -240,7 +243,7 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 		if sf, ok := eff.(storedFirst); ok && sf.StoredFirst() && changed {
 			return changed, true, nil
 		}
-		cmd, err := s.carryOut(ctx, c.t, eff)
+		cmd, err := s.carryOut(ctx, c, eff)
 		if err != nil {
 			return changed, false, err
 		}
@@ -270,8 +273,24 @@ func coreStep(eff game.Effect) string {
 // carryOut makes the calls of one effect (each idempotent by a request id
 // derived from the table's state) and returns the command that reports
 // its result: the effects every game shares here, the game's own by its
-// core.
-func (s *Service) carryOut(ctx context.Context, t *table, eff game.Effect) (game.Command, error) {
+// core. The shoe's first card (or move) comes after its players' seeds
+// (seeds.go).
+func (s *Service) carryOut(ctx context.Context, c *change, eff game.Effect) (game.Command, error) {
+	if !shoeFirst(eff) {
+		return s.carryOutEffect(ctx, c.t, eff)
+	}
+	if err := s.seedShoe(ctx, c); err != nil {
+		return nil, err
+	}
+	cmd, err := s.carryOutEffect(ctx, c.t, eff)
+	if err == nil && !c.t.Entropy.Seeded {
+		s.noteSeeded(ctx, c)
+	}
+	return cmd, err
+}
+
+// carryOutEffect is carryOut of one effect, the players' seeds aside.
+func (s *Service) carryOutEffect(ctx context.Context, t *table, eff game.Effect) (game.Command, error) {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	switch e := eff.(type) {

@@ -120,11 +120,14 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 		// The table's part of the shuffle (SHOE-SHUFFLE, commit-reveal).
 		ClientSeed: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
 		Variant:    shoeVariant(t.Variant),
+		// The players' seeds, after its commitment (seeds.go).
+		AwaitPlayerSeeds: true,
 	}
 	if t.Rules.CutByPlayer && len(t.Seats) > 0 {
 		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
 		req.CutterPlayerId = t.Around(t.BankerID)[0]
 		req.CutTimeLimit = durationpb.New(time.Duration(t.Rules.OfferTimeMS) * time.Millisecond)
+		req.AwaitPlayerSeeds = false // the cutter's seed instead
 	}
 	shoe, err := s.shoe.CreateShoe(cctx, req)
 	if err != nil {
@@ -132,6 +135,7 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 	}
 	t.ShoeID, t.Shoes, t.Certification = shoe.GetShoe().GetShoeId(), t.Shoes+1, false
 	t.ShoeDecks, t.ShoeDealt, t.ShoeVoidHidden = shoe.GetShoe().GetDecks(), [13]int{}, [13]int{}
+	t.Entropy = openedEntropy(shoe.GetShoe())
 	return nil
 }
 

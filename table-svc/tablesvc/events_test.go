@@ -35,7 +35,7 @@ func TestEventsInOutbox(t *testing.T) {
 		}
 	}
 	want := "table_created staff_action player_seated player_seated bank_offered player_seated bank_changed " +
-		"bet_placed bet_placed card_dealt card_dealt card_dealt card_dealt draw_decided card_dealt " +
+		"bet_placed bet_placed shoe_seeded card_dealt card_dealt card_dealt card_dealt draw_decided card_dealt " +
 		"coup_resulted coup_settled bank_changed bank_offered"
 	if got := strings.Join(kinds, " "); got != want {
 		t.Errorf("events\n got %s\nwant %s", got, want)

@@ -355,10 +355,13 @@ func TestPuntoBancoOdds(t *testing.T) {
 	if !tie {
 		t.Errorf("the table's tie price is not the one priced: %v", before.GetBets())
 	}
+	if cards(before) != 312 {
+		t.Errorf("before its first coup (its players' seeds, then the burn) the shoe holds %d cards, want 312", cards(before))
+	}
 	h.mustPBBet(id, "alice", tablev1.BetSpot_BET_SPOT_BANK, 100)
 	cp := h.closeWindow(id).GetLastCoup()
 	dealt := int32(len(cp.GetPlayerCards()) + len(cp.GetBankerCards()))
-	if got := cards(odds()); got != cards(before)-dealt {
-		t.Errorf("after a coup of %d cards the shoe holds %d, before %d", dealt, got, cards(before))
+	if got := cards(odds()); got != cards(before)-3-dealt {
+		t.Errorf("after a burn of 3 and a coup of %d cards the shoe holds %d, before %d", dealt, got, cards(before))
 	}
 }

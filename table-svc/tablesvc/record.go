@@ -37,6 +37,8 @@ type table struct {
 	// in the current shoe: secret to all but auditors, so the odds count
 	// them as still in the shoe.
 	ShoeVoidHidden [13]int `json:"shoe_void_hidden,omitzero"`
+	// Entropy is the current shoe's player seeds (seeds.go).
+	Entropy entropy `json:"entropy,omitzero"`
 
 	EventSeq uint64    `json:"event_seq"`
 	Created  time.Time `json:"created"`

@@ -138,7 +138,10 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	shoeID := req.GetShoeId()
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	var decks int32
+	var (
+		decks int32
+		first *shoev1.Shoe
+	)
 	certification := false
 	if shoeID != "" {
 		// The shoe is the table's before the table exists: nobody deals
@@ -170,15 +173,17 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		if sh.GetTestShoe() {
 			decks = 0 // any composition: the odds do not know it
 		}
+		first = sh
 	} else {
+		// It waits for the players' seeds (seeds.go).
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
-			ClientSeed: "table/" + id + "/shoe/1", Variant: shoeVariant(int32(variant)),
+			ClientSeed: "table/" + id + "/shoe/1", Variant: shoeVariant(int32(variant)), AwaitPlayerSeeds: true,
 		})
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
 		}
-		shoeID, decks = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks()
+		shoeID, decks, first = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks(), resp.GetShoe()
 	}
 	t := &table{ID: id, State: chemindefer.New(hr), ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
 		Certification: certification}
@@ -196,6 +201,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 			return nil, err
 		}
 	}
+	t.Entropy = openedEntropy(first)
 	c := &change{t: t, now: s.now()}
 	created, err := tableCreated(t, req, caller)
 	if err != nil {
@@ -361,6 +367,9 @@ func (s *Service) act(ctx context.Context, method string, req playerRequest) (*t
 		if err := checkID(f.name, f.v); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkSeed(req); err != nil {
+		return nil, err
 	}
 	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
 		return nil, err

@@ -250,6 +250,7 @@ type TableEvent struct {
 	//	*TableEvent_BettingWindowStarted
 	//	*TableEvent_BettingClosed
 	//	*TableEvent_ShoeChanged
+	//	*TableEvent_ShoeSeeded
 	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
@@ -569,6 +570,15 @@ func (x *TableEvent) GetShoeChanged() *ShoeChanged {
 	return nil
 }
 
+func (x *TableEvent) GetShoeSeeded() *ShoeSeeded {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_ShoeSeeded); ok {
+			return x.ShoeSeeded
+		}
+	}
+	return nil
+}
+
 func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
 	if x != nil {
 		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
@@ -686,6 +696,10 @@ type TableEvent_ShoeChanged struct {
 	ShoeChanged *ShoeChanged `protobuf:"bytes,35,opt,name=shoe_changed,json=shoeChanged,proto3,oneof"`
 }
 
+type TableEvent_ShoeSeeded struct {
+	ShoeSeeded *ShoeSeeded `protobuf:"bytes,36,opt,name=shoe_seeded,json=shoeSeeded,proto3,oneof"`
+}
+
 type TableEvent_TopCardsMoved struct {
 	// The old baccarat (OLD-*): field numbers 50-59.
 	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
@@ -742,6 +756,8 @@ func (*TableEvent_BettingWindowStarted) isTableEvent_Payload() {}
 func (*TableEvent_BettingClosed) isTableEvent_Payload() {}
 
 func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
+
+func (*TableEvent_ShoeSeeded) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
@@ -2066,6 +2082,94 @@ func (x *ShoeChanged) GetShoeNumber() int32 {
 	return 0
 }
 
+// ShoeSeeded: the order of the table's shoe is fixed, before its first
+// card (the old game: before the banker's move of top cards): whose
+// player seeds are mixed into it after its commitment (see "Player
+// seeds" on chemmy.table.v1.TableService). One per shoe.
+type ShoeSeeded struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The shoe's number at the table, 1-based.
+	ShoeNumber int32 `protobuf:"varint,2,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	// SHA-256 of the shoe's server seed, as published when it opened;
+	// empty for a certification shoe.
+	Commitment []byte `protobuf:"bytes,3,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	// The players whose seeds are in the shoe, sorted; empty: the shoe has
+	// no player entropy (nobody gave a seed, a certification shoe, or a
+	// staff shoe cut at random).
+	PlayerIds []string `protobuf:"bytes,4,rep,name=player_ids,json=playerIds,proto3" json:"player_ids,omitempty"`
+	// Where they come from: "table" (the players' seeds the table
+	// collected: SeedShoe), "cutter" (the named cutter's Cut), "none".
+	Source        string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShoeSeeded) Reset() {
+	*x = ShoeSeeded{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeSeeded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeSeeded) ProtoMessage() {}
+
+func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeSeeded.ProtoReflect.Descriptor instead.
+func (*ShoeSeeded) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ShoeSeeded) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ShoeSeeded) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
+func (x *ShoeSeeded) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+func (x *ShoeSeeded) GetPlayerIds() []string {
+	if x != nil {
+		return x.PlayerIds
+	}
+	return nil
+}
+
+func (x *ShoeSeeded) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // PlayerLeft: a player left his seat.
 type PlayerLeft struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2077,7 +2181,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2193,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2206,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2134,7 +2238,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2250,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2263,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2197,7 +2301,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2313,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2326,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2256,7 +2360,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2268,7 +2372,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2281,7 +2385,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2302,7 +2406,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2418,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2431,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -2349,7 +2453,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2465,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2478,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -2404,7 +2508,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2416,7 +2520,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2429,7 +2533,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2463,7 +2567,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2579,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2592,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2532,7 +2636,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2648,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2661,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -2578,7 +2682,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\x10\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x97\x11\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2619,7 +2723,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\ftable_closed\x18  \x01(\v2\x1d.chemmy.events.v1.TableClosedH\x00R\vtableClosed\x12^\n" +
 	"\x16betting_window_started\x18! \x01(\v2&.chemmy.events.v1.BettingWindowStartedH\x00R\x14bettingWindowStarted\x12H\n" +
 	"\x0ebetting_closed\x18\" \x01(\v2\x1f.chemmy.events.v1.BettingClosedH\x00R\rbettingClosed\x12B\n" +
-	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12I\n" +
+	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12?\n" +
+	"\vshoe_seeded\x18$ \x01(\v2\x1c.chemmy.events.v1.ShoeSeededH\x00R\n" +
+	"shoeSeeded\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
 	"\apayload\"\xde\x02\n" +
 	"\fTableCreated\x12\x17\n" +
@@ -2721,7 +2827,18 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vShoeChanged\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
 	"\vshoe_number\x18\x02 \x01(\x05R\n" +
-	"shoeNumber\"J\n" +
+	"shoeNumber\"\x9d\x01\n" +
+	"\n" +
+	"ShoeSeeded\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
+	"\vshoe_number\x18\x02 \x01(\x05R\n" +
+	"shoeNumber\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x03 \x01(\fR\n" +
+	"commitment\x12\x1d\n" +
+	"\n" +
+	"player_ids\x18\x04 \x03(\tR\tplayerIds\x12\x16\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\"J\n" +
 	"\n" +
 	"PlayerLeft\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
@@ -2789,7 +2906,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -2814,21 +2931,22 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*BettingWindowStarted)(nil),  // 20: chemmy.events.v1.BettingWindowStarted
 	(*BettingClosed)(nil),         // 21: chemmy.events.v1.BettingClosed
 	(*ShoeChanged)(nil),           // 22: chemmy.events.v1.ShoeChanged
-	(*PlayerLeft)(nil),            // 23: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 24: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 25: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 26: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 27: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 28: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 29: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 30: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 31: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 32: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 33: google.protobuf.Any
-	(*v1.Card)(nil),               // 34: chemmy.shoe.v1.Card
+	(*ShoeSeeded)(nil),            // 23: chemmy.events.v1.ShoeSeeded
+	(*PlayerLeft)(nil),            // 24: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 25: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 26: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 27: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 28: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 29: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 30: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 31: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 32: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 34: google.protobuf.Any
+	(*v1.Card)(nil),               // 35: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	32, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	33, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -2842,42 +2960,43 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	17, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
 	19, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	13, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	23, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	24, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	25, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	26, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	27, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	28, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	29, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	30, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	24, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	25, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	26, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	27, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	28, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	29, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	30, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	31, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
 	6,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
 	5,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
 	20, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
 	21, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
 	22, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
-	31, // 27: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	33, // 28: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	33, // 29: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	2,  // 30: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 31: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	34, // 32: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 33: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	34, // 34: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 35: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 36: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	34, // 37: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	34, // 38: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	18, // 39: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 40: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	34, // 41: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 42: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 43: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	32, // 44: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	45, // [45:45] is the sub-list for method output_type
-	45, // [45:45] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	23, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
+	32, // 28: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	34, // 29: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	34, // 30: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	2,  // 31: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 32: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	35, // 33: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 34: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	35, // 35: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 36: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 37: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	35, // 38: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	35, // 39: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	18, // 40: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 41: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	35, // 42: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 43: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 44: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	33, // 45: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	46, // [46:46] is the sub-list for method output_type
+	46, // [46:46] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -2912,6 +3031,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BettingWindowStarted)(nil),
 		(*TableEvent_BettingClosed)(nil),
 		(*TableEvent_ShoeChanged)(nil),
+		(*TableEvent_ShoeSeeded)(nil),
 		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
@@ -2920,7 +3040,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -221,9 +221,12 @@ type ShoeOpened struct {
 	// As chemmy.shoe.v1.Shoe: the shoe belongs to the table named in owner.
 	OwnedByTable bool `protobuf:"varint,12,opt,name=owned_by_table,json=ownedByTable,proto3" json:"owned_by_table,omitempty"`
 	// As chemmy.shoe.v1.Shoe: who created it ("table-svc" or a staff id).
-	CreatedBy     string `protobuf:"bytes,13,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedBy string `protobuf:"bytes,13,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// As chemmy.shoe.v1.Shoe: the shoe waits for its table's player seeds
+	// (SeedShoe); its order is fixed then, after this commitment.
+	AwaitPlayerSeeds bool `protobuf:"varint,14,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ShoeOpened) Reset() {
@@ -347,6 +350,13 @@ func (x *ShoeOpened) GetCreatedBy() string {
 	return ""
 }
 
+func (x *ShoeOpened) GetAwaitPlayerSeeds() bool {
+	if x != nil {
+		return x.AwaitPlayerSeeds
+	}
+	return false
+}
+
 // CardsBurned: the shoe was cut and the burn cards shown and discarded
 // (SHOE-CUT, SHOE-BURN).
 type CardsBurned struct {
@@ -357,11 +367,13 @@ type CardsBurned struct {
 	Burned      []*v1.Card             `protobuf:"bytes,4,rep,name=burned,proto3" json:"burned,omitempty"`
 	// Cards left to deal after the burn.
 	CardsTotal int32 `protobuf:"varint,5,opt,name=cards_total,json=cardsTotal,proto3" json:"cards_total,omitempty"`
-	// The player seeds mixed into the shuffle (the cutter's); empty for a
-	// random cut (no player entropy).
-	PlayerSeeds   []string `protobuf:"bytes,6,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The player seeds mixed into the shuffle (the cutter's, or the table's
+	// players' sorted by their bytes: SeedShoe); empty: no player entropy.
+	PlayerSeeds []string `protobuf:"bytes,6,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
+	// Who gave each of player_seeds (same order).
+	PlayerSeedPlayerIds []string `protobuf:"bytes,7,rep,name=player_seed_player_ids,json=playerSeedPlayerIds,proto3" json:"player_seed_player_ids,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CardsBurned) Reset() {
@@ -432,6 +444,13 @@ func (x *CardsBurned) GetCardsTotal() int32 {
 func (x *CardsBurned) GetPlayerSeeds() []string {
 	if x != nil {
 		return x.PlayerSeeds
+	}
+	return nil
+}
+
+func (x *CardsBurned) GetPlayerSeedPlayerIds() []string {
+	if x != nil {
+		return x.PlayerSeedPlayerIds
 	}
 	return nil
 }
@@ -724,7 +743,7 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"shoeClosed\x12Q\n" +
 	"\x0ftop_cards_moved\x18\x0e \x01(\v2'.chemmy.events.v1.TopCardsMovedToBottomH\x00R\rtopCardsMoved\x12B\n" +
 	"\fshoe_claimed\x18\x0f \x01(\v2\x1d.chemmy.events.v1.ShoeClaimedH\x00R\vshoeClaimedB\t\n" +
-	"\apayload\"\xff\x03\n" +
+	"\apayload\"\xad\x04\n" +
 	"\n" +
 	"ShoeOpened\x12\x1e\n" +
 	"\n" +
@@ -744,7 +763,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\ttest_shoe\x18\v \x01(\bR\btestShoe\x12$\n" +
 	"\x0eowned_by_table\x18\f \x01(\bR\fownedByTable\x12\x1d\n" +
 	"\n" +
-	"created_by\x18\r \x01(\tR\tcreatedBy\"\xd8\x01\n" +
+	"created_by\x18\r \x01(\tR\tcreatedBy\x12,\n" +
+	"\x12await_player_seeds\x18\x0e \x01(\bR\x10awaitPlayerSeeds\"\x8d\x02\n" +
 	"\vCardsBurned\x12!\n" +
 	"\fcut_position\x18\x01 \x01(\x05R\vcutPosition\x12\x1d\n" +
 	"\n" +
@@ -753,7 +773,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\x06burned\x18\x04 \x03(\v2\x14.chemmy.shoe.v1.CardR\x06burned\x12\x1f\n" +
 	"\vcards_total\x18\x05 \x01(\x05R\n" +
 	"cardsTotal\x12!\n" +
-	"\fplayer_seeds\x18\x06 \x03(\tR\vplayerSeeds\"j\n" +
+	"\fplayer_seeds\x18\x06 \x03(\tR\vplayerSeeds\x123\n" +
+	"\x16player_seed_player_ids\x18\a \x03(\tR\x13playerSeedPlayerIds\"j\n" +
 	"\n" +
 	"CutCardOut\x12\x1a\n" +
 	"\bposition\x18\x01 \x01(\x05R\bposition\x12\x17\n" +

@@ -95,6 +95,12 @@ const (
 	// ClaimShoe on a shoe that belongs to another table (created for it, or
 	// claimed by it). FAILED_PRECONDITION.
 	ErrorReason_ERROR_REASON_SHOE_CLAIMED ErrorReason = 26
+	// The shoe waits for its table's player seeds (AWAITING_SEEDS,
+	// SeedShoe) and deals nothing yet. FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_SHOE_NOT_SEEDED ErrorReason = 27
+	// SeedShoe on a shoe that was not created with await_player_seeds.
+	// FAILED_PRECONDITION.
+	ErrorReason_ERROR_REASON_NOT_AWAITING_SEEDS ErrorReason = 28
 )
 
 // Enum value maps for ErrorReason.
@@ -127,6 +133,8 @@ var (
 		24: "ERROR_REASON_DEAL_STARTED",
 		25: "ERROR_REASON_TOP_CARDS_ALREADY_MOVED",
 		26: "ERROR_REASON_SHOE_CLAIMED",
+		27: "ERROR_REASON_SHOE_NOT_SEEDED",
+		28: "ERROR_REASON_NOT_AWAITING_SEEDS",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -156,6 +164,8 @@ var (
 		"ERROR_REASON_DEAL_STARTED":            24,
 		"ERROR_REASON_TOP_CARDS_ALREADY_MOVED": 25,
 		"ERROR_REASON_SHOE_CLAIMED":            26,
+		"ERROR_REASON_SHOE_NOT_SEEDED":         27,
+		"ERROR_REASON_NOT_AWAITING_SEEDS":      28,
 	}
 )
 
@@ -465,6 +475,11 @@ const (
 	// cut_deadline; the burn follows the cut. Deals nothing yet. Counts
 	// cover all loaded cards until the cut.
 	ShoeState_SHOE_STATE_AWAITING_CUT ShoeState = 3
+	// Committed, waiting for the player seeds its table collects
+	// (CreateShoeRequest.await_player_seeds, SeedShoe); the cut at random
+	// and the burn follow them. Deals nothing yet. Counts cover all loaded
+	// cards until then.
+	ShoeState_SHOE_STATE_AWAITING_SEEDS ShoeState = 4
 )
 
 // Enum value maps for ShoeState.
@@ -474,12 +489,14 @@ var (
 		1: "SHOE_STATE_OPEN",
 		2: "SHOE_STATE_CLOSED",
 		3: "SHOE_STATE_AWAITING_CUT",
+		4: "SHOE_STATE_AWAITING_SEEDS",
 	}
 	ShoeState_value = map[string]int32{
-		"SHOE_STATE_UNSPECIFIED":  0,
-		"SHOE_STATE_OPEN":         1,
-		"SHOE_STATE_CLOSED":       2,
-		"SHOE_STATE_AWAITING_CUT": 3,
+		"SHOE_STATE_UNSPECIFIED":    0,
+		"SHOE_STATE_OPEN":           1,
+		"SHOE_STATE_CLOSED":         2,
+		"SHOE_STATE_AWAITING_CUT":   3,
+		"SHOE_STATE_AWAITING_SEEDS": 4,
 	}
 )
 
@@ -708,9 +725,10 @@ type Shoe struct {
 	// for the table service, the staff member's id otherwise.
 	CreatedBy string `protobuf:"bytes,27,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	// The player seeds mixed into the shuffle after the commitment, in the
-	// order given: the cutter's seed from Cut. Set at the cut; empty for a
-	// shoe cut at random or by a cutter who gave no seed (no player
-	// entropy), and for certification shoes.
+	// order mixed in: the cutter's seed from Cut, or the seeds of the
+	// table's SeedShoe sorted by their bytes. Set at the cut or SeedShoe;
+	// empty for a shoe cut at random, by a cutter who gave no seed or
+	// seeded with none (no player entropy), and for certification shoes.
 	PlayerSeeds []string `protobuf:"bytes,28,rep,name=player_seeds,json=playerSeeds,proto3" json:"player_seeds,omitempty"`
 	// The number of top cards the banker moved to the bottom after the cut
 	// and the burn (MoveTopCardsToBottom, OLD-CUT); 0: no move.
@@ -725,10 +743,16 @@ type Shoe struct {
 	// ("table-svc" for a table's shoe, an operator's id for a forced close
 	// of a staff shoe) and his role; empty for a shoe closed because its
 	// last card was dealt (exhausted).
-	ClosedBy      string `protobuf:"bytes,32,opt,name=closed_by,json=closedBy,proto3" json:"closed_by,omitempty"`
-	ClosedByRole  string `protobuf:"bytes,33,opt,name=closed_by_role,json=closedByRole,proto3" json:"closed_by_role,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClosedBy     string `protobuf:"bytes,32,opt,name=closed_by,json=closedBy,proto3" json:"closed_by,omitempty"`
+	ClosedByRole string `protobuf:"bytes,33,opt,name=closed_by_role,json=closedByRole,proto3" json:"closed_by_role,omitempty"`
+	// Who gave each of player_seeds (same order): the cutter, or the
+	// players of the table's SeedShoe.
+	PlayerSeedPlayerIds []string `protobuf:"bytes,34,rep,name=player_seed_player_ids,json=playerSeedPlayerIds,proto3" json:"player_seed_player_ids,omitempty"`
+	// Created with await_player_seeds: the shoe's player seeds come from its
+	// table (SeedShoe); AWAITING_SEEDS until then.
+	AwaitPlayerSeeds bool `protobuf:"varint,35,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Shoe) Reset() {
@@ -992,6 +1016,20 @@ func (x *Shoe) GetClosedByRole() string {
 	return ""
 }
 
+func (x *Shoe) GetPlayerSeedPlayerIds() []string {
+	if x != nil {
+		return x.PlayerSeedPlayerIds
+	}
+	return nil
+}
+
+func (x *Shoe) GetAwaitPlayerSeeds() bool {
+	if x != nil {
+		return x.AwaitPlayerSeeds
+	}
+	return false
+}
+
 // CreateShoeRequest asks for a freshly shuffled shoe.
 type CreateShoeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1025,9 +1063,16 @@ type CreateShoeRequest struct {
 	// Time the cutter has; 0 means 30 s; 1 s to 10 min. When it runs out the
 	// shoe is cut at random (by the next call touching the shoe, or by the
 	// service's sweep within about a second).
-	CutTimeLimit  *durationpb.Duration `protobuf:"bytes,10,opt,name=cut_time_limit,json=cutTimeLimit,proto3" json:"cut_time_limit,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CutTimeLimit *durationpb.Duration `protobuf:"bytes,10,opt,name=cut_time_limit,json=cutTimeLimit,proto3" json:"cut_time_limit,omitempty"`
+	// The table service, for its table's shoe (an owner) without a named
+	// cutter: the shoe waits (AWAITING_SEEDS) for the seeds the table's
+	// players give after its commitment, delivered by SeedShoe before its
+	// first card; it has no time limit (the table delivers them, possibly
+	// none). INVALID_ARGUMENT from another caller, without owner or with
+	// cutter_player_id.
+	AwaitPlayerSeeds bool `protobuf:"varint,11,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateShoeRequest) Reset() {
@@ -1128,6 +1173,13 @@ func (x *CreateShoeRequest) GetCutTimeLimit() *durationpb.Duration {
 		return x.CutTimeLimit
 	}
 	return nil
+}
+
+func (x *CreateShoeRequest) GetAwaitPlayerSeeds() bool {
+	if x != nil {
+		return x.AwaitPlayerSeeds
+	}
+	return false
 }
 
 // CreateShoeResponse holds the new shoe.
@@ -1922,9 +1974,11 @@ type ShoeReveal struct {
 	// after the burned cards, rotated left by this count.
 	MovedToBottom int32 `protobuf:"varint,17,opt,name=moved_to_bottom,json=movedToBottom,proto3" json:"moved_to_bottom,omitempty"`
 	// Who announced the move (Shoe.moved_by).
-	MovedBy       string `protobuf:"bytes,18,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	MovedBy string `protobuf:"bytes,18,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
+	// Who gave each of player_seeds (Shoe.player_seed_player_ids).
+	PlayerSeedPlayerIds []string `protobuf:"bytes,19,rep,name=player_seed_player_ids,json=playerSeedPlayerIds,proto3" json:"player_seed_player_ids,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *ShoeReveal) Reset() {
@@ -2081,6 +2135,13 @@ func (x *ShoeReveal) GetMovedBy() string {
 		return x.MovedBy
 	}
 	return ""
+}
+
+func (x *ShoeReveal) GetPlayerSeedPlayerIds() []string {
+	if x != nil {
+		return x.PlayerSeedPlayerIds
+	}
+	return nil
 }
 
 // ListCardFatesRequest names a shoe or a coup (exactly one).
@@ -2528,6 +2589,170 @@ func (x *ClaimShoeResponse) GetShoe() *Shoe {
 	return nil
 }
 
+// PlayerSeed is one player's seed for a shoe.
+type PlayerSeed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Up to 128 bytes.
+	PlayerId string `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// 1 to 256 bytes (UTF-8): fresh and unpredictable (e.g. 32 random hex
+	// digits); public once the order is fixed.
+	Seed          string `protobuf:"bytes,2,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerSeed) Reset() {
+	*x = PlayerSeed{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerSeed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerSeed) ProtoMessage() {}
+
+func (x *PlayerSeed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerSeed.ProtoReflect.Descriptor instead.
+func (*PlayerSeed) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PlayerSeed) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *PlayerSeed) GetSeed() string {
+	if x != nil {
+		return x.Seed
+	}
+	return ""
+}
+
+// SeedShoeRequest delivers a table's player seeds to its shoe.
+type SeedShoeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required; up to 256 bytes (idempotency is per shoe, see SeedShoe).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// At most 16, one per player, in any order (they are sorted).
+	Seeds         []*PlayerSeed `protobuf:"bytes,3,rep,name=seeds,proto3" json:"seeds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedShoeRequest) Reset() {
+	*x = SeedShoeRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedShoeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedShoeRequest) ProtoMessage() {}
+
+func (x *SeedShoeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedShoeRequest.ProtoReflect.Descriptor instead.
+func (*SeedShoeRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SeedShoeRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *SeedShoeRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *SeedShoeRequest) GetSeeds() []*PlayerSeed {
+	if x != nil {
+		return x.Seeds
+	}
+	return nil
+}
+
+// SeedShoeResponse holds the shoe, seeded (or as it stands).
+type SeedShoeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shoe          *Shoe                  `protobuf:"bytes,1,opt,name=shoe,proto3" json:"shoe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedShoeResponse) Reset() {
+	*x = SeedShoeResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedShoeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedShoeResponse) ProtoMessage() {}
+
+func (x *SeedShoeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedShoeResponse.ProtoReflect.Descriptor instead.
+func (*SeedShoeResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *SeedShoeResponse) GetShoe() *Shoe {
+	if x != nil {
+		return x.Shoe
+	}
+	return nil
+}
+
 var File_chemmy_shoe_v1_shoe_proto protoreflect.FileDescriptor
 
 const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
@@ -2537,7 +2762,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
-	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xdf\t\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xc2\n" +
+	"\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x19.chemmy.shoe.v1.ShoeStateR\x05state\x12\x14\n" +
@@ -2582,7 +2808,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\bmoved_by\x18\x1e \x01(\tR\amovedBy\x12\x19\n" +
 	"\btable_id\x18\x1f \x01(\tR\atableId\x12\x1b\n" +
 	"\tclosed_by\x18  \x01(\tR\bclosedBy\x12$\n" +
-	"\x0eclosed_by_role\x18! \x01(\tR\fclosedByRole\"\x93\x03\n" +
+	"\x0eclosed_by_role\x18! \x01(\tR\fclosedByRole\x123\n" +
+	"\x16player_seed_player_ids\x18\" \x03(\tR\x13playerSeedPlayerIds\x12,\n" +
+	"\x12await_player_seeds\x18# \x01(\bR\x10awaitPlayerSeeds\"\xc1\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2596,7 +2824,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"clientSeed\x12(\n" +
 	"\x10cutter_player_id\x18\t \x01(\tR\x0ecutterPlayerId\x12?\n" +
 	"\x0ecut_time_limit\x18\n" +
-	" \x01(\v2\x19.google.protobuf.DurationR\fcutTimeLimit\">\n" +
+	" \x01(\v2\x19.google.protobuf.DurationR\fcutTimeLimit\x12,\n" +
+	"\x12await_player_seeds\x18\v \x01(\bR\x10awaitPlayerSeeds\">\n" +
 	"\x12CreateShoeResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\xaf\x01\n" +
 	"\x1aCreateShoeFromOrderRequest\x12\x1d\n" +
@@ -2646,7 +2875,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x14GetShoeRevealRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"K\n" +
 	"\x15GetShoeRevealResponse\x122\n" +
-	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xc4\x04\n" +
+	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xf9\x04\n" +
 	"\n" +
 	"ShoeReveal\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x14\n" +
@@ -2673,7 +2902,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\fclose_reason\x18\x0f \x01(\tR\vcloseReason\x12!\n" +
 	"\fplayer_seeds\x18\x10 \x03(\tR\vplayerSeeds\x12&\n" +
 	"\x0fmoved_to_bottom\x18\x11 \x01(\x05R\rmovedToBottom\x12\x19\n" +
-	"\bmoved_by\x18\x12 \x01(\tR\amovedBy\"H\n" +
+	"\bmoved_by\x18\x12 \x01(\tR\amovedBy\x123\n" +
+	"\x16player_seed_player_ids\x18\x13 \x03(\tR\x13playerSeedPlayerIds\"H\n" +
 	"\x14ListCardFatesRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x17\n" +
 	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"G\n" +
@@ -2704,7 +2934,18 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x19\n" +
 	"\btable_id\x18\x03 \x01(\tR\atableId\"=\n" +
 	"\x11ClaimShoeResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\xa4\a\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"=\n" +
+	"\n" +
+	"PlayerSeed\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x12\n" +
+	"\x04seed\x18\x02 \x01(\tR\x04seed\"{\n" +
+	"\x0fSeedShoeRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
+	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x120\n" +
+	"\x05seeds\x18\x03 \x03(\v2\x1a.chemmy.shoe.v1.PlayerSeedR\x05seeds\"<\n" +
+	"\x10SeedShoeResponse\x12(\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\xeb\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -2733,7 +2974,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x1dERROR_REASON_MOVE_NOT_ALLOWED\x10\x17\x12\x1d\n" +
 	"\x19ERROR_REASON_DEAL_STARTED\x10\x18\x12(\n" +
 	"$ERROR_REASON_TOP_CARDS_ALREADY_MOVED\x10\x19\x12\x1d\n" +
-	"\x19ERROR_REASON_SHOE_CLAIMED\x10\x1a*{\n" +
+	"\x19ERROR_REASON_SHOE_CLAIMED\x10\x1a\x12 \n" +
+	"\x1cERROR_REASON_SHOE_NOT_SEEDED\x10\x1b\x12#\n" +
+	"\x1fERROR_REASON_NOT_AWAITING_SEEDS\x10\x1c*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
@@ -2770,18 +3013,19 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"SUIT_CLUBS\x10\x01\x12\x11\n" +
 	"\rSUIT_DIAMONDS\x10\x02\x12\x0f\n" +
 	"\vSUIT_HEARTS\x10\x03\x12\x0f\n" +
-	"\vSUIT_SPADES\x10\x04*p\n" +
+	"\vSUIT_SPADES\x10\x04*\x8f\x01\n" +
 	"\tShoeState\x12\x1a\n" +
 	"\x16SHOE_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSHOE_STATE_OPEN\x10\x01\x12\x15\n" +
 	"\x11SHOE_STATE_CLOSED\x10\x02\x12\x1b\n" +
-	"\x17SHOE_STATE_AWAITING_CUT\x10\x03*L\n" +
+	"\x17SHOE_STATE_AWAITING_CUT\x10\x03\x12\x1d\n" +
+	"\x19SHOE_STATE_AWAITING_SEEDS\x10\x04*L\n" +
 	"\x04Fate\x12\x14\n" +
 	"\x10FATE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
 	"\n" +
 	"FATE_DEALT\x10\x02\x12\r\n" +
-	"\tFATE_LEFT\x10\x032\x80\a\n" +
+	"\tFATE_LEFT\x10\x032\xcf\a\n" +
 	"\vShoeService\x12S\n" +
 	"\n" +
 	"CreateShoe\x12!.chemmy.shoe.v1.CreateShoeRequest\x1a\".chemmy.shoe.v1.CreateShoeResponse\x12n\n" +
@@ -2793,7 +3037,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\rGetShoeReveal\x12$.chemmy.shoe.v1.GetShoeRevealRequest\x1a%.chemmy.shoe.v1.GetShoeRevealResponse\x12\\\n" +
 	"\rListCardFates\x12$.chemmy.shoe.v1.ListCardFatesRequest\x1a%.chemmy.shoe.v1.ListCardFatesResponse\x12q\n" +
 	"\x14MoveTopCardsToBottom\x12+.chemmy.shoe.v1.MoveTopCardsToBottomRequest\x1a,.chemmy.shoe.v1.MoveTopCardsToBottomResponse\x12P\n" +
-	"\tClaimShoe\x12 .chemmy.shoe.v1.ClaimShoeRequest\x1a!.chemmy.shoe.v1.ClaimShoeResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
+	"\tClaimShoe\x12 .chemmy.shoe.v1.ClaimShoeRequest\x1a!.chemmy.shoe.v1.ClaimShoeResponse\x12M\n" +
+	"\bSeedShoe\x12\x1f.chemmy.shoe.v1.SeedShoeRequest\x1a .chemmy.shoe.v1.SeedShoeResponseB:Z8github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1;shoev1b\x06proto3"
 
 var (
 	file_chemmy_shoe_v1_shoe_proto_rawDescOnce sync.Once
@@ -2808,7 +3053,7 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(ErrorReason)(0),                     // 0: chemmy.shoe.v1.ErrorReason
 	(Variant)(0),                         // 1: chemmy.shoe.v1.Variant
@@ -2841,22 +3086,25 @@ var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(*MoveTopCardsToBottomResponse)(nil), // 28: chemmy.shoe.v1.MoveTopCardsToBottomResponse
 	(*ClaimShoeRequest)(nil),             // 29: chemmy.shoe.v1.ClaimShoeRequest
 	(*ClaimShoeResponse)(nil),            // 30: chemmy.shoe.v1.ClaimShoeResponse
-	(*timestamppb.Timestamp)(nil),        // 31: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),          // 32: google.protobuf.Duration
+	(*PlayerSeed)(nil),                   // 31: chemmy.shoe.v1.PlayerSeed
+	(*SeedShoeRequest)(nil),              // 32: chemmy.shoe.v1.SeedShoeRequest
+	(*SeedShoeResponse)(nil),             // 33: chemmy.shoe.v1.SeedShoeResponse
+	(*timestamppb.Timestamp)(nil),        // 34: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 35: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
 	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
 	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
 	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	31, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	34, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	31, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
-	31, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	34, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	34, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
 	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	32, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	35, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
 	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
@@ -2868,34 +3116,38 @@ var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	26, // 20: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
 	7,  // 21: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
 	6,  // 22: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
-	31, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	34, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
 	8,  // 24: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 25: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	9,  // 26: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	11, // 27: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	13, // 28: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	15, // 29: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	17, // 30: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
-	19, // 31: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
-	21, // 32: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
-	24, // 33: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
-	27, // 34: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	29, // 35: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
-	10, // 36: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	12, // 37: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	14, // 38: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	16, // 39: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	18, // 40: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
-	20, // 41: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
-	22, // 42: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
-	25, // 43: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
-	28, // 44: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	30, // 45: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
-	36, // [36:46] is the sub-list for method output_type
-	26, // [26:36] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	31, // 26: chemmy.shoe.v1.SeedShoeRequest.seeds:type_name -> chemmy.shoe.v1.PlayerSeed
+	8,  // 27: chemmy.shoe.v1.SeedShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 28: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	11, // 29: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	13, // 30: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	15, // 31: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	17, // 32: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	19, // 33: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	21, // 34: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	24, // 35: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	27, // 36: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	29, // 37: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
+	32, // 38: chemmy.shoe.v1.ShoeService.SeedShoe:input_type -> chemmy.shoe.v1.SeedShoeRequest
+	10, // 39: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	12, // 40: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	14, // 41: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	16, // 42: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	18, // 43: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	20, // 44: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	22, // 45: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	25, // 46: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	28, // 47: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	30, // 48: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
+	33, // 49: chemmy.shoe.v1.ShoeService.SeedShoe:output_type -> chemmy.shoe.v1.SeedShoeResponse
+	39, // [39:50] is the sub-list for method output_type
+	28, // [28:39] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -2909,7 +3161,7 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   24,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

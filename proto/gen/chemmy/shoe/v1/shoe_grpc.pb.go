@@ -29,6 +29,7 @@ const (
 	ShoeService_ListCardFates_FullMethodName        = "/chemmy.shoe.v1.ShoeService/ListCardFates"
 	ShoeService_MoveTopCardsToBottom_FullMethodName = "/chemmy.shoe.v1.ShoeService/MoveTopCardsToBottom"
 	ShoeService_ClaimShoe_FullMethodName            = "/chemmy.shoe.v1.ShoeService/ClaimShoe"
+	ShoeService_SeedShoe_FullMethodName             = "/chemmy.shoe.v1.ShoeService/SeedShoe"
 )
 
 // ShoeServiceClient is the client API for ShoeService service.
@@ -77,15 +78,28 @@ const (
 //	    its SHA-256, before any player seed is known;
 //	(b) the public client seed given with CreateShoe (the table's
 //	    "table/<id>/shoe/<n>");
-//	(c) the player seeds given after the commitment: the named cutter's
-//	    CutRequest.player_seed (Shoe.player_seeds once cut).
+//	(c) the player seeds given after the commitment (Shoe.player_seeds,
+//	    and who gave each, Shoe.player_seed_player_ids, once the order is
+//	    fixed): either the named cutter's CutRequest.player_seed, or, for
+//	    a table's shoe created with await_player_seeds (every table's
+//	    shoe without a named cutter), the seeds the table's players gave
+//	    while it waited (SeedShoe). Those are mixed in sorted by their
+//	    bytes (then by player id): the order does not depend on the order
+//	    in which the players gave them, only on which seeds they are.
 //
-// The order of a shoe waiting for its cutter is therefore not fixed until
-// the cut. A shoe cut at random (no cutter named, or the cutter's time ran
-// out) and a cut with an empty seed get no player seed: the order follows
-// from (a) and (b) alone, fixed when the shoe opens, and such a shoe
-// protects nobody from whoever runs this service; its reveal says so
-// (player_seeds empty). In the old game (VARIANT_OLD) the banker may then
+// The order of a shoe waiting for its cutter or its table's seeds is
+// therefore not fixed until the cut or SeedShoe. A shoe cut at random at
+// once (no cutter named, no await_player_seeds: staff shoes), one whose
+// cutter's time ran out, a cut with an empty seed, and a SeedShoe with no
+// seed (nobody gave one) get no player seed: the order follows from (a)
+// and (b) alone, and such a shoe protects nobody from whoever runs this
+// service; its reveal says so (player_seeds empty). A player's seed
+// protects him only as the last one in: a seed added after his by
+// someone who could read his (whoever runs the services, through an
+// accomplice at the table) could be chosen among many to pick one of as
+// many orders. The table shows nobody the seeds before the shuffle; the
+// named cutter's seed (the table's house rule shoe_cut_by_player) is a
+// shoe's only one. In the old game (VARIANT_OLD) the banker may then
 // move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
 // a rotation of the dealing order by a count he announces, recorded in
 // the shoe (Shoe.moved_to_bottom) and in the reveal
@@ -120,10 +134,12 @@ const (
 type ShoeServiceClient interface {
 	// CreateShoe builds a shoe of `decks` decks (by variant, SHOE-DECKS,
 	// BQ-DECKS, OLD-DECKS: chemin de fer and punto banco 6 or 8, banque 3,
-	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
-	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
-	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
-	// one it waits for his Cut. Created by the table service with an owner,
+	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). With
+	// cutter_player_id it waits for his Cut; with await_player_seeds (the
+	// table service) for its table's SeedShoe; otherwise it shuffles
+	// (unbiased Fisher-Yates, no player seed), cuts at a random position
+	// (SHOE-CUT), places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN)
+	// at once. Created by the table service with an owner,
 	// the shoe belongs to that table (owned_by_table). Idempotent by
 	// request_id, per caller: the same request_id from another caller is
 	// another request (nobody can take the table's next request_id).
@@ -144,7 +160,8 @@ type ShoeServiceClient interface {
 	// request_id: a retry returns the same card at the same position.
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
 	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
-	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
+	// cutter), SHOE_NOT_SEEDED (waiting for its table's SeedShoe),
+	// SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
 	// table service: claimed by or created for a table). The table
@@ -159,7 +176,8 @@ type ShoeServiceClient interface {
 	// Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
 	// then cut at random, without the seed); PERMISSION_DENIED
-	// NOT_THE_CUTTER, SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
+	// NOT_THE_CUTTER (also: a shoe that waits for its table's seeds has no
+	// cutter), SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
 	Cut(ctx context.Context, in *CutRequest, opts ...grpc.CallOption) (*CutResponse, error)
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
@@ -223,6 +241,27 @@ type ShoeServiceClient interface {
 	// (another table's), SHOE_CLOSED, DEAL_STARTED (cards were dealt from
 	// it); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	ClaimShoe(ctx context.Context, in *ClaimShoeRequest, opts ...grpc.CallOption) (*ClaimShoeResponse, error)
+	// SeedShoe delivers the player seeds a table collected for its shoe
+	// after the shoe's commitment (a shoe of CreateShoe with
+	// await_player_seeds, in AWAITING_SEEDS): the shoe is shuffled from the
+	// server seed, the client seed and these seeds, sorted by their bytes
+	// (then player id), cut at random (the position the stream draws after
+	// the shuffle), burned, and opens for dealing (SHOE-SHUFFLE, SHOE-CUT,
+	// SHOE-BURN). Shoe.player_seeds and player_seed_player_ids say which
+	// and whose, as do the cards_burned event and the reveal. No seed:
+	// the shoe opens without player entropy. The table calls it before
+	// the shoe's first card (the old game: before the banker's move of top
+	// cards). Table service only. Idempotent per shoe: the first SeedShoe
+	// fixes the order; any later one (a retry, with these seeds or others)
+	// is answered with the shoe as it stands, so the answer always says
+	// which seeds are in the shoe. A shoe closed while it waited was cut at
+	// random without seeds.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (more than 16 seeds, a seed
+	// empty or over 256 bytes, a player id empty, over 128 bytes or
+	// twice); NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION
+	// NOT_AWAITING_SEEDS (a shoe created without await_player_seeds);
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	SeedShoe(ctx context.Context, in *SeedShoeRequest, opts ...grpc.CallOption) (*SeedShoeResponse, error)
 }
 
 type shoeServiceClient struct {
@@ -333,6 +372,16 @@ func (c *shoeServiceClient) ClaimShoe(ctx context.Context, in *ClaimShoeRequest,
 	return out, nil
 }
 
+func (c *shoeServiceClient) SeedShoe(ctx context.Context, in *SeedShoeRequest, opts ...grpc.CallOption) (*SeedShoeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SeedShoeResponse)
+	err := c.cc.Invoke(ctx, ShoeService_SeedShoe_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ShoeServiceServer is the server API for ShoeService service.
 // All implementations must embed UnimplementedShoeServiceServer
 // for forward compatibility.
@@ -379,15 +428,28 @@ func (c *shoeServiceClient) ClaimShoe(ctx context.Context, in *ClaimShoeRequest,
 //	    its SHA-256, before any player seed is known;
 //	(b) the public client seed given with CreateShoe (the table's
 //	    "table/<id>/shoe/<n>");
-//	(c) the player seeds given after the commitment: the named cutter's
-//	    CutRequest.player_seed (Shoe.player_seeds once cut).
+//	(c) the player seeds given after the commitment (Shoe.player_seeds,
+//	    and who gave each, Shoe.player_seed_player_ids, once the order is
+//	    fixed): either the named cutter's CutRequest.player_seed, or, for
+//	    a table's shoe created with await_player_seeds (every table's
+//	    shoe without a named cutter), the seeds the table's players gave
+//	    while it waited (SeedShoe). Those are mixed in sorted by their
+//	    bytes (then by player id): the order does not depend on the order
+//	    in which the players gave them, only on which seeds they are.
 //
-// The order of a shoe waiting for its cutter is therefore not fixed until
-// the cut. A shoe cut at random (no cutter named, or the cutter's time ran
-// out) and a cut with an empty seed get no player seed: the order follows
-// from (a) and (b) alone, fixed when the shoe opens, and such a shoe
-// protects nobody from whoever runs this service; its reveal says so
-// (player_seeds empty). In the old game (VARIANT_OLD) the banker may then
+// The order of a shoe waiting for its cutter or its table's seeds is
+// therefore not fixed until the cut or SeedShoe. A shoe cut at random at
+// once (no cutter named, no await_player_seeds: staff shoes), one whose
+// cutter's time ran out, a cut with an empty seed, and a SeedShoe with no
+// seed (nobody gave one) get no player seed: the order follows from (a)
+// and (b) alone, and such a shoe protects nobody from whoever runs this
+// service; its reveal says so (player_seeds empty). A player's seed
+// protects him only as the last one in: a seed added after his by
+// someone who could read his (whoever runs the services, through an
+// accomplice at the table) could be chosen among many to pick one of as
+// many orders. The table shows nobody the seeds before the shuffle; the
+// named cutter's seed (the table's house rule shoe_cut_by_player) is a
+// shoe's only one. In the old game (VARIANT_OLD) the banker may then
 // move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
 // a rotation of the dealing order by a count he announces, recorded in
 // the shoe (Shoe.moved_to_bottom) and in the reveal
@@ -422,10 +484,12 @@ func (c *shoeServiceClient) ClaimShoe(ctx context.Context, in *ClaimShoeRequest,
 type ShoeServiceServer interface {
 	// CreateShoe builds a shoe of `decks` decks (by variant, SHOE-DECKS,
 	// BQ-DECKS, OLD-DECKS: chemin de fer and punto banco 6 or 8, banque 3,
-	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). Without cutter_player_id it shuffles (unbiased
-	// Fisher-Yates, no player seed), cuts at a random position (SHOE-CUT),
-	// places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN) at once; with
-	// one it waits for his Cut. Created by the table service with an owner,
+	// the old game 2) and commits to its server seed (SHOE-SHUFFLE). With
+	// cutter_player_id it waits for his Cut; with await_player_seeds (the
+	// table service) for its table's SeedShoe; otherwise it shuffles
+	// (unbiased Fisher-Yates, no player seed), cuts at a random position
+	// (SHOE-CUT), places the cut card (SHOE-CUT-CARD) and burns (SHOE-BURN)
+	// at once. Created by the table service with an owner,
 	// the shoe belongs to that table (owned_by_table). Idempotent by
 	// request_id, per caller: the same request_id from another caller is
 	// another request (nobody can take the table's next request_id).
@@ -446,7 +510,8 @@ type ShoeServiceServer interface {
 	// request_id: a retry returns the same card at the same position.
 	// Errors: NOT_FOUND SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_EXHAUSTED.
 	// Errors: also FAILED_PRECONDITION SHOE_NOT_CUT (waiting for the named
-	// cutter), SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
+	// cutter), SHOE_NOT_SEEDED (waiting for its table's SeedShoe),
+	// SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
 	// table service: claimed by or created for a table). The table
@@ -461,7 +526,8 @@ type ShoeServiceServer interface {
 	// Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION ALREADY_CUT, CUT_TIME_EXPIRED (the shoe was
 	// then cut at random, without the seed); PERMISSION_DENIED
-	// NOT_THE_CUTTER, SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
+	// NOT_THE_CUTTER (also: a shoe that waits for its table's seeds has no
+	// cutter), SHOE_OWNED_BY_TABLE; INVALID_ARGUMENT.
 	Cut(context.Context, *CutRequest) (*CutResponse, error)
 	// CloseShoe ends a shoe (SHOE-RESHUFFLE): allowed once the cut card is
 	// out, or once at least 5/6 of the loaded cards are burned or dealt; an
@@ -525,6 +591,27 @@ type ShoeServiceServer interface {
 	// (another table's), SHOE_CLOSED, DEAL_STARTED (cards were dealt from
 	// it); PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	ClaimShoe(context.Context, *ClaimShoeRequest) (*ClaimShoeResponse, error)
+	// SeedShoe delivers the player seeds a table collected for its shoe
+	// after the shoe's commitment (a shoe of CreateShoe with
+	// await_player_seeds, in AWAITING_SEEDS): the shoe is shuffled from the
+	// server seed, the client seed and these seeds, sorted by their bytes
+	// (then player id), cut at random (the position the stream draws after
+	// the shuffle), burned, and opens for dealing (SHOE-SHUFFLE, SHOE-CUT,
+	// SHOE-BURN). Shoe.player_seeds and player_seed_player_ids say which
+	// and whose, as do the cards_burned event and the reveal. No seed:
+	// the shoe opens without player entropy. The table calls it before
+	// the shoe's first card (the old game: before the banker's move of top
+	// cards). Table service only. Idempotent per shoe: the first SeedShoe
+	// fixes the order; any later one (a retry, with these seeds or others)
+	// is answered with the shoe as it stands, so the answer always says
+	// which seeds are in the shoe. A shoe closed while it waited was cut at
+	// random without seeds.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (more than 16 seeds, a seed
+	// empty or over 256 bytes, a player id empty, over 128 bytes or
+	// twice); NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION
+	// NOT_AWAITING_SEEDS (a shoe created without await_player_seeds);
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	SeedShoe(context.Context, *SeedShoeRequest) (*SeedShoeResponse, error)
 	mustEmbedUnimplementedShoeServiceServer()
 }
 
@@ -564,6 +651,9 @@ func (UnimplementedShoeServiceServer) MoveTopCardsToBottom(context.Context, *Mov
 }
 func (UnimplementedShoeServiceServer) ClaimShoe(context.Context, *ClaimShoeRequest) (*ClaimShoeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ClaimShoe not implemented")
+}
+func (UnimplementedShoeServiceServer) SeedShoe(context.Context, *SeedShoeRequest) (*SeedShoeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SeedShoe not implemented")
 }
 func (UnimplementedShoeServiceServer) mustEmbedUnimplementedShoeServiceServer() {}
 func (UnimplementedShoeServiceServer) testEmbeddedByValue()                     {}
@@ -766,6 +856,24 @@ func _ShoeService_ClaimShoe_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ShoeService_SeedShoe_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SeedShoeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).SeedShoe(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_SeedShoe_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).SeedShoe(ctx, req.(*SeedShoeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ShoeService_ServiceDesc is the grpc.ServiceDesc for ShoeService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -812,6 +920,10 @@ var ShoeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ClaimShoe",
 			Handler:    _ShoeService_ClaimShoe_Handler,
+		},
+		{
+			MethodName: "SeedShoe",
+			Handler:    _ShoeService_SeedShoe_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2404,8 +2404,11 @@ type Table struct {
 	BanqueRules       *BanqueRules `protobuf:"bytes,27,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
 	RightHandPlayerId string       `protobuf:"bytes,28,opt,name=right_hand_player_id,json=rightHandPlayerId,proto3" json:"right_hand_player_id,omitempty"`
 	LeftHandPlayerId  string       `protobuf:"bytes,29,opt,name=left_hand_player_id,json=leftHandPlayerId,proto3" json:"left_hand_player_id,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Where the current shoe's player entropy comes from (see "Player
+	// seeds" on TableService).
+	ShoeEntropy   *ShoeEntropy `protobuf:"bytes,30,opt,name=shoe_entropy,json=shoeEntropy,proto3" json:"shoe_entropy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -2641,6 +2644,113 @@ func (x *Table) GetLeftHandPlayerId() string {
 	return ""
 }
 
+func (x *Table) GetShoeEntropy() *ShoeEntropy {
+	if x != nil {
+		return x.ShoeEntropy
+	}
+	return nil
+}
+
+// ShoeEntropy is the state of a table's current shoe's player seeds.
+type ShoeEntropy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// SHA-256 of the shoe's secret server seed, published when the shoe
+	// opened, before any player seed (Shoe.commitment): note it before you
+	// give a seed, and give it to `chemmy verify -commitment`. Empty for a
+	// certification shoe (a prepared order, no seeds).
+	Commitment []byte `protobuf:"bytes,1,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	// True while the table takes player seeds for this shoe (player_seed of
+	// JoinTable, PlaceBet, CallBanco): from the shoe's opening until its
+	// order is fixed, just before its first card.
+	Collecting bool `protobuf:"varint,2,opt,name=collecting,proto3" json:"collecting,omitempty"`
+	// While collecting: the players whose seed the table holds, sorted.
+	// Once seeded: the players whose seeds are mixed into the shoe
+	// (Shoe.player_seed_player_ids), sorted.
+	PlayerIds []string `protobuf:"bytes,3,rep,name=player_ids,json=playerIds,proto3" json:"player_ids,omitempty"`
+	// The shoe's order is fixed (seeded, cut by its cutter, or a shoe the
+	// table was opened on): player_ids is final.
+	Seeded bool `protobuf:"varint,4,opt,name=seeded,proto3" json:"seeded,omitempty"`
+	// Seeded with at least one player's seed.
+	PlayerEntropy bool `protobuf:"varint,5,opt,name=player_entropy,json=playerEntropy,proto3" json:"player_entropy,omitempty"`
+	// House rule shoe_cut_by_player: the named cutter gives the shoe's
+	// player seed with his Cut; the table collects none.
+	CutterPlayerId string `protobuf:"bytes,6,opt,name=cutter_player_id,json=cutterPlayerId,proto3" json:"cutter_player_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ShoeEntropy) Reset() {
+	*x = ShoeEntropy{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeEntropy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeEntropy) ProtoMessage() {}
+
+func (x *ShoeEntropy) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeEntropy.ProtoReflect.Descriptor instead.
+func (*ShoeEntropy) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ShoeEntropy) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetCollecting() bool {
+	if x != nil {
+		return x.Collecting
+	}
+	return false
+}
+
+func (x *ShoeEntropy) GetPlayerIds() []string {
+	if x != nil {
+		return x.PlayerIds
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetSeeded() bool {
+	if x != nil {
+		return x.Seeded
+	}
+	return false
+}
+
+func (x *ShoeEntropy) GetPlayerEntropy() bool {
+	if x != nil {
+		return x.PlayerEntropy
+	}
+	return false
+}
+
+func (x *ShoeEntropy) GetCutterPlayerId() string {
+	if x != nil {
+		return x.CutterPlayerId
+	}
+	return ""
+}
+
 // CreateTableRequest opens a table.
 type CreateTableRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -2666,7 +2776,7 @@ type CreateTableRequest struct {
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +2788,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +2801,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -2753,7 +2863,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2765,7 +2875,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2778,7 +2888,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -2798,7 +2908,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2920,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +2933,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -2843,7 +2953,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +2965,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +2978,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -2899,7 +3009,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2911,7 +3021,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2924,7 +3034,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -2974,7 +3084,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3096,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3109,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -3023,14 +3133,18 @@ type JoinTableRequest struct {
 	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// Baccarat banque: the side to sit on, RIGHT or LEFT (required there).
-	Side          BanqueSide `protobuf:"varint,4,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	Side BanqueSide `protobuf:"varint,4,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	// Optional, up to 256 bytes: the player's seed for the table's shoe,
+	// taken while Table.shoe_entropy.collecting (see "Player seeds" on
+	// TableService); ignored otherwise.
+	PlayerSeed    string `protobuf:"bytes,5,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3042,7 +3156,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3055,7 +3169,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -3086,6 +3200,13 @@ func (x *JoinTableRequest) GetSide() BanqueSide {
 	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
 }
 
+func (x *JoinTableRequest) GetPlayerSeed() string {
+	if x != nil {
+		return x.PlayerSeed
+	}
+	return ""
+}
+
 // JoinTableResponse holds the table and the seat taken.
 type JoinTableResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3097,7 +3218,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3109,7 +3230,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3122,7 +3243,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -3153,7 +3274,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3165,7 +3286,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3178,7 +3299,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -3219,7 +3340,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3231,7 +3352,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3244,7 +3365,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -3266,7 +3387,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3278,7 +3399,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3291,7 +3412,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -3325,7 +3446,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3337,7 +3458,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3350,7 +3471,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -3383,14 +3504,19 @@ type PlaceBetRequest struct {
 	Spot BetSpot `protobuf:"varint,6,opt,name=spot,proto3,enum=chemmy.table.v1.BetSpot" json:"spot,omitempty"`
 	// Baccarat banque: the table bet on, RIGHT, LEFT or CHEVAL (required
 	// there; BQ-BETS, BQ-CHEVAL), in the punter's betting turn.
-	Side          BanqueSide `protobuf:"varint,7,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	Side BanqueSide `protobuf:"varint,7,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	// Optional, up to 256 bytes: the punter's seed for the table's shoe,
+	// taken with the bet while Table.shoe_entropy.collecting (the betting
+	// of a shoe's first coup; see "Player seeds" on TableService); ignored
+	// otherwise.
+	PlayerSeed    string `protobuf:"bytes,8,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3402,7 +3528,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3415,7 +3541,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -3467,6 +3593,13 @@ func (x *PlaceBetRequest) GetSide() BanqueSide {
 	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
 }
 
+func (x *PlaceBetRequest) GetPlayerSeed() string {
+	if x != nil {
+		return x.PlayerSeed
+	}
+	return ""
+}
+
 // PlaceBetResponse holds the table.
 type PlaceBetResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3477,7 +3610,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3489,7 +3622,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3502,7 +3635,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -3524,7 +3657,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3669,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3682,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -3583,7 +3716,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3595,7 +3728,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3608,7 +3741,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -3620,17 +3753,19 @@ func (x *DeclineBetResponse) GetTable() *Table {
 
 // CallBancoRequest bets the whole bank.
 type CallBancoRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	TableId       string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	PlayerId      string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Optional: as PlaceBetRequest.player_seed.
+	PlayerSeed    string `protobuf:"bytes,4,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3642,7 +3777,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3655,7 +3790,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -3679,6 +3814,13 @@ func (x *CallBancoRequest) GetPlayerId() string {
 	return ""
 }
 
+func (x *CallBancoRequest) GetPlayerSeed() string {
+	if x != nil {
+		return x.PlayerSeed
+	}
+	return ""
+}
+
 // CallBancoResponse holds the table.
 type CallBancoResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3689,7 +3831,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3701,7 +3843,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3714,7 +3856,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -3740,7 +3882,7 @@ type DecideDrawRequest struct {
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3752,7 +3894,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3765,7 +3907,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -3813,7 +3955,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +3967,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +3980,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -3860,7 +4002,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4014,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4027,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -3919,7 +4061,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3931,7 +4073,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3944,7 +4086,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -3966,7 +4108,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3978,7 +4120,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3991,7 +4133,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -4025,7 +4167,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4037,7 +4179,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4050,7 +4192,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -4074,7 +4216,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4086,7 +4228,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4099,7 +4241,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -4133,7 +4275,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4145,7 +4287,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4158,7 +4300,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -4185,7 +4327,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4197,7 +4339,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4210,7 +4352,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -4251,7 +4393,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4263,7 +4405,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4276,7 +4418,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -4298,7 +4440,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4310,7 +4452,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4323,7 +4465,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -4357,7 +4499,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4369,7 +4511,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4382,7 +4524,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -4402,7 +4544,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4414,7 +4556,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4427,7 +4569,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -4452,7 +4594,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4464,7 +4606,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4477,7 +4619,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -4539,7 +4681,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4551,7 +4693,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4564,7 +4706,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -4613,7 +4755,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4625,7 +4767,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4638,7 +4780,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -4719,7 +4861,7 @@ type MoveTopCardsRequest struct {
 
 func (x *MoveTopCardsRequest) Reset() {
 	*x = MoveTopCardsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4731,7 +4873,7 @@ func (x *MoveTopCardsRequest) String() string {
 func (*MoveTopCardsRequest) ProtoMessage() {}
 
 func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4744,7 +4886,7 @@ func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsRequest.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MoveTopCardsRequest) GetRequestId() string {
@@ -4785,7 +4927,7 @@ type MoveTopCardsResponse struct {
 
 func (x *MoveTopCardsResponse) Reset() {
 	*x = MoveTopCardsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4797,7 +4939,7 @@ func (x *MoveTopCardsResponse) String() string {
 func (*MoveTopCardsResponse) ProtoMessage() {}
 
 func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4810,7 +4952,7 @@ func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsResponse.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MoveTopCardsResponse) GetTable() *Table {
@@ -4830,7 +4972,7 @@ type GetRoadsRequest struct {
 
 func (x *GetRoadsRequest) Reset() {
 	*x = GetRoadsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4842,7 +4984,7 @@ func (x *GetRoadsRequest) String() string {
 func (*GetRoadsRequest) ProtoMessage() {}
 
 func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4855,7 +4997,7 @@ func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
 func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetRoadsRequest) GetTableId() string {
@@ -4875,7 +5017,7 @@ type GetRoadsResponse struct {
 
 func (x *GetRoadsResponse) Reset() {
 	*x = GetRoadsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4887,7 +5029,7 @@ func (x *GetRoadsResponse) String() string {
 func (*GetRoadsResponse) ProtoMessage() {}
 
 func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4900,7 +5042,7 @@ func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
 func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetRoadsResponse) GetRoads() *Roads {
@@ -4940,7 +5082,7 @@ type Roads struct {
 
 func (x *Roads) Reset() {
 	*x = Roads{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4952,7 +5094,7 @@ func (x *Roads) String() string {
 func (*Roads) ProtoMessage() {}
 
 func (x *Roads) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4965,7 +5107,7 @@ func (x *Roads) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Roads.ProtoReflect.Descriptor instead.
 func (*Roads) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Roads) GetShoeId() string {
@@ -5055,7 +5197,7 @@ type RoadBead struct {
 
 func (x *RoadBead) Reset() {
 	*x = RoadBead{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5067,7 +5209,7 @@ func (x *RoadBead) String() string {
 func (*RoadBead) ProtoMessage() {}
 
 func (x *RoadBead) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5080,7 +5222,7 @@ func (x *RoadBead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
 func (*RoadBead) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RoadBead) GetCol() int32 {
@@ -5154,7 +5296,7 @@ type RoadCell struct {
 
 func (x *RoadCell) Reset() {
 	*x = RoadCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5166,7 +5308,7 @@ func (x *RoadCell) String() string {
 func (*RoadCell) ProtoMessage() {}
 
 func (x *RoadCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5179,7 +5321,7 @@ func (x *RoadCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
 func (*RoadCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RoadCell) GetCol() int32 {
@@ -5260,7 +5402,7 @@ type RoadMark struct {
 
 func (x *RoadMark) Reset() {
 	*x = RoadMark{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5272,7 +5414,7 @@ func (x *RoadMark) String() string {
 func (*RoadMark) ProtoMessage() {}
 
 func (x *RoadMark) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5285,7 +5427,7 @@ func (x *RoadMark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
 func (*RoadMark) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RoadMark) GetCol() int32 {
@@ -5334,7 +5476,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5346,7 +5488,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5359,7 +5501,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -5384,7 +5526,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5396,7 +5538,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5409,7 +5551,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -5449,7 +5591,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5461,7 +5603,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5474,7 +5616,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -5523,7 +5665,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5535,7 +5677,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5548,7 +5690,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -5601,7 +5743,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5613,7 +5755,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5626,7 +5768,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -5674,7 +5816,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5686,7 +5828,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5699,7 +5841,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -5762,7 +5904,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5774,7 +5916,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5787,7 +5929,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -5846,7 +5988,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5858,7 +6000,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5871,7 +6013,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -5912,7 +6054,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5924,7 +6066,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5937,7 +6079,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -5962,7 +6104,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5974,7 +6116,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5987,7 +6129,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -6028,7 +6170,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6040,7 +6182,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6053,7 +6195,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -6213,8 +6355,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xe0\n" +
-	"\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xa1\v\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -6249,7 +6390,20 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x12old_baccarat_rules\x18\x1a \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\x12?\n" +
 	"\fbanque_rules\x18\x1b \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\x12/\n" +
 	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
-	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\"\x9e\x03\n" +
+	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
+	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\"\xd5\x01\n" +
+	"\vShoeEntropy\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x01 \x01(\fR\n" +
+	"commitment\x12\x1e\n" +
+	"\n" +
+	"collecting\x18\x02 \x01(\bR\n" +
+	"collecting\x12\x1d\n" +
+	"\n" +
+	"player_ids\x18\x03 \x03(\tR\tplayerIds\x12\x16\n" +
+	"\x06seeded\x18\x04 \x01(\bR\x06seeded\x12%\n" +
+	"\x0eplayer_entropy\x18\x05 \x01(\bR\rplayerEntropy\x12(\n" +
+	"\x10cutter_player_id\x18\x06 \x01(\tR\x0ecutterPlayerId\"\x9e\x03\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -6276,13 +6430,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\"l\n" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9a\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbb\x01\n" +
 	"\x10JoinTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12/\n" +
-	"\x04side\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"b\n" +
+	"\x04side\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1f\n" +
+	"\vplayer_seed\x18\x05 \x01(\tR\n" +
+	"playerSeed\"b\n" +
 	"\x11JoinTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
@@ -6301,7 +6457,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
 	"\x13DeclineBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xfc\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x9d\x02\n" +
 	"\x0fPlaceBetRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
@@ -6310,7 +6466,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12\x1b\n" +
 	"\tover_bank\x18\x05 \x01(\bR\boverBank\x12,\n" +
 	"\x04spot\x18\x06 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\x12/\n" +
-	"\x04side\x18\a \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"@\n" +
+	"\x04side\x18\a \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1f\n" +
+	"\vplayer_seed\x18\b \x01(\tR\n" +
+	"playerSeed\"@\n" +
 	"\x10PlaceBetResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\x11DeclineBetRequest\x12\x1d\n" +
@@ -6319,12 +6477,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"B\n" +
 	"\x12DeclineBetResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"i\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x8a\x01\n" +
 	"\x10CallBancoRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
-	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"A\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x1f\n" +
+	"\vplayer_seed\x18\x04 \x01(\tR\n" +
+	"playerSeed\"A\n" +
 	"\x11CallBancoResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xca\x01\n" +
 	"\x11DecideDrawRequest\x12\x1d\n" +
@@ -6668,7 +6828,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -6692,62 +6852,63 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*Coup)(nil),                  // 19: chemmy.table.v1.Coup
 	(*CoupHand)(nil),              // 20: chemmy.table.v1.CoupHand
 	(*Table)(nil),                 // 21: chemmy.table.v1.Table
-	(*CreateTableRequest)(nil),    // 22: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 23: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 24: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 25: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 26: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 27: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 28: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 29: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 30: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 31: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 32: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 33: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 34: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 35: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 36: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 37: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 38: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 39: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 40: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 41: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 42: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 43: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 44: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 45: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 46: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 47: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 48: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 49: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 50: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 51: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 52: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 53: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 54: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 55: chemmy.table.v1.GetAdviceResponse
-	(*MoveTopCardsRequest)(nil),   // 56: chemmy.table.v1.MoveTopCardsRequest
-	(*MoveTopCardsResponse)(nil),  // 57: chemmy.table.v1.MoveTopCardsResponse
-	(*GetRoadsRequest)(nil),       // 58: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 59: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 60: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 61: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 62: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 63: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 64: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 65: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 66: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 67: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 68: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 69: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 70: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 71: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 72: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 73: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 74: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 75: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 76: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 77: chemmy.events.v1.TableEvent
+	(*ShoeEntropy)(nil),           // 22: chemmy.table.v1.ShoeEntropy
+	(*CreateTableRequest)(nil),    // 23: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 24: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 25: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 26: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 27: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 28: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 29: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 30: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 31: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 32: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 33: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 34: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 35: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 36: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 37: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 38: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 39: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 40: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 41: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 42: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 43: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 44: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 45: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 46: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 47: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 48: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 49: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 50: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 51: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 52: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 53: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 54: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 55: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 56: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),   // 57: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),  // 58: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),       // 59: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 60: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 61: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 62: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 63: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 64: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 65: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 66: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 67: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 68: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 69: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 70: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 71: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 72: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 73: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 74: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 75: chemmy.table.v1.RaiseBankResponse
+	(*v1.Card)(nil),               // 76: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 77: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 78: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -6760,125 +6921,126 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
 	18,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	75,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	75,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	76,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	76,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	76,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	77,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	20,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	75,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	76,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	13,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	16,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	19,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	19,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	76,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	76,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	77,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	77,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	14,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	60,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	61,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
 	15,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
 	17,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	13,  // 31: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	11,  // 32: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	14,  // 33: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	15,  // 34: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	17,  // 35: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	21,  // 36: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 37: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 38: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
-	21,  // 39: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 40: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 41: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 42: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 43: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 44: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 45: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 46: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 47: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 48: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 49: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 50: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	21,  // 51: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 52: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 53: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 54: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 55: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 56: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 57: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	77,  // 58: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 59: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 60: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	21,  // 61: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	60,  // 62: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	61,  // 63: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	62,  // 64: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	63,  // 65: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	63,  // 66: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	63,  // 67: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 68: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 69: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	64,  // 70: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 71: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	68,  // 72: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 73: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	64,  // 74: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	66,  // 75: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	67,  // 76: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	69,  // 77: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	21,  // 78: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 79: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 80: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	24,  // 81: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	26,  // 82: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	28,  // 83: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	30,  // 84: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	32,  // 85: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	34,  // 86: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	36,  // 87: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	38,  // 88: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	40,  // 89: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	42,  // 90: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	73,  // 91: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	71,  // 92: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	50,  // 93: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	52,  // 94: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	54,  // 95: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	65,  // 96: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	44,  // 97: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	48,  // 98: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	46,  // 99: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	58,  // 100: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	56,  // 101: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	23,  // 102: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	25,  // 103: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	27,  // 104: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	29,  // 105: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	31,  // 106: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	33,  // 107: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	35,  // 108: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	37,  // 109: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	39,  // 110: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	41,  // 111: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	43,  // 112: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	74,  // 113: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	72,  // 114: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	51,  // 115: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	53,  // 116: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	55,  // 117: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	70,  // 118: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	45,  // 119: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	49,  // 120: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	47,  // 121: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	59,  // 122: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	57,  // 123: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	102, // [102:124] is the sub-list for method output_type
-	80,  // [80:102] is the sub-list for method input_type
-	80,  // [80:80] is the sub-list for extension type_name
-	80,  // [80:80] is the sub-list for extension extendee
-	0,   // [0:80] is the sub-list for field type_name
+	22,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
+	13,  // 32: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 33: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	14,  // 34: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	15,  // 35: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	17,  // 36: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	21,  // 37: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 38: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 39: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
+	21,  // 40: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 41: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 42: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 43: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 44: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 45: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 46: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	21,  // 47: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 48: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 49: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 50: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 51: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	21,  // 52: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 53: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 54: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 55: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 56: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 57: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 58: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	78,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 60: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 61: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	21,  // 62: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	61,  // 63: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	62,  // 64: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	63,  // 65: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	64,  // 66: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	64,  // 67: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	64,  // 68: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 69: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 70: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	65,  // 71: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 72: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	69,  // 73: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 74: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	65,  // 75: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	67,  // 76: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	68,  // 77: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	70,  // 78: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	21,  // 79: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	21,  // 80: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	23,  // 81: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	25,  // 82: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	27,  // 83: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	29,  // 84: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	31,  // 85: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	33,  // 86: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	35,  // 87: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	37,  // 88: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	39,  // 89: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	41,  // 90: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	43,  // 91: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	74,  // 92: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	72,  // 93: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	51,  // 94: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	53,  // 95: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	55,  // 96: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	66,  // 97: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	45,  // 98: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	49,  // 99: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	47,  // 100: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	59,  // 101: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	57,  // 102: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	24,  // 103: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	26,  // 104: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	28,  // 105: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	30,  // 106: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	32,  // 107: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	34,  // 108: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	36,  // 109: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	38,  // 110: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	40,  // 111: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	42,  // 112: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	44,  // 113: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	75,  // 114: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	73,  // 115: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	52,  // 116: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	54,  // 117: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	56,  // 118: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	71,  // 119: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	46,  // 120: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	50,  // 121: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	48,  // 122: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	60,  // 123: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	58,  // 124: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	103, // [103:125] is the sub-list for method output_type
+	81,  // [81:103] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -6889,7 +7051,7 @@ func file_chemmy_table_v1_table_proto_init() {
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[40].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[41].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
@@ -6899,7 +7061,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      13,
-			NumMessages:   62,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -61,6 +61,29 @@ const (
 // response already holds the cards and, where no decision is pending, the
 // settled result.
 //
+// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService). Every
+// shoe a table opens itself waits for its players' entropy after its
+// commitment: Table.shoe_entropy shows the shoe's commitment (SHA-256 of
+// its secret server seed, published when the shoe opened) and, while
+// collecting is true, takes the player_seed of JoinTable, PlaceBet and
+// CallBanco: one seed per player per shoe (his first), from at most 16
+// players (the first 16 to give one). Just before the shoe's first card
+// (the old game: before the banker's move of top cards) the table hands
+// them to shoe-svc (SeedShoe), which mixes them in sorted by their bytes,
+// so the order depends only on which seeds were given, not in what
+// order; the shoe_seeded event and shoe_entropy.player_ids then say whose
+// seeds are in the shoe (empty: nobody gave one, and the shoe has no
+// player entropy). A seed is optional: a player who gives none plays the
+// same, and a seed given while the shoe does not collect (its order is
+// fixed) is ignored. With the house rule shoe_cut_by_player the named
+// cutter's seed (ShoeService/Cut) is instead the shoe's player entropy
+// from the table's second shoe on. A shoe named at CreateTable (an
+// operator's) collects nothing. To check a shoe with your own seed: note
+// shoe_entropy.commitment, give a fresh seed (e.g. 32 random hex digits)
+// while collecting, check you are in player_ids once seeded, and once the
+// shoe is closed run `chemmy verify -commitment C -player-seed S` on its
+// GetShoeReveal (README, "Provably fair shoes").
+//
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
 // the next higher number, wrapping round; "left" is the next lower.
@@ -470,6 +493,29 @@ func (c *tableServiceClient) MoveTopCards(ctx context.Context, in *MoveTopCardsR
 // goes without a decision: when the last bet closes the betting, the
 // response already holds the cards and, where no decision is pending, the
 // settled result.
+//
+// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService). Every
+// shoe a table opens itself waits for its players' entropy after its
+// commitment: Table.shoe_entropy shows the shoe's commitment (SHA-256 of
+// its secret server seed, published when the shoe opened) and, while
+// collecting is true, takes the player_seed of JoinTable, PlaceBet and
+// CallBanco: one seed per player per shoe (his first), from at most 16
+// players (the first 16 to give one). Just before the shoe's first card
+// (the old game: before the banker's move of top cards) the table hands
+// them to shoe-svc (SeedShoe), which mixes them in sorted by their bytes,
+// so the order depends only on which seeds were given, not in what
+// order; the shoe_seeded event and shoe_entropy.player_ids then say whose
+// seeds are in the shoe (empty: nobody gave one, and the shoe has no
+// player entropy). A seed is optional: a player who gives none plays the
+// same, and a seed given while the shoe does not collect (its order is
+// fixed) is ignored. With the house rule shoe_cut_by_player the named
+// cutter's seed (ShoeService/Cut) is instead the shoe's player entropy
+// from the table's second shoe on. A shoe named at CreateTable (an
+// operator's) collects nothing. To check a shoe with your own seed: note
+// shoe_entropy.commitment, give a fresh seed (e.g. 32 random hex digits)
+// while collecting, check you are in player_ids once seeded, and once the
+// shoe is closed run `chemmy verify -commitment C -player-seed S` on its
+// GetShoeReveal (README, "Provably fair shoes").
 //
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
