@@ -56,7 +56,10 @@ func seen(cards []*shoev1.Card) string {
 // decision and checks, through the gateway, at each step, which cards
 // every role sees: the banker, the punter holding the hand, another
 // punter, the gallery, a croupier, an operator and an auditor
-// (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW; table.proto "Who sees what").
+// (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW; table.proto "Who sees what"),
+// in GetTable, ListTables, the responses of the closing PlaceBet and of
+// each DecideDraw, and every role's WatchTable stream; then a coup voided
+// at a decision, whose hole cards only the auditor sees.
 func TestWhoSeesWhat(t *testing.T) {
 	st := startStack(t)
 	c := dial(t, st.GatewayAddr)
@@ -87,7 +90,7 @@ func TestWhoSeesWhat(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// bob and dave watch from here on.
+	// Everybody watches from here on.
 	watch := func(who string) *watcher {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		t.Cleanup(cancel)
@@ -100,61 +103,142 @@ func TestWhoSeesWhat(t *testing.T) {
 		}
 		return &watcher{t: t, recv: s.Recv}
 	}
-	bobWatch, daveWatch := watch("bob"), watch("dave")
+	roles := []string{"alice", "bob", "carol", "dave", "croupier", "operator", "auditor"}
+	watchers := map[string]*watcher{}
+	for _, who := range roles {
+		watchers[who] = watch(who)
+	}
 
 	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "views/bob", TableId: id, PlayerId: "bob", Amount: 600}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "views/carol", TableId: id, PlayerId: "carol", Amount: 400}); err != nil {
+	// carol's bet closes the betting: its response holds the deal, as she
+	// may see it (bob, with the larger bet, holds the player's hand).
+	closing, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "views/carol", TableId: id, PlayerId: "carol", Amount: 400})
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	roles := []string{"alice", "bob", "carol", "dave", "croupier", "operator", "auditor"}
-	check := func(step string, want map[string][2]string) {
-		t.Helper()
-		for _, who := range roles {
-			resp, err := c.table.GetTable(as(t, who), &tablev1.GetTableRequest{TableId: id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cp := resp.GetTable().GetCoup()
-			if step == "after the result" {
-				cp = resp.GetTable().GetLastCoup()
-			}
-			w, ok := want[who]
-			if !ok {
-				w = want["others"]
-			}
-			if got := [2]string{seen(cp.GetPlayerCards()), seen(cp.GetBankerCards())}; got != w {
-				t.Errorf("%s, %s sees player %q banker %q, want %q %q", step, who, got[0], got[1], w[0], w[1])
-			}
-		}
+	if got := viewOf(closing.GetTable().GetCoup()); got != [2]string{"?? ??", "?? ??"} || closing.GetTable().GetCoup().GetHandHolderPlayerId() != "bob" {
+		t.Errorf("carol's closing PlaceBet response shows player %q banker %q, want every card face down", got[0], got[1])
 	}
 
 	// After the deal, at bob's decision on his 5.
-	check("at the player's decision", map[string][2]string{
+	checkViews(t, c, id, "at the player's decision", roles, map[string][2]string{
 		"bob": {"2C 3D", "?? ??"}, "alice": {"?? ??", "KD 5H"}, "others": {"?? ??", "?? ??"}})
 	if _, err := c.table.GetAdvice(as(t, "croupier"), &tablev1.GetAdviceRequest{TableId: id, PlayerId: "bob"}); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("a croupier's GetAdvice at bob's decision: %v", err)
 	}
-	if _, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "views/draw", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}); err != nil {
+	drew, err := c.table.DecideDraw(as(t, "bob"), &tablev1.DecideDrawRequest{RequestId: "views/draw", TableId: id, PlayerId: "bob", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if got := viewOf(drew.GetTable().GetCoup()); got != [2]string{"2C 3D 4S", "?? ??"} {
+		t.Errorf("bob's DecideDraw response shows player %q banker %q", got[0], got[1])
 	}
 	// At alice's option: the player's third card is face up.
-	check("at the banker's decision", map[string][2]string{
+	checkViews(t, c, id, "at the banker's decision", roles, map[string][2]string{
 		"bob": {"2C 3D 4S", "?? ??"}, "alice": {"?? ?? 4S", "KD 5H"}, "others": {"?? ?? 4S", "?? ??"}})
-	if _, err := c.table.DecideDraw(as(t, "alice"), &tablev1.DecideDrawRequest{RequestId: "views/bdraw", TableId: id, PlayerId: "alice", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}); err != nil {
+	drew, err = c.table.DecideDraw(as(t, "alice"), &tablev1.DecideDrawRequest{RequestId: "views/bdraw", TableId: id, PlayerId: "alice", Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
+	if err != nil {
 		t.Fatal(err)
 	}
-	check("after the result", map[string][2]string{"others": {"2C 3D 4S", "KD 5H 9C"}})
-
-	// The streams: the public card_dealt carries face-down cards; bob gets
-	// his own; coup_resulted turns everything.
-	if got := bobWatch.cards(); got != "P:2C B:?? P:3D B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C" {
-		t.Errorf("bob's stream: %s", got)
+	if got := viewOf(drew.GetTable().GetLastCoup()); got != [2]string{"2C 3D 4S", "KD 5H 9C"} {
+		t.Errorf("alice's DecideDraw response shows the result as player %q banker %q", got[0], got[1])
 	}
-	if got := daveWatch.cards(); got != "P:?? B:?? P:?? B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C" {
-		t.Errorf("dave's stream: %s", got)
+	checkViews(t, c, id, "after the result", roles, map[string][2]string{"others": {"2C 3D 4S", "KD 5H 9C"}})
+
+	// The streams: the public card_dealt carries face-down cards, to staff
+	// and auditors too; each holder gets his own; coup_resulted turns
+	// everything.
+	const public = "P:?? B:?? P:?? B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C"
+	for who, want := range map[string]string{
+		"bob": "P:2C B:?? P:3D B:?? P:4S B:9C | 2C 3D 4S / KD 5H 9C", "alice": "P:?? B:KD P:?? B:5H P:4S B:9C | 2C 3D 4S / KD 5H 9C",
+		"carol": public, "dave": public, "croupier": public, "operator": public, "auditor": public,
+	} {
+		if got := watchers[who].cards(); got != want {
+			t.Errorf("%s's stream: %s, want %s", who, got, want)
+		}
+	}
+
+	// A coup voided at bob's decision: its hole cards stay face down, to
+	// all but their holders and, once it is over, the auditor.
+	sh, err = c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{
+		RequestId: "views-void-shoe", Cards: fullShoe("2C", "KD", "3D", "5H")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err = c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "views-void", ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: certificationRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	void := tb.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob", "carol"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "views-void/" + p, TableId: void, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "views-void/bank", TableId: void, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	bet, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "views-void/bob", TableId: void, PlayerId: "bob", Amount: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.table.VoidCoup(as(t, "croupier"), &tablev1.VoidCoupRequest{RequestId: "views-void/void", TableId: void,
+		Reason: "a card shown by mistake", CoupId: bet.GetTable().GetCoup().GetCoupId()}); err != nil {
+		t.Fatal(err)
+	}
+	checkViews(t, c, void, "after the void", roles, map[string][2]string{
+		"bob": {"2C 3D", "?? ??"}, "alice": {"?? ??", "KD 5H"}, "auditor": {"2C 3D", "KD 5H"}, "others": {"?? ??", "?? ??"}})
+}
+
+// viewOf renders a coup's hands as a viewer got them.
+func viewOf(cp *tablev1.Coup) [2]string {
+	return [2]string{seen(cp.GetPlayerCards()), seen(cp.GetBankerCards())}
+}
+
+// checkViews checks which cards each role sees of table id's coup in play
+// (its last coup "after the result" and "after the void") in GetTable and
+// in ListTables: want by role, "others" for the rest.
+func checkViews(t *testing.T, c *client, id, step string, roles []string, want map[string][2]string) {
+	t.Helper()
+	for _, who := range roles {
+		resp, err := c.table.GetTable(as(t, who), &tablev1.GetTableRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed *tablev1.Table
+		for page := ""; listed == nil; {
+			l, err := c.table.ListTables(as(t, who), &tablev1.ListTablesRequest{PageToken: page})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tb := range l.GetTables() {
+				if tb.GetTableId() == id {
+					listed = tb
+				}
+			}
+			if page = l.GetNextPageToken(); page == "" && listed == nil {
+				t.Fatalf("%s: table %s not in %s's ListTables", step, id, who)
+			}
+		}
+		w, ok := want[who]
+		if !ok {
+			w = want["others"]
+		}
+		for call, tb := range map[string]*tablev1.Table{"GetTable": resp.GetTable(), "ListTables": listed} {
+			cp := tb.GetCoup()
+			if step == "after the result" || step == "after the void" {
+				cp = tb.GetLastCoup()
+			}
+			if step == "after the void" && !cp.GetVoided() {
+				t.Errorf("%s, %s's %s: the last coup is not voided: %v", step, who, call, cp)
+			}
+			if got := viewOf(cp); got != w {
+				t.Errorf("%s, %s's %s shows player %q banker %q, want %q %q", step, who, call, got[0], got[1], w[0], w[1])
+			}
+		}
 	}
 }
 
