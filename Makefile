@@ -106,14 +106,15 @@ sim:
 ## JetStream cluster, SHARDS table-svc shards (default 2) each with its shoe-svc, wallet-svc, two
 ## gateways, mutual TLS; builds the binaries into ./bin (nats-server at cmd/go.mod's version);
 ## prints the addresses; Ctrl-C stops it. DATA=dir keeps the data there (default: a temporary dir),
-## TOKENS=file is the gateways' token file (default deploy/local/tokens.yaml)
+## TOKENS=file is the gateways' token file (default deploy/local/tokens.yaml), RATE_LIMIT their
+## calls per second per caller (default 20; -1: none, as a load run needs)
 ## cluster-test: its test alone (TestClusterRehearsal, also part of make test)
 ## cluster-scaling: the same load on 1, 2 and 3 shards: coups/s and CPU per coup of each process
 ## (TABLES=24, DURATION=20s per run); deploy/README.md reads the figures
 .PHONY: cluster cluster-test cluster-scaling
 cluster:
 	@go build -o $(BIN)/chemmy ./cmd/chemmy
-	@$(BIN)/chemmy cluster -bin-dir $(BIN) -shards $${SHARDS:-2} -data-dir "$${DATA:-}" -tokens "$${TOKENS:-deploy/local/tokens.yaml}"
+	@$(BIN)/chemmy cluster -bin-dir $(BIN) -shards $${SHARDS:-2} -data-dir "$${DATA:-}" -tokens "$${TOKENS:-deploy/local/tokens.yaml}" -rate-limit "$${RATE_LIMIT:-0}"
 cluster-test:
 	go test -count=1 -timeout 10m -run '^TestClusterRehearsal$$' -v ./cmd/cluster
 cluster-scaling:

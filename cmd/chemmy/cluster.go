@@ -99,7 +99,7 @@ func runCluster(args []string) int {
 	fmt.Printf("  %-11s %s\n", cluster.Wallet, cl.WalletAddr)
 	fmt.Printf("  nats        %s\n", cl.NATSURL)
 	fmt.Printf("  events      chemmy events -all -nats-url %s -nkey %s\n", cl.NATSURL, cl.ReaderSeed())
-	fmt.Printf("  load        chemmy load -gateway %s -player-token '%%s-token' -prefix P (the players' tokens in -tokens: chemmy load -write-tokens, deploy/README.md)\n", cl.GatewayAddrs[0])
+	fmt.Printf("  load        chemmy load -gateway %s -player-token '%%s-token' -prefix p (the players' tokens in -tokens: chemmy load -write-tokens, deploy/README.md)\n", cl.GatewayAddrs[0])
 	fmt.Printf("  logs        %s\n", cl.LogDir)
 	fmt.Println("Ctrl-C stops it (gateways, table-svcs, shoe-svcs, wallet-svc, NATS, in that order).")
 	<-ctx.Done()

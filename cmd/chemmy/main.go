@@ -58,6 +58,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (follow the events as JSON lines; chemmy events -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
+	fmt.Fprintln(os.Stderr, "       chemmy cluster [flags] (the Kubernetes topology as processes on 127.0.0.1: make cluster, deploy/README.md)")
 	os.Exit(2)
 }
 
@@ -88,7 +89,7 @@ func run(args []string) int {
 	dataDir := fs.String("data-dir", ".chemmy", "directory of the bbolt files and the embedded NATS store")
 	listen := fs.String("listen", "127.0.0.1:7000", "the gateway's public gRPC address")
 	httpAddr := fs.String("http", "127.0.0.1:7080", "the gateway's HTTP/JSON address (Connect, NDJSON streams, the table console); empty serves none")
-	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9100", "Prometheus /metrics of every service (each series labelled service: gateway, table, wallet, shoe) and of the process, /healthz, /readyz; empty serves none")
+	metricsAddr := fs.String("metrics-addr", "127.0.0.1:9100", "Prometheus /metrics of every service (each series labelled service: gateway, table-svc, wallet-svc, shoe-svc, and shard with -shards > 1) and of the process, /healthz, /readyz; empty serves none")
 	tokens := fs.String("tokens", "deploy/local/tokens.yaml", "the gateway's token file")
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
@@ -148,6 +149,10 @@ func run(args []string) int {
 	}
 	if st.NATSKeys != nil {
 		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s --inbox-prefix _INBOX_reader 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
+		fmt.Printf("  events   chemmy events -nats-url %s -nkey %s\n", st.NATSURL, st.NATSKeys.SeedFile("reader"))
+	}
+	if *shards > 1 {
+		fmt.Printf("  shards   %d table-svc shards, each with its shoe-svc (docs/sharding.md)\n", *shards)
 	}
 	fmt.Println("Ctrl-C stops it.")
 	<-ctx.Done()

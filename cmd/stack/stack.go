@@ -160,7 +160,10 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 	lock := flock.New(filepath.Join(c.DataDir, "chemmy.lock"))
 	if ok, err := lock.TryLock(); err != nil || !ok {
-		return nil, fmt.Errorf("stack: the data directory %s is in use by another chemmy (lock %s): stop it, or use another -data-dir (%v)", c.DataDir, lock.Path(), err)
+		if err == nil {
+			return nil, fmt.Errorf("stack: the data directory %s is in use by another chemmy (lock %s): stop it, or use another -data-dir", c.DataDir, lock.Path())
+		}
+		return nil, fmt.Errorf("stack: cannot lock the data directory %s (lock %s): %w", c.DataDir, lock.Path(), err)
 	}
 	s.lock = lock
 	tc := func(string) trust.Config { return trust.Config{Insecure: true} }
