@@ -61,6 +61,8 @@ func TestPlayerLimitsAtTheTable(t *testing.T) {
 	id := tbl.GetTable().GetTableId()
 	_, err = c.table.JoinTable(as(t, "carol"), &tablev1.JoinTableRequest{RequestId: "j-carol", TableId: id, PlayerId: "carol"})
 	wantLimit(err, "self_exclusion")
+	_, err = c.table.JoinGallery(as(t, "carol"), &tablev1.JoinGalleryRequest{RequestId: "g-carol", TableId: id, PlayerId: "carol"})
+	wantLimit(err, "self_exclusion")
 	for _, p := range []string{"alice", "bob"} {
 		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "j-" + p, TableId: id, PlayerId: p}); err != nil {
 			t.Fatal(err)

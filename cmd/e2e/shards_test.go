@@ -77,6 +77,10 @@ func TestShardedTables(t *testing.T) {
 		if !tbl.GetLastCoup().GetSettled() {
 			t.Fatalf("shard %d: coup not settled: %v", k, tbl.GetLastCoup())
 		}
+		// A coup's id names its shard too (ListCardFates by coup_id).
+		if got, _ := shard.Of(tbl.GetLastCoup().GetCoupId()); got != k || !strings.HasPrefix(tbl.GetLastCoup().GetCoupId(), shard.Prefix(k)) {
+			t.Errorf("coup %q of a table of shard %d", tbl.GetLastCoup().GetCoupId(), k)
+		}
 	}
 	if after := sum(c.balances(t)); after != before {
 		t.Errorf("money: %d before, %d after the coups; the wallet is shared by every shard", before, after)

@@ -30,14 +30,16 @@ import (
 // Config.ShoeAddr. The gateway routes a call by the id it names:
 //
 //   - a request with a table_id goes to the table's shard, one with a
-//     shoe_id to the shoe's ("s<k>-..." is shard k, an id without a
-//     prefix shard 0);
+//     shoe_id to the shoe's, one naming only a coup_id to the coup's
+//     ("s<k>-..." is shard k, an id without a prefix shard 0);
 //   - a request that names neither (CreateTable without a prepared shoe,
 //     CreateShoe, GetOdds of a composition) goes to the shard picked by a
 //     hash of the caller and its request_id, so that a retry lands where
 //     the first try did; without a request_id, shard 0;
 //   - ListTables asks every shard in turn and pages through them
-//     (listTables).
+//     (listTables); a shard that does not answer is skipped and named in
+//     the response's unreachable, so one shard down does not take the
+//     lobby down.
 //
 // WalletService is never sharded: one wallet holds the money.
 
@@ -89,7 +91,7 @@ func pick(shards []*backend, in protoreflect.MessageDescriptor, c auth.Caller, f
 	if err := proto.Unmarshal(first.data, m); err != nil {
 		return nil, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "malformed %s: %v", in.FullName(), err)
 	}
-	for _, name := range []protoreflect.Name{"table_id", "shoe_id"} {
+	for _, name := range []protoreflect.Name{"table_id", "shoe_id", "coup_id"} {
 		if id := stringField(m, name); id != "" {
 			k, ok := shard.Of(id)
 			if !ok || k >= len(shards) {
@@ -176,7 +178,11 @@ func (p *proxy) listTables(ss grpc.ServerStream, c auth.Caller, shards []*backen
 		}
 		out, seen := new(frame), new(atomic.Bool)
 		if err := be.conn.Invoke(context.WithValue(ctx, trailerSeenKey{}, seen), method, &frame{data: data}, out); err != nil {
-			return p.backendErr(be, method, err, seen)
+			if err := p.backendErr(be, method, err, seen); errs.Reason(err) != ReasonBackendUnavailable {
+				return err
+			}
+			resp.Unreachable = append(resp.Unreachable, fmt.Sprintf("shard-%d", k))
+			continue
 		}
 		var page tablev1.ListTablesResponse
 		if err := proto.Unmarshal(out.data, &page); err != nil {

@@ -1,6 +1,15 @@
 package gateway
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
 
 func TestPageTokens(t *testing.T) {
 	for _, c := range []struct {
@@ -33,5 +42,52 @@ func TestSplitAddrs(t *testing.T) {
 		if _, err := splitAddrs(bad); err == nil {
 			t.Errorf("splitAddrs(%q): no error", bad)
 		}
+	}
+}
+
+// lister is a table-svc shard that lists its tables.
+type lister struct {
+	tablev1.UnimplementedTableServiceServer
+	ids []string
+}
+
+func (l *lister) ListTables(context.Context, *tablev1.ListTablesRequest) (*tablev1.ListTablesResponse, error) {
+	var out []*tablev1.Table
+	for _, id := range l.ids {
+		out = append(out, &tablev1.Table{TableId: id})
+	}
+	return &tablev1.ListTablesResponse{Tables: out}, nil
+}
+
+// TestListTablesSkipsAShardDown: one shard that does not answer leaves
+// the lobby to the others, named in unreachable; a shard's own refusal is
+// still the answer.
+func TestListTablesSkipsAShardDown(t *testing.T) {
+	up, _ := serveStub(t, func(s *grpc.Server) { tablev1.RegisterTableServiceServer(s, &lister{ids: []string{"s0-a", "s0-b"}}) })
+	up2, _ := serveStub(t, func(s *grpc.Server) { tablev1.RegisterTableServiceServer(s, &lister{ids: []string{"s2-c"}}) })
+	down := closedAddr(t)
+	e := startEnvConfig(t, func(c *Config) {
+		c.TableAddr = up + "," + down + "," + up2
+		c.ShoeAddr = down + "," + down + "," + down
+	})
+	resp, err := tablev1.NewTableServiceClient(e.conn).ListTables(e.as("tok-carol"), &tablev1.ListTablesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tbl := range resp.GetTables() {
+		ids = append(ids, tbl.GetTableId())
+	}
+	if fmt.Sprint(ids) != "[s0-a s0-b s2-c]" || fmt.Sprint(resp.GetUnreachable()) != "[shard-1]" {
+		t.Fatalf("tables %v, unreachable %v; want shards 0 and 2's tables, shard-1 unreachable", ids, resp.GetUnreachable())
+	}
+	// A shard that answers with its own error is not skipped.
+	e = startEnvConfig(t, func(c *Config) {
+		c.TableAddr = up + "," + c.TableAddr // the stub table's ListTables fails on its own
+		c.ShoeAddr = down + "," + down
+	})
+	_, err = tablev1.NewTableServiceClient(e.conn).ListTables(e.as("tok-carol"), &tablev1.ListTablesRequest{})
+	if status.Code(err) != codes.Unavailable || status.Convert(err).Message() != "stub: shoe service down" {
+		t.Fatalf("a shard's own refusal: %v", err)
 	}
 }

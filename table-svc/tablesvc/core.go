@@ -161,7 +161,9 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 			return err
 		}
 	}
-	in := game.Input{Now: c.now.UTC(), NewID: ulid.Make().String(), Cmd: cmd}
+	// New ids (a coup's) carry the shard, as the table's does, so that a
+	// call naming only a coup (ListCardFates) is routed to its shard.
+	in := game.Input{Now: c.now.UTC(), NewID: s.idPrefix + ulid.Make().String(), Cmd: cmd}
 	events, h, err := gc.apply(t, in)
 	if err != nil {
 		return coreError(err)

@@ -428,17 +428,8 @@ func (s *Service) JoinTable(ctx context.Context, req *tablev1.JoinTableRequest) 
 	if err := checkID("player_id", req.GetPlayerId()); err != nil {
 		return nil, err
 	}
-	// Asked only of a new request: a retry of a seat already taken (its
-	// reply lost) is answered from the record even while the wallet is
-	// away.
-	seen, err := s.seen(requestKey(ctx, "JoinTable", req.GetRequestId()), store.Hash(req))
-	if err != nil {
+	if err := s.checkNewPlayer(ctx, "JoinTable", req); err != nil {
 		return nil, err
-	}
-	if !seen {
-		if err := s.checkNotExcluded(ctx, req.GetPlayerId()); err != nil {
-			return nil, err
-		}
 	}
 	t, err := s.act(ctx, "JoinTable", req)
 	if err != nil {
@@ -547,7 +538,15 @@ func (s *Service) LeaveTable(ctx context.Context, req *tablev1.LeaveTableRequest
 }
 
 // JoinGallery adds a spectator to the gallery (CF-GALLERY).
+//
+// A self-excluded player cannot join the gallery either (as JoinTable).
 func (s *Service) JoinGallery(ctx context.Context, req *tablev1.JoinGalleryRequest) (*tablev1.JoinGalleryResponse, error) {
+	if err := checkID("player_id", req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	if err := s.checkNewPlayer(ctx, "JoinGallery", req); err != nil {
+		return nil, err
+	}
 	t, err := s.act(ctx, "JoinGallery", req)
 	if err != nil {
 		return nil, err
@@ -613,6 +612,18 @@ func realMoney(t *table) error {
 func requestKey(ctx context.Context, method, requestID string) string {
 	caller, _ := auth.FromContext(ctx)
 	return method + "/" + string(caller.Role) + "/" + caller.Subject + "/" + requestID
+}
+
+// checkNewPlayer refuses a self-excluded player's JoinTable or
+// JoinGallery (checkNotExcluded). It asks only of a new request: a retry
+// of a seat already taken (its reply lost) is answered from the record,
+// even while the wallet is away.
+func (s *Service) checkNewPlayer(ctx context.Context, method string, req playerRequest) error {
+	seen, err := s.seen(requestKey(ctx, method, req.GetRequestId()), store.Hash(req))
+	if err != nil || seen {
+		return err
+	}
+	return s.checkNotExcluded(ctx, req.GetPlayerId())
 }
 
 // checkNotExcluded refuses (FAILED_PRECONDITION LIMIT_REACHED, limit

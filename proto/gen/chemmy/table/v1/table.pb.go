@@ -3078,6 +3078,10 @@ type ListTablesResponse struct {
 	Tables []*Table               `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
 	// Empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The shards (docs/sharding.md: "shard-<k>") that did not answer: their
+	// tables are missing from this page (AIP-217). Empty in a deployment of
+	// one shard, which answers UNAVAILABLE instead.
+	Unreachable   []string `protobuf:"bytes,3,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3124,6 +3128,13 @@ func (x *ListTablesResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListTablesResponse) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
 }
 
 // JoinTableRequest seats a player.
@@ -6427,10 +6438,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\avariant\x18\x03 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12\x1d\n" +
 	"\n" +
 	"open_seats\x18\x04 \x01(\bR\topenSeats\x12%\n" +
-	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\"l\n" +
+	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\"\x8e\x01\n" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xbb\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12 \n" +
+	"\vunreachable\x18\x03 \x03(\tR\vunreachable\"\xbb\x01\n" +
 	"\x10JoinTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
