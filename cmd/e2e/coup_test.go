@@ -99,8 +99,11 @@ func checkEvents(t *testing.T, st *stack.Stack, tableID string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cons, err := js.OrderedConsumer(ctx, outbox.StreamName, jetstream.OrderedConsumerConfig{
+	// An ephemeral consumer the server removes when idle: the read-only
+	// reader may not delete one (an ordered consumer would try).
+	cons, err := js.CreateConsumer(ctx, outbox.StreamName, jetstream.ConsumerConfig{
 		FilterSubjects: []string{"chemmy.table." + tableID + ".>"},
+		AckPolicy:      jetstream.AckNonePolicy, InactiveThreshold: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
