@@ -256,7 +256,19 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 			return changed, false, fmt.Errorf("%s: %w", eff.EffectName(), err)
 		}
 		changed = true
+		if k, ok := c.t.core().(bankKeeper); ok {
+			if err := k.keepBank(ctx, s, c, eff); err != nil {
+				return changed, false, err
+			}
+		}
 	}
+}
+
+// bankKeeper is a game whose banker keeps a bank from coup to coup: after
+// each effect it may make a banker whose limits no longer allow his bank
+// at stake give it up (wallet CheckStake).
+type bankKeeper interface {
+	keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error
 }
 
 // coreStep names an effect carried out and not yet stored, for the

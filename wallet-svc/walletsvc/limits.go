@@ -155,13 +155,23 @@ func (t *txn) sessionGap() time.Duration {
 // more to what a has at stake, when one of the player's limits forbids
 // it; otherwise it notes the play (a stake starts a session).
 func (t *txn) checkStake(a *account, hold, more int64) error {
+	p, err := t.stakeAllowed(a, hold, more)
+	if err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketPlay, a.id, p.played(t.nowT, t.sessionGap(), 0))
+}
+
+// stakeAllowed is checkStake's verdict without noting the play: the
+// player's play as of now, or LIMIT_REACHED. It only reads.
+func (t *txn) stakeAllowed(a *account, hold, more int64) (playRecord, error) {
 	var rec limitsRecord
 	if _, err := getJSON(t.tx, bucketLimits, a.id, &rec); err != nil {
-		return err
+		return playRecord{}, err
 	}
 	var p playRecord
 	if _, err := getJSON(t.tx, bucketPlay, a.id, &p); err != nil {
-		return err
+		return playRecord{}, err
 	}
 	now, gap := t.nowT, t.sessionGap()
 	l := rec.effective(now).Limits
@@ -169,18 +179,18 @@ func (t *txn) checkStake(a *account, hold, more int64) error {
 	atStake := a.held + more
 	switch {
 	case l.SelfExcludedUntil.After(now):
-		return limitReached(limitSelfExclusion, "%s is self-excluded until %s", a.id, l.SelfExcludedUntil.UTC().Format(time.RFC3339))
+		return p, limitReached(limitSelfExclusion, "%s is self-excluded until %s", a.id, l.SelfExcludedUntil.UTC().Format(time.RFC3339))
 	case l.MaxStake > 0 && hold > l.MaxStake:
-		return limitReached(limitMaxStake, "a stake of %d is over %s's maximum stake of %d", hold, a.id, l.MaxStake)
+		return p, limitReached(limitMaxStake, "a stake of %d is over %s's maximum stake of %d", hold, a.id, l.MaxStake)
 	case l.DailyLoss > 0 && -p.DayNet+atStake > l.DailyLoss:
-		return limitReached(limitDailyLoss, "%s has lost %d today and would have %d at stake: daily loss limit %d", a.id, max(-p.DayNet, 0), atStake, l.DailyLoss)
+		return p, limitReached(limitDailyLoss, "%s has lost %d today and would have %d at stake: daily loss limit %d", a.id, max(-p.DayNet, 0), atStake, l.DailyLoss)
 	case l.SessionLoss > 0 && -p.SessionNet+atStake > l.SessionLoss:
-		return limitReached(limitSessionLoss, "%s has lost %d this session and would have %d at stake: session loss limit %d", a.id, max(-p.SessionNet, 0), atStake, l.SessionLoss)
+		return p, limitReached(limitSessionLoss, "%s has lost %d this session and would have %d at stake: session loss limit %d", a.id, max(-p.SessionNet, 0), atStake, l.SessionLoss)
 	case l.SessionTime > 0 && !p.SessionStart.IsZero() && now.Sub(p.SessionStart) >= l.SessionTime:
-		return limitReached(limitSessionTime, "%s's session has lasted %s: session time limit %s (a pause of %s ends it)", a.id,
+		return p, limitReached(limitSessionTime, "%s's session has lasted %s: session time limit %s (a pause of %s ends it)", a.id,
 			now.Sub(p.SessionStart).Round(time.Second), l.SessionTime, gap)
 	}
-	return putJSON(t.tx, bucketPlay, a.id, p.played(now, gap, 0))
+	return p, nil
 }
 
 // limitReached is FAILED_PRECONDITION LIMIT_REACHED with the limit's name
@@ -338,4 +348,34 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 		return nil, s.internal("GetPlayerLimits", err)
 	}
 	return limitsResponse(acct, rec, p, s.now(), s.sessionGap), nil
+}
+
+// CheckStake tells whether a player's limits allow an amount already held
+// to stay at stake (see the proto). It writes nothing.
+func (s *Service) CheckStake(_ context.Context, req *walletv1.CheckStakeRequest) (*walletv1.CheckStakeResponse, error) {
+	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.currency), checkAmount("amount", req.GetAmount())); err != nil {
+		return nil, err
+	}
+	var verdict error
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		t := newTxn(tx, s.now(), s.currency)
+		t.gap = s.sessionGap
+		a, err := t.mustAccount(req.GetAccountId())
+		if err != nil {
+			verdict = err
+			return nil
+		}
+		_, verdict = t.stakeAllowed(a, req.GetAmount(), 0)
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal("CheckStake", err)
+	}
+	if verdict != nil {
+		if errs.IsStatus(verdict) {
+			return nil, verdict
+		}
+		return nil, s.internal("CheckStake", verdict)
+	}
+	return &walletv1.CheckStakeResponse{}, nil
 }

@@ -160,6 +160,36 @@ func TestSessionLimits(t *testing.T) {
 	e.void(e.hold(carol, 300))
 }
 
+// TestCheckStake: the verdict on a stake already held, without noting any
+// play.
+func TestCheckStake(t *testing.T) {
+	clk, e := newClockedEnv(t)
+	const erin = "player:erin"
+	e.deposit(erin, 5000)
+	bank := e.hold(erin, 1000)
+	if _, err := e.c.CheckStake(as(tableSvc), &walletv1.CheckStakeRequest{AccountId: erin, Amount: 1000}); err != nil {
+		t.Fatalf("no limits: %v", err)
+	}
+	e.setLimits(erin, &walletv1.PlayerLimits{MaxStake: 800})
+	_, err := e.c.CheckStake(as(tableSvc), &walletv1.CheckStakeRequest{AccountId: erin, Amount: bank.GetAmount()})
+	wantLimit(t, err, limitMaxStake)
+	before, err := e.c.GetPlayerLimits(as(operator), &walletv1.GetPlayerLimitsRequest{AccountId: erin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	_, _ = e.c.CheckStake(as(tableSvc), &walletv1.CheckStakeRequest{AccountId: erin, Amount: 700})
+	after, err := e.c.GetPlayerLimits(as(operator), &walletv1.GetPlayerLimitsRequest{AccountId: erin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.GetPlay().GetLastPlayTime().AsTime().Equal(before.GetPlay().GetLastPlayTime().AsTime()) {
+		t.Fatalf("CheckStake noted play: last play %v, then %v", before.GetPlay().GetLastPlayTime(), after.GetPlay().GetLastPlayTime())
+	}
+	_, err = e.c.CheckStake(as(auth.Caller{Subject: "erin", Role: auth.RolePlayer}), &walletv1.CheckStakeRequest{AccountId: erin, Amount: 1})
+	wantErr(t, err, codes.PermissionDenied, reason(walletv1.ErrorReason_ERROR_REASON_ROLE_NOT_ALLOWED))
+}
+
 func TestLimitChange(t *testing.T) {
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	cur := limitsRecord{Limits: limitSet{DailyLoss: 1000, MaxStake: 500}}

@@ -126,6 +126,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_ChargeFee_FullMethodName:        {auth.RoleService},
 		walletv1.WalletService_SettleOld_FullMethodName:        {auth.RoleService},
 		walletv1.WalletService_SetPlayerLimits_FullMethodName:  {auth.RoleOperator},
+		walletv1.WalletService_CheckStake_FullMethodName:       {auth.RoleService},
 		walletv1.WalletService_GetPlayerLimits_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 	}

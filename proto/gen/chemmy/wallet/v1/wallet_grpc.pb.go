@@ -36,6 +36,7 @@ const (
 	WalletService_SettleOld_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleOld"
 	WalletService_SetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
 	WalletService_GetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
+	WalletService_CheckStake_FullMethodName       = "/chemmy.wallet.v1.WalletService/CheckStake"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -200,6 +201,13 @@ type WalletServiceClient interface {
 	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
 	// NOT_YOUR_ACCOUNT.
 	GetPlayerLimits(ctx context.Context, in *GetPlayerLimitsRequest, opts ...grpc.CallOption) (*GetPlayerLimitsResponse, error)
+	// CheckStake asks whether a player's limits allow amount, already held,
+	// to stay at stake (table-svc, for a bank carried from coup to coup: a
+	// banker whose limits say no is made to pass it). Reads only.
+	// Errors: FAILED_PRECONDITION LIMIT_REACHED (ErrorInfo metadata "limit"),
+	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
+	// INVALID_AMOUNT.
+	CheckStake(ctx context.Context, in *CheckStakeRequest, opts ...grpc.CallOption) (*CheckStakeResponse, error)
 }
 
 type walletServiceClient struct {
@@ -380,6 +388,16 @@ func (c *walletServiceClient) GetPlayerLimits(ctx context.Context, in *GetPlayer
 	return out, nil
 }
 
+func (c *walletServiceClient) CheckStake(ctx context.Context, in *CheckStakeRequest, opts ...grpc.CallOption) (*CheckStakeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckStakeResponse)
+	err := c.cc.Invoke(ctx, WalletService_CheckStake_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -542,6 +560,13 @@ type WalletServiceServer interface {
 	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
 	// NOT_YOUR_ACCOUNT.
 	GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error)
+	// CheckStake asks whether a player's limits allow amount, already held,
+	// to stay at stake (table-svc, for a bank carried from coup to coup: a
+	// banker whose limits say no is made to pass it). Reads only.
+	// Errors: FAILED_PRECONDITION LIMIT_REACHED (ErrorInfo metadata "limit"),
+	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
+	// INVALID_AMOUNT.
+	CheckStake(context.Context, *CheckStakeRequest) (*CheckStakeResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -602,6 +627,9 @@ func (UnimplementedWalletServiceServer) SetPlayerLimits(context.Context, *SetPla
 }
 func (UnimplementedWalletServiceServer) GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPlayerLimits not implemented")
+}
+func (UnimplementedWalletServiceServer) CheckStake(context.Context, *CheckStakeRequest) (*CheckStakeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckStake not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -930,6 +958,24 @@ func _WalletService_GetPlayerLimits_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_CheckStake_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckStakeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).CheckStake(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_CheckStake_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).CheckStake(ctx, req.(*CheckStakeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1004,6 +1050,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPlayerLimits",
 			Handler:    _WalletService_GetPlayerLimits_Handler,
+		},
+		{
+			MethodName: "CheckStake",
+			Handler:    _WalletService_CheckStake_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
