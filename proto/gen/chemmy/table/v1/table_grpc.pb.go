@@ -47,12 +47,15 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// TableService runs chemin de fer tables: seats, the bank, the bets in
-// order, banco, the coup and its settlement (RULES.md CF-*). It asks the
-// shoe service for cards and the wallet service for holds and settlement.
+// TableService runs the tables of four games: chemin de fer (RULES.md
+// CF-*: seats, the bank, the bets in order, banco), punto banco (PB-*, the
+// house banks), baccarat banque (BQ-*) and the old baccarat (OLD-*); the
+// coup and its settlement. It asks the shoe service for cards and the
+// wallet service for holds and settlement.
 //
 // Every mutating request carries a request_id (idempotency key, AIP-155): a
-// retry with the same id returns the first response and changes nothing;
+// retry with the same id changes nothing and answers as the first try did
+// (with the table as it stands now);
 // the same id with a different request fails with REQUEST_ID_REUSED.
 // Requests that act for a player carry player_id; a caller with the player
 // role may act only for himself (NOT_YOURSELF). Every call returns the
@@ -480,12 +483,15 @@ func (c *tableServiceClient) MoveTopCards(ctx context.Context, in *MoveTopCardsR
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
 //
-// TableService runs chemin de fer tables: seats, the bank, the bets in
-// order, banco, the coup and its settlement (RULES.md CF-*). It asks the
-// shoe service for cards and the wallet service for holds and settlement.
+// TableService runs the tables of four games: chemin de fer (RULES.md
+// CF-*: seats, the bank, the bets in order, banco), punto banco (PB-*, the
+// house banks), baccarat banque (BQ-*) and the old baccarat (OLD-*); the
+// coup and its settlement. It asks the shoe service for cards and the
+// wallet service for holds and settlement.
 //
 // Every mutating request carries a request_id (idempotency key, AIP-155): a
-// retry with the same id returns the first response and changes nothing;
+// retry with the same id changes nothing and answers as the first try did
+// (with the table as it stands now);
 // the same id with a different request fails with REQUEST_ID_REUSED.
 // Requests that act for a player carry player_id; a caller with the player
 // role may act only for himself (NOT_YOURSELF). Every call returns the
