@@ -15,6 +15,8 @@
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
 //	-request-retention  how long a request_id's answer is kept (default 168h)
+//	-round-retention    how long the round history keeps a round (default 2160h;
+//	                    every player's last 10 rounds are kept whatever their age)
 //	-interrupt-after    how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
 //	                    unreachable or refusing) before it is voided and every bet returned
 //	                    (CHEMMY_TABLE_INTERRUPT_AFTER, default 2m)
@@ -57,6 +59,7 @@ func main() {
 	nkey := flag.String("nats-nkey", env("CHEMMY_NATS_NKEY", ""), "file holding the NATS nkey seed of this service")
 	tc := trust.RegisterFlags(flag.CommandLine)
 	stream := outbox.RegisterStreamFlags(flag.CommandLine)
+	roundRetention := flag.Duration("round-retention", tablesvc.DefaultRoundRetention, "how long the round history keeps a round (every player's last 10 are kept whatever their age); negative: for ever")
 	retention := flag.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	shardFlag := flag.String("shard", env("CHEMMY_SHARD", ""), "this table-svc's shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every table id, so the gateway routes the table here; empty: not sharded (CHEMMY_SHARD)")
 	interruptAfter := flag.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
@@ -96,7 +99,7 @@ func main() {
 	err = tablesvc.Run(ctx, tablesvc.Config{
 		IDPrefix: idPrefix, ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
-		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention,
+		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention, RoundRetention: *roundRetention,
 		InterruptAfter: *interruptAfter,
 	})
 	if err != nil {

@@ -18,7 +18,12 @@
 // value = SHA-256 of the request, then "abandoned" for a request rolled
 // back; a retry returns the table as it stands). Bucket "intents" holds
 // the escrow intents of requests in progress (intent.go); bucket "outbox"
-// the events not yet published. Schema version 1.
+// the events not yet published. The same transaction keeps every event
+// with a coup id, unredacted, in the round history (history.go: buckets
+// "round_events", "rounds", "round_index", "round_tables"), read by
+// ListRounds and GetRound. Schema version 1 (the history's buckets are
+// created at start in a store that lacks them; coups played before they
+// existed are not in the history).
 //
 // # The coup as a saga
 //

@@ -45,6 +45,10 @@ const (
 	reasonCoupNotInPlay      = "COUP_NOT_IN_PLAY"
 	reasonCertificationTable = "CERTIFICATION_TABLE"
 	reasonWrongVariant       = "WRONG_VARIANT"
+	// Round history (history.go).
+	reasonRoundNotFound = "ROUND_NOT_FOUND"
+	reasonNotYourRound  = "NOT_YOUR_ROUND"
+	reasonRoundInPlay   = "ROUND_IN_PLAY"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -79,6 +79,11 @@ type Config struct {
 	// counted on Clock. A coup with a result is never voided: its
 	// settlement is retried until it is done.
 	InterruptAfter time.Duration
+	// RoundRetention is how long the round history (history.go) keeps a
+	// round once it started; every player's last KeepRoundsPerPlayer
+	// rounds are kept whatever their age. 0: DefaultRoundRetention (90
+	// days); negative: for ever. Swept hourly.
+	RoundRetention time.Duration
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed).
 	Stream outbox.StreamLimits
@@ -152,6 +157,9 @@ var (
 		tablev1.TableService_GetRoads_FullMethodName:     anyone,
 		tablev1.TableService_VoidCoup_FullMethodName:     {auth.RoleCroupier, auth.RoleOperator},
 		tablev1.TableService_CloseTable_FullMethodName:   {auth.RoleCroupier, auth.RoleOperator},
+		// Round history: a player his own rounds (history.go), staff all.
+		tablev1.TableService_ListRounds_FullMethodName: anyone,
+		tablev1.TableService_GetRound_FullMethodName:   anyone,
 	}
 )
 
@@ -178,6 +186,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	if c.InterruptAfter <= 0 {
 		c.InterruptAfter = DefaultInterruptAfter
+	}
+	if c.RoundRetention == 0 {
+		c.RoundRetention = DefaultRoundRetention
 	}
 	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
 		metrics: newTableMetrics()}
@@ -206,7 +217,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 
 	_, err = app.Start(ctx, app.Config{
 		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
-		Buckets: [][]byte{bucketTables, bucketIntents}, NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
+		Buckets: append([][]byte{bucketTables, bucketIntents}, historyBuckets...), NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
 		MetricsAddr: c.MetricsAddr, Registry: c.Registry, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log
@@ -225,6 +236,10 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			b.Go(s.retryLoop)
 			b.Go(func(ctx context.Context) error {
 				store.Sweep(ctx, b.DB, store.Retention{Keep: c.RequestRetention}, b.Log)
+				return nil
+			})
+			b.Go(func(ctx context.Context) error {
+				s.sweepRounds(ctx, c.RoundRetention)
 				return nil
 			})
 		}
@@ -385,6 +400,10 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 			if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
 				return err
 			}
+		}
+		// The round history keeps the coup's events in full (history.go).
+		if err := recordRounds(tx, c); err != nil {
+			return err
 		}
 		if key != "" {
 			return store.Save(tx, key, hash, resp)

@@ -115,6 +115,13 @@ const (
 	// A bet on a spot this table does not offer (e.g. pair bets switched
 	// off).
 	ErrorReason_ERROR_REASON_SPOT_NOT_OFFERED ErrorReason = 36
+	// GetRound named no round of that table (or one whose history expired).
+	ErrorReason_ERROR_REASON_ROUND_NOT_FOUND ErrorReason = 37
+	// A player asked for a round that does not name him.
+	ErrorReason_ERROR_REASON_NOT_YOUR_ROUND ErrorReason = 38
+	// A player asked for a round still in play: it is readable once
+	// settled or voided.
+	ErrorReason_ERROR_REASON_ROUND_IN_PLAY ErrorReason = 39
 )
 
 // Enum value maps for ErrorReason.
@@ -157,6 +164,9 @@ var (
 		34: "ERROR_REASON_WRONG_VARIANT",
 		35: "ERROR_REASON_BET_OUT_OF_LIMITS",
 		36: "ERROR_REASON_SPOT_NOT_OFFERED",
+		37: "ERROR_REASON_ROUND_NOT_FOUND",
+		38: "ERROR_REASON_NOT_YOUR_ROUND",
+		39: "ERROR_REASON_ROUND_IN_PLAY",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -196,6 +206,9 @@ var (
 		"ERROR_REASON_WRONG_VARIANT":          34,
 		"ERROR_REASON_BET_OUT_OF_LIMITS":      35,
 		"ERROR_REASON_SPOT_NOT_OFFERED":       36,
+		"ERROR_REASON_ROUND_NOT_FOUND":        37,
+		"ERROR_REASON_NOT_YOUR_ROUND":         38,
+		"ERROR_REASON_ROUND_IN_PLAY":          39,
 	}
 )
 
@@ -939,6 +952,62 @@ func (x RoadWinner) Number() protoreflect.EnumNumber {
 // Deprecated: Use RoadWinner.Descriptor instead.
 func (RoadWinner) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+}
+
+// RoundState is where a round (a coup) stands.
+type RoundState int32
+
+const (
+	RoundState_ROUND_STATE_UNSPECIFIED RoundState = 0
+	// Dealt or being bet on: not settled yet.
+	RoundState_ROUND_STATE_IN_PLAY RoundState = 1
+	// The wallet moved its money (coup_settled).
+	RoundState_ROUND_STATE_SETTLED RoundState = 2
+	// Voided, every stake returned (coup_voided, CF-ERROR).
+	RoundState_ROUND_STATE_VOIDED RoundState = 3
+)
+
+// Enum value maps for RoundState.
+var (
+	RoundState_name = map[int32]string{
+		0: "ROUND_STATE_UNSPECIFIED",
+		1: "ROUND_STATE_IN_PLAY",
+		2: "ROUND_STATE_SETTLED",
+		3: "ROUND_STATE_VOIDED",
+	}
+	RoundState_value = map[string]int32{
+		"ROUND_STATE_UNSPECIFIED": 0,
+		"ROUND_STATE_IN_PLAY":     1,
+		"ROUND_STATE_SETTLED":     2,
+		"ROUND_STATE_VOIDED":      3,
+	}
+)
+
+func (x RoundState) Enum() *RoundState {
+	p := new(RoundState)
+	*p = x
+	return p
+}
+
+func (x RoundState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RoundState) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_table_v1_table_proto_enumTypes[13].Descriptor()
+}
+
+func (RoundState) Type() protoreflect.EnumType {
+	return &file_chemmy_table_v1_table_proto_enumTypes[13]
+}
+
+func (x RoundState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RoundState.Descriptor instead.
+func (RoundState) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 // HouseRules are a table's options where the sources leave the choice to
@@ -6216,6 +6285,474 @@ func (x *RaiseBankResponse) GetTable() *Table {
 	return nil
 }
 
+// RoundPlayer is one player named by a round's events.
+type RoundPlayer struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Whether he held the bank (chemin de fer, banque, the old game: the
+	// player who put it up; house-banked punto banco: never).
+	Banker bool `protobuf:"varint,2,opt,name=banker,proto3" json:"banker,omitempty"`
+	// What he put at stake, minor units: his bets and his banco (after any
+	// reduction, CF-BANK-RAISE), or the bank he held when banker.
+	Stake         int64 `protobuf:"varint,3,opt,name=stake,proto3" json:"stake,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RoundPlayer) Reset() {
+	*x = RoundPlayer{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoundPlayer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoundPlayer) ProtoMessage() {}
+
+func (x *RoundPlayer) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoundPlayer.ProtoReflect.Descriptor instead.
+func (*RoundPlayer) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *RoundPlayer) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *RoundPlayer) GetBanker() bool {
+	if x != nil {
+		return x.Banker
+	}
+	return false
+}
+
+func (x *RoundPlayer) GetStake() int64 {
+	if x != nil {
+		return x.Stake
+	}
+	return 0
+}
+
+// Round is the summary of one round (one coup).
+type Round struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The coup's id: the round's id.
+	CoupId  string `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	TableId string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The table's game.
+	Variant Variant `protobuf:"varint,3,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
+	// The coup's number at its table, 1-based, in order of start.
+	Number int64 `protobuf:"varint,4,opt,name=number,proto3" json:"number,omitempty"`
+	// The time of the coup's first event, and of its last (the settlement
+	// or the void once over).
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime   *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	State     RoundState             `protobuf:"varint,7,opt,name=state,proto3,enum=chemmy.table.v1.RoundState" json:"state,omitempty"`
+	// From the bank's side (chemin de fer, banque, the old game) or the
+	// banker hand's (punto banco); unset while in play or when voided.
+	Outcome Outcome `protobuf:"varint,8,opt,name=outcome,proto3,enum=chemmy.table.v1.Outcome" json:"outcome,omitempty"`
+	// The players its events name, in order of first appearance.
+	Players []*RoundPlayer `protobuf:"bytes,9,rep,name=players,proto3" json:"players,omitempty"`
+	// The bank's net result from the settlement, minor units (the banker's
+	// in a player-banked game, house:bank's in punto banco: winnings minus
+	// the stakes paid; commission excluded); 0 until settled.
+	BankNet int64 `protobuf:"varint,10,opt,name=bank_net,json=bankNet,proto3" json:"bank_net,omitempty"`
+	// The house's commission, minor units; 0 until settled.
+	Commission    int64 `protobuf:"varint,11,opt,name=commission,proto3" json:"commission,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Round) Reset() {
+	*x = Round{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Round) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Round) ProtoMessage() {}
+
+func (x *Round) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Round.ProtoReflect.Descriptor instead.
+func (*Round) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *Round) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *Round) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *Round) GetVariant() Variant {
+	if x != nil {
+		return x.Variant
+	}
+	return Variant_VARIANT_UNSPECIFIED
+}
+
+func (x *Round) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *Round) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *Round) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *Round) GetState() RoundState {
+	if x != nil {
+		return x.State
+	}
+	return RoundState_ROUND_STATE_UNSPECIFIED
+}
+
+func (x *Round) GetOutcome() Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return Outcome_OUTCOME_UNSPECIFIED
+}
+
+func (x *Round) GetPlayers() []*RoundPlayer {
+	if x != nil {
+		return x.Players
+	}
+	return nil
+}
+
+func (x *Round) GetBankNet() int64 {
+	if x != nil {
+		return x.BankNet
+	}
+	return 0
+}
+
+func (x *Round) GetCommission() int64 {
+	if x != nil {
+		return x.Commission
+	}
+	return 0
+}
+
+// ListRoundsRequest pages through rounds, newest first.
+type ListRoundsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only the rounds naming this player. A player must give his own id.
+	PlayerId string `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Only this table's rounds. At most one of player_id and table_id.
+	TableId string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Only rounds started at or after start_time and before end_time;
+	// either may be unset (open).
+	StartTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime   *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// 1..100; 0 means 50.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// From a previous response's next_page_token; valid with the same
+	// filters only.
+	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRoundsRequest) Reset() {
+	*x = ListRoundsRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRoundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRoundsRequest) ProtoMessage() {}
+
+func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRoundsRequest.ProtoReflect.Descriptor instead.
+func (*ListRoundsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ListRoundsRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *ListRoundsRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *ListRoundsRequest) GetStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartTime
+	}
+	return nil
+}
+
+func (x *ListRoundsRequest) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *ListRoundsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRoundsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListRoundsResponse is one page of rounds.
+type ListRoundsResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Rounds []*Round               `protobuf:"bytes,1,rep,name=rounds,proto3" json:"rounds,omitempty"`
+	// Empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The shards that did not answer (set by the gateway, as in
+	// ListTablesResponse.unreachable).
+	Unreachable   []string `protobuf:"bytes,3,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRoundsResponse) Reset() {
+	*x = ListRoundsResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRoundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRoundsResponse) ProtoMessage() {}
+
+func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRoundsResponse.ProtoReflect.Descriptor instead.
+func (*ListRoundsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ListRoundsResponse) GetRounds() []*Round {
+	if x != nil {
+		return x.Rounds
+	}
+	return nil
+}
+
+func (x *ListRoundsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListRoundsResponse) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+// GetRoundRequest names a round: its table and its coup.
+type GetRoundRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	CoupId        string                 `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRoundRequest) Reset() {
+	*x = GetRoundRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRoundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRoundRequest) ProtoMessage() {}
+
+func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRoundRequest.ProtoReflect.Descriptor instead.
+func (*GetRoundRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *GetRoundRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *GetRoundRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+// GetRoundResponse is one round and its events.
+type GetRoundResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Round *Round                 `protobuf:"bytes,1,opt,name=round,proto3" json:"round,omitempty"`
+	// Every event of the coup, in order of sequence, unredacted once the
+	// round is over. The wallet's transfers of the round are not included:
+	// read them from WalletService.ListStatement (their reference is
+	// "tables/<table_id>/coups/<coup_id>").
+	Events        []*v11.TableEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRoundResponse) Reset() {
+	*x = GetRoundResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRoundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRoundResponse) ProtoMessage() {}
+
+func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRoundResponse.ProtoReflect.Descriptor instead.
+func (*GetRoundResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *GetRoundResponse) GetRound() *Round {
+	if x != nil {
+		return x.Round
+	}
+	return nil
+}
+
+func (x *GetRoundResponse) GetEvents() []*v11.TableEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
@@ -6679,7 +7216,46 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x82\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"X\n" +
+	"\vRoundPlayer\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
+	"\x06banker\x18\x02 \x01(\bR\x06banker\x12\x14\n" +
+	"\x05stake\x18\x03 \x01(\x03R\x05stake\"\xd3\x03\n" +
+	"\x05Round\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x122\n" +
+	"\avariant\x18\x03 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12\x16\n" +
+	"\x06number\x18\x04 \x01(\x03R\x06number\x129\n" +
+	"\n" +
+	"start_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x121\n" +
+	"\x05state\x18\a \x01(\x0e2\x1b.chemmy.table.v1.RoundStateR\x05state\x122\n" +
+	"\aoutcome\x18\b \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\x126\n" +
+	"\aplayers\x18\t \x03(\v2\x1c.chemmy.table.v1.RoundPlayerR\aplayers\x12\x19\n" +
+	"\bbank_net\x18\n" +
+	" \x01(\x03R\abankNet\x12\x1e\n" +
+	"\n" +
+	"commission\x18\v \x01(\x03R\n" +
+	"commission\"\xf9\x01\n" +
+	"\x11ListRoundsRequest\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x129\n" +
+	"\n" +
+	"start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
+	"\bend_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x1b\n" +
+	"\tpage_size\x18\x05 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tR\tpageToken\"\x8e\x01\n" +
+	"\x12ListRoundsResponse\x12.\n" +
+	"\x06rounds\x18\x01 \x03(\v2\x16.chemmy.table.v1.RoundR\x06rounds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12 \n" +
+	"\vunreachable\x18\x03 \x03(\tR\vunreachable\"E\n" +
+	"\x0fGetRoundRequest\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x17\n" +
+	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"v\n" +
+	"\x10GetRoundResponse\x12,\n" +
+	"\x05round\x18\x01 \x01(\v2\x16.chemmy.table.v1.RoundR\x05round\x124\n" +
+	"\x06events\x18\x02 \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events*\xe5\n" +
 	"\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
@@ -6719,7 +7295,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1aERROR_REASON_SHOE_UNUSABLE\x10!\x12\x1e\n" +
 	"\x1aERROR_REASON_WRONG_VARIANT\x10\"\x12\"\n" +
 	"\x1eERROR_REASON_BET_OUT_OF_LIMITS\x10#\x12!\n" +
-	"\x1dERROR_REASON_SPOT_NOT_OFFERED\x10$*n\n" +
+	"\x1dERROR_REASON_SPOT_NOT_OFFERED\x10$\x12 \n" +
+	"\x1cERROR_REASON_ROUND_NOT_FOUND\x10%\x12\x1f\n" +
+	"\x1bERROR_REASON_NOT_YOUR_ROUND\x10&\x12\x1e\n" +
+	"\x1aERROR_REASON_ROUND_IN_PLAY\x10'*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -6795,7 +7374,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x17ROAD_WINNER_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ROAD_WINNER_BANK\x10\x01\x12\x16\n" +
 	"\x12ROAD_WINNER_PLAYER\x10\x02\x12\x13\n" +
-	"\x0fROAD_WINNER_TIE\x10\x032\xdd\x0e\n" +
+	"\x0fROAD_WINNER_TIE\x10\x03*s\n" +
+	"\n" +
+	"RoundState\x12\x1b\n" +
+	"\x17ROUND_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13ROUND_STATE_IN_PLAY\x10\x01\x12\x17\n" +
+	"\x13ROUND_STATE_SETTLED\x10\x02\x12\x16\n" +
+	"\x12ROUND_STATE_VOIDED\x10\x032\x85\x10\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -6825,7 +7410,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
 	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponse\x12O\n" +
 	"\bGetRoads\x12 .chemmy.table.v1.GetRoadsRequest\x1a!.chemmy.table.v1.GetRoadsResponse\x12[\n" +
-	"\fMoveTopCards\x12$.chemmy.table.v1.MoveTopCardsRequest\x1a%.chemmy.table.v1.MoveTopCardsResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"\fMoveTopCards\x12$.chemmy.table.v1.MoveTopCardsRequest\x1a%.chemmy.table.v1.MoveTopCardsResponse\x12U\n" +
+	"\n" +
+	"ListRounds\x12\".chemmy.table.v1.ListRoundsRequest\x1a#.chemmy.table.v1.ListRoundsResponse\x12O\n" +
+	"\bGetRound\x12 .chemmy.table.v1.GetRoundRequest\x1a!.chemmy.table.v1.GetRoundResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -6839,8 +7427,8 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 	return file_chemmy_table_v1_table_proto_rawDescData
 }
 
-var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 13)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -6855,72 +7443,79 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(DrawChoice)(0),               // 10: chemmy.table.v1.DrawChoice
 	(Variant)(0),                  // 11: chemmy.table.v1.Variant
 	(RoadWinner)(0),               // 12: chemmy.table.v1.RoadWinner
-	(*HouseRules)(nil),            // 13: chemmy.table.v1.HouseRules
-	(*PuntoBancoRules)(nil),       // 14: chemmy.table.v1.PuntoBancoRules
-	(*OldBaccaratRules)(nil),      // 15: chemmy.table.v1.OldBaccaratRules
-	(*Seat)(nil),                  // 16: chemmy.table.v1.Seat
-	(*BanqueRules)(nil),           // 17: chemmy.table.v1.BanqueRules
-	(*Bet)(nil),                   // 18: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 19: chemmy.table.v1.Coup
-	(*CoupHand)(nil),              // 20: chemmy.table.v1.CoupHand
-	(*Table)(nil),                 // 21: chemmy.table.v1.Table
-	(*ShoeEntropy)(nil),           // 22: chemmy.table.v1.ShoeEntropy
-	(*CreateTableRequest)(nil),    // 23: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 24: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 25: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 26: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 27: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 28: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 29: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 30: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 31: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 32: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 33: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 34: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 35: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 36: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 37: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 38: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 39: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 40: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 41: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 42: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 43: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 44: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 45: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 46: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 47: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 48: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 49: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 50: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 51: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 52: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 53: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 54: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 55: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 56: chemmy.table.v1.GetAdviceResponse
-	(*MoveTopCardsRequest)(nil),   // 57: chemmy.table.v1.MoveTopCardsRequest
-	(*MoveTopCardsResponse)(nil),  // 58: chemmy.table.v1.MoveTopCardsResponse
-	(*GetRoadsRequest)(nil),       // 59: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 60: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 61: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 62: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 63: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 64: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 65: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 66: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 67: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 68: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 69: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 70: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 71: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 72: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 73: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 74: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 75: chemmy.table.v1.RaiseBankResponse
-	(*v1.Card)(nil),               // 76: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 77: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 78: chemmy.events.v1.TableEvent
+	(RoundState)(0),               // 13: chemmy.table.v1.RoundState
+	(*HouseRules)(nil),            // 14: chemmy.table.v1.HouseRules
+	(*PuntoBancoRules)(nil),       // 15: chemmy.table.v1.PuntoBancoRules
+	(*OldBaccaratRules)(nil),      // 16: chemmy.table.v1.OldBaccaratRules
+	(*Seat)(nil),                  // 17: chemmy.table.v1.Seat
+	(*BanqueRules)(nil),           // 18: chemmy.table.v1.BanqueRules
+	(*Bet)(nil),                   // 19: chemmy.table.v1.Bet
+	(*Coup)(nil),                  // 20: chemmy.table.v1.Coup
+	(*CoupHand)(nil),              // 21: chemmy.table.v1.CoupHand
+	(*Table)(nil),                 // 22: chemmy.table.v1.Table
+	(*ShoeEntropy)(nil),           // 23: chemmy.table.v1.ShoeEntropy
+	(*CreateTableRequest)(nil),    // 24: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),   // 25: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),       // 26: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),      // 27: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),     // 28: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),    // 29: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),      // 30: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),     // 31: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),     // 32: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),    // 33: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),    // 34: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),   // 35: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),       // 36: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),      // 37: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),     // 38: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),    // 39: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),      // 40: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),     // 41: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),     // 42: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),    // 43: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),       // 44: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),      // 45: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),     // 46: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),    // 47: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),     // 48: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),    // 49: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),       // 50: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),      // 51: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),    // 52: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),   // 53: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),     // 54: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),    // 55: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),      // 56: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),     // 57: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),   // 58: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),  // 59: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),       // 60: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),      // 61: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                 // 62: chemmy.table.v1.Roads
+	(*RoadBead)(nil),              // 63: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),              // 64: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),              // 65: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),       // 66: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),        // 67: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),           // 68: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),               // 69: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),            // 70: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),           // 71: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),       // 72: chemmy.table.v1.GetOddsResponse
+	(*BidBankRequest)(nil),        // 73: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),       // 74: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),      // 75: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),     // 76: chemmy.table.v1.RaiseBankResponse
+	(*RoundPlayer)(nil),           // 77: chemmy.table.v1.RoundPlayer
+	(*Round)(nil),                 // 78: chemmy.table.v1.Round
+	(*ListRoundsRequest)(nil),     // 79: chemmy.table.v1.ListRoundsRequest
+	(*ListRoundsResponse)(nil),    // 80: chemmy.table.v1.ListRoundsResponse
+	(*GetRoundRequest)(nil),       // 81: chemmy.table.v1.GetRoundRequest
+	(*GetRoundResponse)(nil),      // 82: chemmy.table.v1.GetRoundResponse
+	(*v1.Card)(nil),               // 83: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 84: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 85: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -6932,127 +7527,142 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 6: chemmy.table.v1.BanqueRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
-	18,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	76,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	76,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	19,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
+	83,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	83,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	77,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
-	20,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
+	84,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	21,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	76,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	83,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
-	13,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
+	14,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
-	16,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
-	19,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
-	19,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	77,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	77,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	17,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
+	20,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
+	20,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
+	84,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	84,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
-	14,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	61,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
-	15,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	17,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	22,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
-	13,  // 32: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	15,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	62,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	16,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	18,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	23,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
+	14,  // 32: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
 	11,  // 33: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	14,  // 34: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	15,  // 35: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	17,  // 36: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	21,  // 37: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 38: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	15,  // 34: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	16,  // 35: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	18,  // 36: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	22,  // 37: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 38: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
 	11,  // 39: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
-	21,  // 40: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	22,  // 40: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
 	6,   // 41: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 42: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 43: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 44: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 42: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 43: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 44: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
 	7,   // 45: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 46: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	21,  // 47: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 48: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 49: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 47: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 48: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 49: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
 	10,  // 50: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
 	8,   // 51: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	21,  // 52: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 53: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 54: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 55: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 56: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 57: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 58: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	78,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	22,  // 52: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 53: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 54: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 55: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 56: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 57: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 58: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	85,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
 	8,   // 60: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
 	10,  // 61: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	21,  // 62: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	61,  // 63: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	62,  // 64: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	63,  // 65: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	64,  // 66: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	64,  // 67: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	64,  // 68: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	22,  // 62: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	62,  // 63: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	63,  // 64: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	64,  // 65: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	65,  // 66: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	65,  // 67: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	65,  // 68: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
 	12,  // 69: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
 	12,  // 70: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	65,  // 71: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	66,  // 71: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
 	11,  // 72: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	69,  // 73: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	70,  // 73: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
 	11,  // 74: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	65,  // 75: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	67,  // 76: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	68,  // 77: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	70,  // 78: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	21,  // 79: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	21,  // 80: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	23,  // 81: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	25,  // 82: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	27,  // 83: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	29,  // 84: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	31,  // 85: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	33,  // 86: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	35,  // 87: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	37,  // 88: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	39,  // 89: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	41,  // 90: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	43,  // 91: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	74,  // 92: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	72,  // 93: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	51,  // 94: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	53,  // 95: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	55,  // 96: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	66,  // 97: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	45,  // 98: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	49,  // 99: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	47,  // 100: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	59,  // 101: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	57,  // 102: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	24,  // 103: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	26,  // 104: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	28,  // 105: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	30,  // 106: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	32,  // 107: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	34,  // 108: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	36,  // 109: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	38,  // 110: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	40,  // 111: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	42,  // 112: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	44,  // 113: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	75,  // 114: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	73,  // 115: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	52,  // 116: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	54,  // 117: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	56,  // 118: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	71,  // 119: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	46,  // 120: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	50,  // 121: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	48,  // 122: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	60,  // 123: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	58,  // 124: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	103, // [103:125] is the sub-list for method output_type
-	81,  // [81:103] is the sub-list for method input_type
-	81,  // [81:81] is the sub-list for extension type_name
-	81,  // [81:81] is the sub-list for extension extendee
-	0,   // [0:81] is the sub-list for field type_name
+	66,  // 75: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	68,  // 76: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	69,  // 77: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	71,  // 78: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	22,  // 79: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 80: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 81: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
+	84,  // 82: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	84,  // 83: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	13,  // 84: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
+	9,   // 85: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
+	77,  // 86: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
+	84,  // 87: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	84,  // 88: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	78,  // 89: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	78,  // 90: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	85,  // 91: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	24,  // 92: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	26,  // 93: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	28,  // 94: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	30,  // 95: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	32,  // 96: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	34,  // 97: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	36,  // 98: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	38,  // 99: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	40,  // 100: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	42,  // 101: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	44,  // 102: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	75,  // 103: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	73,  // 104: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	52,  // 105: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	54,  // 106: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	56,  // 107: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	67,  // 108: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	46,  // 109: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	50,  // 110: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	48,  // 111: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	60,  // 112: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	58,  // 113: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	79,  // 114: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	81,  // 115: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	25,  // 116: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	27,  // 117: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	29,  // 118: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	31,  // 119: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	33,  // 120: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	35,  // 121: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	37,  // 122: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	39,  // 123: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	41,  // 124: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	43,  // 125: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	45,  // 126: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	76,  // 127: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	74,  // 128: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	53,  // 129: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	55,  // 130: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	57,  // 131: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	72,  // 132: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	47,  // 133: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	51,  // 134: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49,  // 135: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	61,  // 136: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	59,  // 137: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	80,  // 138: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	82,  // 139: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	116, // [116:140] is the sub-list for method output_type
+	92,  // [92:116] is the sub-list for method input_type
+	92,  // [92:92] is the sub-list for extension type_name
+	92,  // [92:92] is the sub-list for extension extendee
+	0,   // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -7072,8 +7682,8 @@ func file_chemmy_table_v1_table_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
-			NumEnums:      13,
-			NumMessages:   63,
+			NumEnums:      14,
+			NumMessages:   69,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -41,6 +41,8 @@ const (
 	TableService_CloseTable_FullMethodName   = "/chemmy.table.v1.TableService/CloseTable"
 	TableService_GetRoads_FullMethodName     = "/chemmy.table.v1.TableService/GetRoads"
 	TableService_MoveTopCards_FullMethodName = "/chemmy.table.v1.TableService/MoveTopCards"
+	TableService_ListRounds_FullMethodName   = "/chemmy.table.v1.TableService/ListRounds"
+	TableService_GetRound_FullMethodName     = "/chemmy.table.v1.TableService/GetRound"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -240,6 +242,30 @@ type TableServiceClient interface {
 	// verifies. Errors: NOT_BANKER, NOT_YOUR_TURN, WRONG_STATE (no cut due),
 	// INVALID_ARGUMENT (count above max_move_top), WRONG_VARIANT.
 	MoveTopCards(ctx context.Context, in *MoveTopCardsRequest, opts ...grpc.CallOption) (*MoveTopCardsResponse, error)
+	// ListRounds: round history (game recall). A round is a coup: its
+	// coup_id is the round's id. Rounds newest first (by start_time, the
+	// time of the coup's first event), filtered by player_id (the rounds
+	// whose events name him: his bets, his bank, his banco, his decisions,
+	// his hand), or by table_id, or neither (every round), and by a time
+	// range. A player may list only his own: player_id must be his id
+	// (PERMISSION_DENIED NOT_YOURSELF otherwise, also when empty); staff
+	// (croupier, operator, auditor) list any. In-play rounds are listed
+	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
+	// rounds are kept always; older ones expire after the service's
+	// -round-retention (default 90 days). Errors: INVALID_ARGUMENT
+	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
+	// and table_id, end_time before start_time).
+	ListRounds(ctx context.Context, in *ListRoundsRequest, opts ...grpc.CallOption) (*ListRoundsResponse, error)
+	// GetRound: one round with every event of its coup in order, unredacted
+	// (the cards dealt face down and up, the bets and who made them, the
+	// decisions, the result, the settlement). A player may read only a
+	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
+	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
+	// the hole cards stay hidden until the showdown). Staff read any round;
+	// a round in play is given to them as the table publishes it (face-down
+	// cards hidden, redacted events). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// such round at that table, or expired), INVALID_ARGUMENT.
+	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
 }
 
 type tableServiceClient struct {
@@ -479,6 +505,26 @@ func (c *tableServiceClient) MoveTopCards(ctx context.Context, in *MoveTopCardsR
 	return out, nil
 }
 
+func (c *tableServiceClient) ListRounds(ctx context.Context, in *ListRoundsRequest, opts ...grpc.CallOption) (*ListRoundsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRoundsResponse)
+	err := c.cc.Invoke(ctx, TableService_ListRounds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetRoundResponse)
+	err := c.cc.Invoke(ctx, TableService_GetRound_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -676,6 +722,30 @@ type TableServiceServer interface {
 	// verifies. Errors: NOT_BANKER, NOT_YOUR_TURN, WRONG_STATE (no cut due),
 	// INVALID_ARGUMENT (count above max_move_top), WRONG_VARIANT.
 	MoveTopCards(context.Context, *MoveTopCardsRequest) (*MoveTopCardsResponse, error)
+	// ListRounds: round history (game recall). A round is a coup: its
+	// coup_id is the round's id. Rounds newest first (by start_time, the
+	// time of the coup's first event), filtered by player_id (the rounds
+	// whose events name him: his bets, his bank, his banco, his decisions,
+	// his hand), or by table_id, or neither (every round), and by a time
+	// range. A player may list only his own: player_id must be his id
+	// (PERMISSION_DENIED NOT_YOURSELF otherwise, also when empty); staff
+	// (croupier, operator, auditor) list any. In-play rounds are listed
+	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
+	// rounds are kept always; older ones expire after the service's
+	// -round-retention (default 90 days). Errors: INVALID_ARGUMENT
+	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
+	// and table_id, end_time before start_time).
+	ListRounds(context.Context, *ListRoundsRequest) (*ListRoundsResponse, error)
+	// GetRound: one round with every event of its coup in order, unredacted
+	// (the cards dealt face down and up, the bets and who made them, the
+	// decisions, the result, the settlement). A player may read only a
+	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
+	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
+	// the hole cards stay hidden until the showdown). Staff read any round;
+	// a round in play is given to them as the table publishes it (face-down
+	// cards hidden, redacted events). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// such round at that table, or expired), INVALID_ARGUMENT.
+	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -751,6 +821,12 @@ func (UnimplementedTableServiceServer) GetRoads(context.Context, *GetRoadsReques
 }
 func (UnimplementedTableServiceServer) MoveTopCards(context.Context, *MoveTopCardsRequest) (*MoveTopCardsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method MoveTopCards not implemented")
+}
+func (UnimplementedTableServiceServer) ListRounds(context.Context, *ListRoundsRequest) (*ListRoundsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRounds not implemented")
+}
+func (UnimplementedTableServiceServer) GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRound not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -1162,6 +1238,42 @@ func _TableService_MoveTopCards_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_ListRounds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRoundsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).ListRounds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_ListRounds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).ListRounds(ctx, req.(*ListRoundsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TableService_GetRound_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRoundRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).GetRound(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_GetRound_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).GetRound(ctx, req.(*GetRoundRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1252,6 +1364,14 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "MoveTopCards",
 			Handler:    _TableService_MoveTopCards_Handler,
+		},
+		{
+			MethodName: "ListRounds",
+			Handler:    _TableService_ListRounds_Handler,
+		},
+		{
+			MethodName: "GetRound",
+			Handler:    _TableService_GetRound_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,525 @@
+package tablesvc
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+)
+
+// Round history (game recall): every event that carries a coup id is
+// kept in full (unredacted) in the same transaction that saves it (save
+// calls recordRounds), with a summary of its coup (a round) and indexes by
+// player, by table and by time. See ListRounds and GetRound in
+// chemmy.table.v1 for who reads what.
+//
+// Layout:
+//
+//	round_events  coup id 0x00 be64(sequence)  -> TableEvent (protobuf)
+//	rounds        coup id                      -> roundRecord (JSON)
+//	round_index   "a" 0x00 be64(start) coup id -> coup id (every round)
+//	              "t" 0x00 table 0x00 be64(start) coup id -> coup id
+//	              "p" 0x00 player 0x00 be64(start) coup id -> coup id
+//	round_tables  table id                     -> be64(rounds started)
+//
+// start is the unix time in nanoseconds of the coup's first event, so a
+// prefix reads its rounds in order of start (newest first backwards).
+var (
+	bucketRoundEvents = []byte("round_events")
+	bucketRounds      = []byte("rounds")
+	bucketRoundIndex  = []byte("round_index")
+	bucketRoundTables = []byte("round_tables")
+)
+
+// historyBuckets are created at start (app.Config.Buckets).
+var historyBuckets = [][]byte{bucketRoundEvents, bucketRounds, bucketRoundIndex, bucketRoundTables}
+
+// KeepRoundsPerPlayer is how many of each player's latest rounds are kept
+// whatever their age (game recall).
+const KeepRoundsPerPlayer = 10
+
+// DefaultRoundRetention is Config.RoundRetention's default: 90 days.
+const DefaultRoundRetention = 90 * 24 * time.Hour
+
+// roundSweepEvery is how often expired rounds are deleted.
+const roundSweepEvery = time.Hour
+
+// roundRecord is a round's summary as stored.
+type roundRecord struct {
+	CoupID     string        `json:"coup_id"`
+	TableID    string        `json:"table_id"`
+	Variant    int32         `json:"variant,omitempty"`
+	Number     int64         `json:"number"`
+	Start      int64         `json:"start"` // unix ns
+	End        int64         `json:"end"`   // unix ns
+	State      int32         `json:"state"` // tablev1.RoundState
+	Outcome    int32         `json:"outcome,omitempty"`
+	Players    []roundPlayer `json:"players,omitempty"`
+	BankNet    int64         `json:"bank_net,omitempty"`
+	Commission int64         `json:"commission,omitempty"`
+}
+
+type roundPlayer struct {
+	ID     string `json:"id"`
+	Banker bool   `json:"banker,omitempty"`
+	Stake  int64  `json:"stake,omitempty"`
+}
+
+func be64(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
+
+func indexKey(kind, id string, start int64, coupID string) []byte {
+	k := []byte(kind + "\x00")
+	if id != "" {
+		k = append(k, id+"\x00"...)
+	}
+	return append(append(k, be64(start)...), coupID...)
+}
+
+// player returns the round's entry for id, added when new.
+func (r *roundRecord) player(id string, fresh *[]string) *roundPlayer {
+	for i := range r.Players {
+		if r.Players[i].ID == id {
+			return &r.Players[i]
+		}
+	}
+	r.Players = append(r.Players, roundPlayer{ID: id})
+	*fresh = append(*fresh, id)
+	return &r.Players[len(r.Players)-1]
+}
+
+// named reports whether the round's events name player id.
+func (r *roundRecord) named(id string) bool {
+	for _, p := range r.Players {
+		if p.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// apply folds one event of the round into its summary; fresh collects the
+// players it names for the first time.
+func (r *roundRecord) apply(ev *eventsv1.TableEvent, fresh *[]string) {
+	name := func(id string) *roundPlayer {
+		if id == "" {
+			return &roundPlayer{}
+		}
+		return r.player(id, fresh)
+	}
+	switch p := ev.GetPayload().(type) {
+	case *eventsv1.TableEvent_BetPlaced:
+		name(p.BetPlaced.GetPlayerId()).Stake += p.BetPlaced.GetAmount()
+	case *eventsv1.TableEvent_BetReduced:
+		name(p.BetReduced.GetPlayerId()).Stake = p.BetReduced.GetAmount()
+	case *eventsv1.TableEvent_BancoCalled:
+		name(p.BancoCalled.GetPlayerId()).Stake += p.BancoCalled.GetAmount()
+	case *eventsv1.TableEvent_BetDeclined:
+		name(p.BetDeclined.GetPlayerId())
+	case *eventsv1.TableEvent_BankChanged:
+		// The banker who keeps the bank (or raises it) played this
+		// coup's bank; a new banker named after the coup did not.
+		switch b := p.BankChanged.GetBankerPlayerId(); p.BankChanged.GetReason() {
+		case eventsv1.BankChangeReason_BANK_CHANGE_REASON_HELD, eventsv1.BankChangeReason_BANK_CHANGE_REASON_RAISED:
+			if b != "" {
+				name(b).Banker = true
+			}
+		}
+		if b := p.BankChanged.GetPreviousBankerPlayerId(); b != "" {
+			name(b).Banker = true
+		}
+	case *eventsv1.TableEvent_BankOffered:
+		name(p.BankOffered.GetPlayerId())
+	case *eventsv1.TableEvent_BankBid:
+		name(p.BankBid.GetPlayerId())
+	case *eventsv1.TableEvent_CardDealt:
+		name(p.CardDealt.GetHolderPlayerId())
+	case *eventsv1.TableEvent_DrawDecided:
+		name(p.DrawDecided.GetPlayerId())
+	case *eventsv1.TableEvent_TurnTimedOut:
+		name(p.TurnTimedOut.GetPlayerId())
+	case *eventsv1.TableEvent_PlayerSeated:
+		name(p.PlayerSeated.GetPlayerId())
+	case *eventsv1.TableEvent_PlayerLeft:
+		name(p.PlayerLeft.GetPlayerId())
+	case *eventsv1.TableEvent_SeatFeeCharged:
+		name(p.SeatFeeCharged.GetPlayerId())
+	case *eventsv1.TableEvent_TopCardsMoved:
+		name(p.TopCardsMoved.GetBankerPlayerId()).Banker = true
+	case *eventsv1.TableEvent_CoupResulted:
+		r.Outcome = int32(p.CoupResulted.GetOutcome())
+		for _, h := range p.CoupResulted.GetHands() {
+			name(h.GetHolderPlayerId())
+		}
+	case *eventsv1.TableEvent_CoupSettled:
+		s := p.CoupSettled
+		r.State, r.Outcome, r.Commission = int32(tablev1.RoundState_ROUND_STATE_SETTLED), int32(s.GetOutcome()), s.GetCommission()
+		r.BankNet = s.GetBankerNet()
+		if r.Variant == int32(tablev1.Variant_VARIANT_PUNTO_BANCO) {
+			r.BankNet = s.GetHouseNet()
+		}
+	case *eventsv1.TableEvent_CoupVoided:
+		r.State, r.Outcome = int32(tablev1.RoundState_ROUND_STATE_VOIDED), 0
+	}
+	r.End = ev.GetOccurTime().AsTime().UnixNano()
+}
+
+// recordRounds keeps c's events that carry a coup id in the round
+// history, in the transaction tx that saves them.
+func recordRounds(tx *bolt.Tx, c *change) error {
+	evs, rounds, index := tx.Bucket(bucketRoundEvents), tx.Bucket(bucketRounds), tx.Bucket(bucketRoundIndex)
+	open := map[string]*roundRecord{}
+	var order []string
+	var fresh = map[string][]string{}
+	for _, ev := range c.events {
+		id := ev.GetCoupId()
+		if id == "" {
+			continue
+		}
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		if err := evs.Put(append([]byte(id+"\x00"), be64(int64(ev.GetSequence()))...), b); err != nil {
+			return err
+		}
+		r := open[id]
+		if r == nil {
+			r = new(roundRecord)
+			if v := rounds.Get([]byte(id)); v != nil {
+				if err := json.Unmarshal(v, r); err != nil {
+					return err
+				}
+			} else {
+				if r, err = newRound(tx, c, ev, &fresh); err != nil {
+					return err
+				}
+			}
+			open[id] = r
+			order = append(order, id)
+		}
+		f := fresh[id]
+		r.apply(ev, &f)
+		fresh[id] = f
+	}
+	for _, id := range order {
+		r := open[id]
+		for _, p := range fresh[id] {
+			if err := index.Put(indexKey("p", p, r.Start, id), []byte(id)); err != nil {
+				return err
+			}
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		if err := rounds.Put([]byte(id), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newRound starts the record of the round whose first event is ev: its
+// number at the table, its table and time indexes, and the banker holding
+// the bank as it starts (whose acceptance of the bank came before the
+// coup had an id).
+func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string][]string) (*roundRecord, error) {
+	id := ev.GetCoupId()
+	counts := tx.Bucket(bucketRoundTables)
+	var n int64
+	if v := counts.Get([]byte(c.t.ID)); len(v) == 8 {
+		n = int64(binary.BigEndian.Uint64(v))
+	}
+	n++
+	if err := counts.Put([]byte(c.t.ID), be64(n)); err != nil {
+		return nil, err
+	}
+	r := &roundRecord{CoupID: id, TableID: c.t.ID, Variant: c.t.Variant, Number: n,
+		Start: ev.GetOccurTime().AsTime().UnixNano(), State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY)}
+	index := tx.Bucket(bucketRoundIndex)
+	if err := index.Put(indexKey("a", "", r.Start, id), []byte(id)); err != nil {
+		return nil, err
+	}
+	if err := index.Put(indexKey("t", c.t.ID, r.Start, id), []byte(id)); err != nil {
+		return nil, err
+	}
+	if view := toProto(c.t, viewer{}); view.GetBankerPlayerId() != "" {
+		f := (*fresh)[id]
+		p := r.player(view.GetBankerPlayerId(), &f)
+		p.Banker, p.Stake = true, view.GetBank()
+		(*fresh)[id] = f
+	}
+	return r, nil
+}
+
+// toRound is r as the API gives it.
+func (r *roundRecord) toRound() *tablev1.Round {
+	out := &tablev1.Round{CoupId: r.CoupID, TableId: r.TableID, Variant: tablev1.Variant(r.Variant), Number: r.Number,
+		StartTime: timestamppb.New(time.Unix(0, r.Start)), EndTime: timestamppb.New(time.Unix(0, r.End)),
+		State: tablev1.RoundState(r.State), Outcome: tablev1.Outcome(r.Outcome), BankNet: r.BankNet, Commission: r.Commission}
+	if out.Variant == tablev1.Variant_VARIANT_UNSPECIFIED {
+		out.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
+	}
+	for _, p := range r.Players {
+		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake})
+	}
+	return out
+}
+
+func (r *roundRecord) over() bool { return r.State != int32(tablev1.RoundState_ROUND_STATE_IN_PLAY) }
+
+// staffReader reports whether c reads every round.
+func staffReader(c auth.Caller) bool { return c.Role != auth.RolePlayer }
+
+// ListRounds implements chemmy.table.v1.TableService.ListRounds.
+func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest) (*tablev1.ListRoundsResponse, error) {
+	caller, _ := auth.FromContext(ctx)
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0 || size > 100:
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "page_size must be 0..100, got %d", size)
+	case req.GetPlayerId() != "" && req.GetTableId() != "":
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "give player_id or table_id, not both")
+	case req.GetStartTime() != nil && req.GetEndTime() != nil && req.GetEndTime().AsTime().Before(req.GetStartTime().AsTime()):
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "end_time is before start_time")
+	case !staffReader(caller) && req.GetPlayerId() != caller.Subject:
+		return nil, auth.RequireSelf(ctx, domain, req.GetPlayerId())
+	}
+	if size == 0 {
+		size = 50
+	}
+	var prefix []byte
+	switch {
+	case req.GetPlayerId() != "":
+		prefix = []byte("p\x00" + req.GetPlayerId() + "\x00")
+	case req.GetTableId() != "":
+		prefix = []byte("t\x00" + req.GetTableId() + "\x00")
+	default:
+		prefix = []byte("a\x00")
+	}
+	// The newest key of the range: before end_time (or the prefix's end).
+	hi := append(append([]byte(nil), prefix...), 0xff)
+	if et := req.GetEndTime(); et != nil {
+		hi = append(append([]byte(nil), prefix...), be64(et.AsTime().UnixNano())...)
+	}
+	var lo []byte
+	if st := req.GetStartTime(); st != nil {
+		lo = append(append([]byte(nil), prefix...), be64(st.AsTime().UnixNano())...)
+	}
+	if tok := req.GetPageToken(); tok != "" {
+		k, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil || !bytes.HasPrefix(k, prefix) {
+			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "malformed page_token")
+		}
+		hi = k
+	}
+	resp := &tablev1.ListRoundsResponse{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		rounds := tx.Bucket(bucketRounds)
+		c := tx.Bucket(bucketRoundIndex).Cursor()
+		k, v := c.Seek(hi)
+		if k == nil {
+			k, v = c.Last()
+		}
+		// Seek lands at or after hi: the range is strictly before it.
+		for k != nil && bytes.Compare(k, hi) >= 0 {
+			k, v = c.Prev()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix) && (lo == nil || bytes.Compare(k, lo) >= 0); k, v = c.Prev() {
+			if len(resp.Rounds) == size {
+				// The next page reads the keys strictly before the
+				// token: k itself and older.
+				resp.NextPageToken = base64.RawURLEncoding.EncodeToString(append(append([]byte(nil), k...), 0))
+				return nil
+			}
+			rv := rounds.Get(v)
+			if rv == nil {
+				continue
+			}
+			r := new(roundRecord)
+			if err := json.Unmarshal(rv, r); err != nil {
+				return err
+			}
+			resp.Rounds = append(resp.Rounds, r.toRound())
+		}
+		return nil
+	})
+	return resp, err
+}
+
+// GetRound implements chemmy.table.v1.TableService.GetRound.
+func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*tablev1.GetRoundResponse, error) {
+	caller, _ := auth.FromContext(ctx)
+	if req.GetTableId() == "" || req.GetCoupId() == "" {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "table_id and coup_id are required")
+	}
+	r := new(roundRecord)
+	var events []*eventsv1.TableEvent
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketRounds).Get([]byte(req.GetCoupId()))
+		if v == nil {
+			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
+		}
+		if err := json.Unmarshal(v, r); err != nil {
+			return err
+		}
+		if r.TableID != req.GetTableId() {
+			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
+		}
+		if !staffReader(caller) {
+			if !r.named(caller.Subject) {
+				return fail(codes.PermissionDenied, reasonNotYourRound, "round %q does not name you", r.CoupID)
+			}
+			if !r.over() {
+				return fail(codes.FailedPrecondition, reasonRoundInPlay, "round %q is in play: it can be read once settled or voided", r.CoupID)
+			}
+		}
+		prefix := []byte(r.CoupID + "\x00")
+		c := tx.Bucket(bucketRoundEvents).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			ev := new(eventsv1.TableEvent)
+			if err := proto.Unmarshal(v, ev); err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !r.over() {
+		// Staff see a round in play as the table publishes it: no hole
+		// card before the showdown.
+		t, err := s.load(r.TableID)
+		if err != nil {
+			return nil, err
+		}
+		for i, ev := range events {
+			events[i] = t.publicEvent(ev)
+		}
+	}
+	return &tablev1.GetRoundResponse{Round: r.toRound(), Events: events}, nil
+}
+
+// expireRounds deletes up to batch rounds that started before now-keep,
+// are over, and are not among the last KeepRoundsPerPlayer rounds of any
+// player they name; it reports how many it deleted and whether more may
+// be due.
+func (s *Service) expireRounds(now time.Time, keep time.Duration, batch int) (deleted int, more bool, err error) {
+	cutoff := be64(now.Add(-keep).UnixNano())
+	err = s.commit.Update(func(tx *bolt.Tx) error {
+		deleted, more = 0, false
+		rounds, index, evs := tx.Bucket(bucketRounds), tx.Bucket(bucketRoundIndex), tx.Bucket(bucketRoundEvents)
+		var doomed []*roundRecord
+		c := index.Cursor()
+		prefix := []byte("a\x00")
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if bytes.Compare(k[len(prefix):len(prefix)+8], cutoff) >= 0 {
+				break
+			}
+			if len(doomed) == batch {
+				more = true
+				break
+			}
+			r := new(roundRecord)
+			rv := rounds.Get(v)
+			if rv == nil {
+				continue
+			}
+			if err := json.Unmarshal(rv, r); err != nil {
+				return err
+			}
+			if r.over() && !recentForAnyone(index, r) {
+				doomed = append(doomed, r)
+			}
+		}
+		for _, r := range doomed {
+			keys := [][]byte{indexKey("a", "", r.Start, r.CoupID), indexKey("t", r.TableID, r.Start, r.CoupID)}
+			for _, p := range r.Players {
+				keys = append(keys, indexKey("p", p.ID, r.Start, r.CoupID))
+			}
+			for _, k := range keys {
+				if err := index.Delete(k); err != nil {
+					return err
+				}
+			}
+			if err := rounds.Delete([]byte(r.CoupID)); err != nil {
+				return err
+			}
+			ep := []byte(r.CoupID + "\x00")
+			var ks [][]byte
+			ec := evs.Cursor()
+			for k, _ := ec.Seek(ep); k != nil && bytes.HasPrefix(k, ep); k, _ = ec.Next() {
+				ks = append(ks, append([]byte(nil), k...))
+			}
+			for _, k := range ks {
+				if err := evs.Delete(k); err != nil {
+					return err
+				}
+			}
+		}
+		deleted = len(doomed)
+		return nil
+	})
+	return deleted, more, err
+}
+
+// recentForAnyone reports whether r is among the last
+// KeepRoundsPerPlayer rounds of one of its players.
+func recentForAnyone(index *bolt.Bucket, r *roundRecord) bool {
+	for _, p := range r.Players {
+		prefix := []byte("p\x00" + p.ID + "\x00")
+		c := index.Cursor()
+		newer := 0
+		k, _ := c.Seek(append(indexKey("p", p.ID, r.Start, r.CoupID), 0))
+		for ; k != nil && bytes.HasPrefix(k, prefix) && newer < KeepRoundsPerPlayer; k, _ = c.Next() {
+			newer++
+		}
+		if newer < KeepRoundsPerPlayer {
+			return true
+		}
+	}
+	return false
+}
+
+// sweepRounds deletes expired rounds every roundSweepEvery until ctx is
+// done; keep < 0 keeps every round.
+func (s *Service) sweepRounds(ctx context.Context, keep time.Duration) {
+	if keep < 0 {
+		return
+	}
+	tick := time.NewTicker(roundSweepEvery)
+	defer tick.Stop()
+	for {
+		for {
+			n, more, err := s.expireRounds(s.now(), keep, 1000)
+			if err != nil {
+				s.log.Warn("round history sweep", "err", err)
+				break
+			}
+			if n > 0 {
+				s.log.Info("round history expired", "rounds", n)
+			}
+			if !more || ctx.Err() != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
