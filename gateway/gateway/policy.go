@@ -65,6 +65,12 @@ func defaultPolicy() policy {
 		m(tableService, "GetOdds"):     {Roles: allRoles},
 		m(tableService, "GetRoads"):    {Roles: allRoles},
 		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
+		// Round history: a player lists only his own rounds (player_id
+		// must be his id: a player's ListRounds without it is refused,
+		// NOT_YOURSELF); table-svc lets him read a round only when it
+		// names him and is over (NOT_YOUR_ROUND, ROUND_IN_PLAY).
+		m(tableService, "ListRounds"): {Roles: allRoles, SelfField: "player_id"},
+		m(tableService, "GetRound"):   {Roles: allRoles},
 
 		// WalletService. PlaceHold, VoidHold, PostHold, ExpireHolds, the
 		// settlements (SettleCoup, SettlePuntoBanco, SettleBanque,

@@ -145,8 +145,13 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 			return err
 		}
 	}
-	if len(shards) > 1 && method == listTablesMethod {
-		return p.listTables(ss, caller, shards, first)
+	if len(shards) > 1 {
+		switch fo, req, all, err := fanOutRequest(method, first); {
+		case err != nil:
+			return err
+		case all:
+			return p.list(ss, caller, shards, method, fo, req)
+		}
 	}
 	var in protoreflect.MessageDescriptor
 	if r != nil {

@@ -36,10 +36,11 @@ import (
 //     CreateShoe, GetOdds of a composition) goes to the shard picked by a
 //     hash of the caller and its request_id, so that a retry lands where
 //     the first try did; without a request_id, shard 0;
-//   - ListTables asks every shard in turn and pages through them
-//     (listTables); a shard that does not answer is skipped and named in
-//     the response's unreachable, so one shard down does not take the
-//     lobby down.
+//   - ListTables, and ListRounds that names no table, ask every shard
+//     in turn and page through them (list, fanOuts); a shard that does
+//     not answer is skipped and named in the response's unreachable, so
+//     one shard down does not take the lobby (or a player's history)
+//     down.
 //
 // WalletService is never sharded: one wallet holds the money.
 
@@ -48,7 +49,7 @@ const (
 	// ReasonShardNotFound: the id names a shard this gateway does not
 	// know (NOT_FOUND).
 	ReasonShardNotFound = "SHARD_NOT_FOUND"
-	// ReasonPageTokenInvalid: a ListTables page_token this gateway did not
+	// ReasonPageTokenInvalid: a fan-out's page_token this gateway did not
 	// make (INVALID_ARGUMENT).
 	ReasonPageTokenInvalid = "PAGE_TOKEN_INVALID"
 	// ReasonMalformedRequest: a request message that does not decode
@@ -58,9 +59,6 @@ const (
 	// table-svc answers it.
 	ReasonInvalidArgument = "INVALID_ARGUMENT"
 )
-
-// listTablesMethod is answered by listTables when tables are sharded.
-const listTablesMethod = tablev1.TableService_ListTables_FullMethodName
 
 // splitAddrs reads a comma-separated list of addresses (shard i at
 // position i); blanks around commas are ignored, an empty item is an
@@ -138,83 +136,159 @@ func (p *proxy) outgoing(ctx context.Context, c auth.Caller, be *backend) (conte
 	return metadata.NewOutgoingContext(ctx, out), nil
 }
 
-// listTables answers ListTables over every table shard: the shards in
+// fanOut says how a List method is answered over every shard: its
+// request and response types. Each response has one repeated message
+// field (the items), next_page_token and unreachable; each request has
+// page_size and page_token (AIP-158).
+type fanOut struct {
+	req, resp func() proto.Message
+	// sharded reports whether the request is answered by every shard;
+	// false: it names its shard (pick routes it).
+	sharded func(proto.Message) bool
+}
+
+// fanOuts are the List methods answered over every table shard:
+// ListTables always, ListRounds unless it names a table (a player's
+// rounds, or all of them, are on every shard his tables are).
+var fanOuts = map[string]fanOut{
+	tablev1.TableService_ListTables_FullMethodName: {
+		req:     func() proto.Message { return new(tablev1.ListTablesRequest) },
+		resp:    func() proto.Message { return new(tablev1.ListTablesResponse) },
+		sharded: func(proto.Message) bool { return true },
+	},
+	tablev1.TableService_ListRounds_FullMethodName: {
+		req:  func() proto.Message { return new(tablev1.ListRoundsRequest) },
+		resp: func() proto.Message { return new(tablev1.ListRoundsResponse) },
+		sharded: func(m proto.Message) bool {
+			return m.(*tablev1.ListRoundsRequest).GetTableId() == ""
+		},
+	},
+}
+
+// listFields are the paging fields of a fan-out's messages.
+type listFields struct {
+	size, token                  protoreflect.FieldDescriptor // request
+	items, next, unreachableList protoreflect.FieldDescriptor // response
+}
+
+func fieldsOf(req, resp protoreflect.Message) (listFields, error) {
+	rf, pf := req.Descriptor().Fields(), resp.Descriptor().Fields()
+	f := listFields{size: rf.ByName("page_size"), token: rf.ByName("page_token"),
+		next: pf.ByName("next_page_token"), unreachableList: pf.ByName("unreachable")}
+	for i := 0; i < pf.Len(); i++ {
+		if fd := pf.Get(i); fd.IsList() && fd.Kind() == protoreflect.MessageKind {
+			if f.items != nil {
+				return f, fmt.Errorf("%s has two repeated message fields", resp.Descriptor().FullName())
+			}
+			f.items = fd
+		}
+	}
+	if f.size == nil || f.token == nil || f.next == nil || f.unreachableList == nil || f.items == nil {
+		return f, fmt.Errorf("%s/%s lack the paging fields", req.Descriptor().FullName(), resp.Descriptor().FullName())
+	}
+	return f, nil
+}
+
+// list answers a fan-out method over every table shard: the shards in
 // order, each paged with its own tokens, a page filled from the next shard
-// when one runs out. The page token is the gateway's: the shard and that
-// shard's token.
-func (p *proxy) listTables(ss grpc.ServerStream, c auth.Caller, shards []*backend, first *frame) error {
-	if first == nil {
-		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "no ListTables request")
+// when one runs out (so a page is ordered within each shard, not across
+// them). The page token is the gateway's: the shard and that shard's
+// token. A shard that does not answer is skipped and named in the
+// response's unreachable (AIP-217).
+func (p *proxy) list(ss grpc.ServerStream, c auth.Caller, shards []*backend, method string, fo fanOut, req proto.Message) error {
+	rm := req.ProtoReflect()
+	resp := fo.resp()
+	f, err := fieldsOf(rm, resp.ProtoReflect())
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
 	}
-	var req tablev1.ListTablesRequest
-	if err := proto.Unmarshal(first.data, &req); err != nil {
-		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "malformed ListTablesRequest: %v", err)
-	}
-	k, token, err := parsePageToken(req.GetPageToken(), len(shards))
+	k, token, err := parsePageToken(rm.Get(f.token).String(), len(shards))
 	if err != nil {
 		return err
 	}
-	size := int(req.GetPageSize())
+	size := int(rm.Get(f.size).Int())
 	if size < 0 || size > maxListPage {
 		return errs.New(codes.InvalidArgument, Domain, ReasonInvalidArgument, "page_size must be 0..%d, got %d", maxListPage, size)
 	}
 	if size == 0 {
 		size = defaultListPage
 	}
-	method := "/" + tableService + "/ListTables"
-	var resp tablev1.ListTablesResponse
+	out := resp.ProtoReflect()
+	items := out.Mutable(f.items).List()
+	unreachable := out.Mutable(f.unreachableList).List()
 	for ; k < len(shards); k, token = k+1, "" {
 		be := shards[k]
 		ctx, err := p.outgoing(ss.Context(), c, be)
 		if err != nil {
 			return err
 		}
-		sub := proto.Clone(&req).(*tablev1.ListTablesRequest)
-		sub.PageSize = int32(size - len(resp.Tables))
-		sub.PageToken = token
-		data, err := proto.Marshal(sub)
+		sub := proto.Clone(req).ProtoReflect()
+		sub.Set(f.size, protoreflect.ValueOfInt32(int32(size-items.Len())))
+		sub.Set(f.token, protoreflect.ValueOfString(token))
+		data, err := proto.Marshal(sub.Interface())
 		if err != nil {
 			return err
 		}
-		out, seen := new(frame), new(atomic.Bool)
-		if err := be.conn.Invoke(context.WithValue(ctx, trailerSeenKey{}, seen), method, &frame{data: data}, out); err != nil {
+		got, seen := new(frame), new(atomic.Bool)
+		if err := be.conn.Invoke(context.WithValue(ctx, trailerSeenKey{}, seen), method, &frame{data: data}, got); err != nil {
 			if err := p.backendErr(be, method, err, seen); errs.Reason(err) != ReasonBackendUnavailable {
 				return err
 			}
-			resp.Unreachable = append(resp.Unreachable, fmt.Sprintf("shard-%d", k))
+			unreachable.Append(protoreflect.ValueOfString(fmt.Sprintf("shard-%d", k)))
 			continue
 		}
-		var page tablev1.ListTablesResponse
-		if err := proto.Unmarshal(out.data, &page); err != nil {
-			return status.Errorf(codes.Internal, "malformed ListTablesResponse from shard %d", k)
+		page := fo.resp()
+		if err := proto.Unmarshal(got.data, page); err != nil {
+			return status.Errorf(codes.Internal, "malformed %s from shard %d", out.Descriptor().Name(), k)
 		}
-		resp.Tables = append(resp.Tables, page.GetTables()...)
-		if page.GetNextPageToken() != "" {
-			resp.NextPageToken = pageToken(k, page.GetNextPageToken())
+		pm := page.ProtoReflect()
+		for i, l := 0, pm.Get(f.items).List(); i < l.Len(); i++ {
+			items.Append(l.Get(i))
+		}
+		if next := pm.Get(f.next).String(); next != "" {
+			out.Set(f.next, protoreflect.ValueOfString(pageToken(k, next)))
 			break
 		}
-		if len(resp.Tables) >= size {
+		if items.Len() >= size {
 			if k+1 < len(shards) {
-				resp.NextPageToken = pageToken(k+1, "")
+				out.Set(f.next, protoreflect.ValueOfString(pageToken(k+1, "")))
 			}
 			break
 		}
 	}
-	data, err := proto.Marshal(&resp)
+	data, err := proto.Marshal(resp)
 	if err != nil {
 		return err
 	}
 	return ss.SendMsg(&frame{data: data})
 }
 
-// The page sizes of ListTables (table-svc's, kept in step): the default
+// fanOutRequest returns the fan-out of method and its decoded request
+// when the call is answered over every shard.
+func fanOutRequest(method string, first *frame) (fanOut, proto.Message, bool, error) {
+	fo, ok := fanOuts[method]
+	if !ok {
+		return fo, nil, false, nil
+	}
+	if first == nil {
+		return fo, nil, false, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "no request for %s", method)
+	}
+	req := fo.req()
+	if err := proto.Unmarshal(first.data, req); err != nil {
+		return fo, nil, false, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "malformed %s: %v",
+			req.ProtoReflect().Descriptor().FullName(), err)
+	}
+	return fo, req, fo.sharded(req), nil
+}
+
+// The page sizes of ListTables and ListRounds (table-svc's, kept in step): the default
 // when the request gives none, and the largest.
 const (
 	defaultListPage = 50
 	maxListPage     = 100
 )
 
-// pageToken is the gateway's ListTables page token: shard k, then that
+// pageToken is the gateway's page token of a fan-out: shard k, then that
 // shard's own token.
 func pageToken(k int, inner string) string {
 	return "g1." + base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(k)+"\x00"+inner))
