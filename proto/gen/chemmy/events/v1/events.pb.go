@@ -785,8 +785,10 @@ type TableCreated struct {
 	// The house rule certification_real_money (operator only): a table on a
 	// certification shoe that takes banks and bets.
 	CertificationRealMoney bool `protobuf:"varint,8,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// The table's currency (chemmy.table.v1.Table.currency_code).
+	CurrencyCode  string `protobuf:"bytes,9,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TableCreated) Reset() {
@@ -873,6 +875,13 @@ func (x *TableCreated) GetCertificationRealMoney() bool {
 		return x.CertificationRealMoney
 	}
 	return false
+}
+
+func (x *TableCreated) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
 }
 
 // TableClosed: the table closed (CloseTable, or abandoned after
@@ -1025,9 +1034,11 @@ func (x *StaffAction) GetDetail() string {
 
 // PlayerSeated: a player took a seat.
 type PlayerSeated struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
-	SeatNumber    int32                  `protobuf:"varint,2,opt,name=seat_number,json=seatNumber,proto3" json:"seat_number,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId   string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	SeatNumber int32                  `protobuf:"varint,2,opt,name=seat_number,json=seatNumber,proto3" json:"seat_number,omitempty"`
+	// The player's session at the table (chemmy.table.v1.Seat.session_id).
+	SessionId     string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1074,6 +1085,13 @@ func (x *PlayerSeated) GetSeatNumber() int32 {
 		return x.SeatNumber
 	}
 	return 0
+}
+
+func (x *PlayerSeated) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 // BankOffered: the bank is offered to a player; or, when player_id is
@@ -2727,7 +2745,7 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vshoe_seeded\x18$ \x01(\v2\x1c.chemmy.events.v1.ShoeSeededH\x00R\n" +
 	"shoeSeeded\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\xde\x02\n" +
+	"\apayload\"\x83\x03\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
@@ -2738,7 +2756,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vhouse_rules\x18\x06 \x01(\v2\x14.google.protobuf.AnyR\n" +
 	"houseRules\x12=\n" +
 	"\x0frequested_rules\x18\a \x01(\v2\x14.google.protobuf.AnyR\x0erequestedRules\x128\n" +
-	"\x18certification_real_money\x18\b \x01(\bR\x16certificationRealMoney\"S\n" +
+	"\x18certification_real_money\x18\b \x01(\bR\x16certificationRealMoney\x12#\n" +
+	"\rcurrency_code\x18\t \x01(\tR\fcurrencyCode\"S\n" +
 	"\vTableClosed\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\x1c\n" +
 	"\tabandoned\x18\x02 \x01(\bR\tabandoned\x12\x0e\n" +
@@ -2749,11 +2768,13 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"actor_role\x18\x03 \x01(\tR\tactorRole\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x16\n" +
-	"\x06detail\x18\x05 \x01(\tR\x06detail\"L\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\"k\n" +
 	"\fPlayerSeated\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
-	"seatNumber\"B\n" +
+	"seatNumber\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\"B\n" +
 	"\vBankOffered\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xc2\x01\n" +

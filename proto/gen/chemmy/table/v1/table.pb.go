@@ -1084,8 +1084,20 @@ type HouseRules struct {
 	// (offers declined or timed out, auctions without a bid) is abandoned and
 	// closes by itself (see CloseTable). Default 20; 1..1000.
 	AbandonAfterOffers int32 `protobuf:"varint,22,opt,name=abandon_after_offers,json=abandonAfterOffers,proto3" json:"abandon_after_offers,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Player sessions: a seated player who has not acted (no bet, no banco,
+	// no bet declined, no draw/stand decision, no bank accepted, declined,
+	// bid for, raised or passed, nor sat down) for this long, ms, is stood
+	// up between coups (his seat freed as LeaveTable frees it; a banker
+	// passes the bank first, CF-PASS; nothing is ever cut from a coup in
+	// play): a staff_action "stood_up_inactive" and a player_left. Checked
+	// while the table waits between coups (for bets, a bank offer, an
+	// auction, players); a wait that started before the limit ran out is
+	// finished first. 0 (default): no limit; else 10000..86400000. The
+	// limit counts from the later of his last action and table-svc's start
+	// (nobody is stood up for the time the service was down).
+	InactivityLimitMs int32 `protobuf:"varint,23,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HouseRules) Reset() {
@@ -1268,6 +1280,13 @@ func (x *HouseRules) GetCertificationRealMoney() bool {
 func (x *HouseRules) GetAbandonAfterOffers() int32 {
 	if x != nil {
 		return x.AbandonAfterOffers
+	}
+	return 0
+}
+
+func (x *HouseRules) GetInactivityLimitMs() int32 {
+	if x != nil {
+		return x.InactivityLimitMs
 	}
 	return 0
 }
@@ -1648,7 +1667,11 @@ type Seat struct {
 	Number   int32  `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
 	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// Baccarat banque: the side of the seat (RIGHT or LEFT, BQ-BETS).
-	Side          BanqueSide `protobuf:"varint,3,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	Side BanqueSide `protobuf:"varint,3,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
+	// The player's session at the table: a ULID given when he sat down
+	// (player_seated carries it), new at each seating. Empty for a seat
+	// taken before sessions existed.
+	SessionId     string `protobuf:"bytes,4,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1702,6 +1725,13 @@ func (x *Seat) GetSide() BanqueSide {
 		return x.Side
 	}
 	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
+}
+
+func (x *Seat) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 // BanqueRules are the house rules of a baccarat banque table (BQ-*): three
@@ -2475,7 +2505,12 @@ type Table struct {
 	LeftHandPlayerId  string       `protobuf:"bytes,29,opt,name=left_hand_player_id,json=leftHandPlayerId,proto3" json:"left_hand_player_id,omitempty"`
 	// Where the current shoe's player entropy comes from (see "Player
 	// seeds" on TableService).
-	ShoeEntropy   *ShoeEntropy `protobuf:"bytes,30,opt,name=shoe_entropy,json=shoeEntropy,proto3" json:"shoe_entropy,omitempty"`
+	ShoeEntropy *ShoeEntropy `protobuf:"bytes,30,opt,name=shoe_entropy,json=shoeEntropy,proto3" json:"shoe_entropy,omitempty"`
+	// The currency of every bank, bet and fee at the table (an ISO 4217 or
+	// chip code as wallet-svc knows it), fixed at creation. Empty for a
+	// table opened before tables had currencies: it plays in the wallet's
+	// default currency.
+	CurrencyCode  string `protobuf:"bytes,31,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2720,6 +2755,13 @@ func (x *Table) GetShoeEntropy() *ShoeEntropy {
 	return nil
 }
 
+func (x *Table) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
 // ShoeEntropy is the state of a table's current shoe's player seeds.
 type ShoeEntropy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2838,7 +2880,15 @@ type CreateTableRequest struct {
 	// VARIANT_OLD_BACCARAT takes old_baccarat_rules.
 	OldBaccaratRules *OldBaccaratRules `protobuf:"bytes,6,opt,name=old_baccarat_rules,json=oldBaccaratRules,proto3" json:"old_baccarat_rules,omitempty"`
 	// VARIANT_BACCARAT_BANQUE takes banque_rules.
-	BanqueRules   *BanqueRules `protobuf:"bytes,7,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
+	BanqueRules *BanqueRules `protobuf:"bytes,7,opt,name=banque_rules,json=banqueRules,proto3" json:"banque_rules,omitempty"`
+	// The table's currency: 3..12 characters [A-Z0-9] (an ISO 4217 code or
+	// a chip code, as wallet-svc accepts it); empty: the wallet's default
+	// currency (wallet-svc -currency). Every hold, settlement and fee of
+	// the table moves the players' accounts in it ("player:<id>@<CUR>";
+	// "player:<id>" for the default currency) and, at punto banco, the
+	// house float house:bank in it (funded with WalletService.Deposit). A
+	// code the wallet refuses: INVALID_ARGUMENT INVALID_ARGUMENT.
+	CurrencyCode  string `protobuf:"bytes,8,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2920,6 +2970,13 @@ func (x *CreateTableRequest) GetBanqueRules() *BanqueRules {
 		return x.BanqueRules
 	}
 	return nil
+}
+
+func (x *CreateTableRequest) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
 }
 
 // CreateTableResponse holds the new table.
@@ -3072,6 +3129,14 @@ type ListTablesRequest struct {
 	OpenSeats bool `protobuf:"varint,4,opt,name=open_seats,json=openSeats,proto3" json:"open_seats,omitempty"`
 	// Leave out closed tables.
 	ExcludeClosed bool `protobuf:"varint,5,opt,name=exclude_closed,json=excludeClosed,proto3" json:"exclude_closed,omitempty"`
+	// Only tables in this currency (Table.currency_code; a table with none
+	// matches the wallet's default currency).
+	CurrencyCode string `protobuf:"bytes,6,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Lobby by stakes: only tables whose smallest stake is at most this,
+	// minor units of the table's currency: chemin de fer minimum_bank,
+	// punto banco and baccarat banque min_bet, old baccarat min_stake.
+	// 0: no filter; negative: INVALID_ARGUMENT.
+	MaxMinimumBet int64 `protobuf:"varint,7,opt,name=max_minimum_bet,json=maxMinimumBet,proto3" json:"max_minimum_bet,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3139,6 +3204,20 @@ func (x *ListTablesRequest) GetExcludeClosed() bool {
 		return x.ExcludeClosed
 	}
 	return false
+}
+
+func (x *ListTablesRequest) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *ListTablesRequest) GetMaxMinimumBet() int64 {
+	if x != nil {
+		return x.MaxMinimumBet
+	}
+	return 0
 }
 
 // ListTablesResponse is one page of tables.
@@ -6757,7 +6836,7 @@ var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\n" +
-	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdd\b\n" +
+	"\x1bchemmy/table/v1/table.proto\x12\x0fchemmy.table.v1\x1a\x1dchemmy/events/v1/events.proto\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8d\t\n" +
 	"\n" +
 	"HouseRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
@@ -6784,7 +6863,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"hourly_fee\x18\x13 \x01(\x03R\thourlyFee\x12+\n" +
 	"\x12shoe_cut_by_player\x18\x14 \x01(\bR\x0fshoeCutByPlayer\x128\n" +
 	"\x18certification_real_money\x18\x15 \x01(\bR\x16certificationRealMoney\x120\n" +
-	"\x14abandon_after_offers\x18\x16 \x01(\x05R\x12abandonAfterOffersB\x10\n" +
+	"\x14abandon_after_offers\x18\x16 \x01(\x05R\x12abandonAfterOffers\x12.\n" +
+	"\x13inactivity_limit_ms\x18\x17 \x01(\x05R\x11inactivityLimitMsB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
 	"\x15_banker_option_5_vs_4\"\xe6\x05\n" +
@@ -6826,11 +6906,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\bR\x0estandOnTimeout\x126\n" +
 	"\x18bank_offer_time_limit_ms\x18\v \x01(\x05R\x14bankOfferTimeLimitMs\x128\n" +
 	"\x18certification_real_money\x18\f \x01(\bR\x16certificationRealMoneyB\x0f\n" +
-	"\r_max_move_top\"l\n" +
+	"\r_max_move_top\"\x8b\x01\n" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12/\n" +
-	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\"\x82\x05\n" +
+	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\"\x82\x05\n" +
 	"\vBanqueRules\x12)\n" +
 	"\x11cut_card_from_end\x18\x01 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
 	"\x04burn\x18\x02 \x01(\x05R\x04burn\x12+\n" +
@@ -6903,7 +6985,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xa1\v\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xc6\v\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -6939,7 +7021,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\fbanque_rules\x18\x1b \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\x12/\n" +
 	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
 	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
-	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\"\xd5\x01\n" +
+	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\x12#\n" +
+	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\"\xd5\x01\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
 	"commitment\x18\x01 \x01(\fR\n" +
@@ -6951,7 +7034,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"player_ids\x18\x03 \x03(\tR\tplayerIds\x12\x16\n" +
 	"\x06seeded\x18\x04 \x01(\bR\x06seeded\x12%\n" +
 	"\x0eplayer_entropy\x18\x05 \x01(\bR\rplayerEntropy\x12(\n" +
-	"\x10cutter_player_id\x18\x06 \x01(\tR\x0ecutterPlayerId\"\x9e\x03\n" +
+	"\x10cutter_player_id\x18\x06 \x01(\tR\x0ecutterPlayerId\"\xc3\x03\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -6961,13 +7044,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\avariant\x18\x04 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12L\n" +
 	"\x11punto_banco_rules\x18\x05 \x01(\v2 .chemmy.table.v1.PuntoBancoRulesR\x0fpuntoBancoRules\x12O\n" +
 	"\x12old_baccarat_rules\x18\x06 \x01(\v2!.chemmy.table.v1.OldBaccaratRulesR\x10oldBaccaratRules\x12?\n" +
-	"\fbanque_rules\x18\a \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\"C\n" +
+	"\fbanque_rules\x18\a \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\x12#\n" +
+	"\rcurrency_code\x18\b \x01(\tR\fcurrencyCode\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
 	"\x0fGetTableRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\"@\n" +
 	"\x10GetTableResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xc9\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x96\x02\n" +
 	"\x11ListTablesRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
@@ -6975,7 +7059,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\avariant\x18\x03 \x01(\x0e2\x18.chemmy.table.v1.VariantR\avariant\x12\x1d\n" +
 	"\n" +
 	"open_seats\x18\x04 \x01(\bR\topenSeats\x12%\n" +
-	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\"\x8e\x01\n" +
+	"\x0eexclude_closed\x18\x05 \x01(\bR\rexcludeClosed\x12#\n" +
+	"\rcurrency_code\x18\x06 \x01(\tR\fcurrencyCode\x12&\n" +
+	"\x0fmax_minimum_bet\x18\a \x01(\x03R\rmaxMinimumBet\"\x8e\x01\n" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12 \n" +
