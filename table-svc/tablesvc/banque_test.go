@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
-	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/odds"
@@ -21,16 +20,8 @@ import (
 // decline; she pays the house 2.5% of it).
 func (h *harness) banqueTable(bid int64, cards ...string) string {
 	h.t.Helper()
-	order := append([]string(nil), cards...)
-	for len(order) < 40 {
-		order = append(order, "KD")
-	}
-	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
-		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}, ShoeId: sh.GetShoe().GetShoeId()})
+		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}, ShoeId: h.preparedShoe(cards...)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -109,6 +109,7 @@ func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 func toProto(t *table, v viewer) *tablev1.Table {
 	out := t.core().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
+	out.CurrencyCode = t.Currency
 	return out
 }
 

@@ -126,7 +126,7 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 	case banque.ChargeFee:
 		// Source: RULES.md BQ-BANK (the highest bidder pays the house 2.5% of the bid)
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
-			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: "player:" + e.PlayerID, FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
+			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: t.account(e.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
 			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID})
 		if errs.Reason(err) == reasonInsufficientFunds {
 			return banque.FeeRefused{Reason: err.Error()}, true, nil

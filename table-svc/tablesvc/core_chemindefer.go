@@ -244,7 +244,7 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 			id = "table/" + t.ID + "/" + id
 		}
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
-			RequestId: id, AccountId: "player:" + f.PlayerID, FeeType: walletv1.FeeType_FEE_TYPE_HOURLY,
+			RequestId: id, AccountId: t.account(f.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_HOURLY,
 			HourlyFee: e.HourlyFee, SeatSeconds: f.Seconds, Reference: "tables/" + t.ID + "/seats",
 			Rounding: walletv1.CommissionRounding(e.Rounding),
 		})
@@ -302,7 +302,7 @@ func (cfCore) keepBank(ctx context.Context, s *Service, c *change, done game.Eff
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	banker := t.BankerID
-	_, err := s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: "player:" + banker, Amount: t.Bank})
+	_, err := s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: t.account(banker), Amount: t.Bank})
 	if errs.Reason(err) != reasonLimitReached {
 		if err != nil {
 			s.log.Warn("the banker's limits could not be checked; the bank stays", "table", t.ID, "banker", banker, "err", err)

@@ -55,7 +55,7 @@ func (in intent) request(id string) *walletv1.PlaceHoldRequest {
 // hold escrows amount of the player's account with wallet-svc, under an
 // intent of the change's request. It returns the hold id.
 func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string) (string, error) {
-	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: "player:" + player, Amount: amount, Reference: ref, Key: c.key, Hash: c.hash}
+	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Key: c.key, Hash: c.hash}
 	v, err := json.Marshal(in)
 	if err != nil {
 		return "", err

@@ -6,7 +6,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
-	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
 
@@ -15,16 +14,8 @@ import (
 // alice the banker with a bank of bank (OLD-BANKER: the others pass).
 func (h *harness) oldTable(bank int64, cards ...string) string {
 	h.t.Helper()
-	order := append([]string(nil), cards...)
-	for len(order) < 40 {
-		order = append(order, "KD")
-	}
-	sh, err := h.shoes.CreateShoeFromOrder(h.as("op"), &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
-	if err != nil {
-		h.t.Fatal(err)
-	}
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_OLD_BACCARAT,
-		OldBaccaratRules: &tablev1.OldBaccaratRules{CertificationRealMoney: true}, ShoeId: sh.GetShoe().GetShoeId()})
+		OldBaccaratRules: &tablev1.OldBaccaratRules{CertificationRealMoney: true}, ShoeId: h.preparedShoe(cards...)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

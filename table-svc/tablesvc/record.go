@@ -52,6 +52,13 @@ type table struct {
 	Old *oldbaccarat.State `json:"old_baccarat,omitempty"`
 	// Banque is the state of a baccarat banque table's core.
 	Banque *banque.State `json:"banque,omitempty"`
+
+	// Currency is the table's currency (currency.go); empty for a table
+	// stored before tables had one (the wallet's default).
+	Currency string `json:"currency,omitempty"`
+	// AccountSuffix is what the table's wallet account ids end with:
+	// "@<CUR>" outside the wallet's default currency, else "".
+	AccountSuffix string `json:"account_suffix,omitempty"`
 }
 
 // cf reports whether t plays chemin de fer.

@@ -134,6 +134,10 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 	}
 
+	currency, suffix, err := s.tableCurrency(ctx, req.GetCurrencyCode())
+	if err != nil {
+		return nil, err
+	}
 	id := s.idPrefix + ulid.Make().String()
 	shoeID := req.GetShoeId()
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -202,6 +206,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 	}
 	t.Entropy = openedEntropy(first)
+	t.Currency, t.AccountSuffix = currency, suffix
 	c := &change{t: t, now: s.now()}
 	created, err := tableCreated(t, req, caller)
 	if err != nil {
@@ -245,7 +250,8 @@ func (s *Service) claimShoe(ctx context.Context, key, shoeID, tableID string) (*
 func tableCreated(t *table, req *tablev1.CreateTableRequest, caller auth.Caller) (*eventsv1.TableCreated, error) {
 	view := toProto(t, viewer{})
 	ev := &eventsv1.TableCreated{ShoeId: t.ShoeID, Certification: t.Certification, CreatedBy: caller.Subject,
-		CreatedByRole: string(caller.Role), Variant: view.GetVariant().String(), CertificationRealMoney: t.Rules.CertRealMoney}
+		CreatedByRole: string(caller.Role), Variant: view.GetVariant().String(), CertificationRealMoney: t.Rules.CertRealMoney,
+		CurrencyCode: t.Currency}
 	if view.GetVariant() == tablev1.Variant_VARIANT_UNSPECIFIED {
 		ev.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER.String()
 	}
@@ -293,6 +299,16 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 	if size == 0 {
 		size = 50
 	}
+	if req.GetMaxMinimumBet() < 0 {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "max_minimum_bet must be >= 0, got %d", req.GetMaxMinimumBet())
+	}
+	f := lobbyFilter{req: req}
+	if req.GetCurrencyCode() != "" {
+		// Tables stored before tables had a currency play in the wallet's
+		// default: while the wallet cannot say which it is, they match no
+		// currency.
+		f.defaultCurrency, _ = s.defaultCurrency(ctx)
+	}
 	resp := &tablev1.ListTablesResponse{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketTables).Cursor()
@@ -312,7 +328,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			if err := json.Unmarshal(v, t); err != nil {
 				return err
 			}
-			if tb := toProto(t, viewerOf(ctx)); inLobby(tb, req) {
+			if tb := toProto(t, viewerOf(ctx)); f.match(tb) {
 				resp.Tables = append(resp.Tables, tb)
 			}
 		}
@@ -321,15 +337,46 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 	return resp, err
 }
 
-// inLobby reports whether tb passes ListTables' filters.
-func inLobby(tb *tablev1.Table, req *tablev1.ListTablesRequest) bool {
+// lobbyFilter is ListTables' filters.
+type lobbyFilter struct {
+	req *tablev1.ListTablesRequest
+	// defaultCurrency is the wallet's, for tables without a currency_code.
+	defaultCurrency string
+}
+
+// minimumBet is tb's smallest stake, minor units: chemin de fer
+// minimum_bank, punto banco and baccarat banque min_bet, old baccarat
+// min_stake.
+func minimumBet(tb *tablev1.Table) int64 {
+	switch {
+	case tb.GetPuntoBancoRules() != nil:
+		return tb.GetPuntoBancoRules().GetMinBet()
+	case tb.GetBanqueRules() != nil:
+		return tb.GetBanqueRules().GetMinBet()
+	case tb.GetOldBaccaratRules() != nil:
+		return tb.GetOldBaccaratRules().GetMinStake()
+	}
+	return tb.GetHouseRules().GetMinimumBank()
+}
+
+// match reports whether tb passes the filters.
+func (f lobbyFilter) match(tb *tablev1.Table) bool {
+	req := f.req
 	variant := tb.GetVariant()
 	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
 		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
+	currency := tb.GetCurrencyCode()
+	if currency == "" {
+		currency = f.defaultCurrency
+	}
 	closed := tb.GetState() == tablev1.TableState_TABLE_STATE_CLOSED
 	switch {
 	case req.GetVariant() != tablev1.Variant_VARIANT_UNSPECIFIED && req.GetVariant() != variant:
+		return false
+	case req.GetCurrencyCode() != "" && req.GetCurrencyCode() != currency:
+		return false
+	case req.GetMaxMinimumBet() > 0 && minimumBet(tb) > req.GetMaxMinimumBet():
 		return false
 	case closed && (req.GetExcludeClosed() || req.GetOpenSeats()):
 		return false
@@ -623,21 +670,36 @@ func (s *Service) checkNewPlayer(ctx context.Context, method string, req playerR
 	if err != nil || seen {
 		return err
 	}
-	return s.checkNotExcluded(ctx, req.GetPlayerId())
+	accounts := []string{"player:" + req.GetPlayerId()}
+	if err := checkID("table_id", req.GetTableId()); err != nil {
+		return err
+	}
+	t, err := s.load(req.GetTableId())
+	if err != nil {
+		return err
+	}
+	if t.AccountSuffix != "" {
+		accounts = append(accounts, t.account(req.GetPlayerId()))
+	}
+	return s.checkNotExcluded(ctx, req.GetPlayerId(), accounts)
 }
 
 // checkNotExcluded refuses (FAILED_PRECONDITION LIMIT_REACHED, limit
-// self_exclusion) a player whose self-exclusion is running.
-func (s *Service) checkNotExcluded(ctx context.Context, player string) error {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: "player:" + player})
-	if err != nil {
-		return fromDependency("limits of "+player, err)
-	}
-	if until := l.GetLimits().GetSelfExcludedUntil(); until != nil && until.AsTime().After(s.now()) {
-		return errs.WithMetadata(codes.FailedPrecondition, domain, reasonLimitReached, map[string]string{"limit": "self_exclusion"},
-			"%s is self-excluded until %s", player, until.AsTime().UTC().Format(time.RFC3339))
+// self_exclusion) a player whose self-exclusion is running on any of
+// accounts (his default-currency account, and his account in the table's
+// currency: limits are kept per wallet account).
+func (s *Service) checkNotExcluded(ctx context.Context, player string, accounts []string) error {
+	for _, acct := range accounts {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct})
+		cancel()
+		if err != nil {
+			return fromDependency("limits of "+player, err)
+		}
+		if until := l.GetLimits().GetSelfExcludedUntil(); until != nil && until.AsTime().After(s.now()) {
+			return errs.WithMetadata(codes.FailedPrecondition, domain, reasonLimitReached, map[string]string{"limit": "self_exclusion"},
+				"%s is self-excluded until %s", player, until.AsTime().UTC().Format(time.RFC3339))
+		}
 	}
 	return nil
 }

@@ -123,6 +123,9 @@ type Service struct {
 	// metrics counts coups, bets and settlements as they are committed.
 	metrics *tableMetrics
 
+	// currency is the wallet's default currency, once learnt.
+	currency walletCurrency
+
 	mu        sync.Mutex
 	stuck     map[string]time.Time // tables whose advance failed, since when; retried
 	deadlines map[string]time.Time // table id -> when its pending turn runs out
