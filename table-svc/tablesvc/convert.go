@@ -39,6 +39,7 @@ func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 	def(&hr.FirstBanker, int32(tablev1.FirstBanker_FIRST_BANKER_ACCEPTANCE))
 	hr.PassMode, hr.FirstCoupFree, hr.HourlyFee = int32(in.GetPassMode()), in.GetFirstCoupExempt(), in.GetHourlyFee()
 	hr.CutByPlayer, hr.CertRealMoney, hr.AbandonAfter = in.GetShoeCutByPlayer(), in.GetCertificationRealMoney(), in.GetAbandonAfterOffers()
+	hr.InactivityMS = in.GetInactivityLimitMs()
 	def(&hr.AbandonAfter, 20)
 	def(&hr.PassMode, int32(tablev1.PassMode_PASS_MODE_OFFER_IN_TURN))
 	if hr.MinimumBank == 0 {
@@ -98,6 +99,8 @@ func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 		return bad("pass_mode %d is not known", hr.PassMode)
 	case hr.AbandonAfter < 1 || hr.AbandonAfter > 1000:
 		return bad("abandon_after_offers must be 1..1000, got %d", hr.AbandonAfter)
+	case hr.InactivityMS != 0 && (hr.InactivityMS < minInactivityMS || hr.InactivityMS > maxInactivityMS):
+		return bad("inactivity_limit_ms must be 0 or %d..%d, got %d", minInactivityMS, maxInactivityMS, hr.InactivityMS)
 	case hr.HourlyFee < 0 || hr.HourlyFee > 1<<40:
 		return bad("hourly_fee must be 0..%d, got %d", int64(1)<<40, hr.HourlyFee)
 	}
@@ -110,6 +113,11 @@ func toProto(t *table, v viewer) *tablev1.Table {
 	out := t.core().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
 	out.CurrencyCode = t.Currency
+	for _, st := range out.Seats {
+		if ss := t.Sessions[st.GetPlayerId()]; ss != nil {
+			st.SessionId = ss.ID
+		}
+	}
 	return out
 }
 
@@ -129,6 +137,7 @@ func cfProto(t *table, v viewer) *tablev1.Table {
 			BetTimeLimitMs: hr.BetTimeMS, DecisionTimeLimitMs: hr.DecisionTimeMS, BankOfferTimeLimitMs: hr.OfferTimeMS,
 			PassMode: tablev1.PassMode(hr.PassMode), FirstCoupExempt: hr.FirstCoupFree, HourlyFee: hr.HourlyFee,
 			ShoeCutByPlayer: hr.CutByPlayer, CertificationRealMoney: hr.CertRealMoney, AbandonAfterOffers: hr.AbandonAfter,
+			InactivityLimitMs: hr.InactivityMS,
 		},
 		Certification: t.Certification, EventSequence: t.EventSeq,
 		State: tablev1.TableState(t.Phase), BankerPlayerId: t.BankerID, Bank: t.Bank,

@@ -134,6 +134,9 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 	}
 	if r, ok := req.(playerRequest); ok {
 		c.t.takeSeed(r.GetPlayerId(), req) // seeds.go
+		if !caller.Is(auth.RoleCroupier, auth.RoleOperator) {
+			c.t.touch(r.GetPlayerId(), c.now) // sessions.go
+		}
 	}
 	switch method {
 	case "VoidCoup", "CloseTable":
@@ -201,6 +204,7 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		}
 	}
 	for _, ev := range events {
+		t.followSeats(ev.Payload, c.now)
 		c.emit(ev.CoupID, ev.Payload)
 		if _, voided := ev.Payload.(*eventsv1.CoupVoided); voided {
 			// A voided coup's hole cards stay secret (but to auditors):

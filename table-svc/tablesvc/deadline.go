@@ -20,11 +20,15 @@ func (s *Service) stampDeadline(t *table) { coreDeadline(t) }
 func (s *Service) track(t *table) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.WaitKey == "" {
+	d, ok := s.idleDue(t)
+	if t.WaitKey != "" && (!ok || t.Deadline.Before(d)) {
+		d, ok = t.Deadline, true
+	}
+	if !ok {
 		delete(s.deadlines, t.ID)
 		return
 	}
-	s.deadlines[t.ID] = t.Deadline
+	s.deadlines[t.ID] = d
 }
 
 // expireDue applies a Tick to every table whose deadline has passed: its
@@ -34,7 +38,8 @@ func (s *Service) track(t *table) {
 // draws; a bank not accepted in time is offered to the next in turn; an
 // auction whose time runs out goes to the highest bid; a banker who does
 // not answer over-bank bets sees the excess removed; each timeout is an
-// event, turn_timed_out), or ends a betting window or a pause.
+// event, turn_timed_out), or ends a betting window or a pause; then
+// stands up the players whose inactivity limit has run out (sessions.go).
 func (s *Service) expireDue(ctx context.Context) {
 	now := s.now()
 	s.mu.Lock()
@@ -61,6 +66,9 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 		return err
 	}
 	if t.WaitKey == "" || t.Deadline.After(now) {
+		if idle, ok := s.idleDue(t); ok && !idle.After(now) {
+			return s.standUpIdle(ctx, t, now)
+		}
 		s.track(t)
 		return nil
 	}
@@ -71,5 +79,14 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 	if err := s.save(c, "", nil, nil); err != nil {
 		return err
 	}
-	return s.advance(ctx, id)
+	if err := s.advance(ctx, id); err != nil {
+		return err
+	}
+	if t, err = s.load(id); err != nil {
+		return err
+	}
+	if idle, ok := s.idleDue(t); ok && !idle.After(now) {
+		return s.standUpIdle(ctx, t, now)
+	}
+	return nil
 }

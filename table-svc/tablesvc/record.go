@@ -59,6 +59,8 @@ type table struct {
 	// AccountSuffix is what the table's wallet account ids end with:
 	// "@<CUR>" outside the wallet's default currency, else "".
 	AccountSuffix string `json:"account_suffix,omitempty"`
+	// Sessions are the seated players' sessions (sessions.go), by player.
+	Sessions map[string]*session `json:"sessions,omitempty"`
 }
 
 // cf reports whether t plays chemin de fer.

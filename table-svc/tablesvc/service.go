@@ -123,6 +123,9 @@ type Service struct {
 	// metrics counts coups, bets and settlements as they are committed.
 	metrics *tableMetrics
 
+	// started is when the service started: inactivity counts from it at
+	// the earliest (sessions.go).
+	started time.Time
 	// currency is the wallet's default currency, once learnt.
 	currency walletCurrency
 
@@ -193,7 +196,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.RoundRetention == 0 {
 		c.RoundRetention = DefaultRoundRetention
 	}
-	s := &Service{retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
+	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
 		metrics: newTableMetrics()}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {

@@ -54,6 +54,9 @@ type Rules struct {
 	// AbandonAfter is the number of bank offers in a row with no taker
 	// after which the table closes by itself.
 	AbandonAfter int32 `json:"abandon_after_offers,omitempty"`
+	// InactivityMS is the player sessions' inactivity limit (the shell
+	// stands an idle player up); 0: none.
+	InactivityMS int32 `json:"inactivity_limit_ms,omitempty"`
 }
 
 // The values of the rules' enums (chemmy.table.v1).

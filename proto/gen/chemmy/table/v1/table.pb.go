@@ -1089,12 +1089,13 @@ type HouseRules struct {
 	// bid for, raised or passed, nor sat down) for this long, ms, is stood
 	// up between coups (his seat freed as LeaveTable frees it; a banker
 	// passes the bank first, CF-PASS; nothing is ever cut from a coup in
-	// play): a staff_action "stood_up_inactive" and a player_left. Checked
-	// while the table waits between coups (for bets, a bank offer, an
-	// auction, players); a wait that started before the limit ran out is
-	// finished first. 0 (default): no limit; else 10000..86400000. The
-	// limit counts from the later of his last action and table-svc's start
-	// (nobody is stood up for the time the service was down).
+	// play): a player_left, then a staff_action "stood_up_inactive" (actor
+	// table-svc). Never while he has a bet in the coup, as the banker once
+	// a bet is against his bank, as the highest bidder of an auction, nor
+	// while a coup is dealt, decided or settled: he is stood up once it is
+	// over. 0 (default): no limit; else 10000..86400000. The limit counts
+	// from the later of his last action and table-svc's start (nobody is
+	// stood up for the time the service was down).
 	InactivityLimitMs int32 `protobuf:"varint,23,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
