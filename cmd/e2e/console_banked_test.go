@@ -104,7 +104,7 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 		t.Errorf("bob's advice: %q", a)
 	}
 	for _, p := range []*page{alice, carol, croupier} {
-		p.do("sees bob's decision", turnIs("bob"))
+		p.do("sees bob's decision", stateIs("TABLE_STATE_DECISION"), turnIs("bob"))
 	}
 	wantHands(t, "at bob's decision", pages, map[string]map[string]string{
 		"bob":   {"right": "2C 3D", "left": "down down", "banker": "down down"},
@@ -180,7 +180,7 @@ func TestConsoleOldBaccarat(t *testing.T) {
 		t.Errorf("the old game's decision shows advice %q", a)
 	}
 	for _, p := range []*page{alice, carol} {
-		p.do("sees bob's decision", turnIs("bob"))
+		p.do("sees bob's decision", stateIs("TABLE_STATE_DECISION"), turnIs("bob"))
 	}
 	wantHands(t, "at bob's decision", pages, map[string]map[string]string{
 		"bob":   {"punter-bob": "2C KD", "punter-carol": "down down", "banker": "down down"},
