@@ -45,7 +45,7 @@ func TestConsolePuntoBanco(t *testing.T) {
 	// with alice's bet; bob bets right after her.
 	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name() + "/table", ShoeId: sh.GetShoe().GetShoeId(),
 		Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: &tablev1.PuntoBancoRules{
-			PairBets: true, BettingWindowMs: 4000, ResultPauseMs: &zero, CertificationRealMoney: true}})
+			PairBets: true, BettingWindowMs: 8000, ResultPauseMs: &zero, CertificationRealMoney: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
