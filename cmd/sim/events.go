@@ -18,6 +18,7 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // publishBound is how long the relays may take to publish what is left
@@ -594,7 +595,7 @@ func (s *sim) checkTableau(t *simTable, c *coupM, hr rules.HouseRules, name stri
 			if len(rc.Player) != len(P) || len(rc.Banker) != len(B) {
 				bad("cards beyond the tableau: %v / %v, the coup was over at %v / %v", P, B, rc.Player, rc.Banker)
 			}
-			if got, want := res.GetOutcome(), outcomeEvent(step.Outcome); got != want {
+			if got, want := res.GetOutcome(), game.EventOutcome(step.Outcome); got != want {
 				bad("result %s, the rules make %s from %v / %v", got, want, P, B)
 			}
 			if res.GetNatural() != step.Natural {
@@ -607,18 +608,6 @@ func (s *sim) checkTableau(t *simTable, c *coupM, hr rules.HouseRules, name stri
 		}
 	}
 	bad("the tableau did not finish")
-}
-
-func outcomeEvent(o rules.Outcome) eventsv1.Outcome {
-	switch o {
-	case rules.OutcomeBankWins:
-		return eventsv1.Outcome_OUTCOME_BANK_WINS
-	case rules.OutcomeBankLoses:
-		return eventsv1.Outcome_OUTCOME_BANK_LOSES
-	case rules.OutcomeStandOff:
-		return eventsv1.Outcome_OUTCOME_STAND_OFF
-	}
-	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
 }
 
 func outcomeRules(o eventsv1.Outcome) rules.Outcome {

@@ -9,6 +9,7 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/rules"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // Punto banco tables (RULES.md PB-*), played beside the chemin de fer
@@ -187,8 +188,8 @@ func (s *sim) checkTableauPB(t *simTable, c *coupM) {
 			switch {
 			case len(rc.Player) != len(P) || len(rc.Banker) != len(B):
 				bad("cards beyond the tableau: %v / %v, the coup was over at %v / %v", P, B, rc.Player, rc.Banker)
-			case res.GetOutcome() != outcomeEvent(step.Outcome):
-				bad("result %s, the tableau makes %s from %v / %v", res.GetOutcome(), outcomeEvent(step.Outcome), P, B)
+			case res.GetOutcome() != game.EventOutcome(step.Outcome):
+				bad("result %s, the tableau makes %s from %v / %v", res.GetOutcome(), game.EventOutcome(step.Outcome), P, B)
 			case res.GetNatural() != step.Natural:
 				bad("natural %t, the tableau says %t", res.GetNatural(), step.Natural)
 			case int(res.GetPlayerTotal()) != rules.Total(P) || int(res.GetBankerTotal()) != rules.Total(B):

@@ -254,6 +254,13 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 	outcome := func(name string, count, prob *big.Rat) {
 		out.Outcomes = append(out.Outcomes, &tablev1.OutcomeOdds{Outcome: name, Count: count.RatString(), Probability: ratFloat(prob), ProbabilityExact: prob.RatString()})
 	}
+	// counted is outcome of whole numbers of deals (names[i] counts[i]
+	// times), each with the model's probability prob of it.
+	counted := func(prob func(*big.Int) *big.Rat, names []string, counts ...*big.Int) {
+		for i, n := range counts {
+			outcome(names[i], new(big.Rat).SetInt(n), prob(n))
+		}
+	}
 	switch variant {
 	case tablev1.Variant_VARIANT_PUNTO_BANCO:
 		o, err := odds.PuntoBanco(shoe, pr)
@@ -261,12 +268,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, oddsError(err)
 		}
 		out.Variant, out.Deals = variant, o.Deals.String()
-		for _, c := range []struct {
-			name  string
-			count *big.Int
-		}{{"bank_wins", o.BankWins}, {"player_wins", o.PlayerWins}, {"tie", o.Ties}, {"bank_natural", o.BankNaturals}} {
-			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
-		}
+		counted(o.Prob, []string{"bank_wins", "player_wins", "tie", "bank_natural"}, o.BankWins, o.PlayerWins, o.Ties, o.BankNaturals)
 		bets := o.Bets
 		if pr.NoCommission {
 			// The no-commission bank bet is not priced yet.
@@ -302,12 +304,8 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, oddsError(err)
 		}
 		out.Variant, out.Deals = variant, o.Deals.String()
-		for _, c := range []struct {
-			name  string
-			count *big.Int
-		}{{"punter_wins", o.PunterWins}, {"banker_wins", o.BankerWins}, {"tie", o.Ties}, {"natural", o.Naturals}, {"punter_baccarat", o.PunterBaccarat}} {
-			outcome(c.name, new(big.Rat).SetInt(c.count), o.Prob(c.count))
-		}
+		counted(o.Prob, []string{"punter_wins", "banker_wins", "tie", "natural", "punter_baccarat"},
+			o.PunterWins, o.BankerWins, o.Ties, o.Naturals, o.PunterBaccarat)
 		addBets(out, o.Bets)
 	case tablev1.Variant_VARIANT_UNSPECIFIED, tablev1.Variant_VARIANT_CHEMIN_DE_FER:
 		c, err := odds.Chemin(shoe, hr, odds.Strategy{}, false)
