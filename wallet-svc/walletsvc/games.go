@@ -398,6 +398,15 @@ func (s *Service) ChargeFee(_ context.Context, req *walletv1.ChargeFeeRequest) (
 				if avail := a.balance - a.held; fee > avail {
 					return nil, failf(codes.FailedPrecondition, reasonInsufficient, "%s has %d available, fee %d", a.id, avail, fee)
 				}
+				if req.GetFeeType() == walletv1.FeeType_FEE_TYPE_BANK_AUCTION {
+					// A fee is a loss: the bank won at auction (held) and
+					// its fee must fit the loss limits together
+					// (LIMIT_REACHED otherwise; the hourly seat fee is owed
+					// for time sat and is not refused).
+					if _, err := t.stakeAllowed(a, 0, fee); err != nil {
+						return nil, err
+					}
+				}
 				house, err := t.system(AccountCommission, a.currency)
 				if err != nil {
 					return nil, err

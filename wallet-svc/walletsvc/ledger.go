@@ -338,7 +338,7 @@ func (t *txn) transfer(debit, credit *account, amount int64, reason, reference s
 	debit.balance, credit.balance = db, cr
 	tr := &walletv1.Transfer{TransferId: ulid.Make().String(), DebitAccountId: debit.id,
 		CreditAccountId: credit.id, Amount: amount, Reason: reason, Reference: reference, CreateTime: t.now,
-		CurrencyCode: debit.currency}
+		CurrencyCode: debit.currency, DebitBalanceAfter: db, CreditBalanceAfter: cr}
 	t.transfers = append(t.transfers, pendingTransfer{tr: tr, debitAfter: db, creditAft: cr})
 	return tr, nil
 }

@@ -52,6 +52,61 @@ type limitSet struct {
 	MaxStake          int64         `json:"max_stake,omitempty"`
 	SessionTime       time.Duration `json:"session_time,omitempty"`
 	SelfExcludedUntil time.Time     `json:"self_excluded_until,omitzero"`
+	// RealityCheck is the reality-check interval (table-svc tells the
+	// player of his session each time it runs this long again).
+	RealityCheck time.Duration `json:"reality_check,omitempty"`
+}
+
+// Limits across currencies. A player has one account per currency
+// ("player:<id>", "player:<id>@<CUR>"), each with its own limits and its
+// own play record: the amount limits (loss per day and per session,
+// maximum stake) are in that account's minor units and measured against
+// that account's play only, since the wallet has no exchange rates to add
+// a USD loss to a EUR one. The limits without an amount (self-exclusion,
+// session time, reality-check interval) are the player's: those set on
+// his default-currency account "player:<id>" also apply to each of his
+// other accounts, the stricter of the two where both are set.
+
+// limitsKey is the key of account acct's limits: its canonical id (the
+// default currency's account without a suffix).
+func limitsKey(acct, def string) string {
+	base, cur := splitCurrency(acct, def)
+	return systemID(base, cur, def)
+}
+
+// readLimits is account acct's limits record at now, with the
+// player-wide limits of his default-currency account merged in (see
+// "Limits across currencies").
+func readLimits(tx *bbolt.Tx, acct, def string, now time.Time) (limitsRecord, error) {
+	key := limitsKey(acct, def)
+	var rec limitsRecord
+	if _, err := getJSON(tx, bucketLimits, key, &rec); err != nil {
+		return rec, err
+	}
+	rec = rec.effective(now)
+	base, _ := splitCurrency(acct, def)
+	if base == key {
+		return rec, nil
+	}
+	var p limitsRecord
+	if _, err := getJSON(tx, bucketLimits, base, &p); err != nil {
+		return rec, err
+	}
+	pl, l := p.effective(now).Limits, &rec.Limits
+	if pl.SelfExcludedUntil.After(l.SelfExcludedUntil) {
+		l.SelfExcludedUntil = pl.SelfExcludedUntil
+	}
+	l.SessionTime = shorter(pl.SessionTime, l.SessionTime)
+	l.RealityCheck = shorter(pl.RealityCheck, l.RealityCheck)
+	return rec, nil
+}
+
+// shorter is the stricter of two durations where 0 is none.
+func shorter(a, b time.Duration) time.Duration {
+	if a != 0 && (b == 0 || a < b) {
+		return a
+	}
+	return b
 }
 
 // limitsRecord is a player's limits: those in effect and a looser set
@@ -165,8 +220,8 @@ func (t *txn) checkStake(a *account, hold, more int64) error {
 // stakeAllowed is checkStake's verdict without noting the play: the
 // player's play as of now, or LIMIT_REACHED. It only reads.
 func (t *txn) stakeAllowed(a *account, hold, more int64) (playRecord, error) {
-	var rec limitsRecord
-	if _, err := getJSON(t.tx, bucketLimits, a.id, &rec); err != nil {
+	rec, err := readLimits(t.tx, a.id, t.def, t.nowT)
+	if err != nil {
 		return playRecord{}, err
 	}
 	var p playRecord
@@ -174,7 +229,7 @@ func (t *txn) stakeAllowed(a *account, hold, more int64) (playRecord, error) {
 		return playRecord{}, err
 	}
 	now, gap := t.nowT, t.sessionGap()
-	l := rec.effective(now).Limits
+	l := rec.Limits
 	p = p.at(now, gap)
 	atStake := a.held + more
 	switch {
@@ -223,13 +278,17 @@ func (r limitsRecord) change(n limitSet, now time.Time, coolingOff time.Duration
 	amount(n.DailyLoss, &cur.DailyLoss, &out.DailyLoss)
 	amount(n.SessionLoss, &cur.SessionLoss, &out.SessionLoss)
 	amount(n.MaxStake, &cur.MaxStake, &out.MaxStake)
-	switch d, c := n.SessionTime, cur.SessionTime; {
-	case d == c:
-	case d != 0 && (c == 0 || d < c):
-		out.SessionTime = d
-	default:
-		looser = true
+	duration := func(nv time.Duration, cv, ov *time.Duration) {
+		switch {
+		case nv == *cv:
+		case shorter(nv, *cv) == nv:
+			*ov = nv
+		default:
+			looser = true
+		}
 	}
+	duration(n.SessionTime, &cur.SessionTime, &out.SessionTime)
+	duration(n.RealityCheck, &cur.RealityCheck, &out.RealityCheck)
 	switch u, c := n.SelfExcludedUntil, cur.SelfExcludedUntil; {
 	case u.Equal(c) || (!u.After(now) && c.IsZero()):
 	case u.After(c):
@@ -253,6 +312,9 @@ func (l limitSet) proto() *walletv1.PlayerLimits {
 	if !l.SelfExcludedUntil.IsZero() {
 		out.SelfExcludedUntil = timestamppb.New(l.SelfExcludedUntil)
 	}
+	if l.RealityCheck > 0 {
+		out.RealityCheckInterval = durationpb.New(l.RealityCheck)
+	}
 	return out
 }
 
@@ -269,6 +331,12 @@ func limitSetOf(p *walletv1.PlayerLimits) (limitSet, error) {
 		}
 		l.SessionTime = d.AsDuration()
 	}
+	if d := p.GetRealityCheckInterval(); d != nil {
+		if d.CheckValid() != nil || d.AsDuration() < 0 {
+			return l, failf(codes.InvalidArgument, reasonInvalidArgument, "reality_check_interval must be a positive duration")
+		}
+		l.RealityCheck = d.AsDuration()
+	}
 	if u := p.GetSelfExcludedUntil(); u != nil {
 		if u.CheckValid() != nil {
 			return l, failf(codes.InvalidArgument, reasonInvalidArgument, "self_excluded_until is not a valid time")
@@ -278,14 +346,28 @@ func limitSetOf(p *walletv1.PlayerLimits) (limitSet, error) {
 	return l, nil
 }
 
-// limitsResponse is what GetPlayerLimits answers for rec and p at now.
-func limitsResponse(acct string, rec limitsRecord, p playRecord, now time.Time, gap time.Duration) *walletv1.GetPlayerLimitsResponse {
-	rec = rec.effective(now)
-	p = p.at(now, gap)
-	out := &walletv1.GetPlayerLimitsResponse{AccountId: acct, Limits: rec.Limits.proto(),
+// limitsResponse is what GetPlayerLimits answers for account acct at
+// now: the limits in effect (its own, with the player-wide ones merged
+// in: "Limits across currencies"), its own pending set and its play.
+func limitsResponse(tx *bbolt.Tx, acct, def string, now time.Time, gap time.Duration) (*walletv1.GetPlayerLimitsResponse, error) {
+	key := limitsKey(acct, def)
+	var own limitsRecord
+	if _, err := getJSON(tx, bucketLimits, key, &own); err != nil {
+		return nil, err
+	}
+	rec, err := readLimits(tx, key, def, now)
+	if err != nil {
+		return nil, err
+	}
+	var p playRecord
+	if _, err := getJSON(tx, bucketPlay, key, &p); err != nil {
+		return nil, err
+	}
+	own, p = own.effective(now), p.at(now, gap)
+	out := &walletv1.GetPlayerLimitsResponse{AccountId: key, Limits: rec.Limits.proto(),
 		Play: &walletv1.PlayerPlay{Day: p.Day, DailyLoss: -p.DayNet, SessionLoss: -p.SessionNet}}
-	if rec.Pending != nil {
-		out.PendingLimits, out.PendingEffectiveTime = rec.Pending.proto(), timestamppb.New(rec.PendingAt)
+	if own.Pending != nil {
+		out.PendingLimits, out.PendingEffectiveTime = own.Pending.proto(), timestamppb.New(own.PendingAt)
 	}
 	if !p.SessionStart.IsZero() {
 		out.Play.SessionStartTime = timestamppb.New(p.SessionStart)
@@ -293,7 +375,7 @@ func limitsResponse(acct string, rec limitsRecord, p playRecord, now time.Time, 
 	if !p.Last.IsZero() {
 		out.Play.LastPlayTime = timestamppb.New(p.Last)
 	}
-	return out
+	return out, nil
 }
 
 // SetPlayerLimits sets a player's limits (see the proto).
@@ -305,22 +387,19 @@ func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimi
 	if err != nil {
 		return nil, err
 	}
-	acct := req.GetAccountId()
+	key := limitsKey(req.GetAccountId(), s.currency)
 	return idempotent(s, "SetPlayerLimits", reqKey(req.GetRequestId()), req, newMsg[walletv1.SetPlayerLimitsResponse],
 		func(t *txn) (*walletv1.SetPlayerLimitsResponse, error) {
 			var rec limitsRecord
-			if _, err := getJSON(t.tx, bucketLimits, acct, &rec); err != nil {
+			if _, err := getJSON(t.tx, bucketLimits, key, &rec); err != nil {
 				return nil, err
 			}
 			rec = rec.change(n, t.nowT, s.coolingOff)
-			if err := putJSON(t.tx, bucketLimits, acct, rec); err != nil {
+			if err := putJSON(t.tx, bucketLimits, key, rec); err != nil {
 				return nil, err
 			}
-			var p playRecord
-			if _, err := getJSON(t.tx, bucketPlay, acct, &p); err != nil {
-				return nil, err
-			}
-			return &walletv1.SetPlayerLimitsResponse{Limits: limitsResponse(acct, rec, p, t.nowT, t.sessionGap())}, nil
+			out, err := limitsResponse(t.tx, key, s.currency, t.nowT, t.sessionGap())
+			return &walletv1.SetPlayerLimitsResponse{Limits: out}, err
 		})
 }
 
@@ -335,19 +414,16 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 			return nil, failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, acct)
 		}
 	}
-	var rec limitsRecord
-	var p playRecord
+	var out *walletv1.GetPlayerLimitsResponse
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		if _, err := getJSON(tx, bucketLimits, acct, &rec); err != nil {
-			return err
-		}
-		_, err := getJSON(tx, bucketPlay, acct, &p)
+		var err error
+		out, err = limitsResponse(tx, acct, s.currency, s.now(), s.sessionGap)
 		return err
 	})
 	if err != nil {
 		return nil, s.internal("GetPlayerLimits", err)
 	}
-	return limitsResponse(acct, rec, p, s.now(), s.sessionGap), nil
+	return out, nil
 }
 
 // CheckStake tells whether a player's limits allow an amount already held

@@ -251,6 +251,7 @@ type TableEvent struct {
 	//	*TableEvent_BettingClosed
 	//	*TableEvent_ShoeChanged
 	//	*TableEvent_ShoeSeeded
+	//	*TableEvent_RealityCheck
 	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
@@ -579,6 +580,15 @@ func (x *TableEvent) GetShoeSeeded() *ShoeSeeded {
 	return nil
 }
 
+func (x *TableEvent) GetRealityCheck() *RealityCheck {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_RealityCheck); ok {
+			return x.RealityCheck
+		}
+	}
+	return nil
+}
+
 func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
 	if x != nil {
 		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
@@ -700,6 +710,12 @@ type TableEvent_ShoeSeeded struct {
 	ShoeSeeded *ShoeSeeded `protobuf:"bytes,36,opt,name=shoe_seeded,json=shoeSeeded,proto3,oneof"`
 }
 
+type TableEvent_RealityCheck struct {
+	// Published on "chemmy.player.<player_id>.reality_check", never on the
+	// table's subject, and with sequence 0 (see RealityCheck).
+	RealityCheck *RealityCheck `protobuf:"bytes,37,opt,name=reality_check,json=realityCheck,proto3,oneof"`
+}
+
 type TableEvent_TopCardsMoved struct {
 	// The old baccarat (OLD-*): field numbers 50-59.
 	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
@@ -759,7 +775,117 @@ func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
 
 func (*TableEvent_ShoeSeeded) isTableEvent_Payload() {}
 
+func (*TableEvent_RealityCheck) isTableEvent_Payload() {}
+
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
+
+// RealityCheck: a seated player's wallet session has run for another
+// reality-check interval (chemmy.wallet.v1.PlayerLimits.
+// reality_check_interval); table-svc tells him so between coups, right
+// after the settlement of the first coup to end once the interval has
+// elapsed. It is his alone: published on
+// "chemmy.player.<player_id>.reality_check" (not the table's subject),
+// outside the table's event sequence (sequence 0), and WatchTable sends
+// it to that player only.
+type RealityCheck struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The wallet session's start (chemmy.wallet.v1.PlayerPlay) and how long
+	// it has run, ms.
+	SessionStartTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=session_start_time,json=sessionStartTime,proto3" json:"session_start_time,omitempty"`
+	SessionElapsedMs int64                  `protobuf:"varint,3,opt,name=session_elapsed_ms,json=sessionElapsedMs,proto3" json:"session_elapsed_ms,omitempty"`
+	// Coups he played at this table (a bet, a stake or the bank in a
+	// settled coup) since the session started.
+	CoupsPlayed int64 `protobuf:"varint,4,opt,name=coups_played,json=coupsPlayed,proto3" json:"coups_played,omitempty"`
+	// The session's net result, minor units of the table's currency:
+	// credits minus debits of his game transfers (negative: a loss).
+	SessionNet int64 `protobuf:"varint,5,opt,name=session_net,json=sessionNet,proto3" json:"session_net,omitempty"`
+	// The interval, ms, and the number of this check in the session
+	// (1, 2, ...: elapsed / interval).
+	IntervalMs    int64 `protobuf:"varint,6,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	CheckNumber   int64 `protobuf:"varint,7,opt,name=check_number,json=checkNumber,proto3" json:"check_number,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RealityCheck) Reset() {
+	*x = RealityCheck{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RealityCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RealityCheck) ProtoMessage() {}
+
+func (x *RealityCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RealityCheck.ProtoReflect.Descriptor instead.
+func (*RealityCheck) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RealityCheck) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *RealityCheck) GetSessionStartTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionStartTime
+	}
+	return nil
+}
+
+func (x *RealityCheck) GetSessionElapsedMs() int64 {
+	if x != nil {
+		return x.SessionElapsedMs
+	}
+	return 0
+}
+
+func (x *RealityCheck) GetCoupsPlayed() int64 {
+	if x != nil {
+		return x.CoupsPlayed
+	}
+	return 0
+}
+
+func (x *RealityCheck) GetSessionNet() int64 {
+	if x != nil {
+		return x.SessionNet
+	}
+	return 0
+}
+
+func (x *RealityCheck) GetIntervalMs() int64 {
+	if x != nil {
+		return x.IntervalMs
+	}
+	return 0
+}
+
+func (x *RealityCheck) GetCheckNumber() int64 {
+	if x != nil {
+		return x.CheckNumber
+	}
+	return 0
+}
 
 // TableCreated: a table opened (CreateTable, a staff action: who opened
 // it and with which house rules is on the record). A table's house rules
@@ -793,7 +919,7 @@ type TableCreated struct {
 
 func (x *TableCreated) Reset() {
 	*x = TableCreated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -805,7 +931,7 @@ func (x *TableCreated) String() string {
 func (*TableCreated) ProtoMessage() {}
 
 func (x *TableCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -818,7 +944,7 @@ func (x *TableCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCreated.ProtoReflect.Descriptor instead.
 func (*TableCreated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TableCreated) GetShoeId() string {
@@ -899,7 +1025,7 @@ type TableClosed struct {
 
 func (x *TableClosed) Reset() {
 	*x = TableClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1037,7 @@ func (x *TableClosed) String() string {
 func (*TableClosed) ProtoMessage() {}
 
 func (x *TableClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1050,7 @@ func (x *TableClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableClosed.ProtoReflect.Descriptor instead.
 func (*TableClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TableClosed) GetReason() string {
@@ -969,7 +1095,7 @@ type StaffAction struct {
 
 func (x *StaffAction) Reset() {
 	*x = StaffAction{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1107,7 @@ func (x *StaffAction) String() string {
 func (*StaffAction) ProtoMessage() {}
 
 func (x *StaffAction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1120,7 @@ func (x *StaffAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StaffAction.ProtoReflect.Descriptor instead.
 func (*StaffAction) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StaffAction) GetAction() string {
@@ -1045,7 +1171,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1057,7 +1183,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1070,7 +1196,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *PlayerSeated) GetPlayerId() string {
@@ -1108,7 +1234,7 @@ type BankOffered struct {
 
 func (x *BankOffered) Reset() {
 	*x = BankOffered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1246,7 @@ func (x *BankOffered) String() string {
 func (*BankOffered) ProtoMessage() {}
 
 func (x *BankOffered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1259,7 @@ func (x *BankOffered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankOffered.ProtoReflect.Descriptor instead.
 func (*BankOffered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *BankOffered) GetPlayerId() string {
@@ -1166,7 +1292,7 @@ type BankChanged struct {
 
 func (x *BankChanged) Reset() {
 	*x = BankChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1304,7 @@ func (x *BankChanged) String() string {
 func (*BankChanged) ProtoMessage() {}
 
 func (x *BankChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1317,7 @@ func (x *BankChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankChanged.ProtoReflect.Descriptor instead.
 func (*BankChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BankChanged) GetReason() BankChangeReason {
@@ -1238,7 +1364,7 @@ type BetPlaced struct {
 
 func (x *BetPlaced) Reset() {
 	*x = BetPlaced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1250,7 +1376,7 @@ func (x *BetPlaced) String() string {
 func (*BetPlaced) ProtoMessage() {}
 
 func (x *BetPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1263,7 +1389,7 @@ func (x *BetPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetPlaced.ProtoReflect.Descriptor instead.
 func (*BetPlaced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BetPlaced) GetPlayerId() string {
@@ -1304,7 +1430,7 @@ type BetDeclined struct {
 
 func (x *BetDeclined) Reset() {
 	*x = BetDeclined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1442,7 @@ func (x *BetDeclined) String() string {
 func (*BetDeclined) ProtoMessage() {}
 
 func (x *BetDeclined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1455,7 @@ func (x *BetDeclined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetDeclined.ProtoReflect.Descriptor instead.
 func (*BetDeclined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BetDeclined) GetPlayerId() string {
@@ -1350,7 +1476,7 @@ type BancoCalled struct {
 
 func (x *BancoCalled) Reset() {
 	*x = BancoCalled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1362,7 +1488,7 @@ func (x *BancoCalled) String() string {
 func (*BancoCalled) ProtoMessage() {}
 
 func (x *BancoCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1375,7 +1501,7 @@ func (x *BancoCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BancoCalled.ProtoReflect.Descriptor instead.
 func (*BancoCalled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BancoCalled) GetPlayerId() string {
@@ -1401,7 +1527,7 @@ type BettingReopened struct {
 
 func (x *BettingReopened) Reset() {
 	*x = BettingReopened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1413,7 +1539,7 @@ func (x *BettingReopened) String() string {
 func (*BettingReopened) ProtoMessage() {}
 
 func (x *BettingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1426,7 +1552,7 @@ func (x *BettingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingReopened.ProtoReflect.Descriptor instead.
 func (*BettingReopened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
@@ -1460,7 +1586,7 @@ type CardDealt struct {
 
 func (x *CardDealt) Reset() {
 	*x = CardDealt{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1598,7 @@ func (x *CardDealt) String() string {
 func (*CardDealt) ProtoMessage() {}
 
 func (x *CardDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1611,7 @@ func (x *CardDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardDealt.ProtoReflect.Descriptor instead.
 func (*CardDealt) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CardDealt) GetHand() Hand {
@@ -1536,7 +1662,7 @@ type NaturalShown struct {
 
 func (x *NaturalShown) Reset() {
 	*x = NaturalShown{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1674,7 @@ func (x *NaturalShown) String() string {
 func (*NaturalShown) ProtoMessage() {}
 
 func (x *NaturalShown) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1687,7 @@ func (x *NaturalShown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NaturalShown.ProtoReflect.Descriptor instead.
 func (*NaturalShown) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NaturalShown) GetHand() Hand {
@@ -1607,7 +1733,7 @@ type DrawDecided struct {
 
 func (x *DrawDecided) Reset() {
 	*x = DrawDecided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1745,7 @@ func (x *DrawDecided) String() string {
 func (*DrawDecided) ProtoMessage() {}
 
 func (x *DrawDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1758,7 @@ func (x *DrawDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrawDecided.ProtoReflect.Descriptor instead.
 func (*DrawDecided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DrawDecided) GetHand() Hand {
@@ -1693,7 +1819,7 @@ type CoupResulted struct {
 
 func (x *CoupResulted) Reset() {
 	*x = CoupResulted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +1831,7 @@ func (x *CoupResulted) String() string {
 func (*CoupResulted) ProtoMessage() {}
 
 func (x *CoupResulted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +1844,7 @@ func (x *CoupResulted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupResulted.ProtoReflect.Descriptor instead.
 func (*CoupResulted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CoupResulted) GetOutcome() Outcome {
@@ -1801,7 +1927,7 @@ type HandResult struct {
 
 func (x *HandResult) Reset() {
 	*x = HandResult{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1813,7 +1939,7 @@ func (x *HandResult) String() string {
 func (*HandResult) ProtoMessage() {}
 
 func (x *HandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1826,7 +1952,7 @@ func (x *HandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandResult.ProtoReflect.Descriptor instead.
 func (*HandResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HandResult) GetHand() Hand {
@@ -1883,7 +2009,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2021,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2034,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -1964,7 +2090,7 @@ type BettingWindowStarted struct {
 
 func (x *BettingWindowStarted) Reset() {
 	*x = BettingWindowStarted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2102,7 @@ func (x *BettingWindowStarted) String() string {
 func (*BettingWindowStarted) ProtoMessage() {}
 
 func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2115,7 @@ func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingWindowStarted.ProtoReflect.Descriptor instead.
 func (*BettingWindowStarted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BettingWindowStarted) GetCloseTime() *timestamppb.Timestamp {
@@ -2010,7 +2136,7 @@ type BettingClosed struct {
 
 func (x *BettingClosed) Reset() {
 	*x = BettingClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2148,7 @@ func (x *BettingClosed) String() string {
 func (*BettingClosed) ProtoMessage() {}
 
 func (x *BettingClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2161,7 @@ func (x *BettingClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingClosed.ProtoReflect.Descriptor instead.
 func (*BettingClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BettingClosed) GetBetsCount() int32 {
@@ -2058,7 +2184,7 @@ type ShoeChanged struct {
 
 func (x *ShoeChanged) Reset() {
 	*x = ShoeChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2070,7 +2196,7 @@ func (x *ShoeChanged) String() string {
 func (*ShoeChanged) ProtoMessage() {}
 
 func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2083,7 +2209,7 @@ func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeChanged.ProtoReflect.Descriptor instead.
 func (*ShoeChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShoeChanged) GetShoeId() string {
@@ -2125,7 +2251,7 @@ type ShoeSeeded struct {
 
 func (x *ShoeSeeded) Reset() {
 	*x = ShoeSeeded{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2263,7 @@ func (x *ShoeSeeded) String() string {
 func (*ShoeSeeded) ProtoMessage() {}
 
 func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2276,7 @@ func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeSeeded.ProtoReflect.Descriptor instead.
 func (*ShoeSeeded) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ShoeSeeded) GetShoeId() string {
@@ -2199,7 +2325,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2337,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2350,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2256,7 +2382,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2268,7 +2394,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2281,7 +2407,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2319,7 +2445,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2457,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2470,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2378,7 +2504,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2390,7 +2516,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2403,7 +2529,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2424,7 +2550,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2562,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2575,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -2471,7 +2597,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +2609,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +2622,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -2526,7 +2652,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2538,7 +2664,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2551,7 +2677,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2585,7 +2711,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2597,7 +2723,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2610,7 +2736,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2654,7 +2780,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2792,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2805,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -2700,7 +2826,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x97\x11\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\x11\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2743,9 +2869,20 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x0ebetting_closed\x18\" \x01(\v2\x1f.chemmy.events.v1.BettingClosedH\x00R\rbettingClosed\x12B\n" +
 	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12?\n" +
 	"\vshoe_seeded\x18$ \x01(\v2\x1c.chemmy.events.v1.ShoeSeededH\x00R\n" +
-	"shoeSeeded\x12I\n" +
+	"shoeSeeded\x12E\n" +
+	"\rreality_check\x18% \x01(\v2\x1e.chemmy.events.v1.RealityCheckH\x00R\frealityCheck\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\x83\x03\n" +
+	"\apayload\"\xab\x02\n" +
+	"\fRealityCheck\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12H\n" +
+	"\x12session_start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12,\n" +
+	"\x12session_elapsed_ms\x18\x03 \x01(\x03R\x10sessionElapsedMs\x12!\n" +
+	"\fcoups_played\x18\x04 \x01(\x03R\vcoupsPlayed\x12\x1f\n" +
+	"\vsession_net\x18\x05 \x01(\x03R\n" +
+	"sessionNet\x12\x1f\n" +
+	"\vinterval_ms\x18\x06 \x01(\x03R\n" +
+	"intervalMs\x12!\n" +
+	"\fcheck_number\x18\a \x01(\x03R\vcheckNumber\"\x83\x03\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
@@ -2927,97 +3064,100 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
 	(BankChangeReason)(0),         // 2: chemmy.events.v1.BankChangeReason
 	(*TableEvent)(nil),            // 3: chemmy.events.v1.TableEvent
-	(*TableCreated)(nil),          // 4: chemmy.events.v1.TableCreated
-	(*TableClosed)(nil),           // 5: chemmy.events.v1.TableClosed
-	(*StaffAction)(nil),           // 6: chemmy.events.v1.StaffAction
-	(*PlayerSeated)(nil),          // 7: chemmy.events.v1.PlayerSeated
-	(*BankOffered)(nil),           // 8: chemmy.events.v1.BankOffered
-	(*BankChanged)(nil),           // 9: chemmy.events.v1.BankChanged
-	(*BetPlaced)(nil),             // 10: chemmy.events.v1.BetPlaced
-	(*BetDeclined)(nil),           // 11: chemmy.events.v1.BetDeclined
-	(*BancoCalled)(nil),           // 12: chemmy.events.v1.BancoCalled
-	(*BettingReopened)(nil),       // 13: chemmy.events.v1.BettingReopened
-	(*CardDealt)(nil),             // 14: chemmy.events.v1.CardDealt
-	(*NaturalShown)(nil),          // 15: chemmy.events.v1.NaturalShown
-	(*DrawDecided)(nil),           // 16: chemmy.events.v1.DrawDecided
-	(*CoupResulted)(nil),          // 17: chemmy.events.v1.CoupResulted
-	(*HandResult)(nil),            // 18: chemmy.events.v1.HandResult
-	(*CoupSettled)(nil),           // 19: chemmy.events.v1.CoupSettled
-	(*BettingWindowStarted)(nil),  // 20: chemmy.events.v1.BettingWindowStarted
-	(*BettingClosed)(nil),         // 21: chemmy.events.v1.BettingClosed
-	(*ShoeChanged)(nil),           // 22: chemmy.events.v1.ShoeChanged
-	(*ShoeSeeded)(nil),            // 23: chemmy.events.v1.ShoeSeeded
-	(*PlayerLeft)(nil),            // 24: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 25: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 26: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 27: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 28: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 29: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 30: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 31: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 32: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 34: google.protobuf.Any
-	(*v1.Card)(nil),               // 35: chemmy.shoe.v1.Card
+	(*RealityCheck)(nil),          // 4: chemmy.events.v1.RealityCheck
+	(*TableCreated)(nil),          // 5: chemmy.events.v1.TableCreated
+	(*TableClosed)(nil),           // 6: chemmy.events.v1.TableClosed
+	(*StaffAction)(nil),           // 7: chemmy.events.v1.StaffAction
+	(*PlayerSeated)(nil),          // 8: chemmy.events.v1.PlayerSeated
+	(*BankOffered)(nil),           // 9: chemmy.events.v1.BankOffered
+	(*BankChanged)(nil),           // 10: chemmy.events.v1.BankChanged
+	(*BetPlaced)(nil),             // 11: chemmy.events.v1.BetPlaced
+	(*BetDeclined)(nil),           // 12: chemmy.events.v1.BetDeclined
+	(*BancoCalled)(nil),           // 13: chemmy.events.v1.BancoCalled
+	(*BettingReopened)(nil),       // 14: chemmy.events.v1.BettingReopened
+	(*CardDealt)(nil),             // 15: chemmy.events.v1.CardDealt
+	(*NaturalShown)(nil),          // 16: chemmy.events.v1.NaturalShown
+	(*DrawDecided)(nil),           // 17: chemmy.events.v1.DrawDecided
+	(*CoupResulted)(nil),          // 18: chemmy.events.v1.CoupResulted
+	(*HandResult)(nil),            // 19: chemmy.events.v1.HandResult
+	(*CoupSettled)(nil),           // 20: chemmy.events.v1.CoupSettled
+	(*BettingWindowStarted)(nil),  // 21: chemmy.events.v1.BettingWindowStarted
+	(*BettingClosed)(nil),         // 22: chemmy.events.v1.BettingClosed
+	(*ShoeChanged)(nil),           // 23: chemmy.events.v1.ShoeChanged
+	(*ShoeSeeded)(nil),            // 24: chemmy.events.v1.ShoeSeeded
+	(*PlayerLeft)(nil),            // 25: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 26: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 27: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 28: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 29: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 30: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 31: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 32: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 33: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 35: google.protobuf.Any
+	(*v1.Card)(nil),               // 36: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	33, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
-	4,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
-	7,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
-	8,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
-	9,  // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
-	10, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
-	11, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
-	12, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
-	14, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
-	15, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
-	16, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
-	17, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	19, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
-	13, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	24, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	25, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	26, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	27, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	28, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	29, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	30, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	31, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
-	6,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
-	5,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
-	20, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
-	21, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
-	22, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
-	23, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
-	32, // 28: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	34, // 29: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	34, // 30: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	2,  // 31: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 32: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	35, // 33: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 34: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	35, // 35: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 36: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 37: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	35, // 38: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	35, // 39: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	18, // 40: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 41: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	35, // 42: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 43: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 44: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	33, // 45: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	34, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	5,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
+	8,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
+	9,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
+	10, // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
+	11, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
+	12, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
+	13, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
+	15, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
+	16, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
+	17, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
+	18, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
+	20, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	14, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
+	25, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	26, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	27, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	28, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	29, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	30, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	31, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	32, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	7,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
+	6,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
+	21, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
+	22, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
+	23, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
+	24, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
+	4,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
+	33, // 29: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	34, // 30: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
+	35, // 31: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	35, // 32: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	2,  // 33: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 34: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	36, // 35: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 36: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	36, // 37: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 38: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 39: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	36, // 40: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	36, // 41: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	19, // 42: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 43: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	36, // 44: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 45: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 46: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	34, // 47: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	48, // [48:48] is the sub-list for method output_type
+	48, // [48:48] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -3053,6 +3193,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_BettingClosed)(nil),
 		(*TableEvent_ShoeChanged)(nil),
 		(*TableEvent_ShoeSeeded)(nil),
+		(*TableEvent_RealityCheck)(nil),
 		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
@@ -3061,7 +3202,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

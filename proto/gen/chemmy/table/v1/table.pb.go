@@ -6374,7 +6374,12 @@ type RoundPlayer struct {
 	Banker bool `protobuf:"varint,2,opt,name=banker,proto3" json:"banker,omitempty"`
 	// What he put at stake, minor units: his bets and his banco (after any
 	// reduction, CF-BANK-RAISE), or the bank he held when banker.
-	Stake         int64 `protobuf:"varint,3,opt,name=stake,proto3" json:"stake,omitempty"`
+	Stake int64 `protobuf:"varint,3,opt,name=stake,proto3" json:"stake,omitempty"`
+	// His net result in the round, minor units: what the round's wallet
+	// transfers credited him minus what they debited him (negative: a
+	// loss; commission and an auction fee charged in the round included);
+	// 0 until settled and in a voided round.
+	Net           int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6430,6 +6435,145 @@ func (x *RoundPlayer) GetStake() int64 {
 	return 0
 }
 
+func (x *RoundPlayer) GetNet() int64 {
+	if x != nil {
+		return x.Net
+	}
+	return 0
+}
+
+// RoundTransfer is one wallet transfer of a round's settlement
+// (chemmy.wallet.v1.Transfer), with the balances on each side.
+type RoundTransfer struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TransferId string                 `protobuf:"bytes,1,opt,name=transfer_id,json=transferId,proto3" json:"transfer_id,omitempty"`
+	// Its position in the wallet's transfer log.
+	Sequence        uint64 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	DebitAccountId  string `protobuf:"bytes,3,opt,name=debit_account_id,json=debitAccountId,proto3" json:"debit_account_id,omitempty"`
+	CreditAccountId string `protobuf:"bytes,4,opt,name=credit_account_id,json=creditAccountId,proto3" json:"credit_account_id,omitempty"`
+	// Minor units, > 0.
+	Amount int64 `protobuf:"varint,5,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Why, e.g. "bet_lost", "bet_won", "commission".
+	Reason       string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	CurrencyCode string `protobuf:"bytes,7,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Each side's balance before and after, minor units. In a player's
+	// GetRound only his own account's balances are given: another player's
+	// or a house account's are 0.
+	DebitBalanceBefore  int64 `protobuf:"varint,8,opt,name=debit_balance_before,json=debitBalanceBefore,proto3" json:"debit_balance_before,omitempty"`
+	DebitBalanceAfter   int64 `protobuf:"varint,9,opt,name=debit_balance_after,json=debitBalanceAfter,proto3" json:"debit_balance_after,omitempty"`
+	CreditBalanceBefore int64 `protobuf:"varint,10,opt,name=credit_balance_before,json=creditBalanceBefore,proto3" json:"credit_balance_before,omitempty"`
+	CreditBalanceAfter  int64 `protobuf:"varint,11,opt,name=credit_balance_after,json=creditBalanceAfter,proto3" json:"credit_balance_after,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *RoundTransfer) Reset() {
+	*x = RoundTransfer{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RoundTransfer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RoundTransfer) ProtoMessage() {}
+
+func (x *RoundTransfer) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RoundTransfer.ProtoReflect.Descriptor instead.
+func (*RoundTransfer) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *RoundTransfer) GetTransferId() string {
+	if x != nil {
+		return x.TransferId
+	}
+	return ""
+}
+
+func (x *RoundTransfer) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *RoundTransfer) GetDebitAccountId() string {
+	if x != nil {
+		return x.DebitAccountId
+	}
+	return ""
+}
+
+func (x *RoundTransfer) GetCreditAccountId() string {
+	if x != nil {
+		return x.CreditAccountId
+	}
+	return ""
+}
+
+func (x *RoundTransfer) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *RoundTransfer) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *RoundTransfer) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *RoundTransfer) GetDebitBalanceBefore() int64 {
+	if x != nil {
+		return x.DebitBalanceBefore
+	}
+	return 0
+}
+
+func (x *RoundTransfer) GetDebitBalanceAfter() int64 {
+	if x != nil {
+		return x.DebitBalanceAfter
+	}
+	return 0
+}
+
+func (x *RoundTransfer) GetCreditBalanceBefore() int64 {
+	if x != nil {
+		return x.CreditBalanceBefore
+	}
+	return 0
+}
+
+func (x *RoundTransfer) GetCreditBalanceAfter() int64 {
+	if x != nil {
+		return x.CreditBalanceAfter
+	}
+	return 0
+}
+
 // Round is the summary of one round (one coup).
 type Round struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6462,7 +6606,7 @@ type Round struct {
 
 func (x *Round) Reset() {
 	*x = Round{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6474,7 +6618,7 @@ func (x *Round) String() string {
 func (*Round) ProtoMessage() {}
 
 func (x *Round) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6487,7 +6631,7 @@ func (x *Round) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Round.ProtoReflect.Descriptor instead.
 func (*Round) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *Round) GetCoupId() string {
@@ -6589,7 +6733,7 @@ type ListRoundsRequest struct {
 
 func (x *ListRoundsRequest) Reset() {
 	*x = ListRoundsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6601,7 +6745,7 @@ func (x *ListRoundsRequest) String() string {
 func (*ListRoundsRequest) ProtoMessage() {}
 
 func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6614,7 +6758,7 @@ func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsRequest.ProtoReflect.Descriptor instead.
 func (*ListRoundsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListRoundsRequest) GetPlayerId() string {
@@ -6674,7 +6818,7 @@ type ListRoundsResponse struct {
 
 func (x *ListRoundsResponse) Reset() {
 	*x = ListRoundsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6686,7 +6830,7 @@ func (x *ListRoundsResponse) String() string {
 func (*ListRoundsResponse) ProtoMessage() {}
 
 func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6699,7 +6843,7 @@ func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsResponse.ProtoReflect.Descriptor instead.
 func (*ListRoundsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListRoundsResponse) GetRounds() []*Round {
@@ -6734,7 +6878,7 @@ type GetRoundRequest struct {
 
 func (x *GetRoundRequest) Reset() {
 	*x = GetRoundRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6746,7 +6890,7 @@ func (x *GetRoundRequest) String() string {
 func (*GetRoundRequest) ProtoMessage() {}
 
 func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6759,7 +6903,7 @@ func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundRequest.ProtoReflect.Descriptor instead.
 func (*GetRoundRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetRoundRequest) GetTableId() string {
@@ -6781,17 +6925,20 @@ type GetRoundResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Round *Round                 `protobuf:"bytes,1,opt,name=round,proto3" json:"round,omitempty"`
 	// Every event of the coup, in order of sequence, unredacted once the
-	// round is over. The wallet's transfers of the round are not included:
-	// read them from WalletService.ListStatement (their reference is
-	// "tables/<table_id>/coups/<coup_id>").
-	Events        []*v11.TableEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	// round is over.
+	Events []*v11.TableEvent `protobuf:"bytes,2,rep,name=events,proto3" json:"events,omitempty"`
+	// The wallet transfers of the round's settlement, in ledger order: they
+	// took place at its coup_settled event. Empty in play, in a voided
+	// round (its holds were released: nothing moved) and for rounds
+	// settled before transfers were kept.
+	Transfers     []*RoundTransfer `protobuf:"bytes,3,rep,name=transfers,proto3" json:"transfers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRoundResponse) Reset() {
 	*x = GetRoundResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6803,7 +6950,7 @@ func (x *GetRoundResponse) String() string {
 func (*GetRoundResponse) ProtoMessage() {}
 
 func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6816,7 +6963,7 @@ func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundResponse.ProtoReflect.Descriptor instead.
 func (*GetRoundResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetRoundResponse) GetRound() *Round {
@@ -6829,6 +6976,13 @@ func (x *GetRoundResponse) GetRound() *Round {
 func (x *GetRoundResponse) GetEvents() []*v11.TableEvent {
 	if x != nil {
 		return x.Events
+	}
+	return nil
+}
+
+func (x *GetRoundResponse) GetTransfers() []*RoundTransfer {
+	if x != nil {
+		return x.Transfers
 	}
 	return nil
 }
@@ -7303,11 +7457,26 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"X\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\vRoundPlayer\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06banker\x18\x02 \x01(\bR\x06banker\x12\x14\n" +
-	"\x05stake\x18\x03 \x01(\x03R\x05stake\"\xd3\x03\n" +
+	"\x05stake\x18\x03 \x01(\x03R\x05stake\x12\x10\n" +
+	"\x03net\x18\x04 \x01(\x03R\x03net\"\xbf\x03\n" +
+	"\rRoundTransfer\x12\x1f\n" +
+	"\vtransfer_id\x18\x01 \x01(\tR\n" +
+	"transferId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12(\n" +
+	"\x10debit_account_id\x18\x03 \x01(\tR\x0edebitAccountId\x12*\n" +
+	"\x11credit_account_id\x18\x04 \x01(\tR\x0fcreditAccountId\x12\x16\n" +
+	"\x06amount\x18\x05 \x01(\x03R\x06amount\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x12#\n" +
+	"\rcurrency_code\x18\a \x01(\tR\fcurrencyCode\x120\n" +
+	"\x14debit_balance_before\x18\b \x01(\x03R\x12debitBalanceBefore\x12.\n" +
+	"\x13debit_balance_after\x18\t \x01(\x03R\x11debitBalanceAfter\x122\n" +
+	"\x15credit_balance_before\x18\n" +
+	" \x01(\x03R\x13creditBalanceBefore\x120\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xd3\x03\n" +
 	"\x05Round\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x122\n" +
@@ -7339,10 +7508,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\vunreachable\x18\x03 \x03(\tR\vunreachable\"E\n" +
 	"\x0fGetRoundRequest\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x17\n" +
-	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"v\n" +
+	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"\xb4\x01\n" +
 	"\x10GetRoundResponse\x12,\n" +
 	"\x05round\x18\x01 \x01(\v2\x16.chemmy.table.v1.RoundR\x05round\x124\n" +
-	"\x06events\x18\x02 \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events*\xe5\n" +
+	"\x06events\x18\x02 \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events\x12<\n" +
+	"\ttransfers\x18\x03 \x03(\v2\x1e.chemmy.table.v1.RoundTransferR\ttransfers*\xe5\n" +
 	"\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
@@ -7515,7 +7685,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 69)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -7595,14 +7765,15 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*RaiseBankRequest)(nil),      // 75: chemmy.table.v1.RaiseBankRequest
 	(*RaiseBankResponse)(nil),     // 76: chemmy.table.v1.RaiseBankResponse
 	(*RoundPlayer)(nil),           // 77: chemmy.table.v1.RoundPlayer
-	(*Round)(nil),                 // 78: chemmy.table.v1.Round
-	(*ListRoundsRequest)(nil),     // 79: chemmy.table.v1.ListRoundsRequest
-	(*ListRoundsResponse)(nil),    // 80: chemmy.table.v1.ListRoundsResponse
-	(*GetRoundRequest)(nil),       // 81: chemmy.table.v1.GetRoundRequest
-	(*GetRoundResponse)(nil),      // 82: chemmy.table.v1.GetRoundResponse
-	(*v1.Card)(nil),               // 83: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 84: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 85: chemmy.events.v1.TableEvent
+	(*RoundTransfer)(nil),         // 78: chemmy.table.v1.RoundTransfer
+	(*Round)(nil),                 // 79: chemmy.table.v1.Round
+	(*ListRoundsRequest)(nil),     // 80: chemmy.table.v1.ListRoundsRequest
+	(*ListRoundsResponse)(nil),    // 81: chemmy.table.v1.ListRoundsResponse
+	(*GetRoundRequest)(nil),       // 82: chemmy.table.v1.GetRoundRequest
+	(*GetRoundResponse)(nil),      // 83: chemmy.table.v1.GetRoundResponse
+	(*v1.Card)(nil),               // 84: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 85: google.protobuf.Timestamp
+	(*v11.TableEvent)(nil),        // 86: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -7615,22 +7786,22 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
 	19,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	83,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	83,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	84,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	84,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	84,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	85,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	21,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	83,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	84,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	14,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	17,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	20,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	20,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	84,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	84,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	85,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	85,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	15,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
 	62,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
@@ -7664,7 +7835,7 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	22,  // 56: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
 	22,  // 57: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
 	22,  // 58: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	85,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	86,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
 	8,   // 60: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
 	10,  // 61: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
 	22,  // 62: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
@@ -7687,69 +7858,70 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	22,  // 79: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
 	22,  // 80: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
 	11,  // 81: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
-	84,  // 82: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
-	84,  // 83: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	85,  // 82: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	85,  // 83: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
 	13,  // 84: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
 	9,   // 85: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
 	77,  // 86: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
-	84,  // 87: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
-	84,  // 88: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
-	78,  // 89: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
-	78,  // 90: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
-	85,  // 91: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
-	24,  // 92: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	26,  // 93: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	28,  // 94: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	30,  // 95: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	32,  // 96: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	34,  // 97: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	36,  // 98: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	38,  // 99: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	40,  // 100: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	42,  // 101: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	44,  // 102: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	75,  // 103: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	73,  // 104: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	52,  // 105: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	54,  // 106: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	56,  // 107: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	67,  // 108: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	46,  // 109: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	50,  // 110: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	48,  // 111: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	60,  // 112: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	58,  // 113: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	79,  // 114: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
-	81,  // 115: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
-	25,  // 116: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	27,  // 117: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	29,  // 118: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	31,  // 119: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	33,  // 120: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	35,  // 121: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	37,  // 122: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	39,  // 123: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	41,  // 124: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	43,  // 125: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	45,  // 126: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	76,  // 127: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	74,  // 128: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	53,  // 129: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	55,  // 130: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	57,  // 131: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	72,  // 132: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	47,  // 133: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	51,  // 134: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49,  // 135: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	61,  // 136: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	59,  // 137: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	80,  // 138: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
-	82,  // 139: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
-	116, // [116:140] is the sub-list for method output_type
-	92,  // [92:116] is the sub-list for method input_type
-	92,  // [92:92] is the sub-list for extension type_name
-	92,  // [92:92] is the sub-list for extension extendee
-	0,   // [0:92] is the sub-list for field type_name
+	85,  // 87: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	85,  // 88: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	79,  // 89: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	79,  // 90: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	86,  // 91: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	78,  // 92: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
+	24,  // 93: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	26,  // 94: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	28,  // 95: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	30,  // 96: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	32,  // 97: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	34,  // 98: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	36,  // 99: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	38,  // 100: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	40,  // 101: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	42,  // 102: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	44,  // 103: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	75,  // 104: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	73,  // 105: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	52,  // 106: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	54,  // 107: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	56,  // 108: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	67,  // 109: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	46,  // 110: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	50,  // 111: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	48,  // 112: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	60,  // 113: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	58,  // 114: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	80,  // 115: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	82,  // 116: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	25,  // 117: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	27,  // 118: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	29,  // 119: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	31,  // 120: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	33,  // 121: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	35,  // 122: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	37,  // 123: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	39,  // 124: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	41,  // 125: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	43,  // 126: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	45,  // 127: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	76,  // 128: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	74,  // 129: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	53,  // 130: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	55,  // 131: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	57,  // 132: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	72,  // 133: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	47,  // 134: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	51,  // 135: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49,  // 136: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	61,  // 137: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	59,  // 138: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	81,  // 139: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	83,  // 140: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	117, // [117:141] is the sub-list for method output_type
+	93,  // [93:117] is the sub-list for method input_type
+	93,  // [93:93] is the sub-list for extension type_name
+	93,  // [93:93] is the sub-list for extension extendee
+	0,   // [0:93] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -7770,7 +7942,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   69,
+			NumMessages:   70,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

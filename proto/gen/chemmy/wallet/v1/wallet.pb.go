@@ -769,9 +769,14 @@ type Transfer struct {
 	// The currency of both accounts.
 	CurrencyCode string `protobuf:"bytes,8,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	// Position in the ledger's transfer log: 1-based, gapless, commit order.
-	Sequence      uint64 `protobuf:"varint,9,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sequence uint64 `protobuf:"varint,9,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// The balances the transfer left on each side, minor units (a balance
+	// before is the one after plus amount on the debit side, minus amount
+	// on the credit side). 0 on transfers recorded before these fields.
+	DebitBalanceAfter  int64 `protobuf:"varint,10,opt,name=debit_balance_after,json=debitBalanceAfter,proto3" json:"debit_balance_after,omitempty"`
+	CreditBalanceAfter int64 `protobuf:"varint,11,opt,name=credit_balance_after,json=creditBalanceAfter,proto3" json:"credit_balance_after,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Transfer) Reset() {
@@ -863,6 +868,20 @@ func (x *Transfer) GetCurrencyCode() string {
 func (x *Transfer) GetSequence() uint64 {
 	if x != nil {
 		return x.Sequence
+	}
+	return 0
+}
+
+func (x *Transfer) GetDebitBalanceAfter() int64 {
+	if x != nil {
+		return x.DebitBalanceAfter
+	}
+	return 0
+}
+
+func (x *Transfer) GetCreditBalanceAfter() int64 {
+	if x != nil {
+		return x.CreditBalanceAfter
 	}
 	return 0
 }
@@ -3553,8 +3572,14 @@ type PlayerLimits struct {
 	SessionTimeLimit *durationpb.Duration `protobuf:"bytes,4,opt,name=session_time_limit,json=sessionTimeLimit,proto3" json:"session_time_limit,omitempty"`
 	// Self-exclusion: no stake and no seat before this time.
 	SelfExcludedUntil *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=self_excluded_until,json=selfExcludedUntil,proto3" json:"self_excluded_until,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Reality checks: a seated player is told how long his session has run,
+	// how many coups he played and his session's net result each time it
+	// runs for another interval (chemmy.events.v1.RealityCheck, between
+	// coups). Unset: none. Treated as a limit: a shorter interval applies
+	// at once, a longer one (or none) after the cooling-off.
+	RealityCheckInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=reality_check_interval,json=realityCheckInterval,proto3" json:"reality_check_interval,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *PlayerLimits) Reset() {
@@ -3618,6 +3643,13 @@ func (x *PlayerLimits) GetSessionTimeLimit() *durationpb.Duration {
 func (x *PlayerLimits) GetSelfExcludedUntil() *timestamppb.Timestamp {
 	if x != nil {
 		return x.SelfExcludedUntil
+	}
+	return nil
+}
+
+func (x *PlayerLimits) GetRealityCheckInterval() *durationpb.Duration {
+	if x != nil {
+		return x.RealityCheckInterval
 	}
 	return nil
 }
@@ -4051,7 +4083,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12#\n" +
 	"\rposted_amount\x18\b \x01(\x03R\fpostedAmount\x12=\n" +
-	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\xcd\x02\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\xaf\x03\n" +
 	"\bTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -4063,7 +4095,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12#\n" +
 	"\rcurrency_code\x18\b \x01(\tR\fcurrencyCode\x12\x1a\n" +
-	"\bsequence\x18\t \x01(\x04R\bsequence\"f\n" +
+	"\bsequence\x18\t \x01(\x04R\bsequence\x12.\n" +
+	"\x13debit_balance_after\x18\n" +
+	" \x01(\x03R\x11debitBalanceAfter\x120\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"f\n" +
 	"\x0eDepositRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -4285,13 +4320,14 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"banker_net\x18\x03 \x01(\x03R\tbankerNet\x12\x19\n" +
 	"\bnew_bank\x18\x04 \x01(\x03R\anewBank\x128\n" +
-	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\x98\x02\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xe9\x02\n" +
 	"\fPlayerLimits\x12(\n" +
 	"\x10daily_loss_limit\x18\x01 \x01(\x03R\x0edailyLossLimit\x12,\n" +
 	"\x12session_loss_limit\x18\x02 \x01(\x03R\x10sessionLossLimit\x12\x1b\n" +
 	"\tmax_stake\x18\x03 \x01(\x03R\bmaxStake\x12G\n" +
 	"\x12session_time_limit\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x10sessionTimeLimit\x12J\n" +
-	"\x13self_excluded_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11selfExcludedUntil\"\xec\x01\n" +
+	"\x13self_excluded_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11selfExcludedUntil\x12O\n" +
+	"\x16reality_check_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14realityCheckInterval\"\xec\x01\n" +
 	"\n" +
 	"PlayerPlay\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\x12\x1d\n" +
@@ -4534,55 +4570,56 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10, // 46: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
 	57, // 47: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
 	56, // 48: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	56, // 49: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	56, // 50: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	48, // 51: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	53, // 52: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	48, // 53: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	48, // 54: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	56, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	49, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	11, // 57: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 58: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 59: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 60: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 61: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 62: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 63: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 64: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	28, // 65: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	30, // 66: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	33, // 67: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	37, // 68: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	41, // 69: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	43, // 70: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	46, // 71: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	50, // 72: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	52, // 73: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	54, // 74: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	12, // 75: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 76: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 77: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 78: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 79: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 80: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 81: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 82: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	29, // 83: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	32, // 84: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	35, // 85: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	39, // 86: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	42, // 87: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	44, // 88: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	47, // 89: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	51, // 90: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	53, // 91: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	55, // 92: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	75, // [75:93] is the sub-list for method output_type
-	57, // [57:75] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	57, // 49: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	56, // 50: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	56, // 51: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	48, // 52: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	53, // 53: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	48, // 54: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	48, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	56, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	49, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	11, // 58: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 59: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 60: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 61: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 62: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 63: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 64: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 65: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	28, // 66: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	30, // 67: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	33, // 68: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	37, // 69: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	41, // 70: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	43, // 71: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	46, // 72: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	50, // 73: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	52, // 74: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	54, // 75: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	12, // 76: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 77: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 78: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 79: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 80: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 81: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 82: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 83: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	29, // 84: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	32, // 85: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	35, // 86: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	39, // 87: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	42, // 88: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	44, // 89: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	47, // 90: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	51, // 91: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	53, // 92: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	55, // 93: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	76, // [76:94] is the sub-list for method output_type
+	58, // [58:76] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
