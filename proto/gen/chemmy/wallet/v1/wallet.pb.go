@@ -3551,7 +3551,13 @@ func (x *SettleOldResponse) GetTransfers() []*Transfer {
 }
 
 // PlayerLimits are one player's responsible-gaming limits, set by the
-// operator. Amounts in minor units of the account's currency; 0 (or
+// operator per account. Across currencies (one account per currency, no
+// exchange rates): the amount limits of an account are in its currency
+// and measured against its own play only; self-exclusion, session time
+// and the reality-check interval set on the default-currency account
+// "player:<id>" apply to every account of the player ("player:<id>@CUR"),
+// the stricter where the account sets its own. Amounts in minor units of
+// the account's currency; 0 (or
 // unset) means no limit. A loss is what the player's game transfers
 // (every transfer but deposits and withdrawals) took from his account,
 // net of what they paid him; a stake is refused when the loss so far plus

@@ -159,6 +159,10 @@ type WalletServiceClient interface {
 	// house:commission: the banque bank auction fee (BQ-BANK, 2.5% of the
 	// bid) or the hourly seat fee charged instead of a commission
 	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
+	// The auction fee is a loss: with what the player has at stake (his
+	// bank's hold among it) it must fit his loss limits, else
+	// FAILED_PRECONDITION LIMIT_REACHED (metadata "limit"); the seat fee is
+	// owed for time sat and not refused on limits.
 	ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
@@ -518,6 +522,10 @@ type WalletServiceServer interface {
 	// house:commission: the banque bank auction fee (BQ-BANK, 2.5% of the
 	// bid) or the hourly seat fee charged instead of a commission
 	// (CF-BANK-WINS house rule hourly_fee). Idempotent by request_id.
+	// The auction fee is a loss: with what the player has at stake (his
+	// bank's hold among it) it must fit his loss limits, else
+	// FAILED_PRECONDITION LIMIT_REACHED (metadata "limit"); the seat fee is
+	// owed for time sat and not refused on limits.
 	ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
