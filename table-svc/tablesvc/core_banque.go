@@ -128,7 +128,8 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
 			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: t.account(e.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
 			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID})
-		if errs.Reason(err) == reasonInsufficientFunds {
+		if r := errs.Reason(err); r == reasonInsufficientFunds || r == reasonLimitReached {
+			// Refused (his balance, or his loss limits: a fee is a loss).
 			return banque.FeeRefused{Reason: err.Error()}, true, nil
 		}
 		if err != nil {
@@ -149,6 +150,7 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 		if len(resp.GetResults()) != len(e.Bets) {
 			return nil, true, fmt.Errorf("settle coup %s: %d results for %d bets", e.CoupID, len(resp.GetResults()), len(e.Bets))
 		}
+		t.noteSettlement(e.CoupID, resp.GetTransfers())
 		out := banque.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(), NewBank: resp.GetNewBank()}
 		for _, r := range resp.GetResults() {
 			out.Bets = append(out.Bets, banque.Bet{Won: r.GetWon(), Lost: r.GetLost()})

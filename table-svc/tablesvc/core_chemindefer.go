@@ -226,6 +226,7 @@ func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 			return nil, true, fmt.Errorf("settle coup %s: %w", e.CoupID, err)
 		}
 		failpoint("after-settle")
+		t.noteSettlement(e.CoupID, resp.GetTransfers())
 		return chemindefer.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(),
 			BankerNet: resp.GetBankerNet(), NewBank: resp.GetNewBank()}, true, nil
 	}

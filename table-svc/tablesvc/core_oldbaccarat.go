@@ -133,6 +133,7 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 		if err != nil {
 			return nil, true, err
 		}
+		t.noteSettlement(e.CoupID, resp.GetTransfers())
 		return oldbaccarat.Settled{NewBank: resp.GetNewBank()}, true, nil
 	}
 	return nil, false, nil

@@ -84,12 +84,12 @@ func (pbCore) sync(t *table) {
 	syncCore(t, int8(t.PuntoBanco.Phase), t.PuntoBanco.Bookkeeping, t.PuntoBanco.CoupsPlayed, t.PuntoBanco.CoupSeq)
 }
 
-func (pbCore) carryOut(ctx context.Context, s *Service, _ *table, eff game.Effect) (game.Command, bool, error) {
+func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	e, ok := eff.(puntobanco.Settle)
 	if !ok {
 		return nil, false, nil
 	}
-	cmd, err := s.settlePuntoBanco(ctx, e)
+	cmd, err := s.settlePuntoBanco(ctx, t, e)
 	return cmd, true, err
 }
 
@@ -121,7 +121,7 @@ func (pbCore) view(t *table, _ viewer) *tablev1.Table {
 
 // settlePuntoBanco settles a coup at the wallet against house:bank
 // (PB-BANK, PB-BETS); the coup id is the settlement's idempotency key.
-func (s *Service) settlePuntoBanco(ctx context.Context, e puntobanco.Settle) (game.Command, error) {
+func (s *Service) settlePuntoBanco(ctx context.Context, t *table, e puntobanco.Settle) (game.Command, error) {
 	cp, r := e.Coup, e.Rules
 	req := &walletv1.SettlePuntoBancoRequest{
 		CoupId: cp.ID, Outcome: pbOutcome(cp.Outcome), BankNatural: cp.BankNatural,
@@ -139,6 +139,7 @@ func (s *Service) settlePuntoBanco(ctx context.Context, e puntobanco.Settle) (ga
 	if len(resp.GetResults()) != len(cp.Bets) {
 		return nil, fmt.Errorf("settle coup %s: %d results for %d bets", cp.ID, len(resp.GetResults()), len(cp.Bets))
 	}
+	t.noteSettlement(cp.ID, resp.GetTransfers())
 	out := puntobanco.Settled{Commission: resp.GetCommission(), HouseNet: resp.GetHouseNet()}
 	for _, br := range resp.GetResults() {
 		out.Bets = append(out.Bets, puntobanco.Bet{Won: br.GetWon(), Commission: br.GetCommission(), Lost: br.GetLost()})

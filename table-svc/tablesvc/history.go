@@ -68,12 +68,15 @@ type roundRecord struct {
 	Players    []roundPlayer `json:"players,omitempty"`
 	BankNet    int64         `json:"bank_net,omitempty"`
 	Commission int64         `json:"commission,omitempty"`
+	// Transfers are the settlement's wallet transfers (round_transfers.go).
+	Transfers []roundTransfer `json:"transfers,omitempty"`
 }
 
 type roundPlayer struct {
 	ID     string `json:"id"`
 	Banker bool   `json:"banker,omitempty"`
 	Stake  int64  `json:"stake,omitempty"`
+	Net    int64  `json:"net,omitempty"`
 }
 
 func be64(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
@@ -210,6 +213,9 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		}
 		f := fresh[id]
 		r.apply(ev, &f)
+		if ev.GetCoupSettled() != nil {
+			r.addTransfers(c.t.takeSettlement(id), &f)
+		}
 		fresh[id] = f
 	}
 	for _, id := range order {
@@ -272,7 +278,7 @@ func (r *roundRecord) toRound() *tablev1.Round {
 		out.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
 	for _, p := range r.Players {
-		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake})
+		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net})
 	}
 	return out
 }
@@ -410,7 +416,7 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 			events[i] = t.publicEvent(ev)
 		}
 	}
-	return &tablev1.GetRoundResponse{Round: r.toRound(), Events: events}, nil
+	return &tablev1.GetRoundResponse{Round: r.toRound(), Events: events, Transfers: r.transfersFor(caller)}, nil
 }
 
 // expireRounds deletes up to batch rounds that started before now-keep,

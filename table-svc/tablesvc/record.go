@@ -61,6 +61,10 @@ type table struct {
 	AccountSuffix string `json:"account_suffix,omitempty"`
 	// Sessions are the seated players' sessions (sessions.go), by player.
 	Sessions map[string]*session `json:"sessions,omitempty"`
+
+	// settled is the last settlement's wallet transfers, for the round
+	// history (round_transfers.go); not stored with the table.
+	settled *settlement
 }
 
 // cf reports whether t plays chemin de fer.

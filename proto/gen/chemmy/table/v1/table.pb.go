@@ -6375,10 +6375,11 @@ type RoundPlayer struct {
 	// What he put at stake, minor units: his bets and his banco (after any
 	// reduction, CF-BANK-RAISE), or the bank he held when banker.
 	Stake int64 `protobuf:"varint,3,opt,name=stake,proto3" json:"stake,omitempty"`
-	// His net result in the round, minor units: what the round's wallet
-	// transfers credited him minus what they debited him (negative: a
-	// loss; commission and an auction fee charged in the round included);
-	// 0 until settled and in a voided round.
+	// His net result in the round, minor units: what the transfers of its
+	// settlement credited him minus what they debited him (negative: a
+	// loss; commission included; a bank auction's fee or a seat fee is
+	// charged outside any round and is not in it); 0 until settled and in a
+	// voided round.
 	Net           int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -258,7 +258,9 @@ type TableServiceClient interface {
 	ListRounds(ctx context.Context, in *ListRoundsRequest, opts ...grpc.CallOption) (*ListRoundsResponse, error)
 	// GetRound: one round with every event of its coup in order, unredacted
 	// (the cards dealt face down and up, the bets and who made them, the
-	// decisions, the result, the settlement). A player may read only a
+	// decisions, the result, the settlement), and the settlement's wallet
+	// transfers with each side's balance before and after (a player sees
+	// only his own account's balances). A player may read only a
 	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
 	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
@@ -738,7 +740,9 @@ type TableServiceServer interface {
 	ListRounds(context.Context, *ListRoundsRequest) (*ListRoundsResponse, error)
 	// GetRound: one round with every event of its coup in order, unredacted
 	// (the cards dealt face down and up, the bets and who made them, the
-	// decisions, the result, the settlement). A player may read only a
+	// decisions, the result, the settlement), and the settlement's wallet
+	// transfers with each side's balance before and after (a player sees
+	// only his own account's balances). A player may read only a
 	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
 	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
