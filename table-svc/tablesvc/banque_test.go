@@ -20,6 +20,32 @@ import (
 // decline; she pays the house 2.5% of it).
 func (h *harness) banqueTable(bid int64, cards ...string) string {
 	h.t.Helper()
+	id := h.banqueSeated(cards...)
+	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: bid}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.banqueDeclined(id)
+	tb := h.get(id)
+	if tb.GetBankerPlayerId() != "alice" || tb.GetBank() != bid || tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING {
+		h.t.Fatalf("after the auction: banker %q bank %d state %s", tb.GetBankerPlayerId(), tb.GetBank(), tb.GetState())
+	}
+	return id
+}
+
+// banqueDeclined: bob and carol decline the bank in its auction.
+func (h *harness) banqueDeclined(id string) {
+	h.t.Helper()
+	for _, p := range []string{"bob", "carol"} {
+		if _, err := h.tables.DeclineBank(h.as(p), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
+			h.t.Fatal(err)
+		}
+	}
+}
+
+// banqueSeated opens banqueTable's table and seats its players, the
+// bank's auction open.
+func (h *harness) banqueSeated(cards ...string) string {
+	h.t.Helper()
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
 		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}, ShoeId: h.preparedShoe(cards...)})
 	if err != nil {
@@ -33,18 +59,6 @@ func (h *harness) banqueTable(bid int64, cards ...string) string {
 		if _, err := h.tables.JoinTable(h.as(s.p), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: s.p, Side: s.side}); err != nil {
 			h.t.Fatal(err)
 		}
-	}
-	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: bid}); err != nil {
-		h.t.Fatal(err)
-	}
-	for _, p := range []string{"bob", "carol"} {
-		if _, err := h.tables.DeclineBank(h.as(p), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: p}); err != nil {
-			h.t.Fatal(err)
-		}
-	}
-	tb := h.get(id)
-	if tb.GetBankerPlayerId() != "alice" || tb.GetBank() != bid || tb.GetState() != tablev1.TableState_TABLE_STATE_BETTING {
-		h.t.Fatalf("after the auction: banker %q bank %d state %s", tb.GetBankerPlayerId(), tb.GetBank(), tb.GetState())
 	}
 	return id
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
@@ -287,33 +286,14 @@ func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
 }
 
 // keepBank: after a settlement the banker keeps (CF-BANK-WINS, a stand
-// off), the wallet is asked whether his limits allow the bank to stay at
-// stake (the limits are checked when money is held, and a bank carried
-// from coup to coup is held once). When they do not (LIMIT_REACHED:
-// self-exclusion, a loss limit, the maximum stake, the session's time), he
-// passes the bank as CF-PASS has it, between coups before any bet, and a
-// staff_action "limit_pass" by table-svc says why. Without the wallet's
-// answer the bank stays and the next settlement asks again.
+// off), his limits are asked again (limitKeep, bank_limits.go); when they
+// say no he passes the bank as CF-PASS has it, between coups before any
+// bet.
 func (cfCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
 	t := c.t
 	if _, ok := done.(chemindefer.Settle); !ok || t.BankerID == "" || t.Phase != chemindefer.PhaseBetting ||
 		t.Coup == nil || len(t.Coup.Bets) > 0 || t.Bank <= 0 {
 		return nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	banker := t.BankerID
-	_, err := s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: t.account(banker), Amount: t.Bank})
-	if errs.Reason(err) != reasonLimitReached {
-		if err != nil {
-			s.log.Warn("the banker's limits could not be checked; the bank stays", "table", t.ID, "banker", banker, "err", err)
-		}
-		return nil
-	}
-	if err := s.applyCore(ctx, c, chemindefer.PassBank{PlayerID: banker}); err != nil {
-		return fmt.Errorf("pass the bank of %s (limit): %w", banker, err)
-	}
-	c.emit("", &eventsv1.StaffAction{Action: "limit_pass", ActorId: trust.Table, ActorRole: string(auth.RoleService),
-		Detail: "banker " + banker + ": " + errs.Info(err).GetMetadata()["limit"], Reason: status.Convert(err).Message()})
-	return nil
+	return s.limitKeep(ctx, c, t.BankerID, t.Bank, chemindefer.PassBank{PlayerID: t.BankerID})
 }

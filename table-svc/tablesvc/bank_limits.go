@@ -1,0 +1,78 @@
+package tablesvc
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/status"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game"
+	"github.com/chemmy/chemmy/table-svc/game/banque"
+	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
+)
+
+// Banks carried from coup to coup. The limits are checked when money is
+// held, and a bank a banker keeps is held once: after each settlement
+// that leaves him the bank, every player-banked game asks the wallet
+// again whether his limits allow it to stay at stake (CheckStake). When
+// they do not (LIMIT_REACHED: self-exclusion, a loss limit, the maximum
+// stake, the session's time) he gives it up the way his game's rules
+// allow between coups, and a staff_action "limit_pass" by table-svc says
+// why (detail "banker <id>: <limit>"):
+//
+//   - chemin de fer: he passes the bank (CF-PASS), offered in turn;
+//   - baccarat banque: he passes it (BQ-BANK), auctioned again;
+//   - the old game: the banker never has to give up the bank and gives it
+//     up only by leaving his seat (OLD-BACCARAT), so he is stood up: his
+//     bank returns to him and it is auctioned among the others.
+//
+// Without the wallet's answer the bank stays and the next settlement asks
+// again.
+
+// limitKeep asks whether banker's limits allow bank, already held, to
+// stay at stake; when they do not, give (his game's way to give up the
+// bank) is applied in c and the staff_action emitted.
+func (s *Service) limitKeep(ctx context.Context, c *change, banker string, bank int64, give game.Command) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: c.t.account(banker), Amount: bank})
+	if errs.Reason(err) != reasonLimitReached {
+		if err != nil {
+			s.log.Warn("the banker's limits could not be checked; the bank stays", "table", c.t.ID, "banker", banker, "err", err)
+		}
+		return nil
+	}
+	if err := s.applyCore(ctx, c, give); err != nil {
+		return fmt.Errorf("%s of %s (limit): %w", give.CommandName(), banker, err)
+	}
+	c.emit("", &eventsv1.StaffAction{Action: "limit_pass", ActorId: trust.Table, ActorRole: string(auth.RoleService),
+		Detail: "banker " + banker + ": " + errs.Info(err).GetMetadata()["limit"], Reason: status.Convert(err).Message()})
+	return nil
+}
+
+// keepBank: a banque banker keeping his bank after a settlement (a
+// player's bank, not the house's) passes it when his limits say no.
+func (banqueCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
+	b := c.t.Banque
+	if _, ok := done.(banque.Settle); !ok || b.Banker == "" || b.Phase != banque.PhaseBetting ||
+		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
+		return nil
+	}
+	return s.limitKeep(ctx, c, b.Banker, b.Bank, banque.PassBank{PlayerID: b.Banker})
+}
+
+// keepBank: the old game's banker keeping his bank after a settlement
+// leaves his seat when his limits say no (OLD-BACCARAT).
+func (oldCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
+	o := c.t.Old
+	if _, ok := done.(oldbaccarat.Settle); !ok || o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
+		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
+		return nil
+	}
+	return s.limitKeep(ctx, c, o.BankerID, o.Bank, oldbaccarat.Leave{PlayerID: o.BankerID})
+}
