@@ -78,17 +78,7 @@ func TestOldBankerOverHisLimitsLeaves(t *testing.T) {
 	h.fund(20000, "alice", "bob", "carol")
 	h.setLimits("alice", &walletv1.PlayerLimits{MaxStake: 12000})
 	id := h.oldTable(10000, "QH", "QS", "2C", "7H", "4C", "KS", "3D", "5D")
-	for _, s := range []struct {
-		p      string
-		amount int64
-	}{{"bob", 1000}, {"carol", 2000}} {
-		if err := h.stake(id, s.p, s.amount); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := h.tables.MoveTopCards(h.as("alice"), &tablev1.MoveTopCardsRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Count: 2}); err != nil {
-		t.Fatal(err)
-	}
+	h.oldNaturalCoup(id)
 	tb := h.lostTheBank(id)
 	for _, st := range tb.GetSeats() {
 		if st.GetPlayerId() == "alice" {

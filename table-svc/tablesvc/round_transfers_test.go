@@ -146,17 +146,25 @@ func TestRoundTransfersOldBaccarat(t *testing.T) {
 	h := newHarness(t)
 	h.fund(20000, "alice", "bob", "carol")
 	id := h.oldTable(10000, "QH", "QS", "2C", "7H", "4C", "KS", "3D", "5D")
+	h.oldNaturalCoup(id)
+	coup := h.get(id).GetLastCoup().GetCoupId()
+	checkRoundMoney(t, h, id, coup, "bob", map[string]int64{"alice": 3000, "bob": -1000, "carol": -2000})
+}
+
+// oldNaturalCoup plays the coup of oldTable's cards "QH", "QS", "2C",
+// "7H", "4C", "KS", "3D", "5D": bob stakes 1000, carol 2000, alice moves
+// two cards to the bottom, and her 9 takes both stakes (OLD-NATURAL).
+func (h *harness) oldNaturalCoup(id string) {
+	h.t.Helper()
 	for _, s := range []struct {
 		p      string
 		amount int64
 	}{{"bob", 1000}, {"carol", 2000}} {
 		if err := h.stake(id, s.p, s.amount); err != nil {
-			t.Fatal(err)
+			h.t.Fatal(err)
 		}
 	}
 	if _, err := h.tables.MoveTopCards(h.as("alice"), &tablev1.MoveTopCardsRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Count: 2}); err != nil {
-		t.Fatal(err)
+		h.t.Fatal(err)
 	}
-	coup := h.get(id).GetLastCoup().GetCoupId()
-	checkRoundMoney(t, h, id, coup, "bob", map[string]int64{"alice": 3000, "bob": -1000, "carol": -2000})
 }
