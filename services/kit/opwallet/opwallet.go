@@ -41,9 +41,10 @@ const (
 	RoundCancelled = "cancelled"
 )
 
-// Refusal codes an operator answers with a 4xx status and a JSON body
-// {"code": ..., "message": ...}. A refusal is definite: chemmy does not
-// retry the call, and refuses the bet with the code.
+// Refusal codes an operator answers with a 4xx status (not 408 nor 429)
+// and a signed JSON body {"code": ..., "message": ...}. A refusal is
+// definite: chemmy does not retry the call, and refuses the bet with the
+// code.
 const (
 	CodeInsufficientFunds     = "INSUFFICIENT_FUNDS"
 	CodePlayerBlocked         = "PLAYER_BLOCKED"
