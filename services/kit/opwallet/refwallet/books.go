@@ -261,12 +261,16 @@ func (bk *books) decide(tx *bolt.Tx, rec *Record) (answer, error) {
 	if rec.Request.Currency != bk.currency {
 		return refusal(http.StatusBadRequest, opwallet.CodeCurrencyMismatch, "the wallet holds %s, not %q", bk.currency, rec.Request.Currency), nil
 	}
+	if rb := tx.Bucket(bucketTombstones).Get([]byte(rec.Request.TransactionID)); rb != nil {
+		if rec.Kind != opwallet.OpDebit {
+			return refusal(http.StatusConflict, opwallet.CodeTransactionIDReused,
+				"%q names a debit rolled back by %q", rec.Request.TransactionID, rb), nil
+		}
+		return refusal(http.StatusConflict, opwallet.CodeTransactionRolledBack,
+			"debit %q was rolled back by %q before it arrived", rec.Request.TransactionID, rb), nil
+	}
 	switch rec.Kind {
 	case opwallet.OpDebit:
-		if rb := tx.Bucket(bucketTombstones).Get([]byte(rec.Request.TransactionID)); rb != nil {
-			return refusal(http.StatusConflict, opwallet.CodeTransactionRolledBack,
-				"debit %q was rolled back by %q before it arrived", rec.Request.TransactionID, rb), nil
-		}
 		if acc.Balance < rec.Request.Amount {
 			return refusal(http.StatusPaymentRequired, opwallet.CodeInsufficientFunds,
 				"balance %d, debit %d", acc.Balance, rec.Request.Amount), nil

@@ -259,6 +259,11 @@ func TestRollback(t *testing.T) {
 	wantResult(t, res, err, 1100, false)
 	_, err = h.Debit(ctx, tx("d9", "alice", 50))
 	wantRefusal(t, err, 409, opwallet.CodeTransactionRolledBack)
+	// A tombstoned id is a debit's: nothing else may use it.
+	res, err = h.Rollback(ctx, rollbackOf("r7", "d8", "alice", 50))
+	wantResult(t, res, err, 1100, false)
+	_, err = h.Credit(ctx, tx("d8", "alice", 50))
+	wantRefusal(t, err, 409, opwallet.CodeTransactionIDReused)
 	if got := balanceOf(t, s, "alice"); got != 1100 {
 		t.Fatalf("alice %d, want 1100", got)
 	}
@@ -274,8 +279,8 @@ func TestRollback(t *testing.T) {
 	}
 	want := map[string]Total{
 		"debit":     {Count: 2, Amount: 500, Refused: 1}, // d9; d1 again is not recorded twice
-		"credit":    {Count: 1, Amount: 100},
-		"rollback":  {Count: 3, Amount: 300, Refused: 3},
+		"credit":    {Count: 1, Amount: 100, Refused: 1},
+		"rollback":  {Count: 4, Amount: 300, Refused: 3},
 		"round_end": {Count: 1},
 	}
 	if fmt.Sprint(l.Totals) != fmt.Sprint(want) || l.Net != -100 {
