@@ -171,7 +171,9 @@ func (s *Server) Stop() error {
 }
 
 // Settle waits until no wallet call is being served (hanging or late
-// ones included), or ctx is done.
+// ones included), or ctx is done. A request its client gave up on before
+// the wallet started reading it is not counted: wait on the books (e.g.
+// Transactions) for a movement that must have happened.
 func (s *Server) Settle(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		s.busy.Lock()
