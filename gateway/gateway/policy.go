@@ -89,6 +89,8 @@ func defaultPolicy() policy {
 			Prefix:    "player:",
 		},
 		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
+		// The reconciliation report of seamless wallet mode.
+		m(walletService, "GetOperatorReport"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
 		// Responsible-gaming limits: set by the operator, read by the
 		// player (his own) and staff.
 		m(walletService, "SetPlayerLimits"): {Roles: []auth.Role{auth.RoleOperator}},

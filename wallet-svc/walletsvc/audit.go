@@ -36,6 +36,29 @@ func callerMayRead(ctx context.Context, id string) error {
 	return nil
 }
 
+// paging reads a page size (0: defaultPageSize, at most maxPageSize;
+// negative: INVALID_ARGUMENT) and a page token, a sequence in decimal
+// (INVALID_PAGE_TOKEN when it is not).
+func paging(pageSize int32, tok string) (size int, after uint64, err error) {
+	size = int(pageSize)
+	switch {
+	case size < 0:
+		return 0, 0, failf(codes.InvalidArgument, reasonInvalidArgument, "page_size %d is negative", size)
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	if tok != "" {
+		v, err := strconv.ParseUint(tok, 10, 64)
+		if err != nil || v == 0 {
+			return 0, 0, failf(codes.InvalidArgument, reasonInvalidPageToken, "page_token %q is not one of ours", tok)
+		}
+		after = v
+	}
+	return size, after, nil
+}
+
 // ListStatement pages through one account's transfers, oldest first. The
 // page token is the sequence of the last transfer returned (decimal).
 func (s *Service) ListStatement(ctx context.Context, req *walletv1.ListStatementRequest) (*walletv1.ListStatementResponse, error) {
@@ -46,26 +69,13 @@ func (s *Service) ListStatement(ctx context.Context, req *walletv1.ListStatement
 	if err := callerMayRead(ctx, id); err != nil {
 		return nil, err
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "page_size %d is negative", size)
-	case size == 0:
-		size = defaultPageSize
-	case size > maxPageSize:
-		size = maxPageSize
-	}
-	var after uint64
-	if tok := req.GetPageToken(); tok != "" {
-		v, err := strconv.ParseUint(tok, 10, 64)
-		if err != nil || v == 0 {
-			return nil, failf(codes.InvalidArgument, reasonInvalidPageToken, "page_token %q is not one of ours", tok)
-		}
-		after = v
+	size, after, err := paging(req.GetPageSize(), req.GetPageToken())
+	if err != nil {
+		return nil, err
 	}
 	out := &walletv1.ListStatementResponse{}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		a, err := newTxn(tx, s.now(), s.currency).mustAccount(id)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		a, err := s.newTxn(tx).stakeAccount(id)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,11 @@
 //     negative (a settlement it cannot pay fails INSUFFICIENT_FUNDS).
 //   - "external:funding": the other side of deposits and withdrawals; its
 //     balance is minus the money in the wallet.
+//   - "external:operator" (seamless mode): the other side of the
+//     operator's debits, credits and rollbacks; its balance is minus the
+//     operator's money in the wallet (at stake, or taken as commission
+//     and fees). Like external:funding it may be negative; the audit
+//     treats both as external.
 //
 // Currencies: an account id without a suffix is in the wallet's default
 // currency (Config.Currency, the file's); "<id>@<CUR>" (e.g.
@@ -51,6 +56,79 @@
 // uncovered part of it never moves (CF-UNCOVERED) and with bank_limit the
 // excess over the limit is released from it (CF-BANK-LIMIT).
 //
+// # Seamless wallet mode
+//
+// With Config.Operator (wallet-svc -wallet-mode seamless), chosen per
+// deployment, every "player:" account mirrors a player whose money lives
+// in the operator's wallet (services/kit/opwallet). The account is zero
+// at rest: money enters it only by a debit of the operator's wallet and
+// leaves it by a credit or a rollback, against external:operator (the
+// transfer reasons operator_debit, operator_credit, operator_rollback,
+// which are not play for the responsible-gaming limits). Deposit and
+// Withdraw of a player fail FAILED_PRECONDITION SEAMLESS_WALLET; a player
+// account is created by his first stake; GetAccount shows what he has at
+// stake (balance = held). Holds, settlements, the chemin de fer bank
+// across coups and the limits work as in transfer mode: the escrow is
+// still here.
+//
+// Debit before the hold. PlaceHold, a larger ResizeHold (the increase) and
+// ChargeFee on a player account first debit the operator (seamless.go
+// staked), serialised per request_id: the limits are checked (a refusal
+// costs no debit); the debit is logged "pending" and in flight
+// ("op-inflight") with transaction id "db-<request_id>-<attempt>" (the
+// request id as is when it fits [A-Za-z0-9._:/-] and 96 bytes, else
+// "h" and a digest), round = the coup id of the reference
+// "tables/<T>/coups/<C>" (a fee without one: "fee-<request_id>"), reason
+// bet (PlaceHold), bank (a raise) or fee; then the operator is called,
+// never inside a bbolt transaction. Accepted: one transaction marks it
+// applied, moves the amount external:operator -> player and takes the
+// stake as in transfer mode (if that fails, e.g. the hold was resolved
+// meanwhile, the debit's rollback is queued in the same transaction).
+// Refused (*opwallet.Refusal): FAILED_PRECONDITION OPERATOR_REFUSED with
+// ErrorInfo metadata "operator_code" (INSUFFICIENT_FUNDS for the
+// operator's INSUFFICIENT_FUNDS), stored as the request's answer.
+// Unknown outcome (any other error): the debit's rollback is queued and
+// the request fails UNAVAILABLE OPERATOR_UNAVAILABLE, not stored: a retry
+// with the same request_id makes a new debit (the next attempt). A debit
+// still in flight at start (the service stopped during the call) is
+// rolled back.
+//
+// Sweep out. Every ledger transaction (Service.commitTxn, before flush)
+// leaves each player account with nothing available: what became
+// available goes back to external:operator in the same transaction with
+// an entry in the operator outbox ("op-outbox"): after a settlement one
+// credit "payout" in the round of his hold in it; a voided or expired
+// hold whose amount is exactly its debits, never settled, in a round
+// without a credit to him: the rollback of each debit; anything else
+// released by a hold (a void, an expiry, a resize down): a credit
+// "bank_return" for a bank (a hold that stayed open through a
+// settlement), "refund" for a stake. A rollback is never sent after a
+// credit of the same round to the same player.
+//
+// Rounds. A hold belongs to the round of its first debit, for its whole
+// life: a chemin de fer bank kept across coups stays in the round it was
+// put up in (its raises are debited there, and it comes back there), so
+// that no movement ever follows a round's end. A player's round ends when
+// he has no hold left in it, with one round_end, queued after its
+// credits and rollbacks: "completed" when a hold of it took part in a
+// settlement (or was posted, or the round is a fee's), "cancelled" when
+// all were voided or expired. A stake in a coup after his round of it
+// ended opens round "<coup>.2" (and so on).
+//
+// Outbox relay (opoutbox.go). Entries are sent in order per player (one
+// waits for the player's earlier ones), with exponential backoff from 100
+// ms doubling to 30 s, jittered, for ever and across restarts; an entry
+// is removed only when the operator answered (a duplicate answer is
+// success). A refusal of a credit, rollback or round_end is logged as an
+// error, counted (chemmy_operator_outbox_refusals_total) and retried
+// every 5 minutes. Metrics: chemmy_operator_outbox_depth,
+// chemmy_operator_calls_total{op,result}, chemmy_operator_call_seconds.
+//
+// Every operator transaction is logged ("op-tx") with its kind, status
+// (pending, applied, refused, rolled_back, acknowledged), player, round,
+// table, amount, currency, times and the operator's transaction id, for
+// GetOperatorReport (per operator and UTC day; opreport.go).
+//
 // # Storage (bbolt, schema version 1)
 //
 // Besides the kit's "meta" (schema), "requests" (idempotency records, with
@@ -79,6 +157,16 @@
 //     before it existed).
 //   - "expiry": key = 8-byte big-endian expire time (Unix ns) then the
 //     hold id -> empty: the open holds with a ttl, in expiry order.
+//   - Seamless mode: "op-tx" (transaction id -> the logged operator
+//     transaction, JSON), "op-day" ("YYYY-MM-DD" UTC creation day, then
+//     an 8-byte sequence -> transaction id: the report's index),
+//     "op-outbox" (8-byte sequence -> transaction id: credits, rollbacks
+//     and round ends to send, in order), "op-inflight" (debit ids whose
+//     call may be in flight), "op-attempts" (idempotency key -> 8-byte
+//     debit attempt count), "op-holds" (open hold id -> its round, table,
+//     debits, whether it was settled or is a bank; JSON), "op-rounds"
+//     (account id, 0x00, round id -> the player's open holds in the
+//     round, whether it completed, was credited or ended; JSON).
 //   - "outbox" (kit): one chemmy.events.v1.WalletEvent
 //     (transfer_recorded) per transfer, in the same transaction, subject
 //     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not

@@ -356,7 +356,7 @@ func sumInto(acc *int64, v int64) error {
 }
 
 // ChargeFee charges a house fee to a player's available balance.
-func (s *Service) ChargeFee(_ context.Context, req *walletv1.ChargeFeeRequest) (*walletv1.ChargeFeeResponse, error) {
+func (s *Service) ChargeFee(ctx context.Context, req *walletv1.ChargeFeeRequest) (*walletv1.ChargeFeeResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
 		checkReference(req.GetReference()), checkBP(0, req.GetRounding())); err != nil {
 		return nil, err
@@ -387,14 +387,17 @@ func (s *Service) ChargeFee(_ context.Context, req *walletv1.ChargeFeeRequest) (
 	if ref == "" {
 		ref = req.GetRequestId()
 	}
-	return idempotent(s, "ChargeFee", reqKey(req.GetRequestId()), req, newMsg[walletv1.ChargeFeeResponse],
+	return staked(ctx, s, "ChargeFee", req.GetRequestId(), req, newMsg[walletv1.ChargeFeeResponse],
 		func(t *txn) (*walletv1.ChargeFeeResponse, error) {
-			a, err := t.mustAccount(req.GetAccountId())
+			a, err := t.stakeAccount(req.GetAccountId())
 			if err != nil {
 				return nil, err
 			}
 			out := &walletv1.ChargeFeeResponse{Fee: fee}
 			if fee > 0 {
+				if err := t.fund(a, fee, whyFee, ref, nil); err != nil {
+					return nil, err
+				}
 				if avail := a.balance - a.held; fee > avail {
 					return nil, failf(codes.FailedPrecondition, reasonInsufficient, "%s has %d available, fee %d", a.id, avail, fee)
 				}

@@ -28,7 +28,7 @@ func coupKey(id string) string { return "coup/" + id }
 // Deposit credits a player account from external:funding, creating it.
 func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
-		checkAmount("amount", req.GetAmount())); err != nil {
+		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
 	return idempotent(s, "Deposit", reqKey(req.GetRequestId()), req, newMsg[walletv1.DepositResponse],
@@ -55,7 +55,7 @@ func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*wal
 // Withdraw debits a player account's available balance to external:funding.
 func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
-		checkAmount("amount", req.GetAmount())); err != nil {
+		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
 	return idempotent(s, "Withdraw", reqKey(req.GetRequestId()), req, newMsg[walletv1.WithdrawResponse],
@@ -80,7 +80,20 @@ func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*w
 		})
 }
 
-// GetAccount returns an account. A player may read only his own.
+// checkNotSeamless refuses (FAILED_PRECONDITION SEAMLESS_WALLET) a
+// deposit or withdrawal of a player account in seamless mode: the
+// operator's wallet holds his money.
+func (s *Service) checkNotSeamless(acct string) error {
+	if s.op != nil && isPlayerAccount(acct) {
+		return failf(codes.FailedPrecondition, reasonSeamless,
+			"%s: seamless wallet mode, the operator's wallet holds the player's money (no deposit or withdrawal here)", acct)
+	}
+	return nil
+}
+
+// GetAccount returns an account. A player may read only his own. In
+// seamless mode a player's account shows the chemmy side only: what he
+// has at stake (held; balance = held at rest).
 func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountRequest) (*walletv1.GetAccountResponse, error) {
 	id := req.GetAccountId()
 	if err := checkAccount(id, s.currency); err != nil {
@@ -96,7 +109,7 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 	var a *account
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		a, err = newTxn(tx, s.now(), s.currency).mustAccount(id)
+		a, err = s.newTxn(tx).stakeAccount(id)
 		return err
 	})
 	if err != nil {
@@ -106,7 +119,7 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 }
 
 // PlaceHold reserves part of a player account's available balance.
-func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (*walletv1.PlaceHoldResponse, error) {
+func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest) (*walletv1.PlaceHoldResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
 		checkAmount("amount", req.GetAmount()), checkReference(req.GetReference())); err != nil {
 		return nil, err
@@ -118,10 +131,16 @@ func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (
 		}
 		ttl = req.GetTtl().AsDuration()
 	}
-	return idempotent(s, "PlaceHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.PlaceHoldResponse],
+	return staked(ctx, s, "PlaceHold", req.GetRequestId(), req, newMsg[walletv1.PlaceHoldResponse],
 		func(t *txn) (*walletv1.PlaceHoldResponse, error) {
-			a, err := t.mustAccount(req.GetAccountId())
+			a, err := t.stakeAccount(req.GetAccountId())
 			if err != nil {
+				return nil, err
+			}
+			if err := t.checkStakeFirst(a, req.GetAmount(), req.GetAmount()); err != nil {
+				return nil, err
+			}
+			if err := t.fund(a, req.GetAmount(), whyBet, req.GetReference(), nil); err != nil {
 				return nil, err
 			}
 			if avail := a.balance - a.held; req.GetAmount() > avail {
@@ -135,6 +154,7 @@ func (s *Service) PlaceHold(_ context.Context, req *walletv1.PlaceHoldRequest) (
 			if err != nil {
 				return nil, err
 			}
+			t.attach(h)
 			return &walletv1.PlaceHoldResponse{Hold: h}, nil
 		})
 }

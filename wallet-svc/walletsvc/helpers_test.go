@@ -44,6 +44,8 @@ type env struct {
 	nextID atomic.Int64
 	// clock, when set before start, is the service's clock.
 	clock func() time.Time
+	// config, when set before start, changes the service's Config.
+	config func(*Config)
 }
 
 func newEnv(t testing.TB) *env {
@@ -56,8 +58,12 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) start() {
 	e.t.Helper()
-	svc, err := Start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Trust: trust.Config{Insecure: true},
-		Logger: slog.New(slog.DiscardHandler), now: e.clock})
+	c := Config{ListenAddr: "127.0.0.1:0", DBPath: e.path, Trust: trust.Config{Insecure: true},
+		Logger: slog.New(slog.DiscardHandler), now: e.clock}
+	if e.config != nil {
+		e.config(&c)
+	}
+	svc, err := Start(context.Background(), c)
 	if err != nil {
 		e.t.Fatalf("Start: %v", err)
 	}

@@ -9,6 +9,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
 
@@ -74,12 +76,12 @@ func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*w
 
 // ResizeHold sets an open hold to a new amount, reserving more of the
 // available balance or releasing the difference (RULES.md CF-BANK-RAISE).
-func (s *Service) ResizeHold(_ context.Context, req *walletv1.ResizeHoldRequest) (*walletv1.ResizeHoldResponse, error) {
+func (s *Service) ResizeHold(ctx context.Context, req *walletv1.ResizeHoldRequest) (*walletv1.ResizeHoldResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId()),
 		checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
-	return idempotent(s, "ResizeHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.ResizeHoldResponse],
+	return staked(ctx, s, "ResizeHold", req.GetRequestId(), req, newMsg[walletv1.ResizeHoldResponse],
 		func(t *txn) (*walletv1.ResizeHoldResponse, error) {
 			h, err := t.openHold(req.GetHoldId())
 			if err != nil {
@@ -90,6 +92,15 @@ func (s *Service) ResizeHold(_ context.Context, req *walletv1.ResizeHoldRequest)
 				return nil, err
 			}
 			more := req.GetAmount() - h.GetAmount()
+			if more > 0 {
+				if err := t.checkStakeFirst(a, req.GetAmount(), more); err != nil {
+					return nil, err
+				}
+				// Source: RULES.md CF-BANK-RAISE (seamless: the raise is debited first)
+				if err := t.fund(a, more, whyBank, h.GetReference(), h); err != nil {
+					return nil, err
+				}
+			}
 			if more > a.balance-a.held {
 				return nil, failf(codes.FailedPrecondition, reasonInsufficient,
 					"%s has %d available, hold %q needs %d more", a.id, a.balance-a.held, h.GetHoldId(), more)
@@ -100,6 +111,7 @@ func (s *Service) ResizeHold(_ context.Context, req *walletv1.ResizeHoldRequest)
 				}
 			}
 			t.resize(h, a, req.GetAmount())
+			t.attach(h)
 			return &walletv1.ResizeHoldResponse{Hold: h}, nil
 		})
 }
@@ -166,19 +178,23 @@ func (s *Service) sweepLoop(ctx context.Context, every time.Duration) {
 		}
 		var n int
 		err := s.commit.Update(func(tx *bolt.Tx) error {
-			t := newTxn(tx, now, s.currency)
+			t := s.newTxn(tx)
+			t.nowT, t.now = now, timestamppb.New(now)
+			if t.op != nil {
+				t.op.now = now.UTC()
+			}
 			hs, err := t.expireDue()
 			if err != nil {
 				return err
 			}
 			n = len(hs)
-			s.metrics.observe(t, "", "")
-			return t.flush()
+			return s.commitTxn(t, "", "")
 		})
 		if err != nil {
 			s.log.Error("hold sweep failed", "err", err)
 		} else if n > 0 {
 			s.log.Info("holds expired", "count", n)
+			s.notifyOperator()
 		}
 	}
 }

@@ -69,8 +69,13 @@ func systemID(base, cur, def string) string {
 	return base + "@" + cur
 }
 
+// isExternal reports whether id is an external account (external:funding
+// or, in seamless mode, external:operator, in any currency): the other
+// side of the money entering and leaving the wallet, the only accounts
+// that go negative.
 func isExternal(id string) bool {
-	return id == AccountExternal || strings.HasPrefix(id, AccountExternal+"@")
+	base, _ := splitCurrency(id, "")
+	return base == AccountExternal || base == AccountOperator
 }
 
 // initLedger creates the system accounts on a new file, checks the
@@ -181,6 +186,9 @@ type txn struct {
 	expiryDel [][]byte
 	// gap is the session gap of the players' limits (sessionGap).
 	gap time.Duration
+	// op is the seamless mode's working set (seamless.go); nil in
+	// transfer mode.
+	op *opTxn
 }
 
 func newTxn(tx *bolt.Tx, now time.Time, def string) *txn {
@@ -291,6 +299,7 @@ func (t *txn) newHold(a *account, amount int64, reference string, ttl time.Durat
 
 // close resolves an open hold of a: its amount leaves a's held.
 func (t *txn) close(h *walletv1.Hold, a *account, state walletv1.HoldState) {
+	t.released(h, h.Amount, state)
 	a.held -= h.Amount
 	h.State = state
 	h.ResolveTime = t.now
@@ -302,6 +311,7 @@ func (t *txn) close(h *walletv1.Hold, a *account, state walletv1.HoldState) {
 
 // resize sets an open hold's amount (the caller checked the account).
 func (t *txn) resize(h *walletv1.Hold, a *account, amount int64) {
+	t.released(h, h.Amount-amount, walletv1.HoldState_HOLD_STATE_OPEN)
 	a.held += amount - h.Amount
 	h.Amount = amount
 	t.dirty[h.HoldId] = true

@@ -179,9 +179,14 @@ func putJSON(tx *bbolt.Tx, bucket []byte, key string, v any) error {
 }
 
 // isGameTransfer reports whether a transfer counts as play: everything
-// but the money coming in and going out.
+// but the money coming in and going out (deposits and withdrawals; in
+// seamless mode the operator's debits, credits and rollbacks).
 func isGameTransfer(reason string) bool {
-	return reason != reasonDeposit && reason != reasonWithdrawal
+	switch reason {
+	case reasonDeposit, reasonWithdrawal, reasonOperatorDebit, reasonOperatorCredit, reasonOperatorRollback:
+		return false
+	}
+	return true
 }
 
 // notePlay adds a game transfer's effect on a player account to his play
@@ -211,10 +216,22 @@ func (t *txn) sessionGap() time.Duration {
 // it; otherwise it notes the play (a stake starts a session).
 func (t *txn) checkStake(a *account, hold, more int64) error {
 	p, err := t.stakeAllowed(a, hold, more)
-	if err != nil {
-		return err
+	if err != nil || (t.op != nil && t.op.mode == fundDry) {
+		return err // the dry run of seamless mode writes nothing
 	}
 	return putJSON(t.tx, bucketPlay, a.id, p.played(t.nowT, t.sessionGap(), 0))
+}
+
+// checkStakeFirst is checkStake's verdict before a seamless stake is
+// debited from the operator's wallet (a stake the limits refuse is not
+// debited at all); nothing in transfer mode, where checkStake decides
+// after the balance check.
+func (t *txn) checkStakeFirst(a *account, hold, more int64) error {
+	if t.op == nil || !isPlayerAccount(a.id) {
+		return nil
+	}
+	_, err := t.stakeAllowed(a, hold, more)
+	return err
 }
 
 // stakeAllowed is checkStake's verdict without noting the play: the
@@ -434,9 +451,8 @@ func (s *Service) CheckStake(_ context.Context, req *walletv1.CheckStakeRequest)
 	}
 	var verdict error
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		t := newTxn(tx, s.now(), s.currency)
-		t.gap = s.sessionGap
-		a, err := t.mustAccount(req.GetAccountId())
+		t := s.newTxn(tx)
+		a, err := t.stakeAccount(req.GetAccountId())
 		if err != nil {
 			verdict = err
 			return nil

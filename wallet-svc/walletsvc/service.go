@@ -2,7 +2,6 @@ package walletsvc
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -84,6 +84,21 @@ type Config struct {
 	NATSNkeyFile string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// Operator, when set, makes the wallet seamless (doc.go "Seamless
+	// wallet mode"): every "player:" account mirrors the player's money
+	// in this operator wallet (opwallet.NewHTTP, or another adapter),
+	// debited before a stake and credited after. nil: transfer mode.
+	Operator opwallet.Operator
+	// OperatorID names the operator in the reconciliation report
+	// (GetOperatorReport); default "operator".
+	OperatorID string
+	// operatorBackoff is the relay's first retry delay; default 100 ms
+	// (this package's tests shorten it).
+	operatorBackoff time.Duration
+	// crashAfterDebit, when it returns true for a debit's transaction id,
+	// fails the request right after the debit was logged in flight, as a
+	// crash there would (this package's tests).
+	crashAfterDebit func(id string) bool
 }
 
 func (c Config) withDefaults() Config {
@@ -129,6 +144,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_CheckStake_FullMethodName:       {auth.RoleService},
 		walletv1.WalletService_GetPlayerLimits_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
+		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
 	}
 }
 
@@ -149,6 +165,17 @@ type Service struct {
 	sessionGap, coolingOff time.Duration
 	// metrics counts transfers, settlements and holds as they commit.
 	metrics *walletMetrics
+
+	// Seamless mode (seamless.go, opoutbox.go): the operator's wallet (nil
+	// in transfer mode), its name, the relay's wake-up and first retry
+	// delay, the per-request-id locks and the metrics.
+	op              opwallet.Operator
+	opID            string
+	opWake          chan struct{}
+	opFirst         time.Duration
+	keys            keyLocks
+	opMetrics       *opMetrics
+	crashAfterDebit func(id string) bool
 }
 
 var _ walletv1.WalletServiceServer = (*Service)(nil)
@@ -171,6 +198,14 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if s.coolingOff <= 0 {
 		s.coolingOff = DefaultLimitsCoolingOff
 	}
+	s.op, s.opID, s.opFirst, s.crashAfterDebit = c.Operator, c.OperatorID, c.operatorBackoff, c.crashAfterDebit
+	if s.opID == "" {
+		s.opID = DefaultOperatorID
+	}
+	if s.opFirst <= 0 {
+		s.opFirst = defaultRelayFirst
+	}
+	s.opMetrics = newOpMetrics()
 	base, err := app.Start(ctx, app.Config{
 		Name:         trust.Wallet,
 		Trust:        c.Trust,
@@ -179,14 +214,15 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		ListenAddr:   c.ListenAddr,
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
-		Buckets:      [][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements, bucketExpiry, bucketLimits, bucketPlay},
-		NATSURL:      c.NATSURL,
-		MetricsAddr:  c.MetricsAddr,
-		Registry:     c.Registry,
-		Stream:       c.Stream,
-		Policy:       Policy(),
-		Domain:       Domain,
-		Logger:       c.Logger,
+		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
+			bucketExpiry, bucketLimits, bucketPlay}, opBuckets...),
+		NATSURL:     c.NATSURL,
+		MetricsAddr: c.MetricsAddr,
+		Registry:    c.Registry,
+		Stream:      c.Stream,
+		Policy:      Policy(),
+		Domain:      Domain,
+		Logger:      c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
 		if err := initLedger(b.DB, c.Currency); err != nil {
 			return err
@@ -197,6 +233,16 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		s.commit = store.CommitterFor(b.DB)
 		walletv1.RegisterWalletServiceServer(g, s)
+		if s.op != nil {
+			if err := s.opMetrics.register(b.Server.Registry); err != nil {
+				return err
+			}
+			if err := s.recoverDebits(); err != nil {
+				return err
+			}
+			s.opWake = make(chan struct{}, 1)
+			b.Go(func(ctx context.Context) error { s.relayLoop(ctx); return nil })
+		}
 		if c.HoldSweepInterval > 0 {
 			b.Go(func(ctx context.Context) error { s.sweepLoop(ctx, c.HoldSweepInterval); return nil })
 		}
@@ -307,11 +353,7 @@ func forgetStaleFailure(tx *bolt.Tx, key string) (bool, error) {
 // without a status (internal ones) and failures that are not final roll
 // the transaction back and store nothing: a retry is a new attempt.
 func idempotent[R proto.Message](s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
-	h := sha256.New()
-	h.Write([]byte(method))
-	h.Write([]byte{0})
-	h.Write(store.Hash(req))
-	hash := h.Sum(nil)
+	hash := requestHash(method, req)
 	var zero R
 	var out R
 	var failure error
@@ -348,8 +390,10 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			out = r
 			return nil
 		}
-		t := newTxn(tx, s.now(), s.currency)
-		t.gap = s.sessionGap
+		t := s.newTxn(tx)
+		if isCoupKey(key) && t.op != nil {
+			t.op.coup = strings.TrimPrefix(key, "coup/")
+		}
 		r, err := apply(t)
 		if err != nil {
 			if !errs.IsStatus(err) {
@@ -365,8 +409,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			}
 			return store.Save(tx, failKey(key), hash, b)
 		}
-		s.metrics.observe(t, method, key)
-		if err := t.flush(); err != nil {
+		if err := s.commitTxn(t, method, key); err != nil {
 			return err
 		}
 		b, err := marshal.Marshal(r)
@@ -387,11 +430,34 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 	}
 	if wrote {
 		s.relay.Notify()
+		s.notifyOperator()
 	}
 	if failure != nil {
 		return zero, failure
 	}
 	return out, nil
+}
+
+// newTxn is a txn of tx at the service's clock, with the seamless mode's
+// working set when an operator is configured.
+func (s *Service) newTxn(tx *bolt.Tx) *txn {
+	t := newTxn(tx, s.now(), s.currency)
+	t.gap = s.sessionGap
+	if s.op != nil {
+		t.op = newOpTxn(tx, t.nowT, s.currency)
+	}
+	return t
+}
+
+// commitTxn writes a successful transaction: the seamless mode's sweep
+// (sweepOut), the metrics (observe) and the ledger (flush). method and key
+// are the request's; empty for the hold sweep.
+func (s *Service) commitTxn(t *txn, method, key string) error {
+	if err := t.sweepOut(); err != nil {
+		return err
+	}
+	s.metrics.observe(t, method, key)
+	return t.flush()
 }
 
 // internal passes status errors through and hides others behind INTERNAL.

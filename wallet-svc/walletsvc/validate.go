@@ -127,7 +127,7 @@ func checkAccount(id, def string) error {
 	if err != nil {
 		return err
 	}
-	if base == AccountCommission || base == AccountExternal || base == AccountHouseBank {
+	if base == AccountCommission || base == AccountExternal || base == AccountHouseBank || base == AccountOperator {
 		return nil
 	}
 	return checkPlayerAccount(id, def)

@@ -74,6 +74,18 @@ const (
 	// "limit" names it (self_exclusion, max_stake, daily_loss, session_loss,
 	// session_time), the message gives the figures. See SetPlayerLimits.
 	ErrorReason_ERROR_REASON_LIMIT_REACHED ErrorReason = 20
+	// Seamless wallet mode: the operator's wallet definitely refused the
+	// debit of a stake or fee; ErrorInfo.metadata "operator_code" holds its
+	// code (e.g. PLAYER_BLOCKED, LIMIT_REACHED). A refusal for lack of funds
+	// is INSUFFICIENT_FUNDS instead (with the same metadata).
+	ErrorReason_ERROR_REASON_OPERATOR_REFUSED ErrorReason = 21
+	// Seamless wallet mode: the operator's wallet did not answer the debit
+	// (timeout, 5xx): the debit is being rolled back and nothing is held.
+	// UNAVAILABLE, retryable with the same request_id (a new debit).
+	ErrorReason_ERROR_REASON_OPERATOR_UNAVAILABLE ErrorReason = 22
+	// Seamless wallet mode: a player's money is in the operator's wallet;
+	// Deposit and Withdraw of a player account are refused.
+	ErrorReason_ERROR_REASON_SEAMLESS_WALLET ErrorReason = 23
 )
 
 // Enum value maps for ErrorReason.
@@ -100,29 +112,35 @@ var (
 		18: "ERROR_REASON_ASSERTION_EXPIRED",
 		19: "ERROR_REASON_PEER_NOT_ALLOWED",
 		20: "ERROR_REASON_LIMIT_REACHED",
+		21: "ERROR_REASON_OPERATOR_REFUSED",
+		22: "ERROR_REASON_OPERATOR_UNAVAILABLE",
+		23: "ERROR_REASON_SEAMLESS_WALLET",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":         0,
-		"ERROR_REASON_INVALID_ARGUMENT":    1,
-		"ERROR_REASON_INVALID_AMOUNT":      2,
-		"ERROR_REASON_INVALID_ACCOUNT":     3,
-		"ERROR_REASON_ACCOUNT_NOT_FOUND":   4,
-		"ERROR_REASON_INSUFFICIENT_FUNDS":  5,
-		"ERROR_REASON_HOLD_NOT_FOUND":      6,
-		"ERROR_REASON_HOLD_NOT_OPEN":       7,
-		"ERROR_REASON_BETS_EXCEED_BANK":    8,
-		"ERROR_REASON_REQUEST_ID_REUSED":   9,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":    10,
-		"ERROR_REASON_NOT_YOUR_ACCOUNT":    11,
-		"ERROR_REASON_UNAUTHENTICATED":     12,
-		"ERROR_REASON_HOLD_EXPIRED":        13,
-		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD": 14,
-		"ERROR_REASON_CURRENCY_MISMATCH":   15,
-		"ERROR_REASON_INVALID_PAGE_TOKEN":  16,
-		"ERROR_REASON_ASSERTION_INVALID":   17,
-		"ERROR_REASON_ASSERTION_EXPIRED":   18,
-		"ERROR_REASON_PEER_NOT_ALLOWED":    19,
-		"ERROR_REASON_LIMIT_REACHED":       20,
+		"ERROR_REASON_UNSPECIFIED":          0,
+		"ERROR_REASON_INVALID_ARGUMENT":     1,
+		"ERROR_REASON_INVALID_AMOUNT":       2,
+		"ERROR_REASON_INVALID_ACCOUNT":      3,
+		"ERROR_REASON_ACCOUNT_NOT_FOUND":    4,
+		"ERROR_REASON_INSUFFICIENT_FUNDS":   5,
+		"ERROR_REASON_HOLD_NOT_FOUND":       6,
+		"ERROR_REASON_HOLD_NOT_OPEN":        7,
+		"ERROR_REASON_BETS_EXCEED_BANK":     8,
+		"ERROR_REASON_REQUEST_ID_REUSED":    9,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":     10,
+		"ERROR_REASON_NOT_YOUR_ACCOUNT":     11,
+		"ERROR_REASON_UNAUTHENTICATED":      12,
+		"ERROR_REASON_HOLD_EXPIRED":         13,
+		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD":  14,
+		"ERROR_REASON_CURRENCY_MISMATCH":    15,
+		"ERROR_REASON_INVALID_PAGE_TOKEN":   16,
+		"ERROR_REASON_ASSERTION_INVALID":    17,
+		"ERROR_REASON_ASSERTION_EXPIRED":    18,
+		"ERROR_REASON_PEER_NOT_ALLOWED":     19,
+		"ERROR_REASON_LIMIT_REACHED":        20,
+		"ERROR_REASON_OPERATOR_REFUSED":     21,
+		"ERROR_REASON_OPERATOR_UNAVAILABLE": 22,
+		"ERROR_REASON_SEAMLESS_WALLET":      23,
 	}
 )
 
@@ -4065,6 +4083,446 @@ func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
+// GetOperatorReportRequest selects one operator's transactions of one day.
+type GetOperatorReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operator (wallet-svc -operator-id); empty: this wallet's.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The UTC day the transactions were created, "YYYY-MM-DD".
+	Day string `protobuf:"bytes,2,opt,name=day,proto3" json:"day,omitempty"`
+	// At most this many transactions (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOperatorReportRequest) Reset() {
+	*x = GetOperatorReportRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOperatorReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOperatorReportRequest) ProtoMessage() {}
+
+func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
+func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *GetOperatorReportRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *GetOperatorReportRequest) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+func (x *GetOperatorReportRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetOperatorReportRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// OperatorTransaction is one call of seamless mode to the operator's
+// wallet. Amounts in minor units of currency_code.
+type OperatorTransaction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operator's idempotency key.
+	TransactionId string `protobuf:"bytes,1,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
+	// "debit", "credit", "rollback" or "round_end".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// "pending" (recorded, not yet answered: a call in flight, or queued
+	// in the outbox), "applied" (a debit the operator accepted),
+	// "refused" (a debit the operator definitely refused), "rolled_back"
+	// (a debit undone by an acknowledged rollback), "acknowledged" (a
+	// credit, rollback or round_end the operator answered).
+	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
+	// The player's chemmy account and the player id sent.
+	AccountId string `protobuf:"bytes,4,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	PlayerId  string `protobuf:"bytes,5,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The round (coup id) and the table.
+	RoundId      string `protobuf:"bytes,6,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	TableId      string `protobuf:"bytes,7,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	Amount       int64  `protobuf:"varint,8,opt,name=amount,proto3" json:"amount,omitempty"`
+	CurrencyCode string `protobuf:"bytes,9,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Debit: "bet", "bank", "fee"; credit: "payout", "bank_return",
+	// "refund".
+	Reason string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Rollback: the debit it undoes.
+	RolledBackTransactionId string `protobuf:"bytes,11,opt,name=rolled_back_transaction_id,json=rolledBackTransactionId,proto3" json:"rolled_back_transaction_id,omitempty"`
+	// round_end: "completed" or "cancelled".
+	RoundStatus string `protobuf:"bytes,12,opt,name=round_status,json=roundStatus,proto3" json:"round_status,omitempty"`
+	// The operator's own id of the movement, from its answer.
+	OperatorTransactionId string                 `protobuf:"bytes,13,opt,name=operator_transaction_id,json=operatorTransactionId,proto3" json:"operator_transaction_id,omitempty"`
+	CreateTime            *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When the status last changed.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// A debit: the request_id of the PlaceHold, ResizeHold or ChargeFee.
+	RequestId string `protobuf:"bytes,16,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The operator's refusal code (a refused debit; a refused credit while
+	// it is retried).
+	OperatorCode  string `protobuf:"bytes,17,opt,name=operator_code,json=operatorCode,proto3" json:"operator_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorTransaction) Reset() {
+	*x = OperatorTransaction{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorTransaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorTransaction) ProtoMessage() {}
+
+func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
+func (*OperatorTransaction) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *OperatorTransaction) GetTransactionId() string {
+	if x != nil {
+		return x.TransactionId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetRoundId() string {
+	if x != nil {
+		return x.RoundId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetAmount() int64 {
+	if x != nil {
+		return x.Amount
+	}
+	return 0
+}
+
+func (x *OperatorTransaction) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetRolledBackTransactionId() string {
+	if x != nil {
+		return x.RolledBackTransactionId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetRoundStatus() string {
+	if x != nil {
+		return x.RoundStatus
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetOperatorTransactionId() string {
+	if x != nil {
+		return x.OperatorTransactionId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *OperatorTransaction) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *OperatorTransaction) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetOperatorCode() string {
+	if x != nil {
+		return x.OperatorCode
+	}
+	return ""
+}
+
+// OperatorTotals sums one kind of transaction in one currency over the
+// whole day (not only the page).
+type OperatorTotals struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Kind         string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	CurrencyCode string                 `protobuf:"bytes,2,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Every transaction of the kind (refused debits included).
+	Count int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// Settled: the operator answered (applied, rolled_back, acknowledged).
+	SettledCount  int64 `protobuf:"varint,4,opt,name=settled_count,json=settledCount,proto3" json:"settled_count,omitempty"`
+	SettledAmount int64 `protobuf:"varint,5,opt,name=settled_amount,json=settledAmount,proto3" json:"settled_amount,omitempty"`
+	// Pending: not answered yet.
+	PendingCount  int64 `protobuf:"varint,6,opt,name=pending_count,json=pendingCount,proto3" json:"pending_count,omitempty"`
+	PendingAmount int64 `protobuf:"varint,7,opt,name=pending_amount,json=pendingAmount,proto3" json:"pending_amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorTotals) Reset() {
+	*x = OperatorTotals{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorTotals) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorTotals) ProtoMessage() {}
+
+func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
+func (*OperatorTotals) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *OperatorTotals) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *OperatorTotals) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *OperatorTotals) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetSettledCount() int64 {
+	if x != nil {
+		return x.SettledCount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetSettledAmount() int64 {
+	if x != nil {
+		return x.SettledAmount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetPendingCount() int64 {
+	if x != nil {
+		return x.PendingCount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetPendingAmount() int64 {
+	if x != nil {
+		return x.PendingAmount
+	}
+	return 0
+}
+
+// GetOperatorReportResponse is one page of the day's transactions.
+type GetOperatorReportResponse struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	OperatorId   string                 `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	Day          string                 `protobuf:"bytes,2,opt,name=day,proto3" json:"day,omitempty"`
+	Transactions []*OperatorTransaction `protobuf:"bytes,3,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	// Per kind and currency, sorted by kind then currency.
+	Totals        []*OperatorTotals `protobuf:"bytes,4,rep,name=totals,proto3" json:"totals,omitempty"`
+	NextPageToken string            `protobuf:"bytes,5,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOperatorReportResponse) Reset() {
+	*x = GetOperatorReportResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOperatorReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOperatorReportResponse) ProtoMessage() {}
+
+func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
+func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *GetOperatorReportResponse) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *GetOperatorReportResponse) GetDay() string {
+	if x != nil {
+		return x.Day
+	}
+	return ""
+}
+
+func (x *GetOperatorReportResponse) GetTransactions() []*OperatorTransaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+func (x *GetOperatorReportResponse) GetTotals() []*OperatorTotals {
+	if x != nil {
+		return x.Totals
+	}
+	return nil
+}
+
+func (x *GetOperatorReportResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
@@ -4364,7 +4822,52 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\x14\n" +
-	"\x12CheckStakeResponse*\xe3\x05\n" +
+	"\x12CheckStakeResponse\"\x89\x01\n" +
+	"\x18GetOperatorReportRequest\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x12\x10\n" +
+	"\x03day\x18\x02 \x01(\tR\x03day\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x85\x05\n" +
+	"\x13OperatorTransaction\x12%\n" +
+	"\x0etransaction_id\x18\x01 \x01(\tR\rtransactionId\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\tR\x06status\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x04 \x01(\tR\taccountId\x12\x1b\n" +
+	"\tplayer_id\x18\x05 \x01(\tR\bplayerId\x12\x19\n" +
+	"\bround_id\x18\x06 \x01(\tR\aroundId\x12\x19\n" +
+	"\btable_id\x18\a \x01(\tR\atableId\x12\x16\n" +
+	"\x06amount\x18\b \x01(\x03R\x06amount\x12#\n" +
+	"\rcurrency_code\x18\t \x01(\tR\fcurrencyCode\x12\x16\n" +
+	"\x06reason\x18\n" +
+	" \x01(\tR\x06reason\x12;\n" +
+	"\x1arolled_back_transaction_id\x18\v \x01(\tR\x17rolledBackTransactionId\x12!\n" +
+	"\fround_status\x18\f \x01(\tR\vroundStatus\x126\n" +
+	"\x17operator_transaction_id\x18\r \x01(\tR\x15operatorTransactionId\x12;\n" +
+	"\vcreate_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vupdate_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x10 \x01(\tR\trequestId\x12#\n" +
+	"\roperator_code\x18\x11 \x01(\tR\foperatorCode\"\xf7\x01\n" +
+	"\x0eOperatorTotals\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12#\n" +
+	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\x12#\n" +
+	"\rsettled_count\x18\x04 \x01(\x03R\fsettledCount\x12%\n" +
+	"\x0esettled_amount\x18\x05 \x01(\x03R\rsettledAmount\x12#\n" +
+	"\rpending_count\x18\x06 \x01(\x03R\fpendingCount\x12%\n" +
+	"\x0epending_amount\x18\a \x01(\x03R\rpendingAmount\"\xfb\x01\n" +
+	"\x19GetOperatorReportResponse\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x12\x10\n" +
+	"\x03day\x18\x02 \x01(\tR\x03day\x12I\n" +
+	"\ftransactions\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x128\n" +
+	"\x06totals\x18\x04 \x03(\v2 .chemmy.wallet.v1.OperatorTotalsR\x06totals\x12&\n" +
+	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken*\xcf\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -4387,7 +4890,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1eERROR_REASON_ASSERTION_INVALID\x10\x11\x12\"\n" +
 	"\x1eERROR_REASON_ASSERTION_EXPIRED\x10\x12\x12!\n" +
 	"\x1dERROR_REASON_PEER_NOT_ALLOWED\x10\x13\x12\x1e\n" +
-	"\x1aERROR_REASON_LIMIT_REACHED\x10\x14*\x9a\x01\n" +
+	"\x1aERROR_REASON_LIMIT_REACHED\x10\x14\x12!\n" +
+	"\x1dERROR_REASON_OPERATOR_REFUSED\x10\x15\x12%\n" +
+	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10\x16\x12 \n" +
+	"\x1cERROR_REASON_SEAMLESS_WALLET\x10\x17*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -4427,7 +4933,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xf2\f\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xe0\r\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -4450,7 +4956,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0fSetPlayerLimits\x12(.chemmy.wallet.v1.SetPlayerLimitsRequest\x1a).chemmy.wallet.v1.SetPlayerLimitsResponse\x12f\n" +
 	"\x0fGetPlayerLimits\x12(.chemmy.wallet.v1.GetPlayerLimitsRequest\x1a).chemmy.wallet.v1.GetPlayerLimitsResponse\x12W\n" +
 	"\n" +
-	"CheckStake\x12#.chemmy.wallet.v1.CheckStakeRequest\x1a$.chemmy.wallet.v1.CheckStakeResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"CheckStake\x12#.chemmy.wallet.v1.CheckStakeRequest\x1a$.chemmy.wallet.v1.CheckStakeResponse\x12l\n" +
+	"\x11GetOperatorReport\x12*.chemmy.wallet.v1.GetOperatorReportRequest\x1a+.chemmy.wallet.v1.GetOperatorReportResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -4465,79 +4972,83 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
-	(ErrorReason)(0),                 // 0: chemmy.wallet.v1.ErrorReason
-	(HoldState)(0),                   // 1: chemmy.wallet.v1.HoldState
-	(CoupOutcome)(0),                 // 2: chemmy.wallet.v1.CoupOutcome
-	(CommissionRounding)(0),          // 3: chemmy.wallet.v1.CommissionRounding
-	(PuntoBancoOutcome)(0),           // 4: chemmy.wallet.v1.PuntoBancoOutcome
-	(PuntoBancoBetType)(0),           // 5: chemmy.wallet.v1.PuntoBancoBetType
-	(BanqueSide)(0),                  // 6: chemmy.wallet.v1.BanqueSide
-	(FeeType)(0),                     // 7: chemmy.wallet.v1.FeeType
-	(*Account)(nil),                  // 8: chemmy.wallet.v1.Account
-	(*Hold)(nil),                     // 9: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),                 // 10: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),           // 11: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),          // 12: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),          // 13: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),         // 14: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),        // 15: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),       // 16: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),         // 17: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),        // 18: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),          // 19: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),         // 20: chemmy.wallet.v1.VoidHoldResponse
-	(*CoupBet)(nil),                  // 21: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),        // 22: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),       // 23: chemmy.wallet.v1.SettleCoupResponse
-	(*PostHoldRequest)(nil),          // 24: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),         // 25: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),        // 26: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),       // 27: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),       // 28: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),      // 29: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),     // 30: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),           // 31: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),    // 32: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),       // 33: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),           // 34: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),      // 35: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),            // 36: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),  // 37: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                // 38: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil), // 39: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                // 40: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),      // 41: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),     // 42: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),         // 43: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),        // 44: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                 // 45: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),         // 46: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),        // 47: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),             // 48: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),               // 49: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),   // 50: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),  // 51: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),   // 52: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),  // 53: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),        // 54: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),       // 55: chemmy.wallet.v1.CheckStakeResponse
-	(*timestamppb.Timestamp)(nil),    // 56: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 57: google.protobuf.Duration
+	(ErrorReason)(0),                  // 0: chemmy.wallet.v1.ErrorReason
+	(HoldState)(0),                    // 1: chemmy.wallet.v1.HoldState
+	(CoupOutcome)(0),                  // 2: chemmy.wallet.v1.CoupOutcome
+	(CommissionRounding)(0),           // 3: chemmy.wallet.v1.CommissionRounding
+	(PuntoBancoOutcome)(0),            // 4: chemmy.wallet.v1.PuntoBancoOutcome
+	(PuntoBancoBetType)(0),            // 5: chemmy.wallet.v1.PuntoBancoBetType
+	(BanqueSide)(0),                   // 6: chemmy.wallet.v1.BanqueSide
+	(FeeType)(0),                      // 7: chemmy.wallet.v1.FeeType
+	(*Account)(nil),                   // 8: chemmy.wallet.v1.Account
+	(*Hold)(nil),                      // 9: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                  // 10: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),            // 11: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),           // 12: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),           // 13: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),          // 14: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),         // 15: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),        // 16: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),          // 17: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),         // 18: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),           // 19: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),          // 20: chemmy.wallet.v1.VoidHoldResponse
+	(*CoupBet)(nil),                   // 21: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),         // 22: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),        // 23: chemmy.wallet.v1.SettleCoupResponse
+	(*PostHoldRequest)(nil),           // 24: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),          // 25: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),         // 26: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),        // 27: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),        // 28: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),       // 29: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),      // 30: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),            // 31: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),     // 32: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),        // 33: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),            // 34: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),       // 35: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),             // 36: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),   // 37: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                 // 38: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),  // 39: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                 // 40: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),       // 41: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),      // 42: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),          // 43: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),         // 44: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                  // 45: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),          // 46: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),         // 47: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),              // 48: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                // 49: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),    // 50: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),   // 51: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),    // 52: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),   // 53: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),         // 54: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),        // 55: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),  // 56: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),       // 57: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),            // 58: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil), // 59: chemmy.wallet.v1.GetOperatorReportResponse
+	(*timestamppb.Timestamp)(nil),     // 60: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 61: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	56, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	56, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	56, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	56, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	60, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	60, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	60, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	60, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	57, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	61, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
@@ -4553,7 +5064,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	8,  // 23: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	31, // 24: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	34, // 25: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	56, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	60, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	5,  // 27: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	4,  // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	36, // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -4574,58 +5085,64 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	45, // 44: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
 	38, // 45: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	10, // 46: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	57, // 47: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	56, // 48: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	57, // 49: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	56, // 50: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	56, // 51: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	61, // 47: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	60, // 48: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	61, // 49: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	60, // 50: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	60, // 51: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
 	48, // 52: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	53, // 53: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
 	48, // 54: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	48, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	56, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	60, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
 	49, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	11, // 58: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 59: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 60: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 61: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 62: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 63: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 64: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 65: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	28, // 66: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	30, // 67: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	33, // 68: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	37, // 69: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	41, // 70: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	43, // 71: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	46, // 72: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	50, // 73: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	52, // 74: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	54, // 75: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	12, // 76: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 77: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 78: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 79: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 80: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 81: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 82: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 83: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	29, // 84: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	32, // 85: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	35, // 86: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	39, // 87: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	42, // 88: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	44, // 89: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	47, // 90: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	51, // 91: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	53, // 92: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	55, // 93: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	76, // [76:94] is the sub-list for method output_type
-	58, // [58:76] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	60, // 58: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	60, // 59: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	57, // 60: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	58, // 61: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	11, // 62: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	13, // 63: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	15, // 64: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	17, // 65: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	19, // 66: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	22, // 67: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	24, // 68: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	26, // 69: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	28, // 70: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	30, // 71: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	33, // 72: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	37, // 73: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	41, // 74: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	43, // 75: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	46, // 76: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	50, // 77: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	52, // 78: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	54, // 79: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	56, // 80: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	12, // 81: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	14, // 82: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	16, // 83: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	18, // 84: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	20, // 85: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	23, // 86: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	25, // 87: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	27, // 88: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	29, // 89: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	32, // 90: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	35, // 91: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	39, // 92: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	42, // 93: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	44, // 94: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	47, // 95: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	51, // 96: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	53, // 97: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	55, // 98: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	59, // 99: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	81, // [81:100] is the sub-list for method output_type
+	62, // [62:81] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -4639,7 +5156,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   48,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

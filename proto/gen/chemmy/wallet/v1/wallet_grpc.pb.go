@@ -19,24 +19,25 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WalletService_Deposit_FullMethodName          = "/chemmy.wallet.v1.WalletService/Deposit"
-	WalletService_Withdraw_FullMethodName         = "/chemmy.wallet.v1.WalletService/Withdraw"
-	WalletService_GetAccount_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetAccount"
-	WalletService_PlaceHold_FullMethodName        = "/chemmy.wallet.v1.WalletService/PlaceHold"
-	WalletService_VoidHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/VoidHold"
-	WalletService_SettleCoup_FullMethodName       = "/chemmy.wallet.v1.WalletService/SettleCoup"
-	WalletService_PostHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/PostHold"
-	WalletService_ResizeHold_FullMethodName       = "/chemmy.wallet.v1.WalletService/ResizeHold"
-	WalletService_ExpireHolds_FullMethodName      = "/chemmy.wallet.v1.WalletService/ExpireHolds"
-	WalletService_ListStatement_FullMethodName    = "/chemmy.wallet.v1.WalletService/ListStatement"
-	WalletService_AuditLedger_FullMethodName      = "/chemmy.wallet.v1.WalletService/AuditLedger"
-	WalletService_SettlePuntoBanco_FullMethodName = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
-	WalletService_SettleBanque_FullMethodName     = "/chemmy.wallet.v1.WalletService/SettleBanque"
-	WalletService_ChargeFee_FullMethodName        = "/chemmy.wallet.v1.WalletService/ChargeFee"
-	WalletService_SettleOld_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleOld"
-	WalletService_SetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
-	WalletService_GetPlayerLimits_FullMethodName  = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
-	WalletService_CheckStake_FullMethodName       = "/chemmy.wallet.v1.WalletService/CheckStake"
+	WalletService_Deposit_FullMethodName           = "/chemmy.wallet.v1.WalletService/Deposit"
+	WalletService_Withdraw_FullMethodName          = "/chemmy.wallet.v1.WalletService/Withdraw"
+	WalletService_GetAccount_FullMethodName        = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_PlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/PlaceHold"
+	WalletService_VoidHold_FullMethodName          = "/chemmy.wallet.v1.WalletService/VoidHold"
+	WalletService_SettleCoup_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleCoup"
+	WalletService_PostHold_FullMethodName          = "/chemmy.wallet.v1.WalletService/PostHold"
+	WalletService_ResizeHold_FullMethodName        = "/chemmy.wallet.v1.WalletService/ResizeHold"
+	WalletService_ExpireHolds_FullMethodName       = "/chemmy.wallet.v1.WalletService/ExpireHolds"
+	WalletService_ListStatement_FullMethodName     = "/chemmy.wallet.v1.WalletService/ListStatement"
+	WalletService_AuditLedger_FullMethodName       = "/chemmy.wallet.v1.WalletService/AuditLedger"
+	WalletService_SettlePuntoBanco_FullMethodName  = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
+	WalletService_SettleBanque_FullMethodName      = "/chemmy.wallet.v1.WalletService/SettleBanque"
+	WalletService_ChargeFee_FullMethodName         = "/chemmy.wallet.v1.WalletService/ChargeFee"
+	WalletService_SettleOld_FullMethodName         = "/chemmy.wallet.v1.WalletService/SettleOld"
+	WalletService_SetPlayerLimits_FullMethodName   = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
+	WalletService_GetPlayerLimits_FullMethodName   = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
+	WalletService_CheckStake_FullMethodName        = "/chemmy.wallet.v1.WalletService/CheckStake"
+	WalletService_GetOperatorReport_FullMethodName = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -58,6 +59,20 @@ const (
 // account's own player, croupiers, operators and auditors; PlaceHold,
 // VoidHold, the settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
 // SettleOld) and the other hold methods are for the table service only.
+//
+// Seamless wallet mode (per deployment: wallet-svc -wallet-mode seamless
+// with an operator wallet): the player's money lives in the operator's
+// wallet; every "player:" account is a mirror, zero at rest. A stake or
+// fee (PlaceHold, a larger ResizeHold, ChargeFee) first debits the
+// operator's wallet, which moves the amount from "external:operator" into
+// the player's account, then holds it as in transfer mode; whatever
+// becomes available on a player account afterwards (winnings, a returned
+// stake, the bank coming back) goes back to "external:operator" in the
+// same transaction and is credited (or, for a voided stake, its debit
+// rolled back) to the operator's wallet through a durable outbox. Each
+// round a player took part in ends with one round_end. Deposit and
+// Withdraw of a player account are refused (SEAMLESS_WALLET); GetAccount
+// of a player shows the chemmy side only: what he has held (at stake).
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
@@ -212,6 +227,21 @@ type WalletServiceClient interface {
 	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
 	// INVALID_AMOUNT.
 	CheckStake(ctx context.Context, in *CheckStakeRequest, opts ...grpc.CallOption) (*CheckStakeResponse, error)
+	// GetOperatorReport is the reconciliation report of seamless wallet
+	// mode (wallet-svc -wallet-mode seamless; see "Seamless wallet mode"
+	// below): every transaction chemmy sent, or is sending, to the
+	// operator's wallet (debit, credit, rollback, round_end) created on one
+	// UTC day, oldest first, paginated, with the day's totals per kind and
+	// currency (settled: the operator answered; pending: not yet). The
+	// settled totals of a day equal the operator's own ledger of chemmy's
+	// transactions, except that a debit whose outcome was unknown and that
+	// was rolled back is counted with its rollback (net zero) whether or
+	// not the operator had applied it. Operators and auditors. A transfer
+	// wallet (no operator) reports no transactions.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (day not "YYYY-MM-DD",
+	// operator_id not this wallet's operator, negative page_size),
+	// INVALID_PAGE_TOKEN.
+	GetOperatorReport(ctx context.Context, in *GetOperatorReportRequest, opts ...grpc.CallOption) (*GetOperatorReportResponse, error)
 }
 
 type walletServiceClient struct {
@@ -402,6 +432,16 @@ func (c *walletServiceClient) CheckStake(ctx context.Context, in *CheckStakeRequ
 	return out, nil
 }
 
+func (c *walletServiceClient) GetOperatorReport(ctx context.Context, in *GetOperatorReportRequest, opts ...grpc.CallOption) (*GetOperatorReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetOperatorReportResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetOperatorReport_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -421,6 +461,20 @@ func (c *walletServiceClient) CheckStake(ctx context.Context, in *CheckStakeRequ
 // account's own player, croupiers, operators and auditors; PlaceHold,
 // VoidHold, the settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
 // SettleOld) and the other hold methods are for the table service only.
+//
+// Seamless wallet mode (per deployment: wallet-svc -wallet-mode seamless
+// with an operator wallet): the player's money lives in the operator's
+// wallet; every "player:" account is a mirror, zero at rest. A stake or
+// fee (PlaceHold, a larger ResizeHold, ChargeFee) first debits the
+// operator's wallet, which moves the amount from "external:operator" into
+// the player's account, then holds it as in transfer mode; whatever
+// becomes available on a player account afterwards (winnings, a returned
+// stake, the bank coming back) goes back to "external:operator" in the
+// same transaction and is credited (or, for a voided stake, its debit
+// rolled back) to the operator's wallet through a durable outbox. Each
+// round a player took part in ends with one round_end. Deposit and
+// Withdraw of a player account are refused (SEAMLESS_WALLET); GetAccount
+// of a player shows the chemmy side only: what he has held (at stake).
 //
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
@@ -575,6 +629,21 @@ type WalletServiceServer interface {
 	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
 	// INVALID_AMOUNT.
 	CheckStake(context.Context, *CheckStakeRequest) (*CheckStakeResponse, error)
+	// GetOperatorReport is the reconciliation report of seamless wallet
+	// mode (wallet-svc -wallet-mode seamless; see "Seamless wallet mode"
+	// below): every transaction chemmy sent, or is sending, to the
+	// operator's wallet (debit, credit, rollback, round_end) created on one
+	// UTC day, oldest first, paginated, with the day's totals per kind and
+	// currency (settled: the operator answered; pending: not yet). The
+	// settled totals of a day equal the operator's own ledger of chemmy's
+	// transactions, except that a debit whose outcome was unknown and that
+	// was rolled back is counted with its rollback (net zero) whether or
+	// not the operator had applied it. Operators and auditors. A transfer
+	// wallet (no operator) reports no transactions.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (day not "YYYY-MM-DD",
+	// operator_id not this wallet's operator, negative page_size),
+	// INVALID_PAGE_TOKEN.
+	GetOperatorReport(context.Context, *GetOperatorReportRequest) (*GetOperatorReportResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -638,6 +707,9 @@ func (UnimplementedWalletServiceServer) GetPlayerLimits(context.Context, *GetPla
 }
 func (UnimplementedWalletServiceServer) CheckStake(context.Context, *CheckStakeRequest) (*CheckStakeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckStake not implemented")
+}
+func (UnimplementedWalletServiceServer) GetOperatorReport(context.Context, *GetOperatorReportRequest) (*GetOperatorReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOperatorReport not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -984,6 +1056,24 @@ func _WalletService_CheckStake_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_GetOperatorReport_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOperatorReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetOperatorReport(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetOperatorReport_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetOperatorReport(ctx, req.(*GetOperatorReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1062,6 +1152,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckStake",
 			Handler:    _WalletService_CheckStake_Handler,
+		},
+		{
+			MethodName: "GetOperatorReport",
+			Handler:    _WalletService_GetOperatorReport_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
