@@ -16,6 +16,15 @@
 //	-session-gap   a pause in a player's play longer than this ends his session
 //	               (session loss and time limits; default 30m)
 //	-limits-cooling-off  how long a looser player limit waits (default 24h)
+//	-wallet-mode   transfer (default: wallet-svc holds the players' money,
+//	               Deposit/Withdraw) or seamless (the operator's wallet holds it:
+//	               debit before a stake, credit after; walletsvc doc.go)
+//	-operator-url  seamless: the operator wallet's base URL (POST <url>/debit, ...;
+//	               https unless loopback; docs/operator-wallet.md)
+//	-operator-secret-file  seamless: file holding the HMAC secret shared with the
+//	               operator (else env CHEMMY_OPERATOR_SECRET; required)
+//	-operator-timeout  seamless: timeout of one call to the operator (default 3s)
+//	-operator-id   seamless: the operator's name in GetOperatorReport (default "operator")
 //	-log-level     debug, info, warn or error (default "info")
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
@@ -26,16 +35,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -61,6 +73,11 @@ func run(args []string) error {
 	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
 	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
+	mode := fs.String("wallet-mode", "transfer", "transfer (wallet-svc holds the players' money) or seamless (the operator's wallet does)")
+	opURL := fs.String("operator-url", "", "seamless: base URL of the operator's wallet")
+	opSecretFile := fs.String("operator-secret-file", "", "seamless: file holding the HMAC secret shared with the operator (else env CHEMMY_OPERATOR_SECRET)")
+	opTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless: timeout of one call to the operator's wallet")
+	opID := fs.String("operator-id", walletsvc.DefaultOperatorID, "seamless: the operator's name in the reconciliation report")
 	stream := outbox.RegisterStreamFlags(fs)
 	tc := trust.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -71,6 +88,10 @@ func run(args []string) error {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	operator, err := operatorOf(*mode, *opURL, *opSecretFile, *opTimeout, os.Getenv)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -81,7 +102,7 @@ func run(args []string) error {
 		defer cancel()
 		_ = grpcx.ShutdownTracing(sctx)
 	}()
-	err := walletsvc.Run(ctx, walletsvc.Config{
+	err = walletsvc.Run(ctx, walletsvc.Config{
 		ListenAddr:       *listen,
 		DBPath:           filepath.Join(*dataDir, "wallet.db"),
 		NATSURL:          *natsURL,
@@ -94,6 +115,8 @@ func run(args []string) error {
 		SessionGap:       *sessionGap,
 		LimitsCoolingOff: *coolingOff,
 		Stream:           *stream,
+		Operator:         operator,
+		OperatorID:       *opID,
 	})
 	if err != nil {
 		log.Error("wallet-svc stopped", "err", err)
@@ -101,4 +124,41 @@ func run(args []string) error {
 	}
 	log.Info("wallet-svc stopped")
 	return nil
+}
+
+// operatorOf is the operator's wallet of -wallet-mode: nil in transfer
+// mode; in seamless mode the HTTP adapter at url, signing with the secret
+// read from secretFile (else env CHEMMY_OPERATOR_SECRET; surrounding
+// white space trimmed).
+func operatorOf(mode, url, secretFile string, timeout time.Duration, getenv func(string) string) (opwallet.Operator, error) {
+	switch mode {
+	case "transfer":
+		if url != "" {
+			return nil, errors.New("-operator-url needs -wallet-mode seamless")
+		}
+		return nil, nil
+	case "seamless":
+	default:
+		return nil, fmt.Errorf("-wallet-mode %q: want transfer or seamless", mode)
+	}
+	if url == "" {
+		return nil, errors.New("-wallet-mode seamless needs -operator-url")
+	}
+	secret := getenv("CHEMMY_OPERATOR_SECRET")
+	if secretFile != "" {
+		b, err := os.ReadFile(secretFile)
+		if err != nil {
+			return nil, fmt.Errorf("-operator-secret-file: %w", err)
+		}
+		secret = string(b)
+	}
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return nil, errors.New("-wallet-mode seamless needs the operator's secret: -operator-secret-file or CHEMMY_OPERATOR_SECRET")
+	}
+	op, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: url, Secret: []byte(secret), Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return op, nil
 }
