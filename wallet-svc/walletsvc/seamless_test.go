@@ -422,12 +422,19 @@ func (e *env) wantConserved(op *fakeOp) {
 	if !r.GetBalanced() {
 		e.t.Fatalf("audit: %v", r.GetDiscrepancies())
 	}
-	st := readLedger(e.t, e.svc.db)
 	bal, _, _ := op.snapshot()
+	e.wantBooks(bal, op.funding)
+}
+
+// wantBooks is wantConserved's check of chemmy's ledger against the
+// operator's balances and funding by player id.
+func (e *env) wantBooks(bal, funding map[string]int64) {
+	e.t.Helper()
+	st := readLedger(e.t, e.svc.db)
 	var total, funded, chemmy int64
 	for p, b := range bal {
 		total += b
-		funded += op.funding[p]
+		funded += funding[p]
 		acct := "player:" + p
 		if st.balances[acct] != st.held[acct] {
 			e.t.Errorf("%s: balance %d held %d in chemmy: available money not swept", acct, st.balances[acct], st.held[acct])
@@ -477,56 +484,7 @@ func TestSeamlessRandomFaults(t *testing.T) {
 	if testing.Short() {
 		coups = 15
 	}
-	for c := range coups {
-		coup := fmt.Sprintf("K%d", c)
-		ref := coupRef("T1", coup)
-		banker := players[c%len(players)]
-		// A stake is retried with its request id until it stands or is refused.
-		stake := func(acct string, amount int64) *walletv1.Hold {
-			id := e.id("s")
-			for {
-				r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: id, AccountId: acct, Amount: amount, Reference: ref})
-				if err == nil {
-					return r.GetHold()
-				}
-				if status.Code(err) != codes.Unavailable {
-					return nil
-				}
-			}
-		}
-		bank := stake("player:"+banker, 500)
-		if bank == nil {
-			continue
-		}
-		var hs []*walletv1.Hold
-		var total int64
-		for _, p := range players {
-			if p == banker || pick(3) == 0 {
-				continue
-			}
-			amount := int64(10 + pick(100))
-			if total+amount > 500 {
-				break
-			}
-			if h := stake("player:"+p, amount); h != nil {
-				if pick(8) == 0 {
-					e.void(h) // a bet withdrawn
-					continue
-				}
-				hs = append(hs, h)
-				total += amount
-			}
-		}
-		if pick(6) == 0 {
-			for _, h := range append(hs, bank) {
-				e.void(h) // the coup is voided
-			}
-			continue
-		}
-		outcome := []walletv1.CoupOutcome{bankWins, bankLoses, standOff}[pick(3)]
-		e.settle(&walletv1.SettleCoupRequest{CoupId: coup, BankHoldId: bank.GetHoldId(), Bets: bets(hs...), Outcome: outcome, CommissionBp: 500})
-		e.void(bank) // the bank passes
-	}
+	playCoups(e, players, 0, coups, pick)
 	e.drain()
 	wantNoViolations(t, op)
 	e.wantConserved(op)
@@ -565,5 +523,75 @@ func TestSeamlessRandomFaults(t *testing.T) {
 	}
 	if net == 0 || opCredits == 0 {
 		t.Fatal("nothing was played")
+	}
+}
+
+// playCoups plays coups K<first>... of chemin de fer on table T1 among players, the
+// bank going round: random bets, withdrawn bets and voided coups (pick
+// draws), every stake retried under its request id while the operator
+// does not answer.
+func playCoups(e *env, players []string, first, coups int, pick func(int) int) {
+	e.t.Helper()
+	for c := first; c < first+coups; c++ {
+		coup := fmt.Sprintf("K%d", c)
+		ref := coupRef("T1", coup)
+		banker := players[c%len(players)]
+		// A stake is retried with its request id until it stands or is refused.
+		stake := func(acct string, amount int64) *walletv1.Hold {
+			id := e.id("s")
+			for {
+				r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: id, AccountId: acct, Amount: amount, Reference: ref})
+				if err == nil {
+					return r.GetHold()
+				}
+				if status.Code(err) != codes.Unavailable {
+					return nil
+				}
+			}
+		}
+		bank := stake("player:"+banker, 500)
+		if bank == nil {
+			continue
+		}
+		if pick(4) == 0 { // the banker raises his bank (CF-BANK-RAISE), retried likewise
+			id := e.id("raise")
+			for {
+				r, err := e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: id, HoldId: bank.GetHoldId(), Amount: 600})
+				if err == nil {
+					bank = r.GetHold()
+				}
+				if status.Code(err) != codes.Unavailable {
+					break
+				}
+			}
+		}
+		var hs []*walletv1.Hold
+		var total int64
+		for _, p := range players {
+			if p == banker || pick(3) == 0 {
+				continue
+			}
+			amount := int64(10 + pick(100))
+			if total+amount > 500 {
+				break
+			}
+			if h := stake("player:"+p, amount); h != nil {
+				if pick(8) == 0 {
+					e.void(h) // a bet withdrawn
+					continue
+				}
+				hs = append(hs, h)
+				total += amount
+			}
+		}
+		if pick(6) == 0 {
+			for _, h := range append(hs, bank) {
+				e.void(h) // the coup is voided
+			}
+			continue
+		}
+		outcome := []walletv1.CoupOutcome{bankWins, bankLoses, standOff}[pick(3)]
+		e.settle(&walletv1.SettleCoupRequest{CoupId: coup, BankHoldId: bank.GetHoldId(), Bets: bets(hs...), Outcome: outcome, CommissionBp: 500})
+		e.void(bank) // the bank passes
 	}
 }
