@@ -87,19 +87,25 @@ func decode(k, v []byte) (Message, error) {
 
 // Pending returns up to max messages in order, oldest first.
 func Pending(db *bolt.DB, max int) ([]Message, error) {
-	out, _, err := pending(db, max)
+	out, _, err := pending(db, max, nil)
 	return out, err
 }
 
-// pending is Pending and the number of messages in the outbox. The count
-// costs nothing more than the read: the keys are consecutive sequence
-// numbers (Put numbers them in committed transactions; the relay removes
-// only the oldest), so when more than max are waiting it is the last key
-// minus the first, plus one.
-func pending(db *bolt.DB, max int) (out []Message, n int, err error) {
+// pending is Pending of the messages after key after (nil: all) and the
+// number of them in the outbox. The count costs nothing more than the
+// read: the keys are consecutive sequence numbers (Put numbers them in
+// committed transactions; the relay removes only the oldest), so when
+// more than max are waiting it is the last key minus the first, plus one.
+func pending(db *bolt.DB, max int, after []byte) (out []Message, n int, err error) {
 	err = db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(Bucket).Cursor()
 		first, v := c.First()
+		if after != nil {
+			first, v = c.Seek(after)
+			if first != nil && bytes.Equal(first, after) {
+				first, v = c.Next()
+			}
+		}
 		for k := first; k != nil && len(out) < max; k, v = c.Next() {
 			m, err := decode(k, v)
 			if err != nil {
@@ -285,6 +291,10 @@ type Relay struct {
 	// last of their keys.
 	published PublishedCheck
 	suspectTo []byte
+	// removing is the last key published whose removal from the outbox
+	// rides on the service's next commit (store.Committer.Ride): the
+	// relay reads after it.
+	removing []byte
 
 	// Counted for Register's metrics.
 	backlog   atomic.Int64  // messages in the outbox at the last drain
@@ -322,7 +332,7 @@ func (r *Relay) Register(reg prometheus.Registerer) error {
 // count sets the backlog from the outbox (no NATS, or the stream not
 // ready: nothing is drained).
 func (r *Relay) count() {
-	if _, n, err := pending(r.db, 1); err == nil {
+	if _, n, err := pending(r.db, 1, r.removing); err == nil {
 		r.backlog.Store(int64(n))
 	}
 }
@@ -406,10 +416,20 @@ func (r *Relay) Run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
+			r.flush()
 			return
 		case <-r.wake:
 		case <-tick.C:
+			// No write came to carry the removals: they commit alone.
+			r.flush()
 		}
+	}
+}
+
+// flush commits the removals of published messages still riding.
+func (r *Relay) flush() {
+	if err := store.CommitterFor(r.db).Flush(); err != nil {
+		r.log.Warn("outbox: removal of published messages", "err", err)
 	}
 }
 
@@ -422,11 +442,16 @@ const ackTimeout = 5 * time.Second
 
 // drain publishes everything pending, oldest first: a batch of up to
 // window messages at a time, published asynchronously (in order, on one
-// connection) and then awaited, its acknowledged prefix removed from the
-// outbox in one write transaction. It leaves the backlog counted.
+// connection) and then awaited. The acknowledged prefix's removal from
+// the outbox rides on the service's next commit (store.Committer.Ride: no
+// commit of its own; the relay's tick commits it when no write comes
+// within it). A message acknowledged and not yet removed when the
+// service dies is published again at start, as one whose removal was
+// lost: JetStream drops it by its id (or the PublishedCheck finds it).
+// It leaves the backlog counted.
 func (r *Relay) drain(ctx context.Context) error {
 	for {
-		msgs, n, err := pending(r.db, window)
+		msgs, n, err := pending(r.db, window, r.removing)
 		if err != nil {
 			return err
 		}
@@ -436,18 +461,20 @@ func (r *Relay) drain(ctx context.Context) error {
 		}
 		done, pubErr := r.publish(ctx, msgs)
 		if done > 0 {
-			// Group-committed with the service's own writes (one fsync).
-			if err := store.CommitterFor(r.db).Update(func(tx *bolt.Tx) error {
+			keys := make([][]byte, done)
+			for i, m := range msgs[:done] {
+				keys[i] = m.Key
+			}
+			store.CommitterFor(r.db).Ride(func(tx *bolt.Tx) error {
 				b := tx.Bucket(Bucket)
-				for _, m := range msgs[:done] {
-					if err := b.Delete(m.Key); err != nil {
+				for _, k := range keys {
+					if err := b.Delete(k); err != nil {
 						return err
 					}
 				}
 				return nil
-			}); err != nil {
-				return err
-			}
+			})
+			r.removing = keys[done-1]
 			r.sent.Add(uint64(done))
 			r.backlog.Add(-int64(done))
 		}

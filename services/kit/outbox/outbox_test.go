@@ -269,10 +269,20 @@ func TestRelayBatchesKeepOrder(t *testing.T) {
 	if err := CreateStream(ctx, js, StreamLimits{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	name := strings.TrimSuffix(filepath.Base(db.Path()), ".db")
+	commits := store.Snapshot()[name].Commits
 	if err := r.drain(ctx); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
+	// The removals ride on the next commit: the drain made none.
+	if got := store.Snapshot()[name].Commits; got != commits {
+		t.Errorf("drain committed %d times; want its removals riding", got-commits)
+	}
+	if msgs, _, _ := pending(db, 1, r.removing); len(msgs) != 0 {
+		t.Fatalf("left unpublished: %+v", msgs)
+	}
+	r.flush()
 	if msgs, _ := Pending(db, 1); len(msgs) != 0 {
 		t.Fatalf("outbox not empty: %+v", msgs)
 	}
@@ -332,10 +342,10 @@ func TestRelayMetrics(t *testing.T) {
 	db := openDB(t)
 	const n = window + 44
 	put(t, db, n)
-	if msgs, c, err := pending(db, window); err != nil || len(msgs) != window || c != n {
+	if msgs, c, err := pending(db, window, nil); err != nil || len(msgs) != window || c != n {
 		t.Fatalf("pending: %d messages, count %d, %v; want %d, %d", len(msgs), c, err, window, n)
 	}
-	if _, c, _ := pending(db, 1000); c != n {
+	if _, c, _ := pending(db, 1000, nil); c != n {
 		t.Fatalf("count %d, want %d", c, n)
 	}
 	js := startNATS(t)

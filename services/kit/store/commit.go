@@ -38,6 +38,8 @@ type Committer struct {
 	mu      sync.Mutex
 	queue   []*call
 	running bool
+	// riders are the functions Ride queued for the next transaction.
+	riders []func(*bolt.Tx) error
 }
 
 type call struct {
@@ -118,13 +120,77 @@ func (c *Committer) Update(fn func(*bolt.Tx) error) error {
 
 var errGroupFailed = errors.New("store: a function of the group failed")
 
+// Ride queues fn to run in the next transaction the Committer commits,
+// whoever's it is, without asking for a commit of its own: work that may
+// wait (the outbox relay's removal of published messages) rides on the
+// writes that come anyway. fn runs before the group's functions; it must
+// be idempotent (it runs again in each try until one commits) and change
+// only what no writer reads for its answer. A rider that fails is
+// dropped (its transaction is tried again without it), so riders never
+// fail a writer. Flush commits the riders when no writer comes.
+func (c *Committer) Ride(fn func(*bolt.Tx) error) {
+	c.mu.Lock()
+	c.riders = append(c.riders, fn)
+	c.mu.Unlock()
+}
+
+// Riding reports how many riders wait for a commit.
+func (c *Committer) Riding() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.riders)
+}
+
+// Flush commits the riders waiting, if any, in a transaction of their
+// own (grouped with any writer's), and returns once they are committed.
+func (c *Committer) Flush() error {
+	if c.Riding() == 0 {
+		return nil
+	}
+	return c.Update(func(*bolt.Tx) error { return nil })
+}
+
+// takeRiders returns the riders queued so far (they stay queued until
+// dropRiders is called after their commit).
+func (c *Committer) takeRiders() []func(*bolt.Tx) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.riders[:len(c.riders):len(c.riders)]
+}
+
+// dropRiders forgets the first n riders (committed, or failed).
+func (c *Committer) dropRiders(n int) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.riders = append([]func(*bolt.Tx) error(nil), c.riders[n:]...)
+	c.mu.Unlock()
+}
+
+// ride runs riders in tx: the first error is the rider's.
+func ride(riders []func(*bolt.Tx) error, tx *bolt.Tx) error {
+	for _, r := range riders {
+		if err := safeRun(r, tx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errRiderFailed = errors.New("store: a rider failed")
+
 // commit runs group in one transaction; a failing function is run again
 // alone and the rest together.
 func (c *Committer) commit(group []*call) {
+	riders := c.takeRiders()
 	for len(group) > 0 {
 		failed := -1
 		start := time.Now()
 		err := c.db.Update(func(tx *bolt.Tx) error {
+			if err := ride(riders, tx); err != nil {
+				return errRiderFailed
+			}
 			for i, cl := range group {
 				if err := safeRun(cl.fn, tx); err != nil {
 					if len(group) == 1 {
@@ -136,6 +202,16 @@ func (c *Committer) commit(group []*call) {
 			}
 			return nil
 		})
+		if errors.Is(err, errRiderFailed) {
+			// Dropped: the group is tried again without the riders.
+			c.dropRiders(len(riders))
+			riders = nil
+			continue
+		}
+		if err == nil {
+			c.dropRiders(len(riders))
+			riders = nil
+		}
 		if failed < 0 {
 			c.count(len(group), err == nil, time.Since(start))
 			for _, cl := range group {

@@ -176,3 +176,56 @@ func TestCommitterForIsShared(t *testing.T) {
 		t.Fatal("CommitterFor: one committer per file expected")
 	}
 }
+
+// A rider commits with the next writer's transaction (no commit of its
+// own), again after a rolled-back try; Flush commits it when no writer
+// comes; a failing rider is dropped without failing the writer.
+func TestCommitterRiders(t *testing.T) {
+	db := openThings(t, "committer-riders")
+	c := NewCommitter(db)
+	put := func(k string) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket(bucketThings).Put([]byte(k), []byte{1}) }
+	}
+	has := func(k string) bool {
+		var ok bool
+		_ = db.View(func(tx *bolt.Tx) error { ok = tx.Bucket(bucketThings).Get([]byte(k)) != nil; return nil })
+		return ok
+	}
+	before := Snapshot()["committer-riders"]
+	c.Ride(put("rider1"))
+	if has("rider1") || c.Riding() != 1 {
+		t.Fatal("a rider committed before any commit")
+	}
+	errNo := errors.New("no")
+	if err := c.Update(func(*bolt.Tx) error { return errNo }); err != errNo {
+		t.Fatalf("failing writer: %v", err)
+	}
+	if has("rider1") || c.Riding() != 1 {
+		t.Fatal("a rider committed with a rolled-back transaction, or was dropped")
+	}
+	if err := c.Update(put("writer")); err != nil {
+		t.Fatal(err)
+	}
+	if !has("rider1") || !has("writer") || c.Riding() != 0 {
+		t.Fatal("the rider did not commit with the writer")
+	}
+	if got := Snapshot()["committer-riders"].Commits - before.Commits; got != 1 {
+		t.Errorf("commits: %d, want 1 (the writer's, carrying the rider)", got)
+	}
+	c.Ride(func(*bolt.Tx) error { return errNo })
+	c.Ride(put("rider2"))
+	if err := c.Update(put("writer2")); err != nil || !has("writer2") {
+		t.Fatalf("a failing rider failed the writer: %v", err)
+	}
+	if has("rider2") || c.Riding() != 0 {
+		t.Error("the riders of a failed ride are dropped together")
+	}
+	c.Ride(put("rider3"))
+	if err := c.Flush(); err != nil || !has("rider3") || c.Riding() != 0 {
+		t.Fatalf("Flush: %v, rider committed %v", err, has("rider3"))
+	}
+	n := Snapshot()["committer-riders"].Commits
+	if err := c.Flush(); err != nil || Snapshot()["committer-riders"].Commits != n {
+		t.Errorf("Flush with no rider committed: %v", err)
+	}
+}
