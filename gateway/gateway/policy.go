@@ -102,8 +102,9 @@ func defaultPolicy() policy {
 
 		// ShoeService. MoveTopCardsToBottom (the old game's banker's move,
 		// OLD-CUT), ClaimShoe and SeedShoe (a table claims its shoe and
-		// hands it its players' seeds) are for table-svc only and
-		// deliberately absent.
+		// hands it its players' seeds) and DealCards (a coup's opening
+		// cards in one call) are for table-svc only and deliberately
+		// absent.
 		m(shoeService, "CreateShoe"):          {Roles: staff},
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},

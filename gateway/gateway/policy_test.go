@@ -29,6 +29,8 @@ var notPublic = map[string]bool{
 	// players' seeds: table-svc only.
 	"/chemmy.shoe.v1.ShoeService/ClaimShoe": true,
 	"/chemmy.shoe.v1.ShoeService/SeedShoe":  true,
+	// A coup's opening cards in one call: table-svc only.
+	"/chemmy.shoe.v1.ShoeService/DealCards": true,
 	// The old game's settlement: table-svc only, like the others.
 	"/chemmy.wallet.v1.WalletService/SettleOld": true,
 	// Whether a banker's limits still allow his bank: table-svc only.

@@ -529,113 +529,181 @@ func coupOf(r *shoev1.DealCardRequest) string {
 // DealCard deals the next card of a shoe. See the package documentation
 // for the cut card.
 func (s *Service) DealCard(ctx context.Context, r *shoev1.DealCardRequest) (*shoev1.DealCardResponse, error) {
-	if err := checkRequestID(r.GetRequestId()); err != nil {
+	if err := checkDeal(r); err != nil {
 		return nil, err
 	}
-	if r.GetShoeId() == "" {
-		return nil, invalid("shoe_id is required")
-	}
-	if err := checkID("coup_id", r.GetCoupId()); err != nil {
-		return nil, err
-	}
-	if len(r.GetHand()) > maxHandLen {
-		return nil, invalid("hand is longer than %d bytes", maxHandLen)
-	}
-	key := "shoe/deal/" + r.ShoeId + "/" + r.RequestId
-	hash := store.Hash(r)
-	coup := coupOf(r)
 	caller, _ := auth.FromContext(ctx)
 	resp := &shoev1.DealCardResponse{}
-	err := s.update(func(tx *bolt.Tx) error {
-		// The shoe first: ids have a fixed length, so only an existing
-		// shoe's id makes the idempotency key unambiguous. A table's shoe
-		// is refused to others before any stored answer is replayed.
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
-			return tableOnly(caller, shoe, "deal from")
-		})
-		if err != nil || replayed {
-			return err
-		}
-		if err := notSeeded(shoe); err != nil {
-			return err
-		}
-		// The table service dealing from a shoe (a staff shoe a table
-		// was opened on) makes it the table's.
-		shoe.OwnedByTable = shoe.OwnedByTable || isTableService(caller)
-		now := s.opts.now()
-		if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
-			// Source: RULES.md SHOE-CUT (time ran out: cut at random)
-			if expired, err := s.expireCut(tx, shoe, now); err != nil {
-				return err
-			} else if !expired {
-				return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CUT,
-					"shoe %q waits for %q to cut until %s", r.ShoeId, shoe.CutterPlayerId, shoe.CutDeadline.AsTime().Format(time.RFC3339))
-			}
-		}
-		if shoe.CardsRemaining <= 0 {
-			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_EXHAUSTED,
-				"shoe %q has no card left (%d dealt)", r.ShoeId, shoe.CardsDealt)
-		}
-		if shoe.State == shoev1.ShoeState_SHOE_STATE_CLOSED {
-			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_CLOSED,
-				"shoe %q is closed (%s)", r.ShoeId, shoe.CloseReason)
-		}
-		// Source: RULES.md SHOE-RESHUFFLE: once the cut card is out only
-		// its coup is completed.
-		if shoe.CutCardOut && shoe.CutCardCoupId != "" && coup != "" && coup != shoe.CutCardCoupId {
-			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_CUT_CARD_OUT,
-				"the cut card of shoe %q came out in coup %q: it is the shoe's last", r.ShoeId, shoe.CutCardCoupId)
-		}
-		order := tx.Bucket(bucketOrders).Get([]byte(r.ShoeId))
-		pos := shoe.CardsDealt
-		if int(pos) >= len(order) {
-			return fmt.Errorf("shoe %s: order holds %d cards, position %d", r.ShoeId, len(order), pos)
-		}
-		card, err := rules.CardFromIndex(int(order[pos]))
-		if err != nil {
-			return fmt.Errorf("shoe %s position %d: %w", r.ShoeId, pos, err)
-		}
-		failpoint("deal-in-tx")
-		shoe.CardsDealt++
-		shoe.CardsRemaining--
-		wasOut := shoe.CutCardOut
-		// Source: RULES.md SHOE-CUT-CARD, SHOE-RESHUFFLE. The cut card is
-		// out once no more than cut_card_from_end cards are left.
-		shoe.CutCardOut = shoe.CardsRemaining <= shoe.CutCardFromEnd
-		resp.Card = toProtoCard(card)
-		resp.Position = pos
-		resp.CutCardOut = shoe.CutCardOut
-		resp.CardsRemaining = shoe.CardsRemaining
-		if err := putFate(tx, &shoev1.CardFate{
-			ShoeId: r.ShoeId, LoadPosition: int32(len(shoe.Burned)) + pos, Card: resp.Card,
-			Fate: shoev1.Fate_FATE_DEALT, DealtPosition: pos, CoupId: coup, Hand: r.Hand,
-			RequestId: r.RequestId, Time: timestamppb.New(now),
-		}); err != nil {
-			return err
-		}
-		if shoe.CutCardOut && !wasOut {
-			shoe.CutCardCoupId = coup
-			if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_CutCardOut{CutCardOut: &eventsv1.CutCardOut{
-				Position: pos, CoupId: coup, CardsRemaining: shoe.CardsRemaining,
-			}}); err != nil {
-				return err
-			}
-		}
-		if shoe.CardsRemaining == 0 {
-			if err := s.closeShoe(tx, shoe, now, "exhausted", false, auth.Caller{}); err != nil {
-				return err
-			}
-		}
-		if err := putShoe(tx, shoe); err != nil {
-			return err
-		}
-		return saveAnswer(tx, key, hash, resp)
-	})
+	err := s.update(func(tx *bolt.Tx) error { return s.deal(tx, r, caller, resp) })
 	if err != nil {
 		return nil, s.internal(ctx, "deal card", err)
 	}
 	failpoint("deal-after-commit")
 	return resp, nil
+}
+
+// maxDealCards bounds the cards of one DealCards.
+const maxDealCards = 16
+
+// DealCards deals the next cards of one shoe in one write transaction
+// (one commit for a coup's opening cards): each entry exactly as its
+// DealCard (deal), in order. A card after the first that is refused (a
+// gRPC status: the shoe spent, closed...) ends the deal with the cards
+// before it, which are committed; DealCard of its request id then gives
+// the reason.
+func (s *Service) DealCards(ctx context.Context, r *shoev1.DealCardsRequest) (*shoev1.DealCardsResponse, error) {
+	if r.GetShoeId() == "" {
+		return nil, invalid("shoe_id is required")
+	}
+	if n := len(r.GetCards()); n == 0 || n > maxDealCards {
+		return nil, invalid("cards must hold 1 to %d entries, not %d", maxDealCards, n)
+	}
+	reqs := make([]*shoev1.DealCardRequest, len(r.Cards))
+	ids := make(map[string]bool, len(r.Cards))
+	for i, e := range r.Cards {
+		if e.GetShoeId() != "" && e.GetShoeId() != r.ShoeId {
+			return nil, invalid("cards[%d] names shoe %q, not %q", i, e.GetShoeId(), r.ShoeId)
+		}
+		e = proto.CloneOf(e)
+		e.ShoeId = r.ShoeId // hashed as its DealCard
+		if err := checkDeal(e); err != nil {
+			return nil, err
+		}
+		if ids[e.RequestId] {
+			return nil, invalid("request_id %q is given twice", e.RequestId)
+		}
+		ids[e.RequestId] = true
+		reqs[i] = e
+	}
+	caller, _ := auth.FromContext(ctx)
+	out := &shoev1.DealCardsResponse{}
+	err := s.update(func(tx *bolt.Tx) error {
+		out.Cards = out.Cards[:0] // a group rolled back runs it again
+		for i, e := range reqs {
+			resp := &shoev1.DealCardResponse{}
+			if err := s.deal(tx, e, caller, resp); err != nil {
+				if _, refused := status.FromError(err); refused && i > 0 {
+					return nil // nothing of the refused card was written
+				}
+				return err
+			}
+			out.Cards = append(out.Cards, resp)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "deal cards", err)
+	}
+	failpoint("deal-after-commit")
+	return out, nil
+}
+
+// checkDeal checks a DealCardRequest's fields.
+func checkDeal(r *shoev1.DealCardRequest) error {
+	if err := checkRequestID(r.GetRequestId()); err != nil {
+		return err
+	}
+	if r.GetShoeId() == "" {
+		return invalid("shoe_id is required")
+	}
+	if err := checkID("coup_id", r.GetCoupId()); err != nil {
+		return err
+	}
+	if len(r.GetHand()) > maxHandLen {
+		return invalid("hand is longer than %d bytes", maxHandLen)
+	}
+	return nil
+}
+
+// deal deals the card of r in tx (read-write), or puts its stored answer
+// in resp. A refusal (a gRPC status) comes before any write.
+func (s *Service) deal(tx *bolt.Tx, r *shoev1.DealCardRequest, caller auth.Caller, resp *shoev1.DealCardResponse) error {
+	key := "shoe/deal/" + r.ShoeId + "/" + r.RequestId
+	hash := store.Hash(r)
+	coup := coupOf(r)
+	// The shoe first: ids have a fixed length, so only an existing
+	// shoe's id makes the idempotency key unambiguous. A table's shoe
+	// is refused to others before any stored answer is replayed.
+	shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+		return tableOnly(caller, shoe, "deal from")
+	})
+	if err != nil || replayed {
+		return err
+	}
+	if err := notSeeded(shoe); err != nil {
+		return err
+	}
+	// The table service dealing from a shoe (a staff shoe a table
+	// was opened on) makes it the table's.
+	shoe.OwnedByTable = shoe.OwnedByTable || isTableService(caller)
+	now := s.opts.now()
+	if shoe.State == shoev1.ShoeState_SHOE_STATE_AWAITING_CUT {
+		// Source: RULES.md SHOE-CUT (time ran out: cut at random)
+		if expired, err := s.expireCut(tx, shoe, now); err != nil {
+			return err
+		} else if !expired {
+			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CUT,
+				"shoe %q waits for %q to cut until %s", r.ShoeId, shoe.CutterPlayerId, shoe.CutDeadline.AsTime().Format(time.RFC3339))
+		}
+	}
+	if shoe.CardsRemaining <= 0 {
+		return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_EXHAUSTED,
+			"shoe %q has no card left (%d dealt)", r.ShoeId, shoe.CardsDealt)
+	}
+	if shoe.State == shoev1.ShoeState_SHOE_STATE_CLOSED {
+		return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_CLOSED,
+			"shoe %q is closed (%s)", r.ShoeId, shoe.CloseReason)
+	}
+	// Source: RULES.md SHOE-RESHUFFLE: once the cut card is out only
+	// its coup is completed.
+	if shoe.CutCardOut && shoe.CutCardCoupId != "" && coup != "" && coup != shoe.CutCardCoupId {
+		return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_CUT_CARD_OUT,
+			"the cut card of shoe %q came out in coup %q: it is the shoe's last", r.ShoeId, shoe.CutCardCoupId)
+	}
+	order := tx.Bucket(bucketOrders).Get([]byte(r.ShoeId))
+	pos := shoe.CardsDealt
+	if int(pos) >= len(order) {
+		return fmt.Errorf("shoe %s: order holds %d cards, position %d", r.ShoeId, len(order), pos)
+	}
+	card, err := rules.CardFromIndex(int(order[pos]))
+	if err != nil {
+		return fmt.Errorf("shoe %s position %d: %w", r.ShoeId, pos, err)
+	}
+	failpoint("deal-in-tx")
+	shoe.CardsDealt++
+	shoe.CardsRemaining--
+	wasOut := shoe.CutCardOut
+	// Source: RULES.md SHOE-CUT-CARD, SHOE-RESHUFFLE. The cut card is
+	// out once no more than cut_card_from_end cards are left.
+	shoe.CutCardOut = shoe.CardsRemaining <= shoe.CutCardFromEnd
+	resp.Card = toProtoCard(card)
+	resp.Position = pos
+	resp.CutCardOut = shoe.CutCardOut
+	resp.CardsRemaining = shoe.CardsRemaining
+	if err := putFate(tx, &shoev1.CardFate{
+		ShoeId: r.ShoeId, LoadPosition: int32(len(shoe.Burned)) + pos, Card: resp.Card,
+		Fate: shoev1.Fate_FATE_DEALT, DealtPosition: pos, CoupId: coup, Hand: r.Hand,
+		RequestId: r.RequestId, Time: timestamppb.New(now),
+	}); err != nil {
+		return err
+	}
+	if shoe.CutCardOut && !wasOut {
+		shoe.CutCardCoupId = coup
+		if err := emit(tx, shoe, now, &eventsv1.ShoeEvent_CutCardOut{CutCardOut: &eventsv1.CutCardOut{
+			Position: pos, CoupId: coup, CardsRemaining: shoe.CardsRemaining,
+		}}); err != nil {
+			return err
+		}
+	}
+	if shoe.CardsRemaining == 0 {
+		if err := s.closeShoe(tx, shoe, now, "exhausted", false, auth.Caller{}); err != nil {
+			return err
+		}
+	}
+	if err := putShoe(tx, shoe); err != nil {
+		return err
+	}
+	return saveAnswer(tx, key, hash, resp)
 }
 
 // encodeOrder is the "orders" value: one byte per card, its Index.

@@ -76,7 +76,9 @@ func Policy() auth.Policy {
 		shoev1.ShoeService_CreateShoeFromOrder_FullMethodName: {auth.RoleOperator, auth.RoleService},
 		shoev1.ShoeService_GetShoe_FullMethodName: {auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator,
 			auth.RoleAuditor, auth.RoleService},
-		shoev1.ShoeService_DealCard_FullMethodName:  {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		shoev1.ShoeService_DealCard_FullMethodName: {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
+		// A coup's opening cards in one call: the table service only.
+		shoev1.ShoeService_DealCards_FullMethodName: {auth.RoleService},
 		shoev1.ShoeService_CloseShoe_FullMethodName: {auth.RoleService, auth.RoleCroupier, auth.RoleOperator},
 		// A player may cut only for himself (checked in Cut).
 		shoev1.ShoeService_Cut_FullMethodName: {auth.RolePlayer, auth.RoleService, auth.RoleCroupier, auth.RoleOperator},

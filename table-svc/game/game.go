@@ -26,6 +26,7 @@ package game
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -117,6 +118,21 @@ type DealCard struct {
 	RequestID string
 	CoupID    string
 	Hand      string
+	// Then are the cards the core will ask for next, in order, whatever
+	// this card is (a coup's opening cards): the shell may deal them in
+	// the same call and give each when it is asked for.
+	Then []DealCard
+}
+
+// Following are the DealCard of a coup's cards from the n-th on, one per
+// hand given, with the request ids "<coup_id>/card/<n>": the Then of a
+// coup's opening card.
+func Following(coupID string, n int, hands ...string) []DealCard {
+	out := make([]DealCard, len(hands))
+	for i, h := range hands {
+		out[i] = DealCard{RequestID: coupID + "/card/" + strconv.Itoa(n+i), CoupID: coupID, Hand: h}
+	}
+	return out
 }
 
 // NewShoe asks the shell to close the table's shoe and open the next one;

@@ -294,13 +294,24 @@ func coreStep(eff game.Effect) string {
 // core. The shoe's first card (or move) comes after its players' seeds
 // (seeds.go).
 func (s *Service) carryOut(ctx context.Context, c *change, eff game.Effect) (game.Command, error) {
+	if d, ok := eff.(game.DealCard); ok {
+		if ahead, ok := c.dealt[d.RequestID]; ok {
+			// Dealt ahead with the coup's opening card (DealCards).
+			delete(c.dealt, d.RequestID)
+			if ahead.card.CoupID != d.CoupID || ahead.card.Hand != d.Hand {
+				return nil, fmt.Errorf("card %s was dealt ahead for %s %s, asked for %s %s", d.RequestID,
+					ahead.card.CoupID, ahead.card.Hand, d.CoupID, d.Hand)
+			}
+			return cardDealt(c.t, d, ahead.resp), nil
+		}
+	}
 	if !shoeFirst(eff) {
-		return s.carryOutEffect(ctx, c.t, eff)
+		return s.carryOutEffect(ctx, c, eff)
 	}
 	if err := s.seedShoe(ctx, c); err != nil {
 		return nil, err
 	}
-	cmd, err := s.carryOutEffect(ctx, c.t, eff)
+	cmd, err := s.carryOutEffect(ctx, c, eff)
 	if err == nil && !c.t.Entropy.Seeded {
 		s.noteSeeded(ctx, c)
 	}
@@ -308,7 +319,8 @@ func (s *Service) carryOut(ctx context.Context, c *change, eff game.Effect) (gam
 }
 
 // carryOutEffect is carryOut of one effect, the players' seeds aside.
-func (s *Service) carryOutEffect(ctx context.Context, t *table, eff game.Effect) (game.Command, error) {
+func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect) (game.Command, error) {
+	t := c.t
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	switch e := eff.(type) {
@@ -331,7 +343,7 @@ func (s *Service) carryOutEffect(ctx context.Context, t *table, eff game.Effect)
 		}
 		return game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes)}, nil
 	case game.DealCard:
-		resp, err := s.shoe.DealCard(cctx, &shoev1.DealCardRequest{RequestId: e.RequestID, ShoeId: t.ShoeID, CoupId: e.CoupID, Hand: shoeHand(e.Hand)})
+		resp, err := s.deal(cctx, c, e)
 		n := e.RequestID[strings.LastIndex(e.RequestID, "/")+1:]
 		if err != nil && t.cf() && n == "1" && shoeSpent(err) {
 			// A chemin de fer coup that has no card yet starts on a fresh
@@ -345,18 +357,64 @@ func (s *Service) carryOutEffect(ctx context.Context, t *table, eff game.Effect)
 		if err != nil {
 			return nil, fmt.Errorf("deal card %s of coup %s: %w", n, e.CoupID, err)
 		}
-		code := resp.GetCard().GetCode()
-		if card, err := rules.ParseCard(code); err == nil {
-			t.ShoeDealt[card.Rank-1]++
-		}
-		failpoint("card-" + n)
-		return game.CardDealt{Code: code, CutCardOut: resp.GetCutCardOut()}, nil
+		return cardDealt(t, e, resp), nil
 	}
 	cmd, ok, err := t.core().carryOut(cctx, s, t, eff)
 	if !ok {
 		return nil, fmt.Errorf("unknown effect %s", eff.EffectName())
 	}
 	return cmd, err
+}
+
+// deal deals the card of e; with the cards that follow it (e.Then, a
+// coup's opening) in the same call (shoe-svc DealCards: one commit for
+// them all), those kept in c.dealt until the core asks for them. Each
+// card keeps its own request id, so a retry or a resumed coup gets the
+// same cards whether dealt one by one or together.
+func (s *Service) deal(ctx context.Context, c *change, e game.DealCard) (*shoev1.DealCardResponse, error) {
+	req := func(d game.DealCard) *shoev1.DealCardRequest {
+		return &shoev1.DealCardRequest{RequestId: d.RequestID, ShoeId: c.t.ShoeID, CoupId: d.CoupID, Hand: shoeHand(d.Hand)}
+	}
+	if len(e.Then) == 0 {
+		return s.shoe.DealCard(ctx, req(e))
+	}
+	r := &shoev1.DealCardsRequest{ShoeId: c.t.ShoeID, Cards: []*shoev1.DealCardRequest{req(e)}}
+	for _, d := range e.Then {
+		r.Cards = append(r.Cards, req(d))
+	}
+	resp, err := s.shoe.DealCards(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.GetCards()) == 0 {
+		return nil, fmt.Errorf("deal cards of coup %s: no card in the answer", e.CoupID)
+	}
+	// A card the shoe could not deal (fewer cards answered) is asked for
+	// alone when its turn comes: DealCard gives the reason.
+	for i, card := range resp.Cards[1:] {
+		if c.dealt == nil {
+			c.dealt = map[string]dealtAhead{}
+		}
+		c.dealt[e.Then[i].RequestID] = dealtAhead{e.Then[i], card}
+	}
+	return resp.Cards[0], nil
+}
+
+// dealtAhead is a card dealt with its coup's opening card.
+type dealtAhead struct {
+	card game.DealCard
+	resp *shoev1.DealCardResponse
+}
+
+// cardDealt counts a dealt card for the odds and is the command that
+// reports it to the core.
+func cardDealt(t *table, e game.DealCard, resp *shoev1.DealCardResponse) game.Command {
+	code := resp.GetCard().GetCode()
+	if card, err := rules.ParseCard(code); err == nil {
+		t.ShoeDealt[card.Rank-1]++
+	}
+	failpoint("card-" + e.RequestID[strings.LastIndex(e.RequestID, "/")+1:])
+	return game.CardDealt{Code: code, CutCardOut: resp.GetCutCardOut()}
 }
 
 // syncCore copies what the shared machinery reads (the phase, the shoe,

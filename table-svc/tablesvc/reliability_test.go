@@ -265,6 +265,7 @@ func TestInterruptedCoupIsVoided(t *testing.T) {
 	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob")
 	h.acceptBank(id, "alice", 1000)
 	down.drop["/chemmy.shoe.v1.ShoeService/DealCard"] = 1 << 30
+	down.drop["/chemmy.shoe.v1.ShoeService/DealCards"] = 1 << 30 // the opening cards
 	if _, err := h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
 		t.Fatal(err) // the bet stands; the deal waits
 	}

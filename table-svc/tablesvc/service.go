@@ -364,6 +364,9 @@ type change struct {
 	intents []string
 	// now is the time of the change (the service's clock).
 	now time.Time
+	// dealt holds the cards dealt ahead with a coup's opening card (one
+	// DealCards), by request id, until the core asks for them.
+	dealt map[string]dealtAhead
 }
 
 // emit adds an event to the change, numbered in the table's sequence.

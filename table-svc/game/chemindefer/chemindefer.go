@@ -132,7 +132,13 @@ func Pending(s State) game.Effect {
 		if !ok {
 			return nil // unreachable: Apply leaves DEALING only waiting for a card
 		}
-		return game.DealCard{RequestID: cp.ID + "/card/" + strconv.Itoa(cp.CardsDealt+1), CoupID: cp.ID, Hand: hand}
+		d := game.DealCard{RequestID: cp.ID + "/card/" + strconv.Itoa(cp.CardsDealt+1), CoupID: cp.ID, Hand: hand}
+		if cp.CardsDealt == 0 {
+			// Source: RULES.md CF-DEAL: the opening four, player first,
+			// alternately, whatever the cards: dealt in one call.
+			d.Then = game.Following(cp.ID, 2, "banker", "player", "banker")
+		}
+		return d
 	case s.Phase == PhaseSettling:
 		cp := s.Coup
 		return Settle{

@@ -45,6 +45,10 @@ type model struct {
 	hadBet map[string]bool
 	ended  map[string]bool
 	log    []string
+	// then are the cards an opening card promised (checkThen); opened
+	// counts the opening cards.
+	then   []game.DealCard
+	opened int
 }
 
 func newModel(t *testing.T, seed int64, r Rules) *model {
@@ -174,12 +178,30 @@ func (m *model) carryOut(eff game.Effect) {
 		}
 		m.apply(HoldsResized{})
 	case game.DealCard:
+		m.checkThen(e)
 		code := string("A23456789TJQK"[m.rng.Intn(13)]) + string("CDHS"[m.rng.Intn(4)])
 		m.apply(game.CardDealt{Code: code, CutCardOut: m.rng.Intn(40) == 0})
 	case Settle:
 		m.apply(m.settle(e))
 	default:
 		m.fail("unknown effect %T", eff)
+	}
+}
+
+// checkThen: the cards an opening card said would follow (Then, dealt
+// in the same call by the shell) are the next cards the core asks for,
+// in order, with the same request ids and hands.
+func (m *model) checkThen(e game.DealCard) {
+	if len(m.then) > 0 && m.then[0].CoupID == e.CoupID {
+		want := m.then[0]
+		m.then = m.then[1:]
+		if e.RequestID != want.RequestID || e.Hand != want.Hand || len(e.Then) > 0 {
+			m.fail("asked for %+v, the opening card promised %+v", e, want)
+		}
+	}
+	if len(e.Then) > 0 {
+		m.then = e.Then
+		m.opened++
 	}
 }
 
@@ -406,7 +428,7 @@ func TestModel(t *testing.T) {
 		func(r *Rules) { r.HouseLimit, r.BancoFreePlay = 1000, true },
 		func(r *Rules) { r.HourlyFee, r.CommissionBP, r.FirstCoupFree = 3600, 0, true },
 	}
-	settled := 0
+	settled, opened := 0, 0
 	for seed := 0; seed < seeds; seed++ {
 		r := base
 		variants[seed%len(variants)](&r)
@@ -425,12 +447,16 @@ func TestModel(t *testing.T) {
 		if m.s.LastCoup != nil && m.s.LastCoup.Settled {
 			settled++
 		}
+		opened += m.opened
 		if t.Failed() {
 			return
 		}
 	}
 	if settled == 0 {
 		t.Errorf("no seed settled a coup: the model does not reach the game")
+	}
+	if opened == 0 {
+		t.Errorf("no opening card promised the cards after it (DealCard.Then)")
 	}
 }
 

@@ -63,6 +63,8 @@ func (bogus) CommandName() string { return "bogus" }
 
 // driver is the shell and the world around one core.
 type driver struct {
+	// then are the cards an opening card promised (dealCard).
+	then []game.DealCard
 	tb   testing.TB
 	seed uint64
 	rs   ruleSet
@@ -417,6 +419,17 @@ func (d *driver) dealCard(e game.DealCard) game.Command {
 	cp := d.st.Coup
 	if d.st.Phase != PhaseDealing || cp == nil || e.CoupID != cp.ID {
 		d.fail("DealCard %+v outside the dealing of the coup in play", e)
+	}
+	// The cards an opening card promised (Then: dealt with it in one
+	// call by the shell) are the next asked for, as promised.
+	if len(d.then) > 0 && d.then[0].CoupID == e.CoupID {
+		if want := d.then[0]; e.RequestID != want.RequestID || e.Hand != want.Hand || len(e.Then) > 0 {
+			d.fail("asked for %+v, the opening card promised %+v", e, want)
+		}
+		d.then = d.then[1:]
+	}
+	if len(e.Then) > 0 {
+		d.then = e.Then
 	}
 	n := len(cp.Player) + len(cp.Banker) + 1
 	if want := cp.ID + "/card/" + strconv.Itoa(n); e.RequestID != want {

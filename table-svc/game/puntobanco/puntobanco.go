@@ -392,7 +392,14 @@ func Pending(s State) game.Effect {
 			hand = "banker"
 		}
 		n := len(s.Coup.Player) + len(s.Coup.Banker) + 1
-		return game.DealCard{RequestID: s.Coup.ID + "/card/" + strconv.Itoa(n), CoupID: s.Coup.ID, Hand: hand}
+		d := game.DealCard{RequestID: s.Coup.ID + "/card/" + strconv.Itoa(n), CoupID: s.Coup.ID, Hand: hand}
+		if n == 1 {
+			// Source: RULES.md CF-DEAL (the tableau's deal): the opening
+			// four, player first, alternately, whatever the cards: dealt
+			// in one call.
+			d.Then = game.Following(s.Coup.ID, 2, "banker", "player", "banker")
+		}
+		return d
 	case s.Phase == PhaseSettling:
 		return Settle{Coup: *s.Coup.clone(), Rules: s.Rules.EngineRules()}
 	}

@@ -1596,6 +1596,108 @@ func (x *DealCardResponse) GetCardsRemaining() int32 {
 	return 0
 }
 
+// DealCardsRequest asks for the next cards of one shoe.
+type DealCardsRequest struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	// The cards, in dealing order, 1 to 16; each entry's shoe_id is empty
+	// or shoe_id.
+	Cards         []*DealCardRequest `protobuf:"bytes,2,rep,name=cards,proto3" json:"cards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DealCardsRequest) Reset() {
+	*x = DealCardsRequest{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DealCardsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DealCardsRequest) ProtoMessage() {}
+
+func (x *DealCardsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DealCardsRequest.ProtoReflect.Descriptor instead.
+func (*DealCardsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DealCardsRequest) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *DealCardsRequest) GetCards() []*DealCardRequest {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
+// DealCardsResponse holds the cards dealt, in the order asked.
+type DealCardsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per entry of the request, from the first; fewer when a card could
+	// not be dealt (DealCards).
+	Cards         []*DealCardResponse `protobuf:"bytes,1,rep,name=cards,proto3" json:"cards,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DealCardsResponse) Reset() {
+	*x = DealCardsResponse{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DealCardsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DealCardsResponse) ProtoMessage() {}
+
+func (x *DealCardsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DealCardsResponse.ProtoReflect.Descriptor instead.
+func (*DealCardsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DealCardsResponse) GetCards() []*DealCardResponse {
+	if x != nil {
+		return x.Cards
+	}
+	return nil
+}
+
 // CutRequest cuts a shoe waiting for its named cutter.
 type CutRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1621,7 +1723,7 @@ type CutRequest struct {
 
 func (x *CutRequest) Reset() {
 	*x = CutRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1633,7 +1735,7 @@ func (x *CutRequest) String() string {
 func (*CutRequest) ProtoMessage() {}
 
 func (x *CutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[10]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1646,7 +1748,7 @@ func (x *CutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CutRequest.ProtoReflect.Descriptor instead.
 func (*CutRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CutRequest) GetRequestId() string {
@@ -1694,7 +1796,7 @@ type CutResponse struct {
 
 func (x *CutResponse) Reset() {
 	*x = CutResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1808,7 @@ func (x *CutResponse) String() string {
 func (*CutResponse) ProtoMessage() {}
 
 func (x *CutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1821,7 @@ func (x *CutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CutResponse.ProtoReflect.Descriptor instead.
 func (*CutResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CutResponse) GetShoe() *Shoe {
@@ -1746,7 +1848,7 @@ type CloseShoeRequest struct {
 
 func (x *CloseShoeRequest) Reset() {
 	*x = CloseShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1758,7 +1860,7 @@ func (x *CloseShoeRequest) String() string {
 func (*CloseShoeRequest) ProtoMessage() {}
 
 func (x *CloseShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1771,7 +1873,7 @@ func (x *CloseShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseShoeRequest.ProtoReflect.Descriptor instead.
 func (*CloseShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CloseShoeRequest) GetRequestId() string {
@@ -1812,7 +1914,7 @@ type CloseShoeResponse struct {
 
 func (x *CloseShoeResponse) Reset() {
 	*x = CloseShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1926,7 @@ func (x *CloseShoeResponse) String() string {
 func (*CloseShoeResponse) ProtoMessage() {}
 
 func (x *CloseShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1939,7 @@ func (x *CloseShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseShoeResponse.ProtoReflect.Descriptor instead.
 func (*CloseShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CloseShoeResponse) GetShoe() *Shoe {
@@ -1857,7 +1959,7 @@ type GetShoeRevealRequest struct {
 
 func (x *GetShoeRevealRequest) Reset() {
 	*x = GetShoeRevealRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1869,7 +1971,7 @@ func (x *GetShoeRevealRequest) String() string {
 func (*GetShoeRevealRequest) ProtoMessage() {}
 
 func (x *GetShoeRevealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1882,7 +1984,7 @@ func (x *GetShoeRevealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShoeRevealRequest.ProtoReflect.Descriptor instead.
 func (*GetShoeRevealRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetShoeRevealRequest) GetShoeId() string {
@@ -1902,7 +2004,7 @@ type GetShoeRevealResponse struct {
 
 func (x *GetShoeRevealResponse) Reset() {
 	*x = GetShoeRevealResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +2016,7 @@ func (x *GetShoeRevealResponse) String() string {
 func (*GetShoeRevealResponse) ProtoMessage() {}
 
 func (x *GetShoeRevealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +2029,7 @@ func (x *GetShoeRevealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShoeRevealResponse.ProtoReflect.Descriptor instead.
 func (*GetShoeRevealResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetShoeRevealResponse) GetReveal() *ShoeReveal {
@@ -1983,7 +2085,7 @@ type ShoeReveal struct {
 
 func (x *ShoeReveal) Reset() {
 	*x = ShoeReveal{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1995,7 +2097,7 @@ func (x *ShoeReveal) String() string {
 func (*ShoeReveal) ProtoMessage() {}
 
 func (x *ShoeReveal) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2008,7 +2110,7 @@ func (x *ShoeReveal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeReveal.ProtoReflect.Descriptor instead.
 func (*ShoeReveal) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShoeReveal) GetShoeId() string {
@@ -2155,7 +2257,7 @@ type ListCardFatesRequest struct {
 
 func (x *ListCardFatesRequest) Reset() {
 	*x = ListCardFatesRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2167,7 +2269,7 @@ func (x *ListCardFatesRequest) String() string {
 func (*ListCardFatesRequest) ProtoMessage() {}
 
 func (x *ListCardFatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2180,7 +2282,7 @@ func (x *ListCardFatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCardFatesRequest.ProtoReflect.Descriptor instead.
 func (*ListCardFatesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListCardFatesRequest) GetShoeId() string {
@@ -2208,7 +2310,7 @@ type ListCardFatesResponse struct {
 
 func (x *ListCardFatesResponse) Reset() {
 	*x = ListCardFatesResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2322,7 @@ func (x *ListCardFatesResponse) String() string {
 func (*ListCardFatesResponse) ProtoMessage() {}
 
 func (x *ListCardFatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2335,7 @@ func (x *ListCardFatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCardFatesResponse.ProtoReflect.Descriptor instead.
 func (*ListCardFatesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListCardFatesResponse) GetFates() []*CardFate {
@@ -2267,7 +2369,7 @@ type CardFate struct {
 
 func (x *CardFate) Reset() {
 	*x = CardFate{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2381,7 @@ func (x *CardFate) String() string {
 func (*CardFate) ProtoMessage() {}
 
 func (x *CardFate) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2394,7 @@ func (x *CardFate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardFate.ProtoReflect.Descriptor instead.
 func (*CardFate) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *CardFate) GetShoeId() string {
@@ -2379,7 +2481,7 @@ type MoveTopCardsToBottomRequest struct {
 
 func (x *MoveTopCardsToBottomRequest) Reset() {
 	*x = MoveTopCardsToBottomRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2493,7 @@ func (x *MoveTopCardsToBottomRequest) String() string {
 func (*MoveTopCardsToBottomRequest) ProtoMessage() {}
 
 func (x *MoveTopCardsToBottomRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2506,7 @@ func (x *MoveTopCardsToBottomRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsToBottomRequest.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsToBottomRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MoveTopCardsToBottomRequest) GetRequestId() string {
@@ -2445,7 +2547,7 @@ type MoveTopCardsToBottomResponse struct {
 
 func (x *MoveTopCardsToBottomResponse) Reset() {
 	*x = MoveTopCardsToBottomResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2457,7 +2559,7 @@ func (x *MoveTopCardsToBottomResponse) String() string {
 func (*MoveTopCardsToBottomResponse) ProtoMessage() {}
 
 func (x *MoveTopCardsToBottomResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2470,7 +2572,7 @@ func (x *MoveTopCardsToBottomResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsToBottomResponse.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsToBottomResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MoveTopCardsToBottomResponse) GetShoe() *Shoe {
@@ -2495,7 +2597,7 @@ type ClaimShoeRequest struct {
 
 func (x *ClaimShoeRequest) Reset() {
 	*x = ClaimShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2507,7 +2609,7 @@ func (x *ClaimShoeRequest) String() string {
 func (*ClaimShoeRequest) ProtoMessage() {}
 
 func (x *ClaimShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2520,7 +2622,7 @@ func (x *ClaimShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimShoeRequest.ProtoReflect.Descriptor instead.
 func (*ClaimShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ClaimShoeRequest) GetRequestId() string {
@@ -2554,7 +2656,7 @@ type ClaimShoeResponse struct {
 
 func (x *ClaimShoeResponse) Reset() {
 	*x = ClaimShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2668,7 @@ func (x *ClaimShoeResponse) String() string {
 func (*ClaimShoeResponse) ProtoMessage() {}
 
 func (x *ClaimShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2681,7 @@ func (x *ClaimShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimShoeResponse.ProtoReflect.Descriptor instead.
 func (*ClaimShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClaimShoeResponse) GetShoe() *Shoe {
@@ -2603,7 +2705,7 @@ type PlayerSeed struct {
 
 func (x *PlayerSeed) Reset() {
 	*x = PlayerSeed{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2615,7 +2717,7 @@ func (x *PlayerSeed) String() string {
 func (*PlayerSeed) ProtoMessage() {}
 
 func (x *PlayerSeed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2628,7 +2730,7 @@ func (x *PlayerSeed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeed.ProtoReflect.Descriptor instead.
 func (*PlayerSeed) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PlayerSeed) GetPlayerId() string {
@@ -2659,7 +2761,7 @@ type SeedShoeRequest struct {
 
 func (x *SeedShoeRequest) Reset() {
 	*x = SeedShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2671,7 +2773,7 @@ func (x *SeedShoeRequest) String() string {
 func (*SeedShoeRequest) ProtoMessage() {}
 
 func (x *SeedShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2684,7 +2786,7 @@ func (x *SeedShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedShoeRequest.ProtoReflect.Descriptor instead.
 func (*SeedShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SeedShoeRequest) GetRequestId() string {
@@ -2718,7 +2820,7 @@ type SeedShoeResponse struct {
 
 func (x *SeedShoeResponse) Reset() {
 	*x = SeedShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +2832,7 @@ func (x *SeedShoeResponse) String() string {
 func (*SeedShoeResponse) ProtoMessage() {}
 
 func (x *SeedShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +2845,7 @@ func (x *SeedShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedShoeResponse.ProtoReflect.Descriptor instead.
 func (*SeedShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SeedShoeResponse) GetShoe() *Shoe {
@@ -2852,7 +2954,12 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\bposition\x18\x02 \x01(\x05R\bposition\x12 \n" +
 	"\fcut_card_out\x18\x03 \x01(\bR\n" +
 	"cutCardOut\x12'\n" +
-	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"\x9e\x01\n" +
+	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"b\n" +
+	"\x10DealCardsRequest\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x125\n" +
+	"\x05cards\x18\x02 \x03(\v2\x1f.chemmy.shoe.v1.DealCardRequestR\x05cards\"K\n" +
+	"\x11DealCardsResponse\x126\n" +
+	"\x05cards\x18\x01 \x03(\v2 .chemmy.shoe.v1.DealCardResponseR\x05cards\"\x9e\x01\n" +
 	"\n" +
 	"CutRequest\x12\x1d\n" +
 	"\n" +
@@ -3025,13 +3132,14 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
 	"\n" +
 	"FATE_DEALT\x10\x02\x12\r\n" +
-	"\tFATE_LEFT\x10\x032\xcf\a\n" +
+	"\tFATE_LEFT\x10\x032\xa1\b\n" +
 	"\vShoeService\x12S\n" +
 	"\n" +
 	"CreateShoe\x12!.chemmy.shoe.v1.CreateShoeRequest\x1a\".chemmy.shoe.v1.CreateShoeResponse\x12n\n" +
 	"\x13CreateShoeFromOrder\x12*.chemmy.shoe.v1.CreateShoeFromOrderRequest\x1a+.chemmy.shoe.v1.CreateShoeFromOrderResponse\x12J\n" +
 	"\aGetShoe\x12\x1e.chemmy.shoe.v1.GetShoeRequest\x1a\x1f.chemmy.shoe.v1.GetShoeResponse\x12M\n" +
-	"\bDealCard\x12\x1f.chemmy.shoe.v1.DealCardRequest\x1a .chemmy.shoe.v1.DealCardResponse\x12>\n" +
+	"\bDealCard\x12\x1f.chemmy.shoe.v1.DealCardRequest\x1a .chemmy.shoe.v1.DealCardResponse\x12P\n" +
+	"\tDealCards\x12 .chemmy.shoe.v1.DealCardsRequest\x1a!.chemmy.shoe.v1.DealCardsResponse\x12>\n" +
 	"\x03Cut\x12\x1a.chemmy.shoe.v1.CutRequest\x1a\x1b.chemmy.shoe.v1.CutResponse\x12P\n" +
 	"\tCloseShoe\x12 .chemmy.shoe.v1.CloseShoeRequest\x1a!.chemmy.shoe.v1.CloseShoeResponse\x12\\\n" +
 	"\rGetShoeReveal\x12$.chemmy.shoe.v1.GetShoeRevealRequest\x1a%.chemmy.shoe.v1.GetShoeRevealResponse\x12\\\n" +
@@ -3053,7 +3161,7 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(ErrorReason)(0),                     // 0: chemmy.shoe.v1.ErrorReason
 	(Variant)(0),                         // 1: chemmy.shoe.v1.Variant
@@ -3072,82 +3180,88 @@ var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(*GetShoeResponse)(nil),              // 14: chemmy.shoe.v1.GetShoeResponse
 	(*DealCardRequest)(nil),              // 15: chemmy.shoe.v1.DealCardRequest
 	(*DealCardResponse)(nil),             // 16: chemmy.shoe.v1.DealCardResponse
-	(*CutRequest)(nil),                   // 17: chemmy.shoe.v1.CutRequest
-	(*CutResponse)(nil),                  // 18: chemmy.shoe.v1.CutResponse
-	(*CloseShoeRequest)(nil),             // 19: chemmy.shoe.v1.CloseShoeRequest
-	(*CloseShoeResponse)(nil),            // 20: chemmy.shoe.v1.CloseShoeResponse
-	(*GetShoeRevealRequest)(nil),         // 21: chemmy.shoe.v1.GetShoeRevealRequest
-	(*GetShoeRevealResponse)(nil),        // 22: chemmy.shoe.v1.GetShoeRevealResponse
-	(*ShoeReveal)(nil),                   // 23: chemmy.shoe.v1.ShoeReveal
-	(*ListCardFatesRequest)(nil),         // 24: chemmy.shoe.v1.ListCardFatesRequest
-	(*ListCardFatesResponse)(nil),        // 25: chemmy.shoe.v1.ListCardFatesResponse
-	(*CardFate)(nil),                     // 26: chemmy.shoe.v1.CardFate
-	(*MoveTopCardsToBottomRequest)(nil),  // 27: chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	(*MoveTopCardsToBottomResponse)(nil), // 28: chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	(*ClaimShoeRequest)(nil),             // 29: chemmy.shoe.v1.ClaimShoeRequest
-	(*ClaimShoeResponse)(nil),            // 30: chemmy.shoe.v1.ClaimShoeResponse
-	(*PlayerSeed)(nil),                   // 31: chemmy.shoe.v1.PlayerSeed
-	(*SeedShoeRequest)(nil),              // 32: chemmy.shoe.v1.SeedShoeRequest
-	(*SeedShoeResponse)(nil),             // 33: chemmy.shoe.v1.SeedShoeResponse
-	(*timestamppb.Timestamp)(nil),        // 34: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),          // 35: google.protobuf.Duration
+	(*DealCardsRequest)(nil),             // 17: chemmy.shoe.v1.DealCardsRequest
+	(*DealCardsResponse)(nil),            // 18: chemmy.shoe.v1.DealCardsResponse
+	(*CutRequest)(nil),                   // 19: chemmy.shoe.v1.CutRequest
+	(*CutResponse)(nil),                  // 20: chemmy.shoe.v1.CutResponse
+	(*CloseShoeRequest)(nil),             // 21: chemmy.shoe.v1.CloseShoeRequest
+	(*CloseShoeResponse)(nil),            // 22: chemmy.shoe.v1.CloseShoeResponse
+	(*GetShoeRevealRequest)(nil),         // 23: chemmy.shoe.v1.GetShoeRevealRequest
+	(*GetShoeRevealResponse)(nil),        // 24: chemmy.shoe.v1.GetShoeRevealResponse
+	(*ShoeReveal)(nil),                   // 25: chemmy.shoe.v1.ShoeReveal
+	(*ListCardFatesRequest)(nil),         // 26: chemmy.shoe.v1.ListCardFatesRequest
+	(*ListCardFatesResponse)(nil),        // 27: chemmy.shoe.v1.ListCardFatesResponse
+	(*CardFate)(nil),                     // 28: chemmy.shoe.v1.CardFate
+	(*MoveTopCardsToBottomRequest)(nil),  // 29: chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	(*MoveTopCardsToBottomResponse)(nil), // 30: chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	(*ClaimShoeRequest)(nil),             // 31: chemmy.shoe.v1.ClaimShoeRequest
+	(*ClaimShoeResponse)(nil),            // 32: chemmy.shoe.v1.ClaimShoeResponse
+	(*PlayerSeed)(nil),                   // 33: chemmy.shoe.v1.PlayerSeed
+	(*SeedShoeRequest)(nil),              // 34: chemmy.shoe.v1.SeedShoeRequest
+	(*SeedShoeResponse)(nil),             // 35: chemmy.shoe.v1.SeedShoeResponse
+	(*timestamppb.Timestamp)(nil),        // 36: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 37: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
 	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
 	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
 	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	34, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	36, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	34, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
-	34, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	36, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	36, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
 	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	35, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	37, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
 	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
 	7,  // 15: chemmy.shoe.v1.DealCardResponse.card:type_name -> chemmy.shoe.v1.Card
-	8,  // 16: chemmy.shoe.v1.CutResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 17: chemmy.shoe.v1.CloseShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	23, // 18: chemmy.shoe.v1.GetShoeRevealResponse.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
-	2,  // 19: chemmy.shoe.v1.ShoeReveal.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	26, // 20: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
-	7,  // 21: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
-	6,  // 22: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
-	34, // 23: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
-	8,  // 24: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 25: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	31, // 26: chemmy.shoe.v1.SeedShoeRequest.seeds:type_name -> chemmy.shoe.v1.PlayerSeed
-	8,  // 27: chemmy.shoe.v1.SeedShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	9,  // 28: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	11, // 29: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	13, // 30: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	15, // 31: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	17, // 32: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
-	19, // 33: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
-	21, // 34: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
-	24, // 35: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
-	27, // 36: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	29, // 37: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
-	32, // 38: chemmy.shoe.v1.ShoeService.SeedShoe:input_type -> chemmy.shoe.v1.SeedShoeRequest
-	10, // 39: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	12, // 40: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	14, // 41: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	16, // 42: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	18, // 43: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
-	20, // 44: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
-	22, // 45: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
-	25, // 46: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
-	28, // 47: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	30, // 48: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
-	33, // 49: chemmy.shoe.v1.ShoeService.SeedShoe:output_type -> chemmy.shoe.v1.SeedShoeResponse
-	39, // [39:50] is the sub-list for method output_type
-	28, // [28:39] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	15, // 16: chemmy.shoe.v1.DealCardsRequest.cards:type_name -> chemmy.shoe.v1.DealCardRequest
+	16, // 17: chemmy.shoe.v1.DealCardsResponse.cards:type_name -> chemmy.shoe.v1.DealCardResponse
+	8,  // 18: chemmy.shoe.v1.CutResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 19: chemmy.shoe.v1.CloseShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	25, // 20: chemmy.shoe.v1.GetShoeRevealResponse.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
+	2,  // 21: chemmy.shoe.v1.ShoeReveal.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	28, // 22: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
+	7,  // 23: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
+	6,  // 24: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
+	36, // 25: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	8,  // 26: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 27: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	33, // 28: chemmy.shoe.v1.SeedShoeRequest.seeds:type_name -> chemmy.shoe.v1.PlayerSeed
+	8,  // 29: chemmy.shoe.v1.SeedShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 30: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	11, // 31: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	13, // 32: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	15, // 33: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	17, // 34: chemmy.shoe.v1.ShoeService.DealCards:input_type -> chemmy.shoe.v1.DealCardsRequest
+	19, // 35: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	21, // 36: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	23, // 37: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	26, // 38: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	29, // 39: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	31, // 40: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
+	34, // 41: chemmy.shoe.v1.ShoeService.SeedShoe:input_type -> chemmy.shoe.v1.SeedShoeRequest
+	10, // 42: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	12, // 43: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	14, // 44: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	16, // 45: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	18, // 46: chemmy.shoe.v1.ShoeService.DealCards:output_type -> chemmy.shoe.v1.DealCardsResponse
+	20, // 47: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	22, // 48: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	24, // 49: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	27, // 50: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	30, // 51: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	32, // 52: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
+	35, // 53: chemmy.shoe.v1.ShoeService.SeedShoe:output_type -> chemmy.shoe.v1.SeedShoeResponse
+	42, // [42:54] is the sub-list for method output_type
+	30, // [30:42] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -3161,7 +3275,7 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	ShoeService_CreateShoeFromOrder_FullMethodName  = "/chemmy.shoe.v1.ShoeService/CreateShoeFromOrder"
 	ShoeService_GetShoe_FullMethodName              = "/chemmy.shoe.v1.ShoeService/GetShoe"
 	ShoeService_DealCard_FullMethodName             = "/chemmy.shoe.v1.ShoeService/DealCard"
+	ShoeService_DealCards_FullMethodName            = "/chemmy.shoe.v1.ShoeService/DealCards"
 	ShoeService_Cut_FullMethodName                  = "/chemmy.shoe.v1.ShoeService/Cut"
 	ShoeService_CloseShoe_FullMethodName            = "/chemmy.shoe.v1.ShoeService/CloseShoe"
 	ShoeService_GetShoeReveal_FullMethodName        = "/chemmy.shoe.v1.ShoeService/GetShoeReveal"
@@ -168,6 +169,19 @@ type ShoeServiceClient interface {
 	// service's first deal from a shoe makes it the table's
 	// (owned_by_table).
 	DealCard(ctx context.Context, in *DealCardRequest, opts ...grpc.CallOption) (*DealCardResponse, error)
+	// DealCards deals the next cards of one shoe, in order, in one durable
+	// write: a coup's opening cards in one call (table service only). Each
+	// card is exactly the DealCard of its entry (same request_id
+	// idempotency, same fate for ListCardFates, same answer to a later
+	// DealCard of its request_id): a card answered before is answered
+	// again, the others are dealt. The response holds a card per entry, or
+	// fewer: when a card after the first cannot be dealt (the errors of
+	// DealCard) the cards before it are returned, and DealCard of the next
+	// request_id gives the reason. Errors: those of DealCard for the first
+	// card; INVALID_ARGUMENT (no card, more than 16, an entry naming
+	// another shoe_id, a request_id given twice); PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED (not the table service).
+	DealCards(ctx context.Context, in *DealCardsRequest, opts ...grpc.CallOption) (*DealCardsResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and
 	// it; then cuts at the given position (SHOE-CUT) and burns (SHOE-BURN);
@@ -306,6 +320,16 @@ func (c *shoeServiceClient) DealCard(ctx context.Context, in *DealCardRequest, o
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DealCardResponse)
 	err := c.cc.Invoke(ctx, ShoeService_DealCard_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shoeServiceClient) DealCards(ctx context.Context, in *DealCardsRequest, opts ...grpc.CallOption) (*DealCardsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DealCardsResponse)
+	err := c.cc.Invoke(ctx, ShoeService_DealCards_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -518,6 +542,19 @@ type ShoeServiceServer interface {
 	// service's first deal from a shoe makes it the table's
 	// (owned_by_table).
 	DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error)
+	// DealCards deals the next cards of one shoe, in order, in one durable
+	// write: a coup's opening cards in one call (table service only). Each
+	// card is exactly the DealCard of its entry (same request_id
+	// idempotency, same fate for ListCardFates, same answer to a later
+	// DealCard of its request_id): a card answered before is answered
+	// again, the others are dealt. The response holds a card per entry, or
+	// fewer: when a card after the first cannot be dealt (the errors of
+	// DealCard) the cards before it are returned, and DealCard of the next
+	// request_id gives the reason. Errors: those of DealCard for the first
+	// card; INVALID_ARGUMENT (no card, more than 16, an entry naming
+	// another shoe_id, a request_id given twice); PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED (not the table service).
+	DealCards(context.Context, *DealCardsRequest) (*DealCardsResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and
 	// it; then cuts at the given position (SHOE-CUT) and burns (SHOE-BURN);
@@ -634,6 +671,9 @@ func (UnimplementedShoeServiceServer) GetShoe(context.Context, *GetShoeRequest) 
 func (UnimplementedShoeServiceServer) DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DealCard not implemented")
 }
+func (UnimplementedShoeServiceServer) DealCards(context.Context, *DealCardsRequest) (*DealCardsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DealCards not implemented")
+}
 func (UnimplementedShoeServiceServer) Cut(context.Context, *CutRequest) (*CutResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cut not implemented")
 }
@@ -744,6 +784,24 @@ func _ShoeService_DealCard_Handler(srv interface{}, ctx context.Context, dec fun
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ShoeServiceServer).DealCard(ctx, req.(*DealCardRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ShoeService_DealCards_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DealCardsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShoeServiceServer).DealCards(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ShoeService_DealCards_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShoeServiceServer).DealCards(ctx, req.(*DealCardsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -896,6 +954,10 @@ var ShoeService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DealCard",
 			Handler:    _ShoeService_DealCard_Handler,
+		},
+		{
+			MethodName: "DealCards",
+			Handler:    _ShoeService_DealCards_Handler,
 		},
 		{
 			MethodName: "Cut",
