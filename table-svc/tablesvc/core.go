@@ -265,6 +265,9 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 				return changed, false, err
 			}
 		}
+		if eff.EffectName() == "settle" {
+			s.realityChecks(ctx, c) // realitycheck.go
+		}
 	}
 }
 

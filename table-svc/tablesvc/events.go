@@ -55,6 +55,11 @@ func (s *Service) publishedCheck() outbox.PublishedCheck {
 		if err := proto.Unmarshal(m.Payload, ev); err != nil {
 			return false, nil // not a table event: publish it
 		}
+		if ev.GetSequence() == 0 {
+			// A one-player event (a reality check) is outside the table's
+			// sequence: published again, deduplicated by its id.
+			return false, nil
+		}
 		mu.Lock()
 		seq, ok := last[ev.GetTableId()]
 		mu.Unlock()

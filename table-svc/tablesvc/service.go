@@ -367,6 +367,9 @@ type change struct {
 	// dealt holds the cards dealt ahead with a coup's opening card (one
 	// DealCards), by request id, until the core asks for them.
 	dealt map[string]dealtAhead
+	// private are events for one player only, outside the table's
+	// sequence and subject (reality checks, realitycheck.go).
+	private []*eventsv1.TableEvent
 }
 
 // emit adds an event to the change, numbered in the table's sequence.
@@ -410,6 +413,9 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 				return err
 			}
 		}
+		if err := putPrivate(tx, c.private); err != nil {
+			return err
+		}
 		// The round history keeps the coup's events in full (history.go).
 		if err := recordRounds(tx, c); err != nil {
 			return err
@@ -423,10 +429,10 @@ func (s *Service) save(c *change, key string, hash, resp []byte) error {
 		s.track(c.t)
 		s.metrics.committed(c.t, c.events)
 	}
-	if err == nil && len(c.events) > 0 {
+	if err == nil && len(c.events)+len(c.private) > 0 {
 		s.base.Relay.Notify()
 	}
-	c.events = nil
+	c.events, c.private = nil, nil
 	return err
 }
 

@@ -44,6 +44,13 @@ type session struct {
 	ID string `json:"id"`
 	// Active is the time of his last action at the table.
 	Active time.Time `json:"active"`
+	// Seated is when the session started; Coups, Net and Checks are his
+	// coups played, their net result and the reality checks he had in it
+	// (realitycheck.go).
+	Seated time.Time `json:"seated,omitzero"`
+	Coups  int64     `json:"coups,omitempty"`
+	Net    int64     `json:"net,omitempty"`
+	Checks int64     `json:"checks,omitempty"`
 }
 
 // followSeats opens a session when ev seats a player (and stamps its id
@@ -54,7 +61,7 @@ func (t *table) followSeats(ev proto.Message, now time.Time) {
 		if t.Sessions == nil {
 			t.Sessions = map[string]*session{}
 		}
-		ss := &session{ID: ulid.Make().String(), Active: now.UTC()}
+		ss := &session{ID: ulid.Make().String(), Active: now.UTC(), Seated: now.UTC()}
 		t.Sessions[e.GetPlayerId()], e.SessionId = ss, ss.ID
 	case *eventsv1.PlayerLeft:
 		if e.GetSeatNumber() != 0 {

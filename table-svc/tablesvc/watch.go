@@ -62,9 +62,10 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		start = t.Created.Add(-time.Second)
 	}
 	name := "watch_" + ulid.Make().String()
+	opened := s.now()
 	cons, err := js.CreateConsumer(ctx, outbox.StreamName, jetstream.ConsumerConfig{
 		Name:              name,
-		FilterSubject:     "chemmy.table." + t.ID + ".>",
+		FilterSubjects:    v.watchSubjects(t.ID), // the table's, and a player's own reality checks (realitycheck.go)
 		DeliverPolicy:     jetstream.DeliverByStartTimePolicy,
 		OptStartTime:      &start,
 		AckPolicy:         jetstream.AckNonePolicy,
@@ -116,6 +117,14 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		ev := new(eventsv1.TableEvent)
 		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
 			s.log.Warn("undecodable event in stream", "subject", msg.Subject(), "err", err)
+			continue
+		}
+		if own, private := v.ownRealityCheck(ev, t.ID, opened); private {
+			if own {
+				if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if ev.GetSequence() <= last {

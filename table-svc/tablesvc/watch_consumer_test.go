@@ -15,6 +15,7 @@ import (
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -55,7 +56,13 @@ func newWatchRig(t *testing.T) *watchRig {
 	// A second Service on the same store, wired to JetStream: WatchTable
 	// needs only the store, the clock and JetStream.
 	w := &Service{base: &app.Base{JS: js}, db: h.table.db, log: slog.New(slog.DiscardHandler), now: h.clock.Now}
-	srv := grpc.NewServer()
+	// The caller named in the metadata (a harness's h.as) is the viewer.
+	srv := grpc.NewServer(grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if c, ok := auth.FromIncoming(ss.Context()); ok {
+			return handler(srv, &callerStream{ServerStream: ss, ctx: auth.WithCaller(ss.Context(), c)})
+		}
+		return handler(srv, ss)
+	}))
 	tablev1.RegisterTableServiceServer(srv, w)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -100,10 +107,24 @@ func (r *watchRig) consumers(t *testing.T) int {
 	return info.State.Consumers
 }
 
+// callerStream is a server stream whose context carries the caller.
+type callerStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *callerStream) Context() context.Context { return s.ctx }
+
 // watch opens WatchTable on id and reads the snapshot.
 func (r *watchRig) watch(t *testing.T, id string) (grpc.ServerStreamingClient[tablev1.WatchTableResponse], context.CancelFunc) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return r.watchFrom(t, id, context.Background())
+}
+
+// watchFrom is watch from parent (a caller's context).
+func (r *watchRig) watchFrom(t *testing.T, id string, parent context.Context) (grpc.ServerStreamingClient[tablev1.WatchTableResponse], context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(parent, 10*time.Second)
 	ws, err := r.tables.WatchTable(ctx, &tablev1.WatchTableRequest{TableId: id})
 	if err != nil {
 		cancel()

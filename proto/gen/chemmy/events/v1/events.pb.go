@@ -779,31 +779,33 @@ func (*TableEvent_RealityCheck) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
-// RealityCheck: a seated player's wallet session has run for another
-// reality-check interval (chemmy.wallet.v1.PlayerLimits.
-// reality_check_interval); table-svc tells him so between coups, right
-// after the settlement of the first coup to end once the interval has
-// elapsed. It is his alone: published on
-// "chemmy.player.<player_id>.reality_check" (not the table's subject),
-// outside the table's event sequence (sequence 0), and WatchTable sends
-// it to that player only.
+// RealityCheck: a seated player's session at the table (his seat's
+// session, chemmy.table.v1.Seat.session_id, from his seating to his
+// leaving) has run for another reality-check interval (the wallet's
+// chemmy.wallet.v1.PlayerLimits.reality_check_interval, read after each
+// coup he plays); table-svc tells him so between coups, right after the
+// settlement of the first coup he plays once the interval has elapsed.
+// It is his alone: published on "chemmy.player.<player_id>.reality_check"
+// (not the table's subject), outside the table's event sequence
+// (sequence 0), and WatchTable sends it to that player only.
 type RealityCheck struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
-	// The wallet session's start (chemmy.wallet.v1.PlayerPlay) and how long
-	// it has run, ms.
+	// When he sat down, and how long ago, ms.
 	SessionStartTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=session_start_time,json=sessionStartTime,proto3" json:"session_start_time,omitempty"`
 	SessionElapsedMs int64                  `protobuf:"varint,3,opt,name=session_elapsed_ms,json=sessionElapsedMs,proto3" json:"session_elapsed_ms,omitempty"`
-	// Coups he played at this table (a bet, a stake or the bank in a
-	// settled coup) since the session started.
+	// Coups he played at this table in the session (a bet, a stake, a
+	// banco or the bank in a settled coup).
 	CoupsPlayed int64 `protobuf:"varint,4,opt,name=coups_played,json=coupsPlayed,proto3" json:"coups_played,omitempty"`
-	// The session's net result, minor units of the table's currency:
-	// credits minus debits of his game transfers (negative: a loss).
+	// His net result over those coups, minor units of the table's currency:
+	// the sum of his round nets (chemmy.table.v1.RoundPlayer.net; negative:
+	// a loss).
 	SessionNet int64 `protobuf:"varint,5,opt,name=session_net,json=sessionNet,proto3" json:"session_net,omitempty"`
 	// The interval, ms, and the number of this check in the session
 	// (1, 2, ...: elapsed / interval).
-	IntervalMs    int64 `protobuf:"varint,6,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
-	CheckNumber   int64 `protobuf:"varint,7,opt,name=check_number,json=checkNumber,proto3" json:"check_number,omitempty"`
+	IntervalMs    int64  `protobuf:"varint,6,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	CheckNumber   int64  `protobuf:"varint,7,opt,name=check_number,json=checkNumber,proto3" json:"check_number,omitempty"`
+	SessionId     string `protobuf:"bytes,8,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -885,6 +887,13 @@ func (x *RealityCheck) GetCheckNumber() int64 {
 		return x.CheckNumber
 	}
 	return 0
+}
+
+func (x *RealityCheck) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 // TableCreated: a table opened (CreateTable, a staff action: who opened
@@ -2872,7 +2881,7 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"shoeSeeded\x12E\n" +
 	"\rreality_check\x18% \x01(\v2\x1e.chemmy.events.v1.RealityCheckH\x00R\frealityCheck\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\xab\x02\n" +
+	"\apayload\"\xca\x02\n" +
 	"\fRealityCheck\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12H\n" +
 	"\x12session_start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12,\n" +
@@ -2882,7 +2891,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"sessionNet\x12\x1f\n" +
 	"\vinterval_ms\x18\x06 \x01(\x03R\n" +
 	"intervalMs\x12!\n" +
-	"\fcheck_number\x18\a \x01(\x03R\vcheckNumber\"\x83\x03\n" +
+	"\fcheck_number\x18\a \x01(\x03R\vcheckNumber\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\b \x01(\tR\tsessionId\"\x83\x03\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +

@@ -3596,10 +3596,10 @@ type PlayerLimits struct {
 	SessionTimeLimit *durationpb.Duration `protobuf:"bytes,4,opt,name=session_time_limit,json=sessionTimeLimit,proto3" json:"session_time_limit,omitempty"`
 	// Self-exclusion: no stake and no seat before this time.
 	SelfExcludedUntil *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=self_excluded_until,json=selfExcludedUntil,proto3" json:"self_excluded_until,omitempty"`
-	// Reality checks: a seated player is told how long his session has run,
-	// how many coups he played and his session's net result each time it
-	// runs for another interval (chemmy.events.v1.RealityCheck, between
-	// coups). Unset: none. Treated as a limit: a shorter interval applies
+	// Reality checks: a seated player is told how long his session at the
+	// table has run, how many coups he played there and their net result
+	// each time it runs for another interval (chemmy.events.v1.RealityCheck,
+	// between coups). Unset: none. Treated as a limit: a shorter interval applies
 	// at once, a longer one (or none) after the cooling-off.
 	RealityCheckInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=reality_check_interval,json=realityCheckInterval,proto3" json:"reality_check_interval,omitempty"`
 	unknownFields        protoimpl.UnknownFields

@@ -1,0 +1,182 @@
+package tablesvc
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+)
+
+// Reality checks (responsible gaming). The operator sets a player's
+// reality-check interval with his limits (wallet PlayerLimits.
+// reality_check_interval). The session it measures is his seat's session
+// at the table (sessions.go: from his seating to his leaving, Seat.
+// session_id), on the table's clock: the table counts in it the coups he
+// plays (a bet, a stake, a banco or the bank in a settled coup) and their
+// net result (his round nets, from the settlement's transfers,
+// round_transfers.go).
+//
+// Between coups, right after each settlement, every player of the coup
+// still seated is counted, his interval read from the wallet (one
+// GetPlayerLimits per player of the coup: a shorter interval applies
+// from the next coup), and when his session has run for another interval
+// (elapsed / interval above the checks he had) he gets a reality_check:
+// the first coup he plays once the interval has elapsed, as casinos do
+// between rounds. A wallet that does not answer skips the check; the next
+// coup asks again; the table is never held up.
+//
+// The event is his alone. It is stored with the change and published on
+// "chemmy.player.<player_id>.reality_check", never on the table's
+// subject, outside the table's gapless sequence (sequence 0): other
+// watchers and consumers of chemmy.table.> never get it, and it carries
+// only his own figures. WatchTable adds that subject to a player's watch
+// and sends him his own checks for the table he watches.
+
+// realityCheckSubject is the NATS subject of player's reality checks.
+func realityCheckSubject(player string) string { return "chemmy.player." + player + ".reality_check" }
+
+// putPrivate stores c's one-player events in the outbox, in the
+// transaction tx of the change (save).
+func putPrivate(tx *bolt.Tx, evs []*eventsv1.TableEvent) error {
+	for _, ev := range evs {
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		if err := outbox.Put(tx, realityCheckSubject(ev.GetRealityCheck().GetPlayerId()), ev.GetEventId(), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// realityChecks counts the coup settled in c in its players' sessions
+// and adds to c the reality checks that are due.
+func (s *Service) realityChecks(ctx context.Context, c *change) {
+	coup := ""
+	for i := len(c.events) - 1; i >= 0 && coup == ""; i-- {
+		if c.events[i].GetCoupSettled() != nil {
+			coup = c.events[i].GetCoupId()
+		}
+	}
+	if coup == "" {
+		return
+	}
+	t := c.t
+	nets := map[string]int64{}
+	if t.settled != nil && t.settled.coupID == coup {
+		r := &roundRecord{}
+		var fresh []string
+		r.addTransfers(t.settled.transfers, &fresh)
+		for _, p := range r.Players {
+			nets[p.ID] = p.Net
+		}
+	}
+	for _, p := range s.coupPlayers(c, coup, nets) {
+		ss := t.Sessions[p]
+		if ss == nil {
+			continue // not seated (any more)
+		}
+		if ss.Seated.IsZero() {
+			ss.Seated = c.now.UTC() // a session from before reality checks
+		}
+		ss.Coups++
+		ss.Net += nets[p]
+		interval := s.realityInterval(ctx, t, p)
+		if interval <= 0 {
+			continue
+		}
+		elapsed := c.now.Sub(ss.Seated)
+		n := int64(elapsed / interval)
+		if n <= ss.Checks {
+			continue
+		}
+		ss.Checks = n
+		c.private = append(c.private, &eventsv1.TableEvent{EventId: ulid.Make().String(), TableId: t.ID,
+			OccurTime: timestamppb.New(c.now), Certification: t.Certification,
+			Payload: &eventsv1.TableEvent_RealityCheck{RealityCheck: &eventsv1.RealityCheck{PlayerId: p, SessionId: ss.ID,
+				SessionStartTime: timestamppb.New(ss.Seated), SessionElapsedMs: elapsed.Milliseconds(),
+				CoupsPlayed: ss.Coups, SessionNet: ss.Net, IntervalMs: interval.Milliseconds(), CheckNumber: n}}})
+	}
+}
+
+// coupPlayers are the players who played coup (a stake or the bank, as
+// the round history names them, or money moved by its settlement: those
+// of nets), sorted.
+func (s *Service) coupPlayers(c *change, coup string, nets map[string]int64) []string {
+	r := new(roundRecord)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketRounds).Get([]byte(coup)); v != nil {
+			return json.Unmarshal(v, r)
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("reality checks: the round could not be read", "coup", coup, "err", err)
+	}
+	var fresh []string
+	for _, ev := range c.events {
+		if ev.GetCoupId() == coup {
+			r.apply(ev, &fresh)
+		}
+	}
+	var out []string
+	for _, p := range r.Players {
+		if p.Stake > 0 || p.Banker {
+			out = append(out, p.ID)
+		}
+	}
+	for p := range nets {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// realityInterval is player's reality-check interval at table t (0:
+// none, or the wallet did not answer).
+func (s *Service) realityInterval(ctx context.Context, t *table, player string) time.Duration {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: t.account(player)})
+	if err != nil {
+		s.log.Warn("reality check skipped: the player's limits could not be read", "table", t.ID, "player", player, "err", err)
+		return 0
+	}
+	return l.GetLimits().GetRealityCheckInterval().AsDuration()
+}
+
+// watchSubjects are the subjects a watch of table tableID by v reads:
+// the table's events, and for a player his own reality checks.
+func (v viewer) watchSubjects(tableID string) []string {
+	subjects := []string{"chemmy.table." + tableID + ".>"}
+	if v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject != "" {
+		subjects = append(subjects, realityCheckSubject(v.caller.Subject))
+	}
+	return subjects
+}
+
+// ownRealityCheck reports whether ev is a one-player event (private),
+// and whether v watching table tableID since opened gets it (own): his
+// own reality check at this table, made after the watch opened (older
+// ones in the stream's replay window were before it).
+func (v viewer) ownRealityCheck(ev *eventsv1.TableEvent, tableID string, opened time.Time) (own, private bool) {
+	rc := ev.GetRealityCheck()
+	if rc == nil {
+		return false, false
+	}
+	return v.known && v.caller.Role == auth.RolePlayer && rc.GetPlayerId() == v.caller.Subject &&
+		ev.GetTableId() == tableID && !ev.GetOccurTime().AsTime().Before(opened), true
+}
