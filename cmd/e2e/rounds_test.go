@@ -89,6 +89,31 @@ func TestRoundHistory(t *testing.T) {
 				t.Errorf("%s's recall hides a card: %v", who, cards)
 			}
 		}
+		// The settlement's transfers: his own balances shown, nobody
+		// else's.
+		moved := last.GetOutcome() != tablev1.Outcome_OUTCOME_STAND_OFF // a shuffled shoe: a stand-off moves nothing
+		if moved && len(got.GetTransfers()) == 0 {
+			t.Errorf("%s's recall has no transfers", who)
+		}
+		for _, tr := range got.GetTransfers() {
+			for _, side := range []struct {
+				acct          string
+				before, after int64
+			}{{tr.GetDebitAccountId(), tr.GetDebitBalanceBefore(), tr.GetDebitBalanceAfter()},
+				{tr.GetCreditAccountId(), tr.GetCreditBalanceBefore(), tr.GetCreditBalanceAfter()}} {
+				if own, shown := side.acct == "player:"+who, side.before != 0 || side.after != 0; own != shown {
+					t.Errorf("%s's recall of %v: %s's balances shown %v", who, tr, side.acct, shown)
+				}
+			}
+		}
+	}
+	// The players' nets: what the bank won or lost, less the commission.
+	var nets int64
+	for _, p := range r.GetPlayers() {
+		nets += p.GetNet()
+	}
+	if nets != -r.GetCommission() || (last.GetOutcome() != tablev1.Outcome_OUTCOME_STAND_OFF) != (r.GetPlayers()[0].GetNet() != 0) {
+		t.Errorf("round nets %v sum to %d, want minus the commission %d", r.GetPlayers(), nets, r.GetCommission())
 	}
 
 	_, err = c.table.GetRound(as(t, "dave"), &tablev1.GetRoundRequest{TableId: tableID, CoupId: r.GetCoupId()})

@@ -65,8 +65,9 @@ func Permissions(user string) *server.Permissions {
 	case Table:
 		// table-svc also follows its tables' events for WatchTable (and
 		// deletes its watches' consumers), and reads a table's last event
-		// in the stream at start (the outbox's published check).
-		return perm(append(append([]string{"chemmy.table.>", "$JS.API.STREAM.MSG.GET.CHEMMY", "$JS.API.DIRECT.GET.CHEMMY.>",
+		// in the stream at start (the outbox's published check). It
+		// publishes a player's reality checks on chemmy.player.<id>.
+		return perm(append(append([]string{"chemmy.table.>", "chemmy.player.>", "$JS.API.STREAM.MSG.GET.CHEMMY", "$JS.API.DIRECT.GET.CHEMMY.>",
 			"$JS.API.CONSUMER.DELETE.CHEMMY.>"}, stream...), consume[2:]...), inbox)
 	case Wallet:
 		return perm(append([]string{"chemmy.wallet.>"}, stream...), inbox)
