@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -27,9 +28,9 @@ import (
 // round_transfers.go).
 //
 // Between coups, right after each settlement, every player of the coup
-// still seated is counted, his interval read from the wallet (one
-// GetPlayerLimits per player of the coup: a shorter interval applies
-// from the next coup), and when his session has run for another interval
+// still seated is counted, his interval read from the wallet (a
+// GetPlayerLimits at most once a minute per player, realityIntervalTTL: a
+// shorter interval applies within a minute), and when his session has run for another interval
 // (elapsed / interval above the checks he had) he gets a reality_check:
 // the first coup he plays once the interval has elapsed, as casinos do
 // between rounds. A wallet that does not answer skips the check; the next
@@ -145,17 +146,71 @@ func (s *Service) coupPlayers(c *change, coup string, nets map[string]int64) []s
 	return out
 }
 
+// realityIntervalTTL is how long table-svc keeps a player's
+// reality-check interval once read from the wallet: a coup costs no wallet
+// call per player, and a changed interval applies within this time.
+const realityIntervalTTL = time.Minute
+
+// intervalCache holds reality-check intervals by account, each with the
+// time it was read.
+type intervalCache struct {
+	mu sync.Mutex
+	m  map[string]cachedInterval
+}
+
+type cachedInterval struct {
+	d    time.Duration
+	read time.Time
+}
+
+// get returns the interval of account read at most realityIntervalTTL
+// before now.
+func (c *intervalCache) get(account string, now time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[account]
+	if !ok || now.Sub(v.read) >= realityIntervalTTL || now.Before(v.read) {
+		return 0, false
+	}
+	return v.d, true
+}
+
+// put keeps account's interval as read at now, dropping the stale
+// entries once the cache has grown large.
+func (c *intervalCache) put(account string, d time.Duration, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedInterval{}
+	}
+	if len(c.m) >= 10000 {
+		for k, v := range c.m {
+			if now.Sub(v.read) >= realityIntervalTTL {
+				delete(c.m, k)
+			}
+		}
+	}
+	c.m[account] = cachedInterval{d: d, read: now}
+}
+
 // realityInterval is player's reality-check interval at table t (0:
-// none, or the wallet did not answer).
+// none, or the wallet did not answer), read from the wallet at most once
+// per realityIntervalTTL.
 func (s *Service) realityInterval(ctx context.Context, t *table, player string) time.Duration {
+	acct, now := t.account(player), s.now()
+	if d, ok := s.intervals.get(acct, now); ok {
+		return d
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: t.account(player)})
+	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct})
 	if err != nil {
 		s.log.Warn("reality check skipped: the player's limits could not be read", "table", t.ID, "player", player, "err", err)
 		return 0
 	}
-	return l.GetLimits().GetRealityCheckInterval().AsDuration()
+	d := l.GetLimits().GetRealityCheckInterval().AsDuration()
+	s.intervals.put(acct, d, now)
+	return d
 }
 
 // watchSubjects are the subjects a watch of table tableID by v reads:

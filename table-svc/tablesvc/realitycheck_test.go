@@ -89,7 +89,8 @@ func TestRealityCheckAfterTheInterval(t *testing.T) {
 }
 
 // TestRealityCheckShorterIntervalAtOnce: an interval shortened during the
-// session applies from the next coup.
+// session applies from the first coup once table-svc read it again (at
+// most realityIntervalTTL later).
 func TestRealityCheckShorterIntervalAtOnce(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice", "bob")
@@ -102,6 +103,7 @@ func TestRealityCheckShorterIntervalAtOnce(t *testing.T) {
 		t.Fatalf("a check 6 minutes into an hour: %v", rcs)
 	}
 	h.setLimits("alice", &walletv1.PlayerLimits{RealityCheckInterval: durationpb.New(5 * time.Minute)})
+	h.clock.Advance(realityIntervalTTL)
 	h.mustBet(id, "bob", 500)
 	if rcs, _ := h.realityChecks(); len(rcs) != 1 || rcs[0].GetRealityCheck().GetIntervalMs() != (5*time.Minute).Milliseconds() {
 		t.Fatalf("after shortening to 5 minutes: %v; want one check", rcs)

@@ -128,6 +128,9 @@ type Service struct {
 	started time.Time
 	// currency is the wallet's default currency, once learnt.
 	currency walletCurrency
+	// intervals are the players' reality-check intervals, as last read
+	// (realitycheck.go).
+	intervals intervalCache
 
 	mu        sync.Mutex
 	stuck     map[string]time.Time // tables whose advance failed, since when; retried

@@ -782,8 +782,8 @@ func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 // RealityCheck: a seated player's session at the table (his seat's
 // session, chemmy.table.v1.Seat.session_id, from his seating to his
 // leaving) has run for another reality-check interval (the wallet's
-// chemmy.wallet.v1.PlayerLimits.reality_check_interval, read after each
-// coup he plays); table-svc tells him so between coups, right after the
+// chemmy.wallet.v1.PlayerLimits.reality_check_interval, read after a
+// coup he plays, at most once a minute); table-svc tells him so between coups, right after the
 // settlement of the first coup he plays once the interval has elapsed.
 // It is his alone: published on "chemmy.player.<player_id>.reality_check"
 // (not the table's subject), outside the table's event sequence

@@ -3600,7 +3600,8 @@ type PlayerLimits struct {
 	// table has run, how many coups he played there and their net result
 	// each time it runs for another interval (chemmy.events.v1.RealityCheck,
 	// between coups). Unset: none. Treated as a limit: a shorter interval applies
-	// at once, a longer one (or none) after the cooling-off.
+	// at once (the tables read it at most a minute later), a longer one (or
+	// none) after the cooling-off.
 	RealityCheckInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=reality_check_interval,json=realityCheckInterval,proto3" json:"reality_check_interval,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
