@@ -44,6 +44,7 @@ func (o Object) Ref() string { return o.Kind + "/" + o.Meta.Name }
 var kinds = map[string]func() any{
 	"v1/ConfigMap":                            func() any { return new(corev1.ConfigMap) },
 	"v1/Namespace":                            func() any { return new(corev1.Namespace) },
+	"v1/PersistentVolumeClaim":                func() any { return new(corev1.PersistentVolumeClaim) },
 	"v1/Secret":                               func() any { return new(corev1.Secret) },
 	"v1/Service":                              func() any { return new(corev1.Service) },
 	"v1/ServiceAccount":                       func() any { return new(corev1.ServiceAccount) },

@@ -36,6 +36,7 @@ var Policies = []Policy{
 	{"certificates", CheckCertificates},
 	{"shards", CheckShards},
 	{"nats-clients", CheckNATSClients},
+	{"seamless", CheckSeamless},
 }
 
 // CheckAll runs every policy and returns the violations, each prefixed
