@@ -16,13 +16,16 @@ KUSTOMIZE_VERSION      := v5.8.2
 MODULES  := proto services shoe-svc wallet-svc table-svc gateway cmd
 PACKAGES := $(addsuffix /...,$(addprefix ./,$(MODULES)))
 DATA_DIR ?= .chemmy
+# WALLET=seamless: the players' money in an operator's wallet (the reference
+# operator wallet, started on 127.0.0.1:7090); transfer: in wallet-svc.
+WALLET ?= transfer
 
 .PHONY: deploy-check run test test-short generate check-generated lint fmt vet bench load load-wallet tools tool-grpcurl tool-buf clean
 
 ## run: start embedded NATS and all four services; prints the gateway address; Ctrl-C stops
 run:
 	@go build -o $(BIN)/chemmy ./cmd/chemmy
-	@$(BIN)/chemmy run -data-dir $(DATA_DIR)
+	@$(BIN)/chemmy run -data-dir $(DATA_DIR) -wallet $(WALLET)
 
 ## test: every test of every module, with the race detector (installs grpcurl for the e2e test)
 test: tool-grpcurl
@@ -92,6 +95,14 @@ tool-buf:
 
 clean:
 	rm -rf $(BIN) $(DATA_DIR)
+
+## seamless-soak: seamless wallet mode against the reference operator wallet under
+## random timeouts, 5xx, duplicate and late answers and restarts of chemmy, then both
+## sides' books compared (ROUNDS=n chemin de fer rounds, default 3000)
+.PHONY: seamless-soak
+ROUNDS ?= 3000
+seamless-soak:
+	CHEMMY_SEAMLESS_ROUNDS=$(ROUNDS) go test -count=1 -timeout 60m -run '^TestSeamlessWalletUnderFaults$$' -v ./cmd/e2e
 
 ## sim: the deterministic simulation of the whole suite under faults (cmd/sim/README.md).
 ## SEED=n replays one seed; SEEDS=N runs N seeds from SEED_BASE (default 1);

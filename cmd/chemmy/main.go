@@ -36,17 +36,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
@@ -101,6 +104,11 @@ func run(args []string) int {
 	shards := fs.Int("shards", 1, "table-svc shards, each with its own shoe-svc; the gateway routes by the shard in the table and shoe ids (shard k's files in <data-dir>/shard-k, shard 0's in <data-dir>)")
 	interruptAfter := fs.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
 		"how long a coup may be unable to go on before its result (shoe-svc or wallet-svc unreachable or refusing) before table-svc voids it, every bet returned (CHEMMY_TABLE_INTERRUPT_AFTER)")
+	walletMode := fs.String("wallet", stack.WalletTransfer, "wallet mode: transfer (wallet-svc holds the players' money, funded by Deposit) or seamless (the operator's wallet holds it: docs/operator-wallet.md)")
+	operatorURL := fs.String("operator-url", "", "seamless: the operator wallet's base URL (https, or http on loopback); empty starts the reference operator wallet at -operator-wallet-addr")
+	operatorSecret := fs.String("operator-secret-file", "", "seamless with -operator-url: the file of the HMAC secret shared with the operator wallet (or CHEMMY_OPERATOR_SECRET)")
+	operatorTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless with -operator-url: the timeout of each call to the operator wallet")
+	operatorAddr := fs.String("operator-wallet-addr", "127.0.0.1:7090", "seamless without -operator-url: the reference operator wallet's address")
 	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
 		if err := fs.Set("interrupt-after", v); err != nil {
 			fmt.Fprintln(os.Stderr, "chemmy run: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
@@ -117,6 +125,12 @@ func run(args []string) int {
 		return 2
 	}
 
+	op, err := operatorFromFlags(*walletMode, *operatorURL, *operatorSecret, *operatorTimeout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		return 2
+	}
+
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run: bad -log-level:", err)
@@ -129,7 +143,7 @@ func run(args []string) int {
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
-		InterruptAfter: *interruptAfter,
+		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)
@@ -151,6 +165,12 @@ func run(args []string) int {
 		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s --inbox-prefix _INBOX_reader 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
 		fmt.Printf("  events   chemmy events -nats-url %s -nkey %s\n", st.NATSURL, st.NATSKeys.SeedFile("reader"))
 	}
+	if st.OperatorWallet != nil {
+		fmt.Printf("  operator %s   (reference operator wallet, seamless mode; fund a player: curl -H \"Authorization: Bearer $(cat %s)\" -d '{\"player_id\":\"alice\",\"deposit\":5000}' http://%s/admin/players)\n",
+			st.OperatorWallet.BaseURL(), st.OperatorAdminTokenFile, st.OperatorWallet.Addr())
+	} else if *walletMode == stack.WalletSeamless {
+		fmt.Printf("  operator %s   (seamless mode)\n", *operatorURL)
+	}
 	if *shards > 1 {
 		fmt.Printf("  shards   %d table-svc shards, each with its shoe-svc (docs/sharding.md)\n", *shards)
 	}
@@ -167,4 +187,27 @@ func run(args []string) int {
 	_ = grpcx.ShutdownTracing(sctx) // flushes spans when OTEL_EXPORTER_OTLP_ENDPOINT is set
 	fmt.Println("stopped")
 	return 0
+}
+
+// operatorFromFlags is the operator wallet of -operator-url (nil without
+// one: transfer mode, or the stack's reference operator wallet).
+func operatorFromFlags(mode, url, secretFile string, timeout time.Duration) (opwallet.Operator, error) {
+	if url == "" {
+		return nil, nil
+	}
+	if mode != stack.WalletSeamless {
+		return nil, errors.New("-operator-url needs -wallet seamless")
+	}
+	secret := []byte(strings.TrimSpace(os.Getenv("CHEMMY_OPERATOR_SECRET")))
+	if secretFile != "" {
+		b, err := os.ReadFile(secretFile)
+		if err != nil {
+			return nil, err
+		}
+		secret = []byte(strings.TrimSpace(string(b)))
+	}
+	if len(secret) == 0 {
+		return nil, errors.New("-operator-url needs the HMAC secret: -operator-secret-file or CHEMMY_OPERATOR_SECRET")
+	}
+	return opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: url, Secret: secret, Timeout: timeout})
 }

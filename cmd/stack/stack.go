@@ -32,6 +32,8 @@ import (
 
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
+	"github.com/chemmy/chemmy/services/kit/opwallet/refwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -73,6 +75,21 @@ type Config struct {
 	NATSPort int
 	// Currency of the wallet; default "EUR".
 	Currency string
+	// Wallet is the wallet mode: "transfer" (default: wallet-svc holds the
+	// players' money, funded by Deposit) or "seamless" (the operator's
+	// wallet holds it and wallet-svc debits and credits it round by round;
+	// docs/operator-wallet.md).
+	Wallet string
+	// Operator is the seamless operator's wallet. When nil in seamless
+	// mode the stack starts the reference operator wallet (package
+	// refwallet) in process at OperatorWalletAddr (default a free port),
+	// its books in DataDir/operator/opwallet.db, its HMAC secret and admin
+	// token made on first start in DataDir/operator/ and kept.
+	Operator           opwallet.Operator
+	OperatorWalletAddr string
+	// OperatorFaults are the reference operator wallet's injected faults
+	// (none by default).
+	OperatorFaults refwallet.Faults
 	// Stream: the limits of the CHEMMY event stream, created with them
 	// before the services start when it does not exist (an existing stream
 	// is never changed); zero fields take outbox's defaults (30 days,
@@ -109,6 +126,11 @@ type Stack struct {
 	// NATS).
 	PKI      *trust.DevPKI
 	NATSKeys *natsauth.DevKeys
+	// OperatorWallet is the reference operator wallet the stack started
+	// (seamless mode without Config.Operator; nil otherwise), and
+	// OperatorAdminTokenFile the file of its admin bearer token.
+	OperatorWallet         *refwallet.Server
+	OperatorAdminTokenFile string
 
 	nats  *server.Server
 	stops []func()
@@ -208,8 +230,13 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		c.Logger.Warn("stack: event stream not created at start", "err", err)
 	}
 
+	op, err := s.operator(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet)})
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet),
+		Operator: op})
 	if err != nil {
 		return nil, err
 	}
