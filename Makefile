@@ -75,6 +75,11 @@ bench:
 load:
 	./deploy/local/load.sh
 
+## load-idle: the fsyncs/s and CPU of TABLES (1000) seated idle tables whose bank offers time out every OFFER (3s)
+.PHONY: load-idle
+load-idle:
+	MODES=idle TABLES=$${TABLES:-1000} ./deploy/local/load.sh
+
 ## load-wallet: wallet-svc settlements/s and p99 with ghz, vs a no-op RPC and raw bbolt commits (not part of test)
 load-wallet:
 	@test -x $(BIN)/ghz || GOBIN=$(BIN) go install github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)

@@ -70,12 +70,14 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "deadline of each call (a call past it is retried)")
 	noop := fs.Duration("noop", 3*time.Second, "how long to measure the no-op RPC (GetCaller) before playing; 0: not measured")
 	metricsURLs := fs.String("metrics", "", "comma-separated /metrics URLs (chemmy run -metrics, or each service's): fsyncs and CPU per coup")
+	idle := fs.Bool("idle", false, "seat two players at each of -tables tables and play nothing: their bank offers time out every -idle-offer; report the fsyncs and CPU per second (with -metrics) for -duration")
+	idleOffer := fs.Duration("idle-offer", 30*time.Second, "with -idle: the tables' bank offer time limit (bank_offer_time_limit_ms); N tables at offer d cost as N*30s/d tables at the default 30 s")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *tables < 1 || *tables > 1000 || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 ||
+	if *tables < 1 || *tables > 100000 || (!*idle && *tables > 1000) || *idleOffer < time.Second || *idleOffer > 10*time.Minute || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 ||
 		*noop < 0 || *noop > time.Minute {
-		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000, -duration at most 1h, -max-attempts 1..20, -call-timeout positive and -noop 0..1m")
+		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 (1..100000 with -idle), -idle-offer 1s..10m, -duration at most 1h, -max-attempts 1..20, -call-timeout positive and -noop 0..1m")
 		return 2
 	}
 	if *playerToken != "" && strings.Count(*playerToken, "%s") != 1 {
@@ -117,6 +119,9 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		if u = strings.TrimSpace(u); u != "" {
 			urls = append(urls, u)
 		}
+	}
+	if *idle {
+		return l.idle(*tables, *idleOffer, *duration, urls, stdout, stderr)
 	}
 	before, err := scrapeAll(urls)
 	if err != nil {
@@ -484,6 +489,11 @@ func scrapeAll(urls []string) ([]sample, error) {
 // reportMetrics prints the fsyncs (and commits) per coup of each store
 // and the CPU per coup of each process, from two scrapes of urls.
 func reportMetrics(w io.Writer, urls []string, before, after []sample, perCoup func(float64) float64) {
+	reportMetricsPer(w, urls, before, after, perCoup, "coup")
+}
+
+// reportMetricsPer is reportMetrics per unit ("coup", "second").
+func reportMetricsPer(w io.Writer, urls []string, before, after []sample, perCoup func(float64) float64, unit string) {
 	fsyncs, commits := map[string]float64{}, map[string]float64{}
 	for i := range urls {
 		for db, v := range after[i].fsyncs {
@@ -504,12 +514,91 @@ func reportMetrics(w io.Writer, urls []string, before, after []sample, perCoup f
 	for _, db := range dbs {
 		parts = append(parts, fmt.Sprintf("%s %.2f (%.2f commits)", db, perCoup(fsyncs[db]), perCoup(commits[db])))
 	}
-	fmt.Fprintf(w, "fsyncs per coup: %.2f in all; %s\n", perCoup(total), strings.Join(parts, ", "))
+	fmt.Fprintf(w, "fsyncs per %s: %.2f in all; %s\n", unit, perCoup(total), strings.Join(parts, ", "))
 	parts = parts[:0]
 	for i, u := range urls {
 		parts = append(parts, fmt.Sprintf("%s %.2f ms", u, 1000*perCoup(after[i].cpu-before[i].cpu)))
 	}
-	fmt.Fprintf(w, "CPU per coup (process of each metrics URL): %s\n", strings.Join(parts, ", "))
+	fmt.Fprintf(w, "CPU per %s (process of each metrics URL): %s\n", unit, strings.Join(parts, ", "))
+}
+
+// idle is chemmy load -idle: n tables, each with two of its players
+// seated and nobody taking the bank, so that the only work is their bank
+// offers timing out every offer (abandon_after_offers at its maximum, so
+// they stay open); after setting them up it reports, over d, the fsyncs
+// per second of each store and the CPU of each process (with urls).
+func (l *loader) idle(n int, offer, d time.Duration, urls []string, stdout, stderr io.Writer) int {
+	rules := &tablev1.HouseRules{BankOfferTimeLimitMs: int32(offer / time.Millisecond), AbandonAfterOffers: 1000}
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	setupStart := time.Now()
+	for range min(n, 32) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n && failed.Load() == nil; i = int(next.Add(1)) - 1 {
+				if err := l.seatIdle(i, rules); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if e := failed.Load(); e != nil {
+		fmt.Fprintln(stderr, "chemmy load -idle:", *e)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%d idle tables seated in %s; bank offers time out every %s (%.1f timeouts/s: as %.0f tables at the default 30 s)\n",
+		n, time.Since(setupStart).Round(time.Millisecond), offer, float64(n)/offer.Seconds(), float64(n)*30/offer.Seconds())
+	// The first timeouts of the tables seated first come before the
+	// others': measured from one offer time on.
+	time.Sleep(offer)
+	before, err := scrapeAll(urls)
+	if err != nil {
+		fmt.Fprintln(stderr, "chemmy load: metrics:", err)
+		return 1
+	}
+	start := time.Now()
+	time.Sleep(d)
+	after, err := scrapeAll(urls)
+	if err != nil {
+		fmt.Fprintln(stderr, "chemmy load: metrics:", err)
+		return 1
+	}
+	secs := time.Since(start).Seconds()
+	perSecond := func(v float64) float64 { return v / secs }
+	fmt.Fprintf(stdout, "idle for %s:\n", time.Duration(secs*float64(time.Second)).Round(time.Millisecond))
+	if len(urls) > 0 {
+		reportMetricsPer(stdout, urls, before, after, perSecond, "second")
+		for i, u := range urls {
+			fmt.Fprintf(stdout, "CPU: %s %.1f%% of a core; table events published: %.1f/s\n", u,
+				100*perSecond(after[i].cpu-before[i].cpu), perSecond(after[i].published["table"]-before[i].published["table"]))
+		}
+	}
+	return 0
+}
+
+// seatIdle opens idle table i: created with rules, two of its players
+// seated (the bank is offered to them in turn).
+func (l *loader) seatIdle(i int, rules *tablev1.HouseRules) error {
+	var rc retryCount
+	id := l.prefix + "-" + strconv.Itoa(i)
+	created, err := retryCall(l.retry, &rc, func(ctx context.Context) (*tablev1.CreateTableResponse, error) {
+		return l.table.CreateTable(l.as(ctx, l.croupier), &tablev1.CreateTableRequest{RequestId: id + "-create", HouseRules: rules})
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range tablePlayers(l.prefix, i)[:2] {
+		req := &tablev1.JoinTableRequest{RequestId: id + "-join-" + p, TableId: created.GetTable().GetTableId(), PlayerId: p}
+		if _, err := retryCall(l.retry, &rc, func(ctx context.Context) (*tablev1.JoinTableResponse, error) {
+			return l.table.JoinTable(l.as(ctx, l.playerToken(p)), req)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tablePlayers are the three players of table n of a run.

@@ -24,6 +24,11 @@ func TestLoad(t *testing.T) {
 		"-player-token", "%s-token", "-prefix", "lt", "-tables", "2"}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("-write-tokens: exit %d", code)
 	}
+	// And those of the idle tables (-idle).
+	if code := loadMain([]string{"-write-tokens", tokens, "-write-tokens-from", tokens,
+		"-player-token", "%s-token", "-prefix", "li", "-tables", "2"}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("-write-tokens (idle): exit %d", code)
+	}
 	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: tokens, Limits: gateway.LimitConfig{Rate: -1}})
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +48,16 @@ func TestLoad(t *testing.T) {
 		t.Errorf("last line %q", last)
 	}
 	t.Log(out.String())
+	out.Reset()
+	code = loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-idle", "-idle-offer", "1s", "-duration", "1s",
+		"-prefix", "li", "-player-token", "%s-token"}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "2 idle tables seated") || !strings.Contains(out.String(), "idle for ") {
+		t.Fatalf("-idle: exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	t.Log(out.String())
+	if code := loadMain([]string{"-idle", "-idle-offer", "10ms"}, &out, &errOut); code != 2 {
+		t.Errorf("-idle-offer 10ms: exit %d, want 2", code)
+	}
 	if code := loadMain([]string{"-tables", "0"}, &out, &errOut); code != 2 {
 		t.Errorf("-tables 0: exit %d, want 2", code)
 	}

@@ -21,11 +21,13 @@ type sample struct {
 	cpu     float64            // process_cpu_seconds_total
 	commits map[string]float64 // chemmy_store_commits_total by db
 	fsyncs  map[string]float64 // chemmy_store_fsyncs_total by db
+	// published: chemmy_outbox_published_total by db (events published)
+	published map[string]float64
 }
 
 // scrape reads a Prometheus text exposition from url.
 func scrape(ctx context.Context, url string) (sample, error) {
-	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}}
+	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, published: map[string]float64{}}
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
 	}
@@ -84,6 +86,10 @@ func parseMetrics(r io.Reader, s sample) (sample, error) {
 			s.commits[db] += v
 		case "chemmy_store_fsyncs_total":
 			s.fsyncs[db] += v
+		case "chemmy_outbox_published_total":
+			if s.published != nil {
+				s.published[db] += v
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -18,15 +18,24 @@
 # the process's CPU) it reports the fsyncs per coup of each service's
 # store and the stack's CPU per coup.
 #
+# Mode "idle" (make load-idle: MODES=idle TABLES=1000) measures seated
+# idle tables instead, on the secure stack: chemmy load -idle seats two
+# players at each of TABLES tables whose bank offers nobody takes, each
+# timing out every OFFER (default 3s: 1000 tables at 3 s time out as
+# often as 10,000 at the default 30 s), and reports over DURATION the
+# fsyncs per second of each store and the stack's CPU (% of a core).
+#
 # Environment: TABLES (default 16), DURATION (default 20s), MODES
-# (default "secure insecure"), PORT (the gateway's port, default a random
-# one), MPORT (the metrics port, default PORT+1).
+# (default "secure insecure"; or "idle"), OFFER (idle: default 3s), PORT
+# (the gateway's port, default a random one), MPORT (the metrics port,
+# default PORT+1).
 # The run is bounded in time and talks only to 127.0.0.1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TABLES=${TABLES:-16}
 DURATION=${DURATION:-20s}
 MODES=${MODES:-secure insecure}
+OFFER=${OFFER:-3s}
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
 MPORT=${MPORT:-$((PORT + 1))}
 WORK=$(mktemp -d)
@@ -35,19 +44,20 @@ trap 'if [ -n "$PID" ]; then kill $PID 2>/dev/null || true; wait $PID 2>/dev/nul
 cd "$ROOT"
 go build -o "$WORK/chemmy" ./cmd/chemmy
 for mode in $MODES; do
-  flags=()
+  flags=() play=()
   [ "$mode" = insecure ] && flags=(-insecure)
+  [ "$mode" = idle ] && play=(-idle -idle-offer "$OFFER" -noop 0)
   rm -rf "$WORK/data"
   # Each player plays with his own token (a player's moves are his alone).
   prefix=load-$mode-$(date +%s)
   "$WORK/chemmy" load -write-tokens "$WORK/tokens.yaml" -write-tokens-from deploy/local/tokens.yaml \
-    -player-token '%s-token' -prefix "$prefix" -tables "$TABLES"
+    -player-token '%s-token' -prefix "$prefix" -tables "$TABLES" "${play[@]:0:1}"
   "$WORK/chemmy" run -data-dir "$WORK/data" -listen 127.0.0.1:$PORT -nats-port -1 \
     -tokens "$WORK/tokens.yaml" -log-level error -rate-limit -1 -metrics-addr 127.0.0.1:$MPORT -http "" "${flags[@]}" > "$WORK/run.log" 2>&1 &
   PID=$!
   for _ in $(seq 100); do grep -q "chemmy is running" "$WORK/run.log" && break; sleep 0.1; done
   echo "== $mode: $TABLES tables for $DURATION through the gateway at 127.0.0.1:$PORT"
   "$WORK/chemmy" load -gateway 127.0.0.1:$PORT -tables "$TABLES" -duration "$DURATION" \
-    -prefix "$prefix" -player-token '%s-token' -metrics 127.0.0.1:$MPORT
+    -prefix "$prefix" -player-token '%s-token' -metrics 127.0.0.1:$MPORT "${play[@]}"
   kill -INT $PID; wait $PID || true; PID=
 done

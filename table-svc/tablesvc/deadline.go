@@ -51,16 +51,61 @@ func (s *Service) expireDue(ctx context.Context) {
 	}
 	s.mu.Unlock()
 	slices.Sort(due) // a fixed order: the simulation replays it
+	// A timeout that leaves nothing to carry out (a bank offered to the
+	// next, a bet declined with the turn passed on) is saved with the
+	// others of the pass: one commit for many idle tables. Each such
+	// table stays locked until its change is saved.
+	var batch []staged
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		cs := make([]saving, len(batch))
+		for i, b := range batch {
+			cs[i] = saving{c: b.c}
+		}
+		if err := s.saveAll(cs...); err != nil && ctx.Err() == nil {
+			s.log.Warn("timeouts not saved; will retry", "tables", len(batch), "err", err)
+		}
+		for _, b := range batch {
+			b.unlock()
+		}
+		batch = batch[:0]
+	}
+	defer flush()
 	for _, id := range due {
-		if err := s.expire(ctx, id, now); err != nil && ctx.Err() == nil {
+		err := s.expire(ctx, id, now, func(c *change, unlock func()) {
+			batch = append(batch, staged{c, unlock})
+		})
+		if err != nil && ctx.Err() == nil {
 			s.log.Warn("timeout (or the step it led to) not applied; will retry", "table", id, "err", err)
+		}
+		if len(batch) == maxExpireBatch {
+			flush()
 		}
 	}
 }
 
-func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
+// maxExpireBatch bounds the timeouts saved in one transaction.
+const maxExpireBatch = 256
+
+// staged is a timeout applied and not saved yet, its table locked.
+type staged struct {
+	c      *change
+	unlock func()
+}
+
+// expire applies the timeout due at table id. When it leaves nothing to
+// carry out and no player to stand up, the change goes to stage (with the
+// table's lock, to release once saved) instead of being saved.
+func (s *Service) expire(ctx context.Context, id string, now time.Time, stage func(c *change, unlock func())) error {
 	unlock := s.lock(id)
-	defer unlock()
+	locked := true
+	defer func() {
+		if locked {
+			unlock()
+		}
+	}()
 	t, err := s.load(id)
 	if err != nil {
 		return err
@@ -75,6 +120,11 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time) error {
 	c := &change{t: t, now: s.now()}
 	if err := s.applyCore(ctx, c, game.Tick{}); err != nil {
 		return err
+	}
+	if idle, ok := s.idleDue(t); stage != nil && !corePending(t) && (!ok || idle.After(now)) {
+		locked = false
+		stage(c, unlock)
+		return nil
 	}
 	if err := s.save(c, "", nil, nil); err != nil {
 		return err

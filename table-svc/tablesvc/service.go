@@ -390,53 +390,90 @@ func (c *change) emit(coupID string, payload proto.Message) {
 // is not empty; resp is stored with it) in one transaction, then wakes the
 // relay.
 func (s *Service) save(c *change, key string, hash, resp []byte) error {
-	s.stampDeadline(c.t)
-	v, err := json.Marshal(c.t)
-	if err != nil {
-		return err
+	return s.saveAll(saving{c, key, hash, resp})
+}
+
+// saving is a change to save with the idempotency record of its request
+// (key, hash, resp; none when key is empty).
+type saving struct {
+	c          *change
+	key        string
+	hash, resp []byte
+}
+
+// saveAll saves changes of different tables in one transaction, as save
+// does one.
+func (s *Service) saveAll(cs ...saving) error {
+	vs := make([][]byte, len(cs))
+	for i, sv := range cs {
+		c := sv.c
+		s.stampDeadline(c.t)
+		v, err := json.Marshal(c.t)
+		if err != nil {
+			return err
+		}
+		vs[i] = v
 	}
 	// Group-committed with the other tables' writes: the function only
 	// writes values computed here, so running it again after a rolled
 	// back group changes nothing.
-	err = s.commit.Update(func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
-			return err
-		}
-		for _, id := range c.intents {
-			if err := tx.Bucket(bucketIntents).Delete([]byte(id)); err != nil {
+	err := s.commit.Update(func(tx *bolt.Tx) error {
+		for i, sv := range cs {
+			if err := writeChange(tx, sv, vs[i]); err != nil {
 				return err
 			}
-		}
-		for _, ev := range c.events {
-			b, err := proto.Marshal(c.t.publicEvent(ev))
-			if err != nil {
-				return err
-			}
-			if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
-				return err
-			}
-		}
-		if err := putPrivate(tx, c.private); err != nil {
-			return err
-		}
-		// The round history keeps the coup's events in full (history.go).
-		if err := recordRounds(tx, c); err != nil {
-			return err
-		}
-		if key != "" {
-			return store.Save(tx, key, hash, resp)
 		}
 		return nil
 	})
-	if err == nil {
-		s.track(c.t)
-		s.metrics.committed(c.t, c.events)
+	events := false
+	for _, sv := range cs {
+		c := sv.c
+		if err == nil {
+			s.track(c.t)
+			s.metrics.committed(c.t, c.events)
+			events = events || len(c.events)+len(c.private) > 0
+		}
+		c.events, c.private = nil, nil
 	}
-	if err == nil && len(c.events)+len(c.private) > 0 {
+	if events {
 		s.base.Relay.Notify()
 	}
-	c.events, c.private = nil, nil
 	return err
+}
+
+// writeChange writes sv in tx: its table (encoded v), the escrow intents
+// it resolved, its events in the outbox and the round history, and its
+// idempotency record when sv.key is not empty.
+func writeChange(tx *bolt.Tx, sv saving, v []byte) error {
+	c := sv.c
+	if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
+		return err
+	}
+	for _, id := range c.intents {
+		if err := tx.Bucket(bucketIntents).Delete([]byte(id)); err != nil {
+			return err
+		}
+	}
+	for _, ev := range c.events {
+		b, err := proto.Marshal(c.t.publicEvent(ev))
+		if err != nil {
+			return err
+		}
+		if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
+			return err
+		}
+	}
+	if err := putPrivate(tx, c.private); err != nil {
+		return err
+	}
+	// The round history keeps the coup's events in full (history.go).
+	if err := recordRounds(tx, c); err != nil {
+		return err
+	}
+	if sv.key != "" {
+		return store.Save(tx, sv.key, sv.hash, sv.resp)
+	}
+	return nil
 }
 
 // seen reports whether the request was already applied; an id reused for
