@@ -207,3 +207,10 @@ func (f *fakeOp) roundEnd(player, round string) (string, int) {
 	defer f.mu.Unlock()
 	return f.ended[player+"/"+round], f.endCount[player+"/"+round]
 }
+
+// count is how many calls of op the fake answered or faulted.
+func (f *fakeOp) count(op string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[op]
+}

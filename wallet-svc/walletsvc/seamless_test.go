@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -122,8 +123,8 @@ func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
 	}
 	_, err = e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "big", AccountId: "player:alice", Amount: 200, Reference: coupRef("T1", "C1")})
 	wantErr(t, err, codes.FailedPrecondition, "LIMIT_REACHED")
-	if op.bal("alice") != 700 || op.calls["debit"] != 1 {
-		t.Fatalf("balance %d after %d debits", op.bal("alice"), op.calls["debit"])
+	if op.bal("alice") != 700 || op.count("debit") != 1 {
+		t.Fatalf("balance %d after %d debits", op.bal("alice"), op.count("debit"))
 	}
 	e.wantConserved(op)
 }
@@ -246,7 +247,8 @@ func TestSeamlessCheminDeFer(t *testing.T) {
 		t.Fatal(r)
 	}
 	e.drain()
-	// The part over the bank limit comes back at once, a payout of C2.
+	// The part over the bank limit comes back at once, a payout in the
+	// bank's round (C1, still open: no movement follows a round's end).
 	if op.bal("bob") != 750 || op.bal("dave") != 800 {
 		t.Fatalf("bob %d dave %d", op.bal("bob"), op.bal("dave"))
 	}
@@ -340,10 +342,7 @@ func TestSeamlessCreditAfterRestart(t *testing.T) {
 	// Wait for two failed tries of the credit, then stop mid-outbox.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		op.mu.Lock()
-		n := op.calls["credit"]
-		op.mu.Unlock()
-		if n >= 2 {
+		if op.count("credit") >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -594,4 +593,69 @@ func playCoups(e *env, players []string, first, coups int, pick func(int) int) {
 		e.settle(&walletv1.SettleCoupRequest{CoupId: coup, BankHoldId: bank.GetHoldId(), Bets: bets(hs...), Outcome: outcome, CommissionBp: 500})
 		e.void(bank) // the bank passes
 	}
+}
+
+// TestSeamlessCreditRefusedIsKept: an operator must not refuse a credit;
+// one that does has it logged, counted and sent again (slowly) until it
+// takes it.
+func TestSeamlessCreditRefusedIsKept(t *testing.T) {
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	op.fund("bob", 1000)
+	e := newSeamless(t, op)
+	var refused atomic.Int32
+	op.setFault(func(o string, _ opwallet.Transaction) fault {
+		if o == opwallet.OpCredit && refused.Add(1) == 1 {
+			return faultRefuse
+		}
+		return faultNone
+	})
+	bank := e.stake("player:bob", 200, coupRef("T1", "C1"))
+	a := e.stake("player:alice", 100, coupRef("T1", "C1"))
+	e.settle(&walletv1.SettleCoupRequest{CoupId: "C1", BankHoldId: bank.GetHoldId(), Bets: bets(a), Outcome: bankLoses})
+	e.drain()
+	if got := testutil.ToFloat64(e.svc.opMetrics.refusals.WithLabelValues("credit")); got != 1 {
+		t.Fatalf("refusals counted %v, want 1", got)
+	}
+	if op.bal("alice") != 1100 {
+		t.Fatalf("alice %d, want 1100", op.bal("alice"))
+	}
+	if got := testutil.ToFloat64(e.svc.opMetrics.calls.WithLabelValues("credit", "ok")); got != 1 {
+		t.Fatalf("credits ok %v, want 1", got)
+	}
+	wantNoViolations(t, op)
+}
+
+// TestSeamlessLimitsCountPlayNotTransfers: the operator's debits and
+// credits are not play; the game's transfers are.
+func TestSeamlessLimitsCountPlayNotTransfers(t *testing.T) {
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	op.fund("bob", 1000)
+	e := newSeamless(t, op)
+	if _, err := e.c.SetPlayerLimits(as(operator), &walletv1.SetPlayerLimitsRequest{RequestId: "l", AccountId: "player:alice",
+		Limits: &walletv1.PlayerLimits{DailyLossLimit: 150}}); err != nil {
+		t.Fatal(err)
+	}
+	bank := e.stake("player:bob", 500, coupRef("T1", "C1"))
+	a := e.stake("player:alice", 100, coupRef("T1", "C1"))
+	e.settle(&walletv1.SettleCoupRequest{CoupId: "C1", BankHoldId: bank.GetHoldId(), Bets: bets(a), Outcome: bankWins})
+	r, err := e.c.GetPlayerLimits(as(operator), &walletv1.GetPlayerLimitsRequest{AccountId: "player:alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GetPlay().GetDailyLoss() != 100 {
+		t.Fatalf("daily loss %d, want 100", r.GetPlay().GetDailyLoss())
+	}
+	debits := op.count("debit")
+	_, err = e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "again", AccountId: "player:alice", Amount: 100, Reference: coupRef("T1", "C2")})
+	wantLimit(t, err, limitDailyLoss)
+	if op.count("debit") != debits {
+		t.Fatal("a stake the limits refuse was debited")
+	}
+	if _, err := e.c.CheckStake(as(tableSvc), &walletv1.CheckStakeRequest{AccountId: "player:alice", Amount: 50}); err != nil {
+		t.Fatal(err)
+	}
+	e.stake("player:alice", 50, coupRef("T1", "C2"))
+	e.wantConserved(op)
 }
