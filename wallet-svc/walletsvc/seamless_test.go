@@ -30,6 +30,17 @@ func newSeamless(t testing.TB, op *fakeOp) *env {
 	return e
 }
 
+// seamlessWith starts a seamless wallet on a fake operator where each
+// of players has 1000.
+func seamlessWith(t testing.TB, players ...string) (*fakeOp, *env) {
+	t.Helper()
+	op := newFakeOp()
+	for _, p := range players {
+		op.fund(p, 1000)
+	}
+	return op, newSeamless(t, op)
+}
+
 func coupRef(table, coup string) string { return "tables/" + table + "/coups/" + coup }
 
 func (e *env) stake(acct string, amount int64, ref string) *walletv1.Hold {
@@ -92,9 +103,7 @@ func wantNoViolations(t testing.TB, op *fakeOp) {
 }
 
 func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice")
 	h := e.stake("player:alice", 300, coupRef("T1", "C1"))
 	if op.bal("alice") != 700 {
 		t.Fatalf("operator balance %d, want 700", op.bal("alice"))
@@ -130,9 +139,7 @@ func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
 }
 
 func TestSeamlessDebitRefusedOrUnknown(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice")
 	var mode atomic.Int32
 	op.setFault(func(o string, _ opwallet.Transaction) fault {
 		if o == opwallet.OpDebit {
@@ -277,10 +284,7 @@ func TestSeamlessCheminDeFer(t *testing.T) {
 }
 
 func TestSeamlessVoidedCoupRollsBack(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	op.fund("bob", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice", "bob")
 	bank := e.stake("player:bob", 200, coupRef("T1", "C1"))
 	if _, err := e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: "raise", HoldId: bank.GetHoldId(), Amount: 300}); err != nil {
 		t.Fatal(err)
@@ -321,10 +325,7 @@ func TestSeamlessVoidedCoupRollsBack(t *testing.T) {
 }
 
 func TestSeamlessCreditAfterRestart(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	op.fund("bob", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice", "bob")
 	// Credits get no answer, the first one applied regardless.
 	var lost atomic.Bool
 	op.setFault(func(o string, _ opwallet.Transaction) fault {
@@ -599,10 +600,7 @@ func playCoups(e *env, players []string, first, coups int, pick func(int) int) {
 // one that does has it logged, counted and sent again (slowly) until it
 // takes it.
 func TestSeamlessCreditRefusedIsKept(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	op.fund("bob", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice", "bob")
 	var refused atomic.Int32
 	op.setFault(func(o string, _ opwallet.Transaction) fault {
 		if o == opwallet.OpCredit && refused.Add(1) == 1 {
@@ -629,10 +627,7 @@ func TestSeamlessCreditRefusedIsKept(t *testing.T) {
 // TestSeamlessLimitsCountPlayNotTransfers: the operator's debits and
 // credits are not play; the game's transfers are.
 func TestSeamlessLimitsCountPlayNotTransfers(t *testing.T) {
-	op := newFakeOp()
-	op.fund("alice", 1000)
-	op.fund("bob", 1000)
-	e := newSeamless(t, op)
+	op, e := seamlessWith(t, "alice", "bob")
 	if _, err := e.c.SetPlayerLimits(as(operator), &walletv1.SetPlayerLimitsRequest{RequestId: "l", AccountId: "player:alice",
 		Limits: &walletv1.PlayerLimits{DailyLossLimit: 150}}); err != nil {
 		t.Fatal(err)
