@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +31,8 @@ const (
 	relayRefusedFactor = 3000
 	// relayBatch bounds the entries one pass reads.
 	relayBatch = 10000
+	// relayWorkers bounds the players whose entries are sent at once.
+	relayWorkers = 16
 )
 
 // opMetrics are the metrics of seamless mode.
@@ -138,8 +141,9 @@ type outboxEntry struct {
 	x   *opTx
 }
 
-// relayPass sends every entry that is first for its player and due, and
-// returns how long to wait before the next pass.
+// relayPass sends the due entries, each player's in order (one waits
+// for his earlier ones), up to relayWorkers players at once, and returns
+// how long to wait before the next pass.
 func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState) time.Duration {
 	var entries []outboxEntry
 	var depth int
@@ -161,20 +165,50 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 		s.log.Error("operator outbox: read failed", "err", err)
 		return relayMax
 	}
-	wait := time.Minute
-	blocked := map[string]bool{}
+	// Each player's entries in order, the players in parallel.
+	var order []string
+	queues := map[string][]outboxEntry{}
 	for _, e := range entries {
+		if queues[e.x.Account] == nil {
+			order = append(order, e.x.Account)
+		}
+		queues[e.x.Account] = append(queues[e.x.Account], e)
+	}
+	var mu sync.Mutex
+	wait := time.Minute
+	sem := make(chan struct{}, relayWorkers)
+	var wg sync.WaitGroup
+	for _, acct := range order {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(q []outboxEntry) {
+			defer func() { <-sem; wg.Done() }()
+			w := s.relayPlayer(ctx, q, retries, &mu)
+			mu.Lock()
+			wait = min(wait, w)
+			mu.Unlock()
+		}(queues[acct])
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return 0
+	}
+	return wait
+}
+
+// relayPlayer sends one player's entries in order until one is not
+// acknowledged (in backoff, or failing now), and returns how long until
+// it is due. mu guards retries.
+func (s *Service) relayPlayer(ctx context.Context, q []outboxEntry, retries map[uint64]*retryState, mu *sync.Mutex) time.Duration {
+	for _, e := range q {
 		if ctx.Err() != nil {
 			return 0
 		}
-		if blocked[e.x.Account] {
-			continue
-		}
-		blocked[e.x.Account] = true // later entries of the player wait for this one
-		now := time.Now()
-		if r := retries[e.seq]; r != nil && now.Before(r.next) {
-			wait = min(wait, r.next.Sub(now))
-			continue
+		mu.Lock()
+		r := retries[e.seq]
+		mu.Unlock()
+		if now := time.Now(); r != nil && now.Before(r.next) {
+			return r.next.Sub(now)
 		}
 		cctx, cancel := context.WithTimeout(ctx, operatorCallTimeout)
 		res, callErr := s.callOperator(cctx, e.x)
@@ -184,17 +218,16 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 				s.log.Error("operator outbox: acknowledgement not recorded (it is sent again)", "transaction_id", e.x.ID, "err", err)
 				return relayMax
 			}
+			mu.Lock()
 			delete(retries, e.seq)
-			delete(blocked, e.x.Account)
+			mu.Unlock()
 			continue
 		}
 		if ctx.Err() != nil {
 			return 0
 		}
-		r := retries[e.seq]
 		if r == nil {
 			r = &retryState{}
-			retries[e.seq] = r
 		}
 		r.tries++
 		delay := s.backoff(r.tries)
@@ -209,9 +242,12 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 				"tries", r.tries, "retry_in", delay, "err", callErr)
 		}
 		r.next = time.Now().Add(delay)
-		wait = min(wait, delay)
+		mu.Lock()
+		retries[e.seq] = r
+		mu.Unlock()
+		return delay
 	}
-	return wait
+	return time.Minute
 }
 
 // backoff is the wait after the n-th failed try: first, doubling up to
