@@ -90,12 +90,14 @@ type WalletServiceClient interface {
 	// exceeds 2^63-1 minor units, nor does any balance: a deposit beyond
 	// either is refused with INVALID_AMOUNT.
 	// Errors: INVALID_ARGUMENT INVALID_AMOUNT / INVALID_ACCOUNT,
-	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED;
+	// seamless mode: FAILED_PRECONDITION SEAMLESS_WALLET for a player
+	// account (house:bank is still funded here).
 	Deposit(ctx context.Context, in *DepositRequest, opts ...grpc.CallOption) (*DepositResponse, error)
 	// Withdraw debits a player account's available balance to external
 	// funding. Idempotent by request_id.
 	// Errors: as Deposit, plus NOT_FOUND ACCOUNT_NOT_FOUND and
-	// FAILED_PRECONDITION INSUFFICIENT_FUNDS.
+	// FAILED_PRECONDITION INSUFFICIENT_FUNDS; seamless mode: as Deposit.
 	Withdraw(ctx context.Context, in *WithdrawRequest, opts ...grpc.CallOption) (*WithdrawResponse, error)
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
@@ -104,6 +106,16 @@ type WalletServiceClient interface {
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
 	// INVALID_ARGUMENT INVALID_AMOUNT.
+	// Seamless mode: the amount is first debited from the operator's wallet
+	// (reason "bet", round = the coup id of a reference
+	// "tables/<T>/coups/<C>"); a player's account needs no deposit.
+	// FAILED_PRECONDITION OPERATOR_REFUSED (ErrorInfo metadata
+	// "operator_code") or INSUFFICIENT_FUNDS when the operator refuses it
+	// (the request's answer); UNAVAILABLE OPERATOR_UNAVAILABLE when it does
+	// not answer: the debit is rolled back, nothing is held, and the same
+	// request_id may be sent again (a new debit). The same applies to a
+	// larger ResizeHold (the increase, reason "bank") and to ChargeFee (the
+	// fee, reason "fee").
 	PlaceHold(ctx context.Context, in *PlaceHoldRequest, opts ...grpc.CallOption) (*PlaceHoldResponse, error)
 	// VoidHold releases what is left of a hold. Idempotent by request_id.
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN.
@@ -492,12 +504,14 @@ type WalletServiceServer interface {
 	// exceeds 2^63-1 minor units, nor does any balance: a deposit beyond
 	// either is refused with INVALID_AMOUNT.
 	// Errors: INVALID_ARGUMENT INVALID_AMOUNT / INVALID_ACCOUNT,
-	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED;
+	// seamless mode: FAILED_PRECONDITION SEAMLESS_WALLET for a player
+	// account (house:bank is still funded here).
 	Deposit(context.Context, *DepositRequest) (*DepositResponse, error)
 	// Withdraw debits a player account's available balance to external
 	// funding. Idempotent by request_id.
 	// Errors: as Deposit, plus NOT_FOUND ACCOUNT_NOT_FOUND and
-	// FAILED_PRECONDITION INSUFFICIENT_FUNDS.
+	// FAILED_PRECONDITION INSUFFICIENT_FUNDS; seamless mode: as Deposit.
 	Withdraw(context.Context, *WithdrawRequest) (*WithdrawResponse, error)
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
@@ -506,6 +520,16 @@ type WalletServiceServer interface {
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
 	// INVALID_ARGUMENT INVALID_AMOUNT.
+	// Seamless mode: the amount is first debited from the operator's wallet
+	// (reason "bet", round = the coup id of a reference
+	// "tables/<T>/coups/<C>"); a player's account needs no deposit.
+	// FAILED_PRECONDITION OPERATOR_REFUSED (ErrorInfo metadata
+	// "operator_code") or INSUFFICIENT_FUNDS when the operator refuses it
+	// (the request's answer); UNAVAILABLE OPERATOR_UNAVAILABLE when it does
+	// not answer: the debit is rolled back, nothing is held, and the same
+	// request_id may be sent again (a new debit). The same applies to a
+	// larger ResizeHold (the increase, reason "bank") and to ChargeFee (the
+	// fee, reason "fee").
 	PlaceHold(context.Context, *PlaceHoldRequest) (*PlaceHoldResponse, error)
 	// VoidHold releases what is left of a hold. Idempotent by request_id.
 	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN.
