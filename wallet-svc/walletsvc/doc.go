@@ -112,8 +112,12 @@
 // he has no hold left in it, with one round_end, queued after its
 // credits and rollbacks: "completed" when a hold of it took part in a
 // settlement (or was posted, or the round is a fee's), "cancelled" when
-// all were voided or expired. A stake in a coup after his round of it
-// ended opens round "<coup>.2" (and so on).
+// all were voided or expired. A round where no stake stood (only debits
+// refused, or rolled back because their outcome was unknown) ends
+// cancelled only after a minute without a stake ("op-idle"; never while
+// a debit of it is in flight), so that the table's retry of the stake
+// under the same request id lands in the same round. A stake in a coup
+// after his round of it ended opens round "<coup>.2" (and so on).
 //
 // Outbox relay (opoutbox.go). Entries are sent in order per player (one
 // waits for the player's earlier ones), with exponential backoff from 100
@@ -166,7 +170,9 @@
 //     debit attempt count), "op-holds" (open hold id -> its round, table,
 //     debits, whether it was settled or is a bank; JSON), "op-rounds"
 //     (account id, 0x00, round id -> the player's open holds in the
-//     round, whether it completed, was credited or ended; JSON).
+//     round, whether it completed, was credited or staked, since when it
+//     is idle, whether it ended; JSON), "op-idle" (8-byte Unix ns since
+//     when a round without a stake waits, then the round key -> empty).
 //   - "outbox" (kit): one chemmy.events.v1.WalletEvent
 //     (transfer_recorded) per transfer, in the same transaction, subject
 //     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not

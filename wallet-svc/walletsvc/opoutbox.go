@@ -123,6 +123,11 @@ func (s *Service) relayLoop(ctx context.Context) {
 	retries := map[uint64]*retryState{}
 	for {
 		wait := s.relayPass(ctx, retries)
+		if idle, err := s.endIdleRounds(); err != nil {
+			s.log.Error("operator rounds: ending idle rounds failed", "err", err)
+		} else if idle > 0 {
+			wait = min(wait, idle)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -40,7 +40,9 @@ func TestSeamlessAgainstRefWallet(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "wallet.db")}
-	e.config = func(c *Config) { c.Operator, c.OperatorID, c.operatorBackoff = client, "casino-1", time.Millisecond }
+	e.config = func(c *Config) {
+		c.Operator, c.OperatorID, c.operatorBackoff, c.roundIdle = client, "casino-1", time.Millisecond, 20*time.Millisecond
+	}
 	e.start()
 	t.Cleanup(e.stop)
 	rng := rand.New(rand.NewPCG(3, 5))
@@ -57,7 +59,7 @@ func TestSeamlessAgainstRefWallet(t *testing.T) {
 	if err := ref.SetFaults(refwallet.Faults{}); err != nil {
 		t.Fatal(err)
 	}
-	e.drain()
+	e.drainAll()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := ref.Settle(ctx); err != nil {

@@ -90,9 +90,18 @@ var (
 	bucketOpAttempts = []byte("op-attempts") // idempotency key → 8-byte attempt count
 	bucketOpHolds    = []byte("op-holds")    // hold id → holdRec (JSON), open holds
 	bucketOpRounds   = []byte("op-rounds")   // account id, 0x00, round id → roundRec (JSON)
+	bucketOpIdle     = []byte("op-idle")     // 8-byte IdleSince (Unix ns), round key → empty
 )
 
-var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds}
+var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds, bucketOpIdle}
+
+// defaultRoundIdle is how long a round with only failed debits waits for
+// a stake before it ends cancelled (Config.roundIdle in tests).
+const defaultRoundIdle = time.Minute
+
+func idleKey(at time.Time, round string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())), round...)
+}
 
 // opTx is one operator transaction as logged.
 type opTx struct {
@@ -162,7 +171,15 @@ type roundRec struct {
 	Completed bool `json:"completed,omitempty"`
 	// Credited: a credit was sent in the round (no rollback after it).
 	Credited bool `json:"credited,omitempty"`
-	Ended    bool `json:"ended,omitempty"`
+	// Staked: a debit of the round was taken (a stake or a fee stood) or
+	// a credit sent. A round without, only debits refused or rolled back
+	// (their outcome unknown, or their stake refused), ends only after
+	// roundIdle without a stake (IdleSince, the "op-idle" index): the
+	// table retries a stake the operator did not answer under the same
+	// request id, in the same round.
+	Staked    bool      `json:"staked,omitempty"`
+	IdleSince time.Time `json:"idle_since,omitzero"`
+	Ended     bool      `json:"ended,omitempty"`
 }
 
 func roundKey(acct, round string) string { return acct + "\x00" + round }
@@ -213,11 +230,15 @@ type opTxn struct {
 	outbox   []string
 	inflight map[string]bool // debit id → true: add, false: delete
 	queued   bool
+	// endIdle: round keys whose idle wait is over (endIdleRounds);
+	// idleAdd, idleDel: "op-idle" keys to write and delete.
+	endIdle          map[string]bool
+	idleAdd, idleDel [][]byte
 }
 
 func newOpTxn(tx *bolt.Tx, now time.Time, def string) *opTxn {
 	return &opTxn{tx: tx, now: now.UTC(), def: def, holds: map[string]*holdRec{}, rounds: map[string]*roundRec{},
-		txs: map[string]*opTx{}, inflight: map[string]bool{}}
+		txs: map[string]*opTx{}, inflight: map[string]bool{}, endIdle: map[string]bool{}}
 }
 
 func isPlayerAccount(id string) bool { return strings.HasPrefix(id, playerPrefix) }
@@ -343,7 +364,18 @@ func (o *opTxn) endRounds() {
 	slices.Sort(keys)
 	for _, k := range keys {
 		r := o.rounds[k]
+		if !r.IdleSince.IsZero() && (r.Staked || r.Open > 0 || o.endIdle[k]) {
+			o.idleDel = append(o.idleDel, idleKey(r.IdleSince, k))
+			r.IdleSince = time.Time{}
+		}
 		if r.Open > 0 || r.Ended || r.Txs == 0 {
+			continue
+		}
+		if !r.Staked && !o.endIdle[k] {
+			if r.IdleSince.IsZero() {
+				r.IdleSince = o.now
+				o.idleAdd = append(o.idleAdd, idleKey(r.IdleSince, k))
+			}
 			continue
 		}
 		acct, round, _ := strings.Cut(k, "\x00")
@@ -396,6 +428,17 @@ func (o *opTxn) write() error {
 			err = in.Delete([]byte(id))
 		}
 		if err != nil {
+			return err
+		}
+	}
+	idle := o.tx.Bucket(bucketOpIdle)
+	for _, k := range o.idleDel {
+		if err := idle.Delete(k); err != nil {
+			return err
+		}
+	}
+	for _, k := range o.idleAdd {
+		if err := idle.Put(k, nil); err != nil {
 			return err
 		}
 	}
@@ -572,6 +615,7 @@ func (t *txn) recordDebit() error {
 		return err
 	}
 	rr.Txs++
+	rr.Staked = true
 	if o.debitHold == nil {
 		rr.Completed = true // a fee
 		return nil
@@ -667,7 +711,7 @@ func (t *txn) sweepAccount(a *account, held *holdRec) error {
 			return err
 		}
 		rr.Txs++
-		rr.Credited = true
+		rr.Credited, rr.Staked = true, true
 		x := o.newTx(kindCredit, a.id, round, rr.Table, amount)
 		x.Reason = why
 		o.enqueue(x)
@@ -945,7 +989,13 @@ func (s *Service) logDebit(key string, need *opTx) (*opTx, error) {
 		if err := b.Put([]byte(key), binary.BigEndian.AppendUint64(nil, n)); err != nil {
 			return err
 		}
+		// The round may have ended since the dry run (endIdleRounds).
+		round, err := newOpTxn(tx, s.now(), s.currency).freeRound(d.Account, d.Round)
+		if err != nil {
+			return err
+		}
 		now := s.now().UTC()
+		d.Round = round
 		d.ID = "db-" + safeID(need.RequestID) + "-" + strconv.FormatUint(n, 10)
 		d.Status, d.Created, d.Updated = statusPending, now, now
 		if err := putTx(tx, &d); err != nil {
@@ -970,6 +1020,51 @@ func (s *Service) rollbackDebit(d *opTx) error {
 	})
 	s.notifyOperator()
 	return err
+}
+
+// endIdleRounds ends (cancelled) the rounds with only failed debits that
+// waited roundIdle without a stake, and reports when the next is due
+// (zero: none waiting).
+func (s *Service) endIdleRounds() (time.Duration, error) {
+	var next time.Duration
+	var ended bool
+	err := s.commit.Update(func(tx *bolt.Tx) error {
+		next, ended = 0, false
+		now := s.now()
+		o := newOpTxn(tx, now, s.currency)
+		// A round with a debit in flight waits for its outcome.
+		busy := map[string]bool{}
+		if err := tx.Bucket(bucketOpInflight).ForEach(func(k, _ []byte) error {
+			d, err := getTx(tx, string(k))
+			busy[roundKey(d.Account, d.Round)] = true
+			return err
+		}); err != nil {
+			return err
+		}
+		c := tx.Bucket(bucketOpIdle).Cursor()
+		for k, _ := c.First(); k != nil && len(k) > 8; k, _ = c.Next() {
+			at := time.Unix(0, int64(binary.BigEndian.Uint64(k)))
+			if due := at.Add(s.roundIdle); due.After(now) {
+				next = due.Sub(now)
+				break
+			}
+			key := string(k[8:])
+			if busy[key] {
+				next = s.roundIdle
+				continue
+			}
+			acct, round, _ := strings.Cut(key, "\x00")
+			if _, err := o.round(acct, round, ""); err != nil {
+				return err
+			}
+			o.endIdle[key], ended = true, true
+		}
+		return o.write()
+	})
+	if ended {
+		s.notifyOperator()
+	}
+	return next, err
 }
 
 // recoverDebits queues, at start, the rollback of every debit still in

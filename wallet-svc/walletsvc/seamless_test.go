@@ -23,7 +23,7 @@ func newSeamless(t testing.TB, op *fakeOp) *env {
 	t.Helper()
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "wallet.db")}
 	e.config = func(c *Config) {
-		c.Operator, c.OperatorID, c.operatorBackoff = op, "casino-1", time.Millisecond
+		c.Operator, c.OperatorID, c.operatorBackoff, c.roundIdle = op, "casino-1", time.Millisecond, 20*time.Millisecond
 	}
 	e.start()
 	t.Cleanup(e.stop)
@@ -52,20 +52,39 @@ func (e *env) stake(acct string, amount int64, ref string) *walletv1.Hold {
 	return r.GetHold()
 }
 
-// outboxDepth is the number of operator transactions waiting.
-func (e *env) outboxDepth() int {
+// outboxDepth is the number of operator transactions waiting (with
+// idle, and of rounds waiting to end).
+func (e *env) outboxDepth(idle bool) int {
 	var n int
-	_ = e.svc.db.View(func(tx *bolt.Tx) error { n = tx.Bucket(bucketOpOutbox).Stats().KeyN; return nil })
+	_ = e.svc.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketOpOutbox).Stats().KeyN
+		if idle {
+			n += tx.Bucket(bucketOpIdle).Stats().KeyN
+		}
+		return nil
+	})
 	return n
 }
 
 // drain waits until the operator outbox is empty.
 func (e *env) drain() {
 	e.t.Helper()
+	e.waitOutbox(false)
+}
+
+// drainAll waits until the operator outbox is empty and no round waits
+// to end.
+func (e *env) drainAll() {
+	e.t.Helper()
+	e.waitOutbox(true)
+}
+
+func (e *env) waitOutbox(idle bool) {
+	e.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for e.outboxDepth() > 0 {
+	for e.outboxDepth(idle) > 0 {
 		if time.Now().After(deadline) {
-			e.t.Fatalf("the operator outbox still holds %d entries", e.outboxDepth())
+			e.t.Fatalf("the operator outbox still holds %d entries", e.outboxDepth(idle))
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -180,13 +199,24 @@ func TestSeamlessDebitRefusedOrUnknown(t *testing.T) {
 	if op.bal("alice") != 1000 {
 		t.Fatalf("balance %d, want 1000", op.bal("alice"))
 	}
-	// The retry of u1 is a new debit (attempt 2) and stands.
+	// The retry of u1 is a new debit (attempt 2), in the same round, and
+	// stands.
 	mode.Store(int32(faultNone))
 	if err := place("u1"); err != nil {
 		t.Fatal(err)
 	}
 	if op.bal("alice") != 900 {
 		t.Fatalf("balance %d, want 900", op.bal("alice"))
+	}
+	e.drain()
+	if st, n := op.roundEnd("alice", "Cu1"); n != 0 {
+		t.Fatalf("round Cu1 ended %q while its stake stands", st)
+	}
+	// The round of u2, with only a debit rolled back, ends cancelled
+	// once it waited for a stake in vain.
+	e.drainAll()
+	if st, n := op.roundEnd("alice", "Cu2"); st != opwallet.RoundCancelled || n != 1 {
+		t.Fatalf("round Cu2 %q x%d", st, n)
 	}
 	txs, totals := e.report()
 	seen := map[string]string{}
@@ -379,7 +409,7 @@ func TestSeamlessDebitInFlightAtCrash(t *testing.T) {
 	var crash atomic.Bool
 	crash.Store(true)
 	e.config = func(c *Config) {
-		c.Operator, c.OperatorID, c.operatorBackoff = op, "casino-1", time.Millisecond
+		c.Operator, c.OperatorID, c.operatorBackoff, c.roundIdle = op, "casino-1", time.Millisecond, 20*time.Millisecond
 		c.crashAfterDebit = func(string) bool { return crash.Load() }
 	}
 	e.start()
@@ -414,7 +444,7 @@ func TestSeamlessDebitInFlightAtCrash(t *testing.T) {
 // commission and fees left).
 func (e *env) wantConserved(op *fakeOp) {
 	e.t.Helper()
-	e.drain()
+	e.drainAll()
 	r, err := e.c.AuditLedger(as(auditor), &walletv1.AuditLedgerRequest{})
 	if err != nil {
 		e.t.Fatal(err)
@@ -485,7 +515,7 @@ func TestSeamlessRandomFaults(t *testing.T) {
 		coups = 15
 	}
 	playCoups(e, players, 0, coups, pick)
-	e.drain()
+	e.drainAll()
 	wantNoViolations(t, op)
 	e.wantConserved(op)
 	// Every round with a transaction ended exactly once.

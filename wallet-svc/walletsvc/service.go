@@ -99,6 +99,10 @@ type Config struct {
 	// fails the request right after the debit was logged in flight, as a
 	// crash there would (this package's tests).
 	crashAfterDebit func(id string) bool
+	// roundIdle is how long a round with only failed debits waits for a
+	// stake before it ends; default 1 minute (this package's tests
+	// shorten it).
+	roundIdle time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -176,6 +180,7 @@ type Service struct {
 	keys            keyLocks
 	opMetrics       *opMetrics
 	crashAfterDebit func(id string) bool
+	roundIdle       time.Duration
 }
 
 var _ walletv1.WalletServiceServer = (*Service)(nil)
@@ -204,6 +209,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	if s.opFirst <= 0 {
 		s.opFirst = defaultRelayFirst
+	}
+	if s.roundIdle = c.roundIdle; s.roundIdle <= 0 {
+		s.roundIdle = defaultRoundIdle
 	}
 	s.opMetrics = newOpMetrics()
 	base, err := app.Start(ctx, app.Config{
