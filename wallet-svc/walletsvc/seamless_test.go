@@ -684,3 +684,34 @@ func TestSeamlessLimitsCountPlayNotTransfers(t *testing.T) {
 	e.stake("player:alice", 50, coupRef("T1", "C2"))
 	e.wantConserved(op)
 }
+
+func TestOperatorReportRequests(t *testing.T) {
+	_, e := seamlessWith(t, "alice")
+	day := time.Now().UTC().Format(time.DateOnly)
+	for _, c := range []struct {
+		req    *walletv1.GetOperatorReportRequest
+		reason string
+	}{
+		{&walletv1.GetOperatorReportRequest{Day: "2026-13-01"}, "INVALID_ARGUMENT"},
+		{&walletv1.GetOperatorReportRequest{Day: day, OperatorId: "other"}, "INVALID_ARGUMENT"},
+		{&walletv1.GetOperatorReportRequest{Day: day, PageSize: -1}, "INVALID_ARGUMENT"},
+		{&walletv1.GetOperatorReportRequest{Day: day, PageToken: "x"}, "INVALID_PAGE_TOKEN"},
+	} {
+		_, err := e.c.GetOperatorReport(as(operator), c.req)
+		wantErr(t, err, codes.InvalidArgument, c.reason)
+	}
+	// Players and the table service may not read it.
+	if _, err := e.c.GetOperatorReport(as(tableSvc), &walletv1.GetOperatorReportRequest{Day: day}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("table-svc: %v", err)
+	}
+	e.stake("player:alice", 10, coupRef("T1", "C1"))
+	r, err := e.c.GetOperatorReport(as(operator), &walletv1.GetOperatorReportRequest{Day: day})
+	if err != nil || len(r.GetTransactions()) != 1 || r.GetOperatorId() != "casino-1" {
+		t.Fatalf("%v %v", r, err)
+	}
+	// Another day has nothing.
+	r, err = e.c.GetOperatorReport(as(auditor), &walletv1.GetOperatorReportRequest{Day: "2020-01-01"})
+	if err != nil || len(r.GetTransactions()) != 0 || len(r.GetTotals()) != 0 {
+		t.Fatalf("%v %v", r, err)
+	}
+}
