@@ -30,27 +30,39 @@ const intentGrace = 30 * time.Second
 // opening the next shoe. The caller holds the table's lock. Every call it
 // makes is idempotent, so after a crash it is simply called again.
 func (s *Service) advance(ctx context.Context, id string) error {
+	_, err := s.advanceFrom(ctx, id, nil)
+	return err
+}
+
+// advanceFrom is advance from t, the table exactly as stored (nil: read
+// from the store), and returns the table as stored after it (nil with an
+// error): a caller that has just saved the table reads it no more.
+func (s *Service) advanceFrom(ctx context.Context, id string, t *table) (*table, error) {
 	for {
-		again, err := s.advancePass(ctx, id)
+		var again bool
+		var err error
+		t, again, err = s.advancePass(ctx, id, t)
 		if err != nil {
 			s.markStuck(id)
-			return err
+			return nil, err
 		}
 		if !again {
 			s.unstick(id)
-			return nil
+			return t, nil
 		}
 	}
 }
 
 // advancePass carries out the effects the table's core asks for, from the
-// stored table, and saves once. It reports whether another pass is due:
-// an effect that must start from a stored state (seat fees, billed by the
+// stored table (t, or read when nil), and saves once; it returns the
+// table as stored after it. It reports whether another pass is due: an
+// effect that must start from a stored state (seat fees, billed by the
 // clock, so that a retried charge is the same request) waits for it.
-func (s *Service) advancePass(ctx context.Context, id string) (again bool, err error) {
-	t, err := s.load(id)
-	if err != nil {
-		return false, err
+func (s *Service) advancePass(ctx context.Context, id string, t *table) (_ *table, again bool, err error) {
+	if t == nil {
+		if t, err = s.load(id); err != nil {
+			return nil, false, err
+		}
 	}
 	c := &change{t: t, now: s.now()}
 	changed, again, err := s.advanceCore(ctx, c)
@@ -62,7 +74,10 @@ func (s *Service) advancePass(ctx context.Context, id string) (again bool, err e
 			err = serr
 		}
 	}
-	return again && err == nil, err
+	if err != nil {
+		return nil, false, err
+	}
+	return t, again, nil
 }
 
 // handTotal is the HAND-TOTAL of card codes.

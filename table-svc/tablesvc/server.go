@@ -454,13 +454,16 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 			return nil, err
 		}
 		failpoint(method)
-		if err := s.advance(ctx, t.ID); err != nil {
+		// c.t is the table as saved: advanced without reading it again.
+		after, err := s.advanceFrom(ctx, t.ID, c.t)
+		if err != nil {
 			// The action stands; the retry loop finishes the coup.
 			s.logStuck(t.ID, err)
+			if after, err = s.load(t.ID); err != nil {
+				return nil, err
+			}
 		}
-		if t, err = s.load(t.ID); err != nil {
-			return nil, err
-		}
+		t = after
 	}
 	return toProto(t, viewerOf(ctx)), nil
 }
