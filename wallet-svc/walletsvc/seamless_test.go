@@ -554,6 +554,8 @@ func TestSeamlessRandomFaults(t *testing.T) {
 	if net == 0 || opCredits == 0 {
 		t.Fatal("nothing was played")
 	}
+	t.Logf("%d operator transactions (%d rounds); calls: debit %d, credit %d, rollback %d, round_end %d; operator net %d",
+		len(txs), len(rounds), op.count("debit"), op.count("credit"), op.count("rollback"), op.count("round_end"), opNet)
 }
 
 // playCoups plays coups K<first>... of chemin de fer on table T1 among players, the
