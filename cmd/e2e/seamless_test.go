@@ -363,6 +363,7 @@ func (r *seamlessRig) checkBooks(players []string, funding int64, report map[str
 	// after a credit.
 	type key struct{ player, round string }
 	staked, ends, credited := map[key]bool{}, map[key]int{}, map[key]bool{}
+	reasons := map[string]int{}
 	seen := map[string]bool{}
 	for _, rec := range recs {
 		req := rec.Request
@@ -370,6 +371,7 @@ func (r *seamlessRig) checkBooks(players []string, funding int64, report map[str
 		seen[req.TransactionID] = true
 		switch rec.Kind {
 		case opwallet.OpDebit:
+			reasons[req.Reason]++
 			if rec.Status != refwallet.StatusRefused {
 				staked[k] = true
 			}
@@ -400,6 +402,9 @@ func (r *seamlessRig) checkBooks(players []string, funding int64, report map[str
 		if !slices.Contains(want, tx.GetStatus()) {
 			t.Errorf("transaction %s (%s): operator %s, chemmy %s", req.TransactionID, rec.Kind, rec.Status, tx.GetStatus())
 		}
+	}
+	if reasons["bank"] == 0 || reasons["bet"] == 0 || len(reasons) != 2 {
+		t.Errorf("debit reasons %v: want the banks as \"bank\", the bets as \"bet\"", reasons)
 	}
 	for k := range staked {
 		if ends[k] != 1 {

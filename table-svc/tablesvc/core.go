@@ -78,6 +78,12 @@ type gameCore interface {
 }
 
 // addRanks adds the ranks of card codes to n.
+
+// bankHolds are the commands, of any game, whose hold is a bank or a bid
+// for the bank (the others' are bets): the wallet tells the operator's
+// wallet so in seamless mode.
+var bankHolds = map[string]bool{"accept_bank": true, "bid_bank": true, "bid": true}
+
 func addRanks(n *[13]int, codes []string) {
 	for _, code := range codes {
 		if c, err := rules.ParseCard(code); err == nil {
@@ -187,7 +193,7 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		// derived from the request's idempotency key (a digest, to stay
 		// within the wallet's id length).
 		sum := sha256.Sum256([]byte(c.key))
-		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID)
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID, bankHolds[cmd.CommandName()])
 		if err != nil {
 			return err
 		}

@@ -44,18 +44,25 @@ type intent struct {
 	Account   string    `json:"account"`
 	Amount    int64     `json:"amount"`
 	Reference string    `json:"reference"`
-	Key       string    `json:"key"`
-	Hash      []byte    `json:"hash"`
+	// Bank: the hold is a bank (or a bid for it), not a bet.
+	Bank bool   `json:"bank,omitempty"`
+	Key  string `json:"key"`
+	Hash []byte `json:"hash"`
 }
 
 func (in intent) request(id string) *walletv1.PlaceHoldRequest {
-	return &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference}
+	r := &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference}
+	if in.Bank {
+		r.Purpose = walletv1.HoldPurpose_HOLD_PURPOSE_BANK
+	}
+	return r
 }
 
 // hold escrows amount of the player's account with wallet-svc, under an
-// intent of the change's request. It returns the hold id.
-func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string) (string, error) {
-	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Key: c.key, Hash: c.hash}
+// intent of the change's request; bank says the hold is a bank (or a bid
+// for it). It returns the hold id.
+func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string, bank bool) (string, error) {
+	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Bank: bank, Key: c.key, Hash: c.hash}
 	v, err := json.Marshal(in)
 	if err != nil {
 		return "", err

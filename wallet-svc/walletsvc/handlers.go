@@ -140,7 +140,11 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 			if err := t.checkStakeFirst(a, req.GetAmount(), req.GetAmount()); err != nil {
 				return nil, err
 			}
-			if err := t.fund(a, req.GetAmount(), whyBet, req.GetReference(), nil); err != nil {
+			why := whyBet
+			if req.GetPurpose() == walletv1.HoldPurpose_HOLD_PURPOSE_BANK {
+				why = whyBank
+			}
+			if err := t.fund(a, req.GetAmount(), why, req.GetReference(), nil); err != nil {
 				return nil, err
 			}
 			if avail := a.balance - a.held; req.GetAmount() > avail {

@@ -137,6 +137,14 @@ func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
 	if h.GetAmount() != 300 {
 		t.Fatal(h)
 	}
+	// A bank (PlaceHold's purpose) is debited as one.
+	if _, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "bank", AccountId: "player:alice", Amount: 200,
+		Reference: coupRef("T1", "C2"), Purpose: walletv1.HoldPurpose_HOLD_PURPOSE_BANK}); err != nil {
+		t.Fatal(err)
+	}
+	if txs, _ := e.report(); len(txs) != 2 || txs[1].GetReason() != "bank" || txs[1].GetAmount() != 200 {
+		t.Fatalf("report after a bank %v", txs)
+	}
 	// The operator holds the money: no deposit or withdrawal of a player.
 	_, err := e.c.Deposit(as(operator), &walletv1.DepositRequest{RequestId: "d", AccountId: "player:alice", Amount: 5})
 	wantErr(t, err, codes.FailedPrecondition, "SEAMLESS_WALLET")
@@ -151,7 +159,7 @@ func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
 	}
 	_, err = e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "big", AccountId: "player:alice", Amount: 200, Reference: coupRef("T1", "C1")})
 	wantErr(t, err, codes.FailedPrecondition, "LIMIT_REACHED")
-	if op.bal("alice") != 700 || op.count("debit") != 1 {
+	if op.bal("alice") != 500 || op.count("debit") != 2 {
 		t.Fatalf("balance %d after %d debits", op.bal("alice"), op.count("debit"))
 	}
 	e.wantConserved(op)

@@ -235,6 +235,59 @@ func (HoldState) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{1}
 }
 
+// HoldPurpose is what a hold escrows.
+type HoldPurpose int32
+
+const (
+	// Unset: a bet.
+	HoldPurpose_HOLD_PURPOSE_UNSPECIFIED HoldPurpose = 0
+	// A punter's stake: a bet, a banco, an old-game stake.
+	HoldPurpose_HOLD_PURPOSE_BET HoldPurpose = 1
+	// A bank put up, or an auction bid for the bank.
+	HoldPurpose_HOLD_PURPOSE_BANK HoldPurpose = 2
+)
+
+// Enum value maps for HoldPurpose.
+var (
+	HoldPurpose_name = map[int32]string{
+		0: "HOLD_PURPOSE_UNSPECIFIED",
+		1: "HOLD_PURPOSE_BET",
+		2: "HOLD_PURPOSE_BANK",
+	}
+	HoldPurpose_value = map[string]int32{
+		"HOLD_PURPOSE_UNSPECIFIED": 0,
+		"HOLD_PURPOSE_BET":         1,
+		"HOLD_PURPOSE_BANK":        2,
+	}
+)
+
+func (x HoldPurpose) Enum() *HoldPurpose {
+	p := new(HoldPurpose)
+	*p = x
+	return p
+}
+
+func (x HoldPurpose) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HoldPurpose) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[2].Descriptor()
+}
+
+func (HoldPurpose) Type() protoreflect.EnumType {
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[2]
+}
+
+func (x HoldPurpose) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HoldPurpose.Descriptor instead.
+func (HoldPurpose) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{2}
+}
+
 // CoupOutcome is the result of a coup from the bank's side (CF-RESULT).
 type CoupOutcome int32
 
@@ -272,11 +325,11 @@ func (x CoupOutcome) String() string {
 }
 
 func (CoupOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[2].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[3].Descriptor()
 }
 
 func (CoupOutcome) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[2]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[3]
 }
 
 func (x CoupOutcome) Number() protoreflect.EnumNumber {
@@ -285,7 +338,7 @@ func (x CoupOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CoupOutcome.Descriptor instead.
 func (CoupOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
 }
 
 // CommissionRounding is how a fractional commission becomes minor units
@@ -329,11 +382,11 @@ func (x CommissionRounding) String() string {
 }
 
 func (CommissionRounding) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[3].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[4].Descriptor()
 }
 
 func (CommissionRounding) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[3]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[4]
 }
 
 func (x CommissionRounding) Number() protoreflect.EnumNumber {
@@ -342,7 +395,7 @@ func (x CommissionRounding) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CommissionRounding.Descriptor instead.
 func (CommissionRounding) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
 }
 
 // PuntoBancoOutcome is the result of a punto banco coup.
@@ -382,11 +435,11 @@ func (x PuntoBancoOutcome) String() string {
 }
 
 func (PuntoBancoOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[4].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[5].Descriptor()
 }
 
 func (PuntoBancoOutcome) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[4]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[5]
 }
 
 func (x PuntoBancoOutcome) Number() protoreflect.EnumNumber {
@@ -395,7 +448,7 @@ func (x PuntoBancoOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PuntoBancoOutcome.Descriptor instead.
 func (PuntoBancoOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
 }
 
 // PuntoBancoBetType is what a punto banco bet is on (PB-BETS).
@@ -454,11 +507,11 @@ func (x PuntoBancoBetType) String() string {
 }
 
 func (PuntoBancoBetType) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[5].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[6].Descriptor()
 }
 
 func (PuntoBancoBetType) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[5]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[6]
 }
 
 func (x PuntoBancoBetType) Number() protoreflect.EnumNumber {
@@ -467,7 +520,7 @@ func (x PuntoBancoBetType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PuntoBancoBetType.Descriptor instead.
 func (PuntoBancoBetType) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
 }
 
 // BanqueSide is which table a banque bet is on (BQ-BETS).
@@ -508,11 +561,11 @@ func (x BanqueSide) String() string {
 }
 
 func (BanqueSide) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[6].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[7].Descriptor()
 }
 
 func (BanqueSide) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[6]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[7]
 }
 
 func (x BanqueSide) Number() protoreflect.EnumNumber {
@@ -521,7 +574,7 @@ func (x BanqueSide) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BanqueSide.Descriptor instead.
 func (BanqueSide) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
 }
 
 // FeeType is the kind of house fee ChargeFee takes.
@@ -560,11 +613,11 @@ func (x FeeType) String() string {
 }
 
 func (FeeType) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_wallet_v1_wallet_proto_enumTypes[7].Descriptor()
+	return file_chemmy_wallet_v1_wallet_proto_enumTypes[8].Descriptor()
 }
 
 func (FeeType) Type() protoreflect.EnumType {
-	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[7]
+	return &file_chemmy_wallet_v1_wallet_proto_enumTypes[8]
 }
 
 func (x FeeType) Number() protoreflect.EnumNumber {
@@ -573,7 +626,7 @@ func (x FeeType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FeeType.Descriptor instead.
 func (FeeType) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{8}
 }
 
 // Account is one ledger account. Amounts in minor units.
@@ -1235,7 +1288,10 @@ type PlaceHoldRequest struct {
 	Reference string `protobuf:"bytes,4,opt,name=reference,proto3" json:"reference,omitempty"`
 	// When set (> 0), the hold expires this long after it is placed unless
 	// resolved before. Unset: it never expires (banks and bets of a coup).
-	Ttl           *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// What the stake is. Seamless wallet mode sends it to the operator's
+	// wallet as the debit's reason ("bet" or "bank"); unset is a bet.
+	Purpose       HoldPurpose `protobuf:"varint,6,opt,name=purpose,proto3,enum=chemmy.wallet.v1.HoldPurpose" json:"purpose,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1303,6 +1359,13 @@ func (x *PlaceHoldRequest) GetTtl() *durationpb.Duration {
 		return x.Ttl
 	}
 	return nil
+}
+
+func (x *PlaceHoldRequest) GetPurpose() HoldPurpose {
+	if x != nil {
+		return x.Purpose
+	}
+	return HoldPurpose_HOLD_PURPOSE_UNSPECIFIED
 }
 
 // PlaceHoldResponse holds the new hold.
@@ -4586,7 +4649,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\"I\n" +
 	"\x12GetAccountResponse\x123\n" +
-	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\xb3\x01\n" +
+	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\xec\x01\n" +
 	"\x10PlaceHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -4594,7 +4657,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1c\n" +
 	"\treference\x18\x04 \x01(\tR\treference\x12+\n" +
-	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"?\n" +
+	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x127\n" +
+	"\apurpose\x18\x06 \x01(\x0e2\x1d.chemmy.wallet.v1.HoldPurposeR\apurpose\"?\n" +
 	"\x11PlaceHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"I\n" +
 	"\x0fVoidHoldRequest\x12\x1d\n" +
@@ -4901,7 +4965,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x12HOLD_STATE_SETTLED\x10\x02\x12\x15\n" +
 	"\x11HOLD_STATE_VOIDED\x10\x03\x12\x15\n" +
 	"\x11HOLD_STATE_POSTED\x10\x04\x12\x16\n" +
-	"\x12HOLD_STATE_EXPIRED\x10\x05*\x80\x01\n" +
+	"\x12HOLD_STATE_EXPIRED\x10\x05*X\n" +
+	"\vHoldPurpose\x12\x1c\n" +
+	"\x18HOLD_PURPOSE_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10HOLD_PURPOSE_BET\x10\x01\x12\x15\n" +
+	"\x11HOLD_PURPOSE_BANK\x10\x02*\x80\x01\n" +
 	"\vCoupOutcome\x12\x1c\n" +
 	"\x18COUP_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16COUP_OUTCOME_BANK_WINS\x10\x01\x12\x1b\n" +
@@ -4972,178 +5040,180 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescData
 }
 
-var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
 var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                  // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                    // 1: chemmy.wallet.v1.HoldState
-	(CoupOutcome)(0),                  // 2: chemmy.wallet.v1.CoupOutcome
-	(CommissionRounding)(0),           // 3: chemmy.wallet.v1.CommissionRounding
-	(PuntoBancoOutcome)(0),            // 4: chemmy.wallet.v1.PuntoBancoOutcome
-	(PuntoBancoBetType)(0),            // 5: chemmy.wallet.v1.PuntoBancoBetType
-	(BanqueSide)(0),                   // 6: chemmy.wallet.v1.BanqueSide
-	(FeeType)(0),                      // 7: chemmy.wallet.v1.FeeType
-	(*Account)(nil),                   // 8: chemmy.wallet.v1.Account
-	(*Hold)(nil),                      // 9: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),                  // 10: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),            // 11: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),           // 12: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),           // 13: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),          // 14: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),         // 15: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),        // 16: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),          // 17: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),         // 18: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),           // 19: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),          // 20: chemmy.wallet.v1.VoidHoldResponse
-	(*CoupBet)(nil),                   // 21: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),         // 22: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),        // 23: chemmy.wallet.v1.SettleCoupResponse
-	(*PostHoldRequest)(nil),           // 24: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),          // 25: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),         // 26: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),        // 27: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),        // 28: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),       // 29: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),      // 30: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),            // 31: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),     // 32: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),        // 33: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),            // 34: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),       // 35: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),             // 36: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),   // 37: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                 // 38: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),  // 39: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                 // 40: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),       // 41: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),      // 42: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),          // 43: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),         // 44: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                  // 45: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),          // 46: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),         // 47: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),              // 48: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                // 49: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),    // 50: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),   // 51: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),    // 52: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),   // 53: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),         // 54: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),        // 55: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),  // 56: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),       // 57: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),            // 58: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil), // 59: chemmy.wallet.v1.GetOperatorReportResponse
-	(*timestamppb.Timestamp)(nil),     // 60: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 61: google.protobuf.Duration
+	(HoldPurpose)(0),                  // 2: chemmy.wallet.v1.HoldPurpose
+	(CoupOutcome)(0),                  // 3: chemmy.wallet.v1.CoupOutcome
+	(CommissionRounding)(0),           // 4: chemmy.wallet.v1.CommissionRounding
+	(PuntoBancoOutcome)(0),            // 5: chemmy.wallet.v1.PuntoBancoOutcome
+	(PuntoBancoBetType)(0),            // 6: chemmy.wallet.v1.PuntoBancoBetType
+	(BanqueSide)(0),                   // 7: chemmy.wallet.v1.BanqueSide
+	(FeeType)(0),                      // 8: chemmy.wallet.v1.FeeType
+	(*Account)(nil),                   // 9: chemmy.wallet.v1.Account
+	(*Hold)(nil),                      // 10: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                  // 11: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),            // 12: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),           // 13: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),           // 14: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),          // 15: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),         // 16: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),        // 17: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),          // 18: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),         // 19: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),           // 20: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),          // 21: chemmy.wallet.v1.VoidHoldResponse
+	(*CoupBet)(nil),                   // 22: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),         // 23: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),        // 24: chemmy.wallet.v1.SettleCoupResponse
+	(*PostHoldRequest)(nil),           // 25: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),          // 26: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),         // 27: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),        // 28: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),        // 29: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),       // 30: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),      // 31: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),            // 32: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),     // 33: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),        // 34: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),            // 35: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),       // 36: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),             // 37: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),   // 38: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                 // 39: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),  // 40: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                 // 41: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),       // 42: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),      // 43: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),          // 44: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),         // 45: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                  // 46: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),          // 47: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),         // 48: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),              // 49: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                // 50: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),    // 51: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),   // 52: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),    // 53: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),   // 54: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),         // 55: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),        // 56: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),  // 57: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),       // 58: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),            // 59: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil), // 60: chemmy.wallet.v1.GetOperatorReportResponse
+	(*timestamppb.Timestamp)(nil),     // 61: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 62: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	60, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	60, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	60, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	60, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
-	8,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
-	10, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
-	10, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	61, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
-	9,  // 11: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	9,  // 12: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	21, // 13: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
-	2,  // 14: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 15: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	2,  // 16: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	10, // 17: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 18: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 19: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 20: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	9,  // 21: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	10, // 22: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 23: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	31, // 24: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	34, // 25: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	60, // 26: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	5,  // 27: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	4,  // 28: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	36, // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	3,  // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	38, // 31: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	10, // 32: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	6,  // 33: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	40, // 34: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	2,  // 35: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	2,  // 36: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	38, // 38: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	10, // 39: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 40: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	3,  // 41: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	8,  // 42: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	10, // 43: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	45, // 44: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	38, // 45: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	10, // 46: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	61, // 47: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	60, // 48: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	61, // 49: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	60, // 50: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	60, // 51: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	48, // 52: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	53, // 53: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	48, // 54: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	48, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	60, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	49, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	60, // 58: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	60, // 59: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	57, // 60: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	58, // 61: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	11, // 62: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	13, // 63: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	15, // 64: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	17, // 65: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	19, // 66: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	22, // 67: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	24, // 68: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	26, // 69: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	28, // 70: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	30, // 71: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	33, // 72: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	37, // 73: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	41, // 74: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	43, // 75: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	46, // 76: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	50, // 77: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	52, // 78: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	54, // 79: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	56, // 80: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	12, // 81: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	14, // 82: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	16, // 83: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	18, // 84: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	20, // 85: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	23, // 86: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	25, // 87: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	27, // 88: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	29, // 89: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	32, // 90: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	35, // 91: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	39, // 92: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	42, // 93: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	44, // 94: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	47, // 95: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	51, // 96: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	53, // 97: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	55, // 98: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	59, // 99: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	81, // [81:100] is the sub-list for method output_type
-	62, // [62:81] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	61, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	61, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	61, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	61, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	9,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
+	11, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
+	11, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
+	62, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	2,  // 11: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
+	10, // 12: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	10, // 13: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	22, // 14: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	3,  // 15: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,  // 16: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	3,  // 17: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	11, // 18: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	10, // 19: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	11, // 20: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	10, // 21: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	10, // 22: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	11, // 23: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 24: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	32, // 25: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	35, // 26: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	61, // 27: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	6,  // 28: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,  // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	37, // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,  // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	39, // 32: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 33: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,  // 34: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	41, // 35: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,  // 36: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,  // 38: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	39, // 39: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 40: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 41: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,  // 42: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,  // 43: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	11, // 44: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	46, // 45: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	39, // 46: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 47: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	62, // 48: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	61, // 49: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	62, // 50: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	61, // 51: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	61, // 52: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	49, // 53: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	54, // 54: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	49, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	49, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	61, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	50, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	61, // 59: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	61, // 60: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	58, // 61: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	59, // 62: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	12, // 63: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	14, // 64: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	16, // 65: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	18, // 66: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	20, // 67: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	23, // 68: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	25, // 69: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	27, // 70: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	29, // 71: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	31, // 72: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	34, // 73: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	38, // 74: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	42, // 75: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	44, // 76: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	47, // 77: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	51, // 78: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	53, // 79: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	55, // 80: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	57, // 81: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	13, // 82: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	15, // 83: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	17, // 84: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	19, // 85: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	21, // 86: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	24, // 87: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	26, // 88: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	28, // 89: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	30, // 90: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	33, // 91: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	36, // 92: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	40, // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	43, // 94: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	45, // 95: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	48, // 96: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	52, // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	54, // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	56, // 99: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	60, // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	82, // [82:101] is the sub-list for method output_type
+	63, // [63:82] is the sub-list for method input_type
+	63, // [63:63] is the sub-list for extension type_name
+	63, // [63:63] is the sub-list for extension extendee
+	0,  // [0:63] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -5156,7 +5226,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
-			NumEnums:      8,
+			NumEnums:      9,
 			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   1,
