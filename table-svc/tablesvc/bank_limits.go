@@ -38,21 +38,46 @@ import (
 // stay at stake; when they do not, give (his game's way to give up the
 // bank) is applied in c and the staff_action emitted.
 func (s *Service) limitKeep(ctx context.Context, c *change, banker string, bank int64, give game.Command) error {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	_, err := s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: c.t.account(banker), Amount: bank})
-	if errs.Reason(err) != reasonLimitReached {
-		if err != nil {
-			s.log.Warn("the banker's limits could not be checked; the bank stays", "table", c.t.ID, "banker", banker, "err", err)
-		}
+	limit, why, err := s.bankerLimit(ctx, c.t, banker, bank)
+	if err != nil {
+		s.log.Warn("the banker's limits could not be checked; the bank stays", "table", c.t.ID, "banker", banker, "err", err)
+		return nil
+	}
+	if limit == "" {
 		return nil
 	}
 	if err := s.applyCore(ctx, c, give); err != nil {
 		return fmt.Errorf("%s of %s (limit): %w", give.CommandName(), banker, err)
 	}
 	c.emit("", &eventsv1.StaffAction{Action: "limit_pass", ActorId: trust.Table, ActorRole: string(auth.RoleService),
-		Detail: "banker " + banker + ": " + errs.Info(err).GetMetadata()["limit"], Reason: status.Convert(err).Message()})
+		Detail: "banker " + banker + ": " + limit, Reason: why})
 	return nil
+}
+
+// stakeVerdict is the wallet's verdict on a banker's new bank of amount,
+// given with the settlement (SettleCoupResponse.banker_stake; nil check:
+// none given). It lives only in memory, from the settlement to keepBank.
+type stakeVerdict struct {
+	amount int64
+	check  *walletv1.StakeCheck
+}
+
+// bankerLimit is the limit reached (and why) that refuses banker his bank
+// at stake, "" when none: the verdict the wallet gave with the settlement
+// when it is on this bank, else the wallet's CheckStake.
+func (s *Service) bankerLimit(ctx context.Context, t *table, banker string, bank int64) (limit, why string, err error) {
+	v := t.stake
+	t.stake = stakeVerdict{}
+	if v.check != nil && v.amount == bank {
+		return v.check.GetLimit(), v.check.GetMessage(), nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err = s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: t.account(banker), Amount: bank})
+	if errs.Reason(err) == reasonLimitReached {
+		return errs.Info(err).GetMetadata()["limit"], status.Convert(err).Message(), nil
+	}
+	return "", "", err
 }
 
 // keepBank: a banque banker keeping his bank after a settlement (a

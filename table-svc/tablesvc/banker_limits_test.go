@@ -1,9 +1,12 @@
 package tablesvc
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
@@ -38,12 +41,24 @@ func TestBankerOverHisLimitsPassesTheBank(t *testing.T) {
 
 	t.Run("the bank grows past the maximum stake", func(t *testing.T) {
 		h := newHarness(t)
+		// The settlement brings the wallet's verdict: CheckStake is not called.
+		var checks atomic.Int32
+		h.restartTableWith(grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
+			cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			if method == walletv1.WalletService_CheckStake_FullMethodName {
+				checks.Add(1)
+			}
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}))
 		h.fund(10000, "alice", "bob")
 		setLimits(h, "alice", &walletv1.PlayerLimits{MaxStake: 1200})
 		id := h.tableWith(nil, 0, cards, "alice", "bob")
 		h.acceptBank(id, "alice", 1000)
 		h.mustBet(id, "bob", 500) // the bank wins: 1475 is over 1200
 		passed(h, id)
+		if n := checks.Load(); n != 0 {
+			t.Errorf("CheckStake called %d times; the settlement gave the verdict", n)
+		}
 	})
 	t.Run("self-excluded between coups", func(t *testing.T) {
 		h := newHarness(t)

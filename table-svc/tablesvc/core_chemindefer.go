@@ -226,6 +226,8 @@ func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 		}
 		failpoint("after-settle")
 		t.noteSettlement(e.CoupID, resp.GetTransfers())
+		// The wallet's verdict on the new bank, for keepBank right after.
+		t.stake = stakeVerdict{amount: resp.GetNewBank(), check: resp.GetBankerStake()}
 		return chemindefer.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(),
 			BankerNet: resp.GetBankerNet(), NewBank: resp.GetNewBank()}, true, nil
 	}

@@ -65,6 +65,10 @@ type table struct {
 	// settled is the last settlement's wallet transfers, for the round
 	// history (round_transfers.go); not stored with the table.
 	settled *settlement
+
+	// stake is the wallet's verdict on the banker's new bank, from the
+	// settlement to keepBank (in memory only: bank_limits.go).
+	stake stakeVerdict
 }
 
 // cf reports whether t plays chemin de fer.

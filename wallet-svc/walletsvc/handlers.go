@@ -336,6 +336,20 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 		newBank, setAside = limit, newBank-limit
 	}
 	t.resize(bank, banker, newBank)
+	var stake *walletv1.StakeCheck
+	if newBank > 0 && isPlayerAccount(banker.id) {
+		// Whether his limits allow the bank to stay at stake, as CheckStake
+		// right after the commit (this coup's transfers, each of which
+		// moves the banker's money, noted in his play as flush notes
+		// them), so that the table need not ask.
+		var played *int64
+		if len(trs) > 0 {
+			played = &st.BankerNet
+		}
+		if stake, err = t.stakeCheck(banker, newBank, played); err != nil {
+			return nil, err
+		}
+	}
 	return &walletv1.SettleCoupResponse{
 		Uncovered:      uncovered,
 		SetAside:       setAside,
@@ -347,6 +361,7 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 		BankerNet:      st.BankerNet,
 		NewBank:        newBank,
 		Transfers:      trs,
+		BankerStake:    stake,
 	}, nil
 }
 

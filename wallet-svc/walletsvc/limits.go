@@ -8,6 +8,7 @@ import (
 
 	"go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -237,6 +238,28 @@ func (t *txn) checkStakeFirst(a *account, hold, more int64) error {
 // stakeAllowed is checkStake's verdict without noting the play: the
 // player's play as of now, or LIMIT_REACHED. It only reads.
 func (t *txn) stakeAllowed(a *account, hold, more int64) (playRecord, error) {
+	return t.stakeVerdict(a, hold, more, nil)
+}
+
+// stakeCheck is the verdict CheckStake of a and amount would give right
+// after this txn commits; played, when not nil, is the net result on a of
+// the txn's game transfers, noted in his play as flush will note them: a
+// banker's new bank after his settlement (SettleCoupResponse.
+// banker_stake). It only reads.
+func (t *txn) stakeCheck(a *account, amount int64, played *int64) (*walletv1.StakeCheck, error) {
+	_, verdict := t.stakeVerdict(a, amount, 0, played)
+	if verdict == nil {
+		return &walletv1.StakeCheck{Allowed: true}, nil
+	}
+	if errs.Reason(verdict) != reasonLimitReached {
+		return nil, verdict
+	}
+	return &walletv1.StakeCheck{Limit: errs.Info(verdict).GetMetadata()["limit"], Message: status.Convert(verdict).Message()}, nil
+}
+
+// stakeVerdict is stakeAllowed; with played, the play of this txn's game
+// transfers (their net on a) noted first.
+func (t *txn) stakeVerdict(a *account, hold, more int64, played *int64) (playRecord, error) {
 	rec, err := readLimits(t.tx, a.id, t.def, t.nowT)
 	if err != nil {
 		return playRecord{}, err
@@ -248,6 +271,9 @@ func (t *txn) stakeAllowed(a *account, hold, more int64) (playRecord, error) {
 	now, gap := t.nowT, t.sessionGap()
 	l := rec.Limits
 	p = p.at(now, gap)
+	if played != nil {
+		p = p.played(now, gap, *played)
+	}
 	atStake := a.held + more
 	switch {
 	case l.SelfExcludedUntil.After(now):

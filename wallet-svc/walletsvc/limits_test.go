@@ -1,6 +1,7 @@
 package walletsvc
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -215,5 +216,45 @@ func TestLimitChange(t *testing.T) {
 	past := limitsRecord{Limits: limitSet{SelfExcludedUntil: now.Add(-time.Hour)}}
 	if r := past.change(limitSet{}, now, time.Hour); r.Pending != nil {
 		t.Fatalf("an ended self-exclusion made a change pending: %+v", r)
+	}
+}
+
+// SettleCoup answers, with the new bank, what CheckStake of the banker
+// and that bank answers right after it (banker_stake), this coup's
+// result counted in his losses: the table need not ask.
+func TestSettleCoupChecksBankerStake(t *testing.T) {
+	_, e := newClockedEnv(t)
+	for i, c := range []struct {
+		name    string
+		limits  *walletv1.PlayerLimits
+		outcome walletv1.CoupOutcome
+		limit   string // "" when allowed
+	}{
+		{"no limits", nil, bankWins, ""},
+		{"the bank grown past the maximum stake", &walletv1.PlayerLimits{MaxStake: 1200}, bankWins, limitMaxStake},
+		// Losing 500 and 500 left at stake: over 900 only with this coup's loss counted.
+		{"this coup's loss counted", &walletv1.PlayerLimits{DailyLossLimit: 900}, bankLoses, limitDailyLoss},
+		{"within the daily loss", &walletv1.PlayerLimits{DailyLossLimit: 1100}, bankLoses, ""},
+	} {
+		banker, punter := fmt.Sprintf("player:banker%d", i), fmt.Sprintf("player:punter%d", i)
+		e.deposit(banker, 5000)
+		e.deposit(punter, 5000)
+		bank, bet := e.hold(banker, 1000), e.hold(punter, 500)
+		if c.limits != nil {
+			e.setLimits(banker, c.limits)
+		}
+		r, err := e.c.SettleCoup(as(tableSvc), &walletv1.SettleCoupRequest{CoupId: fmt.Sprintf("stake-%d", i), BankHoldId: bank.GetHoldId(),
+			Bets: bets(bet), Outcome: c.outcome})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := r.GetBankerStake()
+		if got == nil || got.GetAllowed() != (c.limit == "") || got.GetLimit() != c.limit {
+			t.Errorf("%s: banker_stake %v, want limit %q", c.name, got, c.limit)
+		}
+		_, err = e.c.CheckStake(as(tableSvc), &walletv1.CheckStakeRequest{AccountId: banker, Amount: r.GetNewBank()})
+		if (err == nil) != got.GetAllowed() || (err != nil && errs.Info(err).GetMetadata()["limit"] != got.GetLimit()) {
+			t.Errorf("%s: CheckStake after it says %v, the settlement %v", c.name, err, got)
+		}
 	}
 }

@@ -1698,7 +1698,15 @@ type SettleCoupResponse struct {
 	Uncovered int64 `protobuf:"varint,9,opt,name=uncovered,proto3" json:"uncovered,omitempty"`
 	// The part of the new bank above bank_limit released to the banker
 	// (CF-BANK-LIMIT); new_bank is after it.
-	SetAside      int64 `protobuf:"varint,10,opt,name=set_aside,json=setAside,proto3" json:"set_aside,omitempty"`
+	SetAside int64 `protobuf:"varint,10,opt,name=set_aside,json=setAside,proto3" json:"set_aside,omitempty"`
+	// Whether the banker's limits allow new_bank to stay at stake, checked
+	// in the settlement's transaction as CheckStake of the bank hold's
+	// account and new_bank would be right after it (this coup's result
+	// counted in his losses and session). Set when new_bank > 0 and the
+	// bank is a player's; unset otherwise (or from an older wallet: ask
+	// CheckStake). The table service passes a bank it refuses (CF-PASS)
+	// without calling CheckStake.
+	BankerStake   *StakeCheck `protobuf:"bytes,11,opt,name=banker_stake,json=bankerStake,proto3" json:"banker_stake,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1803,6 +1811,78 @@ func (x *SettleCoupResponse) GetSetAside() int64 {
 	return 0
 }
 
+func (x *SettleCoupResponse) GetBankerStake() *StakeCheck {
+	if x != nil {
+		return x.BankerStake
+	}
+	return nil
+}
+
+// StakeCheck is a verdict of the player limits on an amount at stake.
+type StakeCheck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the limits allow it.
+	Allowed bool `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	// When not allowed: the limit reached, as CheckStake's LIMIT_REACHED
+	// ErrorInfo metadata "limit" names it (self_exclusion, max_stake,
+	// daily_loss, session_loss, session_time), and why.
+	Limit         string `protobuf:"bytes,2,opt,name=limit,proto3" json:"limit,omitempty"`
+	Message       string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StakeCheck) Reset() {
+	*x = StakeCheck{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StakeCheck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StakeCheck) ProtoMessage() {}
+
+func (x *StakeCheck) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StakeCheck.ProtoReflect.Descriptor instead.
+func (*StakeCheck) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *StakeCheck) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *StakeCheck) GetLimit() string {
+	if x != nil {
+		return x.Limit
+	}
+	return ""
+}
+
+func (x *StakeCheck) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // PostHoldRequest resolves a hold by a transfer.
 type PostHoldRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1821,7 +1901,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1833,7 +1913,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1846,7 +1926,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PostHoldRequest) GetRequestId() string {
@@ -1895,7 +1975,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1907,7 +1987,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1920,7 +2000,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PostHoldResponse) GetHold() *Hold {
@@ -1950,7 +2030,7 @@ type ResizeHoldRequest struct {
 
 func (x *ResizeHoldRequest) Reset() {
 	*x = ResizeHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2042,7 @@ func (x *ResizeHoldRequest) String() string {
 func (*ResizeHoldRequest) ProtoMessage() {}
 
 func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2055,7 @@ func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldRequest.ProtoReflect.Descriptor instead.
 func (*ResizeHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResizeHoldRequest) GetRequestId() string {
@@ -2009,7 +2089,7 @@ type ResizeHoldResponse struct {
 
 func (x *ResizeHoldResponse) Reset() {
 	*x = ResizeHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2101,7 @@ func (x *ResizeHoldResponse) String() string {
 func (*ResizeHoldResponse) ProtoMessage() {}
 
 func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2114,7 @@ func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldResponse.ProtoReflect.Descriptor instead.
 func (*ResizeHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ResizeHoldResponse) GetHold() *Hold {
@@ -2054,7 +2134,7 @@ type ExpireHoldsRequest struct {
 
 func (x *ExpireHoldsRequest) Reset() {
 	*x = ExpireHoldsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2146,7 @@ func (x *ExpireHoldsRequest) String() string {
 func (*ExpireHoldsRequest) ProtoMessage() {}
 
 func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2159,7 @@ func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExpireHoldsRequest) GetRequestId() string {
@@ -2099,7 +2179,7 @@ type ExpireHoldsResponse struct {
 
 func (x *ExpireHoldsResponse) Reset() {
 	*x = ExpireHoldsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2191,7 @@ func (x *ExpireHoldsResponse) String() string {
 func (*ExpireHoldsResponse) ProtoMessage() {}
 
 func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2204,7 @@ func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ExpireHoldsResponse) GetHolds() []*Hold {
@@ -2148,7 +2228,7 @@ type ListStatementRequest struct {
 
 func (x *ListStatementRequest) Reset() {
 	*x = ListStatementRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2240,7 @@ func (x *ListStatementRequest) String() string {
 func (*ListStatementRequest) ProtoMessage() {}
 
 func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2253,7 @@ func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
 func (*ListStatementRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListStatementRequest) GetAccountId() string {
@@ -2211,7 +2291,7 @@ type StatementEntry struct {
 
 func (x *StatementEntry) Reset() {
 	*x = StatementEntry{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2303,7 @@ func (x *StatementEntry) String() string {
 func (*StatementEntry) ProtoMessage() {}
 
 func (x *StatementEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2316,7 @@ func (x *StatementEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
 func (*StatementEntry) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatementEntry) GetTransfer() *Transfer {
@@ -2273,7 +2353,7 @@ type ListStatementResponse struct {
 
 func (x *ListStatementResponse) Reset() {
 	*x = ListStatementResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2365,7 @@ func (x *ListStatementResponse) String() string {
 func (*ListStatementResponse) ProtoMessage() {}
 
 func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2378,7 @@ func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
 func (*ListStatementResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListStatementResponse) GetAccount() *Account {
@@ -2331,7 +2411,7 @@ type AuditLedgerRequest struct {
 
 func (x *AuditLedgerRequest) Reset() {
 	*x = AuditLedgerRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2343,7 +2423,7 @@ func (x *AuditLedgerRequest) String() string {
 func (*AuditLedgerRequest) ProtoMessage() {}
 
 func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2356,7 +2436,7 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -2386,7 +2466,7 @@ type CurrencyTotals struct {
 
 func (x *CurrencyTotals) Reset() {
 	*x = CurrencyTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2398,7 +2478,7 @@ func (x *CurrencyTotals) String() string {
 func (*CurrencyTotals) ProtoMessage() {}
 
 func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2411,7 +2491,7 @@ func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
 func (*CurrencyTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CurrencyTotals) GetCurrencyCode() string {
@@ -2491,7 +2571,7 @@ type AuditLedgerResponse struct {
 
 func (x *AuditLedgerResponse) Reset() {
 	*x = AuditLedgerResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2583,7 @@ func (x *AuditLedgerResponse) String() string {
 func (*AuditLedgerResponse) ProtoMessage() {}
 
 func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2596,7 @@ func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
 func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AuditLedgerResponse) GetBalanced() bool {
@@ -2595,7 +2675,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2687,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2700,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -2689,7 +2769,7 @@ type SettlePuntoBancoRequest struct {
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2781,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2794,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -2825,7 +2905,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2837,7 +2917,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2850,7 +2930,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -2897,7 +2977,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +2989,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3002,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -2972,7 +3052,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2984,7 +3064,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2997,7 +3077,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -3041,7 +3121,7 @@ type SettleBanqueRequest struct {
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3133,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3146,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -3137,7 +3217,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3149,7 +3229,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3162,7 +3242,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -3236,7 +3316,7 @@ type ChargeFeeRequest struct {
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3328,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3341,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -3333,7 +3413,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3345,7 +3425,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3358,7 +3438,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3408,7 +3488,7 @@ type OldStake struct {
 
 func (x *OldStake) Reset() {
 	*x = OldStake{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3420,7 +3500,7 @@ func (x *OldStake) String() string {
 func (*OldStake) ProtoMessage() {}
 
 func (x *OldStake) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3433,7 +3513,7 @@ func (x *OldStake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
 func (*OldStake) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *OldStake) GetHoldId() string {
@@ -3491,7 +3571,7 @@ type SettleOldRequest struct {
 
 func (x *SettleOldRequest) Reset() {
 	*x = SettleOldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3503,7 +3583,7 @@ func (x *SettleOldRequest) String() string {
 func (*SettleOldRequest) ProtoMessage() {}
 
 func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3516,7 +3596,7 @@ func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
 func (*SettleOldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SettleOldRequest) GetCoupId() string {
@@ -3568,7 +3648,7 @@ type SettleOldResponse struct {
 
 func (x *SettleOldResponse) Reset() {
 	*x = SettleOldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3580,7 +3660,7 @@ func (x *SettleOldResponse) String() string {
 func (*SettleOldResponse) ProtoMessage() {}
 
 func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3593,7 +3673,7 @@ func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
 func (*SettleOldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SettleOldResponse) GetCoupId() string {
@@ -3672,7 +3752,7 @@ type PlayerLimits struct {
 
 func (x *PlayerLimits) Reset() {
 	*x = PlayerLimits{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3684,7 +3764,7 @@ func (x *PlayerLimits) String() string {
 func (*PlayerLimits) ProtoMessage() {}
 
 func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3697,7 +3777,7 @@ func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
 func (*PlayerLimits) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *PlayerLimits) GetDailyLossLimit() int64 {
@@ -3761,7 +3841,7 @@ type PlayerPlay struct {
 
 func (x *PlayerPlay) Reset() {
 	*x = PlayerPlay{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3773,7 +3853,7 @@ func (x *PlayerPlay) String() string {
 func (*PlayerPlay) ProtoMessage() {}
 
 func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3786,7 +3866,7 @@ func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
 func (*PlayerPlay) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PlayerPlay) GetDay() string {
@@ -3838,7 +3918,7 @@ type SetPlayerLimitsRequest struct {
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3850,7 +3930,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3863,7 +3943,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -3897,7 +3977,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3909,7 +3989,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3922,7 +4002,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -3942,7 +4022,7 @@ type GetPlayerLimitsRequest struct {
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3954,7 +4034,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3967,7 +4047,7 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
@@ -3993,7 +4073,7 @@ type GetPlayerLimitsResponse struct {
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4005,7 +4085,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4018,7 +4098,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4068,7 +4148,7 @@ type CheckStakeRequest struct {
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4080,7 +4160,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4093,7 +4173,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -4119,7 +4199,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4131,7 +4211,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4144,7 +4224,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -4164,7 +4244,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4176,7 +4256,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4189,7 +4269,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -4265,7 +4345,7 @@ type OperatorTransaction struct {
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4277,7 +4357,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4290,7 +4370,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -4432,7 +4512,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4444,7 +4524,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4457,7 +4537,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -4524,7 +4604,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4536,7 +4616,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4549,7 +4629,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -4680,7 +4760,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\x12+\n" +
 	"\x11commission_exempt\x18\a \x01(\bR\x10commissionExempt\x12\x1d\n" +
 	"\n" +
-	"bank_limit\x18\b \x01(\x03R\tbankLimit\"\xf8\x02\n" +
+	"bank_limit\x18\b \x01(\x03R\tbankLimit\"\xb9\x03\n" +
 	"\x12SettleCoupResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\x12\x18\n" +
@@ -4695,7 +4775,13 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\ttransfers\x18\b \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\x12\x1c\n" +
 	"\tuncovered\x18\t \x01(\x03R\tuncovered\x12\x1b\n" +
 	"\tset_aside\x18\n" +
-	" \x01(\x03R\bsetAside\"\x9d\x01\n" +
+	" \x01(\x03R\bsetAside\x12?\n" +
+	"\fbanker_stake\x18\v \x01(\v2\x1c.chemmy.wallet.v1.StakeCheckR\vbankerStake\"V\n" +
+	"\n" +
+	"StakeCheck\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x14\n" +
+	"\x05limit\x18\x02 \x01(\tR\x05limit\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x9d\x01\n" +
 	"\x0fPostHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
@@ -5041,7 +5127,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                  // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                    // 1: chemmy.wallet.v1.HoldState
@@ -5068,57 +5154,58 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*CoupBet)(nil),                   // 22: chemmy.wallet.v1.CoupBet
 	(*SettleCoupRequest)(nil),         // 23: chemmy.wallet.v1.SettleCoupRequest
 	(*SettleCoupResponse)(nil),        // 24: chemmy.wallet.v1.SettleCoupResponse
-	(*PostHoldRequest)(nil),           // 25: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),          // 26: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),         // 27: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),        // 28: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),        // 29: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),       // 30: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),      // 31: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),            // 32: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),     // 33: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),        // 34: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),            // 35: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),       // 36: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),             // 37: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),   // 38: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                 // 39: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),  // 40: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                 // 41: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),       // 42: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),      // 43: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),          // 44: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),         // 45: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                  // 46: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),          // 47: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),         // 48: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),              // 49: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                // 50: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),    // 51: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),   // 52: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),    // 53: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),   // 54: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),         // 55: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),        // 56: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),  // 57: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),       // 58: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),            // 59: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil), // 60: chemmy.wallet.v1.GetOperatorReportResponse
-	(*timestamppb.Timestamp)(nil),     // 61: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 62: google.protobuf.Duration
+	(*StakeCheck)(nil),                // 25: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),           // 26: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),          // 27: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),         // 28: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),        // 29: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),        // 30: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),       // 31: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),      // 32: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),            // 33: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),     // 34: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),        // 35: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),            // 36: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),       // 37: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),             // 38: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),   // 39: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                 // 40: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),  // 41: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                 // 42: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),       // 43: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),      // 44: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),          // 45: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),         // 46: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                  // 47: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),          // 48: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),         // 49: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),              // 50: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                // 51: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),    // 52: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),   // 53: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),    // 54: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),   // 55: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),         // 56: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),        // 57: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),  // 58: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),       // 59: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),            // 60: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil), // 61: chemmy.wallet.v1.GetOperatorReportResponse
+	(*timestamppb.Timestamp)(nil),     // 62: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 63: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	61, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	61, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	61, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	61, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	62, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	62, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	62, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	62, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	62, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	63, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,  // 11: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	10, // 12: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	10, // 13: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
@@ -5127,93 +5214,94 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	4,  // 16: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
 	3,  // 17: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
 	11, // 18: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	10, // 19: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	11, // 20: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	10, // 21: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 22: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	11, // 23: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 24: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	32, // 25: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	35, // 26: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	61, // 27: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	6,  // 28: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	5,  // 29: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	37, // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	4,  // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	39, // 32: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 33: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 34: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	41, // 35: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	3,  // 36: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 38: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	39, // 39: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 40: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 41: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	4,  // 42: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	9,  // 43: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	11, // 44: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	46, // 45: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	39, // 46: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 47: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	62, // 48: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	61, // 49: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	62, // 50: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	61, // 51: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	61, // 52: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	49, // 53: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	54, // 54: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	49, // 55: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	49, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	61, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	50, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	61, // 59: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	61, // 60: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	58, // 61: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	59, // 62: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	12, // 63: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	14, // 64: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	16, // 65: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	18, // 66: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	20, // 67: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	23, // 68: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	25, // 69: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	27, // 70: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	29, // 71: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	31, // 72: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	34, // 73: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	38, // 74: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	42, // 75: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	44, // 76: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	47, // 77: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	51, // 78: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	53, // 79: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	55, // 80: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	57, // 81: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	13, // 82: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	15, // 83: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	17, // 84: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	19, // 85: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	21, // 86: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	24, // 87: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	26, // 88: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	28, // 89: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	30, // 90: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	33, // 91: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	36, // 92: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	40, // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	43, // 94: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	45, // 95: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	48, // 96: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	52, // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	54, // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	56, // 99: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	60, // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	82, // [82:101] is the sub-list for method output_type
-	63, // [63:82] is the sub-list for method input_type
-	63, // [63:63] is the sub-list for extension type_name
-	63, // [63:63] is the sub-list for extension extendee
-	0,  // [0:63] is the sub-list for field type_name
+	25, // 19: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
+	10, // 20: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	11, // 21: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	10, // 22: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	10, // 23: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	11, // 24: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 25: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	33, // 26: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	36, // 27: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	62, // 28: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	6,  // 29: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,  // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	38, // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,  // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	40, // 33: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 34: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,  // 35: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	42, // 36: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 38: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,  // 39: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	40, // 40: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 41: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 42: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,  // 43: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,  // 44: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	11, // 45: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	47, // 46: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	40, // 47: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 48: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	63, // 49: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	62, // 50: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	63, // 51: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	62, // 52: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	62, // 53: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	50, // 54: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55, // 55: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	50, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	50, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	62, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	51, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	62, // 60: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	62, // 61: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	59, // 62: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	60, // 63: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	12, // 64: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	14, // 65: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	16, // 66: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	18, // 67: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	20, // 68: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	23, // 69: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	26, // 70: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	28, // 71: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	30, // 72: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	32, // 73: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	35, // 74: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	39, // 75: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	43, // 76: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	45, // 77: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	48, // 78: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	52, // 79: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	54, // 80: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	56, // 81: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	58, // 82: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	13, // 83: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	15, // 84: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	17, // 85: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	19, // 86: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	21, // 87: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	24, // 88: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	27, // 89: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	29, // 90: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	31, // 91: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	34, // 92: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	37, // 93: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	41, // 94: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	44, // 95: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	46, // 96: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	49, // 97: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	53, // 98: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	55, // 99: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	57, // 100: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	61, // 101: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	83, // [83:102] is the sub-list for method output_type
+	64, // [64:83] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -5227,7 +5315,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   52,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -234,7 +234,8 @@ type WalletServiceClient interface {
 	GetPlayerLimits(ctx context.Context, in *GetPlayerLimitsRequest, opts ...grpc.CallOption) (*GetPlayerLimitsResponse, error)
 	// CheckStake asks whether a player's limits allow amount, already held,
 	// to stay at stake (table-svc, for a bank carried from coup to coup: a
-	// banker whose limits say no is made to pass it). Reads only.
+	// banker whose limits say no is made to pass it; SettleCoup gives the
+	// same verdict on its new bank, banker_stake). Reads only.
 	// Errors: FAILED_PRECONDITION LIMIT_REACHED (ErrorInfo metadata "limit"),
 	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
 	// INVALID_AMOUNT.
@@ -648,7 +649,8 @@ type WalletServiceServer interface {
 	GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error)
 	// CheckStake asks whether a player's limits allow amount, already held,
 	// to stay at stake (table-svc, for a bank carried from coup to coup: a
-	// banker whose limits say no is made to pass it). Reads only.
+	// banker whose limits say no is made to pass it; SettleCoup gives the
+	// same verdict on its new bank, banker_stake). Reads only.
 	// Errors: FAILED_PRECONDITION LIMIT_REACHED (ErrorInfo metadata "limit"),
 	// NOT_FOUND ACCOUNT_NOT_FOUND, INVALID_ARGUMENT INVALID_ACCOUNT /
 	// INVALID_AMOUNT.
