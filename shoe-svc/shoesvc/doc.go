@@ -95,7 +95,9 @@
 // # Dealing and the cut card
 //
 // DealCard deals the card at position cards_dealt (0-based, burned cards
-// excluded). After every deal
+// excluded); DealCards deals several in order, each exactly as its
+// DealCard, in one write transaction (the table service's coup openings:
+// one commit for four cards). After every deal
 //
 //	cut_card_out = cards_remaining <= cut_card_from_end
 //
