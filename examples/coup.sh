@@ -15,7 +15,10 @@
 # money is in the reference operator wallet (CHEMMY_OPERATOR_WALLET,
 # default 127.0.0.1:7090), funded through its admin endpoint with the token
 # in CHEMMY_OPERATOR_ADMIN_TOKEN_FILE (default .chemmy/operator/admin-token);
-# the balances printed are the operator's, and chemmy's escrow.
+# the balances printed are the operator's, and chemmy's escrow. Against
+# your own operator wallet (chemmy run -operator-url), set
+# CHEMMY_OPERATOR_ADMIN_TOKEN_FILE=none: fund alice, bob and carol (5000
+# each) in your wallet first; the script then only plays.
 set -euo pipefail
 
 RUN=${RUN_ID:-run-$(date +%s)-$$}
@@ -30,17 +33,21 @@ field() {
 token_of() { echo "$1-token"; }
 
 OPW=${CHEMMY_OPERATOR_WALLET:-127.0.0.1:7090}
+OPW_ADMIN=${CHEMMY_OPERATOR_ADMIN_TOKEN_FILE:-.chemmy/operator/admin-token}
 # operator_admin METHOD PATH [JSON]: the reference operator wallet's admin endpoint.
 operator_admin() {
   local body=()
   [ $# -lt 3 ] || body=(-H 'Content-Type: application/json' -d "$3")
   ${CURL:-curl} -sS --fail-with-body -X "$1" "${body[@]}" \
-    -H "Authorization: Bearer $(cat "${CHEMMY_OPERATOR_ADMIN_TOKEN_FILE:-.chemmy/operator/admin-token}")" "http://$OPW$2"
+    -H "Authorization: Bearer $(cat "$OPW_ADMIN")" "http://$OPW$2"
 }
 
 echo "== fund three players (operator)"
 for p in alice bob carol; do
-  if [ "${CHEMMY_WALLET:-transfer}" = seamless ]; then
+  if [ "${CHEMMY_WALLET:-transfer}" = seamless ] && [ "$OPW_ADMIN" = none ]; then
+    echo "$p: funded in your operator wallet (not by this script)"
+    continue
+  elif [ "${CHEMMY_WALLET:-transfer}" = seamless ]; then
     operator_admin POST /admin/players "{\"player_id\":\"$p\",\"balance\":5000}" >/dev/null
     echo "the operator's wallet holds 5000 for $p"
     continue
@@ -104,7 +111,7 @@ call croupier-token chemmy.table.v1.TableService/GetTable "{\"table_id\":\"$TABL
       }'
 
 echo "== balances"
-if [ "${CHEMMY_WALLET:-transfer}" = seamless ]; then
+if [ "${CHEMMY_WALLET:-transfer}" = seamless ] && [ "$OPW_ADMIN" != none ]; then
   sleep 1 # the credits go to the operator from wallet-svc's outbox, just after the settlement
   echo "the operator's wallet: $(operator_admin GET /admin/balances | tr -d '\n ')"
   echo "(chemmy's escrow: what a player has held at the table, e.g. alice's bank if she kept it)"
@@ -113,4 +120,6 @@ for a in player:alice player:bob player:carol house:commission; do
   BAL=$(call operator-token chemmy.wallet.v1.WalletService/GetAccount "{\"account_id\":\"$a\"}" | field balance)
   echo "$a ${BAL:-0}"
 done
+COUP=$(call croupier-token chemmy.table.v1.TableService/GetTable "{\"table_id\":\"$TABLE\"}" | sed -n '/"lastCoup"/,$p' | field coupId)
 echo "TABLE=$TABLE"
+echo "COUP=$COUP"

@@ -53,6 +53,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/table-svc/tablesvc"
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
 func usage() {
@@ -108,6 +109,7 @@ func run(args []string) int {
 	operatorURL := fs.String("operator-url", "", "seamless: the operator wallet's base URL (https, or http on loopback); empty starts the reference operator wallet at -operator-wallet-addr")
 	operatorSecret := fs.String("operator-secret-file", "", "seamless with -operator-url: the file of the HMAC secret shared with the operator wallet (or CHEMMY_OPERATOR_SECRET)")
 	operatorTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless with -operator-url: the timeout of each call to the operator wallet")
+	operatorID := fs.String("operator-id", walletsvc.DefaultOperatorID, "seamless: the operator's name in the reconciliation report (GetOperatorReport)")
 	operatorAddr := fs.String("operator-wallet-addr", "127.0.0.1:7090", "seamless without -operator-url: the reference operator wallet's address")
 	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
 		if err := fs.Set("interrupt-after", v); err != nil {
@@ -143,7 +145,7 @@ func run(args []string) int {
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
-		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr,
+		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chemmy run:", err)

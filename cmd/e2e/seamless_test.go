@@ -19,6 +19,7 @@ import (
 	"github.com/chemmy/chemmy/gateway/gateway"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/opwallet/refwallet"
 )
@@ -416,6 +417,50 @@ func (r *seamlessRig) checkBooks(players []string, funding int64, report map[str
 	for id, tx := range report {
 		if !seen[id] && !(tx.GetKind() == opwallet.OpDebit && tx.GetStatus() == "rolled_back") {
 			t.Errorf("chemmy's transaction %s (%s, %s) is not in the operator's ledger", id, tx.GetKind(), tx.GetStatus())
+		}
+	}
+}
+
+// TestSeamlessRefusalReachesThePlayer: the operator's refusal of a debit
+// reaches the player through the table with its reason and code: an
+// unknown player's bank OPERATOR_REFUSED (operator_code UNKNOWN_PLAYER), a
+// bank beyond his balance INSUFFICIENT_FUNDS; nothing is held either way.
+func TestSeamlessRefusalReachesThePlayer(t *testing.T) {
+	r := newSeamlessRig(t, refwallet.Faults{})
+	if _, err := r.ref.Fund("bob", 300); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.c.table.CreateTable(as(t, "croupier"), &tablev1.CreateTableRequest{RequestId: "refusals"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := r.c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "join-" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ player, reason, code string }{
+		{"alice", "OPERATOR_REFUSED", opwallet.CodeUnknownPlayer},
+		{"bob", "INSUFFICIENT_FUNDS", opwallet.CodeInsufficientFunds},
+	} {
+		got, err := r.c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := got.GetTable().GetOfferedPlayerId()
+		if p != c.player {
+			// The offer goes round: decline until it is c.player's.
+			if _, err := r.c.table.DeclineBank(as(t, p), &tablev1.DeclineBankRequest{RequestId: "decline-" + p, TableId: id, PlayerId: p}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = r.c.table.AcceptBank(as(t, c.player), &tablev1.AcceptBankRequest{RequestId: "bank-" + c.player, TableId: id, PlayerId: c.player, Amount: 500})
+		if status.Code(err) != codes.FailedPrecondition || errs.Reason(err) != c.reason || errs.Info(err).GetMetadata()["operator_code"] != c.code {
+			t.Fatalf("%s's bank: %v (%v), want FAILED_PRECONDITION %s with operator_code %s", c.player, err, errs.Info(err), c.reason, c.code)
+		}
+		if a := r.c.account(t, "player:"+c.player); a.GetHeld() != 0 || a.GetBalance() != 0 {
+			t.Fatalf("%s after the refusal: %v", c.player, a)
 		}
 	}
 }

@@ -90,6 +90,9 @@ type Config struct {
 	// OperatorFaults are the reference operator wallet's injected faults
 	// (none by default).
 	OperatorFaults refwallet.Faults
+	// OperatorID names the operator in the reconciliation report
+	// (walletsvc.Config.OperatorID; default "operator").
+	OperatorID string
 	// Stream: the limits of the CHEMMY event stream, created with them
 	// before the services start when it does not exist (an existing stream
 	// is never changed); zero fields take outbox's defaults (30 days,
@@ -236,7 +239,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
 		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet),
-		Operator: op})
+		Operator: op, OperatorID: c.OperatorID})
 	if err != nil {
 		return nil, err
 	}

@@ -40,11 +40,15 @@ const (
 	reasonShoeNotFound          = "SHOE_NOT_FOUND"
 	// reasonLimitReached: the wallet refused the stake or the seat for a
 	// player's responsible-gaming limit (metadata "limit" names it).
-	reasonLimitReached       = "LIMIT_REACHED"
-	reasonDependencyRefused  = "DEPENDENCY_REFUSED"
-	reasonCoupNotInPlay      = "COUP_NOT_IN_PLAY"
-	reasonCertificationTable = "CERTIFICATION_TABLE"
-	reasonWrongVariant       = "WRONG_VARIANT"
+	reasonLimitReached = "LIMIT_REACHED"
+	// Seamless wallet mode: the operator's wallet refused the stake's
+	// debit (metadata "operator_code"), or did not answer it.
+	reasonOperatorRefused     = "OPERATOR_REFUSED"
+	reasonOperatorUnavailable = "OPERATOR_UNAVAILABLE"
+	reasonDependencyRefused   = "DEPENDENCY_REFUSED"
+	reasonCoupNotInPlay       = "COUP_NOT_IN_PLAY"
+	reasonCertificationTable  = "CERTIFICATION_TABLE"
+	reasonWrongVariant        = "WRONG_VARIANT"
 	// Round history (history.go).
 	reasonRoundNotFound = "ROUND_NOT_FOUND"
 	reasonNotYourRound  = "NOT_YOUR_ROUND"
@@ -61,13 +65,18 @@ func fail(c codes.Code, reason, format string, args ...any) error {
 // with the same request_id), anything else is internal.
 func fromDependency(what string, err error) error {
 	switch r := errs.Reason(err); {
-	case r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND":
-		return fail(codes.FailedPrecondition, reasonInsufficientFunds, "%s: %s", what, status.Convert(err).Message())
-	case r == reasonLimitReached:
-		// A responsible-gaming limit of the player's (wallet
-		// SetPlayerLimits); the limit's name goes along.
-		return errs.WithMetadata(codes.FailedPrecondition, domain, reasonLimitReached, errs.Info(err).GetMetadata(),
+	case r == reasonInsufficientFunds || r == "ACCOUNT_NOT_FOUND" || r == reasonLimitReached || r == reasonOperatorRefused:
+		// Lack of funds, a responsible-gaming limit of the player's
+		// (wallet SetPlayerLimits: metadata "limit"), or the operator's
+		// refusal in seamless mode (metadata "operator_code"): the
+		// wallet's metadata goes along.
+		if r == "ACCOUNT_NOT_FOUND" {
+			r = reasonInsufficientFunds
+		}
+		return errs.WithMetadata(codes.FailedPrecondition, domain, r, errs.Info(err).GetMetadata(),
 			"%s: %s", what, status.Convert(err).Message())
+	case r == reasonOperatorUnavailable:
+		return fail(codes.Unavailable, reasonOperatorUnavailable, "%s: %s", what, status.Convert(err).Message())
 	case r == reasonRequestIDReused:
 		// The wallet saw this request id with another request (e.g. a
 		// retry with another amount after a refusal).

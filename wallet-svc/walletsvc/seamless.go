@@ -325,9 +325,13 @@ func (o *opTxn) freeRound(acct, round string) (string, error) {
 }
 
 // newTx logs a new operator transaction of acct.
+// txPrefix starts the transaction ids chemmy makes, by kind (a debit's is
+// "db-<request id>-<attempt>").
+var txPrefix = map[string]string{kindCredit: "cr-", kindRollback: "rb-", kindRoundEnd: "re-"}
+
 func (o *opTxn) newTx(kind, acct, round, table string, amount int64) *opTx {
 	p, cur := playerOf(acct, o.def)
-	x := &opTx{ID: kind[:2] + "-" + ulid.Make().String(), Kind: kind, Status: statusPending, Account: acct, Player: p,
+	x := &opTx{ID: txPrefix[kind] + ulid.Make().String(), Kind: kind, Status: statusPending, Account: acct, Player: p,
 		Round: round, Table: table, Amount: amount, Currency: cur, Created: o.now, Updated: o.now}
 	o.txs[x.ID] = x
 	return x

@@ -26,6 +26,8 @@ var eventTypes = map[string]string{
 	"table":  "chemmy.events.v1.TableEvent",
 	"shoe":   "chemmy.events.v1.ShoeEvent",
 	"wallet": "chemmy.events.v1.WalletEvent",
+	// One player's own table events (chemmy.player.<id>.reality_check).
+	"player": "chemmy.events.v1.TableEvent",
 }
 
 // EventType is the protobuf type of the payload published on subject

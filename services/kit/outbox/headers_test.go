@@ -7,6 +7,7 @@ func TestHeaders(t *testing.T) {
 		{"chemmy.table.T1.bet_placed", "chemmy.events.v1.TableEvent", "bet_placed"},
 		{"chemmy.shoe.S1.shoe_opened", "chemmy.events.v1.ShoeEvent", "shoe_opened"},
 		{"chemmy.wallet.X.transfer_recorded", "chemmy.events.v1.WalletEvent", "transfer_recorded"},
+		{"chemmy.player.alice.reality_check", "chemmy.events.v1.TableEvent", "reality_check"},
 		{"chemmy.other.X.y", "", "y"},
 		{"foo.bar", "", ""},
 	} {

@@ -122,6 +122,14 @@ const (
 	// A player asked for a round still in play: it is readable once
 	// settled or voided.
 	ErrorReason_ERROR_REASON_ROUND_IN_PLAY ErrorReason = 39
+	// Seamless wallet mode: the operator's wallet refused the debit of the
+	// stake (FAILED_PRECONDITION; ErrorInfo.metadata "operator_code" holds
+	// its code, e.g. PLAYER_BLOCKED). A refusal for lack of funds is
+	// INSUFFICIENT_FUNDS, with the same metadata.
+	ErrorReason_ERROR_REASON_OPERATOR_REFUSED ErrorReason = 40
+	// Seamless wallet mode: the operator's wallet did not answer the debit
+	// (UNAVAILABLE): it is rolled back, nothing stands; retry.
+	ErrorReason_ERROR_REASON_OPERATOR_UNAVAILABLE ErrorReason = 41
 )
 
 // Enum value maps for ErrorReason.
@@ -167,6 +175,8 @@ var (
 		37: "ERROR_REASON_ROUND_NOT_FOUND",
 		38: "ERROR_REASON_NOT_YOUR_ROUND",
 		39: "ERROR_REASON_ROUND_IN_PLAY",
+		40: "ERROR_REASON_OPERATOR_REFUSED",
+		41: "ERROR_REASON_OPERATOR_UNAVAILABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":            0,
@@ -209,6 +219,8 @@ var (
 		"ERROR_REASON_ROUND_NOT_FOUND":        37,
 		"ERROR_REASON_NOT_YOUR_ROUND":         38,
 		"ERROR_REASON_ROUND_IN_PLAY":          39,
+		"ERROR_REASON_OPERATOR_REFUSED":       40,
+		"ERROR_REASON_OPERATOR_UNAVAILABLE":   41,
 	}
 )
 
@@ -7513,8 +7525,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10GetRoundResponse\x12,\n" +
 	"\x05round\x18\x01 \x01(\v2\x16.chemmy.table.v1.RoundR\x05round\x124\n" +
 	"\x06events\x18\x02 \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events\x12<\n" +
-	"\ttransfers\x18\x03 \x03(\v2\x1e.chemmy.table.v1.RoundTransferR\ttransfers*\xe5\n" +
-	"\n" +
+	"\ttransfers\x18\x03 \x03(\v2\x1e.chemmy.table.v1.RoundTransferR\ttransfers*\xaf\v\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -7556,7 +7567,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1dERROR_REASON_SPOT_NOT_OFFERED\x10$\x12 \n" +
 	"\x1cERROR_REASON_ROUND_NOT_FOUND\x10%\x12\x1f\n" +
 	"\x1bERROR_REASON_NOT_YOUR_ROUND\x10&\x12\x1e\n" +
-	"\x1aERROR_REASON_ROUND_IN_PLAY\x10'*n\n" +
+	"\x1aERROR_REASON_ROUND_IN_PLAY\x10'\x12!\n" +
+	"\x1dERROR_REASON_OPERATOR_REFUSED\x10(\x12%\n" +
+	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10)*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
