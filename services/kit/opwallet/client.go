@@ -24,8 +24,10 @@ const (
 
 // ErrUnknownOutcome is wrapped by every error of the HTTP adapter that is
 // not a *Refusal: the call may or may not have moved money (a timeout, a
-// transport error, a 5xx, a 3xx, an unsigned or badly signed answer, an
-// unparseable or oversized body, 408 and 429).
+// transport error, a 5xx, a 3xx, any 2xx but 200, an unsigned or badly
+// signed answer, an unparseable or oversized body, a 200 answer to a
+// debit, credit, rollback or round_end that does not echo its
+// transaction_id, 408 and 429).
 var ErrUnknownOutcome = errors.New("opwallet: outcome unknown")
 
 // HTTPConfig configures NewHTTP.
@@ -215,7 +217,9 @@ func (h *HTTP) call(ctx context.Context, op string, in any, txID string) (Result
 	if err := json.Unmarshal(answer, &res); err != nil {
 		return Result{}, unknown(op, "status 200 with an unparseable body: %v", err)
 	}
-	if res.TransactionID != "" && res.TransactionID != txID {
+	// The answer echoes the transaction id (balance has none): one that
+	// does not, even by leaving it out, may be another call's.
+	if res.TransactionID != txID {
 		return Result{}, unknown(op, "answer for transaction %q, sent %q", res.TransactionID, txID)
 	}
 	return res, nil

@@ -177,6 +177,12 @@ func TestHTTPUnknownOutcomes(t *testing.T) {
 		"other transaction": func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			signed(w, r, 200, Result{TransactionID: "someone-else", Balance: 1})
 		},
+		"201 with a result": func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			signed(w, r, 201, Result{TransactionID: testTx.TransactionID, Balance: 1})
+		},
+		"204": func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			signedBytes(w, r, 204, nil, testSecret)
+		},
 		"oversized": func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			signedBytes(w, r, 200, []byte(`{"balance":1,"pad":"`+strings.Repeat("x", 2000)+`"}`), testSecret)
 		},
@@ -199,6 +205,24 @@ func TestHTTPUnknownOutcomes(t *testing.T) {
 				t.Fatalf("called %v, want one call (no redirect followed)", *paths)
 			}
 		})
+	}
+}
+
+// TestHTTPAnswerWithoutEcho: a 200 that does not echo the transaction id
+// of a debit, credit, rollback or round_end may answer another call: its
+// outcome is unknown.
+func TestHTTPAnswerWithoutEcho(t *testing.T) {
+	srv, _ := fakeOperator(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		signed(w, r, 200, Result{OperatorTransactionID: "op-1", Balance: 1, Currency: "EUR"})
+	})
+	h := newClient(t, srv.URL, nil)
+	calls := map[string]func(context.Context, Transaction) (Result, error){
+		OpDebit: h.Debit, OpCredit: h.Credit, OpRollback: h.Rollback, OpRoundEnd: h.RoundEnd,
+	}
+	for op, call := range calls {
+		if _, err := call(context.Background(), testTx); !errors.Is(err, ErrUnknownOutcome) {
+			t.Errorf("%s answered without its transaction_id: want an unknown outcome, got %v", op, err)
+		}
 	}
 }
 
