@@ -24,6 +24,12 @@
 //	-operator-secret-file  seamless: file holding the HMAC secret shared with the
 //	               operator (else env CHEMMY_OPERATOR_SECRET; required)
 //	-operator-timeout  seamless: timeout of one call to the operator (default 3s)
+//	-operator-allow-http  seamless: allow a plain http -operator-url on a
+//	               non-loopback host, for an operator on a private network only
+//	               (the signature authenticates, it does not hide amounts nor
+//	               player ids); logs a warning at start
+//	-operator-ca-file  seamless: PEM bundle of the CA(s) that sign the operator's
+//	               https certificate (a private CA; default: the system roots)
 //	-operator-id   seamless: the operator's name in GetOperatorReport (default "operator")
 //	-log-level     debug, info, warn or error (default "info")
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
@@ -35,6 +41,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,10 +81,7 @@ func run(args []string) error {
 	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
 	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
-	mode := fs.String("wallet-mode", "transfer", "transfer (wallet-svc holds the players' money) or seamless (the operator's wallet does)")
-	opURL := fs.String("operator-url", "", "seamless: base URL of the operator's wallet")
-	opSecretFile := fs.String("operator-secret-file", "", "seamless: file holding the HMAC secret shared with the operator (else env CHEMMY_OPERATOR_SECRET)")
-	opTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless: timeout of one call to the operator's wallet")
+	opFlags := registerOperatorFlags(fs)
 	opID := fs.String("operator-id", walletsvc.DefaultOperatorID, "seamless: the operator's name in the reconciliation report")
 	stream := outbox.RegisterStreamFlags(fs)
 	tc := trust.RegisterFlags(fs)
@@ -88,7 +93,7 @@ func run(args []string) error {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	operator, err := operatorOf(*mode, *opURL, *opSecretFile, *opTimeout, os.Getenv)
+	operator, err := operatorOf(*opFlags, os.Getenv, log)
 	if err != nil {
 		return err
 	}
@@ -126,27 +131,49 @@ func run(args []string) error {
 	return nil
 }
 
-// operatorOf is the operator's wallet of -wallet-mode: nil in transfer
-// mode; in seamless mode the HTTP adapter at url, signing with the secret
-// read from secretFile (else env CHEMMY_OPERATOR_SECRET; surrounding
-// white space trimmed).
-func operatorOf(mode, url, secretFile string, timeout time.Duration, getenv func(string) string) (opwallet.Operator, error) {
-	switch mode {
+// operatorFlags are the flags choosing the wallet mode and the
+// operator's wallet.
+type operatorFlags struct {
+	mode, url, secretFile, caFile string
+	timeout                       time.Duration
+	allowHTTP                     bool
+}
+
+// registerOperatorFlags defines the wallet mode and operator flags on fs.
+func registerOperatorFlags(fs *flag.FlagSet) *operatorFlags {
+	f := &operatorFlags{}
+	fs.StringVar(&f.mode, "wallet-mode", "transfer", "transfer (wallet-svc holds the players' money) or seamless (the operator's wallet does)")
+	fs.StringVar(&f.url, "operator-url", "", "seamless: base URL of the operator's wallet")
+	fs.StringVar(&f.secretFile, "operator-secret-file", "", "seamless: file holding the HMAC secret shared with the operator (else env CHEMMY_OPERATOR_SECRET)")
+	fs.DurationVar(&f.timeout, "operator-timeout", opwallet.DefaultTimeout, "seamless: timeout of one call to the operator's wallet")
+	fs.BoolVar(&f.allowHTTP, "operator-allow-http", false, "seamless: allow a plain http -operator-url on a non-loopback host (a private network only: amounts and player ids travel in clear)")
+	fs.StringVar(&f.caFile, "operator-ca-file", "", "seamless: PEM file of the CA(s) signing the operator's https certificate (default: the system roots)")
+	return f
+}
+
+// operatorOf is the operator's wallet of f.mode: nil in transfer mode; in
+// seamless mode the HTTP adapter at f.url, signing with the secret read
+// from f.secretFile (else env CHEMMY_OPERATOR_SECRET; surrounding white
+// space trimmed), trusting the CAs of f.caFile (else the system roots),
+// plain http on a non-loopback host only with f.allowHTTP (logged as a
+// warning on log).
+func operatorOf(f operatorFlags, getenv func(string) string, log *slog.Logger) (opwallet.Operator, error) {
+	switch f.mode {
 	case "transfer":
-		if url != "" {
-			return nil, errors.New("-operator-url needs -wallet-mode seamless")
+		if f.url != "" || f.caFile != "" || f.allowHTTP {
+			return nil, errors.New("-operator-url, -operator-ca-file and -operator-allow-http need -wallet-mode seamless")
 		}
 		return nil, nil
 	case "seamless":
 	default:
-		return nil, fmt.Errorf("-wallet-mode %q: want transfer or seamless", mode)
+		return nil, fmt.Errorf("-wallet-mode %q: want transfer or seamless", f.mode)
 	}
-	if url == "" {
+	if f.url == "" {
 		return nil, errors.New("-wallet-mode seamless needs -operator-url")
 	}
 	secret := getenv("CHEMMY_OPERATOR_SECRET")
-	if secretFile != "" {
-		b, err := os.ReadFile(secretFile)
+	if f.secretFile != "" {
+		b, err := os.ReadFile(f.secretFile)
 		if err != nil {
 			return nil, fmt.Errorf("-operator-secret-file: %w", err)
 		}
@@ -156,9 +183,28 @@ func operatorOf(mode, url, secretFile string, timeout time.Duration, getenv func
 	if secret == "" {
 		return nil, errors.New("-wallet-mode seamless needs the operator's secret: -operator-secret-file or CHEMMY_OPERATOR_SECRET")
 	}
-	op, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: url, Secret: []byte(secret), Timeout: timeout})
+	cfg := opwallet.HTTPConfig{BaseURL: f.url, Secret: []byte(secret), Timeout: f.timeout, AllowInsecureHTTP: f.allowHTTP}
+	if f.caFile != "" {
+		if !strings.HasPrefix(strings.ToLower(f.url), "https://") {
+			return nil, errors.New("-operator-ca-file needs an https -operator-url")
+		}
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("-operator-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-operator-ca-file %s: no PEM certificate in it", f.caFile)
+		}
+		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	op, err := opwallet.NewHTTP(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if f.allowHTTP && strings.HasPrefix(strings.ToLower(f.url), "http://") {
+		log.Warn("plain http to the operator's wallet (-operator-allow-http): amounts and player ids travel in clear; for a private network only",
+			"operator_url", f.url)
 	}
 	return op, nil
 }
