@@ -73,6 +73,12 @@ func (f *fakeOp) setFault(fn func(op string, tx opwallet.Transaction) fault) {
 	f.fault = fn
 }
 
+func (f *fakeOp) setRefuseCode(code string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refuseCode = code
+}
+
 var errLost = errors.New("fake operator: no answer")
 
 func (f *fakeOp) Balance(_ context.Context, req opwallet.BalanceRequest) (opwallet.Result, error) {

@@ -930,6 +930,14 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 			x.Status, x.OperatorCode, x.Updated = statusRefused, ref.Code, t.nowT.UTC()
 			t.op.txs[x.ID] = &x
 			t.op.inflight[x.ID] = false
+			// The refused debit is a transaction of its round: with
+			// nothing staked, the round ends cancelled after roundIdle
+			// (write: endRounds).
+			rr, err := t.op.round(x.Account, x.Round, x.Table)
+			if err != nil {
+				return zero, err
+			}
+			rr.Txs++
 			if err := t.op.write(); err != nil {
 				return zero, err
 			}

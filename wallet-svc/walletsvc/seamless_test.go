@@ -21,13 +21,47 @@ import (
 // newSeamless starts a seamless wallet on op.
 func newSeamless(t testing.TB, op *fakeOp) *env {
 	t.Helper()
+	return newSeamlessAt(t, op, nil)
+}
+
+// frozenClock is a service clock that stands still until the test moves
+// it (the operator relay's retries keep real time).
+type frozenClock struct{ at atomic.Int64 }
+
+func newFrozenClock() *frozenClock {
+	c := &frozenClock{}
+	c.at.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *frozenClock) now() time.Time { return time.Unix(0, c.at.Load()) }
+
+// newSeamlessAt starts a seamless wallet on op. With a clock, the
+// service runs on it and a round with nothing staked waits the default
+// minute (endIdle ends it); without, on time.Now, and waits 20 ms.
+func newSeamlessAt(t testing.TB, op *fakeOp, clock *frozenClock) *env {
+	t.Helper()
 	e := &env{t: t, path: filepath.Join(t.TempDir(), "wallet.db")}
+	idle := 20 * time.Millisecond
+	if clock != nil {
+		e.clock, idle = clock.now, 0
+	}
 	e.config = func(c *Config) {
-		c.Operator, c.OperatorID, c.operatorBackoff, c.roundIdle = op, "casino-1", time.Millisecond, 20*time.Millisecond
+		c.Operator, c.OperatorID, c.operatorBackoff, c.roundIdle = op, "casino-1", time.Millisecond, idle
 	}
 	e.start()
 	t.Cleanup(e.stop)
 	return e
+}
+
+// endIdle moves clock past the idle wait of the rounds with nothing
+// staked and ends them (as the relay does on its next pass).
+func (e *env) endIdle(clock *frozenClock) {
+	e.t.Helper()
+	clock.at.Add(int64(defaultRoundIdle))
+	if _, err := e.svc.endIdleRounds(); err != nil {
+		e.t.Fatalf("endIdleRounds: %v", err)
+	}
 }
 
 // seamlessWith starts a seamless wallet on a fake operator where each
@@ -98,7 +132,7 @@ func (e *env) report() ([]*walletv1.OperatorTransaction, map[string]*walletv1.Op
 	tok := ""
 	for {
 		r, err := e.c.GetOperatorReport(as(auditor), &walletv1.GetOperatorReportRequest{OperatorId: "casino-1",
-			Day: time.Now().UTC().Format(time.DateOnly), PageSize: 7, PageToken: tok})
+			Day: e.svc.now().UTC().Format(time.DateOnly), PageSize: 7, PageToken: tok})
 		if err != nil {
 			e.t.Fatalf("GetOperatorReport: %v", err)
 		}
@@ -166,7 +200,12 @@ func TestSeamlessBetIsDebitedThenHeld(t *testing.T) {
 }
 
 func TestSeamlessDebitRefusedOrUnknown(t *testing.T) {
-	op, e := seamlessWith(t, "alice")
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	// The clock stands still: no round ends for want of a stake before
+	// the test says so (endIdle), however slow a step.
+	clock := newFrozenClock()
+	e := newSeamlessAt(t, op, clock)
 	var mode atomic.Int32
 	op.setFault(func(o string, _ opwallet.Transaction) fault {
 		if o == opwallet.OpDebit {
@@ -220,11 +259,23 @@ func TestSeamlessDebitRefusedOrUnknown(t *testing.T) {
 	if st, n := op.roundEnd("alice", "Cu1"); n != 0 {
 		t.Fatalf("round Cu1 ended %q while its stake stands", st)
 	}
-	// The round of u2, with only a debit rolled back, ends cancelled
-	// once it waited for a stake in vain.
+	// The rounds with only a debit rolled back (u2) or refused (r1, and
+	// C9 for want of funds) wait for a stake...
+	for _, r := range []string{"Cu2", "Cr1", "C9"} {
+		if st, n := op.roundEnd("alice", r); n != 0 {
+			t.Fatalf("round %s ended %q before its wait", r, st)
+		}
+	}
+	// ...and end cancelled once they waited in vain.
+	e.endIdle(clock)
 	e.drainAll()
-	if st, n := op.roundEnd("alice", "Cu2"); st != opwallet.RoundCancelled || n != 1 {
-		t.Fatalf("round Cu2 %q x%d", st, n)
+	for _, r := range []string{"Cu2", "Cr1", "C9"} {
+		if st, n := op.roundEnd("alice", r); st != opwallet.RoundCancelled || n != 1 {
+			t.Fatalf("round %s %q x%d", r, st, n)
+		}
+	}
+	if st, n := op.roundEnd("alice", "Cu1"); n != 0 {
+		t.Fatalf("round Cu1 ended %q while its stake stands", st)
 	}
 	txs, totals := e.report()
 	seen := map[string]string{}
@@ -243,6 +294,47 @@ func TestSeamlessDebitRefusedOrUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wantBal("player:alice", 200, 200)
+	wantNoViolations(t, op)
+	e.wantConserved(op)
+}
+
+// TestSeamlessRefusedRoundEnds: a round where the only debit was refused
+// (here CURRENCY_MISMATCH) ends cancelled after the idle wait, once; a
+// stake in it meanwhile keeps it open.
+func TestSeamlessRefusedRoundEnds(t *testing.T) {
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	op.setRefuseCode(opwallet.CodeCurrencyMismatch)
+	clock := newFrozenClock()
+	e := newSeamlessAt(t, op, clock)
+	op.setFault(func(o string, _ opwallet.Transaction) fault {
+		if o == opwallet.OpDebit {
+			return faultRefuse
+		}
+		return faultNone
+	})
+	for _, c := range []string{"C1", "C2"} {
+		_, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "m-" + c, AccountId: "player:alice", Amount: 100, Reference: coupRef("T1", c)})
+		wantErr(t, err, codes.FailedPrecondition, "OPERATOR_REFUSED")
+	}
+	op.setFault(nil)
+	h := e.stake("player:alice", 100, coupRef("T1", "C2")) // C2 gets a stake after all
+	e.drain()
+	e.endIdle(clock)
+	e.drainAll()
+	if st, n := op.roundEnd("alice", "C1"); st != opwallet.RoundCancelled || n != 1 {
+		t.Fatalf("round C1 %q x%d, want cancelled once", st, n)
+	}
+	if st, n := op.roundEnd("alice", "C2"); n != 0 {
+		t.Fatalf("round C2 ended %q while its stake stands", st)
+	}
+	if _, err := e.c.VoidHold(as(tableSvc), &walletv1.VoidHoldRequest{RequestId: "v", HoldId: h.GetHoldId()}); err != nil {
+		t.Fatal(err)
+	}
+	e.drainAll()
+	if st, n := op.roundEnd("alice", "C2"); st != opwallet.RoundCancelled || n != 1 {
+		t.Fatalf("round C2 %q x%d, want cancelled once", st, n)
+	}
 	wantNoViolations(t, op)
 	e.wantConserved(op)
 }
