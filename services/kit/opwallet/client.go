@@ -211,6 +211,10 @@ func (h *HTTP) call(ctx context.Context, op string, in any, txID string) (Result
 		if err := json.Unmarshal(answer, ref); err != nil || ref.Code == "" {
 			return Result{}, unknown(op, "status %d without a refusal code: %.200s", resp.StatusCode, answer)
 		}
+		if ref.TransactionID != txID {
+			// Signed, but maybe another call's refusal replayed.
+			return Result{}, unknown(op, "status %d refusal of transaction %q, sent %q", resp.StatusCode, ref.TransactionID, txID)
+		}
 		return Result{}, ref
 	}
 	var res Result

@@ -114,7 +114,7 @@ func TestHTTPBalance(t *testing.T) {
 
 func TestHTTPRefusal(t *testing.T) {
 	srv, _ := fakeOperator(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		signed(w, r, http.StatusPaymentRequired, Refusal{Code: CodeInsufficientFunds, Message: "balance 100"})
+		signed(w, r, http.StatusPaymentRequired, Refusal{Code: CodeInsufficientFunds, Message: "balance 100", TransactionID: testTx.TransactionID})
 	})
 	_, err := newClient(t, srv.URL, nil).Debit(context.Background(), testTx)
 	ref, ok := IsRefusal(err)
@@ -279,5 +279,32 @@ func TestNewHTTPConfig(t *testing.T) {
 		if h.timeout != DefaultTimeout || h.max != DefaultMaxAnswerBytes {
 			t.Errorf("defaults %v %d", h.timeout, h.max)
 		}
+	}
+}
+
+// TestHTTPReplayedRefusalIsNotDefinite: a signed refusal captured on the
+// wire (one the operator gave to another debit) replayed within the
+// signature's 5 minutes as the answer to a debit the operator applied is
+// not taken as definite (chemmy would never roll the debit back): a
+// refusal must name the transaction it refuses.
+func TestHTTPReplayedRefusalIsNotDefinite(t *testing.T) {
+	// The operator's signed refusal of another debit, captured earlier.
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/wallet/debit", nil)
+	signed(rec, req, http.StatusBadRequest, Refusal{Code: CodeCurrencyMismatch, Message: "the wallet holds EUR"})
+	captured := rec.Result()
+	body := rec.Body.Bytes()
+	srv, _ := fakeOperator(t, func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		// The operator applied this debit; the man in the middle
+		// answers with the replayed refusal instead.
+		w.Header().Set(HeaderTimestamp, captured.Header.Get(HeaderTimestamp))
+		w.Header().Set(HeaderSignature, captured.Header.Get(HeaderSignature))
+		w.WriteHeader(captured.StatusCode)
+		w.Write(body)
+	})
+	_, err := newClient(t, srv.URL, nil).Debit(context.Background(), testTx)
+	if _, ok := IsRefusal(err); ok || !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("a replayed refusal not tied to transaction %q was taken as definite: %v (ts %s, now %s)",
+			testTx.TransactionID, err, captured.Header.Get(HeaderTimestamp), strconv.FormatInt(time.Now().Unix(), 10))
 	}
 }

@@ -127,6 +127,10 @@ type Refusal struct {
 	Status  int    `json:"-"`
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// TransactionID echoes the refused transaction's id (debit, credit,
+	// rollback, round_end): a refusal that does not name the transaction
+	// sent is not taken as definite (it could be another call's, replayed).
+	TransactionID string `json:"transaction_id,omitempty"`
 }
 
 func (r *Refusal) Error() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -277,6 +278,10 @@ func (bk *books) decide(tx *bolt.Tx, rec *Record) (answer, error) {
 		}
 		rec.Moved = -rec.Request.Amount
 	case opwallet.OpCredit:
+		if acc.Balance > math.MaxInt64-rec.Request.Amount {
+			return refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest,
+				"balance %d, a credit of %d would overflow it", acc.Balance, rec.Request.Amount), nil
+		}
 		rec.Moved = rec.Request.Amount
 	case opwallet.OpRollback:
 		a, err := bk.rollback(tx, rec)

@@ -322,6 +322,23 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, a answer) {
 	w.Write(a.body)
 }
 
+// withTransaction adds transaction id txID to a refusal's body (4xx).
+func withTransaction(a answer, txID string) answer {
+	if txID == "" || a.status < 400 || a.status >= 500 {
+		return a
+	}
+	var ref opwallet.Refusal
+	if json.Unmarshal(a.body, &ref) != nil {
+		return a
+	}
+	ref.TransactionID = txID
+	b, err := json.Marshal(ref)
+	if err != nil {
+		return a
+	}
+	return answer{status: a.status, body: b, fresh: a.fresh}
+}
+
 func internal(msg string) answer {
 	b, _ := json.Marshal(opwallet.Refusal{Code: "INTERNAL", Message: msg})
 	return answer{status: http.StatusInternalServerError, body: b}
@@ -341,24 +358,29 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, r, refusal(http.StatusUnauthorized, opwallet.CodeInvalidSignature, "%v", err))
 		return
 	}
+	// A refusal of a signed transaction names it (transaction_id), so that
+	// it cannot be replayed as the answer to another.
+	var txID string
+	send := func(a answer) { s.reply(w, r, withTransaction(a, txID)) }
 	var do func() (answer, error)
 	var debitID string
 	switch op {
 	case opwallet.OpBalance:
 		var req opwallet.BalanceRequest
 		if err := json.Unmarshal(body, &req); err != nil || req.PlayerID == "" {
-			s.reply(w, r, refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "a balance needs a player_id"))
+			send(refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "a balance needs a player_id"))
 			return
 		}
 		do = func() (answer, error) { return s.books.balance(req) }
 	case opwallet.OpDebit, opwallet.OpCredit, opwallet.OpRollback, opwallet.OpRoundEnd:
 		var t opwallet.Transaction
 		if err := json.Unmarshal(body, &t); err != nil {
-			s.reply(w, r, refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "body: %v", err))
+			send(refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "body: %v", err))
 			return
 		}
+		txID = t.TransactionID
 		if msg := validate(op, t); msg != "" {
-			s.reply(w, r, refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "%s", msg))
+			send(refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "%s", msg))
 			return
 		}
 		do = func() (answer, error) {
@@ -372,7 +394,7 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 			debitID = t.TransactionID
 		}
 	default:
-		s.reply(w, r, refusal(http.StatusNotFound, opwallet.CodeInvalidRequest, "no operation %q", op))
+		send(refusal(http.StatusNotFound, opwallet.CodeInvalidRequest, "no operation %q", op))
 		return
 	}
 	f, rates := s.draw(op)
@@ -382,11 +404,11 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 	var a answer
 	switch f {
 	case faultErrorBefore:
-		s.reply(w, r, internal("injected fault: error before applying"))
+		send(internal("injected fault: error before applying"))
 		return
 	case faultTimeoutDropped:
 		s.hang(r.Context(), rates.hang())
-		s.reply(w, r, internal("injected fault: timed out, not applied"))
+		send(internal("injected fault: timed out, not applied"))
 		return
 	case faultLate:
 		wake := s.registerLate(debitID)
@@ -396,13 +418,13 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 			wake = nil // rolled back before this call even started
 		}
 		if wake != nil && !s.waitLate(wake, rates.lateDelay()) {
-			s.reply(w, r, internal("stopped: not applied"))
+			send(internal("stopped: not applied"))
 			return
 		}
 	}
 	if a, err = do(); err != nil {
 		s.log.Error("wallet call failed", "op", op, "err", err)
-		s.reply(w, r, internal(err.Error()))
+		send(internal(err.Error()))
 		return
 	}
 	switch f {
@@ -415,7 +437,7 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 			a = markDuplicate(a)
 		}
 	}
-	s.reply(w, r, a)
+	send(a)
 }
 
 func markDuplicate(a answer) answer {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
@@ -166,6 +167,9 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: want INVALID_REQUEST, got %v", name, err)
 		}
 	}
+	// A credit beyond the int64 range is refused, the balance untouched.
+	_, err = h.Credit(ctx, tx("c-huge", "alice", math.MaxInt64))
+	wantRefusal(t, err, 400, opwallet.CodeInvalidRequest)
 	end := tx("e1", "alice", 0)
 	end.Status = "won"
 	_, err = h.RoundEnd(ctx, end)
