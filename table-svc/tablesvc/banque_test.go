@@ -20,7 +20,13 @@ import (
 // decline; she pays the house 2.5% of it).
 func (h *harness) banqueTable(bid int64, cards ...string) string {
 	h.t.Helper()
-	id := h.banqueSeated(cards...)
+	return h.banqueTableWith(&tablev1.BanqueRules{}, bid, cards...)
+}
+
+// banqueTableWith is banqueTable with house rules r (playing for money).
+func (h *harness) banqueTableWith(r *tablev1.BanqueRules, bid int64, cards ...string) string {
+	h.t.Helper()
+	id := h.banqueSeatedWith(r, cards...)
 	if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: bid}); err != nil {
 		h.t.Fatal(err)
 	}
@@ -46,8 +52,15 @@ func (h *harness) banqueDeclined(id string) {
 // bank's auction open.
 func (h *harness) banqueSeated(cards ...string) string {
 	h.t.Helper()
+	return h.banqueSeatedWith(&tablev1.BanqueRules{}, cards...)
+}
+
+// banqueSeatedWith is banqueSeated with house rules r (playing for money).
+func (h *harness) banqueSeatedWith(r *tablev1.BanqueRules, cards ...string) string {
+	h.t.Helper()
+	r.CertificationRealMoney = true
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE,
-		BanqueRules: &tablev1.BanqueRules{CertificationRealMoney: true}, ShoeId: h.preparedShoe(cards...)})
+		BanqueRules: r, ShoeId: h.preparedShoe(cards...)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -113,6 +113,7 @@ func toProto(t *table, v viewer) *tablev1.Table {
 	out := t.core().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
 	out.CurrencyCode = t.Currency
+	showInactivity(t, out) // sessions.go
 	for _, st := range out.Seats {
 		if ss := t.Sessions[st.GetPlayerId()]; ss != nil {
 			st.SessionId = ss.ID

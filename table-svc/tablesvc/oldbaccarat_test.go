@@ -14,8 +14,15 @@ import (
 // alice the banker with a bank of bank (OLD-BANKER: the others pass).
 func (h *harness) oldTable(bank int64, cards ...string) string {
 	h.t.Helper()
+	return h.oldTableWith(&tablev1.OldBaccaratRules{}, bank, cards...)
+}
+
+// oldTableWith is oldTable with house rules r (playing for money).
+func (h *harness) oldTableWith(r *tablev1.OldBaccaratRules, bank int64, cards ...string) string {
+	h.t.Helper()
+	r.CertificationRealMoney = true
 	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_OLD_BACCARAT,
-		OldBaccaratRules: &tablev1.OldBaccaratRules{CertificationRealMoney: true}, ShoeId: h.preparedShoe(cards...)})
+		OldBaccaratRules: r, ShoeId: h.preparedShoe(cards...)})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -103,6 +103,9 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	default:
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
 	}
+	if hr.InactivityMS, err = inactivityLimit(req); err != nil { // every game's (sessions.go)
+		return nil, err
+	}
 	caller, _ := auth.FromContext(ctx)
 	if req.GetShoeId() != "" || hr.CertRealMoney {
 		if !caller.Is(auth.RoleOperator, auth.RoleService) {
@@ -196,6 +199,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		if t, err = createPuntoBanco(id, pbRules, shoeID, decks, certification, hr.CertRealMoney, time.Now()); err != nil {
 			return nil, err
 		}
+		t.Rules.InactivityMS = hr.InactivityMS
 	case tablev1.Variant_VARIANT_OLD_BACCARAT:
 		if t, err = createOld(t, oldRules); err != nil {
 			return nil, err

@@ -5,27 +5,33 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // Player sessions. Each seating opens a session: a ULID the seat shows
 // (Seat.session_id) and player_seated carries, kept in the table's record
 // with the time of the player's last action at the table (any request of
-// his own: a bet, a banco, a bet declined, a decision, a bank accepted,
-// declined, bid for, raised or passed, the seating itself). The session
+// his own, in every game: a bet or a stake, a banco, a bet or stake
+// declined, a decision, a bank accepted, declined, bid for, raised or
+// passed, a move of top cards, the seating itself). The session
 // ends when he leaves his seat (player_left).
 //
-// At a chemin de fer table with house rule inactivity_limit_ms, a seated
-// player idle for that long is stood up between coups through the core's
-// Leave command (the path of LeaveTable; a banker passes the bank,
-// CF-PASS): never while he has a bet in the coup in play, never as the
-// banker once a bet is against his bank, never as the highest bidder of
-// an auction, never while a coup is dealt, decided or settled. The time
+// At a table with house rule inactivity_limit_ms (every game: HouseRules
+// and each game's rules carry it), a seated player idle for that long is
+// stood up between coups through the core's Leave command (the path of
+// LeaveTable), a banker first giving up his bank as his game allows
+// (sessions_games.go: chemin de fer's banker passes it, CF-PASS;
+// banque's passes it and it is auctioned again, BQ-BANK; the old
+// baccarat's leaves his seat and the bank ends with it, OLD-BACCARAT;
+// punto banco has no player banker). Never while he has a bet or a stake
+// in the coup in play, never as the banker once a bet is against his
+// bank, never as the highest bidder of an auction (any bidder at the old
+// baccarat), never while a coup is dealt, decided or settled. The time
 // he is due is a deadline of the table like its turns' (deadline.go:
 // expireDue), so it survives restarts; it counts from the later of his
 // last action and the service's start (nobody is stood up for the time
@@ -77,28 +83,16 @@ func (t *table) touch(player string, now time.Time) {
 	}
 }
 
-// idleCandidates are the seated players of a chemin de fer table with an
-// inactivity limit whom the rules allow to stand up now, with when each
-// is due; none while a coup is in play.
+// idleCandidates are the seated players of a table with an inactivity
+// limit whom their game's rules allow to stand up now (standable), with
+// when each is due; none while a coup is in play.
 func (s *Service) idleCandidates(t *table) map[string]time.Time {
 	limit := time.Duration(t.Rules.InactivityMS) * time.Millisecond
-	if !t.cf() || limit <= 0 {
+	if limit <= 0 {
 		return nil
 	}
-	switch t.Phase {
-	case chemindefer.PhaseDealing, chemindefer.PhaseDecision, chemindefer.PhaseSettling, chemindefer.PhaseRaise, chemindefer.PhaseClosed:
-		return nil
-	}
-	bets := t.Coup != nil && (len(t.Coup.Bets) > 0 || t.Coup.Banco)
 	out := map[string]time.Time{}
-	for _, st := range t.Seats {
-		p := st.PlayerID
-		if t.HasBet(p) || p == t.BankerID && bets {
-			continue
-		}
-		if n := len(t.Bids); t.Phase == chemindefer.PhaseAuction && n > 0 && t.Bids[n-1].PlayerID == p {
-			continue
-		}
+	for _, p := range standable(t) {
 		since := s.started
 		if ss := t.Sessions[p]; ss != nil && ss.Active.After(since) {
 			since = ss.Active
@@ -127,8 +121,7 @@ func (s *Service) idleDue(t *table) (time.Time, bool) {
 func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) error {
 	c := &change{t: t, now: s.now()}
 	svc := auth.Caller{Subject: "table-svc", Role: auth.RoleService}
-	for _, st := range append([]chemindefer.Seat(nil), t.Seats...) {
-		p := st.PlayerID
+	for _, p := range seatedPlayers(t) {
 		due, ok := s.idleCandidates(t)[p]
 		if !ok || due.After(now) {
 			continue
@@ -137,10 +130,7 @@ func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) erro
 		if ss := t.Sessions[p]; ss != nil {
 			detail += ", session " + ss.ID + ", inactive since " + ss.Active.Format(time.RFC3339)
 		}
-		cmd, err := t.core().command(t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: t.ID, PlayerId: p}, svc)
-		if err == nil {
-			err = s.applyCore(ctx, c, cmd)
-		}
+		err := s.standUp(ctx, c, p, svc)
 		if err == nil {
 			c.emit("", &eventsv1.StaffAction{Action: "stood_up_inactive", ActorId: svc.Subject, ActorRole: string(svc.Role), Detail: detail})
 		} else {
@@ -158,4 +148,51 @@ func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) erro
 		return err
 	}
 	return s.advance(ctx, t.ID)
+}
+
+// standUp frees p's seat within c: first, when p holds a bank his game
+// lets him give up now, the command giving it up (giveUpBank), then the
+// core's Leave, the command of LeaveTable.
+func (s *Service) standUp(ctx context.Context, c *change, p string, svc auth.Caller) error {
+	if give := giveUpBank(c.t, p); give != nil {
+		if err := s.applyCore(ctx, c, give); err != nil {
+			return err
+		}
+	}
+	cmd, err := c.t.core().command(c.t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: c.t.ID, PlayerId: p}, svc)
+	if err != nil {
+		return err
+	}
+	return s.applyCore(ctx, c, cmd)
+}
+
+// inactivityLimit is house rule inactivity_limit_ms of a new table's
+// game, from whichever of req's rules is given; INVALID_ARGUMENT
+// INVALID_HOUSE_RULE outside 0 or minInactivityMS..maxInactivityMS.
+func inactivityLimit(req *tablev1.CreateTableRequest) (int32, error) {
+	ms := req.GetHouseRules().GetInactivityLimitMs()
+	for _, v := range []int32{req.GetPuntoBancoRules().GetInactivityLimitMs(), req.GetOldBaccaratRules().GetInactivityLimitMs(),
+		req.GetBanqueRules().GetInactivityLimitMs()} {
+		if v != 0 {
+			ms = v
+		}
+	}
+	if ms != 0 && (ms < minInactivityMS || ms > maxInactivityMS) {
+		return 0, fail(codes.InvalidArgument, reasonInvalidHouseRule, "inactivity_limit_ms must be 0 or %d..%d, got %d", minInactivityMS, maxInactivityMS, ms)
+	}
+	return ms, nil
+}
+
+// showInactivity puts the table's inactivity limit in the rules of its
+// game that out shows (chemin de fer's HouseRules already carry it).
+func showInactivity(t *table, out *tablev1.Table) {
+	ms := t.Rules.InactivityMS
+	switch {
+	case out.GetPuntoBancoRules() != nil:
+		out.PuntoBancoRules.InactivityLimitMs = ms
+	case out.GetOldBaccaratRules() != nil:
+		out.OldBaccaratRules.InactivityLimitMs = ms
+	case out.GetBanqueRules() != nil:
+		out.BanqueRules.InactivityLimitMs = ms
+	}
 }

@@ -31,8 +31,14 @@ func (h *harness) stoodUp(id string) []string {
 				h.t.Errorf("stood_up_inactive: %v", sa)
 			}
 			p := strings.TrimPrefix(strings.SplitN(sa.GetDetail(), ",", 2)[0], "player ")
-			if left := evs[i-1].GetPlayerLeft(); left.GetPlayerId() != p {
-				h.t.Errorf("stood_up_inactive of %s does not follow his player_left: %v", p, evs[i-1])
+			// The last player_left before it is his (what his leaving
+			// led to may come between: the betting closed, a bank ended).
+			var left string
+			for j := i - 1; j >= 0 && left == ""; j-- {
+				left = evs[j].GetPlayerLeft().GetPlayerId()
+			}
+			if left != p {
+				h.t.Errorf("stood_up_inactive of %s does not follow his player_left (the last is %q's)", p, left)
 			}
 			out = append(out, p)
 		}

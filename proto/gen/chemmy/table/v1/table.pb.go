@@ -1096,16 +1096,22 @@ type HouseRules struct {
 	// (offers declined or timed out, auctions without a bid) is abandoned and
 	// closes by itself (see CloseTable). Default 20; 1..1000.
 	AbandonAfterOffers int32 `protobuf:"varint,22,opt,name=abandon_after_offers,json=abandonAfterOffers,proto3" json:"abandon_after_offers,omitempty"`
-	// Player sessions: a seated player who has not acted (no bet, no banco,
-	// no bet declined, no draw/stand decision, no bank accepted, declined,
-	// bid for, raised or passed, nor sat down) for this long, ms, is stood
-	// up between coups (his seat freed as LeaveTable frees it; a banker
-	// passes the bank first, CF-PASS; nothing is ever cut from a coup in
-	// play): a player_left, then a staff_action "stood_up_inactive" (actor
-	// table-svc). Never while he has a bet in the coup, as the banker once
-	// a bet is against his bank, as the highest bidder of an auction, nor
-	// while a coup is dealt, decided or settled: he is stood up once it is
-	// over. 0 (default): no limit; else 10000..86400000. The limit counts
+	// Player sessions, at every game (the other games' rules carry the same
+	// field): a seated player who has not acted for this long, ms, is stood
+	// up between coups (his seat freed as LeaveTable frees it; nothing is
+	// ever cut from a coup in play): a player_left, then a staff_action
+	// "stood_up_inactive" (actor table-svc). An action is any request of his
+	// own at the table, his seating included: a bet, a stake, a banco, a bet
+	// or stake declined, a draw/stand decision, a bank accepted, declined,
+	// bid for, raised or passed, a move of top cards. Never while he has a
+	// bet or stake in the coup, as the banker once a bet is against his
+	// bank, as the highest bidder of an auction (at the old baccarat, as any
+	// bidder), nor while a coup is dealt, decided or settled: he is stood up
+	// once it is over. A banker gives up his bank as his game allows: at
+	// chemin de fer he passes it (CF-PASS), at baccarat banque he passes it
+	// and it is auctioned again (BQ-BANK), at the old baccarat he leaves his
+	// seat and the bank ends (OLD-BACCARAT); punto banco has no player
+	// banker. 0 (default): no limit; else 10000..86400000. The limit counts
 	// from the later of his last action and table-svc's start (nobody is
 	// stood up for the time the service was down).
 	InactivityLimitMs int32 `protobuf:"varint,23,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
@@ -1358,8 +1364,11 @@ type PuntoBancoRules struct {
 	// As HouseRules.certification_real_money: a table on a certification
 	// shoe takes bets only when this is true (operator only).
 	CertificationRealMoney bool `protobuf:"varint,18,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// As HouseRules.inactivity_limit_ms: a seated player idle this long
+	// is stood up between coups; 0 (default) or 10000..86400000.
+	InactivityLimitMs int32 `protobuf:"varint,19,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *PuntoBancoRules) Reset() {
@@ -1518,6 +1527,13 @@ func (x *PuntoBancoRules) GetCertificationRealMoney() bool {
 	return false
 }
 
+func (x *PuntoBancoRules) GetInactivityLimitMs() int32 {
+	if x != nil {
+		return x.InactivityLimitMs
+	}
+	return 0
+}
+
 // OldBaccaratRules are the house rules of an old baccarat table (OLD-*,
 // two decks, aces at eleven): the bank goes to the highest bid (OLD-BANKER),
 // punters stake against it before the deal and the bank must cover twice
@@ -1555,8 +1571,12 @@ type OldBaccaratRules struct {
 	BankOfferTimeLimitMs int32 `protobuf:"varint,11,opt,name=bank_offer_time_limit_ms,json=bankOfferTimeLimitMs,proto3" json:"bank_offer_time_limit_ms,omitempty"`
 	// As HouseRules.certification_real_money (operator only).
 	CertificationRealMoney bool `protobuf:"varint,12,opt,name=certification_real_money,json=certificationRealMoney,proto3" json:"certification_real_money,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// As HouseRules.inactivity_limit_ms (a banker idle this long leaves
+	// his seat between coups, before the first stake, and the bank ends:
+	// OLD-BACCARAT); 0 (default) or 10000..86400000.
+	InactivityLimitMs int32 `protobuf:"varint,13,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *OldBaccaratRules) Reset() {
@@ -1671,6 +1691,13 @@ func (x *OldBaccaratRules) GetCertificationRealMoney() bool {
 		return x.CertificationRealMoney
 	}
 	return false
+}
+
+func (x *OldBaccaratRules) GetInactivityLimitMs() int32 {
+	if x != nil {
+		return x.InactivityLimitMs
+	}
+	return 0
 }
 
 // Seat is one seated player.
@@ -1794,8 +1821,12 @@ type BanqueRules struct {
 	// (CallBanco) and bets the whole bank à cheval, whatever max_bet; the
 	// betting closes. Default off.
 	BancoBothTables bool `protobuf:"varint,15,opt,name=banco_both_tables,json=bancoBothTables,proto3" json:"banco_both_tables,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// As HouseRules.inactivity_limit_ms (a banker idle this long passes
+	// the bank between coups, before any bet, and it is auctioned again:
+	// BQ-BANK); 0 (default) or 10000..86400000.
+	InactivityLimitMs int32 `protobuf:"varint,16,opt,name=inactivity_limit_ms,json=inactivityLimitMs,proto3" json:"inactivity_limit_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *BanqueRules) Reset() {
@@ -1931,6 +1962,13 @@ func (x *BanqueRules) GetBancoBothTables() bool {
 		return x.BancoBothTables
 	}
 	return false
+}
+
+func (x *BanqueRules) GetInactivityLimitMs() int32 {
+	if x != nil {
+		return x.InactivityLimitMs
+	}
+	return 0
 }
 
 // Bet is one punter's bet in a coup. Amounts in minor units.
@@ -7035,7 +7073,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13inactivity_limit_ms\x18\x17 \x01(\x05R\x11inactivityLimitMsB\x10\n" +
 	"\x0e_commission_bpB\x17\n" +
 	"\x15_banker_option_3_vs_9B\x17\n" +
-	"\x15_banker_option_5_vs_4\"\xe6\x05\n" +
+	"\x15_banker_option_5_vs_4\"\x96\x06\n" +
 	"\x0fPuntoBancoRules\x12\x14\n" +
 	"\x05decks\x18\x01 \x01(\x05R\x05decks\x12)\n" +
 	"\x11cut_card_from_end\x18\x02 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
@@ -7056,9 +7094,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tpair_pays\x18\x0f \x01(\x03R\bpairPays\x12*\n" +
 	"\x11betting_window_ms\x18\x10 \x01(\x05R\x0fbettingWindowMs\x12+\n" +
 	"\x0fresult_pause_ms\x18\x11 \x01(\x05H\x01R\rresultPauseMs\x88\x01\x01\x128\n" +
-	"\x18certification_real_money\x18\x12 \x01(\bR\x16certificationRealMoneyB\x10\n" +
+	"\x18certification_real_money\x18\x12 \x01(\bR\x16certificationRealMoney\x12.\n" +
+	"\x13inactivity_limit_ms\x18\x13 \x01(\x05R\x11inactivityLimitMsB\x10\n" +
 	"\x0e_commission_bpB\x12\n" +
-	"\x10_result_pause_ms\"\x98\x04\n" +
+	"\x10_result_pause_ms\"\xc8\x04\n" +
 	"\x10OldBaccaratRules\x12\x1b\n" +
 	"\tmax_seats\x18\x01 \x01(\x05R\bmaxSeats\x12!\n" +
 	"\fminimum_bank\x18\x02 \x01(\x03R\vminimumBank\x12\x1b\n" +
@@ -7073,14 +7112,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10stand_on_timeout\x18\n" +
 	" \x01(\bR\x0estandOnTimeout\x126\n" +
 	"\x18bank_offer_time_limit_ms\x18\v \x01(\x05R\x14bankOfferTimeLimitMs\x128\n" +
-	"\x18certification_real_money\x18\f \x01(\bR\x16certificationRealMoneyB\x0f\n" +
+	"\x18certification_real_money\x18\f \x01(\bR\x16certificationRealMoney\x12.\n" +
+	"\x13inactivity_limit_ms\x18\r \x01(\x05R\x11inactivityLimitMsB\x0f\n" +
 	"\r_max_move_top\"\x8b\x01\n" +
 	"\x04Seat\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x05R\x06number\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12/\n" +
 	"\x04side\x18\x03 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x04 \x01(\tR\tsessionId\"\x82\x05\n" +
+	"session_id\x18\x04 \x01(\tR\tsessionId\"\xb2\x05\n" +
 	"\vBanqueRules\x12)\n" +
 	"\x11cut_card_from_end\x18\x01 \x01(\x05R\x0ecutCardFromEnd\x12\x12\n" +
 	"\x04burn\x18\x02 \x01(\x05R\x04burn\x12+\n" +
@@ -7099,7 +7139,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x11bet_time_limit_ms\x18\f \x01(\x05R\x0ebetTimeLimitMs\x123\n" +
 	"\x16decision_time_limit_ms\x18\r \x01(\x05R\x13decisionTimeLimitMs\x128\n" +
 	"\x18certification_real_money\x18\x0e \x01(\bR\x16certificationRealMoney\x12*\n" +
-	"\x11banco_both_tables\x18\x0f \x01(\bR\x0fbancoBothTables\"\xf5\x01\n" +
+	"\x11banco_both_tables\x18\x0f \x01(\bR\x0fbancoBothTables\x12.\n" +
+	"\x13inactivity_limit_ms\x18\x10 \x01(\x05R\x11inactivityLimitMs\"\xf5\x01\n" +
 	"\x03Bet\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
