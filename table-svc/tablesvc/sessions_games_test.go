@@ -13,7 +13,7 @@ import (
 // TestSessionInactivityBoundsEveryGame: every game's rules take
 // inactivity_limit_ms within 10 s..24 h (or 0), and the view shows it.
 func TestSessionInactivityBoundsEveryGame(t *testing.T) {
-	h := newHarness(t)
+	h := quietHarness(t)
 	for _, ms := range []int32{9999, 86400001, -1} {
 		for _, req := range []*tablev1.CreateTableRequest{
 			{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: &tablev1.PuntoBancoRules{InactivityLimitMs: ms}},
@@ -52,6 +52,19 @@ func TestSessionInactivityBoundsEveryGame(t *testing.T) {
 	}
 }
 
+// quietHarness is a harness whose table-svc runs no retry loop: only
+// h.expire applies what is due, so a test sees each pass's result before
+// the next (a player stood up at the next pass at the same time).
+func quietHarness(t *testing.T) *harness {
+	h := newHarness(t)
+	h.table.Stop()
+	if err := h.table.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	h.startTableRetry(-1)
+	return h
+}
+
 // wantSessions checks that every seat of tb shows a session id (a ULID).
 func wantSessions(t *testing.T, tb *tablev1.Table) {
 	t.Helper()
@@ -67,7 +80,7 @@ func wantSessions(t *testing.T, tb *tablev1.Table) {
 // a bet in the coup only once it is settled (his bet paid as the coup
 // says), the result shown.
 func TestSessionIdlePuntoBanco(t *testing.T) {
-	h := newHarness(t)
+	h := quietHarness(t)
 	h.fundHouse(100000)
 	h.fund(5000, "alice", "bob")
 	// Player 2C 3D 4S = 9, banker KD 5H 9C = 4: the player wins.
@@ -103,7 +116,7 @@ func TestSessionIdlePuntoBanco(t *testing.T) {
 // against his bank only once the coup is settled, passing the bank first
 // (BQ-BANK: the bank and its winnings return to him, auctioned again).
 func TestSessionIdleBanque(t *testing.T) {
-	h := newHarness(t)
+	h := quietHarness(t)
 	h.fund(10000, "alice", "bob", "carol")
 	// Right 2C 3D = 5, left 7H KS = 7, banker 4C 5H = 9 (a natural).
 	id := h.banqueTableWith(&tablev1.BanqueRules{InactivityLimitMs: 10000, BetTimeLimitMs: 600000, AuctionTimeLimitMs: 600000},
@@ -153,7 +166,7 @@ func TestSessionIdleBanque(t *testing.T) {
 // banker leaving his seat and with it the bank (OLD-BACCARAT), returned
 // with its winnings.
 func TestSessionIdleOldBaccarat(t *testing.T) {
-	h := newHarness(t)
+	h := quietHarness(t)
 	h.fund(20000, "alice", "bob", "carol", "dave")
 	// bob 2C 3D = 5, dave 7H KS = 7, the banker 4C 5D = 9 (a natural).
 	id := h.oldTableWith(&tablev1.OldBaccaratRules{InactivityLimitMs: 10000, StakingWindowMs: 600000}, 10000,
@@ -190,4 +203,57 @@ func TestSessionIdleOldBaccarat(t *testing.T) {
 	}
 	h.wantBalances(map[string]int64{"player:alice": 22000, "player:bob": 19000, "player:carol": 20000, "player:dave": 19000})
 	h.conserved(80000, "player:alice", "player:bob", "player:carol", "player:dave")
+}
+
+// TestSessionIdleBidders: the highest bidder of a banque auction, and any
+// bidder at the old baccarat, stays until the auction is over, however
+// idle; the others are stood up meanwhile. Then the bidder is stood up
+// too, the banque bank he won passed (BQ-BANK), every hold released.
+func TestSessionIdleBidders(t *testing.T) {
+	h := quietHarness(t)
+	h.fund(10000, "alice", "bob", "carol", "dave")
+	bid := func(id string) {
+		t.Helper()
+		if _, err := h.tables.BidBank(h.as("alice"), &tablev1.BidBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Amount: 2000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bq := h.banqueSeatedWith(&tablev1.BanqueRules{InactivityLimitMs: 10000, AuctionTimeLimitMs: 600000})
+	bid(bq)
+	old := h.oldAuction(t)
+	bid(old)
+	h.clock.Advance(10 * time.Second)
+	h.expire()
+	for _, id := range []string{bq, old} {
+		if got := seatedIDs(h.get(id)); !equalStrings(got, []string{"alice"}) {
+			t.Fatalf("table %s: seated %v, want the bidder alone", id, got)
+		}
+	}
+	if tb := h.get(bq); tb.GetBankerPlayerId() != "alice" {
+		t.Fatalf("banque: the auction went to %q", tb.GetBankerPlayerId())
+	}
+	h.expire()
+	for _, id := range []string{bq, old} {
+		if got := h.stoodUp(id); len(seatedIDs(h.get(id))) != 0 || got[len(got)-1] != "alice" {
+			t.Errorf("table %s: stood up %v", id, got)
+		}
+	}
+	// alice paid the banque fee (2.5% of 2000) and nothing else.
+	h.wantBalances(map[string]int64{"player:alice": 9950, "player:bob": 10000, "player:carol": 10000, "player:dave": 10000})
+}
+
+// oldAuction opens an old baccarat table with inactivity_limit_ms 10 s
+// and seats alice, bob, carol and dave: the bank's auction is open.
+func (h *harness) oldAuction(t *testing.T) string {
+	t.Helper()
+	resp, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_OLD_BACCARAT,
+		OldBaccaratRules: &tablev1.OldBaccaratRules{CertificationRealMoney: true, InactivityLimitMs: 10000, AuctionWindowMs: 600000, MinimumBank: 2000}, ShoeId: h.preparedShoe()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob", "carol", "dave"} {
+		h.join(id, p)
+	}
+	return id
 }

@@ -116,7 +116,7 @@ func equalStrings(a, b []string) bool { return strings.Join(a, ",") == strings.J
 // (CF-PASS); a player who acted later is stood up later. Money is
 // conserved.
 func TestSessionIdleNeverCutsACoup(t *testing.T) {
-	h := newHarness(t)
+	h := quietHarness(t) // alice is due at the pass after carol's
 	h.fund(10000, "alice", "bob", "carol")
 	// Player KD 2S = 2, banker 4C 4D = 8: the banker wins.
 	id := h.tableWith(&tablev1.HouseRules{InactivityLimitMs: 10000, BetTimeLimitMs: 600000, BankOfferTimeLimitMs: 600000},
