@@ -72,10 +72,10 @@ func defaultPolicy() policy {
 		m(tableService, "ListRounds"): {Roles: allRoles, SelfField: "player_id"},
 		m(tableService, "GetRound"):   {Roles: allRoles},
 
-		// WalletService. PlaceHold, VoidHold, PostHold, ExpireHolds, the
-		// settlements (SettleCoup, SettlePuntoBanco, SettleBanque,
-		// SettleOld) and ChargeFee are for table-svc only and
-		// deliberately absent.
+		// WalletService. PlaceHold, VoidHold, CancelPlaceHold, PostHold,
+		// ExpireHolds, the settlements (SettleCoup, SettlePuntoBanco,
+		// SettleBanque, SettleOld) and ChargeFee are for table-svc only
+		// and deliberately absent.
 		m(walletService, "Deposit"):  {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "Withdraw"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "GetAccount"): {

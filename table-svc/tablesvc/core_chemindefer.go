@@ -206,6 +206,13 @@ func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 		return cmd, true, err
 	case chemindefer.ResizeHolds:
 		for _, r := range e.Resizes {
+			if raise, ok := strings.CutPrefix(r.RequestID, "reset/"); ok {
+				// A raise whose answer was lost: cancelled first, so that
+				// a late ResizeHold of it cannot grow the hold again.
+				if _, err := s.wallet.CancelPlaceHold(ctx, &walletv1.CancelPlaceHoldRequest{RequestId: raise}); err != nil {
+					return nil, true, fmt.Errorf("cancel raise %s: %w", raise, err)
+				}
+			}
 			if _, err := s.wallet.ResizeHold(ctx, &walletv1.ResizeHoldRequest{RequestId: r.RequestID, HoldId: r.HoldID, Amount: r.Amount}); err != nil {
 				return nil, true, fmt.Errorf("cut back hold %s: %w", r.HoldID, err)
 			}

@@ -21,13 +21,19 @@ import (
 // wallet request id; value: JSON intent). The save of the action that
 // uses the hold deletes it in the same transaction. An intent that
 // outlives its action (table-svc killed between the hold and the save,
-// or the wallet's answer lost) is rolled back by recoverIntents: the hold
-// is asked for again with the same request id (so the wallet answers with
-// the hold it made, if any), the action's request id is marked abandoned
-// (REQUEST_ABANDONED on a retry: before the void, whose lost answer may
-// still be applied later, so no retry goes on with that hold), and the
-// hold is voided. So no escrow is ever
-// left behind by a request the table did not store.
+// or the wallet's answer lost) is rolled back by recoverIntents: the
+// action's request id is marked abandoned (REQUEST_ABANDONED on a retry:
+// before the wallet call, whose lost answer may still be applied later,
+// so no retry goes on with that hold), then the wallet's CancelPlaceHold
+// takes the hold back under the same request id: it voids the hold that
+// PlaceHold made, if any, and otherwise cancels the request id, so that a
+// late PlaceHold under it (still on its way) holds nothing. The hold is
+// never asked for again: in seamless wallet mode that would be a new
+// debit from the operator's wallet (one per pass while the operator is
+// down) only to be rolled back. So no escrow is ever left behind by a
+// request the table did not store. A raise intent is cancelled the same
+// way (a late ResizeHold under its request id then grows nothing) before
+// the bank hold is brought back to the table's bank.
 
 var bucketIntents = []byte("intents")
 
@@ -203,6 +209,20 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	// The request is abandoned before the wallet call: a cancel whose
+	// answer is lost may still be applied later, so a retry of the
+	// request must not go on with that hold (it gets REQUEST_ABANDONED
+	// from now on, under the table's lock).
+	if err := s.markAbandoned(in, id, false); err != nil {
+		return err
+	}
+	// The PlaceHold (or the raise's ResizeHold) is taken back; a late one
+	// under id is refused from now on. No answer: the intent is kept and
+	// tried again (the cancel never debits the operator).
+	resp, err := s.wallet.CancelPlaceHold(cctx, &walletv1.CancelPlaceHoldRequest{RequestId: id})
+	if err != nil {
+		return fmt.Errorf("cancel the hold of %s: %w", id, err)
+	}
 	if in.Kind == "raise" {
 		// The bank hold goes back to the table's bank, if the table still
 		// has that bank hold (else it was settled or released already).
@@ -218,25 +238,9 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		}
 		return s.abandon(in, id)
 	}
-	resp, err := s.wallet.PlaceHold(cctx, in.request(id))
-	if err != nil && (!definite(err) || errs.Reason(err) == "REQUEST_ID_REUSED") {
-		// No answer, or a hold of another body under this id: not
-		// "nothing held". Kept, and tried again.
-		return err
+	if resp.GetHold() != nil {
+		s.log.Info("escrow of a request that was cut off released", "table", in.TableID, "request", in.Key, "hold", resp.GetHold().GetHoldId())
 	}
-	if err == nil {
-		// The request is abandoned before its hold is voided: a void whose
-		// answer is lost may still be applied later, so a retry of the
-		// request must not go on with that hold (it gets
-		// REQUEST_ABANDONED from now on, under the table's lock).
-		if err := s.markAbandoned(in, id, false); err != nil {
-			return err
-		}
-		if _, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + resp.GetHold().GetHoldId(), HoldId: resp.GetHold().GetHoldId()}); err != nil {
-			return fmt.Errorf("void hold %s: %w", resp.GetHold().GetHoldId(), err)
-		}
-	}
-	s.log.Info("escrow of a request that was cut off released", "table", in.TableID, "request", in.Key)
 	return s.abandon(in, id)
 }
 

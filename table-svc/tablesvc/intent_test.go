@@ -2,11 +2,18 @@ package tablesvc
 
 import (
 	"context"
+	"sync"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
 
@@ -52,4 +59,85 @@ func TestIntentRolledBack(t *testing.T) {
 	if b := tbl2.GetLastCoup().GetBets(); len(b) != 1 || b[0].GetAmount() != 300 {
 		t.Fatalf("the new bet was not played: %v", tbl2.GetLastCoup())
 	}
+}
+
+// walletDown is a client interceptor that, while on, answers the
+// wallet's PlaceHold UNAVAILABLE without reaching it (an operator's wallet
+// that does not answer, in seamless mode: every PlaceHold would be a new
+// debit); it counts the PlaceHolds the table sends and keeps the last.
+type walletDown struct {
+	mu     sync.Mutex
+	on     bool
+	placed int
+	last   *walletv1.PlaceHoldRequest
+}
+
+func (d *walletDown) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if r, ok := req.(*walletv1.PlaceHoldRequest); ok {
+		d.mu.Lock()
+		d.placed++
+		d.last = proto.Clone(r).(*walletv1.PlaceHoldRequest)
+		on := d.on
+		d.mu.Unlock()
+		if on {
+			return status.Error(codes.Unavailable, "the operator's wallet does not answer (test)")
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+func (d *walletDown) count() (int, *walletv1.PlaceHoldRequest) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.placed, d.last
+}
+
+// TestIntentRecoveryNeverPlacesAHold: a bet whose hold got no answer
+// leaves an intent; recovering it never asks for the hold again (in
+// seamless mode each ask is a new operator debit, one per pass while the
+// operator is down) but cancels the wallet request id, so that the
+// PlaceHold still on its way holds nothing when it arrives.
+func TestIntentRecoveryNeverPlacesAHold(t *testing.T) {
+	h := newHarness(t)
+	down := &walletDown{}
+	h.table.Stop()
+	if err := h.table.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	h.startTableRetry(-1, grpc.WithChainUnaryInterceptor(down.intercept))
+	h.fund(10000, "alice", "bob")
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	down.mu.Lock()
+	down.on = true
+	down.mu.Unlock()
+	if _, err := h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "down", TableId: id, PlayerId: "bob", Amount: 300}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("PlaceBet with the wallet down: %v, want UNAVAILABLE", err)
+	}
+	asked, late := down.count()
+	h.clock.Advance(intentGrace)
+	for range 3 {
+		if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := down.count(); n != asked {
+		t.Fatalf("recovery asked the wallet for the hold %d more times", n-asked)
+	}
+	var left int
+	_ = h.table.db.View(func(tx *bolt.Tx) error {
+		left = tx.Bucket(bucketIntents).Stats().KeyN
+		return nil
+	})
+	if left != 0 {
+		t.Fatalf("%d intents left after recovery", left)
+	}
+	// The PlaceHold that got no answer arrives late: refused, nothing held.
+	_, err := h.wallets.PlaceHold(h.asRole("table-svc", auth.RoleService), late)
+	wantReason(t, err, codes.FailedPrecondition, "REQUEST_CANCELLED")
+	if _, held := h.account("player:bob"); held != 0 {
+		t.Fatalf("bob holds %d", held)
+	}
+	_, err = h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "down", TableId: id, PlayerId: "bob", Amount: 300})
+	wantReason(t, err, codes.Aborted, reasonRequestAbandoned)
 }

@@ -93,6 +93,21 @@
 // still in flight at start (the service stopped during the call) is
 // rolled back.
 //
+// Cancelled requests (cancel.go). A stake the table could not store is
+// taken back by CancelPlaceHold under the PlaceHold's request_id, never
+// by asking for the hold again (in seamless mode that would be a new
+// debit, one per recovery pass while the operator is down, only to be
+// rolled back). Under the request id's lock (s.keys, which PlaceHold,
+// ResizeHold and ChargeFee take in both modes) it voids the hold named by
+// "placed/<request_id>" (written by PlaceHold with its hold, in the
+// requests bucket) as VoidHold does (seamless: the debit rolled back or
+// the amount credited), and stores its answer under
+// "cancel/<request_id>"; from then on a PlaceHold, ResizeHold or
+// ChargeFee under that id fails FAILED_PRECONDITION REQUEST_CANCELLED
+// before any debit or hold. It never calls the operator. A refused
+// debit counts in its round (a round with only refusals ends cancelled
+// after the idle wait below).
+//
 // Sweep out. Every ledger transaction (Service.commitTxn, before flush)
 // leaves each player account with nothing available: what became
 // available goes back to external:operator in the same transaction with
@@ -182,7 +197,9 @@
 // Idempotency records live in the kit's "requests" bucket (store.Lookup /
 // store.Save): key "req/<request_id>" for Deposit, Withdraw, PlaceHold,
 // VoidHold, PostHold, ExpireHolds and ChargeFee (one key space shared by
-// these methods), "coup/<coup_id>" for SettleCoup, SettlePuntoBanco,
+// these methods), "cancel/<request_id>" for CancelPlaceHold (with
+// "placed/<request_id>", the hold a PlaceHold placed; both go after the
+// retention as "req/..." does), "coup/<coup_id>" for SettleCoup, SettlePuntoBanco,
 // SettleBanque and SettleOld. The stored hash is SHA-256 over the method name and
 // store.Hash(request), so the same id with another request, or reused by
 // another method, is refused with ALREADY_EXISTS REQUEST_ID_REUSED. The

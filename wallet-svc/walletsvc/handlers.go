@@ -159,6 +159,7 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 				return nil, err
 			}
 			t.attach(h)
+			t.notePlaced(req, h)
 			return &walletv1.PlaceHoldResponse{Hold: h}, nil
 		})
 }

@@ -189,6 +189,8 @@ type txn struct {
 	// op is the seamless mode's working set (seamless.go); nil in
 	// transfer mode.
 	op *opTxn
+	// placed is the hold a PlaceHold placed (cancel.go).
+	placed *placement
 }
 
 func newTxn(tx *bolt.Tx, now time.Time, def string) *txn {

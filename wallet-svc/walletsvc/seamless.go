@@ -843,8 +843,9 @@ func requestHash(method string, req proto.Message) []byte {
 const operatorCallTimeout = 30 * time.Second
 
 // staked runs a request that may put money at stake on a player account
-// (PlaceHold, ResizeHold, ChargeFee), keyed by reqID. In transfer mode
-// it is idempotent. In seamless mode, serialised per request id: a dry
+// (PlaceHold, ResizeHold, ChargeFee), keyed by reqID, serialised per
+// request id; one under a request id that CancelPlaceHold cancelled fails
+// REQUEST_CANCELLED (cancel.go). In transfer mode it is idempotent. In seamless mode, serialised per request id: a dry
 // run of apply finds the debit needed (none: idempotent as usual); the
 // debit is logged pending, sent to the operator outside any bbolt
 // transaction, and then: accepted, apply runs with the money brought in
@@ -857,10 +858,15 @@ const operatorCallTimeout = 30 * time.Second
 func staked[R proto.Message](ctx context.Context, s *Service, method, reqID string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
 	key := reqKey(reqID)
 	var zero R
+	// Under the request id's lock, which CancelPlaceHold takes too: a
+	// request id cancelled is refused before anything is held or debited.
+	defer s.keys.lock(key)()
+	if err := s.checkNotCancelled(reqID); err != nil {
+		return zero, err
+	}
 	if s.op == nil {
 		return idempotent(s, method, key, req, newResp, apply)
 	}
-	defer s.keys.lock(key)()
 	for try := 0; ; try++ {
 		need, err := dryRun(s, method, key, reqID, req, apply)
 		if err != nil {

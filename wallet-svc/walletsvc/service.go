@@ -149,6 +149,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_GetPlayerLimits_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
+		walletv1.WalletService_CancelPlaceHold_FullMethodName:   {auth.RoleService},
 	}
 }
 
@@ -462,6 +463,9 @@ func (s *Service) newTxn(tx *bolt.Tx) *txn {
 // are the request's; empty for the hold sweep.
 func (s *Service) commitTxn(t *txn, method, key string) error {
 	if err := t.sweepOut(); err != nil {
+		return err
+	}
+	if err := t.savePlaced(); err != nil {
 		return err
 	}
 	s.metrics.observe(t, method, key)

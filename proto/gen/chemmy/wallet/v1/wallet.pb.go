@@ -86,6 +86,9 @@ const (
 	// Seamless wallet mode: a player's money is in the operator's wallet;
 	// Deposit and Withdraw of a player account are refused.
 	ErrorReason_ERROR_REASON_SEAMLESS_WALLET ErrorReason = 23
+	// The request_id was cancelled by CancelPlaceHold: a PlaceHold,
+	// ResizeHold or ChargeFee under it is refused, nothing held or debited.
+	ErrorReason_ERROR_REASON_REQUEST_CANCELLED ErrorReason = 24
 )
 
 // Enum value maps for ErrorReason.
@@ -115,6 +118,7 @@ var (
 		21: "ERROR_REASON_OPERATOR_REFUSED",
 		22: "ERROR_REASON_OPERATOR_UNAVAILABLE",
 		23: "ERROR_REASON_SEAMLESS_WALLET",
+		24: "ERROR_REASON_REQUEST_CANCELLED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":          0,
@@ -141,6 +145,7 @@ var (
 		"ERROR_REASON_OPERATOR_REFUSED":     21,
 		"ERROR_REASON_OPERATOR_UNAVAILABLE": 22,
 		"ERROR_REASON_SEAMLESS_WALLET":      23,
+		"ERROR_REASON_REQUEST_CANCELLED":    24,
 	}
 )
 
@@ -1511,6 +1516,98 @@ func (x *VoidHoldResponse) GetHold() *Hold {
 	return nil
 }
 
+// CancelPlaceHoldRequest names the PlaceHold to take back.
+type CancelPlaceHoldRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The PlaceHold's request_id.
+	RequestId     string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPlaceHoldRequest) Reset() {
+	*x = CancelPlaceHoldRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPlaceHoldRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPlaceHoldRequest) ProtoMessage() {}
+
+func (x *CancelPlaceHoldRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPlaceHoldRequest.ProtoReflect.Descriptor instead.
+func (*CancelPlaceHoldRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CancelPlaceHoldRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// CancelPlaceHoldResponse is the hold the PlaceHold placed, voided
+// (unset: it placed none).
+type CancelPlaceHoldResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hold          *Hold                  `protobuf:"bytes,1,opt,name=hold,proto3" json:"hold,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelPlaceHoldResponse) Reset() {
+	*x = CancelPlaceHoldResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelPlaceHoldResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelPlaceHoldResponse) ProtoMessage() {}
+
+func (x *CancelPlaceHoldResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelPlaceHoldResponse.ProtoReflect.Descriptor instead.
+func (*CancelPlaceHoldResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CancelPlaceHoldResponse) GetHold() *Hold {
+	if x != nil {
+		return x.Hold
+	}
+	return nil
+}
+
 // CoupBet is one punter's bet in a coup, escrowed by a hold.
 type CoupBet struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1523,7 +1620,7 @@ type CoupBet struct {
 
 func (x *CoupBet) Reset() {
 	*x = CoupBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1632,7 @@ func (x *CoupBet) String() string {
 func (*CoupBet) ProtoMessage() {}
 
 func (x *CoupBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1645,7 @@ func (x *CoupBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupBet.ProtoReflect.Descriptor instead.
 func (*CoupBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CoupBet) GetHoldId() string {
@@ -1592,7 +1689,7 @@ type SettleCoupRequest struct {
 
 func (x *SettleCoupRequest) Reset() {
 	*x = SettleCoupRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1604,7 +1701,7 @@ func (x *SettleCoupRequest) String() string {
 func (*SettleCoupRequest) ProtoMessage() {}
 
 func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1617,7 +1714,7 @@ func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupRequest.ProtoReflect.Descriptor instead.
 func (*SettleCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SettleCoupRequest) GetCoupId() string {
@@ -1713,7 +1810,7 @@ type SettleCoupResponse struct {
 
 func (x *SettleCoupResponse) Reset() {
 	*x = SettleCoupResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1822,7 @@ func (x *SettleCoupResponse) String() string {
 func (*SettleCoupResponse) ProtoMessage() {}
 
 func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1835,7 @@ func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupResponse.ProtoReflect.Descriptor instead.
 func (*SettleCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SettleCoupResponse) GetCoupId() string {
@@ -1834,7 +1931,7 @@ type StakeCheck struct {
 
 func (x *StakeCheck) Reset() {
 	*x = StakeCheck{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1943,7 @@ func (x *StakeCheck) String() string {
 func (*StakeCheck) ProtoMessage() {}
 
 func (x *StakeCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1956,7 @@ func (x *StakeCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeCheck.ProtoReflect.Descriptor instead.
 func (*StakeCheck) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StakeCheck) GetAllowed() bool {
@@ -1901,7 +1998,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2010,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2023,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PostHoldRequest) GetRequestId() string {
@@ -1975,7 +2072,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2084,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2097,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PostHoldResponse) GetHold() *Hold {
@@ -2030,7 +2127,7 @@ type ResizeHoldRequest struct {
 
 func (x *ResizeHoldRequest) Reset() {
 	*x = ResizeHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2139,7 @@ func (x *ResizeHoldRequest) String() string {
 func (*ResizeHoldRequest) ProtoMessage() {}
 
 func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2152,7 @@ func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldRequest.ProtoReflect.Descriptor instead.
 func (*ResizeHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ResizeHoldRequest) GetRequestId() string {
@@ -2089,7 +2186,7 @@ type ResizeHoldResponse struct {
 
 func (x *ResizeHoldResponse) Reset() {
 	*x = ResizeHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2101,7 +2198,7 @@ func (x *ResizeHoldResponse) String() string {
 func (*ResizeHoldResponse) ProtoMessage() {}
 
 func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2114,7 +2211,7 @@ func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldResponse.ProtoReflect.Descriptor instead.
 func (*ResizeHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ResizeHoldResponse) GetHold() *Hold {
@@ -2134,7 +2231,7 @@ type ExpireHoldsRequest struct {
 
 func (x *ExpireHoldsRequest) Reset() {
 	*x = ExpireHoldsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2243,7 @@ func (x *ExpireHoldsRequest) String() string {
 func (*ExpireHoldsRequest) ProtoMessage() {}
 
 func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2256,7 @@ func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ExpireHoldsRequest) GetRequestId() string {
@@ -2179,7 +2276,7 @@ type ExpireHoldsResponse struct {
 
 func (x *ExpireHoldsResponse) Reset() {
 	*x = ExpireHoldsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2191,7 +2288,7 @@ func (x *ExpireHoldsResponse) String() string {
 func (*ExpireHoldsResponse) ProtoMessage() {}
 
 func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2204,7 +2301,7 @@ func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ExpireHoldsResponse) GetHolds() []*Hold {
@@ -2228,7 +2325,7 @@ type ListStatementRequest struct {
 
 func (x *ListStatementRequest) Reset() {
 	*x = ListStatementRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2240,7 +2337,7 @@ func (x *ListStatementRequest) String() string {
 func (*ListStatementRequest) ProtoMessage() {}
 
 func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2253,7 +2350,7 @@ func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
 func (*ListStatementRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListStatementRequest) GetAccountId() string {
@@ -2291,7 +2388,7 @@ type StatementEntry struct {
 
 func (x *StatementEntry) Reset() {
 	*x = StatementEntry{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2303,7 +2400,7 @@ func (x *StatementEntry) String() string {
 func (*StatementEntry) ProtoMessage() {}
 
 func (x *StatementEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2316,7 +2413,7 @@ func (x *StatementEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
 func (*StatementEntry) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatementEntry) GetTransfer() *Transfer {
@@ -2353,7 +2450,7 @@ type ListStatementResponse struct {
 
 func (x *ListStatementResponse) Reset() {
 	*x = ListStatementResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2365,7 +2462,7 @@ func (x *ListStatementResponse) String() string {
 func (*ListStatementResponse) ProtoMessage() {}
 
 func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2378,7 +2475,7 @@ func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
 func (*ListStatementResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListStatementResponse) GetAccount() *Account {
@@ -2411,7 +2508,7 @@ type AuditLedgerRequest struct {
 
 func (x *AuditLedgerRequest) Reset() {
 	*x = AuditLedgerRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2520,7 @@ func (x *AuditLedgerRequest) String() string {
 func (*AuditLedgerRequest) ProtoMessage() {}
 
 func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2533,7 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -2466,7 +2563,7 @@ type CurrencyTotals struct {
 
 func (x *CurrencyTotals) Reset() {
 	*x = CurrencyTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2575,7 @@ func (x *CurrencyTotals) String() string {
 func (*CurrencyTotals) ProtoMessage() {}
 
 func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2588,7 @@ func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
 func (*CurrencyTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CurrencyTotals) GetCurrencyCode() string {
@@ -2571,7 +2668,7 @@ type AuditLedgerResponse struct {
 
 func (x *AuditLedgerResponse) Reset() {
 	*x = AuditLedgerResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2583,7 +2680,7 @@ func (x *AuditLedgerResponse) String() string {
 func (*AuditLedgerResponse) ProtoMessage() {}
 
 func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2596,7 +2693,7 @@ func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
 func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AuditLedgerResponse) GetBalanced() bool {
@@ -2675,7 +2772,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2784,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2797,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -2769,7 +2866,7 @@ type SettlePuntoBancoRequest struct {
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2781,7 +2878,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2794,7 +2891,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -2905,7 +3002,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2917,7 +3014,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2930,7 +3027,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -2977,7 +3074,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2989,7 +3086,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3002,7 +3099,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -3052,7 +3149,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3161,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3174,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -3121,7 +3218,7 @@ type SettleBanqueRequest struct {
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3133,7 +3230,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3146,7 +3243,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -3217,7 +3314,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3229,7 +3326,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3242,7 +3339,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -3316,7 +3413,7 @@ type ChargeFeeRequest struct {
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3328,7 +3425,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3341,7 +3438,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -3413,7 +3510,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3425,7 +3522,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3438,7 +3535,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3488,7 +3585,7 @@ type OldStake struct {
 
 func (x *OldStake) Reset() {
 	*x = OldStake{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3500,7 +3597,7 @@ func (x *OldStake) String() string {
 func (*OldStake) ProtoMessage() {}
 
 func (x *OldStake) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3513,7 +3610,7 @@ func (x *OldStake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
 func (*OldStake) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OldStake) GetHoldId() string {
@@ -3571,7 +3668,7 @@ type SettleOldRequest struct {
 
 func (x *SettleOldRequest) Reset() {
 	*x = SettleOldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3583,7 +3680,7 @@ func (x *SettleOldRequest) String() string {
 func (*SettleOldRequest) ProtoMessage() {}
 
 func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3596,7 +3693,7 @@ func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
 func (*SettleOldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SettleOldRequest) GetCoupId() string {
@@ -3648,7 +3745,7 @@ type SettleOldResponse struct {
 
 func (x *SettleOldResponse) Reset() {
 	*x = SettleOldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3660,7 +3757,7 @@ func (x *SettleOldResponse) String() string {
 func (*SettleOldResponse) ProtoMessage() {}
 
 func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3673,7 +3770,7 @@ func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
 func (*SettleOldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SettleOldResponse) GetCoupId() string {
@@ -3752,7 +3849,7 @@ type PlayerLimits struct {
 
 func (x *PlayerLimits) Reset() {
 	*x = PlayerLimits{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3764,7 +3861,7 @@ func (x *PlayerLimits) String() string {
 func (*PlayerLimits) ProtoMessage() {}
 
 func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3777,7 +3874,7 @@ func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
 func (*PlayerLimits) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *PlayerLimits) GetDailyLossLimit() int64 {
@@ -3841,7 +3938,7 @@ type PlayerPlay struct {
 
 func (x *PlayerPlay) Reset() {
 	*x = PlayerPlay{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3853,7 +3950,7 @@ func (x *PlayerPlay) String() string {
 func (*PlayerPlay) ProtoMessage() {}
 
 func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3866,7 +3963,7 @@ func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
 func (*PlayerPlay) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PlayerPlay) GetDay() string {
@@ -3918,7 +4015,7 @@ type SetPlayerLimitsRequest struct {
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3930,7 +4027,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3943,7 +4040,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -3977,7 +4074,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3989,7 +4086,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4002,7 +4099,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -4022,7 +4119,7 @@ type GetPlayerLimitsRequest struct {
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4034,7 +4131,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4047,7 +4144,7 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
@@ -4073,7 +4170,7 @@ type GetPlayerLimitsResponse struct {
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4085,7 +4182,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4098,7 +4195,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4148,7 +4245,7 @@ type CheckStakeRequest struct {
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4160,7 +4257,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4173,7 +4270,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -4199,7 +4296,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4211,7 +4308,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4224,7 +4321,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -4244,7 +4341,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4256,7 +4353,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4269,7 +4366,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -4345,7 +4442,7 @@ type OperatorTransaction struct {
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4357,7 +4454,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4370,7 +4467,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -4512,7 +4609,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4524,7 +4621,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4537,7 +4634,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -4604,7 +4701,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4616,7 +4713,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4629,7 +4726,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -4746,6 +4843,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\">\n" +
 	"\x10VoidHoldResponse\x12*\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"7\n" +
+	"\x16CancelPlaceHoldRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\"E\n" +
+	"\x17CancelPlaceHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\":\n" +
 	"\aCoupBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
@@ -5018,7 +5120,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x03day\x18\x02 \x01(\tR\x03day\x12I\n" +
 	"\ftransactions\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x128\n" +
 	"\x06totals\x18\x04 \x03(\v2 .chemmy.wallet.v1.OperatorTotalsR\x06totals\x12&\n" +
-	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken*\xcf\x06\n" +
+	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken*\xf3\x06\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -5044,7 +5146,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1aERROR_REASON_LIMIT_REACHED\x10\x14\x12!\n" +
 	"\x1dERROR_REASON_OPERATOR_REFUSED\x10\x15\x12%\n" +
 	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10\x16\x12 \n" +
-	"\x1cERROR_REASON_SEAMLESS_WALLET\x10\x17*\x9a\x01\n" +
+	"\x1cERROR_REASON_SEAMLESS_WALLET\x10\x17\x12\"\n" +
+	"\x1eERROR_REASON_REQUEST_CANCELLED\x10\x18*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -5088,7 +5191,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xe0\r\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xc8\x0e\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -5112,7 +5215,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0fGetPlayerLimits\x12(.chemmy.wallet.v1.GetPlayerLimitsRequest\x1a).chemmy.wallet.v1.GetPlayerLimitsResponse\x12W\n" +
 	"\n" +
 	"CheckStake\x12#.chemmy.wallet.v1.CheckStakeRequest\x1a$.chemmy.wallet.v1.CheckStakeResponse\x12l\n" +
-	"\x11GetOperatorReport\x12*.chemmy.wallet.v1.GetOperatorReportRequest\x1a+.chemmy.wallet.v1.GetOperatorReportResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\x11GetOperatorReport\x12*.chemmy.wallet.v1.GetOperatorReportRequest\x1a+.chemmy.wallet.v1.GetOperatorReportResponse\x12f\n" +
+	"\x0fCancelPlaceHold\x12(.chemmy.wallet.v1.CancelPlaceHoldRequest\x1a).chemmy.wallet.v1.CancelPlaceHoldResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -5127,7 +5231,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                  // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                    // 1: chemmy.wallet.v1.HoldState
@@ -5151,157 +5255,162 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*PlaceHoldResponse)(nil),         // 19: chemmy.wallet.v1.PlaceHoldResponse
 	(*VoidHoldRequest)(nil),           // 20: chemmy.wallet.v1.VoidHoldRequest
 	(*VoidHoldResponse)(nil),          // 21: chemmy.wallet.v1.VoidHoldResponse
-	(*CoupBet)(nil),                   // 22: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),         // 23: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),        // 24: chemmy.wallet.v1.SettleCoupResponse
-	(*StakeCheck)(nil),                // 25: chemmy.wallet.v1.StakeCheck
-	(*PostHoldRequest)(nil),           // 26: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),          // 27: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),         // 28: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),        // 29: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),        // 30: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),       // 31: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),      // 32: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),            // 33: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),     // 34: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),        // 35: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),            // 36: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),       // 37: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),             // 38: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),   // 39: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                 // 40: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),  // 41: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                 // 42: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),       // 43: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),      // 44: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),          // 45: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),         // 46: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                  // 47: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),          // 48: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),         // 49: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),              // 50: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                // 51: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),    // 52: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),   // 53: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),    // 54: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),   // 55: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),         // 56: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),        // 57: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),  // 58: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),       // 59: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),            // 60: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil), // 61: chemmy.wallet.v1.GetOperatorReportResponse
-	(*timestamppb.Timestamp)(nil),     // 62: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 63: google.protobuf.Duration
+	(*CancelPlaceHoldRequest)(nil),    // 22: chemmy.wallet.v1.CancelPlaceHoldRequest
+	(*CancelPlaceHoldResponse)(nil),   // 23: chemmy.wallet.v1.CancelPlaceHoldResponse
+	(*CoupBet)(nil),                   // 24: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),         // 25: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),        // 26: chemmy.wallet.v1.SettleCoupResponse
+	(*StakeCheck)(nil),                // 27: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),           // 28: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),          // 29: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),         // 30: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),        // 31: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),        // 32: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),       // 33: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),      // 34: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),            // 35: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),     // 36: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),        // 37: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),            // 38: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),       // 39: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),             // 40: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),   // 41: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                 // 42: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),  // 43: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                 // 44: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),       // 45: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),      // 46: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),          // 47: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),         // 48: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                  // 49: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),          // 50: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),         // 51: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),              // 52: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                // 53: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),    // 54: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),   // 55: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),    // 56: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),   // 57: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),         // 58: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),        // 59: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),  // 60: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),       // 61: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),            // 62: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil), // 63: chemmy.wallet.v1.GetOperatorReportResponse
+	(*timestamppb.Timestamp)(nil),     // 64: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 65: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	62, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	62, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	62, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	62, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	64, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	64, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	64, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	64, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	63, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	65, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,  // 11: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	10, // 12: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	10, // 13: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	22, // 14: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
-	3,  // 15: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 16: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	3,  // 17: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	11, // 18: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	25, // 19: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
-	10, // 20: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	11, // 21: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	10, // 22: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 23: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	11, // 24: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 25: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	33, // 26: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	36, // 27: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	62, // 28: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	6,  // 29: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	5,  // 30: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	38, // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	4,  // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	40, // 33: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 34: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 35: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	42, // 36: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	3,  // 37: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 38: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 39: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	40, // 40: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 41: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 42: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	4,  // 43: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	9,  // 44: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	11, // 45: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	47, // 46: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	40, // 47: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 48: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	63, // 49: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	62, // 50: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	63, // 51: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	62, // 52: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	62, // 53: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	50, // 54: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55, // 55: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	50, // 56: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	50, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	62, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	51, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	62, // 60: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	62, // 61: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	59, // 62: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	60, // 63: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	12, // 64: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	14, // 65: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	16, // 66: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	18, // 67: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	20, // 68: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	23, // 69: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	26, // 70: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	28, // 71: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	30, // 72: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	32, // 73: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	35, // 74: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	39, // 75: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	43, // 76: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	45, // 77: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	48, // 78: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	52, // 79: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	54, // 80: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	56, // 81: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	58, // 82: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	13, // 83: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	15, // 84: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	17, // 85: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	19, // 86: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	21, // 87: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	24, // 88: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	27, // 89: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	29, // 90: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	31, // 91: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	34, // 92: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	37, // 93: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	41, // 94: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	44, // 95: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	46, // 96: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	49, // 97: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	53, // 98: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	55, // 99: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	57, // 100: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	61, // 101: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	83, // [83:102] is the sub-list for method output_type
-	64, // [64:83] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	10, // 14: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	24, // 15: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	3,  // 16: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,  // 17: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	3,  // 18: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	11, // 19: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	27, // 20: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
+	10, // 21: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	11, // 22: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	10, // 23: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	10, // 24: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	11, // 25: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,  // 26: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	35, // 27: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	38, // 28: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	64, // 29: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	6,  // 30: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,  // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	40, // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	42, // 34: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,  // 36: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	44, // 37: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,  // 38: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,  // 39: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,  // 40: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	42, // 41: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 42: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,  // 43: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,  // 44: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,  // 45: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	11, // 46: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	49, // 47: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	42, // 48: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 49: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	65, // 50: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	64, // 51: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	65, // 52: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	64, // 53: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	64, // 54: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	52, // 55: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57, // 56: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	52, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	52, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	64, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	53, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	64, // 61: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	64, // 62: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	61, // 63: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	62, // 64: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	12, // 65: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	14, // 66: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	16, // 67: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	18, // 68: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	20, // 69: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	25, // 70: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	28, // 71: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	30, // 72: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	32, // 73: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	34, // 74: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	37, // 75: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	41, // 76: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	45, // 77: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	47, // 78: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	50, // 79: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	54, // 80: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	56, // 81: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	58, // 82: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	60, // 83: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	22, // 84: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	13, // 85: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	15, // 86: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	17, // 87: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	19, // 88: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	21, // 89: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	26, // 90: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	29, // 91: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	31, // 92: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	33, // 93: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	36, // 94: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	39, // 95: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	43, // 96: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	46, // 97: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	48, // 98: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	51, // 99: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	55, // 100: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	57, // 101: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	59, // 102: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	63, // 103: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	23, // 104: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	85, // [85:105] is the sub-list for method output_type
+	65, // [65:85] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -5315,7 +5424,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

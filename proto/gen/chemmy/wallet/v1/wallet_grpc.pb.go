@@ -38,6 +38,7 @@ const (
 	WalletService_GetPlayerLimits_FullMethodName   = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
 	WalletService_CheckStake_FullMethodName        = "/chemmy.wallet.v1.WalletService/CheckStake"
 	WalletService_GetOperatorReport_FullMethodName = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
+	WalletService_CancelPlaceHold_FullMethodName   = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -105,7 +106,9 @@ type WalletServiceClient interface {
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
-	// INVALID_ARGUMENT INVALID_AMOUNT.
+	// INVALID_ARGUMENT INVALID_AMOUNT; FAILED_PRECONDITION REQUEST_CANCELLED
+	// once CancelPlaceHold cancelled the request_id (nothing held or
+	// debited; so also ResizeHold and ChargeFee).
 	// Seamless mode: the amount is first debited from the operator's wallet
 	// (reason "bet", round = the coup id of a reference
 	// "tables/<T>/coups/<C>"); a player's account needs no deposit.
@@ -255,6 +258,30 @@ type WalletServiceClient interface {
 	// operator_id not this wallet's operator, negative page_size),
 	// INVALID_PAGE_TOKEN.
 	GetOperatorReport(ctx context.Context, in *GetOperatorReportRequest, opts ...grpc.CallOption) (*GetOperatorReportResponse, error)
+	// CancelPlaceHold takes back the PlaceHold of request_id, whether or
+	// not it arrived, was answered or is still to come (table-svc only: the
+	// escrow of an action the table could not store, recoverIntents). It
+	// waits for a PlaceHold of request_id in progress (in seamless mode,
+	// until its debit's outcome is known), then:
+	//   - if that PlaceHold placed a hold, the hold is voided as by
+	//     VoidHold (seamless mode: its debit rolled back, or the amount
+	//     credited, to the operator's wallet) and returned (as it stands
+	//     if it was resolved already);
+	//   - if it placed none (it failed, never arrived, or its debit's
+	//     outcome was unknown and rolled back), no hold is returned.
+	//
+	// Either way request_id is cancelled from then on: a PlaceHold,
+	// ResizeHold or ChargeFee under it (a late or retried one) fails
+	// FAILED_PRECONDITION REQUEST_CANCELLED and neither holds nor debits
+	// anything. A ResizeHold or ChargeFee applied under request_id before
+	// the cancel is not undone (the caller resets the hold). It never calls
+	// the operator's wallet: recovering an escrow never creates a stake
+	// just to void it. Idempotent: a repeat returns the first answer. The
+	// cancellation is kept for the request retention, like the answer to a
+	// request_id.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	CancelPlaceHold(ctx context.Context, in *CancelPlaceHoldRequest, opts ...grpc.CallOption) (*CancelPlaceHoldResponse, error)
 }
 
 type walletServiceClient struct {
@@ -455,6 +482,16 @@ func (c *walletServiceClient) GetOperatorReport(ctx context.Context, in *GetOper
 	return out, nil
 }
 
+func (c *walletServiceClient) CancelPlaceHold(ctx context.Context, in *CancelPlaceHoldRequest, opts ...grpc.CallOption) (*CancelPlaceHoldResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelPlaceHoldResponse)
+	err := c.cc.Invoke(ctx, WalletService_CancelPlaceHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WalletServiceServer is the server API for WalletService service.
 // All implementations must embed UnimplementedWalletServiceServer
 // for forward compatibility.
@@ -520,7 +557,9 @@ type WalletServiceServer interface {
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
-	// INVALID_ARGUMENT INVALID_AMOUNT.
+	// INVALID_ARGUMENT INVALID_AMOUNT; FAILED_PRECONDITION REQUEST_CANCELLED
+	// once CancelPlaceHold cancelled the request_id (nothing held or
+	// debited; so also ResizeHold and ChargeFee).
 	// Seamless mode: the amount is first debited from the operator's wallet
 	// (reason "bet", round = the coup id of a reference
 	// "tables/<T>/coups/<C>"); a player's account needs no deposit.
@@ -670,6 +709,30 @@ type WalletServiceServer interface {
 	// operator_id not this wallet's operator, negative page_size),
 	// INVALID_PAGE_TOKEN.
 	GetOperatorReport(context.Context, *GetOperatorReportRequest) (*GetOperatorReportResponse, error)
+	// CancelPlaceHold takes back the PlaceHold of request_id, whether or
+	// not it arrived, was answered or is still to come (table-svc only: the
+	// escrow of an action the table could not store, recoverIntents). It
+	// waits for a PlaceHold of request_id in progress (in seamless mode,
+	// until its debit's outcome is known), then:
+	//   - if that PlaceHold placed a hold, the hold is voided as by
+	//     VoidHold (seamless mode: its debit rolled back, or the amount
+	//     credited, to the operator's wallet) and returned (as it stands
+	//     if it was resolved already);
+	//   - if it placed none (it failed, never arrived, or its debit's
+	//     outcome was unknown and rolled back), no hold is returned.
+	//
+	// Either way request_id is cancelled from then on: a PlaceHold,
+	// ResizeHold or ChargeFee under it (a late or retried one) fails
+	// FAILED_PRECONDITION REQUEST_CANCELLED and neither holds nor debits
+	// anything. A ResizeHold or ChargeFee applied under request_id before
+	// the cancel is not undone (the caller resets the hold). It never calls
+	// the operator's wallet: recovering an escrow never creates a stake
+	// just to void it. Idempotent: a repeat returns the first answer. The
+	// cancellation is kept for the request retention, like the answer to a
+	// request_id.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -736,6 +799,9 @@ func (UnimplementedWalletServiceServer) CheckStake(context.Context, *CheckStakeR
 }
 func (UnimplementedWalletServiceServer) GetOperatorReport(context.Context, *GetOperatorReportRequest) (*GetOperatorReportResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetOperatorReport not implemented")
+}
+func (UnimplementedWalletServiceServer) CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelPlaceHold not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -1100,6 +1166,24 @@ func _WalletService_GetOperatorReport_Handler(srv interface{}, ctx context.Conte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_CancelPlaceHold_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelPlaceHoldRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).CancelPlaceHold(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_CancelPlaceHold_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).CancelPlaceHold(ctx, req.(*CancelPlaceHoldRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1182,6 +1266,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetOperatorReport",
 			Handler:    _WalletService_GetOperatorReport_Handler,
+		},
+		{
+			MethodName: "CancelPlaceHold",
+			Handler:    _WalletService_CancelPlaceHold_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

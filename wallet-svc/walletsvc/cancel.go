@@ -1,0 +1,94 @@
+package walletsvc
+
+import (
+	"context"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// Cancelling a PlaceHold (doc.go "Cancelled requests"): "placed/<request
+// id>" (in the kit's requests bucket, with the PlaceHold's request hash)
+// names the hold a PlaceHold placed, written with it; "cancel/<request
+// id>" is CancelPlaceHold's answer, and its presence cancels the request
+// id for PlaceHold, ResizeHold and ChargeFee (checkNotCancelled). Both
+// go after the request retention, as "req/<request id>" does.
+
+var reasonRequestCancelled = reason(walletv1.ErrorReason_ERROR_REASON_REQUEST_CANCELLED)
+
+func placedKey(reqID string) string { return "placed/" + reqID }
+func cancelKey(reqID string) string { return "cancel/" + reqID }
+
+// placement is the hold a PlaceHold placed, recorded under placedKey by
+// commitTxn.
+type placement struct {
+	reqID  string
+	hash   []byte
+	holdID string
+}
+
+// notePlaced records, when t commits, that the PlaceHold req placed h.
+func (t *txn) notePlaced(req *walletv1.PlaceHoldRequest, h *walletv1.Hold) {
+	t.placed = &placement{reqID: req.GetRequestId(), hash: requestHash("PlaceHold", req), holdID: h.GetHoldId()}
+}
+
+// savePlaced writes t's placement, if any.
+func (t *txn) savePlaced() error {
+	if t.placed == nil {
+		return nil
+	}
+	return store.Save(t.tx, placedKey(t.placed.reqID), t.placed.hash, []byte(t.placed.holdID))
+}
+
+// checkNotCancelled refuses (FAILED_PRECONDITION REQUEST_CANCELLED) a
+// stake under a request id CancelPlaceHold cancelled. The caller holds
+// the request id's lock (s.keys), which CancelPlaceHold takes too.
+func (s *Service) checkNotCancelled(reqID string) error {
+	var cancelled bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		_, _, cancelled = store.Get(tx, cancelKey(reqID))
+		return nil
+	}); err != nil {
+		return s.internal("checkNotCancelled", err)
+	}
+	if cancelled {
+		return failf(codes.FailedPrecondition, reasonRequestCancelled,
+			"request_id %q was cancelled (CancelPlaceHold): nothing is held or debited under it", reqID)
+	}
+	return nil
+}
+
+// CancelPlaceHold takes back the PlaceHold of request_id: it voids the
+// hold that PlaceHold placed, if any, and cancels the request id for good
+// (PlaceHold, ResizeHold and ChargeFee under it fail REQUEST_CANCELLED).
+// It waits for a request of that id in progress (its lock) and never
+// calls the operator's wallet.
+func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHoldRequest) (*walletv1.CancelPlaceHoldResponse, error) {
+	id := req.GetRequestId()
+	if err := checkID("request_id", id); err != nil {
+		return nil, err
+	}
+	defer s.keys.lock(reqKey(id))()
+	return idempotent(s, "CancelPlaceHold", cancelKey(id), req, newMsg[walletv1.CancelPlaceHoldResponse],
+		func(t *txn) (*walletv1.CancelPlaceHoldResponse, error) {
+			_, v, found := store.Get(t.tx, placedKey(id))
+			if !found {
+				return &walletv1.CancelPlaceHoldResponse{}, nil
+			}
+			h, err := t.hold(string(v))
+			if err != nil {
+				return nil, err
+			}
+			if h.GetState() == walletv1.HoldState_HOLD_STATE_OPEN {
+				a, err := t.mustAccount(h.GetAccountId())
+				if err != nil {
+					return nil, err
+				}
+				t.close(h, a, walletv1.HoldState_HOLD_STATE_VOIDED)
+			}
+			return &walletv1.CancelPlaceHoldResponse{Hold: h}, nil
+		})
+}
