@@ -35,5 +35,6 @@
 // unavailable dependency is advanced again at start and by a retry loop,
 // so the coup finishes exactly once with the same cards and the same
 // money. The same loop applies the turns whose time ran out (deadline.go)
-// and rolls back escrow intents whose request was never stored.
+// and rolls back escrow intents whose request was never stored (wallet
+// CancelPlaceHold: intent.go).
 package tablesvc
