@@ -51,13 +51,24 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
+	return newHarnessWith(t, nil)
+}
+
+// newHarnessWith is newHarness with wallet-svc's Config changed by
+// wallet (e.g. seamless mode).
+func newHarnessWith(t *testing.T, wallet func(*walletsvc.Config)) *harness {
+	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), clock: &fakeClock{now: time.Date(2026, 1, 1, 20, 0, 0, 0, time.UTC)}}
 	var err error
 	ctx := context.Background()
 	if h.shoeSvc, err = shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db"), Trust: devMode}); err != nil {
 		t.Fatal(err)
 	}
-	if h.wallet, err = walletsvc.Start(ctx, walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "wallet.db"), Trust: devMode}); err != nil {
+	wc := walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "wallet.db"), Trust: devMode}
+	if wallet != nil {
+		wallet(&wc)
+	}
+	if h.wallet, err = walletsvc.Start(ctx, wc); err != nil {
 		t.Fatal(err)
 	}
 	h.startTable()

@@ -2,8 +2,11 @@ package tablesvc
 
 import (
 	"context"
+	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
@@ -14,7 +17,10 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
+	"github.com/chemmy/chemmy/services/kit/opwallet/refwallet"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
 // TestIntentRolledBack: a hold the wallet made for a request the table
@@ -140,4 +146,90 @@ func TestIntentRecoveryNeverPlacesAHold(t *testing.T) {
 	}
 	_, err = h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "down", TableId: id, PlayerId: "bob", Amount: 300})
 	wantReason(t, err, codes.Aborted, reasonRequestAbandoned)
+}
+
+// TestSeamlessDownOperatorIsDebitedOnce: in seamless mode, with the
+// operator's wallet answering 500 to everything, one PlaceBet makes one
+// debit; recovering its intent pass after pass makes no other (it used to
+// ask for the hold again: a new debit each pass, applied half the time),
+// and once the operator answers again the player has all his money back.
+func TestSeamlessDownOperatorIsDebitedOnce(t *testing.T) {
+	secret := []byte("test-secret")
+	ref, err := refwallet.Start(context.Background(), refwallet.Config{DataFile: filepath.Join(t.TempDir(), "operator.db"),
+		Secret: secret, Seed: 7, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ref.Stop() })
+	op, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: ref.BaseURL(), Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessWith(t, func(c *walletsvc.Config) { c.Operator, c.OperatorID = op, "casino-1" })
+	h.table.Stop()
+	if err := h.table.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	h.startTableRetry(-1)
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := ref.Fund(p, 10000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := h.tableWith(nil, 0, nil, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	if err := ref.SetFaults(refwallet.Faults{Error: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tables.PlaceBet(h.as("bob"), &tablev1.PlaceBetRequest{RequestId: "down", TableId: id, PlayerId: "bob", Amount: 300}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("PlaceBet with the operator down: %v, want UNAVAILABLE", err)
+	}
+	for range 3 {
+		h.clock.Advance(intentGrace)
+		if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
+			t.Fatal(err)
+		}
+	}
+	debits := func() (n int) {
+		r, err := h.wallets.GetOperatorReport(h.as("auditor"), &walletv1.GetOperatorReportRequest{OperatorId: "casino-1",
+			Day: time.Now().UTC().Format(time.DateOnly)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range r.GetTransactions() {
+			if x.GetKind() == opwallet.OpDebit && x.GetPlayerId() == "bob" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := debits(); n != 1 {
+		t.Fatalf("bob was debited %d times for one bet, want once", n)
+	}
+	if err := ref.SetFaults(refwallet.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		bals, err := ref.Balances()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := int64(-1)
+		for _, b := range bals {
+			if b.PlayerID == "bob" {
+				bob = b.Balance
+			}
+		}
+		if bob == 10000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob has %d at the operator, want 10000 once the rollback is through", bob)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := ref.CheckBooks(); err != nil {
+		t.Fatal(err)
+	}
 }
