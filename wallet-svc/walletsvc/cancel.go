@@ -74,6 +74,12 @@ func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHo
 	defer s.keys.lock(reqKey(id))()
 	return idempotent(s, "CancelPlaceHold", cancelKey(id), req, newMsg[walletv1.CancelPlaceHoldResponse],
 		func(t *txn) (*walletv1.CancelPlaceHoldResponse, error) {
+			if t.op != nil {
+				// Its rounds waiting for its retry end now.
+				if err := t.op.endCancelled(reqKey(id)); err != nil {
+					return nil, err
+				}
+			}
 			_, v, found := store.Get(t.tx, placedKey(id))
 			if !found {
 				return &walletv1.CancelPlaceHoldResponse{}, nil

@@ -82,9 +82,13 @@ func TestCancelPlaceHold(t *testing.T) {
 // TestSeamlessCancelNeverDebits: with the operator down, the PlaceHold's
 // debit is rolled back; cancelling it calls no operator, and a late or
 // retried PlaceHold under it is refused without a new debit. A hold that
-// was debited is voided by the cancel and its debit rolled back.
+// was debited is voided by the cancel and its debit rolled back. The
+// round of a cancelled stake that never stood ends at once (no retry of
+// it can come): no idle wait.
 func TestSeamlessCancelNeverDebits(t *testing.T) {
-	op, e := seamlessWith(t, "alice")
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	e := newSeamlessAt(t, op, newFrozenClock()) // the idle wait never passes by itself
 	op.setFault(func(o string, _ opwallet.Transaction) fault {
 		if o == opwallet.OpDebit {
 			return faultLostAnswer // applied, no answer: as a 5xx after the debit
@@ -103,9 +107,12 @@ func TestSeamlessCancelNeverDebits(t *testing.T) {
 	if n := op.count(opwallet.OpDebit); n != 1 {
 		t.Fatalf("%d debits, want the one before the cancel", n)
 	}
-	e.drain()
+	e.drainAll()
 	if op.bal("alice") != 1000 {
 		t.Fatalf("operator balance %d after the rollback, want 1000", op.bal("alice"))
+	}
+	if st, n := op.roundEnd("alice", "C-s1"); st != opwallet.RoundCancelled || n != 1 {
+		t.Fatalf("round of the cancelled stake: %q x%d, want cancelled once", st, n)
 	}
 
 	op.setFault(nil)
@@ -116,9 +123,12 @@ func TestSeamlessCancelNeverDebits(t *testing.T) {
 	if r := e.cancel("s2"); r.GetHold().GetHoldId() != h.GetHoldId() || r.GetHold().GetState() != walletv1.HoldState_HOLD_STATE_VOIDED {
 		t.Fatalf("cancel: %v", r)
 	}
-	e.drain()
+	e.drainAll()
 	if op.bal("alice") != 1000 {
 		t.Fatalf("operator balance %d after the cancel, want 1000", op.bal("alice"))
+	}
+	if st, n := op.roundEnd("alice", "C-s2"); st != opwallet.RoundCancelled || n != 1 {
+		t.Fatalf("round of the cancelled hold: %q x%d, want cancelled once", st, n)
 	}
 	if n := op.count(opwallet.OpDebit); n != 2 {
 		t.Fatalf("%d debits, want 2", n)

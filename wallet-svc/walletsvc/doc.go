@@ -104,7 +104,10 @@
 // the amount credited), and stores its answer under
 // "cancel/<request_id>"; from then on a PlaceHold, ResizeHold or
 // ChargeFee under that id fails FAILED_PRECONDITION REQUEST_CANCELLED
-// before any debit or hold. It never calls the operator. A refused
+// before any debit or hold. It never calls the operator. A round where
+// the cancelled request's debits staked nothing (refused or rolled back)
+// ends at once (endCancelled: no retry of it can come), unless a debit
+// of the round is in flight. A refused
 // debit counts in its round (a round with only refusals ends cancelled
 // after the idle wait below).
 //

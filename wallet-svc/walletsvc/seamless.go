@@ -931,6 +931,8 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 		return zero, status.Error(codes.Internal, "wallet: test crash after the debit's call")
 	}
 	if ref, ok := opwallet.IsRefusal(callErr); ok {
+		// The relay learns of the round's idle wait (endIdleRounds).
+		defer s.notifyOperator()
 		return idempotent(s, method, key, req, newResp, func(t *txn) (R, error) {
 			x := *d
 			x.Status, x.OperatorCode, x.Updated = statusRefused, ref.Code, t.nowT.UTC()
@@ -1051,12 +1053,8 @@ func (s *Service) endIdleRounds() (time.Duration, error) {
 		now := s.now()
 		o := newOpTxn(tx, now, s.currency)
 		// A round with a debit in flight waits for its outcome.
-		busy := map[string]bool{}
-		if err := tx.Bucket(bucketOpInflight).ForEach(func(k, _ []byte) error {
-			d, err := getTx(tx, string(k))
-			busy[roundKey(d.Account, d.Round)] = true
-			return err
-		}); err != nil {
+		busy, err := inflightRounds(tx)
+		if err != nil {
 			return err
 		}
 		c := tx.Bucket(bucketOpIdle).Cursor()
@@ -1083,6 +1081,52 @@ func (s *Service) endIdleRounds() (time.Duration, error) {
 		s.notifyOperator()
 	}
 	return next, err
+}
+
+// inflightRounds are the round keys with a debit in flight.
+func inflightRounds(tx *bolt.Tx) (map[string]bool, error) {
+	busy := map[string]bool{}
+	err := tx.Bucket(bucketOpInflight).ForEach(func(k, _ []byte) error {
+		d, err := getTx(tx, string(k))
+		busy[roundKey(d.Account, d.Round)] = true
+		return err
+	})
+	return busy, err
+}
+
+// endCancelled ends now (when o is written) the rounds waiting for a
+// stake (IdleSince) in which the request key's debits were made: it was
+// cancelled (CancelPlaceHold), so the table retries it no more. A round
+// with a debit in flight still waits.
+func (o *opTxn) endCancelled(key string) error {
+	v := o.tx.Bucket(bucketOpAttempts).Get([]byte(key))
+	if len(v) != 8 {
+		return nil
+	}
+	busy, err := inflightRounds(o.tx)
+	if err != nil {
+		return err
+	}
+	reqID := strings.TrimPrefix(key, "req/")
+	for n := range binary.BigEndian.Uint64(v) {
+		d := &opTx{}
+		found, err := getJSON(o.tx, bucketOpTx, "db-"+safeID(reqID)+"-"+strconv.FormatUint(n+1, 10), d)
+		if err != nil {
+			return err
+		}
+		k := roundKey(d.Account, d.Round)
+		if !found || busy[k] {
+			continue
+		}
+		r, err := o.round(d.Account, d.Round, d.Table)
+		if err != nil {
+			return err
+		}
+		if !r.IdleSince.IsZero() {
+			o.endIdle[k] = true
+		}
+	}
+	return nil
 }
 
 // recoverDebits queues, at start, the rollback of every debit still in

@@ -428,7 +428,9 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 		if err := store.Save(tx, key, hash, b); err != nil {
 			return err
 		}
-		out, wrote = r, len(t.transfers) > 0
+		// (Seamless: an operator transaction queued without a transfer,
+		// e.g. a round_end, wakes the relay too.)
+		out, wrote = r, len(t.transfers) > 0 || t.op != nil && t.op.queued
 		return nil
 	})
 	if errors.Is(err, errNotStored) && failure != nil {

@@ -276,7 +276,9 @@ type WalletServiceClient interface {
 	// anything. A ResizeHold or ChargeFee applied under request_id before
 	// the cancel is not undone (the caller resets the hold). It never calls
 	// the operator's wallet: recovering an escrow never creates a stake
-	// just to void it. Idempotent: a repeat returns the first answer. The
+	// just to void it. Seamless mode: a round where the request's debits
+	// staked nothing ends (cancelled) at once, without the idle wait for a
+	// retry that can no longer come. Idempotent: a repeat returns the first answer. The
 	// cancellation is kept for the request retention, like the answer to a
 	// request_id.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
@@ -727,7 +729,9 @@ type WalletServiceServer interface {
 	// anything. A ResizeHold or ChargeFee applied under request_id before
 	// the cancel is not undone (the caller resets the hold). It never calls
 	// the operator's wallet: recovering an escrow never creates a stake
-	// just to void it. Idempotent: a repeat returns the first answer. The
+	// just to void it. Seamless mode: a round where the request's debits
+	// staked nothing ends (cancelled) at once, without the idle wait for a
+	// retry that can no longer come. Idempotent: a repeat returns the first answer. The
 	// cancellation is kept for the request retention, like the answer to a
 	// request_id.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
