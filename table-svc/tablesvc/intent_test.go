@@ -3,6 +3,7 @@ package tablesvc
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -161,7 +162,9 @@ func TestSeamlessDownOperatorIsDebitedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ref.Stop() })
-	op, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: ref.BaseURL(), Secret: secret})
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections) // after wallet-svc stopped (goleak)
+	op, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: ref.BaseURL(), Secret: secret, Client: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
