@@ -1,10 +1,13 @@
 package walletsvc
 
 import (
+	"bytes"
 	"context"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -81,10 +84,13 @@ func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHo
 				}
 			}
 			_, v, found := store.Get(t.tx, placedKey(id))
+			holdID := string(v)
 			if !found {
-				return &walletv1.CancelPlaceHoldResponse{}, nil
+				if holdID, found = legacyPlaced(t.tx, id); !found {
+					return &walletv1.CancelPlaceHoldResponse{}, nil
+				}
 			}
-			h, err := t.hold(string(v))
+			h, err := t.hold(holdID)
 			if err != nil {
 				return nil, err
 			}
@@ -97,4 +103,28 @@ func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHo
 			}
 			return &walletv1.CancelPlaceHoldResponse{Hold: h}, nil
 		})
+}
+
+// legacyPlaced finds the hold of a PlaceHold of request id id answered
+// before "placed/" records were written (an older version): the answer
+// stored under "req/<id>" is that PlaceHold's when its request hash is
+// the one of the PlaceHold rebuilt from the hold it returned (another
+// method's answer, e.g. a ResizeHold's naming a bank hold, never is).
+func legacyPlaced(tx *bolt.Tx, id string) (string, bool) {
+	hash, resp, found := store.Get(tx, reqKey(id))
+	r := &walletv1.PlaceHoldResponse{}
+	if !found || proto.Unmarshal(resp, r) != nil || r.GetHold().GetHoldId() == "" {
+		return "", false
+	}
+	h := r.GetHold()
+	for _, p := range []walletv1.HoldPurpose{walletv1.HoldPurpose_HOLD_PURPOSE_UNSPECIFIED, walletv1.HoldPurpose_HOLD_PURPOSE_BANK} {
+		req := &walletv1.PlaceHoldRequest{RequestId: id, AccountId: h.GetAccountId(), Amount: h.GetAmount(), Reference: h.GetReference(), Purpose: p}
+		if h.GetExpireTime() != nil {
+			req.Ttl = durationpb.New(h.GetExpireTime().AsTime().Sub(h.GetCreateTime().AsTime()))
+		}
+		if bytes.Equal(requestHash("PlaceHold", req), hash) {
+			return h.GetHoldId(), true
+		}
+	}
+	return "", false
 }

@@ -2,12 +2,17 @@ package walletsvc
 
 import (
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"google.golang.org/grpc/codes"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
+	"github.com/chemmy/chemmy/services/kit/store"
 )
 
 func (e *env) cancel(id string) *walletv1.CancelPlaceHoldResponse {
@@ -186,4 +191,45 @@ func TestSeamlessCancelWaitsForTheDebit(t *testing.T) {
 	}
 	wantNoViolations(t, op)
 	e.wantConserved(op)
+}
+
+// TestCancelPlaceHoldOfAnOlderVersion: a hold placed before "placed/"
+// records existed is still found (its PlaceHold's stored answer), while
+// the stored answer of another method under a request id (a ResizeHold
+// of a bank) is never taken for a PlaceHold's.
+func TestCancelPlaceHoldOfAnOlderVersion(t *testing.T) {
+	e := newEnv(t)
+	e.deposit("player:alice", 1000)
+	forget := func(id string) { // as an older version stored it
+		t.Helper()
+		if err := e.svc.db.Update(func(tx *bolt.Tx) error { return store.Delete(tx, placedKey(id)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := e.placeHold("old", "player:alice", 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "old-bank", AccountId: "player:alice", Amount: 100,
+		Reference: coupRef("T1", "C1"), Purpose: walletv1.HoldPurpose_HOLD_PURPOSE_BANK, Ttl: durationpb.New(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bank := r.GetHold()
+	if _, err := e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: "raise", HoldId: bank.GetHoldId(), Amount: 200}); err != nil {
+		t.Fatal(err)
+	}
+	forget("old")
+	forget("old-bank")
+	if c := e.cancel("old"); c.GetHold().GetHoldId() != h.GetHoldId() || c.GetHold().GetState() != walletv1.HoldState_HOLD_STATE_VOIDED {
+		t.Fatalf("cancel of an older PlaceHold: %v", c)
+	}
+	if c := e.cancel("raise"); c.GetHold() != nil {
+		t.Fatalf("a ResizeHold taken for a PlaceHold: %v", c)
+	}
+	e.wantBal("player:alice", 1000, 200) // the bank stands
+	if c := e.cancel("old-bank"); c.GetHold().GetHoldId() != bank.GetHoldId() || c.GetHold().GetState() != walletv1.HoldState_HOLD_STATE_VOIDED {
+		t.Fatalf("cancel of an older bank PlaceHold with a ttl: %v", c)
+	}
+	e.wantBal("player:alice", 1000, 0)
 }

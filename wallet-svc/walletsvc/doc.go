@@ -100,7 +100,9 @@
 // rolled back). Under the request id's lock (s.keys, which PlaceHold,
 // ResizeHold and ChargeFee take in both modes) it voids the hold named by
 // "placed/<request_id>" (written by PlaceHold with its hold, in the
-// requests bucket) as VoidHold does (seamless: the debit rolled back or
+// requests bucket; for a hold placed by an older version, its stored
+// PlaceHold answer, recognised by its request hash: legacyPlaced) as
+// VoidHold does (seamless: the debit rolled back or
 // the amount credited), and stores its answer under
 // "cancel/<request_id>"; from then on a PlaceHold, ResizeHold or
 // ChargeFee under that id fails FAILED_PRECONDITION REQUEST_CANCELLED
