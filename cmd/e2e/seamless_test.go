@@ -275,14 +275,25 @@ func TestSeamlessWalletUnderFaults(t *testing.T) {
 		rounds, len(tables), r.starts, failed, byStatus)
 }
 
-// waitDrained waits until chemmy's report has nothing pending and every
-// player's chemmy account is empty, and returns the report's transactions
-// of every day the run touched, by id.
+// waitDrained waits until table-svc has rolled back every escrow intent
+// (its recovery after a start cancels them, which may end rounds and queue
+// rollbacks and round_ends), then chemmy's report has nothing pending and
+// every player's chemmy account is empty, and returns the report's
+// transactions of every day the run touched, by id. The intents come
+// first: once none is left nothing else queues an operator transaction,
+// so the report read after is final.
 func (r *seamlessRig) waitDrained(players []string) map[string]*walletv1.OperatorTransaction {
 	t := r.t
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
+		if n := r.intents(); n != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("not drained after 90 s: %v escrow intents left in table-svc", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		txs, pending := r.report()
 		empty := true
 		for _, p := range players {
@@ -297,6 +308,29 @@ func (r *seamlessRig) waitDrained(players []string) map[string]*walletv1.Operato
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// intents is table-svc's chemmy_table_escrow_intents, over its shards.
+func (r *seamlessRig) intents() float64 {
+	r.t.Helper()
+	mfs, err := r.st.Metrics().Gather()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	found, n := false, 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "chemmy_table_escrow_intents" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			found = true
+			n += m.GetGauge().GetValue()
+		}
+	}
+	if !found {
+		r.t.Fatal("table-svc has no chemmy_table_escrow_intents")
+	}
+	return n
 }
 
 // report reads GetOperatorReport for every day of the operator's records,

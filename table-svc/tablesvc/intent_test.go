@@ -2,13 +2,16 @@ package tablesvc
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -26,7 +29,8 @@ import (
 
 // TestIntentRolledBack: a hold the wallet made for a request the table
 // never stored (table-svc died in between) is released, and the request
-// id is answered REQUEST_ABANDONED, so no escrow is left behind.
+// id is answered REQUEST_ABANDONED, so no escrow is left behind; the
+// intent counts in chemmy_table_escrow_intents until then.
 func TestIntentRolledBack(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice", "bob")
@@ -45,6 +49,7 @@ func TestIntentRolledBack(t *testing.T) {
 	if _, held := h.account("player:bob"); held != 300 {
 		t.Fatalf("bob held %d", held)
 	}
+	wantIntents(t, h, 1)
 	// Too young for the periodic pass; rolled back once old enough.
 	if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
 		t.Fatal(err)
@@ -52,6 +57,7 @@ func TestIntentRolledBack(t *testing.T) {
 	if _, held := h.account("player:bob"); held != 300 {
 		t.Fatalf("rolled back within the grace time: held %d", held)
 	}
+	wantIntents(t, h, 1)
 	h.clock.Advance(intentGrace)
 	if err := h.table.recoverIntents(context.Background(), intentGrace); err != nil {
 		t.Fatal(err)
@@ -59,12 +65,26 @@ func TestIntentRolledBack(t *testing.T) {
 	if _, held := h.account("player:bob"); held != 0 {
 		t.Fatalf("the cut-off bet is still held: %d", held)
 	}
+	wantIntents(t, h, 0)
 	_, err = h.tables.PlaceBet(h.as("bob"), req)
 	wantReason(t, err, codes.Aborted, reasonRequestAbandoned)
 	// With a new request id the bet goes through.
 	tbl2 := h.mustBet(id, "bob", 300)
 	if b := tbl2.GetLastCoup().GetBets(); len(b) != 1 || b[0].GetAmount() != 300 {
 		t.Fatalf("the new bet was not played: %v", tbl2.GetLastCoup())
+	}
+}
+
+// wantIntents checks chemmy_table_escrow_intents on the service's registry.
+func wantIntents(t *testing.T, h *harness, n int) {
+	t.Helper()
+	want := fmt.Sprintf(`
+# HELP chemmy_table_escrow_intents Escrow intents whose action was not stored (a wallet hold cut off), waiting for recovery to cancel them (NaN: the store is closed).
+# TYPE chemmy_table_escrow_intents gauge
+chemmy_table_escrow_intents %d
+`, n)
+	if err := testutil.GatherAndCompare(h.table.base.Server.Registry, strings.NewReader(want), "chemmy_table_escrow_intents"); err != nil {
+		t.Fatal(err)
 	}
 }
 
