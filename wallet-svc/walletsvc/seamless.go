@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -361,12 +362,7 @@ func (o *opTxn) rollback(d *opTx) error {
 // endRounds queues the round_end of every round touched whose player has
 // no hold left in it.
 func (o *opTxn) endRounds() {
-	keys := make([]string, 0, len(o.rounds))
-	for k := range o.rounds {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(o.rounds)) {
 		r := o.rounds[k]
 		if !r.IdleSince.IsZero() && (r.Staked || r.Open > 0 || o.endIdle[k]) {
 			o.idleDel = append(o.idleDel, idleKey(r.IdleSince, k))
@@ -397,12 +393,7 @@ func (o *opTxn) endRounds() {
 // holds, rounds, the in-flight index and the outbox.
 func (o *opTxn) write() error {
 	o.endRounds()
-	ids := make([]string, 0, len(o.txs))
-	for id := range o.txs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(o.txs)) {
 		if err := putTx(o.tx, o.txs[id]); err != nil {
 			return err
 		}
@@ -645,12 +636,7 @@ func (t *txn) followHolds() (map[string]*holdRec, error) {
 	o := t.op
 	tables := map[string]*holdRec{}
 	stored := t.tx.Bucket(bucketHolds)
-	ids := make([]string, 0, len(t.dirty))
-	for id := range t.dirty {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(t.dirty)) {
 		h := t.holds[id]
 		if !isPlayerAccount(h.GetAccountId()) {
 			continue
