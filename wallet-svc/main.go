@@ -9,7 +9,8 @@
 //	-metrics-addr  Prometheus /metrics address (default none)
 //	-currency      the wallet's currency code (default "EUR")
 //	-request-retention  how long a request_id's answer is kept (default 168h, 7 days;
-//	               negative: for ever); coup settlements are kept for ever
+//	               negative: for ever), and in seamless mode an ended round's
+//	               record; coup settlements are kept for ever
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY
 //	               event stream when this service creates it (default 720h, 1 GiB,
 //	               1; negative age or bytes: none); an existing stream is never changed
@@ -22,7 +23,9 @@
 //	-operator-url  seamless: the operator wallet's base URL (POST <url>/debit, ...;
 //	               https unless loopback; docs/operator-wallet.md)
 //	-operator-secret-file  seamless: file holding the HMAC secret shared with the
-//	               operator (else env CHEMMY_OPERATOR_SECRET; required)
+//	               operator (else env CHEMMY_OPERATOR_SECRET; required). A probe
+//	               (balance of "chemmy-probe", at start and every 30 s) checks the
+//	               URL and the secret: metric chemmy_operator_up, an ERROR log
 //	-operator-timeout  seamless: timeout of one call to the operator (default 3s)
 //	-operator-allow-http  seamless: allow a plain http -operator-url on a
 //	               non-loopback host, for an operator on a private network only

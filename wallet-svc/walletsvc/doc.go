@@ -148,6 +148,28 @@
 // every 5 minutes. Metrics: chemmy_operator_outbox_depth,
 // chemmy_operator_calls_total{op,result}, chemmy_operator_call_seconds.
 //
+// Operator probe (probe.go). At start and then every
+// Config.OperatorProbeInterval (30 s) the service asks the operator's
+// wallet for the balance of Config.OperatorProbePlayer ("chemmy-probe");
+// balance is called for nothing else. Any answer signed with the shared
+// secret, a 200 or a refusal such as 404 UNKNOWN_PLAYER, proves the URL
+// and the secret: chemmy_operator_up is 1 and the gRPC health service
+// OperatorHealthService ("chemmy.wallet.operator") SERVING. An unsigned
+// or badly signed answer, a signed INVALID_SIGNATURE refusal, a timeout,
+// a transport error or a 5xx sets them to 0 and NOT_SERVING, counts
+// chemmy_operator_probe_failures_total{kind} (bad_signature, unsigned,
+// clock_skew, signature_refused, timeout, unreachable, bad_answer) and
+// logs an ERROR naming the likely cause (a wrong -operator-secret-file, a
+// wrong -operator-url, clocks, the network) when the probe starts failing
+// or fails another way, an INFO when it succeeds again. The server's
+// readiness (/readyz, the health of "" and of the wallet service) does
+// not follow the probe, by choice: while the operator is down stakes
+// fail OPERATOR_UNAVAILABLE anyway, but settlements, voids and their
+// credits must still reach this service to be queued safely in the
+// outbox, and the wallet (one bbolt file) has no other replica to send
+// them to; a readiness failure would take it out of its Kubernetes
+// Service and lose exactly those. Alert on chemmy_operator_up == 0.
+//
 // Every operator transaction is logged ("op-tx") with its kind, status
 // (pending, applied, refused, rolled_back, acknowledged), player, round,
 // table, amount, currency, times and the operator's transaction id, for
@@ -191,8 +213,11 @@
 //     debits, whether it was settled or is a bank; JSON), "op-rounds"
 //     (account id, 0x00, round id -> the player's open holds in the
 //     round, whether it completed, was credited or staked, since when it
-//     is idle, whether it ended; JSON), "op-idle" (8-byte Unix ns since
-//     when a round without a stake waits, then the round key -> empty).
+//     is idle, whether and when it ended; JSON), "op-idle" (8-byte Unix
+//     ns since when a round without a stake waits, then the round key ->
+//     empty), "op-ended" (8-byte Unix ns when a round ended, then the
+//     round key -> empty: the retention's index; "op-ended-indexed" in
+//     "wallet" once the rounds ended before it existed are indexed).
 //   - "outbox" (kit): one chemmy.events.v1.WalletEvent
 //     (transfer_recorded) per transfer, in the same transaction, subject
 //     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not
@@ -242,6 +267,13 @@
 // leave a step unfinished that long). The records of coup ids
 // ("coup/...", "fail/coup/...") are kept for ever: a coup is settled
 // exactly once however late it is retried, and answers the same.
+// Seamless mode's player round records ("op-rounds") go after the same
+// retention once their round ended (opretention.go, on the service
+// clock; a round ended by an older version counts from the first start
+// with the index); a round still open, or not ended, is kept. A stake
+// in the same coup after that would reuse the round id (a coup lasts
+// minutes, the retention days). The operator transactions ("op-tx") are
+// the report's and are kept.
 //
 // # Transactions
 //

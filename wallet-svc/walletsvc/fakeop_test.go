@@ -43,6 +43,8 @@ type fakeOp struct {
 	// fault decides each call; nil: none.
 	fault      func(op string, tx opwallet.Transaction) fault
 	refuseCode string
+	// balanceErr, when set, is the error of every balance call.
+	balanceErr error
 	calls      map[string]int
 	// sum of the amounts of the transactions seen with each kind
 	seq int
@@ -73,6 +75,12 @@ func (f *fakeOp) setFault(fn func(op string, tx opwallet.Transaction) fault) {
 	f.fault = fn
 }
 
+func (f *fakeOp) setBalanceErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.balanceErr = err
+}
+
 func (f *fakeOp) setRefuseCode(code string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -84,6 +92,9 @@ var errLost = errors.New("fake operator: no answer")
 func (f *fakeOp) Balance(_ context.Context, req opwallet.BalanceRequest) (opwallet.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.balanceErr != nil {
+		return opwallet.Result{}, f.balanceErr
+	}
 	return opwallet.Result{Balance: f.balance[req.PlayerID], Currency: req.Currency}, nil
 }
 

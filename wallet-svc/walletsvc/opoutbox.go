@@ -41,6 +41,9 @@ type opMetrics struct {
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	refusals *prometheus.CounterVec
+	// The operator probe's (probe.go).
+	up            prometheus.Gauge
+	probeFailures *prometheus.CounterVec
 }
 
 func newOpMetrics() *opMetrics {
@@ -56,14 +59,22 @@ func newOpMetrics() *opMetrics {
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_outbox_refusals_total",
 			Help: "Seamless mode: credits, rollbacks and round ends the operator's wallet refused (it must not: they are retried slowly), by operation."},
 			[]string{"op"}),
+		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_up",
+			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers)."}),
+		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_probe_failures_total",
+			Help: "Seamless mode: failed probes of the operator's wallet, by kind (bad_signature, unsigned, clock_skew, signature_refused, timeout, unreachable, bad_answer)."},
+			[]string{"kind"}),
 	}
 }
 
 func (m *opMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals} {
+	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.up, m.probeFailures} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
+	}
+	for k := range probeCauses {
+		m.probeFailures.WithLabelValues(k)
 	}
 	for _, op := range []string{kindDebit, kindCredit, kindRollback, kindRoundEnd} {
 		for _, r := range []string{"ok", "duplicate", "refused", "error"} {

@@ -92,9 +92,10 @@ var (
 	bucketOpHolds    = []byte("op-holds")    // hold id → holdRec (JSON), open holds
 	bucketOpRounds   = []byte("op-rounds")   // account id, 0x00, round id → roundRec (JSON)
 	bucketOpIdle     = []byte("op-idle")     // 8-byte IdleSince (Unix ns), round key → empty
+	bucketOpEnded    = []byte("op-ended")    // 8-byte EndedAt (Unix ns), round key → empty (opretention.go)
 )
 
-var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds, bucketOpIdle}
+var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds, bucketOpIdle, bucketOpEnded}
 
 // defaultRoundIdle is how long a round with only failed debits waits for
 // a stake before it ends cancelled (Config.roundIdle in tests).
@@ -181,6 +182,9 @@ type roundRec struct {
 	Staked    bool      `json:"staked,omitempty"`
 	IdleSince time.Time `json:"idle_since,omitzero"`
 	Ended     bool      `json:"ended,omitempty"`
+	// EndedAt: when it ended (the "op-ended" index; zero for a round
+	// ended by a version without it, until indexEndedRounds).
+	EndedAt time.Time `json:"ended_at,omitzero"`
 }
 
 func roundKey(acct, round string) string { return acct + "\x00" + round }
@@ -235,6 +239,8 @@ type opTxn struct {
 	// idleAdd, idleDel: "op-idle" keys to write and delete.
 	endIdle          map[string]bool
 	idleAdd, idleDel [][]byte
+	// endedAdd: "op-ended" keys to write.
+	endedAdd [][]byte
 }
 
 func newOpTxn(tx *bolt.Tx, now time.Time, def string) *opTxn {
@@ -385,7 +391,8 @@ func (o *opTxn) endRounds() {
 			e.RoundStatus = opwallet.RoundCompleted
 		}
 		o.enqueue(e)
-		r.Ended = true
+		r.Ended, r.EndedAt = true, o.now
+		o.endedAdd = append(o.endedAdd, idleKey(o.now, k))
 	}
 }
 
@@ -434,6 +441,11 @@ func (o *opTxn) write() error {
 	}
 	for _, k := range o.idleAdd {
 		if err := idle.Put(k, nil); err != nil {
+			return err
+		}
+	}
+	for _, k := range o.endedAdd {
+		if err := o.tx.Bucket(bucketOpEnded).Put(k, nil); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -92,6 +93,16 @@ type Config struct {
 	// OperatorID names the operator in the reconciliation report
 	// (GetOperatorReport); default "operator".
 	OperatorID string
+	// OperatorProbeInterval is how often seamless mode probes the
+	// operator's wallet (a balance call for OperatorProbePlayer: any answer
+	// signed with the shared secret proves the URL and the secret; probe.go,
+	// chemmy_operator_up); default DefaultOperatorProbeInterval (30 s),
+	// negative: never. The first probe runs at start.
+	OperatorProbeInterval time.Duration
+	// OperatorProbePlayer is the player id of the probe's balance call;
+	// default DefaultOperatorProbePlayer ("chemmy-probe"). The operator
+	// may answer it UNKNOWN_PLAYER (a signed refusal is a success).
+	OperatorProbePlayer string
 	// operatorBackoff is the relay's first retry delay; default 100 ms
 	// (this package's tests shorten it).
 	operatorBackoff time.Duration
@@ -215,6 +226,13 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.roundIdle = defaultRoundIdle
 	}
 	s.opMetrics = newOpMetrics()
+	probeEvery, probePlayer := c.OperatorProbeInterval, c.OperatorProbePlayer
+	if probeEvery == 0 {
+		probeEvery = DefaultOperatorProbeInterval
+	}
+	if probePlayer == "" {
+		probePlayer = DefaultOperatorProbePlayer
+	}
 	base, err := app.Start(ctx, app.Config{
 		Name:         trust.Wallet,
 		Trust:        c.Trust,
@@ -251,6 +269,14 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			}
 			s.opWake = make(chan struct{}, 1)
 			b.Go(func(ctx context.Context) error { s.relayLoop(ctx); return nil })
+			b.Go(func(ctx context.Context) error { s.roundSweepLoop(ctx, retention(c.RequestRetention)); return nil })
+			if probeEvery > 0 {
+				b.Server.Health.SetServingStatus(OperatorHealthService, healthpb.HealthCheckResponse_NOT_SERVING)
+				b.Go(func(ctx context.Context) error {
+					s.probeLoop(ctx, b.Server.Health, probeEvery, probePlayer)
+					return nil
+				})
+			}
 		}
 		if c.HoldSweepInterval > 0 {
 			b.Go(func(ctx context.Context) error { s.sweepLoop(ctx, c.HoldSweepInterval); return nil })
