@@ -38,6 +38,12 @@ type seamlessRig struct {
 	tokens string
 }
 
+// maxSeamlessBet caps a punter's bet: a bank a lucky banker keeps
+// doubling would otherwise outgrow what the punters are funded with. Each
+// punter bets once a coup (CF-BET-ORDER); what no one covers is set aside
+// (CF-UNCOVERED).
+const maxSeamlessBet = 2000
+
 // seamlessTables tables play, each with three players.
 const seamlessTables = 3
 
@@ -158,7 +164,13 @@ func (r *seamlessRig) step(tb *seamlessTable) int64 {
 	case tablev1.TableState_TABLE_STATE_BETTING:
 		cp := tbl.GetCoup()
 		p := cp.GetTurnPlayerId()
-		_, err = r.c.table.PlaceBet(r.as(ctx, p), &tablev1.PlaceBetRequest{RequestId: tb.rid(), TableId: tb.id, PlayerId: p, Amount: cp.GetUncovered()})
+		if slices.ContainsFunc(cp.GetBets(), func(b *tablev1.Bet) bool { return b.GetPlayerId() == p }) {
+			// His turn again, the bank still not covered: enough
+			// (CF-BET-ORDER; the rest is set aside, CF-UNCOVERED).
+			_, err = r.c.table.DeclineBet(r.as(ctx, p), &tablev1.DeclineBetRequest{RequestId: tb.rid(), TableId: tb.id, PlayerId: p})
+			break
+		}
+		_, err = r.c.table.PlaceBet(r.as(ctx, p), &tablev1.PlaceBetRequest{RequestId: tb.rid(), TableId: tb.id, PlayerId: p, Amount: min(cp.GetUncovered(), maxSeamlessBet)})
 	case tablev1.TableState_TABLE_STATE_DECISION:
 		p := tbl.GetCoup().GetDecisionPlayerId()
 		_, err = r.c.table.DecideDraw(r.as(ctx, p), &tablev1.DecideDrawRequest{RequestId: tb.rid(), TableId: tb.id, PlayerId: p, Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW})
