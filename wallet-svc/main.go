@@ -174,19 +174,11 @@ func operatorOf(f operatorFlags, getenv func(string) string, log *slog.Logger) (
 	if f.url == "" {
 		return nil, errors.New("-wallet-mode seamless needs -operator-url")
 	}
-	secret := getenv("CHEMMY_OPERATOR_SECRET")
-	if f.secretFile != "" {
-		b, err := os.ReadFile(f.secretFile)
-		if err != nil {
-			return nil, fmt.Errorf("-operator-secret-file: %w", err)
-		}
-		secret = string(b)
+	secret, err := opwallet.ReadSecret(f.secretFile, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("-wallet-mode seamless needs the operator's secret (-operator-secret-file or %s): %w", opwallet.SecretEnv, err)
 	}
-	secret = strings.TrimSpace(secret)
-	if secret == "" {
-		return nil, errors.New("-wallet-mode seamless needs the operator's secret: -operator-secret-file or CHEMMY_OPERATOR_SECRET")
-	}
-	cfg := opwallet.HTTPConfig{BaseURL: f.url, Secret: []byte(secret), Timeout: f.timeout, AllowInsecureHTTP: f.allowHTTP}
+	cfg := opwallet.HTTPConfig{BaseURL: f.url, Secret: secret, Timeout: f.timeout, AllowInsecureHTTP: f.allowHTTP}
 	if f.caFile != "" {
 		if !strings.HasPrefix(strings.ToLower(f.url), "https://") {
 			return nil, errors.New("-operator-ca-file needs an https -operator-url")

@@ -42,7 +42,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -200,16 +199,9 @@ func operatorFromFlags(mode, url, secretFile string, timeout time.Duration) (opw
 	if mode != stack.WalletSeamless {
 		return nil, errors.New("-operator-url needs -wallet seamless")
 	}
-	secret := []byte(strings.TrimSpace(os.Getenv("CHEMMY_OPERATOR_SECRET")))
-	if secretFile != "" {
-		b, err := os.ReadFile(secretFile)
-		if err != nil {
-			return nil, err
-		}
-		secret = []byte(strings.TrimSpace(string(b)))
-	}
-	if len(secret) == 0 {
-		return nil, errors.New("-operator-url needs the HMAC secret: -operator-secret-file or CHEMMY_OPERATOR_SECRET")
+	secret, err := opwallet.ReadSecret(secretFile, os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("-operator-url needs the HMAC secret (-operator-secret-file or %s): %w", opwallet.SecretEnv, err)
 	}
 	return opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: url, Secret: secret, Timeout: timeout})
 }

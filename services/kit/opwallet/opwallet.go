@@ -20,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -182,4 +183,27 @@ func Verify(secret []byte, now time.Time, tsHeader, sigHeader, path string, body
 		return errors.New("opwallet: signature does not match")
 	}
 	return nil
+}
+
+// SecretEnv is the environment variable holding the shared HMAC secret
+// when no secret file is given.
+const SecretEnv = "CHEMMY_OPERATOR_SECRET"
+
+// ReadSecret returns the shared HMAC secret: the contents of file when
+// file is set, else getenv(SecretEnv); surrounding whitespace (the final
+// newline) is trimmed and the bytes left are the key. It fails when the
+// file cannot be read or the secret is empty.
+func ReadSecret(file string, getenv func(string) string) ([]byte, error) {
+	secret := getenv(SecretEnv)
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("opwallet: secret file: %w", err)
+		}
+		secret = string(b)
+	}
+	if secret = strings.TrimSpace(secret); secret == "" {
+		return nil, fmt.Errorf("opwallet: no operator secret: give a secret file or set %s", SecretEnv)
+	}
+	return []byte(secret), nil
 }
