@@ -12,7 +12,7 @@ import (
 )
 
 // devGateway makes a throw-away CA and loads its gateway certificate.
-func devGateway(t *testing.T) (*DevPKI, *Material) {
+func devGateway(t testing.TB) (*DevPKI, *Material) {
 	t.Helper()
 	pki, err := NewDevPKI(t.TempDir(), Gateway)
 	if err != nil {
@@ -25,12 +25,10 @@ func devGateway(t *testing.T) (*DevPKI, *Material) {
 	return pki, m
 }
 
-func TestCertificateRotationIsPickedUp(t *testing.T) {
-	pki, m := devGateway(t)
-	first, err := m.pair.get()
-	if err != nil {
-		t.Fatal(err)
-	}
+// rotate issues the gateway a new certificate and key and makes m see
+// them on its next read.
+func rotate(t testing.TB, pki *DevPKI, m *Material) {
+	t.Helper()
 	if _, err := pki.Issue(Gateway, time.Now().Add(48*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +40,18 @@ func TestCertificateRotationIsPickedUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	m.pair.mu.Lock()
 	m.pair.checked = time.Time{}
+	m.pair.mu.Unlock()
+}
+
+func TestCertificateRotationIsPickedUp(t *testing.T) {
+	pki, m := devGateway(t)
+	first, err := m.pair.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotate(t, pki, m)
 	second, err := m.pair.get()
 	if err != nil {
 		t.Fatal(err)
