@@ -405,9 +405,12 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if !r.over() {
+	if !r.over() || (r.State == int32(tablev1.RoundState_ROUND_STATE_VOIDED) && caller.Role != auth.RoleAuditor) {
 		// Staff see a round in play as the table publishes it: no hole
-		// card before the showdown.
+		// card before the showdown. A voided round's hole cards were
+		// never turned (unless its result was shown, which coup_resulted
+		// carries): they stay face down for all but auditors, as in the
+		// table's view of a voided coup.
 		t, err := s.load(r.TableID)
 		if err != nil {
 			return nil, err

@@ -283,3 +283,52 @@ func TestRoundHistoryHoleCards(t *testing.T) {
 		t.Errorf("after the coup bob sees %d cards up, %d down; want 5, 0", up, down)
 	}
 }
+
+// TestRoundHistoryVoidedHoleCards: a coup voided at a decision never
+// turned its hole cards, so its round keeps them face down for everyone
+// but auditors, as the table's own view of a voided coup does: the
+// punters and the banker it names, the croupier and the operator read
+// its card_dealt events without the face-down cards and their totals.
+func TestRoundHistoryVoidedHoleCards(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	tb := h.mustBet(id, "carol", 500)
+	if tb.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
+		t.Fatalf("state %v, want a decision", tb.GetState())
+	}
+	coup := tb.GetCoup().GetCoupId()
+	if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, CoupId: coup, Reason: "misdeal"}); err != nil {
+		t.Fatal(err)
+	}
+	cards := func(who string) (up, down int) {
+		t.Helper()
+		got, err := h.getRound(who, id, coup)
+		if err != nil {
+			t.Fatalf("%s GetRound: %v", who, err)
+		}
+		for _, ev := range got.GetEvents() {
+			if cd := ev.GetCardDealt(); cd != nil {
+				if cd.GetCard().GetCode() == "" {
+					down++
+				} else {
+					up++
+				}
+				if cd.GetTotal() != 0 && cd.GetCard().GetCode() == "" {
+					t.Errorf("%s sees the total %d of a face-down hand", who, cd.GetTotal())
+				}
+			}
+		}
+		return up, down
+	}
+	for _, who := range []string{"alice", "bob", "carol", "croupier", "op"} {
+		if up, down := cards(who); up != 0 || down != 4 {
+			t.Errorf("%s sees %d cards of the voided coup up, %d down; want 0, 4", who, up, down)
+		}
+	}
+	if up, down := cards("auditor"); up != 4 || down != 0 {
+		t.Errorf("the auditor sees %d cards of the voided coup up, %d down; want 4, 0", up, down)
+	}
+}

@@ -265,7 +265,9 @@ type TableServiceClient interface {
 	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
 	// a round in play is given to them as the table publishes it (face-down
-	// cards hidden, redacted events). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// cards hidden, redacted events). A voided round is given to everyone
+	// but auditors in that published form too (its hole cards were never
+	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
 }
@@ -747,7 +749,9 @@ type TableServiceServer interface {
 	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
 	// a round in play is given to them as the table publishes it (face-down
-	// cards hidden, redacted events). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// cards hidden, redacted events). A voided round is given to everyone
+	// but auditors in that published form too (its hole cards were never
+	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
