@@ -124,10 +124,13 @@ func (a *authz) unknownMethod(method string) error {
 	return status.Errorf(codes.Unimplemented, "unknown method %s", method)
 }
 
-// checkSelf enforces r's self field on a request: a player may act only
-// for himself. msg is a proto.Message or a raw frame.
+// checkSelf checks a request under r: it must decode as the method's
+// input (else INVALID_ARGUMENT MALFORMED_REQUEST, before any backend,
+// whose own decoding would fail it as INTERNAL without a reason), and a
+// player may act only for himself (r's self field). msg is a
+// proto.Message or a raw frame.
 func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
-	if r == nil || r.self == nil || c.Role != auth.RolePlayer {
+	if r == nil {
 		return nil
 	}
 	var m protoreflect.Message
@@ -135,13 +138,16 @@ func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
 	case *frame:
 		dm := dynamicpb.NewMessage(r.input)
 		if err := proto.Unmarshal(v.data, dm); err != nil {
-			return status.Errorf(codes.InvalidArgument, "malformed %s: %v", r.input.FullName(), err)
+			return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "malformed %s: %v", r.input.FullName(), err)
 		}
 		m = dm
 	case proto.Message:
 		m = v.ProtoReflect()
 	default:
 		return status.Errorf(codes.Internal, "cannot check request of type %T", msg)
+	}
+	if r.self == nil || c.Role != auth.RolePlayer {
+		return nil
 	}
 	want := r.Prefix + c.Subject
 	if got := m.Get(r.self).String(); got != want {

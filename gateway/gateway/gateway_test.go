@@ -544,3 +544,44 @@ func TestStartStop(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedRequest: a request message that does not decode as the
+// method's input (bad wire format, a string that is not UTF-8) is refused
+// by the gateway as INVALID_ARGUMENT MALFORMED_REQUEST, for every role and
+// for unary and streaming calls alike, and reaches no backend (whose
+// decoding would fail it as INTERNAL, without a reason).
+func TestMalformedRequest(t *testing.T) {
+	e := startEnv(t)
+	for _, body := range [][]byte{{0xff, 0xff, 0xff}, {0x0a, 0x05, 'a'}, {0x0a, 0x02, 0xc3, 0x28}} {
+		for _, c := range []struct{ method, token string }{
+			{"/chemmy.table.v1.TableService/GetTable", "tok-carol"},
+			{"/chemmy.table.v1.TableService/GetTable", "tok-alice"},
+			{"/chemmy.table.v1.TableService/PlaceBet", "tok-alice"},
+			{"/chemmy.wallet.v1.WalletService/Deposit", "tok-olga"},
+			{"/chemmy.wallet.v1.WalletService/GetAccount", "tok-audrey"},
+		} {
+			var out frame
+			err := e.conn.Invoke(e.as(c.token), c.method, &frame{data: body}, &out, grpc.ForceCodec(rawCodec{}))
+			if st := status.Convert(err); st.Code() != codes.InvalidArgument || errs.Info(err).GetReason() != ReasonMalformedRequest {
+				t.Errorf("%s as %s with %x: %v, want INVALID_ARGUMENT %s", c.method, c.token, body, err, ReasonMalformedRequest)
+			}
+		}
+		cs, err := e.conn.NewStream(e.as("tok-carol"), &grpc.StreamDesc{ServerStreams: true}, watchMethod, grpc.ForceCodec(rawCodec{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.SendMsg(&frame{data: body}); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.CloseSend()
+		err = cs.RecvMsg(&frame{})
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || errs.Info(err).GetReason() != ReasonMalformedRequest {
+			t.Errorf("Watch with %x: %v, want INVALID_ARGUMENT %s", body, err, ReasonMalformedRequest)
+		}
+	}
+	e.table.mu.Lock()
+	defer e.table.mu.Unlock()
+	if len(e.table.betsFor) != 0 {
+		t.Errorf("a malformed PlaceBet reached table-svc: %v", e.table.betsFor)
+	}
+}

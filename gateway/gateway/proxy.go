@@ -131,12 +131,13 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 		return status.Error(codes.Internal, "no caller identity")
 	}
 
-	// A method with a self field is checked on its first message, before
-	// the backend hears of the call; a sharded service is routed by it.
+	// The first message is checked (it decodes; a self field names the
+	// player) before the backend hears of the call; a sharded service is
+	// routed by it.
 	var first *frame
 	clientDone := false
 	r := ruleFrom(ss.Context())
-	if (r != nil && r.self != nil) || len(shards) > 1 {
+	if r != nil || len(shards) > 1 {
 		first = new(frame)
 		switch err := ss.RecvMsg(first); {
 		case errors.Is(err, io.EOF):
