@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 
 	"connectrpc.com/connect"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -28,6 +30,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // The HTTP side of the gateway (HTTPAddr): every public RPC as HTTP/JSON.
@@ -71,6 +74,8 @@ type httpAPI struct {
 	streamCtx context.Context
 	mux       *http.ServeMux
 	streaming map[string]protoreflect.MethodDescriptor
+	// methods: every served method by path, for checkBody.
+	methods map[string]protoreflect.MethodDescriptor
 }
 
 // inProcess returns an in-memory listener for srv to serve and a client
@@ -90,7 +95,7 @@ func inProcess(srv *grpc.Server, maxRecv int) (*grpc.ClientConn, net.Listener, e
 
 func newHTTPAPI(ctx context.Context, conn *grpc.ClientConn, files *protoregistry.Files, maxBytes int, log *slog.Logger, extra ...func(*http.ServeMux)) (*httpAPI, error) {
 	h := &httpAPI{conn: conn, log: log, maxBytes: int64(maxBytes), streamCtx: ctx, mux: http.NewServeMux(),
-		streaming: map[string]protoreflect.MethodDescriptor{}}
+		streaming: map[string]protoreflect.MethodDescriptor{}, methods: map[string]protoreflect.MethodDescriptor{}}
 	for _, name := range httpServices {
 		d, err := files.FindDescriptorByName(protoreflect.FullName(name))
 		if err != nil {
@@ -103,6 +108,7 @@ func newHTTPAPI(ctx context.Context, conn *grpc.ClientConn, files *protoregistry
 		for i := 0; i < sd.Methods().Len(); i++ {
 			md := sd.Methods().Get(i)
 			proc := "/" + name + "/" + string(md.Name())
+			h.methods[proc] = md
 			opts := []connect.HandlerOption{connect.WithSchema(md), connect.WithRequestInitializer(initRequest),
 				connect.WithReadMaxBytes(maxBytes)}
 			switch {
@@ -134,11 +140,133 @@ func initRequest(spec connect.Spec, msg any) error {
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if md, ok := h.methods[r.URL.Path]; ok && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "" {
+		if kind := bodyKind(r.Header.Get("Content-Type")); kind != "" {
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+			if err != nil {
+				writeError(w, connect.NewError(connect.CodeResourceExhausted, err))
+				return
+			}
+			if err := checkBody(md, kind, body); err != nil {
+				writeError(w, connectError(err))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+	}
 	if md, ok := h.streaming[r.URL.Path]; ok && r.Method == http.MethodPost && isPlainJSON(r.Header.Get("Content-Type")) {
 		h.ndjson(w, r, md)
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// bodyKind is "json" or "proto" for the content types of a request
+// whose body is one whole request message (Connect unary, and a server
+// stream's newline-delimited JSON); "" for the others (enveloped Connect
+// streaming, gRPC-Web), which Connect reads itself.
+func bodyKind(ct string) string {
+	ct, _, _ = strings.Cut(ct, ";")
+	switch strings.TrimSpace(strings.ToLower(ct)) {
+	case "application/json":
+		return "json"
+	case "application/proto":
+		return "proto"
+	}
+	return ""
+}
+
+// checkBody checks that body decodes as md's request: protobuf JSON
+// (kind "json"; unknown field names are ignored, an enum value name the
+// contract does not have is not: dropped, the call would go on with the
+// field unset) or protobuf. An empty JSON body is an empty request for a
+// server stream only (Connect refuses it for a unary call). Errors:
+// INVALID_ARGUMENT MALFORMED_REQUEST.
+func checkBody(md protoreflect.MethodDescriptor, kind string, body []byte) error {
+	in := md.Input()
+	malformed := func(err error) error {
+		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "malformed %s: %v", in.FullName(), err)
+	}
+	m := dynamicpb.NewMessage(in)
+	if kind == "proto" {
+		if err := proto.Unmarshal(body, m); err != nil {
+			return malformed(err)
+		}
+		return nil
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if md.IsStreamingServer() {
+			return nil
+		}
+		return malformed(errors.New("empty body, not a JSON object"))
+	}
+	if err := jsonIn.Unmarshal(body, m); err != nil {
+		return malformed(err)
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return malformed(err)
+	}
+	if err := checkEnumNames(in, v); err != nil {
+		return malformed(err)
+	}
+	return nil
+}
+
+// checkEnumNames reports the first enum value name in the JSON value v
+// (of message md) that md's contract does not have, at any depth.
+func checkEnumNames(md protoreflect.MessageDescriptor, v any) error {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for k, x := range obj {
+		fd := md.Fields().ByJSONName(k)
+		if fd == nil {
+			fd = md.Fields().ByTextName(k)
+		}
+		if fd == nil {
+			continue // an unknown field, ignored
+		}
+		var items []any
+		switch {
+		case fd.IsMap():
+			fd = fd.MapValue()
+			m, _ := x.(map[string]any)
+			for _, y := range m {
+				items = append(items, y)
+			}
+		case fd.IsList():
+			items, _ = x.([]any)
+		default:
+			items = []any{x}
+		}
+		for _, y := range items {
+			if err := checkEnumValue(fd, y); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkEnumValue checks one value of field fd (checkEnumNames).
+func checkEnumValue(fd protoreflect.FieldDescriptor, v any) error {
+	switch fd.Kind() {
+	case protoreflect.EnumKind:
+		if name, ok := v.(string); ok && fd.Enum().Values().ByName(protoreflect.Name(name)) == nil {
+			return fmt.Errorf("%s: %q is not a value of %s", fd.FullName(), name, fd.Enum().FullName())
+		}
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		// The well-known types have JSON forms of their own (a
+		// Timestamp is a string) and no enum of the contracts.
+		if !strings.HasPrefix(string(fd.Message().FullName()), "google.protobuf.") {
+			return checkEnumNames(fd.Message(), v)
+		}
+	}
+	return nil
 }
 
 func isPlainJSON(ct string) bool {

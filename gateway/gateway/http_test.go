@@ -121,3 +121,50 @@ func TestConsoleServed(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPMalformedRequest: over HTTP a body that does not decode as the
+// method's input (JSON or protobuf) is INVALID_ARGUMENT MALFORMED_REQUEST
+// with its reason, and so is an enum value name the contract does not
+// have: dropped as unknown, it would send the call on with the field unset
+// (a table of the default game, the default commission rounding). Unknown
+// field names are still ignored, as protobuf JSON allows.
+func TestHTTPMalformedRequest(t *testing.T) {
+	e := startEnv(t)
+	for _, c := range []struct{ path, token, body string }{
+		{"/chemmy.table.v1.TableService/CreateTable", "tok-carol", `{"requestId":"r1","variant":"VARIANT_NOPE"}`},
+		{"/chemmy.table.v1.TableService/CreateTable", "tok-carol", `{"requestId":"r1","house_rules":{"commissionRounding":"COMMISSION_ROUNDING_NOPE"}}`},
+		{"/chemmy.table.v1.TableService/PlaceBet", "tok-alice", `{"tableId":"t1","playerId":"alice","amount":1.5}`},
+		{"/chemmy.table.v1.TableService/PlaceBet", "tok-alice", `{"tableId":"t1","playerId":"alice","amount":"99999999999999999999"}`},
+		{"/chemmy.table.v1.TableService/GetTable", "tok-carol", `{"tableId":`},
+		{"/chemmy.table.v1.TableService/GetTable", "tok-carol", `[]`},
+		{"/chemmy.table.v1.TableService/GetTable", "tok-carol", ``},
+		{"/chemmy.table.v1.TableService/WatchTable", "tok-carol", `{"tableId":`},
+		{"/chemmy.table.v1.TableService/WatchTable", "tok-carol", `{"tableId":"t1","playerId":"x","bogus":{"variant":"NOPE"}}x`},
+	} {
+		code, m := e.post(t, c.path, c.token, c.body)
+		if code != http.StatusBadRequest || m["code"] != "invalid_argument" || reason(m) != ReasonMalformedRequest {
+			t.Errorf("%s %s: %d %v, want 400 invalid_argument %s", c.path, c.body, code, m, ReasonMalformedRequest)
+		}
+	}
+	// Unknown fields are ignored, at any depth.
+	code, m := e.post(t, "/chemmy.table.v1.TableService/GetTable", "tok-carol", `{"tableId":"t1","bogus":{"variant":"NOPE"}}`)
+	if tbl, _ := m["table"].(map[string]any); code != 200 || tbl["tableId"] != "carol" {
+		t.Errorf("GetTable with an unknown field: %d %v", code, m)
+	}
+	// A protobuf body that does not decode.
+	req, err := http.NewRequestWithContext(e.ctx, http.MethodPost, "http://"+e.gw.HTTPAddr()+"/chemmy.table.v1.TableService/GetTable", strings.NewReader("\xff\xff\xff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/proto")
+	req.Header.Set("Authorization", "Bearer tok-carol")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var pm map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&pm); err != nil || resp.StatusCode != http.StatusBadRequest || reason(pm) != ReasonMalformedRequest {
+		t.Errorf("application/proto garbage: %d %v (%v), want 400 %s", resp.StatusCode, pm, err, ReasonMalformedRequest)
+	}
+}
