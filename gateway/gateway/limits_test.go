@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -150,7 +152,12 @@ func (s *limitServer) generic(ctx context.Context, method string) (cancel contex
 	ctx, cancel = context.WithCancel(ctx)
 	cs, err := s.cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}, method)
 	if err == nil {
-		err = cs.SendMsg(&emptypb.Empty{})
+		// A stream the server has already ended (refused by an
+		// interceptor) fails SendMsg with io.EOF: its status comes from
+		// RecvMsg.
+		if err = cs.SendMsg(&emptypb.Empty{}); errors.Is(err, io.EOF) {
+			err = nil
+		}
 	}
 	if err == nil {
 		err = cs.RecvMsg(new(emptypb.Empty))
