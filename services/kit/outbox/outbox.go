@@ -5,15 +5,31 @@
 // a Relay reads the outbox in order, publishes each message with its id as
 // Nats-Msg-Id (JetStream deduplicates a message published twice after a
 // crash) and deletes it once JetStream has acknowledged it. Events are
-// therefore published at least once, in order, and deduplicated within the
-// stream's duplicate window.
+// therefore published at least once and deduplicated within the stream's
+// duplicate window.
+//
+// Order. The stream holds a service's events in the outbox's order, also
+// across a NATS server or stream leader failure, when the stream allows
+// atomic batch publish (allow_atomic, NATS 2.12 or later; the relay
+// creates the stream so): the relay publishes up to 256 waiting events as
+// one atomic batch, which JetStream stores whole and in order or not at
+// all, so an event lost on the way (its server died) fails its batch and
+// is never overtaken by the events after it; the relay publishes the
+// batch again. A batch JetStream refuses because it holds an event stored
+// already (a restart before the outbox removal, a retry of a batch that was
+// stored) is published again one event at a time, each awaited, the
+// stored ones acknowledged as duplicates. On a stream without
+// allow_atomic the relay publishes the events pipelined, in order, on one
+// connection, and warns once at start: a failure of the server can then
+// store a lost event after later ones (the operator sets allow_atomic,
+// see CreateStream).
 //
 // The stream CHEMMY is created by the first service whose relay finds it
 // missing (CreateStream), with that service's StreamLimits (defaults: 30
-// days, 1 GiB, 1 replica; the oldest events are discarded at a limit).
-// No service ever updates an existing stream: an operator's limits
-// (nats stream edit CHEMMY) stay; a service whose limits differ logs a
-// warning at start.
+// days, 1 GiB, 1 replica; the oldest events are discarded at a limit) and
+// atomic batch publish allowed. No service ever updates an existing
+// stream: an operator's limits (nats stream edit CHEMMY) stay; a service
+// whose settings differ logs a warning at start.
 //
 // Bucket "outbox": key = 8-byte big-endian sequence; value = uvarint
 // length-prefixed subject, uvarint length-prefixed message id, payload.
@@ -34,6 +50,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -184,18 +201,20 @@ func (l StreamLimits) WithDefaults() StreamLimits {
 
 // Config is the CHEMMY stream configuration with these limits: subjects
 // "chemmy.>", file storage, a two-minute duplicate window, the oldest
-// events discarded at a limit.
+// events discarded at a limit, atomic batch publish allowed (the relay
+// keeps the events in order with it, see the package doc).
 func (l StreamLimits) Config() jetstream.StreamConfig {
 	l = l.WithDefaults()
 	c := jetstream.StreamConfig{
-		Name:       StreamName,
-		Subjects:   []string{"chemmy.>"},
-		Storage:    jetstream.FileStorage,
-		Duplicates: streamDuplicates,
-		Discard:    jetstream.DiscardOld,
-		MaxAge:     max(l.MaxAge, 0),
-		MaxBytes:   l.MaxBytes,
-		Replicas:   l.Replicas,
+		Name:               StreamName,
+		Subjects:           []string{"chemmy.>"},
+		Storage:            jetstream.FileStorage,
+		Duplicates:         streamDuplicates,
+		Discard:            jetstream.DiscardOld,
+		MaxAge:             max(l.MaxAge, 0),
+		MaxBytes:           l.MaxBytes,
+		Replicas:           l.Replicas,
+		AllowAtomicPublish: true,
 	}
 	if l.MaxBytes < 0 {
 		c.MaxBytes = -1
@@ -217,27 +236,45 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream) error {
 // set other limits): when its configuration differs from what this
 // service would create, CreateStream logs a warning naming the
 // differences to log (nil: slog.Default()) and returns nil.
+//
+// A stream created before atomic batch publish was allowed (allow_atomic
+// false) keeps its events in order only while no NATS server fails (see
+// the package doc); an operator allows it with a NATS user permitted
+// $JS.API.STREAM.UPDATE.CHEMMY (nats stream edit CHEMMY, setting
+// allow_atomic to true in the configuration it edits) and then restarts
+// the services, whose relays read the setting at start.
 func CreateStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, log *slog.Logger) error {
+	_, err := createStream(ctx, js, l, log)
+	return err
+}
+
+// createStream is CreateStream returning the stream's configuration as
+// it is.
+func createStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, log *slog.Logger) (jetstream.StreamConfig, error) {
 	want := l.Config()
 	st, err := js.Stream(ctx, StreamName)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = js.CreateStream(ctx, want)
+		st, err = js.CreateStream(ctx, want)
+		if err == nil {
+			return st.CachedInfo().Config, nil
+		}
 		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			return err // created (nil), or failed
+			return jetstream.StreamConfig{}, err
 		}
 		st, err = js.Stream(ctx, StreamName) // another service created it meanwhile
 	}
 	if err != nil {
-		return err
+		return jetstream.StreamConfig{}, err
 	}
-	if diff := streamDiff(st.CachedInfo().Config, want); len(diff) > 0 {
+	got := st.CachedInfo().Config
+	if diff := streamDiff(got, want); len(diff) > 0 {
 		if log == nil {
 			log = slog.Default()
 		}
 		log.Warn("the event stream exists with another configuration than this service's; left as it is",
 			"stream", StreamName, "differences", diff)
 	}
-	return nil
+	return got, nil
 }
 
 // CreateStreamAt connects to the NATS at url as name (with the nkey seed
@@ -276,6 +313,7 @@ func streamDiff(got, want jetstream.StreamConfig) []string {
 	diff("max_age", got.MaxAge, want.MaxAge)
 	diff("max_bytes", got.MaxBytes, want.MaxBytes)
 	diff("replicas", max(got.Replicas, 1), want.Replicas)
+	diff("allow_atomic", got.AllowAtomicPublish, want.AllowAtomicPublish)
 	return out
 }
 
@@ -295,6 +333,13 @@ type Relay struct {
 	// rides on the service's next commit (store.Committer.Ride): the
 	// relay reads after it.
 	removing []byte
+	// atomic: the stream allows atomic batch publish (read when the
+	// stream is ready); windows of more than one message are published
+	// as one batch. batchMax is the most messages read for one window:
+	// window, halved each time JetStream refuses a batch as too large
+	// (its max_batch_size set below it).
+	atomic   bool
+	batchMax int
 
 	// Counted for Register's metrics.
 	backlog   atomic.Int64  // messages in the outbox at the last drain
@@ -363,7 +408,7 @@ func (r *Relay) WithStreamLimits(l StreamLimits) *Relay {
 // NewRelay returns a relay for db's outbox. js may be nil: events then
 // stay in the outbox (durable) until a relay with a connection runs.
 func NewRelay(db *bolt.DB, js jetstream.JetStream, log *slog.Logger) *Relay {
-	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1)}
+	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), batchMax: window}
 }
 
 // Notify tells the relay that new messages are waiting. It never blocks.
@@ -376,7 +421,9 @@ func (r *Relay) Notify() {
 
 // Run publishes until ctx is done. It first makes sure the stream exists
 // (CreateStream with the relay's limits; an existing one is never
-// changed), retrying.
+// changed), retrying, and reads whether it allows atomic batch publish:
+// when it does not, Run warns once that the events are kept in order only
+// while no NATS server fails, and how an operator allows it.
 func (r *Relay) Run(ctx context.Context) {
 	if r.js == nil {
 		r.log.Warn("no NATS: events are kept in the outbox, not published")
@@ -398,7 +445,7 @@ func (r *Relay) Run(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		if !ready {
-			if err := CreateStream(ctx, r.js, r.limits, r.log); err != nil {
+			if err := r.ready(ctx); err != nil {
 				r.log.Warn("jetstream stream not ready", "err", err)
 				if ctx.Err() == nil {
 					r.pubErrors.Add(1)
@@ -426,6 +473,20 @@ func (r *Relay) Run(ctx context.Context) {
 	}
 }
 
+// ready makes sure the stream exists and reads whether it allows atomic
+// batch publish, warning when it does not.
+func (r *Relay) ready(ctx context.Context) error {
+	c, err := createStream(ctx, r.js, r.limits, r.log)
+	if err != nil {
+		return err
+	}
+	r.atomic = c.AllowAtomicPublish
+	if !r.atomic {
+		r.warnUnordered("the stream does not allow atomic batch publish (allow_atomic false)")
+	}
+	return nil
+}
+
 // flush commits the removals of published messages still riding.
 func (r *Relay) flush() {
 	if err := store.CommitterFor(r.db).Flush(); err != nil {
@@ -434,24 +495,29 @@ func (r *Relay) flush() {
 }
 
 // window is the most messages the relay reads from the outbox, publishes
-// without waiting and removes in one write transaction.
+// at once (one atomic batch, or pipelined) and removes in one write
+// transaction. JetStream's limits on atomic batches (nats-server
+// jetstream { limits { batch { ... } } }) allow it by default: at most
+// 1000 messages a batch (max_msgs; a server set below 256 has the relay
+// halve its windows), 50 batches open at once on a stream (each relay has
+// one open at a time), 10 s from one message of a batch to the next
+// (timeout; a window is written at once, its ack awaited ackTimeout).
 const window = 256
 
-// ackTimeout bounds the wait for JetStream's acknowledgements of a batch.
+// ackTimeout bounds the wait for JetStream's acknowledgements of a window.
 const ackTimeout = 5 * time.Second
 
-// drain publishes everything pending, oldest first: a batch of up to
-// window messages at a time, published asynchronously (in order, on one
-// connection) and then awaited. The acknowledged prefix's removal from
-// the outbox rides on the service's next commit (store.Committer.Ride: no
-// commit of its own; the relay's tick commits it when no write comes
-// within it). A message acknowledged and not yet removed when the
-// service dies is published again at start, as one whose removal was
-// lost: JetStream drops it by its id (or the PublishedCheck finds it).
-// It leaves the backlog counted.
+// drain publishes everything pending, oldest first, a window of up to
+// window messages at a time (see publish). The acknowledged prefix's
+// removal from the outbox rides on the service's next commit
+// (store.Committer.Ride: no commit of its own; the relay's tick commits
+// it when no write comes within it). A message acknowledged and not yet
+// removed when the service dies is published again at start, as one
+// whose removal was lost: JetStream drops it by its id (or the
+// PublishedCheck finds it). It leaves the backlog counted.
 func (r *Relay) drain(ctx context.Context) error {
 	for {
-		msgs, n, err := pending(r.db, window, r.removing)
+		msgs, n, err := pending(r.db, r.batchMax, r.removing)
 		if err != nil {
 			return err
 		}
@@ -498,29 +564,116 @@ func (r *Relay) natsMsg(m Message) *nats.Msg {
 
 // publish publishes msgs in order and returns how many of them, from the
 // first, JetStream acknowledged. The messages that were in the outbox at
-// start are checked (WithPublishedCheck) and published one at a time;
-// the others are all sent at once and their acknowledgements awaited
-// (one round trip per batch instead of one per message). A message
-// unacknowledged stays in the outbox and is published again with its id
-// (JetStream drops it when it was stored after all); those after it that
-// were acknowledged are, too, and deduplicated the same way.
+// start are checked (WithPublishedCheck) and published one at a time.
+// The others, when more than one and the stream allows it, are published
+// as one atomic batch (publishBatch): all are stored, in order, or none.
+// Otherwise they are all sent at once and their acknowledgements awaited
+// (publishPipelined). A message unacknowledged stays in the outbox and is
+// published again with its id, as are those after it.
 func (r *Relay) publish(ctx context.Context, msgs []Message) (int, error) {
 	i := 0
 	for ; i < len(msgs) && r.suspectTo != nil && bytes.Compare(msgs[i].Key, r.suspectTo) <= 0; i++ {
-		m := msgs[i]
-		pctx, cancel := context.WithTimeout(ctx, ackTimeout)
-		seen, err := r.published(pctx, r.js, m)
-		if err == nil && !seen {
-			_, err = r.js.PublishMsg(pctx, r.natsMsg(m), jetstream.WithMsgID(m.ID))
-		}
-		cancel()
-		if err != nil {
+		if err := r.publishOne(ctx, msgs[i], true); err != nil {
 			return i, err
 		}
 	}
-	futures := make([]jetstream.PubAckFuture, 0, len(msgs)-i)
+	rest := msgs[i:]
+	if len(rest) == 0 {
+		return i, nil
+	}
+	if r.atomic && len(rest) > 1 {
+		err := r.publishBatch(ctx, rest)
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) {
+			if err != nil {
+				return i, err
+			}
+			return len(msgs), nil
+		}
+		switch apiErr.ErrorCode {
+		case jetstreamext.JSErrCodeBatchPublishDuplicateMsgID:
+			// Some of them are stored already: one at a time, in order,
+			// JetStream acknowledging those as duplicates.
+			n, err := r.publishEach(ctx, rest)
+			return i + n, err
+		case jetstreamext.JSErrCodeBatchPublishExceedsLimit:
+			r.batchMax = max(r.batchMax/2, 1)
+			r.log.Warn("JetStream refuses atomic batches this large (its max_batch_size); the outbox relay publishes smaller ones",
+				"stream", StreamName, "window", r.batchMax, "err", apiErr)
+			n, err := r.publishEach(ctx, rest)
+			return i + n, err
+		case jetstreamext.JSErrCodeBatchPublishNotEnabled, jetstreamext.JSErrCodeBatchPublishUnsupportedHeader:
+			// An operator disabled it since the relay started.
+			r.atomic = false
+			r.warnUnordered(apiErr.Error())
+		default:
+			return i, err
+		}
+	}
+	n, err := r.publishPipelined(ctx, rest)
+	return i + n, err
+}
+
+// warnUnordered logs that the relay publishes pipelined for reason, what
+// the stream then no longer guarantees, and how an operator changes it.
+func (r *Relay) warnUnordered(reason string) {
+	r.log.Warn("the outbox relay publishes events pipelined, not as atomic batches: after a NATS server or stream leader failure an event lost on the way may be stored after later ones; "+
+		"to keep them in order an operator sets allow_atomic on the stream (nats stream edit "+StreamName+", as a NATS user allowed $JS.API.STREAM.UPDATE."+StreamName+") and restarts the services",
+		"stream", StreamName, "reason", reason)
+}
+
+// publishOne publishes m and awaits its acknowledgement (a duplicate's
+// too); with check, only when the PublishedCheck does not find it
+// published.
+func (r *Relay) publishOne(ctx context.Context, m Message, check bool) error {
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if check {
+		if seen, err := r.published(ctx, r.js, m); err != nil || seen {
+			return err
+		}
+	}
+	_, err := r.js.PublishMsg(ctx, r.natsMsg(m), jetstream.WithMsgID(m.ID))
+	return err
+}
+
+// publishEach publishes msgs one at a time, each awaited, and returns how
+// many JetStream acknowledged.
+func (r *Relay) publishEach(ctx context.Context, msgs []Message) (int, error) {
+	for i, m := range msgs {
+		if err := r.publishOne(ctx, m, false); err != nil {
+			return i, err
+		}
+	}
+	return len(msgs), nil
+}
+
+// publishBatch publishes msgs as one atomic batch (headers Nats-Batch-Id,
+// Nats-Batch-Sequence, and Nats-Batch-Commit on the last, set by
+// jetstreamext) without awaiting any message but the last: JetStream
+// answers the commit with the batch's acknowledgement, or refuses the
+// whole batch (a message lost on the way leaves a gap in its sequence; a
+// message stored already is a duplicate) and stores none of it.
+func (r *Relay) publishBatch(ctx context.Context, msgs []Message) error {
+	batch := make([]*nats.Msg, len(msgs))
+	for i, m := range msgs {
+		batch[i] = r.natsMsg(m)
+		batch[i].Header.Set(jetstream.MsgIDHeader, m.ID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	_, err := jetstreamext.PublishMsgBatch(ctx, r.js, batch, jetstreamext.BatchFlowControl{})
+	return err
+}
+
+// publishPipelined sends msgs at once, in order on one connection, then
+// awaits their acknowledgements (one round trip for all) and returns how
+// many of them, from the first, JetStream acknowledged. Those after an
+// unacknowledged one may be stored before it, when it is published again.
+func (r *Relay) publishPipelined(ctx context.Context, msgs []Message) (int, error) {
+	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
 	var sendErr error
-	for _, m := range msgs[i:] {
+	for _, m := range msgs {
 		f, err := r.js.PublishMsgAsync(r.natsMsg(m), jetstream.WithMsgID(m.ID))
 		if err != nil {
 			sendErr = err
@@ -534,12 +687,12 @@ func (r *Relay) publish(ctx context.Context, msgs []Message) (int, error) {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			return i + j, err
+			return j, err
 		case <-timeout.C:
-			return i + j, fmt.Errorf("no acknowledgement within %s", ackTimeout)
+			return j, fmt.Errorf("no acknowledgement within %s", ackTimeout)
 		case <-ctx.Done():
-			return i + j, ctx.Err()
+			return j, ctx.Err()
 		}
 	}
-	return i + len(futures), sendErr
+	return len(futures), sendErr
 }

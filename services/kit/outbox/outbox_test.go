@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/chemmy/chemmy/services/kit/store"
@@ -29,11 +30,24 @@ func openDB(t *testing.T) *bolt.DB {
 	return db
 }
 
+// put puts messages 0..n-1 in the outbox: subject chemmy.test.x.e<i>,
+// id id-<i>.
 func put(t *testing.T, db *bolt.DB, n int) {
 	t.Helper()
+	putRange(t, db, 0, n, nil)
+}
+
+// putRange puts messages from..to-1 as put does, those on which subject
+// answers non-empty on that subject instead.
+func putRange(t *testing.T, db *bolt.DB, from, to int, subject func(i int) string) {
+	t.Helper()
 	err := db.Update(func(tx *bolt.Tx) error {
-		for i := 0; i < n; i++ {
-			if err := Put(tx, fmt.Sprintf("chemmy.test.x.e%d", i), fmt.Sprintf("id-%d", i), []byte{byte(i), 0, 1}); err != nil {
+		for i := from; i < to; i++ {
+			subj := fmt.Sprintf("chemmy.test.x.e%d", i)
+			if subject != nil && subject(i) != "" {
+				subj = subject(i)
+			}
+			if err := Put(tx, subj, fmt.Sprintf("id-%d", i), []byte{byte(i), 0, 1}); err != nil {
 				return err
 			}
 		}
@@ -136,7 +150,18 @@ func TestRelayPublishesOnceEach(t *testing.T) {
 // context on it.
 func startNATS(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	return startNATSWith(t, nil)
+}
+
+// startNATSWith is startNATS with the server's options changed by opt
+// (nil: none).
+func startNATSWith(t *testing.T, opt func(*server.Options)) jetstream.JetStream {
+	t.Helper()
+	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+	if opt != nil {
+		opt(o)
+	}
+	ns, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,9 +281,11 @@ func TestStreamFlags(t *testing.T) {
 	}
 }
 
-// TestRelayBatchesKeepOrder: more messages than one batch are published
-// asynchronously, stored in the stream in the outbox's order, each once,
-// and removed from the outbox.
+// TestRelayBatchesKeepOrder: the relay creates the stream allowing
+// atomic batch publish; more messages than one window are published a
+// window at a time as one atomic batch each (the stored messages of a
+// window carry one Nats-Batch-Id and their place in it), stored in the
+// outbox's order, each once, and removed from the outbox.
 func TestRelayBatchesKeepOrder(t *testing.T) {
 	js := startNATS(t)
 	db := openDB(t)
@@ -266,8 +293,11 @@ func TestRelayBatchesKeepOrder(t *testing.T) {
 	put(t, db, n)
 	ctx, cancel := context.WithCancel(context.Background())
 	r := NewRelay(db, js, slog.Default())
-	if err := CreateStream(ctx, js, StreamLimits{}, nil); err != nil {
+	if err := r.ready(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if !streamConfig(t, js).AllowAtomicPublish || !r.atomic {
+		t.Fatalf("stream created without atomic batch publish (relay: %v)", r.atomic)
 	}
 	name := strings.TrimSuffix(filepath.Base(db.Path()), ".db")
 	commits := store.Snapshot()[name].Commits
@@ -294,6 +324,7 @@ func TestRelayBatchesKeepOrder(t *testing.T) {
 	if err != nil || info.State.Msgs != n {
 		t.Fatalf("stream: %v, %v; want %d messages", info, err, n)
 	}
+	batches := map[string]bool{}
 	for i := range n {
 		m, err := st.GetMsg(context.Background(), uint64(i+1))
 		if err != nil {
@@ -302,6 +333,14 @@ func TestRelayBatchesKeepOrder(t *testing.T) {
 		if want := fmt.Sprintf("chemmy.test.x.e%d", i); m.Subject != want || m.Header.Get("Nats-Msg-Id") != fmt.Sprintf("id-%d", i) {
 			t.Fatalf("stream message %d: %s %v, want %s", i+1, m.Subject, m.Header, want)
 		}
+		id, seq := m.Header.Get(jetstreamext.BatchIDHeader), m.Header.Get(jetstreamext.BatchSeqHeader)
+		if id == "" || seq != fmt.Sprint(i%window+1) || batches[id] != (i%window != 0) {
+			t.Fatalf("stream message %d: batch %q sequence %q, want window %d's, sequence %d", i+1, id, seq, i/window+1, i%window+1)
+		}
+		batches[id] = true
+	}
+	if len(batches) != 3 {
+		t.Fatalf("%d batches, want 3 (two windows of %d and one of 37)", len(batches), window)
 	}
 }
 
