@@ -244,3 +244,28 @@ func TestRelayBatchTooLarge(t *testing.T) {
 		t.Fatalf("window %d, want %d, and a warning:\n%s", r.batchMax, window/4, logs)
 	}
 }
+
+// TestRelaySmallWindowsOneAtATime: on a stream of one replica in files
+// (whose batches NATS stages on disk) a window of up to smallWindow
+// messages is published one message at a time, each awaited; a larger
+// one is a batch. Both are stored in order.
+func TestRelaySmallWindowsOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	js := startNATS(t)
+	r, _ := newTestRelay(t, js, smallWindow)
+	if err := r.ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	putRange(t, r.db, smallWindow, 2*smallWindow+1, nil)
+	if err := r.drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range checkOrder(t, js, 2*smallWindow+1) {
+		if batched := i >= smallWindow; (m.batch != "") != batched {
+			t.Fatalf("stream message %d in batch %q; want a batch only from message %d", i+1, m.batch, smallWindow+1)
+		}
+	}
+}

@@ -18,11 +18,12 @@
 // batch again. A batch JetStream refuses because it holds an event stored
 // already (a restart before the outbox removal, a retry of a batch that was
 // stored) is published again one event at a time, each awaited, the
-// stored ones acknowledged as duplicates. On a stream without
-// allow_atomic the relay publishes the events pipelined, in order, on one
-// connection, and warns once at start: a failure of the server can then
-// store a lost event after later ones (the operator sets allow_atomic,
-// see CreateStream).
+// stored ones acknowledged as duplicates; so are a single event and, on a
+// stream of one replica in files (whose batches NATS stages on disk, at a
+// cost), up to 32. On a stream without allow_atomic the relay publishes
+// the events pipelined, in order, on one connection, and warns once at
+// start: a failure of the server can then store a lost event after later
+// ones (the operator sets allow_atomic, see CreateStream).
 //
 // The stream CHEMMY is created by the first service whose relay finds it
 // missing (CreateStream), with that service's StreamLimits (defaults: 30
@@ -334,11 +335,14 @@ type Relay struct {
 	// relay reads after it.
 	removing []byte
 	// atomic: the stream allows atomic batch publish (read when the
-	// stream is ready); windows of more than one message are published
-	// as one batch. batchMax is the most messages read for one window:
-	// window, halved each time JetStream refuses a batch as too large
-	// (its max_batch_size set below it).
+	// stream is ready); windows of more than eachMax messages are
+	// published as one batch, smaller ones one message at a time (1, or
+	// smallWindow on a stream that stages batches on disk). batchMax is
+	// the most messages read for one window: window, halved each time
+	// JetStream refuses a batch as too large (its max_batch_size set
+	// below it).
 	atomic   bool
+	eachMax  int
 	batchMax int
 
 	// Counted for Register's metrics.
@@ -408,7 +412,7 @@ func (r *Relay) WithStreamLimits(l StreamLimits) *Relay {
 // NewRelay returns a relay for db's outbox. js may be nil: events then
 // stay in the outbox (durable) until a relay with a connection runs.
 func NewRelay(db *bolt.DB, js jetstream.JetStream, log *slog.Logger) *Relay {
-	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), batchMax: window}
+	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), eachMax: 1, batchMax: window}
 }
 
 // Notify tells the relay that new messages are waiting. It never blocks.
@@ -481,6 +485,10 @@ func (r *Relay) ready(ctx context.Context) error {
 		return err
 	}
 	r.atomic = c.AllowAtomicPublish
+	r.eachMax = 1
+	if c.Replicas <= 1 && c.Storage == jetstream.FileStorage {
+		r.eachMax = smallWindow
+	}
 	if !r.atomic {
 		r.warnUnordered("the stream does not allow atomic batch publish (allow_atomic false)")
 	}
@@ -503,6 +511,16 @@ func (r *Relay) flush() {
 // one open at a time), 10 s from one message of a batch to the next
 // (timeout; a window is written at once, its ack awaited ackTimeout).
 const window = 256
+
+// smallWindow is the most messages the relay publishes one at a time,
+// each awaited (in order, as a batch would be), rather than as an atomic
+// batch, on a stream of one replica in files: NATS stages such a stream's
+// batch in a file store of its own, created, synced and removed for each
+// batch, which costs some 2.5 ms of CPU (nats-server 2.15, measured
+// embedded), far more than a few single publishes. A replicated stream
+// stages batches in memory: there every window of more than one message
+// is a batch.
+const smallWindow = 32
 
 // ackTimeout bounds the wait for JetStream's acknowledgements of a window.
 const ackTimeout = 5 * time.Second
@@ -565,9 +583,11 @@ func (r *Relay) natsMsg(m Message) *nats.Msg {
 // publish publishes msgs in order and returns how many of them, from the
 // first, JetStream acknowledged. The messages that were in the outbox at
 // start are checked (WithPublishedCheck) and published one at a time.
-// The others, when more than one and the stream allows it, are published
-// as one atomic batch (publishBatch): all are stored, in order, or none.
-// Otherwise they are all sent at once and their acknowledgements awaited
+// When the stream allows atomic batch publish, the others are published
+// one at a time when they are few (eachMax), else as one atomic batch
+// (publishBatch): all are stored, in order, or none; a batch refused for
+// a duplicate or its size is published one at a time. Otherwise they are
+// all sent at once and their acknowledgements awaited
 // (publishPipelined). A message unacknowledged stays in the outbox and is
 // published again with its id, as are those after it.
 func (r *Relay) publish(ctx context.Context, msgs []Message) (int, error) {
@@ -581,7 +601,11 @@ func (r *Relay) publish(ctx context.Context, msgs []Message) (int, error) {
 	if len(rest) == 0 {
 		return i, nil
 	}
-	if r.atomic && len(rest) > 1 {
+	if r.atomic && len(rest) <= r.eachMax {
+		n, err := r.publishEach(ctx, rest)
+		return i + n, err
+	}
+	if r.atomic {
 		err := r.publishBatch(ctx, rest)
 		var apiErr *jetstream.APIError
 		if !errors.As(err, &apiErr) {
@@ -660,7 +684,7 @@ func (r *Relay) publishBatch(ctx context.Context, msgs []Message) error {
 		batch[i] = r.natsMsg(m)
 		batch[i].Header.Set(jetstream.MsgIDHeader, m.ID)
 	}
-	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
 	defer cancel()
 	_, err := jetstreamext.PublishMsgBatch(ctx, r.js, batch, jetstreamext.BatchFlowControl{})
 	return err
