@@ -107,7 +107,8 @@ func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, dupWindow, 
 	return c, nil
 }
 
-// createStream creates the event stream CHEMMY as the services would,
+// createStream creates the event stream CHEMMY as the services would
+// (atomic batch publish allowed: the relays keep the events in order),
 // but with the given duplicate window.
 func createStream(url string, dupWindow time.Duration) error {
 	nc, err := nats.Connect(url, nats.Name("chemmy-sim"))
@@ -123,6 +124,7 @@ func createStream(url string, dupWindow time.Duration) error {
 	defer cancel()
 	_, err = js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "CHEMMY", Subjects: []string{"chemmy.>"}, Storage: jetstream.FileStorage, Duplicates: dupWindow,
+		AllowAtomicPublish: true,
 	})
 	if err != nil {
 		return fmt.Errorf("sim: create the event stream: %w", err)
