@@ -677,7 +677,10 @@ func (r *Relay) publishEach(ctx context.Context, msgs []Message) (int, error) {
 // jetstreamext) without awaiting any message but the last: JetStream
 // answers the commit with the batch's acknowledgement, or refuses the
 // whole batch (a message lost on the way leaves a gap in its sequence; a
-// message stored already is a duplicate) and stores none of it.
+// message stored already is a duplicate) and stores none of it. A batch
+// once begun is finished even when ctx ends (the relay stopping), within
+// ackTimeout: one cut off before its commit would stay open in NATS until
+// its batch timeout (and, at a shutdown, on its disk).
 func (r *Relay) publishBatch(ctx context.Context, msgs []Message) error {
 	batch := make([]*nats.Msg, len(msgs))
 	for i, m := range msgs {
