@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
@@ -43,6 +44,7 @@ func envNum[T int | float64](key string, def T) T {
 }
 
 func main() {
+	app.TuneGC()
 	var (
 		c        gateway.Config
 		logLevel slog.Level

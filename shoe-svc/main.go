@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
@@ -37,6 +38,7 @@ import (
 )
 
 func main() {
+	app.TuneGC()
 	if err := run(os.Args[1:], os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "shoe-svc:", err)
 		os.Exit(1)

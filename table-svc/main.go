@@ -33,6 +33,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/shard"
@@ -49,6 +50,7 @@ func env(key, def string) string {
 }
 
 func main() {
+	app.TuneGC()
 	listen := flag.String("listen", env("CHEMMY_TABLE_LISTEN", "127.0.0.1:7001"), "gRPC listen address")
 	dataDir := flag.String("data-dir", env("CHEMMY_DATA_DIR", "./data"), "directory of the bbolt file table.db")
 	shoeAddr := flag.String("shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc address")

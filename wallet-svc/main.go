@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -66,6 +67,7 @@ import (
 )
 
 func main() {
+	app.TuneGC()
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "wallet-svc:", err)
 		os.Exit(1)

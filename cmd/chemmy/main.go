@@ -47,6 +47,7 @@ import (
 
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -66,6 +67,7 @@ func usage() {
 }
 
 func main() {
+	app.TuneGC()
 	if len(os.Args) < 2 {
 		usage()
 	}
