@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
 	"sync"
@@ -131,6 +132,9 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 1 << 20
+	}
+	if math.IsNaN(c.Limits.Rate) {
+		return nil, errors.New("gateway: the rate limit is NaN: give calls per second, 0 for the default or a negative number for none")
 	}
 	ids, err := newIdentities(c, log, time.Now)
 	if err != nil {

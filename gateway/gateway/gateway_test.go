@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -535,6 +536,10 @@ func TestStartStop(t *testing.T) {
 		"missing file":        {ListenAddr: "127.0.0.1:0", TokensFile: filepath.Join(t.TempDir(), "nope.yaml"), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
 		"no wallet addr":      {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", ShoeAddr: "c:1", Trust: insecure},
 		"bad listen":          {ListenAddr: "127.0.0.1:-1", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure},
+		// A NaN rate is neither off (< 0) nor a rate (> 0): every call
+		// would find no token bucket.
+		"NaN rate limit": {ListenAddr: "127.0.0.1:0", TokensFile: writeFile(t, testTokens), TableAddr: "a:1", WalletAddr: "b:1", ShoeAddr: "c:1", Trust: insecure,
+			Limits: LimitConfig{Rate: math.NaN()}},
 	} {
 		c.Logger = slog.New(slog.DiscardHandler)
 		if g, err := Start(context.Background(), c); err == nil {
