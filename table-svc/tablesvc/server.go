@@ -306,6 +306,9 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 	if req.GetMaxMinimumBet() < 0 {
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "max_minimum_bet must be >= 0, got %d", req.GetMaxMinimumBet())
 	}
+	if _, ok := tablev1.Variant_name[int32(req.GetVariant())]; !ok {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", req.GetVariant())
+	}
 	f := lobbyFilter{req: req}
 	if req.GetCurrencyCode() != "" {
 		// Tables stored before tables had a currency play in the wallet's

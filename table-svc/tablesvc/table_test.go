@@ -513,4 +513,9 @@ func TestLobbyFilters(t *testing.T) {
 			t.Errorf("ListTables %v: %q, want %q", tc.req, got, tc.want)
 		}
 	}
+	// A game the contract does not have is refused, not an empty lobby.
+	for _, v := range []tablev1.Variant{-1, 999} {
+		_, err := h.tables.ListTables(h.as("bob"), &tablev1.ListTablesRequest{Variant: v})
+		wantReason(t, err, codes.InvalidArgument, reasonInvalidArgument)
+	}
 }

@@ -109,7 +109,9 @@ type TableServiceClient interface {
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page.
+	// ListTables lists tables in creation order, page by page. Errors:
+	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
+	// max_minimum_bet, a variant the contract does not have).
 	ListTables(ctx context.Context, in *ListTablesRequest, opts ...grpc.CallOption) (*ListTablesResponse, error)
 	// JoinTable seats a player. When two players are seated and there is no
 	// banker, the bank is offered in seat order (CF-FIRST-BANKER, acceptance).
@@ -593,7 +595,9 @@ type TableServiceServer interface {
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page.
+	// ListTables lists tables in creation order, page by page. Errors:
+	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
+	// max_minimum_bet, a variant the contract does not have).
 	ListTables(context.Context, *ListTablesRequest) (*ListTablesResponse, error)
 	// JoinTable seats a player. When two players are seated and there is no
 	// banker, the bank is offered in seat order (CF-FIRST-BANKER, acceptance).
