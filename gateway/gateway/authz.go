@@ -149,12 +149,29 @@ func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
 	if r.self == nil || c.Role != auth.RolePlayer {
 		return nil
 	}
-	want := r.Prefix + c.Subject
-	if got := m.Get(r.self).String(); got != want {
+	if got := m.Get(r.self).String(); !r.names(c.Subject, got) {
 		return errs.New(codes.PermissionDenied, Domain, ReasonNotYourself,
 			"player %q may not act with %s %q", c.Subject, r.self.Name(), got)
 	}
 	return nil
+}
+
+// names reports whether the self field's value got names player subject:
+// his id, or with a Prefix (wallet accounts) his account in the default
+// currency, Prefix+subject, or in another, Prefix+subject+"@"+currency
+// (wallet-svc checks the currency). A player id holding "@" names no
+// account of his own: "player:bob@USD" is bob's account in USD, not
+// player "bob@USD"'s.
+func (r *compiledRule) names(subject, got string) bool {
+	want := r.Prefix + subject
+	if r.Prefix == "" {
+		return got == want
+	}
+	if strings.Contains(subject, "@") {
+		return false
+	}
+	cur, ok := strings.CutPrefix(got, want+"@")
+	return got == want || (ok && cur != "" && !strings.Contains(cur, "@"))
 }
 
 func (a *authz) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

@@ -43,6 +43,7 @@ tokens:
   - {token: "tok-carol", subject: carol, role: croupier}
   - {token: "tok-olga", subject: olga, role: operator}
   - {token: "tok-audrey", subject: audrey, role: auditor}
+  - {token: "tok-bobusd", subject: "bob@USD", role: player}
 `
 
 func writeFile(t *testing.T, content string) string {
@@ -261,6 +262,24 @@ func TestAuthorization(t *testing.T) {
 			_, err := wc.GetAccount(e.as("tok-alice"), &walletv1.GetAccountRequest{AccountId: "player:bob"})
 			return err
 		}, codes.PermissionDenied, gw, ReasonNotYourself},
+		// A player whose id looks like another's account in a currency
+		// ("bob@USD") names no account of his own.
+		{"bob@USD reads bob's USD account", func() error {
+			_, err := wc.GetAccount(e.as("tok-bobusd"), &walletv1.GetAccountRequest{AccountId: "player:bob@USD"})
+			return err
+		}, codes.PermissionDenied, gw, ReasonNotYourself},
+		{"bob@USD reads bob's statement", func() error {
+			_, err := wc.ListStatement(e.as("tok-bobusd"), &walletv1.ListStatementRequest{AccountId: "player:bob@USD"})
+			return err
+		}, codes.PermissionDenied, gw, ReasonNotYourself},
+		{"alice reads bob's USD account", func() error {
+			_, err := wc.GetAccount(e.as("tok-alice"), &walletv1.GetAccountRequest{AccountId: "player:bob@USD"})
+			return err
+		}, codes.PermissionDenied, gw, ReasonNotYourself},
+		{"alice reads alicex's account", func() error {
+			_, err := wc.GetAccount(e.as("tok-alice"), &walletv1.GetAccountRequest{AccountId: "player:alicex"})
+			return err
+		}, codes.PermissionDenied, gw, ReasonNotYourself},
 		{"alice reads the house account", func() error {
 			_, err := wc.GetAccount(e.as("tok-alice"), &walletv1.GetAccountRequest{AccountId: "house:commission"})
 			return err
@@ -298,6 +317,12 @@ func TestAuthorization(t *testing.T) {
 			if err == nil && r.GetAccount().GetBalance() != 100 {
 				t.Errorf("GetAccount = %v", r)
 			}
+			return err
+		}, codes.OK, "", ""},
+		// A player has an account in each currency (player:<id>@<CUR>):
+		// his too.
+		{"alice reads her USD account", func() error {
+			_, err := wc.GetAccount(e.as("tok-alice"), &walletv1.GetAccountRequest{AccountId: "player:alice@USD"})
 			return err
 		}, codes.OK, "", ""},
 		{"auditor reads bob's account", func() error {
