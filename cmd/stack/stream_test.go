@@ -3,6 +3,7 @@ package stack
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,28 @@ func TestStackCreatesStreamWithItsLimits(t *testing.T) {
 		}
 		if c.MaxAge != 2*time.Hour || c.MaxBytes != 64<<20 {
 			t.Fatalf("start %d: stream max_age %s max_bytes %d, want the first start's 2h and 64 MiB", i+1, c.MaxAge, c.MaxBytes)
+		}
+	}
+}
+
+// TestStackRefusesBadStreamLimits: limits the stream cannot work with
+// (an age of 1ns, which JetStream refuses, so the stream was never
+// created and only a warning said so) stop Start before anything runs,
+// the error naming the flag.
+func TestStackRefusesBadStreamLimits(t *testing.T) {
+	for flag, l := range map[string]outbox.StreamLimits{
+		"-stream-max-age": {MaxAge: time.Nanosecond}, "-stream-max-bytes": {MaxBytes: 1}, "-stream-replicas": {Replicas: 6},
+	} {
+		dir := t.TempDir()
+		s, err := Start(context.Background(), Config{DataDir: dir, TokensFile: "../../deploy/local/tokens.yaml", Insecure: true, Stream: l,
+			Logger: slog.New(slog.DiscardHandler), NATSPort: -1})
+		if err == nil {
+			s.Stop()
+			_ = s.Wait()
+			t.Fatalf("%+v: started", l)
+		}
+		if !strings.Contains(err.Error(), flag) {
+			t.Errorf("%+v: error %v, want one naming %s", l, err, flag)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -202,7 +203,7 @@ func TestStreamCreatedWithLimits(t *testing.T) {
 		replicas int
 	}{
 		"defaults":  {StreamLimits{}, 30 * 24 * time.Hour, 1 << 30, 1},
-		"given":     {StreamLimits{MaxAge: 48 * time.Hour, MaxBytes: 1 << 20, Replicas: 1}, 48 * time.Hour, 1 << 20, 1},
+		"given":     {StreamLimits{MaxAge: 48 * time.Hour, MaxBytes: 8 << 20, Replicas: 1}, 48 * time.Hour, 8 << 20, 1},
 		"unlimited": {StreamLimits{MaxAge: -1, MaxBytes: -1}, 0, -1, 1},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -278,6 +279,66 @@ func TestStreamFlags(t *testing.T) {
 	}
 	if *l != (StreamLimits{MaxAge: time.Hour, MaxBytes: -1, Replicas: 3}) {
 		t.Errorf("parsed %+v", *l)
+	}
+	// Limits below the minimums are refused when the flags are parsed,
+	// the error naming the flag; negative (none) and zero (the default)
+	// are not.
+	for _, args := range [][]string{
+		{"-stream-max-age", "1ns"}, {"-stream-max-age", "59m"},
+		{"-stream-max-bytes", "1"}, {"-stream-max-bytes", "4194303"},
+		{"-stream-replicas", "6"}, {"-stream-replicas", "-1"},
+	} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		RegisterStreamFlags(fs)
+		err := fs.Parse(args)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%q: error %v, want one naming %s", args, err, args[0])
+		}
+	}
+	fs = flag.NewFlagSet("x", flag.ContinueOnError)
+	l = RegisterStreamFlags(fs)
+	if err := fs.Parse([]string{"-stream-max-age", "1h", "-stream-max-bytes", "4194304", "-stream-replicas", "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if *l != (StreamLimits{MaxAge: time.Hour, MaxBytes: 4 << 20, Replicas: 5}) {
+		t.Errorf("parsed %+v", *l)
+	}
+	if err := fs.Parse([]string{"-stream-max-age", "0", "-stream-max-bytes", "0", "-stream-replicas", "0"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamLimitsValidate: Validate refuses limits the stream cannot
+// work with (an age below the minimum, which JetStream refuses when it is
+// shorter than the duplicate window, and the stream is then never
+// created; a size that holds no batch; replicas outside 1..5), naming the
+// flag that sets each; zero (the default) and negative age or size (no
+// limit) are valid.
+func TestStreamLimitsValidate(t *testing.T) {
+	for _, l := range []StreamLimits{
+		{}, {MaxAge: -1, MaxBytes: -1}, {MaxAge: MinStreamMaxAge, MaxBytes: MinStreamMaxBytes, Replicas: 1},
+		{Replicas: 5}, (StreamLimits{}).WithDefaults(),
+	} {
+		if err := l.Validate(); err != nil {
+			t.Errorf("%+v: %v", l, err)
+		}
+	}
+	for _, tc := range []struct {
+		l    StreamLimits
+		flag string
+	}{
+		{StreamLimits{MaxAge: time.Nanosecond}, "-stream-max-age"},
+		{StreamLimits{MaxAge: MinStreamMaxAge - 1}, "-stream-max-age"},
+		{StreamLimits{MaxBytes: 1}, "-stream-max-bytes"},
+		{StreamLimits{MaxBytes: MinStreamMaxBytes - 1}, "-stream-max-bytes"},
+		{StreamLimits{Replicas: 6}, "-stream-replicas"},
+		{StreamLimits{Replicas: -1}, "-stream-replicas"},
+	} {
+		err := tc.l.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%+v: error %v, want one naming %s", tc.l, err, tc.flag)
+		}
 	}
 }
 
