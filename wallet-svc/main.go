@@ -13,7 +13,8 @@
 //	               record; coup settlements are kept for ever
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY
 //	               event stream when this service creates it (default 720h, 1 GiB,
-//	               1; negative age or bytes: none); an existing stream is never changed
+//	               1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
+//	               stream is never changed
 //	-session-gap   a pause in a player's play longer than this ends his session
 //	               (session loss and time limits; default 30m)
 //	-limits-cooling-off  how long a looser player limit waits (default 24h)

@@ -22,7 +22,8 @@
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
 //	-stream-max-age D, -stream-max-bytes N, -stream-replicas N
 //	                 limits of the CHEMMY event stream when it is created (default 720h,
-//	                 1 GiB, 1; negative age or bytes: none); an existing stream is never changed
+//	                 1 GiB, 1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
+//	                 stream is never changed
 //	-interrupt-after D  how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
 //	                 unreachable or refusing) before table-svc voids it, every bet returned
 //	                 (default 2m, or CHEMMY_TABLE_INTERRUPT_AFTER)

@@ -96,7 +96,8 @@ type Config struct {
 	// Stream: the limits of the CHEMMY event stream, created with them
 	// before the services start when it does not exist (an existing stream
 	// is never changed); zero fields take outbox's defaults (30 days,
-	// 1 GiB, 1 replica).
+	// 1 GiB, 1 replica); limits outbox.StreamLimits.Validate refuses fail
+	// Start.
 	Stream outbox.StreamLimits
 	// InterruptAfter is how long table-svc lets a coup stay unable to go
 	// on before its result before voiding it, every bet returned
@@ -155,6 +156,9 @@ type Stack struct {
 func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	if c.DataDir == "" || (c.TokensFile == "" && c.JWKS == "") {
 		return nil, errors.New("stack: DataDir and TokensFile (or JWKS) are required")
+	}
+	if err := c.Stream.Validate(); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
 	}
 	def := func(v *string, d string) {
 		if *v == "" {

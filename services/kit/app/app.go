@@ -55,7 +55,8 @@ type Config struct {
 	NATSNkeyFile string
 	// Stream: the limits of the CHEMMY stream, used only when this service
 	// is the one that creates it (an existing stream is never changed);
-	// zero fields take outbox's defaults (30 days, 1 GiB, 1 replica).
+	// zero fields take outbox's defaults (30 days, 1 GiB, 1 replica);
+	// limits outbox.StreamLimits.Validate refuses fail Start.
 	Stream outbox.StreamLimits
 	// Trust: the service's certificate, key and the suite's CA, or
 	// Insecure (plaintext, metadata identity: development only).
@@ -103,6 +104,9 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	}
 	// Lines logged with a traced call's context carry its trace id.
 	log = grpcx.TraceLogger(log).With("service", c.Name)
+	if err := c.Stream.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.Name, err)

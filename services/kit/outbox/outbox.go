@@ -165,6 +165,19 @@ const (
 	// default must fit a small server. Give more where there is room.
 	DefaultStreamMaxBytes = 1 << 30
 	DefaultStreamReplicas = 1
+	// MinStreamMaxAge is the shortest positive MaxAge: JetStream refuses
+	// an age below the duplicate window (two minutes; the stream is then
+	// never created), and a stream that keeps less than an hour leaves a
+	// watcher or consumer that was away a short while nothing to resume
+	// from.
+	MinStreamMaxAge = time.Hour
+	// MinStreamMaxBytes is the smallest positive MaxBytes (4 MiB): a few
+	// of the relay's batches (256 events) and more than NATS's largest
+	// message (1 MiB by default); a smaller stream discards events as fast
+	// as they come, or refuses them.
+	MinStreamMaxBytes = 4 << 20
+	// MaxStreamReplicas is the most replicas JetStream allows.
+	MaxStreamReplicas = 5
 	// streamDuplicates is the stream's duplicate window (Nats-Msg-Id).
 	streamDuplicates = 2 * time.Minute
 )
@@ -172,18 +185,57 @@ const (
 // StreamLimits are the limits a service gives the CHEMMY stream when it
 // creates it. Zero fields take the defaults. When a limit is reached
 // JetStream discards the oldest events (a replay or an audit then starts
-// later; publishing never fails for it).
+// later; publishing never fails for it). Validate refuses limits below
+// the minimums.
 type StreamLimits struct {
 	// MaxAge: events older than this are discarded; default
-	// DefaultStreamMaxAge (30 days); negative: no age limit.
+	// DefaultStreamMaxAge (30 days); negative: no age limit; at least
+	// MinStreamMaxAge (1 hour) when positive.
 	MaxAge time.Duration
 	// MaxBytes: the stream's size in bytes; default DefaultStreamMaxBytes
-	// (1 GiB); negative: no size limit. It must fit the server's
-	// max_file_store, or the stream is not created (the relay logs why and
-	// retries; events wait in the outbox).
+	// (1 GiB); negative: no size limit; at least MinStreamMaxBytes (4 MiB)
+	// when positive. It must fit the server's max_file_store, or the
+	// stream is not created (the relay logs why and retries; events wait
+	// in the outbox).
 	MaxBytes int64
-	// Replicas: copies in a JetStream cluster, 1..5; default 1.
+	// Replicas: copies in a JetStream cluster, 1..5; default (0) 1.
 	Replicas int
+}
+
+// Validate returns an error naming the flag (-stream-max-age,
+// -stream-max-bytes, -stream-replicas) of the first limit of l out of
+// its range: MaxAge positive and below MinStreamMaxAge, MaxBytes
+// positive and below MinStreamMaxBytes, Replicas negative or above
+// MaxStreamReplicas. Zero (the default) and negative age or size (no
+// limit) are valid. Every service checks its limits with it at start
+// (app.Start, CreateStream, the flags of RegisterStreamFlags).
+func (l StreamLimits) Validate() error {
+	switch {
+	case l.MaxAge > 0 && l.MaxAge < MinStreamMaxAge:
+		return &LimitError{Flag: "stream-max-age", Value: l.MaxAge,
+			Reason: fmt.Sprintf("at least %v when positive (0: the default %v, negative: no age limit)", MinStreamMaxAge, DefaultStreamMaxAge)}
+	case l.MaxBytes > 0 && l.MaxBytes < MinStreamMaxBytes:
+		return &LimitError{Flag: "stream-max-bytes", Value: l.MaxBytes,
+			Reason: fmt.Sprintf("at least %d (4 MiB) when positive (0: the default %d, negative: no size limit)", MinStreamMaxBytes, DefaultStreamMaxBytes)}
+	case l.Replicas < 0 || l.Replicas > MaxStreamReplicas:
+		return &LimitError{Flag: "stream-replicas", Value: l.Replicas,
+			Reason: fmt.Sprintf("1..%d (0: the default %d)", MaxStreamReplicas, DefaultStreamReplicas)}
+	}
+	return nil
+}
+
+// LimitError is a stream limit out of its range (StreamLimits.Validate).
+type LimitError struct {
+	// Flag sets the limit, without its dash: "stream-max-age".
+	Flag string
+	// Value is the limit given.
+	Value any
+	// Reason says the range.
+	Reason string
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("-%s %v: %s", e.Flag, e.Value, e.Reason)
 }
 
 // WithDefaults fills the zero fields of l.
@@ -236,7 +288,8 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream) error {
 // exist. An existing stream is left exactly as it is (an operator may have
 // set other limits): when its configuration differs from what this
 // service would create, CreateStream logs a warning naming the
-// differences to log (nil: slog.Default()) and returns nil.
+// differences to log (nil: slog.Default()) and returns nil. Limits that
+// Validate refuses: its *LimitError, nothing created or looked at.
 //
 // A stream created before atomic batch publish was allowed (allow_atomic
 // false) keeps its events in order only while no NATS server fails (see
@@ -252,6 +305,9 @@ func CreateStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, l
 // createStream is CreateStream returning the stream's configuration as
 // it is.
 func createStream(ctx context.Context, js jetstream.JetStream, l StreamLimits, log *slog.Logger) (jetstream.StreamConfig, error) {
+	if err := l.Validate(); err != nil {
+		return jetstream.StreamConfig{}, err
+	}
 	want := l.Config()
 	st, err := js.Stream(ctx, StreamName)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
