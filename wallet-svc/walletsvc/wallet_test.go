@@ -296,10 +296,17 @@ func TestRoles(t *testing.T) {
 	if err != nil || r.GetAccount().GetBalance() != 100 {
 		t.Fatalf("own account: %v %v", r, err)
 	}
-	for _, id := range []string{"player:bob", AccountCommission, AccountExternal, "player:nobody"} {
+	for _, id := range []string{"player:bob", AccountCommission, AccountExternal, "player:nobody", "player:bob@USD", "house:bank@USD"} {
 		_, err = e.c.GetAccount(alice, &walletv1.GetAccountRequest{AccountId: id})
 		wantErr(t, err, codes.PermissionDenied, "NOT_YOUR_ACCOUNT")
+		_, err = e.c.ListStatement(alice, &walletv1.ListStatementRequest{AccountId: id})
+		wantErr(t, err, codes.PermissionDenied, "NOT_YOUR_ACCOUNT")
 	}
+	// His account in another currency is his too (README "Currency").
+	_, err = e.c.GetAccount(alice, &walletv1.GetAccountRequest{AccountId: "player:alice@USD"})
+	wantErr(t, err, codes.NotFound, "ACCOUNT_NOT_FOUND")
+	_, err = e.c.ListStatement(alice, &walletv1.ListStatementRequest{AccountId: "player:alice@USD"})
+	wantErr(t, err, codes.NotFound, "ACCOUNT_NOT_FOUND")
 	for _, c := range []auth.Caller{{Subject: "c1", Role: auth.RoleCroupier}, operator, auditor, tableSvc} {
 		if _, err := e.c.GetAccount(as(c), &walletv1.GetAccountRequest{AccountId: "player:bob"}); err != nil {
 			t.Errorf("%s GetAccount: %v", c.Role, err)
