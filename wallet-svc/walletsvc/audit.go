@@ -24,13 +24,15 @@ const (
 	maxPageSize     = 1000
 )
 
-// callerMayRead refuses a player reading another player's account.
+// callerMayRead refuses a player reading an account other than his own,
+// player:<id> or player:<id>@<CUR> in any currency (PERMISSION_DENIED
+// NOT_YOUR_ACCOUNT); no caller is UNAUTHENTICATED.
 func callerMayRead(ctx context.Context, id string) error {
 	c, ok := auth.FromContext(ctx)
 	if !ok {
 		return failf(codes.Unauthenticated, reason(walletv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED), "no caller identity")
 	}
-	if c.Role == auth.RolePlayer && id != playerPrefix+c.Subject {
+	if base, _ := splitCurrency(id, ""); c.Role == auth.RolePlayer && base != playerPrefix+c.Subject {
 		return failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, id)
 	}
 	return nil

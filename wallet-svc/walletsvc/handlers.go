@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/codes"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
-	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/rules"
 )
 
@@ -99,12 +98,8 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 	if err := checkAccount(id, s.currency); err != nil {
 		return nil, err
 	}
-	c, ok := auth.FromContext(ctx)
-	if !ok {
-		return nil, failf(codes.Unauthenticated, reason(walletv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED), "no caller identity")
-	}
-	if c.Role == auth.RolePlayer && id != playerPrefix+c.Subject {
-		return nil, failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, id)
+	if err := callerMayRead(ctx, id); err != nil {
+		return nil, err
 	}
 	var a *account
 	err := s.db.View(func(tx *bolt.Tx) error {
