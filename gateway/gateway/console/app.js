@@ -15,6 +15,8 @@ const state = {
   decisions: {}, // coup id -> [{hand, draw}] from draw_decided events
   advised: "", // the decision (coup id/hand) advice was asked for
   moneyKey: null, // what the balance was last read after
+  balanceRead: 0, // the latest balance read (an older answer is dropped)
+  currency: "", // the wallet's default currency, once known
   spotsFor: "", // the rules the spot buttons were made for
 };
 
@@ -135,7 +137,7 @@ async function signIn() {
   sessionStorage.setItem("chemmy-token", state.token);
   const r = await act(() => call(G, "GetCaller", {}));
   if (!r) { $("whoami").textContent = ""; return; }
-  state.me = r.subject; state.role = r.role;
+  state.me = r.subject; state.role = r.role; state.currency = "";
   $("whoami").textContent = r.subject + " (" + lower(r.role, "ROLE_") + ")";
   $("whoami").dataset.subject = r.subject;
   visibility();
@@ -146,20 +148,47 @@ async function signIn() {
   if (q && q !== state.tableId) openTable(q);
 }
 
-// refreshBalance shows the signed-in player's account (wallet GetAccount).
+// refreshBalance shows the signed-in player's account in the currency of
+// the open table (wallet GetAccount, see ownAccount): its balance, its
+// currency and what is held on it; 0 when he has no account there yet.
 async function refreshBalance() {
   const el = $("balance");
   if (!isPlayer()) { el.textContent = ""; return; }
+  const n = ++state.balanceRead;
+  const cur = (state.table && state.table.currencyCode) || "";
+  let a = {};
   try {
-    const r = await call(W, "GetAccount", { accountId: "player:" + state.me });
-    const a = r.account || {};
-    el.textContent = "balance " + num(a.balance) + (num(a.held) ? " · held " + num(a.held) : "");
-    el.dataset.balance = String(num(a.balance));
-    el.dataset.held = String(num(a.held));
+    a = await ownAccount(cur);
   } catch (e) {
-    if (e.reason === "ACCOUNT_NOT_FOUND") { el.textContent = "balance 0"; el.dataset.balance = "0"; el.dataset.held = "0"; return; }
-    showError(e);
+    if (e.reason !== "ACCOUNT_NOT_FOUND") { if (n === state.balanceRead) showError(e); return; }
   }
+  if (n !== state.balanceRead) return; // a later read (another table) shows its own
+  const code = a.currencyCode || cur || state.currency;
+  el.textContent = "balance " + num(a.balance) + (code ? " " + code : "") + (num(a.held) ? " · held " + num(a.held) : "");
+  el.dataset.balance = String(num(a.balance));
+  el.dataset.held = String(num(a.held));
+  el.dataset.currency = code;
+}
+
+// ownAccount reads the signed-in player's wallet account in currency cur
+// (README "Currency"): player:<id> in the wallet's default currency (or
+// cur ""), player:<id>@<cur> in another. The default currency is learnt
+// from the player:<id> account, or from the wallet refusing the suffix of
+// its default currency (INVALID_ACCOUNT: that account has no suffix).
+// No account yet: ACCOUNT_NOT_FOUND.
+async function ownAccount(cur) {
+  const base = "player:" + state.me;
+  if (cur && cur !== state.currency) {
+    try {
+      return (await call(W, "GetAccount", { accountId: base + "@" + cur })).account || {};
+    } catch (e) {
+      if (e.reason !== "INVALID_ACCOUNT") throw e;
+      state.currency = cur;
+    }
+  }
+  const a = (await call(W, "GetAccount", { accountId: base })).account || {};
+  if (a.currencyCode) state.currency = a.currencyCode;
+  return a;
 }
 
 // lobby lists the tables (ListTables, with the lobby's filters); it is
@@ -542,7 +571,7 @@ function render(t) {
   $("void").dataset.coup = voidable ? cp.coupId : "";
   advise(t);
   tick();
-  const key = [t.lastCoup && t.lastCoup.coupId, t.lastCoup && t.lastCoup.settled, t.lastCoup && t.lastCoup.voided, t.bankerPlayerId, t.bank,
+  const key = [t.tableId, t.lastCoup && t.lastCoup.coupId, t.lastCoup && t.lastCoup.settled, t.lastCoup && t.lastCoup.voided, t.bankerPlayerId, t.bank,
     t.highestBid, cp && cp.coupId, cp && (cp.bets || []).length].join("|");
   if (key !== state.moneyKey) { state.moneyKey = key; refreshBalance(); }
 }
