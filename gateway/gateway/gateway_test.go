@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -613,5 +614,49 @@ func TestMalformedRequest(t *testing.T) {
 	defer e.table.mu.Unlock()
 	if len(e.table.betsFor) != 0 {
 		t.Errorf("a malformed PlaceBet reached table-svc: %v", e.table.betsFor)
+	}
+}
+
+// TestMalformedLocalRequest: the methods the gateway serves itself
+// (GetCaller, health, reflection) answer a request that does not decode
+// as INVALID_ARGUMENT MALFORMED_REQUEST too, after authentication (no
+// token: UNAUTHENTICATED), where gRPC's own decoding answered INTERNAL;
+// a request that decodes is answered as before.
+func TestMalformedLocalRequest(t *testing.T) {
+	e := startEnv(t)
+	malformed := func(what string, err error) {
+		t.Helper()
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || errs.Info(err).GetReason() != ReasonMalformedRequest {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT %s", what, err, ReasonMalformedRequest)
+		}
+	}
+	const health = "/grpc.health.v1.Health/Check"
+	for _, body := range [][]byte{{0xff, 0xff, 0xff}, {0x0a, 0x05, 'a'}} {
+		for _, tok := range []string{"tok-alice", "tok-carol", "tok-olga", "tok-audrey"} {
+			err := e.conn.Invoke(e.as(tok), getCaller, &frame{data: body}, &frame{}, grpc.ForceCodec(rawCodec{}))
+			malformed(fmt.Sprintf("GetCaller as %s with %x", tok, body), err)
+		}
+		err := e.conn.Invoke(e.as(""), getCaller, &frame{data: body}, &frame{}, grpc.ForceCodec(rawCodec{}))
+		wantStatus(t, err, codes.Unauthenticated, Domain, ReasonTokenMissing)
+		err = e.conn.Invoke(e.as(""), health, &frame{data: body}, &frame{}, grpc.ForceCodec(rawCodec{}))
+		malformed(fmt.Sprintf("health Check with %x", body), err)
+		// Reflection: a bidirectional stream.
+		cs, err := e.conn.NewStream(e.as(""), &grpc.StreamDesc{ServerStreams: true, ClientStreams: true},
+			"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", grpc.ForceCodec(rawCodec{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.SendMsg(&frame{data: body}); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.CloseSend()
+		malformed(fmt.Sprintf("reflection with %x", body), cs.RecvMsg(&frame{}))
+	}
+	got, err := gatewayv1.NewGatewayServiceClient(e.conn).GetCaller(e.as("tok-alice"), &gatewayv1.GetCallerRequest{})
+	if err != nil || got.GetSubject() != "alice" {
+		t.Errorf("GetCaller: %v %v", got, err)
+	}
+	if r, err := healthpb.NewHealthClient(e.conn).Check(e.as(""), &healthpb.HealthCheckRequest{}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("health Check: %v %v", r, err)
 	}
 }
