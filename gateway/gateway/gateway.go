@@ -215,8 +215,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
 
 	g.health = health.NewServer()
-	healthpb.RegisterHealthServer(g.srv, g.health)
-	gatewayv1.RegisterGatewayServiceServer(g.srv, callerServer{})
+	registerLocal(g.srv, &healthpb.Health_ServiceDesc, g.health)
+	registerLocal(g.srv, &gatewayv1.GatewayService_ServiceDesc, callerServer{})
 	commented, err := commentedFiles()
 	if err != nil {
 		g.closeBackends()
@@ -227,8 +227,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		DescriptorResolver: reflectionResolver{commented, protoregistry.GlobalFiles},
 		ExtensionResolver:  protoregistry.GlobalTypes,
 	}
-	reflectionv1.RegisterServerReflectionServer(g.srv, reflection.NewServerV1(refl))
-	reflectionv1alpha.RegisterServerReflectionServer(g.srv, reflection.NewServer(refl))
+	registerLocal(g.srv, &reflectionv1.ServerReflection_ServiceDesc, reflection.NewServerV1(refl))
+	registerLocal(g.srv, &reflectionv1alpha.ServerReflection_ServiceDesc, reflection.NewServer(refl))
 	metrics.InitializeMetrics(g.srv)
 
 	g.lis, err = net.Listen("tcp", c.ListenAddr)
