@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -140,18 +141,18 @@ func initRequest(spec connect.Spec, msg any) error {
 }
 
 func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if md, ok := h.methods[r.URL.Path]; ok && r.Method == http.MethodPost && r.Header.Get("Content-Encoding") == "" {
+	if md, ok := h.methods[r.URL.Path]; ok && r.Method == http.MethodPost {
 		if kind := bodyKind(r.Header.Get("Content-Type")); kind != "" {
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
+			body, err := h.readBody(w, r)
 			if err != nil {
-				writeError(w, connect.NewError(connect.CodeResourceExhausted, err))
+				writeError(w, connectError(err))
 				return
 			}
 			if err := checkBody(md, kind, body); err != nil {
 				writeError(w, connectError(err))
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		}
 	}
 	if md, ok := h.streaming[r.URL.Path]; ok && r.Method == http.MethodPost && isPlainJSON(r.Header.Get("Content-Type")) {
@@ -159,6 +160,45 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// readBody reads r's whole body, at most maxBytes: as it is, or
+// decompressed (Content-Encoding gzip, the one Connect takes), the
+// encoding then removed from r's headers, so that checkBody sees the
+// message and Connect and the stream of lines read it plain. Errors:
+// RESOURCE_EXHAUSTED for a body (or a decompressed one) over maxBytes,
+// INVALID_ARGUMENT MALFORMED_REQUEST for one that is not gzip, and
+// UNIMPLEMENTED for another encoding.
+func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	tooLarge := func(err error) error { return status.Error(codes.ResourceExhausted, err.Error()) }
+	raw := http.MaxBytesReader(w, r.Body, h.maxBytes)
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		body, err := io.ReadAll(raw)
+		if err != nil {
+			return nil, tooLarge(err)
+		}
+		return body, nil
+	case "gzip":
+		zr, err := gzip.NewReader(raw)
+		if err == nil {
+			var body []byte
+			body, err = io.ReadAll(io.LimitReader(zr, h.maxBytes+1))
+			if err == nil && int64(len(body)) > h.maxBytes {
+				return nil, tooLarge(fmt.Errorf("request body over %d bytes once decompressed", h.maxBytes))
+			}
+			if err == nil {
+				r.Header.Del("Content-Encoding")
+				return body, nil
+			}
+		}
+		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
+			return nil, tooLarge(err)
+		}
+		return nil, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "request body (Content-Encoding gzip): %v", err)
+	default:
+		return nil, status.Errorf(codes.Unimplemented, "Content-Encoding %q: only gzip is taken", enc)
+	}
 }
 
 // bodyKind is "json" or "proto" for the content types of a request
