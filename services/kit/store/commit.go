@@ -36,9 +36,10 @@ const MaxGroup = 256
 //
 // Under concurrent load the leader may wait a little before committing
 // (see CommitDelay): when the previous commit served more than one
-// writer, it waits until as many writers are queued, or for the delay,
-// whichever comes first, so that they share its two fdatasyncs. A writer
-// alone (the previous commit served one) never waits.
+// writer, it waits until as many writers are queued (one more after a
+// group of three or more), or for the delay, whichever comes first, so
+// that they share its two fdatasyncs. A writer alone (the previous
+// commit served one) never waits.
 type Committer struct {
 	db      *bolt.DB
 	stats   *dbStats
@@ -60,9 +61,10 @@ type Committer struct {
 
 // DefaultCommitDelay is the longest a leader waits for more writers
 // under concurrent load (CommitDelay): 2 ms. Measured with make load at 16
-// tables on a 2-core machine, it took the suite from 8 to 10 fsyncs per
-// coup to 4 to 5, with more coups per second and a lower PlaceBet p99
-// (the fdatasyncs saved cost more than the wait; docs/performance.md).
+// tables on a 2-core machine, it took the suite from 7 to 12 fsyncs per
+// coup to about 5, with coups per second and PlaceBet p99 no worse (the
+// fdatasyncs saved cost more than the wait; docs/performance.md), and
+// changed nothing at 2 or 4 tables.
 const DefaultCommitDelay = 2 * time.Millisecond
 
 // CommitDelay is the delay of the Committers made from now on: the
@@ -170,10 +172,16 @@ func (c *Committer) Update(fn func(*bolt.Tx) error) error {
 
 // gather is the leader's wait under concurrent load: when the previous
 // commit served more than one function, it waits until as many are
-// queued (at most MaxGroup) or for c.delay, whichever comes first.
+// queued, one more when it served three or more (so that groups grow
+// with the load; at two writers waiting for a third would only add the
+// delay), at most MaxGroup, or for c.delay, whichever comes first.
 func (c *Committer) gather() {
 	c.mu.Lock()
-	want := min(c.lastGroup, MaxGroup)
+	want := c.lastGroup
+	if want >= 3 {
+		want++
+	}
+	want = min(want, MaxGroup)
 	if c.delay <= 0 || want <= 1 || len(c.queue) >= want {
 		c.mu.Unlock()
 		return

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -45,36 +46,42 @@ func TestCommitDelayLoneWriterNeverWaits(t *testing.T) {
 	}
 }
 
-// After a commit that served three writers, the next leader waits until
-// three are queued and commits them together, without the timer firing.
-func TestCommitDelayGathersAsManyAsBefore(t *testing.T) {
-	db := openThings(t, "delay-gather")
-	c := NewCommitter(db)
-	c.delay = time.Hour
-	f := installFakeWait(c)
-	c.lastGroup = 3
-	before := Snapshot()["delay-gather"]
-	var wg sync.WaitGroup
-	errs := make(chan error, 3)
-	wg.Add(1)
-	go func() { defer wg.Done(); errs <- c.Update(put(1)) }()
-	if d := <-f.started; d != time.Hour { // the leader waits
-		t.Fatalf("delay %v", d)
-	}
-	for i := range 2 {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs <- c.Update(put(byte(2 + i))) }()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := Snapshot()["delay-gather"]
-	if calls, groups := got.Calls-before.Calls, got.Groups-before.Groups; calls != 3 || groups != 1 {
-		t.Fatalf("%d functions in %d commits, want 3 in 1", calls, groups)
+// After a commit that served n writers, the next leader waits until
+// n are queued (n+1 from three on: groups grow with the load) and commits
+// them together, without the timer firing.
+func TestCommitDelayGathers(t *testing.T) {
+	for _, c := range []struct{ last, want int }{{2, 2}, {3, 4}, {MaxGroup, MaxGroup}} {
+		t.Run(fmt.Sprintf("after%d", c.last), func(t *testing.T) {
+			name := fmt.Sprintf("delay-gather-%d", c.last)
+			db := openThings(t, name)
+			cm := NewCommitter(db)
+			cm.delay = time.Hour
+			f := installFakeWait(cm)
+			cm.lastGroup = c.last
+			before := Snapshot()[name]
+			var wg sync.WaitGroup
+			errs := make(chan error, c.want)
+			wg.Add(1)
+			go func() { defer wg.Done(); errs <- cm.Update(put(0)) }()
+			if d := <-f.started; d != time.Hour { // the leader waits
+				t.Fatalf("delay %v", d)
+			}
+			for i := 1; i < c.want; i++ {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs <- cm.Update(put(byte(i))) }()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := Snapshot()[name]
+			if calls, groups := got.Calls-before.Calls, got.Groups-before.Groups; calls != uint64(c.want) || groups != 1 {
+				t.Fatalf("%d functions in %d commits, want %d in 1", calls, groups, c.want)
+			}
+		})
 	}
 }
 
