@@ -37,8 +37,8 @@ const MaxGroup = 256
 // Under concurrent load the leader may wait a little before committing
 // (see CommitDelay): when the previous commit served more than one
 // writer, it waits until as many writers are queued (one more after a
-// group of three or more), or for the delay, whichever comes first, so
-// that they share its two fdatasyncs. A writer alone (the previous
+// group of three or more while they keep coming), or for the delay,
+// whichever comes first, so that they share its two fdatasyncs. A writer alone (the previous
 // commit served one) never waits.
 type Committer struct {
 	db      *bolt.DB
@@ -53,8 +53,12 @@ type Committer struct {
 	// arrived is signalled when a writer queues while the leader waits.
 	delay     time.Duration
 	lastGroup int
-	waiting   bool
-	arrived   chan struct{}
+	// steady counts the gathers that reached their count before the
+	// delay since the last one that did not; a gather waits for one more
+	// writer than the previous group only when there were enough.
+	steady  int
+	waiting bool
+	arrived chan struct{}
 	// wait is time.NewTimer's channel, replaced by tests.
 	wait func(time.Duration) (<-chan time.Time, func() bool)
 }
@@ -96,7 +100,7 @@ type call struct {
 // NewCommitter returns a new group committer for db. Writers that should
 // share commits must share the Committer: see CommitterFor.
 func NewCommitter(db *bolt.DB) *Committer {
-	return &Committer{db: db, stats: statsOf(db), delay: CommitDelay, arrived: make(chan struct{}, 1), wait: newTimer}
+	return &Committer{db: db, stats: statsOf(db), delay: CommitDelay, steady: growAfter, arrived: make(chan struct{}, 1), wait: newTimer}
 }
 
 var shared struct {
@@ -170,15 +174,21 @@ func (c *Committer) Update(fn func(*bolt.Tx) error) error {
 	return me.err
 }
 
+// growAfter is how many gathers in a row must reach their count before
+// the delay for the next to wait for one writer more than the last group
+// (after one that did not, the groups have reached the number of writers
+// there are: waiting for one more would only add the delay).
+const growAfter = 8
+
 // gather is the leader's wait under concurrent load: when the previous
 // commit served more than one function, it waits until as many are
-// queued, one more when it served three or more (so that groups grow
-// with the load; at two writers waiting for a third would only add the
-// delay), at most MaxGroup, or for c.delay, whichever comes first.
+// queued (one more when it served three or more and the last growAfter
+// gathers reached their count in time, so that groups grow with the
+// load), at most MaxGroup, or for c.delay, whichever comes first.
 func (c *Committer) gather() {
 	c.mu.Lock()
 	want := c.lastGroup
-	if want >= 3 {
+	if want >= 3 && c.steady >= growAfter {
 		want++
 	}
 	want = min(want, MaxGroup)
@@ -199,6 +209,11 @@ func (c *Committer) gather() {
 		}
 		c.mu.Lock()
 		if timedOut || len(c.queue) >= want {
+			if len(c.queue) >= want {
+				c.steady++
+			} else {
+				c.steady = 0
+			}
 			c.waiting = false
 			select { // a signal sent since is for this wait
 			case <-c.arrived:

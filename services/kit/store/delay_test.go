@@ -47,17 +47,20 @@ func TestCommitDelayLoneWriterNeverWaits(t *testing.T) {
 }
 
 // After a commit that served n writers, the next leader waits until
-// n are queued (n+1 from three on: groups grow with the load) and commits
-// them together, without the timer firing.
+// n are queued (n+1 from three on while the gathers before came in time:
+// groups grow with the load) and commits them together, without the
+// timer firing.
 func TestCommitDelayGathers(t *testing.T) {
-	for _, c := range []struct{ last, want int }{{2, 2}, {3, 4}, {MaxGroup, MaxGroup}} {
-		t.Run(fmt.Sprintf("after%d", c.last), func(t *testing.T) {
-			name := fmt.Sprintf("delay-gather-%d", c.last)
+	for _, c := range []struct{ last, steady, want int }{
+		{2, growAfter, 2}, {3, growAfter, 4}, {3, growAfter - 1, 3}, {MaxGroup, growAfter, MaxGroup},
+	} {
+		t.Run(fmt.Sprintf("after%d-steady%d", c.last, c.steady), func(t *testing.T) {
+			name := fmt.Sprintf("delay-gather-%d-%d", c.last, c.steady)
 			db := openThings(t, name)
 			cm := NewCommitter(db)
 			cm.delay = time.Hour
 			f := installFakeWait(cm)
-			cm.lastGroup = c.last
+			cm.lastGroup, cm.steady = c.last, c.steady
 			before := Snapshot()[name]
 			var wg sync.WaitGroup
 			errs := make(chan error, c.want)
@@ -101,6 +104,9 @@ func TestCommitDelayEndsAtTheDelay(t *testing.T) {
 	f.fire <- time.Now()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if c.steady != 0 {
+		t.Fatalf("after a gather that ran out of time, %d in a row counted as reached", c.steady)
 	}
 	if err := c.Update(put(2)); err != nil {
 		t.Fatal(err)
