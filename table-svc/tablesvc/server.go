@@ -294,6 +294,12 @@ func (s *Service) GetTable(ctx context.Context, req *tablev1.GetTableRequest) (*
 	return &tablev1.GetTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 }
 
+// maxLobbyScan is the most tables one ListTables call reads: with filters
+// that match few tables, a page ends short (even empty) with a
+// next_page_token after the last table read, so that no call reads a
+// whole lobby of thousands of tables.
+const maxLobbyScan = 1000
+
 // ListTables lists tables in creation order.
 func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest) (*tablev1.ListTablesResponse, error) {
 	size := int(req.GetPageSize())
@@ -317,6 +323,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 		f.defaultCurrency, _ = s.defaultCurrency(ctx)
 	}
 	resp := &tablev1.ListTablesResponse{}
+	var scannedLast []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketTables).Cursor()
 		k, v := c.First()
@@ -326,11 +333,20 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 				k, v = c.Next()
 			}
 		}
+		scanned := 0
 		for ; k != nil; k, v = c.Next() {
 			if len(resp.Tables) == size {
 				resp.NextPageToken = resp.Tables[size-1].GetTableId()
 				return nil
 			}
+			if scanned == s.lobbyScan {
+				// Filters that skip many tables: the page ends short, and
+				// the next one goes on after the last table read.
+				resp.NextPageToken = string(scannedLast)
+				return nil
+			}
+			scanned++
+			scannedLast = append(scannedLast[:0], k...)
 			t := new(table)
 			if err := json.Unmarshal(v, t); err != nil {
 				return err

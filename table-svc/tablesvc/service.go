@@ -132,6 +132,10 @@ type Service struct {
 	// (realitycheck.go).
 	intervals intervalCache
 
+	// lobbyScan is the most tables one ListTables call reads
+	// (maxLobbyScan; tests lower it).
+	lobbyScan int
+
 	mu        sync.Mutex
 	stuck     map[string]time.Time // tables whose advance failed, since when; retried
 	deadlines map[string]time.Time // table id -> when its pending turn runs out
@@ -200,7 +204,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		c.RoundRetention = DefaultRoundRetention
 	}
 	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
-		metrics: newTableMetrics()}
+		metrics: newTableMetrics(), lobbyScan: maxLobbyScan}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)

@@ -486,17 +486,20 @@ func TestLobbyFilters(t *testing.T) {
 	if _, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: old, Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
+	names := func(resp *tablev1.ListTablesResponse) string {
+		var ids []string
+		for _, tb := range resp.GetTables() {
+			ids = append(ids, map[string]string{cf: "cf", cf2: "cf2", pb: "pb", old: "old"}[tb.GetTableId()])
+		}
+		return strings.Join(ids, " ")
+	}
 	list := func(req *tablev1.ListTablesRequest) string {
 		t.Helper()
 		resp, err := h.tables.ListTables(h.as("bob"), req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, tb := range resp.GetTables() {
-			ids = append(ids, map[string]string{cf: "cf", cf2: "cf2", pb: "pb", old: "old"}[tb.GetTableId()])
-		}
-		return strings.Join(ids, " ")
+		return names(resp)
 	}
 	for _, tc := range []struct {
 		req  *tablev1.ListTablesRequest
@@ -517,5 +520,30 @@ func TestLobbyFilters(t *testing.T) {
 	for _, v := range []tablev1.Variant{-1, 999} {
 		_, err := h.tables.ListTables(h.as("bob"), &tablev1.ListTablesRequest{Variant: v})
 		wantReason(t, err, codes.InvalidArgument, reasonInvalidArgument)
+	}
+
+	// A call reads at most lobbyScan tables: filters that skip many give
+	// short pages (even empty ones) with a token, and paging on finds
+	// every match once, in order.
+	h.table.lobbyScan = 2
+	var pages []string
+	req := &tablev1.ListTablesRequest{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO}
+	for range 10 {
+		resp, err := h.tables.ListTables(h.as("bob"), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, "["+names(resp)+"]")
+		if resp.GetNextPageToken() == "" {
+			break
+		}
+		req.PageToken = resp.GetNextPageToken()
+	}
+	if got, want := strings.Join(pages, " "), "[] [pb]"; got != want {
+		t.Errorf("punto banco tables, 2 read per call: pages %s, want %s", got, want)
+	}
+	h.table.lobbyScan = maxLobbyScan
+	if got := list(&tablev1.ListTablesRequest{PageSize: 3}); got != "cf cf2 pb" {
+		t.Errorf("page of 3: %q", got)
 	}
 }

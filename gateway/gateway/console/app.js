@@ -191,18 +191,27 @@ async function ownAccount(cur) {
   return a;
 }
 
-// lobby lists the tables (ListTables, with the lobby's filters); it is
-// read again every few seconds while the page is shown.
+// lobby lists the first 100 tables that pass the lobby's filters
+// (ListTables, paging on past short pages: a call reads at most 1,000
+// tables, so a page may hold few or none); it is read again every few
+// seconds while the page is shown.
 async function lobby() {
   if (!state.me) return;
-  let r;
+  const tables = [];
   try {
-    r = await call(T, "ListTables", { pageSize: 100, variant: $("lobby-game").value || undefined, excludeClosed: $("lobby-open").checked });
+    let token;
+    for (let calls = 0; calls < 20 && tables.length < 100; calls++) {
+      const r = await call(T, "ListTables", { pageSize: 100 - tables.length, pageToken: token,
+        variant: $("lobby-game").value || undefined, excludeClosed: $("lobby-open").checked });
+      tables.push(...(r.tables || []));
+      token = r.nextPageToken;
+      if (!token) break;
+    }
   } catch (e) { $("lobby-live").textContent = "not updated"; showError(e); return; }
   $("lobby-live").textContent = "updated " + new Date().toLocaleTimeString();
   const body = $("tables");
   body.textContent = "";
-  for (const t of r.tables || []) body.append(lobbyRow(t));
+  for (const t of tables) body.append(lobbyRow(t));
 }
 setInterval(() => { if (document.visibilityState === "visible") lobby(); }, 5000);
 

@@ -109,7 +109,10 @@ type TableServiceClient interface {
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page. Errors:
+	// ListTables lists tables in creation order, page by page. A call reads
+	// at most 1,000 tables: with filters that skip many, a page may hold
+	// fewer than page_size tables, even none, and still give a
+	// next_page_token; page on while it is set (AIP-158). Errors:
 	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
 	// max_minimum_bet, a variant the contract does not have).
 	ListTables(ctx context.Context, in *ListTablesRequest, opts ...grpc.CallOption) (*ListTablesResponse, error)
@@ -595,7 +598,10 @@ type TableServiceServer interface {
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
 	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page. Errors:
+	// ListTables lists tables in creation order, page by page. A call reads
+	// at most 1,000 tables: with filters that skip many, a page may hold
+	// fewer than page_size tables, even none, and still give a
+	// next_page_token; page on while it is set (AIP-158). Errors:
 	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
 	// max_minimum_bet, a variant the contract does not have).
 	ListTables(context.Context, *ListTablesRequest) (*ListTablesResponse, error)
