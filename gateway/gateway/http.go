@@ -155,7 +155,7 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		}
 	}
-	if md, ok := h.streaming[r.URL.Path]; ok && r.Method == http.MethodPost && isPlainJSON(r.Header.Get("Content-Type")) {
+	if md, ok := h.streaming[r.URL.Path]; ok && r.Method == http.MethodPost && bodyKind(r.Header.Get("Content-Type")) == "json" {
 		h.ndjson(w, r, md)
 		return
 	}
@@ -307,11 +307,6 @@ func checkEnumValue(fd protoreflect.FieldDescriptor, v any) error {
 		}
 	}
 	return nil
-}
-
-func isPlainJSON(ct string) bool {
-	ct, _, _ = strings.Cut(ct, ";")
-	return strings.TrimSpace(strings.ToLower(ct)) == "application/json"
 }
 
 // outgoing is the gRPC context of an HTTP call from remote (host:port):

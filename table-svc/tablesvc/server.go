@@ -323,7 +323,6 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 		f.defaultCurrency, _ = s.defaultCurrency(ctx)
 	}
 	resp := &tablev1.ListTablesResponse{}
-	var scannedLast []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketTables).Cursor()
 		k, v := c.First()
@@ -333,7 +332,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 				k, v = c.Next()
 			}
 		}
-		scanned := 0
+		scanned, last := 0, []byte(nil) // tables read, and the last one's key
 		for ; k != nil; k, v = c.Next() {
 			if len(resp.Tables) == size {
 				resp.NextPageToken = resp.Tables[size-1].GetTableId()
@@ -342,11 +341,11 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			if scanned == s.lobbyScan {
 				// Filters that skip many tables: the page ends short, and
 				// the next one goes on after the last table read.
-				resp.NextPageToken = string(scannedLast)
+				resp.NextPageToken = string(last)
 				return nil
 			}
 			scanned++
-			scannedLast = append(scannedLast[:0], k...)
+			last = k // valid for the transaction's life
 			t := new(table)
 			if err := json.Unmarshal(v, t); err != nil {
 				return err

@@ -38,8 +38,8 @@ const MaxGroup = 256
 // (see CommitDelay): when the previous commit served more than one
 // writer, it waits until as many writers are queued (one more after a
 // group of three or more while they keep coming), or for the delay,
-// whichever comes first, so that they share its two fdatasyncs. A writer alone (the previous
-// commit served one) never waits.
+// whichever comes first, so that they share its two fdatasyncs. A
+// writer alone (the previous commit served one) never waits.
 type Committer struct {
 	db      *bolt.DB
 	stats   *dbStats
@@ -59,14 +59,15 @@ type Committer struct {
 	steady  int
 	waiting bool
 	arrived chan struct{}
-	// wait is time.NewTimer's channel, replaced by tests.
+	// wait starts the delay's timer: its channel and its Stop (newTimer;
+	// tests replace it).
 	wait func(time.Duration) (<-chan time.Time, func() bool)
 }
 
 // DefaultCommitDelay is the longest a leader waits for more writers
 // under concurrent load (CommitDelay): 2 ms. Measured with make load at 16
-// tables on a 2-core machine, it took the suite from 7 to 12 fsyncs per
-// coup to about 5, with coups per second and PlaceBet p99 no worse (the
+// tables on a 2-core machine, it took the suite from about 14 fsyncs per
+// coup to about 6, with coups per second and PlaceBet p99 no worse (the
 // fdatasyncs saved cost more than the wait; docs/performance.md), and
 // changed nothing at 2 or 4 tables.
 const DefaultCommitDelay = 2 * time.Millisecond
