@@ -66,6 +66,8 @@ func main() {
 	shardFlag := flag.String("shard", env("CHEMMY_SHARD", ""), "this table-svc's shard: a number or a name ending in -<number> (a StatefulSet pod's name); put into every table id, so the gateway routes the table here; empty: not sharded (CHEMMY_SHARD)")
 	interruptAfter := flag.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
 		"how long a coup may be unable to go on before its result (shoe-svc or wallet-svc unreachable or refusing) before it is voided and every bet returned (CHEMMY_TABLE_INTERRUPT_AFTER)")
+	seedWindow := flag.Duration("seed-window", tablesvc.DefaultSeedWindow,
+		"how long players have to reveal their seeds once a shoe's seed commitments are fixed (and to commit to a shoe opened while a coup waits); a seed not revealed by then abandons the shoe")
 	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
 		if err := flag.Set("interrupt-after", v); err != nil {
 			fmt.Fprintln(os.Stderr, "table-svc: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
@@ -73,6 +75,10 @@ func main() {
 		}
 	}
 	flag.Parse()
+	if *seedWindow <= 0 {
+		fmt.Fprintln(os.Stderr, "table-svc: -seed-window must be positive")
+		os.Exit(2)
+	}
 	if *interruptAfter <= 0 {
 		fmt.Fprintln(os.Stderr, "table-svc: -interrupt-after must be positive")
 		os.Exit(2)
@@ -102,7 +108,7 @@ func main() {
 		IDPrefix: idPrefix, ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
 		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention, RoundRetention: *roundRetention,
-		InterruptAfter: *interruptAfter,
+		InterruptAfter: *interruptAfter, SeedWindow: *seedWindow,
 	})
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"flag"
@@ -19,7 +20,7 @@ import (
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
 )
 
-// runVerify is `chemmy verify [-commitment C] [-player-seed S] [FILE]`.
+// runVerify is `chemmy verify [-commitment C] [-player-seed S] [-burn N] [FILE]`.
 func runVerify(args []string) int { return verifyMain(args, os.Stdin, os.Stdout, os.Stderr) }
 
 // verifyMain reads a shoe's reveal as JSON (the output of grpcurl ...
@@ -33,9 +34,15 @@ func runVerify(args []string) int { return verifyMain(args, os.Stdin, os.Stdout,
 //	                or the shoe_opened event), 64 hex digits as printed
 //	                here or base64 as grpcurl prints it: it must be the
 //	                reveal's (a server that swaps the seed needs another)
-//	-player-seed S  the seed given with Cut, or with JoinTable, PlaceBet or
-//	                CallBanco at a table: it must be among the reveal's
-//	                player seeds (a server that drops it is caught)
+//	-player-seed S  the seed given with Cut, or revealed at a table
+//	                (RevealSeed, after its commitment): it must be among
+//	                the reveal's player seeds (a server that drops it is
+//	                caught); its commitment, SHA-256(S), is printed, to
+//	                compare with the one the table published
+//	-burn N         the burn the table announced (its house rules'
+//	                burn, 3 by default): the reveal must announce and
+//	                burn exactly N cards (a reveal always burns what it
+//	                announces; this holds it to the table's word)
 //
 // It prints "OK shoe ..." or "MISMATCH shoe ...: <why>" on stdout, and a
 // NOTE when the shoe had no player seed (its order was fixed when it
@@ -46,9 +53,10 @@ func verifyMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	commitment := fs.String("commitment", "", "the commitment published when the shoe opened (hex or base64)")
 	seeds := playerSeedFlag{}
-	fs.Var(&seeds, "player-seed", "a player seed given with Cut or at a table (JoinTable, PlaceBet, CallBanco), that must be in the reveal (repeatable)")
+	fs.Var(&seeds, "player-seed", "a player seed given with Cut or revealed at a table (RevealSeed), that must be in the reveal (repeatable)")
+	burn := fs.Int("burn", 0, "the burn count the table announced (3 or 4; 0: not checked beyond the reveal's own announcement)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: chemmy verify [-commitment C] [-player-seed S] [FILE]")
+		fmt.Fprintln(stderr, "usage: chemmy verify [-commitment C] [-player-seed S] [-burn N] [FILE]")
 		fmt.Fprintln(stderr, "  FILE: a GetShoeReveal response as JSON; stdin when FILE is - or absent")
 		fs.PrintDefaults()
 	}
@@ -98,6 +106,11 @@ func verifyMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return mismatch("the player seed %q is not among the reveal's player seeds %q", s, rv.PlayerSeeds)
 		}
 	}
+	byFirst := rv.BurnMode == shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD
+	if *burn != 0 && (byFirst || int(rv.Burn) != *burn) {
+		// Source: RULES.md SHOE-BURN (the count the table announced)
+		return mismatch("the table announced a burn of %d cards, the reveal announces %d (%d burned)", *burn, rv.Burn, len(rv.Burned))
+	}
 	if err := fair.Verify(shoesvc.FairReveal(rv)); err != nil {
 		return mismatch("%v", err)
 	}
@@ -123,8 +136,17 @@ func verifyMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout, "   compare it with the one published when the shoe opened (-commitment): a reveal cannot prove it")
 	}
-	if len(seeds) > 0 {
-		fmt.Fprintln(stdout, "   your player seed was mixed into the shuffle after the commitment")
+	for _, s := range seeds {
+		sum := sha256.Sum256([]byte(s))
+		who := ""
+		if i := slices.Index(rv.PlayerSeeds, s); len(rv.PlayerSeedPlayerIds) == len(rv.PlayerSeeds) {
+			who = " (" + rv.PlayerSeedPlayerIds[i] + ")"
+		}
+		fmt.Fprintf(stdout, "   your seed%s is in the shuffle; its commitment SHA-256 = %x: compare it with the table's seed_commitments_fixed\n",
+			who, sum[:])
+	}
+	if *burn != 0 {
+		fmt.Fprintf(stdout, "   %d cards burned, as the table announced\n", *burn)
 	}
 	if len(rv.PlayerSeeds) == 0 {
 		fmt.Fprintln(stdout, "NOTE: no player seed: the order was fixed by the server and client seeds when the shoe opened;"+

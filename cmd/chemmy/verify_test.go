@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -134,12 +135,62 @@ func TestVerifyTableSeeds(t *testing.T) {
 	}
 	rv := playShoe(t, c, table, alice, id)
 	code, out := verifyJSON(t, rv, "-commitment", hex.EncodeToString(commitment), "-player-seed", seed)
-	if code != 0 || !strings.Contains(out, strconv.Quote(seed)+" (alice)") || !strings.Contains(out, "your player seed") || strings.Contains(out, "NOTE") {
+	sum := sha256.Sum256([]byte(seed)) // her commitment, as her client made it
+	if code != 0 || !strings.Contains(out, strconv.Quote(seed)+" (alice)") || strings.Contains(out, "NOTE") ||
+		!strings.Contains(out, "your seed (alice) is in the shuffle; its commitment SHA-256 = "+hex.EncodeToString(sum[:])) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if code, out := verifyJSON(t, rv, "-commitment", hex.EncodeToString(commitment), "-player-seed", "alice-another"); code != 1 ||
 		!strings.HasPrefix(out, "MISMATCH") {
 		t.Fatalf("another seed: exit %d:\n%s", code, out)
+	}
+}
+
+// TestVerifyCLIHoldsTheAnnouncedBurn: a table that announced a burn of 4
+// cards: its shoe's reveal says 4 and verifies with -burn 4; -burn 3 (or
+// a reveal that burned 3 and says so, where the table announced 4) is a
+// MISMATCH, as is a reveal that announces 4 and burned 3.
+// Source: RULES.md SHOE-BURN.
+func TestVerifyCLIHoldsTheAnnouncedBurn(t *testing.T) {
+	c, table, alice := shoeService(t)
+	created, err := c.CreateShoe(table, &shoev1.CreateShoeRequest{RequestId: "table/T3/shoe/1", Owner: "T3",
+		ClientSeed: "table/T3/shoe/1", AwaitPlayerSeeds: true, Burn: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created.Shoe.Burn != 4 {
+		t.Fatalf("the shoe announces a burn of %d", created.Shoe.Burn)
+	}
+	if _, err := c.SeedShoe(table, &shoev1.SeedShoeRequest{RequestId: "table/T3/shoe/1/seed", ShoeId: created.Shoe.ShoeId}); err != nil {
+		t.Fatal(err)
+	}
+	rv := playShoe(t, c, table, alice, created.Shoe.ShoeId)
+	if rv.Burn != 4 || len(rv.Burned) != 4 {
+		t.Fatalf("the reveal: burn %d, %d burned", rv.Burn, len(rv.Burned))
+	}
+	if code, out := verifyJSON(t, rv, "-burn", "4"); code != 0 || !strings.Contains(out, "4 cards burned, as the table announced") {
+		t.Fatalf("-burn 4: exit %d:\n%s", code, out)
+	}
+	if code, out := verifyJSON(t, rv, "-burn", "3"); code != 1 || !strings.HasPrefix(out, "MISMATCH") {
+		t.Fatalf("-burn 3: exit %d:\n%s", code, out)
+	}
+	// A server that burns 3 and says so, at a table that announced 4: the
+	// cards are the order's, only -burn catches it.
+	three := proto.CloneOf(rv)
+	three.Burn, three.Burned, three.Dealt, three.CardsLeft = 3, rv.Burned[:3], append([]string{rv.Burned[3]}, rv.Dealt...), rv.CardsLeft
+	three.Dealt = three.Dealt[:len(rv.Dealt)]
+	three.CardsLeft++
+	if code, out := verifyJSON(t, three); code != 0 {
+		t.Fatalf("the 3-card burn on its own: exit %d:\n%s", code, out)
+	}
+	if code, out := verifyJSON(t, three, "-burn", "4"); code != 1 || !strings.Contains(out, "announced a burn of 4") {
+		t.Fatalf("the 3-card burn, -burn 4: exit %d:\n%s", code, out)
+	}
+	// A reveal that announces 4 and burned 3: fair.Verify's mismatch.
+	lying := proto.CloneOf(three)
+	lying.Burn = 4
+	if code, out := verifyJSON(t, lying); code != 1 || !strings.Contains(out, "3 cards burned, 4 announced") {
+		t.Fatalf("announced 4, burned 3: exit %d:\n%s", code, out)
 	}
 }
 
@@ -212,7 +263,7 @@ func TestVerifyHonestShoe(t *testing.T) {
 	}
 	for _, c := range []string{hex.EncodeToString(commitment), base64.StdEncoding.EncodeToString(commitment)} {
 		code, out := verifyJSON(t, rv, "-commitment", c, "-player-seed", seed)
-		if code != 0 || !strings.HasPrefix(out, "OK shoe "+rv.ShoeId) || !strings.Contains(out, "your player seed") ||
+		if code != 0 || !strings.HasPrefix(out, "OK shoe "+rv.ShoeId) || !strings.Contains(out, "your seed (alice) is in the shuffle") ||
 			strings.Contains(out, "NOTE") {
 			t.Fatalf("exit %d:\n%s", code, out)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -87,9 +88,11 @@ func TestPreparedShoeIsTheTables(t *testing.T) {
 
 // TestShoeSeededByPlayers: through the gateway, a table's shoe takes its
 // players' entropy after its commitment, by default. bob notes the
-// commitment in the table's view, gives a fresh seed with his bet, and
-// sees himself among the shoe's seeders once its order is fixed (before
-// its first card); coups are played; the table closes, its shoe with it;
+// commitment in the table's view, commits to a fresh seed with his bet
+// (its SHA-256), reveals it when the table has fixed the commitments
+// (RevealSeed, through the gateway's player-only policy), and sees
+// himself among the shoe's seeders once its order is fixed (before its
+// first card); coups are played; the table closes, its shoe with it;
 // the reveal verifies with his commitment and his seed (as `chemmy verify
 // -commitment C -player-seed S` checks), and not with another seed in
 // place of his.
@@ -116,7 +119,9 @@ func TestShoeSeededByPlayers(t *testing.T) {
 		t.Fatalf("the shoe before its first coup: %v", view.GetTable().GetShoeEntropy())
 	}
 	seed := "bob-" + rand.Text()
-	// Coups until two are settled; bob's seed goes with his first bet.
+	sum := sha256.Sum256([]byte(seed))
+	// Coups until two are settled; bob's commitment goes with his first
+	// bet, his seed when the table asks for it.
 	for i := 0; ; i++ {
 		resp, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
 		if err != nil {
@@ -127,6 +132,17 @@ func TestShoeSeededByPlayers(t *testing.T) {
 			break
 		}
 		rid := fmt.Sprint("seeded/", i)
+		switch {
+		case v.GetShoeEntropy().GetRevealing():
+			if got := v.GetShoeEntropy().GetCommitments(); len(got) != 1 || got[0].GetPlayerId() != "bob" || !bytes.Equal(got[0].GetCommitment(), sum[:]) {
+				t.Fatalf("the commitments fixed: %v", got)
+			}
+			_, err = c.table.RevealSeed(as(t, "bob"), &tablev1.RevealSeedRequest{RequestId: rid, TableId: id, PlayerId: "bob", Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		switch v.GetState() {
 		case tablev1.TableState_TABLE_STATE_OFFERING_BANK:
 			_, err = c.table.AcceptBank(as(t, v.GetOfferedPlayerId()), &tablev1.AcceptBankRequest{RequestId: rid, TableId: id,
@@ -134,8 +150,8 @@ func TestShoeSeededByPlayers(t *testing.T) {
 		case tablev1.TableState_TABLE_STATE_BETTING:
 			p := v.GetCoup().GetTurnPlayerId()
 			req := &tablev1.PlaceBetRequest{RequestId: rid, TableId: id, PlayerId: p, Amount: v.GetCoup().GetUncovered()}
-			if p == "bob" {
-				req.PlayerSeed = seed
+			if p == "bob" && v.GetShoeEntropy().GetCollecting() {
+				req.SeedCommitment = sum[:]
 			}
 			_, err = c.table.PlaceBet(as(t, p), req)
 		case tablev1.TableState_TABLE_STATE_DECISION:

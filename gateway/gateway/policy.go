@@ -119,7 +119,8 @@ func defaultPolicy() policy {
 		m(shoeService, "ListCardFates"): {Roles: allRoles},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
-		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank", "MoveTopCards"} {
+		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank", "MoveTopCards",
+		"CommitSeed", "RevealSeed"} {
 		p[m(tableService, name)] = playerOnly
 	}
 	// Staff may stand a player up (between coups, as LeaveTable allows;

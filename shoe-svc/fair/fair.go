@@ -348,11 +348,14 @@ type Reveal struct {
 	CutPosition int
 	CutRandom   bool
 	// BurnByFirstCard: the burn count follows the first card's value;
-	// otherwise 3 or 4 cards are burned.
+	// otherwise Burn cards are burned.
 	BurnByFirstCard bool
-	Burned          []string // card codes
-	Dealt           []string // card codes, dealing order
-	CardsLeft       int
+	// Burn is the burn count announced when the shoe opened (SHOE-BURN):
+	// 3 or 4 without BurnByFirstCard, 0 with it.
+	Burn      int
+	Burned    []string // card codes
+	Dealt     []string // card codes, dealing order
+	CardsLeft int
 	// MovedToBottom is the number of top cards the banker moved to the
 	// bottom after the burn (the old game, OLD-CUT); 0: none. Between 1
 	// and the cards after the burn minus 1 otherwise.
@@ -422,8 +425,12 @@ func Verify(r Reveal) error {
 		if want := 1 + BurnValue(byte(loaded[0].Index())); b != want {
 			return mismatch("%d cards burned, the first card %s says %d", b, loaded[0], want)
 		}
-	} else if b != 3 && b != 4 {
-		return mismatch("%d cards burned, want 3 or 4", b)
+	} else if r.Burn != 3 && r.Burn != 4 {
+		return mismatch("the announced burn is %d cards, want 3 or 4", r.Burn)
+	} else if b != r.Burn {
+		// Source: RULES.md SHOE-BURN (the count announced, not any count
+		// the rule allows)
+		return mismatch("%d cards burned, %d announced", b, r.Burn)
 	}
 	if b+len(r.Dealt) > n {
 		return mismatch("%d burned and %d dealt from %d cards", b, len(r.Dealt), n)

@@ -314,6 +314,9 @@ func closedShoe(decks int, seed []byte, client string, players []string, cut int
 	}
 	r := Reveal{Decks: decks, ServerSeed: seed, ClientSeed: client, PlayerSeeds: players, Commitment: Commit(seed), Order: order,
 		CutPosition: cut, CutRandom: random, BurnByFirstCard: byFirst, CardsLeft: len(order) - burn - dealt}
+	if !byFirst {
+		r.Burn = burn // announced, and burned
+	}
 	for _, c := range loaded[:burn] {
 		r.Burned = append(r.Burned, c.String())
 	}
@@ -367,6 +370,27 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// TestVerifyHoldsTheAnnouncedBurn: a shoe that announced a burn of 3
+// (or 4) and burned the other count, each card of it from the right
+// order, does not verify; nor does an announcement outside 3 or 4, nor a
+// reveal that announces none. Source: RULES.md SHOE-BURN.
+func TestVerifyHoldsTheAnnouncedBurn(t *testing.T) {
+	seed := testSeed("announced burn", 1)
+	for _, c := range []struct{ announced, burned int }{{3, 4}, {4, 3}, {0, 3}, {5, 3}, {2, 3}} {
+		// The burned cards and the deal are right for what was burned:
+		// only the announcement differs.
+		r := closedShoe(6, seed, "c", []string{"p"}, 0, true, false, c.burned, 20)
+		r.Burn = c.announced
+		if err := Verify(r); !errors.Is(err, ErrMismatch) {
+			t.Errorf("announced %d, burned %d: Verify = %v, want a mismatch", c.announced, c.burned, err)
+		}
+		r.Burn = c.burned
+		if err := Verify(r); err != nil {
+			t.Errorf("announced and burned %d: %v", c.burned, err)
+		}
+	}
+}
+
 // TestVerifyMoveToBottom: the old game's banker moved k top cards to the
 // bottom after the burn (OLD-CUT): the reveal with MovedToBottom = k
 // verifies the rotated dealing; without it, with another k, or out of
@@ -381,7 +405,7 @@ func TestVerifyMoveToBottom(t *testing.T) {
 		t.Fatal("MoveToBottom does not put the first 9 cards last")
 	}
 	r := Reveal{Decks: 2, ServerSeed: seed, ClientSeed: "o", PlayerSeeds: []string{"p"}, Commitment: Commit(seed), Order: order,
-		CutPosition: 30, MovedToBottom: 9, CardsLeft: 1}
+		CutPosition: 30, MovedToBottom: 9, CardsLeft: 1, Burn: 3}
 	for _, c := range burned {
 		r.Burned = append(r.Burned, c.String())
 	}

@@ -203,6 +203,7 @@ func emitOpened(tx *bolt.Tx, shoe *shoev1.Shoe, now time.Time) error {
 		BurnMode: shoe.BurnMode, ClientSeed: shoe.ClientSeed, CutterPlayerId: shoe.CutterPlayerId,
 		CutDeadline: shoe.CutDeadline, Owner: shoe.Owner, Certification: shoe.Certification, TestShoe: shoe.TestShoe,
 		OwnedByTable: shoe.OwnedByTable, CreatedBy: shoe.CreatedBy, AwaitPlayerSeeds: shoe.AwaitPlayerSeeds,
+		Burn: shoe.Burn,
 	}})
 }
 
@@ -285,6 +286,9 @@ func buildReveal(tx *bolt.Tx, shoe *shoev1.Shoe) (*shoev1.ShoeReveal, error) {
 		CutBy: shoe.CutBy, BurnMode: shoe.BurnMode, CardsLeft: shoe.CardsRemaining,
 		CutCardFromEnd: shoe.CutCardFromEnd, CloseReason: shoe.CloseReason,
 		MovedToBottom: shoe.MovedToBottom, MovedBy: shoe.MovedBy,
+		// The burn announced at the opening: the secret holds it for
+		// every shoe, those stored before Shoe.burn too.
+		Burn: sec.burn,
 	}
 	for _, b := range shoe.Burned {
 		rv.Burned = append(rv.Burned, b.Code)

@@ -303,6 +303,7 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		OwnedByTable:     isTableService(caller) && n.Owner != "",
 		CreatedBy:        caller.Subject,
 		AwaitPlayerSeeds: n.AwaitPlayerSeeds,
+		Burn:             n.Burn,
 	}
 	if shoe.OwnedByTable {
 		shoe.TableId = n.Owner

@@ -13,6 +13,6 @@ func FairReveal(r *shoev1.ShoeReveal) fair.Reveal {
 		Commitment: r.GetCommitment(), Order: r.GetOrder(), CutPosition: int(r.GetCutPosition()),
 		CutRandom: r.GetCutRandom(), BurnByFirstCard: r.GetBurnMode() == shoev1.BurnMode_BURN_MODE_BY_FIRST_CARD,
 		Burned: r.GetBurned(), Dealt: r.GetDealt(), CardsLeft: int(r.GetCardsLeft()),
-		MovedToBottom: int(r.GetMovedToBottom()),
+		MovedToBottom: int(r.GetMovedToBottom()), Burn: int(r.GetBurn()),
 	}
 }

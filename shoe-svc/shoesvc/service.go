@@ -136,9 +136,23 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	return start(ctx, c, productionOptions())
 }
 
+// StartWithServerSeeds is Start with each new shoe's server seed taken
+// from seeds (512 bytes each) instead of crypto/rand. It exists for the
+// tests that play whoever runs shoe-svc, who can know every server seed
+// anyway: the table's seed protocol trusts a server seed only to be
+// committed before any player's seed (README, "Provably fair shoes").
+// No chemmy binary calls it, and no Config field, flag or environment
+// variable reaches it.
+func StartWithServerSeeds(ctx context.Context, c Config, seeds func() []byte) (*Service, error) {
+	o := productionOptions()
+	o.newSeed = seeds
+	return start(ctx, c, o)
+}
+
 // start is Start with the options as a parameter: the only way to inject
-// server seeds or a clock, reachable from this package's tests only. No
-// Config field, flag or environment variable reaches it.
+// a clock, reachable from this package's tests only (and server seeds,
+// with StartWithServerSeeds). No Config field, flag or environment
+// variable reaches it.
 func start(ctx context.Context, c Config, o options) (*Service, error) {
 	if c.ListenAddr == "" {
 		c.ListenAddr = DefaultListenAddr

@@ -164,10 +164,14 @@ type (
 	}
 	// HoldsVoided: the holds of VoidHolds are released.
 	HoldsVoided struct{}
-	// ShoeOpened: the next shoe is in play.
+	// ShoeOpened: the next shoe is in play. Abandoned: the shell replaced
+	// a shoe before its first card because a player withheld his seed
+	// (the table's seed protocol): no new shoe was due, and the coup
+	// waiting for its first card goes on with this one.
 	ShoeOpened struct {
-		ShoeID string
-		Number int32
+		ShoeID    string
+		Number    int32
+		Abandoned bool
 	}
 	// ShoeClosed: the shoe of a closed table is closed.
 	ShoeClosed struct{}

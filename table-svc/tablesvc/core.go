@@ -131,6 +131,17 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 		// never read as that game's (the money would be held).
 		return fail(codes.InvalidArgument, reasonWrongVariant, "side is baccarat banque's; this table plays %s", c.t.core().name())
 	}
+	if method == "CommitSeed" || method == "RevealSeed" {
+		return s.mutateSeed(c, req) // seeds.go
+	}
+	// A seed commitment given with the request is checked before anything
+	// is held, and taken with it (seeds.go).
+	commitment := seedCommitmentOf(req)
+	if r, ok := req.(playerRequest); ok && len(commitment) > 0 {
+		if err := c.t.canCommit(r.GetPlayerId(), commitment); err != nil {
+			return err
+		}
+	}
 	cmd, err := c.t.core().command(c.t, method, req, caller)
 	if err != nil {
 		return err
@@ -139,7 +150,9 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 		return err
 	}
 	if r, ok := req.(playerRequest); ok {
-		c.t.takeSeed(r.GetPlayerId(), req) // seeds.go
+		if len(commitment) > 0 {
+			c.t.commit(r.GetPlayerId(), commitment)
+		}
 		if !caller.Is(auth.RoleCroupier, auth.RoleOperator) {
 			c.t.touch(r.GetPlayerId(), c.now) // sessions.go
 		}
@@ -256,6 +269,11 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 			return changed, true, nil
 		}
 		cmd, err := s.carryOut(ctx, c, eff)
+		if errors.Is(err, errAwaitingSeeds) {
+			// The shoe's first card waits for its players' seeds
+			// (seeds.go): the table goes on at a reveal or a deadline.
+			return changed || c.seedsFixed, false, nil
+		}
 		if err != nil {
 			return changed, false, err
 		}
@@ -360,6 +378,11 @@ func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect
 			// cut-card coup); its first card is then dealt again.
 			if err := s.nextShoe(ctx, t); err != nil {
 				return nil, err
+			}
+			if t.Entropy.Collecting {
+				// The coup's bets are in: its players commit to the new
+				// shoe in a round of its own (seeds.go).
+				t.Entropy.CommitBy = c.now.Add(s.seedWindow)
 			}
 			return game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes)}, nil
 		}

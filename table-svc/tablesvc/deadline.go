@@ -24,6 +24,9 @@ func (s *Service) track(t *table) {
 	if t.WaitKey != "" && (!ok || t.Deadline.Before(d)) {
 		d, ok = t.Deadline, true
 	}
+	if sd, due := t.Entropy.due(); due && (!ok || sd.Before(d)) {
+		d, ok = sd, true // the seed protocol's (seeds.go)
+	}
 	if !ok {
 		delete(s.deadlines, t.ID)
 		return
@@ -109,6 +112,9 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time, stage fu
 	t, err := s.load(id)
 	if err != nil {
 		return err
+	}
+	if d, ok := t.Entropy.due(); ok && !d.After(now) {
+		return s.seedsDue(ctx, t)
 	}
 	if t.WaitKey == "" || t.Deadline.After(now) {
 		if idle, ok := s.idleDue(t); ok && !idle.After(now) {

@@ -3,6 +3,7 @@ package tablesvc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -127,6 +128,14 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 	if err := s.closeShoe(ctx, t, false); err != nil {
 		return err
 	}
+	return s.openShoe(ctx, t, false)
+}
+
+// openShoe opens the table's next shoe (CreateShoe, idempotent by the
+// table and the shoe's number) and puts it in play in the record. It
+// collects its players' seeds, unless the house rule shoe_cut_by_player
+// names a cutter and collect is false.
+func (s *Service) openShoe(ctx context.Context, t *table, collect bool) error {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	req := &shoev1.CreateShoeRequest{
@@ -138,7 +147,7 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 		// The players' seeds, after its commitment (seeds.go).
 		AwaitPlayerSeeds: true,
 	}
-	if t.Rules.CutByPlayer && len(t.Seats) > 0 {
+	if t.Rules.CutByPlayer && len(t.Seats) > 0 && !collect {
 		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
 		req.CutterPlayerId = t.Around(t.BankerID)[0]
 		req.CutTimeLimit = durationpb.New(time.Duration(t.Rules.OfferTimeMS) * time.Millisecond)
@@ -207,7 +216,7 @@ func (s *Service) retryPass(ctx context.Context) {
 			s.mu.Lock()
 			since, ok := s.stuck[id]
 			s.mu.Unlock()
-			if ok && s.now().Sub(since) >= s.interruptAfter {
+			if ok && s.now().Sub(since) >= s.interruptAfter && !errors.Is(err, errAwaitingSeeds) {
 				if ierr := s.interrupt(ctx, id, err); ierr != nil && ctx.Err() == nil {
 					s.log.Warn("interrupted coup not voided yet; will retry", "table", id, "err", ierr)
 				}
@@ -304,8 +313,12 @@ func (s *Service) scanUnfinished() error {
 				s.markStuck(t.ID)
 			}
 			key := t.WaitKey
-			if t.core().restart(t, now) {
+			moved1 := t.core().restart(t, now)
+			if moved1 {
 				coreDeadline(t) // a core with its own turn clock stamped it itself
+			}
+			// A seed window running too (seeds.go).
+			if t.Entropy.restart(now, s.seedWindow) || moved1 {
 				extended = append(extended, moved{t, key})
 			}
 			s.track(t)

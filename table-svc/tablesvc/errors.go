@@ -53,6 +53,16 @@ const (
 	reasonRoundNotFound = "ROUND_NOT_FOUND"
 	reasonNotYourRound  = "NOT_YOUR_ROUND"
 	reasonRoundInPlay   = "ROUND_IN_PLAY"
+
+	// The seed protocol's (seeds.go).
+	reasonSeedCommitmentRequired = "SEED_COMMITMENT_REQUIRED"
+	reasonSeedsNotCollecting     = "SEEDS_NOT_COLLECTING"
+	reasonSeedsFull              = "SEEDS_FULL"
+	reasonSeedWithheld           = "SEED_WITHHELD"
+	reasonSeedAlreadyCommitted   = "SEED_ALREADY_COMMITTED"
+	reasonSeedMismatch           = "SEED_MISMATCH"
+	reasonNotRevealing           = "NOT_REVEALING"
+	reasonSeedNotCommitted       = "SEED_NOT_COMMITTED"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

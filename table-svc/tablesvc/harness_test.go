@@ -58,10 +58,24 @@ func newHarness(t *testing.T) *harness {
 // wallet (e.g. seamless mode).
 func newHarnessWith(t *testing.T, wallet func(*walletsvc.Config)) *harness {
 	t.Helper()
+	return newHarnessSeeds(t, wallet, nil)
+}
+
+// newHarnessSeeds is newHarnessWith whose shoe-svc takes each shoe's
+// server seed from serverSeeds (nil: crypto/rand): the tests that play
+// whoever runs shoe-svc know them.
+func newHarnessSeeds(t *testing.T, wallet func(*walletsvc.Config), serverSeeds func() []byte) *harness {
+	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), clock: &fakeClock{now: time.Date(2026, 1, 1, 20, 0, 0, 0, time.UTC)}}
 	var err error
 	ctx := context.Background()
-	if h.shoeSvc, err = shoesvc.Start(ctx, shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db"), Trust: devMode}); err != nil {
+	sc := shoesvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "shoe.db"), Trust: devMode}
+	if serverSeeds == nil {
+		h.shoeSvc, err = shoesvc.Start(ctx, sc)
+	} else {
+		h.shoeSvc, err = shoesvc.StartWithServerSeeds(ctx, sc, serverSeeds)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	wc := walletsvc.Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(h.dir, "wallet.db"), Trust: devMode}

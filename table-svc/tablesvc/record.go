@@ -39,6 +39,9 @@ type table struct {
 	ShoeVoidHidden [13]int `json:"shoe_void_hidden,omitzero"`
 	// Entropy is the current shoe's player seeds (seeds.go).
 	Entropy entropy `json:"entropy,omitzero"`
+	// SeedWithheld are the players who withheld a committed seed at this
+	// table (seeds.go): no seed of theirs is taken here again. Sorted.
+	SeedWithheld []string `json:"seed_withheld,omitempty"`
 
 	EventSeq uint64    `json:"event_seq"`
 	Created  time.Time `json:"created"`

@@ -1,12 +1,19 @@
 package tablesvc
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
@@ -17,44 +24,82 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
-// Player seeds: the players' entropy in a table's shoe, after the shoe's
-// commitment (chemmy.table.v1.TableService, "Player seeds"; the scheme is
-// shoe-svc's, package fair).
+// Player seeds: the players' entropy in a table's shoe, by commit and
+// reveal, so that nobody (the operator, who knows the server seed and
+// reads this service's file, included) can choose the order once one
+// honest player has taken part (chemmy.table.v1.TableService, "Player
+// seeds"; the shuffle is shoe-svc's, package fair).
 //
 //   - Every shoe the table opens without a named cutter is created with
-//     await_player_seeds: shoe-svc commits to its server seed (the
-//     commitment is in the table's view and in shoe_opened) and fixes no
-//     order yet.
-//   - While the shoe collects (entropy.Collecting, until it is seeded),
-//     JoinTable, PlaceBet and CallBanco may carry a player_seed: the
-//     table keeps each player's first, from at most fair.MaxPlayerSeeds
-//     players (takeSeed).
-//   - Before the shoe's first card, or the old game's move of top cards
-//     (shoeFirst), the table hands them to shoe-svc (SeedShoe, request id
-//     "table/<id>/shoe/<n>/seed"), which sorts them by their bytes and
-//     shuffles: the order depends on which seeds were given, not on when.
-//     SeedShoe is idempotent per shoe and always answers which seeds are
-//     in the shoe, so the table records what shoe-svc says (seeded), not
-//     what it sent, and emits shoe_seeded once per shoe.
+//     await_player_seeds: shoe-svc commits to its server seed (in the
+//     table's view and in shoe_opened) and fixes no order yet.
+//   - Commit: while the shoe collects (entropy.Collecting), a player
+//     gives SHA-256 of his seed (CommitSeed, or seed_commitment with
+//     JoinTable, PlaceBet, CallBanco): one per player per shoe, from at
+//     most fair.MaxPlayerSeeds players (SEEDS_FULL beyond), never from
+//     one who withheld a seed at this table (SEED_WITHHELD). A plain
+//     seed is never taken before the commitments are fixed: whoever
+//     reads this file could choose a seed of his own against it.
+//   - Fix: before the shoe's first card, or the old game's move of top
+//     cards (shoeFirst), the set of commitments is fixed and published
+//     (seed_commitments_fixed); the coup waits (errAwaitingSeeds) until
+//     every committed player has revealed his seed (RevealSeed, checked
+//     against his commitment) or the reveal deadline has passed.
+//   - Seed: with every seed in, the table hands them to shoe-svc
+//     (SeedShoe, request id "table/<id>/shoe/<n>/seed"), which sorts them
+//     by their bytes and shuffles. SeedShoe is idempotent per shoe and
+//     answers which seeds are in the shoe, so the table records what
+//     shoe-svc says (seeded) and emits shoe_seeded once per shoe.
+//   - Withheld: at the deadline with a seed missing, the shoe is
+//     abandoned (abandonShoe): closed unused, shoe_abandoned names the
+//     withholders, who are refused seeds at this table from then on; a
+//     new shoe opens with a commitment round of its own (CommitBy, one
+//     seed window), then the reveal. Withholding is a public veto, never
+//     a choice of the order.
 //   - A shoe that does not collect (a named cutter's, one an operator
 //     named at CreateTable) is recorded from GetShoe after its first card
 //     (noteSeeded).
 //
-// A player who gives no seed plays the same; a shoe nobody gave a seed to
-// is seeded with none (no player entropy, and the view and shoe_seeded
+// A player who commits nothing plays the same; a shoe nobody committed
+// to is seeded with none (no player entropy: the view and shoe_seeded
 // say so). A chemin de fer coup that finds its shoe spent at its first
-// card opens the next shoe in the middle of its deal: that shoe is seeded
-// at once, with no seed (the coup's bets came before its commitment).
+// card opens the next shoe in the middle of its deal: that shoe gets a
+// commitment round of its own too (CommitBy), as after an abandonment.
+
+// DefaultSeedWindow is Config.SeedWindow's default: how long the players
+// have to reveal their seeds once the commitments are fixed, and to
+// commit to a shoe opened while a coup waits for its first card.
+const DefaultSeedWindow = 15 * time.Second
+
+// MinRevealedSeed is the shortest seed RevealSeed takes (bytes): a
+// shorter one could be found from its commitment by trying them all.
+const MinRevealedSeed = 16
+
+// errAwaitingSeeds: the shoe's first card waits for the players' seeds
+// (their commitment round or their reveals). Not a failure: the table
+// goes on when they are in, or at the deadline.
+var errAwaitingSeeds = errors.New("the shoe waits for its players' seeds")
 
 // entropy is the record of the current shoe's player seeds.
 type entropy struct {
 	// Commitment is the shoe's commitment (SHA-256 of its server seed);
 	// empty for a certification shoe.
 	Commitment []byte `json:"commitment,omitempty"`
-	// Collecting: the shoe waits for the table's seeds (shoe-svc
-	// AWAITING_SEEDS), Seeds holds them by player id.
-	Collecting bool              `json:"collecting,omitempty"`
-	Seeds      map[string]string `json:"seeds,omitempty"`
+	// Collecting: the shoe takes commitments (shoe-svc AWAITING_SEEDS);
+	// Commitments holds them by player id.
+	Collecting  bool              `json:"collecting,omitempty"`
+	Commitments map[string][]byte `json:"commitments,omitempty"`
+	// CommitBy: the commitment round of a shoe opened while a coup waited
+	// for its first card ends then; zero: at the first card.
+	CommitBy time.Time `json:"commit_by,omitzero"`
+	// Revealing: the commitments are fixed (seed_commitments_fixed); the
+	// table waits for the seeds until RevealBy.
+	Revealing bool      `json:"revealing,omitempty"`
+	RevealBy  time.Time `json:"reveal_by,omitzero"`
+	// Seeds are the revealed seeds by player id (each checked against
+	// his commitment). A record stored before commitments may hold seeds
+	// given in plain while collecting: they are handed over as they are.
+	Seeds map[string]string `json:"seeds,omitempty"`
 	// Seeded: the shoe's order is fixed; By are the players whose seeds
 	// are in it, sorted (shoe-svc's answer).
 	Seeded bool     `json:"seeded,omitempty"`
@@ -70,31 +115,155 @@ func openedEntropy(shoe *shoev1.Shoe) entropy {
 		Collecting: shoe.GetState() == shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS}
 }
 
-// checkSeed refuses a player_seed longer than fair.MaxPlayerSeed bytes
-// (INVALID_ARGUMENT INVALID_ARGUMENT).
-func checkSeed(req any) error {
-	if r, ok := req.(interface{ GetPlayerSeed() string }); ok && len(r.GetPlayerSeed()) > fair.MaxPlayerSeed {
-		return fail(codes.InvalidArgument, reasonInvalidArgument, "player_seed must be at most %d bytes", fair.MaxPlayerSeed)
+// due is when the seed protocol wants the clock: the reveal deadline, or
+// the end of a commitment round that has one.
+func (e *entropy) due() (time.Time, bool) {
+	switch {
+	case e.Seeded:
+		return time.Time{}, false
+	case e.Revealing:
+		return e.RevealBy, true
+	case e.Collecting && !e.CommitBy.IsZero():
+		return e.CommitBy, true
+	}
+	return time.Time{}, false
+}
+
+// restart gives a running reveal or commitment round its full window
+// again from now, after a restart of the service: nobody's seed is
+// called withheld for the time the service was down. It reports whether
+// a deadline moved.
+func (e *entropy) restart(now time.Time, window time.Duration) bool {
+	switch _, ok := e.due(); {
+	case !ok:
+		return false
+	case e.Revealing:
+		e.RevealBy = now.Add(window)
+	default:
+		e.CommitBy = now.Add(window)
+	}
+	return true
+}
+
+// missing are the committed players whose seed is not revealed, sorted.
+func (e *entropy) missing() []string {
+	var out []string
+	for _, p := range slices.Sorted(maps.Keys(e.Commitments)) {
+		if _, ok := e.Seeds[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// commitments are e's commitments as SeedCommitment messages, by player.
+func (e *entropy) commitments() []*eventsv1.SeedCommitment {
+	var out []*eventsv1.SeedCommitment
+	for _, p := range slices.Sorted(maps.Keys(e.Commitments)) {
+		out = append(out, &eventsv1.SeedCommitment{PlayerId: p, Commitment: e.Commitments[p]})
+	}
+	return out
+}
+
+// checkSeedFields refuses a request that gives a plain player_seed
+// (INVALID_ARGUMENT SEED_COMMITMENT_REQUIRED: a seed is revealed only
+// once the commitments are fixed) or a seed_commitment that is not 32
+// bytes (INVALID_ARGUMENT INVALID_ARGUMENT).
+func checkSeedFields(req any) error {
+	if r, ok := req.(interface{ GetPlayerSeed() string }); ok && r.GetPlayerSeed() != "" {
+		return fail(codes.InvalidArgument, reasonSeedCommitmentRequired,
+			"player_seed is no longer taken: give seed_commitment (SHA-256 of your seed), then reveal the seed with RevealSeed")
+	}
+	if c := seedCommitmentOf(req); len(c) > 0 && len(c) != fair.CommitmentSize {
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "a seed commitment is SHA-256 of the seed: %d bytes, got %d", fair.CommitmentSize, len(c))
 	}
 	return nil
 }
 
-// takeSeed keeps the player_seed of req, an applied request of player,
-// when the shoe collects seeds: his first for this shoe, from at most
-// fair.MaxPlayerSeeds players. Otherwise the seed is ignored.
-func (t *table) takeSeed(player string, req any) {
-	r, ok := req.(interface{ GetPlayerSeed() string })
-	e := &t.Entropy
-	if !ok || r.GetPlayerSeed() == "" || !e.Collecting || e.Seeded || len(e.Seeds) >= fair.MaxPlayerSeeds {
-		return
+// seedCommitmentOf is the seed commitment a request carries, nil when
+// none.
+func seedCommitmentOf(req any) []byte {
+	switch r := req.(type) {
+	case interface{ GetSeedCommitment() []byte }:
+		return r.GetSeedCommitment()
+	case *tablev1.CommitSeedRequest:
+		return r.GetCommitment()
 	}
-	if _, given := e.Seeds[player]; given {
-		return
+	return nil
+}
+
+// canCommit refuses a commitment of player that the shoe cannot take:
+// FAILED_PRECONDITION SEED_WITHHELD, SEEDS_NOT_COLLECTING, ALREADY_EXISTS
+// SEED_ALREADY_COMMITTED, RESOURCE_EXHAUSTED SEEDS_FULL. The same
+// commitment again is taken (and changes nothing).
+func (t *table) canCommit(player string, commitment []byte) error {
+	e := &t.Entropy
+	switch prev, given := e.Commitments[player]; {
+	case slices.Contains(t.SeedWithheld, player):
+		return fail(codes.FailedPrecondition, reasonSeedWithheld, "%s withheld a committed seed at this table: no seed of his is taken here", player)
+	case !e.Collecting || e.Seeded:
+		return fail(codes.FailedPrecondition, reasonSeedsNotCollecting, "shoe %s takes no seed commitment now (its commitments are fixed, or it does not collect)", t.ShoeID)
+	case given && !bytes.Equal(prev, commitment):
+		return fail(codes.AlreadyExists, reasonSeedAlreadyCommitted, "%s has committed another seed to shoe %s", player, t.ShoeID)
+	case !given && len(e.Commitments) >= fair.MaxPlayerSeeds:
+		return fail(codes.ResourceExhausted, reasonSeedsFull, "shoe %s has the commitments of %d players, the most it takes", t.ShoeID, fair.MaxPlayerSeeds)
+	}
+	return nil
+}
+
+// commit records player's commitment; canCommit has taken it.
+func (t *table) commit(player string, commitment []byte) {
+	e := &t.Entropy
+	if e.Commitments == nil {
+		e.Commitments = map[string][]byte{}
+	}
+	e.Commitments[player] = bytes.Clone(commitment)
+}
+
+// reveal records player's seed, revealed: NOT_REVEALING before the
+// commitments are fixed or once the shoe is seeded, SEED_NOT_COMMITTED
+// without his commitment, SEED_MISMATCH when the seed does not hash to
+// it. The same seed again changes nothing.
+func (t *table) reveal(player, seed string) error {
+	e := &t.Entropy
+	if !e.Revealing || e.Seeded {
+		return fail(codes.FailedPrecondition, reasonNotRevealing, "shoe %s does not wait for seeds to be revealed", t.ShoeID)
+	}
+	c, ok := e.Commitments[player]
+	if !ok {
+		return fail(codes.FailedPrecondition, reasonSeedNotCommitted, "%s committed no seed to shoe %s", player, t.ShoeID)
+	}
+	if sum := sha256.Sum256([]byte(seed)); !bytes.Equal(sum[:], c) {
+		return fail(codes.InvalidArgument, reasonSeedMismatch, "SHA-256 of the seed is not %s's commitment", player)
 	}
 	if e.Seeds == nil {
 		e.Seeds = map[string]string{}
 	}
-	e.Seeds[player] = r.GetPlayerSeed()
+	e.Seeds[player] = seed
+	return nil
+}
+
+// mutateSeed applies CommitSeed and RevealSeed (the shell's own, no game
+// core's).
+func (s *Service) mutateSeed(c *change, req proto.Message) error {
+	switch r := req.(type) {
+	case *tablev1.CommitSeedRequest:
+		if err := c.t.canCommit(r.GetPlayerId(), r.GetCommitment()); err != nil {
+			return err
+		}
+		c.t.commit(r.GetPlayerId(), r.GetCommitment())
+	case *tablev1.RevealSeedRequest:
+		return c.t.reveal(r.GetPlayerId(), r.GetSeed())
+	}
+	return nil
+}
+
+// checkRevealedSeed refuses a seed RevealSeed cannot take for its size.
+func checkRevealedSeed(seed string) error {
+	if len(seed) < MinRevealedSeed || len(seed) > fair.MaxPlayerSeed {
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "seed must be %d..%d bytes, got %d", MinRevealedSeed, fair.MaxPlayerSeed, len(seed))
+	}
+	return nil
 }
 
 // shoeFirst reports whether eff is the first thing that needs the shoe's
@@ -107,14 +276,31 @@ func shoeFirst(eff game.Effect) bool {
 	return false
 }
 
-// seedShoe hands the seeds the table collected to its shoe (SeedShoe)
-// before the shoe's first card, and records and announces which are in
-// it (seeded). Nothing for a shoe that does not collect or is seeded.
+// seedShoe, before the shoe's first card, moves the seed protocol on:
+// it fixes the commitments (and returns errAwaitingSeeds), waits for the
+// reveals or a commitment round's end (errAwaitingSeeds), or hands the
+// seeds to the shoe (SeedShoe) and records and announces which are in it
+// (seeded). Nothing for a shoe that does not collect or is seeded.
 func (s *Service) seedShoe(ctx context.Context, c *change) error {
 	t := c.t
 	e := &t.Entropy
-	if e.Seeded || !e.Collecting {
+	if e.Seeded || (!e.Collecting && !e.Revealing) {
 		return nil
+	}
+	switch {
+	case e.Revealing && len(e.missing()) > 0:
+		return errAwaitingSeeds
+	case e.Collecting && !e.CommitBy.IsZero() && c.now.Before(e.CommitBy):
+		return errAwaitingSeeds
+	case e.Collecting && len(e.Commitments) > 0:
+		// Source: the commit-reveal of "Player seeds": the set of
+		// commitments is fixed and published before any seed is revealed.
+		e.Collecting, e.Revealing, e.CommitBy = false, true, time.Time{}
+		e.RevealBy = c.now.Add(s.seedWindow)
+		c.emit("", &eventsv1.SeedCommitmentsFixed{ShoeId: t.ShoeID, ShoeNumber: int32(t.Shoes),
+			SeedCommitments: e.commitments(), RevealDeadline: timestamppb.New(e.RevealBy)})
+		c.seedsFixed = true
+		return errAwaitingSeeds
 	}
 	req := &shoev1.SeedShoeRequest{RequestId: fmt.Sprintf("table/%s/shoe/%d/seed", t.ID, t.Shoes), ShoeId: t.ShoeID}
 	for _, p := range slices.Sorted(maps.Keys(e.Seeds)) {
@@ -124,7 +310,7 @@ func (s *Service) seedShoe(ctx context.Context, c *change) error {
 	defer cancel()
 	resp, err := s.shoe.SeedShoe(cctx, req)
 	if errs.Reason(err) == "NOT_AWAITING_SEEDS" {
-		e.Collecting = false // its order was fixed otherwise: noteSeeded reads it
+		e.Collecting, e.Revealing = false, false // its order was fixed otherwise: noteSeeded reads it
 		return nil
 	}
 	if err != nil {
@@ -132,6 +318,61 @@ func (s *Service) seedShoe(ctx context.Context, c *change) error {
 	}
 	c.seeded(resp.GetShoe())
 	return nil
+}
+
+// seedsDue acts on the seed protocol's deadline at table t (the caller
+// holds its lock): at the end of a commitment round the coup goes on
+// (its commitments are fixed, or the shoe is seeded with none); at the
+// reveal deadline with a seed missing the shoe is abandoned.
+func (s *Service) seedsDue(ctx context.Context, t *table) error {
+	if t.Entropy.Revealing && len(t.Entropy.missing()) > 0 {
+		c := &change{t: t, now: s.now()}
+		if err := s.abandonShoe(ctx, c); err != nil {
+			s.markStuck(t.ID)
+			return err
+		}
+		if err := s.save(c, "", nil, nil); err != nil {
+			return err
+		}
+	}
+	return s.advance(ctx, t.ID)
+}
+
+// abandonShoe gives up the table's shoe whose committed seeds were not
+// all revealed in time: it is closed unused (forced, its reveal public),
+// the withholders are named (shoe_abandoned) and refused seeds at this
+// table from then on, and a new shoe, collecting, replaces it in the
+// game core with a commitment round of one seed window. Each call is
+// idempotent by a request id of the table and the shoe's number, so a
+// retry after a crash repeats them harmlessly.
+func (s *Service) abandonShoe(ctx context.Context, c *change) error {
+	t := c.t
+	missing := t.Entropy.missing()
+	old, number := t.ShoeID, t.Shoes
+	reason := "seed withheld by " + strings.Join(missing, ", ")
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := s.shoe.CloseShoe(cctx, &shoev1.CloseShoeRequest{RequestId: fmt.Sprintf("table/%s/close/%d/abandoned", t.ID, number),
+		ShoeId: old, Force: true, Reason: clip("abandoned: " + reason)})
+	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
+		if !definite(err) {
+			return fmt.Errorf("close abandoned shoe %s: %w", old, err)
+		}
+		s.log.Warn("abandoned shoe not closed", "table", t.ID, "shoe", old, "err", err)
+	}
+	if err := s.openShoe(ctx, t, true); err != nil {
+		return err
+	}
+	for _, p := range missing {
+		if !slices.Contains(t.SeedWithheld, p) {
+			t.SeedWithheld = append(t.SeedWithheld, p)
+		}
+	}
+	slices.Sort(t.SeedWithheld)
+	t.Entropy.CommitBy = c.now.Add(s.seedWindow)
+	c.emit("", &eventsv1.ShoeAbandoned{ShoeId: old, ShoeNumber: int32(number), WithheldPlayerIds: missing, Reason: reason})
+	s.log.Warn("shoe abandoned: a committed seed was not revealed", "table", t.ID, "shoe", old, "withheld", missing)
+	return s.applyCore(ctx, c, game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes), Abandoned: true})
 }
 
 // noteSeeded records, after a card of a shoe that did not collect seeds,
@@ -153,7 +394,7 @@ func (s *Service) noteSeeded(ctx context.Context, c *change) {
 }
 
 // seeded records that the table's shoe is seeded as shoe says and emits
-// shoe_seeded.
+// shoe_seeded, with the commitments of the seeds in it.
 func (c *change) seeded(shoe *shoev1.Shoe) {
 	by := slices.Sorted(slices.Values(shoe.GetPlayerSeedPlayerIds()))
 	if len(by) == 0 && len(shoe.GetPlayerSeeds()) > 0 && shoe.GetCutBy() != "" {
@@ -167,21 +408,41 @@ func (c *change) seeded(shoe *shoev1.Shoe) {
 		source = "cutter"
 	}
 	e := &c.t.Entropy
+	in := map[string][]byte{}
+	for _, p := range by {
+		if cm, ok := e.Commitments[p]; ok && source == "table" {
+			in[p] = cm
+		}
+	}
 	*e = entropy{Commitment: shoe.GetCommitment(), Seeded: true, By: by, Cutter: e.Cutter}
+	if len(in) > 0 {
+		e.Commitments = in
+	}
 	c.emit("", &eventsv1.ShoeSeeded{ShoeId: shoe.GetShoeId(), ShoeNumber: int32(c.t.Shoes), Commitment: shoe.GetCommitment(),
-		PlayerIds: by, Source: source})
+		PlayerIds: by, Source: source, SeedCommitments: e.commitments()})
 }
 
 // entropyProto is the view of the current shoe's player seeds (the same
-// for every viewer: whose seeds, never the seeds).
+// for every viewer: whose commitments and seeds, never a seed).
 func entropyProto(t *table) *tablev1.ShoeEntropy {
 	e := t.Entropy
 	out := &tablev1.ShoeEntropy{Commitment: e.Commitment, Collecting: e.Collecting && !e.Seeded, Seeded: e.Seeded,
-		CutterPlayerId: e.Cutter, PlayerEntropy: e.Seeded && len(e.By) > 0}
-	if e.Seeded {
+		CutterPlayerId: e.Cutter, PlayerEntropy: e.Seeded && len(e.By) > 0, Revealing: e.Revealing && !e.Seeded,
+		Commitments: e.commitments(), WithheldPlayerIds: t.SeedWithheld}
+	switch {
+	case e.Seeded:
 		out.PlayerIds = e.By
-	} else {
-		out.PlayerIds = slices.Sorted(maps.Keys(e.Seeds))
+	case len(e.Commitments) > 0:
+		out.PlayerIds = slices.Sorted(maps.Keys(e.Commitments))
+	default:
+		out.PlayerIds = slices.Sorted(maps.Keys(e.Seeds)) // plain seeds of a record from before commitments
+	}
+	if out.Revealing {
+		out.RevealDeadline = timestamppb.New(e.RevealBy)
+		out.RevealedPlayerIds = slices.Sorted(maps.Keys(e.Seeds))
+	}
+	if out.Collecting && !e.CommitBy.IsZero() {
+		out.CommitDeadline = timestamppb.New(e.CommitBy)
 	}
 	return out
 }

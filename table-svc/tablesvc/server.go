@@ -23,6 +23,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/shoe-svc/fair"
 	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
@@ -437,7 +438,7 @@ func (s *Service) act(ctx context.Context, method string, req playerRequest) (*t
 			return nil, err
 		}
 	}
-	if err := checkSeed(req); err != nil {
+	if err := checkSeedFields(req); err != nil {
 		return nil, err
 	}
 	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
@@ -727,4 +728,31 @@ func (s *Service) checkNotExcluded(ctx context.Context, player string, accounts 
 		}
 	}
 	return nil
+}
+
+// CommitSeed commits a player to his seed for the table's current shoe
+// (seeds.go; "Player seeds" on the service).
+func (s *Service) CommitSeed(ctx context.Context, req *tablev1.CommitSeedRequest) (*tablev1.CommitSeedResponse, error) {
+	if len(req.GetCommitment()) != fair.CommitmentSize {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "commitment must be SHA-256 of the seed: %d bytes, got %d",
+			fair.CommitmentSize, len(req.GetCommitment()))
+	}
+	t, err := s.act(ctx, "CommitSeed", req)
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.CommitSeedResponse{Table: t}, nil
+}
+
+// RevealSeed reveals a committed player's seed; the last one seeds the
+// shoe and the coup goes on (seeds.go).
+func (s *Service) RevealSeed(ctx context.Context, req *tablev1.RevealSeedRequest) (*tablev1.RevealSeedResponse, error) {
+	if err := checkRevealedSeed(req.GetSeed()); err != nil {
+		return nil, err
+	}
+	t, err := s.act(ctx, "RevealSeed", req)
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.RevealSeedResponse{Table: t}, nil
 }

@@ -84,6 +84,11 @@ type Config struct {
 	// rounds are kept whatever their age. 0: DefaultRoundRetention (90
 	// days); negative: for ever. Swept hourly.
 	RoundRetention time.Duration
+	// SeedWindow is how long the players have to reveal their seeds once
+	// a shoe's commitments are fixed, and to commit to a shoe opened while
+	// a coup waited for its first card (seeds.go); 0: DefaultSeedWindow
+	// (15 s), counted on Clock.
+	SeedWindow time.Duration
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed).
 	Stream outbox.StreamLimits
@@ -115,6 +120,8 @@ type Service struct {
 	idPrefix string
 	// interruptAfter: see Config.InterruptAfter.
 	interruptAfter time.Duration
+	// seedWindow: see Config.SeedWindow.
+	seedWindow time.Duration
 
 	locks lockTable // table id -> its mutex, only while held or awaited
 
@@ -164,6 +171,8 @@ var (
 		tablev1.TableService_BidBank_FullMethodName:      players,
 		tablev1.TableService_RaiseBank_FullMethodName:    players,
 		tablev1.TableService_MoveTopCards_FullMethodName: players,
+		tablev1.TableService_CommitSeed_FullMethodName:   players,
+		tablev1.TableService_RevealSeed_FullMethodName:   players,
 		tablev1.TableService_WatchTable_FullMethodName:   anyone,
 		tablev1.TableService_GetAdvice_FullMethodName:    anyone,
 		tablev1.TableService_GetOdds_FullMethodName:      anyone,
@@ -203,7 +212,10 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if c.RoundRetention == 0 {
 		c.RoundRetention = DefaultRoundRetention
 	}
-	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
+	if c.SeedWindow <= 0 {
+		c.SeedWindow = DefaultSeedWindow
+	}
+	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, seedWindow: c.SeedWindow, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
 		metrics: newTableMetrics(), lobbyScan: maxLobbyScan}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
@@ -377,6 +389,9 @@ type change struct {
 	// private are events for one player only, outside the table's
 	// sequence and subject (reality checks, realitycheck.go).
 	private []*eventsv1.TableEvent
+	// seedsFixed: the shoe's seed commitments were fixed in this change
+	// (seeds.go), which is to be saved though no effect was carried out.
+	seedsFixed bool
 }
 
 // emit adds an event to the change, numbered in the table's sequence.

@@ -1289,6 +1289,12 @@ func (a *applier) settled(c Settled) error {
 
 func (a *applier) shoeOpened(c game.ShoeOpened) error {
 	s := a.s
+	if c.Abandoned {
+		// The shoe is replaced before its first card: the coup goes on.
+		s.ShoeID, s.ShoeNumber = c.ShoeID, c.Number
+		a.Emit("", &eventsv1.ShoeChanged{ShoeId: c.ShoeID, ShoeNumber: c.Number})
+		return nil
+	}
 	if !s.NewShoeDue {
 		return game.Refuse(game.FailedPrecondition, ReasonWrongState, "no new shoe is due")
 	}

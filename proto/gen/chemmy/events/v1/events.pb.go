@@ -252,6 +252,8 @@ type TableEvent struct {
 	//	*TableEvent_ShoeChanged
 	//	*TableEvent_ShoeSeeded
 	//	*TableEvent_RealityCheck
+	//	*TableEvent_SeedCommitmentsFixed
+	//	*TableEvent_ShoeAbandoned
 	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
@@ -589,6 +591,24 @@ func (x *TableEvent) GetRealityCheck() *RealityCheck {
 	return nil
 }
 
+func (x *TableEvent) GetSeedCommitmentsFixed() *SeedCommitmentsFixed {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_SeedCommitmentsFixed); ok {
+			return x.SeedCommitmentsFixed
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetShoeAbandoned() *ShoeAbandoned {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_ShoeAbandoned); ok {
+			return x.ShoeAbandoned
+		}
+	}
+	return nil
+}
+
 func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
 	if x != nil {
 		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
@@ -716,6 +736,14 @@ type TableEvent_RealityCheck struct {
 	RealityCheck *RealityCheck `protobuf:"bytes,37,opt,name=reality_check,json=realityCheck,proto3,oneof"`
 }
 
+type TableEvent_SeedCommitmentsFixed struct {
+	SeedCommitmentsFixed *SeedCommitmentsFixed `protobuf:"bytes,38,opt,name=seed_commitments_fixed,json=seedCommitmentsFixed,proto3,oneof"`
+}
+
+type TableEvent_ShoeAbandoned struct {
+	ShoeAbandoned *ShoeAbandoned `protobuf:"bytes,39,opt,name=shoe_abandoned,json=shoeAbandoned,proto3,oneof"`
+}
+
 type TableEvent_TopCardsMoved struct {
 	// The old baccarat (OLD-*): field numbers 50-59.
 	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
@@ -776,6 +804,10 @@ func (*TableEvent_ShoeChanged) isTableEvent_Payload() {}
 func (*TableEvent_ShoeSeeded) isTableEvent_Payload() {}
 
 func (*TableEvent_RealityCheck) isTableEvent_Payload() {}
+
+func (*TableEvent_SeedCommitmentsFixed) isTableEvent_Payload() {}
+
+func (*TableEvent_ShoeAbandoned) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
@@ -2252,10 +2284,14 @@ type ShoeSeeded struct {
 	// staff shoe cut at random).
 	PlayerIds []string `protobuf:"bytes,4,rep,name=player_ids,json=playerIds,proto3" json:"player_ids,omitempty"`
 	// Where they come from: "table" (the players' seeds the table
-	// collected: SeedShoe), "cutter" (the named cutter's Cut), "none".
-	Source        string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// collected, committed then revealed: SeedShoe), "cutter" (the named
+	// cutter's Cut), "none".
+	Source string `protobuf:"bytes,5,opt,name=source,proto3" json:"source,omitempty"`
+	// Source "table": each seed's commitment, as fixed by
+	// seed_commitments_fixed, by player id (sorted).
+	SeedCommitments []*SeedCommitment `protobuf:"bytes,6,rep,name=seed_commitments,json=seedCommitments,proto3" json:"seed_commitments,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ShoeSeeded) Reset() {
@@ -2323,6 +2359,213 @@ func (x *ShoeSeeded) GetSource() string {
 	return ""
 }
 
+func (x *ShoeSeeded) GetSeedCommitments() []*SeedCommitment {
+	if x != nil {
+		return x.SeedCommitments
+	}
+	return nil
+}
+
+// SeedCommitment is one player's commitment to his seed for a shoe:
+// SHA-256 of the seed (32 bytes).
+type SeedCommitment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId      string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	Commitment    []byte                 `protobuf:"bytes,2,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedCommitment) Reset() {
+	*x = SeedCommitment{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedCommitment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedCommitment) ProtoMessage() {}
+
+func (x *SeedCommitment) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedCommitment.ProtoReflect.Descriptor instead.
+func (*SeedCommitment) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *SeedCommitment) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *SeedCommitment) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+// SeedCommitmentsFixed: the set of the players' seed commitments for the
+// table's shoe is fixed, before any seed is revealed; the table waits for
+// each of those players' RevealSeed until reveal_deadline (see "Player
+// seeds" on chemmy.table.v1.TableService). At most one per shoe.
+type SeedCommitmentsFixed struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId     string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	ShoeNumber int32                  `protobuf:"varint,2,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	// Every commitment, by player id (sorted).
+	SeedCommitments []*SeedCommitment      `protobuf:"bytes,3,rep,name=seed_commitments,json=seedCommitments,proto3" json:"seed_commitments,omitempty"`
+	RevealDeadline  *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=reveal_deadline,json=revealDeadline,proto3" json:"reveal_deadline,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *SeedCommitmentsFixed) Reset() {
+	*x = SeedCommitmentsFixed{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedCommitmentsFixed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedCommitmentsFixed) ProtoMessage() {}
+
+func (x *SeedCommitmentsFixed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedCommitmentsFixed.ProtoReflect.Descriptor instead.
+func (*SeedCommitmentsFixed) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SeedCommitmentsFixed) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *SeedCommitmentsFixed) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
+func (x *SeedCommitmentsFixed) GetSeedCommitments() []*SeedCommitment {
+	if x != nil {
+		return x.SeedCommitments
+	}
+	return nil
+}
+
+func (x *SeedCommitmentsFixed) GetRevealDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevealDeadline
+	}
+	return nil
+}
+
+// ShoeAbandoned: a committed seed was not revealed in time, so the
+// table's shoe is closed before its first card, unused (its reveal is
+// public), and a new shoe with a new commitment round replaces it. The
+// players named are refused seeds at this table from then on.
+type ShoeAbandoned struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId     string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	ShoeNumber int32                  `protobuf:"varint,2,opt,name=shoe_number,json=shoeNumber,proto3" json:"shoe_number,omitempty"`
+	// Who committed and did not reveal, sorted.
+	WithheldPlayerIds []string `protobuf:"bytes,3,rep,name=withheld_player_ids,json=withheldPlayerIds,proto3" json:"withheld_player_ids,omitempty"`
+	Reason            string   `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *ShoeAbandoned) Reset() {
+	*x = ShoeAbandoned{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShoeAbandoned) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShoeAbandoned) ProtoMessage() {}
+
+func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShoeAbandoned.ProtoReflect.Descriptor instead.
+func (*ShoeAbandoned) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ShoeAbandoned) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *ShoeAbandoned) GetShoeNumber() int32 {
+	if x != nil {
+		return x.ShoeNumber
+	}
+	return 0
+}
+
+func (x *ShoeAbandoned) GetWithheldPlayerIds() []string {
+	if x != nil {
+		return x.WithheldPlayerIds
+	}
+	return nil
+}
+
+func (x *ShoeAbandoned) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // PlayerLeft: a player left his seat.
 type PlayerLeft struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2334,7 +2577,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2346,7 +2589,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2359,7 +2602,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2391,7 +2634,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2646,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2659,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2454,7 +2697,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2709,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2722,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2513,7 +2756,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2768,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2781,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2559,7 +2802,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2571,7 +2814,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2584,7 +2827,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -2606,7 +2849,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2618,7 +2861,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2631,7 +2874,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -2661,7 +2904,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +2916,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +2929,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2720,7 +2963,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2975,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2988,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -2789,7 +3032,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2801,7 +3044,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2814,7 +3057,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -2835,7 +3078,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xde\x11\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x13\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -2879,7 +3122,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\fshoe_changed\x18# \x01(\v2\x1d.chemmy.events.v1.ShoeChangedH\x00R\vshoeChanged\x12?\n" +
 	"\vshoe_seeded\x18$ \x01(\v2\x1c.chemmy.events.v1.ShoeSeededH\x00R\n" +
 	"shoeSeeded\x12E\n" +
-	"\rreality_check\x18% \x01(\v2\x1e.chemmy.events.v1.RealityCheckH\x00R\frealityCheck\x12I\n" +
+	"\rreality_check\x18% \x01(\v2\x1e.chemmy.events.v1.RealityCheckH\x00R\frealityCheck\x12^\n" +
+	"\x16seed_commitments_fixed\x18& \x01(\v2&.chemmy.events.v1.SeedCommitmentsFixedH\x00R\x14seedCommitmentsFixed\x12H\n" +
+	"\x0eshoe_abandoned\x18' \x01(\v2\x1f.chemmy.events.v1.ShoeAbandonedH\x00R\rshoeAbandoned\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
 	"\apayload\"\xca\x02\n" +
 	"\fRealityCheck\x12\x1b\n" +
@@ -2996,7 +3241,7 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vShoeChanged\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
 	"\vshoe_number\x18\x02 \x01(\x05R\n" +
-	"shoeNumber\"\x9d\x01\n" +
+	"shoeNumber\"\xea\x01\n" +
 	"\n" +
 	"ShoeSeeded\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
@@ -3007,7 +3252,25 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"commitment\x12\x1d\n" +
 	"\n" +
 	"player_ids\x18\x04 \x03(\tR\tplayerIds\x12\x16\n" +
-	"\x06source\x18\x05 \x01(\tR\x06source\"J\n" +
+	"\x06source\x18\x05 \x01(\tR\x06source\x12K\n" +
+	"\x10seed_commitments\x18\x06 \x03(\v2 .chemmy.events.v1.SeedCommitmentR\x0fseedCommitments\"M\n" +
+	"\x0eSeedCommitment\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x02 \x01(\fR\n" +
+	"commitment\"\xe2\x01\n" +
+	"\x14SeedCommitmentsFixed\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
+	"\vshoe_number\x18\x02 \x01(\x05R\n" +
+	"shoeNumber\x12K\n" +
+	"\x10seed_commitments\x18\x03 \x03(\v2 .chemmy.events.v1.SeedCommitmentR\x0fseedCommitments\x12C\n" +
+	"\x0freveal_deadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0erevealDeadline\"\x91\x01\n" +
+	"\rShoeAbandoned\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
+	"\vshoe_number\x18\x02 \x01(\x05R\n" +
+	"shoeNumber\x12.\n" +
+	"\x13withheld_player_ids\x18\x03 \x03(\tR\x11withheldPlayerIds\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"J\n" +
 	"\n" +
 	"PlayerLeft\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1f\n" +
@@ -3075,7 +3338,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -3102,21 +3365,24 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*BettingClosed)(nil),         // 22: chemmy.events.v1.BettingClosed
 	(*ShoeChanged)(nil),           // 23: chemmy.events.v1.ShoeChanged
 	(*ShoeSeeded)(nil),            // 24: chemmy.events.v1.ShoeSeeded
-	(*PlayerLeft)(nil),            // 25: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 26: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 27: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 28: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 29: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 30: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 31: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 32: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 33: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 34: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 35: google.protobuf.Any
-	(*v1.Card)(nil),               // 36: chemmy.shoe.v1.Card
+	(*SeedCommitment)(nil),        // 25: chemmy.events.v1.SeedCommitment
+	(*SeedCommitmentsFixed)(nil),  // 26: chemmy.events.v1.SeedCommitmentsFixed
+	(*ShoeAbandoned)(nil),         // 27: chemmy.events.v1.ShoeAbandoned
+	(*PlayerLeft)(nil),            // 28: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 29: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 30: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 31: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 32: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 33: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 34: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 35: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 36: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 38: google.protobuf.Any
+	(*v1.Card)(nil),               // 39: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	34, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	37, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	5,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	8,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	9,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -3130,14 +3396,14 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	18, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
 	20, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	14, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	25, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	26, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	27, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	28, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	29, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	30, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	31, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	32, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	28, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	29, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	30, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	31, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	32, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	33, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	34, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	35, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
 	7,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
 	6,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
 	21, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
@@ -3145,30 +3411,35 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	23, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
 	24, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
 	4,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
-	33, // 29: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	34, // 30: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
-	35, // 31: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	35, // 32: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	2,  // 33: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 34: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	36, // 35: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 36: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	36, // 37: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 38: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 39: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	36, // 40: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	36, // 41: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	19, // 42: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 43: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	36, // 44: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 45: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 46: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	34, // 47: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	48, // [48:48] is the sub-list for method output_type
-	48, // [48:48] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	26, // 29: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
+	27, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
+	36, // 31: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	37, // 32: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
+	38, // 33: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	38, // 34: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	2,  // 35: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 36: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	39, // 37: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 38: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	39, // 39: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 40: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 41: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	39, // 42: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	39, // 43: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	19, // 44: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 45: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	39, // 46: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 47: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 48: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	37, // 49: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	25, // 50: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	25, // 51: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	37, // 52: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -3205,6 +3476,8 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_ShoeChanged)(nil),
 		(*TableEvent_ShoeSeeded)(nil),
 		(*TableEvent_RealityCheck)(nil),
+		(*TableEvent_SeedCommitmentsFixed)(nil),
+		(*TableEvent_ShoeAbandoned)(nil),
 		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
@@ -3213,7 +3486,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   31,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

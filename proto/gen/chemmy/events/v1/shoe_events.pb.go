@@ -225,8 +225,11 @@ type ShoeOpened struct {
 	// As chemmy.shoe.v1.Shoe: the shoe waits for its table's player seeds
 	// (SeedShoe); its order is fixed then, after this commitment.
 	AwaitPlayerSeeds bool `protobuf:"varint,14,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// As chemmy.shoe.v1.Shoe.burn: the burn count announced (3 or 4), 0
+	// with BURN_MODE_BY_FIRST_CARD or a certification shoe.
+	Burn          int32 `protobuf:"varint,15,opt,name=burn,proto3" json:"burn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShoeOpened) Reset() {
@@ -355,6 +358,13 @@ func (x *ShoeOpened) GetAwaitPlayerSeeds() bool {
 		return x.AwaitPlayerSeeds
 	}
 	return false
+}
+
+func (x *ShoeOpened) GetBurn() int32 {
+	if x != nil {
+		return x.Burn
+	}
+	return 0
 }
 
 // CardsBurned: the shoe was cut and the burn cards shown and discarded
@@ -743,7 +753,7 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"shoeClosed\x12Q\n" +
 	"\x0ftop_cards_moved\x18\x0e \x01(\v2'.chemmy.events.v1.TopCardsMovedToBottomH\x00R\rtopCardsMoved\x12B\n" +
 	"\fshoe_claimed\x18\x0f \x01(\v2\x1d.chemmy.events.v1.ShoeClaimedH\x00R\vshoeClaimedB\t\n" +
-	"\apayload\"\xad\x04\n" +
+	"\apayload\"\xc1\x04\n" +
 	"\n" +
 	"ShoeOpened\x12\x1e\n" +
 	"\n" +
@@ -764,7 +774,8 @@ const file_chemmy_events_v1_shoe_events_proto_rawDesc = "" +
 	"\x0eowned_by_table\x18\f \x01(\bR\fownedByTable\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\r \x01(\tR\tcreatedBy\x12,\n" +
-	"\x12await_player_seeds\x18\x0e \x01(\bR\x10awaitPlayerSeeds\"\x8d\x02\n" +
+	"\x12await_player_seeds\x18\x0e \x01(\bR\x10awaitPlayerSeeds\x12\x12\n" +
+	"\x04burn\x18\x0f \x01(\x05R\x04burn\"\x8d\x02\n" +
 	"\vCardsBurned\x12!\n" +
 	"\fcut_position\x18\x01 \x01(\x05R\vcutPosition\x12\x1d\n" +
 	"\n" +

@@ -751,8 +751,12 @@ type Shoe struct {
 	// Created with await_player_seeds: the shoe's player seeds come from its
 	// table (SeedShoe); AWAITING_SEEDS until then.
 	AwaitPlayerSeeds bool `protobuf:"varint,35,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The burn announced when the shoe opened (SHOE-BURN): with
+	// BURN_MODE_COUNT the number of cards burned after the cut, 3 or 4;
+	// 0 with BURN_MODE_BY_FIRST_CARD and for a certification shoe.
+	Burn          int32 `protobuf:"varint,36,opt,name=burn,proto3" json:"burn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Shoe) Reset() {
@@ -1028,6 +1032,13 @@ func (x *Shoe) GetAwaitPlayerSeeds() bool {
 		return x.AwaitPlayerSeeds
 	}
 	return false
+}
+
+func (x *Shoe) GetBurn() int32 {
+	if x != nil {
+		return x.Burn
+	}
+	return 0
 }
 
 // CreateShoeRequest asks for a freshly shuffled shoe.
@@ -2079,8 +2090,13 @@ type ShoeReveal struct {
 	MovedBy string `protobuf:"bytes,18,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
 	// Who gave each of player_seeds (Shoe.player_seed_player_ids).
 	PlayerSeedPlayerIds []string `protobuf:"bytes,19,rep,name=player_seed_player_ids,json=playerSeedPlayerIds,proto3" json:"player_seed_player_ids,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The burn announced when the shoe opened (Shoe.burn, shoe_opened): with
+	// BURN_MODE_COUNT exactly this many cards are burned; `chemmy verify`
+	// holds the reveal to it, and with -burn to what the table announced
+	// (its house rules).
+	Burn          int32 `protobuf:"varint,20,opt,name=burn,proto3" json:"burn,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShoeReveal) Reset() {
@@ -2244,6 +2260,13 @@ func (x *ShoeReveal) GetPlayerSeedPlayerIds() []string {
 		return x.PlayerSeedPlayerIds
 	}
 	return nil
+}
+
+func (x *ShoeReveal) GetBurn() int32 {
+	if x != nil {
+		return x.Burn
+	}
+	return 0
 }
 
 // ListCardFatesRequest names a shoe or a coup (exactly one).
@@ -2864,7 +2887,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
-	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xc2\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xd6\n" +
 	"\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
@@ -2912,7 +2935,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\tclosed_by\x18  \x01(\tR\bclosedBy\x12$\n" +
 	"\x0eclosed_by_role\x18! \x01(\tR\fclosedByRole\x123\n" +
 	"\x16player_seed_player_ids\x18\" \x03(\tR\x13playerSeedPlayerIds\x12,\n" +
-	"\x12await_player_seeds\x18# \x01(\bR\x10awaitPlayerSeeds\"\xc1\x03\n" +
+	"\x12await_player_seeds\x18# \x01(\bR\x10awaitPlayerSeeds\x12\x12\n" +
+	"\x04burn\x18$ \x01(\x05R\x04burn\"\xc1\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -2982,7 +3006,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x14GetShoeRevealRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\"K\n" +
 	"\x15GetShoeRevealResponse\x122\n" +
-	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\xf9\x04\n" +
+	"\x06reveal\x18\x01 \x01(\v2\x1a.chemmy.shoe.v1.ShoeRevealR\x06reveal\"\x8d\x05\n" +
 	"\n" +
 	"ShoeReveal\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x14\n" +
@@ -3010,7 +3034,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\fplayer_seeds\x18\x10 \x03(\tR\vplayerSeeds\x12&\n" +
 	"\x0fmoved_to_bottom\x18\x11 \x01(\x05R\rmovedToBottom\x12\x19\n" +
 	"\bmoved_by\x18\x12 \x01(\tR\amovedBy\x123\n" +
-	"\x16player_seed_player_ids\x18\x13 \x03(\tR\x13playerSeedPlayerIds\"H\n" +
+	"\x16player_seed_player_ids\x18\x13 \x03(\tR\x13playerSeedPlayerIds\x12\x12\n" +
+	"\x04burn\x18\x14 \x01(\x05R\x04burn\"H\n" +
 	"\x14ListCardFatesRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x17\n" +
 	"\acoup_id\x18\x02 \x01(\tR\x06coupId\"G\n" +

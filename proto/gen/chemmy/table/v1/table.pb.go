@@ -130,6 +130,25 @@ const (
 	// Seamless wallet mode: the operator's wallet did not answer the debit
 	// (UNAVAILABLE): it is rolled back, nothing stands; retry.
 	ErrorReason_ERROR_REASON_OPERATOR_UNAVAILABLE ErrorReason = 41
+	// A plain player_seed was given where the seed protocol takes only a
+	// commitment (see "Player seeds"): give seed_commitment, then
+	// RevealSeed.
+	ErrorReason_ERROR_REASON_SEED_COMMITMENT_REQUIRED ErrorReason = 42
+	// The shoe takes no seed commitment now.
+	ErrorReason_ERROR_REASON_SEEDS_NOT_COLLECTING ErrorReason = 43
+	// 16 players have committed a seed to this shoe (RESOURCE_EXHAUSTED).
+	ErrorReason_ERROR_REASON_SEEDS_FULL ErrorReason = 44
+	// The player withheld a committed seed at this table: no seed of his is
+	// taken there again.
+	ErrorReason_ERROR_REASON_SEED_WITHHELD ErrorReason = 45
+	// The player committed another seed to this shoe (ALREADY_EXISTS).
+	ErrorReason_ERROR_REASON_SEED_ALREADY_COMMITTED ErrorReason = 46
+	// The revealed seed does not hash to the player's commitment.
+	ErrorReason_ERROR_REASON_SEED_MISMATCH ErrorReason = 47
+	// The shoe does not wait for seeds to be revealed.
+	ErrorReason_ERROR_REASON_NOT_REVEALING ErrorReason = 48
+	// The player committed no seed to this shoe.
+	ErrorReason_ERROR_REASON_SEED_NOT_COMMITTED ErrorReason = 49
 )
 
 // Enum value maps for ErrorReason.
@@ -177,50 +196,66 @@ var (
 		39: "ERROR_REASON_ROUND_IN_PLAY",
 		40: "ERROR_REASON_OPERATOR_REFUSED",
 		41: "ERROR_REASON_OPERATOR_UNAVAILABLE",
+		42: "ERROR_REASON_SEED_COMMITMENT_REQUIRED",
+		43: "ERROR_REASON_SEEDS_NOT_COLLECTING",
+		44: "ERROR_REASON_SEEDS_FULL",
+		45: "ERROR_REASON_SEED_WITHHELD",
+		46: "ERROR_REASON_SEED_ALREADY_COMMITTED",
+		47: "ERROR_REASON_SEED_MISMATCH",
+		48: "ERROR_REASON_NOT_REVEALING",
+		49: "ERROR_REASON_SEED_NOT_COMMITTED",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":            0,
-		"ERROR_REASON_INVALID_ARGUMENT":       1,
-		"ERROR_REASON_INVALID_HOUSE_RULE":     2,
-		"ERROR_REASON_HOUSE_RULE_UNSUPPORTED": 3,
-		"ERROR_REASON_TABLE_NOT_FOUND":        4,
-		"ERROR_REASON_ALREADY_SEATED":         5,
-		"ERROR_REASON_TABLE_FULL":             6,
-		"ERROR_REASON_NOT_SEATED":             7,
-		"ERROR_REASON_NOT_YOUR_TURN":          8,
-		"ERROR_REASON_BET_EXCEEDS_BANK":       9,
-		"ERROR_REASON_BANK_BELOW_MINIMUM":     10,
-		"ERROR_REASON_WRONG_STATE":            11,
-		"ERROR_REASON_INSUFFICIENT_FUNDS":     12,
-		"ERROR_REASON_BANKER_CANNOT_BET":      13,
-		"ERROR_REASON_NOT_BANKER":             14,
-		"ERROR_REASON_NOT_YOURSELF":           15,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":       16,
-		"ERROR_REASON_UNAUTHENTICATED":        17,
-		"ERROR_REASON_REQUEST_ID_REUSED":      18,
-		"ERROR_REASON_DEPENDENCY_UNAVAILABLE": 19,
-		"ERROR_REASON_INVALID_AMOUNT":         20,
-		"ERROR_REASON_ODDS_UNAVAILABLE":       21,
-		"ERROR_REASON_BID_TOO_LOW":            22,
-		"ERROR_REASON_HOUSE_LIMIT_REACHED":    23,
-		"ERROR_REASON_REQUEST_ABANDONED":      24,
-		"ERROR_REASON_ASSERTION_INVALID":      25,
-		"ERROR_REASON_ASSERTION_EXPIRED":      26,
-		"ERROR_REASON_PEER_NOT_ALLOWED":       27,
-		"ERROR_REASON_COUP_NOT_IN_PLAY":       28,
-		"ERROR_REASON_CERTIFICATION_TABLE":    29,
-		"ERROR_REASON_SHOE_NOT_FOUND":         30,
-		"ERROR_REASON_DEPENDENCY_REFUSED":     31,
-		"ERROR_REASON_TABLE_CLOSED":           32,
-		"ERROR_REASON_SHOE_UNUSABLE":          33,
-		"ERROR_REASON_WRONG_VARIANT":          34,
-		"ERROR_REASON_BET_OUT_OF_LIMITS":      35,
-		"ERROR_REASON_SPOT_NOT_OFFERED":       36,
-		"ERROR_REASON_ROUND_NOT_FOUND":        37,
-		"ERROR_REASON_NOT_YOUR_ROUND":         38,
-		"ERROR_REASON_ROUND_IN_PLAY":          39,
-		"ERROR_REASON_OPERATOR_REFUSED":       40,
-		"ERROR_REASON_OPERATOR_UNAVAILABLE":   41,
+		"ERROR_REASON_UNSPECIFIED":              0,
+		"ERROR_REASON_INVALID_ARGUMENT":         1,
+		"ERROR_REASON_INVALID_HOUSE_RULE":       2,
+		"ERROR_REASON_HOUSE_RULE_UNSUPPORTED":   3,
+		"ERROR_REASON_TABLE_NOT_FOUND":          4,
+		"ERROR_REASON_ALREADY_SEATED":           5,
+		"ERROR_REASON_TABLE_FULL":               6,
+		"ERROR_REASON_NOT_SEATED":               7,
+		"ERROR_REASON_NOT_YOUR_TURN":            8,
+		"ERROR_REASON_BET_EXCEEDS_BANK":         9,
+		"ERROR_REASON_BANK_BELOW_MINIMUM":       10,
+		"ERROR_REASON_WRONG_STATE":              11,
+		"ERROR_REASON_INSUFFICIENT_FUNDS":       12,
+		"ERROR_REASON_BANKER_CANNOT_BET":        13,
+		"ERROR_REASON_NOT_BANKER":               14,
+		"ERROR_REASON_NOT_YOURSELF":             15,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":         16,
+		"ERROR_REASON_UNAUTHENTICATED":          17,
+		"ERROR_REASON_REQUEST_ID_REUSED":        18,
+		"ERROR_REASON_DEPENDENCY_UNAVAILABLE":   19,
+		"ERROR_REASON_INVALID_AMOUNT":           20,
+		"ERROR_REASON_ODDS_UNAVAILABLE":         21,
+		"ERROR_REASON_BID_TOO_LOW":              22,
+		"ERROR_REASON_HOUSE_LIMIT_REACHED":      23,
+		"ERROR_REASON_REQUEST_ABANDONED":        24,
+		"ERROR_REASON_ASSERTION_INVALID":        25,
+		"ERROR_REASON_ASSERTION_EXPIRED":        26,
+		"ERROR_REASON_PEER_NOT_ALLOWED":         27,
+		"ERROR_REASON_COUP_NOT_IN_PLAY":         28,
+		"ERROR_REASON_CERTIFICATION_TABLE":      29,
+		"ERROR_REASON_SHOE_NOT_FOUND":           30,
+		"ERROR_REASON_DEPENDENCY_REFUSED":       31,
+		"ERROR_REASON_TABLE_CLOSED":             32,
+		"ERROR_REASON_SHOE_UNUSABLE":            33,
+		"ERROR_REASON_WRONG_VARIANT":            34,
+		"ERROR_REASON_BET_OUT_OF_LIMITS":        35,
+		"ERROR_REASON_SPOT_NOT_OFFERED":         36,
+		"ERROR_REASON_ROUND_NOT_FOUND":          37,
+		"ERROR_REASON_NOT_YOUR_ROUND":           38,
+		"ERROR_REASON_ROUND_IN_PLAY":            39,
+		"ERROR_REASON_OPERATOR_REFUSED":         40,
+		"ERROR_REASON_OPERATOR_UNAVAILABLE":     41,
+		"ERROR_REASON_SEED_COMMITMENT_REQUIRED": 42,
+		"ERROR_REASON_SEEDS_NOT_COLLECTING":     43,
+		"ERROR_REASON_SEEDS_FULL":               44,
+		"ERROR_REASON_SEED_WITHHELD":            45,
+		"ERROR_REASON_SEED_ALREADY_COMMITTED":   46,
+		"ERROR_REASON_SEED_MISMATCH":            47,
+		"ERROR_REASON_NOT_REVEALING":            48,
+		"ERROR_REASON_SEED_NOT_COMMITTED":       49,
 	}
 )
 
@@ -2813,20 +2848,23 @@ func (x *Table) GetCurrencyCode() string {
 	return ""
 }
 
-// ShoeEntropy is the state of a table's current shoe's player seeds.
+// ShoeEntropy is the state of a table's current shoe's player seeds (see
+// "Player seeds" on TableService). The same for every viewer: whose
+// commitments and seeds, never a seed.
 type ShoeEntropy struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// SHA-256 of the shoe's secret server seed, published when the shoe
-	// opened, before any player seed (Shoe.commitment): note it before you
-	// give a seed, and give it to `chemmy verify -commitment`. Empty for a
-	// certification shoe (a prepared order, no seeds).
+	// opened, before any player's commitment (Shoe.commitment): note it
+	// before you commit, and give it to `chemmy verify -commitment`. Empty
+	// for a certification shoe (a prepared order, no seeds).
 	Commitment []byte `protobuf:"bytes,1,opt,name=commitment,proto3" json:"commitment,omitempty"`
-	// True while the table takes player seeds for this shoe (player_seed of
-	// JoinTable, PlaceBet, CallBanco): from the shoe's opening until its
-	// order is fixed, just before its first card.
+	// True while the table takes seed commitments for this shoe
+	// (seed_commitment of JoinTable, PlaceBet, CallBanco; CommitSeed): from
+	// the shoe's opening until its commitments are fixed, just before its
+	// first card.
 	Collecting bool `protobuf:"varint,2,opt,name=collecting,proto3" json:"collecting,omitempty"`
-	// While collecting: the players whose seed the table holds, sorted.
-	// Once seeded: the players whose seeds are mixed into the shoe
+	// Before the shoe is seeded: the players who committed, sorted. Once
+	// seeded: the players whose seeds are mixed into the shoe
 	// (Shoe.player_seed_player_ids), sorted.
 	PlayerIds []string `protobuf:"bytes,3,rep,name=player_ids,json=playerIds,proto3" json:"player_ids,omitempty"`
 	// The shoe's order is fixed (seeded, cut by its cutter, or a shoe the
@@ -2837,8 +2875,27 @@ type ShoeEntropy struct {
 	// House rule shoe_cut_by_player: the named cutter gives the shoe's
 	// player seed with his Cut; the table collects none.
 	CutterPlayerId string `protobuf:"bytes,6,opt,name=cutter_player_id,json=cutterPlayerId,proto3" json:"cutter_player_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Every player's commitment (SHA-256 of his seed), by player id: public
+	// from when it is given. Once seeded: the commitments of the seeds in
+	// the shoe.
+	Commitments []*v11.SeedCommitment `protobuf:"bytes,7,rep,name=commitments,proto3" json:"commitments,omitempty"`
+	// The commitments are fixed (event seed_commitments_fixed) and the
+	// table waits for each committed player's RevealSeed until
+	// reveal_deadline.
+	Revealing bool `protobuf:"varint,8,opt,name=revealing,proto3" json:"revealing,omitempty"`
+	// While revealing: when a missing seed abandons the shoe.
+	RevealDeadline *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=reveal_deadline,json=revealDeadline,proto3" json:"reveal_deadline,omitempty"`
+	// While revealing: the players whose seed is in, sorted.
+	RevealedPlayerIds []string `protobuf:"bytes,10,rep,name=revealed_player_ids,json=revealedPlayerIds,proto3" json:"revealed_player_ids,omitempty"`
+	// After an abandoned shoe, while collecting: the new shoe's commitment
+	// round ends then (CommitSeed); unset otherwise (the round ends at the
+	// first card).
+	CommitDeadline *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=commit_deadline,json=commitDeadline,proto3" json:"commit_deadline,omitempty"`
+	// The players who withheld a committed seed at this table: no seed of
+	// theirs is taken here again (SEED_WITHHELD), sorted.
+	WithheldPlayerIds []string `protobuf:"bytes,12,rep,name=withheld_player_ids,json=withheldPlayerIds,proto3" json:"withheld_player_ids,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ShoeEntropy) Reset() {
@@ -2911,6 +2968,48 @@ func (x *ShoeEntropy) GetCutterPlayerId() string {
 		return x.CutterPlayerId
 	}
 	return ""
+}
+
+func (x *ShoeEntropy) GetCommitments() []*v11.SeedCommitment {
+	if x != nil {
+		return x.Commitments
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetRevealing() bool {
+	if x != nil {
+		return x.Revealing
+	}
+	return false
+}
+
+func (x *ShoeEntropy) GetRevealDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevealDeadline
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetRevealedPlayerIds() []string {
+	if x != nil {
+		return x.RevealedPlayerIds
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetCommitDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CommitDeadline
+	}
+	return nil
+}
+
+func (x *ShoeEntropy) GetWithheldPlayerIds() []string {
+	if x != nil {
+		return x.WithheldPlayerIds
+	}
+	return nil
 }
 
 // CreateTableRequest opens a table.
@@ -3344,12 +3443,18 @@ type JoinTableRequest struct {
 	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
 	// Baccarat banque: the side to sit on, RIGHT or LEFT (required there).
 	Side BanqueSide `protobuf:"varint,4,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
-	// Optional, up to 256 bytes: the player's seed for the table's shoe,
-	// taken while Table.shoe_entropy.collecting (see "Player seeds" on
-	// TableService); ignored otherwise.
-	PlayerSeed    string `protobuf:"bytes,5,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Deprecated: a plain seed is refused (INVALID_ARGUMENT
+	// SEED_COMMITMENT_REQUIRED); give seed_commitment and reveal the seed
+	// with RevealSeed (see "Player seeds" on TableService).
+	//
+	// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
+	PlayerSeed string `protobuf:"bytes,5,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
+	// Optional: SHA-256 of the player's secret seed for the table's shoe
+	// (32 bytes), taken while Table.shoe_entropy.collecting, as CommitSeed
+	// (same errors; a refused commitment refuses the call).
+	SeedCommitment []byte `protobuf:"bytes,6,opt,name=seed_commitment,json=seedCommitment,proto3" json:"seed_commitment,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JoinTableRequest) Reset() {
@@ -3410,11 +3515,19 @@ func (x *JoinTableRequest) GetSide() BanqueSide {
 	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
 }
 
+// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
 func (x *JoinTableRequest) GetPlayerSeed() string {
 	if x != nil {
 		return x.PlayerSeed
 	}
 	return ""
+}
+
+func (x *JoinTableRequest) GetSeedCommitment() []byte {
+	if x != nil {
+		return x.SeedCommitment
+	}
+	return nil
 }
 
 // JoinTableResponse holds the table and the seat taken.
@@ -3715,13 +3828,18 @@ type PlaceBetRequest struct {
 	// Baccarat banque: the table bet on, RIGHT, LEFT or CHEVAL (required
 	// there; BQ-BETS, BQ-CHEVAL), in the punter's betting turn.
 	Side BanqueSide `protobuf:"varint,7,opt,name=side,proto3,enum=chemmy.table.v1.BanqueSide" json:"side,omitempty"`
-	// Optional, up to 256 bytes: the punter's seed for the table's shoe,
-	// taken with the bet while Table.shoe_entropy.collecting (the betting
-	// of a shoe's first coup; see "Player seeds" on TableService); ignored
-	// otherwise.
-	PlayerSeed    string `protobuf:"bytes,8,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Deprecated: a plain seed is refused (INVALID_ARGUMENT
+	// SEED_COMMITMENT_REQUIRED); see seed_commitment.
+	//
+	// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
+	PlayerSeed string `protobuf:"bytes,8,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
+	// Optional: SHA-256 of the punter's secret seed for the table's shoe (32
+	// bytes), taken with the bet while Table.shoe_entropy.collecting, as
+	// CommitSeed (same errors; a refused commitment refuses the bet and
+	// holds nothing).
+	SeedCommitment []byte `protobuf:"bytes,9,opt,name=seed_commitment,json=seedCommitment,proto3" json:"seed_commitment,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PlaceBetRequest) Reset() {
@@ -3803,11 +3921,19 @@ func (x *PlaceBetRequest) GetSide() BanqueSide {
 	return BanqueSide_BANQUE_SIDE_UNSPECIFIED
 }
 
+// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
 func (x *PlaceBetRequest) GetPlayerSeed() string {
 	if x != nil {
 		return x.PlayerSeed
 	}
 	return ""
+}
+
+func (x *PlaceBetRequest) GetSeedCommitment() []byte {
+	if x != nil {
+		return x.SeedCommitment
+	}
+	return nil
 }
 
 // PlaceBetResponse holds the table.
@@ -3967,10 +4093,14 @@ type CallBancoRequest struct {
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	TableId   string                 `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	PlayerId  string                 `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
-	// Optional: as PlaceBetRequest.player_seed.
-	PlayerSeed    string `protobuf:"bytes,4,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Deprecated: refused, as PlaceBetRequest.player_seed.
+	//
+	// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
+	PlayerSeed string `protobuf:"bytes,4,opt,name=player_seed,json=playerSeed,proto3" json:"player_seed,omitempty"`
+	// Optional: as PlaceBetRequest.seed_commitment.
+	SeedCommitment []byte `protobuf:"bytes,5,opt,name=seed_commitment,json=seedCommitment,proto3" json:"seed_commitment,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CallBancoRequest) Reset() {
@@ -4024,11 +4154,19 @@ func (x *CallBancoRequest) GetPlayerId() string {
 	return ""
 }
 
+// Deprecated: Marked as deprecated in chemmy/table/v1/table.proto.
 func (x *CallBancoRequest) GetPlayerSeed() string {
 	if x != nil {
 		return x.PlayerSeed
 	}
 	return ""
+}
+
+func (x *CallBancoRequest) GetSeedCommitment() []byte {
+	if x != nil {
+		return x.SeedCommitment
+	}
+	return nil
 }
 
 // CallBancoResponse holds the table.
@@ -7038,6 +7176,240 @@ func (x *GetRoundResponse) GetTransfers() []*RoundTransfer {
 	return nil
 }
 
+// CommitSeedRequest commits a player to his seed for the table's current
+// shoe.
+type CommitSeedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required; up to 128 bytes (idempotency key).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// SHA-256 of his secret seed (16 to 256 bytes): 32 bytes.
+	Commitment    []byte `protobuf:"bytes,4,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitSeedRequest) Reset() {
+	*x = CommitSeedRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitSeedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitSeedRequest) ProtoMessage() {}
+
+func (x *CommitSeedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitSeedRequest.ProtoReflect.Descriptor instead.
+func (*CommitSeedRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *CommitSeedRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CommitSeedRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *CommitSeedRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *CommitSeedRequest) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+// CommitSeedResponse holds the table after the commitment.
+type CommitSeedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CommitSeedResponse) Reset() {
+	*x = CommitSeedResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CommitSeedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CommitSeedResponse) ProtoMessage() {}
+
+func (x *CommitSeedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CommitSeedResponse.ProtoReflect.Descriptor instead.
+func (*CommitSeedResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *CommitSeedResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+// RevealSeedRequest reveals a committed player's seed.
+type RevealSeedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required; up to 128 bytes (idempotency key).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The seed whose SHA-256 he committed: 16 to 256 bytes.
+	Seed          string `protobuf:"bytes,4,opt,name=seed,proto3" json:"seed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevealSeedRequest) Reset() {
+	*x = RevealSeedRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevealSeedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevealSeedRequest) ProtoMessage() {}
+
+func (x *RevealSeedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevealSeedRequest.ProtoReflect.Descriptor instead.
+func (*RevealSeedRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *RevealSeedRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RevealSeedRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *RevealSeedRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *RevealSeedRequest) GetSeed() string {
+	if x != nil {
+		return x.Seed
+	}
+	return ""
+}
+
+// RevealSeedResponse holds the table after the reveal (seeded and the coup
+// gone on, when it was the last seed).
+type RevealSeedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevealSeedResponse) Reset() {
+	*x = RevealSeedResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevealSeedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevealSeedResponse) ProtoMessage() {}
+
+func (x *RevealSeedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevealSeedResponse.ProtoReflect.Descriptor instead.
+func (*RevealSeedResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *RevealSeedResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 var File_chemmy_table_v1_table_proto protoreflect.FileDescriptor
 
 const file_chemmy_table_v1_table_proto_rawDesc = "" +
@@ -7231,7 +7603,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
 	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
 	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\x12#\n" +
-	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\"\xd5\x01\n" +
+	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
 	"commitment\x18\x01 \x01(\fR\n" +
@@ -7243,7 +7615,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"player_ids\x18\x03 \x03(\tR\tplayerIds\x12\x16\n" +
 	"\x06seeded\x18\x04 \x01(\bR\x06seeded\x12%\n" +
 	"\x0eplayer_entropy\x18\x05 \x01(\bR\rplayerEntropy\x12(\n" +
-	"\x10cutter_player_id\x18\x06 \x01(\tR\x0ecutterPlayerId\"\xc3\x03\n" +
+	"\x10cutter_player_id\x18\x06 \x01(\tR\x0ecutterPlayerId\x12B\n" +
+	"\vcommitments\x18\a \x03(\v2 .chemmy.events.v1.SeedCommitmentR\vcommitments\x12\x1c\n" +
+	"\trevealing\x18\b \x01(\bR\trevealing\x12C\n" +
+	"\x0freveal_deadline\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0erevealDeadline\x12.\n" +
+	"\x13revealed_player_ids\x18\n" +
+	" \x03(\tR\x11revealedPlayerIds\x12C\n" +
+	"\x0fcommit_deadline\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\x0ecommitDeadline\x12.\n" +
+	"\x13withheld_player_ids\x18\f \x03(\tR\x11withheldPlayerIds\"\xc3\x03\n" +
 	"\x12CreateTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12<\n" +
@@ -7274,15 +7653,16 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x12ListTablesResponse\x12.\n" +
 	"\x06tables\x18\x01 \x03(\v2\x16.chemmy.table.v1.TableR\x06tables\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12 \n" +
-	"\vunreachable\x18\x03 \x03(\tR\vunreachable\"\xbb\x01\n" +
+	"\vunreachable\x18\x03 \x03(\tR\vunreachable\"\xe8\x01\n" +
 	"\x10JoinTableRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12/\n" +
-	"\x04side\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1f\n" +
-	"\vplayer_seed\x18\x05 \x01(\tR\n" +
-	"playerSeed\"b\n" +
+	"\x04side\x18\x04 \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12#\n" +
+	"\vplayer_seed\x18\x05 \x01(\tB\x02\x18\x01R\n" +
+	"playerSeed\x12'\n" +
+	"\x0fseed_commitment\x18\x06 \x01(\fR\x0eseedCommitment\"b\n" +
 	"\x11JoinTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\x12\x1f\n" +
 	"\vseat_number\x18\x02 \x01(\x05R\n" +
@@ -7301,7 +7681,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"C\n" +
 	"\x13DeclineBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x9d\x02\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xca\x02\n" +
 	"\x0fPlaceBetRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
@@ -7310,9 +7690,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x06amount\x18\x04 \x01(\x03R\x06amount\x12\x1b\n" +
 	"\tover_bank\x18\x05 \x01(\bR\boverBank\x12,\n" +
 	"\x04spot\x18\x06 \x01(\x0e2\x18.chemmy.table.v1.BetSpotR\x04spot\x12/\n" +
-	"\x04side\x18\a \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12\x1f\n" +
-	"\vplayer_seed\x18\b \x01(\tR\n" +
-	"playerSeed\"@\n" +
+	"\x04side\x18\a \x01(\x0e2\x1b.chemmy.table.v1.BanqueSideR\x04side\x12#\n" +
+	"\vplayer_seed\x18\b \x01(\tB\x02\x18\x01R\n" +
+	"playerSeed\x12'\n" +
+	"\x0fseed_commitment\x18\t \x01(\fR\x0eseedCommitment\"@\n" +
 	"\x10PlaceBetResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
 	"\x11DeclineBetRequest\x12\x1d\n" +
@@ -7321,14 +7702,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\"B\n" +
 	"\x12DeclineBetResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x8a\x01\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xb7\x01\n" +
 	"\x10CallBancoRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
-	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x1f\n" +
-	"\vplayer_seed\x18\x04 \x01(\tR\n" +
-	"playerSeed\"A\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12#\n" +
+	"\vplayer_seed\x18\x04 \x01(\tB\x02\x18\x01R\n" +
+	"playerSeed\x12'\n" +
+	"\x0fseed_commitment\x18\x05 \x01(\fR\x0eseedCommitment\"A\n" +
 	"\x11CallBancoResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xca\x01\n" +
 	"\x11DecideDrawRequest\x12\x1d\n" +
@@ -7566,7 +7948,25 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10GetRoundResponse\x12,\n" +
 	"\x05round\x18\x01 \x01(\v2\x16.chemmy.table.v1.RoundR\x05round\x124\n" +
 	"\x06events\x18\x02 \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events\x12<\n" +
-	"\ttransfers\x18\x03 \x03(\v2\x1e.chemmy.table.v1.RoundTransferR\ttransfers*\xaf\v\n" +
+	"\ttransfers\x18\x03 \x03(\v2\x1e.chemmy.table.v1.RoundTransferR\ttransfers\"\x8a\x01\n" +
+	"\x11CommitSeedRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x04 \x01(\fR\n" +
+	"commitment\"B\n" +
+	"\x12CommitSeedResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"~\n" +
+	"\x11RevealSeedRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x12\n" +
+	"\x04seed\x18\x04 \x01(\tR\x04seed\"B\n" +
+	"\x12RevealSeedResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xcc\r\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -7610,7 +8010,15 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1bERROR_REASON_NOT_YOUR_ROUND\x10&\x12\x1e\n" +
 	"\x1aERROR_REASON_ROUND_IN_PLAY\x10'\x12!\n" +
 	"\x1dERROR_REASON_OPERATOR_REFUSED\x10(\x12%\n" +
-	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10)*n\n" +
+	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10)\x12)\n" +
+	"%ERROR_REASON_SEED_COMMITMENT_REQUIRED\x10*\x12%\n" +
+	"!ERROR_REASON_SEEDS_NOT_COLLECTING\x10+\x12\x1b\n" +
+	"\x17ERROR_REASON_SEEDS_FULL\x10,\x12\x1e\n" +
+	"\x1aERROR_REASON_SEED_WITHHELD\x10-\x12'\n" +
+	"#ERROR_REASON_SEED_ALREADY_COMMITTED\x10.\x12\x1e\n" +
+	"\x1aERROR_REASON_SEED_MISMATCH\x10/\x12\x1e\n" +
+	"\x1aERROR_REASON_NOT_REVEALING\x100\x12#\n" +
+	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -7692,7 +8100,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x17ROUND_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ROUND_STATE_IN_PLAY\x10\x01\x12\x17\n" +
 	"\x13ROUND_STATE_SETTLED\x10\x02\x12\x16\n" +
-	"\x12ROUND_STATE_VOIDED\x10\x032\x85\x10\n" +
+	"\x12ROUND_STATE_VOIDED\x10\x032\xb3\x11\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -7725,7 +8133,11 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\fMoveTopCards\x12$.chemmy.table.v1.MoveTopCardsRequest\x1a%.chemmy.table.v1.MoveTopCardsResponse\x12U\n" +
 	"\n" +
 	"ListRounds\x12\".chemmy.table.v1.ListRoundsRequest\x1a#.chemmy.table.v1.ListRoundsResponse\x12O\n" +
-	"\bGetRound\x12 .chemmy.table.v1.GetRoundRequest\x1a!.chemmy.table.v1.GetRoundResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
+	"\bGetRound\x12 .chemmy.table.v1.GetRoundRequest\x1a!.chemmy.table.v1.GetRoundResponse\x12U\n" +
+	"\n" +
+	"CommitSeed\x12\".chemmy.table.v1.CommitSeedRequest\x1a#.chemmy.table.v1.CommitSeedResponse\x12U\n" +
+	"\n" +
+	"RevealSeed\x12\".chemmy.table.v1.RevealSeedRequest\x1a#.chemmy.table.v1.RevealSeedResponseB<Z:github.com/chemmy/chemmy/proto/gen/chemmy/table/v1;tablev1b\x06proto3"
 
 var (
 	file_chemmy_table_v1_table_proto_rawDescOnce sync.Once
@@ -7740,7 +8152,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 70)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 74)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
@@ -7826,9 +8238,14 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*ListRoundsResponse)(nil),    // 81: chemmy.table.v1.ListRoundsResponse
 	(*GetRoundRequest)(nil),       // 82: chemmy.table.v1.GetRoundRequest
 	(*GetRoundResponse)(nil),      // 83: chemmy.table.v1.GetRoundResponse
-	(*v1.Card)(nil),               // 84: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 85: google.protobuf.Timestamp
-	(*v11.TableEvent)(nil),        // 86: chemmy.events.v1.TableEvent
+	(*CommitSeedRequest)(nil),     // 84: chemmy.table.v1.CommitSeedRequest
+	(*CommitSeedResponse)(nil),    // 85: chemmy.table.v1.CommitSeedResponse
+	(*RevealSeedRequest)(nil),     // 86: chemmy.table.v1.RevealSeedRequest
+	(*RevealSeedResponse)(nil),    // 87: chemmy.table.v1.RevealSeedResponse
+	(*v1.Card)(nil),               // 88: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil), // 89: google.protobuf.Timestamp
+	(*v11.SeedCommitment)(nil),    // 90: chemmy.events.v1.SeedCommitment
+	(*v11.TableEvent)(nil),        // 91: chemmy.events.v1.TableEvent
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -7841,142 +8258,151 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
 	19,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	84,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	84,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	88,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	88,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	85,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	89,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	21,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	84,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	88,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	14,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	17,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	20,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	20,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	85,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	85,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	89,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	89,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	15,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
 	62,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
 	16,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
 	18,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
 	23,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
-	14,  // 32: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	11,  // 33: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	15,  // 34: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	16,  // 35: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	18,  // 36: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	22,  // 37: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 38: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 39: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
-	22,  // 40: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 41: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 42: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 43: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 44: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 45: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 46: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 47: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 48: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 49: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 50: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 51: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	22,  // 52: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 53: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 54: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 55: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 56: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 57: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 58: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	86,  // 59: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 60: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 61: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	22,  // 62: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	62,  // 63: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	63,  // 64: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	64,  // 65: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	65,  // 66: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	65,  // 67: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	65,  // 68: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 69: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 70: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	66,  // 71: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 72: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	70,  // 73: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 74: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	66,  // 75: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	68,  // 76: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	69,  // 77: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	71,  // 78: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	22,  // 79: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 80: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 81: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
-	85,  // 82: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
-	85,  // 83: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
-	13,  // 84: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
-	9,   // 85: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
-	77,  // 86: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
-	85,  // 87: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
-	85,  // 88: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
-	79,  // 89: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
-	79,  // 90: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
-	86,  // 91: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
-	78,  // 92: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
-	24,  // 93: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	26,  // 94: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	28,  // 95: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	30,  // 96: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	32,  // 97: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	34,  // 98: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	36,  // 99: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	38,  // 100: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	40,  // 101: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	42,  // 102: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	44,  // 103: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	75,  // 104: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	73,  // 105: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	52,  // 106: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	54,  // 107: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	56,  // 108: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	67,  // 109: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	46,  // 110: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	50,  // 111: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	48,  // 112: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	60,  // 113: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	58,  // 114: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	80,  // 115: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
-	82,  // 116: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
-	25,  // 117: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	27,  // 118: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	29,  // 119: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	31,  // 120: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	33,  // 121: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	35,  // 122: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	37,  // 123: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	39,  // 124: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	41,  // 125: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	43,  // 126: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	45,  // 127: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	76,  // 128: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	74,  // 129: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	53,  // 130: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	55,  // 131: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	57,  // 132: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	72,  // 133: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	47,  // 134: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	51,  // 135: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49,  // 136: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	61,  // 137: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	59,  // 138: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	81,  // 139: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
-	83,  // 140: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
-	117, // [117:141] is the sub-list for method output_type
-	93,  // [93:117] is the sub-list for method input_type
-	93,  // [93:93] is the sub-list for extension type_name
-	93,  // [93:93] is the sub-list for extension extendee
-	0,   // [0:93] is the sub-list for field type_name
+	90,  // 32: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
+	89,  // 33: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
+	89,  // 34: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
+	14,  // 35: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 36: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	15,  // 37: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	16,  // 38: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	18,  // 39: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	22,  // 40: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 41: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 42: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
+	22,  // 43: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 44: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 45: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 46: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 47: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 48: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 49: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 50: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 51: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 52: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 53: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 54: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	22,  // 55: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 56: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 57: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 58: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 59: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 60: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 61: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	91,  // 62: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 63: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 64: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	22,  // 65: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	62,  // 66: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	63,  // 67: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	64,  // 68: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	65,  // 69: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	65,  // 70: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	65,  // 71: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 72: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 73: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	66,  // 74: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 75: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	70,  // 76: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 77: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	66,  // 78: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	68,  // 79: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	69,  // 80: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	71,  // 81: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	22,  // 82: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 83: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 84: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
+	89,  // 85: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	89,  // 86: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	13,  // 87: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
+	9,   // 88: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
+	77,  // 89: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
+	89,  // 90: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	89,  // 91: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	79,  // 92: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	79,  // 93: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	91,  // 94: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	78,  // 95: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
+	22,  // 96: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 97: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
+	24,  // 98: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	26,  // 99: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	28,  // 100: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	30,  // 101: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	32,  // 102: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	34,  // 103: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	36,  // 104: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	38,  // 105: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	40,  // 106: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	42,  // 107: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	44,  // 108: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	75,  // 109: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	73,  // 110: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	52,  // 111: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	54,  // 112: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	56,  // 113: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	67,  // 114: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	46,  // 115: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	50,  // 116: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	48,  // 117: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	60,  // 118: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	58,  // 119: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	80,  // 120: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	82,  // 121: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	84,  // 122: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
+	86,  // 123: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
+	25,  // 124: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	27,  // 125: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	29,  // 126: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	31,  // 127: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	33,  // 128: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	35,  // 129: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	37,  // 130: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	39,  // 131: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	41,  // 132: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	43,  // 133: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	45,  // 134: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	76,  // 135: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	74,  // 136: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	53,  // 137: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	55,  // 138: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	57,  // 139: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	72,  // 140: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	47,  // 141: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	51,  // 142: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49,  // 143: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	61,  // 144: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	59,  // 145: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	81,  // 146: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	83,  // 147: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	85,  // 148: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
+	87,  // 149: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
+	124, // [124:150] is the sub-list for method output_type
+	98,  // [98:124] is the sub-list for method input_type
+	98,  // [98:98] is the sub-list for extension type_name
+	98,  // [98:98] is the sub-list for extension extendee
+	0,   // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -7997,7 +8423,7 @@ func file_chemmy_table_v1_table_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   70,
+			NumMessages:   74,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

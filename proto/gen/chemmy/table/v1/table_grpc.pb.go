@@ -43,6 +43,8 @@ const (
 	TableService_MoveTopCards_FullMethodName = "/chemmy.table.v1.TableService/MoveTopCards"
 	TableService_ListRounds_FullMethodName   = "/chemmy.table.v1.TableService/ListRounds"
 	TableService_GetRound_FullMethodName     = "/chemmy.table.v1.TableService/GetRound"
+	TableService_CommitSeed_FullMethodName   = "/chemmy.table.v1.TableService/CommitSeed"
+	TableService_RevealSeed_FullMethodName   = "/chemmy.table.v1.TableService/RevealSeed"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -66,28 +68,59 @@ const (
 // response already holds the cards and, where no decision is pending, the
 // settled result.
 //
-// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService). Every
-// shoe a table opens itself waits for its players' entropy after its
-// commitment: Table.shoe_entropy shows the shoe's commitment (SHA-256 of
-// its secret server seed, published when the shoe opened) and, while
-// collecting is true, takes the player_seed of JoinTable, PlaceBet and
-// CallBanco: one seed per player per shoe (his first), from at most 16
-// players (the first 16 to give one). Just before the shoe's first card
-// (the old game: before the banker's move of top cards) the table hands
-// them to shoe-svc (SeedShoe), which mixes them in sorted by their bytes,
-// so the order depends only on which seeds were given, not in what
-// order; the shoe_seeded event and shoe_entropy.player_ids then say whose
-// seeds are in the shoe (empty: nobody gave one, and the shoe has no
-// player entropy). A seed is optional: a player who gives none plays the
-// same, and a seed given while the shoe does not collect (its order is
-// fixed) is ignored. With the house rule shoe_cut_by_player the named
-// cutter's seed (ShoeService/Cut) is instead the shoe's player entropy
-// from the table's second shoe on. A shoe named at CreateTable (an
-// operator's) collects nothing. To check a shoe with your own seed: note
-// shoe_entropy.commitment, give a fresh seed (e.g. 32 random hex digits)
-// while collecting, check you are in player_ids once seeded, and once the
-// shoe is closed run `chemmy verify -commitment C -player-seed S` on its
-// GetShoeReveal (README, "Provably fair shoes").
+// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService): a
+// commit-reveal, so that nobody, the operator included, can choose a
+// shoe's order once one honest player has taken part. Every shoe a table
+// opens itself waits for its players' entropy after its server seed's
+// commitment (Table.shoe_entropy.commitment, published when the shoe
+// opened).
+//
+//  1. Commit. While shoe_entropy.collecting, a player gives the SHA-256
+//     of a fresh secret seed of his own (16 to 256 bytes; 32 random
+//     bytes is right), never the seed: seed_commitment of JoinTable,
+//     PlaceBet or CallBanco, or CommitSeed. One per player per shoe;
+//     at most 16 players (the 17th is refused RESOURCE_EXHAUSTED
+//     SEEDS_FULL, never dropped). Everyone sees every commitment
+//     (shoe_entropy.commitments).
+//  2. Fix. Just before the shoe's first card (the old game: before the
+//     banker's move of top cards) the set of commitments is fixed and
+//     published (event seed_commitments_fixed, shoe_entropy.revealing)
+//     before any seed is revealed; the coup waits.
+//  3. Reveal. Each committed player sends his seed (RevealSeed) before
+//     shoe_entropy.reveal_deadline (15 s by default); it must hash to his
+//     commitment. When all are in, the table hands them to shoe-svc
+//     (SeedShoe), which mixes them in sorted by their bytes, and only then
+//     is the order computed; the coup goes on (event shoe_seeded, with
+//     each player's commitment).
+//  4. Withheld. A commitment not revealed in time: the shoe is abandoned
+//     (closed unused, its reveal public: event shoe_abandoned, naming
+//     whoever withheld), those players are refused seeds at this table
+//     from then on (FAILED_PRECONDITION SEED_WITHHELD,
+//     shoe_entropy.withheld_player_ids), and a new shoe opens with a new
+//     commitment round of its own (shoe_entropy.commit_deadline, CommitSeed
+//     only: the betting is over), then the reveal as above. Withholding
+//     is a public veto, never a silent choice.
+//
+// A plain seed is never taken before the commitments are fixed: the
+// old player_seed fields are refused (INVALID_ARGUMENT
+// SEED_COMMITMENT_REQUIRED). A player who commits nothing plays the
+// same; a shoe nobody committed to is seeded with no player entropy
+// (shoe_entropy.player_entropy false: whoever runs the services could
+// have chosen its order). With the house rule shoe_cut_by_player the
+// named cutter's seed (ShoeService/Cut, sent after the server's
+// commitment) is instead the shoe's player entropy from the table's
+// second shoe on. A shoe named at CreateTable (an operator's) collects
+// nothing.
+//
+// Who is trusted for what: shoe-svc and whoever runs it know the server
+// seed (it is committed before any player's seed, and cannot be
+// changed after); table-svc and whoever runs it see commitments early
+// and seeds once revealed, after the commitments are fixed; a player's
+// own seed is secret until he reveals it. To check a shoe with your own
+// seed: note shoe_entropy.commitment, commit SHA-256(S) while
+// collecting, reveal S when asked, check you are in player_ids once
+// seeded, and once the shoe is closed run `chemmy verify -commitment C
+// -player-seed S` on its GetShoeReveal (README, "Provably fair shoes").
 //
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
@@ -275,6 +308,30 @@ type TableServiceClient interface {
 	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
+	// CommitSeed: a player commits to his seed for the table's current shoe
+	// (see "Player seeds"): commitment = SHA-256 of a secret seed of 16 to
+	// 256 bytes. Player only, for himself. The same commitment again is
+	// answered as the first; another is ALREADY_EXISTS
+	// SEED_ALREADY_COMMITTED. Errors: FAILED_PRECONDITION
+	// SEEDS_NOT_COLLECTING (the shoe takes no commitment now: its
+	// commitments are fixed, it is seeded, or it does not collect),
+	// RESOURCE_EXHAUSTED SEEDS_FULL (16 players committed), FAILED_PRECONDITION
+	// SEED_WITHHELD (he withheld a seed at this table), INVALID_ARGUMENT
+	// INVALID_ARGUMENT (a commitment not 32 bytes), NOT_FOUND
+	// TABLE_NOT_FOUND.
+	CommitSeed(ctx context.Context, in *CommitSeedRequest, opts ...grpc.CallOption) (*CommitSeedResponse, error)
+	// RevealSeed: a committed player reveals his seed once the commitments
+	// are fixed (shoe_entropy.revealing), before reveal_deadline. When the
+	// last one is in, the shoe is seeded and the coup goes on; the response
+	// holds the table as it stands then. The same seed again is answered as
+	// the first. Errors: INVALID_ARGUMENT SEED_MISMATCH (SHA-256 of the
+	// seed is not his commitment; he may send the right one until the
+	// deadline), INVALID_ARGUMENT INVALID_ARGUMENT (a seed under 16 or over
+	// 256 bytes), FAILED_PRECONDITION NOT_REVEALING (the commitments are not
+	// fixed, or the shoe is seeded or abandoned), FAILED_PRECONDITION
+	// SEED_NOT_COMMITTED (he gave no commitment for this shoe), NOT_FOUND
+	// TABLE_NOT_FOUND.
+	RevealSeed(ctx context.Context, in *RevealSeedRequest, opts ...grpc.CallOption) (*RevealSeedResponse, error)
 }
 
 type tableServiceClient struct {
@@ -534,6 +591,26 @@ func (c *tableServiceClient) GetRound(ctx context.Context, in *GetRoundRequest, 
 	return out, nil
 }
 
+func (c *tableServiceClient) CommitSeed(ctx context.Context, in *CommitSeedRequest, opts ...grpc.CallOption) (*CommitSeedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CommitSeedResponse)
+	err := c.cc.Invoke(ctx, TableService_CommitSeed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) RevealSeed(ctx context.Context, in *RevealSeedRequest, opts ...grpc.CallOption) (*RevealSeedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevealSeedResponse)
+	err := c.cc.Invoke(ctx, TableService_RevealSeed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TableServiceServer is the server API for TableService service.
 // All implementations must embed UnimplementedTableServiceServer
 // for forward compatibility.
@@ -555,28 +632,59 @@ func (c *tableServiceClient) GetRound(ctx context.Context, in *GetRoundRequest, 
 // response already holds the cards and, where no decision is pending, the
 // settled result.
 //
-// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService). Every
-// shoe a table opens itself waits for its players' entropy after its
-// commitment: Table.shoe_entropy shows the shoe's commitment (SHA-256 of
-// its secret server seed, published when the shoe opened) and, while
-// collecting is true, takes the player_seed of JoinTable, PlaceBet and
-// CallBanco: one seed per player per shoe (his first), from at most 16
-// players (the first 16 to give one). Just before the shoe's first card
-// (the old game: before the banker's move of top cards) the table hands
-// them to shoe-svc (SeedShoe), which mixes them in sorted by their bytes,
-// so the order depends only on which seeds were given, not in what
-// order; the shoe_seeded event and shoe_entropy.player_ids then say whose
-// seeds are in the shoe (empty: nobody gave one, and the shoe has no
-// player entropy). A seed is optional: a player who gives none plays the
-// same, and a seed given while the shoe does not collect (its order is
-// fixed) is ignored. With the house rule shoe_cut_by_player the named
-// cutter's seed (ShoeService/Cut) is instead the shoe's player entropy
-// from the table's second shoe on. A shoe named at CreateTable (an
-// operator's) collects nothing. To check a shoe with your own seed: note
-// shoe_entropy.commitment, give a fresh seed (e.g. 32 random hex digits)
-// while collecting, check you are in player_ids once seeded, and once the
-// shoe is closed run `chemmy verify -commitment C -player-seed S` on its
-// GetShoeReveal (README, "Provably fair shoes").
+// Player seeds (provably fair shoes, chemmy.shoe.v1.ShoeService): a
+// commit-reveal, so that nobody, the operator included, can choose a
+// shoe's order once one honest player has taken part. Every shoe a table
+// opens itself waits for its players' entropy after its server seed's
+// commitment (Table.shoe_entropy.commitment, published when the shoe
+// opened).
+//
+//  1. Commit. While shoe_entropy.collecting, a player gives the SHA-256
+//     of a fresh secret seed of his own (16 to 256 bytes; 32 random
+//     bytes is right), never the seed: seed_commitment of JoinTable,
+//     PlaceBet or CallBanco, or CommitSeed. One per player per shoe;
+//     at most 16 players (the 17th is refused RESOURCE_EXHAUSTED
+//     SEEDS_FULL, never dropped). Everyone sees every commitment
+//     (shoe_entropy.commitments).
+//  2. Fix. Just before the shoe's first card (the old game: before the
+//     banker's move of top cards) the set of commitments is fixed and
+//     published (event seed_commitments_fixed, shoe_entropy.revealing)
+//     before any seed is revealed; the coup waits.
+//  3. Reveal. Each committed player sends his seed (RevealSeed) before
+//     shoe_entropy.reveal_deadline (15 s by default); it must hash to his
+//     commitment. When all are in, the table hands them to shoe-svc
+//     (SeedShoe), which mixes them in sorted by their bytes, and only then
+//     is the order computed; the coup goes on (event shoe_seeded, with
+//     each player's commitment).
+//  4. Withheld. A commitment not revealed in time: the shoe is abandoned
+//     (closed unused, its reveal public: event shoe_abandoned, naming
+//     whoever withheld), those players are refused seeds at this table
+//     from then on (FAILED_PRECONDITION SEED_WITHHELD,
+//     shoe_entropy.withheld_player_ids), and a new shoe opens with a new
+//     commitment round of its own (shoe_entropy.commit_deadline, CommitSeed
+//     only: the betting is over), then the reveal as above. Withholding
+//     is a public veto, never a silent choice.
+//
+// A plain seed is never taken before the commitments are fixed: the
+// old player_seed fields are refused (INVALID_ARGUMENT
+// SEED_COMMITMENT_REQUIRED). A player who commits nothing plays the
+// same; a shoe nobody committed to is seeded with no player entropy
+// (shoe_entropy.player_entropy false: whoever runs the services could
+// have chosen its order). With the house rule shoe_cut_by_player the
+// named cutter's seed (ShoeService/Cut, sent after the server's
+// commitment) is instead the shoe's player entropy from the table's
+// second shoe on. A shoe named at CreateTable (an operator's) collects
+// nothing.
+//
+// Who is trusted for what: shoe-svc and whoever runs it know the server
+// seed (it is committed before any player's seed, and cannot be
+// changed after); table-svc and whoever runs it see commitments early
+// and seeds once revealed, after the commitments are fixed; a player's
+// own seed is secret until he reveals it. To check a shoe with your own
+// seed: note shoe_entropy.commitment, commit SHA-256(S) while
+// collecting, reveal S when asked, check you are in player_ids once
+// seeded, and once the shoe is closed run `chemmy verify -commitment C
+// -player-seed S` on its GetShoeReveal (README, "Provably fair shoes").
 //
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
@@ -764,6 +872,30 @@ type TableServiceServer interface {
 	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)
+	// CommitSeed: a player commits to his seed for the table's current shoe
+	// (see "Player seeds"): commitment = SHA-256 of a secret seed of 16 to
+	// 256 bytes. Player only, for himself. The same commitment again is
+	// answered as the first; another is ALREADY_EXISTS
+	// SEED_ALREADY_COMMITTED. Errors: FAILED_PRECONDITION
+	// SEEDS_NOT_COLLECTING (the shoe takes no commitment now: its
+	// commitments are fixed, it is seeded, or it does not collect),
+	// RESOURCE_EXHAUSTED SEEDS_FULL (16 players committed), FAILED_PRECONDITION
+	// SEED_WITHHELD (he withheld a seed at this table), INVALID_ARGUMENT
+	// INVALID_ARGUMENT (a commitment not 32 bytes), NOT_FOUND
+	// TABLE_NOT_FOUND.
+	CommitSeed(context.Context, *CommitSeedRequest) (*CommitSeedResponse, error)
+	// RevealSeed: a committed player reveals his seed once the commitments
+	// are fixed (shoe_entropy.revealing), before reveal_deadline. When the
+	// last one is in, the shoe is seeded and the coup goes on; the response
+	// holds the table as it stands then. The same seed again is answered as
+	// the first. Errors: INVALID_ARGUMENT SEED_MISMATCH (SHA-256 of the
+	// seed is not his commitment; he may send the right one until the
+	// deadline), INVALID_ARGUMENT INVALID_ARGUMENT (a seed under 16 or over
+	// 256 bytes), FAILED_PRECONDITION NOT_REVEALING (the commitments are not
+	// fixed, or the shoe is seeded or abandoned), FAILED_PRECONDITION
+	// SEED_NOT_COMMITTED (he gave no commitment for this shoe), NOT_FOUND
+	// TABLE_NOT_FOUND.
+	RevealSeed(context.Context, *RevealSeedRequest) (*RevealSeedResponse, error)
 	mustEmbedUnimplementedTableServiceServer()
 }
 
@@ -845,6 +977,12 @@ func (UnimplementedTableServiceServer) ListRounds(context.Context, *ListRoundsRe
 }
 func (UnimplementedTableServiceServer) GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRound not implemented")
+}
+func (UnimplementedTableServiceServer) CommitSeed(context.Context, *CommitSeedRequest) (*CommitSeedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CommitSeed not implemented")
+}
+func (UnimplementedTableServiceServer) RevealSeed(context.Context, *RevealSeedRequest) (*RevealSeedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevealSeed not implemented")
 }
 func (UnimplementedTableServiceServer) mustEmbedUnimplementedTableServiceServer() {}
 func (UnimplementedTableServiceServer) testEmbeddedByValue()                      {}
@@ -1292,6 +1430,42 @@ func _TableService_GetRound_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_CommitSeed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CommitSeedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).CommitSeed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_CommitSeed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).CommitSeed(ctx, req.(*CommitSeedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TableService_RevealSeed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevealSeedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).RevealSeed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_RevealSeed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).RevealSeed(ctx, req.(*RevealSeedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TableService_ServiceDesc is the grpc.ServiceDesc for TableService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1390,6 +1564,14 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetRound",
 			Handler:    _TableService_GetRound_Handler,
+		},
+		{
+			MethodName: "CommitSeed",
+			Handler:    _TableService_CommitSeed_Handler,
+		},
+		{
+			MethodName: "RevealSeed",
+			Handler:    _TableService_RevealSeed_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
