@@ -224,8 +224,8 @@ func CheckMode(path, mode string) error {
 	if err := validMode(mode); err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil
+	if fi, err := os.Stat(path); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
+		return nil // new (an empty file: created by a start that went no further)
 	}
 	db, err := openExisting(path, true)
 	if err != nil {
@@ -328,23 +328,21 @@ func MigrateMode(path, to, by string, now time.Time) (from string, changed bool,
 		if from == "" {
 			return fmt.Errorf("wallet: %s has never been used: there is no mode to change; start it in the mode you want (chemmy run -wallet %s)", path, to)
 		}
-		if from == to && !inferred {
-			return nil
+		if from == to {
+			return nil // an inferred mode is recorded by the next start
 		}
 		c := ModeChange{Time: now, From: from, To: to, How: ModeHowMigrate, By: by}
 		if inferred {
 			c.Note = "the mode before was inferred: " + why
 		}
-		if from != to {
-			blockers, hint, err := migrateBlockers(tx, from)
-			if err != nil {
-				return err
-			}
-			if len(blockers) > 0 {
-				return &MigrateRefusal{Path: path, From: from, To: to, Blockers: blockers, Hint: hint}
-			}
+		blockers, hint, err := migrateBlockers(tx, from)
+		if err != nil {
+			return err
 		}
-		changed = from != to
+		if len(blockers) > 0 {
+			return &MigrateRefusal{Path: path, From: from, To: to, Blockers: blockers, Hint: hint}
+		}
+		changed = true
 		return recordMode(tx, c)
 	})
 	return from, changed, err

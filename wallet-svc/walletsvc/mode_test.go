@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -173,6 +174,13 @@ func TestModeRefusedAtStart(t *testing.T) {
 		}
 		if err := CheckMode(path, "bogus"); err == nil {
 			t.Fatal("mode bogus accepted")
+		}
+		// An empty file (a start that went no further) is new too.
+		if err := os.WriteFile(path, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckMode(path, ModeSeamless); err != nil {
+			t.Fatalf("empty file: %v", err)
 		}
 	})
 }
@@ -403,5 +411,22 @@ func TestMigrateModeOfNoFile(t *testing.T) {
 	}
 	if _, _, err := MigrateMode(e.path, "bogus", "x", time.Now()); err == nil {
 		t.Fatal("mode bogus accepted")
+	}
+}
+
+// TestMigrateModeInUse: a running service's ledger file is not migrated
+// (nor is its mode read): they wait for its lock, then say it is in use.
+func TestMigrateModeInUse(t *testing.T) {
+	e := newEnv(t)
+	e.deposit(AccountHouseBank, 100)
+	if _, _, err := MigrateMode(e.path, ModeSeamless, "x", time.Now()); err == nil || !strings.Contains(err.Error(), "is in use") {
+		t.Fatalf("migrate while running: %v", err)
+	}
+	if _, err := ReadMode(e.path); err == nil || !strings.Contains(err.Error(), "is in use") {
+		t.Fatalf("mode while running: %v", err)
+	}
+	e.stop()
+	if _, changed, err := MigrateMode(e.path, ModeSeamless, "x", time.Now()); err != nil || !changed {
+		t.Fatalf("migrate once stopped: %v %v", changed, err)
 	}
 }
