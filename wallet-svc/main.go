@@ -20,7 +20,11 @@
 //	-limits-cooling-off  how long a looser player limit waits (default 24h)
 //	-wallet-mode   transfer (default: wallet-svc holds the players' money,
 //	               Deposit/Withdraw) or seamless (the operator's wallet holds it:
-//	               debit before a stake, credit after; walletsvc doc.go)
+//	               debit before a stake, credit after; walletsvc doc.go). The
+//	               ledger file keeps the mode of its first start; a start in the
+//	               other is refused (exit 1), naming both: `chemmy wallet migrate
+//	               -data-dir DIR -to MODE` changes it offline (README "Changing
+//	               the wallet mode")
 //	-operator-url  seamless: the operator wallet's base URL (POST <url>/debit, ...;
 //	               https unless loopback; docs/operator-wallet.md)
 //	-operator-secret-file  seamless: file holding the HMAC secret shared with the
@@ -148,7 +152,7 @@ type operatorFlags struct {
 // registerOperatorFlags defines the wallet mode and operator flags on fs.
 func registerOperatorFlags(fs *flag.FlagSet) *operatorFlags {
 	f := &operatorFlags{}
-	fs.StringVar(&f.mode, "wallet-mode", "transfer", "transfer (wallet-svc holds the players' money) or seamless (the operator's wallet does)")
+	fs.StringVar(&f.mode, "wallet-mode", "transfer", "transfer (wallet-svc holds the players' money) or seamless (the operator's wallet does); the ledger keeps the mode of its first start, another is refused (chemmy wallet migrate changes it)")
 	fs.StringVar(&f.url, "operator-url", "", "seamless: base URL of the operator's wallet")
 	fs.StringVar(&f.secretFile, "operator-secret-file", "", "seamless: file holding the HMAC secret shared with the operator (else env CHEMMY_OPERATOR_SECRET)")
 	fs.DurationVar(&f.timeout, "operator-timeout", opwallet.DefaultTimeout, "seamless: timeout of one call to the operator's wallet")

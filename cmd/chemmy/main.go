@@ -5,6 +5,7 @@
 //	chemmy odds [flags]  exact odds of a variant from a shoe composition (chemmy odds -h)
 //	chemmy load [flags]  many tables playing coups at once through the gateway (chemmy load -h)
 //	chemmy events [flags] follow the events on NATS as JSON lines (-table ID, -nkey FILE; chemmy events -h)
+//	chemmy wallet mode|migrate [flags]  the wallet mode of a data dir, and its change (offline; chemmy wallet)
 //
 // `chemmy run` flags:
 //
@@ -24,6 +25,8 @@
 //	                 limits of the CHEMMY event stream when it is created (default 720h,
 //	                 1 GiB, 1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
 //	                 stream is never changed
+//	-wallet MODE     transfer (default) or seamless; a data dir keeps the mode it was first run in
+//	                 (another is refused, naming both: chemmy wallet migrate changes it)
 //	-interrupt-after D  how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
 //	                 unreachable or refusing) before table-svc voids it, every bet returned
 //	                 (default 2m, or CHEMMY_TABLE_INTERRUPT_AFTER)
@@ -40,6 +43,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -62,6 +66,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       chemmy odds [flags]  (chemmy odds -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (follow the events as JSON lines; chemmy events -h)")
+	fmt.Fprintln(os.Stderr, "       chemmy wallet mode|migrate [flags] (a data dir's wallet mode, and its change: chemmy wallet)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	fmt.Fprintln(os.Stderr, "       chemmy cluster [flags] (the Kubernetes topology as processes on 127.0.0.1: make cluster, deploy/README.md)")
 	os.Exit(2)
@@ -83,6 +88,8 @@ func main() {
 		os.Exit(runLoad(os.Args[2:]))
 	case "events":
 		os.Exit(runEvents(os.Args[2:]))
+	case "wallet":
+		os.Exit(runWallet(os.Args[2:]))
 	case "cluster": // the local rehearsal of deploy/k8s (cmd/chemmy/cluster.go)
 		os.Exit(runCluster(os.Args[2:]))
 	default:
@@ -91,7 +98,16 @@ func main() {
 }
 
 func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runMain(ctx, args, os.Stdout, os.Stderr)
+}
+
+// runMain is `chemmy run` with args, until ctx ends; it returns the exit
+// code.
+func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("chemmy run", flag.ExitOnError)
+	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", ".chemmy", "directory of the bbolt files and the embedded NATS store")
 	listen := fs.String("listen", "127.0.0.1:7000", "the gateway's public gRPC address")
 	httpAddr := fs.String("http", "127.0.0.1:7080", "the gateway's HTTP/JSON address (Connect, NDJSON streams, the table console); empty serves none")
@@ -107,7 +123,7 @@ func run(args []string) int {
 	shards := fs.Int("shards", 1, "table-svc shards, each with its own shoe-svc; the gateway routes by the shard in the table and shoe ids (shard k's files in <data-dir>/shard-k, shard 0's in <data-dir>)")
 	interruptAfter := fs.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
 		"how long a coup may be unable to go on before its result (shoe-svc or wallet-svc unreachable or refusing) before table-svc voids it, every bet returned (CHEMMY_TABLE_INTERRUPT_AFTER)")
-	walletMode := fs.String("wallet", stack.WalletTransfer, "wallet mode: transfer (wallet-svc holds the players' money, funded by Deposit) or seamless (the operator's wallet holds it: docs/operator-wallet.md)")
+	walletMode := fs.String("wallet", stack.WalletTransfer, "wallet mode: transfer (wallet-svc holds the players' money, funded by Deposit) or seamless (the operator's wallet holds it: docs/operator-wallet.md); a data dir keeps the mode it was first run in, another is refused (chemmy wallet migrate changes it)")
 	operatorURL := fs.String("operator-url", "", "seamless: the operator wallet's base URL (https, or http on loopback); empty starts the reference operator wallet at -operator-wallet-addr")
 	operatorSecret := fs.String("operator-secret-file", "", "seamless with -operator-url: the file of the HMAC secret shared with the operator wallet (or CHEMMY_OPERATOR_SECRET)")
 	operatorTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless with -operator-url: the timeout of each call to the operator wallet")
@@ -115,34 +131,32 @@ func run(args []string) int {
 	operatorAddr := fs.String("operator-wallet-addr", "127.0.0.1:7090", "seamless without -operator-url: the reference operator wallet's address")
 	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
 		if err := fs.Set("interrupt-after", v); err != nil {
-			fmt.Fprintln(os.Stderr, "chemmy run: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
+			fmt.Fprintln(stderr, "chemmy run: bad CHEMMY_TABLE_INTERRUPT_AFTER:", err)
 			return 2
 		}
 	}
 	_ = fs.Parse(args)
 	if *interruptAfter <= 0 {
-		fmt.Fprintln(os.Stderr, "chemmy run: -interrupt-after must be positive")
+		fmt.Fprintln(stderr, "chemmy run: -interrupt-after must be positive")
 		return 2
 	}
 	if *shards < 1 || *shards > shard.Max {
-		fmt.Fprintf(os.Stderr, "chemmy run: -shards must be 1..%d\n", shard.Max)
+		fmt.Fprintf(stderr, "chemmy run: -shards must be 1..%d\n", shard.Max)
 		return 2
 	}
 
 	op, err := operatorFromFlags(*walletMode, *operatorURL, *operatorSecret, *operatorTimeout)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		fmt.Fprintln(stderr, "chemmy run:", err)
 		return 2
 	}
 
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
-		fmt.Fprintln(os.Stderr, "chemmy run: bad -log-level:", err)
+		fmt.Fprintln(stderr, "chemmy run: bad -log-level:", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
@@ -150,46 +164,46 @@ func run(args []string) int {
 		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		fmt.Fprintln(stderr, "chemmy run:", err)
 		return 1
 	}
-	fmt.Printf("chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\n",
+	fmt.Fprintf(stdout, "chemmy is running\n  gateway  %s   (grpcurl -plaintext %s list)\n  nats     %s\n  data     %s\n",
 		st.GatewayAddr, st.GatewayAddr, st.NATSURL, *dataDir)
 	if st.GatewayHTTPAddr != "" {
-		fmt.Printf("  http     http://%s/   (table console; HTTP/JSON: curl -H 'Authorization: Bearer croupier-token' -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
+		fmt.Fprintf(stdout, "  http     http://%s/   (table console; HTTP/JSON: curl -H 'Authorization: Bearer croupier-token' -H 'Content-Type: application/json' -d '{}' http://%s/chemmy.table.v1.TableService/ListTables ...)\n",
 			st.GatewayHTTPAddr, st.GatewayHTTPAddr)
 	}
 	if st.MetricsAddr != "" {
-		fmt.Printf("  metrics  http://%s/metrics   (every service, labelled service; also /healthz, /readyz)\n", st.MetricsAddr)
+		fmt.Fprintf(stdout, "  metrics  http://%s/metrics   (every service, labelled service; also /healthz, /readyz)\n", st.MetricsAddr)
 	}
 	if st.PKI != nil {
-		fmt.Printf("  mTLS     CA and certificates in %s\n", st.PKI.Dir)
+		fmt.Fprintf(stdout, "  mTLS     CA and certificates in %s\n", st.PKI.Dir)
 	}
 	if st.NATSKeys != nil {
-		fmt.Printf("  nats key %s (read-only: nats sub --nkey %s --inbox-prefix _INBOX_reader 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
-		fmt.Printf("  events   chemmy events -nats-url %s -nkey %s\n", st.NATSURL, st.NATSKeys.SeedFile("reader"))
+		fmt.Fprintf(stdout, "  nats key %s (read-only: nats sub --nkey %s --inbox-prefix _INBOX_reader 'chemmy.>')\n", st.NATSKeys.SeedFile("reader"), st.NATSKeys.SeedFile("reader"))
+		fmt.Fprintf(stdout, "  events   chemmy events -nats-url %s -nkey %s\n", st.NATSURL, st.NATSKeys.SeedFile("reader"))
 	}
 	if st.OperatorWallet != nil {
-		fmt.Printf("  operator %s   (reference operator wallet, seamless mode; fund a player: curl -H \"Authorization: Bearer $(cat %s)\" -d '{\"player_id\":\"alice\",\"deposit\":5000}' http://%s/admin/players)\n",
+		fmt.Fprintf(stdout, "  operator %s   (reference operator wallet, seamless mode; fund a player: curl -H \"Authorization: Bearer $(cat %s)\" -d '{\"player_id\":\"alice\",\"deposit\":5000}' http://%s/admin/players)\n",
 			st.OperatorWallet.BaseURL(), st.OperatorAdminTokenFile, st.OperatorWallet.Addr())
 	} else if *walletMode == stack.WalletSeamless {
-		fmt.Printf("  operator %s   (seamless mode)\n", *operatorURL)
+		fmt.Fprintf(stdout, "  operator %s   (seamless mode)\n", *operatorURL)
 	}
 	if *shards > 1 {
-		fmt.Printf("  shards   %d table-svc shards, each with its shoe-svc (docs/sharding.md)\n", *shards)
+		fmt.Fprintf(stdout, "  shards   %d table-svc shards, each with its shoe-svc (docs/sharding.md)\n", *shards)
 	}
-	fmt.Println("Ctrl-C stops it.")
+	fmt.Fprintln(stdout, "Ctrl-C stops it.")
 	<-ctx.Done()
-	fmt.Println("stopping...")
+	fmt.Fprintln(stdout, "stopping...")
 	st.Stop()
 	if err := st.Wait(); err != nil {
-		fmt.Fprintln(os.Stderr, "chemmy run:", err)
+		fmt.Fprintln(stderr, "chemmy run:", err)
 		return 1
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = grpcx.ShutdownTracing(sctx) // flushes spans when OTEL_EXPORTER_OTLP_ENDPOINT is set
-	fmt.Println("stopped")
+	fmt.Fprintln(stdout, "stopped")
 	return 0
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/opwallet/refwallet"
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
 // Wallet modes (Config.Wallet).
@@ -19,6 +20,15 @@ const (
 	WalletTransfer = "transfer"
 	WalletSeamless = "seamless"
 )
+
+// walletMode is the walletsvc mode of Config.Wallet (Start refuses
+// another value than these).
+func walletMode(w string) string {
+	if w == WalletSeamless {
+		return walletsvc.ModeSeamless
+	}
+	return walletsvc.ModeTransfer
+}
 
 // operator returns the operator wallet wallet-svc calls in seamless mode
 // (nil in transfer mode), starting the reference operator wallet when the

@@ -78,7 +78,9 @@ type Config struct {
 	// Wallet is the wallet mode: "transfer" (default: wallet-svc holds the
 	// players' money, funded by Deposit) or "seamless" (the operator's
 	// wallet holds it and wallet-svc debits and credits it round by round;
-	// docs/operator-wallet.md).
+	// docs/operator-wallet.md). A data dir keeps the mode it was first
+	// started in: Start refuses the other before it starts anything
+	// (walletsvc.CheckMode; chemmy wallet migrate changes it).
 	Wallet string
 	// Operator is the seamless operator's wallet. When nil in seamless
 	// mode the stack starts the reference operator wallet (package
@@ -160,6 +162,9 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	if err := c.Stream.Validate(); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
+	if c.Wallet != "" && c.Wallet != WalletTransfer && c.Wallet != WalletSeamless {
+		return nil, fmt.Errorf("stack: wallet mode %q: want %q or %q", c.Wallet, WalletTransfer, WalletSeamless)
+	}
 	def := func(v *string, d string) {
 		if *v == "" {
 			*v = d
@@ -195,6 +200,11 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		return nil, fmt.Errorf("stack: cannot lock the data directory %s (lock %s): %w", c.DataDir, lock.Path(), err)
 	}
 	s.lock = lock
+	// A wallet file of the other wallet mode is refused before anything
+	// starts (walletsvc.CheckMode; wallet-svc checks it again).
+	if err := walletsvc.CheckMode(filepath.Join(c.DataDir, "wallet.db"), walletMode(c.Wallet)); err != nil {
+		return nil, fmt.Errorf("stack: %w", err)
+	}
 	tc := func(string) trust.Config { return trust.Config{Insecure: true} }
 	if !c.Insecure {
 		s.PKI, err = trust.NewDevPKI(filepath.Join(c.DataDir, "tls"), trust.Gateway, trust.Table, trust.Wallet, trust.Shoe)

@@ -56,6 +56,39 @@
 // uncovered part of it never moves (CF-UNCOVERED) and with bank_limit the
 // excess over the limit is released from it (CF-BANK-LIMIT).
 //
+// # Wallet mode
+//
+// A ledger file belongs to one wallet mode: transfer (the players' money
+// is here, on their "player:" accounts) or seamless (it is in the
+// operator's wallet; the accounts are zero at rest). The two read the
+// same accounts differently: seamless mode takes whatever is available
+// on a player account for money owed to the operator's wallet and sends
+// it there (the sweep below), so a transfer-mode file started in
+// seamless mode paid each player's whole balance out to the operator as
+// a "payout" of his first coup (issue 23), and a seamless file started
+// in transfer mode would leave its operator credits unsent and settle
+// stakes the operator's wallet paid into this ledger. So (mode.go):
+//
+//   - Start records the mode in the file ("mode" in "wallet") the first
+//     time, and refuses a file of the other mode with a *ModeError that
+//     names both modes and the ways out, in the first transaction after
+//     the file is opened, before the ledger is touched or anything
+//     served (no operator call, not even the probe). A file written
+//     before the mode was recorded is taken as seamless when it holds
+//     operator transactions, as transfer when it holds transfers, holds
+//     or player accounts, and as new otherwise; its next start records
+//     that. CheckMode makes the same check reading only (chemmy run
+//     checks before it starts anything).
+//   - MigrateMode (chemmy wallet migrate, the service stopped) changes
+//     the recorded mode and nothing else, and only when the file holds
+//     nothing of the mode it leaves: to seamless, every player account
+//     at 0 (the players' money withdrawn first); to transfer, no
+//     operator transaction left to send, no debit in flight, no round
+//     open (no stake, no bank up). Otherwise it names what stands in the
+//     way (*MigrateRefusal) and changes nothing.
+//   - Every mode given to the file is logged in "mode-log": when, from,
+//     to, how (first start, inferred, migrate) and by whom.
+//
 // # Seamless wallet mode
 //
 // With Config.Operator (wallet-svc -wallet-mode seamless), chosen per
@@ -183,7 +216,11 @@
 //
 //   - "wallet": key "currency" -> the currency code (ASCII). Written on the
 //     first start, checked on every later start: a file never changes
-//     currency.
+//     currency. Key "mode" -> the wallet mode, "transfer" or "seamless"
+//     (ASCII), written on the first start (or inferred for an older
+//     file), checked on every start, changed only by MigrateMode.
+//   - "mode-log": key = 8-byte big-endian sequence -> a ModeChange (JSON:
+//     time, from, to, how, by, note): every mode the file was given.
 //   - "accounts": key = account id (UTF-8, so keys sort by kind, then by
 //     player id) -> 16 bytes: balance, held; each a big-endian int64 (two's
 //     complement). available = balance - held.

@@ -242,7 +242,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
 		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay}, opBuckets...),
+			bucketExpiry, bucketLimits, bucketPlay, bucketModeLog}, opBuckets...),
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Registry:    c.Registry,
@@ -251,6 +251,15 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		Domain:      Domain,
 		Logger:      c.Logger,
 	}, func(b *app.Base, g *grpc.Server) error {
+		// First of all, before anything is written: a ledger file of the
+		// other wallet mode is refused (mode.go).
+		mode := ModeTransfer
+		if s.op != nil {
+			mode = ModeSeamless
+		}
+		if err := takeMode(b.DB, c.DBPath, mode, s.now()); err != nil {
+			return err
+		}
 		if err := initLedger(b.DB, c.Currency); err != nil {
 			return err
 		}
