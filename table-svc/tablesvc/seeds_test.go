@@ -458,3 +458,59 @@ func TestShoeWithoutPlayerSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestShoeOpenedMidCoupTakesCommitments: a chemin de fer coup whose shoe
+// is spent at its first card (after a voided cut-card coup) opens the
+// next shoe in the middle of its deal; that shoe gets a commitment round
+// of its own (CommitSeed until commit_deadline) before the coup goes on,
+// so the operator cannot get a shoe without player entropy by voiding
+// the cut card's coup.
+func TestShoeOpenedMidCoupTakesCommitments(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	// The player's 5 (a decision) and the bank's 6; the cut card comes
+	// out with the second card.
+	resp, err := h.shoes.CreateShoeFromOrder(h.as("op"), shoeFromOrder{cards: []string{"2C", "4H", "3D", "2S", "KD", "KD"}, cut: 4}.req(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, err := h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), ShoeId: resp.GetShoe().GetShoeId(), HouseRules: certMoney(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetTable().GetTableId()
+	h.join(id, "alice")
+	h.join(id, "bob")
+	h.acceptBank(id, "alice", 1000)
+	tb := h.mustBet(id, "bob", 500)
+	if tb.GetState() != tablev1.TableState_TABLE_STATE_DECISION {
+		t.Fatalf("state %v", tb.GetState())
+	}
+	if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id,
+		CoupId: tb.GetCoup().GetCoupId(), Reason: "misdeal"}); err != nil {
+		t.Fatal(err)
+	}
+	tb = h.mustBet(id, "bob", 500) // the first card finds the shoe spent: a new shoe, waiting for commitments
+	e := tb.GetShoeEntropy()
+	if tb.GetShoeId() == resp.GetShoe().GetShoeId() || !e.GetCollecting() || e.GetCommitDeadline() == nil || len(tb.GetCoup().GetPlayerCards()) != 0 {
+		t.Fatalf("the coup on a new shoe: shoe %s, %v, coup %v", tb.GetShoeId(), e, tb.GetCoup())
+	}
+	if _, err := h.commitSeed(id, "bob", seedOf("bob")); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(DefaultSeedWindow)
+	h.expire()
+	if e := h.get(id).GetShoeEntropy(); !e.GetRevealing() || len(e.GetCommitments()) != 1 {
+		t.Fatalf("the round over: %v", e)
+	}
+	if tb, err = h.revealSeed(id, "bob", seedOf("bob")); err != nil {
+		t.Fatal(err)
+	}
+	dealt := tb.GetCoup()
+	if dealt.GetNumber() == 0 {
+		dealt = tb.GetLastCoup()
+	}
+	if !tb.GetShoeEntropy().GetSeeded() || !slices.Equal(tb.GetShoeEntropy().GetPlayerIds(), []string{"bob"}) || len(dealt.GetPlayerCards()) < 2 {
+		t.Fatalf("after bob's seed: %v, coup %v", tb.GetShoeEntropy(), dealt)
+	}
+}
