@@ -84,9 +84,12 @@ const (
 //	    fixed): either the named cutter's CutRequest.player_seed, or, for
 //	    a table's shoe created with await_player_seeds (every table's
 //	    shoe without a named cutter), the seeds the table's players gave
-//	    while it waited (SeedShoe). Those are mixed in sorted by their
-//	    bytes (then by player id): the order does not depend on the order
-//	    in which the players gave them, only on which seeds they are.
+//	    while it waited, each committed (SHA-256) before any was
+//	    revealed and checked against its commitment by the table
+//	    (chemmy.table.v1.TableService, "Player seeds"), then delivered
+//	    with SeedShoe. Those are mixed in sorted by their bytes (then by
+//	    player id): the order does not depend on the order in which the
+//	    players gave them, only on which seeds they are.
 //
 // The order of a shoe waiting for its cutter or its table's seeds is
 // therefore not fixed until the cut or SeedShoe. A shoe cut at random at
@@ -94,13 +97,13 @@ const (
 // cutter's time ran out, a cut with an empty seed, and a SeedShoe with no
 // seed (nobody gave one) get no player seed: the order follows from (a)
 // and (b) alone, and such a shoe protects nobody from whoever runs this
-// service; its reveal says so (player_seeds empty). A player's seed
-// protects him only as the last one in: a seed added after his by
-// someone who could read his (whoever runs the services, through an
-// accomplice at the table) could be chosen among many to pick one of as
-// many orders. The table shows nobody the seeds before the shuffle; the
+// service; its reveal says so (player_seeds empty). Who is trusted for
+// what: whoever runs this service knows every server seed and is trusted
+// only to commit to it first (the commitment proves it); at a table every
+// player seed is committed before any is revealed, so no seed, an
+// operator's accomplice's included, can be chosen against another; the
 // named cutter's seed (the table's house rule shoe_cut_by_player) is a
-// shoe's only one. In the old game (VARIANT_OLD) the banker may then
+// shoe's only one, sent after the commitment. In the old game (VARIANT_OLD) the banker may then
 // move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
 // a rotation of the dealing order by a count he announces, recorded in
 // the shoe (Shoe.moved_to_bottom) and in the reveal
@@ -457,9 +460,12 @@ func (c *shoeServiceClient) SeedShoe(ctx context.Context, in *SeedShoeRequest, o
 //	    fixed): either the named cutter's CutRequest.player_seed, or, for
 //	    a table's shoe created with await_player_seeds (every table's
 //	    shoe without a named cutter), the seeds the table's players gave
-//	    while it waited (SeedShoe). Those are mixed in sorted by their
-//	    bytes (then by player id): the order does not depend on the order
-//	    in which the players gave them, only on which seeds they are.
+//	    while it waited, each committed (SHA-256) before any was
+//	    revealed and checked against its commitment by the table
+//	    (chemmy.table.v1.TableService, "Player seeds"), then delivered
+//	    with SeedShoe. Those are mixed in sorted by their bytes (then by
+//	    player id): the order does not depend on the order in which the
+//	    players gave them, only on which seeds they are.
 //
 // The order of a shoe waiting for its cutter or its table's seeds is
 // therefore not fixed until the cut or SeedShoe. A shoe cut at random at
@@ -467,13 +473,13 @@ func (c *shoeServiceClient) SeedShoe(ctx context.Context, in *SeedShoeRequest, o
 // cutter's time ran out, a cut with an empty seed, and a SeedShoe with no
 // seed (nobody gave one) get no player seed: the order follows from (a)
 // and (b) alone, and such a shoe protects nobody from whoever runs this
-// service; its reveal says so (player_seeds empty). A player's seed
-// protects him only as the last one in: a seed added after his by
-// someone who could read his (whoever runs the services, through an
-// accomplice at the table) could be chosen among many to pick one of as
-// many orders. The table shows nobody the seeds before the shuffle; the
+// service; its reveal says so (player_seeds empty). Who is trusted for
+// what: whoever runs this service knows every server seed and is trusted
+// only to commit to it first (the commitment proves it); at a table every
+// player seed is committed before any is revealed, so no seed, an
+// operator's accomplice's included, can be chosen against another; the
 // named cutter's seed (the table's house rule shoe_cut_by_player) is a
-// shoe's only one. In the old game (VARIANT_OLD) the banker may then
+// shoe's only one, sent after the commitment. In the old game (VARIANT_OLD) the banker may then
 // move top cards to the bottom (MoveTopCardsToBottom, RULES.md OLD-CUT):
 // a rotation of the dealing order by a count he announces, recorded in
 // the shoe (Shoe.moved_to_bottom) and in the reveal
