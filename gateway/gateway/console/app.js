@@ -96,6 +96,12 @@ const num = (v) => Number(v || 0);
 const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
 const isPlayer = () => state.role === "ROLE_PLAYER";
 const you = (p) => (p && p === state.me ? p + " (you)" : p || "");
+const two = (n) => String(n).padStart(2, "0");
+// clock is a timestamp's local time of day, HH:MM:SS.
+function clock(ts) {
+  const d = new Date(ts);
+  return isNaN(d) ? "?" : two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
+}
 
 // The games: their key (for data-games), name and house rules' field.
 const GAMES = {
@@ -358,6 +364,13 @@ function describe(kind, p) {
     case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
     case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
     case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
+    case "seedCommitmentsFixed": return "the seed commitments are fixed (" + ((p.seedCommitments || []).map((c) => c.playerId).join(", ") || "none") + "): reveal by " + clock(p.revealDeadline);
+    case "shoeAbandoned": {
+      const w = p.withheldPlayerIds || [];
+      return "the shoe was abandoned: " + (w.join(", ") || "a player") + (w.length > 1 ? " withheld their seeds" : " withheld a seed");
+    }
+    case "shoeSeeded": return "the shoe is seeded " + ((p.playerIds || []).length ? "with the seeds of " + p.playerIds.join(", ") + (p.source === "cutter" ? " (the cut)" : "") :
+      "with no player's seed (no player entropy)");
   }
   return kind + " " + JSON.stringify(p);
 }
