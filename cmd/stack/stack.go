@@ -105,6 +105,11 @@ type Config struct {
 	// on before its result before voiding it, every bet returned
 	// (tablesvc.Config.InterruptAfter); 0: tablesvc.DefaultInterruptAfter.
 	InterruptAfter time.Duration
+	// SeedWindow is how long table-svc gives the players to reveal their
+	// committed seeds, and a new shoe's commitment round after an
+	// abandoned one (tablesvc.Config.SeedWindow, table-svc -seed-window);
+	// 0: tablesvc.DefaultSeedWindow.
+	SeedWindow time.Duration
 	// Insecure runs the services in plaintext development mode (identity
 	// metadata believed; see package trust). Off by default.
 	Insecure bool
@@ -297,7 +302,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	for k, ts := range tables {
 		table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: ts.addr, DBPath: filepath.Join(ts.dir, "table.db"), ShoeAddr: s.ShoeAddrs[k], WalletAddr: s.WalletAddr,
 			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, Registry: shardRegistry(trust.Table, k),
-			IDPrefix: ts.prefix, InterruptAfter: c.InterruptAfter,
+			IDPrefix: ts.prefix, InterruptAfter: c.InterruptAfter, SeedWindow: c.SeedWindow,
 		})
 		if err != nil {
 			return nil, err

@@ -18,6 +18,11 @@ const state = {
   balanceRead: 0, // the latest balance read (an older answer is dropped)
   currency: "", // the wallet's default currency, once known
   spotsFor: "", // the rules the spot buttons were made for
+  seedTried: {}, // seed key -> a CommitSeed was tried (once per shoe)
+  seedRevealTried: {}, // seed key -> a RevealSeed was tried
+  seedTries: {}, // seed key -> calls made (transient failures are tried again, a few times)
+  seedNotes: {}, // seed key -> what went wrong with the player's seed, in words
+  elsewhereBusy: false, // revealElsewhere is reading tables
 };
 
 // friendly: a plain message per ErrorInfo reason, from reasons.json (a
@@ -96,6 +101,13 @@ const num = (v) => Number(v || 0);
 const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
 const isPlayer = () => state.role === "ROLE_PLAYER";
 const you = (p) => (p && p === state.me ? p + " (you)" : p || "");
+const names = (ids) => (ids || []).map(you).join(", ");
+const two = (n) => String(n).padStart(2, "0");
+// clock is a timestamp's local time of day, HH:MM:SS.
+function clock(ts) {
+  const d = new Date(ts);
+  return isNaN(d) ? "?" : two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
+}
 
 // The games: their key (for data-games), name and house rules' field.
 const GAMES = {
@@ -358,6 +370,13 @@ function describe(kind, p) {
     case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
     case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
     case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
+    case "seedCommitmentsFixed": return "the seed commitments are fixed (" + ((p.seedCommitments || []).map((c) => c.playerId).join(", ") || "none") + "): reveal by " + clock(p.revealDeadline);
+    case "shoeAbandoned": {
+      const w = p.withheldPlayerIds || [];
+      return "the shoe was abandoned: " + (w.join(", ") || "a player") + (w.length > 1 ? " withheld their seeds" : " withheld a seed");
+    }
+    case "shoeSeeded": return "the shoe is seeded " + ((p.playerIds || []).length ? "with the seeds of " + p.playerIds.join(", ") + (p.source === "cutter" ? " (the cut)" : "") :
+      "with no player's seed (no player entropy)");
   }
   return kind + " " + JSON.stringify(p);
 }
@@ -579,6 +598,8 @@ function render(t) {
   $("void").textContent = voidable ? "Void coup " + cp.number : "Void the coup";
   $("void").dataset.coup = voidable ? cp.coupId : "";
   advise(t);
+  renderFair(t);
+  seedsFor(t, true);
   tick();
   const key = [t.tableId, t.lastCoup && t.lastCoup.coupId, t.lastCoup && t.lastCoup.settled, t.lastCoup && t.lastCoup.voided, t.bankerPlayerId, t.bank,
     t.highestBid, cp && cp.coupId, cp && (cp.bets || []).length].join("|");
@@ -606,6 +627,262 @@ async function advise(t) {
     box.dataset.reason = e.reason || "";
     if (e.reason !== "WRONG_VARIANT") box.textContent = explain(e);
   }
+}
+
+// ---- Player seeds (README "Provably fair shoes"; TableService "Player
+// seeds"). The console takes the player's part for him: while the
+// table's shoe collects it commits SHA-256 of a fresh secret seed
+// (CommitSeed), and once the commitments are fixed it reveals the seed
+// (RevealSeed), then shows him that his seed is in the shoe and how to
+// check it (chemmy verify). The seed is kept in localStorage under
+// "chemmy-seed/<table id>/<shoe id>/<player id>" (a JSON record: seed,
+// commitment and the shoe's server commitment in hex, revealed, inShoe,
+// done), written before the commitment is sent, so a reload before the
+// reveal still has it.
+//
+// A committed seed that is not revealed in time abandons the shoe and
+// bars the player from seeds at that table. So the console commits only
+// for a player who takes part at the table (seated, in the gallery, or
+// with a bet in the coup), not for every table he looks at; and while it
+// is open it reveals his seeds at every table, not just the open one
+// (revealElsewhere). A console closed before the reveal reveals nothing.
+// Each step is tried once per shoe; a refusal (SEEDS_FULL,
+// SEEDS_NOT_COLLECTING, ...) is shown in words in the "Fair shoe" line,
+// and only a failure to reach the service is tried again, a few times.
+const SEED_PREFIX = "chemmy-seed/";
+const SEED_KEEP_MS = 30 * 24 * 3600 * 1000; // a record is kept 30 days (to check the shoe once closed)
+const seedKey = (tableId, shoeId, player) => SEED_PREFIX + tableId + "/" + shoeId + "/" + player;
+
+function storedSeed(key) {
+  try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { return null; }
+}
+
+function storeSeed(key, rec) {
+  try { localStorage.setItem(key, JSON.stringify(rec)); return storedSeed(key) !== null; } catch (e) { return false; }
+}
+
+// updateSeed sets fields of a kept record as it stands now (another
+// render, or another tab, may have changed it since it was read).
+function updateSeed(key, fields) {
+  const rec = storedSeed(key);
+  if (rec) storeSeed(key, Object.assign(rec, fields));
+}
+
+// ownSeeds are the signed-in player's seed records: [key, record].
+function ownSeeds() {
+  const out = [];
+  try {
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (!key || !key.startsWith(SEED_PREFIX)) continue;
+      const rec = storedSeed(key);
+      if (rec && rec.player === state.me) out.push([key, rec]);
+    }
+  } catch (e) { /* no storage: no records */ }
+  return out;
+}
+
+function pruneSeeds() {
+  try {
+    const old = [];
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      const rec = key && key.startsWith(SEED_PREFIX) ? storedSeed(key) : null;
+      if (key && key.startsWith(SEED_PREFIX) && (!rec || Date.now() - num(rec.at) > SEED_KEEP_MS)) old.push(key);
+    }
+    for (const key of old) localStorage.removeItem(key);
+  } catch (e) { /* no storage */ }
+}
+
+// takesPart: the viewer plays at table t (a seat, the gallery, or a bet
+// in the coup: punto banco bets from behind).
+function takesPart(t) {
+  const cp = t.coup || {};
+  return (t.seats || []).some((s) => s.playerId === state.me) || (t.galleryPlayerIds || []).includes(state.me) ||
+    (cp.bets || []).some((b) => b.playerId === state.me);
+}
+
+// transient: a failure to reach the service, worth trying again.
+const transient = (e) => ["unavailable", "deadline_exceeded", "aborted"].includes(e.code) ||
+  ["RATE_LIMITED", "BACKEND_UNAVAILABLE", "DEPENDENCY_UNAVAILABLE", "REQUEST_ABANDONED"].includes(e.reason);
+
+// seedNote records what went wrong with the player's seed at a table (or
+// clears it) and shows it: in the open table's "Fair shoe" line, or for
+// another table in the error box, naming it.
+function seedNote(key, text, e) {
+  if (text) state.seedNotes[key] = { text, reason: (e && e.reason) || "" }; else delete state.seedNotes[key];
+  if (state.table && key === seedKey(state.table.tableId, state.table.shoeId, state.me)) renderFair(state.table);
+  else if (text) showError(new CallError((e && e.code) || "", "At table " + ((storedSeed(key) || {}).tableId || "?") + ": " + text, "", ""));
+}
+
+// again lets a step that failed to reach the service be tried once more
+// (at most tries calls of that step per shoe), after 2 s, by reading the
+// table again.
+function again(key, flags, tries, tableId) {
+  const n = (flags === state.seedTried ? "commit " : "reveal ") + key;
+  state.seedTries[n] = (state.seedTries[n] || 0) + 1;
+  if (state.seedTries[n] >= tries) return;
+  setTimeout(() => {
+    delete flags[key];
+    if (state.tableId === tableId) refresh();
+  }, 2000);
+}
+
+// seedsFor moves the player's part of the seed protocol on at table t
+// (as the table stands): it records a shoe seeded or given up, commits
+// (only when commit: the open table) and reveals.
+async function seedsFor(t, commit) {
+  if (!isPlayer() || !t || !t.shoeId || !state.me) return;
+  const e = t.shoeEntropy || {}, me = state.me;
+  const key = seedKey(t.tableId, t.shoeId, me);
+  for (const [k, rec] of ownSeeds()) { // this table's earlier shoes are over
+    if (!rec.done && rec.tableId === t.tableId && rec.shoeId !== t.shoeId) updateSeed(k, { done: true });
+  }
+  const rec = storedSeed(key);
+  if (rec && !rec.done && (e.seeded || (!e.collecting && !e.revealing))) {
+    updateSeed(key, { done: true, inShoe: !!e.seeded && (e.playerIds || []).includes(me) });
+  }
+  const mine = (e.commitments || []).find((c) => c.playerId === me);
+  if (e.collecting && !mine && commit && !(e.withheldPlayerIds || []).includes(me) && takesPart(t)) await commitSeed(t, key);
+  else if (e.revealing && mine && !(e.revealedPlayerIds || []).includes(me)) await revealSeed(t, key, ChemmyFair.hexOfBase64(mine.commitment));
+}
+
+// commitSeed commits the player to a fresh seed for t's shoe (or to the
+// one kept for it, after a reload): once per shoe.
+async function commitSeed(t, key) {
+  if (state.seedTried[key]) return;
+  state.seedTried[key] = true;
+  let rec = storedSeed(key);
+  if (rec && rec.refused) return; // refused already (shown when it was)
+  if (!rec) {
+    if (!ChemmyFair.canSeed()) { seedNote(key, "This browser gives no secure random numbers: the console commits no seed of yours."); return; }
+    const seed = ChemmyFair.freshSeed();
+    rec = { seed, commitment: await ChemmyFair.commitmentOf(seed), serverCommitment: ChemmyFair.hexOfBase64((t.shoeEntropy || {}).commitment),
+      tableId: t.tableId, shoeId: t.shoeId, shoeNumber: t.shoeNumber || 1, player: state.me, at: Date.now() };
+    // Another tab of his may have kept a seed for this shoe meanwhile:
+    // that one is committed (again: the same commitment is taken as the
+    // first), never overwritten.
+    const kept = storedSeed(key);
+    if (kept) rec = kept;
+    else if (!storeSeed(key, rec)) {
+      seedNote(key, "This browser keeps no local storage: the console commits no seed of yours (a reload would lose it before the reveal).");
+      return;
+    }
+  }
+  try {
+    const r = await call(T, "CommitSeed", { requestId: rid(), tableId: t.tableId, playerId: state.me,
+      commitment: ChemmyFair.base64(ChemmyFair.fromHex(rec.commitment)) });
+    seedNote(key, "");
+    if (r && r.table) render(r.table);
+  } catch (e) {
+    seedNote(key, "Your seed was not committed: " + explain(e), e);
+    if (transient(e)) { again(key, state.seedTried, 3, t.tableId); return; }
+    // SEED_ALREADY_COMMITTED: his commitment is another's (made elsewhere);
+    // the reveal says so. Any other refusal ends this shoe's commitment.
+    if (e.reason !== "SEED_ALREADY_COMMITTED") updateSeed(key, { refused: e.reason || e.code, done: true });
+  }
+}
+
+// revealSeed reveals the player's kept seed for t's shoe, committed as
+// commitment (hex). A seed this browser does not have, or one that does
+// not hash to his commitment, is not sent: he is told to reveal his own.
+async function revealSeed(t, key, commitment) {
+  if (state.seedRevealTried[key]) return;
+  state.seedRevealTried[key] = true;
+  const rec = storedSeed(key);
+  const by = " Reveal its seed yourself (RevealSeed) by " + clock((t.shoeEntropy || {}).revealDeadline) +
+    ", or the shoe is abandoned and this table takes no seed of yours again.";
+  if (!rec || !rec.seed) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… was not made in this browser." + by); return; }
+  if (rec.commitment !== commitment) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… is not that of the seed this browser keeps." + by); return; }
+  try {
+    const r = await call(T, "RevealSeed", { requestId: rid(), tableId: t.tableId, playerId: state.me, seed: rec.seed });
+    updateSeed(key, { revealed: true });
+    seedNote(key, "");
+    if (r && r.table) render(r.table);
+  } catch (e) {
+    seedNote(key, "Your seed was not revealed: " + explain(e), e);
+    if (transient(e)) again(key, state.seedRevealTried, 6, t.tableId);
+  }
+}
+
+// revealElsewhere reads, every 3 s, the tables other than the open one
+// where the player has a commitment in a shoe not yet seeded, and reveals
+// his seed when the table asks for it: opening another table does not
+// withhold a seed.
+async function revealElsewhere() {
+  if (!isPlayer() || state.elsewhereBusy) return;
+  state.elsewhereBusy = true;
+  try {
+    for (const [key, rec] of ownSeeds()) {
+      if (rec.done || rec.tableId === state.tableId) continue;
+      let t;
+      try {
+        t = (await call(T, "GetTable", { tableId: rec.tableId })).table;
+      } catch (e) {
+        if (e.reason === "TABLE_NOT_FOUND") updateSeed(key, { done: true });
+        continue;
+      }
+      await seedsFor(t, false);
+    }
+  } finally { state.elsewhereBusy = false; }
+}
+setInterval(revealElsewhere, 3000);
+
+// renderFair is the "Fair shoe" line: the shoe's server commitment and
+// where its player entropy stands; for a player, his own part; and, once
+// his seed is in a shoe, his seed and how to check the shoe once closed.
+function renderFair(t) {
+  const e = t.shoeEntropy || {}, box = $("fair"), mineEl = $("fair-mine"), hint = $("fair-verify");
+  const server = ChemmyFair.hexOfBase64(e.commitment);
+  const ids = e.playerIds || [], revealed = e.revealedPlayerIds || [], withheld = e.withheldPlayerIds || [];
+  let s;
+  if (!server) s = t.certification ? "a prepared order (certification shoe): no seeds" : "no server commitment";
+  else {
+    s = "server commitment " + server.slice(0, 8) + "… · ";
+    if (e.seeded) s += e.playerEntropy ? "seeded with the seeds of " + names(ids) : "no player entropy: no player's seed is in this shoe";
+    else if (e.revealing) s += "commitments fixed (" + names(ids) + "): revealed " + (names(revealed) || "none") + ", reveal by " + clock(e.revealDeadline);
+    else if (e.collecting) s += (ids.length ? "seeds committed by " + names(ids) : "no seed committed yet") + (e.commitDeadline ? ", commitments until " + clock(e.commitDeadline) : "");
+    else if (e.cutterPlayerId) s += "its player seed is " + you(e.cutterPlayerId) + "'s cut";
+    else s += "takes no players' seeds";
+  }
+  if (withheld.length) s += " · withheld at this table: " + names(withheld);
+  box.textContent = s;
+  box.title = server ? "SHA-256 of the shoe's server seed: " + server : "";
+  box.dataset.commitment = server;
+
+  mineEl.hidden = hint.hidden = !isPlayer();
+  if (!isPlayer()) return;
+  const me = state.me, key = seedKey(t.tableId, t.shoeId, me);
+  const mc = (e.commitments || []).find((c) => c.playerId === me);
+  const mine = mc ? ChemmyFair.hexOfBase64(mc.commitment) : "";
+  const c = " (commitment " + mine.slice(0, 8) + "…)";
+  let status = "", text = "";
+  if (withheld.includes(me)) { status = "withheld"; text = "You withheld a committed seed at this table: it takes no seed of yours again."; }
+  else if (e.seeded && mine && ids.includes(me)) { status = "in-shoe"; text = "Your seed is in this shoe" + c + "."; }
+  else if (e.seeded && storedSeed(key)) { status = "not-in-shoe"; text = "Your seed is not in this shoe."; }
+  else if (e.revealing && mine && revealed.includes(me)) { status = "revealed"; text = "Your seed is revealed" + c + ": the shoe is seeded once every committed seed is in."; }
+  else if (e.revealing && mine) { status = "revealing"; text = "Revealing your seed" + c + "…"; }
+  else if (e.collecting && mine) { status = "committed"; text = "Your seed is committed" + c + ": the console reveals it when the table asks."; }
+  else if (e.collecting && !takesPart(t)) { status = "idle"; text = "Sit down or bet, and the console commits a seed of yours to this shoe."; }
+  else if (e.collecting) { status = "committing"; text = "Committing your seed…"; }
+  const note = state.seedNotes[key];
+  if (note && !["in-shoe", "revealed", "committed"].includes(status)) { status = "problem"; text = note.text; }
+  mineEl.textContent = text;
+  mineEl.dataset.status = status;
+  mineEl.dataset.commitment = mine;
+  mineEl.dataset.reason = (status === "problem" && note.reason) || "";
+
+  // The seed to check with: this shoe's once his seed is in it, else the
+  // latest earlier shoe at this table his seed went into.
+  let rec = status === "in-shoe" ? storedSeed(key) : null;
+  if (!rec) {
+    rec = ownSeeds().map(([, r]) => r).filter((r) => r.tableId === t.tableId && r.shoeId !== t.shoeId && r.inShoe)
+      .sort((a, b) => num(b.at) - num(a.at))[0] || null;
+  }
+  hint.textContent = rec ? (rec.shoeId === t.shoeId ? "Your seed: " : "Your seed in shoe " + rec.shoeNumber + ": ") + rec.seed +
+    ". Once the shoe is closed, check it on its GetShoeReveal (shoe " + rec.shoeId + "): chemmy verify -commitment " + rec.serverCommitment +
+    " -player-seed " + rec.seed : "";
+  hint.dataset.seed = rec ? rec.seed : "";
 }
 
 function tick() {
@@ -673,6 +950,7 @@ function bind() {
 
 async function start() {
   bind();
+  pruneSeeds();
   await loadReasons();
   if (state.token) { $("token").value = state.token; signIn(); }
 }
