@@ -43,6 +43,21 @@ func envNum[T int | float64](key string, def T) T {
 	return T(f)
 }
 
+// envDuration parses the environment variable key as a Go duration
+// ("24h", "90s"), or returns def.
+func envDuration(key string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q is not a duration (e.g. 24h, 30s)\n", key, v)
+		os.Exit(2)
+	}
+	return d
+}
+
 func main() {
 	app.TuneGC()
 	var (
@@ -54,6 +69,7 @@ func main() {
 	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an https URL; http only to a loopback host or with -insecure (CHEMMY_GATEWAY_JWKS)")
 	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
 	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")
+	flag.DurationVar(&c.JWTMaxLifetime, "jwt-max-lifetime", envDuration("CHEMMY_GATEWAY_JWT_MAX_LIFETIME", 0), "longest an operator JWT may live, exp - iat (exp - now without iat); longer ones are refused TOKEN_LIFETIME_TOO_LONG; 0: default 24h, negative: no bound (CHEMMY_GATEWAY_JWT_MAX_LIFETIME)")
 	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
 	flag.StringVar(&c.TableAddr, "table-addr", env("CHEMMY_TABLE_ADDR", "localhost:7001"), "table-svc gRPC address, or the shards' addresses comma-separated, shard i at position i (docs/sharding.md) (CHEMMY_TABLE_ADDR)")
 	flag.StringVar(&c.WalletAddr, "wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc gRPC address (CHEMMY_WALLET_ADDR)")

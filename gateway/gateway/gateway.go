@@ -52,6 +52,11 @@ type Config struct {
 	// URL. Bearer JWTs signed by one of its keys are accepted, with the
 	// issuer JWTIssuer and the audience JWTAudience (both then required).
 	JWKS, JWTIssuer, JWTAudience string
+	// JWTMaxLifetime is the longest an operator JWT may live: exp - iat,
+	// or exp - now when it has no iat; a longer one is refused
+	// UNAUTHENTICATED TOKEN_LIFETIME_TOO_LONG. 0: DefaultJWTMaxLifetime
+	// (24 h); negative: no bound.
+	JWTMaxLifetime time.Duration
 	// ReloadInterval is how often the token file and the JWKS are read
 	// again; default 10 s.
 	ReloadInterval time.Duration
