@@ -89,14 +89,19 @@ func New(o Options) *Server {
 			}
 			return logging.LevelInfo
 		})}
+	// Calls of a method not registered are counted as grpcx.UnknownMethod
+	// (gRPC answers them UNIMPLEMENTED before any interceptor today; this
+	// keeps it so should an unknown-service handler be added).
+	var s *Server
+	known := RegisteredMethods(func() *grpc.Server { return s.GRPC })
 	unary := []grpc.UnaryServerInterceptor{
 		recovery.UnaryServerInterceptor(recover),
-		metrics.UnaryServerInterceptor(),
+		UnaryServerMetrics(metrics, known),
 		logging.UnaryServerInterceptor(logger, logOpts...),
 	}
 	stream := []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(recover),
-		metrics.StreamServerInterceptor(),
+		StreamServerMetrics(metrics, known),
 		logging.StreamServerInterceptor(logger, logOpts...),
 	}
 	if o.Policy != nil {
@@ -112,7 +117,7 @@ func New(o Options) *Server {
 		grpc.ChainStreamInterceptor(stream...),
 	}, o.ServerOptions...)
 	opts = append(opts, ServerTracing()...) // OpenTelemetry, when configured (tracing.go)
-	s := &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
+	s = &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
 	healthpb.RegisterHealthServer(s.GRPC, s.Health)
 	reflection.Register(s.GRPC)
 	return s

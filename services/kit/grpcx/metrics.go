@@ -1,14 +1,17 @@
 package grpcx
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc"
 )
 
 // HandlingTimeBuckets are the buckets, in seconds, of the gRPC handling
@@ -78,4 +81,52 @@ func Probes(next http.Handler, ready func() bool) http.Handler {
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// UnknownMethod is the full method name under which UnaryServerMetrics
+// and StreamServerMetrics count a call of a method the server does not
+// know: grpc_service="unknown", grpc_method="unknown".
+const UnknownMethod = "/unknown/unknown"
+
+// UnaryServerMetrics is m's unary interceptor, counting a call of a
+// method known says no to as UnknownMethod: a caller who makes up method
+// names (unauthenticated, refused) adds no series, where each name would
+// otherwise add some twenty (started, handled by code, the histogram's
+// buckets). The interceptors after it see the call's own method.
+func UnaryServerMetrics(m *grpcprom.ServerMetrics, known func(fullMethod string) bool) grpc.UnaryServerInterceptor {
+	next := m.UnaryServerInterceptor()
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if !known(info.FullMethod) {
+			info = &grpc.UnaryServerInfo{Server: info.Server, FullMethod: UnknownMethod}
+		}
+		return next(ctx, req, info, h)
+	}
+}
+
+// StreamServerMetrics is UnaryServerMetrics for streams.
+func StreamServerMetrics(m *grpcprom.ServerMetrics, known func(fullMethod string) bool) grpc.StreamServerInterceptor {
+	next := m.StreamServerInterceptor()
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		if !known(info.FullMethod) {
+			info = &grpc.StreamServerInfo{FullMethod: UnknownMethod, IsClientStream: info.IsClientStream, IsServerStream: info.IsServerStream}
+		}
+		return next(srv, ss, info, h)
+	}
+}
+
+// RegisteredMethods reports whether a full method ("/pkg.Service/Method")
+// is one of the methods registered on srv (read once, at the first call:
+// after every service was registered, since calls come only once srv
+// serves).
+func RegisteredMethods(srv func() *grpc.Server) func(fullMethod string) bool {
+	methods := sync.OnceValue(func() map[string]bool {
+		out := map[string]bool{}
+		for name, info := range srv().GetServiceInfo() {
+			for _, m := range info.Methods {
+				out["/"+name+"/"+m.Name] = true
+			}
+		}
+		return out
+	})
+	return func(fullMethod string) bool { return methods()[fullMethod] }
 }
