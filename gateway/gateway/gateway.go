@@ -30,6 +30,7 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
@@ -217,7 +218,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
-	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
+	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
+		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)))...)
 
 	g.health = health.NewServer()
 	registerLocal(g.srv, &healthpb.Health_ServiceDesc, g.health)
@@ -354,10 +356,25 @@ func (g *Gateway) closeBackends() {
 	g.backends = nil
 }
 
-// newServer builds the gRPC server: recovery, metrics, logging, then
-// authentication and roles; a raw codec so forwarded messages stay bytes;
-// the proxy for every service not registered locally.
-func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, lim *limits, px *proxy, opts ...grpc.ServerOption) *grpc.Server {
+// serverParts are what newServer puts together.
+type serverParts struct {
+	log     *slog.Logger
+	metrics *grpcprom.ServerMetrics
+	// known says which methods the metrics count under their own name
+	// (others: grpcx.UnknownMethod).
+	known func(fullMethod string) bool
+	size  sizeLimit
+	az    *authz
+	lim   *limits
+	px    *proxy
+}
+
+// newServer builds the gRPC server: recovery, metrics, logging, the
+// request size limit, then authentication and roles, then the abuse
+// limits; a raw codec so forwarded messages stay bytes; the proxy for
+// every service not registered locally.
+func newServer(p serverParts, opts ...grpc.ServerOption) *grpc.Server {
+	log := p.log
 	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Errorf(codes.Internal, "internal error")
@@ -379,22 +396,48 @@ func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, lim
 	}
 	return grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
-		grpc.UnknownServiceHandler(px.handle),
+		grpc.UnknownServiceHandler(p.px.handle),
 		grpc.ChainUnaryInterceptor(
 			recovery.UnaryServerInterceptor(recover),
-			metrics.UnaryServerInterceptor(),
+			grpcx.UnaryServerMetrics(p.metrics, p.known),
 			logging.UnaryServerInterceptor(logger, logOpts...),
-			az.unary,
-			lim.unary,
+			p.size.unary,
+			p.az.unary,
+			p.lim.unary,
 		),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recover),
-			metrics.StreamServerInterceptor(),
+			grpcx.StreamServerMetrics(p.metrics, p.known),
 			logging.StreamServerInterceptor(logger, logOpts...),
-			az.stream,
-			lim.stream,
+			p.size.stream,
+			p.az.stream,
+			p.lim.stream,
 		),
 	}, opts...)...)
+}
+
+// knownMethod reports whether a full method is one the gateway serves: a
+// method of a service registered on its server (its own: GatewayService,
+// health, reflection), or of a forwarded service's contract. Any other
+// name, made up by the caller, is counted in the metrics as
+// grpcx.UnknownMethod, so that made-up names add no series.
+func (g *Gateway) knownMethod(px *proxy) func(string) bool {
+	local := grpcx.RegisteredMethods(func() *grpc.Server { return g.srv })
+	return func(m string) bool {
+		if local(m) {
+			return true
+		}
+		svc, name, ok := splitMethod(m)
+		if !ok || len(px.routes[svc]) == 0 {
+			return false
+		}
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc + "." + name))
+		if err != nil {
+			return false
+		}
+		_, isMethod := d.(protoreflect.MethodDescriptor)
+		return isMethod
+	}
 }
 
 // publicServices lists for reflection and health the services registered

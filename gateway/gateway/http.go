@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -50,7 +51,8 @@ import (
 //     JSON object {"code","message","details":[{"type","value","debug"}]}
 //     whose debug holds the google.rpc.ErrorInfo (its reason) in JSON, with
 //     an HTTP status for the code (404 not_found, 409 aborted, 412
-//     400 failed_precondition and invalid_argument, 429 resource_exhausted, ...). Connect
+//     400 failed_precondition and invalid_argument, 429 resource_exhausted
+//     but 413 for a request over the size limit, ...). Connect
 //     streaming (application/connect+json) and gRPC-Web are served too.
 //   - Newline-delimited JSON for server streams (WatchTable): POST with
 //     Content-Type application/json; each message is one line of protobuf
@@ -166,11 +168,12 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // decompressed (Content-Encoding gzip, the one Connect takes), the
 // encoding then removed from r's headers, so that checkBody sees the
 // message and Connect and the stream of lines read it plain. Errors:
-// RESOURCE_EXHAUSTED for a body (or a decompressed one) over maxBytes,
-// INVALID_ARGUMENT MALFORMED_REQUEST for one that is not gzip, and
-// UNIMPLEMENTED for another encoding.
+// RESOURCE_EXHAUSTED REQUEST_TOO_LARGE (HTTP 413, no RetryInfo) for a
+// body (or a decompressed one) over maxBytes, INVALID_ARGUMENT
+// MALFORMED_REQUEST for one that is not gzip, and UNIMPLEMENTED for
+// another encoding.
 func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := func(err error) error { return status.Error(codes.ResourceExhausted, err.Error()) }
+	tooLarge := func(err error) error { return requestTooLarge("request body: %v", err) }
 	raw := http.MaxBytesReader(w, r.Body, h.maxBytes)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
@@ -389,7 +392,7 @@ func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect
 	defer cancel()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
 	if err != nil {
-		writeError(w, connect.NewError(connect.CodeResourceExhausted, err))
+		writeError(w, connectError(requestTooLarge("request body: %v", err)))
 		return
 	}
 	req := dynamicpb.NewMessage(md.Input())
@@ -493,11 +496,33 @@ func errorJSON(ce *connect.Error) json.RawMessage {
 }
 
 // writeError answers an HTTP request with ce as Connect does for a unary
-// call: its HTTP status and its JSON.
+// call: its HTTP status and its JSON; a request over the size limit
+// (REQUEST_TOO_LARGE) is 413, not the 429 of RESOURCE_EXHAUSTED, which
+// says to retry later.
 func writeError(w http.ResponseWriter, ce *connect.Error) {
+	code := httpStatus(ce.Code())
+	if tooLarge(ce) {
+		code = http.StatusRequestEntityTooLarge
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpStatus(ce.Code()))
+	w.WriteHeader(code)
 	_, _ = w.Write(errorJSON(ce))
+}
+
+// tooLarge reports whether ce is the gateway's REQUEST_TOO_LARGE.
+func tooLarge(ce *connect.Error) bool {
+	if ce.Code() != connect.CodeResourceExhausted {
+		return false
+	}
+	for _, d := range ce.Details() {
+		if m, err := d.Value(); err == nil {
+			if info, ok := m.(*errdetails.ErrorInfo); ok && info.GetDomain() == Domain && info.GetReason() == ReasonRequestTooLarge {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // httpStatus is the Connect protocol's HTTP status for code.
