@@ -86,6 +86,11 @@ type Config struct {
 	// MetricsAddr serves Prometheus /metrics, /healthz and /readyz; empty
 	// serves none.
 	MetricsAddr string
+	// Ready, when set, is more of what /readyz (on MetricsAddr and
+	// HTTPAddr) requires besides the gateway's own Ready: chemmy run
+	// passes the whole suite's, so that the gateway's HTTP /readyz says
+	// not ready, and why, when a service behind it is not.
+	Ready func() error
 	// Registry receives the gateway's metrics (gRPC server and client);
 	// nil: a registry of its own, with the Go and process collectors.
 	Registry *prometheus.Registry
@@ -267,7 +272,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, g.ready))
+		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, g.probeReady(c.Ready)))
 	}()
 	go func() {
 		wg.Wait()
@@ -279,11 +284,24 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	return g, nil
 }
 
-// ready reports whether the gateway serves (its gRPC health SERVING:
-// between its start and its shutdown).
-func (g *Gateway) ready() bool {
+// Ready is nil while the gateway serves (its gRPC health SERVING:
+// between its start and its shutdown), else an error saying it does not.
+func (g *Gateway) Ready() error {
 	r, err := g.health.Check(context.Background(), &healthpb.HealthCheckRequest{})
-	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return errors.New("gateway: not serving (starting or stopping)")
+	}
+	return nil
+}
+
+// probeReady is what /readyz answers: Ready, then more (Config.Ready).
+func (g *Gateway) probeReady(more func() error) func() error {
+	return func() error {
+		if err := g.Ready(); err != nil || more == nil {
+			return err
+		}
+		return more()
+	}
 }
 
 // Run starts the gateway and serves until ctx is done.

@@ -16,7 +16,8 @@ import (
 // startHTTP starts the HTTP side (http.go) when c.HTTPAddr is set: an
 // in-process connection to the gateway's own gRPC server, and the HTTP
 // server on c.HTTPAddr, with the probes /healthz (the process runs) and
-// /readyz (the gateway serves; 503 before and while it stops). Both stop
+// /readyz (the gateway serves, and c.Ready says ready; 503 with the reason
+// otherwise, as before and while it stops). Both stop
 // when ctx ends; wg counts them.
 func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) error {
 	if c.HTTPAddr == "" {
@@ -46,7 +47,7 @@ func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) e
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(serveHTTP(ctx, g.httpLis, grpcx.Probes(api, g.ready), g.log))
+		g.report(serveHTTP(ctx, g.httpLis, grpcx.Probes(api, g.probeReady(c.Ready)), g.log))
 		_ = conn.Close()
 	}()
 	return nil

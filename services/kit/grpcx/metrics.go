@@ -59,10 +59,10 @@ func (l LabelGatherer) Gather() ([]*dto.MetricFamily, error) {
 }
 
 // Probes serves /healthz (200 "ok" while the process runs: a liveness
-// probe) and /readyz (200 "ready" while ready() says so, else 503 "not
-// ready": a readiness probe; nil ready is always ready), and passes every
-// other request to next (nil: 404).
-func Probes(next http.Handler, ready func() bool) http.Handler {
+// probe) and /readyz (200 "ready" while ready() returns nil, else 503
+// "not ready: " and the reason it returned: a readiness probe; nil ready
+// is always ready), and passes every other request to next (nil: 404).
+func Probes(next http.Handler, ready func() error) http.Handler {
 	if next == nil {
 		next = http.NotFoundHandler()
 	}
@@ -71,10 +71,13 @@ func Probes(next http.Handler, ready func() bool) http.Handler {
 		case "/healthz":
 			_, _ = io.WriteString(w, "ok\n")
 		case "/readyz":
-			if ready != nil && !ready() {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = io.WriteString(w, "not ready\n")
-				return
+			if ready != nil {
+				if err := ready(); err != nil {
+					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = io.WriteString(w, "not ready: "+strings.ReplaceAll(err.Error(), "\n", "; ")+"\n")
+					return
+				}
 			}
 			_, _ = io.WriteString(w, "ready\n")
 		default:
