@@ -110,7 +110,10 @@ type Config struct {
 	JWKS, JWTIssuer, JWTAudience string
 	ReloadInterval               time.Duration
 	Limits                       gateway.LimitConfig
-	Logger                       *slog.Logger
+	// GatewayConn: the caps on the gateway's public connections and
+	// their timeouts (gateway.ConnConfig; zero values: the defaults).
+	GatewayConn gateway.ConnConfig
+	Logger      *slog.Logger
 }
 
 // Stack is the running suite.
@@ -327,7 +330,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: strings.Join(s.TableAddrs, ","), WalletAddr: s.WalletAddr, ShoeAddr: strings.Join(s.ShoeAddrs, ","),
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
-		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway),
+		Limits: c.Limits, Conn: c.GatewayConn, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway),
 		Ready: s.Ready})
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
@@ -77,6 +78,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxMessageBytes bounds a request message; default 1 MiB.
 	MaxMessageBytes int
+	// Conn bounds the public listeners' connections (gRPC and HTTP
+	// together, and per client address) and how long one may stay slow or
+	// idle (connlimit.go); zero values take the defaults.
+	Conn ConnConfig
 	// Backend addresses. TableAddr and ShoeAddr may list several,
 	// comma-separated: the table-svc shards and each one's shoe-svc, shard
 	// i at position i, as many of each (shards.go, package shard).
@@ -221,10 +226,21 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
+	cc := c.Conn.withDefaults(processNofile())
+	conns := newConnLimiter(cc, c.TrustedProxies)
+	if err := conns.register(reg); err != nil {
+		g.closeBackends()
+		return nil, err
+	}
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
-		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)))...)
+		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
+		// A connection that says nothing (not even its HTTP/2 preface and
+		// settings) is closed after cc.Handshake, one with no call open
+		// after cc.IdleTimeout.
+		grpc.ConnectionTimeout(cc.Handshake),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cc.IdleTimeout}))...)
 
 	g.health = health.NewServer()
 	registerLocal(g.srv, &healthpb.Health_ServiceDesc, g.health)
@@ -243,11 +259,12 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	registerLocal(g.srv, &reflectionv1alpha.ServerReflection_ServiceDesc, reflection.NewServer(refl))
 	metrics.InitializeMetrics(g.srv)
 
-	g.lis, err = net.Listen("tcp", c.ListenAddr)
+	lis, err := net.Listen("tcp", c.ListenAddr)
 	if err != nil {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: listen: %w", err)
 	}
+	g.lis = conns.listen(lis, "grpc", nil)
 	for name := range (publicServices{g.srv}).GetServiceInfo() {
 		g.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
@@ -255,7 +272,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 
 	ctx, g.cancel = context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	if err := g.startHTTP(ctx, c, &wg); err != nil {
+	if err := g.startHTTP(ctx, c, cc, conns, &wg); err != nil {
 		g.cancel()
 		_ = g.lis.Close()
 		g.closeBackends()
@@ -280,7 +297,8 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		close(g.done)
 	}()
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
-		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
+		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr,
+		"max_conns", cc.MaxConns, "max_conns_per_addr", cc.MaxConnsPerAddr, "open_files_limit", processNofile())
 	return g, nil
 }
 

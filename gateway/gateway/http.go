@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -146,6 +147,14 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if md, ok := h.methods[r.URL.Path]; ok && r.Method == http.MethodPost {
 		if kind := bodyKind(r.Header.Get("Content-Type")); kind != "" {
 			body, err := h.readBody(w, r)
+			if errors.Is(err, errBodyTimeout) {
+				// The client trickles: 408, and the connection closed.
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusRequestTimeout)
+				_, _ = w.Write(errorJSON(connect.NewError(connect.CodeDeadlineExceeded, err)))
+				return
+			}
 			if err != nil {
 				writeError(w, connectError(err))
 				return
@@ -169,17 +178,27 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // encoding then removed from r's headers, so that checkBody sees the
 // message and Connect and the stream of lines read it plain. Errors:
 // RESOURCE_EXHAUSTED REQUEST_TOO_LARGE (HTTP 413, no RetryInfo) for a
-// body (or a decompressed one) over maxBytes, INVALID_ARGUMENT
-// MALFORMED_REQUEST for one that is not gzip, and UNIMPLEMENTED for
-// another encoding.
+// body (or a decompressed one) over maxBytes, errBodyTimeout for one that
+// did not arrive within the body timeout (bodyDeadline), INVALID_ARGUMENT
+// MALFORMED_REQUEST for one that is not gzip or could not be read, and
+// UNIMPLEMENTED for another encoding.
 func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	readErr := func(err error) error {
+		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
+			return requestTooLarge("request body: %v", err)
+		}
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			return fmt.Errorf("%w: %v", errBodyTimeout, err)
+		}
+		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "request body: %v", err)
+	}
 	tooLarge := func(err error) error { return requestTooLarge("request body: %v", err) }
 	raw := http.MaxBytesReader(w, r.Body, h.maxBytes)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		body, err := io.ReadAll(raw)
 		if err != nil {
-			return nil, tooLarge(err)
+			return nil, readErr(err)
 		}
 		return body, nil
 	case "gzip":
@@ -194,6 +213,9 @@ func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 				r.Header.Del("Content-Encoding")
 				return body, nil
 			}
+		}
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			return nil, readErr(err)
 		}
 		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
 			return nil, tooLarge(err)
@@ -553,12 +575,15 @@ func httpStatus(c connect.Code) int {
 }
 
 // serveHTTP serves h on lis until ctx is done, then shuts down, waiting
-// up to stopTimeout for calls in flight (streams are cut at once).
-func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, log *slog.Logger) error {
+// up to stopTimeout for calls in flight (streams are cut at once). A
+// request's headers must arrive within cc.HeaderTimeout and its body
+// within cc.BodyTimeout (bodyDeadline); a connection idle between
+// requests is closed after cc.IdleTimeout.
+func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, cc ConnConfig, log *slog.Logger) error {
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler:           bodyDeadline(h, cc.BodyTimeout),
+		ReadHeaderTimeout: cc.HeaderTimeout,
+		IdleTimeout:       cc.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -577,4 +602,39 @@ func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, log *slog.
 		return err
 	}
 	return nil
+}
+
+// bodyDeadline gives a request's body d to arrive: a read deadline on its
+// connection from the handler's start, lifted once the body has been read
+// to its end (so that a stream of lines, its request read, runs as long
+// as it runs). A request without a body gets none: net/http already
+// reads its connection in the background then, and a deadline there
+// would cancel the request. A body read past the deadline fails with a
+// timeout (readBody: errBodyTimeout, 408). http.Server.ReadTimeout would
+// bound the whole request, streams included.
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts its connection's read deadline once read to EOF.
+type deadlineBody struct {
+	io.ReadCloser
+	once sync.Once
+	lift func()
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.once.Do(b.lift)
+	}
+	return n, err
 }
