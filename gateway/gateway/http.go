@@ -183,22 +183,23 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // MALFORMED_REQUEST for one that is not gzip or could not be read, and
 // UNIMPLEMENTED for another encoding.
 func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	readErr := func(err error) error {
+	// readErr is the error of a body that could not be read whole: too
+	// large, too slow, or another failure (with what to say of it).
+	readErr := func(err error, what string) error {
 		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
-			return requestTooLarge("request body: %v", err)
+			return requestTooLarge("%s: %v", what, err)
 		}
 		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
 			return fmt.Errorf("%w: %v", errBodyTimeout, err)
 		}
-		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "request body: %v", err)
+		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "%s: %v", what, err)
 	}
-	tooLarge := func(err error) error { return requestTooLarge("request body: %v", err) }
 	raw := http.MaxBytesReader(w, r.Body, h.maxBytes)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		body, err := io.ReadAll(raw)
 		if err != nil {
-			return nil, readErr(err)
+			return nil, readErr(err, "request body")
 		}
 		return body, nil
 	case "gzip":
@@ -207,20 +208,14 @@ func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 			var body []byte
 			body, err = io.ReadAll(io.LimitReader(zr, h.maxBytes+1))
 			if err == nil && int64(len(body)) > h.maxBytes {
-				return nil, tooLarge(fmt.Errorf("request body over %d bytes once decompressed", h.maxBytes))
+				return nil, requestTooLarge("request body over %d bytes once decompressed", h.maxBytes)
 			}
 			if err == nil {
 				r.Header.Del("Content-Encoding")
 				return body, nil
 			}
 		}
-		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
-			return nil, readErr(err)
-		}
-		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
-			return nil, tooLarge(err)
-		}
-		return nil, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "request body (Content-Encoding gzip): %v", err)
+		return nil, readErr(err, "request body (Content-Encoding gzip)")
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "Content-Encoding %q: only gzip is taken", enc)
 	}
