@@ -96,8 +96,9 @@ func TestReadyzEventsNotPublished(t *testing.T) {
 func TestReadyzStoreNotWritable(t *testing.T) {
 	b, _ := startProbe(t)
 	waitReadyz(t, b, http.StatusOK, "ready")
+	path := b.DB.Path()
 	if err := b.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitReadyz(t, b, http.StatusServiceUnavailable, "store")
+	waitReadyz(t, b, http.StatusServiceUnavailable, "store "+path+": ")
 }

@@ -22,8 +22,9 @@ import (
 // error at once; it goes on in the background, and no other starts while
 // it runs.
 type WriteCheck struct {
-	db  *bolt.DB
-	now func() time.Time
+	db   *bolt.DB
+	path string // db's, kept: a closed DB forgets it
+	now  func() time.Time
 
 	mu      sync.Mutex
 	lastTx  uint64
@@ -50,14 +51,14 @@ func NewWriteCheck(db *bolt.DB, now func() time.Time) *WriteCheck {
 	}
 	// Only commits from now on prove anything.
 	id, _ := txid(db)
-	return &WriteCheck{db: db, now: now, lastTx: id}
+	return &WriteCheck{db: db, path: db.Path(), now: now, lastTx: id}
 }
 
 // Check returns nil when the file takes writes, else why not.
 func (w *WriteCheck) Check() error {
 	id, err := txid(w.db)
 	if err != nil {
-		return fmt.Errorf("store %s: %w", w.db.Path(), err)
+		return fmt.Errorf("store %s: %w", w.path, err)
 	}
 	now := w.now()
 	w.mu.Lock()
@@ -84,7 +85,7 @@ func (w *WriteCheck) Check() error {
 		defer w.mu.Unlock()
 		return w.lastErr
 	case <-t.C:
-		return fmt.Errorf("store %s: a write has not finished in %s", w.db.Path(), w.now().Sub(started).Round(time.Millisecond))
+		return fmt.Errorf("store %s: a write has not finished in %s", w.path, w.now().Sub(started).Round(time.Millisecond))
 	}
 }
 
@@ -98,7 +99,7 @@ func (w *WriteCheck) probe(done chan struct{}) {
 		return b.Put(keyWriteProbe, be64(w.now()))
 	})
 	if err != nil {
-		err = fmt.Errorf("store %s is not writable: %w", w.db.Path(), err)
+		err = fmt.Errorf("store %s is not writable: %w", w.path, err)
 	}
 	id, _ := txid(w.db)
 	w.mu.Lock()
