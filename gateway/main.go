@@ -43,6 +43,21 @@ func envNum[T int | float64](key string, def T) T {
 	return T(f)
 }
 
+// envDuration parses the environment variable key as a Go duration
+// ("24h", "90s"), or returns def.
+func envDuration(key string, def time.Duration) time.Duration {
+	v, ok := os.LookupEnv(key)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gateway: %s=%q is not a duration (e.g. 24h, 30s)\n", key, v)
+		os.Exit(2)
+	}
+	return d
+}
+
 func main() {
 	app.TuneGC()
 	var (
@@ -54,6 +69,7 @@ func main() {
 	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an https URL; http only to a loopback host or with -insecure (CHEMMY_GATEWAY_JWKS)")
 	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
 	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")
+	flag.DurationVar(&c.JWTMaxLifetime, "jwt-max-lifetime", envDuration("CHEMMY_GATEWAY_JWT_MAX_LIFETIME", 0), "longest an operator JWT may live, exp - iat (exp - now without iat); longer ones are refused TOKEN_LIFETIME_TOO_LONG; 0: default 24h, negative: no bound (CHEMMY_GATEWAY_JWT_MAX_LIFETIME)")
 	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
 	flag.StringVar(&c.TableAddr, "table-addr", env("CHEMMY_TABLE_ADDR", "localhost:7001"), "table-svc gRPC address, or the shards' addresses comma-separated, shard i at position i (docs/sharding.md) (CHEMMY_TABLE_ADDR)")
 	flag.StringVar(&c.WalletAddr, "wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc gRPC address (CHEMMY_WALLET_ADDR)")
@@ -65,6 +81,12 @@ func main() {
 	flag.IntVar(&c.Limits.MaxStreamsPerCaller, "max-streams-per-caller", envNum("CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER", 0), "open WatchTable streams per caller; 0: default 8 (CHEMMY_GATEWAY_MAX_STREAMS_PER_CALLER)")
 	flag.IntVar(&c.Limits.MaxStreams, "max-streams", envNum("CHEMMY_GATEWAY_MAX_STREAMS", 0), "open WatchTable streams in all; 0: default 1000 (CHEMMY_GATEWAY_MAX_STREAMS)")
 	flag.IntVar(&c.MaxMessageBytes, "max-message-bytes", envNum("CHEMMY_GATEWAY_MAX_MESSAGE_BYTES", 0), "largest request message in bytes; 0: default 1 MiB (CHEMMY_GATEWAY_MAX_MESSAGE_BYTES)")
+	flag.IntVar(&c.Conn.MaxConns, "max-conns", envNum("CHEMMY_GATEWAY_MAX_CONNS", 0), "connections open at once on the public listeners, gRPC and HTTP together; more are closed as accepted (HTTP: 503); 0: default 10000, or fewer to leave a quarter of the process's open-file limit (at least 1024) to the rest; negative: no cap (CHEMMY_GATEWAY_MAX_CONNS)")
+	flag.IntVar(&c.Conn.MaxConnsPerAddr, "max-conns-per-addr", envNum("CHEMMY_GATEWAY_MAX_CONNS_PER_ADDR", 0), "of those, per client IP address (a -trusted-proxies address counts in -max-conns only); 0: default 256, negative: no cap (CHEMMY_GATEWAY_MAX_CONNS_PER_ADDR)")
+	flag.DurationVar(&c.Conn.Handshake, "handshake-timeout", envDuration("CHEMMY_GATEWAY_HANDSHAKE_TIMEOUT", 0), "how long a new gRPC connection has to send its HTTP/2 preface and settings; 0: default 10s (CHEMMY_GATEWAY_HANDSHAKE_TIMEOUT)")
+	flag.DurationVar(&c.Conn.HeaderTimeout, "http-header-timeout", envDuration("CHEMMY_GATEWAY_HTTP_HEADER_TIMEOUT", 0), "how long an HTTP request's headers may take to arrive; 0: default 10s (CHEMMY_GATEWAY_HTTP_HEADER_TIMEOUT)")
+	flag.DurationVar(&c.Conn.BodyTimeout, "http-body-timeout", envDuration("CHEMMY_GATEWAY_HTTP_BODY_TIMEOUT", 0), "how long an HTTP request's body may take to arrive after its headers (then 408); 0: default 30s (CHEMMY_GATEWAY_HTTP_BODY_TIMEOUT)")
+	flag.DurationVar(&c.Conn.IdleTimeout, "idle-timeout", envDuration("CHEMMY_GATEWAY_IDLE_TIMEOUT", 0), "an HTTP connection idle between requests, or a gRPC one with no call open, is closed after it; 0: default 2m (CHEMMY_GATEWAY_IDLE_TIMEOUT)")
 	proxies := flag.String("trusted-proxies", env("CHEMMY_GATEWAY_TRUSTED_PROXIES", ""), "CIDRs (or IPs), comma-separated, of the load balancers in front of the gateway whose X-Forwarded-For / x-forwarded-for names the client for the failed-authentication limit; empty: none (CHEMMY_GATEWAY_TRUSTED_PROXIES)")
 	tc := trust.RegisterFlags(flag.CommandLine)
 	flag.TextVar(&logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn, error")

@@ -21,6 +21,10 @@
 //	-log-level L     debug, info, warn or error (default "warn")
 //	-insecure        development only: plaintext between the services, identity metadata believed
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
+//	-max-conns N     connections open at once on the gateway's gRPC and HTTP addresses together
+//	                 (default 10000, or fewer to leave a quarter of the open-file limit, at least
+//	                 1024, to NATS, the stores and the rest; negative: none); more are closed at once
+//	-max-conns-per-addr N  of those, per client IP address (default 256; negative: none)
 //	-stream-max-age D, -stream-max-bytes N, -stream-replicas N
 //	                 limits of the CHEMMY event stream when it is created (default 720h,
 //	                 1 GiB, 1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
@@ -119,6 +123,8 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
+	maxConns := fs.Int("max-conns", 0, "connections open at once on the gateway's gRPC and HTTP addresses together; more are closed as accepted (HTTP: 503); 0: default 10000, or fewer to leave a quarter of the process's open-file limit (at least 1024) to NATS, the stores and the rest; negative: no cap")
+	maxConnsPerAddr := fs.Int("max-conns-per-addr", 0, "of those, per client IP address; 0: default 256, negative: no cap")
 	stream := outbox.RegisterStreamFlags(fs)
 	shards := fs.Int("shards", 1, "table-svc shards, each with its own shoe-svc; the gateway routes by the shard in the table and shoe ids (shard k's files in <data-dir>/shard-k, shard 0's in <data-dir>)")
 	interruptAfter := fs.Duration("interrupt-after", tablesvc.DefaultInterruptAfter,
@@ -161,6 +167,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
+		GatewayConn:    gateway.ConnConfig{MaxConns: *maxConns, MaxConnsPerAddr: *maxConnsPerAddr},
 		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,
 	})
 	if err != nil {

@@ -43,8 +43,9 @@ func (s *Stack) Metrics() prometheus.Gatherer {
 	return append(prometheus.Gatherers{process}, s.gatherers...)
 }
 
-// serveMetrics serves Metrics, /healthz and /readyz (ready while the
-// stack serves: from the end of Start to Stop) on addr until Stop.
+// serveMetrics serves Metrics, /healthz and /readyz (Ready: while the
+// stack serves, from the end of Start to Stop, and every service in it
+// can do its job) on addr until Stop.
 func (s *Stack) serveMetrics(ctx context.Context, addr string, log *slog.Logger) error {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -54,7 +55,7 @@ func (s *Stack) serveMetrics(ctx context.Context, addr string, log *slog.Logger)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		err := grpcx.ServeGathererOn(ctx, lis, s.Metrics(), s.serving.Load)
+		err := grpcx.ServeGathererOn(ctx, lis, s.Metrics(), s.Ready)
 		if err != nil {
 			log.Error("stack metrics", "addr", addr, "err", err)
 		}

@@ -54,8 +54,8 @@ type Config struct {
 	GatewayHTTPAddr string
 	// MetricsAddr serves /metrics of every service (each series labelled
 	// service: gateway, table-svc, wallet-svc, shoe-svc; and shard with
-	// several shards) and of the process, /healthz and /readyz (ready
-	// while the stack serves); empty serves none.
+	// several shards) and of the process, /healthz and /readyz (Ready);
+	// empty serves none.
 	MetricsAddr string
 	// ShoeAddr, WalletAddr, TableAddr are the services' addresses;
 	// default "127.0.0.1:0" each (a free port). With several shards they
@@ -117,7 +117,10 @@ type Config struct {
 	JWKS, JWTIssuer, JWTAudience string
 	ReloadInterval               time.Duration
 	Limits                       gateway.LimitConfig
-	Logger                       *slog.Logger
+	// GatewayConn: the caps on the gateway's public connections and
+	// their timeouts (gateway.ConnConfig; zero values: the defaults).
+	GatewayConn gateway.ConnConfig
+	Logger      *slog.Logger
 }
 
 // Stack is the running suite.
@@ -152,9 +155,34 @@ type Stack struct {
 	// lock holds the data directory for this stack (chemmy.lock).
 	lock *flock.Flock
 	// gatherers are the services' registries (metrics.go); serving is
-	// true from the end of Start to Stop (the stack's /readyz).
+	// true from the end of Start to Stop; readies are the services' Ready
+	// by name (the stack's /readyz: Ready), complete once serving.
 	gatherers []prometheus.Gatherer
 	serving   atomic.Bool
+	readies   []namedReady
+}
+
+type namedReady struct {
+	name  string
+	ready func() error
+}
+
+// Ready is nil while the stack serves and every service in it can do its
+// job, else every reason it cannot, each named by its service (a
+// service's events not published, its store not writable: app.Base.Ready;
+// the gateway not serving): the stack's /readyz and the gateway's HTTP
+// /readyz answer 503 with them.
+func (s *Stack) Ready() error {
+	if !s.serving.Load() {
+		return errors.New("the stack is not serving (starting or stopping)")
+	}
+	var errs []error
+	for _, r := range s.readies {
+		if err := r.ready(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Start starts NATS and the services, in dependency order. On error
@@ -263,6 +291,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.add(wallet.Stop, wallet.Wait)
+	s.readies = append(s.readies, namedReady{trust.Wallet, wallet.Ready})
 	s.WalletAddr = wallet.Addr()
 
 	// Each shard's shoe-svc, then each one's table-svc: where
@@ -292,6 +321,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 			return nil, err
 		}
 		s.add(shoe.Stop, shoe.Wait)
+		s.readies = append(s.readies, namedReady{shardName(trust.Shoe, k, shards), shoe.Ready})
 		s.ShoeAddrs = append(s.ShoeAddrs, shoe.Addr())
 		tables = append(tables, tableShard{dir: dir, prefix: prefix, addr: tableAddr})
 	}
@@ -308,17 +338,20 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 			return nil, err
 		}
 		s.add(table.Stop, table.Wait)
+		s.readies = append(s.readies, namedReady{shardName(trust.Table, k, len(tables)), table.Ready})
 		s.TableAddrs = append(s.TableAddrs, table.Addr())
 	}
 	s.TableAddr = s.TableAddrs[0]
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: strings.Join(s.TableAddrs, ","), WalletAddr: s.WalletAddr, ShoeAddr: strings.Join(s.ShoeAddrs, ","),
 		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
-		Limits: c.Limits, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway)})
+		Limits: c.Limits, Conn: c.GatewayConn, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway),
+		Ready: s.Ready})
 	if err != nil {
 		return nil, err
 	}
 	s.add(gw.Stop, gw.Wait)
+	s.readies = append(s.readies, namedReady{trust.Gateway, gw.Ready})
 	s.GatewayAddr = gw.Addr()
 	s.GatewayHTTPAddr = gw.HTTPAddr()
 	if c.MetricsAddr != "" {
@@ -335,6 +368,15 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		}
 	}()
 	return s, nil
+}
+
+// shardName is the name of service of shard k of n in the stack's
+// readiness: name alone with one shard.
+func shardName(name string, k, n int) string {
+	if n == 1 {
+		return name
+	}
+	return fmt.Sprintf("%s (shard %d)", name, k)
 }
 
 func (s *Stack) add(stop func(), wait func() error) {

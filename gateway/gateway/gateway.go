@@ -26,10 +26,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
@@ -52,6 +54,11 @@ type Config struct {
 	// URL. Bearer JWTs signed by one of its keys are accepted, with the
 	// issuer JWTIssuer and the audience JWTAudience (both then required).
 	JWKS, JWTIssuer, JWTAudience string
+	// JWTMaxLifetime is the longest an operator JWT may live: exp - iat,
+	// or exp - now when it has no iat; a longer one is refused
+	// UNAUTHENTICATED TOKEN_LIFETIME_TOO_LONG. 0: DefaultJWTMaxLifetime
+	// (24 h); negative: no bound.
+	JWTMaxLifetime time.Duration
 	// ReloadInterval is how often the token file and the JWKS are read
 	// again; default 10 s.
 	ReloadInterval time.Duration
@@ -71,6 +78,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxMessageBytes bounds a request message; default 1 MiB.
 	MaxMessageBytes int
+	// Conn bounds the public listeners' connections (gRPC and HTTP
+	// together, and per client address) and how long one may stay slow or
+	// idle (connlimit.go); zero values take the defaults.
+	Conn ConnConfig
 	// Backend addresses. TableAddr and ShoeAddr may list several,
 	// comma-separated: the table-svc shards and each one's shoe-svc, shard
 	// i at position i, as many of each (shards.go, package shard).
@@ -80,6 +91,11 @@ type Config struct {
 	// MetricsAddr serves Prometheus /metrics, /healthz and /readyz; empty
 	// serves none.
 	MetricsAddr string
+	// Ready, when set, is more of what /readyz (on MetricsAddr and
+	// HTTPAddr) requires besides the gateway's own Ready: chemmy run
+	// passes the whole suite's, so that the gateway's HTTP /readyz says
+	// not ready, and why, when a service behind it is not.
+	Ready func() error
 	// Registry receives the gateway's metrics (gRPC server and client);
 	// nil: a registry of its own, with the Go and process collectors.
 	Registry *prometheus.Registry
@@ -210,9 +226,21 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
+	cc := c.Conn.withDefaults(processNofile())
+	conns := newConnLimiter(cc, c.TrustedProxies)
+	if err := conns.register(reg); err != nil {
+		g.closeBackends()
+		return nil, err
+	}
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
-	g.srv = newServer(log, metrics, az, lim, px, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(c.MaxMessageBytes))...)
+	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
+		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
+		// A connection that says nothing (not even its HTTP/2 preface and
+		// settings) is closed after cc.Handshake, one with no call open
+		// after cc.IdleTimeout.
+		grpc.ConnectionTimeout(cc.Handshake),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: cc.IdleTimeout}))...)
 
 	g.health = health.NewServer()
 	registerLocal(g.srv, &healthpb.Health_ServiceDesc, g.health)
@@ -231,11 +259,12 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	registerLocal(g.srv, &reflectionv1alpha.ServerReflection_ServiceDesc, reflection.NewServer(refl))
 	metrics.InitializeMetrics(g.srv)
 
-	g.lis, err = net.Listen("tcp", c.ListenAddr)
+	lis, err := net.Listen("tcp", c.ListenAddr)
 	if err != nil {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: listen: %w", err)
 	}
+	g.lis = conns.listen(lis, "grpc", nil)
 	for name := range (publicServices{g.srv}).GetServiceInfo() {
 		g.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
 	}
@@ -243,7 +272,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 
 	ctx, g.cancel = context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	if err := g.startHTTP(ctx, c, &wg); err != nil {
+	if err := g.startHTTP(ctx, c, cc, conns, &wg); err != nil {
 		g.cancel()
 		_ = g.lis.Close()
 		g.closeBackends()
@@ -260,7 +289,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, g.ready))
+		g.report(grpcx.ServeMetrics(ctx, c.MetricsAddr, reg, g.probeReady(c.Ready)))
 	}()
 	go func() {
 		wg.Wait()
@@ -268,15 +297,29 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		close(g.done)
 	}()
 	log.Info("serving", "addr", g.Addr(), "table", c.TableAddr, "wallet", c.WalletAddr,
-		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr)
+		"shoe", c.ShoeAddr, "tokens_file", c.TokensFile, "jwks", c.JWKS, "trusted_proxies", c.TrustedProxies, "mtls", mat != nil, "metrics", c.MetricsAddr, "http", c.HTTPAddr,
+		"max_conns", cc.MaxConns, "max_conns_per_addr", cc.MaxConnsPerAddr, "open_files_limit", processNofile())
 	return g, nil
 }
 
-// ready reports whether the gateway serves (its gRPC health SERVING:
-// between its start and its shutdown).
-func (g *Gateway) ready() bool {
+// Ready is nil while the gateway serves (its gRPC health SERVING:
+// between its start and its shutdown), else an error saying it does not.
+func (g *Gateway) Ready() error {
 	r, err := g.health.Check(context.Background(), &healthpb.HealthCheckRequest{})
-	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return errors.New("gateway: not serving (starting or stopping)")
+	}
+	return nil
+}
+
+// probeReady is what /readyz answers: Ready, then more (Config.Ready).
+func (g *Gateway) probeReady(more func() error) func() error {
+	return func() error {
+		if err := g.Ready(); err != nil || more == nil {
+			return err
+		}
+		return more()
+	}
 }
 
 // Run starts the gateway and serves until ctx is done.
@@ -349,10 +392,25 @@ func (g *Gateway) closeBackends() {
 	g.backends = nil
 }
 
-// newServer builds the gRPC server: recovery, metrics, logging, then
-// authentication and roles; a raw codec so forwarded messages stay bytes;
-// the proxy for every service not registered locally.
-func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, lim *limits, px *proxy, opts ...grpc.ServerOption) *grpc.Server {
+// serverParts are what newServer puts together.
+type serverParts struct {
+	log     *slog.Logger
+	metrics *grpcprom.ServerMetrics
+	// known says which methods the metrics count under their own name
+	// (others: grpcx.UnknownMethod).
+	known func(fullMethod string) bool
+	size  sizeLimit
+	az    *authz
+	lim   *limits
+	px    *proxy
+}
+
+// newServer builds the gRPC server: recovery, metrics, logging, the
+// request size limit, then authentication and roles, then the abuse
+// limits; a raw codec so forwarded messages stay bytes; the proxy for
+// every service not registered locally.
+func newServer(p serverParts, opts ...grpc.ServerOption) *grpc.Server {
+	log := p.log
 	recover := recovery.WithRecoveryHandlerContext(func(ctx context.Context, p any) error {
 		log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Errorf(codes.Internal, "internal error")
@@ -374,22 +432,48 @@ func newServer(log *slog.Logger, metrics *grpcprom.ServerMetrics, az *authz, lim
 	}
 	return grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
-		grpc.UnknownServiceHandler(px.handle),
+		grpc.UnknownServiceHandler(p.px.handle),
 		grpc.ChainUnaryInterceptor(
 			recovery.UnaryServerInterceptor(recover),
-			metrics.UnaryServerInterceptor(),
+			grpcx.UnaryServerMetrics(p.metrics, p.known),
 			logging.UnaryServerInterceptor(logger, logOpts...),
-			az.unary,
-			lim.unary,
+			p.size.unary,
+			p.az.unary,
+			p.lim.unary,
 		),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recover),
-			metrics.StreamServerInterceptor(),
+			grpcx.StreamServerMetrics(p.metrics, p.known),
 			logging.StreamServerInterceptor(logger, logOpts...),
-			az.stream,
-			lim.stream,
+			p.size.stream,
+			p.az.stream,
+			p.lim.stream,
 		),
 	}, opts...)...)
+}
+
+// knownMethod reports whether a full method is one the gateway serves: a
+// method of a service registered on its server (its own: GatewayService,
+// health, reflection), or of a forwarded service's contract. Any other
+// name, made up by the caller, is counted in the metrics as
+// grpcx.UnknownMethod, so that made-up names add no series.
+func (g *Gateway) knownMethod(px *proxy) func(string) bool {
+	local := grpcx.RegisteredMethods(func() *grpc.Server { return g.srv })
+	return func(m string) bool {
+		if local(m) {
+			return true
+		}
+		svc, name, ok := splitMethod(m)
+		if !ok || len(px.routes[svc]) == 0 {
+			return false
+		}
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc + "." + name))
+		if err != nil {
+			return false
+		}
+		_, isMethod := d.(protoreflect.MethodDescriptor)
+		return isMethod
+	}
 }
 
 // publicServices lists for reflection and health the services registered

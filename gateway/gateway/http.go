@@ -14,9 +14,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -50,7 +52,8 @@ import (
 //     JSON object {"code","message","details":[{"type","value","debug"}]}
 //     whose debug holds the google.rpc.ErrorInfo (its reason) in JSON, with
 //     an HTTP status for the code (404 not_found, 409 aborted, 412
-//     400 failed_precondition and invalid_argument, 429 resource_exhausted, ...). Connect
+//     400 failed_precondition and invalid_argument, 429 resource_exhausted
+//     but 413 for a request over the size limit, ...). Connect
 //     streaming (application/connect+json) and gRPC-Web are served too.
 //   - Newline-delimited JSON for server streams (WatchTable): POST with
 //     Content-Type application/json; each message is one line of protobuf
@@ -144,6 +147,14 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if md, ok := h.methods[r.URL.Path]; ok && r.Method == http.MethodPost {
 		if kind := bodyKind(r.Header.Get("Content-Type")); kind != "" {
 			body, err := h.readBody(w, r)
+			if errors.Is(err, errBodyTimeout) {
+				// The client trickles: 408, and the connection closed.
+				w.Header().Set("Connection", "close")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusRequestTimeout)
+				_, _ = w.Write(errorJSON(connect.NewError(connect.CodeDeadlineExceeded, err)))
+				return
+			}
 			if err != nil {
 				writeError(w, connectError(err))
 				return
@@ -166,17 +177,29 @@ func (h *httpAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // decompressed (Content-Encoding gzip, the one Connect takes), the
 // encoding then removed from r's headers, so that checkBody sees the
 // message and Connect and the stream of lines read it plain. Errors:
-// RESOURCE_EXHAUSTED for a body (or a decompressed one) over maxBytes,
-// INVALID_ARGUMENT MALFORMED_REQUEST for one that is not gzip, and
+// RESOURCE_EXHAUSTED REQUEST_TOO_LARGE (HTTP 413, no RetryInfo) for a
+// body (or a decompressed one) over maxBytes, errBodyTimeout for one that
+// did not arrive within the body timeout (bodyDeadline), INVALID_ARGUMENT
+// MALFORMED_REQUEST for one that is not gzip or could not be read, and
 // UNIMPLEMENTED for another encoding.
 func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := func(err error) error { return status.Error(codes.ResourceExhausted, err.Error()) }
+	// readErr is the error of a body that could not be read whole: too
+	// large, too slow, or another failure (with what to say of it).
+	readErr := func(err error, what string) error {
+		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
+			return requestTooLarge("%s: %v", what, err)
+		}
+		if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			return fmt.Errorf("%w: %v", errBodyTimeout, err)
+		}
+		return errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "%s: %v", what, err)
+	}
 	raw := http.MaxBytesReader(w, r.Body, h.maxBytes)
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		body, err := io.ReadAll(raw)
 		if err != nil {
-			return nil, tooLarge(err)
+			return nil, readErr(err, "request body")
 		}
 		return body, nil
 	case "gzip":
@@ -185,17 +208,14 @@ func (h *httpAPI) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 			var body []byte
 			body, err = io.ReadAll(io.LimitReader(zr, h.maxBytes+1))
 			if err == nil && int64(len(body)) > h.maxBytes {
-				return nil, tooLarge(fmt.Errorf("request body over %d bytes once decompressed", h.maxBytes))
+				return nil, requestTooLarge("request body over %d bytes once decompressed", h.maxBytes)
 			}
 			if err == nil {
 				r.Header.Del("Content-Encoding")
 				return body, nil
 			}
 		}
-		if mbe := new(http.MaxBytesError); errors.As(err, &mbe) {
-			return nil, tooLarge(err)
-		}
-		return nil, errs.New(codes.InvalidArgument, Domain, ReasonMalformedRequest, "request body (Content-Encoding gzip): %v", err)
+		return nil, readErr(err, "request body (Content-Encoding gzip)")
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "Content-Encoding %q: only gzip is taken", enc)
 	}
@@ -389,7 +409,7 @@ func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect
 	defer cancel()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
 	if err != nil {
-		writeError(w, connect.NewError(connect.CodeResourceExhausted, err))
+		writeError(w, connectError(requestTooLarge("request body: %v", err)))
 		return
 	}
 	req := dynamicpb.NewMessage(md.Input())
@@ -493,11 +513,33 @@ func errorJSON(ce *connect.Error) json.RawMessage {
 }
 
 // writeError answers an HTTP request with ce as Connect does for a unary
-// call: its HTTP status and its JSON.
+// call: its HTTP status and its JSON; a request over the size limit
+// (REQUEST_TOO_LARGE) is 413, not the 429 of RESOURCE_EXHAUSTED, which
+// says to retry later.
 func writeError(w http.ResponseWriter, ce *connect.Error) {
+	code := httpStatus(ce.Code())
+	if tooLarge(ce) {
+		code = http.StatusRequestEntityTooLarge
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpStatus(ce.Code()))
+	w.WriteHeader(code)
 	_, _ = w.Write(errorJSON(ce))
+}
+
+// tooLarge reports whether ce is the gateway's REQUEST_TOO_LARGE.
+func tooLarge(ce *connect.Error) bool {
+	if ce.Code() != connect.CodeResourceExhausted {
+		return false
+	}
+	for _, d := range ce.Details() {
+		if m, err := d.Value(); err == nil {
+			if info, ok := m.(*errdetails.ErrorInfo); ok && info.GetDomain() == Domain && info.GetReason() == ReasonRequestTooLarge {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // httpStatus is the Connect protocol's HTTP status for code.
@@ -528,12 +570,15 @@ func httpStatus(c connect.Code) int {
 }
 
 // serveHTTP serves h on lis until ctx is done, then shuts down, waiting
-// up to stopTimeout for calls in flight (streams are cut at once).
-func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, log *slog.Logger) error {
+// up to stopTimeout for calls in flight (streams are cut at once). A
+// request's headers must arrive within cc.HeaderTimeout and its body
+// within cc.BodyTimeout (bodyDeadline); a connection idle between
+// requests is closed after cc.IdleTimeout.
+func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, cc ConnConfig, log *slog.Logger) error {
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		Handler:           bodyDeadline(h, cc.BodyTimeout),
+		ReadHeaderTimeout: cc.HeaderTimeout,
+		IdleTimeout:       cc.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -552,4 +597,39 @@ func serveHTTP(ctx context.Context, lis net.Listener, h http.Handler, log *slog.
 		return err
 	}
 	return nil
+}
+
+// bodyDeadline gives a request's body d to arrive: a read deadline on its
+// connection from the handler's start, lifted once the body has been read
+// to its end (so that a stream of lines, its request read, runs as long
+// as it runs). A request without a body gets none: net/http already
+// reads its connection in the background then, and a deadline there
+// would cancel the request. A body read past the deadline fails with a
+// timeout (readBody: errBodyTimeout, 408). http.Server.ReadTimeout would
+// bound the whole request, streams included.
+func bodyDeadline(next http.Handler, d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			rc := http.NewResponseController(w)
+			if err := rc.SetReadDeadline(time.Now().Add(d)); err == nil {
+				r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// deadlineBody lifts its connection's read deadline once read to EOF.
+type deadlineBody struct {
+	io.ReadCloser
+	once sync.Once
+	lift func()
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.once.Do(b.lift)
+	}
+	return n, err
 }

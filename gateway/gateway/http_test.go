@@ -174,7 +174,7 @@ func TestHTTPMalformedRequest(t *testing.T) {
 // TestHTTPCompressedRequest: a gzip body (Content-Encoding: gzip) is
 // checked as the plain one is, once decompressed: an enum value name the
 // contract lacks is MALFORMED_REQUEST, as is a body that is not gzip; one
-// over the size limit once decompressed is RESOURCE_EXHAUSTED; another
+// over the size limit once decompressed is 413 REQUEST_TOO_LARGE; another
 // encoding UNIMPLEMENTED; a good one is served, unary and as a stream of
 // lines.
 func TestHTTPCompressedRequest(t *testing.T) {
@@ -210,7 +210,7 @@ func TestHTTPCompressedRequest(t *testing.T) {
 	// body that large is; an encoding Connect does not take: refused.
 	code, m = e.postWith(t, http.DefaultClient, hdr, "/chemmy.table.v1.TableService/GetTable", "tok-carol",
 		gz(`{"tableId":"`+strings.Repeat("t", 1<<20)+`"}`))
-	if code != http.StatusTooManyRequests || m["code"] != "resource_exhausted" {
+	if code != http.StatusRequestEntityTooLarge || m["code"] != "resource_exhausted" || reason(m) != ReasonRequestTooLarge {
 		t.Errorf("GetTable gzip of over 1 MiB: %d %v", code, m)
 	}
 	code, m = e.postWith(t, http.DefaultClient, http.Header{"Content-Encoding": {"br"}}, "/chemmy.table.v1.TableService/GetTable", "tok-carol", `{"tableId":"t1"}`)

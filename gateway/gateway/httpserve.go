@@ -16,9 +16,10 @@ import (
 // startHTTP starts the HTTP side (http.go) when c.HTTPAddr is set: an
 // in-process connection to the gateway's own gRPC server, and the HTTP
 // server on c.HTTPAddr, with the probes /healthz (the process runs) and
-// /readyz (the gateway serves; 503 before and while it stops). Both stop
+// /readyz (the gateway serves, and c.Ready says ready; 503 with the reason
+// otherwise, as before and while it stops). Both stop
 // when ctx ends; wg counts them.
-func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) error {
+func (g *Gateway) startHTTP(ctx context.Context, c Config, cc ConnConfig, conns *connLimiter, wg *sync.WaitGroup) error {
 	if c.HTTPAddr == "" {
 		return nil
 	}
@@ -31,11 +32,14 @@ func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) e
 		_ = conn.Close()
 		return err
 	}
-	g.httpLis, err = net.Listen("tcp", c.HTTPAddr)
+	lis, err := net.Listen("tcp", c.HTTPAddr)
 	if err != nil {
 		_ = conn.Close()
 		return fmt.Errorf("gateway: http listen: %w", err)
 	}
+	// Its connections count with the gRPC port's (connlimit.go); one
+	// over the cap is answered 503 and closed.
+	g.httpLis = conns.listen(lis, "http", refuseHTTP)
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -46,7 +50,7 @@ func (g *Gateway) startHTTP(ctx context.Context, c Config, wg *sync.WaitGroup) e
 	}()
 	go func() {
 		defer wg.Done()
-		g.report(serveHTTP(ctx, g.httpLis, grpcx.Probes(api, g.ready), g.log))
+		g.report(serveHTTP(ctx, g.httpLis, grpcx.Probes(api, g.probeReady(c.Ready)), cc, g.log))
 		_ = conn.Close()
 	}()
 	return nil

@@ -38,6 +38,15 @@ const (
 // jwtLeeway is the clock skew tolerated on an operator JWT's exp and nbf.
 const jwtLeeway = 30 * time.Second
 
+// DefaultJWTMaxLifetime is Config.JWTMaxLifetime's default: an operator
+// JWT may live at most 24 hours (exp - iat).
+const DefaultJWTMaxLifetime = 24 * time.Hour
+
+// ReasonTokenLifetimeTooLong: an operator JWT lives longer than the
+// gateway allows (Config.JWTMaxLifetime): exp - iat, or exp - now without
+// iat (UNAUTHENTICATED).
+const ReasonTokenLifetimeTooLong = "TOKEN_LIFETIME_TOO_LONG"
+
 // jwtAlgs are the signature algorithms accepted on operator JWTs
 // (asymmetric only: a JWKS holds public keys).
 var jwtAlgs = []jose.SignatureAlgorithm{
@@ -89,7 +98,11 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 		if err := checkJWKSLocation(c.JWKS, c.Trust.Insecure); err != nil {
 			return nil, err
 		}
-		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience}
+		maxLife := c.JWTMaxLifetime
+		if maxLife == 0 {
+			maxLife = DefaultJWTMaxLifetime
+		}
+		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience, maxLifetime: maxLife}
 		if err := id.jwks.load(context.Background()); err != nil {
 			return nil, err
 		}
@@ -210,7 +223,10 @@ var jwksClient = &http.Client{
 // (checkJWKSLocation).
 type jwksSource struct {
 	location, issuer, audience string
-	keys                       atomic.Pointer[jose.JSONWebKeySet]
+	// maxLifetime is the longest a JWT may live (exp - iat, or exp - now
+	// without iat); negative: no bound.
+	maxLifetime time.Duration
+	keys        atomic.Pointer[jose.JSONWebKeySet]
 }
 
 // maxJWKSBytes bounds a JWKS document.
@@ -270,7 +286,9 @@ func fetch(ctx context.Context, location string) ([]byte, error) {
 
 // verify checks an operator JWT: signature by a key of the set (by kid;
 // a set of one key serves tokens without kid), iss, aud, exp (required),
-// nbf, and the role claim.
+// nbf, its lifetime (exp - iat, or exp - now without iat: at most
+// maxLifetime, else TOKEN_LIFETIME_TOO_LONG: a token that never expires
+// in practice is a stolen one that works for ever), and the role claim.
 func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 	invalid := func(format string, args ...any) (auth.Caller, error) {
 		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenInvalid, format, args...)
@@ -310,6 +328,16 @@ func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 		return invalid("the JWT: %v", err)
 	case cl.Expiry == nil:
 		return invalid("the JWT has no exp")
+	}
+	if s.maxLifetime >= 0 {
+		from, what := now, "now"
+		if cl.IssuedAt != nil {
+			from, what = cl.IssuedAt.Time(), "its iat"
+		}
+		if life := cl.Expiry.Time().Sub(from); life > s.maxLifetime {
+			return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenLifetimeTooLong,
+				"the JWT lives %s from %s to its exp, more than the %s the gateway allows", life.Round(time.Second), what, s.maxLifetime)
+		}
 	}
 	role := auth.Role(cl.Role)
 	if !assignable(role) {

@@ -139,6 +139,69 @@ func TestJWTNotYetValid(t *testing.T) {
 	}
 }
 
+// TestJWTLifetime: an operator JWT that lives longer than the gateway
+// allows (exp - iat, or exp - now without iat; 24 h by default) is
+// refused UNAUTHENTICATED TOKEN_LIFETIME_TOO_LONG, however valid
+// otherwise; one within it is accepted; -jwt-max-lifetime sets the bound
+// (negative: none).
+func TestJWTLifetime(t *testing.T) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks := writeFile(t, string(set))
+	now := time.Date(2026, 3, 1, 20, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	identities := func(maxLife time.Duration) *identities {
+		id, err := newIdentities(Config{JWKS: jwks, JWTIssuer: "iss", JWTAudience: "aud", JWTMaxLifetime: maxLife}, slog.New(slog.DiscardHandler), clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// token is a JWT issued at iat (none when zero) expiring at exp.
+	token := func(iat, exp time.Time) string {
+		claims := map[string]any{"iss": "iss", "aud": "aud", "sub": "erin", "chemmy_role": "player", "exp": exp.Unix()}
+		if !iat.IsZero() {
+			claims["iat"] = iat.Unix()
+		}
+		return signJWT(t, "k1", k, claims)
+	}
+	var none time.Time
+	def := identities(0)
+	for _, c := range []struct {
+		name     string
+		iat, exp time.Time
+		ok       bool
+	}{
+		{"iat now, exp in 24 h", now, now.Add(24 * time.Hour), true},
+		{"iat now, exp in 24 h 1 s", now, now.Add(24*time.Hour + time.Second), false},
+		{"iat now, exp in a year", now, now.Add(365 * 24 * time.Hour), false},
+		{"iat 47 h ago, exp in 1 h", now.Add(-47 * time.Hour), now.Add(time.Hour), false},
+		{"no iat, exp in 23 h", none, now.Add(23 * time.Hour), true},
+		{"no iat, exp in 25 h", none, now.Add(25 * time.Hour), false},
+	} {
+		c2, err := def.lookup(token(c.iat, c.exp))
+		switch {
+		case c.ok && (err != nil || c2.Subject != "erin"):
+			t.Errorf("%s: %v %v, want accepted", c.name, c2, err)
+		case !c.ok && (status.Code(err) != codes.Unauthenticated || errs.Reason(err) != ReasonTokenLifetimeTooLong):
+			t.Errorf("%s: %v, want UNAUTHENTICATED %s", c.name, err, ReasonTokenLifetimeTooLong)
+		}
+	}
+	short := identities(time.Hour)
+	if _, err := short.lookup(token(now, now.Add(2*time.Hour))); errs.Reason(err) != ReasonTokenLifetimeTooLong {
+		t.Errorf("a 2 h token with a bound of 1 h: %v, want %s", err, ReasonTokenLifetimeTooLong)
+	}
+	if _, err := short.lookup(token(now, now.Add(time.Hour))); err != nil {
+		t.Errorf("a 1 h token with a bound of 1 h: %v", err)
+	}
+	if _, err := identities(-1).lookup(token(now, now.Add(365*24*time.Hour))); err != nil {
+		t.Errorf("a year-long token with no bound: %v", err)
+	}
+}
+
 // TestJWKSPlainHTTPRefused: a JWKS URL over plain http to another host
 // stops the gateway at start with an error saying why; loopback hosts,
 // https, files and -insecure are accepted; a redirect from https to http

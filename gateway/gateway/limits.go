@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -28,7 +29,80 @@ const (
 	// ReasonTooManyStreams: the caller, or the gateway as a whole, has as
 	// many server streams open as it may.
 	ReasonTooManyStreams = "TOO_MANY_STREAMS"
+	// ReasonRequestTooLarge: the request (a gRPC message, an HTTP body
+	// once decompressed) is over Config.MaxMessageBytes. Not retryable:
+	// no RetryInfo; HTTP 413.
+	ReasonRequestTooLarge = "REQUEST_TOO_LARGE"
 )
+
+// requestTooLarge is RESOURCE_EXHAUSTED REQUEST_TOO_LARGE, without
+// RetryInfo: the same request would be refused again.
+func requestTooLarge(format string, args ...any) error {
+	return errs.New(codes.ResourceExhausted, Domain, ReasonRequestTooLarge, format, args...)
+}
+
+// asTooLarge turns gRPC's own refusal of a request message over the
+// server's MaxRecvMsgSize (RESOURCE_EXHAUSTED without an ErrorInfo: the
+// only RESOURCE_EXHAUSTED a server's RecvMsg returns) into
+// RESOURCE_EXHAUSTED REQUEST_TOO_LARGE; other errors pass unchanged.
+func asTooLarge(err error) error {
+	if status.Code(err) != codes.ResourceExhausted || errs.Reason(err) != "" {
+		return err
+	}
+	return requestTooLarge("%s", status.Convert(err).Message())
+}
+
+// recvCeiling is the gRPC server's MaxRecvMsgSize for a request limit of
+// max bytes: 4 times it. gRPC refuses a larger message unread, with a
+// status of its own written at once (RESOURCE_EXHAUSTED without an
+// ErrorInfo, which no interceptor can change on a stream, as every
+// forwarded call is); a message between max and the ceiling is read and
+// refused by sizeLimit, REQUEST_TOO_LARGE.
+func recvCeiling(max int) int {
+	if max > math.MaxInt32/4 {
+		return math.MaxInt32
+	}
+	return 4 * max
+}
+
+// sizeLimit refuses a request message over max bytes RESOURCE_EXHAUSTED
+// REQUEST_TOO_LARGE, without RetryInfo: the request would be refused
+// again. Every request reaches the interceptors as a frame (forwarded
+// calls, and the gateway's own services, registerLocal).
+type sizeLimit struct{ max int }
+
+func (l sizeLimit) check(m any) error {
+	if f, ok := m.(*frame); ok && len(f.data) > l.max {
+		return requestTooLarge("the request message is %d bytes, more than the %d the gateway takes", len(f.data), l.max)
+	}
+	return nil
+}
+
+// unary is the grpc.UnaryServerInterceptor.
+func (l sizeLimit) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := l.check(req); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+// stream is the grpc.StreamServerInterceptor: each message the handler
+// (and the interceptors after this one) reads is checked.
+func (l sizeLimit) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	return h(srv, sizeLimitedStream{ss, l})
+}
+
+type sizeLimitedStream struct {
+	grpc.ServerStream
+	limit sizeLimit
+}
+
+func (s sizeLimitedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return asTooLarge(err)
+	}
+	return s.limit.check(m)
+}
 
 // Defaults of LimitConfig.
 const (

@@ -43,7 +43,7 @@ func framedUnary(service string, m grpc.MethodDesc) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		f := new(frame)
 		if err := dec(f); err != nil {
-			return nil, err
+			return nil, asTooLarge(err)
 		}
 		call := func(ctx context.Context, _ any) (any, error) { return h(srv, ctx, f.decode, nil) }
 		if ic == nil {

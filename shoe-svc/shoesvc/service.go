@@ -207,6 +207,10 @@ func Run(ctx context.Context, c Config) error {
 // Addr is the address the gRPC server listens on.
 func (s *Service) Addr() string { return s.base.Addr() }
 
+// Ready is nil while the service can do its job, else why not (its
+// /readyz: app.Base.Ready).
+func (s *Service) Ready() error { return s.base.Ready() }
+
 // Stop asks the service to stop: it drains calls in flight and closes the
 // store. Wait waits for it.
 func (s *Service) Stop() { s.base.Stop() }

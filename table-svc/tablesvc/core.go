@@ -70,6 +70,11 @@ type gameCore interface {
 	// hidden counts by rank the cards of coup coupID (in play or the last)
 	// that v does not see: GetOdds counts them as still in the shoe.
 	hidden(t *table, coupID string, v viewer) [13]int
+	// holderOf is the player who holds the hand of card_dealt ev (its
+	// coup in play or the last at t), "" when none or unknown: the round
+	// history keeps it so that a voided coup shows each holder his own
+	// cards (GetRound).
+	holderOf(t *table, ev *eventsv1.TableEvent) string
 	// restart gives the time limit in progress its full length again from
 	// now, after a restart of the service (scanUnfinished): nobody is
 	// timed out for the time the service was down. It reports whether the

@@ -170,6 +170,11 @@ func (banqueCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return redactEvent(ev, banqueHidden)
 }
 
+// holderOf: banque's card_dealt names its hand's holder.
+func (banqueCore) holderOf(_ *table, ev *eventsv1.TableEvent) string {
+	return ev.GetCardDealt().GetHolderPlayerId()
+}
+
 func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	cd := ev.GetCardDealt()
 	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {

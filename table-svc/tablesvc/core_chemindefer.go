@@ -280,6 +280,28 @@ func (cfCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *events
 	return v.cfPersonalEvent(ev, t)
 }
 
+// holderOf: the banker holds the banker's hand, the punter of
+// CF-HAND-HOLDER the player's (neither is in the event: chemin de fer's
+// card_dealt names no holder).
+func (cfCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	cd := ev.GetCardDealt()
+	if cd == nil {
+		return ""
+	}
+	for _, cp := range []*chemindefer.Coup{t.Coup, t.LastCoup} {
+		if cp == nil || cp.ID != ev.GetCoupId() {
+			continue
+		}
+		switch cd.GetHand() {
+		case eventsv1.Hand_HAND_PLAYER:
+			return cp.HandHolder
+		case eventsv1.Hand_HAND_BANKER:
+			return cp.BankerID
+		}
+	}
+	return ""
+}
+
 // view is the table as v may see it (view.go, convert.go).
 func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v) }
 

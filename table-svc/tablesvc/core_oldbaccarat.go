@@ -146,6 +146,11 @@ func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return redactEvent(ev, func(*eventsv1.CardDealt) bool { return true })
 }
 
+// holderOf: the old game's card_dealt names its hand's holder.
+func (oldCore) holderOf(_ *table, ev *eventsv1.TableEvent) string {
+	return ev.GetCardDealt().GetHolderPlayerId()
+}
+
 // personalEvent gives a hand's holder his own card and points back.
 func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	cd := ev.GetCardDealt()

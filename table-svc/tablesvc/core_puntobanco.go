@@ -96,6 +96,9 @@ func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 // publicEvent: punto banco deals every card face up; nothing is hidden.
 func (pbCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
 
+// holderOf: punto banco's hands are the house's, every card face up.
+func (pbCore) holderOf(*table, *eventsv1.TableEvent) string { return "" }
+
 func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return ev
 }

@@ -70,6 +70,12 @@ type roundRecord struct {
 	Commission int64         `json:"commission,omitempty"`
 	// Transfers are the settlement's wallet transfers (round_transfers.go).
 	Transfers []roundTransfer `json:"transfers,omitempty"`
+	// Holders are the players who held the hands (by eventsv1.Hand) whose
+	// card_dealt events name no holder (chemin de fer's), from the table's
+	// state when the cards were dealt: a voided round shows each his own
+	// cards (GetRound). Rounds recorded before it have none: their
+	// face-down cards stay hidden from everyone but auditors.
+	Holders map[int32]string `json:"holders,omitempty"`
 }
 
 type roundPlayer struct {
@@ -213,6 +219,14 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		}
 		f := fresh[id]
 		r.apply(ev, &f)
+		if cd := ev.GetCardDealt(); cd != nil && cd.GetHolderPlayerId() == "" {
+			if h := c.t.core().holderOf(c.t, ev); h != "" {
+				if r.Holders == nil {
+					r.Holders = map[int32]string{}
+				}
+				r.Holders[int32(cd.GetHand())] = h
+			}
+		}
 		if ev.GetCoupSettled() != nil {
 			r.addTransfers(c.t.takeSettlement(id), &f)
 		}
@@ -281,6 +295,20 @@ func (r *roundRecord) toRound() *tablev1.Round {
 		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net})
 	}
 	return out
+}
+
+// holds reports whether c, a player, held the hand of card_dealt ev: as
+// the event names it, or as the round recorded it (Holders).
+func (r *roundRecord) holds(c auth.Caller, ev *eventsv1.TableEvent) bool {
+	cd := ev.GetCardDealt()
+	if cd == nil || c.Role != auth.RolePlayer || c.Subject == "" {
+		return false
+	}
+	h := cd.GetHolderPlayerId()
+	if h == "" {
+		h = r.Holders[int32(cd.GetHand())]
+	}
+	return h == c.Subject
 }
 
 func (r *roundRecord) over() bool { return r.State != int32(tablev1.RoundState_ROUND_STATE_IN_PLAY) }
@@ -409,14 +437,19 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 		// Staff see a round in play as the table publishes it: no hole
 		// card before the showdown. A voided round's hole cards were
 		// never turned (unless its result was shown, which coup_resulted
-		// carries): they stay face down for all but auditors, as in the
-		// table's view of a voided coup.
+		// carries): they stay face down for all but auditors and, each
+		// his own, the players who held them, as in the table's view of
+		// a voided coup.
 		t, err := s.load(r.TableID)
 		if err != nil {
 			return nil, err
 		}
 		for i, ev := range events {
-			events[i] = t.publicEvent(ev)
+			pub := t.publicEvent(ev)
+			if r.over() && r.holds(caller, ev) && pub.GetCardDealt().GetCard().GetFaceDown() {
+				continue // his own card, as dealt to him
+			}
+			events[i] = pub
 		}
 	}
 	return &tablev1.GetRoundResponse{Round: r.toRound(), Events: events, Transfers: r.transfersFor(caller)}, nil

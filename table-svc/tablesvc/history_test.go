@@ -1,11 +1,13 @@
 package tablesvc
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
 
@@ -285,10 +287,13 @@ func TestRoundHistoryHoleCards(t *testing.T) {
 }
 
 // TestRoundHistoryVoidedHoleCards: a coup voided at a decision never
-// turned its hole cards, so its round keeps them face down for everyone
-// but auditors, as the table's own view of a voided coup does: the
-// punters and the banker it names, the croupier and the operator read
-// its card_dealt events without the face-down cards and their totals.
+// turned its hole cards, so its round keeps them face down, as the
+// table's own view of a voided coup does, for everyone but auditors and,
+// each his own, the players who held them: alice, the banker, reads the
+// banker's two cards, carol, who holds the player's hand (the larger
+// bet, CF-HAND-HOLDER), the player's two; bob (a punter who held no
+// hand), the croupier and the operator read its card_dealt events
+// without the face-down cards and their totals.
 func TestRoundHistoryVoidedHoleCards(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice", "bob", "carol")
@@ -303,32 +308,53 @@ func TestRoundHistoryVoidedHoleCards(t *testing.T) {
 	if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, CoupId: coup, Reason: "misdeal"}); err != nil {
 		t.Fatal(err)
 	}
-	cards := func(who string) (up, down int) {
+	// cards is what who reads of each hand: the codes he sees, and how
+	// many cards he does not.
+	type seen struct {
+		up   []string
+		down int
+	}
+	cards := func(who string) map[eventsv1.Hand]seen {
 		t.Helper()
 		got, err := h.getRound(who, id, coup)
 		if err != nil {
 			t.Fatalf("%s GetRound: %v", who, err)
 		}
+		out := map[eventsv1.Hand]seen{}
 		for _, ev := range got.GetEvents() {
-			if cd := ev.GetCardDealt(); cd != nil {
-				if cd.GetCard().GetCode() == "" {
-					down++
-				} else {
-					up++
-				}
-				if cd.GetTotal() != 0 && cd.GetCard().GetCode() == "" {
+			cd := ev.GetCardDealt()
+			if cd == nil {
+				continue
+			}
+			s := out[cd.GetHand()]
+			if code := cd.GetCard().GetCode(); code == "" {
+				s.down++
+				if cd.GetTotal() != 0 {
 					t.Errorf("%s sees the total %d of a face-down hand", who, cd.GetTotal())
 				}
+			} else {
+				s.up = append(s.up, code)
 			}
+			out[cd.GetHand()] = s
 		}
-		return up, down
+		return out
 	}
-	for _, who := range []string{"alice", "bob", "carol", "croupier", "op"} {
-		if up, down := cards(who); up != 0 || down != 4 {
-			t.Errorf("%s sees %d cards of the voided coup up, %d down; want 0, 4", who, up, down)
+	player, banker := eventsv1.Hand_HAND_PLAYER, eventsv1.Hand_HAND_BANKER
+	for _, c := range []struct {
+		who            string
+		player, banker seen
+	}{
+		{"alice", seen{down: 2}, seen{up: []string{"TH", "6S"}}},
+		{"carol", seen{up: []string{"2C", "3D"}}, seen{down: 2}},
+		{"bob", seen{down: 2}, seen{down: 2}},
+		{"croupier", seen{down: 2}, seen{down: 2}},
+		{"op", seen{down: 2}, seen{down: 2}},
+		{"auditor", seen{up: []string{"2C", "3D"}}, seen{up: []string{"TH", "6S"}}},
+	} {
+		got := cards(c.who)
+		if !reflect.DeepEqual(got[player], c.player) || !reflect.DeepEqual(got[banker], c.banker) {
+			t.Errorf("%s reads the voided coup's player hand %+v and banker hand %+v; want %+v and %+v",
+				c.who, got[player], got[banker], c.player, c.banker)
 		}
-	}
-	if up, down := cards("auditor"); up != 4 || down != 0 {
-		t.Errorf("the auditor sees %d cards of the voided coup up, %d down; want 4, 0", up, down)
 	}
 }

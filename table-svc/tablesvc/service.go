@@ -289,6 +289,10 @@ func Run(ctx context.Context, c Config) error {
 // Addr is the gRPC listen address.
 func (s *Service) Addr() string { return s.base.Addr() }
 
+// Ready is nil while the service can do its job, else why not (its
+// /readyz: app.Base.Ready).
+func (s *Service) Ready() error { return s.base.Ready() }
+
 // Stop asks the service to stop.
 func (s *Service) Stop() { s.base.Stop() }
 

@@ -195,8 +195,9 @@
 // logs an ERROR naming the likely cause (a wrong -operator-secret-file, a
 // wrong -operator-url, clocks, the network) when the probe starts failing
 // or fails another way, an INFO when it succeeds again. The server's
-// readiness (/readyz, the health of "" and of the wallet service) does
-// not follow the probe, by choice: while the operator is down stakes
+// readiness (/readyz, which follows its events and its store: app.Base.Ready;
+// the health of "" and of the wallet service) does not follow the probe,
+// by choice: while the operator is down stakes
 // fail OPERATOR_UNAVAILABLE anyway, but settlements, voids and their
 // credits must still reach this service to be queued safely in the
 // outbox, and the wallet (one bbolt file) has no other replica to send

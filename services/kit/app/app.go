@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -42,8 +43,12 @@ type Config struct {
 	// NATSURL of the JetStream server; empty keeps events in the outbox.
 	NATSURL string
 	// MetricsAddr serves Prometheus /metrics (Registry), /healthz and
-	// /readyz; empty serves none.
+	// /readyz (Ready); empty serves none.
 	MetricsAddr string
+	// StallAfter is how long the outbox relay may go without publishing
+	// while events wait, or keep failing, before the service reports not
+	// ready (outbox.Relay.Health); 0: outbox.DefaultStallAfter (30 s).
+	StallAfter time.Duration
 	// Registry receives the service's metrics (gRPC server, outbox relay,
 	// store counters, and what the service adds: Base.Server.Registry);
 	// nil means a new registry with the Go and process collectors. A
@@ -83,7 +88,9 @@ type Base struct {
 	// service makes sure the stream exists.
 	Stream outbox.StreamLimits
 
+	writes  *store.WriteCheck
 	lis     net.Listener
+	metrics net.Listener // nil without Config.MetricsAddr
 	nc      *nats.Conn
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -134,7 +141,8 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 		}
 	}
 	b.JS, b.Stream = js, c.Stream
-	b.Relay = outbox.NewRelay(db, js, log).WithStreamLimits(c.Stream)
+	b.Relay = outbox.NewRelay(db, js, log).WithStreamLimits(c.Stream).WithStallAfter(c.StallAfter)
+	b.writes = store.NewWriteCheck(db, nil)
 	b.Server = grpcx.New(grpcx.Options{Name: c.Name, Logger: c.Logger, Policy: c.Policy, Auth: authn, Domain: c.Domain,
 		ServerOptions: mat.ServerOption(), Registry: c.Registry})
 	// The relay's backlog, published and error counts, and the store's
@@ -156,12 +164,21 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 		b.closeAll()
 		return nil, fmt.Errorf("%s: listen: %w", c.Name, err)
 	}
+	if c.MetricsAddr != "" {
+		if b.metrics, err = net.Listen("tcp", c.MetricsAddr); err != nil {
+			_ = b.lis.Close()
+			b.closeAll()
+			return nil, fmt.Errorf("%s: metrics listen: %w", c.Name, err)
+		}
+	}
 	ctx, b.cancel = context.WithCancel(ctx)
 	b.Go(func(ctx context.Context) error { return b.Server.Serve(ctx, b.lis) })
 	b.Go(func(ctx context.Context) error { b.Relay.Run(ctx); return nil })
-	b.Go(func(ctx context.Context) error {
-		return grpcx.ServeMetrics(ctx, c.MetricsAddr, b.Server.Registry, b.Server.Ready)
-	})
+	if b.metrics != nil {
+		b.Go(func(ctx context.Context) error {
+			return grpcx.ServeGathererOn(ctx, b.metrics, b.Server.Registry, b.Ready)
+		})
+	}
 	b.ctx = ctx
 	for _, f := range b.pending {
 		b.Go(f)
@@ -198,6 +215,36 @@ func (b *Base) Go(f func(ctx context.Context) error) {
 
 // Addr is the address the gRPC server listens on.
 func (b *Base) Addr() string { return b.lis.Addr().String() }
+
+// MetricsAddr is the address of /metrics, /healthz and /readyz, as bound;
+// empty when none is served.
+func (b *Base) MetricsAddr() string {
+	if b.metrics == nil {
+		return ""
+	}
+	return b.metrics.Addr().String()
+}
+
+// Ready is nil while the service can do its job, else every reason it
+// cannot (its /readyz answers 503 with them): its gRPC server does not
+// serve (starting or stopping); its events are not being published (the
+// outbox relay has published none while events wait, or failed at every
+// attempt, for longer than Config.StallAfter: outbox.Relay.Health); its
+// store does not take writes (store.WriteCheck: a full or failing disk, a
+// closed file).
+func (b *Base) Ready() error {
+	var errs []error
+	if err := b.Server.Ready(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.Relay.Health(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := b.writes.Check(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
 
 // Stop asks the service to stop; Wait waits for it.
 func (b *Base) Stop() { b.cancel() }

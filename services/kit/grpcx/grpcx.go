@@ -89,14 +89,19 @@ func New(o Options) *Server {
 			}
 			return logging.LevelInfo
 		})}
+	// Calls of a method not registered are counted as grpcx.UnknownMethod
+	// (gRPC answers them UNIMPLEMENTED before any interceptor today; this
+	// keeps it so should an unknown-service handler be added).
+	var s *Server
+	known := RegisteredMethods(func() *grpc.Server { return s.GRPC })
 	unary := []grpc.UnaryServerInterceptor{
 		recovery.UnaryServerInterceptor(recover),
-		metrics.UnaryServerInterceptor(),
+		UnaryServerMetrics(metrics, known),
 		logging.UnaryServerInterceptor(logger, logOpts...),
 	}
 	stream := []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(recover),
-		metrics.StreamServerInterceptor(),
+		StreamServerMetrics(metrics, known),
 		logging.StreamServerInterceptor(logger, logOpts...),
 	}
 	if o.Policy != nil {
@@ -112,7 +117,7 @@ func New(o Options) *Server {
 		grpc.ChainStreamInterceptor(stream...),
 	}, o.ServerOptions...)
 	opts = append(opts, ServerTracing()...) // OpenTelemetry, when configured (tracing.go)
-	s := &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
+	s = &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
 	healthpb.RegisterHealthServer(s.GRPC, s.Health)
 	reflection.Register(s.GRPC)
 	return s
@@ -150,26 +155,29 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	return nil
 }
 
-// Ready reports whether the server reports SERVING (between Serve's start
-// and shutdown).
-func (s *Server) Ready() bool {
+// Ready is nil while the server reports SERVING (between Serve's start
+// and shutdown), else an error saying it does not serve.
+func (s *Server) Ready() error {
 	r, err := s.Health.Check(context.Background(), &healthpb.HealthCheckRequest{})
-	return err == nil && r.GetStatus() == healthpb.HealthCheckResponse_SERVING
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return errors.New("the gRPC server is not serving (starting or stopping)")
+	}
+	return nil
 }
 
 // ServeMetrics serves, until ctx is done, at http://addr: /metrics (reg,
 // Prometheus text format), /healthz (200 "ok" while the process runs: a
-// liveness probe) and /readyz (200 "ready" while ready() says so, else 503
-// "not ready": a readiness probe; nil ready is always ready). Kubernetes
+// liveness probe) and /readyz (200 "ready" while ready() returns nil, else
+// 503 "not ready: <why>": a readiness probe; nil ready is always ready). Kubernetes
 // probes use these, since a gRPC probe cannot present a client
 // certificate. An empty addr serves nothing.
-func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, ready func() bool) error {
+func ServeMetrics(ctx context.Context, addr string, reg *prometheus.Registry, ready func() error) error {
 	return ServeGatherer(ctx, addr, reg, ready)
 }
 
 // ServeGatherer is ServeMetrics for any gatherer (several registries
 // gathered as one, prometheus.Gatherers).
-func ServeGatherer(ctx context.Context, addr string, reg prometheus.Gatherer, ready func() bool) error {
+func ServeGatherer(ctx context.Context, addr string, reg prometheus.Gatherer, ready func() error) error {
 	if addr == "" {
 		return nil
 	}
@@ -183,14 +191,17 @@ func ServeGatherer(ctx context.Context, addr string, reg prometheus.Gatherer, re
 // ServeGathererOn is ServeGatherer on a listener the caller opened (to
 // fail early when the address is taken, or to learn the port of
 // "127.0.0.1:0"); it closes lis.
-func ServeGathererOn(ctx context.Context, lis net.Listener, reg prometheus.Gatherer, ready func() bool) error {
+func ServeGathererOn(ctx context.Context, lis net.Listener, reg prometheus.Gatherer, ready func() error) error {
 	mux := http.NewServeMux()
 	var opts promhttp.HandlerOpts
 	if r, ok := reg.(*prometheus.Registry); ok {
 		opts.Registry = r
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, opts))
-	srv := &http.Server{Handler: Probes(mux, ready), ReadHeaderTimeout: 5 * time.Second}
+	// Timeouts: a client that trickles its request, or idles, does not
+	// keep a connection (and a file descriptor) for ever.
+	srv := &http.Server{Handler: Probes(mux, ready), ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	stopped := make(chan struct{})
 	defer close(stopped)
 	go func() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -145,20 +146,27 @@ things_total{kind="x",service="b"} 2
 	}
 }
 
-// TestProbes: /healthz always, /readyz as ready says, the rest to next.
+// TestProbes: /healthz always, /readyz as ready says, with its reason
+// when not ready, the rest to next.
 func TestProbes(t *testing.T) {
 	ready := false
-	h := Probes(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }), func() bool { return ready })
+	h := Probes(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }), func() error {
+		if !ready {
+			return errors.New("events are not published")
+		}
+		return nil
+	})
 	for _, c := range []struct {
 		path  string
 		ready bool
 		code  int
-	}{{"/healthz", false, 200}, {"/readyz", false, 503}, {"/readyz", true, 200}, {"/other", true, http.StatusTeapot}} {
+		body  string
+	}{{"/healthz", false, 200, "ok\n"}, {"/readyz", false, 503, "not ready: events are not published\n"}, {"/readyz", true, 200, "ready\n"}, {"/other", true, http.StatusTeapot, ""}} {
 		ready = c.ready
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("GET", c.path, nil))
-		if w.Code != c.code {
-			t.Errorf("%s (ready %v): %d, want %d", c.path, c.ready, w.Code, c.code)
+		if w.Code != c.code || w.Body.String() != c.body {
+			t.Errorf("%s (ready %v): %d %q, want %d %q", c.path, c.ready, w.Code, w.Body.String(), c.code, c.body)
 		}
 	}
 }

@@ -1,14 +1,17 @@
 package grpcx
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/grpc"
 )
 
 // HandlingTimeBuckets are the buckets, in seconds, of the gRPC handling
@@ -56,10 +59,10 @@ func (l LabelGatherer) Gather() ([]*dto.MetricFamily, error) {
 }
 
 // Probes serves /healthz (200 "ok" while the process runs: a liveness
-// probe) and /readyz (200 "ready" while ready() says so, else 503 "not
-// ready": a readiness probe; nil ready is always ready), and passes every
-// other request to next (nil: 404).
-func Probes(next http.Handler, ready func() bool) http.Handler {
+// probe) and /readyz (200 "ready" while ready() returns nil, else 503
+// "not ready: " and the reason it returned: a readiness probe; nil ready
+// is always ready), and passes every other request to next (nil: 404).
+func Probes(next http.Handler, ready func() error) http.Handler {
 	if next == nil {
 		next = http.NotFoundHandler()
 	}
@@ -68,14 +71,65 @@ func Probes(next http.Handler, ready func() bool) http.Handler {
 		case "/healthz":
 			_, _ = io.WriteString(w, "ok\n")
 		case "/readyz":
-			if ready != nil && !ready() {
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = io.WriteString(w, "not ready\n")
-				return
+			if ready != nil {
+				if err := ready(); err != nil {
+					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = io.WriteString(w, "not ready: "+strings.ReplaceAll(err.Error(), "\n", "; ")+"\n")
+					return
+				}
 			}
 			_, _ = io.WriteString(w, "ready\n")
 		default:
 			next.ServeHTTP(w, r)
 		}
 	})
+}
+
+// UnknownMethod is the full method name under which UnaryServerMetrics
+// and StreamServerMetrics count a call of a method the server does not
+// know: grpc_service="unknown", grpc_method="unknown".
+const UnknownMethod = "/unknown/unknown"
+
+// UnaryServerMetrics is m's unary interceptor, counting a call of a
+// method known says no to as UnknownMethod: a caller who makes up method
+// names (unauthenticated, refused) adds no series, where each name would
+// otherwise add some twenty (started, handled by code, the histogram's
+// buckets). The interceptors after it see the call's own method.
+func UnaryServerMetrics(m *grpcprom.ServerMetrics, known func(fullMethod string) bool) grpc.UnaryServerInterceptor {
+	next := m.UnaryServerInterceptor()
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if !known(info.FullMethod) {
+			info = &grpc.UnaryServerInfo{Server: info.Server, FullMethod: UnknownMethod}
+		}
+		return next(ctx, req, info, h)
+	}
+}
+
+// StreamServerMetrics is UnaryServerMetrics for streams.
+func StreamServerMetrics(m *grpcprom.ServerMetrics, known func(fullMethod string) bool) grpc.StreamServerInterceptor {
+	next := m.StreamServerInterceptor()
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+		if !known(info.FullMethod) {
+			info = &grpc.StreamServerInfo{FullMethod: UnknownMethod, IsClientStream: info.IsClientStream, IsServerStream: info.IsServerStream}
+		}
+		return next(srv, ss, info, h)
+	}
+}
+
+// RegisteredMethods reports whether a full method ("/pkg.Service/Method")
+// is one of the methods registered on srv (read once, at the first call:
+// after every service was registered, since calls come only once srv
+// serves).
+func RegisteredMethods(srv func() *grpc.Server) func(fullMethod string) bool {
+	methods := sync.OnceValue(func() map[string]bool {
+		out := map[string]bool{}
+		for name, info := range srv().GetServiceInfo() {
+			for _, m := range info.Methods {
+				out["/"+name+"/"+m.Name] = true
+			}
+		}
+		return out
+	})
+	return func(fullMethod string) bool { return methods()[fullMethod] }
 }

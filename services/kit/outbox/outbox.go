@@ -45,6 +45,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -405,6 +406,100 @@ type Relay struct {
 	backlog   atomic.Int64  // messages in the outbox at the last drain
 	sent      atomic.Uint64 // messages published and removed
 	pubErrors atomic.Uint64 // failed attempts to publish
+
+	// For Health: how long events may wait (WithStallAfter), the clock,
+	// and, under hmu, when the relay last made progress (published, or
+	// found nothing to publish) and since when every attempt has failed
+	// (zero: the last one did not), with the last error.
+	stallAfter time.Duration
+	now        func() time.Time
+	hmu        sync.Mutex
+	progress   time.Time
+	failSince  time.Time
+	lastErr    error
+}
+
+// DefaultStallAfter is how long the relay may go without publishing
+// while events wait, or keep failing, before Health reports it: 30 s.
+const DefaultStallAfter = 30 * time.Second
+
+// WithStallAfter sets how long the relay may go without publishing while
+// events wait in the outbox, or keep failing, before Health reports it
+// (0: DefaultStallAfter); call it before Run.
+func (r *Relay) WithStallAfter(d time.Duration) *Relay {
+	if d <= 0 {
+		d = DefaultStallAfter
+	}
+	r.stallAfter = d
+	return r
+}
+
+// Health is nil while the relay does its job, else why it does not: for
+// the service's readiness (/readyz). The relay is unhealthy when events
+// wait in the outbox and it has published none, nor found the outbox
+// drained, for longer than the stall time (NATS or JetStream down or
+// refusing, the relay stuck), or when every attempt to publish (or to
+// make sure of the stream) has failed for that long. Without NATS (no
+// JetStream given: events kept in the outbox on purpose) it is nil.
+func (r *Relay) Health() error {
+	if r.js == nil {
+		return nil
+	}
+	_, n, err := pending(r.db, 1, nil)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	now := r.now()
+	r.hmu.Lock()
+	progress, failSince, lastErr := r.progress, r.failSince, r.lastErr
+	r.hmu.Unlock()
+	stalled := n > 0 && now.Sub(progress) > r.stallAfter
+	failing := !failSince.IsZero() && now.Sub(failSince) > r.stallAfter
+	if !stalled && !failing {
+		return nil
+	}
+	msg := fmt.Sprintf("events are not published: %d waiting in the outbox", n)
+	if n > 0 {
+		msg += fmt.Sprintf(", none published for %s", roundAgo(now.Sub(progress)))
+	}
+	if lastErr != nil {
+		msg += fmt.Sprintf("; every attempt has failed for %s: %v", roundAgo(now.Sub(failSince)), lastErr)
+	}
+	return errors.New(msg)
+}
+
+// roundAgo rounds a duration for a message: to the millisecond below
+// 10 s, to the second above.
+func roundAgo(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// madeProgress notes that the relay published, or found nothing to.
+func (r *Relay) madeProgress() {
+	now := r.now()
+	r.hmu.Lock()
+	r.progress, r.failSince, r.lastErr = now, time.Time{}, nil
+	r.hmu.Unlock()
+}
+
+// failed notes a failed attempt; succeeded an attempt that did not fail.
+func (r *Relay) failed(err error) {
+	now := r.now()
+	r.hmu.Lock()
+	if r.failSince.IsZero() {
+		r.failSince = now
+	}
+	r.lastErr = err
+	r.hmu.Unlock()
+}
+
+func (r *Relay) succeeded() {
+	r.hmu.Lock()
+	r.failSince, r.lastErr = time.Time{}, nil
+	r.hmu.Unlock()
 }
 
 // Register registers the relay's metrics on reg, labelled db (the base
@@ -468,7 +563,8 @@ func (r *Relay) WithStreamLimits(l StreamLimits) *Relay {
 // NewRelay returns a relay for db's outbox. js may be nil: events then
 // stay in the outbox (durable) until a relay with a connection runs.
 func NewRelay(db *bolt.DB, js jetstream.JetStream, log *slog.Logger) *Relay {
-	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), eachMax: 1, batchMax: window}
+	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), eachMax: 1, batchMax: window,
+		stallAfter: DefaultStallAfter, now: time.Now, progress: time.Now()}
 }
 
 // Notify tells the relay that new messages are waiting. It never blocks.
@@ -503,22 +599,30 @@ func (r *Relay) Run(ctx context.Context) {
 	ready := false
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	r.hmu.Lock()
+	r.progress = r.now() // a backlog found at start has its stall time
+	r.hmu.Unlock()
 	for {
 		if !ready {
 			if err := r.ready(ctx); err != nil {
 				r.log.Warn("jetstream stream not ready", "err", err)
 				if ctx.Err() == nil {
 					r.pubErrors.Add(1)
+					r.failed(fmt.Errorf("stream %s: %w", StreamName, err))
 				}
 				r.count()
 			} else {
 				ready = true
+				r.succeeded()
 			}
 		}
 		if ready {
 			if err := r.drain(ctx); err != nil && ctx.Err() == nil {
 				r.pubErrors.Add(1)
+				r.failed(err)
 				r.log.Warn("outbox relay", "err", err)
+			} else if err == nil {
+				r.succeeded()
 			}
 		}
 		select {
@@ -597,10 +701,12 @@ func (r *Relay) drain(ctx context.Context) error {
 		}
 		r.backlog.Store(int64(n))
 		if len(msgs) == 0 {
+			r.madeProgress()
 			return nil
 		}
 		done, pubErr := r.publish(ctx, msgs)
 		if done > 0 {
+			r.madeProgress()
 			keys := make([][]byte, done)
 			for i, m := range msgs[:done] {
 				keys[i] = m.Key

@@ -503,3 +503,59 @@ func TestRelayMetrics(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestRelayHealth: the relay is healthy while it publishes; once an
+// event cannot be published (a subject no stream takes: every attempt
+// fails) for longer than its stall time, Health says events are not
+// published and why; once the outbox can be drained again it is healthy
+// again. A relay without NATS (events kept on purpose) is healthy.
+func TestRelayHealth(t *testing.T) {
+	if err := NewRelay(openDB(t), nil, slog.New(slog.DiscardHandler)).Health(); err != nil {
+		t.Errorf("a relay without NATS: %v", err)
+	}
+	db := openDB(t)
+	put(t, db, 5)
+	js := startNATS(t)
+	r := NewRelay(db, js, slog.New(slog.DiscardHandler)).WithStallAfter(200 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	// until polls f every 20 ms until it is true, for at most 20 s.
+	until := func(what string, f func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !f(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("not %s within 20 s", what)
+			}
+		}
+	}
+	until("drained and healthy", func() bool {
+		msgs, _ := Pending(db, 1)
+		return len(msgs) == 0 && r.Health() == nil
+	})
+	if err := db.Update(func(tx *bolt.Tx) error { return Put(tx, "elsewhere.x", "lost-1", []byte{1}) }); err != nil {
+		t.Fatal(err)
+	}
+	r.Notify()
+	var health error
+	until("unhealthy", func() bool { health = r.Health(); return health != nil })
+	if msg := health.Error(); !strings.Contains(msg, "events are not published: 1 waiting") {
+		t.Errorf("Health: %q, want it to say events are not published and 1 waits", msg)
+	}
+	// Once an attempt has failed, it says how.
+	until("the failure in Health", func() bool {
+		health = r.Health()
+		return health != nil && strings.Contains(health.Error(), "every attempt has failed")
+	})
+	// The stuck event removed (an operator's fix): drained, healthy.
+	if err := db.Update(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(Bucket).Cursor().First()
+		return tx.Bucket(Bucket).Delete(k)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.Notify()
+	until("healthy again", func() bool { return r.Health() == nil })
+}

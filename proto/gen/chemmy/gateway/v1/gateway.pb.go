@@ -53,6 +53,14 @@ const (
 	// The caller (or everyone together) has as many streams (WatchTable)
 	// open as allowed; close one first.
 	ErrorReason_ERROR_REASON_TOO_MANY_STREAMS ErrorReason = 10
+	// The request (a gRPC message, or an HTTP body, decompressed) is larger
+	// than the gateway takes (RESOURCE_EXHAUSTED; HTTP 413). Not retryable:
+	// the same request is refused again; no RetryInfo.
+	ErrorReason_ERROR_REASON_REQUEST_TOO_LARGE ErrorReason = 11
+	// The bearer JWT lives longer than the gateway allows: exp - iat, or
+	// exp - now without iat, over its maximum (24 h by default)
+	// (UNAUTHENTICATED).
+	ErrorReason_ERROR_REASON_TOKEN_LIFETIME_TOO_LONG ErrorReason = 12
 )
 
 // Enum value maps for ErrorReason.
@@ -69,19 +77,23 @@ var (
 		8:  "ERROR_REASON_TOKEN_EXPIRED",
 		9:  "ERROR_REASON_RATE_LIMITED",
 		10: "ERROR_REASON_TOO_MANY_STREAMS",
+		11: "ERROR_REASON_REQUEST_TOO_LARGE",
+		12: "ERROR_REASON_TOKEN_LIFETIME_TOO_LONG",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":         0,
-		"ERROR_REASON_TOKEN_MISSING":       1,
-		"ERROR_REASON_TOKEN_UNKNOWN":       2,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":    3,
-		"ERROR_REASON_METHOD_NOT_PUBLIC":   4,
-		"ERROR_REASON_NOT_YOURSELF":        5,
-		"ERROR_REASON_BACKEND_UNAVAILABLE": 6,
-		"ERROR_REASON_TOKEN_INVALID":       7,
-		"ERROR_REASON_TOKEN_EXPIRED":       8,
-		"ERROR_REASON_RATE_LIMITED":        9,
-		"ERROR_REASON_TOO_MANY_STREAMS":    10,
+		"ERROR_REASON_UNSPECIFIED":             0,
+		"ERROR_REASON_TOKEN_MISSING":           1,
+		"ERROR_REASON_TOKEN_UNKNOWN":           2,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":        3,
+		"ERROR_REASON_METHOD_NOT_PUBLIC":       4,
+		"ERROR_REASON_NOT_YOURSELF":            5,
+		"ERROR_REASON_BACKEND_UNAVAILABLE":     6,
+		"ERROR_REASON_TOKEN_INVALID":           7,
+		"ERROR_REASON_TOKEN_EXPIRED":           8,
+		"ERROR_REASON_RATE_LIMITED":            9,
+		"ERROR_REASON_TOO_MANY_STREAMS":        10,
+		"ERROR_REASON_REQUEST_TOO_LARGE":       11,
+		"ERROR_REASON_TOKEN_LIFETIME_TOO_LONG": 12,
 	}
 )
 
@@ -276,7 +288,7 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x10GetCallerRequest\"Z\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xf9\x02\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xc7\x03\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
@@ -289,7 +301,9 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x1aERROR_REASON_TOKEN_EXPIRED\x10\b\x12\x1d\n" +
 	"\x19ERROR_REASON_RATE_LIMITED\x10\t\x12!\n" +
 	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\n" +
-	"*w\n" +
+	"\x12\"\n" +
+	"\x1eERROR_REASON_REQUEST_TOO_LARGE\x10\v\x12(\n" +
+	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f*w\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x01\x12\x11\n" +

@@ -2145,7 +2145,8 @@ func (x *Bet) GetSide() BanqueSide {
 //     total as it is dealt.
 //
 // At every game, a voided coup's face-down cards stay face down, except
-// to auditors once the coup is over (voided); and the published events
+// to the holder of their hand and to auditors once the coup is over
+// (voided); and the published events
 // say no more than the public view (chemmy.events.v1.CardDealt,
 // DrawDecided). GetOdds and GetAdvice count a card the caller cannot see
 // as still in the shoe. Known limit (chemin de fer, banque): the table

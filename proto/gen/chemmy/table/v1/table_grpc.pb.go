@@ -305,7 +305,9 @@ type TableServiceClient interface {
 	// a round in play is given to them as the table publishes it (face-down
 	// cards hidden, redacted events). A voided round is given to everyone
 	// but auditors in that published form too (its hole cards were never
-	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// turned), except that a player who held a hand reads its face-down
+	// cards, his own (chemin de fer rounds recorded before this rule
+	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
 	// CommitSeed: a player commits to his seed for the table's current shoe
@@ -869,7 +871,9 @@ type TableServiceServer interface {
 	// a round in play is given to them as the table publishes it (face-down
 	// cards hidden, redacted events). A voided round is given to everyone
 	// but auditors in that published form too (its hole cards were never
-	// turned). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// turned), except that a player who held a hand reads its face-down
+	// cards, his own (chemin de fer rounds recorded before this rule
+	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired), INVALID_ARGUMENT.
 	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)
 	// CommitSeed: a player commits to his seed for the table's current shoe
