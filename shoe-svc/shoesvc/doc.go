@@ -129,6 +129,14 @@
 // with the reveal; GetShoeReveal returns the same reveal for closed shoes
 // only. Nothing returns the seed or the order of an open shoe.
 //
+// ListCardFates answers the fates of a shoe, or of a coup, to a caller
+// other than the table service only if every fate it would list is on a
+// closed shoe or on a staff shoe (not owned_by_table): the dealt cards of
+// a table's open shoe include the face-down cards of the coup in play.
+// Each fate is checked against its own shoe, since a coup's fates may
+// come from several shoes; one fate on an open table shoe refuses the
+// whole answer (FAILED_PRECONDITION SHOE_NOT_CLOSED).
+//
 // # Idempotency
 //
 // Every mutating RPC is idempotent by request_id (kit/store records; for

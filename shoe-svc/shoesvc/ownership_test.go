@@ -390,3 +390,40 @@ func TestClaimShoe(t *testing.T) {
 		t.Errorf("shoe_claimed events %q, want %q", claims, want)
 	}
 }
+
+// TestCoupFatesCheckEveryShoe (issue 24): the fates of a coup may come
+// from several shoes: a staff shoe opened before the table's (so its
+// fates sort first) dealt a card under the coup's id before the table
+// dealt the coup. ListCardFates of that coup is refused to all but the
+// table service while the table's shoe is open, whatever the first fate
+// is; once it is closed everybody reads every fate of the coup.
+func TestCoupFatesCheckEveryShoe(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	staff := fromOrder(t, c, fullDecksOrder(6), 0)
+	table := create(t, c, &shoev1.CreateShoeRequest{RequestId: "table/T5/shoe/1", Owner: "T5", ClientSeed: "table/T5/shoe/1"})
+	if staff.ShoeId >= table.ShoeId {
+		t.Fatalf("the staff shoe %s must sort before the table's %s", staff.ShoeId, table.ShoeId)
+	}
+	if _, err := c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "x", ShoeId: staff.ShoeId, CoupId: "coup-7"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		deal(t, c, table.ShoeId, fmt.Sprintf("coup-7/card/%d", i))
+	}
+	for _, who := range []auth.Caller{alice, croupier, operator, {Subject: "a", Role: auth.RoleAuditor}} {
+		resp, err := c.ListCardFates(as(who), &shoev1.ListCardFatesRequest{CoupId: "coup-7"})
+		wantErr(t, err, codes.FailedPrecondition, "SHOE_NOT_CLOSED")
+		if n := len(resp.GetFates()); n != 0 {
+			t.Errorf("%s reads %d fates of the coup in play", who.Subject, n)
+		}
+	}
+	if all, err := c.ListCardFates(as(tableSvc), &shoev1.ListCardFatesRequest{CoupId: "coup-7"}); err != nil || len(all.Fates) != 5 {
+		t.Fatalf("the table service's ListCardFates: %d fates, %v", len(all.GetFates()), err)
+	}
+	if _, err := c.CloseShoe(as(tableSvc), &shoev1.CloseShoeRequest{RequestId: "close", ShoeId: table.ShoeId, Force: true, Reason: "end"}); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := c.ListCardFates(as(alice), &shoev1.ListCardFatesRequest{CoupId: "coup-7"}); err != nil || len(all.Fates) != 5 {
+		t.Fatalf("alice's ListCardFates once the table's shoe is closed: %d fates, %v", len(all.GetFates()), err)
+	}
+}
