@@ -195,3 +195,98 @@ func TestShoeSeededByPlayers(t *testing.T) {
 		t.Fatalf("the shoe verifies with another seed in place of bob's: %v", err)
 	}
 }
+
+// TestStaffDealCannotOpenATableCoup (issue 24's probe): an operator
+// staff-deals a card from a shoe of his own (opened before the table's, so
+// its fate sorts first) naming the coup a table is playing, at the
+// betting and at the player's decision, by coup_id and by a request id
+// "<coup_id>/card/<n>"; then erin, a player not in the coup, and carol, a
+// punter in it who holds no hand, ask ListCardFates for that coup at the
+// decision. The staff deals are refused (COUP_OWNED_BY_TABLE) and nobody
+// but the holders sees a face-down card: ListCardFates is refused while
+// the table's shoe is open (SHOE_NOT_CLOSED).
+// Source: RULES.md SHOE-FACE
+func TestStaffDealCannotOpenATableCoup(t *testing.T) {
+	st := startStack(t)
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 5000, "alice", "bob", "carol")
+	// The operator's shoe deals aces of spades only, a card the table's
+	// coup never shows: any other card in an answer is the table's.
+	aces := make([]string, 40)
+	for i := range aces {
+		aces[i] = "AS"
+	}
+	staff, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{RequestId: "staff-shoe", Cards: aces, TestShoe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staffShoe := staff.GetShoe().GetShoeId()
+	// Player 2C 3D (5, bob's option), banker KD 5H.
+	holes := []string{"2C", "KD", "3D", "5H"}
+	sh, err := c.shoe.CreateShoeFromOrder(as(t, "operator"), &shoev1.CreateShoeFromOrderRequest{
+		RequestId: "table-shoe", Cards: fullShoe(holes...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: "probe", ShoeId: sh.GetShoe().GetShoeId(),
+		HouseRules: certificationRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob", "carol"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: "probe/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: "probe/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	bet, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "probe/bob", TableId: id, PlayerId: "bob", Amount: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coup := bet.GetTable().GetCoup().GetCoupId()
+	if coup == "" {
+		t.Fatal("no coup id at the betting")
+	}
+	staffDeals := func(step string) {
+		for i, req := range []*shoev1.DealCardRequest{
+			{RequestId: "peek-" + step, ShoeId: staffShoe, CoupId: coup, Hand: "player"},
+			{RequestId: coup + "/card/" + step, ShoeId: staffShoe},
+		} {
+			_, err := c.shoe.DealCard(as(t, "operator"), req)
+			wantRefused(t, fmt.Sprintf("%s: the operator's staff deal %d naming the table's coup", step, i), err,
+				codes.PermissionDenied, "COUP_OWNED_BY_TABLE")
+		}
+	}
+	staffDeals("betting")
+	if _, err := c.table.PlaceBet(as(t, "carol"), &tablev1.PlaceBetRequest{RequestId: "probe/carol", TableId: id, PlayerId: "carol", Amount: 400}); err != nil {
+		t.Fatal(err)
+	}
+	view, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := view.GetTable(); v.GetState() != tablev1.TableState_TABLE_STATE_DECISION || v.GetCoup().GetCoupId() != coup {
+		t.Fatalf("the table after the bets: %v, coup %q (want DECISION in %q)", v.GetState(), v.GetCoup().GetCoupId(), coup)
+	}
+	staffDeals("decision")
+	for _, who := range []string{"erin", "carol"} {
+		resp, err := c.shoe.ListCardFates(as(t, who), &shoev1.ListCardFatesRequest{CoupId: coup})
+		for _, f := range resp.GetFates() {
+			if slices.Contains(holes, f.GetCard().GetCode()) {
+				t.Errorf("%s's ListCardFates of coup %s at the decision shows the face-down %s (fate %v)", who, coup, f.GetCard().GetCode(), f)
+			}
+		}
+		wantRefused(t, who+"'s ListCardFates of the coup in play", err, codes.FailedPrecondition, "SHOE_NOT_CLOSED")
+	}
+	// The table's own view still hides the hole cards from erin.
+	resp, err := c.table.GetTable(as(t, "erin"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := viewOf(resp.GetTable().GetCoup()); got != [2]string{"?? ??", "?? ??"} {
+		t.Errorf("erin's GetTable at the decision: player %q banker %q", got[0], got[1])
+	}
+}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -32,6 +33,13 @@ type rule struct {
 	// subject. Other roles act for anyone.
 	SelfField string
 	Prefix    string
+	// Read marks a method that only reads: it changes nothing, so it
+	// carries no request_id (every mutating RPC does, AIP-155), which
+	// compile checks both ways. ReadMethods lists these methods: the
+	// calls that must show no caller anything he may not see (SHOE-FACE;
+	// cmd/e2e TestNoSecretInAnyReadForAnyRole calls each of them as
+	// every role).
+	Read bool
 }
 
 // policy maps a full method name ("/pkg.Service/Method") to its rule.
@@ -53,24 +61,24 @@ func defaultPolicy() policy {
 	playerOnly := rule{Roles: []auth.Role{auth.RolePlayer}, SelfField: "player_id"}
 	p := policy{
 		// GatewayService.
-		m(gatewayService, "GetCaller"): {Roles: allRoles},
+		m(gatewayService, "GetCaller"): {Roles: allRoles, Read: true},
 
 		// TableService.
 		m(tableService, "CreateTable"): {Roles: staff},
-		m(tableService, "GetTable"):    {Roles: allRoles},
-		m(tableService, "ListTables"):  {Roles: allRoles},
+		m(tableService, "GetTable"):    {Roles: allRoles, Read: true},
+		m(tableService, "ListTables"):  {Roles: allRoles, Read: true},
 		m(tableService, "VoidCoup"):    {Roles: staff},
 		m(tableService, "CloseTable"):  {Roles: staff},
-		m(tableService, "WatchTable"):  {Roles: allRoles},
-		m(tableService, "GetOdds"):     {Roles: allRoles},
-		m(tableService, "GetRoads"):    {Roles: allRoles},
-		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id"},
+		m(tableService, "WatchTable"):  {Roles: allRoles, Read: true},
+		m(tableService, "GetOdds"):     {Roles: allRoles, Read: true},
+		m(tableService, "GetRoads"):    {Roles: allRoles, Read: true},
+		m(tableService, "GetAdvice"):   {Roles: allRoles, SelfField: "player_id", Read: true},
 		// Round history: a player lists only his own rounds (player_id
 		// must be his id: a player's ListRounds without it is refused,
 		// NOT_YOURSELF); table-svc lets him read a round only when it
 		// names him and is over (NOT_YOUR_ROUND, ROUND_IN_PLAY).
-		m(tableService, "ListRounds"): {Roles: allRoles, SelfField: "player_id"},
-		m(tableService, "GetRound"):   {Roles: allRoles},
+		m(tableService, "ListRounds"): {Roles: allRoles, SelfField: "player_id", Read: true},
+		m(tableService, "GetRound"):   {Roles: allRoles, Read: true},
 
 		// WalletService. PlaceHold, VoidHold, CancelPlaceHold, PostHold,
 		// ExpireHolds, the settlements (SettleCoup, SettlePuntoBanco,
@@ -82,15 +90,17 @@ func defaultPolicy() policy {
 			Roles:     allRoles,
 			SelfField: "account_id",
 			Prefix:    "player:",
+			Read:      true,
 		},
 		m(walletService, "ListStatement"): {
 			Roles:     allRoles,
 			SelfField: "account_id",
 			Prefix:    "player:",
+			Read:      true,
 		},
-		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
+		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		// The reconciliation report of seamless wallet mode.
-		m(walletService, "GetOperatorReport"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}},
+		m(walletService, "GetOperatorReport"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		// Responsible-gaming limits: set by the operator, read by the
 		// player (his own) and staff.
 		m(walletService, "SetPlayerLimits"): {Roles: []auth.Role{auth.RoleOperator}},
@@ -98,6 +108,7 @@ func defaultPolicy() policy {
 			Roles:     allRoles,
 			SelfField: "account_id",
 			Prefix:    "player:",
+			Read:      true,
 		},
 
 		// ShoeService. MoveTopCardsToBottom (the old game's banker's move,
@@ -108,15 +119,15 @@ func defaultPolicy() policy {
 		m(shoeService, "CreateShoe"):          {Roles: staff},
 		m(shoeService, "CreateShoeFromOrder"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(shoeService, "DealCard"):            {Roles: []auth.Role{auth.RoleOperator}},
-		m(shoeService, "GetShoe"):             {Roles: allRoles},
+		m(shoeService, "GetShoe"):             {Roles: allRoles, Read: true},
 		// The cut carries the cutter's seed (the player's entropy): his
 		// alone; table-svc cuts at random when his time runs out.
 		m(shoeService, "Cut"):       playerOnly,
 		m(shoeService, "CloseShoe"): {Roles: staff},
 		// The reveal exists only once a shoe is closed (shoe-svc refuses
 		// it before); fates of an open shoe list burned and dealt cards only.
-		m(shoeService, "GetShoeReveal"): {Roles: allRoles},
-		m(shoeService, "ListCardFates"): {Roles: allRoles},
+		m(shoeService, "GetShoeReveal"): {Roles: allRoles, Read: true},
+		m(shoeService, "ListCardFates"): {Roles: allRoles, Read: true},
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
 		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank", "MoveTopCards",
@@ -127,6 +138,22 @@ func defaultPolicy() policy {
 	// table-svc records it as a staff action).
 	p[m(tableService, "LeaveTable")] = rule{Roles: []auth.Role{auth.RolePlayer, auth.RoleCroupier, auth.RoleOperator}, SelfField: "player_id"}
 	return p
+}
+
+// ReadMethods returns the full names ("/pkg.Service/Method") of the
+// public methods that only read (rule.Read), sorted: the calls a test of
+// what each role may see calls (cmd/e2e TestNoSecretInAnyReadForAnyRole).
+// A public method without a request_id is one of them, or the gateway
+// does not start (compile).
+func ReadMethods() []string {
+	var out []string
+	for full, r := range defaultPolicy() {
+		if r.Read {
+			out = append(out, full)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // open reports whether method needs no token: the gRPC health and server
@@ -177,6 +204,12 @@ func (p policy) compile(files *protoregistry.Files) (map[string]compiledRule, er
 			if !assignable(role) {
 				return nil, fmt.Errorf("policy: %s: role %q cannot be assigned", full, role)
 			}
+		}
+		// Every mutating RPC carries a request_id (DESIGN.md, AIP-155):
+		// a method without one reads, and must say so, so that the
+		// tests of every read find it.
+		if mutating := md.Input().Fields().ByName("request_id") != nil; r.Read == mutating {
+			return nil, fmt.Errorf("policy: %s: Read is %v but its request %s has request_id %v", full, r.Read, md.Input().FullName(), mutating)
 		}
 		c := compiledRule{rule: r, input: md.Input()}
 		if r.SelfField != "" {

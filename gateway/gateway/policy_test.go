@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -66,14 +67,41 @@ func TestPolicyCoversContracts(t *testing.T) {
 
 func TestPolicyCompileRejectsDrift(t *testing.T) {
 	for name, p := range map[string]policy{
-		"no such method": {"/chemmy.table.v1.TableService/Nope": {Roles: allRoles}},
-		"no such field":  {"/chemmy.table.v1.TableService/PlaceBet": {Roles: allRoles, SelfField: "player"}},
-		"not a string":   {"/chemmy.table.v1.TableService/PlaceBet": {Roles: allRoles, SelfField: "amount"}},
-		"service role":   {"/chemmy.table.v1.TableService/GetTable": {Roles: []auth.Role{auth.RoleService}}},
-		"malformed":      {"chemmy.table.v1.TableService.GetTable": {Roles: allRoles}},
+		"no such method":  {"/chemmy.table.v1.TableService/Nope": {Roles: allRoles}},
+		"no such field":   {"/chemmy.table.v1.TableService/PlaceBet": {Roles: allRoles, SelfField: "player"}},
+		"not a string":    {"/chemmy.table.v1.TableService/PlaceBet": {Roles: allRoles, SelfField: "amount"}},
+		"service role":    {"/chemmy.table.v1.TableService/GetTable": {Roles: []auth.Role{auth.RoleService}}},
+		"malformed":       {"chemmy.table.v1.TableService.GetTable": {Roles: allRoles}},
+		"a read unmarked": {"/chemmy.table.v1.TableService/GetTable": {Roles: allRoles}},
+		"a write as read": {"/chemmy.table.v1.TableService/PlaceBet": {Roles: allRoles, Read: true}},
 	} {
 		if _, err := p.compile(protoregistry.GlobalFiles); err == nil {
 			t.Errorf("%s: compiled", name)
+		}
+	}
+}
+
+// TestReadMethods: the reads the policy marks are the public methods
+// without a request_id, the ones that show cards and accounts among
+// them.
+func TestReadMethods(t *testing.T) {
+	reads := ReadMethods()
+	for _, m := range []string{"/chemmy.table.v1.TableService/GetTable", "/chemmy.table.v1.TableService/WatchTable",
+		"/chemmy.table.v1.TableService/GetRound", "/chemmy.shoe.v1.ShoeService/ListCardFates", "/chemmy.wallet.v1.WalletService/ListStatement",
+		"/chemmy.gateway.v1.GatewayService/GetCaller"} {
+		if !slices.Contains(reads, m) {
+			t.Errorf("%s is not among the reads %q", m, reads)
+		}
+	}
+	for full, r := range defaultPolicy() {
+		svc, method, _ := splitMethod(full)
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc + "." + method))
+		if err != nil {
+			t.Fatal(err)
+		}
+		noID := d.(protoreflect.MethodDescriptor).Input().Fields().ByName("request_id") == nil
+		if noID != slices.Contains(reads, full) || noID != r.Read {
+			t.Errorf("%s: without request_id %v, read %v, listed %v", full, noID, r.Read, slices.Contains(reads, full))
 		}
 	}
 }

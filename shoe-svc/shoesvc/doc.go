@@ -119,6 +119,30 @@
 // last (SHOE-RESHUFFLE). The coup of a deal is DealCardRequest.coup_id or,
 // when empty, the "<coup_id>" of a request_id "<coup_id>/card/<n>".
 //
+// # Coups of tables
+//
+// A deal names its coup (above), and ListCardFates lists a coup's cards
+// by that name, so a card of a staff shoe dealt under a table coup's id
+// would be listed among the table coup's cards. A deal by a caller
+// other than the table service (a staff shoe's: the table's own shoes
+// deal to the table service only) that names a table's coup is
+// therefore refused, PERMISSION_DENIED COUP_OWNED_BY_TABLE, before any
+// stored answer is replayed (tableCoup):
+//
+//   - a coup id of the form table-svc gives its coups is reserved to it,
+//     dealt or not: a ULID, after the shard prefix "s<k>-" of a sharded
+//     deployment (tableCoupID). The reservation covers the coup in its
+//     betting, before the table deals a card of it (its id is in the
+//     table's view from then on), which no record here can;
+//   - any other coup id that has a card dealt from a table's shoe
+//     (owned_by_table; every fate of the coup is checked).
+//
+// Staff name their coups otherwise ("coup-42"). The table service is
+// never refused for a coup id: a staff card already under a table coup's
+// id (dealt before this rule) must not be able to stop a table, and
+// ListCardFates checks every fate it lists, so such a card opens nothing
+// (see "Closing" below).
+//
 // # Closing (SHOE-RESHUFFLE) and the reveal
 //
 // CloseShoe closes a shoe once the cut card is out or at least 5/6 of the
@@ -128,6 +152,14 @@
 // the fate LEFT for every card still in the shoe and the event shoe_closed
 // with the reveal; GetShoeReveal returns the same reveal for closed shoes
 // only. Nothing returns the seed or the order of an open shoe.
+//
+// ListCardFates answers the fates of a shoe, or of a coup, to a caller
+// other than the table service only if every fate it would list is on a
+// closed shoe or on a staff shoe (not owned_by_table): the dealt cards of
+// a table's open shoe include the face-down cards of the coup in play.
+// Each fate is checked against its own shoe, since a coup's fates may
+// come from several shoes; one fate on an open table shoe refuses the
+// whole answer (FAILED_PRECONDITION SHOE_NOT_CLOSED).
 //
 // # Idempotency
 //

@@ -553,16 +553,22 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 	caller, _ := auth.FromContext(ctx)
 	// The dealt cards of a table's open shoe include the face-down cards
 	// of the coup in play: only the table sees them before the close.
+	// Every fate listed is checked against its own shoe: the fates of a
+	// coup may come from several shoes (a staff shoe's deal that named
+	// the coup), and the first of them says nothing of the others.
+	checked := map[string]error{}
 	hidden := func(tx *bolt.Tx, shoeID string) error {
-		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, shoeID, shoe); err != nil {
+		if err, ok := checked[shoeID]; ok {
 			return err
 		}
-		if shoe.OwnedByTable && shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED && !isTableService(caller) {
-			return fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CLOSED,
+		shoe := &shoev1.Shoe{}
+		err := loadShoe(tx, shoeID, shoe)
+		if err == nil && shoe.OwnedByTable && shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED && !isTableService(caller) {
+			err = fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CLOSED,
 				"the card fates of table shoe %q are public once it is closed", shoeID)
 		}
-		return nil
+		checked[shoeID] = err
+		return err
 	}
 	resp := &shoev1.ListCardFatesResponse{}
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -585,10 +591,8 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 			if err := proto.Unmarshal(v, f); err != nil {
 				return err
 			}
-			if len(resp.Fates) == 0 {
-				if err := hidden(tx, f.GetShoeId()); err != nil {
-					return err
-				}
+			if err := hidden(tx, f.GetShoeId()); err != nil {
+				return err
 			}
 			resp.Fates = append(resp.Fates, f)
 		}

@@ -1,6 +1,7 @@
 package shoesvc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/shard"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/services/rules"
@@ -626,7 +628,10 @@ func (s *Service) deal(tx *bolt.Tx, r *shoev1.DealCardRequest, caller auth.Calle
 	// shoe's id makes the idempotency key unambiguous. A table's shoe
 	// is refused to others before any stored answer is replayed.
 	shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
-		return tableOnly(caller, shoe, "deal from")
+		if err := tableOnly(caller, shoe, "deal from"); err != nil {
+			return err
+		}
+		return tableCoup(tx, caller, coup)
 	})
 	if err != nil || replayed {
 		return err
@@ -705,6 +710,68 @@ func (s *Service) deal(tx *bolt.Tx, r *shoev1.DealCardRequest, caller auth.Calle
 		return err
 	}
 	return saveAnswer(tx, key, hash, resp)
+}
+
+// tableCoup refuses a deal by a caller other than the table service (a
+// staff shoe's) that names a table's coup, PERMISSION_DENIED
+// COUP_OWNED_BY_TABLE: its card would be listed among that coup's cards
+// (ListCardFates). A table's coup is one of the form of table-svc's coup
+// ids (tableCoupID), or one already dealt from a table's shoe, whatever
+// its form. The table service is never refused for its coup id.
+func tableCoup(tx *bolt.Tx, caller auth.Caller, coup string) error {
+	if coup == "" || isTableService(caller) {
+		return nil
+	}
+	why := "has the form of a table's coup id (a ULID, with or without a shard prefix)"
+	if !tableCoupID(coup) {
+		dealt, err := dealtFromTableShoe(tx, coup)
+		if err != nil || !dealt {
+			return err
+		}
+		why = "was dealt from a table's shoe"
+	}
+	return fail(codes.PermissionDenied, shoev1.ErrorReason_ERROR_REASON_COUP_OWNED_BY_TABLE,
+		"coup %q %s: only the table service deals its cards, not %s %q", coup, why, caller.Role, caller.Subject)
+}
+
+// tableCoupID reports whether coup has the form of the ids table-svc
+// gives its coups: a ULID, after the shard prefix "s<k>-" of a sharded
+// deployment (package shard). These are reserved to the table service,
+// so that nobody names a coup before the table deals it (its id is in
+// the table's view from its betting on).
+func tableCoupID(coup string) bool {
+	if k, ok := shard.Of(coup); ok {
+		coup = strings.TrimPrefix(coup, shard.Prefix(k))
+	}
+	_, err := ulid.ParseStrict(coup)
+	return err == nil
+}
+
+// dealtFromTableShoe reports whether a card of coup was dealt from a
+// table's shoe (owned_by_table), every fate of the coup checked.
+func dealtFromTableShoe(tx *bolt.Tx, coup string) (bool, error) {
+	prefix := append([]byte(coup), 0)
+	seen := map[string]bool{}
+	c := tx.Bucket(bucketCoups).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		fate := k[len(prefix):] // shoe id + uint16 load position
+		if len(fate) <= 2 {
+			return false, fmt.Errorf("coup index key %q", k)
+		}
+		id := string(fate[:len(fate)-2])
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		shoe := &shoev1.Shoe{}
+		if err := loadShoe(tx, id, shoe); err != nil {
+			return false, err
+		}
+		if shoe.OwnedByTable {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // encodeOrder is the "orders" value: one byte per card, its Index.

@@ -390,3 +390,78 @@ func TestClaimShoe(t *testing.T) {
 		t.Errorf("shoe_claimed events %q, want %q", claims, want)
 	}
 }
+
+// TestCoupFatesCheckEveryShoe (issue 24): the fates of a coup may come
+// from several shoes: a staff shoe opened before the table's (so its
+// fates sort first) dealt a card under the coup's id before the table
+// dealt the coup. ListCardFates of that coup is refused to all but the
+// table service while the table's shoe is open, whatever the first fate
+// is; once it is closed everybody reads every fate of the coup.
+func TestCoupFatesCheckEveryShoe(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	staff := fromOrder(t, c, fullDecksOrder(6), 0)
+	table := create(t, c, &shoev1.CreateShoeRequest{RequestId: "table/T5/shoe/1", Owner: "T5", ClientSeed: "table/T5/shoe/1"})
+	if staff.ShoeId >= table.ShoeId {
+		t.Fatalf("the staff shoe %s must sort before the table's %s", staff.ShoeId, table.ShoeId)
+	}
+	if _, err := c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: "x", ShoeId: staff.ShoeId, CoupId: "coup-7"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		deal(t, c, table.ShoeId, fmt.Sprintf("coup-7/card/%d", i))
+	}
+	for _, who := range []auth.Caller{alice, croupier, operator, {Subject: "a", Role: auth.RoleAuditor}} {
+		resp, err := c.ListCardFates(as(who), &shoev1.ListCardFatesRequest{CoupId: "coup-7"})
+		wantErr(t, err, codes.FailedPrecondition, "SHOE_NOT_CLOSED")
+		if n := len(resp.GetFates()); n != 0 {
+			t.Errorf("%s reads %d fates of the coup in play", who.Subject, n)
+		}
+	}
+	if all, err := c.ListCardFates(as(tableSvc), &shoev1.ListCardFatesRequest{CoupId: "coup-7"}); err != nil || len(all.Fates) != 5 {
+		t.Fatalf("the table service's ListCardFates: %d fates, %v", len(all.GetFates()), err)
+	}
+	if _, err := c.CloseShoe(as(tableSvc), &shoev1.CloseShoeRequest{RequestId: "close", ShoeId: table.ShoeId, Force: true, Reason: "end"}); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := c.ListCardFates(as(alice), &shoev1.ListCardFatesRequest{CoupId: "coup-7"}); err != nil || len(all.Fates) != 5 {
+		t.Fatalf("alice's ListCardFates once the table's shoe is closed: %d fates, %v", len(all.GetFates()), err)
+	}
+}
+
+// TestStaffDealNamingATableCoup (issue 24): a deal by anybody but the
+// table service may not name a table's coup, by coup_id or by a request
+// id "<coup>/card/<n>": one of the form of table-svc's coup ids (a ULID,
+// with or without a shard prefix), dealt or not yet, or one dealt from a
+// table's shoe whatever its form (COUP_OWNED_BY_TABLE, before any stored
+// answer, the staff shoe unchanged). Staff name their own coups
+// otherwise; the table service is never refused for its coup id.
+func TestStaffDealNamingATableCoup(t *testing.T) {
+	c, _, _ := newEnv(t, nil)
+	staff := fromOrder(t, c, fullDecksOrder(6), 0)
+	table := create(t, c, &shoev1.CreateShoeRequest{RequestId: "table/T6/shoe/1", Owner: "T6", ClientSeed: "table/T6/shoe/1"})
+	deal(t, c, table.ShoeId, "coup-8/card/0")
+	// A ULID coup the table has not dealt yet (its betting), with and
+	// without a shard prefix; lowercase is the same ULID.
+	ulidCoup := "01JD0Q7Z8V9W5M3K2H1G0F9E8D"
+	for _, coup := range []string{"coup-8", ulidCoup, "s2-" + ulidCoup, strings.ToLower(ulidCoup), "s0-" + ulidCoup} {
+		for _, who := range []auth.Caller{operator, croupier} {
+			_, err := c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: "peek-" + coup, ShoeId: staff.ShoeId, CoupId: coup})
+			wantErr(t, err, codes.PermissionDenied, "COUP_OWNED_BY_TABLE")
+			_, err = c.DealCard(as(who), &shoev1.DealCardRequest{RequestId: coup + "/card/5", ShoeId: staff.ShoeId})
+			wantErr(t, err, codes.PermissionDenied, "COUP_OWNED_BY_TABLE")
+		}
+	}
+	if got := getShoe(t, c, staff.ShoeId); got.CardsDealt != 0 {
+		t.Fatalf("refused deals dealt %d cards from the staff shoe", got.CardsDealt)
+	}
+	// Staff's own coups: any other name, even one close to a ULID.
+	for i, coup := range []string{"coup-9", "staff", ulidCoup[:25], "s2-coup-9", "x" + ulidCoup} {
+		if _, err := c.DealCard(as(operator), &shoev1.DealCardRequest{RequestId: fmt.Sprint("own-", i), ShoeId: staff.ShoeId, CoupId: coup}); err != nil {
+			t.Errorf("a staff deal of coup %q: %v", coup, err)
+		}
+	}
+	// The table service deals its coups, also one a staff shoe named
+	// first (before this rule): it is never stopped by a coup id.
+	deal(t, c, table.ShoeId, "coup-9/card/0")
+	deal(t, c, table.ShoeId, ulidCoup+"/card/0")
+}

@@ -317,8 +317,8 @@ func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*ta
 	if err != nil {
 		return nil, err
 	}
-	if t.cf() {
-		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays chemin de fer: roads are drawn at punto banco tables", t.ID)
+	if t.PuntoBanco == nil {
+		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays %s: roads are drawn at punto banco tables", t.ID, t.core().name())
 	}
 	return &tablev1.GetRoadsResponse{Roads: roadsProto(t.PuntoBanco)}, nil
 }

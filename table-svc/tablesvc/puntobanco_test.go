@@ -225,6 +225,11 @@ func TestPuntoBancoRefusals(t *testing.T) {
 	wantReason(t, err, codes.InvalidArgument, "WRONG_VARIANT")
 	_, err = h.tables.GetRoads(h.as("bob"), &tablev1.GetRoadsRequest{TableId: cf})
 	wantReason(t, err, codes.FailedPrecondition, "WRONG_VARIANT")
+	// Roads of a banque or an old game table (table-svc panicked).
+	for _, id := range []string{h.banqueSeated(), h.oldTable(10000)} {
+		_, err = h.tables.GetRoads(h.as("bob"), &tablev1.GetRoadsRequest{TableId: id})
+		wantReason(t, err, codes.FailedPrecondition, "WRONG_VARIANT")
+	}
 	// Bad house rules.
 	_, err = h.tables.CreateTable(h.as("op"), &tablev1.CreateTableRequest{RequestId: h.rid(), Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
 		PuntoBancoRules: &tablev1.PuntoBancoRules{Decks: 7}})

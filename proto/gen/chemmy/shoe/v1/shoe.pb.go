@@ -101,6 +101,12 @@ const (
 	// SeedShoe on a shoe that was not created with await_player_seeds.
 	// FAILED_PRECONDITION.
 	ErrorReason_ERROR_REASON_NOT_AWAITING_SEEDS ErrorReason = 28
+	// A deal by a caller other than the table service (a staff shoe's)
+	// names a table's coup (DealCardRequest.coup_id, or the coup of its
+	// request_id): a coup id of table-svc's form (a ULID, with or without a
+	// shard prefix "s<k>-") or one dealt from a table's shoe. Its card would
+	// be listed among the table coup's cards. PERMISSION_DENIED.
+	ErrorReason_ERROR_REASON_COUP_OWNED_BY_TABLE ErrorReason = 29
 )
 
 // Enum value maps for ErrorReason.
@@ -135,6 +141,7 @@ var (
 		26: "ERROR_REASON_SHOE_CLAIMED",
 		27: "ERROR_REASON_SHOE_NOT_SEEDED",
 		28: "ERROR_REASON_NOT_AWAITING_SEEDS",
+		29: "ERROR_REASON_COUP_OWNED_BY_TABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -166,6 +173,7 @@ var (
 		"ERROR_REASON_SHOE_CLAIMED":            26,
 		"ERROR_REASON_SHOE_NOT_SEEDED":         27,
 		"ERROR_REASON_NOT_AWAITING_SEEDS":      28,
+		"ERROR_REASON_COUP_OWNED_BY_TABLE":     29,
 	}
 )
 
@@ -1469,6 +1477,10 @@ type DealCardRequest struct {
 	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	// The coup the card is dealt to, for the audit (ListCardFates). Empty:
 	// taken from a request_id of the form "<coup_id>/card/<n>", if any.
+	// A table's coup (the form of table-svc's coup ids, a ULID with or
+	// without a shard prefix "s<k>-", or a coup dealt from a table's shoe)
+	// is the table service's to name: PERMISSION_DENIED COUP_OWNED_BY_TABLE
+	// for anybody else.
 	CoupId string `protobuf:"bytes,3,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
 	// The hand the card goes to, for the audit, e.g. "player", "banker"; up
 	// to 32 bytes, may be empty.
@@ -3077,7 +3089,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x120\n" +
 	"\x05seeds\x18\x03 \x03(\v2\x1a.chemmy.shoe.v1.PlayerSeedR\x05seeds\"<\n" +
 	"\x10SeedShoeResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\xeb\a\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe*\x91\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -3108,7 +3120,8 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"$ERROR_REASON_TOP_CARDS_ALREADY_MOVED\x10\x19\x12\x1d\n" +
 	"\x19ERROR_REASON_SHOE_CLAIMED\x10\x1a\x12 \n" +
 	"\x1cERROR_REASON_SHOE_NOT_SEEDED\x10\x1b\x12#\n" +
-	"\x1fERROR_REASON_NOT_AWAITING_SEEDS\x10\x1c*{\n" +
+	"\x1fERROR_REASON_NOT_AWAITING_SEEDS\x10\x1c\x12$\n" +
+	" ERROR_REASON_COUP_OWNED_BY_TABLE\x10\x1d*{\n" +
 	"\aVariant\x12\x17\n" +
 	"\x13VARIANT_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15VARIANT_CHEMIN_DE_FER\x10\x01\x12\x17\n" +

@@ -65,6 +65,19 @@ const (
 // under the usual rules. (A shoe the table service deals from becomes
 // its table's too: shoes of tables opened before ClaimShoe existed.)
 //
+// Coups of tables. A deal names its coup (DealCardRequest.coup_id, or the
+// "<coup_id>" of a request_id "<coup_id>/card/<n>"), and ListCardFates
+// lists a coup's cards by that name. The coup ids of the form table-svc
+// gives its coups, a ULID with or without a shard prefix "s<k>-" (e.g.
+// "01JD0Q7Z8V9W5M3K2H1G0F9E8D", "s2-01JD0Q7Z8V9W5M3K2H1G0F9E8D"), are the
+// table service's: a deal by anybody else (a staff shoe's) naming one is
+// refused, PERMISSION_DENIED COUP_OWNED_BY_TABLE, and so is one naming a
+// coup already dealt from a table's shoe, whatever its form. Staff name
+// their own coups otherwise (e.g. "coup-42"). The table service's deals
+// are never refused for their coup id: a staff card under a table coup's
+// id (dealt before this rule) cannot stop a table, and ListCardFates
+// checks every fate it lists, so it opens nothing either.
+//
 // Certification shoes. CreateShoeFromOrder builds a shoe whose order the
 // operator chose: Shoe.certification is true (and test_shoe when its
 // cards are not full decks) in every answer, in GetShoe and in the
@@ -168,9 +181,10 @@ type ShoeServiceClient interface {
 	// SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
-	// table service: claimed by or created for a table). The table
-	// service's first deal from a shoe makes it the table's
-	// (owned_by_table).
+	// table service: claimed by or created for a table),
+	// COUP_OWNED_BY_TABLE (a caller other than the table service naming a
+	// table's coup: see "Coups of tables" above). The table service's
+	// first deal from a shoe makes it the table's (owned_by_table).
 	DealCard(ctx context.Context, in *DealCardRequest, opts ...grpc.CallOption) (*DealCardResponse, error)
 	// DealCards deals the next cards of one shoe, in order, in one durable
 	// write: a coup's opening cards in one call (table service only). Each
@@ -216,8 +230,11 @@ type ShoeServiceClient interface {
 	// shoe at the end. For a shoe that is not closed only burned and dealt
 	// cards are listed; a table's shoe (owned_by_table) answers only the
 	// table service until it is closed, since its dealt cards include the
-	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
-	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
+	// face-down cards of the coup in play. Every fate listed is checked
+	// against its own shoe (a coup's fates may come from several shoes): one
+	// fate on an open table shoe refuses the answer to all but the table
+	// service. Errors: NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION
+	// SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(ctx context.Context, in *ListCardFatesRequest, opts ...grpc.CallOption) (*ListCardFatesResponse, error)
 	// MoveTopCardsToBottom is the old game's move after the cut (RULES.md
 	// OLD-CUT: "the banker may then move some top cards to the bottom if he
@@ -441,6 +458,19 @@ func (c *shoeServiceClient) SeedShoe(ctx context.Context, in *SeedShoeRequest, o
 // under the usual rules. (A shoe the table service deals from becomes
 // its table's too: shoes of tables opened before ClaimShoe existed.)
 //
+// Coups of tables. A deal names its coup (DealCardRequest.coup_id, or the
+// "<coup_id>" of a request_id "<coup_id>/card/<n>"), and ListCardFates
+// lists a coup's cards by that name. The coup ids of the form table-svc
+// gives its coups, a ULID with or without a shard prefix "s<k>-" (e.g.
+// "01JD0Q7Z8V9W5M3K2H1G0F9E8D", "s2-01JD0Q7Z8V9W5M3K2H1G0F9E8D"), are the
+// table service's: a deal by anybody else (a staff shoe's) naming one is
+// refused, PERMISSION_DENIED COUP_OWNED_BY_TABLE, and so is one naming a
+// coup already dealt from a table's shoe, whatever its form. Staff name
+// their own coups otherwise (e.g. "coup-42"). The table service's deals
+// are never refused for their coup id: a staff card under a table coup's
+// id (dealt before this rule) cannot stop a table, and ListCardFates
+// checks every fate it lists, so it opens nothing either.
+//
 // Certification shoes. CreateShoeFromOrder builds a shoe whose order the
 // operator chose: Shoe.certification is true (and test_shoe when its
 // cards are not full decks) in every answer, in GetShoe and in the
@@ -544,9 +574,10 @@ type ShoeServiceServer interface {
 	// SHOE_CLOSED (closed with cards left), CUT_CARD_OUT (the cut
 	// card came out in another coup: only that coup may still be dealt);
 	// PERMISSION_DENIED SHOE_OWNED_BY_TABLE (a table's shoe, caller not the
-	// table service: claimed by or created for a table). The table
-	// service's first deal from a shoe makes it the table's
-	// (owned_by_table).
+	// table service: claimed by or created for a table),
+	// COUP_OWNED_BY_TABLE (a caller other than the table service naming a
+	// table's coup: see "Coups of tables" above). The table service's
+	// first deal from a shoe makes it the table's (owned_by_table).
 	DealCard(context.Context, *DealCardRequest) (*DealCardResponse, error)
 	// DealCards deals the next cards of one shoe, in order, in one durable
 	// write: a coup's opening cards in one call (table service only). Each
@@ -592,8 +623,11 @@ type ShoeServiceServer interface {
 	// shoe at the end. For a shoe that is not closed only burned and dealt
 	// cards are listed; a table's shoe (owned_by_table) answers only the
 	// table service until it is closed, since its dealt cards include the
-	// face-down cards of the coup in play. Errors: NOT_FOUND SHOE_NOT_FOUND;
-	// FAILED_PRECONDITION SHOE_NOT_CLOSED; INVALID_ARGUMENT.
+	// face-down cards of the coup in play. Every fate listed is checked
+	// against its own shoe (a coup's fates may come from several shoes): one
+	// fate on an open table shoe refuses the answer to all but the table
+	// service. Errors: NOT_FOUND SHOE_NOT_FOUND; FAILED_PRECONDITION
+	// SHOE_NOT_CLOSED; INVALID_ARGUMENT.
 	ListCardFates(context.Context, *ListCardFatesRequest) (*ListCardFatesResponse, error)
 	// MoveTopCardsToBottom is the old game's move after the cut (RULES.md
 	// OLD-CUT: "the banker may then move some top cards to the bottom if he
