@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -759,19 +760,22 @@ func (r *secretRig) view(who, id string) *tablev1.Table {
 //
 // The secrets are a list, each with the callers who may see it (r.hidden:
 // hideCard, hideText, show, reveal), checked in every answer to everybody
-// else at every step. More are added the same way, e.g. a player's seed
-// given before the shoe's reveal, seen by him alone until then:
-//
-//	r.hidden.hideText([]byte(seed), "bob's seed before the reveal", "bob")
-//	... r.check("...") ...
-//	r.hidden.reveal(seed) // once the shoe's reveal shows it
+// else at every step. The players' seeds of a provably fair shoe are
+// secrets too (README, "Provably fair shoes"): bob's and carol's at a
+// punto banco table, committed at the betting, bob's revealed before the
+// decision, carol's never (the shoe waits for it to the end: it would
+// deal shuffled cards whose codes the test's shoes use); nobody, bob
+// included (no answer echoes a seed), sees either before the shoe is
+// seeded.
 //
 // Source: RULES.md SHOE-FACE
 func TestNoSecretInAnyReadForAnyRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
 	}
-	st := startStackWith(t, stack.Config{TokensFile: tokensFile(t), Limits: gateway.LimitConfig{Rate: -1, MaxStreamsPerCaller: -1}})
+	// A seed window longer than the test: no shoe is abandoned.
+	st := startStackWith(t, stack.Config{TokensFile: tokensFile(t), Limits: gateway.LimitConfig{Rate: -1, MaxStreamsPerCaller: -1},
+		SeedWindow: 10 * time.Minute})
 	c := dial(t, st.GatewayAddr)
 	players := []string{"alice", "bob", "carol", "dave", "erin"}
 	c.fund(t, 100000, players...)
@@ -859,6 +863,14 @@ func TestNoSecretInAnyReadForAnyRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.staffShoe = staffShoe.GetShoe().GetShoeId()
+	// A punto banco table on a shoe of its own, whose players commit to
+	// seeds: bob and carol, each his own secret until the shoe is seeded.
+	seedsT := r.createTable("seeds", &tablev1.CreateTableRequest{Variant: tablev1.Variant_VARIANT_PUNTO_BANCO,
+		PuntoBancoRules: &tablev1.PuntoBancoRules{BettingWindowMs: 1000, ResultPauseMs: proto.Int32(0)}})
+	playerSeeds := map[string]string{"bob": "bob's secret seed " + rand.Text(), "carol": "carol's secret seed " + rand.Text()}
+	for p, seed := range playerSeeds {
+		r.hidden.hideText([]byte(seed), p+"'s seed before the shoe is seeded")
+	}
 
 	// The players sit: alice, bob and carol at the banked games (bob on
 	// the right at banque, carol on the left), dave in the chemin de fer
@@ -919,13 +931,37 @@ func TestNoSecretInAnyReadForAnyRole(t *testing.T) {
 	}
 	pbBet(pbVoidT, "secrets/pb-void", "alice", tablev1.BetSpot_BET_SPOT_BANK)
 	pbBet(pbVoidT, "secrets/pb-void", "bob", tablev1.BetSpot_BET_SPOT_PLAYER)
+	commitment := func(p string) []byte {
+		sum := sha256.Sum256([]byte(playerSeeds[p]))
+		return sum[:]
+	}
+	_, err = c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: "secrets/seeds/bob", TableId: seedsT, PlayerId: "bob",
+		Amount: 500, Spot: tablev1.BetSpot_BET_SPOT_PLAYER, SeedCommitment: commitment("bob")})
+	r.must("bob's bet with his commitment", err)
+	_, err = c.table.CommitSeed(as(t, "carol"), &tablev1.CommitSeedRequest{RequestId: "secrets/seeds/carol", TableId: seedsT, PlayerId: "carol",
+		Commitment: commitment("carol")})
+	r.must("carol's commitment", err)
+	revealSeed := func(p string) {
+		r.wait(seedsT, "the seeds' reveal", func(tb *tablev1.Table) bool { return tb.GetShoeEntropy().GetRevealing() })
+		_, err := c.table.RevealSeed(as(t, p), &tablev1.RevealSeedRequest{RequestId: "secrets/seeds/reveal/" + p, TableId: seedsT, PlayerId: p,
+			Seed: playerSeeds[p]})
+		r.must(p+"'s reveal", err)
+	}
 	for _, id := range r.tables {
 		r.learn(id)
 	}
 	r.check("the betting")
 
 	// Step 2, the decision: the first coups dealt; each holder sees his
-	// own hand.
+	// own hand. bob's seed is revealed, carol's not yet: the shoe waits.
+	revealSeed("bob")
+	if e := r.table(seedsT).GetShoeEntropy(); !e.GetRevealing() || !slices.Equal(e.GetRevealedPlayerIds(), []string{"bob"}) {
+		t.Fatalf("the seeds' shoe after bob's reveal: %v", e)
+	}
+	// The control: the scan finds a seed where one is.
+	if len(leaks(&tablev1.RevealSeedRequest{Seed: playerSeeds["bob"]}, r.hidden.hiddenFrom("erin"), r.closed)) == 0 {
+		t.Fatal("the scan does not find bob's seed in a message that holds it")
+	}
 	r.bets(cfT, "secrets/cf/1", cfLeft, cfSides, 0)
 	r.bets(bqT, "secrets/banque/1", bqLeft, bqSides, 0)
 	stake(oldT, "secrets/old/1", "carol", 2000)
