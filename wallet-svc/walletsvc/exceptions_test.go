@@ -141,7 +141,7 @@ func (e *env) relayLooked() {
 }
 
 func (e *env) openExceptions(kind string) float64 {
-	return testutil.ToFloat64(e.svc.opMetrics.exceptions.WithLabelValues(kind))
+	return testutil.ToFloat64(e.svc.opMetrics.exceptions[kind])
 }
 
 // refRecord finds the reference wallet's record of a kind for a player

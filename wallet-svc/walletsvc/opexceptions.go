@@ -143,9 +143,6 @@ func (s *Service) noteRefusal(e outboxEntry, ref *opwallet.Refusal) (exc *opExce
 		x.Status, x.Exception, x.ExceptionSeq = statusRefused, excOpen, seq
 		return putTx(tx, x)
 	})
-	if err == nil && exc != nil {
-		s.refreshExceptionGauge()
-	}
 	return exc, refusals, err
 }
 
@@ -160,27 +157,23 @@ func openExceptions(tx *bolt.Tx) (map[string]int, error) {
 	return n, err
 }
 
-// setExceptionGauge sets chemmy_operator_exceptions_open from counts by
-// kind.
-func (s *Service) setExceptionGauge(open map[string]int) {
-	for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
-		s.opMetrics.exceptions.WithLabelValues(k).Set(float64(open[k]))
+// countOpenExceptions is the number of open exceptions of kind (the
+// gauge chemmy_operator_exceptions_open; 0 when the ledger cannot be
+// read, e.g. once closed).
+func (s *Service) countOpenExceptions(kind string) float64 {
+	var n int
+	if s.db == nil {
+		return 0
 	}
-}
-
-// refreshExceptionGauge reads the open exceptions into the gauge.
-func (s *Service) refreshExceptionGauge() {
-	var open map[string]int
 	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		open, err = openExceptions(tx)
+		open, err := openExceptions(tx)
+		n = open[kind]
 		return err
 	})
 	if err != nil {
-		s.log.Error("operator exceptions: count failed", "err", err)
-		return
+		return 0
 	}
-	s.setExceptionGauge(open)
+	return float64(n)
 }
 
 // loadException reads the exception of transaction id (NOT_FOUND
@@ -283,7 +276,6 @@ func (s *Service) RetryOperatorException(ctx context.Context, req *walletv1.Retr
 			return &walletv1.RetryOperatorExceptionResponse{Exception: exc.proto(x), Retry: n.proto()}, nil
 		})
 	if err == nil {
-		s.refreshExceptionGauge()
 		s.log.Warn("operator exception retried", "transaction_id", req.GetTransactionId(), "retry_transaction_id",
 			r.GetRetry().GetTransactionId(), "by", r.GetException().GetResolvedBy(), "role", r.GetException().GetResolvedByRole(),
 			"reason", req.GetReason(), "request_id", req.GetRequestId())
@@ -306,7 +298,6 @@ func (s *Service) SettleOperatorException(ctx context.Context, req *walletv1.Set
 			return &walletv1.SettleOperatorExceptionResponse{Exception: exc.proto(x)}, nil
 		})
 	if err == nil {
-		s.refreshExceptionGauge()
 		s.notifyOperator() // the round's round_end may go now
 		x := r.GetException().GetTransaction()
 		s.log.Warn("operator exception settled outside chemmy", "transaction_id", x.GetTransactionId(), "kind", x.GetKind(),

@@ -56,8 +56,10 @@ type opMetrics struct {
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	refusals *prometheus.CounterVec
-	// exceptions: the open exceptions by kind (opexceptions.go).
-	exceptions *prometheus.GaugeVec
+	// exceptions: the open exceptions of each kind, read from the ledger
+	// when scraped (openCount; opexceptions.go), so never stale.
+	exceptions map[string]prometheus.GaugeFunc
+	openCount  func(kind string) float64
 	// The operator probe's (probe.go).
 	up            prometheus.Gauge
 	probeFailures *prometheus.CounterVec
@@ -76,9 +78,7 @@ func newOpMetrics() *opMetrics {
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_outbox_refusals_total",
 			Help: "Seamless mode: refusals of credits, rollbacks and round ends by the operator's wallet (it must not refuse them: retried, then listed as exceptions), by operation."},
 			[]string{"op"}),
-		exceptions: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "chemmy_operator_exceptions_open",
-			Help: "Seamless mode: credits, rollbacks and round ends the operator's wallet refused for good, not yet retried or settled outside chemmy (ListOperatorExceptions), by kind."},
-			[]string{"kind"}),
+		exceptions: map[string]prometheus.GaugeFunc{},
 		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_up",
 			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers)."}),
 		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_probe_failures_total",
@@ -88,16 +88,20 @@ func newOpMetrics() *opMetrics {
 }
 
 func (m *opMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.exceptions, m.up, m.probeFailures} {
+	for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
+		m.exceptions[k] = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_operator_exceptions_open",
+			Help:        "Seamless mode: credits, rollbacks and round ends the operator's wallet refused for good, not yet retried or settled outside chemmy (ListOperatorExceptions), by kind.",
+			ConstLabels: prometheus.Labels{"kind": k}},
+			func() float64 { return m.openCount(k) })
+	}
+	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.exceptions[kindCredit], m.exceptions[kindRollback],
+		m.exceptions[kindRoundEnd], m.up, m.probeFailures} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	for k := range probeCauses {
 		m.probeFailures.WithLabelValues(k)
-	}
-	for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
-		m.exceptions.WithLabelValues(k)
 	}
 	for _, op := range []string{kindDebit, kindCredit, kindRollback, kindRoundEnd} {
 		for _, r := range []string{"ok", "duplicate", "refused", "error"} {
@@ -213,7 +217,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 		}
 		return q
 	}
-	open := map[string]int{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOpOutbox)
 		depth = b.Stats().KeyN
@@ -242,7 +245,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 			if err != nil {
 				return err
 			}
-			open[x.Kind]++
 			q := queue(x.Account, x.Round)
 			q.excAll++
 			if x.Kind == kindRollback {
@@ -256,7 +258,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 		s.log.Error("operator outbox: read failed", "err", err)
 		return relayMax
 	}
-	s.setExceptionGauge(open)
 	for _, e := range entries {
 		q := queue(e.x.Account, e.x.Round)
 		switch e.x.Kind {

@@ -237,6 +237,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.roundIdle = defaultRoundIdle
 	}
 	s.opMetrics = newOpMetrics()
+	s.opMetrics.openCount = s.countOpenExceptions
 	s.gate = newRoundGate()
 	probeEvery, probePlayer := c.OperatorProbeInterval, c.OperatorProbePlayer
 	if probeEvery == 0 {
