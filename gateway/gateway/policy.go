@@ -101,6 +101,12 @@ func defaultPolicy() policy {
 		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		// The reconciliation report of seamless wallet mode.
 		m(walletService, "GetOperatorReport"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
+		// Its exception list (the operator's refusals for good): read by
+		// auditors and operators, retried or settled outside chemmy by
+		// operators only (money decisions).
+		m(walletService, "ListOperatorExceptions"):  {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
+		m(walletService, "RetryOperatorException"):  {Roles: []auth.Role{auth.RoleOperator}},
+		m(walletService, "SettleOperatorException"): {Roles: []auth.Role{auth.RoleOperator}},
 		// Responsible-gaming limits: set by the operator, read by the
 		// player (his own) and staff.
 		m(walletService, "SetPlayerLimits"): {Roles: []auth.Role{auth.RoleOperator}},

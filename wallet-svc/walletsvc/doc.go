@@ -172,14 +172,37 @@
 // under the same request id lands in the same round. A stake in a coup
 // after his round of it ended opens round "<coup>.2" (and so on).
 //
-// Outbox relay (opoutbox.go). Entries are sent in order per player (one
-// waits for the player's earlier ones), with exponential backoff from 100
-// ms doubling to 30 s, jittered, for ever and across restarts; an entry
-// is removed only when the operator answered (a duplicate answer is
-// success). A refusal of a credit, rollback or round_end is logged as an
-// error, counted (chemmy_operator_outbox_refusals_total) and retried
-// every 5 minutes. Metrics: chemmy_operator_outbox_depth,
+// Outbox relay (opoutbox.go). Entries are sent with exponential backoff
+// from 100 ms doubling to 30 s, jittered, across restarts; an entry is
+// removed when the operator answered (a duplicate answer is success).
+// They wait for one another only within one player's round, where the
+// operator's books need an order: a rollback once its debit's call is
+// over; a credit after the round's rollbacks (none follows a credit) and
+// never while a debit of the round is being called (the roundGate: the
+// debit waits for a credit being sent, the credit for the debit); the
+// round_end last, once nothing else of the round is queued, in flight or
+// an open exception. Nothing else orders them: a refused or unanswered
+// entry never holds back another round's, the same player's included.
+// Metrics: chemmy_operator_outbox_depth,
 // chemmy_operator_calls_total{op,result}, chemmy_operator_call_seconds.
+//
+// Exceptions (opexceptions.go). A refusal of a credit, rollback or
+// round_end is logged as an error, counted
+// (chemmy_operator_outbox_refusals_total) and retried with the normal
+// backoff; one for good (UNKNOWN_PLAYER, CURRENCY_MISMATCH,
+// INVALID_REQUEST, TRANSACTION_ID_REUSED, TRANSACTION_ROLLED_BACK: the
+// operator would refuse the same transaction the same way for ever), or
+// the relayRefusalLimit-th (10) whatever its code, makes it an
+// exception: out of the outbox, its transaction "refused", an
+// opException open in "op-exceptions" (and "op-exceptions-open"),
+// counted by chemmy_operator_exceptions_open{kind} and in the report.
+// INVALID_SIGNATURE (the shared secret) is retried like no answer.
+// Operators resolve an exception: RetryOperatorException sends the same
+// movement under a new id (<id>.r2, .r3...), SettleOperatorException
+// closes it as settled outside chemmy with a reason; who, when and why
+// are kept with it for ever, and logged. Nothing moves in the ledger
+// either way. Open exceptions keep the file from migrating to transfer
+// mode.
 //
 // Operator probe (probe.go). At start and then every
 // Config.OperatorProbeInterval (30 s) the service asks the operator's
@@ -205,7 +228,8 @@
 // Service and lose exactly those. Alert on chemmy_operator_up == 0.
 //
 // Every operator transaction is logged ("op-tx") with its kind, status
-// (pending, applied, refused, rolled_back, acknowledged), player, round,
+// (pending, applied, refused, rolled_back, acknowledged; a refused
+// credit, rollback or round_end also its exception's state), player, round,
 // table, amount, currency, times and the operator's transaction id, for
 // GetOperatorReport (per operator and UTC day; opreport.go).
 //
@@ -251,7 +275,11 @@
 //     debits, whether it was settled or is a bank; JSON), "op-rounds"
 //     (account id, 0x00, round id -> the player's open holds in the
 //     round, whether it completed, was credited or staked, since when it
-//     is idle, whether and when it ended; JSON), "op-idle" (8-byte Unix
+//     is idle, whether and when it ended; JSON), "op-exceptions" (8-byte
+//     sequence -> an exception: the refused transaction, cause, the
+//     operator's code, its state and who resolved it, when, why; JSON;
+//     kept for ever), "op-exceptions-open" (8-byte sequence ->
+//     transaction id: the open ones), "op-idle" (8-byte Unix
 //     ns since when a round without a stake waits, then the round key ->
 //     empty), "op-ended" (8-byte Unix ns when a round ended, then the
 //     round key -> empty: the retention's index; "op-ended-indexed" in

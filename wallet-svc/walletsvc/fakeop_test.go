@@ -48,12 +48,26 @@ type fakeOp struct {
 	calls      map[string]int
 	// sum of the amounts of the transactions seen with each kind
 	seq int
+	// before, when set, runs before each call, outside the lock (a test
+	// may block a call there).
+	before func(op string, tx opwallet.Transaction)
+	// debiting counts the debit calls in progress per player/round and
+	// by id: a credit or round_end of the round, or a rollback of the
+	// debit, arriving meanwhile is a violation.
+	debiting   map[string]int
+	debitingID map[string]bool
+	// answered lists the calls answered 200, in order.
+	answered []fakeCall
 }
+
+// fakeCall is one call the fake operator answered.
+type fakeCall struct{ op, id, player, round, target string }
 
 func newFakeOp() *fakeOp {
 	return &fakeOp{balance: map[string]int64{}, funding: map[string]int64{}, answers: map[string]opwallet.Result{},
 		debits: map[string]fakeEntry{}, rolledBack: map[string]bool{}, credited: map[string]bool{},
-		ended: map[string]string{}, endCount: map[string]int{}, calls: map[string]int{}, refuseCode: opwallet.CodePlayerBlocked}
+		ended: map[string]string{}, endCount: map[string]int{}, calls: map[string]int{}, refuseCode: opwallet.CodePlayerBlocked,
+		debiting: map[string]int{}, debitingID: map[string]bool{}}
 }
 
 func (f *fakeOp) fund(player string, amount int64) {
@@ -102,8 +116,20 @@ func (f *fakeOp) Balance(_ context.Context, req opwallet.BalanceRequest) (opwall
 // move changes the balance (or refuses).
 func (f *fakeOp) do(op string, tx opwallet.Transaction, move func() (*opwallet.Refusal, *fakeEntry)) (opwallet.Result, error) {
 	f.mu.Lock()
+	before := f.before
+	f.mu.Unlock()
+	if before != nil {
+		before(op, tx)
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls[op]++
+	switch {
+	case op == opwallet.OpRollback && f.debitingID[tx.RolledBackID]:
+		f.violations = append(f.violations, fmt.Sprintf("rollback %s while its debit %s is still being called", tx.TransactionID, tx.RolledBackID))
+	case (op == opwallet.OpCredit || op == opwallet.OpRoundEnd) && f.debiting[roundOf(tx)] > 0:
+		f.violations = append(f.violations, fmt.Sprintf("%s %s while a debit of %s is still being called", op, tx.TransactionID, roundOf(tx)))
+	}
 	if tx.TransactionID == "" || tx.PlayerID == "" || tx.RoundID == "" || tx.Currency == "" {
 		f.violations = append(f.violations, fmt.Sprintf("%s: missing fields %+v", op, tx))
 	}
@@ -129,6 +155,7 @@ func (f *fakeOp) do(op string, tx opwallet.Transaction, move func() (*opwallet.R
 	res := opwallet.Result{TransactionID: tx.TransactionID, OperatorTransactionID: fmt.Sprintf("op-%d", f.seq),
 		Balance: f.balance[tx.PlayerID], Currency: tx.Currency}
 	f.answers[tx.TransactionID] = res
+	f.answered = append(f.answered, fakeCall{op: op, id: tx.TransactionID, player: tx.PlayerID, round: tx.RoundID, target: tx.RolledBackID})
 	if e != nil {
 		f.ledger = append(f.ledger, *e)
 	}
@@ -151,6 +178,18 @@ func (f *fakeOp) afterEnd(op string, tx opwallet.Transaction) {
 }
 
 func (f *fakeOp) Debit(_ context.Context, tx opwallet.Transaction) (opwallet.Result, error) {
+	f.mu.Lock()
+	f.debiting[roundOf(tx)]++
+	f.debitingID[tx.TransactionID] = true
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		if f.debiting[roundOf(tx)]--; f.debiting[roundOf(tx)] == 0 {
+			delete(f.debiting, roundOf(tx))
+		}
+		delete(f.debitingID, tx.TransactionID)
+		f.mu.Unlock()
+	}()
 	return f.do(opwallet.OpDebit, tx, func() (*opwallet.Refusal, *fakeEntry) {
 		if f.rolledBack[tx.TransactionID] {
 			return &opwallet.Refusal{Status: 409, Code: opwallet.CodeTransactionRolledBack}, nil
@@ -230,4 +269,33 @@ func (f *fakeOp) count(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls[op]
+}
+
+func (f *fakeOp) setBefore(fn func(op string, tx opwallet.Transaction)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.before = fn
+}
+
+// debitsInProgress is the number of debit calls of player/round in
+// progress.
+func (f *fakeOp) debitsInProgress(player, round string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.debiting[player+"/"+round]
+}
+
+// answeredCalls are the calls answered 200 so far, in order.
+func (f *fakeOp) answeredCalls() []fakeCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]fakeCall(nil), f.answered...)
+}
+
+// payOutside moves amount to a player's balance as the operator paying
+// him outside chemmy (not funding: the money chemmy owed him).
+func (f *fakeOp) payOutside(player string, amount int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.balance[player] += amount
 }

@@ -296,7 +296,8 @@ func (e *MigrateRefusal) Error() string {
 //     it for money owed to the operator's wallet and pay it out.
 //   - seamless to transfer: no operator transaction still to send
 //     (credits, rollbacks, round ends: start it in seamless mode until
-//     they are acknowledged), no debit in flight, no open hold on a
+//     they are acknowledged), no operator exception open (retried or
+//     settled outside chemmy: opexceptions.go), no debit in flight, no open hold on a
 //     player account and no round still open (a chemin de fer bank up,
 //     a coup in play), and every player account at 0.
 //
@@ -395,6 +396,11 @@ func migrateBlockers(tx *bolt.Tx, from string) (blockers []string, hint string, 
 	if n > 10 {
 		blockers = append(blockers, fmt.Sprintf("and %d more operator transactions not yet acknowledged", n-10))
 	}
+	exc, err := exceptionBlockers(tx)
+	if err != nil {
+		return nil, "", err
+	}
+	blockers = append(blockers, exc...)
 	if err := tx.Bucket(bucketOpInflight).ForEach(func(id, _ []byte) error {
 		blockers = append(blockers, fmt.Sprintf("debit %s may be in flight (its start rolls it back)", id))
 		return nil
@@ -426,5 +432,6 @@ func migrateBlockers(tx *bolt.Tx, from string) (blockers []string, hint string, 
 	}
 	return blockers, "The operator's wallet is still owed, or holds, part of a round: start it again in seamless mode, " +
 		"let the coups in play finish and the banks come back (PassBank or CloseTable) until the operator has acknowledged " +
-		"every transaction (GetOperatorReport: nothing pending), stop it, then migrate again.", nil
+		"every transaction (GetOperatorReport: nothing pending) and no exception is open (ListOperatorExceptions: retry or settle each), " +
+		"stop it, then migrate again.", nil
 }

@@ -15,23 +15,38 @@ import (
 
 // The operator outbox relay: credits, rollbacks and round ends queued in
 // the "op-outbox" bucket by the transactions that decided them are sent
-// to the operator's wallet, in order per player (an entry waits for the
-// player's earlier ones), retried with exponential backoff for ever and
-// across restarts, and removed only when the operator answered (a
-// duplicate answer is success).
+// to the operator's wallet, retried with exponential backoff, across
+// restarts, and removed when the operator answered (a duplicate answer
+// is success) or refused them for good (then they are exceptions:
+// opexceptions.go).
+//
+// Order. Entries wait for one another only where the operator's books
+// need it, within one player's round (account and round id); nothing
+// else orders them, so an entry that fails (refused, in backoff, or
+// parked as an exception) never delays another round's, the same
+// player's included:
+//
+//   - a rollback is sent only once its debit's call is over (its outcome
+//     known, or given up on: the debit is not in "op-inflight");
+//   - a credit is not sent while a debit of its round is in flight (the
+//     roundGate: the debit waits for a credit being sent, the credit for
+//     the debit), nor before the round's rollbacks queued so far are
+//     acknowledged (or, parked, settled), so that no rollback follows a
+//     credit of the round;
+//   - a round_end goes last: once nothing else of its round is queued,
+//     in flight or open in the exception list (a retry is queued after
+//     it, and still goes before it).
+//
+// Credits of one round, and rollbacks of one round, go in queue order
+// but do not wait for one another.
 
 // Backoff of the relay (Config.operatorBackoff overrides the first).
 const (
 	defaultRelayFirst = 100 * time.Millisecond
 	relayMax          = 30 * time.Second
-	// relayRefusedFactor: a refused credit, rollback or round_end waits
-	// this many first delays before it is sent again (5 minutes; an
-	// operator must not refuse them: its refusal is logged as an error
-	// and counted).
-	relayRefusedFactor = 3000
 	// relayBatch bounds the entries one pass reads.
 	relayBatch = 10000
-	// relayWorkers bounds the players whose entries are sent at once.
+	// relayWorkers bounds the rounds whose entries are sent at once.
 	relayWorkers = 16
 )
 
@@ -41,6 +56,10 @@ type opMetrics struct {
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	refusals *prometheus.CounterVec
+	// exceptions: the open exceptions of each kind, read from the ledger
+	// when scraped (openCount; opexceptions.go), so never stale.
+	exceptions map[string]prometheus.GaugeFunc
+	openCount  func(kind string) float64
 	// The operator probe's (probe.go).
 	up            prometheus.Gauge
 	probeFailures *prometheus.CounterVec
@@ -57,8 +76,9 @@ func newOpMetrics() *opMetrics {
 			Help: "Seamless mode: latency of the calls to the operator's wallet, by operation.", Buckets: prometheus.DefBuckets},
 			[]string{"op"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_outbox_refusals_total",
-			Help: "Seamless mode: credits, rollbacks and round ends the operator's wallet refused (it must not: they are retried slowly), by operation."},
+			Help: "Seamless mode: refusals of credits, rollbacks and round ends by the operator's wallet (it must not refuse them: retried, then listed as exceptions), by operation."},
 			[]string{"op"}),
+		exceptions: map[string]prometheus.GaugeFunc{},
 		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_up",
 			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers)."}),
 		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_probe_failures_total",
@@ -68,7 +88,14 @@ func newOpMetrics() *opMetrics {
 }
 
 func (m *opMetrics) register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.up, m.probeFailures} {
+	for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
+		m.exceptions[k] = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_operator_exceptions_open",
+			Help:        "Seamless mode: credits, rollbacks and round ends the operator's wallet refused for good, not yet retried or settled outside chemmy (ListOperatorExceptions), by kind.",
+			ConstLabels: prometheus.Labels{"kind": k}},
+			func() float64 { return m.openCount(k) })
+	}
+	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.exceptions[kindCredit], m.exceptions[kindRollback],
+		m.exceptions[kindRoundEnd], m.up, m.probeFailures} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -157,12 +184,39 @@ type outboxEntry struct {
 	x   *opTx
 }
 
-// relayPass sends the due entries, each player's in order (one waits
-// for his earlier ones), up to relayWorkers players at once, and returns
-// how long to wait before the next pass.
+// roundQueue is what one player's round has queued, and what its
+// entries wait for (the order at the top of this file).
+type roundQueue struct {
+	key                      string
+	rollbacks, credits, ends []outboxEntry
+	// busy: a debit of the round is in flight ("op-inflight").
+	busy bool
+	// excRollbacks, excAll: the round's open exceptions (rollbacks, all).
+	excRollbacks, excAll int
+}
+
+// relayPass sends the due entries, round by round in the order at the
+// top of this file, up to relayWorkers rounds at once, and returns how
+// long to wait before the next pass.
 func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState) time.Duration {
+	defer s.relayPasses.Add(1)
+	// Before the snapshot: a debit that ends after this is not in it.
+	mark := s.gate.mark()
 	var entries []outboxEntry
 	var depth int
+	inflight := map[string]bool{} // debit ids in flight
+	queues := map[string]*roundQueue{}
+	var order []string
+	queue := func(acct, round string) *roundQueue {
+		k := roundKey(acct, round)
+		q := queues[k]
+		if q == nil {
+			q = &roundQueue{key: k}
+			queues[k] = q
+			order = append(order, k)
+		}
+		return q
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOpOutbox)
 		depth = b.Stats().KeyN
@@ -174,36 +228,65 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 			}
 			entries = append(entries, outboxEntry{seq: binary.BigEndian.Uint64(k), x: x})
 		}
-		return nil
+		err := tx.Bucket(bucketOpInflight).ForEach(func(k, _ []byte) error {
+			d, err := getTx(tx, string(k))
+			if err != nil {
+				return err
+			}
+			inflight[d.ID] = true
+			queue(d.Account, d.Round).busy = true
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketOpExcOpen).ForEach(func(_, v []byte) error {
+			x, err := getTx(tx, string(v))
+			if err != nil {
+				return err
+			}
+			q := queue(x.Account, x.Round)
+			q.excAll++
+			if x.Kind == kindRollback {
+				q.excRollbacks++
+			}
+			return nil
+		})
 	})
 	s.opMetrics.depth.Set(float64(depth))
 	if err != nil {
 		s.log.Error("operator outbox: read failed", "err", err)
 		return relayMax
 	}
-	// Each player's entries in order, the players in parallel.
-	var order []string
-	queues := map[string][]outboxEntry{}
 	for _, e := range entries {
-		if queues[e.x.Account] == nil {
-			order = append(order, e.x.Account)
+		q := queue(e.x.Account, e.x.Round)
+		switch e.x.Kind {
+		case kindRollback:
+			q.rollbacks = append(q.rollbacks, e)
+		case kindRoundEnd:
+			q.ends = append(q.ends, e)
+		default:
+			q.credits = append(q.credits, e)
 		}
-		queues[e.x.Account] = append(queues[e.x.Account], e)
 	}
 	var mu sync.Mutex
 	wait := time.Minute
 	sem := make(chan struct{}, relayWorkers)
 	var wg sync.WaitGroup
-	for _, acct := range order {
+	for _, k := range order {
+		q := queues[k]
+		if len(q.rollbacks)+len(q.credits)+len(q.ends) == 0 {
+			continue
+		}
 		sem <- struct{}{}
 		wg.Add(1)
-		go func(q []outboxEntry) {
+		go func() {
 			defer func() { <-sem; wg.Done() }()
-			w := s.relayPlayer(ctx, q, retries, &mu)
+			w := s.relayRound(ctx, q, inflight, mark, retries, &mu)
 			mu.Lock()
 			wait = min(wait, w)
 			mu.Unlock()
-		}(queues[acct])
+		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -212,58 +295,198 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 	return wait
 }
 
-// relayPlayer sends one player's entries in order until one is not
-// acknowledged (in backoff, or failing now), and returns how long until
-// it is due. mu guards retries.
-func (s *Service) relayPlayer(ctx context.Context, q []outboxEntry, retries map[uint64]*retryState, mu *sync.Mutex) time.Duration {
-	for _, e := range q {
-		if ctx.Err() != nil {
-			return 0
+// relayRound sends what one round may send now (the order at the top of
+// this file) and returns how long until something of it is due. mu
+// guards retries.
+func (s *Service) relayRound(ctx context.Context, q *roundQueue, inflight map[string]bool, mark uint64,
+	retries map[uint64]*retryState, mu *sync.Mutex) time.Duration {
+	wait := time.Minute
+	// Rollbacks: each once its debit's call is over.
+	rollbacksLeft := q.excRollbacks
+	for _, e := range q.rollbacks {
+		if inflight[e.x.RolledBack] {
+			rollbacksLeft++ // the debit's end wakes the relay
+			continue
+		}
+		if ok, w := s.relaySend(ctx, e, retries, mu); !ok {
+			rollbacksLeft++
+			wait = min(wait, w)
+		}
+	}
+	// Credits: after the round's rollbacks, not while a debit of the
+	// round is in flight.
+	left := rollbacksLeft + q.excAll - q.excRollbacks
+	if rollbacksLeft > 0 || q.busy {
+		left += len(q.credits)
+	} else {
+		for _, e := range q.credits {
+			ok, w := s.relayGated(ctx, q.key, mark, e, retries, mu)
+			if !ok {
+				left++
+				wait = min(wait, w)
+			}
+		}
+	}
+	// The round_end: last.
+	if left > 0 || q.busy {
+		return wait
+	}
+	for _, e := range q.ends {
+		if ok, w := s.relayGated(ctx, q.key, mark, e, retries, mu); !ok {
+			wait = min(wait, w)
+		}
+	}
+	return wait
+}
+
+// relayGated sends a credit or round_end of round key unless a debit of
+// the round is in flight or ended since mark (the next pass sees what it
+// queued).
+func (s *Service) relayGated(ctx context.Context, key string, mark uint64, e outboxEntry,
+	retries map[uint64]*retryState, mu *sync.Mutex) (bool, time.Duration) {
+	done, ok := s.gate.trySend(key, mark)
+	if !ok {
+		return false, s.opFirst
+	}
+	defer done()
+	return s.relaySend(ctx, e, retries, mu)
+}
+
+// relaySend sends entry e if it is due and reports whether the operator
+// acknowledged it, else how long until it is due again. A refusal is
+// counted and logged; one for good, or the relayRefusalLimit-th, makes it
+// an exception (noteRefusal). mu guards retries.
+func (s *Service) relaySend(ctx context.Context, e outboxEntry, retries map[uint64]*retryState, mu *sync.Mutex) (bool, time.Duration) {
+	if ctx.Err() != nil {
+		return false, 0
+	}
+	mu.Lock()
+	r := retries[e.seq]
+	mu.Unlock()
+	if now := time.Now(); r != nil && now.Before(r.next) {
+		return false, r.next.Sub(now)
+	}
+	cctx, cancel := context.WithTimeout(ctx, operatorCallTimeout)
+	res, callErr := s.callOperator(cctx, e.x)
+	cancel()
+	if callErr == nil {
+		if err := s.acknowledge(e.seq, e.x, res); err != nil {
+			s.log.Error("operator outbox: acknowledgement not recorded (it is sent again)", "transaction_id", e.x.ID, "err", err)
+			return false, relayMax
 		}
 		mu.Lock()
-		r := retries[e.seq]
+		delete(retries, e.seq)
 		mu.Unlock()
-		if now := time.Now(); r != nil && now.Before(r.next) {
-			return r.next.Sub(now)
-		}
-		cctx, cancel := context.WithTimeout(ctx, operatorCallTimeout)
-		res, callErr := s.callOperator(cctx, e.x)
-		cancel()
-		if callErr == nil {
-			if err := s.acknowledge(e.seq, e.x, res); err != nil {
-				s.log.Error("operator outbox: acknowledgement not recorded (it is sent again)", "transaction_id", e.x.ID, "err", err)
-				return relayMax
-			}
+		return true, 0
+	}
+	if ctx.Err() != nil {
+		return false, 0
+	}
+	if r == nil {
+		r = &retryState{}
+	}
+	r.tries++
+	delay := s.backoff(r.tries)
+	if ref, ok := opwallet.IsRefusal(callErr); ok && ref.Code != opwallet.CodeInvalidSignature {
+		s.opMetrics.refusals.WithLabelValues(e.x.Kind).Inc()
+		exc, refusals, err := s.noteRefusal(e, ref)
+		switch {
+		case err != nil:
+			s.log.Error("operator outbox: refusal not recorded", "transaction_id", e.x.ID, "err", err)
+		case exc != nil:
 			mu.Lock()
 			delete(retries, e.seq)
 			mu.Unlock()
-			continue
-		}
-		if ctx.Err() != nil {
-			return 0
-		}
-		if r == nil {
-			r = &retryState{}
-		}
-		r.tries++
-		delay := s.backoff(r.tries)
-		if ref, ok := opwallet.IsRefusal(callErr); ok {
-			delay = s.opFirst * relayRefusedFactor
-			s.opMetrics.refusals.WithLabelValues(e.x.Kind).Inc()
-			s.log.Error("OPERATOR REFUSED A "+e.x.Kind+": the operator's wallet must accept it; retrying slowly",
+			s.log.Error("OPERATOR REFUSED A "+e.x.Kind+" FOR GOOD: it is an exception now (ListOperatorExceptions: "+
+				"retry it or settle it outside chemmy); the rest of the queue goes on",
 				"transaction_id", e.x.ID, "player_id", e.x.Player, "round_id", e.x.Round, "amount", e.x.Amount,
-				"code", ref.Code, "message", ref.Message, "tries", r.tries)
-		} else {
-			s.log.Warn("operator outbox: no answer, retrying", "transaction_id", e.x.ID, "kind", e.x.Kind,
-				"tries", r.tries, "retry_in", delay, "err", callErr)
+				"currency", e.x.Currency, "code", ref.Code, "message", ref.Message, "refusals", refusals, "cause", exc.Cause)
+			return false, time.Minute
+		default:
+			s.log.Error("OPERATOR REFUSED A "+e.x.Kind+": the operator's wallet must accept it; retrying",
+				"transaction_id", e.x.ID, "player_id", e.x.Player, "round_id", e.x.Round, "amount", e.x.Amount,
+				"code", ref.Code, "message", ref.Message, "refusals", refusals, "limit", relayRefusalLimit, "retry_in", delay)
 		}
-		r.next = time.Now().Add(delay)
-		mu.Lock()
-		retries[e.seq] = r
-		mu.Unlock()
-		return delay
+	} else {
+		s.log.Warn("operator outbox: no answer, retrying", "transaction_id", e.x.ID, "kind", e.x.Kind,
+			"tries", r.tries, "retry_in", delay, "err", callErr)
 	}
-	return time.Minute
+	r.next = time.Now().Add(delay)
+	mu.Lock()
+	retries[e.seq] = r
+	mu.Unlock()
+	return false, delay
+}
+
+// roundGate orders a round's debits and the relay's credits and
+// round_ends (the order at the top of this file): a debit call waits
+// while a credit or round_end of its round is being sent, and the relay
+// sends none while a debit of the round is out, nor in a pass that
+// started before such a debit ended (its rollback, queued before it
+// ended, may not be in the pass's snapshot).
+type roundGate struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	// debits and sending count the calls out per round key.
+	debits, sending map[string]int
+	// ended: the round keys whose debit ended since the last mark, at
+	// which count of ends (seq).
+	ended map[string]uint64
+	seq   uint64
+}
+
+func newRoundGate() *roundGate {
+	g := &roundGate{debits: map[string]int{}, sending: map[string]int{}, ended: map[string]uint64{}}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// debit registers a debit call of round key, once no credit or round_end
+// of the round is being sent; done ends it, once its outcome is recorded
+// (applied, refused, or its rollback queued).
+func (g *roundGate) debit(key string) (done func()) {
+	g.mu.Lock()
+	for g.sending[key] > 0 {
+		g.cond.Wait()
+	}
+	g.debits[key]++
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.debits[key]--; g.debits[key] == 0 {
+			delete(g.debits, key)
+		}
+		g.seq++
+		g.ended[key] = g.seq
+	}
+}
+
+// mark is taken by a relay pass before it reads the outbox.
+func (g *roundGate) mark() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	clear(g.ended) // ends up to now are in the snapshot about to be read
+	return g.seq
+}
+
+// trySend registers the sending of a credit or round_end of round key,
+// unless a debit of the round is out or ended after mark.
+func (g *roundGate) trySend(key string, mark uint64) (done func(), ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.debits[key] > 0 || g.ended[key] > mark {
+		return nil, false
+	}
+	g.sending[key]++
+	return func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.sending[key]--; g.sending[key] == 0 {
+			delete(g.sending, key)
+		}
+		g.cond.Broadcast()
+	}, true
 }
 
 // backoff is the wait after the n-th failed try: first, doubling up to

@@ -19,7 +19,10 @@ import (
 // operator transactions created on one UTC day, oldest first (the
 // "op-day" index), a page at a time, with the day's totals per kind and
 // currency. The page token is the index sequence of the last transaction
-// returned (decimal). See the proto for the totals.
+// returned (decimal). See the proto for the totals. A credit, rollback or
+// round_end the operator refused for good is "refused" with its
+// exception's state (opexceptions.go), and the response counts the
+// exceptions open now, whatever their day.
 func (s *Service) GetOperatorReport(_ context.Context, req *walletv1.GetOperatorReportRequest) (*walletv1.GetOperatorReportResponse, error) {
 	if id := req.GetOperatorId(); id != "" && id != s.opID {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: this wallet's operator is %q", id, s.opID)
@@ -37,6 +40,7 @@ func (s *Service) GetOperatorReport(_ context.Context, req *walletv1.GetOperator
 	type tk struct{ kind, cur string }
 	totals := map[tk]*walletv1.OperatorTotals{}
 	err = s.db.View(func(tx *bolt.Tx) error {
+		out.OpenExceptionCount = int64(tx.Bucket(bucketOpExcOpen).Stats().KeyN)
 		c := tx.Bucket(bucketOpDay).Cursor()
 		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
 			x, err := getTx(tx, string(v))
@@ -56,6 +60,17 @@ func (s *Service) GetOperatorReport(_ context.Context, req *walletv1.GetOperator
 			case statusApplied, statusRolledBack, statusAcknowledged:
 				tot.SettledCount++
 				tot.SettledAmount += x.Amount
+			case statusRefused:
+				tot.RefusedCount++
+				tot.RefusedAmount += x.Amount
+				switch x.Exception {
+				case excOpen:
+					tot.ExceptionCount++
+					tot.ExceptionAmount += x.Amount
+				case excSettled:
+					tot.SettledOutsideCount++
+					tot.SettledOutsideAmount += x.Amount
+				}
 			}
 			seq := binary.BigEndian.Uint64(k[len(prefix):])
 			if seq <= after {
@@ -92,5 +107,6 @@ func (x *opTx) proto() *walletv1.OperatorTransaction {
 		PlayerId: x.Player, RoundId: x.Round, TableId: x.Table, Amount: x.Amount, CurrencyCode: x.Currency,
 		Reason: x.Reason, RolledBackTransactionId: x.RolledBack, RoundStatus: x.RoundStatus,
 		OperatorTransactionId: x.OperatorTxID, CreateTime: timestamppb.New(x.Created), UpdateTime: timestamppb.New(x.Updated),
-		RequestId: x.RequestID, OperatorCode: x.OperatorCode}
+		RequestId: x.RequestID, OperatorCode: x.OperatorCode, ExceptionState: x.Exception, RetryOfTransactionId: x.RetryOf,
+		RetryTransactionId: x.RetryID}
 }

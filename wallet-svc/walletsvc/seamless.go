@@ -93,9 +93,14 @@ var (
 	bucketOpRounds   = []byte("op-rounds")   // account id, 0x00, round id → roundRec (JSON)
 	bucketOpIdle     = []byte("op-idle")     // 8-byte IdleSince (Unix ns), round key → empty
 	bucketOpEnded    = []byte("op-ended")    // 8-byte EndedAt (Unix ns), round key → empty (opretention.go)
+	// The exception list (opexceptions.go): every exception ever opened,
+	// and the open ones.
+	bucketOpExceptions = []byte("op-exceptions")      // 8-byte seq → opException (JSON)
+	bucketOpExcOpen    = []byte("op-exceptions-open") // 8-byte seq → transaction id
 )
 
-var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds, bucketOpIdle, bucketOpEnded}
+var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds,
+	bucketOpIdle, bucketOpEnded, bucketOpExceptions, bucketOpExcOpen}
 
 // defaultRoundIdle is how long a round with only failed debits waits for
 // a stake before it ends cancelled (Config.roundIdle in tests).
@@ -124,6 +129,16 @@ type opTx struct {
 	RequestID    string    `json:"request_id,omitempty"`
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
+	// A credit, rollback or round_end: how many times the operator
+	// refused it; refused for good, its exception's state (excOpen,
+	// excRetried, excSettled) and sequence (opexceptions.go).
+	Refusals     int    `json:"refusals,omitempty"`
+	Exception    string `json:"exception,omitempty"`
+	ExceptionSeq uint64 `json:"exception_seq,omitempty"`
+	// RetryOf: a retry, the refused transaction it replaces; RetryID: a
+	// retried one, its retry.
+	RetryOf string `json:"retry_of,omitempty"`
+	RetryID string `json:"retry_id,omitempty"`
 }
 
 // wire is the transaction as sent to the operator.
@@ -922,6 +937,11 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 	if err != nil {
 		return zero, s.internal(method, err)
 	}
+	// No credit or round_end of the round is sent while the call is out,
+	// nor until the relay has seen what its outcome queued (opoutbox.go
+	// "Order").
+	done := s.gate.debit(roundKey(d.Account, d.Round))
+	defer func() { done(); s.notifyOperator() }()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), operatorCallTimeout)
 	res, callErr := s.callOperator(cctx, d)
 	cancel()

@@ -729,8 +729,9 @@ func playCoups(e *env, players []string, first, coups int, pick func(int) int) {
 }
 
 // TestSeamlessCreditRefusedIsKept: an operator must not refuse a credit;
-// one that does has it logged, counted and sent again (slowly) until it
-// takes it.
+// a refusal that is not for good (PLAYER_BLOCKED) is logged, counted and
+// sent again with the normal backoff until it takes it (a refusal for
+// good, or too many: exceptions_test.go).
 func TestSeamlessCreditRefusedIsKept(t *testing.T) {
 	op, e := seamlessWith(t, "alice", "bob")
 	var refused atomic.Int32

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -161,6 +162,11 @@ func Policy() auth.Policy {
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
 		walletv1.WalletService_CancelPlaceHold_FullMethodName:   {auth.RoleService},
+		// The exception list of seamless mode: read by operators and
+		// auditors, resolved by operators.
+		walletv1.WalletService_ListOperatorExceptions_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor},
+		walletv1.WalletService_RetryOperatorException_FullMethodName:  {auth.RoleOperator},
+		walletv1.WalletService_SettleOperatorException_FullMethodName: {auth.RoleOperator},
 	}
 }
 
@@ -193,6 +199,11 @@ type Service struct {
 	opMetrics       *opMetrics
 	crashAfterDebit func(id string) bool
 	roundIdle       time.Duration
+	// gate orders a round's debits and the relay's credits and round
+	// ends (opoutbox.go "Order"); relayPasses counts the relay's passes
+	// (this package's tests wait on it).
+	gate        *roundGate
+	relayPasses atomic.Uint64
 }
 
 var _ walletv1.WalletServiceServer = (*Service)(nil)
@@ -226,6 +237,8 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.roundIdle = defaultRoundIdle
 	}
 	s.opMetrics = newOpMetrics()
+	s.opMetrics.openCount = s.countOpenExceptions
+	s.gate = newRoundGate()
 	probeEvery, probePlayer := c.OperatorProbeInterval, c.OperatorProbePlayer
 	if probeEvery == 0 {
 		probeEvery = DefaultOperatorProbeInterval

@@ -89,6 +89,12 @@ const (
 	// The request_id was cancelled by CancelPlaceHold: a PlaceHold,
 	// ResizeHold or ChargeFee under it is refused, nothing held or debited.
 	ErrorReason_ERROR_REASON_REQUEST_CANCELLED ErrorReason = 24
+	// Seamless wallet mode: no operator exception for that transaction id
+	// (RetryOperatorException, SettleOperatorException).
+	ErrorReason_ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND ErrorReason = 25
+	// Seamless wallet mode: the operator exception was retried or settled
+	// already; ErrorInfo.metadata "state" says which.
+	ErrorReason_ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED ErrorReason = 26
 )
 
 // Enum value maps for ErrorReason.
@@ -119,33 +125,37 @@ var (
 		22: "ERROR_REASON_OPERATOR_UNAVAILABLE",
 		23: "ERROR_REASON_SEAMLESS_WALLET",
 		24: "ERROR_REASON_REQUEST_CANCELLED",
+		25: "ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND",
+		26: "ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED",
 	}
 	ErrorReason_value = map[string]int32{
-		"ERROR_REASON_UNSPECIFIED":          0,
-		"ERROR_REASON_INVALID_ARGUMENT":     1,
-		"ERROR_REASON_INVALID_AMOUNT":       2,
-		"ERROR_REASON_INVALID_ACCOUNT":      3,
-		"ERROR_REASON_ACCOUNT_NOT_FOUND":    4,
-		"ERROR_REASON_INSUFFICIENT_FUNDS":   5,
-		"ERROR_REASON_HOLD_NOT_FOUND":       6,
-		"ERROR_REASON_HOLD_NOT_OPEN":        7,
-		"ERROR_REASON_BETS_EXCEED_BANK":     8,
-		"ERROR_REASON_REQUEST_ID_REUSED":    9,
-		"ERROR_REASON_ROLE_NOT_ALLOWED":     10,
-		"ERROR_REASON_NOT_YOUR_ACCOUNT":     11,
-		"ERROR_REASON_UNAUTHENTICATED":      12,
-		"ERROR_REASON_HOLD_EXPIRED":         13,
-		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD":  14,
-		"ERROR_REASON_CURRENCY_MISMATCH":    15,
-		"ERROR_REASON_INVALID_PAGE_TOKEN":   16,
-		"ERROR_REASON_ASSERTION_INVALID":    17,
-		"ERROR_REASON_ASSERTION_EXPIRED":    18,
-		"ERROR_REASON_PEER_NOT_ALLOWED":     19,
-		"ERROR_REASON_LIMIT_REACHED":        20,
-		"ERROR_REASON_OPERATOR_REFUSED":     21,
-		"ERROR_REASON_OPERATOR_UNAVAILABLE": 22,
-		"ERROR_REASON_SEAMLESS_WALLET":      23,
-		"ERROR_REASON_REQUEST_CANCELLED":    24,
+		"ERROR_REASON_UNSPECIFIED":                  0,
+		"ERROR_REASON_INVALID_ARGUMENT":             1,
+		"ERROR_REASON_INVALID_AMOUNT":               2,
+		"ERROR_REASON_INVALID_ACCOUNT":              3,
+		"ERROR_REASON_ACCOUNT_NOT_FOUND":            4,
+		"ERROR_REASON_INSUFFICIENT_FUNDS":           5,
+		"ERROR_REASON_HOLD_NOT_FOUND":               6,
+		"ERROR_REASON_HOLD_NOT_OPEN":                7,
+		"ERROR_REASON_BETS_EXCEED_BANK":             8,
+		"ERROR_REASON_REQUEST_ID_REUSED":            9,
+		"ERROR_REASON_ROLE_NOT_ALLOWED":             10,
+		"ERROR_REASON_NOT_YOUR_ACCOUNT":             11,
+		"ERROR_REASON_UNAUTHENTICATED":              12,
+		"ERROR_REASON_HOLD_EXPIRED":                 13,
+		"ERROR_REASON_AMOUNT_EXCEEDS_HOLD":          14,
+		"ERROR_REASON_CURRENCY_MISMATCH":            15,
+		"ERROR_REASON_INVALID_PAGE_TOKEN":           16,
+		"ERROR_REASON_ASSERTION_INVALID":            17,
+		"ERROR_REASON_ASSERTION_EXPIRED":            18,
+		"ERROR_REASON_PEER_NOT_ALLOWED":             19,
+		"ERROR_REASON_LIMIT_REACHED":                20,
+		"ERROR_REASON_OPERATOR_REFUSED":             21,
+		"ERROR_REASON_OPERATOR_UNAVAILABLE":         22,
+		"ERROR_REASON_SEAMLESS_WALLET":              23,
+		"ERROR_REASON_REQUEST_CANCELLED":            24,
+		"ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND": 25,
+		"ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED":  26,
 	}
 )
 
@@ -4407,9 +4417,11 @@ type OperatorTransaction struct {
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// "pending" (recorded, not yet answered: a call in flight, or queued
 	// in the outbox), "applied" (a debit the operator accepted),
-	// "refused" (a debit the operator definitely refused), "rolled_back"
-	// (a debit undone by an acknowledged rollback), "acknowledged" (a
-	// credit, rollback or round_end the operator answered).
+	// "refused" (a debit the operator definitely refused; a credit,
+	// rollback or round_end it refused for good: see exception_state),
+	// "rolled_back" (a debit undone by an acknowledged rollback),
+	// "acknowledged" (a credit, rollback or round_end the operator
+	// answered).
 	Status string `protobuf:"bytes,3,opt,name=status,proto3" json:"status,omitempty"`
 	// The player's chemmy account and the player id sent.
 	AccountId string `protobuf:"bytes,4,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
@@ -4433,11 +4445,21 @@ type OperatorTransaction struct {
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// A debit: the request_id of the PlaceHold, ResizeHold or ChargeFee.
 	RequestId string `protobuf:"bytes,16,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The operator's refusal code (a refused debit; a refused credit while
-	// it is retried).
-	OperatorCode  string `protobuf:"bytes,17,opt,name=operator_code,json=operatorCode,proto3" json:"operator_code,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The operator's refusal code (a refused debit; a refused credit,
+	// rollback or round_end, while it is retried or once it is an
+	// exception).
+	OperatorCode string `protobuf:"bytes,17,opt,name=operator_code,json=operatorCode,proto3" json:"operator_code,omitempty"`
+	// A credit, rollback or round_end the operator refused for good (status
+	// "refused"): its exception's state, "open", "retried" or
+	// "settled_outside" (ListOperatorExceptions); empty otherwise.
+	ExceptionState string `protobuf:"bytes,18,opt,name=exception_state,json=exceptionState,proto3" json:"exception_state,omitempty"`
+	// A retry (RetryOperatorException): the refused transaction it
+	// replaces.
+	RetryOfTransactionId string `protobuf:"bytes,19,opt,name=retry_of_transaction_id,json=retryOfTransactionId,proto3" json:"retry_of_transaction_id,omitempty"`
+	// A retried exception: the transaction sent in its place.
+	RetryTransactionId string `protobuf:"bytes,20,opt,name=retry_transaction_id,json=retryTransactionId,proto3" json:"retry_transaction_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *OperatorTransaction) Reset() {
@@ -4589,6 +4611,27 @@ func (x *OperatorTransaction) GetOperatorCode() string {
 	return ""
 }
 
+func (x *OperatorTransaction) GetExceptionState() string {
+	if x != nil {
+		return x.ExceptionState
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetRetryOfTransactionId() string {
+	if x != nil {
+		return x.RetryOfTransactionId
+	}
+	return ""
+}
+
+func (x *OperatorTransaction) GetRetryTransactionId() string {
+	if x != nil {
+		return x.RetryTransactionId
+	}
+	return ""
+}
+
 // OperatorTotals sums one kind of transaction in one currency over the
 // whole day (not only the page).
 type OperatorTotals struct {
@@ -4603,8 +4646,21 @@ type OperatorTotals struct {
 	// Pending: not answered yet.
 	PendingCount  int64 `protobuf:"varint,6,opt,name=pending_count,json=pendingCount,proto3" json:"pending_count,omitempty"`
 	PendingAmount int64 `protobuf:"varint,7,opt,name=pending_amount,json=pendingAmount,proto3" json:"pending_amount,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Refused: the operator refused it for good (a refused debit; a credit,
+	// rollback or round_end in the exception list, whatever its state).
+	// Nothing moved at the operator under these ids.
+	RefusedCount  int64 `protobuf:"varint,8,opt,name=refused_count,json=refusedCount,proto3" json:"refused_count,omitempty"`
+	RefusedAmount int64 `protobuf:"varint,9,opt,name=refused_amount,json=refusedAmount,proto3" json:"refused_amount,omitempty"`
+	// Of the refused: the exceptions still open (owed, not yet retried or
+	// settled outside chemmy).
+	ExceptionCount  int64 `protobuf:"varint,10,opt,name=exception_count,json=exceptionCount,proto3" json:"exception_count,omitempty"`
+	ExceptionAmount int64 `protobuf:"varint,11,opt,name=exception_amount,json=exceptionAmount,proto3" json:"exception_amount,omitempty"`
+	// Of the refused: the exceptions settled outside chemmy
+	// (SettleOperatorException).
+	SettledOutsideCount  int64 `protobuf:"varint,12,opt,name=settled_outside_count,json=settledOutsideCount,proto3" json:"settled_outside_count,omitempty"`
+	SettledOutsideAmount int64 `protobuf:"varint,13,opt,name=settled_outside_amount,json=settledOutsideAmount,proto3" json:"settled_outside_amount,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *OperatorTotals) Reset() {
@@ -4686,6 +4742,48 @@ func (x *OperatorTotals) GetPendingAmount() int64 {
 	return 0
 }
 
+func (x *OperatorTotals) GetRefusedCount() int64 {
+	if x != nil {
+		return x.RefusedCount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetRefusedAmount() int64 {
+	if x != nil {
+		return x.RefusedAmount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetExceptionCount() int64 {
+	if x != nil {
+		return x.ExceptionCount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetExceptionAmount() int64 {
+	if x != nil {
+		return x.ExceptionAmount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetSettledOutsideCount() int64 {
+	if x != nil {
+		return x.SettledOutsideCount
+	}
+	return 0
+}
+
+func (x *OperatorTotals) GetSettledOutsideAmount() int64 {
+	if x != nil {
+		return x.SettledOutsideAmount
+	}
+	return 0
+}
+
 // GetOperatorReportResponse is one page of the day's transactions.
 type GetOperatorReportResponse struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -4695,8 +4793,10 @@ type GetOperatorReportResponse struct {
 	// Per kind and currency, sorted by kind then currency.
 	Totals        []*OperatorTotals `protobuf:"bytes,4,rep,name=totals,proto3" json:"totals,omitempty"`
 	NextPageToken string            `protobuf:"bytes,5,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The exceptions open now, of any day (ListOperatorExceptions).
+	OpenExceptionCount int64 `protobuf:"varint,6,opt,name=open_exception_count,json=openExceptionCount,proto3" json:"open_exception_count,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetOperatorReportResponse) Reset() {
@@ -4762,6 +4862,547 @@ func (x *GetOperatorReportResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *GetOperatorReportResponse) GetOpenExceptionCount() int64 {
+	if x != nil {
+		return x.OpenExceptionCount
+	}
+	return 0
+}
+
+// ListOperatorExceptionsRequest pages through the exception list.
+type ListOperatorExceptionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operator (wallet-svc -operator-id); empty: this wallet's.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Also the exceptions retried or settled already.
+	IncludeResolved bool `protobuf:"varint,2,opt,name=include_resolved,json=includeResolved,proto3" json:"include_resolved,omitempty"`
+	// At most this many exceptions (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOperatorExceptionsRequest) Reset() {
+	*x = ListOperatorExceptionsRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOperatorExceptionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOperatorExceptionsRequest) ProtoMessage() {}
+
+func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
+func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *ListOperatorExceptionsRequest) GetIncludeResolved() bool {
+	if x != nil {
+		return x.IncludeResolved
+	}
+	return false
+}
+
+func (x *ListOperatorExceptionsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListOperatorExceptionsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// OperatorException is a credit, rollback or round_end the operator's
+// wallet refused for good.
+type OperatorException struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refused transaction, as in the report (status "refused").
+	Transaction *OperatorTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	// "open" (chemmy does not send it; owed), "retried" (sent again as
+	// retry_transaction_id) or "settled_outside" (settled by other means).
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// Why it is an exception: "refused_for_good" (a code that refuses the
+	// same transaction for good) or "refused_repeatedly" (refused 10
+	// times in a row).
+	Cause string `protobuf:"bytes,3,opt,name=cause,proto3" json:"cause,omitempty"`
+	// The operator's last refusal: HTTP status, code and message.
+	OperatorStatus  int32  `protobuf:"varint,4,opt,name=operator_status,json=operatorStatus,proto3" json:"operator_status,omitempty"`
+	OperatorCode    string `protobuf:"bytes,5,opt,name=operator_code,json=operatorCode,proto3" json:"operator_code,omitempty"`
+	OperatorMessage string `protobuf:"bytes,6,opt,name=operator_message,json=operatorMessage,proto3" json:"operator_message,omitempty"`
+	// How many times the operator refused it.
+	Refusals int32 `protobuf:"varint,7,opt,name=refusals,proto3" json:"refusals,omitempty"`
+	// When it became an exception.
+	OpenTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=open_time,json=openTime,proto3" json:"open_time,omitempty"`
+	// Resolved (retried or settled): when, by whom (the caller's subject
+	// and role), why (the reason given), under which request_id.
+	ResolveTime      *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
+	ResolvedBy       string                 `protobuf:"bytes,10,opt,name=resolved_by,json=resolvedBy,proto3" json:"resolved_by,omitempty"`
+	ResolvedByRole   string                 `protobuf:"bytes,11,opt,name=resolved_by_role,json=resolvedByRole,proto3" json:"resolved_by_role,omitempty"`
+	ResolveReason    string                 `protobuf:"bytes,12,opt,name=resolve_reason,json=resolveReason,proto3" json:"resolve_reason,omitempty"`
+	ResolveRequestId string                 `protobuf:"bytes,13,opt,name=resolve_request_id,json=resolveRequestId,proto3" json:"resolve_request_id,omitempty"`
+	// Retried: the transaction sent in its place.
+	RetryTransactionId string `protobuf:"bytes,14,opt,name=retry_transaction_id,json=retryTransactionId,proto3" json:"retry_transaction_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *OperatorException) Reset() {
+	*x = OperatorException{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorException) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorException) ProtoMessage() {}
+
+func (x *OperatorException) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
+func (*OperatorException) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *OperatorException) GetTransaction() *OperatorTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+func (x *OperatorException) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *OperatorException) GetCause() string {
+	if x != nil {
+		return x.Cause
+	}
+	return ""
+}
+
+func (x *OperatorException) GetOperatorStatus() int32 {
+	if x != nil {
+		return x.OperatorStatus
+	}
+	return 0
+}
+
+func (x *OperatorException) GetOperatorCode() string {
+	if x != nil {
+		return x.OperatorCode
+	}
+	return ""
+}
+
+func (x *OperatorException) GetOperatorMessage() string {
+	if x != nil {
+		return x.OperatorMessage
+	}
+	return ""
+}
+
+func (x *OperatorException) GetRefusals() int32 {
+	if x != nil {
+		return x.Refusals
+	}
+	return 0
+}
+
+func (x *OperatorException) GetOpenTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpenTime
+	}
+	return nil
+}
+
+func (x *OperatorException) GetResolveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolveTime
+	}
+	return nil
+}
+
+func (x *OperatorException) GetResolvedBy() string {
+	if x != nil {
+		return x.ResolvedBy
+	}
+	return ""
+}
+
+func (x *OperatorException) GetResolvedByRole() string {
+	if x != nil {
+		return x.ResolvedByRole
+	}
+	return ""
+}
+
+func (x *OperatorException) GetResolveReason() string {
+	if x != nil {
+		return x.ResolveReason
+	}
+	return ""
+}
+
+func (x *OperatorException) GetResolveRequestId() string {
+	if x != nil {
+		return x.ResolveRequestId
+	}
+	return ""
+}
+
+func (x *OperatorException) GetRetryTransactionId() string {
+	if x != nil {
+		return x.RetryTransactionId
+	}
+	return ""
+}
+
+// ListOperatorExceptionsResponse is one page of the exception list.
+type ListOperatorExceptionsResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	OperatorId string                 `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// Oldest first.
+	Exceptions    []*OperatorException `protobuf:"bytes,2,rep,name=exceptions,proto3" json:"exceptions,omitempty"`
+	NextPageToken string               `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The exceptions open now.
+	OpenCount     int64 `protobuf:"varint,4,opt,name=open_count,json=openCount,proto3" json:"open_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOperatorExceptionsResponse) Reset() {
+	*x = ListOperatorExceptionsResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOperatorExceptionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOperatorExceptionsResponse) ProtoMessage() {}
+
+func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
+func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *ListOperatorExceptionsResponse) GetExceptions() []*OperatorException {
+	if x != nil {
+		return x.Exceptions
+	}
+	return nil
+}
+
+func (x *ListOperatorExceptionsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *ListOperatorExceptionsResponse) GetOpenCount() int64 {
+	if x != nil {
+		return x.OpenCount
+	}
+	return 0
+}
+
+// RetryOperatorExceptionRequest sends an exception's movement again.
+type RetryOperatorExceptionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The refused transaction (OperatorException.transaction).
+	TransactionId string `protobuf:"bytes,2,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
+	// Optional, kept with the exception: e.g. "the player exists now".
+	// At most 500 bytes.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryOperatorExceptionRequest) Reset() {
+	*x = RetryOperatorExceptionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryOperatorExceptionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryOperatorExceptionRequest) ProtoMessage() {}
+
+func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
+func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *RetryOperatorExceptionRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RetryOperatorExceptionRequest) GetTransactionId() string {
+	if x != nil {
+		return x.TransactionId
+	}
+	return ""
+}
+
+func (x *RetryOperatorExceptionRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RetryOperatorExceptionResponse is the exception, retried, and the new
+// transaction, queued.
+type RetryOperatorExceptionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Exception     *OperatorException     `protobuf:"bytes,1,opt,name=exception,proto3" json:"exception,omitempty"`
+	Retry         *OperatorTransaction   `protobuf:"bytes,2,opt,name=retry,proto3" json:"retry,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryOperatorExceptionResponse) Reset() {
+	*x = RetryOperatorExceptionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryOperatorExceptionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryOperatorExceptionResponse) ProtoMessage() {}
+
+func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
+func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
+	if x != nil {
+		return x.Exception
+	}
+	return nil
+}
+
+func (x *RetryOperatorExceptionResponse) GetRetry() *OperatorTransaction {
+	if x != nil {
+		return x.Retry
+	}
+	return nil
+}
+
+// SettleOperatorExceptionRequest closes an exception as settled outside
+// chemmy.
+type SettleOperatorExceptionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The refused transaction (OperatorException.transaction).
+	TransactionId string `protobuf:"bytes,2,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
+	// Required: how it was settled, e.g. "credited by hand, ticket 4412".
+	// At most 500 bytes.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleOperatorExceptionRequest) Reset() {
+	*x = SettleOperatorExceptionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleOperatorExceptionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleOperatorExceptionRequest) ProtoMessage() {}
+
+func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
+func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *SettleOperatorExceptionRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *SettleOperatorExceptionRequest) GetTransactionId() string {
+	if x != nil {
+		return x.TransactionId
+	}
+	return ""
+}
+
+func (x *SettleOperatorExceptionRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// SettleOperatorExceptionResponse is the exception, settled.
+type SettleOperatorExceptionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Exception     *OperatorException     `protobuf:"bytes,1,opt,name=exception,proto3" json:"exception,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleOperatorExceptionResponse) Reset() {
+	*x = SettleOperatorExceptionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleOperatorExceptionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleOperatorExceptionResponse) ProtoMessage() {}
+
+func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
+func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
+	if x != nil {
+		return x.Exception
+	}
+	return nil
 }
 
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
@@ -5082,7 +5723,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x03day\x18\x02 \x01(\tR\x03day\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x85\x05\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\x97\x06\n" +
 	"\x13OperatorTransaction\x12%\n" +
 	"\x0etransaction_id\x18\x01 \x01(\tR\rtransactionId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -5105,7 +5746,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"updateTime\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x10 \x01(\tR\trequestId\x12#\n" +
-	"\roperator_code\x18\x11 \x01(\tR\foperatorCode\"\xf7\x01\n" +
+	"\roperator_code\x18\x11 \x01(\tR\foperatorCode\x12'\n" +
+	"\x0fexception_state\x18\x12 \x01(\tR\x0eexceptionState\x125\n" +
+	"\x17retry_of_transaction_id\x18\x13 \x01(\tR\x14retryOfTransactionId\x120\n" +
+	"\x14retry_transaction_id\x18\x14 \x01(\tR\x12retryTransactionId\"\x81\x04\n" +
 	"\x0eOperatorTotals\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12#\n" +
 	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x14\n" +
@@ -5113,14 +5757,70 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\rsettled_count\x18\x04 \x01(\x03R\fsettledCount\x12%\n" +
 	"\x0esettled_amount\x18\x05 \x01(\x03R\rsettledAmount\x12#\n" +
 	"\rpending_count\x18\x06 \x01(\x03R\fpendingCount\x12%\n" +
-	"\x0epending_amount\x18\a \x01(\x03R\rpendingAmount\"\xfb\x01\n" +
+	"\x0epending_amount\x18\a \x01(\x03R\rpendingAmount\x12#\n" +
+	"\rrefused_count\x18\b \x01(\x03R\frefusedCount\x12%\n" +
+	"\x0erefused_amount\x18\t \x01(\x03R\rrefusedAmount\x12'\n" +
+	"\x0fexception_count\x18\n" +
+	" \x01(\x03R\x0eexceptionCount\x12)\n" +
+	"\x10exception_amount\x18\v \x01(\x03R\x0fexceptionAmount\x122\n" +
+	"\x15settled_outside_count\x18\f \x01(\x03R\x13settledOutsideCount\x124\n" +
+	"\x16settled_outside_amount\x18\r \x01(\x03R\x14settledOutsideAmount\"\xad\x02\n" +
 	"\x19GetOperatorReportResponse\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12\x10\n" +
 	"\x03day\x18\x02 \x01(\tR\x03day\x12I\n" +
 	"\ftransactions\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x128\n" +
 	"\x06totals\x18\x04 \x03(\v2 .chemmy.wallet.v1.OperatorTotalsR\x06totals\x12&\n" +
-	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken*\xf3\x06\n" +
+	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken\x120\n" +
+	"\x14open_exception_count\x18\x06 \x01(\x03R\x12openExceptionCount\"\xa7\x01\n" +
+	"\x1dListOperatorExceptionsRequest\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x12)\n" +
+	"\x10include_resolved\x18\x02 \x01(\bR\x0fincludeResolved\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\xe7\x04\n" +
+	"\x11OperatorException\x12G\n" +
+	"\vtransaction\x18\x01 \x01(\v2%.chemmy.wallet.v1.OperatorTransactionR\vtransaction\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x14\n" +
+	"\x05cause\x18\x03 \x01(\tR\x05cause\x12'\n" +
+	"\x0foperator_status\x18\x04 \x01(\x05R\x0eoperatorStatus\x12#\n" +
+	"\roperator_code\x18\x05 \x01(\tR\foperatorCode\x12)\n" +
+	"\x10operator_message\x18\x06 \x01(\tR\x0foperatorMessage\x12\x1a\n" +
+	"\brefusals\x18\a \x01(\x05R\brefusals\x127\n" +
+	"\topen_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\bopenTime\x12=\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\x12\x1f\n" +
+	"\vresolved_by\x18\n" +
+	" \x01(\tR\n" +
+	"resolvedBy\x12(\n" +
+	"\x10resolved_by_role\x18\v \x01(\tR\x0eresolvedByRole\x12%\n" +
+	"\x0eresolve_reason\x18\f \x01(\tR\rresolveReason\x12,\n" +
+	"\x12resolve_request_id\x18\r \x01(\tR\x10resolveRequestId\x120\n" +
+	"\x14retry_transaction_id\x18\x0e \x01(\tR\x12retryTransactionId\"\xcd\x01\n" +
+	"\x1eListOperatorExceptionsResponse\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x12C\n" +
+	"\n" +
+	"exceptions\x18\x02 \x03(\v2#.chemmy.wallet.v1.OperatorExceptionR\n" +
+	"exceptions\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\x12\x1d\n" +
+	"\n" +
+	"open_count\x18\x04 \x01(\x03R\topenCount\"}\n" +
+	"\x1dRetryOperatorExceptionRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12%\n" +
+	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\xa0\x01\n" +
+	"\x1eRetryOperatorExceptionResponse\x12A\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception\x12;\n" +
+	"\x05retry\x18\x02 \x01(\v2%.chemmy.wallet.v1.OperatorTransactionR\x05retry\"~\n" +
+	"\x1eSettleOperatorExceptionRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12%\n" +
+	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"d\n" +
+	"\x1fSettleOperatorExceptionResponse\x12A\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xd0\a\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -5147,7 +5847,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1dERROR_REASON_OPERATOR_REFUSED\x10\x15\x12%\n" +
 	"!ERROR_REASON_OPERATOR_UNAVAILABLE\x10\x16\x12 \n" +
 	"\x1cERROR_REASON_SEAMLESS_WALLET\x10\x17\x12\"\n" +
-	"\x1eERROR_REASON_REQUEST_CANCELLED\x10\x18*\x9a\x01\n" +
+	"\x1eERROR_REASON_REQUEST_CANCELLED\x10\x18\x12-\n" +
+	")ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND\x10\x19\x12,\n" +
+	"(ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED\x10\x1a*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -5191,7 +5893,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xc8\x0e\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xc2\x11\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -5216,7 +5918,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"CheckStake\x12#.chemmy.wallet.v1.CheckStakeRequest\x1a$.chemmy.wallet.v1.CheckStakeResponse\x12l\n" +
 	"\x11GetOperatorReport\x12*.chemmy.wallet.v1.GetOperatorReportRequest\x1a+.chemmy.wallet.v1.GetOperatorReportResponse\x12f\n" +
-	"\x0fCancelPlaceHold\x12(.chemmy.wallet.v1.CancelPlaceHoldRequest\x1a).chemmy.wallet.v1.CancelPlaceHoldResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\x0fCancelPlaceHold\x12(.chemmy.wallet.v1.CancelPlaceHoldRequest\x1a).chemmy.wallet.v1.CancelPlaceHoldResponse\x12{\n" +
+	"\x16ListOperatorExceptions\x12/.chemmy.wallet.v1.ListOperatorExceptionsRequest\x1a0.chemmy.wallet.v1.ListOperatorExceptionsResponse\x12{\n" +
+	"\x16RetryOperatorException\x12/.chemmy.wallet.v1.RetryOperatorExceptionRequest\x1a0.chemmy.wallet.v1.RetryOperatorExceptionResponse\x12~\n" +
+	"\x17SettleOperatorException\x120.chemmy.wallet.v1.SettleOperatorExceptionRequest\x1a1.chemmy.wallet.v1.SettleOperatorExceptionResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -5231,87 +5936,94 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
-	(ErrorReason)(0),                  // 0: chemmy.wallet.v1.ErrorReason
-	(HoldState)(0),                    // 1: chemmy.wallet.v1.HoldState
-	(HoldPurpose)(0),                  // 2: chemmy.wallet.v1.HoldPurpose
-	(CoupOutcome)(0),                  // 3: chemmy.wallet.v1.CoupOutcome
-	(CommissionRounding)(0),           // 4: chemmy.wallet.v1.CommissionRounding
-	(PuntoBancoOutcome)(0),            // 5: chemmy.wallet.v1.PuntoBancoOutcome
-	(PuntoBancoBetType)(0),            // 6: chemmy.wallet.v1.PuntoBancoBetType
-	(BanqueSide)(0),                   // 7: chemmy.wallet.v1.BanqueSide
-	(FeeType)(0),                      // 8: chemmy.wallet.v1.FeeType
-	(*Account)(nil),                   // 9: chemmy.wallet.v1.Account
-	(*Hold)(nil),                      // 10: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),                  // 11: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),            // 12: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),           // 13: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),           // 14: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),          // 15: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),         // 16: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),        // 17: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),          // 18: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),         // 19: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),           // 20: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),          // 21: chemmy.wallet.v1.VoidHoldResponse
-	(*CancelPlaceHoldRequest)(nil),    // 22: chemmy.wallet.v1.CancelPlaceHoldRequest
-	(*CancelPlaceHoldResponse)(nil),   // 23: chemmy.wallet.v1.CancelPlaceHoldResponse
-	(*CoupBet)(nil),                   // 24: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),         // 25: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),        // 26: chemmy.wallet.v1.SettleCoupResponse
-	(*StakeCheck)(nil),                // 27: chemmy.wallet.v1.StakeCheck
-	(*PostHoldRequest)(nil),           // 28: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),          // 29: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),         // 30: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),        // 31: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),        // 32: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),       // 33: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),      // 34: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),            // 35: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),     // 36: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),        // 37: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),            // 38: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),       // 39: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),             // 40: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),   // 41: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                 // 42: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),  // 43: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                 // 44: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),       // 45: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),      // 46: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),          // 47: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),         // 48: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                  // 49: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),          // 50: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),         // 51: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),              // 52: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                // 53: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),    // 54: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),   // 55: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),    // 56: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),   // 57: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),         // 58: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),        // 59: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),  // 60: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),       // 61: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),            // 62: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil), // 63: chemmy.wallet.v1.GetOperatorReportResponse
-	(*timestamppb.Timestamp)(nil),     // 64: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),       // 65: google.protobuf.Duration
+	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
+	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
+	(HoldPurpose)(0),                        // 2: chemmy.wallet.v1.HoldPurpose
+	(CoupOutcome)(0),                        // 3: chemmy.wallet.v1.CoupOutcome
+	(CommissionRounding)(0),                 // 4: chemmy.wallet.v1.CommissionRounding
+	(PuntoBancoOutcome)(0),                  // 5: chemmy.wallet.v1.PuntoBancoOutcome
+	(PuntoBancoBetType)(0),                  // 6: chemmy.wallet.v1.PuntoBancoBetType
+	(BanqueSide)(0),                         // 7: chemmy.wallet.v1.BanqueSide
+	(FeeType)(0),                            // 8: chemmy.wallet.v1.FeeType
+	(*Account)(nil),                         // 9: chemmy.wallet.v1.Account
+	(*Hold)(nil),                            // 10: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                        // 11: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),                  // 12: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),                 // 13: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),                 // 14: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                // 15: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),               // 16: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),              // 17: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),                // 18: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),               // 19: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),                 // 20: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),                // 21: chemmy.wallet.v1.VoidHoldResponse
+	(*CancelPlaceHoldRequest)(nil),          // 22: chemmy.wallet.v1.CancelPlaceHoldRequest
+	(*CancelPlaceHoldResponse)(nil),         // 23: chemmy.wallet.v1.CancelPlaceHoldResponse
+	(*CoupBet)(nil),                         // 24: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),               // 25: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),              // 26: chemmy.wallet.v1.SettleCoupResponse
+	(*StakeCheck)(nil),                      // 27: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),                 // 28: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),                // 29: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),               // 30: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),              // 31: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),              // 32: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),             // 33: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),            // 34: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),                  // 35: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),           // 36: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),              // 37: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),                  // 38: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),             // 39: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),                   // 40: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),         // 41: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                       // 42: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),        // 43: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                       // 44: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),             // 45: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),            // 46: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),                // 47: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),               // 48: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                        // 49: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),                // 50: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),               // 51: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),                    // 52: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                      // 53: chemmy.wallet.v1.PlayerPlay
+	(*SetPlayerLimitsRequest)(nil),          // 54: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),         // 55: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),          // 56: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),         // 57: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),               // 58: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),              // 59: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),        // 60: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),             // 61: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                  // 62: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),       // 63: chemmy.wallet.v1.GetOperatorReportResponse
+	(*ListOperatorExceptionsRequest)(nil),   // 64: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),               // 65: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),  // 66: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),   // 67: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),  // 68: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),  // 69: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil), // 70: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*timestamppb.Timestamp)(nil),           // 71: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 72: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	64, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	64, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	64, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	64, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	71, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	71, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	71, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	71, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	65, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	72, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,  // 11: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	10, // 12: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	10, // 13: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
@@ -5330,7 +6042,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	9,  // 26: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	35, // 27: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	38, // 28: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	64, // 29: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	71, // 29: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	6,  // 30: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	5,  // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	40, // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -5351,66 +6063,79 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	49, // 47: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
 	42, // 48: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	11, // 49: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	65, // 50: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	64, // 51: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	65, // 52: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	64, // 53: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	64, // 54: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	72, // 50: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	71, // 51: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	72, // 52: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	71, // 53: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	71, // 54: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
 	52, // 55: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57, // 56: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
 	52, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	52, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	64, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	71, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
 	53, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	64, // 61: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	64, // 62: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	71, // 61: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	71, // 62: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
 	61, // 63: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
 	62, // 64: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	12, // 65: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	14, // 66: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	16, // 67: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	18, // 68: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	20, // 69: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	25, // 70: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	28, // 71: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	30, // 72: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	32, // 73: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	34, // 74: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	37, // 75: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	41, // 76: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	45, // 77: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	47, // 78: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	50, // 79: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	54, // 80: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	56, // 81: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	58, // 82: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	60, // 83: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	22, // 84: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	13, // 85: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	15, // 86: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	17, // 87: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	19, // 88: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	21, // 89: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	26, // 90: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	29, // 91: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	31, // 92: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	33, // 93: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	36, // 94: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	39, // 95: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	43, // 96: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	46, // 97: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	48, // 98: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	51, // 99: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	55, // 100: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	57, // 101: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	59, // 102: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	63, // 103: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	23, // 104: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	85, // [85:105] is the sub-list for method output_type
-	65, // [65:85] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	61, // 65: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	71, // 66: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	71, // 67: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	65, // 68: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	65, // 69: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	61, // 70: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	65, // 71: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	12, // 72: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	14, // 73: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	16, // 74: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	18, // 75: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	20, // 76: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	25, // 77: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	28, // 78: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	30, // 79: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	32, // 80: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	34, // 81: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	37, // 82: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	41, // 83: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	45, // 84: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	47, // 85: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	50, // 86: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	54, // 87: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	56, // 88: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	58, // 89: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	60, // 90: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	22, // 91: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	64, // 92: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	67, // 93: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	69, // 94: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	13, // 95: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	15, // 96: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	17, // 97: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	19, // 98: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	21, // 99: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	26, // 100: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	29, // 101: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	31, // 102: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	33, // 103: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	36, // 104: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	39, // 105: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	43, // 106: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	46, // 107: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	48, // 108: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	51, // 109: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	55, // 110: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	57, // 111: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	59, // 112: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	63, // 113: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	23, // 114: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	66, // 115: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	68, // 116: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	70, // 117: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	95, // [95:118] is the sub-list for method output_type
+	72, // [72:95] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -5424,7 +6149,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   55,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,26 +19,29 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WalletService_Deposit_FullMethodName           = "/chemmy.wallet.v1.WalletService/Deposit"
-	WalletService_Withdraw_FullMethodName          = "/chemmy.wallet.v1.WalletService/Withdraw"
-	WalletService_GetAccount_FullMethodName        = "/chemmy.wallet.v1.WalletService/GetAccount"
-	WalletService_PlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/PlaceHold"
-	WalletService_VoidHold_FullMethodName          = "/chemmy.wallet.v1.WalletService/VoidHold"
-	WalletService_SettleCoup_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettleCoup"
-	WalletService_PostHold_FullMethodName          = "/chemmy.wallet.v1.WalletService/PostHold"
-	WalletService_ResizeHold_FullMethodName        = "/chemmy.wallet.v1.WalletService/ResizeHold"
-	WalletService_ExpireHolds_FullMethodName       = "/chemmy.wallet.v1.WalletService/ExpireHolds"
-	WalletService_ListStatement_FullMethodName     = "/chemmy.wallet.v1.WalletService/ListStatement"
-	WalletService_AuditLedger_FullMethodName       = "/chemmy.wallet.v1.WalletService/AuditLedger"
-	WalletService_SettlePuntoBanco_FullMethodName  = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
-	WalletService_SettleBanque_FullMethodName      = "/chemmy.wallet.v1.WalletService/SettleBanque"
-	WalletService_ChargeFee_FullMethodName         = "/chemmy.wallet.v1.WalletService/ChargeFee"
-	WalletService_SettleOld_FullMethodName         = "/chemmy.wallet.v1.WalletService/SettleOld"
-	WalletService_SetPlayerLimits_FullMethodName   = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
-	WalletService_GetPlayerLimits_FullMethodName   = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
-	WalletService_CheckStake_FullMethodName        = "/chemmy.wallet.v1.WalletService/CheckStake"
-	WalletService_GetOperatorReport_FullMethodName = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
-	WalletService_CancelPlaceHold_FullMethodName   = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
+	WalletService_Deposit_FullMethodName                 = "/chemmy.wallet.v1.WalletService/Deposit"
+	WalletService_Withdraw_FullMethodName                = "/chemmy.wallet.v1.WalletService/Withdraw"
+	WalletService_GetAccount_FullMethodName              = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_PlaceHold_FullMethodName               = "/chemmy.wallet.v1.WalletService/PlaceHold"
+	WalletService_VoidHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/VoidHold"
+	WalletService_SettleCoup_FullMethodName              = "/chemmy.wallet.v1.WalletService/SettleCoup"
+	WalletService_PostHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/PostHold"
+	WalletService_ResizeHold_FullMethodName              = "/chemmy.wallet.v1.WalletService/ResizeHold"
+	WalletService_ExpireHolds_FullMethodName             = "/chemmy.wallet.v1.WalletService/ExpireHolds"
+	WalletService_ListStatement_FullMethodName           = "/chemmy.wallet.v1.WalletService/ListStatement"
+	WalletService_AuditLedger_FullMethodName             = "/chemmy.wallet.v1.WalletService/AuditLedger"
+	WalletService_SettlePuntoBanco_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
+	WalletService_SettleBanque_FullMethodName            = "/chemmy.wallet.v1.WalletService/SettleBanque"
+	WalletService_ChargeFee_FullMethodName               = "/chemmy.wallet.v1.WalletService/ChargeFee"
+	WalletService_SettleOld_FullMethodName               = "/chemmy.wallet.v1.WalletService/SettleOld"
+	WalletService_SetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
+	WalletService_GetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
+	WalletService_CheckStake_FullMethodName              = "/chemmy.wallet.v1.WalletService/CheckStake"
+	WalletService_GetOperatorReport_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
+	WalletService_CancelPlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
+	WalletService_ListOperatorExceptions_FullMethodName  = "/chemmy.wallet.v1.WalletService/ListOperatorExceptions"
+	WalletService_RetryOperatorException_FullMethodName  = "/chemmy.wallet.v1.WalletService/RetryOperatorException"
+	WalletService_SettleOperatorException_FullMethodName = "/chemmy.wallet.v1.WalletService/SettleOperatorException"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -248,8 +251,10 @@ type WalletServiceClient interface {
 	// below): every transaction chemmy sent, or is sending, to the
 	// operator's wallet (debit, credit, rollback, round_end) created on one
 	// UTC day, oldest first, paginated, with the day's totals per kind and
-	// currency (settled: the operator answered; pending: not yet). The
-	// settled totals of a day equal the operator's own ledger of chemmy's
+	// currency (settled: the operator answered; pending: not yet;
+	// refused, and of those the exceptions open or settled outside
+	// chemmy), and the number of exceptions open now, of any day
+	// (ListOperatorExceptions). The settled totals of a day equal the operator's own ledger of chemmy's
 	// transactions, except that a debit whose outcome was unknown and that
 	// was rolled back is counted with its rollback (net zero) whether or
 	// not the operator had applied it. Operators and auditors. A transfer
@@ -284,6 +289,56 @@ type WalletServiceClient interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CancelPlaceHold(ctx context.Context, in *CancelPlaceHoldRequest, opts ...grpc.CallOption) (*CancelPlaceHoldResponse, error)
+	// ListOperatorExceptions lists the exception list of seamless wallet
+	// mode: the credits, rollbacks and round ends that the operator's
+	// wallet refused for good, which chemmy no longer sends by itself
+	// (docs/operator-wallet.md "Exceptions"). A refusal is for good when
+	// its code says the same transaction will always be refused
+	// (UNKNOWN_PLAYER, CURRENCY_MISMATCH, INVALID_REQUEST,
+	// TRANSACTION_ID_REUSED, TRANSACTION_ROLLED_BACK), or when the operator
+	// refused it 10 times in a row whatever the code (INVALID_SIGNATURE
+	// aside: that is the shared secret, retried like no answer). The money
+	// of an open exception left the player's chemmy account when the
+	// movement was decided, and is owed to (or by) the operator's wallet
+	// until the exception is retried (RetryOperatorException) or settled
+	// outside chemmy (SettleOperatorException). By default the open ones,
+	// oldest first; with include_resolved, every exception ever opened,
+	// with who resolved it, when, how and why. The page token is the
+	// exception's sequence (decimal). Operators and auditors. A transfer
+	// wallet has none.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (operator_id not this
+	// wallet's operator, negative page_size), INVALID_PAGE_TOKEN,
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	ListOperatorExceptions(ctx context.Context, in *ListOperatorExceptionsRequest, opts ...grpc.CallOption) (*ListOperatorExceptionsResponse, error)
+	// RetryOperatorException sends an open exception's movement again, at
+	// once, under a new transaction id (the refused id followed by ".r2",
+	// then ".r3"...: an operator keeps its refusal of an id), with the same
+	// player, round, table, amount, reason (a rollback: the same debit; a
+	// round_end: the same status), through the outbox like any other
+	// movement. The exception is closed as "retried", naming the new
+	// transaction, with the caller, the time and the optional reason; if
+	// the operator refuses the new one for good, it opens an exception of
+	// its own. Nothing moves in chemmy's ledger (the money left the
+	// player's account when the movement was decided). Operators only.
+	// Idempotent by request_id.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id or
+	// transaction_id missing or malformed, reason over 500 bytes),
+	// NOT_FOUND OPERATOR_EXCEPTION_NOT_FOUND (no exception for
+	// transaction_id), FAILED_PRECONDITION OPERATOR_EXCEPTION_RESOLVED (it
+	// was retried or settled already; ErrorInfo metadata "state"),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	RetryOperatorException(ctx context.Context, in *RetryOperatorExceptionRequest, opts ...grpc.CallOption) (*RetryOperatorExceptionResponse, error)
+	// SettleOperatorException closes an open exception as settled outside
+	// chemmy: the operator paid the credit (or refunded the debit, or
+	// closed the round) by other means, and chemmy never sends it. The
+	// reason (required) says how; it is kept with the exception for ever,
+	// with the caller and the time (the exception's audit trail, listed by
+	// ListOperatorExceptions), and logged. Nothing moves in chemmy's
+	// ledger. The round's round_end, which waits for its open exceptions,
+	// is then sent. Operators only. Idempotent by request_id.
+	// Errors: as RetryOperatorException, and INVALID_ARGUMENT
+	// INVALID_ARGUMENT when reason is missing.
+	SettleOperatorException(ctx context.Context, in *SettleOperatorExceptionRequest, opts ...grpc.CallOption) (*SettleOperatorExceptionResponse, error)
 }
 
 type walletServiceClient struct {
@@ -488,6 +543,36 @@ func (c *walletServiceClient) CancelPlaceHold(ctx context.Context, in *CancelPla
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelPlaceHoldResponse)
 	err := c.cc.Invoke(ctx, WalletService_CancelPlaceHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) ListOperatorExceptions(ctx context.Context, in *ListOperatorExceptionsRequest, opts ...grpc.CallOption) (*ListOperatorExceptionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListOperatorExceptionsResponse)
+	err := c.cc.Invoke(ctx, WalletService_ListOperatorExceptions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) RetryOperatorException(ctx context.Context, in *RetryOperatorExceptionRequest, opts ...grpc.CallOption) (*RetryOperatorExceptionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RetryOperatorExceptionResponse)
+	err := c.cc.Invoke(ctx, WalletService_RetryOperatorException_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) SettleOperatorException(ctx context.Context, in *SettleOperatorExceptionRequest, opts ...grpc.CallOption) (*SettleOperatorExceptionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SettleOperatorExceptionResponse)
+	err := c.cc.Invoke(ctx, WalletService_SettleOperatorException_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -701,8 +786,10 @@ type WalletServiceServer interface {
 	// below): every transaction chemmy sent, or is sending, to the
 	// operator's wallet (debit, credit, rollback, round_end) created on one
 	// UTC day, oldest first, paginated, with the day's totals per kind and
-	// currency (settled: the operator answered; pending: not yet). The
-	// settled totals of a day equal the operator's own ledger of chemmy's
+	// currency (settled: the operator answered; pending: not yet;
+	// refused, and of those the exceptions open or settled outside
+	// chemmy), and the number of exceptions open now, of any day
+	// (ListOperatorExceptions). The settled totals of a day equal the operator's own ledger of chemmy's
 	// transactions, except that a debit whose outcome was unknown and that
 	// was rolled back is counted with its rollback (net zero) whether or
 	// not the operator had applied it. Operators and auditors. A transfer
@@ -737,6 +824,56 @@ type WalletServiceServer interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error)
+	// ListOperatorExceptions lists the exception list of seamless wallet
+	// mode: the credits, rollbacks and round ends that the operator's
+	// wallet refused for good, which chemmy no longer sends by itself
+	// (docs/operator-wallet.md "Exceptions"). A refusal is for good when
+	// its code says the same transaction will always be refused
+	// (UNKNOWN_PLAYER, CURRENCY_MISMATCH, INVALID_REQUEST,
+	// TRANSACTION_ID_REUSED, TRANSACTION_ROLLED_BACK), or when the operator
+	// refused it 10 times in a row whatever the code (INVALID_SIGNATURE
+	// aside: that is the shared secret, retried like no answer). The money
+	// of an open exception left the player's chemmy account when the
+	// movement was decided, and is owed to (or by) the operator's wallet
+	// until the exception is retried (RetryOperatorException) or settled
+	// outside chemmy (SettleOperatorException). By default the open ones,
+	// oldest first; with include_resolved, every exception ever opened,
+	// with who resolved it, when, how and why. The page token is the
+	// exception's sequence (decimal). Operators and auditors. A transfer
+	// wallet has none.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (operator_id not this
+	// wallet's operator, negative page_size), INVALID_PAGE_TOKEN,
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	ListOperatorExceptions(context.Context, *ListOperatorExceptionsRequest) (*ListOperatorExceptionsResponse, error)
+	// RetryOperatorException sends an open exception's movement again, at
+	// once, under a new transaction id (the refused id followed by ".r2",
+	// then ".r3"...: an operator keeps its refusal of an id), with the same
+	// player, round, table, amount, reason (a rollback: the same debit; a
+	// round_end: the same status), through the outbox like any other
+	// movement. The exception is closed as "retried", naming the new
+	// transaction, with the caller, the time and the optional reason; if
+	// the operator refuses the new one for good, it opens an exception of
+	// its own. Nothing moves in chemmy's ledger (the money left the
+	// player's account when the movement was decided). Operators only.
+	// Idempotent by request_id.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id or
+	// transaction_id missing or malformed, reason over 500 bytes),
+	// NOT_FOUND OPERATOR_EXCEPTION_NOT_FOUND (no exception for
+	// transaction_id), FAILED_PRECONDITION OPERATOR_EXCEPTION_RESOLVED (it
+	// was retried or settled already; ErrorInfo metadata "state"),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	RetryOperatorException(context.Context, *RetryOperatorExceptionRequest) (*RetryOperatorExceptionResponse, error)
+	// SettleOperatorException closes an open exception as settled outside
+	// chemmy: the operator paid the credit (or refunded the debit, or
+	// closed the round) by other means, and chemmy never sends it. The
+	// reason (required) says how; it is kept with the exception for ever,
+	// with the caller and the time (the exception's audit trail, listed by
+	// ListOperatorExceptions), and logged. Nothing moves in chemmy's
+	// ledger. The round's round_end, which waits for its open exceptions,
+	// is then sent. Operators only. Idempotent by request_id.
+	// Errors: as RetryOperatorException, and INVALID_ARGUMENT
+	// INVALID_ARGUMENT when reason is missing.
+	SettleOperatorException(context.Context, *SettleOperatorExceptionRequest) (*SettleOperatorExceptionResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -806,6 +943,15 @@ func (UnimplementedWalletServiceServer) GetOperatorReport(context.Context, *GetO
 }
 func (UnimplementedWalletServiceServer) CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelPlaceHold not implemented")
+}
+func (UnimplementedWalletServiceServer) ListOperatorExceptions(context.Context, *ListOperatorExceptionsRequest) (*ListOperatorExceptionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListOperatorExceptions not implemented")
+}
+func (UnimplementedWalletServiceServer) RetryOperatorException(context.Context, *RetryOperatorExceptionRequest) (*RetryOperatorExceptionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetryOperatorException not implemented")
+}
+func (UnimplementedWalletServiceServer) SettleOperatorException(context.Context, *SettleOperatorExceptionRequest) (*SettleOperatorExceptionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SettleOperatorException not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -1188,6 +1334,60 @@ func _WalletService_CancelPlaceHold_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_ListOperatorExceptions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListOperatorExceptionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ListOperatorExceptions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ListOperatorExceptions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ListOperatorExceptions(ctx, req.(*ListOperatorExceptionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_RetryOperatorException_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetryOperatorExceptionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).RetryOperatorException(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_RetryOperatorException_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).RetryOperatorException(ctx, req.(*RetryOperatorExceptionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_SettleOperatorException_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SettleOperatorExceptionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).SettleOperatorException(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_SettleOperatorException_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).SettleOperatorException(ctx, req.(*SettleOperatorExceptionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1274,6 +1474,18 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelPlaceHold",
 			Handler:    _WalletService_CancelPlaceHold_Handler,
+		},
+		{
+			MethodName: "ListOperatorExceptions",
+			Handler:    _WalletService_ListOperatorExceptions_Handler,
+		},
+		{
+			MethodName: "RetryOperatorException",
+			Handler:    _WalletService_RetryOperatorException_Handler,
+		},
+		{
+			MethodName: "SettleOperatorException",
+			Handler:    _WalletService_SettleOperatorException_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
