@@ -8,6 +8,8 @@
 //	-listen ADDR        listen address (default "127.0.0.1:7090")
 //	-data FILE          bbolt file of the books (default ".chemmy/opwallet.db")
 //	-secret-file FILE   the HMAC secret shared with chemmy (else env CHEMMY_OPERATOR_SECRET; required)
+//	-new-secret-file F  during a secret rotation, the secret being rotated in: calls signed with either
+//	                    secret are accepted, each answered signed with its own (docs/operator-wallet.md)
 //	-admin-token-file F the bearer token of /admin/ (else env CHEMMY_OPERATOR_ADMIN_TOKEN; none: /admin/ off)
 //	-currency CODE      the wallet's currency (default "EUR")
 //	-fund LIST          players created at start if unknown, "alice=100000,bob=50000" (minor units)
@@ -69,6 +71,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	listen := fs.String("listen", "127.0.0.1:7090", "listen address")
 	data := fs.String("data", ".chemmy/opwallet.db", "bbolt file of the books")
 	secretFile := fs.String("secret-file", "", "file holding the HMAC secret shared with chemmy (else env CHEMMY_OPERATOR_SECRET)")
+	newSecretFile := fs.String("new-secret-file", "", "during a secret rotation: file holding the secret being rotated in; calls signed with either secret are accepted, each answered signed with the secret that signed it")
 	adminFile := fs.String("admin-token-file", "", "file holding the bearer token of /admin/ (else env CHEMMY_OPERATOR_ADMIN_TOKEN; none: /admin/ off)")
 	currency := fs.String("currency", "EUR", "ISO 4217 code of the wallet's currency")
 	fund := fs.String("fund", "", `players created at start if unknown, "alice=100000,bob=50000" (minor units)`)
@@ -94,6 +97,17 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	if secret == "" {
 		return options{}, errors.New("no secret: give -secret-file or CHEMMY_OPERATOR_SECRET")
 	}
+	var newSecret []byte
+	if *newSecretFile != "" {
+		ns, err := fromFileOrEnv(*newSecretFile, "", getenv)
+		if err != nil {
+			return options{}, err
+		}
+		if ns == "" || ns == secret {
+			return options{}, errors.New("-new-secret-file: empty, or the same secret as -secret-file")
+		}
+		newSecret = []byte(ns)
+	}
 	token, err := fromFileOrEnv(*adminFile, "CHEMMY_OPERATOR_ADMIN_TOKEN", getenv)
 	if err != nil {
 		return options{}, err
@@ -115,7 +129,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (options
 	}
 	return options{
 		cfg: refwallet.Config{
-			Addr: *listen, DataFile: *data, Secret: []byte(secret), AdminToken: token,
+			Addr: *listen, DataFile: *data, Secret: []byte(secret), NewSecret: newSecret, AdminToken: token,
 			Currency: *currency, Faults: f, Seed: *seed,
 			Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lv})),
 		},

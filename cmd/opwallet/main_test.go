@@ -24,6 +24,14 @@ func TestParse(t *testing.T) {
 	if o.cfg.Faults.Late != 0.2 || o.cfg.Faults.LateMS != 250 || o.cfg.Faults.HangMS != 10_000 {
 		t.Fatalf("faults %+v", o.cfg.Faults)
 	}
+	if o.cfg.NewSecret != nil {
+		t.Fatalf("a new secret without -new-secret-file: %q", o.cfg.NewSecret)
+	}
+	newFile := filepath.Join(dir, "new")
+	os.WriteFile(newFile, []byte("rotated-in\n"), 0o600)
+	if r, err := parse([]string{"-secret-file", secretFile, "-new-secret-file", newFile}, env(nil), io.Discard); err != nil || string(r.cfg.NewSecret) != "rotated-in" {
+		t.Fatalf("-new-secret-file: %q %v", r.cfg.NewSecret, err)
+	}
 	if len(o.fund) != 2 || o.fund["alice"] != 100 || o.fund["bob"] != 5 {
 		t.Fatalf("fund %v", o.fund)
 	}
@@ -37,6 +45,8 @@ func TestParse(t *testing.T) {
 		"zero hang":   {"-hang", "0s"},
 		"bad fund n":  {"-fund", "alice=-1"},
 		"secret file": {"-secret-file", filepath.Join(dir, "missing")},
+		"same secret": {"-secret-file", secretFile, "-new-secret-file", secretFile},
+		"new missing": {"-new-secret-file", filepath.Join(dir, "missing")},
 	} {
 		e := map[string]string{"CHEMMY_OPERATOR_SECRET": "s"}
 		if name == "no secret" {

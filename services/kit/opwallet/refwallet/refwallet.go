@@ -48,6 +48,13 @@ type Config struct {
 	DataFile string
 	// Secret is the HMAC secret shared with chemmy. Required.
 	Secret []byte
+	// NewSecret is the secret being rotated in, if any: while it is set a
+	// request signed with Secret or with NewSecret is accepted, and its
+	// answer is signed with the secret that verified it (a refused
+	// signature is answered signed with Secret). A rotation: set
+	// NewSecret, move chemmy (every wallet-svc) to it, then make it Secret
+	// and clear NewSecret (docs/operator-wallet.md "Rotating the secret").
+	NewSecret []byte
 	// AdminToken guards /admin/ (Authorization: Bearer <token>); empty
 	// disables the admin endpoints (404). The Go methods always work.
 	AdminToken string
@@ -94,6 +101,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if len(cfg.Secret) == 0 {
 		return nil, errors.New("refwallet: empty secret")
+	}
+	if cfg.NewSecret != nil && (len(cfg.NewSecret) == 0 || bytes.Equal(cfg.NewSecret, cfg.Secret)) {
+		return nil, errors.New("refwallet: the new secret is empty or the same as the secret")
 	}
 	if err := cfg.Faults.Validate(); err != nil {
 		return nil, err
@@ -312,12 +322,12 @@ func (s *Server) leave() {
 	s.busy.Unlock()
 }
 
-// reply writes a signed answer over the request's path.
-func (s *Server) reply(w http.ResponseWriter, r *http.Request, a answer) {
+// reply writes an answer over the request's path, signed with secret.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, secret []byte, a answer) {
 	ts := s.cfg.Now().Unix()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set(opwallet.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	w.Header().Set(opwallet.HeaderSignature, opwallet.Sign(s.cfg.Secret, ts, r.URL.Path, a.body))
+	w.Header().Set(opwallet.HeaderSignature, opwallet.Sign(secret, ts, r.URL.Path, a.body))
 	w.WriteHeader(a.status)
 	w.Write(a.body)
 }
@@ -344,24 +354,39 @@ func internal(msg string) answer {
 	return answer{status: http.StatusInternalServerError, body: b}
 }
 
+// verify checks a wallet call's signature and timestamp with Secret, then
+// NewSecret; it returns the secret that verified it, to sign the answer.
+func (s *Server) verify(r *http.Request, body []byte) ([]byte, error) {
+	now, ts, sig := s.cfg.Now(), r.Header.Get(opwallet.HeaderTimestamp), r.Header.Get(opwallet.HeaderSignature)
+	err := opwallet.Verify(s.cfg.Secret, now, ts, sig, r.URL.Path, body)
+	if err == nil {
+		return s.cfg.Secret, nil
+	}
+	if s.cfg.NewSecret != nil && opwallet.Verify(s.cfg.NewSecret, now, ts, sig, r.URL.Path, body) == nil {
+		return s.cfg.NewSecret, nil
+	}
+	return nil, err
+}
+
 func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 	s.enter()
 	defer s.leave()
 	op := r.PathValue("op")
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
-		s.reply(w, r, refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "body: %v", err))
+		s.reply(w, r, s.cfg.Secret, refusal(http.StatusBadRequest, opwallet.CodeInvalidRequest, "body: %v", err))
 		return
 	}
-	if err := opwallet.Verify(s.cfg.Secret, s.cfg.Now(), r.Header.Get(opwallet.HeaderTimestamp), r.Header.Get(opwallet.HeaderSignature), r.URL.Path, body); err != nil {
+	secret, err := s.verify(r, body)
+	if err != nil {
 		s.log.Warn("wallet call refused", "op", op, "err", err)
-		s.reply(w, r, refusal(http.StatusUnauthorized, opwallet.CodeInvalidSignature, "%v", err))
+		s.reply(w, r, s.cfg.Secret, refusal(http.StatusUnauthorized, opwallet.CodeInvalidSignature, "%v", err))
 		return
 	}
 	// A refusal of a signed transaction names it (transaction_id), so that
 	// it cannot be replayed as the answer to another.
 	var txID string
-	send := func(a answer) { s.reply(w, r, withTransaction(a, txID)) }
+	send := func(a answer) { s.reply(w, r, secret, withTransaction(a, txID)) }
 	var do func() (answer, error)
 	var debitID string
 	switch op {

@@ -225,6 +225,40 @@ func TestSignatureRefused(t *testing.T) {
 	}
 }
 
+// TestSecretRotation: with a NewSecret, a call signed with either secret
+// is accepted and answered signed with the secret that signed it (chemmy's
+// replicas on the old and on the new secret both trust their answers); a
+// third secret is still refused, with an answer signed with Secret.
+func TestSecretRotation(t *testing.T) {
+	newSecret := []byte("n3w")
+	s := start(t, "", func(c *Config) { c.NewSecret = newSecret })
+	fund(t, s, "alice", 1000)
+	ctx := context.Background()
+	for i, key := range [][]byte{secret, newSecret} {
+		h, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: s.BaseURL(), Secret: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.Debit(ctx, tx(fmt.Sprintf("d%d", i), "alice", 10))
+		wantResult(t, res, err, 990-10*int64(i), false)
+		if _, err := h.Balance(ctx, opwallet.BalanceRequest{PlayerID: "alice", Currency: "EUR"}); err != nil {
+			t.Fatalf("balance signed with secret %d: %v", i, err)
+		}
+	}
+	body, _ := json.Marshal(tx("d9", "alice", 10))
+	if status, r := post(t, s, opwallet.OpDebit, body, []byte("guess"), time.Now()); status != 401 || r.Code != opwallet.CodeInvalidSignature {
+		t.Fatalf("a third secret: %d %s", status, r.Code)
+	}
+	if got := balanceOf(t, s, "alice"); got != 980 {
+		t.Fatalf("balance %d, want 980", got)
+	}
+	for _, bad := range [][]byte{{}, secret} {
+		if _, err := Start(ctx, Config{DataFile: filepath.Join(t.TempDir(), "w.db"), Secret: secret, NewSecret: bad, Logger: quiet()}); err == nil {
+			t.Fatalf("NewSecret %q accepted", bad)
+		}
+	}
+}
+
 func TestRollback(t *testing.T) {
 	s := start(t, "", nil)
 	h := client(t, s, 0)
