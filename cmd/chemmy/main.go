@@ -6,6 +6,8 @@
 //	chemmy load [flags]  many tables playing coups at once through the gateway (chemmy load -h)
 //	chemmy events [flags] follow the events on NATS as JSON lines (-table ID, -nkey FILE; chemmy events -h)
 //	chemmy wallet mode|migrate [flags]  the wallet mode of a data dir, and its change (offline; chemmy wallet)
+//	chemmy wallet-conformance [flags]   run the conformance kit against an operator's wallet
+//	                 (seamless mode; chemmy wallet-conformance -h, docs/operator-wallet.md)
 //
 // `chemmy run` flags:
 //
@@ -71,6 +73,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (follow the events as JSON lines; chemmy events -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy wallet mode|migrate [flags] (a data dir's wallet mode, and its change: chemmy wallet)")
+	fmt.Fprintln(os.Stderr, "       chemmy wallet-conformance [flags] (check an operator's wallet against the seamless protocol: chemmy wallet-conformance -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	fmt.Fprintln(os.Stderr, "       chemmy cluster [flags] (the Kubernetes topology as processes on 127.0.0.1: make cluster, deploy/README.md)")
 	os.Exit(2)
@@ -94,6 +97,8 @@ func main() {
 		os.Exit(runEvents(os.Args[2:]))
 	case "wallet":
 		os.Exit(runWallet(os.Args[2:]))
+	case "wallet-conformance":
+		os.Exit(runWalletConformance(os.Args[2:]))
 	case "cluster": // the local rehearsal of deploy/k8s (cmd/chemmy/cluster.go)
 		os.Exit(runCluster(os.Args[2:]))
 	default:
