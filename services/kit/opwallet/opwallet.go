@@ -2,7 +2,9 @@
 // wallet (seamless wallet mode): the Go interface wallet-svc calls for
 // every money movement of a round, the wire format of the generic
 // HTTP/JSON adapter, and its request signing. docs/operator-wallet.md is
-// the operator's guide to the same contract.
+// the operator's guide to the same contract, and
+// docs/operator-wallet.openapi.yaml its OpenAPI 3.1 form (checked against
+// these types by TestOpenAPIMatchesClient: change both together).
 //
 // In seamless mode the player's money lives in the operator's wallet.
 // chemmy debits it before a bet or a bank stands, escrows the amount in its
