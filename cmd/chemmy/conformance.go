@@ -66,7 +66,7 @@ func walletConformanceMain(ctx context.Context, args []string, stdout, stderr io
 	}
 	base := fs.String("url", "", "the operator wallet's base URL, as given to wallet-svc -operator-url (required)")
 	secretFile := fs.String("secret-file", "", "file holding the HMAC secret shared with chemmy (else env CHEMMY_OPERATOR_SECRET)")
-	newSecretFile := fs.String("new-secret-file", "", "during a secret rotation: file holding the secret being rotated in (else the check secret-rotation is skipped)")
+	newSecretFile := fs.String("new-secret-file", "", "during a secret rotation: file holding the secret being rotated in (give both during a rotation; without it the check secret-rotation is skipped)")
 	player := fs.String("player", "", "the test player: an account in -currency with at least 2 x -amount, used by nothing else during the run (required)")
 	currency := fs.String("currency", "EUR", "the test player's currency (ISO 4217)")
 	other := fs.String("other-currency", "", "a currency the test player is not in (default USD, or EUR when -currency is USD)")

@@ -56,12 +56,23 @@ func kitWallet(t *testing.T, rotating bool) *refwallet.Server {
 // exit code, its output and the checks that failed.
 func runKit(t *testing.T, base string, rotating bool) (int, string, []string) {
 	t.Helper()
+	var newSecret []byte
+	if rotating {
+		newSecret = kitNewSecret
+	}
+	return runKitWith(t, base, kitSecret, newSecret)
+}
+
+// runKitWith is runKit signing with secret, and with newSecret (when not
+// nil) as the secret being rotated in.
+func runKitWith(t *testing.T, base string, secret, newSecret []byte) (int, string, []string) {
+	t.Helper()
 	dir := t.TempDir()
 	secretFile, newFile := filepath.Join(dir, "secret"), filepath.Join(dir, "new-secret")
-	os.WriteFile(secretFile, append(kitSecret, '\n'), 0o600)
-	os.WriteFile(newFile, kitNewSecret, 0o600)
+	os.WriteFile(secretFile, append(bytes.Clone(secret), '\n'), 0o600)
+	os.WriteFile(newFile, newSecret, 0o600)
 	args := []string{"-url", base, "-secret-file", secretFile, "-player", kitPlayer}
-	if rotating {
+	if newSecret != nil {
 		args = append(args, "-new-secret-file", newFile)
 	}
 	var stdout, stderr bytes.Buffer
@@ -120,9 +131,16 @@ func TestWalletConformanceKit(t *testing.T) {
 		if err := w.CheckBooks(); err != nil {
 			t.Fatal(err)
 		}
-		// Run again on the same books: new ids, the same verdict.
+		// Run again on the same books: new ids, the same verdict; and so
+		// from a chemmy already moved to the new secret.
 		if code, out, _ := runKit(t, w.BaseURL(), true); code != 0 {
 			t.Fatalf("second run: exit %d:\n%s", code, out)
+		}
+		if code, out, _ := runKitWith(t, w.BaseURL(), kitNewSecret, kitSecret); code != 0 {
+			t.Fatalf("the kit on the new secret: exit %d:\n%s", code, out)
+		}
+		if got := balanceOf(t, w); got != kitFunding {
+			t.Fatalf("the test player's balance is %d after three runs, want %d", got, kitFunding)
 		}
 	})
 

@@ -115,8 +115,8 @@ var Checks = []Check{
 	{"round-end-no-stake", "round_end cancelled of rounds in which nothing stood (the debit refused, or rolled back unseen) is answered 200, not refused"},
 	{"unknown-player", "a debit for an unknown player is refused UNKNOWN_PLAYER, naming the transaction"},
 	{"currency-mismatch", "a debit in another currency is refused CURRENCY_MISMATCH and moves nothing"},
-	{"signature-wrong-secret", "a debit signed with another secret is refused 401 INVALID_SIGNATURE (signed) and moves nothing"},
-	{"signature-stale-timestamp", "a debit signed with a timestamp 10 minutes old is refused 401 INVALID_SIGNATURE and moves nothing"},
+	{"signature-wrong-secret", "a debit signed with another secret is refused 401 INVALID_SIGNATURE (signed with a secret the kit has) and moves nothing"},
+	{"signature-stale-timestamp", "a debit signed with a timestamp 10 minutes old is refused 401 INVALID_SIGNATURE (signed with the secret) and moves nothing"},
 	{"secret-rotation", "during a rotation (-new-secret-file), calls signed with the new secret are accepted and answered signed with it, and the old secret still works"},
 }
 
@@ -765,7 +765,10 @@ func (k *kit) raw(ctx context.Context, op string, v any, key []byte, ts time.Tim
 	return a, nil
 }
 
-// badlySigned checks a debit signed wrongly (with key at ts) is refused.
+// badlySigned checks a debit signed wrongly (with key at ts) is refused,
+// the refusal signed with a secret the kit knows (with the secret when
+// key is it: only the timestamp is wrong, and the refusal says so to a
+// chemmy that can check it).
 func (k *kit) badlySigned(ctx context.Context, name, id, round string, key []byte, ts time.Time) {
 	var problems []string
 	d := k.tx(id, round, k.cfg.Amount, "bet")
@@ -777,8 +780,10 @@ func (k *kit) badlySigned(ctx context.Context, name, id, round string, key []byt
 		problems = append(problems, fmt.Sprintf("the debit was accepted (200, balance %d), want 401 %s", a.result.Balance, opwallet.CodeInvalidSignature))
 	case a.status != http.StatusUnauthorized || a.refusal.Code != opwallet.CodeInvalidSignature:
 		problems = append(problems, fmt.Sprintf("answered %s, want 401 %s", a, opwallet.CodeInvalidSignature))
+	case bytes.Equal(key, k.cfg.Secret) && a.signedWith != "the secret":
+		problems = append(problems, "the 401 answer is not signed with the secret that signed the request (sign every answer, refusals included: chemmy could not tell a clock skew from a wrong secret)")
 	case a.signedWith == "":
-		problems = append(problems, "the 401 answer is not signed with the secret (sign every answer, refusals included)")
+		problems = append(problems, "the 401 answer is not signed with the secret (sign every answer, refusals included; during a secret rotation give the kit both secrets, -secret-file and -new-secret-file)")
 	}
 	k.settled(ctx, &problems, "the badly signed debit")
 	k.judge(name, problems, "refused 401 INVALID_SIGNATURE, nothing moved")

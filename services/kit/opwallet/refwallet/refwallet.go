@@ -356,16 +356,27 @@ func internal(msg string) answer {
 
 // verify checks a wallet call's signature and timestamp with Secret, then
 // NewSecret; it returns the secret that verified it, to sign the answer.
+// On an error it returns the secret to sign the refusal with: the one
+// whose signature matches when only the timestamp is refused (so that
+// chemmy, on either secret, can tell a clock skew from a wrong secret),
+// else Secret.
 func (s *Server) verify(r *http.Request, body []byte) ([]byte, error) {
 	now, ts, sig := s.cfg.Now(), r.Header.Get(opwallet.HeaderTimestamp), r.Header.Get(opwallet.HeaderSignature)
 	err := opwallet.Verify(s.cfg.Secret, now, ts, sig, r.URL.Path, body)
 	if err == nil {
 		return s.cfg.Secret, nil
 	}
-	if s.cfg.NewSecret != nil && opwallet.Verify(s.cfg.NewSecret, now, ts, sig, r.URL.Path, body) == nil {
+	if s.cfg.NewSecret == nil {
+		return s.cfg.Secret, err
+	}
+	if opwallet.Verify(s.cfg.NewSecret, now, ts, sig, r.URL.Path, body) == nil {
 		return s.cfg.NewSecret, nil
 	}
-	return nil, err
+	if t, perr := strconv.ParseInt(strings.TrimSpace(ts), 10, 64); perr == nil &&
+		subtle.ConstantTimeCompare([]byte(opwallet.Sign(s.cfg.NewSecret, t, r.URL.Path, body)), []byte(strings.TrimSpace(sig))) == 1 {
+		return s.cfg.NewSecret, err
+	}
+	return s.cfg.Secret, err
 }
 
 func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
@@ -380,7 +391,7 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 	secret, err := s.verify(r, body)
 	if err != nil {
 		s.log.Warn("wallet call refused", "op", op, "err", err)
-		s.reply(w, r, s.cfg.Secret, refusal(http.StatusUnauthorized, opwallet.CodeInvalidSignature, "%v", err))
+		s.reply(w, r, secret, refusal(http.StatusUnauthorized, opwallet.CodeInvalidSignature, "%v", err))
 		return
 	}
 	// A refusal of a signed transaction names it (transaction_id), so that

@@ -249,6 +249,21 @@ func TestSecretRotation(t *testing.T) {
 	if status, r := post(t, s, opwallet.OpDebit, body, []byte("guess"), time.Now()); status != 401 || r.Code != opwallet.CodeInvalidSignature {
 		t.Fatalf("a third secret: %d %s", status, r.Code)
 	}
+	// A stale call signed with the new secret is refused, signed with it.
+	path := PathPrefix + "/" + opwallet.OpDebit
+	stale := time.Now().Add(-opwallet.MaxSkew - time.Minute).Unix()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+s.Addr()+path, bytes.NewReader(body))
+	req.Header.Set(opwallet.HeaderTimestamp, strconv.FormatInt(stale, 10))
+	req.Header.Set(opwallet.HeaderSignature, opwallet.Sign(newSecret, stale, path, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := opwallet.Verify(newSecret, time.Now(), resp.Header.Get(opwallet.HeaderTimestamp), resp.Header.Get(opwallet.HeaderSignature), path, answer); resp.StatusCode != 401 || err != nil {
+		t.Fatalf("a stale call with the new secret: %d, answer signed with it: %v", resp.StatusCode, err)
+	}
 	if got := balanceOf(t, s, "alice"); got != 980 {
 		t.Fatalf("balance %d, want 980", got)
 	}
