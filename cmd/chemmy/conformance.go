@@ -32,7 +32,8 @@ What it needs on the operator's side:
     HMAC secret shared with chemmy (-secret-file, else CHEMMY_OPERATOR_SECRET);
   - a test player (-player) whose account is in -currency, with a balance of
     at least 2 x -amount (default 200 minor units), that nothing else uses
-    while the kit runs. The kit reads its balance with balance calls, moves
+    while the kit runs, with no limit refusing its debits first
+    (LIMIT_REACHED: insufficient-funds debits the balance + 1). The kit reads its balance with balance calls, moves
     -amount at a time in rounds of its own (ids "cc-<run id>-..."), and gives
     everything back: the balance ends as it started. When the wallet moves
     money it should not have, the kit moves it back (a credit "refund" or a
