@@ -76,6 +76,10 @@ func coupEvents(player, banker []string, outcome eventsv1.Outcome, settled *even
 	add := func(coup string, p proto.Message) {
 		e := ev(uint64(len(out)+1), "", coup)
 		switch m := p.(type) {
+		case *eventsv1.PlayerSeated:
+			e.Payload = &eventsv1.TableEvent_PlayerSeated{PlayerSeated: m}
+		case *eventsv1.BankOffered:
+			e.Payload = &eventsv1.TableEvent_BankOffered{BankOffered: m}
 		case *eventsv1.BankChanged:
 			e.Payload = &eventsv1.TableEvent_BankChanged{BankChanged: m}
 		case *eventsv1.BetPlaced:
@@ -93,10 +97,13 @@ func coupEvents(player, banker []string, outcome eventsv1.Outcome, settled *even
 		}
 		out = append(out, e)
 	}
+	add("", &eventsv1.PlayerSeated{PlayerId: "b", SeatNumber: 1})
+	add("", &eventsv1.PlayerSeated{PlayerId: "p", SeatNumber: 2})
+	add("", &eventsv1.BankOffered{PlayerId: "b"})
 	add("", &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_ACCEPTED, BankerPlayerId: "b", Bank: 1000})
-	add("C", &eventsv1.BetPlaced{PlayerId: "p", Amount: 400})
-	for range len(player) + len(banker) {
-		add("C", &eventsv1.CardDealt{})
+	add("C", &eventsv1.BetPlaced{PlayerId: "p", Amount: 400, Uncovered: 600})
+	for _, d := range dealOrder(len(player), len(banker)) {
+		add("C", d)
 	}
 	for _, c := range choices {
 		add("C", c)
@@ -104,6 +111,20 @@ func coupEvents(player, banker []string, outcome eventsv1.Outcome, settled *even
 	add("C", &eventsv1.CoupResulted{Outcome: outcome, PlayerCards: cards(player...), BankerCards: cards(banker...),
 		PlayerTotal: int32(total(player)), BankerTotal: int32(total(banker))})
 	add("C", settled)
+	return out
+}
+
+// dealOrder is the card_dealt events of hands of p and b cards, as
+// CF-DEAL deals them (face down: no card).
+func dealOrder(p, b int) []*eventsv1.CardDealt {
+	P, B := eventsv1.Hand_HAND_PLAYER, eventsv1.Hand_HAND_BANKER
+	out := []*eventsv1.CardDealt{{Hand: P, Position: 1}, {Hand: B, Position: 1}, {Hand: P, Position: 2}, {Hand: B, Position: 2}}
+	if p == 3 {
+		out = append(out, &eventsv1.CardDealt{Hand: P, Position: 3})
+	}
+	if b == 3 {
+		out = append(out, &eventsv1.CardDealt{Hand: B, Position: 3})
+	}
 	return out
 }
 
@@ -176,7 +197,7 @@ func TestReplayChecksCardsAndMoney(t *testing.T) {
 	// A coup with a bet that never ends.
 	s = checker()
 	evs := coupEvents([]string{"2C", "3D"}, []string{"4H", "3S"}, eventsv1.Outcome_OUTCOME_BANK_WINS, win, stand)
-	s.replay(replayTable(), evs[:2], map[string]int64{}, new([]interruptM))
+	s.replay(replayTable(), evs[:5], map[string]int64{}, new([]interruptM))
 	if invariants(s) != "coup-ends-once" {
 		t.Errorf("coup left open: %s", invariants(s))
 	}
@@ -196,13 +217,13 @@ func TestReplayChecksInterruptedCoups(t *testing.T) {
 	// Interrupted after two cards, before its result: clean, and noted.
 	s := checker()
 	var in []interruptM
-	s.replay(replayTable(), voided(evs[:4], "interrupted: the coup could not go on for 20s"), map[string]int64{}, &in)
+	s.replay(replayTable(), voided(evs[:7], "interrupted: the coup could not go on for 20s"), map[string]int64{}, &in)
 	if invariants(s) != "" || len(in) != 1 || in[0].c.banker != "b" || len(in[0].c.bets) != 1 || s.res.CoupsInterrupted != 1 {
 		t.Fatalf("interrupted before its result: %q, %d interrupted, %+v", invariants(s), len(in), in)
 	}
 	// A croupier's void is not an interruption.
 	s, in = checker(), nil
-	s.replay(replayTable(), voided(evs[:4], "sim: misdeal"), map[string]int64{}, &in)
+	s.replay(replayTable(), voided(evs[:7], "sim: misdeal"), map[string]int64{}, &in)
 	if invariants(s) != "" || len(in) != 0 {
 		t.Fatalf("croupier's void: %q, %d interrupted", invariants(s), len(in))
 	}
@@ -414,8 +435,8 @@ func pbCoup(player []string, settled *eventsv1.CoupSettled) []*eventsv1.TableEve
 	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_BetPlaced{BetPlaced: &eventsv1.BetPlaced{PlayerId: "p", Amount: 1000, Spot: "bank"}}})
 	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_BetPlaced{BetPlaced: &eventsv1.BetPlaced{PlayerId: "q", Amount: 500, Spot: "player"}}})
 	banker := []string{"2C", "3D"}
-	for range len(player) + len(banker) {
-		add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CardDealt{CardDealt: &eventsv1.CardDealt{}}})
+	for _, d := range dealOrder(len(player), len(banker)) {
+		add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CardDealt{CardDealt: d}})
 	}
 	add(&eventsv1.TableEvent{Payload: &eventsv1.TableEvent_CoupResulted{CoupResulted: &eventsv1.CoupResulted{
 		Outcome: eventsv1.Outcome_OUTCOME_BANK_LOSES, Natural: true, PlayerCards: cards(player...), BankerCards: cards(banker...),

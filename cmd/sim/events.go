@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -13,12 +14,11 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chemmy/chemmy/cmd/sim/oracle"
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
-	"github.com/chemmy/chemmy/services/rules"
-	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // publishBound is how long the relays may take to publish what is left
@@ -128,17 +128,29 @@ type drawM struct {
 	timedOut bool
 }
 
+// dealtM is one card_dealt: to which hand, at which position.
+type dealtM struct {
+	hand     eventsv1.Hand
+	position int32
+}
+
 // coupM is a coup as the events tell it.
 type coupM struct {
-	id       string
-	bets     []betM
-	banco    bool
-	money    bool // a bet, a banco or a card: the coup must end
-	cards    int
+	id    string
+	bets  []betM
+	banco bool
+	money bool // a bet, a banco or a card: the coup must end
+	cards int
+	// dealt are the hands of its card_dealt events, in order, with each
+	// card's position in its hand.
+	dealt    []dealtM
 	draws    []drawM
 	resulted *eventsv1.CoupResulted
-	settled  int
-	voided   int
+	// play is the oracle's reading of its cards (nil until its result,
+	// or when the cards break the rules).
+	play    *oracle.Play
+	settled int
+	voided  int
 	// interrupted: voided by the table itself (InterruptAfter); banker:
 	// the banker then.
 	interrupted bool
@@ -154,9 +166,12 @@ type interruptM struct {
 // checkEvents reads every table's events from JetStream and checks them:
 // gapless and unduplicated by sequence, every coup with money settled or
 // voided exactly once, each result following from its cards by the
-// tableau (services/rules), each settlement's money following from the
-// result and the bets, and every player's balance in the wallet what the
-// settlements, the fees, the deposits and the withdrawals make it.
+// tableau, each settlement's money following from the result and the
+// bets (both by the oracle, cmd/sim/oracle, not by the services' rules
+// engine), every settled coup's transfers in the ledger those of its
+// settlement (ledger.go), and every player's
+// balance in the wallet what the settlements, the fees, the deposits and
+// the withdrawals make it.
 func (s *sim) checkEvents() error {
 	byTable, want, err := s.readEvents()
 	if err != nil {
@@ -178,6 +193,9 @@ func (s *sim) checkEvents() error {
 		}
 	}
 	if err := s.checkInterrupted(interrupts); err != nil {
+		return err
+	}
+	if err := s.checkLedger(); err != nil {
 		return err
 	}
 	if !complete {
@@ -292,25 +310,32 @@ func kindOf(ev *eventsv1.TableEvent) string {
 	return "unknown"
 }
 
-// engineRules are a table's house rules as the rules engine takes them.
-func engineRules(hr *tablev1.HouseRules) rules.HouseRules {
-	r := rules.HouseRules{
-		BankerOption3vs9: hr.GetBankerOption_3Vs_9(), BankerOption5vs4: hr.GetBankerOption_5Vs_4(),
-		BancoFreePlay: hr.GetBancoFreePlay(), CommissionBP: hr.GetCommissionBp(), HourlyFee: hr.GetHourlyFee(),
-		FirstCoupExempt: hr.GetFirstCoupExempt(), CommissionRounding: roundingOf(hr.GetCommissionRounding()),
-	}
-	return r
+// cfRules are a chemin de fer table's tableau house rules as the oracle
+// takes them.
+func cfRules(hr *tablev1.HouseRules) oracle.CheminRules {
+	return oracle.CheminRules{Option3vs9: hr.GetBankerOption_3Vs_9(), Option5vs4: hr.GetBankerOption_5Vs_4(), BancoFreePlay: hr.GetBancoFreePlay()}
 }
 
-// roundingOf is a commission rounding as the rules engine takes it.
-func roundingOf(r tablev1.CommissionRounding) rules.Rounding {
-	switch r {
-	case tablev1.CommissionRounding_COMMISSION_ROUNDING_HALF_UP:
-		return rules.RoundHalfUp
-	case tablev1.CommissionRounding_COMMISSION_ROUNDING_UP:
-		return rules.RoundUp
+// roundingOf is a commission rounding as the oracle takes it (the same
+// numbers; unspecified is the default, down).
+func roundingOf(r tablev1.CommissionRounding) oracle.Rounding {
+	if r == tablev1.CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED {
+		return oracle.RoundDown
 	}
-	return rules.RoundDown
+	return oracle.Rounding(r)
+}
+
+// eventOutcome is an oracle outcome as the events write it.
+func eventOutcome(o oracle.Outcome) eventsv1.Outcome {
+	switch o {
+	case oracle.BankWins:
+		return eventsv1.Outcome_OUTCOME_BANK_WINS
+	case oracle.BankLoses:
+		return eventsv1.Outcome_OUTCOME_BANK_LOSES
+	case oracle.StandOff:
+		return eventsv1.Outcome_OUTCOME_STAND_OFF
+	}
+	return eventsv1.Outcome_OUTCOME_UNSPECIFIED
 }
 
 // replay goes through a table's events in order, as a consumer would,
@@ -319,7 +344,7 @@ func roundingOf(r tablev1.CommissionRounding) rules.Rounding {
 // result. delta collects each player's (and the house's) money won at the
 // table, interrupts the coups the table voided itself.
 func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64, interrupts *[]interruptM) {
-	hr := engineRules(t.rules)
+	hr := t.rules
 	book := coupBook{}
 	var banker string
 	var bank int64
@@ -364,6 +389,7 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 		case *eventsv1.TableEvent_CardDealt:
 			c.cards++
 			c.money = true
+			c.dealt = append(c.dealt, dealtM{p.CardDealt.GetHand(), p.CardDealt.GetPosition()})
 		case *eventsv1.TableEvent_DrawDecided:
 			c.draws = append(c.draws, drawM{ev: p.DrawDecided, timedOut: prev.GetTurnTimedOut().GetTurn() == "decision" && prev.GetCoupId() == c.id})
 		case *eventsv1.TableEvent_CoupResulted:
@@ -371,7 +397,7 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 				s.violate("coup-ends-once", c.id, "t%d %s has two results", t.n, name())
 			}
 			c.resulted = p.CoupResulted
-			s.checkTableau(t, c, hr, name())
+			s.checkTableau(t, c, name())
 		case *eventsv1.TableEvent_CoupSettled:
 			c.settled++
 			s.res.CoupsSettled++
@@ -379,19 +405,20 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 				s.violate("coup-follows-cards", c.id, "t%d %s was settled without a result", t.n, name())
 				continue
 			}
-			exempt := hr.CommissionExempt(bankerCoups == 0)
-			s.checkSettlement(t, c, p.CoupSettled, banker, bank, exempt, hr, name(), delta)
+			// CF-BANK-WINS: no commission on an hourly-fee table, nor
+			// (first_coup_exempt) on a banker's first coup.
+			exempt := hr.GetHourlyFee() > 0 || (hr.GetFirstCoupExempt() && bankerCoups == 0)
+			s.checkSettlement(t, c, p.CoupSettled, banker, bank, exempt, name(), delta)
 			bankerCoups++
 		case *eventsv1.TableEvent_CoupVoided:
 			s.coupVoided(t, c, p.CoupVoided, banker, interrupts)
 		case *eventsv1.TableEvent_SeatFeeCharged:
 			f := p.SeatFeeCharged
-			fr := hr
-			if due, err := rules.HourlyFeeDue(fr, f.GetSeatSeconds()); err != nil || due != f.GetFee() {
-				s.violate("hourly-fee", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: %s charged %d for %d s at %d an hour; the rules make %d (%v)",
-					t.n, f.GetPlayerId(), f.GetFee(), f.GetSeatSeconds(), hr.HourlyFee, due, err)
+			if due := oracle.HourlyFee(hr.GetHourlyFee(), f.GetSeatSeconds(), roundingOf(hr.GetCommissionRounding())); due != f.GetFee() {
+				s.violate("hourly-fee", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d: %s charged %d for %d s at %d an hour (%s); the oracle makes %d",
+					t.n, f.GetPlayerId(), f.GetFee(), f.GetSeatSeconds(), hr.GetHourlyFee(), hr.GetCommissionRounding(), due)
 			}
-			if hr.HourlyFee == 0 {
+			if hr.GetHourlyFee() == 0 {
 				s.violate("hourly-fee", fmt.Sprintf("t%d/%d", t.n, ev.GetSequence()), "t%d charges a seat fee but has no hourly fee", t.n)
 			}
 			if f.GetPaid() {
@@ -452,6 +479,7 @@ func (s *sim) checkReadOnly(t *simTable, ev *eventsv1.TableEvent, closed *bool) 
 func (s *sim) coupVoided(t *simTable, c *coupM, ev *eventsv1.CoupVoided, banker string, interrupts *[]interruptM) {
 	c.voided++
 	s.res.CoupsVoided++
+	s.wantTransfers(t, c.id) // none: every bet returned (CF-ERROR)
 	if !interruptReason(ev.GetReason()) {
 		return
 	}
@@ -491,147 +519,115 @@ func (s *sim) coupName(t *simTable, id string) string {
 	return "coup " + id
 }
 
-func cardsOf(cards []*shoev1.Card) ([]rules.Card, error) {
-	out := make([]rules.Card, 0, len(cards))
+// codesOf is the codes of cards.
+func codesOf(cards []*shoev1.Card) []string {
+	out := make([]string, 0, len(cards))
 	for _, c := range cards {
-		card, err := rules.ParseCard(c.GetCode())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, card)
+		out = append(out, c.GetCode())
 	}
-	return out, nil
+	return out
 }
 
-// checkTableau plays the coup's cards through the rules engine: every
-// card is one the tableau (or a recorded choice) called for, no card it
-// called for is missing, and the result is the engine's.
-func (s *sim) checkTableau(t *simTable, c *coupM, hr rules.HouseRules, name string) {
+// drawOf is the draw_decided of a hand in coup c, nil when none: a hand
+// decides at most once a coup; the published event does not say whether
+// a choice or the tableau decided (nor who chose).
+func (c *coupM) drawOf(hand eventsv1.Hand) *drawM {
+	for i, d := range c.draws {
+		if d.ev.GetHand() == hand {
+			return &c.draws[i]
+		}
+	}
+	return nil
+}
+
+// checkDeal: the cards came as CF-DEAL deals them, player's hand first,
+// alternately, two each, then the player's third card and the banker's
+// (PB-TABLEAU deals the same way).
+func checkDeal(c *coupM, p *oracle.Play, bad func(string, ...any)) {
+	P, B := eventsv1.Hand_HAND_PLAYER, eventsv1.Hand_HAND_BANKER
+	want := []dealtM{{P, 1}, {B, 1}, {P, 2}, {B, 2}}
+	if p.PlayerDrew {
+		want = append(want, dealtM{P, 3})
+	}
+	if p.BankerDrew {
+		want = append(want, dealtM{B, 3})
+	}
+	if !slices.Equal(c.dealt, want) {
+		bad("cards dealt in the order %v, CF-DEAL and the draws make %v", c.dealt, want)
+	}
+}
+
+// checkTableau judges the coup's cards by the oracle: every card one the
+// tableau (or a recorded choice at an option) called for, none missing,
+// dealt in order; each option's choice recorded by a draw_decided that
+// matches the cards, a timed-out one taking the default (the tableau,
+// drawing at an option); no choice recorded against the tableau; the
+// outcome, natural and totals the oracle's.
+func (s *sim) checkTableau(t *simTable, c *coupM, name string) {
 	bad := func(format string, args ...any) {
 		s.violate("coup-follows-cards", c.id, "t%d %s: "+format, append([]any{t.n, name}, args...)...)
 	}
 	res := c.resulted
-	P, err := cardsOf(res.GetPlayerCards())
-	if err != nil {
-		bad("player's cards: %v", err)
-		return
-	}
-	B, err := cardsOf(res.GetBankerCards())
-	if err != nil {
-		bad("banker's cards: %v", err)
-		return
-	}
+	P, B := codesOf(res.GetPlayerCards()), codesOf(res.GetBankerCards())
 	if c.cards != len(P)+len(B) {
 		bad("%d card_dealt events for %d cards in the result", c.cards, len(P)+len(B))
 	}
-	// A hand decides at most once a coup; the published draw_decided does
-	// not say whether a choice or the tableau decided (nor who chose).
-	choice := func(hand eventsv1.Hand) *drawM {
-		for i, d := range c.draws {
-			if d.ev.GetHand() == hand {
-				return &c.draws[i]
-			}
-		}
-		return nil
+	play, err := oracle.PlayChemin(P, B, cfRules(t.rules), c.banco)
+	if err != nil {
+		bad("%v", err)
+		return
 	}
-	// The default of a decision whose time ran out (HouseRules
-	// decision_time_limit_ms): what the tableau says, drawing at an
-	// option, banco free play or not.
-	tableau := hr
-	tableau.BancoFreePlay = false
-	timeoutDraw := func(hand eventsv1.Hand, rc rules.Coup) bool {
-		if hand == eventsv1.Hand_HAND_PLAYER {
-			return rules.PlayerDecision(rules.Total(rc.Player[:2])) != rules.DecisionStand
-		}
-		var third *rules.Card
-		if len(rc.Player) == 3 {
-			third = &rc.Player[2]
-		}
-		return rules.BankerDecision(rules.Total(rc.Banker[:2]), third, tableau) != rules.DecisionStand
-	}
-	rc := rules.Coup{Banco: c.banco}
-	for range 12 {
-		step, err := rules.NextStep(rc, hr)
-		if err != nil {
-			bad("the rules engine refuses the cards %v / %v: %v", P, B, err)
-			return
-		}
-		switch step.Kind {
-		case rules.StepDealPlayer:
-			if len(rc.Player) == len(P) {
-				bad("the tableau deals the player a card he did not get (%v / %v, %s)", P, B, step.Rule)
-				return
-			}
-			rc.Player = P[:len(rc.Player)+1]
-		case rules.StepDealBanker:
-			if len(rc.Banker) == len(B) {
-				bad("the tableau deals the banker a card he did not get (%v / %v, %s)", P, B, step.Rule)
-				return
-			}
-			rc.Banker = B[:len(rc.Banker)+1]
-		case rules.StepPlayerChoice, rules.StepBankerChoice:
-			hand, cards, all := eventsv1.Hand_HAND_PLAYER, &rc.Player, P
-			if step.Kind == rules.StepBankerChoice {
-				hand, cards, all = eventsv1.Hand_HAND_BANKER, &rc.Banker, B
-			}
-			drew := len(all) > len(*cards)
-			switch d := choice(hand); {
-			case d == nil:
-				bad("the %s hand had a choice but no draw_decided records it", hand)
-			case d.ev.GetDraw() != drew:
-				bad("the %s hand chose draw=%t but drew=%t", hand, d.ev.GetDraw(), drew)
-			case d.timedOut && d.ev.GetDraw() != timeoutDraw(hand, rc):
-				bad("the %s hand's time ran out and it drew=%t; the default (the tableau, drawing at an option) is draw=%t (%v / %v)",
-					hand, d.ev.GetDraw(), timeoutDraw(hand, rc), P[:2], B[:2])
-			}
-			if drew {
-				*cards = all[:len(*cards)+1]
-			} else if hand == eventsv1.Hand_HAND_PLAYER {
-				rc.PlayerStood = true
-			} else {
-				rc.BankerStood = true
-			}
-		case rules.StepDone:
-			if len(rc.Player) != len(P) || len(rc.Banker) != len(B) {
-				bad("cards beyond the tableau: %v / %v, the coup was over at %v / %v", P, B, rc.Player, rc.Banker)
-			}
-			if got, want := res.GetOutcome(), game.EventOutcome(step.Outcome); got != want {
-				bad("result %s, the rules make %s from %v / %v", got, want, P, B)
-			}
-			if res.GetNatural() != step.Natural {
-				bad("natural %t, the rules say %t", res.GetNatural(), step.Natural)
-			}
-			if int(res.GetPlayerTotal()) != rules.Total(P) || int(res.GetBankerTotal()) != rules.Total(B) {
-				bad("totals %d / %d, the cards make %d / %d", res.GetPlayerTotal(), res.GetBankerTotal(), rules.Total(P), rules.Total(B))
-			}
-			return
+	c.play = &play
+	checkDeal(c, &play, bad)
+	for _, h := range []struct {
+		hand   eventsv1.Hand
+		player bool
+		cell   oracle.Cell
+		drew   bool
+	}{
+		{eventsv1.Hand_HAND_PLAYER, true, play.PlayerCell, play.PlayerDrew},
+		{eventsv1.Hand_HAND_BANKER, false, play.BankerCell, play.BankerDrew},
+	} {
+		d := c.drawOf(h.hand)
+		switch {
+		case h.cell == oracle.Option && d == nil:
+			bad("the %s hand had a choice but no draw_decided records it", h.hand)
+		case h.cell == oracle.Option && d.ev.GetDraw() != h.drew:
+			bad("the %s hand chose draw=%t but drew=%t", h.hand, d.ev.GetDraw(), h.drew)
+		case h.cell == oracle.Option && d.timedOut && d.ev.GetDraw() != play.TimeoutDraw(h.player):
+			bad("the %s hand's time ran out and it drew=%t; the default (the tableau, drawing at an option) is draw=%t (%v / %v)",
+				h.hand, d.ev.GetDraw(), play.TimeoutDraw(h.player), P[:2], B[:2])
+		case h.cell == oracle.NoDecision && d != nil:
+			bad("a draw_decided for the %s hand in a coup a natural ended (%v / %v)", h.hand, P, B)
+		case (h.cell == oracle.Draw || h.cell == oracle.Stand) && d != nil && d.ev.GetDraw() != (h.cell == oracle.Draw):
+			bad("the %s hand's draw_decided says draw=%t where the tableau says %s (%v / %v)", h.hand, d.ev.GetDraw(), h.cell, P, B)
 		}
 	}
-	bad("the tableau did not finish")
+	if got, want := res.GetOutcome(), eventOutcome(play.Outcome); got != want {
+		bad("result %s, the oracle makes %s from %v / %v", got, want, P, B)
+	}
+	if res.GetNatural() != play.Natural {
+		bad("natural %t, the oracle says %t (%v / %v)", res.GetNatural(), play.Natural, P, B)
+	}
+	if int(res.GetPlayerTotal()) != play.PlayerTotal || int(res.GetBankerTotal()) != play.BankerTotal {
+		bad("totals %d / %d, the cards make %d / %d", res.GetPlayerTotal(), res.GetBankerTotal(), play.PlayerTotal, play.BankerTotal)
+	}
 }
 
-func outcomeRules(o eventsv1.Outcome) rules.Outcome {
-	switch o {
-	case eventsv1.Outcome_OUTCOME_BANK_WINS:
-		return rules.OutcomeBankWins
-	case eventsv1.Outcome_OUTCOME_BANK_LOSES:
-		return rules.OutcomeBankLoses
-	case eventsv1.Outcome_OUTCOME_STAND_OFF:
-		return rules.OutcomeStandOff
-	}
-	return 0
-}
-
-// checkSettlement computes the coup's money by the rules engine from its
-// result, its bets and the bank, compares it with coup_settled, and adds
-// it to delta.
-func (s *sim) checkSettlement(t *simTable, c *coupM, ev *eventsv1.CoupSettled, banker string, bank int64, exempt bool, hr rules.HouseRules, name string, delta map[string]int64) {
+// checkSettlement computes the coup's money by the oracle from the
+// outcome of its cards, its bets and the bank, compares it with
+// coup_settled, adds it to delta and notes the transfers the ledger must
+// hold for it (ledger.go).
+func (s *sim) checkSettlement(t *simTable, c *coupM, ev *eventsv1.CoupSettled, banker string, bank int64, exempt bool, name string, delta map[string]int64) {
 	bad := func(format string, args ...any) {
 		s.violate("settlement-follows-result", c.id, "t%d %s: "+format, append([]any{t.n, name}, args...)...)
 	}
-	outcome := outcomeRules(c.resulted.GetOutcome())
-	if ev.GetOutcome() != c.resulted.GetOutcome() {
-		bad("settled as %s, resulted %s", ev.GetOutcome(), c.resulted.GetOutcome())
+	if c.play == nil {
+		return // the cards broke the rules: coup-follows-cards said so
+	}
+	outcome := c.play.Outcome
+	if ev.GetOutcome() != eventOutcome(outcome) {
+		bad("settled as %s, the cards make %s", ev.GetOutcome(), outcome)
 	}
 	if banker == "" {
 		bad("settled with no banker")
@@ -641,21 +637,30 @@ func (s *sim) checkSettlement(t *simTable, c *coupM, ev *eventsv1.CoupSettled, b
 	for i, b := range c.bets {
 		amounts[i] = b.amount
 	}
-	st, err := rules.SettleChemin(bank, amounts, outcome, hr, exempt)
+	hr := t.rules
+	st, err := oracle.SettleChemin(bank, amounts, outcome, hr.GetCommissionBp(), roundingOf(hr.GetCommissionRounding()), exempt)
 	if err != nil {
-		bad("the rules engine cannot settle bank %d, bets %v: %v", bank, amounts, err)
+		bad("the oracle cannot settle bank %d, bets %v: %v", bank, amounts, err)
 		return
 	}
-	if ev.GetBankerWinnings() != st.BankerWinnings || ev.GetCommission() != st.Commission || ev.GetBankerNet() != st.BankerNet || ev.GetNewBank() != st.NewBank {
-		bad("winnings %d, commission %d, net %d, new bank %d; the rules make %d, %d, %d, %d (bank %d, bets %v, %s, exempt %t)",
+	if ev.GetBankerWinnings() != st.Winnings || ev.GetCommission() != st.Commission || ev.GetBankerNet() != st.Net || ev.GetNewBank() != st.NewBank {
+		bad("winnings %d, commission %d, net %d, new bank %d; the oracle makes %d, %d, %d, %d (bank %d, bets %v, %s, %d bp %s, exempt %t)",
 			ev.GetBankerWinnings(), ev.GetCommission(), ev.GetBankerNet(), ev.GetNewBank(),
-			st.BankerWinnings, st.Commission, st.BankerNet, st.NewBank, bank, amounts, outcome, exempt)
+			st.Winnings, st.Commission, st.Net, st.NewBank, bank, amounts, outcome, hr.GetCommissionBp(), hr.GetCommissionRounding(), exempt)
 	}
-	delta[banker] += st.BankerNet
+	delta[banker] += st.Net
 	delta["house"] += st.Commission
+	want := s.wantTransfers(t, c.id)
 	for i, b := range c.bets {
-		delta[b.player] += st.Payouts[i] - st.Lost[i]
+		delta[b.player] += st.Bets[i]
+		switch {
+		case st.Bets[i] < 0: // CF-BANK-WINS
+			want.add("player:"+b.player, "player:"+banker, "bet_lost", -st.Bets[i])
+		case st.Bets[i] > 0: // CF-BANK-LOSES
+			want.add("player:"+banker, "player:"+b.player, "bet_won", st.Bets[i])
+		}
 	}
+	want.add("player:"+banker, "house:commission", "commission", st.Commission)
 }
 
 // checkInterrupted checks, at rest, that every coup the table interrupted

@@ -5,11 +5,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chemmy/chemmy/cmd/sim/oracle"
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
-	"github.com/chemmy/chemmy/services/rules"
-	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // Punto banco tables (RULES.md PB-*), played beside the chemin de fer
@@ -90,30 +89,21 @@ func (s *sim) pbBet(t *simTable, p string, spot tablev1.BetSpot, amount int64) *
 	return s.placeBet(t, &tablev1.PlaceBetRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Spot: spot, Amount: amount})
 }
 
-// pbEngineRules are a punto banco table's house rules as the rules
-// engine takes them.
-func pbEngineRules(pr *tablev1.PuntoBancoRules) rules.PuntoBancoRules {
-	return rules.PuntoBancoRules{
-		CommissionBP: pr.GetCommissionBp(), CommissionRounding: roundingOf(pr.GetCommissionRounding()),
-		TiePays: pr.GetTiePays(), BankNaturalPays: pr.GetBankNaturalPays(), NoCommission: pr.GetNoCommission(), PairPays: pr.GetPairPays(),
+// pbRules are a punto banco table's house rules (as resolved: defaults
+// filled in) as the oracle takes them.
+func pbRules(pr *tablev1.PuntoBancoRules) oracle.PuntoBancoRules {
+	return oracle.PuntoBancoRules{
+		CommissionBP: pr.GetCommissionBp(), Rounding: roundingOf(pr.GetCommissionRounding()), NoCommission: pr.GetNoCommission(),
+		TiePays: pr.GetTiePays(), BankNaturalPays: pr.GetBankNaturalPays(), PairPays: pr.GetPairPays(),
 	}
 }
 
-// pbBets are the punto banco bets by their bet_placed spot.
-var pbBets = func() map[string]rules.PuntoBancoBet {
-	out := map[string]rules.PuntoBancoBet{}
-	for b := rules.BetBank; b <= rules.BetBankPair; b++ {
-		out[b.String()] = b
-	}
-	return out
-}()
-
 // replayPB is replay for a punto banco table: every coup's result from
 // its cards by the fixed tableau (PB-TABLEAU), its settlement from the
-// result and the stakes (PB-BETS), each coup ending once (an interrupted
-// one before its result), nothing after the close. delta collects each
-// player's money won, the house's commissions ("house") and what
-// house:bank won ("house:bank").
+// result and the stakes (PB-BETS), both by the oracle, each coup ending
+// once (an interrupted one before its result), nothing after the close.
+// delta collects each player's money won, the house's commissions
+// ("house") and what house:bank won ("house:bank").
 func (s *sim) replayPB(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64, interrupts *[]interruptM) {
 	book := coupBook{}
 	closed := false
@@ -127,6 +117,9 @@ func (s *sim) replayPB(t *simTable, evs []*eventsv1.TableEvent, delta map[string
 		case *eventsv1.TableEvent_CardDealt:
 			c.cards++
 			c.money = true
+			c.dealt = append(c.dealt, dealtM{p.CardDealt.GetHand(), p.CardDealt.GetPosition()})
+		case *eventsv1.TableEvent_DrawDecided:
+			c.draws = append(c.draws, drawM{ev: p.DrawDecided})
 		case *eventsv1.TableEvent_CoupResulted:
 			if c.resulted != nil {
 				s.violate("coup-ends-once", c.id, "t%d %s has two results", t.n, s.coupName(t, c.id))
@@ -148,95 +141,76 @@ func (s *sim) replayPB(t *simTable, evs []*eventsv1.TableEvent, delta map[string
 	s.checkCoupsEnd(t, book)
 }
 
-// checkTableauPB plays a punto banco coup's cards through the fixed
-// tableau: every card one it called for, none missing, the result its.
+// checkTableauPB judges a punto banco coup's cards by the oracle's fixed
+// tableau: every card one it called for, none missing, dealt in order,
+// no hand asked to choose; the result, natural, totals and pairs its.
 func (s *sim) checkTableauPB(t *simTable, c *coupM) {
 	bad := func(format string, args ...any) {
 		s.violate("coup-follows-cards", c.id, "t%d %s: "+format, append([]any{t.n, s.coupName(t, c.id)}, args...)...)
 	}
-	P, errP := cardsOf(c.resulted.GetPlayerCards())
-	B, errB := cardsOf(c.resulted.GetBankerCards())
-	if errP != nil || errB != nil {
-		bad("cards: %v %v", errP, errB)
-		return
-	}
+	res := c.resulted
+	P, B := codesOf(res.GetPlayerCards()), codesOf(res.GetBankerCards())
 	if c.cards != len(P)+len(B) {
 		bad("%d card_dealt events for %d cards in the result", c.cards, len(P)+len(B))
 	}
-	var rc rules.Coup
-	for range 8 {
-		step, err := rules.NextStepPuntoBanco(rc)
-		if err != nil {
-			bad("the tableau refuses the cards %v / %v: %v", P, B, err)
-			return
-		}
-		switch step.Kind {
-		case rules.StepDealPlayer:
-			if len(rc.Player) == len(P) {
-				bad("the tableau deals the player a card he did not get (%v / %v)", P, B)
-				return
-			}
-			rc.Player = P[:len(rc.Player)+1]
-		case rules.StepDealBanker:
-			if len(rc.Banker) == len(B) {
-				bad("the tableau deals the bank a card it did not get (%v / %v)", P, B)
-				return
-			}
-			rc.Banker = B[:len(rc.Banker)+1]
-		case rules.StepDone:
-			res := c.resulted
-			switch {
-			case len(rc.Player) != len(P) || len(rc.Banker) != len(B):
-				bad("cards beyond the tableau: %v / %v, the coup was over at %v / %v", P, B, rc.Player, rc.Banker)
-			case res.GetOutcome() != game.EventOutcome(step.Outcome):
-				bad("result %s, the tableau makes %s from %v / %v", res.GetOutcome(), game.EventOutcome(step.Outcome), P, B)
-			case res.GetNatural() != step.Natural:
-				bad("natural %t, the tableau says %t", res.GetNatural(), step.Natural)
-			case int(res.GetPlayerTotal()) != rules.Total(P) || int(res.GetBankerTotal()) != rules.Total(B):
-				bad("totals %d / %d, the cards make %d / %d", res.GetPlayerTotal(), res.GetBankerTotal(), rules.Total(P), rules.Total(B))
-			}
-			return
-		default:
-			bad("the fixed tableau asked for a choice (%v)", step.Kind)
-			return
+	play, err := oracle.PlayPuntoBanco(P, B)
+	if err != nil {
+		bad("%v", err)
+		return
+	}
+	c.play = &play
+	checkDeal(c, &play, bad)
+	for _, d := range c.draws {
+		if d.ev.GetByChoice() {
+			bad("the %s hand chose (draw=%t) at punto banco, where no hand has an option (PB-TABLEAU)", d.ev.GetHand(), d.ev.GetDraw())
 		}
 	}
-	bad("the tableau did not finish")
+	switch {
+	case res.GetOutcome() != eventOutcome(play.Outcome):
+		bad("result %s, the oracle makes %s from %v / %v", res.GetOutcome(), play.Outcome, P, B)
+	case res.GetNatural() != play.Natural:
+		bad("natural %t, the oracle says %t (%v / %v)", res.GetNatural(), play.Natural, P, B)
+	case int(res.GetPlayerTotal()) != play.PlayerTotal || int(res.GetBankerTotal()) != play.BankerTotal:
+		bad("totals %d / %d, the cards make %d / %d", res.GetPlayerTotal(), res.GetBankerTotal(), play.PlayerTotal, play.BankerTotal)
+	case res.GetPlayerPair() != play.PlayerPair || res.GetBankerPair() != play.BankerPair:
+		bad("pairs %t / %t, the cards make %t / %t (%v / %v)", res.GetPlayerPair(), res.GetBankerPair(), play.PlayerPair, play.BankerPair, P, B)
+	}
 }
 
-// checkSettlementPB computes a punto banco coup's money by the rules
-// engine from its cards and stakes (PB-BETS), compares it with
-// coup_settled (the commission, what house:bank won), and adds it to
-// delta.
+// checkSettlementPB computes a punto banco coup's money by the oracle
+// from its cards and stakes (PB-BETS), compares it with coup_settled (the
+// commission, what house:bank won), adds it to delta and notes the
+// transfers the ledger must hold for it.
 func (s *sim) checkSettlementPB(t *simTable, c *coupM, ev *eventsv1.CoupSettled, delta map[string]int64) {
 	bad := func(format string, args ...any) {
 		s.violate("settlement-follows-result", c.id, "t%d %s: "+format, append([]any{t.n, s.coupName(t, c.id)}, args...)...)
 	}
-	P, _ := cardsOf(c.resulted.GetPlayerCards())
-	B, _ := cardsOf(c.resulted.GetBankerCards())
-	res, err := rules.ResultPuntoBanco(rules.Coup{Player: P, Banker: B})
-	if err != nil {
-		bad("no result from %v / %v: %v", P, B, err)
-		return
+	if c.play == nil {
+		return // coup-follows-cards said why
 	}
-	stakes := make([]rules.PuntoBancoStake, len(c.bets))
+	stakes := make([]oracle.Stake, len(c.bets))
 	for i, b := range c.bets {
-		stakes[i] = rules.PuntoBancoStake{Bet: pbBets[b.spot], Amount: b.amount}
+		stakes[i] = oracle.Stake{Spot: b.spot, Amount: b.amount}
 	}
-	results, err := rules.SettlePuntoBanco(stakes, res, pbEngineRules(t.pb))
+	results, err := oracle.SettlePuntoBanco(*c.play, stakes, pbRules(t.pb))
 	if err != nil {
-		bad("the rules engine cannot settle %v: %v", stakes, err)
+		bad("the oracle cannot settle %v: %v", stakes, err)
 		return
 	}
 	var houseNet, commission int64
+	want := s.wantTransfers(t, c.id)
 	for i, r := range results {
 		houseNet += r.Lost - r.Won
 		commission += r.Commission
-		delta[c.bets[i].player] += r.Net()
+		p := c.bets[i].player
+		delta[p] += r.Net()
+		want.add("player:"+p, "house:bank", "bet_lost", r.Lost)
+		want.add("house:bank", "player:"+p, "bet_won", r.Won)
+		want.add("player:"+p, "house:commission", "commission", r.Commission)
 	}
-	if ev.GetOutcome() != c.resulted.GetOutcome() || ev.GetHouseNet() != houseNet || ev.GetCommission() != commission {
-		bad("settled %s, house:bank won %d, commission %d; the rules make %s, %d, %d (stakes %v)",
-			ev.GetOutcome(), ev.GetHouseNet(), ev.GetCommission(), c.resulted.GetOutcome(), houseNet, commission, stakes)
+	if ev.GetOutcome() != eventOutcome(c.play.Outcome) || ev.GetHouseNet() != houseNet || ev.GetCommission() != commission {
+		bad("settled %s, house:bank won %d, commission %d; the oracle makes %s, %d, %d (stakes %v, %s)",
+			ev.GetOutcome(), ev.GetHouseNet(), ev.GetCommission(), eventOutcome(c.play.Outcome), houseNet, commission, stakes, pbRulesBrief(t.pb))
 	}
 	delta["house:bank"] += houseNet
 	delta["house"] += commission

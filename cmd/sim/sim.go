@@ -226,6 +226,11 @@ type sim struct {
 
 	seen   map[string]bool  // violations reported once per key
 	coupNo map[string]int64 // coup id -> its number at its table
+	// ledgerWant are the transfers the oracle's settlement of each coup
+	// the events settled or voided calls for, by coup id (ledger.go);
+	// ledgerTable its table.
+	ledgerWant  map[string]transfersM
+	ledgerTable map[string]*simTable
 
 	// Diagnosis only (real time, not in the trace): when each step began,
 	// and when JetStream stored each event read at the end.
