@@ -168,8 +168,8 @@ type interruptM struct {
 // voided exactly once, each result following from its cards by the
 // tableau, each settlement's money following from the result and the
 // bets (both by the oracle, cmd/sim/oracle, not by the services' rules
-// engine), every settled coup's transfers in the ledger those of its
-// settlement (ledger.go), and every player's
+// engine), the table's order (order.go), every settled coup's transfers
+// in the ledger those of its settlement (ledger.go), and every player's
 // balance in the wallet what the settlements, the fees, the deposits and
 // the withdrawals make it.
 func (s *sim) checkEvents() error {
@@ -346,6 +346,7 @@ func eventOutcome(o oracle.Outcome) eventsv1.Outcome {
 func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]int64, interrupts *[]interruptM) {
 	hr := t.rules
 	book := coupBook{}
+	order := newOrderModel(s, t, evs)
 	var banker string
 	var bank int64
 	bankerCoups := 0
@@ -358,6 +359,7 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 		}
 		s.checkReadOnly(t, ev, &closed)
 		c := book.of(ev)
+		order.event(ev)
 		name := func() string { return s.coupName(t, ev.GetCoupId()) }
 		switch p := ev.GetPayload().(type) {
 		case *eventsv1.TableEvent_BankChanged:
@@ -435,6 +437,7 @@ func (s *sim) replay(t *simTable, evs []*eventsv1.TableEvent, delta map[string]i
 		}
 	}
 	s.checkCoupsEnd(t, book)
+	order.end()
 }
 
 // coupBook is a table's coups as its events tell them, in the order of

@@ -104,6 +104,17 @@ type Avoid struct {
 	// Late: no call of table-svc is held and applied late (a late call
 	// becomes a lost reply: applied at once, DEADLINE_EXCEEDED).
 	Late bool
+	// SuiviTimeout: the order model takes the table's reading of a banco
+	// suivi holder whose betting turn times out: he keeps banco suivi
+	// (by the published contract he passes, bet_declined, and does not
+	// bet this coup, as when he declines: it ends). A checker switch: the
+	// driver does the same either way.
+	SuiviTimeout bool
+	// SeatInTurn: the order model takes the table's events and order when
+	// a gallery punter takes a seat in his own betting turn (his seat ends
+	// the round: betting_reopened, then player_seated, and the new round
+	// leaves him out). A checker switch, as SuiviTimeout.
+	SeatInTurn bool
 	// LimitsCheck: no fault on table-svc's GetPlayerLimits calls (JoinTable
 	// asks the wallet whether the player is self-excluded before it looks
 	// up its request_id: a JoinTable sent again after its reply was lost
