@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
@@ -138,7 +140,73 @@ func (m *model) apply(cmd game.Command) bool {
 	prev := m.s
 	m.s = out.State
 	m.check(prev)
+	m.checkOrder(prev, out.Events)
 	return true
+}
+
+// checkOrder checks the table's order after a step, computed here from
+// the seats' numbers (not by the core's Around): a new coup's betting
+// order is the seated punters from the banker's right (the next higher
+// seat number, wrapping; left: lower), then the gallery (CF-BET-ORDER,
+// CF-GALLERY); a bank lost or passed in turn, an offer declined or timed
+// out, goes to the next seat in that direction after the one who had it
+// (CF-LOSE, CF-PASS); after a settlement banco suivi is the banco caller
+// the bank beat, or nobody (CF-BANCO-PRIORITY).
+func (m *model) checkOrder(prev State, evs []game.Event) {
+	s := m.s
+	if cp := s.Coup; cp != nil && s.Phase == PhaseBetting && (prev.Coup == nil || prev.Coup.ID != cp.ID) {
+		want := append(seatsAfter(s.Seats, s.Rules.Direction, s.BankerID, true), s.Gallery...)
+		if !slices.Equal(cp.Order, want) {
+			m.fail("coup %s opens with the betting order %v; from banker %s's right the seats and the gallery make %v (CF-BET-ORDER)", cp.ID, cp.Order, s.BankerID, want)
+		}
+	}
+	after := prev.OfferedID
+	if prev.OpenOffer > 0 {
+		after = prev.OpenOfferFrom
+	}
+	for _, e := range evs {
+		switch p := e.Payload.(type) {
+		case *eventsv1.BankChanged:
+			if r := p.GetReason(); r == eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST || r == eventsv1.BankChangeReason_BANK_CHANGE_REASON_PASSED {
+				after = p.GetPreviousBankerPlayerId()
+			}
+		case *eventsv1.BankOffered:
+			if p.GetPlayerId() == "" || after == "" || prev.SeatOf(after) == nil {
+				continue // an open offer, the first banker, or after a player gone
+			}
+			if want := seatsAfter(prev.Seats, s.Rules.Direction, after, false)[0]; p.GetPlayerId() != want {
+				m.fail("the bank is offered to %s; in turn after %s it goes to %s (CF-LOSE, CF-PASS)", p.GetPlayerId(), after, want)
+			}
+			after = p.GetPlayerId()
+		case *eventsv1.CoupSettled:
+			want, last := "", s.LastCoup
+			if last.Banco && last.Outcome == rules.OutcomeBankWins {
+				want = last.Bets[0].PlayerID
+			}
+			if s.BancoSuivi != want {
+				m.fail("after coup %s (banco %t, %v) banco suivi is %q, not %q (CF-BANCO-PRIORITY)", last.ID, last.Banco, last.Outcome, s.BancoSuivi, want)
+			}
+		}
+	}
+}
+
+// seatsAfter is the seated players in turn after the seat of `after`, by
+// seat number: higher numbers first (BETTING_DIRECTION_RIGHT), or lower
+// (left), wrapping; `after` himself last, or left out.
+func seatsAfter(seats []Seat, direction int32, after string, leaveOut bool) []string {
+	sorted := slices.Clone(seats)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Number < sorted[j].Number })
+	if direction == DirectionLeft {
+		slices.Reverse(sorted)
+	}
+	at := slices.IndexFunc(sorted, func(st Seat) bool { return st.PlayerID == after })
+	var out []string
+	for i := range sorted {
+		if p := sorted[(at+1+i)%len(sorted)].PlayerID; p != after || !leaveOut {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // carryOut makes the pending effect's calls and applies their result.
