@@ -156,7 +156,7 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 	}
 	if r, ok := req.(playerRequest); ok {
 		if len(commitment) > 0 {
-			c.t.commit(r.GetPlayerId(), commitment)
+			c.commit(r.GetPlayerId(), commitment)
 		}
 		if !caller.Is(auth.RoleCroupier, auth.RoleOperator) {
 			c.t.touch(r.GetPlayerId(), c.now) // sessions.go

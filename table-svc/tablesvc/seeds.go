@@ -211,35 +211,47 @@ func (t *table) canCommit(player string, commitment []byte) error {
 	return nil
 }
 
-// commit records player's commitment; canCommit has taken it.
-func (t *table) commit(player string, commitment []byte) {
-	e := &t.Entropy
+// commit records player's commitment, which canCommit has taken, and
+// announces a new one (seed_committed: the table's view changes, so its
+// event sequence moves).
+func (c *change) commit(player string, commitment []byte) {
+	e := &c.t.Entropy
+	if _, given := e.Commitments[player]; given {
+		return
+	}
 	if e.Commitments == nil {
 		e.Commitments = map[string][]byte{}
 	}
 	e.Commitments[player] = bytes.Clone(commitment)
+	c.emit("", &eventsv1.SeedCommitted{ShoeId: c.t.ShoeID, PlayerId: player, Commitment: bytes.Clone(commitment)})
 }
 
 // reveal records player's seed, revealed: NOT_REVEALING before the
 // commitments are fixed or once the shoe is seeded, SEED_NOT_COMMITTED
 // without his commitment, SEED_MISMATCH when the seed does not hash to
-// it. The same seed again changes nothing.
-func (t *table) reveal(player, seed string) error {
+// it. The same seed again changes nothing; a new one is announced
+// (seed_revealed, without the seed).
+func (c *change) reveal(player, seed string) error {
+	t := c.t
 	e := &t.Entropy
 	if !e.Revealing || e.Seeded {
 		return fail(codes.FailedPrecondition, reasonNotRevealing, "shoe %s does not wait for seeds to be revealed", t.ShoeID)
 	}
-	c, ok := e.Commitments[player]
+	committed, ok := e.Commitments[player]
 	if !ok {
 		return fail(codes.FailedPrecondition, reasonSeedNotCommitted, "%s committed no seed to shoe %s", player, t.ShoeID)
 	}
-	if sum := sha256.Sum256([]byte(seed)); !bytes.Equal(sum[:], c) {
+	if sum := sha256.Sum256([]byte(seed)); !bytes.Equal(sum[:], committed) {
 		return fail(codes.InvalidArgument, reasonSeedMismatch, "SHA-256 of the seed is not %s's commitment", player)
+	}
+	if _, given := e.Seeds[player]; given {
+		return nil
 	}
 	if e.Seeds == nil {
 		e.Seeds = map[string]string{}
 	}
 	e.Seeds[player] = seed
+	c.emit("", &eventsv1.SeedRevealed{ShoeId: t.ShoeID, PlayerId: player})
 	return nil
 }
 
@@ -251,9 +263,9 @@ func (s *Service) mutateSeed(c *change, req proto.Message) error {
 		if err := c.t.canCommit(r.GetPlayerId(), r.GetCommitment()); err != nil {
 			return err
 		}
-		c.t.commit(r.GetPlayerId(), r.GetCommitment())
+		c.commit(r.GetPlayerId(), r.GetCommitment())
 	case *tablev1.RevealSeedRequest:
-		return c.t.reveal(r.GetPlayerId(), r.GetSeed())
+		return c.reveal(r.GetPlayerId(), r.GetSeed())
 	}
 	return nil
 }

@@ -290,6 +290,26 @@ func TestSeedsCommittedBeforeRevealed(t *testing.T) {
 	if got := h.seedEvents(id); !slices.Equal(got, []string{"fixed:alice,bob", "seeded:table:alice,bob", "card"}) {
 		t.Errorf("seed events %q", got)
 	}
+	// Each commitment and each reveal is an event of its own (the view's
+	// event sequence moves with it), the reveal without the seed.
+	var each []string
+	for _, ev := range h.events(id) {
+		switch {
+		case ev.GetSeedCommitted() != nil:
+			each = append(each, "committed:"+ev.GetSeedCommitted().GetPlayerId())
+			if !slices.Equal(ev.GetSeedCommitted().GetCommitment(), commitTo(seedOf(ev.GetSeedCommitted().GetPlayerId()))) {
+				t.Errorf("seed_committed: %v", ev.GetSeedCommitted())
+			}
+		case ev.GetSeedRevealed() != nil:
+			each = append(each, "revealed:"+ev.GetSeedRevealed().GetPlayerId())
+			if strings.Contains(ev.String(), "seed, sixteen") {
+				t.Errorf("seed_revealed carries the seed: %v", ev)
+			}
+		}
+	}
+	if !slices.Equal(each, []string{"committed:alice", "committed:bob", "revealed:alice", "revealed:bob"}) {
+		t.Errorf("seed_committed and seed_revealed: %q", each)
+	}
 }
 
 // TestSeedsOverTheCapAreRefused: the 17th player's commitment is refused

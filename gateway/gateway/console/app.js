@@ -10,6 +10,7 @@ const W = "chemmy.wallet.v1.WalletService";
 const G = "chemmy.gateway.v1.GatewayService";
 const $ = (id) => document.getElementById(id);
 const state = {
+  issued: 0, // calls whose answer holds the table, numbered as issued (render)
   token: sessionStorage.getItem("chemmy-token") || "", me: "", role: "",
   table: null, tableId: "", watch: null, refreshTimer: null,
   decisions: {}, // coup id -> [{hand, draw}] from draw_decided events
@@ -370,6 +371,8 @@ function describe(kind, p) {
     case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
     case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
     case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
+    case "seedCommitted": return p.playerId + " commits a seed to the shoe";
+    case "seedRevealed": return p.playerId + " reveals his seed";
     case "seedCommitmentsFixed": return "the seed commitments are fixed (" + ((p.seedCommitments || []).map((c) => c.playerId).join(", ") || "none") + "): reveal by " + clock(p.revealDeadline);
     case "shoeAbandoned": {
       const w = p.withheldPlayerIds || [];
@@ -384,8 +387,9 @@ function describe(kind, p) {
 async function refresh() {
   if (!state.tableId) return;
   try {
+    const n = ++state.issued;
     const r = await call(T, "GetTable", { tableId: state.tableId });
-    render(r.table);
+    render(r.table, n);
   } catch (e) { showError(e); }
 }
 
@@ -534,8 +538,19 @@ function spots(t) {
   }
 }
 
-function render(t) {
+// render shows t, the table in an answer to the call issued n-th
+// (state.issued; none for WatchTable's first message). Answers can arrive
+// out of order (a GetTable sent before a commitment, answered after the
+// commitment's own answer): a view of an older event, or of the same
+// event from an earlier call, is not shown over a newer one.
+function render(t, n) {
   if (!t || t.tableId !== state.tableId) return;
+  const cur = state.table && state.table.tableId === t.tableId ? state.table : null;
+  if (cur) {
+    const a = num(t.eventSequence), b = num(cur.eventSequence);
+    if (a < b || (a === b && n !== undefined && n < (state.shownIssued || 0))) return;
+  } else state.shownIssued = 0;
+  if (n !== undefined) state.shownIssued = Math.max(state.shownIssued || 0, n);
   state.table = t;
   const g = gameOf(t), cp = t.coup || null;
   const shown = live(cp) ? cp : (t.lastCoup || cp || {});
@@ -770,10 +785,11 @@ async function commitSeed(t, key) {
     }
   }
   try {
+    const n = ++state.issued;
     const r = await call(T, "CommitSeed", { requestId: rid(), tableId: t.tableId, playerId: state.me,
       commitment: ChemmyFair.base64(ChemmyFair.fromHex(rec.commitment)) });
     seedNote(key, "");
-    if (r && r.table) render(r.table);
+    if (r && r.table) render(r.table, n);
   } catch (e) {
     seedNote(key, "Your seed was not committed: " + explain(e), e);
     if (transient(e)) { again(key, state.seedTried, 3, t.tableId); return; }
@@ -795,10 +811,11 @@ async function revealSeed(t, key, commitment) {
   if (!rec || !rec.seed) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… was not made in this browser." + by); return; }
   if (rec.commitment !== commitment) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… is not that of the seed this browser keeps." + by); return; }
   try {
+    const n = ++state.issued;
     const r = await call(T, "RevealSeed", { requestId: rid(), tableId: t.tableId, playerId: state.me, seed: rec.seed });
     updateSeed(key, { revealed: true });
     seedNote(key, "");
-    if (r && r.table) render(r.table);
+    if (r && r.table) render(r.table, n);
   } catch (e) {
     seedNote(key, "Your seed was not revealed: " + explain(e), e);
     if (transient(e)) again(key, state.seedRevealTried, 6, t.tableId);
@@ -896,8 +913,9 @@ setInterval(tick, 1000);
 
 // Actions: the table in each answer is shown at once.
 async function tableAct(method, extra) {
+  const n = ++state.issued;
   const r = await act(() => call(T, method, Object.assign({ requestId: rid(), tableId: state.tableId, playerId: state.me }, extra || {})));
-  if (r && r.table) render(r.table);
+  if (r && r.table) render(r.table, n);
   return r;
 }
 

@@ -254,6 +254,8 @@ type TableEvent struct {
 	//	*TableEvent_RealityCheck
 	//	*TableEvent_SeedCommitmentsFixed
 	//	*TableEvent_ShoeAbandoned
+	//	*TableEvent_SeedCommitted
+	//	*TableEvent_SeedRevealed
 	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
@@ -609,6 +611,24 @@ func (x *TableEvent) GetShoeAbandoned() *ShoeAbandoned {
 	return nil
 }
 
+func (x *TableEvent) GetSeedCommitted() *SeedCommitted {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_SeedCommitted); ok {
+			return x.SeedCommitted
+		}
+	}
+	return nil
+}
+
+func (x *TableEvent) GetSeedRevealed() *SeedRevealed {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_SeedRevealed); ok {
+			return x.SeedRevealed
+		}
+	}
+	return nil
+}
+
 func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
 	if x != nil {
 		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
@@ -744,6 +764,14 @@ type TableEvent_ShoeAbandoned struct {
 	ShoeAbandoned *ShoeAbandoned `protobuf:"bytes,39,opt,name=shoe_abandoned,json=shoeAbandoned,proto3,oneof"`
 }
 
+type TableEvent_SeedCommitted struct {
+	SeedCommitted *SeedCommitted `protobuf:"bytes,40,opt,name=seed_committed,json=seedCommitted,proto3,oneof"`
+}
+
+type TableEvent_SeedRevealed struct {
+	SeedRevealed *SeedRevealed `protobuf:"bytes,41,opt,name=seed_revealed,json=seedRevealed,proto3,oneof"`
+}
+
 type TableEvent_TopCardsMoved struct {
 	// The old baccarat (OLD-*): field numbers 50-59.
 	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
@@ -808,6 +836,10 @@ func (*TableEvent_RealityCheck) isTableEvent_Payload() {}
 func (*TableEvent_SeedCommitmentsFixed) isTableEvent_Payload() {}
 
 func (*TableEvent_ShoeAbandoned) isTableEvent_Payload() {}
+
+func (*TableEvent_SeedCommitted) isTableEvent_Payload() {}
+
+func (*TableEvent_SeedRevealed) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
@@ -2493,6 +2525,125 @@ func (x *SeedCommitmentsFixed) GetRevealDeadline() *timestamppb.Timestamp {
 	return nil
 }
 
+// SeedCommitted: a player committed to his seed for the table's shoe
+// (CommitSeed, or seed_commitment with JoinTable, PlaceBet, CallBanco):
+// public, as every commitment is (chemmy.table.v1.ShoeEntropy).
+type SeedCommitted struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId   string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	PlayerId string                 `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// SHA-256 of his seed (32 bytes).
+	Commitment    []byte `protobuf:"bytes,3,opt,name=commitment,proto3" json:"commitment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedCommitted) Reset() {
+	*x = SeedCommitted{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedCommitted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedCommitted) ProtoMessage() {}
+
+func (x *SeedCommitted) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedCommitted.ProtoReflect.Descriptor instead.
+func (*SeedCommitted) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SeedCommitted) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *SeedCommitted) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *SeedCommitted) GetCommitment() []byte {
+	if x != nil {
+		return x.Commitment
+	}
+	return nil
+}
+
+// SeedRevealed: a committed player revealed his seed (RevealSeed), checked
+// against his commitment; the seed itself stays secret until the shoe is
+// seeded (then in chemmy.shoe.v1.Shoe.player_seeds).
+type SeedRevealed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ShoeId        string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
+	PlayerId      string                 `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeedRevealed) Reset() {
+	*x = SeedRevealed{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeedRevealed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeedRevealed) ProtoMessage() {}
+
+func (x *SeedRevealed) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeedRevealed.ProtoReflect.Descriptor instead.
+func (*SeedRevealed) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SeedRevealed) GetShoeId() string {
+	if x != nil {
+		return x.ShoeId
+	}
+	return ""
+}
+
+func (x *SeedRevealed) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
 // ShoeAbandoned: a committed seed was not revealed in time, so the
 // table's shoe is closed before its first card, unused (its reveal is
 // public), and a new shoe with a new commitment round replaces it. The
@@ -2510,7 +2661,7 @@ type ShoeAbandoned struct {
 
 func (x *ShoeAbandoned) Reset() {
 	*x = ShoeAbandoned{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2522,7 +2673,7 @@ func (x *ShoeAbandoned) String() string {
 func (*ShoeAbandoned) ProtoMessage() {}
 
 func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2535,7 +2686,7 @@ func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeAbandoned.ProtoReflect.Descriptor instead.
 func (*ShoeAbandoned) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ShoeAbandoned) GetShoeId() string {
@@ -2577,7 +2728,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2740,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2753,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2634,7 +2785,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2646,7 +2797,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2659,7 +2810,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2697,7 +2848,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2709,7 +2860,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2722,7 +2873,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2756,7 +2907,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2768,7 +2919,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2781,7 +2932,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2802,7 +2953,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2814,7 +2965,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2827,7 +2978,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -2849,7 +3000,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +3012,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +3025,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -2904,7 +3055,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2916,7 +3067,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2929,7 +3080,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -2963,7 +3114,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2975,7 +3126,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2988,7 +3139,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -3032,7 +3183,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3195,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3208,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -3078,7 +3229,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x88\x13\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x14\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -3124,7 +3275,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"shoeSeeded\x12E\n" +
 	"\rreality_check\x18% \x01(\v2\x1e.chemmy.events.v1.RealityCheckH\x00R\frealityCheck\x12^\n" +
 	"\x16seed_commitments_fixed\x18& \x01(\v2&.chemmy.events.v1.SeedCommitmentsFixedH\x00R\x14seedCommitmentsFixed\x12H\n" +
-	"\x0eshoe_abandoned\x18' \x01(\v2\x1f.chemmy.events.v1.ShoeAbandonedH\x00R\rshoeAbandoned\x12I\n" +
+	"\x0eshoe_abandoned\x18' \x01(\v2\x1f.chemmy.events.v1.ShoeAbandonedH\x00R\rshoeAbandoned\x12H\n" +
+	"\x0eseed_committed\x18( \x01(\v2\x1f.chemmy.events.v1.SeedCommittedH\x00R\rseedCommitted\x12E\n" +
+	"\rseed_revealed\x18) \x01(\v2\x1e.chemmy.events.v1.SeedRevealedH\x00R\fseedRevealed\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
 	"\apayload\"\xca\x02\n" +
 	"\fRealityCheck\x12\x1b\n" +
@@ -3264,7 +3417,16 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\vshoe_number\x18\x02 \x01(\x05R\n" +
 	"shoeNumber\x12K\n" +
 	"\x10seed_commitments\x18\x03 \x03(\v2 .chemmy.events.v1.SeedCommitmentR\x0fseedCommitments\x12C\n" +
-	"\x0freveal_deadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0erevealDeadline\"\x91\x01\n" +
+	"\x0freveal_deadline\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x0erevealDeadline\"e\n" +
+	"\rSeedCommitted\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1b\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12\x1e\n" +
+	"\n" +
+	"commitment\x18\x03 \x01(\fR\n" +
+	"commitment\"D\n" +
+	"\fSeedRevealed\x12\x17\n" +
+	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1b\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\"\x91\x01\n" +
 	"\rShoeAbandoned\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12\x1f\n" +
 	"\vshoe_number\x18\x02 \x01(\x05R\n" +
@@ -3338,7 +3500,7 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(Hand)(0),                     // 0: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
@@ -3367,22 +3529,24 @@ var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(*ShoeSeeded)(nil),            // 24: chemmy.events.v1.ShoeSeeded
 	(*SeedCommitment)(nil),        // 25: chemmy.events.v1.SeedCommitment
 	(*SeedCommitmentsFixed)(nil),  // 26: chemmy.events.v1.SeedCommitmentsFixed
-	(*ShoeAbandoned)(nil),         // 27: chemmy.events.v1.ShoeAbandoned
-	(*PlayerLeft)(nil),            // 28: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 29: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 30: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 31: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 32: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 33: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 34: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 35: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 36: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 38: google.protobuf.Any
-	(*v1.Card)(nil),               // 39: chemmy.shoe.v1.Card
+	(*SeedCommitted)(nil),         // 27: chemmy.events.v1.SeedCommitted
+	(*SeedRevealed)(nil),          // 28: chemmy.events.v1.SeedRevealed
+	(*ShoeAbandoned)(nil),         // 29: chemmy.events.v1.ShoeAbandoned
+	(*PlayerLeft)(nil),            // 30: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 31: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 32: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 33: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 34: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 35: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 36: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 37: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 38: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 40: google.protobuf.Any
+	(*v1.Card)(nil),               // 41: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	37, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	39, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
 	5,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
 	8,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
 	9,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
@@ -3396,14 +3560,14 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	18, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
 	20, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
 	14, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	28, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	29, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	30, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	31, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	32, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	33, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	34, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	35, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	30, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	31, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	32, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	33, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	34, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	35, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	36, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	37, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
 	7,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
 	6,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
 	21, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
@@ -3412,34 +3576,36 @@ var file_chemmy_events_v1_events_proto_depIdxs = []int32{
 	24, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
 	4,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
 	26, // 29: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
-	27, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
-	36, // 31: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	37, // 32: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
-	38, // 33: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	38, // 34: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	2,  // 35: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 36: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	39, // 37: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 38: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	39, // 39: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 40: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 41: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	39, // 42: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	39, // 43: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	19, // 44: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 45: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	39, // 46: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 47: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 48: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	37, // 49: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	25, // 50: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	25, // 51: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	37, // 52: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	29, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
+	27, // 31: chemmy.events.v1.TableEvent.seed_committed:type_name -> chemmy.events.v1.SeedCommitted
+	28, // 32: chemmy.events.v1.TableEvent.seed_revealed:type_name -> chemmy.events.v1.SeedRevealed
+	38, // 33: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	39, // 34: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
+	40, // 35: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	40, // 36: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	2,  // 37: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	0,  // 38: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	41, // 39: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	0,  // 40: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	41, // 41: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	0,  // 42: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	1,  // 43: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	41, // 44: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	41, // 45: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	19, // 46: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	0,  // 47: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	41, // 48: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 49: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	1,  // 50: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	39, // 51: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	25, // 52: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	25, // 53: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	39, // 54: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
+	55, // [55:55] is the sub-list for method output_type
+	55, // [55:55] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -3478,6 +3644,8 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_RealityCheck)(nil),
 		(*TableEvent_SeedCommitmentsFixed)(nil),
 		(*TableEvent_ShoeAbandoned)(nil),
+		(*TableEvent_SeedCommitted)(nil),
+		(*TableEvent_SeedRevealed)(nil),
 		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
@@ -3486,7 +3654,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
