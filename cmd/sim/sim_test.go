@@ -118,8 +118,8 @@ func seedsFromEnv(t *testing.T) []uint64 {
 // not fixed yet (README.md, "Failures found"): avoided unless SIM_AVOID
 // says otherwise, so that CI stays green on what is known. Remove a name
 // when its bug is fixed; SIM_AVOID=none simulates everything.
-// suivi-timeout, seat-in-turn: README.md, failures 8 and 9.
-const openBugs = "suivi-timeout,seat-in-turn"
+// None open: failures 8 and 9 (suivi-timeout, seat-in-turn) are fixed.
+const openBugs = ""
 
 func avoidFromEnv(t *testing.T) Avoid {
 	var a Avoid

@@ -18,19 +18,22 @@ func (a *applier) join(c Join) error {
 	if int32(len(s.Seats)) >= s.Rules.MaxSeats {
 		return game.Refuse(game.ResourceExhausted, ReasonTableFull, "all %d seats are taken", s.Rules.MaxSeats)
 	}
-	if s.InGallery(p) {
+	fromGallery := s.InGallery(p)
+	if fromGallery {
 		if s.HasBet(p) {
 			return game.Refuse(game.FailedPrecondition, ReasonWrongState, "player %q has a bet in the coup in play", p)
 		}
 		a.leaveOrder(p)
 		s.Gallery = removeString(s.Gallery, p)
-		if s.Phase == PhaseBetting {
-			a.closeBetting() // he may have been the last to bet
-		}
 	}
 	s.NextSeat++
 	s.Seats = append(s.Seats, Seat{Number: s.NextSeat, PlayerID: p, Since: a.now()})
 	a.Emit("", &eventsv1.PlayerSeated{PlayerId: p, SeatNumber: s.NextSeat})
+	if fromGallery && s.Phase == PhaseBetting {
+		// He may have been the last to bet. Seated first: a round that
+		// opens again orders him among the seats (CF-BET-ORDER).
+		a.closeBetting()
+	}
 	if s.Phase == PhaseWaiting && len(s.Seats) >= 2 {
 		a.offerBank("", c.Lot)
 	}

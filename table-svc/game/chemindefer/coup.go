@@ -602,6 +602,11 @@ func (a *applier) tick(lostRaises []string) error {
 		}
 		timedOut(p, "bet", "bet_declined", cp.ID)
 		cp.Turn++
+		if s.BancoSuivi == p {
+			// Source: RULES.md CF-BANCO-PRIORITY (a turn let go ends banco
+			// suivi, as a decline does)
+			s.BancoSuivi = ""
+		}
 		a.Emit(cp.ID, &eventsv1.BetDeclined{PlayerId: p})
 		a.closeBetting()
 	case PhaseDecision:

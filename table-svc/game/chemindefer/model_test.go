@@ -178,6 +178,25 @@ func (m *model) checkOrder(prev State, evs []game.Event) {
 				m.fail("the bank is offered to %s; in turn after %s it goes to %s (CF-LOSE, CF-PASS)", p.GetPlayerId(), after, want)
 			}
 			after = p.GetPlayerId()
+		case *eventsv1.BetDeclined:
+			// A turn declined or let go ends its player's banco suivi
+			// (CF-BANCO-PRIORITY), whatever ended it.
+			if p.GetPlayerId() == prev.BancoSuivi && s.BancoSuivi == p.GetPlayerId() {
+				m.fail("%s declined his turn (or let it go) and keeps banco suivi (CF-BANCO-PRIORITY)", p.GetPlayerId())
+			}
+		case *eventsv1.BettingReopened:
+			// A round that opens again orders whoever is seated then, and
+			// the gallery (CF-BET-ORDER): a gallery punter seated in his
+			// own turn is among the seats of the new round.
+			if cp := s.Coup; cp != nil {
+				var want []string
+				if s.Phase == PhaseBetting {
+					want = append(seatsAfter(s.Seats, s.Rules.Direction, s.BankerID, true), s.Gallery...)
+				}
+				if want != nil && !slices.Equal(cp.Order, want) {
+					m.fail("the betting of coup %s opens again with the order %v; the seats and the gallery make %v (CF-BET-ORDER)", cp.ID, cp.Order, want)
+				}
+			}
 		case *eventsv1.CoupSettled:
 			want, last := "", s.LastCoup
 			if last.Banco && last.Outcome == rules.OutcomeBankWins {
