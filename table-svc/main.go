@@ -15,7 +15,7 @@
 //	-insecure      development only: plaintext, identity from metadata (CHEMMY_INSECURE)
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY stream if this service creates it
 //	-request-retention  how long a request_id's answer is kept (default 168h)
-//	-round-retention    how long the round history keeps a round (default 2160h;
+//	-round-retention    how long the round history keeps a round (default 8760h, 12 months;
 //	                    every player's last 10 rounds are kept whatever their age)
 //	-interrupt-after    how long a coup may be unable to go on before its result (shoe-svc or wallet-svc
 //	                    unreachable or refusing) before it is voided and every bet returned

@@ -49,8 +49,9 @@ var historyBuckets = [][]byte{bucketRoundEvents, bucketRounds, bucketRoundIndex,
 // whatever their age (game recall).
 const KeepRoundsPerPlayer = 10
 
-// DefaultRoundRetention is Config.RoundRetention's default: 90 days.
-const DefaultRoundRetention = 90 * 24 * time.Hour
+// DefaultRoundRetention is Config.RoundRetention's default: 12 months
+// (365 days), what game-recall rules commonly ask of a round's record.
+const DefaultRoundRetention = 365 * 24 * time.Hour
 
 // roundSweepEvery is how often expired rounds are deleted.
 const roundSweepEvery = time.Hour

@@ -81,8 +81,8 @@ type Config struct {
 	InterruptAfter time.Duration
 	// RoundRetention is how long the round history (history.go) keeps a
 	// round once it started; every player's last KeepRoundsPerPlayer
-	// rounds are kept whatever their age. 0: DefaultRoundRetention (90
-	// days); negative: for ever. Swept hourly.
+	// rounds are kept whatever their age. 0: DefaultRoundRetention (12
+	// months, 365 days); negative: for ever. Swept hourly.
 	RoundRetention time.Duration
 	// SeedWindow is how long the players have to reveal their seeds once
 	// a shoe's commitments are fixed, and to commit to a shoe opened while

@@ -290,7 +290,7 @@ type TableServiceClient interface {
 	// (croupier, operator, auditor) list any. In-play rounds are listed
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
-	// -round-retention (default 90 days). Errors: INVALID_ARGUMENT
+	// -round-retention (default 12 months). Errors: INVALID_ARGUMENT
 	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
 	// and table_id, end_time before start_time).
 	ListRounds(ctx context.Context, in *ListRoundsRequest, opts ...grpc.CallOption) (*ListRoundsResponse, error)
@@ -856,7 +856,7 @@ type TableServiceServer interface {
 	// (croupier, operator, auditor) list any. In-play rounds are listed
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
-	// -round-retention (default 90 days). Errors: INVALID_ARGUMENT
+	// -round-retention (default 12 months). Errors: INVALID_ARGUMENT
 	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
 	// and table_id, end_time before start_time).
 	ListRounds(context.Context, *ListRoundsRequest) (*ListRoundsResponse, error)
