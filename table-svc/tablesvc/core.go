@@ -21,7 +21,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
 // The shell of the tables that run on a pure game core (package game;
@@ -118,10 +117,12 @@ type preparer interface {
 	prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error)
 }
 
-// turnClock is an adapter whose core keeps its turns' clock in the
-// record's WaitKey and Deadline itself (chemin de fer): coreDeadline
-// leaves them.
-type turnClock interface{ ownsTurnClock() }
+// turnClock is an adapter whose core keeps its turns' clock itself
+// (chemin de fer): coreDeadline copies it to the record's WaitKey and
+// Deadline.
+type turnClock interface {
+	turnClock(t *table) (waitKey string, deadline time.Time)
+}
 
 // storedFirst is an effect carried out only from a stored state (its
 // content was made by the clock; see chemindefer.ChargeFees).
@@ -457,7 +458,7 @@ func cardDealt(t *table, e game.DealCard, resp *shoev1.DealCardResponse) game.Co
 // syncCore copies what the shared machinery reads (the phase, the shoe,
 // the counters) from a core's state to the table's record.
 func syncCore(t *table, phase int8, b game.Bookkeeping, played, seq int64) {
-	t.Phase = chemindefer.Phase(phase)
+	t.Phase = tablev1.TableState(phase)
 	t.ShoeID, t.Shoes, t.ShoeToClose = b.ShoeID, int(b.ShoeNumber), b.ShoeToClose
 	t.CoupsPlayed, t.CoupSeq = played, seq
 }
@@ -470,7 +471,8 @@ func corePending(t *table) bool { return t.core().pending(t) != nil }
 // reads WaitKey and Deadline): a betting window, a pause, a turn, counted
 // by the core from the time of the change.
 func coreDeadline(t *table) {
-	if _, own := t.core().(turnClock); own {
+	if tc, own := t.core().(turnClock); own {
+		t.WaitKey, t.Deadline = tc.turnClock(t)
 		return
 	}
 	d := t.core().deadline(t)

@@ -30,24 +30,24 @@ type cfCore struct{}
 func (cfCore) name() string { return "chemin de fer" }
 
 func (cfCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := chemindefer.Apply(t.State, in)
+	out, err := chemindefer.Apply(*t.CF, in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
 	}
 	if out.Raise != nil {
 		return nil, nil, fmt.Errorf("chemin de fer core asked a bank raise for %s", in.Cmd.CommandName())
 	}
-	t.State = out.State
+	*t.CF = out.State
 	return out.Events, nil, nil
 }
 
-func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(t.State) }
+func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(*t.CF) }
 
-func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(t.State) }
+func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(*t.CF) }
 
 func (cfCore) coupID(t *table) string {
-	if t.Coup != nil {
-		return t.Coup.ID
+	if t.CF.Coup != nil {
+		return t.CF.Coup.ID
 	}
 	return ""
 }
@@ -68,7 +68,7 @@ func (cfCore) command(t *table, method string, req proto.Message, caller auth.Ca
 	}
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
-		return chemindefer.Join{PlayerID: r.GetPlayerId(), Lot: lot(len(t.Seats) + 1)}, nil
+		return chemindefer.Join{PlayerID: r.GetPlayerId(), Lot: lot(len(t.CF.Seats) + 1)}, nil
 	case *tablev1.AcceptBankRequest:
 		return chemindefer.AcceptBank{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
 	case *tablev1.DeclineBankRequest:
@@ -127,7 +127,7 @@ func lot(n int) int {
 // reset before the deal.
 func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
 	t := c.t
-	if t.Phase != chemindefer.PhaseRaise {
+	if t.CF.Phase != chemindefer.PhaseRaise {
 		return cmd, nil
 	}
 	lost := func() []string {
@@ -137,18 +137,18 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 	}
 	switch r := cmd.(type) {
 	case game.Tick:
-		if t.WaitKey == "" || t.Deadline.After(c.now) {
+		if t.CF.WaitKey == "" || t.CF.Deadline.After(c.now) {
 			return cmd, nil
 		}
 		return chemindefer.Tick{LostRaises: lost()}, nil
 	case chemindefer.RaiseBank:
 		if !r.Raise {
-			if t.BankerID == r.PlayerID {
+			if t.CF.BankerID == r.PlayerID {
 				r.LostRaises = lost()
 			}
 			return r, nil
 		}
-		out, err := chemindefer.Apply(t.State, game.Input{Now: c.now.UTC(), Cmd: r})
+		out, err := chemindefer.Apply(*t.CF, game.Input{Now: c.now.UTC(), Cmd: r})
 		if err != nil {
 			return nil, coreError(err)
 		}
@@ -178,25 +178,40 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 	return cmd, nil
 }
 
-// restart gives the pending turn its full time again, counted from now.
-func (cfCore) ownsTurnClock() {}
+// cutter: with the house rule shoe_cut_by_player, the player next after
+// the banker cuts, in the bank offer's time (SHOE-CUT).
+func (cfCore) cutter(t *table) (string, time.Duration) {
+	if !t.CF.Rules.CutByPlayer || len(t.CF.Seats) == 0 {
+		return "", 0
+	}
+	// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
+	return t.CF.Around(t.CF.BankerID)[0], time.Duration(t.CF.Rules.OfferTimeMS) * time.Millisecond
+}
 
+// turnClock is the core's own clock of its turns.
+func (cfCore) turnClock(t *table) (string, time.Time) { return t.CF.WaitKey, t.CF.Deadline }
+
+// restart gives the pending turn its full time again, counted from now.
 func (cfCore) restart(t *table, now time.Time) bool {
-	st, moved := chemindefer.Restart(t.State, now)
-	t.State = st
+	st, moved := chemindefer.Restart(*t.CF, now)
+	*t.CF = st
 	return moved
 }
 
 // interrupt voids a coup that could not go on before its result.
 func (cfCore) interrupt(t *table, reason string) game.Command {
-	if t.Coup == nil || t.Phase != chemindefer.PhaseDealing || t.Coup.Turned() {
+	if t.CF.Coup == nil || t.CF.Phase != chemindefer.PhaseDealing || t.CF.Coup.Turned() {
 		return nil
 	}
-	return chemindefer.Void{CoupID: t.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}
+	return chemindefer.Void{CoupID: t.CF.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}
 }
 
-// sync: the core's state is the record's own (embedded); nothing to copy.
-func (cfCore) sync(*table) {}
+// sync copies the phase, the counters and shoe_to_close (the shoe itself
+// is the shell's at chemin de fer) and the turn's clock to the record.
+func (cfCore) sync(t *table) {
+	t.Phase, t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = tablev1.TableState(t.CF.Phase), t.CF.CoupsPlayed, t.CF.CoupSeq, t.CF.ShoeToClose
+	t.WaitKey, t.Deadline = t.CF.WaitKey, t.CF.Deadline
+}
 
 // carryOut makes the wallet calls of the core's own effects.
 func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
@@ -288,7 +303,7 @@ func (cfCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	if cd == nil {
 		return ""
 	}
-	for _, cp := range []*chemindefer.Coup{t.Coup, t.LastCoup} {
+	for _, cp := range []*chemindefer.Coup{t.CF.Coup, t.CF.LastCoup} {
 		if cp == nil || cp.ID != ev.GetCoupId() {
 			continue
 		}
@@ -308,7 +323,7 @@ func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v) }
 // hidden counts by rank the cards of coup coupID (in play or the last)
 // that v does not see.
 func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
-	for _, cp := range []*chemindefer.Coup{t.Coup, t.LastCoup} {
+	for _, cp := range []*chemindefer.Coup{t.CF.Coup, t.CF.LastCoup} {
 		if cp != nil && cp.ID == coupID {
 			return v.hidden(cp)
 		}
@@ -322,9 +337,9 @@ func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
 // bet.
 func (cfCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
 	t := c.t
-	if _, ok := done.(chemindefer.Settle); !ok || t.BankerID == "" || t.Phase != chemindefer.PhaseBetting ||
-		t.Coup == nil || len(t.Coup.Bets) > 0 || t.Bank <= 0 {
+	if _, ok := done.(chemindefer.Settle); !ok || t.CF.BankerID == "" || t.CF.Phase != chemindefer.PhaseBetting ||
+		t.CF.Coup == nil || len(t.CF.Coup.Bets) > 0 || t.CF.Bank <= 0 {
 		return nil
 	}
-	return s.limitKeep(ctx, c, t.BankerID, t.Bank, chemindefer.PassBank{PlayerID: t.BankerID})
+	return s.limitKeep(ctx, c, t.CF.BankerID, t.CF.Bank, chemindefer.PassBank{PlayerID: t.CF.BankerID})
 }

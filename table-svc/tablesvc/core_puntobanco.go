@@ -15,7 +15,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 	"github.com/chemmy/chemmy/table-svc/game/roads"
 )
@@ -323,18 +322,13 @@ func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*ta
 	return &tablev1.GetRoadsResponse{Roads: roadsProto(t.PuntoBanco)}, nil
 }
 
-// createPuntoBanco makes the record of a new punto banco table on its
-// first shoe.
-func createPuntoBanco(id string, r puntobanco.Rules, shoeID string, decks int32, certification, certRealMoney bool, now time.Time) (*table, error) {
-	st, err := puntobanco.New(r, shoeID)
+// createPuntoBanco makes t, a new table's record, a punto banco table.
+func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
+	st, err := puntobanco.New(r, t.ShoeID)
 	if err != nil {
 		return nil, coreError(err)
 	}
-	t := &table{ID: id, Variant: int32(tablev1.Variant_VARIANT_PUNTO_BANCO), PuntoBanco: &st,
-		// The shoe machinery (nextShoe, closeShoe) reads these.
-		State: chemindefer.State{Rules: chemindefer.Rules{Decks: r.Decks, CutCardFromEnd: r.CutCardFromEnd, Burn: r.Burn, MaxSeats: r.MaxSeats,
-			CertRealMoney: certRealMoney}},
-		ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: now.UTC(), Certification: certification}
+	t.Variant, t.PuntoBanco = int32(tablev1.Variant_VARIANT_PUNTO_BANCO), &st
 	pbCore{}.sync(t)
 	return t, nil
 }

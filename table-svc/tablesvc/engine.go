@@ -131,6 +131,13 @@ func (s *Service) nextShoe(ctx context.Context, t *table) error {
 	return s.openShoe(ctx, t, false)
 }
 
+// shoeCutter is a game whose house rules may have a player cut the shoe
+// (SHOE-CUT): cutter is who cuts the next shoe and his time, "" when
+// nobody does.
+type shoeCutter interface {
+	cutter(t *table) (playerID string, limit time.Duration)
+}
+
 // openShoe opens the table's next shoe (CreateShoe, idempotent by the
 // table and the shoe's number) and puts it in play in the record. It
 // collects its players' seeds, unless the house rule shoe_cut_by_player
@@ -147,11 +154,11 @@ func (s *Service) openShoe(ctx context.Context, t *table, collect bool) error {
 		// The players' seeds, after its commitment (seeds.go).
 		AwaitPlayerSeeds: true,
 	}
-	if t.Rules.CutByPlayer && len(t.Seats) > 0 && !collect {
-		// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
-		req.CutterPlayerId = t.Around(t.BankerID)[0]
-		req.CutTimeLimit = durationpb.New(time.Duration(t.Rules.OfferTimeMS) * time.Millisecond)
-		req.AwaitPlayerSeeds = false // the cutter's seed instead
+	if k, ok := t.core().(shoeCutter); ok && !collect {
+		if p, limit := k.cutter(t); p != "" {
+			req.CutterPlayerId, req.CutTimeLimit = p, durationpb.New(limit)
+			req.AwaitPlayerSeeds = false // the cutter's seed instead
+		}
 	}
 	shoe, err := s.shoe.CreateShoe(cctx, req)
 	if err != nil {

@@ -66,11 +66,11 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	default:
 		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "the croupier's advice is given at chemin de fer and baccarat banque decisions only")
 	}
-	if t.Phase != chemindefer.PhaseDecision {
+	if t.CF.Phase != chemindefer.PhaseDecision {
 		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
 			tablev1.TableState(t.Phase), tablev1.TableState_TABLE_STATE_DECISION)
 	}
-	cp := t.Coup
+	cp := t.CF.Coup
 	// The advice tells the decider's own face-down total: it is for him
 	// alone (see "Who sees what", view.go), not for staff.
 	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || cp.DecisionBy != req.GetPlayerId() || c.Subject != cp.DecisionBy {
@@ -86,7 +86,7 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	hr := t.Rules.EngineRules()
+	hr := t.CF.Rules.EngineRules()
 	var st odds.Strategy
 	if req.GetAssumeEquilibrium() {
 		full := shoe
@@ -235,8 +235,10 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		if shoe, err = s.remaining(ctx, t, hidden); err != nil {
 			return nil, err
 		}
-		hr, variant = t.Rules.EngineRules(), tablev1.Variant_VARIANT_CHEMIN_DE_FER
+		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 		switch {
+		case t.CF != nil:
+			hr = t.CF.Rules.EngineRules()
 		case t.PuntoBanco != nil:
 			pr, variant = t.PuntoBanco.Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO
 		case t.Banque != nil:

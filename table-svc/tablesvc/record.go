@@ -1,7 +1,11 @@
 package tablesvc
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 
 	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
@@ -9,18 +13,31 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
-// table is a table's persisted record.
+// table is a table's persisted record: the shell's fields and the
+// state of the table's game, one of CF, PuntoBanco, Old and Banque.
+//
+// The shell's fields below the ID are its own or a copy, made by the
+// game's adapter after every change (gameCore.sync), of what the shared
+// machinery reads of any game: the phase, the counters, shoe_to_close
+// and the turn's clock. They keep the JSON names of the record as it
+// was stored when chemin de fer's state was the record's top level, so
+// such a record still reads (UnmarshalJSON).
 type table struct {
 	ID string `json:"id"`
-	// State is the chemin de fer game state (package chemindefer, its
-	// doc says what is the core's): embedded, its fields are stored at the
-	// record's top level. At the other games' tables only its phase, its
-	// counters, shoe_to_close and the turn's clock (WaitKey, Deadline) are
-	// used, copied from their core by the shell (gameCore.sync,
-	// coreDeadline); the shoe's rules (decks, cut card, burn) and
-	// certification_real_money are read by the shoe machinery of every
-	// game.
-	chemindefer.State
+	// Rules are the house rules the shell applies whatever the game.
+	Rules shellRules `json:"rules"`
+	// Phase is where the game stands (a copy of its core's).
+	Phase tablev1.TableState `json:"state"`
+	// CoupsPlayed counts settled coups; CoupSeq numbers coups, voided
+	// ones included (copies of the core's).
+	CoupsPlayed int64 `json:"coups_played"`
+	CoupSeq     int64 `json:"coup_seq"`
+	// ShoeToClose: the table closed; its shoe is to be closed.
+	ShoeToClose bool `json:"shoe_to_close,omitempty"`
+	// WaitKey names the time limit running ("" when none) and Deadline is
+	// when it runs out (deadline.go): the game's turn, window or pause.
+	WaitKey  string    `json:"wait_key,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
 
 	ShoeID string `json:"shoe_id"`
 	Shoes  int    `json:"shoes"`
@@ -48,13 +65,11 @@ type table struct {
 
 	// Variant is the game (tablev1.Variant); 0 for chemin de fer.
 	Variant int32 `json:"variant,omitempty"`
-	// PuntoBanco is the state of a punto banco table's game core
-	// (core.go).
-	PuntoBanco *puntobanco.State `json:"punto_banco,omitempty"`
-	// Old is the state of an old baccarat table's core.
-	Old *oldbaccarat.State `json:"old_baccarat,omitempty"`
-	// Banque is the state of a baccarat banque table's core.
-	Banque *banque.State `json:"banque,omitempty"`
+	// The state of the table's game core (one of them is set).
+	CF         *chemindefer.State `json:"chemin_de_fer,omitempty"`
+	PuntoBanco *puntobanco.State  `json:"punto_banco,omitempty"`
+	Old        *oldbaccarat.State `json:"old_baccarat,omitempty"`
+	Banque     *banque.State      `json:"banque,omitempty"`
 
 	// Currency is the table's currency (currency.go); empty for a table
 	// stored before tables had one (the wallet's default).
@@ -74,5 +89,35 @@ type table struct {
 	stake stakeVerdict
 }
 
+// shellRules are the house rules the shell applies at every game's
+// table, resolved at CreateTable: the shoe's (decks, cut card, burn;
+// SHOE-*), whether a certification shoe plays for money, and the seat
+// inactivity limit (sessions.go). Times in ms. The JSON names are those
+// of chemin de fer's rules, which a record stored them among.
+type shellRules struct {
+	Decks          int32 `json:"decks"`
+	CutCardFromEnd int32 `json:"cut_card_from_end"`
+	Burn           int32 `json:"burn"`
+	CertRealMoney  bool  `json:"certification_real_money,omitempty"`
+	InactivityMS   int32 `json:"inactivity_limit_ms,omitempty"`
+}
+
+// UnmarshalJSON reads a record, the shape stored before the game's state
+// left the record's top level too: a record with no game's key holds
+// chemin de fer's state at its top level.
+func (t *table) UnmarshalJSON(b []byte) error {
+	type plain table
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	if t.CF == nil && t.PuntoBanco == nil && t.Old == nil && t.Banque == nil {
+		t.CF = new(chemindefer.State)
+		if err := json.Unmarshal(b, t.CF); err != nil {
+			return fmt.Errorf("chemin de fer state at the record's top level: %w", err)
+		}
+	}
+	return nil
+}
+
 // cf reports whether t plays chemin de fer.
-func (t *table) cf() bool { return t.PuntoBanco == nil && t.Old == nil && t.Banque == nil }
+func (t *table) cf() bool { return t.CF != nil }

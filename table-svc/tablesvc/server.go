@@ -193,14 +193,17 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		}
 		shoeID, decks, first = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks(), resp.GetShoe()
 	}
-	t := &table{ID: id, State: chemindefer.New(hr), ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(),
-		Certification: certification}
+	t := &table{ID: id, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(), Certification: certification,
+		Rules: shellRules{Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, CertRealMoney: hr.CertRealMoney, InactivityMS: hr.InactivityMS}}
 	switch variant {
+	case tablev1.Variant_VARIANT_CHEMIN_DE_FER:
+		st := chemindefer.New(hr)
+		t.CF = &st
+		cfCore{}.sync(t)
 	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		if t, err = createPuntoBanco(id, pbRules, shoeID, decks, certification, hr.CertRealMoney, time.Now()); err != nil {
+		if t, err = createPuntoBanco(t, pbRules); err != nil {
 			return nil, err
 		}
-		t.Rules.InactivityMS = hr.InactivityMS
 	case tablev1.Variant_VARIANT_OLD_BACCARAT:
 		if t, err = createOld(t, oldRules); err != nil {
 			return nil, err
@@ -466,7 +469,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 		return nil, err
 	}
 	if !seen {
-		if t.Phase == chemindefer.PhaseClosed {
+		if t.Phase == tablev1.TableState_TABLE_STATE_CLOSED {
 			return nil, fail(codes.FailedPrecondition, reasonTableClosed, "table %q is closed", t.ID)
 		}
 		c := &change{t: t, key: key, hash: hash, now: s.now()}

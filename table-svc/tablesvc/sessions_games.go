@@ -65,7 +65,7 @@ func pbSeat(st puntobanco.Seat) string      { return st.PlayerID }
 func banqueSeat(st banque.Seat) string      { return st.PlayerID }
 func oldSeat(st oldbaccarat.Seat) string    { return st.PlayerID }
 func never(string) bool                     { return false }
-func (cfCore) seated(t *table) []string     { return keep(t.Seats, cfSeat, never) }
+func (cfCore) seated(t *table) []string     { return keep(t.CF.Seats, cfSeat, never) }
 func (pbCore) seated(t *table) []string     { return keep(t.PuntoBanco.Seats, pbSeat, never) }
 func (banqueCore) seated(t *table) []string { return keep(t.Banque.Seats, banqueSeat, never) }
 func (oldCore) seated(t *table) []string    { return keep(t.Old.Seats, oldSeat, never) }
@@ -74,14 +74,14 @@ func (oldCore) seated(t *table) []string    { return keep(t.Old.Seats, oldSeat, 
 // once no bet (nor banco) is against his bank; not the highest bidder of
 // an auction. Leave passes the bank (CF-PASS).
 func (cfCore) standable(t *table) []string {
-	switch t.Phase {
+	switch t.CF.Phase {
 	case chemindefer.PhaseDealing, chemindefer.PhaseDecision, chemindefer.PhaseSettling, chemindefer.PhaseRaise, chemindefer.PhaseClosed:
 		return nil
 	}
-	bets := t.Coup != nil && (len(t.Coup.Bets) > 0 || t.Coup.Banco)
-	return keep(t.Seats, cfSeat, func(p string) bool {
-		n := len(t.Bids)
-		return t.HasBet(p) || p == t.BankerID && bets || t.Phase == chemindefer.PhaseAuction && n > 0 && t.Bids[n-1].PlayerID == p
+	bets := t.CF.Coup != nil && (len(t.CF.Coup.Bets) > 0 || t.CF.Coup.Banco)
+	return keep(t.CF.Seats, cfSeat, func(p string) bool {
+		n := len(t.CF.Bids)
+		return t.CF.HasBet(p) || p == t.CF.BankerID && bets || t.CF.Phase == chemindefer.PhaseAuction && n > 0 && t.CF.Bids[n-1].PlayerID == p
 	})
 }
 

@@ -169,10 +169,10 @@ func (v viewer) cfPersonalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.Tab
 	}
 	var cp *chemindefer.Coup
 	switch {
-	case t.Coup != nil && t.Coup.ID == ev.GetCoupId():
-		cp = t.Coup
-	case t.LastCoup != nil && t.LastCoup.ID == ev.GetCoupId():
-		cp = t.LastCoup
+	case t.CF.Coup != nil && t.CF.Coup.ID == ev.GetCoupId():
+		cp = t.CF.Coup
+	case t.CF.LastCoup != nil && t.CF.LastCoup.ID == ev.GetCoupId():
+		cp = t.CF.LastCoup
 	default:
 		return ev
 	}
