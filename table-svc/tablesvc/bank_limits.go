@@ -83,7 +83,7 @@ func (s *Service) bankerLimit(ctx context.Context, t *table, banker string, bank
 // keepBank: a banque banker keeping his bank after a settlement (a
 // player's bank, not the house's) passes it when his limits say no.
 func (banqueCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
-	b := c.t.Banque
+	b := banqueOf(c.t)
 	if _, ok := done.(banque.Settle); !ok || b.Banker == "" || b.Phase != banque.PhaseBetting ||
 		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
 		return nil
@@ -94,7 +94,7 @@ func (banqueCore) keepBank(ctx context.Context, s *Service, c *change, done game
 // keepBank: the old game's banker keeping his bank after a settlement
 // leaves his seat when his limits say no (OLD-BACCARAT).
 func (oldCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
-	o := c.t.Old
+	o := oldOf(c.t)
 	if _, ok := done.(oldbaccarat.Settle); !ok || o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
 		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
 		return nil

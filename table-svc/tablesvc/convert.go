@@ -125,7 +125,7 @@ func toProto(t *table, v viewer) *tablev1.Table {
 // cfProto is the view of a chemin de fer table for v (see "Who sees
 // what" in view.go).
 func cfProto(t *table, v viewer) *tablev1.Table {
-	hr := t.CF.Rules
+	hr := cfOf(t).Rules
 	out := &tablev1.Table{
 		TableId: t.ID,
 		HouseRules: &tablev1.HouseRules{
@@ -141,22 +141,22 @@ func cfProto(t *table, v viewer) *tablev1.Table {
 			InactivityLimitMs: hr.InactivityMS,
 		},
 		Certification: t.Certification, EventSequence: t.EventSeq,
-		State: tablev1.TableState(t.Phase), BankerPlayerId: t.CF.BankerID, Bank: t.CF.Bank,
-		OfferedPlayerId: t.CF.OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
-		Coup: coupProto(t.CF.Coup, v), LastCoup: coupProto(t.CF.LastCoup, v),
-		CreateTime: timestamppb.New(t.Created), BankSetAside: t.CF.Bank - t.CF.Stake(),
-		GalleryPlayerIds: t.CF.Gallery, BancoSuiviPlayerId: t.CF.BancoSuivi, OpenOfferAmount: t.CF.OpenOffer,
+		State: tablev1.TableState(t.Phase), BankerPlayerId: cfOf(t).BankerID, Bank: cfOf(t).Bank,
+		OfferedPlayerId: cfOf(t).OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
+		Coup: coupProto(cfOf(t).Coup, v), LastCoup: coupProto(cfOf(t).LastCoup, v),
+		CreateTime: timestamppb.New(t.Created), BankSetAside: cfOf(t).Bank - cfOf(t).Stake(),
+		GalleryPlayerIds: cfOf(t).Gallery, BancoSuiviPlayerId: cfOf(t).BancoSuivi, OpenOfferAmount: cfOf(t).OpenOffer,
 	}
-	if n := len(t.CF.Bids); n > 0 {
-		out.HighestBid, out.HighestBidderPlayerId = t.CF.Bids[n-1].Amount, t.CF.Bids[n-1].PlayerID
+	if n := len(cfOf(t).Bids); n > 0 {
+		out.HighestBid, out.HighestBidderPlayerId = cfOf(t).Bids[n-1].Amount, cfOf(t).Bids[n-1].PlayerID
 	}
 	if t.WaitKey != "" {
 		out.TurnDeadline = timestamppb.New(t.Deadline)
 	}
-	for _, st := range t.CF.Seats {
+	for _, st := range cfOf(t).Seats {
 		out.Seats = append(out.Seats, &tablev1.Seat{Number: st.Number, PlayerId: st.PlayerID})
 	}
-	if out.Coup != nil && t.CF.Phase != chemindefer.PhaseBetting {
+	if out.Coup != nil && cfOf(t).Phase != chemindefer.PhaseBetting {
 		out.Coup.TurnPlayerId = "" // a turn exists only while betting
 	}
 	return out

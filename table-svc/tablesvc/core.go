@@ -74,6 +74,23 @@ type gameCore interface {
 	// history keeps it so that a voided coup shows each holder his own
 	// cards (GetRound).
 	holderOf(t *table, ev *eventsv1.TableEvent) string
+	// rules is the game's house rules that m carries (as asked, or in
+	// force), nil when none.
+	rules(m rulesHolder) proto.Message
+	// open resolves the game's house rules of req (INVALID_HOUSE_RULE,
+	// WRONG_VARIANT), sets in hr the shell's rules they fix (the shoe's,
+	// certification_real_money; hr.InactivityMS is set), and returns what
+	// makes t, a new table's record, a table of the game.
+	open(req *tablev1.CreateTableRequest, hr *shellRules) (create func(t *table) error, err error)
+	// renewsSpentShoe reports whether a coup that has no card yet starts
+	// on a fresh shoe when the shoe is spent (chemin de fer: after a
+	// voided cut-card coup).
+	renewsSpentShoe() bool
+	// stateKey is the key of the game's state in the JSON record;
+	// decode reads the state (a pointer to the game's State) from a
+	// stored record.
+	stateKey() string
+	decode(record []byte) (any, error)
 	// restart gives the time limit in progress its full length again from
 	// now, after a restart of the service (scanUnfinished): nobody is
 	// timed out for the time the service was down. It reports whether the
@@ -94,19 +111,6 @@ func addRanks(n *[13]int, codes []string) {
 			n[c.Rank-1]++
 		}
 	}
-}
-
-// core is the table's game core.
-func (t *table) core() gameCore {
-	switch {
-	case t.PuntoBanco != nil:
-		return pbCore{}
-	case t.Old != nil:
-		return oldCore{}
-	case t.Banque != nil:
-		return banqueCore{}
-	}
-	return cfCore{}
 }
 
 // preparer is an adapter whose commands need calls or the shell's own
@@ -132,11 +136,6 @@ type storedFirst interface{ StoredFirst() bool }
 // holds it): the command, its hold, the save with the idempotency record.
 func (s *Service) mutateCore(ctx context.Context, c *change, method string, req proto.Message) error {
 	caller, _ := auth.FromContext(ctx)
-	if r, ok := req.(interface{ GetSide() tablev1.BanqueSide }); ok && r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_UNSPECIFIED && c.t.Banque == nil {
-		// A banque bet or seat sent to another game's table is refused,
-		// never read as that game's (the money would be held).
-		return fail(codes.InvalidArgument, reasonWrongVariant, "side is baccarat banque's; this table plays %s", c.t.core().name())
-	}
 	if method == "CommitSeed" || method == "RevealSeed" {
 		return s.mutateSeed(c, req) // seeds.go
 	}
@@ -241,6 +240,16 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		}
 	}
 	gc.sync(t)
+	return nil
+}
+
+// noSide refuses a request naming a side of the table (a baccarat
+// banque bet or seat) at a table of game, which has none: it is never
+// read as that game's (the money would be held). WRONG_VARIANT.
+func noSide(req proto.Message, game string) error {
+	if r, ok := req.(interface{ GetSide() tablev1.BanqueSide }); ok && r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_UNSPECIFIED {
+		return fail(codes.InvalidArgument, reasonWrongVariant, "side is baccarat banque's; this table plays %s", game)
+	}
 	return nil
 }
 
@@ -378,7 +387,7 @@ func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect
 	case game.DealCard:
 		resp, err := s.deal(cctx, c, e)
 		n := e.RequestID[strings.LastIndex(e.RequestID, "/")+1:]
-		if err != nil && t.cf() && n == "1" && shoeSpent(err) {
+		if err != nil && t.core().renewsSpentShoe() && n == "1" && shoeSpent(err) {
 			// A chemin de fer coup that has no card yet starts on a fresh
 			// shoe when the current one is spent (e.g. after a voided
 			// cut-card coup); its first card is then dealt again.

@@ -2,6 +2,7 @@ package tablesvc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -26,21 +27,57 @@ type banqueCore struct{}
 
 func (banqueCore) name() string { return "baccarat banque" }
 
+// banqueOf is the state of t, a table of this game; nil at another game's.
+func banqueOf(t *table) *banque.State { st, _ := t.game.(*banque.State); return st }
+
+func (banqueCore) stateKey() string { return "banque" }
+
+func (banqueCore) rules(m rulesHolder) proto.Message { return m.GetBanqueRules() }
+
+// open: baccarat banque's house rules; its shoe is three decks
+// (BQ-DECKS).
+func (banqueCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+	r, err := resolveBanque(req.GetBanqueRules())
+	if err != nil {
+		return nil, err
+	}
+	// Source: RULES.md BQ-DECKS (three decks)
+	sr.Decks, sr.CutCardFromEnd, sr.Burn = r.Decks, r.CutCardFromEnd, r.Burn
+	sr.CertRealMoney = req.GetBanqueRules().GetCertificationRealMoney()
+	return func(t *table) error { _, err := createBanque(t, r); return err }, nil
+}
+
+func (banqueCore) renewsSpentShoe() bool { return false }
+
+// decode reads the state under its key.
+func (banqueCore) decode(b []byte) (any, error) {
+	var r struct {
+		State *banque.State `json:"banque"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if r.State == nil {
+		return nil, fmt.Errorf("no %q in the record", "banque")
+	}
+	return r.State, nil
+}
+
 func (banqueCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := banque.Apply(*t.Banque, in)
+	out, err := banque.Apply(*banqueOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
 	}
-	*t.Banque = out.State
+	*banqueOf(t) = out.State
 	return out.Events, nil, nil
 }
 
-func (banqueCore) pending(t *table) game.Effect { return banque.Pending(*t.Banque) }
+func (banqueCore) pending(t *table) game.Effect { return banque.Pending(*banqueOf(t)) }
 
-func (banqueCore) deadline(t *table) time.Time { return banque.Deadline(*t.Banque) }
+func (banqueCore) deadline(t *table) time.Time { return banque.Deadline(*banqueOf(t)) }
 
 func (banqueCore) coupID(t *table) string {
-	if cp := t.Banque.Coup; cp != nil {
+	if cp := banqueOf(t).Coup; cp != nil {
 		return cp.ID
 	}
 	return ""
@@ -92,10 +129,10 @@ func (banqueCore) command(t *table, method string, req proto.Message, caller aut
 		}
 		hand, ok := banqueHands[r.GetHand()]
 		switch {
-		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED && (t.Banque.Coup == nil || t.Banque.Coup.Await == ""):
+		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED && (banqueOf(t).Coup == nil || banqueOf(t).Coup.Await == ""):
 			return nil, fail(codes.FailedPrecondition, reasonWrongState, "no decision is pending at this table")
 		case r.GetHand() == tablev1.Hand_HAND_UNSPECIFIED:
-			hand = t.Banque.Coup.Await
+			hand = banqueOf(t).Coup.Await
 		case !ok:
 			return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "hand must be HAND_RIGHT, HAND_LEFT or HAND_BANKER at a banque table")
 		}
@@ -110,15 +147,15 @@ func (banqueCore) command(t *table, method string, req proto.Message, caller aut
 
 // interrupt voids a coup that could not go on before its result.
 func (banqueCore) interrupt(t *table, reason string) game.Command {
-	cp := t.Banque.Coup
-	if cp == nil || cp.Decided || t.Banque.Phase != banque.PhaseDealing {
+	cp := banqueOf(t).Coup
+	if cp == nil || cp.Decided || banqueOf(t).Phase != banque.PhaseDealing {
 		return nil
 	}
 	return banque.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
 }
 
 func (banqueCore) sync(t *table) {
-	syncCore(t, int8(t.Banque.Phase), t.Banque.Bookkeeping, t.Banque.CoupsPlayed, t.Banque.CoupSeq)
+	syncCore(t, int8(banqueOf(t).Phase), banqueOf(t).Bookkeeping, banqueOf(t).CoupsPlayed, banqueOf(t).CoupSeq)
 }
 
 func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
@@ -181,7 +218,7 @@ func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *ev
 		return ev
 	}
 	var cp *banque.Coup
-	for _, c := range []*banque.Coup{t.Banque.Coup, t.Banque.LastCoup} {
+	for _, c := range []*banque.Coup{banqueOf(t).Coup, banqueOf(t).LastCoup} {
 		if c != nil && c.ID == ev.GetCoupId() {
 			cp = c
 		}
@@ -205,7 +242,7 @@ func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *ev
 // player) until the showdown, then to everyone; a voided coup's to
 // auditors.
 func (banqueCore) view(t *table, v viewer) *tablev1.Table {
-	b := t.Banque
+	b := banqueOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE, BanqueRules: banqueRulesProto(b.Rules, t.Rules.CertRealMoney),
 		State: tablev1.TableState(b.Phase), ShoeId: b.ShoeID, ShoeNumber: b.ShoeNumber, CoupsPlayed: b.CoupsPlayed,
@@ -344,7 +381,7 @@ func createBanque(t *table, r banque.Rules) (*table, error) {
 	if err != nil {
 		return nil, coreError(err)
 	}
-	t.Variant, t.Banque = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
+	t.Variant, t.game = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
 	banqueCore{}.sync(t)
 	return t, nil
 }
@@ -366,7 +403,7 @@ func banqueSees(cp *banque.Coup, v viewer, holder string, i int) bool {
 func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
 	var n [13]int
 	var cp *banque.Coup
-	for _, c := range []*banque.Coup{t.Banque.Coup, t.Banque.LastCoup} {
+	for _, c := range []*banque.Coup{banqueOf(t).Coup, banqueOf(t).LastCoup} {
 		if c != nil && c.ID == coupID {
 			cp = c
 		}
@@ -374,8 +411,8 @@ func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
 	if cp == nil {
 		return n
 	}
-	banker := t.Banque.Banker
-	if cp != t.Banque.Coup {
+	banker := banqueOf(t).Banker
+	if cp != banqueOf(t).Coup {
 		banker = ""
 	}
 	for _, h := range []struct {
@@ -392,7 +429,7 @@ func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
 }
 
 func (banqueCore) restart(t *table, now time.Time) bool {
-	st, moved := banque.Restart(*t.Banque, now)
-	*t.Banque = st
+	st, moved := banque.Restart(*banqueOf(t), now)
+	*banqueOf(t) = st
 	return moved
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -29,25 +30,63 @@ type cfCore struct{}
 
 func (cfCore) name() string { return "chemin de fer" }
 
+// cfOf is the state of t, a table of this game; nil at another game's.
+func cfOf(t *table) *chemindefer.State { st, _ := t.game.(*chemindefer.State); return st }
+
+func (cfCore) stateKey() string { return "chemin_de_fer" }
+
+func (cfCore) rules(m rulesHolder) proto.Message { return m.GetHouseRules() }
+
+// open: chemin de fer's house rules (convert.go resolveRules).
+func (cfCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+	hr, err := resolveRules(req.GetHouseRules())
+	if err != nil {
+		return nil, err
+	}
+	hr.InactivityMS = sr.InactivityMS
+	sr.Decks, sr.CutCardFromEnd, sr.Burn, sr.CertRealMoney = hr.Decks, hr.CutCardFromEnd, hr.Burn, hr.CertRealMoney
+	return func(t *table) error {
+		st := chemindefer.New(hr)
+		t.game = &st
+		cfCore{}.sync(t)
+		return nil
+	}, nil
+}
+
+func (cfCore) renewsSpentShoe() bool { return true }
+
+// decode reads the state under its key; a record stored before it had
+// one holds it at the record's top level.
+func (cfCore) decode(b []byte) (any, error) {
+	var r struct {
+		State *chemindefer.State `json:"chemin_de_fer"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.State != nil {
+		return r.State, err
+	}
+	st := new(chemindefer.State)
+	return st, json.Unmarshal(b, st)
+}
+
 func (cfCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := chemindefer.Apply(*t.CF, in)
+	out, err := chemindefer.Apply(*cfOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
 	}
 	if out.Raise != nil {
 		return nil, nil, fmt.Errorf("chemin de fer core asked a bank raise for %s", in.Cmd.CommandName())
 	}
-	*t.CF = out.State
+	*cfOf(t) = out.State
 	return out.Events, nil, nil
 }
 
-func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(*t.CF) }
+func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(*cfOf(t)) }
 
-func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(*t.CF) }
+func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(*cfOf(t)) }
 
 func (cfCore) coupID(t *table) string {
-	if t.CF.Coup != nil {
-		return t.CF.Coup.ID
+	if cfOf(t).Coup != nil {
+		return cfOf(t).Coup.ID
 	}
 	return ""
 }
@@ -57,6 +96,9 @@ func (cfCore) coupID(t *table) string {
 // CERTIFICATION_TABLE (before anything else, as the table always
 // answered), another game's call WRONG_VARIANT.
 func (cfCore) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	if err := noSide(req, "chemin de fer"); err != nil {
+		return nil, err
+	}
 	if r, ok := req.(*tablev1.PlaceBetRequest); ok && r.GetSpot() != tablev1.BetSpot_BET_SPOT_UNSPECIFIED {
 		return nil, fail(codes.InvalidArgument, reasonWrongVariant, "spot is a punto banco bet; this table plays chemin de fer")
 	}
@@ -68,7 +110,7 @@ func (cfCore) command(t *table, method string, req proto.Message, caller auth.Ca
 	}
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
-		return chemindefer.Join{PlayerID: r.GetPlayerId(), Lot: lot(len(t.CF.Seats) + 1)}, nil
+		return chemindefer.Join{PlayerID: r.GetPlayerId(), Lot: lot(len(cfOf(t).Seats) + 1)}, nil
 	case *tablev1.AcceptBankRequest:
 		return chemindefer.AcceptBank{PlayerID: r.GetPlayerId(), Amount: r.GetAmount()}, nil
 	case *tablev1.DeclineBankRequest:
@@ -127,7 +169,7 @@ func lot(n int) int {
 // reset before the deal.
 func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
 	t := c.t
-	if t.CF.Phase != chemindefer.PhaseRaise {
+	if cfOf(t).Phase != chemindefer.PhaseRaise {
 		return cmd, nil
 	}
 	lost := func() []string {
@@ -137,18 +179,18 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 	}
 	switch r := cmd.(type) {
 	case game.Tick:
-		if t.CF.WaitKey == "" || t.CF.Deadline.After(c.now) {
+		if cfOf(t).WaitKey == "" || cfOf(t).Deadline.After(c.now) {
 			return cmd, nil
 		}
 		return chemindefer.Tick{LostRaises: lost()}, nil
 	case chemindefer.RaiseBank:
 		if !r.Raise {
-			if t.CF.BankerID == r.PlayerID {
+			if cfOf(t).BankerID == r.PlayerID {
 				r.LostRaises = lost()
 			}
 			return r, nil
 		}
-		out, err := chemindefer.Apply(*t.CF, game.Input{Now: c.now.UTC(), Cmd: r})
+		out, err := chemindefer.Apply(*cfOf(t), game.Input{Now: c.now.UTC(), Cmd: r})
 		if err != nil {
 			return nil, coreError(err)
 		}
@@ -181,36 +223,36 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 // cutter: with the house rule shoe_cut_by_player, the player next after
 // the banker cuts, in the bank offer's time (SHOE-CUT).
 func (cfCore) cutter(t *table) (string, time.Duration) {
-	if !t.CF.Rules.CutByPlayer || len(t.CF.Seats) == 0 {
+	if !cfOf(t).Rules.CutByPlayer || len(cfOf(t).Seats) == 0 {
 		return "", 0
 	}
 	// Source: RULES.md SHOE-CUT: a player cuts, the next after the banker.
-	return t.CF.Around(t.CF.BankerID)[0], time.Duration(t.CF.Rules.OfferTimeMS) * time.Millisecond
+	return cfOf(t).Around(cfOf(t).BankerID)[0], time.Duration(cfOf(t).Rules.OfferTimeMS) * time.Millisecond
 }
 
 // turnClock is the core's own clock of its turns.
-func (cfCore) turnClock(t *table) (string, time.Time) { return t.CF.WaitKey, t.CF.Deadline }
+func (cfCore) turnClock(t *table) (string, time.Time) { return cfOf(t).WaitKey, cfOf(t).Deadline }
 
 // restart gives the pending turn its full time again, counted from now.
 func (cfCore) restart(t *table, now time.Time) bool {
-	st, moved := chemindefer.Restart(*t.CF, now)
-	*t.CF = st
+	st, moved := chemindefer.Restart(*cfOf(t), now)
+	*cfOf(t) = st
 	return moved
 }
 
 // interrupt voids a coup that could not go on before its result.
 func (cfCore) interrupt(t *table, reason string) game.Command {
-	if t.CF.Coup == nil || t.CF.Phase != chemindefer.PhaseDealing || t.CF.Coup.Turned() {
+	if cfOf(t).Coup == nil || cfOf(t).Phase != chemindefer.PhaseDealing || cfOf(t).Coup.Turned() {
 		return nil
 	}
-	return chemindefer.Void{CoupID: t.CF.Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}
+	return chemindefer.Void{CoupID: cfOf(t).Coup.ID, Reason: reason, By: trust.Table, ByRole: string(auth.RoleService)}
 }
 
 // sync copies the phase, the counters and shoe_to_close (the shoe itself
 // is the shell's at chemin de fer) and the turn's clock to the record.
 func (cfCore) sync(t *table) {
-	t.Phase, t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = tablev1.TableState(t.CF.Phase), t.CF.CoupsPlayed, t.CF.CoupSeq, t.CF.ShoeToClose
-	t.WaitKey, t.Deadline = t.CF.WaitKey, t.CF.Deadline
+	t.Phase, t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = tablev1.TableState(cfOf(t).Phase), cfOf(t).CoupsPlayed, cfOf(t).CoupSeq, cfOf(t).ShoeToClose
+	t.WaitKey, t.Deadline = cfOf(t).WaitKey, cfOf(t).Deadline
 }
 
 // carryOut makes the wallet calls of the core's own effects.
@@ -303,7 +345,7 @@ func (cfCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	if cd == nil {
 		return ""
 	}
-	for _, cp := range []*chemindefer.Coup{t.CF.Coup, t.CF.LastCoup} {
+	for _, cp := range []*chemindefer.Coup{cfOf(t).Coup, cfOf(t).LastCoup} {
 		if cp == nil || cp.ID != ev.GetCoupId() {
 			continue
 		}
@@ -323,7 +365,7 @@ func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v) }
 // hidden counts by rank the cards of coup coupID (in play or the last)
 // that v does not see.
 func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
-	for _, cp := range []*chemindefer.Coup{t.CF.Coup, t.CF.LastCoup} {
+	for _, cp := range []*chemindefer.Coup{cfOf(t).Coup, cfOf(t).LastCoup} {
 		if cp != nil && cp.ID == coupID {
 			return v.hidden(cp)
 		}
@@ -337,9 +379,9 @@ func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
 // bet.
 func (cfCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
 	t := c.t
-	if _, ok := done.(chemindefer.Settle); !ok || t.CF.BankerID == "" || t.CF.Phase != chemindefer.PhaseBetting ||
-		t.CF.Coup == nil || len(t.CF.Coup.Bets) > 0 || t.CF.Bank <= 0 {
+	if _, ok := done.(chemindefer.Settle); !ok || cfOf(t).BankerID == "" || cfOf(t).Phase != chemindefer.PhaseBetting ||
+		cfOf(t).Coup == nil || len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Bank <= 0 {
 		return nil
 	}
-	return s.limitKeep(ctx, c, t.CF.BankerID, t.CF.Bank, chemindefer.PassBank{PlayerID: t.CF.BankerID})
+	return s.limitKeep(ctx, c, cfOf(t).BankerID, cfOf(t).Bank, chemindefer.PassBank{PlayerID: cfOf(t).BankerID})
 }

@@ -2,6 +2,8 @@ package tablesvc
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -31,21 +33,56 @@ const oldMaxSeats = 6
 
 func (oldCore) name() string { return "old baccarat" }
 
+// oldOf is the state of t, a table of this game; nil at another game's.
+func oldOf(t *table) *oldbaccarat.State { st, _ := t.game.(*oldbaccarat.State); return st }
+
+func (oldCore) stateKey() string { return "old_baccarat" }
+
+func (oldCore) rules(m rulesHolder) proto.Message { return m.GetOldBaccaratRules() }
+
+// open: the old game's house rules; its shoe is two decks (OLD-DECKS).
+func (oldCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+	r, err := resolveOld(req.GetOldBaccaratRules())
+	if err != nil {
+		return nil, err
+	}
+	// Source: RULES.md OLD-DECKS (two full decks)
+	sr.Decks, sr.CutCardFromEnd, sr.Burn = 2, oldCutCard(r.MaxSeats), 3
+	sr.CertRealMoney = req.GetOldBaccaratRules().GetCertificationRealMoney()
+	return func(t *table) error { _, err := createOld(t, r); return err }, nil
+}
+
+func (oldCore) renewsSpentShoe() bool { return false }
+
+// decode reads the state under its key.
+func (oldCore) decode(b []byte) (any, error) {
+	var r struct {
+		State *oldbaccarat.State `json:"old_baccarat"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if r.State == nil {
+		return nil, fmt.Errorf("no %q in the record", "old_baccarat")
+	}
+	return r.State, nil
+}
+
 func (oldCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := oldbaccarat.Apply(*t.Old, in)
+	out, err := oldbaccarat.Apply(*oldOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
 	}
-	*t.Old = out.State
+	*oldOf(t) = out.State
 	return out.Events, nil, nil
 }
 
-func (oldCore) pending(t *table) game.Effect { return oldbaccarat.Pending(*t.Old) }
+func (oldCore) pending(t *table) game.Effect { return oldbaccarat.Pending(*oldOf(t)) }
 
-func (oldCore) deadline(t *table) time.Time { return oldbaccarat.Deadline(*t.Old) }
+func (oldCore) deadline(t *table) time.Time { return oldbaccarat.Deadline(*oldOf(t)) }
 
 func (oldCore) coupID(t *table) string {
-	if cp := t.Old.Coup; cp != nil {
+	if cp := oldOf(t).Coup; cp != nil {
 		return cp.ID
 	}
 	return ""
@@ -57,6 +94,9 @@ func (oldCore) coupID(t *table) string {
 // (OLD-STAKE), DeclineBet sits the coup out, MoveTopCards is the banker's
 // move after the cut (OLD-CUT), DecideDraw a draw (OLD-DRAW).
 func (oldCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	if err := noSide(req, "old baccarat"); err != nil {
+		return nil, err
+	}
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
 		return oldbaccarat.Join{PlayerID: r.GetPlayerId()}, nil
@@ -96,28 +136,28 @@ func (oldCore) command(_ *table, method string, req proto.Message, caller auth.C
 
 // interrupt voids a coup that could not go on before its result.
 func (oldCore) interrupt(t *table, reason string) game.Command {
-	cp := t.Old.Coup
-	if cp == nil || cp.Decided || cp.Settled || t.Old.Phase == oldbaccarat.PhaseSettling {
+	cp := oldOf(t).Coup
+	if cp == nil || cp.Decided || cp.Settled || oldOf(t).Phase == oldbaccarat.PhaseSettling {
 		return nil
 	}
 	return oldbaccarat.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
 }
 
 func (oldCore) sync(t *table) {
-	syncCore(t, int8(t.Old.Phase), t.Old.Bookkeeping, t.Old.CoupsPlayed, t.Old.CoupSeq)
+	syncCore(t, int8(oldOf(t).Phase), oldOf(t).Bookkeeping, oldOf(t).CoupsPlayed, oldOf(t).CoupSeq)
 }
 
 func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	switch e := eff.(type) {
 	case oldbaccarat.MoveToBottom:
 		_, err := s.shoe.MoveTopCardsToBottom(ctx, &shoev1.MoveTopCardsToBottomRequest{
-			RequestId: "table/" + t.ID + "/" + e.RequestID, ShoeId: t.ShoeID, Count: e.N, AnnouncedBy: t.Old.BankerID})
+			RequestId: "table/" + t.ID + "/" + e.RequestID, ShoeId: t.ShoeID, Count: e.N, AnnouncedBy: oldOf(t).BankerID})
 		if err != nil {
 			return nil, true, err
 		}
 		return oldbaccarat.MovedToBottom{}, true, nil
 	case oldbaccarat.Settle:
-		cp := t.Old.Coup
+		cp := oldOf(t).Coup
 		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID}
 		for i, st := range e.Stakes {
 			split := false
@@ -157,7 +197,7 @@ func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *event
 	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
 		return ev
 	}
-	cp := oldCoupOf(t.Old, ev.GetCoupId())
+	cp := oldCoupOf(oldOf(t), ev.GetCoupId())
 	if cp == nil {
 		return ev
 	}
@@ -203,7 +243,7 @@ func oldPoints(codes []string) int {
 // view: a hand's cards are shown to its holder (calling as a player) until
 // the showdown, then to everyone; a voided coup's to auditors.
 func (oldCore) view(t *table, v viewer) *tablev1.Table {
-	o := t.Old
+	o := oldOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_OLD_BACCARAT, OldBaccaratRules: oldRulesProto(o.Rules, t.Rules.CertRealMoney),
 		State: tablev1.TableState(o.Phase), ShoeId: o.ShoeID, ShoeNumber: o.ShoeNumber, CoupsPlayed: o.CoupsPlayed,
@@ -338,7 +378,7 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	if err != nil {
 		return nil, coreError(err)
 	}
-	t.Variant, t.Old = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
+	t.Variant, t.game = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
 	oldCore{}.sync(t)
 	return t, nil
 }
@@ -383,7 +423,7 @@ func oldSees(cp *oldbaccarat.Coup, v viewer, holder string) bool {
 // hidden counts by rank the cards of coup coupID that v does not see.
 func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
 	var n [13]int
-	cp := oldCoupOf(t.Old, coupID)
+	cp := oldCoupOf(oldOf(t), coupID)
 	if cp == nil {
 		return n
 	}
@@ -400,7 +440,7 @@ func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
 }
 
 func (oldCore) restart(t *table, now time.Time) bool {
-	st, moved := oldbaccarat.Restart(*t.Old, now)
-	*t.Old = st
+	st, moved := oldbaccarat.Restart(*oldOf(t), now)
+	*oldOf(t) = st
 	return moved
 }

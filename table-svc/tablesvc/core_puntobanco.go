@@ -2,6 +2,7 @@ package tablesvc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -25,21 +26,55 @@ type pbCore struct{}
 
 func (pbCore) name() string { return "punto banco" }
 
+// pbOf is the state of t, a table of this game; nil at another game's.
+func pbOf(t *table) *puntobanco.State { st, _ := t.game.(*puntobanco.State); return st }
+
+func (pbCore) stateKey() string { return "punto_banco" }
+
+func (pbCore) rules(m rulesHolder) proto.Message { return m.GetPuntoBancoRules() }
+
+// open: punto banco's house rules.
+func (pbCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+	r, err := resolvePuntoBanco(req.GetPuntoBancoRules())
+	if err != nil {
+		return nil, err
+	}
+	sr.Decks, sr.CutCardFromEnd, sr.Burn = r.Decks, r.CutCardFromEnd, r.Burn
+	sr.CertRealMoney = req.GetPuntoBancoRules().GetCertificationRealMoney()
+	return func(t *table) error { _, err := createPuntoBanco(t, r); return err }, nil
+}
+
+func (pbCore) renewsSpentShoe() bool { return false }
+
+// decode reads the state under its key.
+func (pbCore) decode(b []byte) (any, error) {
+	var r struct {
+		State *puntobanco.State `json:"punto_banco"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	if r.State == nil {
+		return nil, fmt.Errorf("no %q in the record", "punto_banco")
+	}
+	return r.State, nil
+}
+
 func (pbCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := puntobanco.Apply(*t.PuntoBanco, in)
+	out, err := puntobanco.Apply(*pbOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
 	}
-	*t.PuntoBanco = out.State
+	*pbOf(t) = out.State
 	return out.Events, nil, nil
 }
 
-func (pbCore) pending(t *table) game.Effect { return puntobanco.Pending(*t.PuntoBanco) }
+func (pbCore) pending(t *table) game.Effect { return puntobanco.Pending(*pbOf(t)) }
 
-func (pbCore) deadline(t *table) time.Time { return puntobanco.Deadline(*t.PuntoBanco) }
+func (pbCore) deadline(t *table) time.Time { return puntobanco.Deadline(*pbOf(t)) }
 
 func (pbCore) coupID(t *table) string {
-	if cp := t.PuntoBanco.Coup; cp != nil {
+	if cp := pbOf(t).Coup; cp != nil {
 		return cp.ID
 	}
 	return ""
@@ -48,6 +83,9 @@ func (pbCore) coupID(t *table) string {
 // command turns a request into the punto banco command it asks for;
 // WRONG_VARIANT for a call of another game.
 func (pbCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+	if err := noSide(req, "punto banco"); err != nil {
+		return nil, err
+	}
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
 		return puntobanco.Join{PlayerID: r.GetPlayerId()}, nil
@@ -71,7 +109,7 @@ func (pbCore) command(_ *table, method string, req proto.Message, caller auth.Ca
 
 // interrupt voids a coup that could not go on before its result.
 func (pbCore) interrupt(t *table, reason string) game.Command {
-	pb := t.PuntoBanco
+	pb := pbOf(t)
 	if pb.Coup == nil || pb.Phase != puntobanco.PhaseDealing {
 		return nil
 	}
@@ -80,7 +118,7 @@ func (pbCore) interrupt(t *table, reason string) game.Command {
 
 // sync copies what the shared machinery reads from the core's state.
 func (pbCore) sync(t *table) {
-	syncCore(t, int8(t.PuntoBanco.Phase), t.PuntoBanco.Bookkeeping, t.PuntoBanco.CoupsPlayed, t.PuntoBanco.CoupSeq)
+	syncCore(t, int8(pbOf(t).Phase), pbOf(t).Bookkeeping, pbOf(t).CoupsPlayed, pbOf(t).CoupSeq)
 }
 
 func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
@@ -105,7 +143,7 @@ func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *events
 // view is a punto banco table's view: every card is dealt face up, so
 // every viewer sees the same table.
 func (pbCore) view(t *table, _ viewer) *tablev1.Table {
-	pb := t.PuntoBanco
+	pb := pbOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: pbRulesProto(pb.Rules, t.Rules.CertRealMoney),
 		State: tablev1.TableState(pb.Phase), ShoeId: pb.ShoeID, ShoeNumber: pb.ShoeNumber, CoupsPlayed: pb.CoupsPlayed,
@@ -316,10 +354,10 @@ func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*ta
 	if err != nil {
 		return nil, err
 	}
-	if t.PuntoBanco == nil {
+	if pbOf(t) == nil {
 		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays %s: roads are drawn at punto banco tables", t.ID, t.core().name())
 	}
-	return &tablev1.GetRoadsResponse{Roads: roadsProto(t.PuntoBanco)}, nil
+	return &tablev1.GetRoadsResponse{Roads: roadsProto(pbOf(t))}, nil
 }
 
 // createPuntoBanco makes t, a new table's record, a punto banco table.
@@ -328,7 +366,7 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 	if err != nil {
 		return nil, coreError(err)
 	}
-	t.Variant, t.PuntoBanco = int32(tablev1.Variant_VARIANT_PUNTO_BANCO), &st
+	t.Variant, t.game = int32(tablev1.Variant_VARIANT_PUNTO_BANCO), &st
 	pbCore{}.sync(t)
 	return t, nil
 }
@@ -337,7 +375,7 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 func (pbCore) hidden(*table, string, viewer) [13]int { return [13]int{} }
 
 func (pbCore) restart(t *table, now time.Time) bool {
-	st, moved := puntobanco.Restart(*t.PuntoBanco, now)
-	*t.PuntoBanco = st
+	st, moved := puntobanco.Restart(*pbOf(t), now)
+	*pbOf(t) = st
 	return moved
 }

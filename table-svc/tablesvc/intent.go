@@ -230,8 +230,8 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		if err != nil {
 			return err
 		}
-		if t.CF != nil && t.CF.BankHoldID == in.HoldID {
-			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: t.CF.Bank}); err != nil &&
+		if cfOf(t) != nil && cfOf(t).BankHoldID == in.HoldID {
+			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: cfOf(t).Bank}); err != nil &&
 				errs.Reason(err) != "HOLD_NOT_OPEN" {
 				return err
 			}

@@ -66,11 +66,11 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	default:
 		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "the croupier's advice is given at chemin de fer and baccarat banque decisions only")
 	}
-	if t.CF.Phase != chemindefer.PhaseDecision {
+	if cfOf(t).Phase != chemindefer.PhaseDecision {
 		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
 			tablev1.TableState(t.Phase), tablev1.TableState_TABLE_STATE_DECISION)
 	}
-	cp := t.CF.Coup
+	cp := cfOf(t).Coup
 	// The advice tells the decider's own face-down total: it is for him
 	// alone (see "Who sees what", view.go), not for staff.
 	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || cp.DecisionBy != req.GetPlayerId() || c.Subject != cp.DecisionBy {
@@ -86,7 +86,7 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	hr := t.CF.Rules.EngineRules()
+	hr := cfOf(t).Rules.EngineRules()
 	var st odds.Strategy
 	if req.GetAssumeEquilibrium() {
 		full := shoe
@@ -121,7 +121,7 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 // The banker's EVs are in money units over the coup's stakes (right, left
 // and à cheval); a table player's are per unit of a bet on his table.
 func (s *Service) banqueAdvice(ctx context.Context, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
-	b := t.Banque
+	b := banqueOf(t)
 	if b.Phase != banque.PhaseDecision || b.Coup == nil {
 		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
 			tablev1.TableState(b.Phase), tablev1.TableState_TABLE_STATE_DECISION)
@@ -237,13 +237,13 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		}
 		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 		switch {
-		case t.CF != nil:
-			hr = t.CF.Rules.EngineRules()
-		case t.PuntoBanco != nil:
-			pr, variant = t.PuntoBanco.Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO
-		case t.Banque != nil:
+		case cfOf(t) != nil:
+			hr = cfOf(t).Rules.EngineRules()
+		case pbOf(t) != nil:
+			pr, variant = pbOf(t).Rules.EngineRules(), tablev1.Variant_VARIANT_PUNTO_BANCO
+		case banqueOf(t) != nil:
 			variant = tablev1.Variant_VARIANT_BACCARAT_BANQUE
-		case t.Old != nil:
+		case oldOf(t) != nil:
 			variant = tablev1.Variant_VARIANT_OLD_BACCARAT
 		}
 	default:

@@ -1,20 +1,13 @@
 package tablesvc
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
-
-	"github.com/chemmy/chemmy/table-svc/game/banque"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
-	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
-	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // table is a table's persisted record: the shell's fields and the
-// state of the table's game, one of CF, PuntoBanco, Old and Banque.
+// state of the table's game (game).
 //
 // The shell's fields below the ID are its own or a copy, made by the
 // game's adapter after every change (gameCore.sync), of what the shared
@@ -65,11 +58,10 @@ type table struct {
 
 	// Variant is the game (tablev1.Variant); 0 for chemin de fer.
 	Variant int32 `json:"variant,omitempty"`
-	// The state of the table's game core (one of them is set).
-	CF         *chemindefer.State `json:"chemin_de_fer,omitempty"`
-	PuntoBanco *puntobanco.State  `json:"punto_banco,omitempty"`
-	Old        *oldbaccarat.State `json:"old_baccarat,omitempty"`
-	Banque     *banque.State      `json:"banque,omitempty"`
+	// game is the state of the table's game core, a pointer to its
+	// package's State: its adapter reads and writes it, and keeps it in
+	// the JSON record under its own key (games.go).
+	game any
 
 	// Currency is the table's currency (currency.go); empty for a table
 	// stored before tables had one (the wallet's default).
@@ -101,23 +93,3 @@ type shellRules struct {
 	CertRealMoney  bool  `json:"certification_real_money,omitempty"`
 	InactivityMS   int32 `json:"inactivity_limit_ms,omitempty"`
 }
-
-// UnmarshalJSON reads a record, the shape stored before the game's state
-// left the record's top level too: a record with no game's key holds
-// chemin de fer's state at its top level.
-func (t *table) UnmarshalJSON(b []byte) error {
-	type plain table
-	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
-		return err
-	}
-	if t.CF == nil && t.PuntoBanco == nil && t.Old == nil && t.Banque == nil {
-		t.CF = new(chemindefer.State)
-		if err := json.Unmarshal(b, t.CF); err != nil {
-			return fmt.Errorf("chemin de fer state at the record's top level: %w", err)
-		}
-	}
-	return nil
-}
-
-// cf reports whether t plays chemin de fer.
-func (t *table) cf() bool { return t.CF != nil }

@@ -183,9 +183,12 @@ func TestHourlyFeeOfABankerWhoLost(t *testing.T) {
 	h.fund(1000, "alice")
 	h.fund(100000, "bob")
 	// Player natural 9 against the banker's 5: the bank loses 1000.
-	id := h.tableWith(&tablev1.HouseRules{HourlyFee: 3600}, 0, []string{"4C", "2H", "5D", "3C"}, "alice", "bob")
-	h.clock.Advance(10 * time.Minute)
+	// The bank's offer waits 10 minutes, and is taken within them: the
+	// service's own retry loop must not time it out in between.
+	id := h.tableWith(&tablev1.HouseRules{HourlyFee: 3600, BankOfferTimeLimitMs: 600000}, 0, []string{"4C", "2H", "5D", "3C"}, "alice", "bob")
+	h.clock.Advance(10*time.Minute - time.Second)
 	h.acceptBank(id, "alice", 1000)
+	h.clock.Advance(time.Second)
 	h.mustBet(id, "bob", 1000)
 	// alice had 1000, all of it in the bank, and lost it: her 600 fee is
 	// owed; bob paid his.

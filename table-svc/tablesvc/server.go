@@ -24,10 +24,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
-	"github.com/chemmy/chemmy/table-svc/game/banque"
-	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
-	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
-	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
 )
 
 // idPattern is what request, table and player ids may look like.
@@ -60,51 +56,24 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
 		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
-	for v, given := range map[tablev1.Variant]bool{
-		tablev1.Variant_VARIANT_CHEMIN_DE_FER:   req.GetHouseRules() != nil,
-		tablev1.Variant_VARIANT_PUNTO_BANCO:     req.GetPuntoBancoRules() != nil,
-		tablev1.Variant_VARIANT_OLD_BACCARAT:    req.GetOldBaccaratRules() != nil,
-		tablev1.Variant_VARIANT_BACCARAT_BANQUE: req.GetBanqueRules() != nil,
-	} {
-		if given && v != variant {
+	g := gameOf(variant)
+	if g == nil {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
+	}
+	for v, other := range games {
+		if v != variant && given(other.rules(req)) {
 			return nil, fail(codes.InvalidArgument, reasonWrongVariant, "the house rules given are for %s, the table is %s", v, variant)
 		}
 	}
 	var (
-		pbRules     puntobanco.Rules
-		oldRules    oldbaccarat.Rules
-		banqueRules banque.Rules
+		hr  shellRules
+		err error
 	)
-	hr, err := resolveRules(req.GetHouseRules())
-	if err != nil {
+	if hr.InactivityMS, err = inactivityLimit(req); err != nil { // every game's (sessions.go)
 		return nil, err
 	}
-	switch variant {
-	case tablev1.Variant_VARIANT_CHEMIN_DE_FER:
-	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		if pbRules, err = resolvePuntoBanco(req.GetPuntoBancoRules()); err != nil {
-			return nil, err
-		}
-		hr.Decks, hr.CutCardFromEnd, hr.Burn = pbRules.Decks, pbRules.CutCardFromEnd, pbRules.Burn
-		hr.CertRealMoney = req.GetPuntoBancoRules().GetCertificationRealMoney()
-	case tablev1.Variant_VARIANT_OLD_BACCARAT:
-		if oldRules, err = resolveOld(req.GetOldBaccaratRules()); err != nil {
-			return nil, err
-		}
-		// Source: RULES.md OLD-DECKS (two full decks)
-		hr.Decks, hr.CutCardFromEnd, hr.Burn = 2, oldCutCard(oldRules.MaxSeats), 3
-		hr.CertRealMoney = req.GetOldBaccaratRules().GetCertificationRealMoney()
-	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
-		if banqueRules, err = resolveBanque(req.GetBanqueRules()); err != nil {
-			return nil, err
-		}
-		// Source: RULES.md BQ-DECKS (three decks)
-		hr.Decks, hr.CutCardFromEnd, hr.Burn = banqueRules.Decks, banqueRules.CutCardFromEnd, banqueRules.Burn
-		hr.CertRealMoney = req.GetBanqueRules().GetCertificationRealMoney()
-	default:
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
-	}
-	if hr.InactivityMS, err = inactivityLimit(req); err != nil { // every game's (sessions.go)
+	create, err := g.open(req, &hr)
+	if err != nil {
 		return nil, err
 	}
 	caller, _ := auth.FromContext(ctx)
@@ -194,24 +163,9 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		shoeID, decks, first = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks(), resp.GetShoe()
 	}
 	t := &table{ID: id, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(), Certification: certification,
-		Rules: shellRules{Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, CertRealMoney: hr.CertRealMoney, InactivityMS: hr.InactivityMS}}
-	switch variant {
-	case tablev1.Variant_VARIANT_CHEMIN_DE_FER:
-		st := chemindefer.New(hr)
-		t.CF = &st
-		cfCore{}.sync(t)
-	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		if t, err = createPuntoBanco(t, pbRules); err != nil {
-			return nil, err
-		}
-	case tablev1.Variant_VARIANT_OLD_BACCARAT:
-		if t, err = createOld(t, oldRules); err != nil {
-			return nil, err
-		}
-	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
-		if t, err = createBanque(t, banqueRules); err != nil {
-			return nil, err
-		}
+		Rules: hr, Variant: int32(variant)}
+	if err := create(t); err != nil {
+		return nil, err
 	}
 	t.Entropy = openedEntropy(first)
 	t.Currency, t.AccountSuffix = currency, suffix

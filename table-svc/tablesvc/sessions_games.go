@@ -65,23 +65,23 @@ func pbSeat(st puntobanco.Seat) string      { return st.PlayerID }
 func banqueSeat(st banque.Seat) string      { return st.PlayerID }
 func oldSeat(st oldbaccarat.Seat) string    { return st.PlayerID }
 func never(string) bool                     { return false }
-func (cfCore) seated(t *table) []string     { return keep(t.CF.Seats, cfSeat, never) }
-func (pbCore) seated(t *table) []string     { return keep(t.PuntoBanco.Seats, pbSeat, never) }
-func (banqueCore) seated(t *table) []string { return keep(t.Banque.Seats, banqueSeat, never) }
-func (oldCore) seated(t *table) []string    { return keep(t.Old.Seats, oldSeat, never) }
+func (cfCore) seated(t *table) []string     { return keep(cfOf(t).Seats, cfSeat, never) }
+func (pbCore) seated(t *table) []string     { return keep(pbOf(t).Seats, pbSeat, never) }
+func (banqueCore) seated(t *table) []string { return keep(banqueOf(t).Seats, banqueSeat, never) }
+func (oldCore) seated(t *table) []string    { return keep(oldOf(t).Seats, oldSeat, never) }
 
 // standable, chemin de fer: between coups and in the betting; the banker
 // once no bet (nor banco) is against his bank; not the highest bidder of
 // an auction. Leave passes the bank (CF-PASS).
 func (cfCore) standable(t *table) []string {
-	switch t.CF.Phase {
+	switch cfOf(t).Phase {
 	case chemindefer.PhaseDealing, chemindefer.PhaseDecision, chemindefer.PhaseSettling, chemindefer.PhaseRaise, chemindefer.PhaseClosed:
 		return nil
 	}
-	bets := t.CF.Coup != nil && (len(t.CF.Coup.Bets) > 0 || t.CF.Coup.Banco)
-	return keep(t.CF.Seats, cfSeat, func(p string) bool {
-		n := len(t.CF.Bids)
-		return t.CF.HasBet(p) || p == t.CF.BankerID && bets || t.CF.Phase == chemindefer.PhaseAuction && n > 0 && t.CF.Bids[n-1].PlayerID == p
+	bets := cfOf(t).Coup != nil && (len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Coup.Banco)
+	return keep(cfOf(t).Seats, cfSeat, func(p string) bool {
+		n := len(cfOf(t).Bids)
+		return cfOf(t).HasBet(p) || p == cfOf(t).BankerID && bets || cfOf(t).Phase == chemindefer.PhaseAuction && n > 0 && cfOf(t).Bids[n-1].PlayerID == p
 	})
 }
 
@@ -90,7 +90,7 @@ func (cfCore) giveUpBank(*table, string) game.Command { return nil }
 // standable, punto banco: in the betting, those without a bet in the
 // coup, and during the result's pause. The house banks (PB-BANK).
 func (pbCore) standable(t *table) []string {
-	pb := t.PuntoBanco
+	pb := pbOf(t)
 	if pb.Phase != puntobanco.PhaseBetting && pb.Phase != puntobanco.PhaseResult {
 		return nil
 	}
@@ -106,7 +106,7 @@ func (pbCore) giveUpBank(*table, string) game.Command { return nil }
 // in an auction, all but the highest bidder and the winner whose fee is
 // due.
 func (banqueCore) standable(t *table) []string {
-	b := t.Banque
+	b := banqueOf(t)
 	if b.Phase != banque.PhaseBetting && b.Phase != banque.PhaseAuction {
 		return nil
 	}
@@ -127,7 +127,7 @@ func (banqueCore) standable(t *table) []string {
 // giveUpBank, baccarat banque: the banker passes the bank, which returns
 // to him and is auctioned again (BQ-BANK); then he may leave.
 func (banqueCore) giveUpBank(t *table, p string) game.Command {
-	if b := t.Banque; b.Banker != "" && b.Banker == p {
+	if b := banqueOf(t); b.Banker != "" && b.Banker == p {
 		return banque.PassBank{PlayerID: p}
 	}
 	return nil
@@ -139,7 +139,7 @@ func (banqueCore) giveUpBank(t *table, p string) game.Command {
 // before the first stake of a coup (Leave then ends his bank,
 // OLD-BACCARAT).
 func (oldCore) standable(t *table) []string {
-	o := t.Old
+	o := oldOf(t)
 	switch o.Phase {
 	case oldbaccarat.PhaseWaiting, oldbaccarat.PhaseOffering, oldbaccarat.PhaseStaking, oldbaccarat.PhaseAuction:
 	default:

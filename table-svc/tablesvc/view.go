@@ -169,10 +169,10 @@ func (v viewer) cfPersonalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.Tab
 	}
 	var cp *chemindefer.Coup
 	switch {
-	case t.CF.Coup != nil && t.CF.Coup.ID == ev.GetCoupId():
-		cp = t.CF.Coup
-	case t.CF.LastCoup != nil && t.CF.LastCoup.ID == ev.GetCoupId():
-		cp = t.CF.LastCoup
+	case cfOf(t).Coup != nil && cfOf(t).Coup.ID == ev.GetCoupId():
+		cp = cfOf(t).Coup
+	case cfOf(t).LastCoup != nil && cfOf(t).LastCoup.ID == ev.GetCoupId():
+		cp = cfOf(t).LastCoup
 	default:
 		return ev
 	}
