@@ -23,8 +23,8 @@
 //	               debit before a stake, credit after; walletsvc doc.go). The
 //	               ledger file keeps the mode of its first start; a start in the
 //	               other is refused (exit 1), naming both: `chemmy wallet migrate
-//	               -data-dir DIR -to MODE` changes it offline (README "Changing
-//	               the wallet mode")
+//	               -data-dir DIR -to MODE` changes it offline (docs/guide-integration.md,
+//	               "Changing the wallet mode")
 //	-operator-url  seamless: the operator wallet's base URL (POST <url>/debit, ...;
 //	               https unless loopback; docs/operator-wallet.md)
 //	-operator-secret-file  seamless: file holding the HMAC secret shared with the

@@ -47,7 +47,7 @@ migrate   changes the recorded mode, logs who (-by) and when, and moves no
 
           It is reversible: migrate back under the same conditions. A file
           already in that mode is left as it is (exit 0). Exit 1 when
-          refused, 2 on bad flags. README "Changing the wallet mode".
+          refused, 2 on bad flags. docs/guide-integration.md, "Changing the wallet mode".
 `
 
 // runWallet is `chemmy wallet`.

@@ -145,7 +145,7 @@ func (r *modeRig) account(id string) *walletv1.Account {
 }
 
 // certShoe deals the player 2C 3D (5) and the bank 9H TC (9): the bank's
-// natural wins the first coup (the README's walk-through's shoe).
+// natural wins the first coup (the chemin de fer walk-through's shoe).
 var certShoe = []string{"2C", "9H", "3D", "TC", "2S", "9D", "3H", "TS", "4C", "3S", "5D", "5H", "KD", "KD", "KD", "KD", "KD", "KD"}
 
 // playCoup plays examples/coup.sh's coup on a table of its own, on a
@@ -247,8 +247,8 @@ func wantAll(t *testing.T, what, got string, want ...string) {
 	}
 }
 
-// TestWalletModeSwitch is issue 23 as a new user met it, in the README's
-// order: chemmy in transfer mode, the players funded and a coup played
+// TestWalletModeSwitch is issue 23 as a new user met it, in the order of
+// the README and the integration guide: chemmy in transfer mode, the players funded and a coup played
 // (examples/coup.sh's), then chemmy in seamless mode on the same data
 // dir. That start is refused (stack.Start, and chemmy run, which starts
 // nothing: no reference operator wallet, no stack), naming both modes and

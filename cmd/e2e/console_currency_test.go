@@ -14,7 +14,7 @@ import (
 // TestConsoleBalanceInTableCurrency: the console shows a player the
 // balance of his account in the currency of the table he is at
 // (player:<id>@USD at a table in USD, player:<id> at one in the wallet's
-// default currency; README "Currency"), with the currency, and what is
+// default currency; docs/walkthroughs/chemin-de-fer.md, "Currency"), with the currency, and what is
 // held there; a player with no account yet sees 0 and no error. It used
 // to show the default-currency account at every table.
 func TestConsoleBalanceInTableCurrency(t *testing.T) {

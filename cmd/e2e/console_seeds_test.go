@@ -107,7 +107,7 @@ func commitmentOf(e *tablev1.ShoeEntropy, who string) []byte {
 }
 
 // TestConsoleSeedsTheShoe: the table console takes a player's part in
-// the seeds of a table's shoe (README "Provably fair shoes"). bob opens
+// the seeds of a table's shoe (docs/guide-fairness.md, "Provably fair shoes"). bob opens
 // the console at a fresh punto banco table whose shoe collects seeds: it
 // shows the shoe's server commitment, and commits nothing while he only
 // looks. He sits down: the console commits SHA-256 of a fresh 32-byte

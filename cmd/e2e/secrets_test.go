@@ -761,7 +761,7 @@ func (r *secretRig) view(who, id string) *tablev1.Table {
 // The secrets are a list, each with the callers who may see it (r.hidden:
 // hideCard, hideText, show, reveal), checked in every answer to everybody
 // else at every step. The players' seeds of a provably fair shoe are
-// secrets too (README, "Provably fair shoes"): bob's and carol's at a
+// secrets too (docs/guide-fairness.md, "Provably fair shoes"): bob's and carol's at a
 // punto banco table, committed at the betting, bob's revealed before the
 // decision, carol's never (the shoe waits for it to the end: it would
 // deal shuffled cards whose codes the test's shoes use); nobody, bob

@@ -11,8 +11,8 @@ import (
 	"github.com/chemmy/chemmy/cmd/stack"
 )
 
-// TestTableWalkthroughScript runs examples/table.sh (the README's
-// walk-through: three punters, a banco, a pass and a loss of the bank)
+// TestTableWalkthroughScript runs examples/table.sh (the chemin de fer
+// walk-through of docs/walkthroughs/chemin-de-fer.md: three punters, a banco, a pass and a loss of the bank)
 // against the real stack, with the real grpcurl and, over HTTP/JSON, with
 // the real curl (CHEMMY_TRANSPORT=http), and checks where the money went.
 func TestTableWalkthroughScript(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 )
 
 // The table's order, from its events: who may act when, by RULES.md and
-// the README's readings ("Rules and choices"), followed by a model of its
+// the readings of docs/walkthroughs/chemin-de-fer.md ("Rules and choices"), followed by a model of its
 // own, not the table's code. A chemin de fer table's events say each move
 // and who made it; the model keeps the seats (numbers in joining order),
 // the gallery, the banker and the bank, the coup's betting order and
@@ -127,7 +127,7 @@ func (m *orderModel) violate(invariant, format string, args ...any) {
 }
 
 // around is the seated players in turn after `after` (CF-BET-ORDER's
-// direction, the README's reading: right is the next higher seat number,
+// direction, the reading of "Rules and choices": right is the next higher seat number,
 // wrapping), after himself last; ok false when after is not seated.
 func (m *orderModel) around(after string) (out []string, ok bool) {
 	type seat struct {

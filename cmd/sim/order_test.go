@@ -12,8 +12,8 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
 
-// The order invariants (order.go) on planted histories: the README's
-// walk-through, clean, then with one fault planted at a time.
+// The order invariants (order.go) on planted histories: the chemin de
+// fer walk-through (docs/walkthroughs/chemin-de-fer.md), clean, then with one fault planted at a time.
 
 // step is one event of a history: its coup and payload.
 type step struct {
@@ -75,7 +75,7 @@ const (
 	bankLoss = eventsv1.Outcome_OUTCOME_BANK_LOSES
 )
 
-// walkThrough is the README's chemin de fer walk-through as its table's
+// walkThrough is the chemin de fer walk-through as its table's
 // events: alice, bob, carol and dave sit; alice banks 1000; bob, carol
 // and dave bet 300, 300 and 400 in turn and lose to the banker's 9 (the
 // bank 1950); bob calls banco and loses (3803); alice passes, bob banks
@@ -128,7 +128,7 @@ func TestOrderWalkThrough(t *testing.T) {
 	if got := invariants(s); got != "" {
 		t.Fatalf("the walk-through: %v", s.res.Violations)
 	}
-	// The money, by the oracle: the README's balances less the 10000 each.
+	// The money, by the oracle: the walk-through's balances less the 10000 each.
 	want := map[string]int64{"alice": 2803, "bob": -2750, "carol": 200, "dave": -400, "house": 147}
 	for k, v := range want {
 		if delta[k] != v {

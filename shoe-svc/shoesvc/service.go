@@ -140,7 +140,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 // from seeds (512 bytes each) instead of crypto/rand. It exists for the
 // tests that play whoever runs shoe-svc, who can know every server seed
 // anyway: the table's seed protocol trusts a server seed only to be
-// committed before any player's seed (README, "Provably fair shoes").
+// committed before any player's seed (docs/guide-fairness.md, "Provably fair shoes").
 // No chemmy binary calls it, and no Config field, flag or environment
 // variable reaches it.
 func StartWithServerSeeds(ctx context.Context, c Config, seeds func() []byte) (*Service, error) {

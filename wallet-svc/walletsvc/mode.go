@@ -114,7 +114,7 @@ func (e *ModeError) Error() string {
 	return fmt.Sprintf("wallet: %s was used in %s mode (%s); this start asks for %s mode (%s). "+
 		"Nothing was changed. Start it in %s mode (chemmy run -wallet %s; wallet-svc -wallet-mode %s), "+
 		"or, with the services stopped, move it to %s mode with `chemmy wallet migrate -data-dir %s -to %s` "+
-		"(README \"Changing the wallet mode\")",
+		"(docs/guide-integration.md, \"Changing the wallet mode\")",
 		e.Path, e.Recorded, modeText(e.Recorded), e.Wanted, modeText(e.Wanted),
 		e.Recorded, e.Recorded, e.Recorded, e.Wanted, filepath.Dir(e.Path), e.Wanted)
 }

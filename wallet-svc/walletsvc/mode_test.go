@@ -101,7 +101,7 @@ func wantModeError(t *testing.T, err error, path, recorded, wanted string) {
 	msg := err.Error()
 	for _, s := range []string{"used in " + recorded + " mode", "asks for " + wanted + " mode", "Nothing was changed",
 		"chemmy run -wallet " + recorded, "wallet-svc -wallet-mode " + recorded,
-		"chemmy wallet migrate -data-dir " + filepath.Dir(path) + " -to " + wanted, "README"} {
+		"chemmy wallet migrate -data-dir " + filepath.Dir(path) + " -to " + wanted, "docs/guide-integration.md, \"Changing the wallet mode\""} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("the refusal does not say %q: %s", s, msg)
 		}

@@ -302,7 +302,7 @@ func TestRoles(t *testing.T) {
 		_, err = e.c.ListStatement(alice, &walletv1.ListStatementRequest{AccountId: id})
 		wantErr(t, err, codes.PermissionDenied, "NOT_YOUR_ACCOUNT")
 	}
-	// His account in another currency is his too (README "Currency").
+	// His account in another currency is his too (docs/walkthroughs/chemin-de-fer.md, "Currency").
 	_, err = e.c.GetAccount(alice, &walletv1.GetAccountRequest{AccountId: "player:alice@USD"})
 	wantErr(t, err, codes.NotFound, "ACCOUNT_NOT_FOUND")
 	_, err = e.c.ListStatement(alice, &walletv1.ListStatementRequest{AccountId: "player:alice@USD"})

@@ -4,7 +4,7 @@ import "fmt"
 
 // Baccarat banque (BQ-*): the banker against two punters' tables, right
 // and left, three hands. Where RULES.md leaves a choice, the readings the
-// README states under "Baccarat banque".
+// docs/walkthroughs/banque.md states (Baccarat banque).
 
 // BanqueHand is one table's hand as played.
 type BanqueHand struct {

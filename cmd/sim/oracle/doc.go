@@ -1,6 +1,6 @@
 // Package oracle is the simulation's own reading of the game rules,
 // written again from docs/RULES.md (rule IDs cited at each branch), the
-// readings the README states where RULES.md leaves a choice, and the
+// readings the walk-throughs (docs/walkthroughs) state where RULES.md leaves a choice, and the
 // house rules' contract in proto/chemmy/table/v1/table.proto. It does not
 // import the code it judges: not services/rules, services/odds,
 // table-svc, wallet-svc or shoe-svc (TestIndependent checks it), and

@@ -3,7 +3,7 @@ package oracle
 import "fmt"
 
 // The old baccarat with aces at eleven (OLD-*), with the readings the
-// README states under "The old baccarat".
+// docs/walkthroughs/old-baccarat.md states (The old baccarat).
 
 // OldValue is a card's value in the old game (OLD-VALUES): ace 11, king,
 // queen, jack and ten 10, the others their face.

@@ -7,7 +7,7 @@ import (
 )
 
 // The oracle's own tests: worked examples of docs/RULES.md and of the
-// README's walk-throughs, written down from those texts (never from
+// walk-throughs (docs/walkthroughs), written down from those texts (never from
 // what the services answer).
 
 func TestCardValuesAndTotals(t *testing.T) {
@@ -90,8 +90,9 @@ func TestBankerTable(t *testing.T) {
 	}
 }
 
-// TestWalkThrough is the README's chemin de fer walk-through ("three
-// punters, a banco, a pass and a loss of the bank") on its shoe 2C 9H
+// TestWalkThrough is the chemin de fer walk-through ("three
+// punters, a banco, a pass and a loss of the bank",
+// docs/walkthroughs/chemin-de-fer.md) on its shoe 2C 9H
 // 3D TC | 2S 9D 3H TS | 4C 3S 5D 5H, dealt player, banker, player,
 // banker (CF-DEAL), default house rules: commission 500 bp rounded down.
 // Its balances: alice 12803, bob 7250, carol 10200, dave 9600, house 147.
@@ -306,7 +307,7 @@ func TestPuntoBanco(t *testing.T) {
 	}
 }
 
-// TestBanque is the README's banque walk-through: the right hand 2C 3D
+// TestBanque is the banque walk-through (docs/walkthroughs/banque.md): the right hand 2C 3D
 // (5), the left 7H KS (7), the bank 4C 5H (9); carol 400 à cheval, bob
 // 500 on the right; the bank's natural 9 beats both tables, both bets
 // lose and the bank of 3000 is now 3900; alice paid 75 for her bid.
@@ -348,8 +349,8 @@ func TestBanque(t *testing.T) {
 }
 
 // TestOldGame: OLD-VALUES, OLD-RANK, OLD-NATURAL, OLD-DRAW and 002's
-// worked example of the three-way split; the README's old-game
-// walk-through (bob 5, carol 17, the banker's natural 9 takes both
+// worked example of the three-way split; the old game's
+// walk-through (docs/walkthroughs/old-baccarat.md) (bob 5, carol 17, the banker's natural 9 takes both
 // stakes: the bank of 6000 is now 6800).
 func TestOldGame(t *testing.T) {
 	if n, _ := OldPoints([]string{"AS", "KD", "9C"}); n != 30 || OldRank(n) != 0 {

@@ -184,7 +184,7 @@ async function refreshBalance() {
 }
 
 // ownAccount reads the signed-in player's wallet account in currency cur
-// (README "Currency"): player:<id> in the wallet's default currency (or
+// (docs/walkthroughs/chemin-de-fer.md, "Currency"): player:<id> in the wallet's default currency (or
 // cur ""), player:<id>@<cur> in another. The default currency is learnt
 // from the player:<id> account, or from the wallet refusing the suffix of
 // its default currency (INVALID_ACCOUNT: that account has no suffix).
@@ -644,7 +644,7 @@ async function advise(t) {
   }
 }
 
-// ---- Player seeds (README "Provably fair shoes"; TableService "Player
+// ---- Player seeds (docs/guide-fairness.md; TableService "Player
 // seeds"). The console takes the player's part for him: while the
 // table's shoe collects it commits SHA-256 of a fresh secret seed
 // (CommitSeed), and once the commitments are fixed it reveals the seed

@@ -1,5 +1,5 @@
-// chemmy table console: the player's side of a provably fair shoe (README
-// "Provably fair shoes"): a fresh secret seed, its SHA-256 commitment, and
+// chemmy table console: the player's side of a provably fair shoe
+// (docs/guide-fairness.md, "Provably fair shoes"): a fresh secret seed, its SHA-256 commitment, and
 // the byte encodings the calls and views use (hex on screen and for
 // `chemmy verify`, base64 for bytes in JSON).
 //

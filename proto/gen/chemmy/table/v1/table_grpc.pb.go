@@ -120,7 +120,7 @@ const (
 // seed: note shoe_entropy.commitment, commit SHA-256(S) while
 // collecting, reveal S when asked, check you are in player_ids once
 // seeded, and once the shoe is closed run `chemmy verify -commitment C
-// -player-seed S` on its GetShoeReveal (README, "Provably fair shoes").
+// -player-seed S` on its GetShoeReveal (docs/guide-fairness.md).
 //
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
@@ -686,7 +686,7 @@ func (c *tableServiceClient) RevealSeed(ctx context.Context, in *RevealSeedReque
 // seed: note shoe_entropy.commitment, commit SHA-256(S) while
 // collecting, reveal S when asked, check you are in player_ids once
 // seeded, and once the shoe is closed run `chemmy verify -commitment C
-// -player-seed S` on its GetShoeReveal (README, "Provably fair shoes").
+// -player-seed S` on its GetShoeReveal (docs/guide-fairness.md).
 //
 // Seats are numbered from 1 in the order players join. The "banker's
 // right" (house rule betting_direction, default right) is the seat with
