@@ -2,8 +2,8 @@
 // (RULES.md CF-*), punto banco (PB-*), baccarat banque (BQ-*) and old
 // baccarat (OLD-*) tables as crash-safe state machines. Every game runs on
 // a pure game core (package game and game/chemindefer, game/puntobanco,
-// game/banque, game/oldbaccarat); core.go is the one shell that serves
-// them, core_<game>.go its adapters, engine.go the saga's loop;
+// game/banque, game/oldbaccarat); saga.go is the one shell that serves
+// them, adapter_<game>.go its adapters (games.go their registry), retry.go the saga's retry loop;
 // docs/game-core.md explains the split. It owns the game state;
 // it asks shoe-svc for cards and wallet-svc for holds and settlement, and
 // never shuffles or moves money itself.

@@ -13,7 +13,7 @@ import (
 // environment variable CHEMMY_TABLE_FAILPOINT. Only in builds with -tags
 // failpoints, for crash tests.
 //
-// Steps of a chemin de fer coup (engine.go, server.go): "bet-held"
+// Steps of a chemin de fer coup (retry.go, server.go): "bet-held"
 // (wallet-svc holds a bet the table has not stored yet); a method name
 // such as "PlaceBet" or "DecideDraw" (the action is stored, the coup not
 // yet advanced; at every table, core tables too); "card-N" (shoe-svc has
@@ -21,7 +21,7 @@ import (
 // "after-settle" (wallet-svc has settled the coup, the table has not
 // stored it).
 //
-// Steps of the tables on a game core (core.go): "core-hold" (wallet-svc
+// Steps of the tables on a game core (saga.go): "core-hold" (wallet-svc
 // holds what a request asked for, a bet or a bank, and the table has not
 // stored the request); "core-<effect>" (the effect is carried out, its
 // result not stored): "core-deal_card-N" (shoe-svc has dealt the coup's
