@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -379,3 +380,21 @@ func (pbCore) restart(t *table, now time.Time) bool {
 	*pbOf(t) = st
 	return moved
 }
+
+func pbSeat(st puntobanco.Seat) string { return st.PlayerID }
+
+func (pbCore) seated(t *table) []string { return keep(pbOf(t).Seats, pbSeat, never) }
+
+// standable, punto banco: in the betting, those without a bet in the
+// coup, and during the result's pause. The house banks (PB-BANK).
+func (pbCore) standable(t *table) []string {
+	pb := pbOf(t)
+	if pb.Phase != puntobanco.PhaseBetting && pb.Phase != puntobanco.PhaseResult {
+		return nil
+	}
+	return keep(pb.Seats, pbSeat, func(p string) bool {
+		return pb.Coup != nil && slices.ContainsFunc(pb.Coup.Bets, func(b puntobanco.Bet) bool { return b.PlayerID == p })
+	})
+}
+
+func (pbCore) giveUpBank(*table, string) game.Command { return nil }

@@ -12,8 +12,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/banque"
-	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
 // Banks carried from coup to coup. The limits are checked when money is
@@ -78,26 +76,4 @@ func (s *Service) bankerLimit(ctx context.Context, t *table, banker string, bank
 		return errs.Info(err).GetMetadata()["limit"], status.Convert(err).Message(), nil
 	}
 	return "", "", err
-}
-
-// keepBank: a banque banker keeping his bank after a settlement (a
-// player's bank, not the house's) passes it when his limits say no.
-func (banqueCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
-	b := banqueOf(c.t)
-	if _, ok := done.(banque.Settle); !ok || b.Banker == "" || b.Phase != banque.PhaseBetting ||
-		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
-		return nil
-	}
-	return s.limitKeep(ctx, c, b.Banker, b.Bank, banque.PassBank{PlayerID: b.Banker})
-}
-
-// keepBank: the old game's banker keeping his bank after a settlement
-// leaves his seat when his limits say no (OLD-BACCARAT).
-func (oldCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
-	o := oldOf(c.t)
-	if _, ok := done.(oldbaccarat.Settle); !ok || o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
-		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
-		return nil
-	}
-	return s.limitKeep(ctx, c, o.BankerID, o.Bank, oldbaccarat.Leave{PlayerID: o.BankerID})
 }

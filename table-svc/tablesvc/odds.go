@@ -13,7 +13,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
-	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
@@ -108,84 +107,6 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 		DrawEv: ratFloat(a.Draw), DrawEvExact: a.Draw.RatString(),
 		StandEv: ratFloat(a.Stand), StandEvExact: a.Stand.RatString(),
 		Best: tablev1.DrawChoice_DRAW_CHOICE_DRAW, Model: odds.AdviceModel,
-	}
-	if a.Best == rules.DecisionStand {
-		out.Best = tablev1.DrawChoice_DRAW_CHOICE_STAND
-	}
-	return out, nil
-}
-
-// banqueAdvice is GetAdvice at a baccarat banque table: the EVs of the
-// decision pending (a table's player on 5, or the banker, BQ-PLAY) under
-// odds.BanqueAdviceModel, for the player who decides, calling for himself.
-// The banker's EVs are in money units over the coup's stakes (right, left
-// and à cheval); a table player's are per unit of a bet on his table.
-func (s *Service) banqueAdvice(ctx context.Context, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
-	b := banqueOf(t)
-	if b.Phase != banque.PhaseDecision || b.Coup == nil {
-		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
-			tablev1.TableState(b.Phase), tablev1.TableState_TABLE_STATE_DECISION)
-	}
-	if req.GetAssumeEquilibrium() {
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "assume_equilibrium is for chemin de fer; baccarat banque advice has one model")
-	}
-	cp := b.Coup
-	var (
-		hand    tablev1.Hand
-		decider string
-	)
-	switch cp.Await {
-	case banque.HandRight:
-		hand, decider = tablev1.Hand_HAND_RIGHT, cp.RightHolder
-	case banque.HandLeft:
-		hand, decider = tablev1.Hand_HAND_LEFT, cp.LeftHolder
-	case banque.HandBanker:
-		hand, decider = tablev1.Hand_HAND_BANKER, b.Banker
-	}
-	// The advice tells the decider's own face-down total: for him alone.
-	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || decider == "" || decider != req.GetPlayerId() || c.Subject != decider {
-		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the advice is for the player who decides (%q), calling for himself", decider)
-	}
-	// AdviseBanque puts back the face-down cards the decider cannot see
-	// itself (its model); voided coups' face-down cards count as still in
-	// the shoe.
-	shoe, err := s.remaining(ctx, t, t.ShoeVoidHidden)
-	if err != nil {
-		return nil, err
-	}
-	rc := rules.BanqueCoup{RightStood: cp.RightStood, LeftStood: cp.LeftStood, BankerStood: cp.BankerStood}
-	for _, h := range []struct {
-		codes []string
-		to    *[]rules.Card
-	}{{cp.Right, &rc.Right}, {cp.Left, &rc.Left}, {cp.Banker, &rc.Banker}} {
-		for _, code := range h.codes {
-			c, err := rules.ParseCard(code)
-			if err != nil {
-				return nil, fail(codes.Internal, reasonOddsUnavailable, "card %q: %v", code, err)
-			}
-			*h.to = append(*h.to, c)
-		}
-	}
-	var stakes odds.BanqueStakes
-	for _, bt := range cp.Bets {
-		switch bt.Side {
-		case banque.SideRight:
-			stakes.Right += bt.Amount
-		case banque.SideLeft:
-			stakes.Left += bt.Amount
-		case banque.SideCheval:
-			stakes.Cheval += bt.Amount
-		}
-	}
-	a, err := odds.AdviseBanque(shoe, rc, stakes)
-	if err != nil {
-		return nil, oddsError(err)
-	}
-	out := &tablev1.GetAdviceResponse{
-		Hand: hand, DecisionPlayerId: decider, Rule: a.Rule,
-		DrawEv: ratFloat(a.Draw), DrawEvExact: a.Draw.RatString(),
-		StandEv: ratFloat(a.Stand), StandEvExact: a.Stand.RatString(),
-		Best: tablev1.DrawChoice_DRAW_CHOICE_DRAW, Model: odds.BanqueAdviceModel,
 	}
 	if a.Best == rules.DecisionStand {
 		out.Best = tablev1.DrawChoice_DRAW_CHOICE_STAND
