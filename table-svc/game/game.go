@@ -73,6 +73,33 @@ func (c *Changes) Emit(coupID string, payload proto.Message) {
 	c.Events = append(c.Events, Event{CoupID: coupID, Payload: payload})
 }
 
+// Outcome is what a core's Apply made of a command, S being the core's
+// state: State, the new state, and Events, what happened, in order; or,
+// when Hold is set, the hold the command waits for (the shell places it
+// and applies the command again with its id, HoldCommand): State is then
+// the state the command was applied to, unchanged, and Events empty. A
+// refused command has no Outcome: Apply returns an *Error.
+type Outcome[S any] struct {
+	State  S
+	Events []Event
+	Hold   *Hold
+}
+
+// Result is the Outcome of a command a core applied to after, its own
+// deep copy of before, with the changes c; err is the command's refusal.
+// Refused (err != nil): the zero Outcome and err, nothing happened.
+// Waiting for c.Hold: before, unchanged, with the hold and no events.
+// Otherwise: after and c.Events.
+func Result[S any](before, after S, c Changes, err error) (Outcome[S], error) {
+	switch {
+	case err != nil:
+		return Outcome[S]{}, err
+	case c.Hold != nil:
+		return Outcome[S]{State: before, Hold: c.Hold}, nil
+	}
+	return Outcome[S]{State: after, Events: c.Events}, nil
+}
+
 // Command is an input of a core: a player's or the staff's action, a tick
 // of the clock, or the result of an effect. Name is its name in logs.
 type Command interface{ CommandName() string }

@@ -165,11 +165,6 @@ type Settle struct {
 func (ChargeFee) EffectName() string { return "charge_fee" }
 func (Settle) EffectName() string    { return "settle" }
 
-// Outcome of Apply.
-type Outcome struct {
-	State  State
-	Events []game.Event
-	// Hold, when set, is the hold the command waits for; State is then
-	// the unchanged input and Events empty.
-	Hold *game.Hold
-}
+// Outcome of Apply: the new State and its Events, or the game.Hold the
+// command waits for (game.Outcome).
+type Outcome = game.Outcome[State]

@@ -22,14 +22,17 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err := a.apply(in.Cmd); err != nil {
 		return Outcome{}, err
 	}
-	if a.Hold != nil || a.raise != nil {
-		return Outcome{State: s, Hold: a.Hold, Raise: a.raise}, nil
+	if a.raise != nil {
+		return Outcome{Outcome: game.Outcome[State]{State: s, Hold: a.Hold}, Raise: a.raise}, nil
 	}
-	if st.Phase == PhaseDealing {
-		a.progress()
+	if a.Hold == nil {
+		if st.Phase == PhaseDealing {
+			a.progress()
+		}
+		a.stamp()
 	}
-	a.stamp()
-	return Outcome{State: st, Events: a.Events}, nil
+	out, err := game.Result(s, st, a.Changes, nil)
+	return Outcome{Outcome: out}, err
 }
 
 func (a *applier) apply(cmd game.Command) error {

@@ -162,11 +162,6 @@ type Settle struct {
 func (MoveToBottom) EffectName() string { return "move_to_bottom" }
 func (Settle) EffectName() string       { return "settle" }
 
-// Outcome of Apply.
-type Outcome struct {
-	State  State
-	Events []game.Event
-	// Hold, when set, is the hold the command waits for; State is then the
-	// input state and Events empty.
-	Hold *game.Hold
-}
+// Outcome of Apply: the new State and its Events, or the game.Hold the
+// command waits for (game.Outcome).
+type Outcome = game.Outcome[State]

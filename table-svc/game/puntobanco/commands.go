@@ -75,11 +75,6 @@ type Settle struct {
 // EffectName implements game.Effect.
 func (Settle) EffectName() string { return "settle" }
 
-// Outcome of Apply.
-type Outcome struct {
-	State  State
-	Events []game.Event
-	// Hold, when set, is the hold the command waits for; State and Events
-	// are then unchanged and empty.
-	Hold *game.Hold
-}
+// Outcome of Apply: the new State and its Events, or the game.Hold the
+// command waits for (game.Outcome).
+type Outcome = game.Outcome[State]

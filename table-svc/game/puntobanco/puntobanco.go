@@ -38,13 +38,7 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	default:
 		err = game.Refuse(game.InvalidArgument, ReasonInvalidArgument, "punto banco has no command %T", in.Cmd)
 	}
-	if err != nil {
-		return Outcome{}, err
-	}
-	if a.Hold != nil {
-		return Outcome{State: s, Hold: a.Hold}, nil
-	}
-	return Outcome{State: st, Events: a.Events}, nil
+	return game.Result(s, st, a.Changes, err)
 }
 
 // Pending is the effect the shell must carry out next, nil when none.
