@@ -22,6 +22,25 @@
 //
 // Deadlines (a betting window, a pause) are state too: the shell reads
 // the core's Deadline and applies a Tick when it has passed.
+//
+// # The contract in Go
+//
+// Each core is a package (chemindefer, puntobanco, banque, oldbaccarat)
+// with a State S and four functions, gathered as the interface Core:
+//
+//	Apply(s S, in Input) (O, error)   // O is Outcome[S] or embeds it
+//	Pending(s S) Effect               // the effect due, nil when none
+//	Deadline(s S) time.Time           // when a Tick is due, zero: never
+//	Restart(s S, now time.Time) (S, bool)
+//
+// The package exports them as free functions (what the shell calls) and
+// as one value, Game, of type Core[State, Outcome]; the assignment to
+// Game checks at compile time that the package keeps the contract. An
+// Outcome[S] is the new state and its events, or the Hold the command
+// waits for (the state then unchanged); chemin de fer's Outcome embeds it
+// and adds the bank raise a RaiseBank waits for. Result builds an Outcome
+// from a command applied to a copy of the state, the tail every core's
+// Apply shares.
 package game
 
 import (
@@ -85,6 +104,15 @@ type Outcome[S any] struct {
 	Hold   *Hold
 }
 
+// Base is o: it makes Outcome[S], and a core's outcome that embeds it,
+// an Outcomes[S].
+func (o Outcome[S]) Base() Outcome[S] { return o }
+
+// Outcomes are the outcomes a Core's Apply may return: Outcome[S], or a
+// struct that embeds it and adds what only that game's commands wait for
+// (chemin de fer's bank raise). Base is the embedded Outcome[S].
+type Outcomes[S any] interface{ Base() Outcome[S] }
+
 // Result is the Outcome of a command a core applied to after, its own
 // deep copy of before, with the changes c; err is the command's refusal.
 // Refused (err != nil): the zero Outcome and err, nothing happened.
@@ -98,6 +126,26 @@ func Result[S any](before, after S, c Changes, err error) (Outcome[S], error) {
 		return Outcome[S]{State: before, Hold: c.Hold}, nil
 	}
 	return Outcome[S]{State: after, Events: c.Events}, nil
+}
+
+// Core is the contract of a game core as one value: S is its state, O the
+// outcome of its Apply (Outcome[S], or the core's own that embeds it).
+// Each core package exports one, Game, whose methods are the package's
+// free functions of the same names.
+type Core[S any, O Outcomes[S]] interface {
+	// Apply applies in.Cmd to s; s is not changed. On error (an *Error:
+	// Code, Reason, Msg) nothing happened.
+	Apply(s S, in Input) (O, error)
+	// Pending is the effect the shell must carry out next, nil when none.
+	// Its request ids derive from s: asked again, it is the same.
+	Pending(s S) Effect
+	// Deadline is when the core wants a Tick (UTC); zero when it waits
+	// for nobody.
+	Deadline(s S) time.Time
+	// Restart gives the time limit in progress its full length again
+	// from now (a restart of the service: nobody is timed out for the
+	// time it was down); it reports whether the deadline moved.
+	Restart(s S, now time.Time) (S, bool)
 }
 
 // Command is an input of a core: a player's or the staff's action, a tick

@@ -8,6 +8,19 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game"
 )
 
+// Game is the old baccarat core as a game.Core; its methods are the
+// package's Apply, Pending, Deadline and Restart. The assignment checks at
+// compile time that the package keeps the contract.
+var Game game.Core[State, Outcome] = core{}
+
+// core implements game.Core with the package's functions.
+type core struct{}
+
+func (core) Apply(s State, in game.Input) (Outcome, error) { return Apply(s, in) }
+func (core) Pending(s State) game.Effect                   { return Pending(s) }
+func (core) Deadline(s State) time.Time                    { return Deadline(s) }
+func (core) Restart(s State, now time.Time) (State, bool)  { return Restart(s, now) }
+
 // Apply applies in.Cmd to s. s is not changed; on error nothing happened.
 func Apply(s State, in game.Input) (Outcome, error) {
 	st := s.clone()
