@@ -41,6 +41,14 @@
 // and adds the bank raise a RaiseBank waits for. Result builds an Outcome
 // from a command applied to a copy of the state, the tail every core's
 // Apply shares.
+//
+// Every refusal is an *Error, built by Refuse or as an Error literal, its
+// Reason a name of chemmy.table.v1.ErrorReason without the
+// "ERROR_REASON_" prefix, written as a string literal or a string
+// constant (a core's Reason... constants, named after their values).
+// TestCoreReasons reads the sources of this package and of every core for
+// each reason they can return and fails on one the enum does not have,
+// or on a reason it cannot read.
 package game
 
 import (
@@ -273,7 +281,8 @@ const (
 )
 
 // Error is a refused command: nothing changed. Reason is the ErrorInfo
-// reason the caller sees (chemmy.table.v1.ErrorReason without its prefix).
+// reason the caller sees (chemmy.table.v1.ErrorReason without its prefix,
+// checked by TestCoreReasons); Msg says why, for people.
 type Error struct {
 	Code   Code
 	Reason string

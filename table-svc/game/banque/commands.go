@@ -5,26 +5,27 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game"
 )
 
-// Reasons of refusals (chemmy.table.v1.ErrorReason names).
+// Reasons of refusals: chemmy.table.v1.ErrorReason names without the
+// prefix, each named after its value (package game's TestCoreReasons
+// checks both, and that a refusal names each).
 const (
-	ReasonInvalidArgument      = "INVALID_ARGUMENT"
-	ReasonInvalidHouseRule     = "INVALID_HOUSE_RULE"
-	ReasonHouseRuleUnsupported = "HOUSE_RULE_UNSUPPORTED"
-	ReasonInvalidAmount        = "INVALID_AMOUNT"
-	ReasonWrongState           = "WRONG_STATE"
-	ReasonAlreadySeated        = "ALREADY_SEATED"
-	ReasonTableFull            = "TABLE_FULL"
-	ReasonNotSeated            = "NOT_SEATED"
-	ReasonNotYourTurn          = "NOT_YOUR_TURN"
-	ReasonBetExceedsBank       = "BET_EXCEEDS_BANK"
-	ReasonBankBelowMinimum     = "BANK_BELOW_MINIMUM"
-	ReasonBankerCannotBet      = "BANKER_CANNOT_BET"
-	ReasonNotBanker            = "NOT_BANKER"
-	ReasonBidTooLow            = "BID_TOO_LOW"
-	ReasonHouseLimitReached    = "HOUSE_LIMIT_REACHED"
-	ReasonBetOutOfLimits       = "BET_OUT_OF_LIMITS"
-	ReasonCoupNotInPlay        = "COUP_NOT_IN_PLAY"
-	ReasonTableClosed          = "TABLE_CLOSED"
+	ReasonInvalidArgument   = "INVALID_ARGUMENT"
+	ReasonInvalidHouseRule  = "INVALID_HOUSE_RULE"
+	ReasonInvalidAmount     = "INVALID_AMOUNT"
+	ReasonWrongState        = "WRONG_STATE"
+	ReasonAlreadySeated     = "ALREADY_SEATED"
+	ReasonTableFull         = "TABLE_FULL"
+	ReasonNotSeated         = "NOT_SEATED"
+	ReasonNotYourTurn       = "NOT_YOUR_TURN"
+	ReasonBetExceedsBank    = "BET_EXCEEDS_BANK"
+	ReasonBankBelowMinimum  = "BANK_BELOW_MINIMUM"
+	ReasonBankerCannotBet   = "BANKER_CANNOT_BET"
+	ReasonNotBanker         = "NOT_BANKER"
+	ReasonBidTooLow         = "BID_TOO_LOW"
+	ReasonHouseLimitReached = "HOUSE_LIMIT_REACHED"
+	ReasonBetOutOfLimits    = "BET_OUT_OF_LIMITS"
+	ReasonCoupNotInPlay     = "COUP_NOT_IN_PLAY"
+	ReasonTableClosed       = "TABLE_CLOSED"
 )
 
 // Commands of baccarat banque.

@@ -4,7 +4,9 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game"
 )
 
-// Reasons of refusals (chemmy.table.v1.ErrorReason names).
+// Reasons of refusals: chemmy.table.v1.ErrorReason names without the
+// prefix, each named after its value (package game's TestCoreReasons
+// checks both, and that a refusal names each).
 const (
 	ReasonInvalidArgument  = "INVALID_ARGUMENT"
 	ReasonInvalidHouseRule = "INVALID_HOUSE_RULE"
