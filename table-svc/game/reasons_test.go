@@ -65,10 +65,10 @@ func scanReasons(dir string) (map[string]*scan, error) {
 	// Every package's string constants, to read a reason named by one.
 	consts := map[string]map[string]string{}
 	out := map[string]*scan{}
-	for pkg, fs := range files {
+	for pkg, pfiles := range files {
 		consts[pkg] = map[string]string{}
 		out[pkg] = &scan{Constants: map[string]reason{}, Used: map[string]bool{}}
-		for _, f := range fs {
+		for _, f := range pfiles {
 			for _, d := range f.Decls {
 				g, ok := d.(*ast.GenDecl)
 				if !ok || g.Tok != token.CONST {
@@ -98,7 +98,7 @@ func scanReasons(dir string) (map[string]*scan, error) {
 		}
 	}
 
-	for pkg, fs := range files {
+	for pkg, pfiles := range files {
 		sc := out[pkg]
 		// read adds the reason expression e names, or notes it unread.
 		read := func(e ast.Expr) {
@@ -124,7 +124,7 @@ func scanReasons(dir string) (map[string]*scan, error) {
 					}
 				}
 			}
-			sc.Unread = append(sc.Unread, fmt.Sprintf("%s: reason %s", where, types(e)))
+			sc.Unread = append(sc.Unread, fmt.Sprintf("%s: reason %s", where, kind(e)))
 		}
 		// is reports whether e names the package game's name (Refuse,
 		// Error) from package pkg.
@@ -138,7 +138,7 @@ func scanReasons(dir string) (map[string]*scan, error) {
 			}
 			return false
 		}
-		for _, f := range fs {
+		for _, f := range pfiles {
 			for _, d := range f.Decls {
 				if fd, ok := d.(*ast.FuncDecl); ok && pkg == "game" && fd.Recv == nil && fd.Name.Name == "Refuse" {
 					continue // the builder: its reason is its caller's
@@ -181,8 +181,8 @@ func scanReasons(dir string) (map[string]*scan, error) {
 	return out, nil
 }
 
-// types names an expression's kind for a message.
-func types(e ast.Expr) string { return strings.TrimPrefix(fmt.Sprintf("%T", e), "*ast.") }
+// kind names an expression's kind for a message.
+func kind(e ast.Expr) string { return strings.TrimPrefix(fmt.Sprintf("%T", e), "*ast.") }
 
 // inEnum reports whether r is a name of chemmy.table.v1.ErrorReason
 // without its prefix (UNSPECIFIED is none).
