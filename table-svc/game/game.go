@@ -22,6 +22,33 @@
 //
 // Deadlines (a betting window, a pause) are state too: the shell reads
 // the core's Deadline and applies a Tick when it has passed.
+//
+// # The contract in Go
+//
+// Each core is a package (chemindefer, puntobanco, banque, oldbaccarat)
+// with a State S and four functions, gathered as the interface Core:
+//
+//	Apply(s S, in Input) (O, error)   // O is Outcome[S] or embeds it
+//	Pending(s S) Effect               // the effect due, nil when none
+//	Deadline(s S) time.Time           // when a Tick is due, zero: never
+//	Restart(s S, now time.Time) (S, bool)
+//
+// The package exports them as free functions (what the shell calls) and
+// as one value, Game, of type Core[State, Outcome]; the assignment to
+// Game checks at compile time that the package keeps the contract. An
+// Outcome[S] is the new state and its events, or the Hold the command
+// waits for (the state then unchanged); chemin de fer's Outcome embeds it
+// and adds the bank raise a RaiseBank waits for. Result builds an Outcome
+// from a command applied to a copy of the state, the tail every core's
+// Apply shares.
+//
+// Every refusal is an *Error, built by Refuse or as an Error literal, its
+// Reason a name of chemmy.table.v1.ErrorReason without the
+// "ERROR_REASON_" prefix, written as a string literal or a string
+// constant (a core's Reason... constants, named after their values).
+// TestCoreReasons reads the sources of this package and of every core for
+// each reason they can return and fails on one the enum does not have,
+// or on a reason it cannot read.
 package game
 
 import (
@@ -71,6 +98,62 @@ type Changes struct {
 // Emit adds an event of the coup coupID ("" for a table's event).
 func (c *Changes) Emit(coupID string, payload proto.Message) {
 	c.Events = append(c.Events, Event{CoupID: coupID, Payload: payload})
+}
+
+// Outcome is what a core's Apply made of a command, S being the core's
+// state: State, the new state, and Events, what happened, in order; or,
+// when Hold is set, the hold the command waits for (the shell places it
+// and applies the command again with its id, HoldCommand): State is then
+// the state the command was applied to, unchanged, and Events empty. A
+// refused command has no Outcome: Apply returns an *Error.
+type Outcome[S any] struct {
+	State  S
+	Events []Event
+	Hold   *Hold
+}
+
+// Base is o: it makes Outcome[S], and a core's outcome that embeds it,
+// an Outcomes[S].
+func (o Outcome[S]) Base() Outcome[S] { return o }
+
+// Outcomes are the outcomes a Core's Apply may return: Outcome[S], or a
+// struct that embeds it and adds what only that game's commands wait for
+// (chemin de fer's bank raise). Base is the embedded Outcome[S].
+type Outcomes[S any] interface{ Base() Outcome[S] }
+
+// Result is the Outcome of a command a core applied to after, its own
+// deep copy of before, with the changes c; err is the command's refusal.
+// Refused (err != nil): the zero Outcome and err, nothing happened.
+// Waiting for c.Hold: before, unchanged, with the hold and no events.
+// Otherwise: after and c.Events.
+func Result[S any](before, after S, c Changes, err error) (Outcome[S], error) {
+	switch {
+	case err != nil:
+		return Outcome[S]{}, err
+	case c.Hold != nil:
+		return Outcome[S]{State: before, Hold: c.Hold}, nil
+	}
+	return Outcome[S]{State: after, Events: c.Events}, nil
+}
+
+// Core is the contract of a game core as one value: S is its state, O the
+// outcome of its Apply (Outcome[S], or the core's own that embeds it).
+// Each core package exports one, Game, whose methods are the package's
+// free functions of the same names.
+type Core[S any, O Outcomes[S]] interface {
+	// Apply applies in.Cmd to s; s is not changed. On error (an *Error:
+	// Code, Reason, Msg) nothing happened.
+	Apply(s S, in Input) (O, error)
+	// Pending is the effect the shell must carry out next, nil when none.
+	// Its request ids derive from s: asked again, it is the same.
+	Pending(s S) Effect
+	// Deadline is when the core wants a Tick (UTC); zero when it waits
+	// for nobody.
+	Deadline(s S) time.Time
+	// Restart gives the time limit in progress its full length again
+	// from now (a restart of the service: nobody is timed out for the
+	// time it was down); it reports whether the deadline moved.
+	Restart(s S, now time.Time) (S, bool)
 }
 
 // Command is an input of a core: a player's or the staff's action, a tick
@@ -198,7 +281,8 @@ const (
 )
 
 // Error is a refused command: nothing changed. Reason is the ErrorInfo
-// reason the caller sees (chemmy.table.v1.ErrorReason without its prefix).
+// reason the caller sees (chemmy.table.v1.ErrorReason without its prefix,
+// checked by TestCoreReasons); Msg says why, for people.
 type Error struct {
 	Code   Code
 	Reason string

@@ -14,6 +14,19 @@ import (
 // players.
 func New(r Rules) State { return State{Rules: r, Phase: PhaseWaiting} }
 
+// Game is the chemin de fer core as a game.Core; its methods are the
+// package's Apply, Pending, Deadline and Restart. The assignment checks at
+// compile time that the package keeps the contract.
+var Game game.Core[State, Outcome] = core{}
+
+// core implements game.Core with the package's functions.
+type core struct{}
+
+func (core) Apply(s State, in game.Input) (Outcome, error) { return Apply(s, in) }
+func (core) Pending(s State) game.Effect                   { return Pending(s) }
+func (core) Deadline(s State) time.Time                    { return Deadline(s) }
+func (core) Restart(s State, now time.Time) (State, bool)  { return Restart(s, now) }
+
 // Apply applies in.Cmd to s. s is not changed; on error (a *game.Error)
 // nothing happened.
 func Apply(s State, in game.Input) (Outcome, error) {
@@ -22,14 +35,17 @@ func Apply(s State, in game.Input) (Outcome, error) {
 	if err := a.apply(in.Cmd); err != nil {
 		return Outcome{}, err
 	}
-	if a.Hold != nil || a.raise != nil {
-		return Outcome{State: s, Hold: a.Hold, Raise: a.raise}, nil
+	if a.raise != nil {
+		return Outcome{Outcome: game.Outcome[State]{State: s, Hold: a.Hold}, Raise: a.raise}, nil
 	}
-	if st.Phase == PhaseDealing {
-		a.progress()
+	if a.Hold == nil {
+		if st.Phase == PhaseDealing {
+			a.progress()
+		}
+		a.stamp()
 	}
-	a.stamp()
-	return Outcome{State: st, Events: a.Events}, nil
+	out, err := game.Result(s, st, a.Changes, nil)
+	return Outcome{Outcome: out}, err
 }
 
 func (a *applier) apply(cmd game.Command) error {

@@ -7,7 +7,9 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game"
 )
 
-// Reasons of refusals (chemmy.table.v1.ErrorReason names).
+// Reasons of refusals: chemmy.table.v1.ErrorReason names without the
+// prefix, each named after its value (package game's TestCoreReasons
+// checks both, and that a refusal names each).
 const (
 	ReasonInvalidArgument   = "INVALID_ARGUMENT"
 	ReasonInvalidAmount     = "INVALID_AMOUNT"
@@ -206,13 +208,11 @@ type Raise struct {
 	Amount int64
 }
 
-// Outcome of Apply.
+// Outcome of Apply: the new State and its Events (game.Outcome), or what
+// the command waits for, State then unchanged and Events empty: Hold, the
+// hold to place, or Raise, the bank hold's resize (RaiseBank.Resized).
 type Outcome struct {
-	State  State
-	Events []game.Event
-	// Hold, when set, is the hold the command waits for; Raise, the bank
-	// hold's resize. State and Events are then unchanged and empty.
-	Hold  *game.Hold
+	game.Outcome[State]
 	Raise *Raise
 }
 
