@@ -230,6 +230,17 @@ type CloseShoe struct{}
 func (Hold) EffectName() string      { return "hold" }
 func (VoidHolds) EffectName() string { return "void_holds" }
 func (DealCard) EffectName() string  { return "deal_card" }
+
+// OrderEffect is an effect that reads the shoe's order: a deal, or a
+// game's own (the old game's move of top cards to the bottom). The shell
+// has the shoe's seeds in before the first of a shoe.
+type OrderEffect interface {
+	Effect
+	ReadsOrder()
+}
+
+// ReadsOrder implements OrderEffect.
+func (DealCard) ReadsOrder()         {}
 func (NewShoe) EffectName() string   { return "new_shoe" }
 func (CloseShoe) EffectName() string { return "close_shoe" }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"time"
 
@@ -559,4 +560,45 @@ func (s *Service) banqueAdvice(ctx context.Context, t *table, req *tablev1.GetAd
 		out.Best = tablev1.DrawChoice_DRAW_CHOICE_STAND
 	}
 	return out, nil
+}
+
+// odds puts in out the exact odds of the next coup from shoe (package
+// odds), under the house rules of t (nil: the game's defaults).
+func (banqueCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+	variant := tablev1.Variant_VARIANT_BACCARAT_BANQUE
+	// The model of odds.BanqueModel: the tables draw on 5, the banker
+	// plays the punto banco tableau against the right table.
+	o, err := odds.Banque(shoe, odds.BanqueStrategy{})
+	if err != nil {
+		return oddsError(err)
+	}
+	out.Variant, out.Deals = variant, o.Deals.String()
+	for _, side := range []struct {
+		name string
+		t    rules.Table
+	}{{"right", rules.TableRight}, {"left", rules.TableLeft}} {
+		for _, r := range []struct {
+			name string
+			o    rules.Outcome
+		}{{"bank_wins", rules.OutcomeBankWins}, {"bank_loses", rules.OutcomeBankLoses}, {"stand_off", rules.OutcomeStandOff}} {
+			n := o.Table(side.t, r.o)
+			addOutcome(out, side.name+"_"+r.name, new(big.Rat).SetInt(n), new(big.Rat).SetFrac(n, o.Deals))
+		}
+	}
+	addOutcome(out, "banker_natural", new(big.Rat).SetInt(o.BankerNaturals), new(big.Rat).SetFrac(o.BankerNaturals, o.Deals))
+	addBets(out, o.Bets)
+	return nil
+}
+
+func (banqueCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+	return s.banqueAdvice(ctx, t, req)
+}
+
+func (banqueCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_BANQUE }
+
+func (banqueCore) houseBanks() bool { return false }
+
+// lobby: the seats of both sides.
+func (banqueCore) lobby(tb *tablev1.Table) (int32, int64) {
+	return 2 * tb.GetBanqueRules().GetMaxSeatsPerSide(), tb.GetBanqueRules().GetMinBet()
 }

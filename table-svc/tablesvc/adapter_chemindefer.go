@@ -22,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
@@ -674,3 +675,103 @@ func (cfCore) standable(t *table) []string {
 }
 
 func (cfCore) giveUpBank(*table, string) game.Command { return nil }
+
+// odds puts in out the exact odds of the next coup from shoe (package
+// odds), under the house rules of t (nil: the game's defaults).
+func (cfCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+	hr := rules.DefaultHouseRules()
+	if t != nil {
+		hr = cfOf(t).Rules.EngineRules()
+	}
+	c, err := odds.Chemin(shoe, hr, odds.Strategy{}, false)
+	if err != nil {
+		return oddsError(err)
+	}
+	eq, err := odds.CheminEquilibrium(shoe, hr)
+	if err != nil {
+		return oddsError(err)
+	}
+	out.Variant, out.Deals = tablev1.Variant_VARIANT_CHEMIN_DE_FER, c.Deals.String()
+	addOutcome(out, "bank_wins", c.BankWins, c.Prob(c.BankWins))
+	addOutcome(out, "player_wins", c.PlayerWins, c.Prob(c.PlayerWins))
+	addOutcome(out, "tie", c.Ties, c.Prob(c.Ties))
+	naturals := new(big.Rat).SetInt(c.BankNaturals)
+	addOutcome(out, "bank_natural", naturals, c.Prob(naturals))
+	out.Equilibrium = &tablev1.Equilibrium{
+		PlayerDrawOn_5: ratFloat(eq.PlayerDrawOn5), PlayerDrawOn_5Exact: eq.PlayerDrawOn5.RatString(),
+		Value: ratFloat(eq.Value), ValueExact: eq.Value.RatString(), Model: odds.EquilibriumModel,
+	}
+	for _, cell := range eq.Banker {
+		third := int32(cell.Third)
+		if cell.Third == odds.ThirdCardStood {
+			third = -1
+		}
+		out.Equilibrium.BankerCells = append(out.Equilibrium.BankerCells, &tablev1.BankerCell{
+			BankerTotal: int32(cell.Total), PlayerThirdCard: third,
+			DrawProbability: ratFloat(cell.Draw), DrawProbabilityExact: cell.Draw.RatString(),
+		})
+	}
+	return nil
+}
+
+// advice is the EV of each choice at the pending decision, for the player
+// who decides (GetAdvice).
+func (cfCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+	if cfOf(t).Phase != chemindefer.PhaseDecision {
+		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
+			tablev1.TableState(t.Phase), tablev1.TableState_TABLE_STATE_DECISION)
+	}
+	cp := cfOf(t).Coup
+	// The advice tells the decider's own face-down total: it is for him
+	// alone (see "Who sees what", view.go), not for staff.
+	if c, _ := auth.FromContext(ctx); c.Role != auth.RolePlayer || cp.DecisionBy != req.GetPlayerId() || c.Subject != cp.DecisionBy {
+		return nil, fail(codes.FailedPrecondition, reasonNotYourTurn, "the advice is for the player who decides (%q), calling for himself", cp.DecisionBy)
+	}
+	// Advise puts back the opponent's face-down cards itself (its model);
+	// voided coups' face-down cards count as still in the shoe.
+	shoe, err := s.remaining(ctx, t, t.ShoeVoidHidden)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := chemindefer.EngineCoup(cp)
+	if err != nil {
+		return nil, err
+	}
+	hr := cfOf(t).Rules.EngineRules()
+	var st odds.Strategy
+	if req.GetAssumeEquilibrium() {
+		full := shoe
+		for _, c := range append(append([]rules.Card(nil), rc.Player...), rc.Banker...) {
+			full.Ranks[c.Rank-1]++ // the equilibrium of the shoe before this coup
+		}
+		eq, err := odds.CheminEquilibrium(full, hr)
+		if err != nil {
+			return nil, oddsError(err)
+		}
+		st = eq.Strategy()
+	}
+	a, err := odds.Advise(shoe, rc, hr, st)
+	if err != nil {
+		return nil, oddsError(err)
+	}
+	out := &tablev1.GetAdviceResponse{
+		Hand: tablev1.Hand(cp.DecisionHand), DecisionPlayerId: cp.DecisionBy, Rule: a.Rule,
+		DrawEv: ratFloat(a.Draw), DrawEvExact: a.Draw.RatString(),
+		StandEv: ratFloat(a.Stand), StandEvExact: a.Stand.RatString(),
+		Best: tablev1.DrawChoice_DRAW_CHOICE_DRAW, Model: odds.AdviceModel,
+	}
+	if a.Best == rules.DecisionStand {
+		out.Best = tablev1.DrawChoice_DRAW_CHOICE_STAND
+	}
+	return out, nil
+}
+
+func (cfCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_CHEMIN_DE_FER }
+
+func (cfCore) houseBanks() bool { return false }
+
+// lobby: the seats of the house rules; the smallest stake is the minimum
+// bank.
+func (cfCore) lobby(tb *tablev1.Table) (int32, int64) {
+	return tb.GetHouseRules().GetMaxSeats(), tb.GetHouseRules().GetMinimumBank()
+}

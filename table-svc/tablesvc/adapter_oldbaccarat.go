@@ -17,6 +17,7 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
@@ -384,20 +385,6 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	return t, nil
 }
 
-// shoeVariant is the shoe's variant of a table's game (it fixes the
-// shoe's decks and cut card bounds at shoe-svc).
-func shoeVariant(v int32) shoev1.Variant {
-	switch tablev1.Variant(v) {
-	case tablev1.Variant_VARIANT_PUNTO_BANCO:
-		return shoev1.Variant_VARIANT_PUNTO_BANCO
-	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
-		return shoev1.Variant_VARIANT_BANQUE
-	case tablev1.Variant_VARIANT_OLD_BACCARAT:
-		return shoev1.Variant_VARIANT_OLD
-	}
-	return shoev1.Variant_VARIANT_CHEMIN_DE_FER
-}
-
 // MoveTopCards is an old baccarat banker's announced move of top cards to
 // the bottom after the cut (OLD-CUT). See the proto.
 func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsRequest) (*tablev1.MoveTopCardsResponse, error) {
@@ -487,4 +474,32 @@ func (oldCore) keepBank(ctx context.Context, s *Service, c *change, done game.Ef
 		return nil
 	}
 	return s.limitKeep(ctx, c, o.BankerID, o.Bank, oldbaccarat.Leave{PlayerID: o.BankerID})
+}
+
+// odds puts in out the exact odds of the next coup from shoe (package
+// odds), under the house rules of t (nil: the game's defaults).
+func (oldCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+	variant := tablev1.Variant_VARIANT_OLD_BACCARAT
+	// Per punter against the banker (odds.OldModel).
+	o, err := odds.Old(shoe, odds.OldStrategy{})
+	if err != nil {
+		return oddsError(err)
+	}
+	out.Variant, out.Deals = variant, o.Deals.String()
+	addCounted(out, o.Prob, []string{"punter_wins", "banker_wins", "tie", "natural", "punter_baccarat"},
+		o.PunterWins, o.BankerWins, o.Ties, o.Naturals, o.PunterBaccarat)
+	addBets(out, o.Bets)
+	return nil
+}
+
+func (oldCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+	return nil, noAdvice()
+}
+
+func (oldCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_OLD }
+
+func (oldCore) houseBanks() bool { return false }
+
+func (oldCore) lobby(tb *tablev1.Table) (int32, int64) {
+	return tb.GetOldBaccaratRules().GetMaxSeats(), tb.GetOldBaccaratRules().GetMinStake()
 }

@@ -12,9 +12,11 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/puntobanco"
@@ -398,3 +400,39 @@ func (pbCore) standable(t *table) []string {
 }
 
 func (pbCore) giveUpBank(*table, string) game.Command { return nil }
+
+// odds puts in out the exact odds of the next coup from shoe (package
+// odds), under the house rules of t (nil: the game's defaults).
+func (pbCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+	variant := tablev1.Variant_VARIANT_PUNTO_BANCO
+	pr := rules.DefaultPuntoBancoRules()
+	if t != nil {
+		pr = pbOf(t).Rules.EngineRules()
+	}
+	o, err := odds.PuntoBanco(shoe, pr)
+	if err != nil {
+		return oddsError(err)
+	}
+	out.Variant, out.Deals = variant, o.Deals.String()
+	addCounted(out, o.Prob, []string{"bank_wins", "player_wins", "tie", "bank_natural"}, o.BankWins, o.PlayerWins, o.Ties, o.BankNaturals)
+	bets := o.Bets
+	if pr.NoCommission {
+		// The no-commission bank bet is not priced yet.
+		bets = slices.DeleteFunc(slices.Clone(bets), func(b odds.BetOdds) bool { return b.Bet == "bank" })
+	}
+	addBets(out, bets)
+	return nil
+}
+
+func (pbCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+	return nil, noAdvice()
+}
+
+func (pbCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_PUNTO_BANCO }
+
+// houseBanks: the house banks punto banco (PB-BANK).
+func (pbCore) houseBanks() bool { return true }
+
+func (pbCore) lobby(tb *tablev1.Table) (int32, int64) {
+	return tb.GetPuntoBancoRules().GetMaxSeats(), tb.GetPuntoBancoRules().GetMinBet()
+}

@@ -20,14 +20,18 @@ var games = map[tablev1.Variant]gameCore{
 	tablev1.Variant_VARIANT_OLD_BACCARAT:    oldCore{},
 }
 
-// gameOf is the adapter of variant v (unspecified: chemin de fer, the
-// first game); nil for a variant no game plays.
-func gameOf(v tablev1.Variant) gameCore {
+// canonical is the game a variant names: chemin de fer, the first game,
+// where none is named (a record or request from before the others).
+func canonical(v tablev1.Variant) tablev1.Variant {
 	if v == tablev1.Variant_VARIANT_UNSPECIFIED {
-		v = tablev1.Variant_VARIANT_CHEMIN_DE_FER
+		return tablev1.Variant_VARIANT_CHEMIN_DE_FER
 	}
-	return games[v]
+	return v
 }
+
+// gameOf is the adapter of variant v (unspecified: chemin de fer); nil
+// for a variant no game plays.
+func gameOf(v tablev1.Variant) gameCore { return games[canonical(v)] }
 
 // core is the adapter of the table's game.
 func (t *table) core() gameCore { return gameOf(tablev1.Variant(t.Variant)) }

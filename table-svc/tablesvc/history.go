@@ -175,7 +175,7 @@ func (r *roundRecord) apply(ev *eventsv1.TableEvent, fresh *[]string) {
 		s := p.CoupSettled
 		r.State, r.Outcome, r.Commission = int32(tablev1.RoundState_ROUND_STATE_SETTLED), int32(s.GetOutcome()), s.GetCommission()
 		r.BankNet = s.GetBankerNet()
-		if r.Variant == int32(tablev1.Variant_VARIANT_PUNTO_BANCO) {
+		if g := gameOf(tablev1.Variant(r.Variant)); g != nil && g.houseBanks() {
 			r.BankNet = s.GetHouseNet()
 		}
 	case *eventsv1.TableEvent_CoupVoided:
@@ -286,12 +286,9 @@ func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string
 
 // toRound is r as the API gives it.
 func (r *roundRecord) toRound() *tablev1.Round {
-	out := &tablev1.Round{CoupId: r.CoupID, TableId: r.TableID, Variant: tablev1.Variant(r.Variant), Number: r.Number,
+	out := &tablev1.Round{CoupId: r.CoupID, TableId: r.TableID, Variant: canonical(tablev1.Variant(r.Variant)), Number: r.Number,
 		StartTime: timestamppb.New(time.Unix(0, r.Start)), EndTime: timestamppb.New(time.Unix(0, r.End)),
 		State: tablev1.RoundState(r.State), Outcome: tablev1.Outcome(r.Outcome), BankNet: r.BankNet, Commission: r.Commission}
-	if out.Variant == tablev1.Variant_VARIANT_UNSPECIFIED {
-		out.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
-	}
 	for _, p := range r.Players {
 		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net})
 	}

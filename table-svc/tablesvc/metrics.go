@@ -75,10 +75,7 @@ func newTableMetrics() *tableMetrics {
 // variantLabel is the variant label of a table's game: chemin_de_fer,
 // punto_banco, baccarat_banque, old_baccarat.
 func variantLabel(v int32) string {
-	if v == 0 {
-		v = int32(tablev1.Variant_VARIANT_CHEMIN_DE_FER)
-	}
-	return strings.ToLower(strings.TrimPrefix(tablev1.Variant(v).String(), "VARIANT_"))
+	return strings.ToLower(strings.TrimPrefix(canonical(tablev1.Variant(v)).String(), "VARIANT_"))
 }
 
 // outcomeLabel is the outcome label of a result: bank_wins, bank_loses,

@@ -150,7 +150,7 @@ func (s *Service) openShoe(ctx context.Context, t *table, collect bool) error {
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
 		// The table's part of the shuffle (SHOE-SHUFFLE, commit-reveal).
 		ClientSeed: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
-		Variant:    shoeVariant(t.Variant),
+		Variant:    t.core().shoeVariant(),
 		// The players' seeds, after its commitment (seeds.go).
 		AwaitPlayerSeeds: true,
 	}

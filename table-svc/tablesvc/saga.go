@@ -19,6 +19,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
@@ -35,6 +36,7 @@ import (
 
 // gameCore is a game core bound to the table record that holds its state.
 type gameCore interface {
+	idler
 	name() string
 	// apply applies in to t's game state. On success the state in t is
 	// replaced and its events returned; when the command waits for a hold
@@ -86,6 +88,21 @@ type gameCore interface {
 	// on a fresh shoe when the shoe is spent (chemin de fer: after a
 	// voided cut-card coup).
 	renewsSpentShoe() bool
+	// odds puts in out the exact odds of the next coup from shoe under
+	// the house rules of t (nil: the game's defaults).
+	odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
+	// advice is GetAdvice at t: the EV of each choice at the pending
+	// decision; WRONG_VARIANT at a game without one (noAdvice).
+	advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error)
+	// shoeVariant is the game's variant at shoe-svc (it fixes the
+	// shoe's decks and cut card bounds there).
+	shoeVariant() shoev1.Variant
+	// houseBanks reports whether the house banks the game (punto banco):
+	// a round's bank net is then the house's.
+	houseBanks() bool
+	// lobby is what ListTables filters by, read from the table's view:
+	// its seats and its smallest stake in minor units.
+	lobby(tb *tablev1.Table) (seats int32, minimumBet int64)
 	// stateKey is the key of the game's state in the JSON record;
 	// decode reads the state (a pointer to the game's State) from a
 	// stored record.

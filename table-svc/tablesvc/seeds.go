@@ -21,7 +21,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
 	"github.com/chemmy/chemmy/table-svc/game"
-	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
 // Player seeds: the players' entropy in a table's shoe, by commit and
@@ -281,11 +280,8 @@ func checkRevealedSeed(seed string) error {
 // shoeFirst reports whether eff is the first thing that needs the shoe's
 // order: a deal, or the old game's move of top cards.
 func shoeFirst(eff game.Effect) bool {
-	switch eff.(type) {
-	case game.DealCard, oldbaccarat.MoveToBottom:
-		return true
-	}
-	return false
+	_, reads := eff.(game.OrderEffect)
+	return reads
 }
 
 // seedShoe, before the shoe's first card, moves the seed protocol on:

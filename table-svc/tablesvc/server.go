@@ -52,10 +52,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return nil, err
 	}
 	// Each game takes its own house rules, and only those.
-	variant := req.GetVariant()
-	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
-		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
-	}
+	variant := canonical(req.GetVariant())
 	g := gameOf(variant)
 	if g == nil {
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", variant)
@@ -155,7 +152,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		// It waits for the players' seeds (seeds.go).
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
-			ClientSeed: "table/" + id + "/shoe/1", Variant: shoeVariant(int32(variant)), AwaitPlayerSeeds: true,
+			ClientSeed: "table/" + id + "/shoe/1", Variant: g.shoeVariant(), AwaitPlayerSeeds: true,
 		})
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
@@ -212,27 +209,15 @@ func (s *Service) claimShoe(ctx context.Context, key, shoeID, tableID string) (*
 func tableCreated(t *table, req *tablev1.CreateTableRequest, caller auth.Caller) (*eventsv1.TableCreated, error) {
 	view := toProto(t, viewer{})
 	ev := &eventsv1.TableCreated{ShoeId: t.ShoeID, Certification: t.Certification, CreatedBy: caller.Subject,
-		CreatedByRole: string(caller.Role), Variant: view.GetVariant().String(), CertificationRealMoney: t.Rules.CertRealMoney,
+		CreatedByRole: string(caller.Role), Variant: canonical(view.GetVariant()).String(), CertificationRealMoney: t.Rules.CertRealMoney,
 		CurrencyCode: t.Currency}
-	if view.GetVariant() == tablev1.Variant_VARIANT_UNSPECIFIED {
-		ev.Variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER.String()
-	}
-	var inForce, asked proto.Message
-	switch {
-	case view.GetPuntoBancoRules() != nil:
-		inForce, asked = view.GetPuntoBancoRules(), req.GetPuntoBancoRules()
-	case view.GetBanqueRules() != nil:
-		inForce, asked = view.GetBanqueRules(), req.GetBanqueRules()
-	case view.GetOldBaccaratRules() != nil:
-		inForce, asked = view.GetOldBaccaratRules(), req.GetOldBaccaratRules()
-	default:
-		inForce, asked = view.GetHouseRules(), req.GetHouseRules()
-	}
+	g := t.core()
+	inForce, asked := g.rules(view), g.rules(req)
 	var err error
 	if ev.HouseRules, err = anypb.New(inForce); err != nil {
 		return nil, err
 	}
-	if asked != nil && asked.ProtoReflect().IsValid() {
+	if given(asked) {
 		if ev.RequestedRules, err = anypb.New(asked); err != nil {
 			return nil, err
 		}
@@ -324,28 +309,11 @@ type lobbyFilter struct {
 	defaultCurrency string
 }
 
-// minimumBet is tb's smallest stake, minor units: chemin de fer
-// minimum_bank, punto banco and baccarat banque min_bet, old baccarat
-// min_stake.
-func minimumBet(tb *tablev1.Table) int64 {
-	switch {
-	case tb.GetPuntoBancoRules() != nil:
-		return tb.GetPuntoBancoRules().GetMinBet()
-	case tb.GetBanqueRules() != nil:
-		return tb.GetBanqueRules().GetMinBet()
-	case tb.GetOldBaccaratRules() != nil:
-		return tb.GetOldBaccaratRules().GetMinStake()
-	}
-	return tb.GetHouseRules().GetMinimumBank()
-}
-
 // match reports whether tb passes the filters.
 func (f lobbyFilter) match(tb *tablev1.Table) bool {
 	req := f.req
-	variant := tb.GetVariant()
-	if variant == tablev1.Variant_VARIANT_UNSPECIFIED {
-		variant = tablev1.Variant_VARIANT_CHEMIN_DE_FER
-	}
+	variant := canonical(tb.GetVariant())
+	seats, minimumBet := gameOf(variant).lobby(tb)
 	currency := tb.GetCurrencyCode()
 	if currency == "" {
 		currency = f.defaultCurrency
@@ -356,22 +324,11 @@ func (f lobbyFilter) match(tb *tablev1.Table) bool {
 		return false
 	case req.GetCurrencyCode() != "" && req.GetCurrencyCode() != currency:
 		return false
-	case req.GetMaxMinimumBet() > 0 && minimumBet(tb) > req.GetMaxMinimumBet():
+	case req.GetMaxMinimumBet() > 0 && minimumBet > req.GetMaxMinimumBet():
 		return false
 	case closed && (req.GetExcludeClosed() || req.GetOpenSeats()):
 		return false
 	case req.GetOpenSeats():
-		var seats int32
-		switch variant {
-		case tablev1.Variant_VARIANT_PUNTO_BANCO:
-			seats = tb.GetPuntoBancoRules().GetMaxSeats()
-		case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
-			seats = 2 * tb.GetBanqueRules().GetMaxSeatsPerSide()
-		case tablev1.Variant_VARIANT_OLD_BACCARAT:
-			seats = tb.GetOldBaccaratRules().GetMaxSeats()
-		default:
-			seats = tb.GetHouseRules().GetMaxSeats()
-		}
 		return int32(len(tb.GetSeats())) < seats
 	}
 	return true

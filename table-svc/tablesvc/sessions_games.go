@@ -7,7 +7,8 @@ import (
 // The inactivity rules of each game (sessions.go): who is seated, whom
 // the game's rules allow to stand up now, and what a banker does first.
 
-// idler is a game core's part of the inactivity limit.
+// idler is a game's part of the inactivity limit (every adapter is one:
+// gameCore).
 type idler interface {
 	// seated are the table's seated players, in seat order.
 	seated(t *table) []string
@@ -20,28 +21,11 @@ type idler interface {
 	giveUpBank(t *table, p string) game.Command
 }
 
-var _ = []idler{cfCore{}, pbCore{}, banqueCore{}, oldCore{}}
+func seatedPlayers(t *table) []string { return t.core().seated(t) }
 
-func seatedPlayers(t *table) []string {
-	if g, ok := t.core().(idler); ok {
-		return g.seated(t)
-	}
-	return nil
-}
+func standable(t *table) []string { return t.core().standable(t) }
 
-func standable(t *table) []string {
-	if g, ok := t.core().(idler); ok {
-		return g.standable(t)
-	}
-	return nil
-}
-
-func giveUpBank(t *table, p string) game.Command {
-	if g, ok := t.core().(idler); ok {
-		return g.giveUpBank(t, p)
-	}
-	return nil
-}
+func giveUpBank(t *table, p string) game.Command { return t.core().giveUpBank(t, p) }
 
 // keep are the players of seats for whom skip is false.
 func keep[S any](seats []S, id func(S) string, skip func(p string) bool) []string {

@@ -162,7 +162,11 @@ type Settle struct {
 
 // EffectName implements game.Effect.
 func (MoveToBottom) EffectName() string { return "move_to_bottom" }
-func (Settle) EffectName() string       { return "settle" }
+
+// ReadsOrder implements game.OrderEffect: the move reads the shoe's order
+// (OLD-CUT).
+func (MoveToBottom) ReadsOrder()  {}
+func (Settle) EffectName() string { return "settle" }
 
 // Outcome of Apply: the new State and its Events, or the game.Hold the
 // command waits for (game.Outcome).
