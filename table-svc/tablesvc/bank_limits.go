@@ -52,14 +52,6 @@ func (s *Service) limitKeep(ctx context.Context, c *change, banker string, bank 
 	return nil
 }
 
-// stakeVerdict is the wallet's verdict on a banker's new bank of amount,
-// given with the settlement (SettleCoupResponse.banker_stake; nil check:
-// none given). It lives only in memory, from the settlement to keepBank.
-type stakeVerdict struct {
-	amount int64
-	check  *walletv1.StakeCheck
-}
-
 // bankerLimit is the limit reached (and why) that refuses banker his bank
 // at stake, "" when none: the verdict the wallet gave with the settlement
 // when it is on this bank, else the wallet's CheckStake.

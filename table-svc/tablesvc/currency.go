@@ -2,7 +2,6 @@ package tablesvc
 
 import (
 	"context"
-	"sync"
 
 	"google.golang.org/grpc/codes"
 
@@ -22,12 +21,6 @@ import (
 // wallet-svc -currency, not changed under running tables). Each table
 // stores its currency and the suffix of its accounts, so the money calls
 // of a coup need no further question to the wallet.
-
-// walletCurrency is the cached default currency of wallet-svc.
-type walletCurrency struct {
-	mu   sync.Mutex
-	code string
-}
 
 // defaultCurrency returns the wallet's default currency, asking it the
 // first time (UNAVAILABLE DEPENDENCY_UNAVAILABLE while it cannot answer).

@@ -1,6 +1,8 @@
 package tablesvc
 
 import (
+	"regexp"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -105,4 +107,24 @@ func fromDependency(what string, err error) error {
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "%s: %v", what, status.Convert(err).Message())
 	}
 	return status.Errorf(codes.Internal, "%s: %v", what, err)
+}
+
+// idPattern is what request, table and player ids may look like.
+// At most 64 characters, so that the ids derived from a request id for
+// the wallet and the shoe stay within their limits.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,64}$`)
+
+func checkID(field, v string) error {
+	if !idPattern.MatchString(v) {
+		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s must be 1-64 characters of [A-Za-z0-9_.:/-], got %q", field, clip(v))
+	}
+	return nil
+}
+
+// clip shortens what an error message echoes of a client's input.
+func clip(v string) string {
+	if len(v) > 80 {
+		return v[:80] + "..."
+	}
+	return v
 }

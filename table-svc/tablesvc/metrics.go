@@ -1,15 +1,11 @@
 package tablesvc
 
 import (
-	"fmt"
-	"math"
 	"strings"
 	"sync"
 	"time"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
-	bolt "go.etcd.io/bbolt"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
@@ -118,49 +114,4 @@ func (m *tableMetrics) committed(t *table, events []*eventsv1.TableEvent) {
 			}
 		}
 	}
-}
-
-// registerMetrics registers on reg (the service's own registry, served on
-// MetricsAddr) the client metrics cm of the calls to shoe-svc and
-// wallet-svc, the business metrics (tableMetrics),
-// chemmy_table_timers_pending (tables with a pending turn deadline),
-// chemmy_table_stuck (tables queued for retry) and
-// chemmy_table_escrow_intents (escrow intents not rolled back yet), all
-// read when scraped.
-func (s *Service) registerMetrics(reg prometheus.Registerer, cm *grpcprom.ClientMetrics) error {
-	size := func(m *map[string]time.Time) func() float64 {
-		return func() float64 {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			return float64(len(*m))
-		}
-	}
-	for _, c := range []prometheus.Collector{cm, s.metrics.coups, s.metrics.bets, s.metrics.wagered, s.metrics.settle,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_timers_pending",
-			Help: "Tables waiting for a turn with a time limit (a bet, a decision, a bank offer)."}, size(&s.deadlines)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_stuck",
-			Help: "Tables whose coup could not go on (shoe-svc or wallet-svc unreachable or refusing), queued for retry."}, size(&s.stuck)),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_table_escrow_intents",
-			Help: "Escrow intents whose action was not stored (a wallet hold cut off), waiting for recovery to cancel them (NaN: the store is closed)."}, s.intentCount),
-	} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("tablesvc: metrics: %w", err)
-		}
-	}
-	return nil
-}
-
-// intentCount is the number of escrow intents stored (intent.go): holds
-// asked of wallet-svc whose action is in progress, or was cut off and is
-// not rolled back yet; NaN when the store cannot be read (closed).
-func (s *Service) intentCount() float64 {
-	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketIntents).Stats().KeyN
-		return nil
-	})
-	if err != nil {
-		return math.NaN()
-	}
-	return float64(n)
 }

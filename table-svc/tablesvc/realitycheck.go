@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -144,53 +143,6 @@ func (s *Service) coupPlayers(c *change, coup string, nets map[string]int64) []s
 	}
 	slices.Sort(out)
 	return out
-}
-
-// realityIntervalTTL is how long table-svc keeps a player's
-// reality-check interval once read from the wallet: a coup costs no wallet
-// call per player, and a changed interval applies within this time.
-const realityIntervalTTL = time.Minute
-
-// intervalCache holds reality-check intervals by account, each with the
-// time it was read.
-type intervalCache struct {
-	mu sync.Mutex
-	m  map[string]cachedInterval
-}
-
-type cachedInterval struct {
-	d    time.Duration
-	read time.Time
-}
-
-// get returns the interval of account read at most realityIntervalTTL
-// before now.
-func (c *intervalCache) get(account string, now time.Time) (time.Duration, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v, ok := c.m[account]
-	if !ok || now.Sub(v.read) >= realityIntervalTTL || now.Before(v.read) {
-		return 0, false
-	}
-	return v.d, true
-}
-
-// put keeps account's interval as read at now, dropping the stale
-// entries once the cache has grown large.
-func (c *intervalCache) put(account string, d time.Duration, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]cachedInterval{}
-	}
-	if len(c.m) >= 10000 {
-		for k, v := range c.m {
-			if now.Sub(v.read) >= realityIntervalTTL {
-				delete(c.m, k)
-			}
-		}
-	}
-	c.m[account] = cachedInterval{d: d, read: now}
 }
 
 // realityInterval is player's reality-check interval at table t (0:

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 )
 
 // table is a table's persisted record: the shell's fields and the
@@ -92,4 +93,61 @@ type shellRules struct {
 	Burn           int32 `json:"burn"`
 	CertRealMoney  bool  `json:"certification_real_money,omitempty"`
 	InactivityMS   int32 `json:"inactivity_limit_ms,omitempty"`
+}
+
+// entropy is the record of the current shoe's player seeds.
+type entropy struct {
+	// Commitment is the shoe's commitment (SHA-256 of its server seed);
+	// empty for a certification shoe.
+	Commitment []byte `json:"commitment,omitempty"`
+	// Collecting: the shoe takes commitments (shoe-svc AWAITING_SEEDS);
+	// Commitments holds them by player id.
+	Collecting  bool              `json:"collecting,omitempty"`
+	Commitments map[string][]byte `json:"commitments,omitempty"`
+	// CommitBy: the commitment round of a shoe opened while a coup waited
+	// for its first card ends then; zero: at the first card.
+	CommitBy time.Time `json:"commit_by,omitzero"`
+	// Revealing: the commitments are fixed (seed_commitments_fixed); the
+	// table waits for the seeds until RevealBy.
+	Revealing bool      `json:"revealing,omitempty"`
+	RevealBy  time.Time `json:"reveal_by,omitzero"`
+	// Seeds are the revealed seeds by player id (each checked against
+	// his commitment). A record stored before commitments may hold seeds
+	// given in plain while collecting: they are handed over as they are.
+	Seeds map[string]string `json:"seeds,omitempty"`
+	// Seeded: the shoe's order is fixed; By are the players whose seeds
+	// are in it, sorted (shoe-svc's answer).
+	Seeded bool     `json:"seeded,omitempty"`
+	By     []string `json:"by,omitempty"`
+	// Cutter is the named cutter (shoe_cut_by_player), whose Cut gives
+	// the shoe's seed instead.
+	Cutter string `json:"cutter,omitempty"`
+}
+
+// session is a seated player's session at a table.
+type session struct {
+	ID string `json:"id"`
+	// Active is the time of his last action at the table.
+	Active time.Time `json:"active"`
+	// Seated is when the session started; Coups, Net and Checks are his
+	// coups played, their net result and the reality checks he had in it
+	// (realitycheck.go).
+	Seated time.Time `json:"seated,omitzero"`
+	Coups  int64     `json:"coups,omitempty"`
+	Net    int64     `json:"net,omitempty"`
+	Checks int64     `json:"checks,omitempty"`
+}
+
+// stakeVerdict is the wallet's verdict on a banker's new bank of amount,
+// given with the settlement (SettleCoupResponse.banker_stake; nil check:
+// none given). It lives only in memory, from the settlement to keepBank.
+type stakeVerdict struct {
+	amount int64
+	check  *walletv1.StakeCheck
+}
+
+// settlement is a settlement's transfers, for the coup coupID.
+type settlement struct {
+	coupID    string
+	transfers []*walletv1.Transfer
 }

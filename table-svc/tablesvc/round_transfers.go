@@ -17,12 +17,6 @@ import (
 // answered again from the wallet's idempotency record, so the transfers
 // are those of the one settlement that happened.
 
-// settlement is a settlement's transfers, for the coup coupID.
-type settlement struct {
-	coupID    string
-	transfers []*walletv1.Transfer
-}
-
 // noteSettlement keeps the transfers of coup coupID's settlement until
 // the change that records its coup_settled is saved.
 func (t *table) noteSettlement(coupID string, trs []*walletv1.Transfer) {

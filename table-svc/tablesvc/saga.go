@@ -464,12 +464,6 @@ func (s *Service) deal(ctx context.Context, c *change, e game.DealCard) (*shoev1
 	return resp.Cards[0], nil
 }
 
-// dealtAhead is a card dealt with its coup's opening card.
-type dealtAhead struct {
-	card game.DealCard
-	resp *shoev1.DealCardResponse
-}
-
 // cardDealt counts a dealt card for the odds and is the command that
 // reports it to the core.
 func cardDealt(t *table, e game.DealCard, resp *shoev1.DealCardResponse) game.Command {
@@ -506,4 +500,22 @@ func coreDeadline(t *table) {
 	if !d.IsZero() {
 		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.Phase, t.CoupSeq, d.UnixNano())
 	}
+}
+
+// playerRequest is what every player action has.
+type playerRequest interface {
+	proto.Message
+	GetRequestId() string
+	GetTableId() string
+	GetPlayerId() string
+}
+
+// realMoney refuses money on a certification table whose house rules do
+// not allow it: FAILED_PRECONDITION CERTIFICATION_TABLE.
+func realMoney(t *table) error {
+	if t.Certification && !t.Rules.CertRealMoney {
+		return fail(codes.FailedPrecondition, reasonCertificationTable,
+			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
+	}
+	return nil
 }

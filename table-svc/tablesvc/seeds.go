@@ -79,35 +79,6 @@ const MinRevealedSeed = 16
 // goes on when they are in, or at the deadline.
 var errAwaitingSeeds = errors.New("the shoe waits for its players' seeds")
 
-// entropy is the record of the current shoe's player seeds.
-type entropy struct {
-	// Commitment is the shoe's commitment (SHA-256 of its server seed);
-	// empty for a certification shoe.
-	Commitment []byte `json:"commitment,omitempty"`
-	// Collecting: the shoe takes commitments (shoe-svc AWAITING_SEEDS);
-	// Commitments holds them by player id.
-	Collecting  bool              `json:"collecting,omitempty"`
-	Commitments map[string][]byte `json:"commitments,omitempty"`
-	// CommitBy: the commitment round of a shoe opened while a coup waited
-	// for its first card ends then; zero: at the first card.
-	CommitBy time.Time `json:"commit_by,omitzero"`
-	// Revealing: the commitments are fixed (seed_commitments_fixed); the
-	// table waits for the seeds until RevealBy.
-	Revealing bool      `json:"revealing,omitempty"`
-	RevealBy  time.Time `json:"reveal_by,omitzero"`
-	// Seeds are the revealed seeds by player id (each checked against
-	// his commitment). A record stored before commitments may hold seeds
-	// given in plain while collecting: they are handed over as they are.
-	Seeds map[string]string `json:"seeds,omitempty"`
-	// Seeded: the shoe's order is fixed; By are the players whose seeds
-	// are in it, sorted (shoe-svc's answer).
-	Seeded bool     `json:"seeded,omitempty"`
-	By     []string `json:"by,omitempty"`
-	// Cutter is the named cutter (shoe_cut_by_player), whose Cut gives
-	// the shoe's seed instead.
-	Cutter string `json:"cutter,omitempty"`
-}
-
 // openedEntropy is the record of a shoe the table has just put in play.
 func openedEntropy(shoe *shoev1.Shoe) entropy {
 	return entropy{Commitment: shoe.GetCommitment(), Cutter: shoe.GetCutterPlayerId(),

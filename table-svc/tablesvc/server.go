@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -25,26 +24,6 @@ import (
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/shoe-svc/fair"
 )
-
-// idPattern is what request, table and player ids may look like.
-// At most 64 characters, so that the ids derived from a request id for
-// the wallet and the shoe stay within their limits.
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,64}$`)
-
-func checkID(field, v string) error {
-	if !idPattern.MatchString(v) {
-		return fail(codes.InvalidArgument, reasonInvalidArgument, "%s must be 1-64 characters of [A-Za-z0-9_.:/-], got %q", field, clip(v))
-	}
-	return nil
-}
-
-// clip shortens what an error message echoes of a client's input.
-func clip(v string) string {
-	if len(v) > 80 {
-		return v[:80] + "..."
-	}
-	return v
-}
 
 // CreateTable opens a table with its first shoe. See the proto.
 func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableRequest) (*tablev1.CreateTableResponse, error) {
@@ -334,14 +313,6 @@ func (f lobbyFilter) match(tb *tablev1.Table) bool {
 	return true
 }
 
-// playerRequest is what every player action has.
-type playerRequest interface {
-	proto.Message
-	GetRequestId() string
-	GetTableId() string
-	GetPlayerId() string
-}
-
 // act runs a player's action on a table: checks ids and identity, then
 // mutate.
 func (s *Service) act(ctx context.Context, method string, req playerRequest) (*tablev1.Table, error) {
@@ -581,16 +552,6 @@ func (s *Service) CloseTable(ctx context.Context, req *tablev1.CloseTableRequest
 		return nil, err
 	}
 	return &tablev1.CloseTableResponse{Table: t}, nil
-}
-
-// realMoney refuses money on a certification table whose house rules do
-// not allow it: FAILED_PRECONDITION CERTIFICATION_TABLE.
-func realMoney(t *table) error {
-	if t.Certification && !t.Rules.CertRealMoney {
-		return fail(codes.FailedPrecondition, reasonCertificationTable,
-			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
-	}
-	return nil
 }
 
 // requestKey is the idempotency key of a caller's request: request ids

@@ -1,9 +1,7 @@
 package tablesvc
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -22,10 +20,10 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
-	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // schemaVersion is the version of the bbolt layout described in doc.go.
@@ -185,130 +183,6 @@ var (
 	}
 )
 
-// Start opens the store, connects to shoe-svc and wallet-svc, resumes
-// tables left mid-coup and serves until ctx is done or Stop.
-func Start(ctx context.Context, c Config) (*Service, error) {
-	if c.DBPath == "" {
-		return nil, fmt.Errorf("tablesvc: DBPath is required")
-	}
-	if c.ListenAddr == "" {
-		c.ListenAddr = "127.0.0.1:7001"
-	}
-	if c.ShoeAddr == "" {
-		c.ShoeAddr = "localhost:7003"
-	}
-	if c.WalletAddr == "" {
-		c.WalletAddr = "localhost:7002"
-	}
-	if c.RetryInterval == 0 {
-		c.RetryInterval = time.Second
-	}
-	if c.Clock == nil {
-		c.Clock = time.Now
-	}
-	if c.InterruptAfter <= 0 {
-		c.InterruptAfter = DefaultInterruptAfter
-	}
-	if c.RoundRetention == 0 {
-		c.RoundRetention = DefaultRoundRetention
-	}
-	if c.SeedWindow <= 0 {
-		c.SeedWindow = DefaultSeedWindow
-	}
-	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, seedWindow: c.SeedWindow, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
-		metrics: newTableMetrics(), lobbyScan: maxLobbyScan}
-	mat, err := trust.Load(c.Trust)
-	if err != nil {
-		return nil, fmt.Errorf("tablesvc: %w", err)
-	}
-	// The calls to shoe-svc and wallet-svc, by method and code, on this
-	// service's registry (each service has its own: several in one
-	// process register nothing twice).
-	cm := grpcx.NewClientMetrics()
-	// Its calls carry the trace (OpenTelemetry, when configured: see
-	// grpcx.SetupTracing), so traces cross from table-svc to the others.
-	dial := append(append(append([]grpc.DialOption(nil), c.DialOptions...), grpcx.ClientTracing()...),
-		grpc.WithChainUnaryInterceptor(cm.UnaryClientInterceptor()), grpc.WithChainStreamInterceptor(cm.StreamClientInterceptor()))
-	for _, dep := range []struct{ addr, name string }{{c.ShoeAddr, trust.Shoe}, {c.WalletAddr, trust.Wallet}} {
-		cc, err := mat.Dial(dep.addr, dep.name, trust.Table, dial...)
-		if err != nil {
-			s.closeConns()
-			return nil, fmt.Errorf("tablesvc: dial %s: %w", dep.addr, err)
-		}
-		s.conns = append(s.conns, cc)
-	}
-	s.shoe = shoev1.NewShoeServiceClient(s.conns[0])
-	s.wallet = walletv1.NewWalletServiceClient(s.conns[1])
-
-	_, err = app.Start(ctx, app.Config{
-		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
-		Buckets: append([][]byte{bucketTables, bucketIntents}, historyBuckets...), NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
-		MetricsAddr: c.MetricsAddr, Registry: c.Registry, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream,
-	}, func(b *app.Base, g *grpc.Server) error {
-		s.base, s.db, s.log = b, b.DB, b.Log
-		s.commit = store.CommitterFor(b.DB)
-		if err := s.registerMetrics(b.Server.Registry, cm); err != nil {
-			return err
-		}
-		// Before the first call: unfinished coups queued, pending turns
-		// given their time again (scanUnfinished).
-		if err := s.scanUnfinished(); err != nil {
-			return err
-		}
-		b.Relay.WithPublishedCheck(s.publishedCheck())
-		tablev1.RegisterTableServiceServer(g, s)
-		if c.RetryInterval > 0 {
-			b.Go(s.retryLoop)
-			b.Go(func(ctx context.Context) error {
-				store.Sweep(ctx, b.DB, store.Retention{Keep: c.RequestRetention}, b.Log)
-				return nil
-			})
-			b.Go(func(ctx context.Context) error {
-				s.sweepRounds(ctx, c.RoundRetention)
-				return nil
-			})
-		}
-		return nil
-	})
-	if err != nil {
-		s.closeConns()
-		return nil, err
-	}
-	return s, nil
-}
-
-// Run starts the service and blocks until it has stopped.
-func Run(ctx context.Context, c Config) error {
-	s, err := Start(ctx, c)
-	if err != nil {
-		return err
-	}
-	return s.Wait()
-}
-
-// Addr is the gRPC listen address.
-func (s *Service) Addr() string { return s.base.Addr() }
-
-// Ready is nil while the service can do its job, else why not (its
-// /readyz: app.Base.Ready).
-func (s *Service) Ready() error { return s.base.Ready() }
-
-// Stop asks the service to stop.
-func (s *Service) Stop() { s.base.Stop() }
-
-// Wait blocks until the service has stopped.
-func (s *Service) Wait() error {
-	err := s.base.Wait()
-	s.closeConns()
-	return err
-}
-
-func (s *Service) closeConns() {
-	for _, cc := range s.conns {
-		_ = cc.Close()
-	}
-}
-
 // lock serialises all work on one table: it blocks until the caller holds
 // the table's lock and returns the function that releases it (call it
 // once). Table ids need not exist: the entry lives only while it is held
@@ -409,113 +283,61 @@ func (c *change) emit(coupID string, payload proto.Message) {
 	c.events = append(c.events, ev)
 }
 
-// save writes the table, its events and the idempotency record (when key
-// is not empty; resp is stored with it) in one transaction, then wakes the
-// relay.
-func (s *Service) save(c *change, key string, hash, resp []byte) error {
-	return s.saveAll(saving{c, key, hash, resp})
+// walletCurrency is the cached default currency of wallet-svc.
+type walletCurrency struct {
+	mu   sync.Mutex
+	code string
 }
 
-// saving is a change to save with the idempotency record of its request
-// (key, hash, resp; none when key is empty).
-type saving struct {
-	c          *change
-	key        string
-	hash, resp []byte
+type cachedInterval struct {
+	d    time.Duration
+	read time.Time
 }
 
-// saveAll saves changes of different tables in one transaction, as save
-// does one.
-func (s *Service) saveAll(cs ...saving) error {
-	vs := make([][]byte, len(cs))
-	for i, sv := range cs {
-		c := sv.c
-		s.stampDeadline(c.t)
-		v, err := json.Marshal(c.t)
-		if err != nil {
-			return err
-		}
-		vs[i] = v
+// get returns the interval of account read at most realityIntervalTTL
+// before now.
+func (c *intervalCache) get(account string, now time.Time) (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[account]
+	if !ok || now.Sub(v.read) >= realityIntervalTTL || now.Before(v.read) {
+		return 0, false
 	}
-	// Group-committed with the other tables' writes: the function only
-	// writes values computed here, so running it again after a rolled
-	// back group changes nothing.
-	err := s.commit.Update(func(tx *bolt.Tx) error {
-		for i, sv := range cs {
-			if err := writeChange(tx, sv, vs[i]); err != nil {
-				return err
+	return v.d, true
+}
+
+// put keeps account's interval as read at now, dropping the stale
+// entries once the cache has grown large.
+func (c *intervalCache) put(account string, d time.Duration, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedInterval{}
+	}
+	if len(c.m) >= 10000 {
+		for k, v := range c.m {
+			if now.Sub(v.read) >= realityIntervalTTL {
+				delete(c.m, k)
 			}
 		}
-		return nil
-	})
-	events := false
-	for _, sv := range cs {
-		c := sv.c
-		if err == nil {
-			s.track(c.t)
-			s.metrics.committed(c.t, c.events)
-			events = events || len(c.events)+len(c.private) > 0
-		}
-		c.events, c.private = nil, nil
 	}
-	if events {
-		s.base.Relay.Notify()
-	}
-	return err
+	c.m[account] = cachedInterval{d: d, read: now}
 }
 
-// writeChange writes sv in tx: its table (encoded v), the escrow intents
-// it resolved, its events in the outbox and the round history, and its
-// idempotency record when sv.key is not empty.
-func writeChange(tx *bolt.Tx, sv saving, v []byte) error {
-	c := sv.c
-	if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
-		return err
-	}
-	for _, id := range c.intents {
-		if err := tx.Bucket(bucketIntents).Delete([]byte(id)); err != nil {
-			return err
-		}
-	}
-	for _, ev := range c.events {
-		b, err := proto.Marshal(c.t.publicEvent(ev))
-		if err != nil {
-			return err
-		}
-		if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
-			return err
-		}
-	}
-	if err := putPrivate(tx, c.private); err != nil {
-		return err
-	}
-	// The round history keeps the coup's events in full (history.go).
-	if err := recordRounds(tx, c); err != nil {
-		return err
-	}
-	if sv.key != "" {
-		return store.Save(tx, sv.key, sv.hash, sv.resp)
-	}
-	return nil
+// dealtAhead is a card dealt with its coup's opening card.
+type dealtAhead struct {
+	card game.DealCard
+	resp *shoev1.DealCardResponse
 }
 
-// seen reports whether the request was already applied; an id reused for
-// another request is ALREADY_EXISTS REQUEST_ID_REUSED.
-func (s *Service) seen(key string, hash []byte) (bool, error) {
-	var (
-		found bool
-		resp  []byte
-	)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		var err error
-		resp, found, err = store.Lookup(tx, key, hash)
-		return err
-	})
-	if err == store.ErrRequestReused {
-		return true, fail(codes.AlreadyExists, reasonRequestIDReused, "request_id %q was used for another request", key)
-	}
-	if err == nil && found && string(resp) == abandoned {
-		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
-	}
-	return found, err
+// realityIntervalTTL is how long table-svc keeps a player's
+// reality-check interval once read from the wallet: a coup costs no wallet
+// call per player, and a changed interval applies within this time.
+const realityIntervalTTL = time.Minute
+
+// intervalCache holds reality-check intervals by account, each with the
+// time it was read.
+type intervalCache struct {
+	mu sync.Mutex
+	m  map[string]cachedInterval
 }

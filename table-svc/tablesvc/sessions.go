@@ -45,20 +45,6 @@ const (
 	maxInactivityMS = 86400000
 )
 
-// session is a seated player's session at a table.
-type session struct {
-	ID string `json:"id"`
-	// Active is the time of his last action at the table.
-	Active time.Time `json:"active"`
-	// Seated is when the session started; Coups, Net and Checks are his
-	// coups played, their net result and the reality checks he had in it
-	// (realitycheck.go).
-	Seated time.Time `json:"seated,omitzero"`
-	Coups  int64     `json:"coups,omitempty"`
-	Net    int64     `json:"net,omitempty"`
-	Checks int64     `json:"checks,omitempty"`
-}
-
 // followSeats opens a session when ev seats a player (and stamps its id
 // on ev) and ends it when ev frees his seat.
 func (t *table) followSeats(ev proto.Message, now time.Time) {

@@ -1,0 +1,123 @@
+package tablesvc
+
+import (
+	"encoding/json"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/services/kit/store"
+)
+
+// save writes the table, its events and the idempotency record (when key
+// is not empty; resp is stored with it) in one transaction, then wakes the
+// relay.
+func (s *Service) save(c *change, key string, hash, resp []byte) error {
+	return s.saveAll(saving{c, key, hash, resp})
+}
+
+// saving is a change to save with the idempotency record of its request
+// (key, hash, resp; none when key is empty).
+type saving struct {
+	c          *change
+	key        string
+	hash, resp []byte
+}
+
+// saveAll saves changes of different tables in one transaction, as save
+// does one.
+func (s *Service) saveAll(cs ...saving) error {
+	vs := make([][]byte, len(cs))
+	for i, sv := range cs {
+		c := sv.c
+		s.stampDeadline(c.t)
+		v, err := json.Marshal(c.t)
+		if err != nil {
+			return err
+		}
+		vs[i] = v
+	}
+	// Group-committed with the other tables' writes: the function only
+	// writes values computed here, so running it again after a rolled
+	// back group changes nothing.
+	err := s.commit.Update(func(tx *bolt.Tx) error {
+		for i, sv := range cs {
+			if err := writeChange(tx, sv, vs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	events := false
+	for _, sv := range cs {
+		c := sv.c
+		if err == nil {
+			s.track(c.t)
+			s.metrics.committed(c.t, c.events)
+			events = events || len(c.events)+len(c.private) > 0
+		}
+		c.events, c.private = nil, nil
+	}
+	if events {
+		s.base.Relay.Notify()
+	}
+	return err
+}
+
+// writeChange writes sv in tx: its table (encoded v), the escrow intents
+// it resolved, its events in the outbox and the round history, and its
+// idempotency record when sv.key is not empty.
+func writeChange(tx *bolt.Tx, sv saving, v []byte) error {
+	c := sv.c
+	if err := tx.Bucket(bucketTables).Put([]byte(c.t.ID), v); err != nil {
+		return err
+	}
+	for _, id := range c.intents {
+		if err := tx.Bucket(bucketIntents).Delete([]byte(id)); err != nil {
+			return err
+		}
+	}
+	for _, ev := range c.events {
+		b, err := proto.Marshal(c.t.publicEvent(ev))
+		if err != nil {
+			return err
+		}
+		if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
+			return err
+		}
+	}
+	if err := putPrivate(tx, c.private); err != nil {
+		return err
+	}
+	// The round history keeps the coup's events in full (history.go).
+	if err := recordRounds(tx, c); err != nil {
+		return err
+	}
+	if sv.key != "" {
+		return store.Save(tx, sv.key, sv.hash, sv.resp)
+	}
+	return nil
+}
+
+// seen reports whether the request was already applied; an id reused for
+// another request is ALREADY_EXISTS REQUEST_ID_REUSED.
+func (s *Service) seen(key string, hash []byte) (bool, error) {
+	var (
+		found bool
+		resp  []byte
+	)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		resp, found, err = store.Lookup(tx, key, hash)
+		return err
+	})
+	if err == store.ErrRequestReused {
+		return true, fail(codes.AlreadyExists, reasonRequestIDReused, "request_id %q was used for another request", key)
+	}
+	if err == nil && found && string(resp) == abandoned {
+		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
+	}
+	return found, err
+}
