@@ -102,35 +102,3 @@ func SettleChemin(bank int64, bets []int64, outcome Outcome, hr HouseRules, comm
 	s.NewBank = bank + s.BankerNet
 	return s, nil
 }
-
-// Commission is bp basis points of winnings (minor units), rounded by r
-// (CF-BANK-WINS, commission_rounding; zero r rounds down). It never
-// overflows for winnings >= 0 and bp in 0..10000; outside those ranges it
-// returns 0. An unknown r rounds down; SettleChemin rejects it first.
-func Commission(winnings, bp int64, r Rounding) int64 {
-	if winnings <= 0 || bp <= 0 || bp > MaxCommissionBP {
-		return 0
-	}
-	// Split winnings so no product exceeds winnings: w*bp/10000 =
-	// (w/10000)*bp + (w%10000)*bp/10000.
-	q, rem := winnings/MaxCommissionBP, winnings%MaxCommissionBP
-	c := q * bp
-	frac := rem * bp // < 10000*10000
-	c += frac / MaxCommissionBP
-	frac %= MaxCommissionBP
-	switch r {
-	case RoundHalfUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding half_up)
-		if 2*frac >= MaxCommissionBP {
-			c++
-		}
-	case RoundUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding up)
-		if frac > 0 {
-			c++
-		}
-	default:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding down, the default)
-	}
-	return c
-}
