@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Rounding is how a commission that is not a whole number of minor units is
@@ -33,6 +34,40 @@ func (r Rounding) String() string {
 // MaxCommissionBP is the largest commission, 100% in basis points.
 const MaxCommissionBP = 10000
 
+// mulDiv is a*b/d rounded by r to a whole minor unit, computed exactly
+// in 128 bits: RoundDown (or zero, or an unknown r) drops the fraction,
+// RoundHalfUp rounds half a unit and more up, RoundUp rounds any fraction
+// up. a, b >= 0 and d > 0; ok is false when they are not, or when the
+// result does not fit an int64. Every share of an amount this package
+// computes (commissions, fees) is one mulDiv.
+func mulDiv(a, b, d int64, r Rounding) (q int64, ok bool) {
+	if a < 0 || b < 0 || d <= 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(d) {
+		return 0, false // the quotient needs more than 64 bits
+	}
+	uq, rem := bits.Div64(hi, lo, uint64(d))
+	if uq > math.MaxInt64 {
+		return 0, false
+	}
+	switch r {
+	case RoundHalfUp:
+		if rem >= uint64(d)-rem { // rem/d >= 1/2
+			uq++
+		}
+	case RoundUp:
+		if rem > 0 {
+			uq++
+		}
+	}
+	if uq > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(uq), true
+}
+
 // Commission is bp basis points of winnings (minor units), rounded by r
 // (CF-BANK-WINS, commission_rounding; zero r rounds down). It never
 // overflows for winnings >= 0 and bp in 0..10000; outside those ranges it
@@ -41,27 +76,9 @@ func Commission(winnings, bp int64, r Rounding) int64 {
 	if winnings <= 0 || bp <= 0 || bp > MaxCommissionBP {
 		return 0
 	}
-	// Split winnings so no product exceeds winnings: w*bp/10000 =
-	// (w/10000)*bp + (w%10000)*bp/10000.
-	q, rem := winnings/MaxCommissionBP, winnings%MaxCommissionBP
-	c := q * bp
-	frac := rem * bp // < 10000*10000
-	c += frac / MaxCommissionBP
-	frac %= MaxCommissionBP
-	switch r {
-	case RoundHalfUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding half_up)
-		if 2*frac >= MaxCommissionBP {
-			c++
-		}
-	case RoundUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding up)
-		if frac > 0 {
-			c++
-		}
-	default:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding down, the default)
-	}
+	// Source: RULES.md CF-BANK-WINS (commission_rounding: down, the
+	// default; half_up; up). At most winnings: it always fits.
+	c, _ := mulDiv(winnings, bp, MaxCommissionBP, r)
 	return c
 }
 
@@ -94,29 +111,10 @@ func HourlyFeeDue(hr HouseRules, seatSeconds int64) (int64, error) {
 	if hr.HourlyFee == 0 || seatSeconds == 0 {
 		return 0, nil
 	}
-	hours, rem := seatSeconds/secondsPerHour, seatSeconds%secondsPerHour
-	if hours > 0 && hr.HourlyFee > math.MaxInt64/hours {
+	// Source: RULES.md CF-BANK-WINS (hourly_fee, pro rata, rounded as the commission)
+	fee, ok := mulDiv(hr.HourlyFee, seatSeconds, secondsPerHour, hr.CommissionRounding)
+	if !ok {
 		return 0, fmt.Errorf("%w: hourly fee %d for %d s", ErrOverflow, hr.HourlyFee, seatSeconds)
 	}
-	fee := hr.HourlyFee * hours
-	// The part hour: fee*rem/3600 without overflow, split like Commission.
-	q, r := hr.HourlyFee/secondsPerHour, hr.HourlyFee%secondsPerHour
-	part := q * rem
-	frac := r * rem // < 3600*3600
-	part += frac / secondsPerHour
-	frac %= secondsPerHour
-	switch hr.CommissionRounding {
-	case RoundHalfUp:
-		if 2*frac >= secondsPerHour {
-			part++
-		}
-	case RoundUp:
-		if frac > 0 {
-			part++
-		}
-	}
-	if fee > math.MaxInt64-part {
-		return 0, fmt.Errorf("%w: hourly fee %d for %d s", ErrOverflow, hr.HourlyFee, seatSeconds)
-	}
-	return fee + part, nil
+	return fee, nil
 }

@@ -38,8 +38,8 @@ func checkBetHolds(bank string, n int, holdID func(int) string, amount func(int)
 }
 
 func checkBP(bp int64, r walletv1.CommissionRounding) error {
-	if bp < 0 || bp > bpDenominator {
-		return failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, bpDenominator)
+	if bp < 0 || bp > rules.MaxCommissionBP {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, rules.MaxCommissionBP)
 	}
 	if _, ok := walletv1.CommissionRounding_name[int32(r)]; !ok {
 		return failf(codes.InvalidArgument, reasonInvalidArgument, "unknown commission rounding %d", r)
@@ -310,11 +310,8 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 				}
 			}
 			if out.BankerWinnings > 0 && req.GetCommissionBp() > 0 {
-				c, err := mulDiv(out.BankerWinnings, req.GetCommissionBp(), bpDenominator, req.GetCommissionRounding())
-				if err != nil {
-					return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "commission: %v", err)
-				}
-				if c > 0 {
+				// Source: RULES.md BQ-BANK (a house commission_bp on the banker's net winnings, rounded by commission_rounding)
+				if c := rules.Commission(out.BankerWinnings, req.GetCommissionBp(), roundings[req.GetCommissionRounding()]); c > 0 {
 					house, err := t.system(AccountCommission, bank.currency)
 					if err != nil {
 						return nil, err
@@ -369,13 +366,14 @@ func (s *Service) ChargeFee(ctx context.Context, req *walletv1.ChargeFeeRequest)
 		if err := checkAmount("bid", req.GetBid()); err != nil {
 			return nil, err
 		}
-		fee, err = bankAuctionFee(req.GetBid(), req.GetRounding())
+		fee = rules.BanqueAuctionFee(req.GetBid(), roundings[req.GetRounding()])
 		why = reasonBankAuctionFee
 	case walletv1.FeeType_FEE_TYPE_HOURLY: // Source: RULES.md CF-BANK-WINS (hourly_fee)
 		if err := firstErr(checkAmount("hourly_fee", req.GetHourlyFee()), checkAmount("seat_seconds", req.GetSeatSeconds())); err != nil {
 			return nil, err
 		}
-		fee, err = hourlyFee(req.GetHourlyFee(), req.GetSeatSeconds(), req.GetRounding())
+		fee, err = rules.HourlyFeeDue(rules.HouseRules{HourlyFee: req.GetHourlyFee(), CommissionRounding: roundings[req.GetRounding()]},
+			req.GetSeatSeconds())
 		why = reasonHourlyFee
 	default:
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "fee_type is required")
