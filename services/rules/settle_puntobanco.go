@@ -28,6 +28,33 @@ type StakeResult struct {
 // Net is the bettor's gain: Won - Commission - Lost.
 func (r StakeResult) Net() int64 { return r.Won - r.Commission - r.Lost }
 
+// HouseTotals are what the house took from settled stakes against its
+// bank, in minor units.
+type HouseTotals struct {
+	// Commission is the sum of the stakes' commissions (PB-BETS), the
+	// house's commission account's.
+	Commission int64
+	// HouseNet is the stakes lost minus the winnings paid, commission
+	// excluded: what the house's bank gained (negative: paid out).
+	HouseNet int64
+}
+
+// TotalHouse sums settled stakes into the house's totals (PB-BANK: the
+// house banks). Errors: a total beyond int64 (ErrOverflow).
+func TotalHouse(results []StakeResult) (HouseTotals, error) {
+	var t HouseTotals
+	for i, r := range results {
+		net := r.Lost - r.Won // both >= 0: never overflows
+		if (r.Commission > 0 && t.Commission > math.MaxInt64-r.Commission) ||
+			(net > 0 && t.HouseNet > math.MaxInt64-net) || (net < 0 && t.HouseNet < math.MinInt64-net) {
+			return HouseTotals{}, fmt.Errorf("%w: the totals at stake %d", ErrOverflow, i)
+		}
+		t.Commission += r.Commission
+		t.HouseNet += net
+	}
+	return t, nil
+}
+
 // SettlePuntoBanco settles stakes (minor units) on the result res
 // (PB-BETS): the bank bet wins 1 to 1 less the commission of its own
 // winnings, the player bet 1 to 1, and both push on a tie; the tie bet

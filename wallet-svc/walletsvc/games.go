@@ -189,13 +189,17 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 		// bank win on 0 (ErrInvalidOutcome): INVALID_ARGUMENT.
 		return nil, rulesError(err)
 	}
+	totals, err := rules.TotalHouse(settled)
+	if err != nil {
+		return nil, rulesError(err)
+	}
 	results := make([]betResult, len(bets))
 	for i, r := range settled {
 		results[i] = betResult{lost: r.Lost, won: r.Won, commission: r.Commission}
 	}
 	return idempotent(s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
 		func(t *txn) (*walletv1.SettlePuntoBancoResponse, error) {
-			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId()}
+			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId(), Commission: totals.Commission, HouseNet: totals.HouseNet}
 			banks := map[string]*account{}
 			for i, b := range bets {
 				h, bettor, err := t.betHold(i, b.GetHoldId(), b.GetAmount())
@@ -216,12 +220,6 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 				}
 				out.Transfers = append(out.Transfers, trs...)
 				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won, Commission: res.commission})
-				if err := sumInto(&out.Commission, res.commission); err != nil {
-					return nil, err
-				}
-				if err := sumInto(&out.HouseNet, res.lost-res.won); err != nil {
-					return nil, err
-				}
 			}
 			for _, bank := range banks {
 				if err := needFunds(bank); err != nil {
@@ -351,17 +349,6 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 			}
 			return out, nil
 		})
-}
-
-// sumInto adds v to *acc, or fails INVALID_AMOUNT when the sum leaves
-// the int64 range (a settlement's totals).
-func sumInto(acc *int64, v int64) error {
-	n, ok := add(*acc, v)
-	if !ok {
-		return failf(codes.InvalidArgument, reasonInvalidAmount, "the settlement's totals overflow")
-	}
-	*acc = n
-	return nil
 }
 
 // ChargeFee charges a house fee to a player's available balance.
