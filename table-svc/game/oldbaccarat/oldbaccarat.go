@@ -354,6 +354,11 @@ type StakeHold struct {
 //     sum of Moves is 0 (the money only changes hands). Each punter's is
 //     rules.SettleOld's net (even money; the three-way split of OLD-SETTLE
 //     when Split); the banker's is its BankerNet.
+//   - Outcomes (by punter, in Stakes' order: rules.OldOutcome of his
+//     points against the banker's) and Natural (OLD-NATURAL ended the
+//     coup) are what the Moves follow from: rules.SettleOldResults of the
+//     stakes, Outcomes and Natural gives them (the wallet computes the
+//     money from these).
 //
 // A settlement RPC that posts holds to accounts carries it out: each
 // losing stake's -Move posted from its hold to the bank hold's account,
@@ -367,6 +372,8 @@ type Settle struct {
 	Stakes     []StakeHold
 	Moves      []Move
 	Split      bool
+	Outcomes   []rules.Outcome
+	Natural    bool
 }
 
 // EffectName implements game.Effect.
@@ -565,10 +572,11 @@ func points(codes []string) int {
 
 func (cp *Coup) settle() Settle {
 	e := Settle{CoupID: cp.ID, BankerID: cp.BankerID, BankHoldID: cp.BankHoldID, Bank: cp.Bank,
-		NewBank: cp.Bank + cp.BankerNet, Split: cp.Split}
+		NewBank: cp.Bank + cp.BankerNet, Split: cp.Split, Natural: cp.Natural}
 	for _, h := range cp.Hands {
 		e.Stakes = append(e.Stakes, StakeHold{PlayerID: h.PlayerID, HoldID: h.HoldID, Amount: h.Stake})
 		e.Moves = append(e.Moves, Move{PlayerID: h.PlayerID, Amount: h.Net})
+		e.Outcomes = append(e.Outcomes, rules.OldOutcome(h.Points, cp.BankerPoints))
 	}
 	e.Moves = append(e.Moves, Move{PlayerID: cp.BankerID, Amount: cp.BankerNet})
 	return e
