@@ -30,6 +30,9 @@ type Settlement struct {
 	// NewBank is the bank after the coup, bank + BankerNet (CF-BANK-SIZE).
 	// The uncovered part of the bank is always in it (CF-UNCOVERED).
 	NewBank int64
+	// Uncovered is the part of the bank no bet covered, bank - the bets
+	// (CF-UNCOVERED): not at risk in the coup, it never moves.
+	Uncovered int64
 }
 
 // SettleChemin settles a chemin de fer coup: bank is the banker's bank for
@@ -100,37 +103,18 @@ func SettleChemin(bank int64, bets []int64, outcome Outcome, hr HouseRules, comm
 	}
 	// Source: RULES.md CF-BANK-SIZE (the previous bank plus winnings after commission)
 	s.NewBank = bank + s.BankerNet
+	s.Uncovered = bank - covered
 	return s, nil
 }
 
-// Commission is bp basis points of winnings (minor units), rounded by r
-// (CF-BANK-WINS, commission_rounding; zero r rounds down). It never
-// overflows for winnings >= 0 and bp in 0..10000; outside those ranges it
-// returns 0. An unknown r rounds down; SettleChemin rejects it first.
-func Commission(winnings, bp int64, r Rounding) int64 {
-	if winnings <= 0 || bp <= 0 || bp > MaxCommissionBP {
-		return 0
+// BankLimit applies the house betting limit to the bank after a coup
+// (CF-BANK-LIMIT): of newBank (minor units), at most limit stays at stake
+// (kept) and the excess is set aside, no longer at stake; limit <= 0 is no
+// limit (kept is newBank). kept + setAside = newBank.
+func BankLimit(newBank, limit int64) (kept, setAside int64) {
+	if limit <= 0 || newBank <= limit {
+		return newBank, 0
 	}
-	// Split winnings so no product exceeds winnings: w*bp/10000 =
-	// (w/10000)*bp + (w%10000)*bp/10000.
-	q, rem := winnings/MaxCommissionBP, winnings%MaxCommissionBP
-	c := q * bp
-	frac := rem * bp // < 10000*10000
-	c += frac / MaxCommissionBP
-	frac %= MaxCommissionBP
-	switch r {
-	case RoundHalfUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding half_up)
-		if 2*frac >= MaxCommissionBP {
-			c++
-		}
-	case RoundUp:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding up)
-		if frac > 0 {
-			c++
-		}
-	default:
-		// Source: RULES.md CF-BANK-WINS (commission_rounding down, the default)
-	}
-	return c
+	// Source: RULES.md CF-BANK-LIMIT (the excess is set aside and not at stake)
+	return limit, newBank - limit
 }

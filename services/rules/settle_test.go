@@ -291,3 +291,42 @@ func BenchmarkSettleChemin(b *testing.B) {
 		}
 	}
 }
+
+// TestCFUncoveredAndBankLimit: the uncovered part of the bank
+// (CF-UNCOVERED) and the house betting limit on the bank after the coup
+// (CF-BANK-LIMIT), worked by hand.
+func TestCFUncoveredAndBankLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name           string
+		bank           int64
+		bets           []int64
+		outcome        Outcome
+		uncovered      int64
+		newBank        int64
+		limit          int64
+		kept, setAside int64
+	}{
+		// 5000 - 300 - 200 = 4500 uncovered; the bank wins 500, 5% = 25:
+		// new bank 5000 + 475 = 5475; a limit of 5000 sets 475 aside.
+		{"bank wins over the limit", 5000, []int64{300, 200}, OutcomeBankWins, 4500, 5475, 5000, 5000, 475},
+		{"no limit", 5000, []int64{300, 200}, OutcomeBankWins, 4500, 5475, 0, 5475, 0},
+		{"under the limit", 5000, []int64{300, 200}, OutcomeBankWins, 4500, 5475, 6000, 5475, 0},
+		{"exactly the limit", 5000, []int64{300, 200}, OutcomeBankWins, 4500, 5475, 5475, 5475, 0},
+		// Fully covered and lost: nothing uncovered, nothing left.
+		{"bank lost", 1000, []int64{1000}, OutcomeBankLoses, 0, 0, 500, 0, 0},
+		// A stand-off: 1000 - 250 = 750 uncovered, the bank unchanged;
+		// a limit of 800 sets 200 aside.
+		{"stand-off over the limit", 1000, []int64{250}, OutcomeStandOff, 750, 1000, 800, 800, 200},
+	} {
+		s, err := SettleChemin(tt.bank, tt.bets, tt.outcome, DefaultHouseRules(), false)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if s.Uncovered != tt.uncovered || s.NewBank != tt.newBank {
+			t.Errorf("%s: uncovered %d, new bank %d; want %d, %d", tt.name, s.Uncovered, s.NewBank, tt.uncovered, tt.newBank)
+		}
+		if kept, aside := BankLimit(s.NewBank, tt.limit); kept != tt.kept || aside != tt.setAside {
+			t.Errorf("%s: BankLimit(%d, %d) = %d, %d; want %d, %d", tt.name, s.NewBank, tt.limit, kept, aside, tt.kept, tt.setAside)
+		}
+	}
+}

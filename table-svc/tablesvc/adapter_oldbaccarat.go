@@ -159,16 +159,17 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 		}
 		return oldbaccarat.MovedToBottom{}, true, nil
 	case oldbaccarat.Settle:
-		cp := oldOf(t).Coup
-		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID}
+		// The wallet computes the money from each punter's result and the
+		// natural flag (rules.SettleOldResults). The core's nets go along
+		// in the deprecated fields, for a wallet that predates outcome;
+		// one that reads outcome requires them to be what it computes.
+		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID, Natural: e.Natural}
 		for i, st := range e.Stakes {
-			split := false
-			if e.Split && cp != nil && i < len(cp.Hands) {
-				// Source: RULES.md OLD-SETTLE (the two punters who tie the
-				// banker share the pool with him)
-				split = rules.OldRank(cp.Hands[i].Points) == rules.OldRank(cp.BankerPoints)
-			}
-			req.Stakes = append(req.Stakes, &walletv1.OldStake{HoldId: st.HoldID, Amount: st.Amount, Net: e.Moves[i].Amount, Split: split})
+			// Source: RULES.md OLD-SETTLE (the two punters who tie the
+			// banker share the pool with him)
+			split := e.Split && e.Outcomes[i] == rules.OutcomeStandOff
+			req.Stakes = append(req.Stakes, &walletv1.OldStake{HoldId: st.HoldID, Amount: st.Amount,
+				Outcome: walletv1.CoupOutcome(game.EventOutcome(e.Outcomes[i])), Net: e.Moves[i].Amount, Split: split})
 		}
 		req.BankerNet = e.Moves[len(e.Moves)-1].Amount
 		resp, err := s.wallet.SettleOld(ctx, req)

@@ -2,14 +2,19 @@
 // double-entry ledger of accounts in integer minor units, holds (escrow)
 // for banks and bets as two-phase transfers, and settles coups of chemin
 // de fer (RULES.md CF-STANDOFF, CF-BANK-WINS, CF-BANK-LOSES, CF-UNCOVERED,
-// CF-BANK-SIZE, CF-BANK-LIMIT; computed by rules.SettleChemin), punto
-// banco (PB-BETS, with the table's prices, pair bets and the no-commission
-// game; computed by rules.SettlePuntoBanco) and baccarat banque (BQ-BANK,
-// BQ-BETS, BQ-CHEVAL; pure math in payout.go), the old game with aces at
-// eleven (OLD-SETTLE, OLD-NATURAL, OLD-STAKE: SettleOld moves the nets the
-// table's rules.SettleOld computed, after checking what the wallet can
-// without the cards: old.go), and the house fees (bank auction 2.5%,
-// hourly seat fee).
+// CF-BANK-SIZE, CF-BANK-LIMIT; computed by rules.SettleChemin and
+// rules.BankLimit), punto banco (PB-BETS, with the table's prices, pair
+// bets and the no-commission game; computed by rules.SettlePuntoBanco and
+// rules.TotalHouse), baccarat banque (BQ-BANK, BQ-BETS, BQ-CHEVAL;
+// computed by rules.SettleBanqueCoup) and the old game with aces at eleven
+// (OLD-SETTLE, OLD-NATURAL, OLD-STAKE; computed, without the cards, from
+// each punter's result against the banker by rules.SettleOldResults and
+// rules.OldBankAfter: old.go), and charges the house fees (bank auction
+// 2.5%, rules.BanqueAuctionFee; hourly seat fee, rules.HourlyFeeDue). The
+// rules engine (services/rules) is the one home of every payout,
+// commission and fee; the wallet computes each settlement's amounts with
+// it from the request's inputs and moves them, it does not take amounts
+// computed elsewhere on trust.
 //
 // # Accounts
 //

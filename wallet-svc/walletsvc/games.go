@@ -38,8 +38,8 @@ func checkBetHolds(bank string, n int, holdID func(int) string, amount func(int)
 }
 
 func checkBP(bp int64, r walletv1.CommissionRounding) error {
-	if bp < 0 || bp > bpDenominator {
-		return failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, bpDenominator)
+	if bp < 0 || bp > rules.MaxCommissionBP {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "commission_bp %d outside 0..%d", bp, rules.MaxCommissionBP)
 	}
 	if _, ok := walletv1.CommissionRounding_name[int32(r)]; !ok {
 		return failf(codes.InvalidArgument, reasonInvalidArgument, "unknown commission rounding %d", r)
@@ -189,13 +189,17 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 		// bank win on 0 (ErrInvalidOutcome): INVALID_ARGUMENT.
 		return nil, rulesError(err)
 	}
+	totals, err := rules.TotalHouse(settled)
+	if err != nil {
+		return nil, rulesError(err)
+	}
 	results := make([]betResult, len(bets))
 	for i, r := range settled {
 		results[i] = betResult{lost: r.Lost, won: r.Won, commission: r.Commission}
 	}
 	return idempotent(s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
 		func(t *txn) (*walletv1.SettlePuntoBancoResponse, error) {
-			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId()}
+			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId(), Commission: totals.Commission, HouseNet: totals.HouseNet}
 			banks := map[string]*account{}
 			for i, b := range bets {
 				h, bettor, err := t.betHold(i, b.GetHoldId(), b.GetAmount())
@@ -216,12 +220,6 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 				}
 				out.Transfers = append(out.Transfers, trs...)
 				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won, Commission: res.commission})
-				if err := sumInto(&out.Commission, res.commission); err != nil {
-					return nil, err
-				}
-				if err := sumInto(&out.HouseNet, res.lost-res.won); err != nil {
-					return nil, err
-				}
 			}
 			for _, bank := range banks {
 				if err := needFunds(bank); err != nil {
@@ -232,8 +230,20 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 		})
 }
 
+// banqueSides maps the wire sides to the engine's tables (BQ-BETS,
+// BQ-CHEVAL).
+var banqueSides = map[walletv1.BanqueSide]rules.Table{
+	walletv1.BanqueSide_BANQUE_SIDE_RIGHT:  rules.TableRight,
+	walletv1.BanqueSide_BANQUE_SIDE_LEFT:   rules.TableLeft,
+	walletv1.BanqueSide_BANQUE_SIDE_CHEVAL: rules.TableBoth,
+}
+
 // SettleBanque settles a baccarat banque coup in one transaction keyed by
-// coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL).
+// coup_id (RULES.md BQ-BANK, BQ-BETS, BQ-CHEVAL). The amounts come from
+// rules.SettleBanqueCoup: each bet's result from the right and left
+// outcomes, the banker's winnings, the request's commission on them, the
+// uncovered part of a player's bank and his new bank (a house bank:
+// house:bank pays and collects, and must be able to pay).
 func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequest) (*walletv1.SettleBanqueResponse, error) {
 	bets := req.GetBets()
 	if req.GetBankHoldId() != "" {
@@ -246,28 +256,32 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 		checkBP(req.GetCommissionBp(), req.GetCommissionRounding())); err != nil {
 		return nil, err
 	}
-	for _, o := range []walletv1.CoupOutcome{req.GetRight(), req.GetLeft()} {
-		if _, ok := outcomes[o]; !ok {
-			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "right and left must be coup outcomes, got %s", o)
-		}
+	right, okR := outcomes[req.GetRight()]
+	left, okL := outcomes[req.GetLeft()]
+	if !okR || !okL {
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "right and left must be coup outcomes, got %s and %s", req.GetRight(), req.GetLeft())
 	}
-	results := make([]betResult, len(bets))
-	var total int64
+	rbets := make([]rules.BanqueBet, len(bets))
 	for i, b := range bets {
-		var err error
-		if results[i], err = banqueResult(b.GetSide(), b.GetAmount(), req.GetRight(), req.GetLeft()); err != nil {
+		t, ok := banqueSides[b.GetSide()]
+		if !ok {
 			return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: side is required", i)
 		}
-		var ok bool
-		if total, ok = add(total, b.GetAmount()); !ok {
-			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the bets overflow")
-		}
+		rbets[i] = rules.BanqueBet{On: t, Amount: b.GetAmount()}
+	}
+	hr := rules.HouseRules{CommissionBP: req.GetCommissionBp(), CommissionRounding: roundings[req.GetCommissionRounding()]}
+	// The bets' results do not depend on the bank: settled here as against
+	// the house's bank, so that a request the engine refuses (the bets
+	// overflow) fails before the transaction, as it always did.
+	if _, err := rules.SettleBanqueCoup(0, rbets, right, left, hr); err != nil {
+		return nil, rulesError(err)
 	}
 	return idempotent(s, "SettleBanque", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleBanqueResponse],
 		func(t *txn) (*walletv1.SettleBanqueResponse, error) {
 			out := &walletv1.SettleBanqueResponse{CoupId: req.GetCoupId()}
 			var bankHold *walletv1.Hold
 			var bank *account
+			var amount int64 // the player's bank; 0: the house's
 			var err error
 			if req.GetBankHoldId() != "" {
 				if bankHold, err = t.openHold(req.GetBankHoldId()); err != nil {
@@ -276,16 +290,18 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 				if bank, err = t.mustAccount(bankHold.GetAccountId()); err != nil {
 					return nil, err
 				}
-				if bankHold.GetAmount() <= 0 {
-					return nil, failf(codes.FailedPrecondition, reasonInvalidAmount, "bank hold %q holds %d: the bank is exhausted (void it)", bankHold.GetHoldId(), bankHold.GetAmount())
+				if amount = bankHold.GetAmount(); amount <= 0 {
+					return nil, failf(codes.FailedPrecondition, reasonInvalidAmount, "bank hold %q holds %d: the bank is exhausted (void it)", bankHold.GetHoldId(), amount)
 				}
-				// Source: RULES.md BQ-BANK: he does not risk the part of
-				// the bank that no bet covers; the bets never exceed it.
-				if total > bankHold.GetAmount() {
-					return nil, failf(codes.InvalidArgument, reasonBetsExceedBank, "bets total %d, bank %d", total, bankHold.GetAmount())
-				}
-				out.Uncovered = bankHold.GetAmount() - total
 			}
+			// Source: RULES.md BQ-BANK: he does not risk the part of the
+			// bank that no bet covers; the bets never exceed it
+			// (BETS_EXCEED_BANK).
+			st, err := rules.SettleBanqueCoup(amount, rbets, right, left, hr)
+			if err != nil {
+				return nil, rulesError(err)
+			}
+			out.Uncovered = st.Uncovered
 			for i, b := range bets {
 				h, bettor, err := t.betHold(i, b.GetHoldId(), b.GetAmount())
 				if err != nil {
@@ -299,41 +315,32 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 				if bettor.id == bank.id {
 					return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "bet %d: hold %q is on the banker's own account", i, h.GetHoldId())
 				}
-				trs, err := t.applyResult(h, bettor, bank, results[i], req.GetCoupId())
+				res := betResult{lost: st.Bets[i].Lost, won: st.Bets[i].Won}
+				trs, err := t.applyResult(h, bettor, bank, res, req.GetCoupId())
 				if err != nil {
 					return nil, err
 				}
 				out.Transfers = append(out.Transfers, trs...)
-				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: results[i].lost, Won: results[i].won})
-				if err := sumInto(&out.BankerWinnings, results[i].lost-results[i].won); err != nil {
+				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won})
+			}
+			out.BankerWinnings = st.BankerWinnings
+			if st.Commission > 0 {
+				// Source: RULES.md BQ-BANK (a house commission_bp on the banker's winnings, rounded by commission_rounding)
+				house, err := t.system(AccountCommission, bank.currency)
+				if err != nil {
 					return nil, err
 				}
-			}
-			if out.BankerWinnings > 0 && req.GetCommissionBp() > 0 {
-				c, err := mulDiv(out.BankerWinnings, req.GetCommissionBp(), bpDenominator, req.GetCommissionRounding())
+				tr, err := t.transfer(bank, house, st.Commission, reasonCommission, req.GetCoupId())
 				if err != nil {
-					return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "commission: %v", err)
+					return nil, err
 				}
-				if c > 0 {
-					house, err := t.system(AccountCommission, bank.currency)
-					if err != nil {
-						return nil, err
-					}
-					tr, err := t.transfer(bank, house, c, reasonCommission, req.GetCoupId())
-					if err != nil {
-						return nil, err
-					}
-					out.Commission = c
-					out.Transfers = append(out.Transfers, tr)
-				}
+				out.Commission = st.Commission
+				out.Transfers = append(out.Transfers, tr)
 			}
 			if bankHold != nil {
 				// Source: RULES.md BQ-BANK: the banker keeps the bank after
 				// a loss until it is exhausted; the hold is the new bank.
-				out.NewBank = bankHold.GetAmount()
-				if err := firstErr(sumInto(&out.NewBank, out.BankerWinnings), sumInto(&out.NewBank, -out.Commission)); err != nil {
-					return nil, err
-				}
+				out.NewBank = st.NewBank
 				t.resize(bankHold, bank, out.NewBank)
 			} else if bank != nil {
 				if err := needFunds(bank); err != nil {
@@ -342,17 +349,6 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 			}
 			return out, nil
 		})
-}
-
-// sumInto adds v to *acc, or fails INVALID_AMOUNT when the sum leaves
-// the int64 range (a settlement's totals).
-func sumInto(acc *int64, v int64) error {
-	n, ok := add(*acc, v)
-	if !ok {
-		return failf(codes.InvalidArgument, reasonInvalidAmount, "the settlement's totals overflow")
-	}
-	*acc = n
-	return nil
 }
 
 // ChargeFee charges a house fee to a player's available balance.
@@ -369,13 +365,14 @@ func (s *Service) ChargeFee(ctx context.Context, req *walletv1.ChargeFeeRequest)
 		if err := checkAmount("bid", req.GetBid()); err != nil {
 			return nil, err
 		}
-		fee, err = bankAuctionFee(req.GetBid(), req.GetRounding())
+		fee = rules.BanqueAuctionFee(req.GetBid(), roundings[req.GetRounding()])
 		why = reasonBankAuctionFee
 	case walletv1.FeeType_FEE_TYPE_HOURLY: // Source: RULES.md CF-BANK-WINS (hourly_fee)
 		if err := firstErr(checkAmount("hourly_fee", req.GetHourlyFee()), checkAmount("seat_seconds", req.GetSeatSeconds())); err != nil {
 			return nil, err
 		}
-		fee, err = hourlyFee(req.GetHourlyFee(), req.GetSeatSeconds(), req.GetRounding())
+		fee, err = rules.HourlyFeeDue(rules.HouseRules{HourlyFee: req.GetHourlyFee(), CommissionRounding: roundings[req.GetRounding()]},
+			req.GetSeatSeconds())
 		why = reasonHourlyFee
 	default:
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "fee_type is required")

@@ -258,7 +258,6 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 	}
 	bets := make([]int64, len(req.GetBets()))
 	holds := make([]*walletv1.Hold, len(req.GetBets()))
-	var total int64
 	for i, b := range req.GetBets() {
 		h, err := t.openHold(b.GetHoldId())
 		if err != nil {
@@ -272,17 +271,10 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 			return nil, failf(codes.InvalidArgument, reasonInvalidAmount,
 				"bet %d: amount %d differs from hold %q's %d", i, b.GetAmount(), h.GetHoldId(), h.GetAmount())
 		}
-		var ok bool
-		if total, ok = add(total, b.GetAmount()); !ok {
-			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the bets overflow")
-		}
 		bets[i], holds[i] = b.GetAmount(), h
 	}
-	if total > bank.GetAmount() {
-		// Source: RULES.md CF-BET-LIMIT
-		return nil, failf(codes.InvalidArgument, reasonBetsExceedBank,
-			"bets total %d, bank %d", total, bank.GetAmount())
-	}
+	// Source: RULES.md CF-BET-LIMIT (bets over the bank: BETS_EXCEED_BANK;
+	// their total overflowing: INVALID_AMOUNT)
 	st, err := rules.SettleChemin(bank.GetAmount(), bets, outcome, hr, req.GetCommissionExempt())
 	if err != nil {
 		return nil, rulesError(err)
@@ -324,13 +316,9 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 	}
 	// Source: RULES.md CF-BANK-SIZE, CF-UNCOVERED: the bank hold becomes the
 	// new bank and stays open; the uncovered part never moved.
-	uncovered := bank.GetAmount() - total
-	newBank, setAside := st.NewBank, int64(0)
-	if limit := req.GetBankLimit(); limit > 0 && newBank > limit {
-		// Source: RULES.md CF-BANK-LIMIT: the excess is set aside, released
-		// from the bank hold to the banker's available balance.
-		newBank, setAside = limit, newBank-limit
-	}
+	// CF-BANK-LIMIT: the excess over the limit is set aside, released from
+	// the bank hold to the banker's available balance.
+	newBank, setAside := rules.BankLimit(st.NewBank, req.GetBankLimit())
 	t.resize(bank, banker, newBank)
 	var stake *walletv1.StakeCheck
 	if newBank > 0 && isPlayerAccount(banker.id) {
@@ -347,7 +335,7 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 		}
 	}
 	return &walletv1.SettleCoupResponse{
-		Uncovered:      uncovered,
+		Uncovered:      st.Uncovered,
 		SetAside:       setAside,
 		CoupId:         req.GetCoupId(),
 		Outcome:        req.GetOutcome(),

@@ -13,82 +13,92 @@ import (
 // game's three-way split (OLD-SETTLE).
 const reasonPoolSplit = "pool_split"
 
-// checkOldNets checks, without the cards, that the nets of a
-// SettleOldRequest are a result the old game can give (RULES.md
-// OLD-SETTLE, OLD-NATURAL, rules.SettleOld) and sum to zero with
-// banker_net: each punter wins or loses exactly his stake, except the two
-// punters of a three-way split, who each win the other's stake. It
-// returns per stake what it lost and won. Errors: INVALID_ARGUMENT
-// INVALID_ARGUMENT; INVALID_AMOUNT on overflow.
-func checkOldNets(req *walletv1.SettleOldRequest) ([]betResult, error) {
+// oldResults reads each punter's result against the banker from a
+// SettleOldRequest: the stakes' outcomes, or, from a table that predates
+// outcome (none set), the deprecated nets: a split stake tied the banker,
+// a net of +amount beat him, -amount lost (a tie that went to the banker
+// moves the same money as a loss). Errors: INVALID_ARGUMENT
+// INVALID_ARGUMENT (outcomes on some stakes only, an unknown outcome, a
+// net the old game never gives).
+func oldResults(req *walletv1.SettleOldRequest) ([]rules.Outcome, error) {
 	stakes := req.GetStakes()
-	var split []int
-	for i, st := range stakes {
-		if st.GetSplit() {
-			split = append(split, i)
+	with := 0
+	for _, st := range stakes {
+		if st.GetOutcome() != walletv1.CoupOutcome_COUP_OUTCOME_UNSPECIFIED {
+			with++
 		}
 	}
-	// Source: RULES.md OLD-SETTLE (the three-way split: exactly two punters tie the banker)
-	if len(split) != 0 && len(split) != 2 {
-		return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
-			"%d stakes are marked split: the three-way split (OLD-SETTLE) takes exactly two", len(split))
-	}
-	results := make([]betResult, len(stakes))
-	sum := req.GetBankerNet()
-	for i, st := range stakes {
-		net, amount := st.GetNet(), st.GetAmount()
-		switch {
-		case st.GetSplit():
-			// Source: RULES.md OLD-SETTLE (the pool of both stakes and the
-			// banker's double of each, split in three: each tied punter
-			// gets the sum of the two stakes, a net of the other's stake)
-			other := stakes[split[0]]
-			if i == split[0] {
-				other = stakes[split[1]]
+	results := make([]rules.Outcome, len(stakes))
+	switch with {
+	case len(stakes):
+		for i, st := range stakes {
+			o, ok := outcomes[st.GetOutcome()]
+			if !ok {
+				return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "stake %d: outcome %s is not a coup outcome", i, st.GetOutcome())
 			}
-			if net != other.GetAmount() {
+			results[i] = o
+		}
+	case 0:
+		for i, st := range stakes {
+			net, amount := st.GetNet(), st.GetAmount()
+			switch {
+			case st.GetSplit():
+				results[i] = rules.OutcomeStandOff
+			case net == amount:
+				results[i] = rules.OutcomeBankLoses
+			case net == -amount:
+				results[i] = rules.OutcomeBankWins
+			default:
 				return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
-					"stake %d: split net %d, the three-way split (OLD-SETTLE) gives the other tied stake, %d", i, net, other.GetAmount())
+					"stake %d: no outcome, and a net of %d: the old game gives +%d or -%d (or, split, the other tied stake)", i, net, amount, amount)
 			}
-			results[i] = betResult{won: net}
-		case net == amount:
-			// Source: RULES.md OLD-SETTLE (the punter beat the banker: even money)
-			results[i] = betResult{won: amount}
-		case net == -amount:
-			// Source: RULES.md OLD-SETTLE, OLD-NATURAL (a tie goes to the
-			// banker; his 9 or 19 takes every stake): the stake is lost
-			results[i] = betResult{lost: amount}
-		default:
-			return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
-				"stake %d: net %d, the old game gives +%d or -%d (or, split, the other tied stake)", i, net, amount, amount)
 		}
-		var ok bool
-		if sum, ok = add(sum, net); !ok {
-			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the nets overflow")
-		}
-	}
-	if sum != 0 {
-		// Every unit a punter wins the banker loses, and the other way round.
-		return nil, failf(codes.InvalidArgument, reasonInvalidArgument,
-			"banker_net %d and the stakes' nets sum to %d, not 0", req.GetBankerNet(), sum)
+	default:
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "%d of the %d stakes carry an outcome: all or none", with, len(stakes))
 	}
 	return results, nil
 }
 
+// checkDeprecatedNets checks the deprecated nets of a SettleOldRequest
+// against the settlement the wallet computed: when the request carries
+// any net, split flag or banker_net, each must be what the wallet
+// computed. Errors: INVALID_ARGUMENT INVALID_ARGUMENT.
+func checkDeprecatedNets(req *walletv1.SettleOldRequest, st rules.OldSettlement) error {
+	given := req.GetBankerNet() != 0
+	for _, s := range req.GetStakes() {
+		given = given || s.GetNet() != 0 || s.GetSplit()
+	}
+	if !given {
+		return nil
+	}
+	for i, s := range req.GetStakes() {
+		if s.GetNet() != st.Net[i] || s.GetSplit() != st.Pooled[i] {
+			return failf(codes.InvalidArgument, reasonInvalidArgument,
+				"stake %d: net %d, split %t; the old game gives %d, split %t (OLD-SETTLE)", i, s.GetNet(), s.GetSplit(), st.Net[i], st.Pooled[i])
+		}
+	}
+	if req.GetBankerNet() != st.BankerNet {
+		return failf(codes.InvalidArgument, reasonInvalidArgument,
+			"banker_net %d; the old game gives %d, minus the sum of the nets", req.GetBankerNet(), st.BankerNet)
+	}
+	return nil
+}
+
 // SettleOld settles a coup of the old game with aces at eleven in one
 // transaction keyed by coup_id (RULES.md OLD-SETTLE, OLD-NATURAL,
-// OLD-STAKE), from the nets the table's rules engine computed
-// (rules.SettleOld). The wallet has no cards and does not recompute the
-// game; it checks the request (2..16 stakes on distinct holds, none the
-// bank's; nets a result of the old game that sum to zero with banker_net:
-// checkOldNets), then in the transaction that the holds are open, the
-// stakes equal their holds, no stake is on the banker's account, and the
-// bank holds at least double the stakes (OLD-STAKE), so the banker loses
-// at most his bank hold. It closes every stake hold (SETTLED), moves a
-// lost stake from the punter to the banker ("bet_lost"), a win from the
-// banker to the punter ("bet_won", or "pool_split" for a share of the
-// three-way split), and resizes the bank hold to bank + banker_net; it
-// stays open. No commission. Amounts are minor units.
+// OLD-STAKE). The wallet has no cards: it computes the money from each
+// punter's result against the banker and the natural flag (oldResults)
+// with rules.SettleOldResults, and the banker's new bank, after the
+// OLD-STAKE check that the bank holds at least double the stakes, with
+// rules.OldBankAfter; deprecated nets sent along must agree
+// (checkDeprecatedNets). It checks the request (2..16 stakes on distinct
+// holds, none the bank's), then in the transaction that the holds are
+// open, the stakes equal their holds and no stake is on the banker's
+// account. It closes every stake hold (SETTLED), moves a lost stake from
+// the punter to the banker ("bet_lost"), a win from the banker to the
+// punter ("bet_won", or "pool_split" for a share of the three-way split),
+// and resizes the bank hold to the new bank; it stays open. No
+// commission. Amounts are minor units.
 //
 // Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_AMOUNT /
 // BETS_EXCEED_BANK; NOT_FOUND HOLD_NOT_FOUND; FAILED_PRECONDITION
@@ -109,16 +119,20 @@ func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest)
 		func(i int) int64 { return stakes[i].GetAmount() }); err != nil {
 		return nil, err
 	}
-	results, err := checkOldNets(req)
+	results, err := oldResults(req)
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for _, st := range stakes {
-		var ok bool
-		if total, ok = add(total, st.GetAmount()); !ok || total > maxOldStakes {
-			return nil, failf(codes.InvalidArgument, reasonInvalidAmount, "the stakes overflow")
-		}
+	amounts := make([]int64, len(stakes))
+	for i, st := range stakes {
+		amounts[i] = st.GetAmount()
+	}
+	settled, err := rules.SettleOldResults(amounts, results, req.GetNatural())
+	if err != nil {
+		return nil, rulesError(err) // the stakes overflow: INVALID_AMOUNT
+	}
+	if err := checkDeprecatedNets(req, settled); err != nil {
+		return nil, err
 	}
 	r, err := idempotent(s, "SettleOld", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleOldResponse],
 		func(t *txn) (*walletv1.SettleOldResponse, error) {
@@ -135,16 +149,14 @@ func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest)
 				return nil, failf(codes.FailedPrecondition, reasonInvalidAmount,
 					"bank hold %q holds %d: the bank is exhausted (void it)", bankHold.GetHoldId(), bank)
 			}
-			// Source: RULES.md OLD-STAKE (the banker holds double each stake against it)
-			if 2*total > bank {
-				return nil, failf(codes.InvalidArgument, reasonBetsExceedBank,
-					"stakes total %d need a bank of %d (OLD-STAKE: double), bank %d", total, 2*total, bank)
+			// Source: RULES.md OLD-STAKE (the banker holds double each
+			// stake against it: BETS_EXCEED_BANK), OLD-BANKER (he keeps
+			// the bank from coup to coup: the hold is the new bank)
+			newBank, err := rules.OldBankAfter(bank, amounts, settled.BankerNet)
+			if err != nil {
+				return nil, rulesError(err)
 			}
-			if -req.GetBankerNet() > bank {
-				return nil, failf(codes.InvalidArgument, reasonBetsExceedBank,
-					"the banker would lose %d, his bank holds %d", -req.GetBankerNet(), bank)
-			}
-			out := &walletv1.SettleOldResponse{CoupId: req.GetCoupId(), BankerNet: req.GetBankerNet()}
+			out := &walletv1.SettleOldResponse{CoupId: req.GetCoupId(), BankerNet: settled.BankerNet}
 			for i, st := range stakes {
 				h, punter, err := t.betHold(i, st.GetHoldId(), st.GetAmount())
 				if err != nil {
@@ -155,13 +167,18 @@ func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest)
 						"stake %d: hold %q is on the banker's own account", i, h.GetHoldId())
 				}
 				why := reasonBetWon
-				if st.GetSplit() {
+				if settled.Pooled[i] {
 					why = reasonPoolSplit
 				}
 				// The stake's hold closes whatever the result; the money
 				// moves against the banker's account.
 				t.close(h, punter, walletv1.HoldState_HOLD_STATE_SETTLED)
-				res := results[i]
+				var res betResult
+				if net := settled.Net[i]; net < 0 {
+					res.lost = -net
+				} else {
+					res.won = net
+				}
 				if res.lost > 0 {
 					tr, err := t.transfer(punter, banker, res.lost, reasonBetLost, req.GetCoupId())
 					if err != nil {
@@ -178,22 +195,14 @@ func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest)
 				}
 				out.Results = append(out.Results, &walletv1.BetResult{HoldId: h.GetHoldId(), Lost: res.lost, Won: res.won})
 			}
-			// Source: RULES.md OLD-BANKER, OLD-BACCARAT (the banker keeps
-			// the bank from coup to coup): the hold is the new bank.
-			// At least bank/2 > 0 (the banker loses at most the stakes); at
-			// most his balance after the transfers, which stays in range.
-			out.NewBank = bank + req.GetBankerNet()
+			out.NewBank = newBank
 			t.resize(bankHold, banker, out.NewBank)
 			return out, nil
 		})
 	if err != nil {
 		return nil, err
 	}
-	s.log.InfoContext(ctx, "old coup settled", "coup_id", r.GetCoupId(), "stakes", len(stakes), "banker_net", r.GetBankerNet(),
+	s.log.InfoContext(ctx, "old coup settled", "coup_id", r.GetCoupId(), "stakes", len(stakes), "natural", req.GetNatural(), "banker_net", r.GetBankerNet(),
 		"new_bank", r.GetNewBank())
 	return r, nil
 }
-
-// maxOldStakes bounds the stakes of a coup so that their double (the
-// cover OLD-STAKE asks of the bank) fits an int64.
-const maxOldStakes = (1<<63 - 1) / 2

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -241,5 +242,113 @@ func TestSettleOldRefusals(t *testing.T) {
 	e.wantBal("player:banker", 4900, 900+500+100)
 	e.wantBal("player:p1", 5200, 0)
 	e.wantBal("player:p2", 4900, 400)
+	e.audit()
+}
+
+// TestSettleOldFromOutcomes: the wallet computes the old game's money
+// itself from each punter's result against the banker and the natural
+// flag, as a table sends them (no nets). The amounts are worked by hand
+// from OLD-SETTLE, OLD-NATURAL and OLD-STAKE; deprecated nets sent along
+// must agree with what the wallet computes.
+func TestSettleOldFromOutcomes(t *testing.T) {
+	const (
+		tie   = walletv1.CoupOutcome_COUP_OUTCOME_STAND_OFF
+		beats = walletv1.CoupOutcome_COUP_OUTCOME_BANK_LOSES // the punter beat the banker
+		lost  = walletv1.CoupOutcome_COUP_OUTCOME_BANK_WINS
+	)
+	e := newEnv(t)
+	e.deposit("player:banker", 5000)
+	for _, p := range []string{"p0", "p1", "p2"} {
+		e.deposit("player:"+p, 1000)
+	}
+	bank := e.hold("player:banker", 1500)
+	stake := func(h *walletv1.Hold, o walletv1.CoupOutcome) *walletv1.OldStake {
+		return &walletv1.OldStake{HoldId: h.GetHoldId(), Amount: h.GetAmount(), Outcome: o}
+	}
+	transfers := func(r *walletv1.SettleOldResponse) []string {
+		var got []string
+		for _, tr := range r.GetTransfers() {
+			got = append(got, fmt.Sprintf("%s>%s %d %s", tr.GetDebitAccountId(), tr.GetCreditAccountId(), tr.GetAmount(), tr.GetReason()))
+		}
+		return got
+	}
+
+	// p0 (100) and p1 (300) tie the banker, p2 (200) beats him, no
+	// natural: the three-way split. The pool 100 + 300 + 2*100 + 2*300 =
+	// 1200 in three: 400 each, so p0 gains 300 and p1 100; p2 gains 200.
+	// The banker: -300 -100 -200 = -600; his bank 1500 - 600 = 900.
+	s0, s1, s2 := e.hold("player:p0", 100), e.hold("player:p1", 300), e.hold("player:p2", 200)
+	r, err := e.c.SettleOld(as(tableSvc), &walletv1.SettleOldRequest{CoupId: "o-1", BankHoldId: bank.GetHoldId(),
+		Stakes: []*walletv1.OldStake{stake(s0, tie), stake(s1, tie), stake(s2, beats)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.GetBankerNet() != -600 || r.GetNewBank() != 900 {
+		t.Fatalf("split: %v", r)
+	}
+	if got, want := transfers(r), []string{"player:banker>player:p0 300 pool_split", "player:banker>player:p1 100 pool_split",
+		"player:banker>player:p2 200 bet_won"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("transfers %v, want %v", got, want)
+	}
+	e.wantBal("player:banker", 4400, 900)
+	e.wantBal("player:p0", 1300, 0)
+	e.wantBal("player:p1", 1100, 0)
+	e.wantBal("player:p2", 1200, 0)
+
+	// The same results after a natural (OLD-NATURAL): both ties go to the
+	// banker, no split; p2 (50 this time) still wins.
+	t0, t1, t2 := e.hold("player:p0", 100), e.hold("player:p1", 300), e.hold("player:p2", 50)
+	r, err = e.c.SettleOld(as(tableSvc), &walletv1.SettleOldRequest{CoupId: "o-2", BankHoldId: bank.GetHoldId(), Natural: true,
+		Stakes: []*walletv1.OldStake{stake(t0, tie), stake(t1, tie), stake(t2, beats)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 * (100 + 300 + 50) = 900 <= 900; banker +100 +300 -50 = +350; 1250.
+	if r.GetBankerNet() != 350 || r.GetNewBank() != 1250 {
+		t.Fatalf("natural: %v", r)
+	}
+	if got, want := transfers(r), []string{"player:p0>player:banker 100 bet_lost", "player:p1>player:banker 300 bet_lost",
+		"player:banker>player:p2 50 bet_won"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("transfers %v, want %v", got, want)
+	}
+	e.wantBal("player:banker", 4750, 1250)
+	e.wantBal("player:p0", 1200, 0)
+	e.wantBal("player:p1", 800, 0)
+	e.wantBal("player:p2", 1250, 0)
+
+	// Outcomes with the deprecated nets a table may still send: they must
+	// be what the wallet computes. p0 (200) loses, p1 (100) wins: the
+	// banker +200 -100 = +100.
+	u0, u1 := e.hold("player:p0", 200), e.hold("player:p1", 100)
+	both := func(id string, mod func(*walletv1.SettleOldRequest)) *walletv1.SettleOldRequest {
+		req := &walletv1.SettleOldRequest{CoupId: id, BankHoldId: bank.GetHoldId(), BankerNet: 100, Stakes: []*walletv1.OldStake{
+			{HoldId: u0.GetHoldId(), Amount: 200, Outcome: lost, Net: -200}, {HoldId: u1.GetHoldId(), Amount: 100, Outcome: beats, Net: 100}}}
+		mod(req)
+		return req
+	}
+	before := e.audit()
+	for name, req := range map[string]*walletv1.SettleOldRequest{
+		"a net that disagrees":  both("o-bad-1", func(r *walletv1.SettleOldRequest) { r.Stakes[1].Net, r.BankerNet = -100, 300 }),
+		"banker_net disagrees":  both("o-bad-2", func(r *walletv1.SettleOldRequest) { r.BankerNet = 0 }),
+		"a split that is none":  both("o-bad-3", func(r *walletv1.SettleOldRequest) { r.Stakes[0].Split = true }),
+		"outcome on one stake":  both("o-bad-4", func(r *walletv1.SettleOldRequest) { r.Stakes[1].Outcome = 0 }),
+		"an unknown outcome":    both("o-bad-5", func(r *walletv1.SettleOldRequest) { r.Stakes[1].Outcome = 7 }),
+		"only a deprecated net": both("o-bad-6", func(r *walletv1.SettleOldRequest) { r.Stakes[0].Net, r.BankerNet = 0, 0 }),
+	} {
+		_, err := e.c.SettleOld(as(tableSvc), req)
+		if status.Code(err) != codes.InvalidArgument {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
+	}
+	if after := e.audit(); !reflect.DeepEqual(before, after) {
+		t.Fatal("a refused settlement changed the ledger")
+	}
+	r, err = e.c.SettleOld(as(tableSvc), both("o-3", func(*walletv1.SettleOldRequest) {}))
+	if err != nil || r.GetBankerNet() != 100 || r.GetNewBank() != 1350 {
+		t.Fatalf("outcomes and agreeing nets: %v, %v", r, err)
+	}
+	e.wantBal("player:banker", 4850, 1350)
+	e.wantBal("player:p0", 1000, 0)
+	e.wantBal("player:p1", 900, 0)
 	e.audit()
 }

@@ -1,6 +1,7 @@
 package oldbaccarat
 
 import (
+	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
 
@@ -145,6 +146,11 @@ type StakeHold struct {
 //     sum of Moves is 0 (the money only changes hands). Each punter's is
 //     rules.SettleOld's net (even money; the three-way split of OLD-SETTLE
 //     when Split); the banker's is its BankerNet.
+//   - Outcomes (by punter, in Stakes' order: rules.OldOutcome of his
+//     points against the banker's) and Natural (OLD-NATURAL ended the
+//     coup) are what the Moves follow from: rules.SettleOldResults of the
+//     stakes, Outcomes and Natural gives them (the wallet computes the
+//     money from these).
 //
 // A settlement RPC that posts holds to accounts carries it out: each
 // losing stake's -Move posted from its hold to the bank hold's account,
@@ -158,6 +164,8 @@ type Settle struct {
 	Stakes     []StakeHold
 	Moves      []Move
 	Split      bool
+	Outcomes   []rules.Outcome
+	Natural    bool
 }
 
 // EffectName implements game.Effect.

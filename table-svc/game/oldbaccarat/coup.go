@@ -90,10 +90,11 @@ func points(codes []string) int {
 
 func (cp *Coup) settle() Settle {
 	e := Settle{CoupID: cp.ID, BankerID: cp.BankerID, BankHoldID: cp.BankHoldID, Bank: cp.Bank,
-		NewBank: cp.Bank + cp.BankerNet, Split: cp.Split}
+		NewBank: cp.Bank + cp.BankerNet, Split: cp.Split, Natural: cp.Natural}
 	for _, h := range cp.Hands {
 		e.Stakes = append(e.Stakes, StakeHold{PlayerID: h.PlayerID, HoldID: h.HoldID, Amount: h.Stake})
 		e.Moves = append(e.Moves, Move{PlayerID: h.PlayerID, Amount: h.Net})
+		e.Outcomes = append(e.Outcomes, rules.OldOutcome(h.Points, cp.BankerPoints))
 	}
 	e.Moves = append(e.Moves, Move{PlayerID: cp.BankerID, Amount: cp.BankerNet})
 	return e

@@ -3569,8 +3569,8 @@ func (x *ChargeFeeResponse) GetTransfer() *Transfer {
 	return nil
 }
 
-// OldStake is one punter's stake in a coup of the old game and what the
-// rules engine says he gets (rules.OldSettlement, by seat).
+// OldStake is one punter's stake in a coup of the old game and his
+// result against the banker, from which the wallet computes what he gets.
 type OldStake struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The punter's stake hold (OLD-DEAL: every punter stakes before the
@@ -3578,17 +3578,32 @@ type OldStake struct {
 	HoldId string `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
 	// The stake, minor units, > 0; equals the hold's amount.
 	Amount int64 `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
-	// The punter's gain in minor units (rules.OldSettlement.Net): -amount
-	// when he lost (a tie goes to the banker, OLD-SETTLE; the banker's 9 or
-	// 19 takes every stake, OLD-NATURAL), +amount when he beat the banker,
-	// and in the three-way split the other tied punter's stake (split).
+	// Deprecated: the wallet computes the net from outcome. The punter's
+	// gain in minor units (rules.OldSettlement.Net): -amount when he lost,
+	// +amount when he beat the banker, and in the three-way split the other
+	// tied punter's stake. A table may still send it (for a wallet that
+	// predates outcome); when a request carries any net, split or
+	// banker_net, every one of them must be what the wallet computes, else
+	// INVALID_ARGUMENT. A request without outcomes is read from the nets as
+	// before: split, a tie; +amount, a win; -amount, a loss.
+	//
+	// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
 	Net int64 `protobuf:"varint,3,opt,name=net,proto3" json:"net,omitempty"`
-	// True for each of the two punters who tied the banker when the
-	// three-way split of OLD-SETTLE applied (rules.OldSettlement.Split):
-	// their stakes and the banker's double of each are pooled and split in
-	// three, so each of them gets the sum of the two stakes: his net is the
-	// other's stake. Exactly two stakes or none carry it.
-	Split         bool `protobuf:"varint,4,opt,name=split,proto3" json:"split,omitempty"`
+	// Deprecated: the wallet computes the three-way split from outcome and
+	// natural. True for each of the two punters whose stakes were pooled in
+	// the three-way split of OLD-SETTLE (rules.OldSettlement.Pooled); see
+	// net.
+	//
+	// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
+	Split bool `protobuf:"varint,4,opt,name=split,proto3" json:"split,omitempty"`
+	// The punter's final hand against the banker's, compared by OLD-RANK
+	// (rules.OldOutcome), from the bank's side: BANK_WINS (the banker's rank
+	// is higher: the stake is lost), BANK_LOSES (the punter's is: he wins
+	// even money), STAND_OFF (equal ranks, a tie: it goes to the banker,
+	// OLD-SETTLE, except when exactly two punters tie with no natural: the
+	// three-way split, each of the two gets the other's stake). Set on every
+	// stake or on none (then the deprecated nets are read).
+	Outcome       CoupOutcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=chemmy.wallet.v1.CoupOutcome" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3637,6 +3652,7 @@ func (x *OldStake) GetAmount() int64 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
 func (x *OldStake) GetNet() int64 {
 	if x != nil {
 		return x.Net
@@ -3644,6 +3660,7 @@ func (x *OldStake) GetNet() int64 {
 	return 0
 }
 
+// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
 func (x *OldStake) GetSplit() bool {
 	if x != nil {
 		return x.Split
@@ -3651,14 +3668,20 @@ func (x *OldStake) GetSplit() bool {
 	return false
 }
 
+func (x *OldStake) GetOutcome() CoupOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return CoupOutcome_COUP_OUTCOME_UNSPECIFIED
+}
+
 // SettleOldRequest settles a coup of the old game. The wallet checks,
 // without the cards: 2..16 stakes (OLD-DECKS: at least three players),
 // each on a distinct open hold of the given amount, none the bank's hold
-// or on the banker's account; each net is -amount or +amount, except the
-// two split stakes, whose nets are each other's amounts; banker_net +
-// the sum of the nets = 0; the bank hold is open and holds at least
-// double the stakes (OLD-STAKE), so the banker never loses more than his
-// bank hold.
+// or on the banker's account; an outcome on every stake (or, from an
+// older table, the deprecated nets: see OldStake.net); the bank hold is
+// open and holds at least double the stakes (OLD-STAKE), so the banker
+// never loses more than his bank hold.
 type SettleOldRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The coup's id: the settlement's idempotency key; 1..128 printable
@@ -3669,9 +3692,15 @@ type SettleOldRequest struct {
 	BankHoldId string `protobuf:"bytes,2,opt,name=bank_hold_id,json=bankHoldId,proto3" json:"bank_hold_id,omitempty"`
 	// The punters' stakes, in seat order (as rules.OldCoup.Punters).
 	Stakes []*OldStake `protobuf:"bytes,3,rep,name=stakes,proto3" json:"stakes,omitempty"`
-	// The banker's gain, minor units (rules.OldSettlement.BankerNet): minus
-	// the sum of the stakes' nets.
-	BankerNet     int64 `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
+	// Deprecated: the wallet computes the banker's net. The banker's gain,
+	// minor units (rules.OldSettlement.BankerNet), minus the sum of the
+	// stakes' nets; see OldStake.net.
+	//
+	// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
+	BankerNet int64 `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
+	// A natural (a two-card 8, 9, 18 or 19 in any hand) ended the coup
+	// (OLD-NATURAL): every tie goes to the banker, no three-way split.
+	Natural       bool `protobuf:"varint,5,opt,name=natural,proto3" json:"natural,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3727,11 +3756,19 @@ func (x *SettleOldRequest) GetStakes() []*OldStake {
 	return nil
 }
 
+// Deprecated: Marked as deprecated in chemmy/wallet/v1/wallet.proto.
 func (x *SettleOldRequest) GetBankerNet() int64 {
 	if x != nil {
 		return x.BankerNet
 	}
 	return 0
+}
+
+func (x *SettleOldRequest) GetNatural() bool {
+	if x != nil {
+		return x.Natural
+	}
+	return false
 }
 
 // SettleOldResponse is what the settlement moved.
@@ -3741,7 +3778,7 @@ type SettleOldResponse struct {
 	// Per stake, in request order: the stake lost (lost) or the winnings
 	// paid from the bank (won); commission always 0.
 	Results []*BetResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
-	// The banker's gain (negative: loss), as requested.
+	// The banker's gain (negative: loss), as the wallet computed it.
 	BankerNet int64 `protobuf:"varint,3,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
 	// The bank after the coup: the bank hold's new amount, bank + banker_net.
 	NewBank int64 `protobuf:"varint,4,opt,name=new_bank,json=newBank,proto3" json:"new_bank,omitempty"`
@@ -5659,19 +5696,21 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x11ChargeFeeResponse\x12\x10\n" +
 	"\x03fee\x18\x01 \x01(\x03R\x03fee\x123\n" +
 	"\aaccount\x18\x02 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
-	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"c\n" +
+	"\btransfer\x18\x03 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"\xa4\x01\n" +
 	"\bOldStake\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x10\n" +
-	"\x03net\x18\x03 \x01(\x03R\x03net\x12\x14\n" +
-	"\x05split\x18\x04 \x01(\bR\x05split\"\xa0\x01\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
+	"\x03net\x18\x03 \x01(\x03B\x02\x18\x01R\x03net\x12\x18\n" +
+	"\x05split\x18\x04 \x01(\bB\x02\x18\x01R\x05split\x127\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\"\xbe\x01\n" +
 	"\x10SettleOldRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
 	"bankHoldId\x122\n" +
-	"\x06stakes\x18\x03 \x03(\v2\x1a.chemmy.wallet.v1.OldStakeR\x06stakes\x12\x1d\n" +
+	"\x06stakes\x18\x03 \x03(\v2\x1a.chemmy.wallet.v1.OldStakeR\x06stakes\x12!\n" +
 	"\n" +
-	"banker_net\x18\x04 \x01(\x03R\tbankerNet\"\xd7\x01\n" +
+	"banker_net\x18\x04 \x01(\x03B\x02\x18\x01R\tbankerNet\x12\x18\n" +
+	"\anatural\x18\x05 \x01(\bR\anatural\"\xd7\x01\n" +
 	"\x11SettleOldResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12\x1d\n" +
@@ -6060,82 +6099,83 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	4,  // 44: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
 	9,  // 45: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
 	11, // 46: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	49, // 47: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	42, // 48: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 49: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	72, // 50: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	71, // 51: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	72, // 52: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	71, // 53: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	71, // 54: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	52, // 55: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57, // 56: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	52, // 57: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	52, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	71, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	53, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	71, // 61: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	71, // 62: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	61, // 63: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	62, // 64: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	61, // 65: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	71, // 66: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	71, // 67: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	65, // 68: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	65, // 69: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	61, // 70: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	65, // 71: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	12, // 72: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	14, // 73: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	16, // 74: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	18, // 75: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	20, // 76: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	25, // 77: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	28, // 78: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	30, // 79: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	32, // 80: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	34, // 81: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	37, // 82: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	41, // 83: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	45, // 84: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	47, // 85: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	50, // 86: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	54, // 87: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	56, // 88: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	58, // 89: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	60, // 90: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	22, // 91: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	64, // 92: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	67, // 93: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	69, // 94: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	13, // 95: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	15, // 96: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	17, // 97: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	19, // 98: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	21, // 99: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	26, // 100: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	29, // 101: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	31, // 102: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	33, // 103: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	36, // 104: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	39, // 105: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	43, // 106: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	46, // 107: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	48, // 108: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	51, // 109: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	55, // 110: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	57, // 111: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	59, // 112: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	63, // 113: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	23, // 114: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	66, // 115: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	68, // 116: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	70, // 117: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	95, // [95:118] is the sub-list for method output_type
-	72, // [72:95] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	3,  // 47: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	49, // 48: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	42, // 49: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	11, // 50: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	72, // 51: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	71, // 52: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	72, // 53: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	71, // 54: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	71, // 55: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	52, // 56: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57, // 57: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	52, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	52, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	71, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	53, // 61: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	71, // 62: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	71, // 63: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	61, // 64: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	62, // 65: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	61, // 66: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	71, // 67: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	71, // 68: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	65, // 69: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	65, // 70: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	61, // 71: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	65, // 72: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	12, // 73: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	14, // 74: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	16, // 75: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	18, // 76: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	20, // 77: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	25, // 78: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	28, // 79: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	30, // 80: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	32, // 81: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	34, // 82: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	37, // 83: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	41, // 84: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	45, // 85: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	47, // 86: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	50, // 87: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	54, // 88: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	56, // 89: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	58, // 90: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	60, // 91: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	22, // 92: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	64, // 93: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	67, // 94: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	69, // 95: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	13, // 96: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	15, // 97: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	17, // 98: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	19, // 99: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	21, // 100: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	26, // 101: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	29, // 102: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	31, // 103: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	33, // 104: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	36, // 105: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	39, // 106: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	43, // 107: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	46, // 108: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	48, // 109: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	51, // 110: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	55, // 111: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	57, // 112: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	59, // 113: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	63, // 114: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	23, // 115: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	66, // 116: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	68, // 117: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	70, // 118: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	96, // [96:119] is the sub-list for method output_type
+	73, // [73:96] is the sub-list for method input_type
+	73, // [73:73] is the sub-list for extension type_name
+	73, // [73:73] is the sub-list for extension extendee
+	0,  // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }

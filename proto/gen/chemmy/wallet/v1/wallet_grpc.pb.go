@@ -199,26 +199,28 @@ type WalletServiceClient interface {
 	ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
-	// by coup_id, from the result the table's rules engine computed
-	// (rules.SettleOld): each punter's net and the banker's net. The wallet
-	// has no cards: it does not recompute the game, it checks what money
-	// allows (see SettleOldRequest) and moves it: a lost stake from the
-	// punter to the banker's account, winnings from the banker's account to
-	// the punter. The stakes' holds are closed (SETTLED); the bank's hold
-	// stays open, resized to new_bank = bank + banker_net. No commission
-	// (the old game names none). A retry returns the first result; the
-	// same coup_id with a different request (or under another settlement
-	// method) is ALREADY_EXISTS REQUEST_ID_REUSED.
+	// by coup_id. The wallet has no cards: the table sends each punter's
+	// result against the banker (OldStake.outcome) and whether a natural
+	// ended the coup (natural), and the wallet computes the money from them
+	// with the rules engine (rules.SettleOldResults, rules.OldBankAfter):
+	// each punter's net, the three-way split, the banker's net and new bank.
+	// It moves it: a lost stake from the punter to the banker's account,
+	// winnings from the banker's account to the punter. The stakes' holds
+	// are closed (SETTLED); the bank's hold stays open, resized to new_bank
+	// = bank + banker_net. No commission (the old game names none). A retry
+	// returns the first result; the same coup_id with a different request
+	// (or under another settlement method) is ALREADY_EXISTS
+	// REQUEST_ID_REUSED.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (a missing or malformed id,
 	// fewer than 2 or more than 16 stakes, a hold twice or the bank's, a
-	// stake on the banker's own account, nets that are not a result of the
-	// old game or do not sum to zero), INVALID_AMOUNT (an amount <= 0, a
-	// stake's amount differs from its hold's, overflow; not final: see
-	// SettleCoup), BETS_EXCEED_BANK (the bank holds less than double the
-	// stakes, OLD-STAKE; not final); NOT_FOUND HOLD_NOT_FOUND;
-	// FAILED_PRECONDITION HOLD_NOT_OPEN, HOLD_EXPIRED, CURRENCY_MISMATCH;
-	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
-	// for ever, as for SettleCoup.
+	// stake on the banker's own account, outcomes on some stakes only,
+	// deprecated nets that are not what the wallet computes),
+	// INVALID_AMOUNT (an amount <= 0, a stake's amount differs from its
+	// hold's, overflow; not final: see SettleCoup), BETS_EXCEED_BANK (the
+	// bank holds less than double the stakes, OLD-STAKE; not final);
+	// NOT_FOUND HOLD_NOT_FOUND; FAILED_PRECONDITION HOLD_NOT_OPEN,
+	// HOLD_EXPIRED, CURRENCY_MISMATCH; ALREADY_EXISTS REQUEST_ID_REUSED.
+	// Final failures are the coup's answer for ever, as for SettleCoup.
 	SettleOld(ctx context.Context, in *SettleOldRequest, opts ...grpc.CallOption) (*SettleOldResponse, error)
 	// SetPlayerLimits sets a player's responsible-gaming limits (operator
 	// only). A stricter limit (lower, or set where there was none; a later
@@ -734,26 +736,28 @@ type WalletServiceServer interface {
 	ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
-	// by coup_id, from the result the table's rules engine computed
-	// (rules.SettleOld): each punter's net and the banker's net. The wallet
-	// has no cards: it does not recompute the game, it checks what money
-	// allows (see SettleOldRequest) and moves it: a lost stake from the
-	// punter to the banker's account, winnings from the banker's account to
-	// the punter. The stakes' holds are closed (SETTLED); the bank's hold
-	// stays open, resized to new_bank = bank + banker_net. No commission
-	// (the old game names none). A retry returns the first result; the
-	// same coup_id with a different request (or under another settlement
-	// method) is ALREADY_EXISTS REQUEST_ID_REUSED.
+	// by coup_id. The wallet has no cards: the table sends each punter's
+	// result against the banker (OldStake.outcome) and whether a natural
+	// ended the coup (natural), and the wallet computes the money from them
+	// with the rules engine (rules.SettleOldResults, rules.OldBankAfter):
+	// each punter's net, the three-way split, the banker's net and new bank.
+	// It moves it: a lost stake from the punter to the banker's account,
+	// winnings from the banker's account to the punter. The stakes' holds
+	// are closed (SETTLED); the bank's hold stays open, resized to new_bank
+	// = bank + banker_net. No commission (the old game names none). A retry
+	// returns the first result; the same coup_id with a different request
+	// (or under another settlement method) is ALREADY_EXISTS
+	// REQUEST_ID_REUSED.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (a missing or malformed id,
 	// fewer than 2 or more than 16 stakes, a hold twice or the bank's, a
-	// stake on the banker's own account, nets that are not a result of the
-	// old game or do not sum to zero), INVALID_AMOUNT (an amount <= 0, a
-	// stake's amount differs from its hold's, overflow; not final: see
-	// SettleCoup), BETS_EXCEED_BANK (the bank holds less than double the
-	// stakes, OLD-STAKE; not final); NOT_FOUND HOLD_NOT_FOUND;
-	// FAILED_PRECONDITION HOLD_NOT_OPEN, HOLD_EXPIRED, CURRENCY_MISMATCH;
-	// ALREADY_EXISTS REQUEST_ID_REUSED. Final failures are the coup's answer
-	// for ever, as for SettleCoup.
+	// stake on the banker's own account, outcomes on some stakes only,
+	// deprecated nets that are not what the wallet computes),
+	// INVALID_AMOUNT (an amount <= 0, a stake's amount differs from its
+	// hold's, overflow; not final: see SettleCoup), BETS_EXCEED_BANK (the
+	// bank holds less than double the stakes, OLD-STAKE; not final);
+	// NOT_FOUND HOLD_NOT_FOUND; FAILED_PRECONDITION HOLD_NOT_OPEN,
+	// HOLD_EXPIRED, CURRENCY_MISMATCH; ALREADY_EXISTS REQUEST_ID_REUSED.
+	// Final failures are the coup's answer for ever, as for SettleCoup.
 	SettleOld(context.Context, *SettleOldRequest) (*SettleOldResponse, error)
 	// SetPlayerLimits sets a player's responsible-gaming limits (operator
 	// only). A stricter limit (lower, or set where there was none; a later
