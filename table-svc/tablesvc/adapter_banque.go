@@ -602,3 +602,8 @@ func (banqueCore) houseBanks() bool { return false }
 func (banqueCore) lobby(tb *tablev1.Table) (int32, int64) {
 	return 2 * tb.GetBanqueRules().GetMaxSeatsPerSide(), tb.GetBanqueRules().GetMinBet()
 }
+
+func (banqueCore) bankHold(t *table) (string, int64) {
+	b := banqueOf(t)
+	return b.BankHoldID, b.Bank
+}

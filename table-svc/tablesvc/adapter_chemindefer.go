@@ -775,3 +775,8 @@ func (cfCore) houseBanks() bool { return false }
 func (cfCore) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetHouseRules().GetMaxSeats(), tb.GetHouseRules().GetMinimumBank()
 }
+
+func (cfCore) bankHold(t *table) (string, int64) {
+	st := cfOf(t)
+	return st.BankHoldID, st.Bank
+}

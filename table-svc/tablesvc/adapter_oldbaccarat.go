@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -367,14 +366,6 @@ func oldRulesProto(r oldbaccarat.Rules, certRealMoney bool) *tablev1.OldBaccarat
 	}
 }
 
-// shoeHand is a deal's hand as the shoe records it (at most 32 bytes).
-func shoeHand(hand string) string {
-	if len(hand) > 32 {
-		hand, _, _ = strings.Cut(hand, ":")
-	}
-	return hand
-}
-
 // createOld makes t, a new table's record, an old baccarat table.
 func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	st, err := oldbaccarat.New(r, t.ShoeID)
@@ -384,16 +375,6 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
 	oldCore{}.sync(t)
 	return t, nil
-}
-
-// MoveTopCards is an old baccarat banker's announced move of top cards to
-// the bottom after the cut (OLD-CUT). See the proto.
-func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsRequest) (*tablev1.MoveTopCardsResponse, error) {
-	t, err := s.act(ctx, "MoveTopCards", req)
-	if err != nil {
-		return nil, err
-	}
-	return &tablev1.MoveTopCardsResponse{Table: t}, nil
 }
 
 // oldSees reports whether v sees the cards of holder's hand in cp: the
@@ -503,4 +484,9 @@ func (oldCore) houseBanks() bool { return false }
 
 func (oldCore) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetOldBaccaratRules().GetMaxSeats(), tb.GetOldBaccaratRules().GetMinStake()
+}
+
+func (oldCore) bankHold(t *table) (string, int64) {
+	o := oldOf(t)
+	return o.BankHoldID, o.Bank
 }

@@ -436,3 +436,7 @@ func (pbCore) houseBanks() bool { return true }
 func (pbCore) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetPuntoBancoRules().GetMaxSeats(), tb.GetPuntoBancoRules().GetMinBet()
 }
+
+func (pbCore) bankHold(t *table) (string, int64) {
+	return "", 0 // the house banks (PB-BANK)
+}

@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/table-svc/game"
@@ -23,3 +24,16 @@ func toProto(t *table, v viewer) *tablev1.Table {
 
 // cardsProto turns card codes into cards.
 func cardsProto(codes []string) []*shoev1.Card { return game.Cards(codes) }
+
+// publicEvent is ev as published at table t: its game's core says what
+// is hidden; chemin de fer's rules are below.
+func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return t.core().publicEvent(ev)
+}
+
+// personalEvent is the public ev as v may see it at table t: its game's
+// core says (chemin de fer: a card_dealt of v's own face-down card gets
+// its card and total back from the table's state, cfPersonalEvent).
+func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
+	return t.core().personalEvent(t, v, ev)
+}

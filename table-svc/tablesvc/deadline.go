@@ -2,37 +2,18 @@ package tablesvc
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
-
-// defaultTurnMS is the default time limit of every turn: a bet, a
-// decision, a bank offer (house rules *_time_limit_ms).
-const defaultTurnMS = 30000
-
-// stampDeadline records when the table's core wants a Tick (its turns'
-// time limits, a betting window, a pause): see coreDeadline.
-func (s *Service) stampDeadline(t *table) { coreDeadline(t) }
-
-// track keeps the in-memory index of deadlines in step with a saved table.
-func (s *Service) track(t *table) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, ok := s.idleDue(t)
-	if t.WaitKey != "" && (!ok || t.Deadline.Before(d)) {
-		d, ok = t.Deadline, true
-	}
-	if sd, due := t.Entropy.due(); due && (!ok || sd.Before(d)) {
-		d, ok = sd, true // the seed protocol's (seeds.go)
-	}
-	if !ok {
-		delete(s.deadlines, t.ID)
-		return
-	}
-	s.deadlines[t.ID] = d
-}
 
 // expireDue applies a Tick to every table whose deadline has passed: its
 // core acts as the house rules say when a turn's time runs out (chemin de
@@ -145,4 +126,111 @@ func (s *Service) expire(ctx context.Context, id string, now time.Time, stage fu
 		return s.standUpIdle(ctx, t, now)
 	}
 	return nil
+}
+
+// standUpIdle stands up, under the table's lock, every player of t whose
+// inactivity limit has run out at now (in seat order), in one change.
+// A stand-up the core refuses is logged and his session's clock starts
+// again (he is not retried at once).
+func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) error {
+	c := &change{t: t, now: s.now()}
+	svc := auth.Caller{Subject: "table-svc", Role: auth.RoleService}
+	for _, p := range seatedPlayers(t) {
+		due, ok := s.idleCandidates(t)[p]
+		if !ok || due.After(now) {
+			continue
+		}
+		detail := "player " + p
+		if ss := t.Sessions[p]; ss != nil {
+			detail += ", session " + ss.ID + ", inactive since " + ss.Active.Format(time.RFC3339)
+		}
+		err := s.standUp(ctx, c, p, svc)
+		if err == nil {
+			c.emit("", &eventsv1.StaffAction{Action: "stood_up_inactive", ActorId: svc.Subject, ActorRole: string(svc.Role), Detail: detail})
+		} else {
+			s.log.Warn("an idle player could not be stood up; his inactivity counts again from now", "table", t.ID, "player", p, "err", err)
+			if t.Sessions == nil {
+				t.Sessions = map[string]*session{}
+			}
+			if t.Sessions[p] == nil {
+				t.Sessions[p] = &session{}
+			}
+			t.Sessions[p].Active = now.UTC()
+		}
+	}
+	if err := s.save(c, "", nil, nil); err != nil {
+		return err
+	}
+	return s.advance(ctx, t.ID)
+}
+
+// standUp frees p's seat within c: first, when p holds a bank his game
+// lets him give up now, the command giving it up (giveUpBank), then the
+// core's Leave, the command of LeaveTable.
+func (s *Service) standUp(ctx context.Context, c *change, p string, svc auth.Caller) error {
+	if give := giveUpBank(c.t, p); give != nil {
+		if err := s.applyCore(ctx, c, give); err != nil {
+			return err
+		}
+	}
+	cmd, err := c.t.core().command(c.t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: c.t.ID, PlayerId: p}, svc)
+	if err != nil {
+		return err
+	}
+	return s.applyCore(ctx, c, cmd)
+}
+
+// seedsDue acts on the seed protocol's deadline at table t (the caller
+// holds its lock): at the end of a commitment round the coup goes on
+// (its commitments are fixed, or the shoe is seeded with none); at the
+// reveal deadline with a seed missing the shoe is abandoned.
+func (s *Service) seedsDue(ctx context.Context, t *table) error {
+	if t.Entropy.Revealing && len(t.Entropy.missing()) > 0 {
+		c := &change{t: t, now: s.now()}
+		if err := s.abandonShoe(ctx, c); err != nil {
+			s.markStuck(t.ID)
+			return err
+		}
+		if err := s.save(c, "", nil, nil); err != nil {
+			return err
+		}
+	}
+	return s.advance(ctx, t.ID)
+}
+
+// abandonShoe gives up the table's shoe whose committed seeds were not
+// all revealed in time: it is closed unused (forced, its reveal public),
+// the withholders are named (shoe_abandoned) and refused seeds at this
+// table from then on, and a new shoe, collecting, replaces it in the
+// game core with a commitment round of one seed window. Each call is
+// idempotent by a request id of the table and the shoe's number, so a
+// retry after a crash repeats them harmlessly.
+func (s *Service) abandonShoe(ctx context.Context, c *change) error {
+	t := c.t
+	missing := t.Entropy.missing()
+	old, number := t.ShoeID, t.Shoes
+	reason := "seed withheld by " + strings.Join(missing, ", ")
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	_, err := s.shoe.CloseShoe(cctx, &shoev1.CloseShoeRequest{RequestId: fmt.Sprintf("table/%s/close/%d/abandoned", t.ID, number),
+		ShoeId: old, Force: true, Reason: clip("abandoned: " + reason)})
+	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
+		if !definite(err) {
+			return fmt.Errorf("close abandoned shoe %s: %w", old, err)
+		}
+		s.log.Warn("abandoned shoe not closed", "table", t.ID, "shoe", old, "err", err)
+	}
+	if err := s.openShoe(ctx, t, true); err != nil {
+		return err
+	}
+	for _, p := range missing {
+		if !slices.Contains(t.SeedWithheld, p) {
+			t.SeedWithheld = append(t.SeedWithheld, p)
+		}
+	}
+	slices.Sort(t.SeedWithheld)
+	t.Entropy.CommitBy = c.now.Add(s.seedWindow)
+	c.emit("", &eventsv1.ShoeAbandoned{ShoeId: old, ShoeNumber: int32(number), WithheldPlayerIds: missing, Reason: reason})
+	s.log.Warn("shoe abandoned: a committed seed was not revealed", "table", t.ID, "shoe", old, "withheld", missing)
+	return s.applyCore(ctx, c, game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes), Abandoned: true})
 }

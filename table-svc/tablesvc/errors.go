@@ -128,3 +128,13 @@ func clip(v string) string {
 	}
 	return v
 }
+
+// definite reports whether err is the wallet's own answer, as opposed to
+// no answer (the hold may or may not exist).
+func definite(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
+		return false
+	}
+	return true
+}

@@ -9,7 +9,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
@@ -147,16 +146,6 @@ func (s *Service) raiseIntents(tableID string) []string {
 	return ids
 }
 
-// definite reports whether err is the wallet's own answer, as opposed to
-// no answer (the hold may or may not exist).
-func definite(err error) bool {
-	switch status.Code(err) {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Unknown:
-		return false
-	}
-	return true
-}
-
 // recoverIntents rolls back the escrow intents, at least minAge old, whose
 // action was not stored. Each is handled under its table's lock, so an
 // action still in progress (which holds the lock from its intent to its
@@ -230,8 +219,8 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		if err != nil {
 			return err
 		}
-		if cfOf(t) != nil && cfOf(t).BankHoldID == in.HoldID {
-			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: cfOf(t).Bank}); err != nil &&
+		if hold, bank := t.core().bankHold(t); hold != "" && hold == in.HoldID {
+			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: bank}); err != nil &&
 				errs.Reason(err) != "HOLD_NOT_OPEN" {
 				return err
 			}

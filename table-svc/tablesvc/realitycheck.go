@@ -8,13 +8,11 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
-	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 // Reality checks (responsible gaming). The operator sets a player's
@@ -44,21 +42,6 @@ import (
 
 // realityCheckSubject is the NATS subject of player's reality checks.
 func realityCheckSubject(player string) string { return "chemmy.player." + player + ".reality_check" }
-
-// putPrivate stores c's one-player events in the outbox, in the
-// transaction tx of the change (save).
-func putPrivate(tx *bolt.Tx, evs []*eventsv1.TableEvent) error {
-	for _, ev := range evs {
-		b, err := proto.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		if err := outbox.Put(tx, realityCheckSubject(ev.GetRealityCheck().GetPlayerId()), ev.GetEventId(), b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // realityChecks counts the coup settled in c in its players' sessions
 // and adds to c the reality checks that are due.

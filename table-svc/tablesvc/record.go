@@ -151,3 +151,16 @@ type settlement struct {
 	coupID    string
 	transfers []*walletv1.Transfer
 }
+
+// unnamed is the game of a record or request that names none (the
+// registry, games.go, sets it).
+var unnamed tablev1.Variant
+
+// canonical is the game a variant names: unnamed where none is named (a
+// record or request from before the other games).
+func canonical(v tablev1.Variant) tablev1.Variant {
+	if v == tablev1.Variant_VARIANT_UNSPECIFIED {
+		return unnamed
+	}
+	return v
+}

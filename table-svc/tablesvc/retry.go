@@ -15,61 +15,6 @@ import (
 // for the client's retry before it is rolled back.
 const intentGrace = 30 * time.Second
 
-// advance moves a table through every step that needs no decision:
-// releasing cancelled holds, dealing, drawing by the tableau, settling,
-// opening the next shoe. The caller holds the table's lock. Every call it
-// makes is idempotent, so after a crash it is simply called again.
-func (s *Service) advance(ctx context.Context, id string) error {
-	_, err := s.advanceFrom(ctx, id, nil)
-	return err
-}
-
-// advanceFrom is advance from t, the table exactly as stored (nil: read
-// from the store), and returns the table as stored after it (nil with an
-// error): a caller that has just saved the table reads it no more.
-func (s *Service) advanceFrom(ctx context.Context, id string, t *table) (*table, error) {
-	for {
-		var again bool
-		var err error
-		t, again, err = s.advancePass(ctx, id, t)
-		if err != nil {
-			s.markStuck(id)
-			return nil, err
-		}
-		if !again {
-			s.unstick(id)
-			return t, nil
-		}
-	}
-}
-
-// advancePass carries out the effects the table's core asks for, from the
-// stored table (t, or read when nil), and saves once; it returns the
-// table as stored after it. It reports whether another pass is due: an
-// effect that must start from a stored state (seat fees, billed by the
-// clock, so that a retried charge is the same request) waits for it.
-func (s *Service) advancePass(ctx context.Context, id string, t *table) (_ *table, again bool, err error) {
-	if t == nil {
-		if t, err = s.load(id); err != nil {
-			return nil, false, err
-		}
-	}
-	c := &change{t: t, now: s.now()}
-	changed, again, err := s.advanceCore(ctx, c)
-	// The effects' calls are idempotent, so one save for all of them keeps
-	// the coup crash-safe: after a crash they are simply made again and
-	// answer the same.
-	if changed {
-		if serr := s.save(c, "", nil, nil); serr != nil && err == nil {
-			err = serr
-		}
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return t, again, nil
-}
-
 // logStuck logs why a table could not go on; waiting for a cut is normal.
 func (s *Service) logStuck(id string, err error) {
 	if awaitingCut(err) {
@@ -77,16 +22,6 @@ func (s *Service) logStuck(id string, err error) {
 		return
 	}
 	s.log.Warn("table not advanced; will retry", "table", id, "err", err)
-}
-
-// markStuck queues a table for the retry loop, noting when it first
-// failed to advance.
-func (s *Service) markStuck(id string) {
-	s.mu.Lock()
-	if _, ok := s.stuck[id]; !ok {
-		s.stuck[id] = s.now()
-	}
-	s.mu.Unlock()
 }
 
 // retryPass is one pass of the retry loop, tables in id order: it
@@ -154,12 +89,6 @@ func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
 	s.stuck[id] = s.now() // the returns go on from here
 	s.mu.Unlock()
 	return s.advance(ctx, id)
-}
-
-func (s *Service) unstick(id string) {
-	s.mu.Lock()
-	delete(s.stuck, id)
-	s.mu.Unlock()
 }
 
 // retryLoop advances, at start and then every RetryInterval, the tables

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc/codes"
@@ -19,7 +18,6 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
-	"github.com/chemmy/chemmy/services/odds"
 	"github.com/chemmy/chemmy/services/rules"
 	"github.com/chemmy/chemmy/table-svc/game"
 )
@@ -34,93 +32,7 @@ import (
 // commands, applies a Tick when the core's deadline has passed, and makes
 // each viewer's view. One shell serves every core through gameCore.
 
-// gameCore is a game core bound to the table record that holds its state.
-type gameCore interface {
-	idler
-	name() string
-	// apply applies in to t's game state. On success the state in t is
-	// replaced and its events returned; when the command waits for a hold
-	// the hold is returned and t is unchanged.
-	apply(t *table, in game.Input) ([]game.Event, *game.Hold, error)
-	// pending is the effect due (game.Pending), nil when none.
-	pending(t *table) game.Effect
-	// deadline is when the core wants a Tick; zero when never.
-	deadline(t *table) time.Time
-	// coupID is the coup in play, "" when none.
-	coupID(t *table) string
-	// command turns a request into the core's command; WRONG_VARIANT for
-	// a call of another game.
-	command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error)
-	// interrupt is the command voiding a coup that cannot go on before
-	// its result; nil when there is none to void.
-	interrupt(t *table, reason string) game.Command
-	// sync copies what the shared machinery reads (state, shoe, counters)
-	// from the core's state to the record.
-	sync(t *table)
-	// carryOut makes the calls of the core's own effects (its settlement,
-	// fees) and returns the command reporting the result; ok is false for
-	// an effect it does not know.
-	carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (cmd game.Command, ok bool, err error)
-	// view is the table as viewer v may see it.
-	view(t *table, v viewer) *tablev1.Table
-	// publicEvent is ev as published (face-down cards hidden); ev is not
-	// changed. personalEvent is the published ev as v may see it at t
-	// (his own face-down cards shown).
-	publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent
-	personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent
-	// hidden counts by rank the cards of coup coupID (in play or the last)
-	// that v does not see: GetOdds counts them as still in the shoe.
-	hidden(t *table, coupID string, v viewer) [13]int
-	// holderOf is the player who holds the hand of card_dealt ev (its
-	// coup in play or the last at t), "" when none or unknown: the round
-	// history keeps it so that a voided coup shows each holder his own
-	// cards (GetRound).
-	holderOf(t *table, ev *eventsv1.TableEvent) string
-	// rules is the game's house rules that m carries (as asked, or in
-	// force), nil when none.
-	rules(m rulesHolder) proto.Message
-	// open resolves the game's house rules of req (INVALID_HOUSE_RULE,
-	// WRONG_VARIANT), sets in hr the shell's rules they fix (the shoe's,
-	// certification_real_money; hr.InactivityMS is set), and returns what
-	// makes t, a new table's record, a table of the game.
-	open(req *tablev1.CreateTableRequest, hr *shellRules) (create func(t *table) error, err error)
-	// renewsSpentShoe reports whether a coup that has no card yet starts
-	// on a fresh shoe when the shoe is spent (chemin de fer: after a
-	// voided cut-card coup).
-	renewsSpentShoe() bool
-	// odds puts in out the exact odds of the next coup from shoe under
-	// the house rules of t (nil: the game's defaults).
-	odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
-	// advice is GetAdvice at t: the EV of each choice at the pending
-	// decision; WRONG_VARIANT at a game without one (noAdvice).
-	advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error)
-	// shoeVariant is the game's variant at shoe-svc (it fixes the
-	// shoe's decks and cut card bounds there).
-	shoeVariant() shoev1.Variant
-	// houseBanks reports whether the house banks the game (punto banco):
-	// a round's bank net is then the house's.
-	houseBanks() bool
-	// lobby is what ListTables filters by, read from the table's view:
-	// its seats and its smallest stake in minor units.
-	lobby(tb *tablev1.Table) (seats int32, minimumBet int64)
-	// stateKey is the key of the game's state in the JSON record;
-	// decode reads the state (a pointer to the game's State) from a
-	// stored record.
-	stateKey() string
-	decode(record []byte) (any, error)
-	// restart gives the time limit in progress its full length again from
-	// now, after a restart of the service (scanUnfinished): nobody is
-	// timed out for the time the service was down. It reports whether the
-	// deadline moved.
-	restart(t *table, now time.Time) bool
-}
-
 // addRanks adds the ranks of card codes to n.
-
-// bankHolds are the commands, of any game, whose hold is a bank or a bid
-// for the bank (the others' are bets): the wallet tells the operator's
-// wallet so in seamless mode.
-var bankHolds = map[string]bool{"accept_bank": true, "bid_bank": true, "bid": true}
 
 func addRanks(n *[13]int, codes []string) {
 	for _, code := range codes {
@@ -129,25 +41,6 @@ func addRanks(n *[13]int, codes []string) {
 		}
 	}
 }
-
-// preparer is an adapter whose commands need calls or the shell's own
-// records before they apply (chemin de fer: the bank raise's resize under
-// an escrow intent, and the raises whose answer was lost). prepare
-// returns the command to apply.
-type preparer interface {
-	prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error)
-}
-
-// turnClock is an adapter whose core keeps its turns' clock itself
-// (chemin de fer): coreDeadline copies it to the record's WaitKey and
-// Deadline.
-type turnClock interface {
-	turnClock(t *table) (waitKey string, deadline time.Time)
-}
-
-// storedFirst is an effect carried out only from a stored state (its
-// content was made by the clock; see chemindefer.ChargeFees).
-type storedFirst interface{ StoredFirst() bool }
 
 // mutateCore applies a request to a core table under its lock (mutate
 // holds it): the command, its hold, the save with the idempotency record.
@@ -327,13 +220,6 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 	}
 }
 
-// bankKeeper is a game whose banker keeps a bank from coup to coup: after
-// each effect it may make a banker whose limits no longer allow his bank
-// at stake give it up (wallet CheckStake).
-type bankKeeper interface {
-	keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error
-}
-
 // coreStep names an effect carried out and not yet stored, for the
 // failpoints of the crash tests: "core-<effect>" ("core-settle"), a deal
 // with the card's number in its coup, from its request id
@@ -483,25 +369,6 @@ func syncCore(t *table, phase int8, b game.Bookkeeping, played, seq int64) {
 	t.CoupsPlayed, t.CoupSeq = played, seq
 }
 
-// corePending reports whether a table has an effect due (the retry loop
-// carries it out).
-func corePending(t *table) bool { return t.core().pending(t) != nil }
-
-// coreDeadline stamps the core's deadline on the record (deadline.go
-// reads WaitKey and Deadline): a betting window, a pause, a turn, counted
-// by the core from the time of the change.
-func coreDeadline(t *table) {
-	if tc, own := t.core().(turnClock); own {
-		t.WaitKey, t.Deadline = tc.turnClock(t)
-		return
-	}
-	d := t.core().deadline(t)
-	t.WaitKey, t.Deadline = "", d
-	if !d.IsZero() {
-		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.Phase, t.CoupSeq, d.UnixNano())
-	}
-}
-
 // playerRequest is what every player action has.
 type playerRequest interface {
 	proto.Message
@@ -518,4 +385,75 @@ func realMoney(t *table) error {
 			"the table deals from a certification shoe (a prepared order) and takes no money: house rule certification_real_money is off")
 	}
 	return nil
+}
+
+// advance moves a table through every step that needs no decision:
+// releasing cancelled holds, dealing, drawing by the tableau, settling,
+// opening the next shoe. The caller holds the table's lock. Every call it
+// makes is idempotent, so after a crash it is simply called again.
+func (s *Service) advance(ctx context.Context, id string) error {
+	_, err := s.advanceFrom(ctx, id, nil)
+	return err
+}
+
+// advanceFrom is advance from t, the table exactly as stored (nil: read
+// from the store), and returns the table as stored after it (nil with an
+// error): a caller that has just saved the table reads it no more.
+func (s *Service) advanceFrom(ctx context.Context, id string, t *table) (*table, error) {
+	for {
+		var again bool
+		var err error
+		t, again, err = s.advancePass(ctx, id, t)
+		if err != nil {
+			s.markStuck(id)
+			return nil, err
+		}
+		if !again {
+			s.unstick(id)
+			return t, nil
+		}
+	}
+}
+
+// advancePass carries out the effects the table's core asks for, from the
+// stored table (t, or read when nil), and saves once; it returns the
+// table as stored after it. It reports whether another pass is due: an
+// effect that must start from a stored state (seat fees, billed by the
+// clock, so that a retried charge is the same request) waits for it.
+func (s *Service) advancePass(ctx context.Context, id string, t *table) (_ *table, again bool, err error) {
+	if t == nil {
+		if t, err = s.load(id); err != nil {
+			return nil, false, err
+		}
+	}
+	c := &change{t: t, now: s.now()}
+	changed, again, err := s.advanceCore(ctx, c)
+	// The effects' calls are idempotent, so one save for all of them keeps
+	// the coup crash-safe: after a crash they are simply made again and
+	// answer the same.
+	if changed {
+		if serr := s.save(c, "", nil, nil); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return t, again, nil
+}
+
+// markStuck queues a table for the retry loop, noting when it first
+// failed to advance.
+func (s *Service) markStuck(id string) {
+	s.mu.Lock()
+	if _, ok := s.stuck[id]; !ok {
+		s.stuck[id] = s.now()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Service) unstick(id string) {
+	s.mu.Lock()
+	delete(s.stuck, id)
+	s.mu.Unlock()
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
@@ -120,4 +121,19 @@ func (s *Service) seen(key string, hash []byte) (bool, error) {
 		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
 	}
 	return found, err
+}
+
+// putPrivate stores c's one-player events in the outbox, in the
+// transaction tx of the change (save).
+func putPrivate(tx *bolt.Tx, evs []*eventsv1.TableEvent) error {
+	for _, ev := range evs {
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		if err := outbox.Put(tx, realityCheckSubject(ev.GetRealityCheck().GetPlayerId()), ev.GetEventId(), b); err != nil {
+			return err
+		}
+	}
+	return nil
 }

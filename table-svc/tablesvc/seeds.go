@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -78,12 +77,6 @@ const MinRevealedSeed = 16
 // (their commitment round or their reveals). Not a failure: the table
 // goes on when they are in, or at the deadline.
 var errAwaitingSeeds = errors.New("the shoe waits for its players' seeds")
-
-// openedEntropy is the record of a shoe the table has just put in play.
-func openedEntropy(shoe *shoev1.Shoe) entropy {
-	return entropy{Commitment: shoe.GetCommitment(), Cutter: shoe.GetCutterPlayerId(),
-		Collecting: shoe.GetState() == shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS}
-}
 
 // due is when the seed protocol wants the clock: the reveal deadline, or
 // the end of a commitment round that has one.
@@ -297,61 +290,6 @@ func (s *Service) seedShoe(ctx context.Context, c *change) error {
 	}
 	c.seeded(resp.GetShoe())
 	return nil
-}
-
-// seedsDue acts on the seed protocol's deadline at table t (the caller
-// holds its lock): at the end of a commitment round the coup goes on
-// (its commitments are fixed, or the shoe is seeded with none); at the
-// reveal deadline with a seed missing the shoe is abandoned.
-func (s *Service) seedsDue(ctx context.Context, t *table) error {
-	if t.Entropy.Revealing && len(t.Entropy.missing()) > 0 {
-		c := &change{t: t, now: s.now()}
-		if err := s.abandonShoe(ctx, c); err != nil {
-			s.markStuck(t.ID)
-			return err
-		}
-		if err := s.save(c, "", nil, nil); err != nil {
-			return err
-		}
-	}
-	return s.advance(ctx, t.ID)
-}
-
-// abandonShoe gives up the table's shoe whose committed seeds were not
-// all revealed in time: it is closed unused (forced, its reveal public),
-// the withholders are named (shoe_abandoned) and refused seeds at this
-// table from then on, and a new shoe, collecting, replaces it in the
-// game core with a commitment round of one seed window. Each call is
-// idempotent by a request id of the table and the shoe's number, so a
-// retry after a crash repeats them harmlessly.
-func (s *Service) abandonShoe(ctx context.Context, c *change) error {
-	t := c.t
-	missing := t.Entropy.missing()
-	old, number := t.ShoeID, t.Shoes
-	reason := "seed withheld by " + strings.Join(missing, ", ")
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	_, err := s.shoe.CloseShoe(cctx, &shoev1.CloseShoeRequest{RequestId: fmt.Sprintf("table/%s/close/%d/abandoned", t.ID, number),
-		ShoeId: old, Force: true, Reason: clip("abandoned: " + reason)})
-	if err != nil && errs.Reason(err) != "SHOE_CLOSED" {
-		if !definite(err) {
-			return fmt.Errorf("close abandoned shoe %s: %w", old, err)
-		}
-		s.log.Warn("abandoned shoe not closed", "table", t.ID, "shoe", old, "err", err)
-	}
-	if err := s.openShoe(ctx, t, true); err != nil {
-		return err
-	}
-	for _, p := range missing {
-		if !slices.Contains(t.SeedWithheld, p) {
-			t.SeedWithheld = append(t.SeedWithheld, p)
-		}
-	}
-	slices.Sort(t.SeedWithheld)
-	t.Entropy.CommitBy = c.now.Add(s.seedWindow)
-	c.emit("", &eventsv1.ShoeAbandoned{ShoeId: old, ShoeNumber: int32(number), WithheldPlayerIds: missing, Reason: reason})
-	s.log.Warn("shoe abandoned: a committed seed was not revealed", "table", t.ID, "shoe", old, "withheld", missing)
-	return s.applyCore(ctx, c, game.ShoeOpened{ShoeID: t.ShoeID, Number: int32(t.Shoes), Abandoned: true})
 }
 
 // noteSeeded records, after a card of a shoe that did not collect seeds,

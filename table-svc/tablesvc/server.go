@@ -631,3 +631,13 @@ func (s *Service) RevealSeed(ctx context.Context, req *tablev1.RevealSeedRequest
 	}
 	return &tablev1.RevealSeedResponse{Table: t}, nil
 }
+
+// MoveTopCards is an old baccarat banker's announced move of top cards to
+// the bottom after the cut (OLD-CUT). See the proto.
+func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsRequest) (*tablev1.MoveTopCardsResponse, error) {
+	t, err := s.act(ctx, "MoveTopCards", req)
+	if err != nil {
+		return nil, err
+	}
+	return &tablev1.MoveTopCardsResponse{Table: t}, nil
+}

@@ -1,7 +1,6 @@
 package tablesvc
 
 import (
-	"context"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -10,7 +9,6 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
-	"github.com/chemmy/chemmy/services/kit/auth"
 )
 
 // Player sessions. Each seating opens a session: a ULID the seat shows
@@ -98,58 +96,6 @@ func (s *Service) idleDue(t *table) (time.Time, bool) {
 		}
 	}
 	return first, !first.IsZero()
-}
-
-// standUpIdle stands up, under the table's lock, every player of t whose
-// inactivity limit has run out at now (in seat order), in one change.
-// A stand-up the core refuses is logged and his session's clock starts
-// again (he is not retried at once).
-func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) error {
-	c := &change{t: t, now: s.now()}
-	svc := auth.Caller{Subject: "table-svc", Role: auth.RoleService}
-	for _, p := range seatedPlayers(t) {
-		due, ok := s.idleCandidates(t)[p]
-		if !ok || due.After(now) {
-			continue
-		}
-		detail := "player " + p
-		if ss := t.Sessions[p]; ss != nil {
-			detail += ", session " + ss.ID + ", inactive since " + ss.Active.Format(time.RFC3339)
-		}
-		err := s.standUp(ctx, c, p, svc)
-		if err == nil {
-			c.emit("", &eventsv1.StaffAction{Action: "stood_up_inactive", ActorId: svc.Subject, ActorRole: string(svc.Role), Detail: detail})
-		} else {
-			s.log.Warn("an idle player could not be stood up; his inactivity counts again from now", "table", t.ID, "player", p, "err", err)
-			if t.Sessions == nil {
-				t.Sessions = map[string]*session{}
-			}
-			if t.Sessions[p] == nil {
-				t.Sessions[p] = &session{}
-			}
-			t.Sessions[p].Active = now.UTC()
-		}
-	}
-	if err := s.save(c, "", nil, nil); err != nil {
-		return err
-	}
-	return s.advance(ctx, t.ID)
-}
-
-// standUp frees p's seat within c: first, when p holds a bank his game
-// lets him give up now, the command giving it up (giveUpBank), then the
-// core's Leave, the command of LeaveTable.
-func (s *Service) standUp(ctx context.Context, c *change, p string, svc auth.Caller) error {
-	if give := giveUpBank(c.t, p); give != nil {
-		if err := s.applyCore(ctx, c, give); err != nil {
-			return err
-		}
-	}
-	cmd, err := c.t.core().command(c.t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: c.t.ID, PlayerId: p}, svc)
-	if err != nil {
-		return err
-	}
-	return s.applyCore(ctx, c, cmd)
 }
 
 // inactivityLimit is house rule inactivity_limit_ms of a new table's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -120,3 +121,17 @@ func handTotal(codes []string) (int, error) {
 }
 
 func eventOutcome(o rules.Outcome) eventsv1.Outcome { return game.EventOutcome(o) }
+
+// shoeHand is a deal's hand as the shoe records it (at most 32 bytes).
+func shoeHand(hand string) string {
+	if len(hand) > 32 {
+		hand, _, _ = strings.Cut(hand, ":")
+	}
+	return hand
+}
+
+// openedEntropy is the record of a shoe the table has just put in play.
+func openedEntropy(shoe *shoev1.Shoe) entropy {
+	return entropy{Commitment: shoe.GetCommitment(), Cutter: shoe.GetCutterPlayerId(),
+		Collecting: shoe.GetState() == shoev1.ShoeState_SHOE_STATE_AWAITING_SEEDS}
+}

@@ -44,12 +44,6 @@ func viewerOf(ctx context.Context) viewer {
 	return viewer{caller: c, known: ok}
 }
 
-// publicEvent is ev as published at table t: its game's core says what
-// is hidden; chemin de fer's rules are below.
-func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return t.core().publicEvent(ev)
-}
-
 // redactEvent is ev as published at a table whose game deals cards face
 // down, one rule for every such game (chemin de fer, banque, the old
 // game; punto banco deals everything face up and publishes ev as it is):
@@ -82,11 +76,4 @@ func redactEvent(ev *eventsv1.TableEvent, faceDown func(*eventsv1.CardDealt) boo
 		return out
 	}
 	return ev
-}
-
-// personalEvent is the public ev as v may see it at table t: its game's
-// core says (chemin de fer: a card_dealt of v's own face-down card gets
-// its card and total back from the table's state, cfPersonalEvent).
-func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
-	return t.core().personalEvent(t, v, ev)
 }
