@@ -52,7 +52,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build table-svc: %v\n%s", err, out)
 	}
-	for _, fp := range []string{"AcceptBank", "bet-held", "PlaceBet", "card-1", "card-2", "card-3", "card-4",
+	for _, fp := range []string{"AcceptBank", "core-hold-place_bet", "PlaceBet", "card-1", "card-2", "card-3", "card-4",
 		"DecideDraw", "card-5", "after-settle"} {
 		t.Run(fp, func(t *testing.T) {
 			t.Parallel()

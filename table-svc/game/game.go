@@ -180,6 +180,9 @@ type Effect interface{ EffectName() string }
 type Hold struct {
 	PlayerID string
 	Amount   int64
+	// Bank: the hold is a bank or a bid for the bank, not a bet (the
+	// wallet tells an operator's wallet which, in seamless mode).
+	Bank bool
 }
 
 // HoldCommand is a command that may wait for a Hold: WithHold returns the

@@ -475,9 +475,9 @@ func (banqueCore) giveUpBank(t *table, p string) game.Command {
 
 // keepBank: a banque banker keeping his bank after a settlement (a
 // player's bank, not the house's) passes it when his limits say no.
-func (banqueCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
+func (banqueCore) keepBank(ctx context.Context, s *Service, c *change) error {
 	b := banqueOf(c.t)
-	if _, ok := done.(banque.Settle); !ok || b.Banker == "" || b.Phase != banque.PhaseBetting ||
+	if b.Banker == "" || b.Phase != banque.PhaseBetting ||
 		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
 		return nil
 	}

@@ -381,9 +381,9 @@ func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
 // off), his limits are asked again (limitKeep, bank_limits.go); when they
 // say no he passes the bank as CF-PASS has it, between coups before any
 // bet.
-func (cfCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
+func (cfCore) keepBank(ctx context.Context, s *Service, c *change) error {
 	t := c.t
-	if _, ok := done.(chemindefer.Settle); !ok || cfOf(t).BankerID == "" || cfOf(t).Phase != chemindefer.PhaseBetting ||
+	if cfOf(t).BankerID == "" || cfOf(t).Phase != chemindefer.PhaseBetting ||
 		cfOf(t).Coup == nil || len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Bank <= 0 {
 		return nil
 	}

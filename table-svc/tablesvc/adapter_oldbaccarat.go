@@ -449,9 +449,9 @@ func (oldCore) giveUpBank(*table, string) game.Command { return nil }
 
 // keepBank: the old game's banker keeping his bank after a settlement
 // leaves his seat when his limits say no (OLD-BACCARAT).
-func (oldCore) keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error {
+func (oldCore) keepBank(ctx context.Context, s *Service, c *change) error {
 	o := oldOf(c.t)
-	if _, ok := done.(oldbaccarat.Settle); !ok || o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
+	if o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
 		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
 		return nil
 	}

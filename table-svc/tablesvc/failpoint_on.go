@@ -13,8 +13,7 @@ import (
 // environment variable CHEMMY_TABLE_FAILPOINT. Only in builds with -tags
 // failpoints, for crash tests.
 //
-// Steps of a chemin de fer coup (retry.go, server.go): "bet-held"
-// (wallet-svc holds a bet the table has not stored yet); a method name
+// Steps of a chemin de fer coup (saga.go, server.go): a method name
 // such as "PlaceBet" or "DecideDraw" (the action is stored, the coup not
 // yet advanced; at every table, core tables too); "card-N" (shoe-svc has
 // dealt the coup's Nth card, the table has not stored it);
@@ -23,7 +22,8 @@ import (
 //
 // Steps of the tables on a game core (saga.go): "core-hold" (wallet-svc
 // holds what a request asked for, a bet or a bank, and the table has not
-// stored the request); "core-<effect>" (the effect is carried out, its
+// stored the request), "core-hold-<command>" the same for one command
+// ("core-hold-place_bet": a bet); "core-<effect>" (the effect is carried out, its
 // result not stored): "core-deal_card-N" (shoe-svc has dealt the coup's
 // Nth card), "core-settle", "core-charge_fee", "core-move_to_bottom",
 // "core-void_holds", "core-new_shoe", "core-close_shoe".

@@ -170,11 +170,6 @@ type gameCore interface {
 	restart(t *table, now time.Time) bool
 }
 
-// bankHolds are the commands, of any game, whose hold is a bank or a bid
-// for the bank (the others' are bets): the wallet tells the operator's
-// wallet so in seamless mode.
-var bankHolds = map[string]bool{"accept_bank": true, "bid_bank": true, "bid": true}
-
 // preparer is an adapter whose commands need calls or the shell's own
 // records before they apply (chemin de fer: the bank raise's resize under
 // an escrow intent, and the raises whose answer was lost). prepare
@@ -194,11 +189,11 @@ type turnClock interface {
 // content was made by the clock; see chemindefer.ChargeFees).
 type storedFirst interface{ StoredFirst() bool }
 
-// bankKeeper is a game whose banker keeps a bank from coup to coup: after
-// each effect it may make a banker whose limits no longer allow his bank
-// at stake give it up (wallet CheckStake).
+// bankKeeper is a game whose banker keeps a bank from coup to coup: once
+// a coup is settled it may make a banker whose limits no longer allow his
+// bank at stake give it up (wallet CheckStake; saga.go react).
 type bankKeeper interface {
-	keepBank(ctx context.Context, s *Service, c *change, done game.Effect) error
+	keepBank(ctx context.Context, s *Service, c *change) error
 }
 
 // idler is a game's part of the inactivity limit (every adapter is one:

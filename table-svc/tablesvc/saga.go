@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/oklog/ulid/v2"
@@ -121,14 +122,12 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		// derived from the request's idempotency key (a digest, to stay
 		// within the wallet's id length).
 		sum := sha256.Sum256([]byte(c.key))
-		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID, bankHolds[cmd.CommandName()])
+		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID, h.Bank)
 		if err != nil {
 			return err
 		}
 		failpoint("core-hold") // held, the request not stored yet
-		if cmd.CommandName() == "place_bet" {
-			failpoint("bet-held")
-		}
+		failpoint("core-hold-" + cmd.CommandName())
 		in.Cmd = hc.WithHold(hold)
 		// Under the table's lock nothing changed since: it applies. (Were
 		// it refused, the intent would stay and recoverIntents would void
@@ -187,17 +186,25 @@ func coreError(err error) error {
 func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bool, err error) {
 	for {
 		eff := c.t.core().pending(c.t)
-		if eff == nil {
-			return changed, false, nil
-		}
-		if sf, ok := eff.(storedFirst); ok && sf.StoredFirst() && changed {
-			return changed, true, nil
+		if sf, ok := eff.(storedFirst); eff == nil || ok && sf.StoredFirst() && changed {
+			again = eff != nil
+			moved, err := s.react(ctx, c)
+			if moved && !again && err == nil {
+				changed = true
+				continue // the reaction's own effects
+			}
+			return changed || moved, again && err == nil, err
 		}
 		cmd, err := s.carryOut(ctx, c, eff)
 		if errors.Is(err, errAwaitingSeeds) {
 			// The shoe's first card waits for its players' seeds
 			// (seeds.go): the table goes on at a reveal or a deadline.
-			return changed || c.seedsFixed, false, nil
+			moved, err := s.react(ctx, c)
+			if moved && err == nil {
+				changed = true
+				continue
+			}
+			return changed || moved || c.seedsFixed, false, err
 		}
 		if err != nil {
 			return changed, false, err
@@ -209,15 +216,30 @@ func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bo
 			return changed, false, fmt.Errorf("%s: %w", eff.EffectName(), err)
 		}
 		changed = true
-		if k, ok := c.t.core().(bankKeeper); ok {
-			if err := k.keepBank(ctx, s, c, eff); err != nil {
-				return changed, false, err
-			}
-		}
-		if eff.EffectName() == "settle" {
-			s.realityChecks(ctx, c) // realitycheck.go
+	}
+}
+
+// react is the shell's reaction to a coup settled in c, once the effects
+// the core asked for are carried out (or wait): the game may make a
+// banker whose limits no longer allow his bank give it up (bankKeeper),
+// and the coup counts in its players' sessions with the reality checks
+// it makes due (realitycheck.go). It runs once a change, on the change's
+// events (a change settles one coup at most: every next coup waits for
+// bets), before the change's one save, so what it writes is stored with
+// the settlement. It reports whether it changed the table.
+func (s *Service) react(ctx context.Context, c *change) (bool, error) {
+	if c.reacted || !slices.ContainsFunc(c.events, func(ev *eventsv1.TableEvent) bool { return ev.GetCoupSettled() != nil }) {
+		return false, nil
+	}
+	c.reacted = true
+	n := len(c.events)
+	if k, ok := c.t.core().(bankKeeper); ok {
+		if err := k.keepBank(ctx, s, c); err != nil {
+			return len(c.events) > n, err
 		}
 	}
+	s.realityChecks(ctx, c)
+	return len(c.events) > n || len(c.private) > 0, nil
 }
 
 // coreStep names an effect carried out and not yet stored, for the

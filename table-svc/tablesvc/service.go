@@ -270,6 +270,9 @@ type change struct {
 	// seedsFixed: the shoe's seed commitments were fixed in this change
 	// (seeds.go), which is to be saved though no effect was carried out.
 	seedsFixed bool
+	// reacted: the shell's reactions to the coup settled in this change
+	// ran (saga.go react).
+	reacted bool
 }
 
 // emit adds an event to the change, numbered in the table's sequence.

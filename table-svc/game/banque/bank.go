@@ -40,7 +40,7 @@ func (a *applier) bid(c Bid) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBidTooLow, "the highest bid is %d, bid %d", au.HighBid, c.Amount)
 	}
 	if c.HoldID == "" {
-		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount, Bank: true}
 		return nil
 	}
 	if au.HighHoldID != "" {

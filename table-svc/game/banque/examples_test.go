@@ -62,12 +62,14 @@ func (tb *table) refuse(cmd game.Command, reason string) {
 	}
 }
 
-// held applies a command that must first ask a hold of amount, then
-// again with the hold's id; it returns the hold id.
+// held applies a command that must first ask a hold of amount (for the
+// bank when the command is a bid), then again with the hold's id; it
+// returns the hold id.
 func (tb *table) held(cmd game.Command, player string, amount int64) string {
 	tb.t.Helper()
 	out, err := Apply(tb.st, game.Input{Now: tb.now, NewID: "h", Cmd: cmd})
-	if err != nil || out.Hold == nil || *out.Hold != (game.Hold{PlayerID: player, Amount: amount}) {
+	_, bid := cmd.(Bid) // a bid's hold is for the bank, a bet's is not
+	if err != nil || out.Hold == nil || *out.Hold != (game.Hold{PlayerID: player, Amount: amount, Bank: bid}) {
 		tb.t.Fatalf("%#v: %v, hold %v; want a hold of %d for %s", cmd, err, out.Hold, amount, player)
 	}
 	tb.holds++

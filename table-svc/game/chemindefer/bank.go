@@ -186,7 +186,7 @@ func (a *applier) acceptBank(c AcceptBank) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBankBelowMinimum, "bank %d is below the minimum %d", c.Amount, s.Rules.MinimumBank)
 	}
 	if c.HoldID == "" {
-		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount, Bank: true}
 		return nil
 	}
 	a.takeBank(p, c.Amount, c.HoldID)
@@ -230,7 +230,7 @@ func (a *applier) bidBank(c BidBank) error {
 		return game.Refuse(game.FailedPrecondition, ReasonBidTooLow, "bid %d is not above the highest bid %d", c.Amount, s.Bids[n-1].Amount)
 	}
 	if c.HoldID == "" {
-		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: p, Amount: c.Amount, Bank: true}
 		return nil
 	}
 	if n := len(s.Bids); n > 0 {

@@ -56,7 +56,7 @@ func (a *applier) bid(c Bid) error {
 		}
 	}
 	if c.HoldID == "" {
-		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount}
+		a.Hold = &game.Hold{PlayerID: c.PlayerID, Amount: c.Amount, Bank: true}
 		return nil
 	}
 	if s.Phase == PhaseOffering {

@@ -158,7 +158,7 @@ func TestBankAuction(t *testing.T) {
 	tb.refuse(Bid{PlayerID: "p1", Amount: 999}, ReasonBankBelowMinimum)
 	tb.refuse(Stake{PlayerID: "p1", Amount: 100}, ReasonWrongState)
 	out, err := Apply(tb.st, game.Input{Now: tb.now, Cmd: Bid{PlayerID: "p1", Amount: 5000}})
-	if err != nil || out.Hold == nil || *out.Hold != (game.Hold{PlayerID: "p1", Amount: 5000}) || !reflect.DeepEqual(out.State, tb.st) {
+	if err != nil || out.Hold == nil || *out.Hold != (game.Hold{PlayerID: "p1", Amount: 5000, Bank: true}) || !reflect.DeepEqual(out.State, tb.st) {
 		t.Fatalf("a bid without a hold: %v, %+v", err, out.Hold)
 	}
 	tb.do(Bid{PlayerID: "p1", Amount: 5000})
