@@ -181,54 +181,23 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 	return nil, false, nil
 }
 
-// publicEvent hides every dealt card, third cards too (each is dealt face
-// down to its holder, OLD-DEAL, OLD-DRAW), and what would tell its points
-// (redactEvent), until the showdown's coup_resulted.
+// publicEvent hides every dealt card, third cards too
+// (oldbaccarat.FaceDown), and what would tell its points (redactEvent),
+// until the showdown's coup_resulted.
 func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, func(*eventsv1.CardDealt) bool { return true })
+	return redactEvent(ev, oldbaccarat.FaceDown)
 }
 
-// holderOf: the old game's card_dealt names its hand's holder.
-func (oldCore) holderOf(_ *table, ev *eventsv1.TableEvent) string {
-	return ev.GetCardDealt().GetHolderPlayerId()
+// holderOf: the old game's card_dealt names its hand's holder
+// (oldbaccarat.HolderOf).
+func (oldCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	return oldbaccarat.HolderOf(*oldOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
-// personalEvent gives a hand's holder his own card and points back.
+// personalEvent gives a hand's holder his own card and points back
+// (oldbaccarat.Shown).
 func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	cd := ev.GetCardDealt()
-	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
-		return ev
-	}
-	cp := oldCoupOf(oldOf(t), ev.GetCoupId())
-	if cp == nil {
-		return ev
-	}
-	codes := cp.Banker
-	if cd.GetHand() == eventsv1.Hand_HAND_PUNTER {
-		codes = nil
-		for _, h := range cp.Hands {
-			if h.PlayerID == cd.GetHolderPlayerId() {
-				codes = h.Cards
-			}
-		}
-	}
-	i := int(cd.GetPosition()) - 1
-	if i < 0 || i >= len(codes) {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	out.GetCardDealt().Card = game.Cards(codes[i : i+1])[0]
-	out.GetCardDealt().Total = int32(oldPoints(codes[:i+1]))
-	return out
-}
-
-func oldCoupOf(o *oldbaccarat.State, id string) *oldbaccarat.Coup {
-	for _, cp := range []*oldbaccarat.Coup{o.Coup, o.LastCoup} {
-		if cp != nil && cp.ID == id {
-			return cp
-		}
-	}
-	return nil
+	return game.Personal(oldbaccarat.Game, *oldOf(t), v.look(), ev)
 }
 
 // oldPoints are the OLD-VALUES points of card codes.
@@ -242,8 +211,7 @@ func oldPoints(codes []string) int {
 	return rules.OldPoints(cards)
 }
 
-// view: a hand's cards are shown to its holder (calling as a player) until
-// the showdown, then to everyone; a voided coup's to auditors.
+// view: each hand's cards as oldbaccarat.Sees shows them to v.
 func (oldCore) view(t *table, v viewer) *tablev1.Table {
 	o := oldOf(t)
 	out := &tablev1.Table{
@@ -251,7 +219,7 @@ func (oldCore) view(t *table, v viewer) *tablev1.Table {
 		State: tablev1.TableState(o.Phase), ShoeId: o.ShoeID, ShoeNumber: o.ShoeNumber, CoupsPlayed: o.CoupsPlayed,
 		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
 		BankerPlayerId: o.BankerID, Bank: o.Bank, OfferedPlayerId: o.OfferedTo,
-		Coup: oldCoupProto(o, o.Coup, v), LastCoup: oldCoupProto(o, o.LastCoup, v),
+		Coup: oldCoupProto(o, o.Coup, v.look()), LastCoup: oldCoupProto(o, o.LastCoup, v.look()),
 	}
 	if d := oldbaccarat.Deadline(*o); !d.IsZero() {
 		out.TurnDeadline = timestamppb.New(d)
@@ -271,23 +239,26 @@ func (oldCore) view(t *table, v viewer) *tablev1.Table {
 	return out
 }
 
-func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1.Coup {
+// oldCoupProto is cp, a coup of o, as v may see it.
+func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v game.Viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
-	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
-		if oldSees(cp, v, holder) {
-			return game.Cards(codes), int32(oldPoints(codes))
-		}
-		cards := make([]*shoev1.Card, len(codes))
+	hand := func(h game.Hand, codes []string) ([]*shoev1.Card, int32) {
+		cards, all := game.Cards(codes), true
 		for i := range cards {
-			cards[i] = &shoev1.Card{FaceDown: true}
+			if !oldbaccarat.Sees(*o, cp.ID, v, h, i) {
+				cards[i], all = &shoev1.Card{FaceDown: true}, false
+			}
 		}
-		return cards, 0
+		if !all {
+			return cards, 0
+		}
+		return cards, int32(oldPoints(codes))
 	}
 	out := &tablev1.Coup{CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
 		Natural: cp.Natural, Settled: cp.Settled, BankerNet: cp.BankerNet, Voided: cp.Voided, VoidReason: cp.VoidReason}
-	out.BankerCards, out.BankerTotal = hand(cp.Banker, cp.BankerID)
+	out.BankerCards, out.BankerTotal = hand(game.Hand{Name: eventsv1.Hand_HAND_BANKER}, cp.Banker)
 	if cp.Settled {
 		out.SettleTime = timestamppb.New(cp.SettleTime)
 	}
@@ -297,7 +268,7 @@ func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1
 	for _, h := range cp.Hands {
 		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: h.PlayerID, Amount: h.Stake})
 		ch := &tablev1.CoupHand{Hand: tablev1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID}
-		ch.Cards, ch.Total = hand(h.Cards, h.PlayerID)
+		ch.Cards, ch.Total = hand(game.Hand{Name: eventsv1.Hand_HAND_PUNTER, Punter: h.PlayerID}, h.Cards)
 		if cp.Decided {
 			switch {
 			case h.Net < 0:
@@ -377,36 +348,10 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	return t, nil
 }
 
-// oldSees reports whether v sees the cards of holder's hand in cp: the
-// holder (calling as a player) always, everyone after the showdown, and
-// auditors a voided coup's.
-func oldSees(cp *oldbaccarat.Coup, v viewer, holder string) bool {
-	switch {
-	case cp.Decided && !cp.Voided:
-		return true
-	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-		return true
-	}
-	return v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject == holder
-}
-
-// hidden counts by rank the cards of coup coupID that v does not see.
+// hidden counts by rank the cards of coup coupID that v does not see
+// (oldbaccarat.Hidden).
 func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
-	var n [13]int
-	cp := oldCoupOf(oldOf(t), coupID)
-	if cp == nil {
-		return n
-	}
-	count := func(codes []string, holder string) {
-		if !oldSees(cp, v, holder) {
-			addRanks(&n, codes)
-		}
-	}
-	count(cp.Banker, cp.BankerID)
-	for _, h := range cp.Hands {
-		count(h.Cards, h.PlayerID)
-	}
-	return n
+	return oldbaccarat.Hidden(*oldOf(t), coupID, v.look())
 }
 
 func (oldCore) restart(t *table, now time.Time) bool {

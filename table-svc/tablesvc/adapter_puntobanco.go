@@ -133,14 +133,19 @@ func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 	return cmd, true, err
 }
 
-// publicEvent: punto banco deals every card face up; nothing is hidden.
+// publicEvent: punto banco deals every card face up (no card is
+// puntobanco.FaceDown); nothing is hidden.
 func (pbCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
 
-// holderOf: punto banco's hands are the house's, every card face up.
-func (pbCore) holderOf(*table, *eventsv1.TableEvent) string { return "" }
+// holderOf: punto banco's hands are the house's (puntobanco.HolderOf).
+func (pbCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	return puntobanco.HolderOf(*pbOf(t), ev.GetCoupId(), ev.GetCardDealt())
+}
 
-func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return ev
+// personalEvent: every viewer's events are the published ones
+// (puntobanco.Shown gives nobody a card back).
+func (pbCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return game.Personal(puntobanco.Game, *pbOf(t), v.look(), ev)
 }
 
 // view is a punto banco table's view: every card is dealt face up, so
@@ -374,8 +379,10 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 	return t, nil
 }
 
-// hidden: punto banco hides no card.
-func (pbCore) hidden(*table, string, viewer) [13]int { return [13]int{} }
+// hidden: punto banco hides no card (puntobanco.Hidden).
+func (pbCore) hidden(t *table, coupID string, v viewer) [13]int {
+	return puntobanco.Hidden(*pbOf(t), coupID, v.look())
+}
 
 func (pbCore) restart(t *table, now time.Time) bool {
 	st, moved := puntobanco.Restart(*pbOf(t), now)
