@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -372,40 +371,15 @@ func (banqueCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func banqueSeat(st banque.Seat) string { return st.PlayerID }
+// seated, standable, giveUpBank: baccarat banque's idle rule
+// (banque.Seated, Standable, GiveUpBank: the banker passes the bank
+// first, BQ-BANK).
+func (banqueCore) seated(t *table) []string { return banque.Seated(*banqueOf(t)) }
 
-func (banqueCore) seated(t *table) []string { return keep(banqueOf(t).Seats, banqueSeat, never) }
+func (banqueCore) standable(t *table) []string { return banque.Standable(*banqueOf(t)) }
 
-// standable, baccarat banque: in the betting, those without a bet in the
-// coup, the banker before any bet (he passes the bank first, BQ-BANK);
-// in an auction, all but the highest bidder and the winner whose fee is
-// due.
-func (banqueCore) standable(t *table) []string {
-	b := banqueOf(t)
-	if b.Phase != banque.PhaseBetting && b.Phase != banque.PhaseAuction {
-		return nil
-	}
-	bets := b.Coup != nil && len(b.Coup.Bets) > 0
-	return keep(b.Seats, banqueSeat, func(p string) bool {
-		switch {
-		case b.Coup != nil && slices.ContainsFunc(b.Coup.Bets, func(bt banque.Bet) bool { return bt.PlayerID == p }):
-			return true
-		case p == b.Banker:
-			return bets || b.Phase != banque.PhaseBetting
-		case b.Auction != nil:
-			return b.Auction.HighPlayerID == p || b.Auction.Fee != nil && b.Auction.Fee.PlayerID == p
-		}
-		return false
-	})
-}
-
-// giveUpBank, baccarat banque: the banker passes the bank, which returns
-// to him and is auctioned again (BQ-BANK); then he may leave.
 func (banqueCore) giveUpBank(t *table, p string) game.Command {
-	if b := banqueOf(t); b.Banker != "" && b.Banker == p {
-		return banque.PassBank{PlayerID: p}
-	}
-	return nil
+	return banque.GiveUpBank(*banqueOf(t), p)
 }
 
 // keepBank: a banque banker keeping his bank after a settlement (a

@@ -577,26 +577,14 @@ func cfViewCards(st *chemindefer.State, cp *chemindefer.Coup, v game.Viewer, han
 	return cards, int32(total)
 }
 
-func cfSeat(st chemindefer.Seat) string { return st.PlayerID }
+// seated, standable, giveUpBank: chemin de fer's idle rule
+// (chemindefer.Seated, Standable, GiveUpBank; Leave passes the bank,
+// CF-PASS).
+func (cfCore) seated(t *table) []string { return chemindefer.Seated(*cfOf(t)) }
 
-func (cfCore) seated(t *table) []string { return keep(cfOf(t).Seats, cfSeat, never) }
+func (cfCore) standable(t *table) []string { return chemindefer.Standable(*cfOf(t)) }
 
-// standable, chemin de fer: between coups and in the betting; the banker
-// once no bet (nor banco) is against his bank; not the highest bidder of
-// an auction. Leave passes the bank (CF-PASS).
-func (cfCore) standable(t *table) []string {
-	switch cfOf(t).Phase {
-	case chemindefer.PhaseDealing, chemindefer.PhaseDecision, chemindefer.PhaseSettling, chemindefer.PhaseRaise, chemindefer.PhaseClosed:
-		return nil
-	}
-	bets := cfOf(t).Coup != nil && (len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Coup.Banco)
-	return keep(cfOf(t).Seats, cfSeat, func(p string) bool {
-		n := len(cfOf(t).Bids)
-		return cfOf(t).HasBet(p) || p == cfOf(t).BankerID && bets || cfOf(t).Phase == chemindefer.PhaseAuction && n > 0 && cfOf(t).Bids[n-1].PlayerID == p
-	})
-}
-
-func (cfCore) giveUpBank(*table, string) game.Command { return nil }
+func (cfCore) giveUpBank(t *table, p string) game.Command { return chemindefer.GiveUpBank(*cfOf(t), p) }
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).

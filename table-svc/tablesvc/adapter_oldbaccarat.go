@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -360,37 +359,16 @@ func (oldCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func oldSeat(st oldbaccarat.Seat) string { return st.PlayerID }
-
-func (oldCore) seated(t *table) []string { return keep(oldOf(t).Seats, oldSeat, never) }
-
-// standable, the old baccarat: while the bank waits for players, is
-// offered or auctioned (not a bidder: his bid stands until the auction
-// closes), and in the staking those without a stake; the banker only
-// before the first stake of a coup (Leave then ends his bank,
+// seated, standable, giveUpBank: the old game's idle rule
+// (oldbaccarat.Seated, Standable, GiveUpBank; Leave ends the bank,
 // OLD-BACCARAT).
-func (oldCore) standable(t *table) []string {
-	o := oldOf(t)
-	switch o.Phase {
-	case oldbaccarat.PhaseWaiting, oldbaccarat.PhaseOffering, oldbaccarat.PhaseStaking, oldbaccarat.PhaseAuction:
-	default:
-		return nil
-	}
-	staked := o.Coup != nil && len(o.Coup.Hands) > 0
-	return keep(o.Seats, oldSeat, func(p string) bool {
-		switch {
-		case o.Coup != nil && slices.ContainsFunc(o.Coup.Hands, func(h oldbaccarat.Hand) bool { return h.PlayerID == p }):
-			return true
-		case p == o.BankerID:
-			return staked || o.Phase != oldbaccarat.PhaseStaking
-		case o.Auction != nil:
-			return slices.ContainsFunc(o.Auction.Bids, func(b oldbaccarat.BankBid) bool { return b.PlayerID == p })
-		}
-		return false
-	})
-}
+func (oldCore) seated(t *table) []string { return oldbaccarat.Seated(*oldOf(t)) }
 
-func (oldCore) giveUpBank(*table, string) game.Command { return nil }
+func (oldCore) standable(t *table) []string { return oldbaccarat.Standable(*oldOf(t)) }
+
+func (oldCore) giveUpBank(t *table, p string) game.Command {
+	return oldbaccarat.GiveUpBank(*oldOf(t), p)
+}
 
 // keepBank: the old game's banker keeping his bank after a settlement
 // leaves his seat when his limits say no (OLD-BACCARAT).

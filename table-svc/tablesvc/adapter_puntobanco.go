@@ -390,23 +390,13 @@ func (pbCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func pbSeat(st puntobanco.Seat) string { return st.PlayerID }
+// seated, standable, giveUpBank: punto banco's idle rule
+// (puntobanco.Seated, Standable, GiveUpBank; the house banks, PB-BANK).
+func (pbCore) seated(t *table) []string { return puntobanco.Seated(*pbOf(t)) }
 
-func (pbCore) seated(t *table) []string { return keep(pbOf(t).Seats, pbSeat, never) }
+func (pbCore) standable(t *table) []string { return puntobanco.Standable(*pbOf(t)) }
 
-// standable, punto banco: in the betting, those without a bet in the
-// coup, and during the result's pause. The house banks (PB-BANK).
-func (pbCore) standable(t *table) []string {
-	pb := pbOf(t)
-	if pb.Phase != puntobanco.PhaseBetting && pb.Phase != puntobanco.PhaseResult {
-		return nil
-	}
-	return keep(pb.Seats, pbSeat, func(p string) bool {
-		return pb.Coup != nil && slices.ContainsFunc(pb.Coup.Bets, func(b puntobanco.Bet) bool { return b.PlayerID == p })
-	})
-}
-
-func (pbCore) giveUpBank(*table, string) game.Command { return nil }
+func (pbCore) giveUpBank(t *table, p string) game.Command { return puntobanco.GiveUpBank(*pbOf(t), p) }
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).
