@@ -383,14 +383,14 @@ func (banqueCore) giveUpBank(t *table, p string) game.Command {
 }
 
 // keepBank: a banque banker keeping his bank after a settlement (a
-// player's bank, not the house's) passes it when his limits say no.
+// player's bank, not the house's; banque.KeptBank) passes it when his
+// limits say no (limitKeep, bank_limits.go).
 func (banqueCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	b := banqueOf(c.t)
-	if b.Banker == "" || b.Phase != banque.PhaseBetting ||
-		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
+	banker, bank, giveUp, ok := banque.KeptBank(*banqueOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, b.Banker, b.Bank, banque.PassBank{PlayerID: b.Banker})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // banqueAdvice is GetAdvice at a baccarat banque table: the EVs of the

@@ -375,16 +375,15 @@ func (v viewer) look() game.Viewer {
 }
 
 // keepBank: after a settlement the banker keeps (CF-BANK-WINS, a stand
-// off), his limits are asked again (limitKeep, bank_limits.go); when they
-// say no he passes the bank as CF-PASS has it, between coups before any
-// bet.
+// off; chemindefer.KeptBank), his limits are asked again (limitKeep,
+// bank_limits.go); when they say no he passes the bank as CF-PASS has it,
+// between coups before any bet.
 func (cfCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	t := c.t
-	if cfOf(t).BankerID == "" || cfOf(t).Phase != chemindefer.PhaseBetting ||
-		cfOf(t).Coup == nil || len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Bank <= 0 {
+	banker, bank, giveUp, ok := chemindefer.KeptBank(*cfOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, cfOf(t).BankerID, cfOf(t).Bank, chemindefer.PassBank{PlayerID: cfOf(t).BankerID})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // resolveRules checks a table's house rules and fills in the defaults

@@ -371,14 +371,14 @@ func (oldCore) giveUpBank(t *table, p string) game.Command {
 }
 
 // keepBank: the old game's banker keeping his bank after a settlement
-// leaves his seat when his limits say no (OLD-BACCARAT).
+// (oldbaccarat.KeptBank) leaves his seat when his limits say no
+// (OLD-BACCARAT; limitKeep, bank_limits.go).
 func (oldCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	o := oldOf(c.t)
-	if o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
-		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
+	banker, bank, giveUp, ok := oldbaccarat.KeptBank(*oldOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, o.BankerID, o.Bank, oldbaccarat.Leave{PlayerID: o.BankerID})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // odds puts in out the exact odds of the next coup from shoe (package
