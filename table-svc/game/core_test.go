@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/table-svc/game"
 	"github.com/chemmy/chemmy/table-svc/game/banque"
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
@@ -19,8 +20,8 @@ type bogus struct{}
 func (bogus) CommandName() string { return "bogus" }
 
 // TestCores drives each core through its Game value, as a game.Core: on a
-// new table no effect is due, no Tick either, and a restart moves
-// nothing; a command the core does not have is refused INVALID_ARGUMENT
+// new table no effect is due, no Tick either, a restart moves nothing,
+// and no card is seen, hidden, shown or held; a command the core does not have is refused INVALID_ARGUMENT
 // with the zero Outcome; a join seats the player (a new state, events, no
 // hold).
 func TestCores(t *testing.T) {
@@ -56,6 +57,15 @@ func checkCore[S any, O game.Outcomes[S]](t *testing.T, name string, c game.Core
 	}
 	if _, moved := c.Restart(s, now); moved {
 		t.Errorf("%s: Restart of a new table moved its deadline", name)
+	}
+	// A new table has no coup: nothing to see, hide, show or hold.
+	v := game.Viewer{Role: game.Auditor}
+	cd := &eventsv1.CardDealt{Hand: eventsv1.Hand_HAND_BANKER, Position: 1, HolderPlayerId: ""}
+	if c.Sees(s, "c1", v, game.Hand{Name: eventsv1.Hand_HAND_BANKER}, 0) || c.Hidden(s, "c1", v) != [13]int{} || c.HolderOf(s, "c1", cd) != "" {
+		t.Errorf("%s: a new table sees, hides or holds a card of a coup it has not", name)
+	}
+	if _, _, ok := c.Shown(s, "c1", v, cd); ok {
+		t.Errorf("%s: a new table shows a card of a coup it has not", name)
 	}
 
 	out, err := c.Apply(s, game.Input{Now: now, NewID: "id-1", Cmd: bogus{}})

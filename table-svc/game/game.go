@@ -26,12 +26,25 @@
 // # The contract in Go
 //
 // Each core is a package (chemindefer, puntobanco, banque, oldbaccarat)
-// with a State S and four functions, gathered as the interface Core:
+// with a State S and its functions, gathered as the interface Core:
 //
 //	Apply(s S, in Input) (O, error)   // O is Outcome[S] or embeds it
 //	Pending(s S) Effect               // the effect due, nil when none
 //	Deadline(s S) time.Time           // when a Tick is due, zero: never
 //	Restart(s S, now time.Time) (S, bool)
+//
+// and what each viewer may see (view.go): a Viewer is a player by his
+// id, the staff, an auditor or an anonymous viewer; a Hand names a hand
+// of a coup as the events do.
+//
+//	Sees(s S, coupID string, v Viewer, h Hand, i int) bool  // card i of h, face up for v
+//	Hidden(s S, coupID string, v Viewer) [13]int            // by rank, the cards v does not see
+//	Shown(s S, coupID string, v Viewer, cd *eventsv1.CardDealt) (code string, total int, ok bool)
+//	HolderOf(s S, coupID string, cd *eventsv1.CardDealt) string
+//	FaceDown(cd *eventsv1.CardDealt) bool                   // published without its card
+//
+// A viewer's events are the published ones made his by Personal (a
+// face-down card he may see given back with its hand's total).
 //
 // The package exports them as free functions (what the shell calls) and
 // as one value, Game, of type Core[State, Outcome]; the assignment to
@@ -57,6 +70,8 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 )
 
 // Input is one command with what a pure core cannot make itself: the time
@@ -154,6 +169,28 @@ type Core[S any, O Outcomes[S]] interface {
 	// from now (a restart of the service: nobody is timed out for the
 	// time it was down); it reports whether the deadline moved.
 	Restart(s S, now time.Time) (S, bool)
+
+	// What each viewer may see (view.go; SHOE-FACE). The coup coupID is
+	// the coup in play or the last one; for a coup, hand or card s does
+	// not hold, a card is not seen, nothing is hidden or shown and the
+	// holder is "".
+
+	// Sees reports whether v may see card i (from 0, in deal order) of
+	// hand h of coup coupID: what a view of the table shows face up.
+	Sees(s S, coupID string, v Viewer, h Hand, i int) bool
+	// Hidden counts by rank, ace first, the cards of coup coupID that v
+	// does not see: what the odds given to v count as still in the shoe.
+	Hidden(s S, coupID string, v Viewer) [13]int
+	// Shown is the card of cd, a card_dealt of coup coupID published face
+	// down, that v may see in the events: its code and the total of its
+	// hand up to it (the game's count); ok false when v may not.
+	Shown(s S, coupID string, v Viewer, cd *eventsv1.CardDealt) (code string, total int, ok bool)
+	// HolderOf is the player holding the hand of cd, a card_dealt of coup
+	// coupID; "" when nobody does or s no longer knows.
+	HolderOf(s S, coupID string, cd *eventsv1.CardDealt) string
+	// FaceDown reports whether the card of cd is dealt face down: the
+	// events publish it without rank, suit or code.
+	FaceDown(cd *eventsv1.CardDealt) bool
 }
 
 // Command is an input of a core: a player's or the staff's action, a tick

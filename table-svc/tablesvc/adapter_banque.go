@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -200,50 +199,24 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 	return nil, false, nil
 }
 
-// banqueHidden: a hand's first two cards are dealt face down, shown to the
-// player of that hand (the banker for his own) until the showdown; a
-// third card is face up (as CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
-func banqueHidden(cd *eventsv1.CardDealt) bool { return cd.GetPosition() <= 2 }
-
-// publicEvent: as chemin de fer (redactEvent).
+// publicEvent: as chemin de fer (redactEvent), face down as
+// banque.FaceDown says.
 func (banqueCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, banqueHidden)
+	return redactEvent(ev, banque.FaceDown)
 }
 
-// holderOf: banque's card_dealt names its hand's holder.
-func (banqueCore) holderOf(_ *table, ev *eventsv1.TableEvent) string {
-	return ev.GetCardDealt().GetHolderPlayerId()
+// holderOf: banque's card_dealt names its hand's holder (banque.HolderOf).
+func (banqueCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	return banque.HolderOf(*banqueOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
+// personalEvent: a card_dealt of a face-down card gets its card and total
+// back for the holder it names (banque.Shown).
 func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	cd := ev.GetCardDealt()
-	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
-		return ev
-	}
-	var cp *banque.Coup
-	for _, c := range []*banque.Coup{banqueOf(t).Coup, banqueOf(t).LastCoup} {
-		if c != nil && c.ID == ev.GetCoupId() {
-			cp = c
-		}
-	}
-	if cp == nil {
-		return ev
-	}
-	codes := map[eventsv1.Hand][]string{eventsv1.Hand_HAND_RIGHT: cp.Right, eventsv1.Hand_HAND_LEFT: cp.Left, eventsv1.Hand_HAND_BANKER: cp.Banker}[cd.GetHand()]
-	i := int(cd.GetPosition()) - 1
-	if i < 0 || i >= len(codes) {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	out.GetCardDealt().Card = game.Cards(codes[i : i+1])[0]
-	total, _ := handTotal(codes[:i+1])
-	out.GetCardDealt().Total = int32(total)
-	return out
+	return game.Personal(banque.Game, *banqueOf(t), v.look(), ev)
 }
 
-// view: a hand's first two cards are shown to its holder (calling as a
-// player) until the showdown, then to everyone; a voided coup's to
-// auditors.
+// view: each card as banque.Sees shows it to v.
 func (banqueCore) view(t *table, v viewer) *tablev1.Table {
 	b := banqueOf(t)
 	out := &tablev1.Table{
@@ -251,7 +224,7 @@ func (banqueCore) view(t *table, v viewer) *tablev1.Table {
 		State: tablev1.TableState(b.Phase), ShoeId: b.ShoeID, ShoeNumber: b.ShoeNumber, CoupsPlayed: b.CoupsPlayed,
 		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
 		BankerPlayerId: b.Banker, Bank: b.Bank, RightHandPlayerId: b.RightHolder, LeftHandPlayerId: b.LeftHolder,
-		Coup: banqueCoupProto(b, b.Coup, v), LastCoup: banqueCoupProto(b, b.LastCoup, v),
+		Coup: banqueCoupProto(b, b.Coup, v.look()), LastCoup: banqueCoupProto(b, b.LastCoup, v.look()),
 	}
 	if d := banque.Deadline(*b); !d.IsZero() {
 		out.TurnDeadline = timestamppb.New(d)
@@ -265,14 +238,15 @@ func (banqueCore) view(t *table, v viewer) *tablev1.Table {
 	return out
 }
 
-func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
+// banqueCoupProto is cp, a coup of b, as v may see it.
+func banqueCoupProto(b *banque.State, cp *banque.Coup, v game.Viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
-	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
+	hand := func(h tablev1.Hand, codes []string) ([]*shoev1.Card, int32) {
 		cards, all := game.Cards(codes), true
 		for i := range cards {
-			if !banqueSees(cp, v, holder, i) {
+			if !banque.Sees(*b, cp.ID, v, game.Hand{Name: eventsv1.Hand(h)}, i) {
 				cards[i], all = &shoev1.Card{FaceDown: true}, false
 			}
 		}
@@ -282,13 +256,9 @@ func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
 		total, _ := handTotal(codes)
 		return cards, int32(total)
 	}
-	banker := b.Banker
-	if cp != b.Coup {
-		banker = "" // the last coup's banker may have passed since: shown at the showdown anyway
-	}
 	out := &tablev1.Coup{CoupId: cp.ID, Number: cp.Number, BankerPlayerId: b.Banker, Settled: cp.Settled, Commission: cp.Commission,
 		BankerNet: cp.BankerWinnings - cp.Commission, Voided: cp.Voided, VoidReason: cp.VoidReason}
-	out.BankerCards, out.BankerTotal = hand(cp.Banker, banker)
+	out.BankerCards, out.BankerTotal = hand(tablev1.Hand_HAND_BANKER, cp.Banker)
 	if cp.Settled {
 		out.SettleTime = timestamppb.New(cp.SettleTime)
 	}
@@ -317,7 +287,7 @@ func banqueCoupProto(b *banque.State, cp *banque.Coup, v viewer) *tablev1.Coup {
 		outcome rules.Outcome
 	}{{tablev1.Hand_HAND_RIGHT, cp.Right, cp.RightHolder, cp.RightOutcome}, {tablev1.Hand_HAND_LEFT, cp.Left, cp.LeftHolder, cp.LeftOutcome}} {
 		ch := &tablev1.CoupHand{Hand: h.hand, HolderPlayerId: h.holder}
-		ch.Cards, ch.Total = hand(h.codes, h.holder)
+		ch.Cards, ch.Total = hand(h.hand, h.codes)
 		if cp.Decided {
 			ch.Outcome = tablev1.Outcome(game.EventOutcome(h.outcome))
 		}
@@ -389,46 +359,10 @@ func createBanque(t *table, r banque.Rules) (*table, error) {
 	return t, nil
 }
 
-// banqueSees reports whether v sees card i of holder's hand in cp: a third
-// card always; the first two to the holder (calling as a player), to
-// everyone after the showdown, and a voided coup's to auditors.
-func banqueSees(cp *banque.Coup, v viewer, holder string, i int) bool {
-	switch {
-	case i >= 2, cp.Decided && !cp.Voided:
-		return true
-	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-		return true
-	}
-	return v.known && v.caller.Role == auth.RolePlayer && holder != "" && v.caller.Subject == holder
-}
-
-// hidden counts by rank the cards of coup coupID that v does not see.
+// hidden counts by rank the cards of coup coupID that v does not see
+// (banque.Hidden).
 func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
-	var n [13]int
-	var cp *banque.Coup
-	for _, c := range []*banque.Coup{banqueOf(t).Coup, banqueOf(t).LastCoup} {
-		if c != nil && c.ID == coupID {
-			cp = c
-		}
-	}
-	if cp == nil {
-		return n
-	}
-	banker := banqueOf(t).Banker
-	if cp != banqueOf(t).Coup {
-		banker = ""
-	}
-	for _, h := range []struct {
-		codes  []string
-		holder string
-	}{{cp.Right, cp.RightHolder}, {cp.Left, cp.LeftHolder}, {cp.Banker, banker}} {
-		for i, code := range h.codes {
-			if !banqueSees(cp, v, h.holder, i) {
-				addRanks(&n, []string{code})
-			}
-		}
-	}
-	return n
+	return banque.Hidden(*banqueOf(t), coupID, v.look())
 }
 
 func (banqueCore) restart(t *table, now time.Time) bool {
@@ -437,51 +371,26 @@ func (banqueCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func banqueSeat(st banque.Seat) string { return st.PlayerID }
+// seated, standable, giveUpBank: baccarat banque's idle rule
+// (banque.Seated, Standable, GiveUpBank: the banker passes the bank
+// first, BQ-BANK).
+func (banqueCore) seated(t *table) []string { return banque.Seated(*banqueOf(t)) }
 
-func (banqueCore) seated(t *table) []string { return keep(banqueOf(t).Seats, banqueSeat, never) }
+func (banqueCore) standable(t *table) []string { return banque.Standable(*banqueOf(t)) }
 
-// standable, baccarat banque: in the betting, those without a bet in the
-// coup, the banker before any bet (he passes the bank first, BQ-BANK);
-// in an auction, all but the highest bidder and the winner whose fee is
-// due.
-func (banqueCore) standable(t *table) []string {
-	b := banqueOf(t)
-	if b.Phase != banque.PhaseBetting && b.Phase != banque.PhaseAuction {
-		return nil
-	}
-	bets := b.Coup != nil && len(b.Coup.Bets) > 0
-	return keep(b.Seats, banqueSeat, func(p string) bool {
-		switch {
-		case b.Coup != nil && slices.ContainsFunc(b.Coup.Bets, func(bt banque.Bet) bool { return bt.PlayerID == p }):
-			return true
-		case p == b.Banker:
-			return bets || b.Phase != banque.PhaseBetting
-		case b.Auction != nil:
-			return b.Auction.HighPlayerID == p || b.Auction.Fee != nil && b.Auction.Fee.PlayerID == p
-		}
-		return false
-	})
-}
-
-// giveUpBank, baccarat banque: the banker passes the bank, which returns
-// to him and is auctioned again (BQ-BANK); then he may leave.
 func (banqueCore) giveUpBank(t *table, p string) game.Command {
-	if b := banqueOf(t); b.Banker != "" && b.Banker == p {
-		return banque.PassBank{PlayerID: p}
-	}
-	return nil
+	return banque.GiveUpBank(*banqueOf(t), p)
 }
 
 // keepBank: a banque banker keeping his bank after a settlement (a
-// player's bank, not the house's) passes it when his limits say no.
+// player's bank, not the house's; banque.KeptBank) passes it when his
+// limits say no (limitKeep, bank_limits.go).
 func (banqueCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	b := banqueOf(c.t)
-	if b.Banker == "" || b.Phase != banque.PhaseBetting ||
-		(b.Coup != nil && len(b.Coup.Bets) > 0) || b.Bank <= 0 {
+	banker, bank, giveUp, ok := banque.KeptBank(*banqueOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, b.Banker, b.Bank, banque.PassBank{PlayerID: b.Banker})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // banqueAdvice is GetAdvice at a baccarat banque table: the EVs of the

@@ -331,63 +331,59 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 	return out, nil
 }
 
-// publicEvent: face-down cards, and the totals and draw reasons that would
-// tell them, are left out (view.go, "Who sees what", redactEvent).
+// publicEvent: face-down cards (chemindefer.FaceDown), and the totals and
+// draw reasons that would tell them, are left out (view.go, "Who sees
+// what", redactEvent).
 func (cfCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, cfFaceDown)
+	return redactEvent(ev, chemindefer.FaceDown)
 }
 
+// personalEvent: a card_dealt of a face-down card v sees
+// (chemindefer.Shown) gets its card and total back.
 func (cfCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return v.cfPersonalEvent(ev, t)
+	return game.Personal(chemindefer.Game, *cfOf(t), v.look(), ev)
 }
 
-// holderOf: the banker holds the banker's hand, the punter of
-// CF-HAND-HOLDER the player's (neither is in the event: chemin de fer's
-// card_dealt names no holder).
+// holderOf: chemindefer.HolderOf (chemin de fer's card_dealt names no
+// holder).
 func (cfCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
-	cd := ev.GetCardDealt()
-	if cd == nil {
-		return ""
-	}
-	for _, cp := range []*chemindefer.Coup{cfOf(t).Coup, cfOf(t).LastCoup} {
-		if cp == nil || cp.ID != ev.GetCoupId() {
-			continue
-		}
-		switch cd.GetHand() {
-		case eventsv1.Hand_HAND_PLAYER:
-			return cp.HandHolder
-		case eventsv1.Hand_HAND_BANKER:
-			return cp.BankerID
-		}
-	}
-	return ""
+	return chemindefer.HolderOf(*cfOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
 // view is the table as v may see it (view.go, convert.go).
-func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v) }
+func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v.look()) }
 
 // hidden counts by rank the cards of coup coupID (in play or the last)
-// that v does not see.
+// that v does not see (chemindefer.Hidden).
 func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
-	for _, cp := range []*chemindefer.Coup{cfOf(t).Coup, cfOf(t).LastCoup} {
-		if cp != nil && cp.ID == coupID {
-			return v.hidden(cp)
-		}
+	return chemindefer.Hidden(*cfOf(t), coupID, v.look())
+}
+
+// look is v as the games' face-down rule knows him (game.Viewer): a
+// player by his id, an auditor, the staff (any other known caller), or
+// nobody known. Every adapter's view goes through it.
+func (v viewer) look() game.Viewer {
+	switch {
+	case !v.known:
+		return game.Viewer{}
+	case v.caller.Role == auth.RolePlayer:
+		return game.Viewer{Role: game.Player, PlayerID: v.caller.Subject}
+	case v.caller.Role == auth.RoleAuditor:
+		return game.Viewer{Role: game.Auditor}
 	}
-	return [13]int{}
+	return game.Viewer{Role: game.Staff}
 }
 
 // keepBank: after a settlement the banker keeps (CF-BANK-WINS, a stand
-// off), his limits are asked again (limitKeep, bank_limits.go); when they
-// say no he passes the bank as CF-PASS has it, between coups before any
-// bet.
+// off; chemindefer.KeptBank), his limits are asked again (limitKeep,
+// bank_limits.go); when they say no he passes the bank as CF-PASS has it,
+// between coups before any bet.
 func (cfCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	t := c.t
-	if cfOf(t).BankerID == "" || cfOf(t).Phase != chemindefer.PhaseBetting ||
-		cfOf(t).Coup == nil || len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Bank <= 0 {
+	banker, bank, giveUp, ok := chemindefer.KeptBank(*cfOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, cfOf(t).BankerID, cfOf(t).Bank, chemindefer.PassBank{PlayerID: cfOf(t).BankerID})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // resolveRules checks a table's house rules and fills in the defaults
@@ -486,8 +482,8 @@ func resolveRules(in *tablev1.HouseRules) (chemindefer.Rules, error) {
 }
 
 // cfProto is the view of a chemin de fer table for v (see "Who sees
-// what" in view.go).
-func cfProto(t *table, v viewer) *tablev1.Table {
+// what" in view.go; the rule is chemindefer.Sees).
+func cfProto(t *table, v game.Viewer) *tablev1.Table {
 	hr := cfOf(t).Rules
 	out := &tablev1.Table{
 		TableId: t.ID,
@@ -506,7 +502,7 @@ func cfProto(t *table, v viewer) *tablev1.Table {
 		Certification: t.Certification, EventSequence: t.EventSeq,
 		State: tablev1.TableState(t.Phase), BankerPlayerId: cfOf(t).BankerID, Bank: cfOf(t).Bank,
 		OfferedPlayerId: cfOf(t).OfferedID, ShoeId: t.ShoeID, CoupsPlayed: t.CoupsPlayed,
-		Coup: coupProto(cfOf(t).Coup, v), LastCoup: coupProto(cfOf(t).LastCoup, v),
+		Coup: coupProto(cfOf(t), cfOf(t).Coup, v), LastCoup: coupProto(cfOf(t), cfOf(t).LastCoup, v),
 		CreateTime: timestamppb.New(t.Created), BankSetAside: cfOf(t).Bank - cfOf(t).Stake(),
 		GalleryPlayerIds: cfOf(t).Gallery, BancoSuiviPlayerId: cfOf(t).BancoSuivi, OpenOfferAmount: cfOf(t).OpenOffer,
 	}
@@ -525,7 +521,8 @@ func cfProto(t *table, v viewer) *tablev1.Table {
 	return out
 }
 
-func coupProto(cp *chemindefer.Coup, v viewer) *tablev1.Coup {
+// coupProto is cp, a coup of st, as v may see it.
+func coupProto(st *chemindefer.State, cp *chemindefer.Coup, v game.Viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
@@ -540,8 +537,8 @@ func coupProto(cp *chemindefer.Coup, v viewer) *tablev1.Coup {
 	if cp.HandHolder != "" { // betting is over
 		out.TurnPlayerId = ""
 	}
-	out.PlayerCards, out.PlayerTotal = v.viewCards(cp, eventsv1.Hand_HAND_PLAYER)
-	out.BankerCards, out.BankerTotal = v.viewCards(cp, eventsv1.Hand_HAND_BANKER)
+	out.PlayerCards, out.PlayerTotal = cfViewCards(st, cp, v, eventsv1.Hand_HAND_PLAYER)
+	out.BankerCards, out.BankerTotal = cfViewCards(st, cp, v, eventsv1.Hand_HAND_BANKER)
 	switch cp.Outcome {
 	case rules.OutcomeBankWins:
 		out.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS
@@ -559,42 +556,15 @@ func coupProto(cp *chemindefer.Coup, v viewer) *tablev1.Coup {
 	return out
 }
 
-// holds reports whether v is the player holding hand of cp.
-func (v viewer) holds(cp *chemindefer.Coup, hand eventsv1.Hand) bool {
-	if !v.known || v.caller.Role != auth.RolePlayer {
-		return false
-	}
-	switch hand {
-	case eventsv1.Hand_HAND_PLAYER:
-		return cp.HandHolder != "" && v.caller.Subject == cp.HandHolder
-	case eventsv1.Hand_HAND_BANKER:
-		return v.caller.Subject == cp.BankerID
-	}
-	return false
-}
-
-// sees reports whether v may see card i (0-based) of hand in cp.
-func (v viewer) sees(cp *chemindefer.Coup, hand eventsv1.Hand, i int) bool {
-	switch {
-	case i >= 2, cp.Turned():
-		return true
-	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-		return true
-	}
-	return v.holds(cp, hand)
-}
-
-// handCards is hand's card codes in cp.
-func handCards(cp *chemindefer.Coup, hand eventsv1.Hand) []string { return cp.HandCards(int32(hand)) }
-
-// viewCards is hand's cards as v sees them, and the hand's total when v
-// sees every card of it (else 0).
-func (v viewer) viewCards(cp *chemindefer.Coup, hand eventsv1.Hand) ([]*shoev1.Card, int32) {
-	codes := handCards(cp, hand)
+// cfViewCards is hand's cards of cp, a coup of st, as v sees them
+// (chemindefer.Sees), and the hand's total when v sees every card of it
+// (else 0).
+func cfViewCards(st *chemindefer.State, cp *chemindefer.Coup, v game.Viewer, hand eventsv1.Hand) ([]*shoev1.Card, int32) {
+	codes := cp.HandCards(int32(hand))
 	cards := cardsProto(codes)
 	all := true
 	for i := range cards {
-		if !v.sees(cp, hand, i) {
+		if !chemindefer.Sees(*st, cp.ID, v, game.Hand{Name: hand}, i) {
 			cards[i] = &shoev1.Card{FaceDown: true}
 			all = false
 		}
@@ -606,75 +576,14 @@ func (v viewer) viewCards(cp *chemindefer.Coup, hand eventsv1.Hand) ([]*shoev1.C
 	return cards, int32(total)
 }
 
-// hidden is, by rank (ace first), the cards of the coup in play that v
-// may not see: what the odds a viewer is given must treat as still in
-// the shoe.
-func (v viewer) hidden(cp *chemindefer.Coup) [13]int {
-	var n [13]int
-	if cp == nil {
-		return n
-	}
-	for _, hand := range []eventsv1.Hand{eventsv1.Hand_HAND_PLAYER, eventsv1.Hand_HAND_BANKER} {
-		for i, c := range cardsProto(handCards(cp, hand)) {
-			if r := int(c.GetRank()); r >= 1 && r <= 13 && !v.sees(cp, hand, i) {
-				n[r-1]++
-			}
-		}
-	}
-	return n
-}
+// seated, standable, giveUpBank: chemin de fer's idle rule
+// (chemindefer.Seated, Standable, GiveUpBank; Leave passes the bank,
+// CF-PASS).
+func (cfCore) seated(t *table) []string { return chemindefer.Seated(*cfOf(t)) }
 
-// cfFaceDown: the first two cards of each hand are dealt face down
-// (CF-DEAL); a third card is face up (CF-PLAYER-DRAW, CF-BANKER-DRAW).
-func cfFaceDown(cd *eventsv1.CardDealt) bool { return cd.GetPosition() <= 2 }
+func (cfCore) standable(t *table) []string { return chemindefer.Standable(*cfOf(t)) }
 
-// cfPersonalEvent is chemin de fer's personalEvent.
-func (v viewer) cfPersonalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
-	cd := ev.GetCardDealt()
-	if cd == nil || !cd.GetCard().GetFaceDown() {
-		return ev
-	}
-	var cp *chemindefer.Coup
-	switch {
-	case cfOf(t).Coup != nil && cfOf(t).Coup.ID == ev.GetCoupId():
-		cp = cfOf(t).Coup
-	case cfOf(t).LastCoup != nil && cfOf(t).LastCoup.ID == ev.GetCoupId():
-		cp = cfOf(t).LastCoup
-	default:
-		return ev
-	}
-	i := int(cd.GetPosition()) - 1
-	codes := handCards(cp, eventsv1.Hand(cd.GetHand()))
-	if i < 0 || i >= len(codes) || !v.sees(cp, eventsv1.Hand(cd.GetHand()), i) {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	out.GetCardDealt().Card = cardsProto(codes[i : i+1])[0]
-	total, _ := handTotal(codes[:i+1])
-	out.GetCardDealt().Total = int32(total)
-	return out
-}
-
-func cfSeat(st chemindefer.Seat) string { return st.PlayerID }
-
-func (cfCore) seated(t *table) []string { return keep(cfOf(t).Seats, cfSeat, never) }
-
-// standable, chemin de fer: between coups and in the betting; the banker
-// once no bet (nor banco) is against his bank; not the highest bidder of
-// an auction. Leave passes the bank (CF-PASS).
-func (cfCore) standable(t *table) []string {
-	switch cfOf(t).Phase {
-	case chemindefer.PhaseDealing, chemindefer.PhaseDecision, chemindefer.PhaseSettling, chemindefer.PhaseRaise, chemindefer.PhaseClosed:
-		return nil
-	}
-	bets := cfOf(t).Coup != nil && (len(cfOf(t).Coup.Bets) > 0 || cfOf(t).Coup.Banco)
-	return keep(cfOf(t).Seats, cfSeat, func(p string) bool {
-		n := len(cfOf(t).Bids)
-		return cfOf(t).HasBet(p) || p == cfOf(t).BankerID && bets || cfOf(t).Phase == chemindefer.PhaseAuction && n > 0 && cfOf(t).Bids[n-1].PlayerID == p
-	})
-}
-
-func (cfCore) giveUpBank(*table, string) game.Command { return nil }
+func (cfCore) giveUpBank(t *table, p string) game.Command { return chemindefer.GiveUpBank(*cfOf(t), p) }
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -181,54 +180,23 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 	return nil, false, nil
 }
 
-// publicEvent hides every dealt card, third cards too (each is dealt face
-// down to its holder, OLD-DEAL, OLD-DRAW), and what would tell its points
-// (redactEvent), until the showdown's coup_resulted.
+// publicEvent hides every dealt card, third cards too
+// (oldbaccarat.FaceDown), and what would tell its points (redactEvent),
+// until the showdown's coup_resulted.
 func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, func(*eventsv1.CardDealt) bool { return true })
+	return redactEvent(ev, oldbaccarat.FaceDown)
 }
 
-// holderOf: the old game's card_dealt names its hand's holder.
-func (oldCore) holderOf(_ *table, ev *eventsv1.TableEvent) string {
-	return ev.GetCardDealt().GetHolderPlayerId()
+// holderOf: the old game's card_dealt names its hand's holder
+// (oldbaccarat.HolderOf).
+func (oldCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	return oldbaccarat.HolderOf(*oldOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
-// personalEvent gives a hand's holder his own card and points back.
+// personalEvent gives a hand's holder his own card and points back
+// (oldbaccarat.Shown).
 func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	cd := ev.GetCardDealt()
-	if cd == nil || !cd.GetCard().GetFaceDown() || !v.known || v.caller.Role != auth.RolePlayer || v.caller.Subject != cd.GetHolderPlayerId() {
-		return ev
-	}
-	cp := oldCoupOf(oldOf(t), ev.GetCoupId())
-	if cp == nil {
-		return ev
-	}
-	codes := cp.Banker
-	if cd.GetHand() == eventsv1.Hand_HAND_PUNTER {
-		codes = nil
-		for _, h := range cp.Hands {
-			if h.PlayerID == cd.GetHolderPlayerId() {
-				codes = h.Cards
-			}
-		}
-	}
-	i := int(cd.GetPosition()) - 1
-	if i < 0 || i >= len(codes) {
-		return ev
-	}
-	out := proto.Clone(ev).(*eventsv1.TableEvent)
-	out.GetCardDealt().Card = game.Cards(codes[i : i+1])[0]
-	out.GetCardDealt().Total = int32(oldPoints(codes[:i+1]))
-	return out
-}
-
-func oldCoupOf(o *oldbaccarat.State, id string) *oldbaccarat.Coup {
-	for _, cp := range []*oldbaccarat.Coup{o.Coup, o.LastCoup} {
-		if cp != nil && cp.ID == id {
-			return cp
-		}
-	}
-	return nil
+	return game.Personal(oldbaccarat.Game, *oldOf(t), v.look(), ev)
 }
 
 // oldPoints are the OLD-VALUES points of card codes.
@@ -242,8 +210,7 @@ func oldPoints(codes []string) int {
 	return rules.OldPoints(cards)
 }
 
-// view: a hand's cards are shown to its holder (calling as a player) until
-// the showdown, then to everyone; a voided coup's to auditors.
+// view: each hand's cards as oldbaccarat.Sees shows them to v.
 func (oldCore) view(t *table, v viewer) *tablev1.Table {
 	o := oldOf(t)
 	out := &tablev1.Table{
@@ -251,7 +218,7 @@ func (oldCore) view(t *table, v viewer) *tablev1.Table {
 		State: tablev1.TableState(o.Phase), ShoeId: o.ShoeID, ShoeNumber: o.ShoeNumber, CoupsPlayed: o.CoupsPlayed,
 		CreateTime: timestamppb.New(t.Created), Certification: t.Certification, EventSequence: t.EventSeq,
 		BankerPlayerId: o.BankerID, Bank: o.Bank, OfferedPlayerId: o.OfferedTo,
-		Coup: oldCoupProto(o, o.Coup, v), LastCoup: oldCoupProto(o, o.LastCoup, v),
+		Coup: oldCoupProto(o, o.Coup, v.look()), LastCoup: oldCoupProto(o, o.LastCoup, v.look()),
 	}
 	if d := oldbaccarat.Deadline(*o); !d.IsZero() {
 		out.TurnDeadline = timestamppb.New(d)
@@ -271,23 +238,26 @@ func (oldCore) view(t *table, v viewer) *tablev1.Table {
 	return out
 }
 
-func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1.Coup {
+// oldCoupProto is cp, a coup of o, as v may see it.
+func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v game.Viewer) *tablev1.Coup {
 	if cp == nil {
 		return nil
 	}
-	hand := func(codes []string, holder string) ([]*shoev1.Card, int32) {
-		if oldSees(cp, v, holder) {
-			return game.Cards(codes), int32(oldPoints(codes))
-		}
-		cards := make([]*shoev1.Card, len(codes))
+	hand := func(h game.Hand, codes []string) ([]*shoev1.Card, int32) {
+		cards, all := game.Cards(codes), true
 		for i := range cards {
-			cards[i] = &shoev1.Card{FaceDown: true}
+			if !oldbaccarat.Sees(*o, cp.ID, v, h, i) {
+				cards[i], all = &shoev1.Card{FaceDown: true}, false
+			}
 		}
-		return cards, 0
+		if !all {
+			return cards, 0
+		}
+		return cards, int32(oldPoints(codes))
 	}
 	out := &tablev1.Coup{CoupId: cp.ID, Number: cp.Number, BankerPlayerId: cp.BankerID, Bank: cp.Bank,
 		Natural: cp.Natural, Settled: cp.Settled, BankerNet: cp.BankerNet, Voided: cp.Voided, VoidReason: cp.VoidReason}
-	out.BankerCards, out.BankerTotal = hand(cp.Banker, cp.BankerID)
+	out.BankerCards, out.BankerTotal = hand(game.Hand{Name: eventsv1.Hand_HAND_BANKER}, cp.Banker)
 	if cp.Settled {
 		out.SettleTime = timestamppb.New(cp.SettleTime)
 	}
@@ -297,7 +267,7 @@ func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v viewer) *tablev1
 	for _, h := range cp.Hands {
 		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: h.PlayerID, Amount: h.Stake})
 		ch := &tablev1.CoupHand{Hand: tablev1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID}
-		ch.Cards, ch.Total = hand(h.Cards, h.PlayerID)
+		ch.Cards, ch.Total = hand(game.Hand{Name: eventsv1.Hand_HAND_PUNTER, Punter: h.PlayerID}, h.Cards)
 		if cp.Decided {
 			switch {
 			case h.Net < 0:
@@ -377,36 +347,10 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 	return t, nil
 }
 
-// oldSees reports whether v sees the cards of holder's hand in cp: the
-// holder (calling as a player) always, everyone after the showdown, and
-// auditors a voided coup's.
-func oldSees(cp *oldbaccarat.Coup, v viewer, holder string) bool {
-	switch {
-	case cp.Decided && !cp.Voided:
-		return true
-	case cp.Voided && v.known && v.caller.Role == auth.RoleAuditor:
-		return true
-	}
-	return v.known && v.caller.Role == auth.RolePlayer && v.caller.Subject == holder
-}
-
-// hidden counts by rank the cards of coup coupID that v does not see.
+// hidden counts by rank the cards of coup coupID that v does not see
+// (oldbaccarat.Hidden).
 func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
-	var n [13]int
-	cp := oldCoupOf(oldOf(t), coupID)
-	if cp == nil {
-		return n
-	}
-	count := func(codes []string, holder string) {
-		if !oldSees(cp, v, holder) {
-			addRanks(&n, codes)
-		}
-	}
-	count(cp.Banker, cp.BankerID)
-	for _, h := range cp.Hands {
-		count(h.Cards, h.PlayerID)
-	}
-	return n
+	return oldbaccarat.Hidden(*oldOf(t), coupID, v.look())
 }
 
 func (oldCore) restart(t *table, now time.Time) bool {
@@ -415,47 +359,26 @@ func (oldCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func oldSeat(st oldbaccarat.Seat) string { return st.PlayerID }
-
-func (oldCore) seated(t *table) []string { return keep(oldOf(t).Seats, oldSeat, never) }
-
-// standable, the old baccarat: while the bank waits for players, is
-// offered or auctioned (not a bidder: his bid stands until the auction
-// closes), and in the staking those without a stake; the banker only
-// before the first stake of a coup (Leave then ends his bank,
+// seated, standable, giveUpBank: the old game's idle rule
+// (oldbaccarat.Seated, Standable, GiveUpBank; Leave ends the bank,
 // OLD-BACCARAT).
-func (oldCore) standable(t *table) []string {
-	o := oldOf(t)
-	switch o.Phase {
-	case oldbaccarat.PhaseWaiting, oldbaccarat.PhaseOffering, oldbaccarat.PhaseStaking, oldbaccarat.PhaseAuction:
-	default:
-		return nil
-	}
-	staked := o.Coup != nil && len(o.Coup.Hands) > 0
-	return keep(o.Seats, oldSeat, func(p string) bool {
-		switch {
-		case o.Coup != nil && slices.ContainsFunc(o.Coup.Hands, func(h oldbaccarat.Hand) bool { return h.PlayerID == p }):
-			return true
-		case p == o.BankerID:
-			return staked || o.Phase != oldbaccarat.PhaseStaking
-		case o.Auction != nil:
-			return slices.ContainsFunc(o.Auction.Bids, func(b oldbaccarat.BankBid) bool { return b.PlayerID == p })
-		}
-		return false
-	})
+func (oldCore) seated(t *table) []string { return oldbaccarat.Seated(*oldOf(t)) }
+
+func (oldCore) standable(t *table) []string { return oldbaccarat.Standable(*oldOf(t)) }
+
+func (oldCore) giveUpBank(t *table, p string) game.Command {
+	return oldbaccarat.GiveUpBank(*oldOf(t), p)
 }
 
-func (oldCore) giveUpBank(*table, string) game.Command { return nil }
-
 // keepBank: the old game's banker keeping his bank after a settlement
-// leaves his seat when his limits say no (OLD-BACCARAT).
+// (oldbaccarat.KeptBank) leaves his seat when his limits say no
+// (OLD-BACCARAT; limitKeep, bank_limits.go).
 func (oldCore) keepBank(ctx context.Context, s *Service, c *change) error {
-	o := oldOf(c.t)
-	if o.BankerID == "" || o.Phase != oldbaccarat.PhaseStaking ||
-		(o.Coup != nil && len(o.Coup.Hands) > 0) || o.Bank <= 0 {
+	banker, bank, giveUp, ok := oldbaccarat.KeptBank(*oldOf(c.t))
+	if !ok {
 		return nil
 	}
-	return s.limitKeep(ctx, c, o.BankerID, o.Bank, oldbaccarat.Leave{PlayerID: o.BankerID})
+	return s.limitKeep(ctx, c, banker, bank, giveUp)
 }
 
 // odds puts in out the exact odds of the next coup from shoe (package

@@ -133,14 +133,19 @@ func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 	return cmd, true, err
 }
 
-// publicEvent: punto banco deals every card face up; nothing is hidden.
+// publicEvent: punto banco deals every card face up (no card is
+// puntobanco.FaceDown); nothing is hidden.
 func (pbCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
 
-// holderOf: punto banco's hands are the house's, every card face up.
-func (pbCore) holderOf(*table, *eventsv1.TableEvent) string { return "" }
+// holderOf: punto banco's hands are the house's (puntobanco.HolderOf).
+func (pbCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+	return puntobanco.HolderOf(*pbOf(t), ev.GetCoupId(), ev.GetCardDealt())
+}
 
-func (pbCore) personalEvent(_ *table, _ viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return ev
+// personalEvent: every viewer's events are the published ones
+// (puntobanco.Shown gives nobody a card back).
+func (pbCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+	return game.Personal(puntobanco.Game, *pbOf(t), v.look(), ev)
 }
 
 // view is a punto banco table's view: every card is dealt face up, so
@@ -374,8 +379,10 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 	return t, nil
 }
 
-// hidden: punto banco hides no card.
-func (pbCore) hidden(*table, string, viewer) [13]int { return [13]int{} }
+// hidden: punto banco hides no card (puntobanco.Hidden).
+func (pbCore) hidden(t *table, coupID string, v viewer) [13]int {
+	return puntobanco.Hidden(*pbOf(t), coupID, v.look())
+}
 
 func (pbCore) restart(t *table, now time.Time) bool {
 	st, moved := puntobanco.Restart(*pbOf(t), now)
@@ -383,23 +390,13 @@ func (pbCore) restart(t *table, now time.Time) bool {
 	return moved
 }
 
-func pbSeat(st puntobanco.Seat) string { return st.PlayerID }
+// seated, standable, giveUpBank: punto banco's idle rule
+// (puntobanco.Seated, Standable, GiveUpBank; the house banks, PB-BANK).
+func (pbCore) seated(t *table) []string { return puntobanco.Seated(*pbOf(t)) }
 
-func (pbCore) seated(t *table) []string { return keep(pbOf(t).Seats, pbSeat, never) }
+func (pbCore) standable(t *table) []string { return puntobanco.Standable(*pbOf(t)) }
 
-// standable, punto banco: in the betting, those without a bet in the
-// coup, and during the result's pause. The house banks (PB-BANK).
-func (pbCore) standable(t *table) []string {
-	pb := pbOf(t)
-	if pb.Phase != puntobanco.PhaseBetting && pb.Phase != puntobanco.PhaseResult {
-		return nil
-	}
-	return keep(pb.Seats, pbSeat, func(p string) bool {
-		return pb.Coup != nil && slices.ContainsFunc(pb.Coup.Bets, func(b puntobanco.Bet) bool { return b.PlayerID == p })
-	})
-}
-
-func (pbCore) giveUpBank(*table, string) game.Command { return nil }
+func (pbCore) giveUpBank(t *table, p string) game.Command { return puntobanco.GiveUpBank(*pbOf(t), p) }
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).

@@ -139,3 +139,17 @@ func (a *applier) passBank(c PassBank) error {
 	a.openAuction()
 	return nil
 }
+
+// KeptBank is the bank a player banker keeps into the next coup once a
+// coup is settled (BQ-BANK: he keeps it until it is exhausted or he
+// passes it), before its first bet, when his limits are asked again
+// whether it may stay at stake: the banker, his bank in minor units, and
+// the command with which he gives it up, passing it (it is auctioned
+// again, BQ-BANK). ok is false with a house bank, in an auction, or once
+// a bet is against the bank.
+func KeptBank(s State) (banker string, bank int64, giveUp game.Command, ok bool) {
+	if s.Banker == "" || s.Phase != PhaseBetting || s.Coup != nil && len(s.Coup.Bets) > 0 || s.Bank <= 0 {
+		return "", 0, nil, false
+	}
+	return s.Banker, s.Bank, PassBank{PlayerID: s.Banker}, true
+}

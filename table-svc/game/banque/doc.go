@@ -8,6 +8,10 @@
 // events, a game.Hold to place first, or a *game.Error (nothing changed);
 // Pending names the one effect due, its request ids derived from the
 // state; Deadline is when a Tick is due. No I/O, no clock, no randomness.
+// Who sees which card (Sees, Hidden, Shown, HolderOf, FaceDown) is in
+// view.go; whom the shell may stand up when idle (Seated, Standable,
+// GiveUpBank) in idle.go; when a player banker's limits are asked again
+// after a settlement (KeptBank) in bank.go.
 //
 // # Cycle
 //

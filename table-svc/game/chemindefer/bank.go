@@ -436,3 +436,16 @@ func (a *applier) closeCmd(c Close) error {
 	a.closeTable(c.Reason, c.By, false)
 	return nil
 }
+
+// KeptBank is the bank a banker keeps into the next coup once a coup is
+// settled (CF-BANK-WINS, a stand-off: CF-HOLD), before its first bet,
+// when his limits are asked again whether it may stay at stake: the
+// banker, his whole bank in minor units, and the command with which he
+// gives it up, passing it (CF-PASS: between coups, before any bet). ok is
+// false when no banker holds a bank in a coup still without bets.
+func KeptBank(s State) (banker string, bank int64, giveUp game.Command, ok bool) {
+	if s.BankerID == "" || s.Phase != PhaseBetting || s.Coup == nil || len(s.Coup.Bets) > 0 || s.Bank <= 0 {
+		return "", 0, nil, false
+	}
+	return s.BankerID, s.Bank, PassBank{PlayerID: s.BankerID}, true
+}

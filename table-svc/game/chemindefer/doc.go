@@ -16,6 +16,12 @@
 // no randomness: the input brings the time, the new coup's id, the first
 // banker's lot, the cards and the wallet's answers.
 //
+// Beside the contract's part that says who sees which card (Sees,
+// Hidden, Shown, HolderOf, FaceDown: view.go), the package says whom the
+// shell may stand up when idle (Seated, Standable, GiveUpBank: idle.go)
+// and when a banker's limits are asked again after a settlement
+// (KeptBank, bank.go).
+//
 // Coup cycle:
 //
 //	WAITING --2 seated--> OFFERING (or AUCTION) --bank taken--> BETTING

@@ -196,3 +196,17 @@ func (a *applier) endBank(reason eventsv1.BankChangeReason) {
 	a.Emit("", &eventsv1.BankChanged{Reason: reason, PreviousBankerPlayerId: prev})
 	a.openAuction()
 }
+
+// KeptBank is the bank a banker keeps into the next coup once a coup is
+// settled, before its first stake, when his limits are asked again
+// whether it may stay at stake: the banker, his bank in minor units, and
+// the command with which he gives it up. The banker never has to give up
+// the bank (OLD-BACCARAT): he gives it up only by leaving his seat, so the
+// command is his Leave. ok is false when no banker holds a bank in the
+// staking, or once a punter staked.
+func KeptBank(s State) (banker string, bank int64, giveUp game.Command, ok bool) {
+	if s.BankerID == "" || s.Phase != PhaseStaking || s.Coup != nil && len(s.Coup.Hands) > 0 || s.Bank <= 0 {
+		return "", 0, nil, false
+	}
+	return s.BankerID, s.Bank, Leave{PlayerID: s.BankerID}, true
+}

@@ -9,6 +9,12 @@
 // no randomness: the input brings the time, the ids, the cards and the
 // wallet's answers.
 //
+// Beside the contract's part that says who sees which card (Sees,
+// Hidden, Shown, HolderOf, FaceDown: view.go), the package says whom the
+// shell may stand up when idle (Seated, Standable, GiveUpBank: idle.go)
+// and when a banker's limits are asked again after a settlement
+// (KeptBank, bank.go).
+//
 // # Table cycle
 //
 //	WAITING (fewer than 3 seated) --3rd Join--> AUCTION

@@ -10,7 +10,9 @@
 // names the effect due (a card to deal, a settlement, holds to release, a
 // new shoe); Deadline is when a Tick is due. No I/O, no clock, no
 // randomness: the input brings the time, the ids, the cards and the
-// wallet's answers.
+// wallet's answers. Every card is face up (Sees, Hidden, Shown, HolderOf,
+// FaceDown: view.go); whom the shell may stand up when idle: Seated,
+// Standable, GiveUpBank (idle.go).
 //
 // Coup cycle:
 //
