@@ -23,22 +23,22 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/banque"
 )
 
-// banqueCore is the shell's adapter of the baccarat banque core (BQ-*):
+// banqueAdapter is the shell's adapter of the baccarat banque core (BQ-*):
 // its state is the record's Banque.
-type banqueCore struct{}
+type banqueAdapter struct{}
 
-func (banqueCore) name() string { return "baccarat banque" }
+func (banqueAdapter) name() string { return "baccarat banque" }
 
 // banqueOf is the state of t, a table of this game; nil at another game's.
 func banqueOf(t *table) *banque.State { st, _ := t.game.(*banque.State); return st }
 
-func (banqueCore) stateKey() string { return "banque" }
+func (banqueAdapter) stateKey() string { return "banque" }
 
-func (banqueCore) rules(m rulesHolder) proto.Message { return m.GetBanqueRules() }
+func (banqueAdapter) rules(m rulesHolder) proto.Message { return m.GetBanqueRules() }
 
 // open: baccarat banque's house rules; its shoe is three decks
 // (BQ-DECKS).
-func (banqueCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+func (banqueAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
 	r, err := resolveBanque(req.GetBanqueRules())
 	if err != nil {
 		return nil, err
@@ -49,10 +49,10 @@ func (banqueCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*t
 	return func(t *table) error { _, err := createBanque(t, r); return err }, nil
 }
 
-func (banqueCore) renewsSpentShoe() bool { return false }
+func (banqueAdapter) renewsSpentShoe() bool { return false }
 
 // decode reads the state under its key.
-func (banqueCore) decode(b []byte) (any, error) {
+func (banqueAdapter) decode(b []byte) (any, error) {
 	var r struct {
 		State *banque.State `json:"banque"`
 	}
@@ -65,7 +65,7 @@ func (banqueCore) decode(b []byte) (any, error) {
 	return r.State, nil
 }
 
-func (banqueCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+func (banqueAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	out, err := banque.Apply(*banqueOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
@@ -74,11 +74,11 @@ func (banqueCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, erro
 	return out.Events, nil, nil
 }
 
-func (banqueCore) pending(t *table) game.Effect { return banque.Pending(*banqueOf(t)) }
+func (banqueAdapter) pending(t *table) game.Effect { return banque.Pending(*banqueOf(t)) }
 
-func (banqueCore) deadline(t *table) time.Time { return banque.Deadline(*banqueOf(t)) }
+func (banqueAdapter) deadline(t *table) time.Time { return banque.Deadline(*banqueOf(t)) }
 
-func (banqueCore) coupID(t *table) string {
+func (banqueAdapter) coupID(t *table) string {
 	if cp := banqueOf(t).Coup; cp != nil {
 		return cp.ID
 	}
@@ -93,7 +93,7 @@ var banqueHands = map[tablev1.Hand]banque.Hand{
 // BidBank and DeclineBank in the bank's auction (BQ-BANK), PlaceBet on a
 // side or à cheval in the punter's turn and DeclineBet to pass (BQ-BETS),
 // DecideDraw for a hand's player or the banker (BQ-PLAY), PassBank.
-func (banqueCore) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (banqueAdapter) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	switch r := req.(type) {
 	case *tablev1.JoinTableRequest:
 		if r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_RIGHT && r.GetSide() != tablev1.BanqueSide_BANQUE_SIDE_LEFT {
@@ -148,7 +148,7 @@ func (banqueCore) command(t *table, method string, req proto.Message, caller aut
 }
 
 // interrupt voids a coup that could not go on before its result.
-func (banqueCore) interrupt(t *table, reason string) game.Command {
+func (banqueAdapter) interrupt(t *table, reason string) game.Command {
 	cp := banqueOf(t).Coup
 	if cp == nil || cp.Decided || banqueOf(t).Phase != banque.PhaseDealing {
 		return nil
@@ -156,11 +156,11 @@ func (banqueCore) interrupt(t *table, reason string) game.Command {
 	return banque.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
 }
 
-func (banqueCore) sync(t *table) {
+func (banqueAdapter) sync(t *table) {
 	syncCore(t, int8(banqueOf(t).Phase), banqueOf(t).Bookkeeping, banqueOf(t).CoupsPlayed, banqueOf(t).CoupSeq)
 }
 
-func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+func (banqueAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	switch e := eff.(type) {
 	case banque.ChargeFee:
 		// Source: RULES.md BQ-BANK (the highest bidder pays the house 2.5% of the bid)
@@ -201,23 +201,23 @@ func (banqueCore) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 
 // publicEvent: as chemin de fer (redactEvent), face down as
 // banque.FaceDown says.
-func (banqueCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (banqueAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return redactEvent(ev, banque.FaceDown)
 }
 
 // holderOf: banque's card_dealt names its hand's holder (banque.HolderOf).
-func (banqueCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+func (banqueAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	return banque.HolderOf(*banqueOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
 // personalEvent: a card_dealt of a face-down card gets its card and total
 // back for the holder it names (banque.Shown).
-func (banqueCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (banqueAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return game.Personal(banque.Game, *banqueOf(t), v.look(), ev)
 }
 
 // view: each card as banque.Sees shows it to v.
-func (banqueCore) view(t *table, v viewer) *tablev1.Table {
+func (banqueAdapter) view(t *table, v viewer) *tablev1.Table {
 	b := banqueOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_BACCARAT_BANQUE, BanqueRules: banqueRulesProto(b.Rules, t.Rules.CertRealMoney),
@@ -355,17 +355,17 @@ func createBanque(t *table, r banque.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
-	banqueCore{}.sync(t)
+	banqueAdapter{}.sync(t)
 	return t, nil
 }
 
 // hidden counts by rank the cards of coup coupID that v does not see
 // (banque.Hidden).
-func (banqueCore) hidden(t *table, coupID string, v viewer) [13]int {
+func (banqueAdapter) hidden(t *table, coupID string, v viewer) [13]int {
 	return banque.Hidden(*banqueOf(t), coupID, v.look())
 }
 
-func (banqueCore) restart(t *table, now time.Time) bool {
+func (banqueAdapter) restart(t *table, now time.Time) bool {
 	st, moved := banque.Restart(*banqueOf(t), now)
 	*banqueOf(t) = st
 	return moved
@@ -374,18 +374,18 @@ func (banqueCore) restart(t *table, now time.Time) bool {
 // seated, standable, giveUpBank: baccarat banque's idle rule
 // (banque.Seated, Standable, GiveUpBank: the banker passes the bank
 // first, BQ-BANK).
-func (banqueCore) seated(t *table) []string { return banque.Seated(*banqueOf(t)) }
+func (banqueAdapter) seated(t *table) []string { return banque.Seated(*banqueOf(t)) }
 
-func (banqueCore) standable(t *table) []string { return banque.Standable(*banqueOf(t)) }
+func (banqueAdapter) standable(t *table) []string { return banque.Standable(*banqueOf(t)) }
 
-func (banqueCore) giveUpBank(t *table, p string) game.Command {
+func (banqueAdapter) giveUpBank(t *table, p string) game.Command {
 	return banque.GiveUpBank(*banqueOf(t), p)
 }
 
 // keepBank: a banque banker keeping his bank after a settlement (a
 // player's bank, not the house's; banque.KeptBank) passes it when his
 // limits say no (limitKeep, bank_limits.go).
-func (banqueCore) keepBank(ctx context.Context, s *Service, c *change) error {
+func (banqueAdapter) keepBank(ctx context.Context, s *Service, c *change) error {
 	banker, bank, giveUp, ok := banque.KeptBank(*banqueOf(c.t))
 	if !ok {
 		return nil
@@ -473,7 +473,7 @@ func (s *Service) banqueAdvice(ctx context.Context, t *table, req *tablev1.GetAd
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).
-func (banqueCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+func (banqueAdapter) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
 	variant := tablev1.Variant_VARIANT_BACCARAT_BANQUE
 	// The model of odds.BanqueModel: the tables draw on 5, the banker
 	// plays the punto banco tableau against the right table.
@@ -499,20 +499,20 @@ func (banqueCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) e
 	return nil
 }
 
-func (banqueCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+func (banqueAdapter) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
 	return s.banqueAdvice(ctx, t, req)
 }
 
-func (banqueCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_BANQUE }
+func (banqueAdapter) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_BANQUE }
 
-func (banqueCore) houseBanks() bool { return false }
+func (banqueAdapter) houseBanks() bool { return false }
 
 // lobby: the seats of both sides.
-func (banqueCore) lobby(tb *tablev1.Table) (int32, int64) {
+func (banqueAdapter) lobby(tb *tablev1.Table) (int32, int64) {
 	return 2 * tb.GetBanqueRules().GetMaxSeatsPerSide(), tb.GetBanqueRules().GetMinBet()
 }
 
-func (banqueCore) bankHold(t *table) (string, int64) {
+func (banqueAdapter) bankHold(t *table) (string, int64) {
 	b := banqueOf(t)
 	return b.BankHoldID, b.Bank
 }

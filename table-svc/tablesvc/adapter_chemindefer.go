@@ -28,21 +28,21 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/chemindefer"
 )
 
-// cfCore is the shell's adapter of the chemin de fer core (CF-*): its
-// state is the record's embedded State.
-type cfCore struct{}
+// cfAdapter is the shell's adapter of the chemin de fer core (CF-*): its
+// state is the record's game (cfOf).
+type cfAdapter struct{}
 
-func (cfCore) name() string { return "chemin de fer" }
+func (cfAdapter) name() string { return "chemin de fer" }
 
 // cfOf is the state of t, a table of this game; nil at another game's.
 func cfOf(t *table) *chemindefer.State { st, _ := t.game.(*chemindefer.State); return st }
 
-func (cfCore) stateKey() string { return "chemin_de_fer" }
+func (cfAdapter) stateKey() string { return "chemin_de_fer" }
 
-func (cfCore) rules(m rulesHolder) proto.Message { return m.GetHouseRules() }
+func (cfAdapter) rules(m rulesHolder) proto.Message { return m.GetHouseRules() }
 
 // open: chemin de fer's house rules (convert.go resolveRules).
-func (cfCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+func (cfAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
 	hr, err := resolveRules(req.GetHouseRules())
 	if err != nil {
 		return nil, err
@@ -52,16 +52,16 @@ func (cfCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table
 	return func(t *table) error {
 		st := chemindefer.New(hr)
 		t.game = &st
-		cfCore{}.sync(t)
+		cfAdapter{}.sync(t)
 		return nil
 	}, nil
 }
 
-func (cfCore) renewsSpentShoe() bool { return true }
+func (cfAdapter) renewsSpentShoe() bool { return true }
 
 // decode reads the state under its key; a record stored before it had
 // one holds it at the record's top level.
-func (cfCore) decode(b []byte) (any, error) {
+func (cfAdapter) decode(b []byte) (any, error) {
 	var r struct {
 		State *chemindefer.State `json:"chemin_de_fer"`
 	}
@@ -72,7 +72,7 @@ func (cfCore) decode(b []byte) (any, error) {
 	return st, json.Unmarshal(b, st)
 }
 
-func (cfCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+func (cfAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	out, err := chemindefer.Apply(*cfOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
@@ -84,11 +84,11 @@ func (cfCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	return out.Events, nil, nil
 }
 
-func (cfCore) pending(t *table) game.Effect { return chemindefer.Pending(*cfOf(t)) }
+func (cfAdapter) pending(t *table) game.Effect { return chemindefer.Pending(*cfOf(t)) }
 
-func (cfCore) deadline(t *table) time.Time { return chemindefer.Deadline(*cfOf(t)) }
+func (cfAdapter) deadline(t *table) time.Time { return chemindefer.Deadline(*cfOf(t)) }
 
-func (cfCore) coupID(t *table) string {
+func (cfAdapter) coupID(t *table) string {
 	if cfOf(t).Coup != nil {
 		return cfOf(t).Coup.ID
 	}
@@ -99,7 +99,7 @@ func (cfCore) coupID(t *table) string {
 // call that moves money at a certification table that takes none is
 // CERTIFICATION_TABLE (before anything else, as the table always
 // answered), another game's call WRONG_VARIANT.
-func (cfCore) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (cfAdapter) command(t *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	if err := noSide(req, "chemin de fer"); err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func lot(n int) int {
 // bets are removed instead (the banker says so, or his time runs out),
 // the raises whose answer was lost are named, for their holds to be
 // reset before the deal.
-func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
+func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
 	t := c.t
 	if cfOf(t).Phase != chemindefer.PhaseRaise {
 		return cmd, nil
@@ -226,7 +226,7 @@ func (cfCore) prepare(ctx context.Context, s *Service, c *change, cmd game.Comma
 
 // cutter: with the house rule shoe_cut_by_player, the player next after
 // the banker cuts, in the bank offer's time (SHOE-CUT).
-func (cfCore) cutter(t *table) (string, time.Duration) {
+func (cfAdapter) cutter(t *table) (string, time.Duration) {
 	if !cfOf(t).Rules.CutByPlayer || len(cfOf(t).Seats) == 0 {
 		return "", 0
 	}
@@ -235,17 +235,17 @@ func (cfCore) cutter(t *table) (string, time.Duration) {
 }
 
 // turnClock is the core's own clock of its turns.
-func (cfCore) turnClock(t *table) (string, time.Time) { return cfOf(t).WaitKey, cfOf(t).Deadline }
+func (cfAdapter) turnClock(t *table) (string, time.Time) { return cfOf(t).WaitKey, cfOf(t).Deadline }
 
 // restart gives the pending turn its full time again, counted from now.
-func (cfCore) restart(t *table, now time.Time) bool {
+func (cfAdapter) restart(t *table, now time.Time) bool {
 	st, moved := chemindefer.Restart(*cfOf(t), now)
 	*cfOf(t) = st
 	return moved
 }
 
 // interrupt voids a coup that could not go on before its result.
-func (cfCore) interrupt(t *table, reason string) game.Command {
+func (cfAdapter) interrupt(t *table, reason string) game.Command {
 	if cfOf(t).Coup == nil || cfOf(t).Phase != chemindefer.PhaseDealing || cfOf(t).Coup.Turned() {
 		return nil
 	}
@@ -254,13 +254,13 @@ func (cfCore) interrupt(t *table, reason string) game.Command {
 
 // sync copies the phase, the counters and shoe_to_close (the shoe itself
 // is the shell's at chemin de fer) and the turn's clock to the record.
-func (cfCore) sync(t *table) {
+func (cfAdapter) sync(t *table) {
 	t.Phase, t.CoupsPlayed, t.CoupSeq, t.ShoeToClose = tablev1.TableState(cfOf(t).Phase), cfOf(t).CoupsPlayed, cfOf(t).CoupSeq, cfOf(t).ShoeToClose
 	t.WaitKey, t.Deadline = cfOf(t).WaitKey, cfOf(t).Deadline
 }
 
 // carryOut makes the wallet calls of the core's own effects.
-func (cfCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+func (cfAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	switch e := eff.(type) {
 	case chemindefer.ChargeFees:
 		cmd, err := s.chargeFees(ctx, t, e)
@@ -334,51 +334,36 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 // publicEvent: face-down cards (chemindefer.FaceDown), and the totals and
 // draw reasons that would tell them, are left out (view.go, "Who sees
 // what", redactEvent).
-func (cfCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (cfAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return redactEvent(ev, chemindefer.FaceDown)
 }
 
 // personalEvent: a card_dealt of a face-down card v sees
 // (chemindefer.Shown) gets its card and total back.
-func (cfCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (cfAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return game.Personal(chemindefer.Game, *cfOf(t), v.look(), ev)
 }
 
 // holderOf: chemindefer.HolderOf (chemin de fer's card_dealt names no
 // holder).
-func (cfCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+func (cfAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	return chemindefer.HolderOf(*cfOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
 // view is the table as v may see it (view.go, convert.go).
-func (cfCore) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v.look()) }
+func (cfAdapter) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v.look()) }
 
 // hidden counts by rank the cards of coup coupID (in play or the last)
 // that v does not see (chemindefer.Hidden).
-func (cfCore) hidden(t *table, coupID string, v viewer) [13]int {
+func (cfAdapter) hidden(t *table, coupID string, v viewer) [13]int {
 	return chemindefer.Hidden(*cfOf(t), coupID, v.look())
-}
-
-// look is v as the games' face-down rule knows him (game.Viewer): a
-// player by his id, an auditor, the staff (any other known caller), or
-// nobody known. Every adapter's view goes through it.
-func (v viewer) look() game.Viewer {
-	switch {
-	case !v.known:
-		return game.Viewer{}
-	case v.caller.Role == auth.RolePlayer:
-		return game.Viewer{Role: game.Player, PlayerID: v.caller.Subject}
-	case v.caller.Role == auth.RoleAuditor:
-		return game.Viewer{Role: game.Auditor}
-	}
-	return game.Viewer{Role: game.Staff}
 }
 
 // keepBank: after a settlement the banker keeps (CF-BANK-WINS, a stand
 // off; chemindefer.KeptBank), his limits are asked again (limitKeep,
 // bank_limits.go); when they say no he passes the bank as CF-PASS has it,
 // between coups before any bet.
-func (cfCore) keepBank(ctx context.Context, s *Service, c *change) error {
+func (cfAdapter) keepBank(ctx context.Context, s *Service, c *change) error {
 	banker, bank, giveUp, ok := chemindefer.KeptBank(*cfOf(c.t))
 	if !ok {
 		return nil
@@ -579,15 +564,17 @@ func cfViewCards(st *chemindefer.State, cp *chemindefer.Coup, v game.Viewer, han
 // seated, standable, giveUpBank: chemin de fer's idle rule
 // (chemindefer.Seated, Standable, GiveUpBank; Leave passes the bank,
 // CF-PASS).
-func (cfCore) seated(t *table) []string { return chemindefer.Seated(*cfOf(t)) }
+func (cfAdapter) seated(t *table) []string { return chemindefer.Seated(*cfOf(t)) }
 
-func (cfCore) standable(t *table) []string { return chemindefer.Standable(*cfOf(t)) }
+func (cfAdapter) standable(t *table) []string { return chemindefer.Standable(*cfOf(t)) }
 
-func (cfCore) giveUpBank(t *table, p string) game.Command { return chemindefer.GiveUpBank(*cfOf(t), p) }
+func (cfAdapter) giveUpBank(t *table, p string) game.Command {
+	return chemindefer.GiveUpBank(*cfOf(t), p)
+}
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).
-func (cfCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+func (cfAdapter) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
 	hr := rules.DefaultHouseRules()
 	if t != nil {
 		hr = cfOf(t).Rules.EngineRules()
@@ -625,7 +612,7 @@ func (cfCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
 
 // advice is the EV of each choice at the pending decision, for the player
 // who decides (GetAdvice).
-func (cfCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+func (cfAdapter) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
 	if cfOf(t).Phase != chemindefer.PhaseDecision {
 		return nil, fail(codes.FailedPrecondition, reasonWrongState, "table is %s, not %s",
 			tablev1.TableState(t.Phase), tablev1.TableState_TABLE_STATE_DECISION)
@@ -675,17 +662,17 @@ func (cfCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.Get
 	return out, nil
 }
 
-func (cfCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_CHEMIN_DE_FER }
+func (cfAdapter) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_CHEMIN_DE_FER }
 
-func (cfCore) houseBanks() bool { return false }
+func (cfAdapter) houseBanks() bool { return false }
 
 // lobby: the seats of the house rules; the smallest stake is the minimum
 // bank.
-func (cfCore) lobby(tb *tablev1.Table) (int32, int64) {
+func (cfAdapter) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetHouseRules().GetMaxSeats(), tb.GetHouseRules().GetMinimumBank()
 }
 
-func (cfCore) bankHold(t *table) (string, int64) {
+func (cfAdapter) bankHold(t *table) (string, int64) {
 	st := cfOf(t)
 	return st.BankHoldID, st.Bank
 }

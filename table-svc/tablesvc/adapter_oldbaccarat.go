@@ -21,9 +21,9 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/oldbaccarat"
 )
 
-// oldCore is the shell's adapter of the old baccarat core (OLD-*): its
+// oldAdapter is the shell's adapter of the old baccarat core (OLD-*): its
 // state is the record's Old.
-type oldCore struct{}
+type oldAdapter struct{}
 
 // oldMaxSeats bounds an old baccarat table's seats: a coup of p players
 // deals up to 3p cards, and the shoe's cut card (at most 17 from the end
@@ -31,17 +31,17 @@ type oldCore struct{}
 // 3p-1 <= 17.
 const oldMaxSeats = 6
 
-func (oldCore) name() string { return "old baccarat" }
+func (oldAdapter) name() string { return "old baccarat" }
 
 // oldOf is the state of t, a table of this game; nil at another game's.
 func oldOf(t *table) *oldbaccarat.State { st, _ := t.game.(*oldbaccarat.State); return st }
 
-func (oldCore) stateKey() string { return "old_baccarat" }
+func (oldAdapter) stateKey() string { return "old_baccarat" }
 
-func (oldCore) rules(m rulesHolder) proto.Message { return m.GetOldBaccaratRules() }
+func (oldAdapter) rules(m rulesHolder) proto.Message { return m.GetOldBaccaratRules() }
 
 // open: the old game's house rules; its shoe is two decks (OLD-DECKS).
-func (oldCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+func (oldAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
 	r, err := resolveOld(req.GetOldBaccaratRules())
 	if err != nil {
 		return nil, err
@@ -52,10 +52,10 @@ func (oldCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*tabl
 	return func(t *table) error { _, err := createOld(t, r); return err }, nil
 }
 
-func (oldCore) renewsSpentShoe() bool { return false }
+func (oldAdapter) renewsSpentShoe() bool { return false }
 
 // decode reads the state under its key.
-func (oldCore) decode(b []byte) (any, error) {
+func (oldAdapter) decode(b []byte) (any, error) {
 	var r struct {
 		State *oldbaccarat.State `json:"old_baccarat"`
 	}
@@ -68,7 +68,7 @@ func (oldCore) decode(b []byte) (any, error) {
 	return r.State, nil
 }
 
-func (oldCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+func (oldAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	out, err := oldbaccarat.Apply(*oldOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
@@ -77,11 +77,11 @@ func (oldCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) 
 	return out.Events, nil, nil
 }
 
-func (oldCore) pending(t *table) game.Effect { return oldbaccarat.Pending(*oldOf(t)) }
+func (oldAdapter) pending(t *table) game.Effect { return oldbaccarat.Pending(*oldOf(t)) }
 
-func (oldCore) deadline(t *table) time.Time { return oldbaccarat.Deadline(*oldOf(t)) }
+func (oldAdapter) deadline(t *table) time.Time { return oldbaccarat.Deadline(*oldOf(t)) }
 
-func (oldCore) coupID(t *table) string {
+func (oldAdapter) coupID(t *table) string {
 	if cp := oldOf(t).Coup; cp != nil {
 		return cp.ID
 	}
@@ -93,7 +93,7 @@ func (oldCore) coupID(t *table) string {
 // (OLD-BACCARAT), PassBank and DeclineBank decline either, PlaceBet stakes
 // (OLD-STAKE), DeclineBet sits the coup out, MoveTopCards is the banker's
 // move after the cut (OLD-CUT), DecideDraw a draw (OLD-DRAW).
-func (oldCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (oldAdapter) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	if err := noSide(req, "old baccarat"); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (oldCore) command(_ *table, method string, req proto.Message, caller auth.C
 }
 
 // interrupt voids a coup that could not go on before its result.
-func (oldCore) interrupt(t *table, reason string) game.Command {
+func (oldAdapter) interrupt(t *table, reason string) game.Command {
 	cp := oldOf(t).Coup
 	if cp == nil || cp.Decided || cp.Settled || oldOf(t).Phase == oldbaccarat.PhaseSettling {
 		return nil
@@ -143,11 +143,11 @@ func (oldCore) interrupt(t *table, reason string) game.Command {
 	return oldbaccarat.Void{CoupID: cp.ID, Reason: reason, By: "table-svc", ByRole: string(auth.RoleService)}
 }
 
-func (oldCore) sync(t *table) {
+func (oldAdapter) sync(t *table) {
 	syncCore(t, int8(oldOf(t).Phase), oldOf(t).Bookkeeping, oldOf(t).CoupsPlayed, oldOf(t).CoupSeq)
 }
 
-func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+func (oldAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	switch e := eff.(type) {
 	case oldbaccarat.MoveToBottom:
 		_, err := s.shoe.MoveTopCardsToBottom(ctx, &shoev1.MoveTopCardsToBottomRequest{
@@ -183,19 +183,19 @@ func (oldCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effe
 // publicEvent hides every dealt card, third cards too
 // (oldbaccarat.FaceDown), and what would tell its points (redactEvent),
 // until the showdown's coup_resulted.
-func (oldCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (oldAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return redactEvent(ev, oldbaccarat.FaceDown)
 }
 
 // holderOf: the old game's card_dealt names its hand's holder
 // (oldbaccarat.HolderOf).
-func (oldCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+func (oldAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	return oldbaccarat.HolderOf(*oldOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
 // personalEvent gives a hand's holder his own card and points back
 // (oldbaccarat.Shown).
-func (oldCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (oldAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return game.Personal(oldbaccarat.Game, *oldOf(t), v.look(), ev)
 }
 
@@ -211,7 +211,7 @@ func oldPoints(codes []string) int {
 }
 
 // view: each hand's cards as oldbaccarat.Sees shows them to v.
-func (oldCore) view(t *table, v viewer) *tablev1.Table {
+func (oldAdapter) view(t *table, v viewer) *tablev1.Table {
 	o := oldOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_OLD_BACCARAT, OldBaccaratRules: oldRulesProto(o.Rules, t.Rules.CertRealMoney),
@@ -343,17 +343,17 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
-	oldCore{}.sync(t)
+	oldAdapter{}.sync(t)
 	return t, nil
 }
 
 // hidden counts by rank the cards of coup coupID that v does not see
 // (oldbaccarat.Hidden).
-func (oldCore) hidden(t *table, coupID string, v viewer) [13]int {
+func (oldAdapter) hidden(t *table, coupID string, v viewer) [13]int {
 	return oldbaccarat.Hidden(*oldOf(t), coupID, v.look())
 }
 
-func (oldCore) restart(t *table, now time.Time) bool {
+func (oldAdapter) restart(t *table, now time.Time) bool {
 	st, moved := oldbaccarat.Restart(*oldOf(t), now)
 	*oldOf(t) = st
 	return moved
@@ -362,18 +362,18 @@ func (oldCore) restart(t *table, now time.Time) bool {
 // seated, standable, giveUpBank: the old game's idle rule
 // (oldbaccarat.Seated, Standable, GiveUpBank; Leave ends the bank,
 // OLD-BACCARAT).
-func (oldCore) seated(t *table) []string { return oldbaccarat.Seated(*oldOf(t)) }
+func (oldAdapter) seated(t *table) []string { return oldbaccarat.Seated(*oldOf(t)) }
 
-func (oldCore) standable(t *table) []string { return oldbaccarat.Standable(*oldOf(t)) }
+func (oldAdapter) standable(t *table) []string { return oldbaccarat.Standable(*oldOf(t)) }
 
-func (oldCore) giveUpBank(t *table, p string) game.Command {
+func (oldAdapter) giveUpBank(t *table, p string) game.Command {
 	return oldbaccarat.GiveUpBank(*oldOf(t), p)
 }
 
 // keepBank: the old game's banker keeping his bank after a settlement
 // (oldbaccarat.KeptBank) leaves his seat when his limits say no
 // (OLD-BACCARAT; limitKeep, bank_limits.go).
-func (oldCore) keepBank(ctx context.Context, s *Service, c *change) error {
+func (oldAdapter) keepBank(ctx context.Context, s *Service, c *change) error {
 	banker, bank, giveUp, ok := oldbaccarat.KeptBank(*oldOf(c.t))
 	if !ok {
 		return nil
@@ -383,7 +383,7 @@ func (oldCore) keepBank(ctx context.Context, s *Service, c *change) error {
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).
-func (oldCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+func (oldAdapter) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
 	variant := tablev1.Variant_VARIANT_OLD_BACCARAT
 	// Per punter against the banker (odds.OldModel).
 	o, err := odds.Old(shoe, odds.OldStrategy{})
@@ -397,19 +397,19 @@ func (oldCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) erro
 	return nil
 }
 
-func (oldCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+func (oldAdapter) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
 	return nil, noAdvice()
 }
 
-func (oldCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_OLD }
+func (oldAdapter) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_OLD }
 
-func (oldCore) houseBanks() bool { return false }
+func (oldAdapter) houseBanks() bool { return false }
 
-func (oldCore) lobby(tb *tablev1.Table) (int32, int64) {
+func (oldAdapter) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetOldBaccaratRules().GetMaxSeats(), tb.GetOldBaccaratRules().GetMinStake()
 }
 
-func (oldCore) bankHold(t *table) (string, int64) {
+func (oldAdapter) bankHold(t *table) (string, int64) {
 	o := oldOf(t)
 	return o.BankHoldID, o.Bank
 }

@@ -23,21 +23,21 @@ import (
 	"github.com/chemmy/chemmy/table-svc/game/roads"
 )
 
-// pbCore is the shell's adapter of the punto banco core (PB-*): its state
+// pbAdapter is the shell's adapter of the punto banco core (PB-*): its state
 // is the record's PuntoBanco.
-type pbCore struct{}
+type pbAdapter struct{}
 
-func (pbCore) name() string { return "punto banco" }
+func (pbAdapter) name() string { return "punto banco" }
 
 // pbOf is the state of t, a table of this game; nil at another game's.
 func pbOf(t *table) *puntobanco.State { st, _ := t.game.(*puntobanco.State); return st }
 
-func (pbCore) stateKey() string { return "punto_banco" }
+func (pbAdapter) stateKey() string { return "punto_banco" }
 
-func (pbCore) rules(m rulesHolder) proto.Message { return m.GetPuntoBancoRules() }
+func (pbAdapter) rules(m rulesHolder) proto.Message { return m.GetPuntoBancoRules() }
 
 // open: punto banco's house rules.
-func (pbCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
+func (pbAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table) error, error) {
 	r, err := resolvePuntoBanco(req.GetPuntoBancoRules())
 	if err != nil {
 		return nil, err
@@ -47,10 +47,10 @@ func (pbCore) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*table
 	return func(t *table) error { _, err := createPuntoBanco(t, r); return err }, nil
 }
 
-func (pbCore) renewsSpentShoe() bool { return false }
+func (pbAdapter) renewsSpentShoe() bool { return false }
 
 // decode reads the state under its key.
-func (pbCore) decode(b []byte) (any, error) {
+func (pbAdapter) decode(b []byte) (any, error) {
 	var r struct {
 		State *puntobanco.State `json:"punto_banco"`
 	}
@@ -63,7 +63,7 @@ func (pbCore) decode(b []byte) (any, error) {
 	return r.State, nil
 }
 
-func (pbCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
+func (pbAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	out, err := puntobanco.Apply(*pbOf(t), in)
 	if err != nil || out.Hold != nil {
 		return nil, out.Hold, err
@@ -72,11 +72,11 @@ func (pbCore) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
 	return out.Events, nil, nil
 }
 
-func (pbCore) pending(t *table) game.Effect { return puntobanco.Pending(*pbOf(t)) }
+func (pbAdapter) pending(t *table) game.Effect { return puntobanco.Pending(*pbOf(t)) }
 
-func (pbCore) deadline(t *table) time.Time { return puntobanco.Deadline(*pbOf(t)) }
+func (pbAdapter) deadline(t *table) time.Time { return puntobanco.Deadline(*pbOf(t)) }
 
-func (pbCore) coupID(t *table) string {
+func (pbAdapter) coupID(t *table) string {
 	if cp := pbOf(t).Coup; cp != nil {
 		return cp.ID
 	}
@@ -85,7 +85,7 @@ func (pbCore) coupID(t *table) string {
 
 // command turns a request into the punto banco command it asks for;
 // WRONG_VARIANT for a call of another game.
-func (pbCore) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
+func (pbAdapter) command(_ *table, method string, req proto.Message, caller auth.Caller) (game.Command, error) {
 	if err := noSide(req, "punto banco"); err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (pbCore) command(_ *table, method string, req proto.Message, caller auth.Ca
 }
 
 // interrupt voids a coup that could not go on before its result.
-func (pbCore) interrupt(t *table, reason string) game.Command {
+func (pbAdapter) interrupt(t *table, reason string) game.Command {
 	pb := pbOf(t)
 	if pb.Coup == nil || pb.Phase != puntobanco.PhaseDealing {
 		return nil
@@ -120,11 +120,11 @@ func (pbCore) interrupt(t *table, reason string) game.Command {
 }
 
 // sync copies what the shared machinery reads from the core's state.
-func (pbCore) sync(t *table) {
+func (pbAdapter) sync(t *table) {
 	syncCore(t, int8(pbOf(t).Phase), pbOf(t).Bookkeeping, pbOf(t).CoupsPlayed, pbOf(t).CoupSeq)
 }
 
-func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
+func (pbAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (game.Command, bool, error) {
 	e, ok := eff.(puntobanco.Settle)
 	if !ok {
 		return nil, false, nil
@@ -135,22 +135,22 @@ func (pbCore) carryOut(ctx context.Context, s *Service, t *table, eff game.Effec
 
 // publicEvent: punto banco deals every card face up (no card is
 // puntobanco.FaceDown); nothing is hidden.
-func (pbCore) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
+func (pbAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
 
 // holderOf: punto banco's hands are the house's (puntobanco.HolderOf).
-func (pbCore) holderOf(t *table, ev *eventsv1.TableEvent) string {
+func (pbAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
 	return puntobanco.HolderOf(*pbOf(t), ev.GetCoupId(), ev.GetCardDealt())
 }
 
 // personalEvent: every viewer's events are the published ones
 // (puntobanco.Shown gives nobody a card back).
-func (pbCore) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
+func (pbAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
 	return game.Personal(puntobanco.Game, *pbOf(t), v.look(), ev)
 }
 
 // view is a punto banco table's view: every card is dealt face up, so
 // every viewer sees the same table.
-func (pbCore) view(t *table, _ viewer) *tablev1.Table {
+func (pbAdapter) view(t *table, _ viewer) *tablev1.Table {
 	pb := pbOf(t)
 	out := &tablev1.Table{
 		TableId: t.ID, Variant: tablev1.Variant_VARIANT_PUNTO_BANCO, PuntoBancoRules: pbRulesProto(pb.Rules, t.Rules.CertRealMoney),
@@ -363,7 +363,7 @@ func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*ta
 		return nil, err
 	}
 	if pbOf(t) == nil {
-		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays %s: roads are drawn at punto banco tables", t.ID, t.core().name())
+		return nil, fail(codes.FailedPrecondition, reasonWrongVariant, "table %q plays %s: roads are drawn at punto banco tables", t.ID, t.adapter().name())
 	}
 	return &tablev1.GetRoadsResponse{Roads: roadsProto(pbOf(t))}, nil
 }
@@ -375,16 +375,16 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_PUNTO_BANCO), &st
-	pbCore{}.sync(t)
+	pbAdapter{}.sync(t)
 	return t, nil
 }
 
 // hidden: punto banco hides no card (puntobanco.Hidden).
-func (pbCore) hidden(t *table, coupID string, v viewer) [13]int {
+func (pbAdapter) hidden(t *table, coupID string, v viewer) [13]int {
 	return puntobanco.Hidden(*pbOf(t), coupID, v.look())
 }
 
-func (pbCore) restart(t *table, now time.Time) bool {
+func (pbAdapter) restart(t *table, now time.Time) bool {
 	st, moved := puntobanco.Restart(*pbOf(t), now)
 	*pbOf(t) = st
 	return moved
@@ -392,15 +392,17 @@ func (pbCore) restart(t *table, now time.Time) bool {
 
 // seated, standable, giveUpBank: punto banco's idle rule
 // (puntobanco.Seated, Standable, GiveUpBank; the house banks, PB-BANK).
-func (pbCore) seated(t *table) []string { return puntobanco.Seated(*pbOf(t)) }
+func (pbAdapter) seated(t *table) []string { return puntobanco.Seated(*pbOf(t)) }
 
-func (pbCore) standable(t *table) []string { return puntobanco.Standable(*pbOf(t)) }
+func (pbAdapter) standable(t *table) []string { return puntobanco.Standable(*pbOf(t)) }
 
-func (pbCore) giveUpBank(t *table, p string) game.Command { return puntobanco.GiveUpBank(*pbOf(t), p) }
+func (pbAdapter) giveUpBank(t *table, p string) game.Command {
+	return puntobanco.GiveUpBank(*pbOf(t), p)
+}
 
 // odds puts in out the exact odds of the next coup from shoe (package
 // odds), under the house rules of t (nil: the game's defaults).
-func (pbCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
+func (pbAdapter) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error {
 	variant := tablev1.Variant_VARIANT_PUNTO_BANCO
 	pr := rules.DefaultPuntoBancoRules()
 	if t != nil {
@@ -421,19 +423,19 @@ func (pbCore) odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
 	return nil
 }
 
-func (pbCore) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
+func (pbAdapter) advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error) {
 	return nil, noAdvice()
 }
 
-func (pbCore) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_PUNTO_BANCO }
+func (pbAdapter) shoeVariant() shoev1.Variant { return shoev1.Variant_VARIANT_PUNTO_BANCO }
 
 // houseBanks: the house banks punto banco (PB-BANK).
-func (pbCore) houseBanks() bool { return true }
+func (pbAdapter) houseBanks() bool { return true }
 
-func (pbCore) lobby(tb *tablev1.Table) (int32, int64) {
+func (pbAdapter) lobby(tb *tablev1.Table) (int32, int64) {
 	return tb.GetPuntoBancoRules().GetMaxSeats(), tb.GetPuntoBancoRules().GetMinBet()
 }
 
-func (pbCore) bankHold(t *table) (string, int64) {
+func (pbAdapter) bankHold(t *table) (string, int64) {
 	return "", 0 // the house banks (PB-BANK)
 }

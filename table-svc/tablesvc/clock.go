@@ -32,11 +32,11 @@ func (s *Service) track(t *table) {
 // reads WaitKey and Deadline): a betting window, a pause, a turn, counted
 // by the core from the time of the change.
 func coreDeadline(t *table) {
-	if tc, own := t.core().(turnClock); own {
+	if tc, own := t.adapter().(turnClock); own {
 		t.WaitKey, t.Deadline = tc.turnClock(t)
 		return
 	}
-	d := t.core().deadline(t)
+	d := t.adapter().deadline(t)
 	t.WaitKey, t.Deadline = "", d
 	if !d.IsZero() {
 		t.WaitKey = fmt.Sprintf("core/%d/%d/%d", t.Phase, t.CoupSeq, d.UnixNano())
@@ -45,4 +45,4 @@ func coreDeadline(t *table) {
 
 // corePending reports whether a table has an effect due (the retry loop
 // carries it out).
-func corePending(t *table) bool { return t.core().pending(t) != nil }
+func corePending(t *table) bool { return t.adapter().pending(t) != nil }

@@ -10,7 +10,7 @@ import (
 // toProto is the view of a table for v: its game's core makes it; the
 // shoe's player seeds are the shell's (seeds.go).
 func toProto(t *table, v viewer) *tablev1.Table {
-	out := t.core().view(t, v)
+	out := t.adapter().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
 	out.CurrencyCode = t.Currency
 	showInactivity(t, out) // sessions.go
@@ -28,12 +28,12 @@ func cardsProto(codes []string) []*shoev1.Card { return game.Cards(codes) }
 // publicEvent is ev as published at table t: its game's core says what
 // is hidden; chemin de fer's rules are below.
 func (t *table) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return t.core().publicEvent(ev)
+	return t.adapter().publicEvent(ev)
 }
 
 // personalEvent is the public ev as v may see it at table t: its game's
-// core says (chemin de fer: a card_dealt of v's own face-down card gets
-// its card and total back from the table's state, cfPersonalEvent).
+// core says (a card_dealt of v's own face-down card gets its card and
+// total back from the table's state: game.Personal and the core's Shown).
 func (v viewer) personalEvent(ev *eventsv1.TableEvent, t *table) *eventsv1.TableEvent {
-	return t.core().personalEvent(t, v, ev)
+	return t.adapter().personalEvent(t, v, ev)
 }

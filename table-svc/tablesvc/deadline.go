@@ -173,7 +173,7 @@ func (s *Service) standUp(ctx context.Context, c *change, p string, svc auth.Cal
 			return err
 		}
 	}
-	cmd, err := c.t.core().command(c.t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: c.t.ID, PlayerId: p}, svc)
+	cmd, err := c.t.adapter().command(c.t, "LeaveTable", &tablev1.LeaveTableRequest{TableId: c.t.ID, PlayerId: p}, svc)
 	if err != nil {
 		return err
 	}

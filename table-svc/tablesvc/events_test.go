@@ -94,15 +94,15 @@ func TestEventRedactionEveryGame(t *testing.T) {
 	draw := &eventsv1.TableEvent{Payload: &eventsv1.TableEvent_DrawDecided{DrawDecided: &eventsv1.DrawDecided{
 		Hand: eventsv1.Hand_HAND_PLAYER, Draw: true, ByChoice: true, PlayerId: "bob", Rule: "CF-PLAYER-DRAW"}}}
 	for _, tc := range []struct {
-		core gameCore
+		core adapter
 		// faceDown: which of positions 1, 2, 3 go out face down.
 		faceDown   [3]bool
 		redactDraw bool
 	}{
-		{cfCore{}, [3]bool{true, true, false}, true},
-		{banqueCore{}, [3]bool{true, true, false}, true},
-		{oldCore{}, [3]bool{true, true, true}, true},
-		{pbCore{}, [3]bool{false, false, false}, false},
+		{cfAdapter{}, [3]bool{true, true, false}, true},
+		{banqueAdapter{}, [3]bool{true, true, false}, true},
+		{oldAdapter{}, [3]bool{true, true, true}, true},
+		{pbAdapter{}, [3]bool{false, false, false}, false},
 	} {
 		for i, down := range tc.faceDown {
 			in := card(int32(i + 1))

@@ -17,19 +17,19 @@ import (
 )
 
 // The seam between the shell and the games: what the shell asks of each
-// game's adapter (gameCore), the adapters by variant (filled by the
+// game's adapter (adapter), the adapters by variant (filled by the
 // registry, games.go), and the record's game state in JSON.
 
 // games are the adapters of the games the tables play, by variant (the
 // registry, games.go, fills it).
-var games = map[tablev1.Variant]gameCore{}
+var games = map[tablev1.Variant]adapter{}
 
 // gameOf is the adapter of variant v (unspecified: the unnamed game);
 // nil for a variant no game plays.
-func gameOf(v tablev1.Variant) gameCore { return games[canonical(v)] }
+func gameOf(v tablev1.Variant) adapter { return games[canonical(v)] }
 
 // core is the adapter of the table's game.
-func (t *table) core() gameCore { return gameOf(tablev1.Variant(t.Variant)) }
+func (t *table) adapter() adapter { return gameOf(tablev1.Variant(t.Variant)) }
 
 // rulesHolder is a message carrying one of the games' house rules: a
 // CreateTableRequest (as asked) or a Table (in force).
@@ -55,7 +55,7 @@ func (t *table) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, _ := json.Marshal(t.core().stateKey())
+	key, _ := json.Marshal(t.adapter().stateKey())
 	out := make([]byte, 0, len(b)+len(key)+len(st)+2)
 	out = append(out, b[:len(b)-1]...) // without its closing brace
 	out = append(out, ',')
@@ -74,7 +74,7 @@ func (t *table) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
 		return err
 	}
-	g := t.core()
+	g := t.adapter()
 	if g == nil {
 		return fmt.Errorf("table %s: variant %d is no game of this service", t.ID, t.Variant)
 	}
@@ -86,8 +86,9 @@ func (t *table) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// gameCore is a game core bound to the table record that holds its state.
-type gameCore interface {
+// adapter is a game's adapter: its core bound to the table record that
+// holds its state, and what the shell asks of the game besides.
+type adapter interface {
 	idler
 	name() string
 	// apply applies in to t's game state. On success the state in t is
@@ -196,8 +197,8 @@ type bankKeeper interface {
 	keepBank(ctx context.Context, s *Service, c *change) error
 }
 
-// idler is a game's part of the inactivity limit (every adapter is one:
-// gameCore).
+// idler is a game's part of the inactivity limit (part of every
+// adapter).
 type idler interface {
 	// seated are the table's seated players, in seat order.
 	seated(t *table) []string
@@ -210,21 +211,8 @@ type idler interface {
 	giveUpBank(t *table, p string) game.Command
 }
 
-func seatedPlayers(t *table) []string { return t.core().seated(t) }
+func seatedPlayers(t *table) []string { return t.adapter().seated(t) }
 
-func standable(t *table) []string { return t.core().standable(t) }
+func standable(t *table) []string { return t.adapter().standable(t) }
 
-func giveUpBank(t *table, p string) game.Command { return t.core().giveUpBank(t, p) }
-
-// keep are the players of seats for whom skip is false.
-func keep[S any](seats []S, id func(S) string, skip func(p string) bool) []string {
-	var out []string
-	for _, st := range seats {
-		if p := id(st); !skip(p) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func never(string) bool { return false }
+func giveUpBank(t *table, p string) game.Command { return t.adapter().giveUpBank(t, p) }

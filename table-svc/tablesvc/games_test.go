@@ -16,10 +16,10 @@ import (
 var shellGames = []struct {
 	pkg, adapter, file, variant string
 }{
-	{"table-svc/game/chemindefer", "cfCore", "adapter_chemindefer.go", "Variant_VARIANT_CHEMIN_DE_FER"},
-	{"table-svc/game/puntobanco", "pbCore", "adapter_puntobanco.go", "Variant_VARIANT_PUNTO_BANCO"},
-	{"table-svc/game/banque", "banqueCore", "adapter_banque.go", "Variant_VARIANT_BACCARAT_BANQUE"},
-	{"table-svc/game/oldbaccarat", "oldCore", "adapter_oldbaccarat.go", "Variant_VARIANT_OLD_BACCARAT"},
+	{"table-svc/game/chemindefer", "cfAdapter", "adapter_chemindefer.go", "Variant_VARIANT_CHEMIN_DE_FER"},
+	{"table-svc/game/puntobanco", "pbAdapter", "adapter_puntobanco.go", "Variant_VARIANT_PUNTO_BANCO"},
+	{"table-svc/game/banque", "banqueAdapter", "adapter_banque.go", "Variant_VARIANT_BACCARAT_BANQUE"},
+	{"table-svc/game/oldbaccarat", "oldAdapter", "adapter_oldbaccarat.go", "Variant_VARIANT_OLD_BACCARAT"},
 }
 
 // TestEachGameNamedOnlyByItsAdapter lists, per game, the shell's files

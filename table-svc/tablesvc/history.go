@@ -223,7 +223,7 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		f := fresh[id]
 		r.apply(ev, &f)
 		if cd := ev.GetCardDealt(); cd != nil && cd.GetHolderPlayerId() == "" {
-			if h := c.t.core().holderOf(c.t, ev); h != "" {
+			if h := c.t.adapter().holderOf(c.t, ev); h != "" {
 				if r.Holders == nil {
 					r.Holders = map[int32]string{}
 				}

@@ -219,7 +219,7 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 		if err != nil {
 			return err
 		}
-		if hold, bank := t.core().bankHold(t); hold != "" && hold == in.HoldID {
+		if hold, bank := t.adapter().bankHold(t); hold != "" && hold == in.HoldID {
 			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: bank}); err != nil &&
 				errs.Reason(err) != "HOLD_NOT_OPEN" {
 				return err

@@ -55,7 +55,7 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return t.core().advice(ctx, s, t, req)
+	return t.adapter().advice(ctx, s, t, req)
 }
 
 // GetOdds returns the exact odds of the next coup.
@@ -89,7 +89,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 			return nil, err
 		}
 		v := viewerOf(ctx)
-		gc := t.core()
+		gc := t.adapter()
 		hidden := gc.hidden(t, gc.coupID(t), v)
 		if !v.known || v.caller.Role != auth.RoleAuditor {
 			for r, n := range t.ShoeVoidHidden {

@@ -11,7 +11,7 @@ import (
 // state of the table's game (game).
 //
 // The shell's fields below the ID are its own or a copy, made by the
-// game's adapter after every change (gameCore.sync), of what the shared
+// game's adapter after every change (adapter.sync), of what the shared
 // machinery reads of any game: the phase, the counters, shoe_to_close
 // and the turn's clock. They keep the JSON names of the record as it
 // was stored when chemin de fer's state was the record's top level, so

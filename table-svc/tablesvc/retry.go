@@ -74,7 +74,7 @@ func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
 	if len(reason) > 500 {
 		reason = reason[:500]
 	}
-	cmd := t.core().interrupt(t, reason)
+	cmd := t.adapter().interrupt(t, reason)
 	if cmd == nil {
 		return nil // only a coup before its result is voided
 	}
@@ -135,7 +135,7 @@ func (s *Service) scanUnfinished() error {
 				s.markStuck(t.ID)
 			}
 			key := t.WaitKey
-			moved1 := t.core().restart(t, now)
+			moved1 := t.adapter().restart(t, now)
 			if moved1 {
 				coreDeadline(t) // a core with its own turn clock stamped it itself
 			}

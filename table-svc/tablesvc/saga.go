@@ -31,7 +31,7 @@ import (
 // for (advanceCore, with request ids derived from the state, so a retry
 // after a crash repeats the same calls), feeds their results back as
 // commands, applies a Tick when the core's deadline has passed, and makes
-// each viewer's view. One shell serves every core through gameCore.
+// each viewer's view. One shell serves every core through its adapter (the adapter interface, gamecore.go).
 
 // addRanks adds the ranks of card codes to n.
 
@@ -58,7 +58,7 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 			return err
 		}
 	}
-	cmd, err := c.t.core().command(c.t, method, req, caller)
+	cmd, err := c.t.adapter().command(c.t, method, req, caller)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 // the request, intent.go) and the command applied again with it. The
 // core's events are emitted in c and the record follows its state.
 func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) error {
-	t, gc := c.t, c.t.core()
+	t, gc := c.t, c.t.adapter()
 	if p, ok := gc.(preparer); ok {
 		var err error
 		if cmd, err = p.prepare(ctx, s, c, cmd); err != nil {
@@ -185,7 +185,7 @@ func coreError(err error) error {
 // change to be stored (again: the caller saves and calls it again).
 func (s *Service) advanceCore(ctx context.Context, c *change) (changed, again bool, err error) {
 	for {
-		eff := c.t.core().pending(c.t)
+		eff := c.t.adapter().pending(c.t)
 		if sf, ok := eff.(storedFirst); eff == nil || ok && sf.StoredFirst() && changed {
 			again = eff != nil
 			moved, err := s.react(ctx, c)
@@ -233,7 +233,7 @@ func (s *Service) react(ctx context.Context, c *change) (bool, error) {
 	}
 	c.reacted = true
 	n := len(c.events)
-	if k, ok := c.t.core().(bankKeeper); ok {
+	if k, ok := c.t.adapter().(bankKeeper); ok {
 		if err := k.keepBank(ctx, s, c); err != nil {
 			return len(c.events) > n, err
 		}
@@ -312,7 +312,7 @@ func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect
 	case game.DealCard:
 		resp, err := s.deal(cctx, c, e)
 		n := e.RequestID[strings.LastIndex(e.RequestID, "/")+1:]
-		if err != nil && t.core().renewsSpentShoe() && n == "1" && shoeSpent(err) {
+		if err != nil && t.adapter().renewsSpentShoe() && n == "1" && shoeSpent(err) {
 			// A chemin de fer coup that has no card yet starts on a fresh
 			// shoe when the current one is spent (e.g. after a voided
 			// cut-card coup); its first card is then dealt again.
@@ -331,7 +331,7 @@ func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect
 		}
 		return cardDealt(t, e, resp), nil
 	}
-	cmd, ok, err := t.core().carryOut(cctx, s, t, eff)
+	cmd, ok, err := t.adapter().carryOut(cctx, s, t, eff)
 	if !ok {
 		return nil, fmt.Errorf("unknown effect %s", eff.EffectName())
 	}

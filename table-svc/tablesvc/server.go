@@ -190,7 +190,7 @@ func tableCreated(t *table, req *tablev1.CreateTableRequest, caller auth.Caller)
 	ev := &eventsv1.TableCreated{ShoeId: t.ShoeID, Certification: t.Certification, CreatedBy: caller.Subject,
 		CreatedByRole: string(caller.Role), Variant: canonical(view.GetVariant()).String(), CertificationRealMoney: t.Rules.CertRealMoney,
 		CurrencyCode: t.Currency}
-	g := t.core()
+	g := t.adapter()
 	inForce, asked := g.rules(view), g.rules(req)
 	var err error
 	if ev.HouseRules, err = anypb.New(inForce); err != nil {

@@ -73,11 +73,11 @@ func (s *Service) openShoe(ctx context.Context, t *table, collect bool) error {
 		Decks:     t.Rules.Decks, CutCardFromEnd: t.Rules.CutCardFromEnd, Burn: t.Rules.Burn, Owner: t.ID,
 		// The table's part of the shuffle (SHOE-SHUFFLE, commit-reveal).
 		ClientSeed: "table/" + t.ID + "/shoe/" + strconv.Itoa(t.Shoes+1),
-		Variant:    t.core().shoeVariant(),
+		Variant:    t.adapter().shoeVariant(),
 		// The players' seeds, after its commitment (seeds.go).
 		AwaitPlayerSeeds: true,
 	}
-	if k, ok := t.core().(shoeCutter); ok && !collect {
+	if k, ok := t.adapter().(shoeCutter); ok && !collect {
 		if p, limit := k.cutter(t); p != "" {
 			req.CutterPlayerId, req.CutTimeLimit = p, durationpb.New(limit)
 			req.AwaitPlayerSeeds = false // the cutter's seed instead

@@ -8,6 +8,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // Who sees what (documented for callers on chemmy.table.v1.Coup).
@@ -76,4 +77,19 @@ func redactEvent(ev *eventsv1.TableEvent, faceDown func(*eventsv1.CardDealt) boo
 		return out
 	}
 	return ev
+}
+
+// look is v as the games' face-down rule knows him (game.Viewer): a
+// player by his id, an auditor, the staff (any other known caller), or
+// nobody known. Every adapter's view goes through it.
+func (v viewer) look() game.Viewer {
+	switch {
+	case !v.known:
+		return game.Viewer{}
+	case v.caller.Role == auth.RolePlayer:
+		return game.Viewer{Role: game.Player, PlayerID: v.caller.Subject}
+	case v.caller.Role == auth.RoleAuditor:
+		return game.Viewer{Role: game.Auditor}
+	}
+	return game.Viewer{Role: game.Staff}
 }

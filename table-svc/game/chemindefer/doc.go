@@ -40,12 +40,12 @@
 // pending_resizes), cut_card_out and shoe_to_close, and the turn's clock
 // (wait_key, deadline: the turn the table waits for and when its time
 // runs out, stamped by Apply from Input.Now whenever the turn changes).
-// The record keeps the shell's own fields: the table's id, its event
-// sequence, when it was created, its variant and the other games' cores,
-// and the shoe's bookkeeping (shoe id and number, certification, decks,
-// the ranks dealt and hidden, for the odds). At the other games' tables
-// the shell copies into the embedded State what the shared machinery
-// reads (the phase, the counters, shoe_to_close, the turn's clock).
+// The record keeps the shell's own fields beside this state (stored under
+// the record's key chemin_de_fer): the table's id, its event sequence,
+// when it was created, its variant, the shoe's bookkeeping (shoe id and
+// number, certification, decks, the ranks dealt and hidden, for the
+// odds), and a copy of what the shared machinery reads of any game (the
+// phase, the counters, shoe_to_close, the turn's clock).
 //
 // Ids the core makes: a coup is named by Input.NewID; a card's request id
 // is "<coup_id>/card/<n>"; the settlement's, the coup id; a bet cut back,

@@ -215,9 +215,9 @@ func (cp *Coup) HandCards(hand int32) []string {
 	return cp.Player
 }
 
-// State is a chemin de fer table's whole game state. The table record
-// of the shell embeds it, so its fields are stored at the record's top
-// level (as they were before the core).
+// State is a chemin de fer table's whole game state. The shell's record
+// keeps it under its own key; a record stored before that holds its
+// fields at the record's top level, and the shell still reads it.
 type State struct {
 	Rules    Rules  `json:"rules"`
 	Phase    Phase  `json:"state"`
