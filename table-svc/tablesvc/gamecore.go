@@ -89,7 +89,20 @@ func (t *table) UnmarshalJSON(b []byte) error {
 // adapter is a game's adapter: its core bound to the table record that
 // holds its state, and what the shell asks of the game besides.
 type adapter interface {
-	idler
+	// The game's core, through the record that holds its state.
+	adapterPlay
+	// What each viewer sees of it.
+	adapterViews
+	// Its tables: house rules, the shoe, the record's key.
+	adapterTables
+	// Its money and its players: the bank, the idle rule, the odds.
+	adapterPlayers
+}
+
+// adapterPlay is the game's core through the record (package game's
+// Apply, Pending, Deadline and Restart), and the requests and effects the
+// core has that the shell does not.
+type adapterPlay interface {
 	name() string
 	// apply applies in to t's game state. On success the state in t is
 	// replaced and its events returned; when the command waits for a hold
@@ -114,6 +127,16 @@ type adapter interface {
 	// fees) and returns the command reporting the result; ok is false for
 	// an effect it does not know.
 	carryOut(ctx context.Context, s *Service, t *table, eff game.Effect) (cmd game.Command, ok bool, err error)
+	// restart gives the time limit in progress its full length again from
+	// now, after a restart of the service (scanUnfinished): nobody is
+	// timed out for the time the service was down. It reports whether the
+	// deadline moved.
+	restart(t *table, now time.Time) bool
+}
+
+// adapterViews is what each viewer may see (the game's face-down rule is
+// its core's: Sees, Hidden, Shown, HolderOf, FaceDown).
+type adapterViews interface {
 	// view is the table as viewer v may see it.
 	view(t *table, v viewer) *tablev1.Table
 	// publicEvent is ev as published (face-down cards hidden); ev is not
@@ -129,6 +152,10 @@ type adapter interface {
 	// history keeps it so that a voided coup shows each holder his own
 	// cards (GetRound).
 	holderOf(t *table, ev *eventsv1.TableEvent) string
+}
+
+// adapterTables is the making of a table of the game and its record.
+type adapterTables interface {
 	// rules is the game's house rules that m carries (as asked, or in
 	// force), nil when none.
 	rules(m rulesHolder) proto.Message
@@ -137,38 +164,38 @@ type adapter interface {
 	// certification_real_money; hr.InactivityMS is set), and returns what
 	// makes t, a new table's record, a table of the game.
 	open(req *tablev1.CreateTableRequest, hr *shellRules) (create func(t *table) error, err error)
+	// shoeVariant is the game's variant at shoe-svc (it fixes the
+	// shoe's decks and cut card bounds there).
+	shoeVariant() shoev1.Variant
 	// renewsSpentShoe reports whether a coup that has no card yet starts
 	// on a fresh shoe when the shoe is spent (chemin de fer: after a
 	// voided cut-card coup).
 	renewsSpentShoe() bool
-	// odds puts in out the exact odds of the next coup from shoe under
-	// the house rules of t (nil: the game's defaults).
-	odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
-	// advice is GetAdvice at t: the EV of each choice at the pending
-	// decision; WRONG_VARIANT at a game without one (noAdvice).
-	advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error)
+	// stateKey is the key of the game's state in the JSON record;
+	// decode reads the state (a pointer to the game's State) from a
+	// stored record.
+	stateKey() string
+	decode(record []byte) (any, error)
+}
+
+// adapterPlayers is the game's money and players.
+type adapterPlayers interface {
+	idler
 	// bankHold is the banker's bank: its hold at the wallet and the
 	// amount it holds, minor units ("" when no player banks).
 	bankHold(t *table) (holdID string, bank int64)
-	// shoeVariant is the game's variant at shoe-svc (it fixes the
-	// shoe's decks and cut card bounds there).
-	shoeVariant() shoev1.Variant
 	// houseBanks reports whether the house banks the game (punto banco):
 	// a round's bank net is then the house's.
 	houseBanks() bool
 	// lobby is what ListTables filters by, read from the table's view:
 	// its seats and its smallest stake in minor units.
 	lobby(tb *tablev1.Table) (seats int32, minimumBet int64)
-	// stateKey is the key of the game's state in the JSON record;
-	// decode reads the state (a pointer to the game's State) from a
-	// stored record.
-	stateKey() string
-	decode(record []byte) (any, error)
-	// restart gives the time limit in progress its full length again from
-	// now, after a restart of the service (scanUnfinished): nobody is
-	// timed out for the time the service was down. It reports whether the
-	// deadline moved.
-	restart(t *table, now time.Time) bool
+	// odds puts in out the exact odds of the next coup from shoe under
+	// the house rules of t (nil: the game's defaults).
+	odds(shoe odds.Shoe, t *table, out *tablev1.GetOddsResponse) error
+	// advice is GetAdvice at t: the EV of each choice at the pending
+	// decision; WRONG_VARIANT at a game without one (noAdvice).
+	advice(ctx context.Context, s *Service, t *table, req *tablev1.GetAdviceRequest) (*tablev1.GetAdviceResponse, error)
 }
 
 // preparer is an adapter whose commands need calls or the shell's own
