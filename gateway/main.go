@@ -106,7 +106,7 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if on, err := grpcx.SetupTracing(ctx); err != nil {
+	if on, err := grpcx.SetupTracing(ctx, trust.Gateway); err != nil {
 		c.Logger.Error("tracing", "err", err)
 	} else if on {
 		defer func() {

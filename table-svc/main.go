@@ -97,19 +97,31 @@ func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Spans still batched go out before the exit (tracing is on only with
-	// OTEL_EXPORTER_OTLP_ENDPOINT).
+	// Tracing, when the OTEL_* environment asks for it (grpcx.SetupTracing);
+	// spans still batched go out before the exit.
+	if _, err := grpcx.SetupTracing(ctx, trust.Table); err != nil {
+		fmt.Fprintln(os.Stderr, "tracing:", err)
+	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = grpcx.ShutdownTracing(sctx)
 	}()
-	err = tablesvc.Run(ctx, tablesvc.Config{
+	svc, err := tablesvc.Start(ctx, tablesvc.Config{
 		IDPrefix: idPrefix, ListenAddr: *listen, DBPath: filepath.Join(*dataDir, "table.db"),
 		ShoeAddr: *shoeAddr, WalletAddr: *walletAddr, NATSURL: *natsURL, MetricsAddr: *metrics, Logger: log,
 		NATSNkeyFile: *nkey, Trust: *tc, Stream: *stream, RequestRetention: *retention, RoundRetention: *roundRetention,
 		InterruptAfter: *interruptAfter, SeedWindow: *seedWindow,
 	})
+	if err == nil {
+		// chemmy_tables_open, chemmy_players_seated, chemmy_table_watchers.
+		if err = svc.RegisterGauges(); err != nil {
+			svc.Stop()
+			_ = svc.Wait()
+		} else {
+			err = svc.Wait()
+		}
+	}
 	if err != nil {
 		log.Error("table-svc stopped", "err", err)
 		os.Exit(1)

@@ -110,8 +110,11 @@ func run(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Spans still batched go out before the exit (tracing is on only with
-	// OTEL_EXPORTER_OTLP_ENDPOINT).
+	// Tracing, when the OTEL_* environment asks for it (grpcx.SetupTracing);
+	// spans still batched go out before the exit.
+	if _, err := grpcx.SetupTracing(ctx, trust.Wallet); err != nil {
+		fmt.Fprintln(os.Stderr, "tracing:", err)
+	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

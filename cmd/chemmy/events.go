@@ -28,30 +28,45 @@ import (
 // eventsOptions are `chemmy events`'s flags.
 type eventsOptions struct {
 	url, nkey, table, subject string
-	all                       bool
+	all, follow               bool
 	max                       int
 	wait                      time.Duration
 }
 
-// runEvents follows the CHEMMY stream and prints each event as one line
-// of JSON: {"subject","type","kind","streamSequence","time","event":{...}}.
-func runEvents(args []string) int {
-	fs := flag.NewFlagSet("chemmy events", flag.ExitOnError)
+// eventsFlags parses `chemmy events`'s args.
+func eventsFlags(args []string, out io.Writer) (eventsOptions, error) {
+	fs := flag.NewFlagSet("chemmy events", flag.ContinueOnError)
+	fs.SetOutput(out)
 	var o eventsOptions
 	fs.StringVar(&o.url, "nats-url", "nats://127.0.0.1:4222", "NATS with the CHEMMY stream")
 	fs.StringVar(&o.nkey, "nkey", filepath.Join(".chemmy", "nats-keys", "reader.nk"), "nkey seed file of a user who may read the stream (make run writes the read-only reader's); empty: none")
 	fs.StringVar(&o.table, "table", "", "only this table's events (chemmy.table.ID.>)")
 	fs.StringVar(&o.subject, "subject", "chemmy.>", "subject filter, when -table is not given (e.g. 'chemmy.wallet.>')")
-	fs.BoolVar(&o.all, "all", false, "from the start of the stream, not only new events")
-	fs.IntVar(&o.max, "n", 0, "stop after this many events; 0: follow until Ctrl-C")
-	fs.DurationVar(&o.wait, "wait", 0, "stop when no event comes for this long; 0: wait for ever")
+	fs.BoolVar(&o.follow, "follow", false, "after the events stored, wait for new ones and print them as they come, until Ctrl-C (or -n, -wait)")
+	fs.BoolVar(&o.all, "all", false, "with -follow: from the start of the stream, not only new events (without -follow the stored events are printed from the start anyway)")
+	fs.IntVar(&o.max, "n", 0, "stop after this many events; 0: no limit")
+	fs.DurationVar(&o.wait, "wait", 0, "with -follow: stop when no event comes for this long; 0: wait for ever")
 	fs.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: chemmy events [flags]   follow chemmy's events and print them as JSON lines")
+		fmt.Fprintln(out, "usage: chemmy events [flags]   chemmy's events stored in the stream as JSON lines, then (-follow) the new ones")
 		fs.PrintDefaults()
 	}
-	_ = fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
 	if fs.NArg() > 0 {
 		fs.Usage()
+		return o, errors.New("unexpected arguments")
+	}
+	return o, nil
+}
+
+// runEvents prints the events of the CHEMMY stream, each as one line of
+// JSON: {"subject","type","kind","streamSequence","time","event":{...}}.
+// Without -follow it returns once it has printed those stored when it
+// started; with -follow it goes on with the new ones.
+func runEvents(args []string) int {
+	o, err := eventsFlags(args, os.Stderr)
+	if err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,6 +77,11 @@ func runEvents(args []string) int {
 	}
 	return 0
 }
+
+// endWait is how long, without -follow, a fetch waits for a stored
+// event the consumer still counts as pending (one removed meanwhile by
+// the stream's limits never comes).
+const endWait = 2 * time.Second
 
 func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 	// The reader's own inbox: it may read no other replies.
@@ -94,22 +114,35 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 	// removes it once idle (InactiveThreshold). Not nats.go's ordered
 	// consumer, which deletes and recreates its consumers, something the
 	// read-only reader may not do (NATS logs each refusal).
-	cfg := jetstream.ConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverNewPolicy,
+	cfg := jetstream.ConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: 30 * time.Second}
-	if o.all {
-		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+	if o.follow && !o.all {
+		cfg.DeliverPolicy = jetstream.DeliverNewPolicy
 	}
 	cons, err := js.CreateConsumer(ctx, outbox.StreamName, cfg)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", outbox.StreamName, err)
 	}
+	// Without -follow: the events stored when the consumer was made, and
+	// no more (those published meanwhile come after them).
+	stored := cons.CachedInfo().NumPending
+	wait := o.wait
+	if !o.follow {
+		if stored == 0 {
+			return nil
+		}
+		wait = endWait
+	}
 	enc := json.NewEncoder(w)
 	for n := 0; o.max == 0 || n < o.max; n++ {
-		var nopts []jetstream.FetchOpt
-		if o.wait > 0 {
-			nopts = append(nopts, jetstream.FetchMaxWait(o.wait))
+		if !o.follow && uint64(n) >= stored {
+			return nil
 		}
-		msg, err := next(ctx, cons, o.wait, nopts)
+		var nopts []jetstream.FetchOpt
+		if wait > 0 {
+			nopts = append(nopts, jetstream.FetchMaxWait(wait))
+		}
+		msg, err := next(ctx, cons, wait, nopts)
 		if err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, errQuiet) {
 				return nil
@@ -118,6 +151,9 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 		}
 		if err := enc.Encode(eventJSON(msg)); err != nil {
 			return err
+		}
+		if md, err := msg.Metadata(); !o.follow && err == nil && md.NumPending == 0 {
+			return nil // the end of the stream as it stands
 		}
 	}
 	return nil

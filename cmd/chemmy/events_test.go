@@ -5,6 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +20,7 @@ import (
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 )
 
@@ -55,7 +61,7 @@ func TestEvents(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	o := eventsOptions{url: st.NATSURL, nkey: st.NATSKeys.SeedFile(natsauth.Reader), table: ids[1], all: true, max: 2, wait: 10 * time.Second}
+	o := eventsOptions{url: st.NATSURL, nkey: st.NATSKeys.SeedFile(natsauth.Reader), table: ids[1], all: true, follow: true, max: 2, wait: 10 * time.Second}
 	if err := followEvents(ctx, o, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +91,160 @@ func TestEvents(t *testing.T) {
 	if err := followEvents(ctx, o, &out); err == nil {
 		t.Error("no nkey: no error")
 	}
+}
+
+// TestEventsReturnsAtTheEnd: each `chemmy events` command of the events
+// walk-through (docs/walkthroughs/events.md), run against a stack, prints
+// the events stored and returns, where it used to wait for ever; with
+// -follow it prints the stored ones, then a new one as it comes, until
+// stopped.
+func TestEventsReturnsAtTheEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the stack")
+	}
+	doc, err := os.ReadFile("../../docs/walkthroughs/events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var examples [][]string
+	for _, l := range strings.Split(string(doc), "\n") {
+		if rest, ok := strings.CutPrefix(l, "go run ./cmd/chemmy events"); ok {
+			examples = append(examples, shellWords(rest))
+		}
+	}
+	if len(examples) < 2 {
+		t.Fatalf("%d examples of chemmy events in the walk-through", len(examples))
+	}
+	st, err := stack.Start(context.Background(), stack.Config{DataDir: t.TempDir(), TokensFile: "../../deploy/local/tokens.yaml", Limits: gateway.LimitConfig{Rate: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Stop(); _ = st.Wait() }()
+	cc, err := grpc.NewClient(st.GatewayAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	tc := tablev1.NewTableServiceClient(cc)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	as := func(who string) context.Context {
+		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+who+"-token")
+	}
+	if _, err := walletv1.NewWalletServiceClient(cc).Deposit(as("operator"), &walletv1.DepositRequest{RequestId: "end-d", AccountId: "player:alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tc.CreateTable(as("croupier"), &tablev1.CreateTableRequest{RequestId: "end-t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.GetTable().GetTableId()
+	if _, err := tc.JoinTable(as("alice"), &tablev1.JoinTableRequest{RequestId: "end-j", TableId: id, PlayerId: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	// The events reach the stream through the outbox relays.
+	here := []string{"-nats-url", st.NATSURL, "-nkey", st.NATSKeys.SeedFile(natsauth.Reader)}
+	count := func(args []string) int {
+		var out bytes.Buffer
+		o, err := eventsFlags(append(append([]string(nil), args...), here...), io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if err := followEvents(ctx, o, &out); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return strings.Count(out.String(), "\n")
+	}
+	for deadline := time.Now().Add(10 * time.Second); count([]string{"-table", id}) < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the table's events did not reach the stream")
+		}
+	}
+	for _, ex := range examples {
+		args := slices.Clone(ex)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], "TABLE", id)
+		}
+		start := time.Now()
+		n := count(args)
+		if took := time.Since(start); took > 15*time.Second {
+			t.Errorf("chemmy events %v took %v to return", ex, took)
+		}
+		if n == 0 {
+			t.Errorf("chemmy events %v printed nothing", ex)
+		}
+	}
+
+	// -follow: the stored events, then the new one, until stopped.
+	o, err := eventsFlags(append([]string{"-table", id, "-follow", "-all"}, here...), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fctx, stop := context.WithCancel(ctx)
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- followEvents(fctx, o, &out) }()
+	if _, err := tc.JoinTable(as("bob"), &tablev1.JoinTableRequest{RequestId: "end-j2", TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); strings.Count(out.String(), "\n") < 3; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("-follow returned (%v) after %q", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("-follow printed %q, want the two stored events and bob's seat", out.String())
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Errorf("-follow, stopped: %v", err)
+	}
+}
+
+// shellWords splits a shell command's arguments (spaces, single quotes).
+func shellWords(s string) []string {
+	var words []string
+	var w strings.Builder
+	in, quoted := false, false
+	for _, r := range strings.TrimSpace(s) {
+		switch {
+		case r == '\'':
+			quoted, in = !quoted, true
+		case r == ' ' && !quoted:
+			if in {
+				words = append(words, w.String())
+				w.Reset()
+				in = false
+			}
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// lockedBuffer is a buffer written by one goroutine and read by another.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func camel(s string) string {

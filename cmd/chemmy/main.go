@@ -1,10 +1,12 @@
 // Command chemmy is the suite's command line.
 //
 //	chemmy run [flags]   start NATS and all four services in one process
+//	chemmy version       the version, source revision and Go version of this build
 //	chemmy verify [FILE] check a closed shoe's reveal (JSON from GetShoeReveal)
 //	chemmy odds [flags]  exact odds of a variant from a shoe composition (chemmy odds -h)
 //	chemmy load [flags]  many tables playing coups at once through the gateway (chemmy load -h)
-//	chemmy events [flags] follow the events on NATS as JSON lines (-table ID, -nkey FILE; chemmy events -h)
+//	chemmy events [flags] the events on NATS as JSON lines, to the end of the stream (-follow: and then
+//	                 the new ones; -table ID, -nkey FILE; chemmy events -h)
 //	chemmy wallet mode|migrate [flags]  the wallet mode of a data dir, and its change (offline; chemmy wallet)
 //	chemmy wallet-conformance [flags]   run the conformance kit against an operator's wallet
 //	                 (seamless mode; chemmy wallet-conformance -h, docs/operator-wallet.md)
@@ -20,7 +22,7 @@
 //	-nats-url URL    an external NATS with JetStream instead of the embedded one
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
 //	-currency CODE   the wallet's currency (default "EUR")
-//	-log-level L     debug, info, warn or error (default "warn")
+//	-log-level L     debug, info, warn or error (default "info": a line per call, what starts and stops)
 //	-insecure        development only: plaintext between the services, identity metadata believed
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
 //	-max-conns N     connections open at once on the gateway's gRPC and HTTP addresses together
@@ -71,11 +73,12 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "usage: chemmy run [flags]   (chemmy run -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy odds [flags]  (chemmy odds -h lists the flags)")
 	fmt.Fprintln(os.Stderr, "       chemmy load [flags]  (chemmy load -h lists the flags)")
-	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (follow the events as JSON lines; chemmy events -h)")
+	fmt.Fprintln(os.Stderr, "       chemmy events [flags] (the events as JSON lines, -follow for the new ones too; chemmy events -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy wallet mode|migrate [flags] (a data dir's wallet mode, and its change: chemmy wallet)")
 	fmt.Fprintln(os.Stderr, "       chemmy wallet-conformance [flags] (check an operator's wallet against the seamless protocol: chemmy wallet-conformance -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
 	fmt.Fprintln(os.Stderr, "       chemmy cluster [flags] (the Kubernetes topology as processes on 127.0.0.1: make cluster, deploy/README.md)")
+	fmt.Fprintln(os.Stderr, "       chemmy version (this build's version, source revision and Go version)")
 	os.Exit(2)
 }
 
@@ -101,6 +104,8 @@ func main() {
 		os.Exit(runWalletConformance(os.Args[2:]))
 	case "cluster": // the local rehearsal of deploy/k8s (cmd/chemmy/cluster.go)
 		os.Exit(runCluster(os.Args[2:]))
+	case "version", "-version", "--version":
+		os.Exit(runVersion(os.Args[2:], os.Stdout))
 	default:
 		usage()
 	}
@@ -125,7 +130,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
 	currency := fs.String("currency", "EUR", "the wallet's currency")
-	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
+	level := fs.String("log-level", "info", "log level: debug, info (a line per call: method, code, duration, caller, trace id), warn, error")
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
 	maxConns := fs.Int("max-conns", 0, "connections open at once on the gateway's gRPC and HTTP addresses together; more are closed as accepted (HTTP: 503); 0: default 10000, or fewer to leave a quarter of the process's open-file limit (at least 1024) to NATS, the stores and the rest; negative: no cap")
@@ -168,6 +173,11 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	// Tracing when the OTEL_* environment asks for it: each service's
+	// spans under its own service.name (grpcx tracing).
+	if _, err := grpcx.SetupTracing(ctx, ""); err != nil {
+		log.Error("tracing", "err", err)
+	}
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
 		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
@@ -214,7 +224,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = grpcx.ShutdownTracing(sctx) // flushes spans when OTEL_EXPORTER_OTLP_ENDPOINT is set
+	_ = grpcx.ShutdownTracing(sctx) // sends the spans still batched, when tracing is on
 	fmt.Fprintln(stdout, "stopped")
 	return 0
 }

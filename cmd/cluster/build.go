@@ -12,16 +12,41 @@ import (
 )
 
 // NATSServerModule is the module of the nats-server binary; Build
-// installs the version the cmd module requires (cmd/go.mod), the one the
-// local stack embeds.
+// builds it from the module cache at the version the workspace requires
+// (cmd/go.mod and go.sum: the one the local stack embeds).
 const NATSServerModule = "github.com/nats-io/nats-server/v2"
 
+// goCommand is one go command of Build: in dir (from the root), its
+// arguments.
+type goCommand struct {
+	dir  string
+	args []string
+}
+
+// buildCommands are Build's go commands, binaries into bin: nats-server
+// built in the cmd module, which requires it (its version and checksum
+// from cmd/go.mod and go.sum, its source from the module cache: nothing
+// is fetched, so it builds offline), then each service from its
+// directory.
+func buildCommands(bin string) []goCommand {
+	cmds := []goCommand{{dir: "cmd", args: []string{"build", "-o", filepath.Join(bin, "nats-server"), NATSServerModule}}}
+	for _, b := range Binaries {
+		if b == "nats-server" {
+			continue
+		}
+		cmds = append(cmds, goCommand{dir: ".", args: []string{"build", "-o", filepath.Join(bin, b), "./" + b}})
+	}
+	return cmds
+}
+
 // Build makes the Binaries in binDir from the source tree at root (the
-// directory of go.work): `go build` of wallet-svc, shoe-svc, table-svc and
-// the gateway, and `go install` of nats-server at the version of
-// cmd/go.mod. It needs the go command on PATH; the Go build cache makes
-// a second build quick.
-func Build(ctx context.Context, root, binDir string) error {
+// directory of go.work): `go build` of nats-server (the version of
+// cmd/go.mod) and of wallet-svc, shoe-svc, table-svc and the gateway,
+// with the environment env added to each go command (GOPROXY=off: the
+// rehearsal builds without the network). It needs the go command on PATH
+// and the modules in the module cache (any build of the workspace puts
+// them there); the Go build cache makes a second build quick.
+func Build(ctx context.Context, root, binDir string, env ...string) error {
 	bin, err := filepath.Abs(binDir)
 	if err != nil {
 		return err
@@ -29,30 +54,14 @@ func Build(ctx context.Context, root, binDir string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	goCmd := func(dir string, env []string, args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = dir
+	for _, c := range buildCommands(bin) {
+		cmd := exec.CommandContext(ctx, "go", c.args...)
+		cmd.Dir = filepath.Join(root, c.dir)
 		cmd.Env = append(os.Environ(), env...)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if err := cmd.Run(); err != nil {
-			return "", fmt.Errorf("cluster: go %s: %w\n%s", strings.Join(args, " "), err, out.String())
-		}
-		return strings.TrimSpace(out.String()), nil
-	}
-	version, err := goCmd(filepath.Join(root, "cmd"), nil, "list", "-m", "-f", "{{.Version}}", NATSServerModule)
-	if err != nil {
-		return err
-	}
-	if _, err := goCmd(root, []string{"GOBIN=" + bin}, "install", NATSServerModule+"@"+version); err != nil {
-		return err
-	}
-	for _, b := range Binaries {
-		if b == "nats-server" {
-			continue
-		}
-		if _, err := goCmd(root, nil, "build", "-o", filepath.Join(bin, b), "./"+b); err != nil {
-			return err
+			return fmt.Errorf("cluster: go %s (in %s): %w\n%s", strings.Join(c.args, " "), c.dir, err, out.String())
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ const (
 // and the house's add up to the deposits), and no table event was lost
 // (each table's events in the stream are 1..event_sequence, in order,
 // once each). Set CHEMMY_CLUSTER_BIN to a directory of built binaries
-// (Build) to skip the build.
+// (Build) to skip the build, which runs offline (GOPROXY=off).
 func TestClusterRehearsal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts ten processes and plays for a minute (not in -short)")
@@ -184,7 +185,8 @@ func startRehearsal(t *testing.T, shards, tables int) (*Cluster, string) {
 			t.Fatal(err)
 		}
 		bin = t.TempDir()
-		if err := Build(ctx, root, bin); err != nil {
+		// Offline: every module from the cache, none fetched.
+		if err := Build(ctx, root, bin, "GOPROXY=off"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -266,5 +268,60 @@ func TestNATSConfig(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("config lacks %s:\n%s", w, text)
 		}
+	}
+}
+
+// TestBuildIsOffline: the rehearsal's build fetches nothing: nats-server
+// is built in the module that requires it (its version from cmd/go.mod,
+// its checksum from go.sum), not installed at a version (`go install
+// module@version` resolves it outside the workspace, through the module
+// proxy); and that command, run with GOPROXY=off, builds a nats-server.
+func TestBuildIsOffline(t *testing.T) {
+	bin := t.TempDir()
+	cmds := buildCommands(bin)
+	var nats []string
+	for _, c := range cmds {
+		line := strings.Join(c.args, " ")
+		if c.args[0] != "build" || strings.Contains(line, "@") {
+			t.Errorf("go %s: not a build from the workspace", line)
+		}
+		if strings.HasSuffix(line, " "+NATSServerModule) {
+			nats = c.args
+			if c.dir != "cmd" {
+				t.Errorf("nats-server built in %s, not in the cmd module that requires it", c.dir)
+			}
+		}
+	}
+	if nats == nil {
+		t.Fatalf("no build of nats-server in %v", cmds)
+	}
+	if testing.Short() {
+		t.Skip("builds nats-server")
+	}
+	root, err := FindRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", nats...)
+	cmd.Dir = filepath.Join(root, "cmd")
+	cmd.Env = append(os.Environ(), "GOPROXY=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s, offline: %v\n%s", strings.Join(nats, " "), err, out)
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "cmd", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, l := range strings.Split(string(mod), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == NATSServerModule {
+			want = f[1]
+		}
+	}
+	out, err := exec.CommandContext(ctx, filepath.Join(bin, "nats-server"), "--version").CombinedOutput()
+	if err != nil || want == "" || strings.TrimSpace(string(out)) != "nats-server: "+want {
+		t.Fatalf("nats-server --version: %v %q, want cmd/go.mod's %q", err, out, want)
 	}
 }

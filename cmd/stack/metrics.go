@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/chemmy/chemmy/services/kit/buildinfo"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 )
 
@@ -18,8 +19,9 @@ import (
 // its business metrics), and the stack serves them all on one address,
 // each series labelled service ("gateway", "table-svc", "wallet-svc",
 // "shoe-svc"; and shard, "0", "1"..., with several shards),
-// with the process's Go runtime and process metrics (unlabelled: one
-// process). Nothing is counted twice: every metric belongs to one
+// with the process's Go runtime and process metrics and chemmy_build_info
+// (unlabelled: one process), and the embedded NATS server's own metrics
+// (service="nats", nats.go). Nothing is counted twice: every metric belongs to one
 // service.
 
 // registry returns a new registry for the service name, gathered by
@@ -39,7 +41,7 @@ func (s *Stack) registry(name string, more ...string) *prometheus.Registry {
 // service, and the process's.
 func (s *Stack) Metrics() prometheus.Gatherer {
 	process := prometheus.NewRegistry()
-	process.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	process.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector())
 	return append(prometheus.Gatherers{process}, s.gatherers...)
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/opwallet/refwallet"
@@ -210,6 +211,8 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	// Each service's spans carry its own service.name (grpcx tracing).
+	grpcx.SeveralServices()
 	s := &Stack{NATSURL: c.NATSURL, done: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -271,6 +274,8 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		}
 		s.nats = ns
 		s.NATSURL = ns.ClientURL()
+		// NATS's own metrics, from its monitoring in process (nats.go).
+		s.registry("nats").MustRegister(natsCollector{ns})
 	}
 
 	// The stream with the stack's limits, before a service creates it with
@@ -333,11 +338,16 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		table, err := tablesvc.Start(ctx, tablesvc.Config{ListenAddr: ts.addr, DBPath: filepath.Join(ts.dir, "table.db"), ShoeAddr: s.ShoeAddrs[k], WalletAddr: s.WalletAddr,
 			NATSURL: s.NATSURL, NATSNkeyFile: nkey(natsauth.Table), Trust: tc(trust.Table), Stream: c.Stream, Logger: c.Logger, Registry: shardRegistry(trust.Table, k),
 			IDPrefix: ts.prefix, InterruptAfter: c.InterruptAfter, SeedWindow: c.SeedWindow,
+			// Its calls to shoe-svc and wallet-svc are table-svc's spans.
+			DialOptions: grpcx.ServiceClientTracing(trust.Table),
 		})
 		if err != nil {
 			return nil, err
 		}
 		s.add(table.Stop, table.Wait)
+		if err := table.RegisterGauges(); err != nil {
+			return nil, err
+		}
 		s.readies = append(s.readies, namedReady{shardName(trust.Table, k, len(tables)), table.Ready})
 		s.TableAddrs = append(s.TableAddrs, table.Addr())
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,6 +34,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
+	"github.com/chemmy/chemmy/services/kit/buildinfo"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
@@ -196,7 +196,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: one wallet-svc address, got %d (the wallet is not sharded)", len(addrs))
 		}
 		for _, addr := range addrs {
-			be, err := dialBackend(r.svc, addr, r.identity, mat, append(grpcx.ClientTracing(),
+			be, err := dialBackend(r.svc, addr, r.identity, mat, append(grpcx.ServiceClientTracing(trust.Gateway),
 				grpc.WithChainUnaryInterceptor(clientMetrics.UnaryClientInterceptor()),
 				grpc.WithChainStreamInterceptor(clientMetrics.StreamClientInterceptor()))...)
 			if err != nil {
@@ -215,7 +215,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	reg := c.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector())
 	}
 	metrics := grpcx.NewServerMetrics()
 	if err := reg.Register(metrics); err != nil {
@@ -226,6 +226,12 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
+	if exp := mat.Collector(); exp != nil {
+		if err := reg.Register(exp); err != nil {
+			g.closeBackends()
+			return nil, fmt.Errorf("gateway: metrics: %w", err)
+		}
+	}
 	cc := c.Conn.withDefaults(processNofile())
 	conns := newConnLimiter(cc, c.TrustedProxies)
 	if err := conns.register(reg); err != nil {
@@ -235,7 +241,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
-		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
+		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(trust.Gateway), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
 		// A connection that says nothing (not even its HTTP/2 preface and
 		// settings) is closed after cc.Handshake, one with no call open
 		// after cc.IdleTimeout.
@@ -415,28 +421,13 @@ func newServer(p serverParts, opts ...grpc.ServerOption) *grpc.Server {
 		log.ErrorContext(ctx, "panic in handler", "panic", p)
 		return status.Errorf(codes.Internal, "internal error")
 	})
-	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		log.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
-	logOpts := []logging.Option{
-		logging.WithLogOnEvents(logging.FinishCall),
-		logging.WithLevels(func(c codes.Code) logging.Level {
-			switch c {
-			case codes.OK:
-				return logging.LevelDebug
-			case codes.Internal, codes.Unknown, codes.DataLoss:
-				return logging.LevelError
-			}
-			return logging.LevelInfo
-		}),
-	}
 	return grpc.NewServer(append([]grpc.ServerOption{
 		grpc.ForceServerCodec(rawCodec{}),
 		grpc.UnknownServiceHandler(p.px.handle),
 		grpc.ChainUnaryInterceptor(
 			recovery.UnaryServerInterceptor(recover),
 			grpcx.UnaryServerMetrics(p.metrics, p.known),
-			logging.UnaryServerInterceptor(logger, logOpts...),
+			grpcx.UnaryAccessLog(log),
 			p.size.unary,
 			p.az.unary,
 			p.lim.unary,
@@ -444,7 +435,7 @@ func newServer(p serverParts, opts ...grpc.ServerOption) *grpc.Server {
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recover),
 			grpcx.StreamServerMetrics(p.metrics, p.known),
-			logging.StreamServerInterceptor(logger, logOpts...),
+			grpcx.StreamAccessLog(log),
 			p.size.stream,
 			p.az.stream,
 			p.lim.stream,

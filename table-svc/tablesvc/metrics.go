@@ -29,6 +29,9 @@ type tableMetrics struct {
 	// committed (a restart forgets them: those settlements are not
 	// timed).
 	resulted map[string]time.Time
+	// tables: what the gauges (gauges.go) read of each table committed
+	// since the start, or found by their first scan.
+	tables map[string]tableSeen
 }
 
 // maxResulted bounds tableMetrics.resulted (coups whose settlement never
@@ -48,6 +51,7 @@ func newTableMetrics() *tableMetrics {
 			Help:    "Time from a coup's result to its settlement by wallet-svc being stored (coup_resulted to coup_settled), by game (variant).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14)}, []string{"variant"}),
 		resulted: map[string]time.Time{},
+		tables:   map[string]tableSeen{},
 	}
 	// Every game's series start at zero, so that dashboards and rates
 	// see them before the first coup.
@@ -86,6 +90,9 @@ func (m *tableMetrics) committed(t *table, events []*eventsv1.TableEvent) {
 		return
 	}
 	variant := variantLabel(t.Variant)
+	m.mu.Lock()
+	m.tables[t.ID] = tableSeen{seq: t.EventSeq, variant: variant, open: t.Phase != tablev1.TableState_TABLE_STATE_CLOSED, seated: len(t.Sessions)}
+	m.mu.Unlock()
 	for _, ev := range events {
 		switch p := ev.GetPayload().(type) {
 		case *eventsv1.TableEvent_BetPlaced:
@@ -114,4 +121,14 @@ func (m *tableMetrics) committed(t *table, events []*eventsv1.TableEvent) {
 			}
 		}
 	}
+}
+
+// tableSeen is a table as the gauges of gauges.go count it: its game,
+// whether it is open and how many players sit there; seq (its
+// event_seq) orders what a commit and the gauges' first scan say of it.
+type tableSeen struct {
+	seq     uint64
+	variant string
+	open    bool
+	seated  int
 }

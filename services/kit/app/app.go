@@ -155,6 +155,13 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 		b.closeAll()
 		return nil, fmt.Errorf("%s: store metrics: %w", c.Name, err)
 	}
+	// When its certificates expire (chemmy_certificate_expiry_timestamp_seconds).
+	if exp := mat.Collector(); exp != nil {
+		if err := b.Server.Registry.Register(exp); err != nil {
+			b.closeAll()
+			return nil, fmt.Errorf("%s: certificate metrics: %w", c.Name, err)
+		}
+	}
 	if err := register(b, b.Server.GRPC); err != nil {
 		b.closeAll()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -58,9 +59,49 @@ func (c Caller) Is(roles ...Role) bool { return slices.Contains(roles, c.Role) }
 
 type callerKey struct{}
 
-// WithCaller returns ctx carrying c for the handlers of this process.
+// WithCaller returns ctx carrying c for the handlers of this process
+// (and tells the access log of the call, TrackCaller).
 func WithCaller(ctx context.Context, c Caller) context.Context {
+	if s, ok := ctx.Value(slotKey{}).(*callerSlot); ok {
+		s.set(c)
+	}
 	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// callerSlot is where WithCaller records the caller for an interceptor
+// that ran before the caller was known (the access log).
+type callerSlot struct {
+	mu sync.Mutex
+	c  Caller
+	ok bool
+}
+
+func (s *callerSlot) set(c Caller) {
+	s.mu.Lock()
+	s.c, s.ok = c, true
+	s.mu.Unlock()
+}
+
+type slotKey struct{}
+
+// TrackCaller returns ctx in which WithCaller, called by an interceptor
+// or handler further down with a context derived from it, records the
+// caller for TrackedCaller: an interceptor that runs before the caller
+// is authenticated (the access log) learns who it was once the call is
+// done.
+func TrackCaller(ctx context.Context) context.Context {
+	return context.WithValue(ctx, slotKey{}, &callerSlot{})
+}
+
+// TrackedCaller is the caller recorded in ctx of TrackCaller, if any yet.
+func TrackedCaller(ctx context.Context) (Caller, bool) {
+	s, ok := ctx.Value(slotKey{}).(*callerSlot)
+	if !ok {
+		return Caller{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c, s.ok
 }
 
 // FromContext returns the caller set by the server interceptor.

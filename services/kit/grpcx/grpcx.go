@@ -12,10 +12,10 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/buildinfo"
 )
 
 // Options configure a server. Zero values are sane: no role checks, a new
@@ -57,6 +58,7 @@ type Server struct {
 	Registry *prometheus.Registry
 	metrics  *grpcprom.ServerMetrics
 	log      *slog.Logger
+	streams  openStreams
 }
 
 // New builds a server. Register services on s.GRPC before Serve.
@@ -67,7 +69,7 @@ func New(o Options) *Server {
 	reg := o.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Collector())
 	}
 	metrics := NewServerMetrics()
 	reg.MustRegister(metrics)
@@ -76,19 +78,6 @@ func New(o Options) *Server {
 		log.ErrorContext(ctx, "panic in handler", "panic", p, "stack", string(debug.Stack()))
 		return status.Errorf(codes.Internal, "internal error")
 	})
-	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
-		log.Log(ctx, slog.Level(lvl), msg, fields...)
-	})
-	logOpts := []logging.Option{logging.WithLogOnEvents(logging.FinishCall),
-		logging.WithLevels(func(c codes.Code) logging.Level {
-			if c == codes.OK {
-				return logging.LevelDebug
-			}
-			if c == codes.Internal || c == codes.Unknown || c == codes.DataLoss {
-				return logging.LevelError
-			}
-			return logging.LevelInfo
-		})}
 	// Calls of a method not registered are counted as grpcx.UnknownMethod
 	// (gRPC answers them UNIMPLEMENTED before any interceptor today; this
 	// keeps it so should an unknown-service handler be added).
@@ -97,12 +86,15 @@ func New(o Options) *Server {
 	unary := []grpc.UnaryServerInterceptor{
 		recovery.UnaryServerInterceptor(recover),
 		UnaryServerMetrics(metrics, known),
-		logging.UnaryServerInterceptor(logger, logOpts...),
+		UnaryAccessLog(log),
 	}
 	stream := []grpc.StreamServerInterceptor{
 		recovery.StreamServerInterceptor(recover),
 		StreamServerMetrics(metrics, known),
-		logging.StreamServerInterceptor(logger, logOpts...),
+		func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			return s.streams.count(info.FullMethod, func() error { return h(srv, ss) })
+		},
+		StreamAccessLog(log),
 	}
 	if o.Policy != nil {
 		k := auth.Checker{Policy: o.Policy, Auth: o.Auth, Domain: o.Domain}
@@ -116,11 +108,46 @@ func New(o Options) *Server {
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 	}, o.ServerOptions...)
-	opts = append(opts, ServerTracing()...) // OpenTelemetry, when configured (tracing.go)
+	opts = append(opts, ServerTracing(o.Name)...) // OpenTelemetry, when configured (tracing.go)
 	s = &Server{GRPC: grpc.NewServer(opts...), Health: health.NewServer(), Registry: reg, metrics: metrics, log: log}
 	healthpb.RegisterHealthServer(s.GRPC, s.Health)
 	reflection.Register(s.GRPC)
 	return s
+}
+
+// StreamsOpen is the number of streams of fullMethod
+// ("/pkg.Service/Method") open on the server now (a WatchTable's
+// watchers).
+func (s *Server) StreamsOpen(fullMethod string) int { return s.streams.open(fullMethod) }
+
+// openStreams counts the streams open, by method.
+type openStreams struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (o *openStreams) count(method string, f func() error) error {
+	o.add(method, 1)
+	defer o.add(method, -1)
+	return f()
+}
+
+func (o *openStreams) add(method string, d int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil {
+		o.n = map[string]int{}
+	}
+	o.n[method] += d
+	if o.n[method] == 0 {
+		delete(o.n, method)
+	}
+}
+
+func (o *openStreams) open(method string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[method]
 }
 
 // Serve serves on lis until ctx is done, then reports NOT_SERVING, drains

@@ -81,6 +81,8 @@ func (c Config) Check() error {
 type Material struct {
 	pair *keypair
 	pool *x509.CertPool
+	// caNotAfter: when the first of the CA's certificates expires.
+	caNotAfter time.Time
 }
 
 // Load reads the files of c. It returns nil, nil for an insecure Config.
@@ -103,7 +105,7 @@ func Load(c Config) (*Material, error) {
 	if _, err := kp.get(); err != nil {
 		return nil, err
 	}
-	return &Material{pair: kp, pool: pool}, nil
+	return &Material{pair: kp, pool: pool, caNotAfter: firstExpiry(ca)}, nil
 }
 
 // Name is the service name in this process's own certificate.
