@@ -7,7 +7,11 @@
 //	-data-dir      directory of the ledger file wallet.db (default "./data")
 //	-nats-url      NATS JetStream URL (default none)
 //	-metrics-addr  Prometheus /metrics address (default none)
-//	-currency      the wallet's currency code (default "EUR")
+//	-currency      the wallet's default currency code (default "EUR"): an active
+//	               ISO 4217 code or one of -currencies
+//	-currencies    the codes accepted besides ISO 4217's, with their exponent (minor
+//	               unit), e.g. "CHIPS:0,GOLD:2" (default none); any other code is
+//	               refused (CURRENCY_UNKNOWN)
 //	-request-retention  how long a request_id's answer is kept (default 168h, 7 days;
 //	               negative: for ever), and in seamless mode an ended round's
 //	               record; coup settlements are kept for ever
@@ -63,6 +67,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/kit/app"
+	currencyset "github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -85,7 +90,8 @@ func run(args []string) error {
 	dataDir := fs.String("data-dir", "./data", "directory of the ledger file wallet.db")
 	natsURL := fs.String("nats-url", "", "NATS JetStream URL (empty: no NATS)")
 	metricsAddr := fs.String("metrics-addr", "", "Prometheus /metrics address (empty: none)")
-	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
+	currency := fs.String("currency", walletsvc.DefaultCurrency, "the wallet's default currency: an active ISO 4217 code or one of -currencies")
+	currencies := fs.String("currencies", "", `codes accepted besides ISO 4217's, with their exponent (minor unit): "CHIPS:0,GOLD:2"`)
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
 	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
@@ -103,6 +109,10 @@ func run(args []string) error {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	known, err := currencyset.ParseSet(*currencies)
+	if err != nil {
+		return fmt.Errorf("-currencies: %w", err)
+	}
 	operator, err := operatorOf(*opFlags, os.Getenv, log)
 	if err != nil {
 		return err
@@ -123,6 +133,7 @@ func run(args []string) error {
 		NATSURL:          *natsURL,
 		MetricsAddr:      *metricsAddr,
 		Currency:         *currency,
+		Currencies:       known,
 		NATSNkeyFile:     *nkey,
 		Trust:            *tc,
 		Logger:           log,

@@ -423,7 +423,7 @@ func limitsResponse(tx *bbolt.Tx, acct, def string, now time.Time, gap time.Dura
 
 // SetPlayerLimits sets a player's limits (see the proto).
 func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimitsRequest) (*walletv1.SetPlayerLimitsResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency)); err != nil {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.cur)); err != nil {
 		return nil, err
 	}
 	n, err := limitSetOf(req.GetLimits())
@@ -449,7 +449,7 @@ func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimi
 // GetPlayerLimits reads a player's limits and play (see the proto).
 func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLimitsRequest) (*walletv1.GetPlayerLimitsResponse, error) {
 	acct := req.GetAccountId()
-	if err := checkPlayerAccount(acct, s.currency); err != nil {
+	if err := checkPlayerAccount(acct, s.cur); err != nil {
 		return nil, err
 	}
 	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer {
@@ -472,7 +472,7 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 // CheckStake tells whether a player's limits allow an amount already held
 // to stay at stake (see the proto). It writes nothing.
 func (s *Service) CheckStake(_ context.Context, req *walletv1.CheckStakeRequest) (*walletv1.CheckStakeResponse, error) {
-	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.currency), checkAmount("amount", req.GetAmount())); err != nil {
+	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.cur), checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
 	var verdict error

@@ -208,7 +208,7 @@ func (BankChangeReason) EnumDescriptor() ([]byte, []int) {
 // kind is the snake_case name of the payload field (e.g.
 // "chemmy.table.01J...bet_placed"). The event_id is the JetStream
 // Nats-Msg-Id, so a republished event is deduplicated. Amounts are minor
-// units.
+// units of currency_code (10^-currency_exponent of it).
 type TableEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ULID; unique, sorts by time.
@@ -222,6 +222,13 @@ type TableEvent struct {
 	// True while the table deals from a certification shoe (a prepared
 	// order, not a shuffle): see chemmy.table.v1.Table.certification.
 	Certification bool `protobuf:"varint,6,opt,name=certification,proto3" json:"certification,omitempty"`
+	// The table's currency and its exponent (chemmy.table.v1.Table
+	// currency_code and currency_exponent): every amount of the payload is
+	// in units of 10^-currency_exponent of currency_code. Set on every
+	// event of a table recorded since (empty and unset on older events, and
+	// the exponent on a table opened before exponents in a non-ISO code).
+	CurrencyCode     string `protobuf:"bytes,7,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32 `protobuf:"varint,8,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*TableEvent_TableCreated
@@ -332,6 +339,20 @@ func (x *TableEvent) GetCertification() bool {
 		return x.Certification
 	}
 	return false
+}
+
+func (x *TableEvent) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *TableEvent) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
 }
 
 func (x *TableEvent) GetPayload() isTableEvent_Payload {
@@ -1647,7 +1668,9 @@ type CardDealt struct {
 	// 1-based position of the card in the hand.
 	Position int32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
 	// The hand's total after the card (HAND-TOTAL), for a viewer who sees
-	// the whole hand; 0 otherwise.
+	// the whole hand; 0 otherwise. A total of 0 is present in the JSON of
+	// the gateway's HTTP/JSON side, which writes zero values (see
+	// chemmy.table.v1.Coup.player_total).
 	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
 	// The player who holds the hand, where a game gives hands to players
 	// (banque's right and left hands, the old game's punters); empty
@@ -3229,7 +3252,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x14\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x86\x15\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -3238,7 +3261,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\bsequence\x18\x04 \x01(\x04R\bsequence\x129\n" +
 	"\n" +
 	"occur_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12$\n" +
-	"\rcertification\x18\x06 \x01(\bR\rcertification\x12E\n" +
+	"\rcertification\x18\x06 \x01(\bR\rcertification\x12#\n" +
+	"\rcurrency_code\x18\a \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\b \x01(\x05H\x01R\x10currencyExponent\x88\x01\x01\x12E\n" +
 	"\rtable_created\x18\n" +
 	" \x01(\v2\x1e.chemmy.events.v1.TableCreatedH\x00R\ftableCreated\x12E\n" +
 	"\rplayer_seated\x18\v \x01(\v2\x1e.chemmy.events.v1.PlayerSeatedH\x00R\fplayerSeated\x12B\n" +
@@ -3279,7 +3304,8 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x0eseed_committed\x18( \x01(\v2\x1f.chemmy.events.v1.SeedCommittedH\x00R\rseedCommitted\x12E\n" +
 	"\rseed_revealed\x18) \x01(\v2\x1e.chemmy.events.v1.SeedRevealedH\x00R\fseedRevealed\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\xca\x02\n" +
+	"\apayloadB\x14\n" +
+	"\x12_currency_exponent\"\xca\x02\n" +
 	"\fRealityCheck\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12H\n" +
 	"\x12session_start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12,\n" +

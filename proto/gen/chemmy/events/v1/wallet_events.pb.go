@@ -135,8 +135,11 @@ type TransferRecorded struct {
 	// The two accounts' balances right after the transfer.
 	DebitBalanceAfter  int64 `protobuf:"varint,8,opt,name=debit_balance_after,json=debitBalanceAfter,proto3" json:"debit_balance_after,omitempty"`
 	CreditBalanceAfter int64 `protobuf:"varint,9,opt,name=credit_balance_after,json=creditBalanceAfter,proto3" json:"credit_balance_after,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// currency_code's exponent (chemmy.wallet.v1.Currency.exponent): amounts
+	// are in units of 10^-currency_exponent of it.
+	CurrencyExponent *int32 `protobuf:"varint,10,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TransferRecorded) Reset() {
@@ -232,6 +235,13 @@ func (x *TransferRecorded) GetCreditBalanceAfter() int64 {
 	return 0
 }
 
+func (x *TransferRecorded) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_wallet_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
@@ -244,7 +254,7 @@ const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"occur_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12Q\n" +
 	"\x11transfer_recorded\x18\n" +
 	" \x01(\v2\".chemmy.events.v1.TransferRecordedH\x00R\x10transferRecordedB\t\n" +
-	"\apayload\"\xde\x02\n" +
+	"\apayload\"\xa6\x03\n" +
 	"\x10TransferRecorded\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -255,7 +265,10 @@ const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1c\n" +
 	"\treference\x18\a \x01(\tR\treference\x12.\n" +
 	"\x13debit_balance_after\x18\b \x01(\x03R\x11debitBalanceAfter\x120\n" +
-	"\x14credit_balance_after\x18\t \x01(\x03R\x12creditBalanceAfterB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
+	"\x14credit_balance_after\x18\t \x01(\x03R\x12creditBalanceAfter\x120\n" +
+	"\x11currency_exponent\x18\n" +
+	" \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponentB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_chemmy_events_v1_wallet_events_proto_rawDescOnce sync.Once
@@ -293,6 +306,7 @@ func file_chemmy_events_v1_wallet_events_proto_init() {
 	file_chemmy_events_v1_wallet_events_proto_msgTypes[0].OneofWrappers = []any{
 		(*WalletEvent_TransferRecorded)(nil),
 	}
+	file_chemmy_events_v1_wallet_events_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

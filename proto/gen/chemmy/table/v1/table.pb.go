@@ -149,6 +149,9 @@ const (
 	ErrorReason_ERROR_REASON_NOT_REVEALING ErrorReason = 48
 	// The player committed no seed to this shoe.
 	ErrorReason_ERROR_REASON_SEED_NOT_COMMITTED ErrorReason = 49
+	// CreateTable's currency_code is neither an active ISO 4217 code nor one
+	// the wallet's deployment configured (wallet-svc -currencies).
+	ErrorReason_ERROR_REASON_CURRENCY_UNKNOWN ErrorReason = 50
 )
 
 // Enum value maps for ErrorReason.
@@ -204,6 +207,7 @@ var (
 		47: "ERROR_REASON_SEED_MISMATCH",
 		48: "ERROR_REASON_NOT_REVEALING",
 		49: "ERROR_REASON_SEED_NOT_COMMITTED",
+		50: "ERROR_REASON_CURRENCY_UNKNOWN",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":              0,
@@ -256,6 +260,7 @@ var (
 		"ERROR_REASON_SEED_MISMATCH":            47,
 		"ERROR_REASON_NOT_REVEALING":            48,
 		"ERROR_REASON_SEED_NOT_COMMITTED":       49,
+		"ERROR_REASON_CURRENCY_UNKNOWN":         50,
 	}
 )
 
@@ -2174,7 +2179,12 @@ type Coup struct {
 	PlayerCards        []*v1.Card `protobuf:"bytes,10,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
 	BankerCards        []*v1.Card `protobuf:"bytes,11,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
 	// Hand totals, 0..9 (HAND-TOTAL), of the cards dealt so far; 0 for a
-	// hand with a card this viewer may not see.
+	// hand with a card this viewer may not see. A total of 0 (baccarat) is
+	// present in JSON: the gateway's HTTP/JSON side writes every field of a
+	// message it sends, zero values included (protojson
+	// EmitDefaultValues; a gRPC client decodes 0 whether it was sent or
+	// not). The fields keep implicit presence: making them optional would
+	// change their Go type for every client of the generated code.
 	PlayerTotal int32 `protobuf:"varint,12,opt,name=player_total,json=playerTotal,proto3" json:"player_total,omitempty"`
 	BankerTotal int32 `protobuf:"varint,13,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
 	// During a decision: whose hand and who decides.
@@ -2597,9 +2607,17 @@ type Table struct {
 	// chip code as wallet-svc knows it), fixed at creation. Empty for a
 	// table opened before tables had currencies: it plays in the wallet's
 	// default currency.
-	CurrencyCode  string `protobuf:"bytes,31,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CurrencyCode string `protobuf:"bytes,31,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// The exponent of currency_code (chemmy.wallet.v1.Currency.exponent):
+	// every amount of the table is in units of 10^-currency_exponent of it,
+	// so 35950 at an EUR table (exponent 2) is 359.50 EUR, at a JPY table
+	// (0) 35950 JPY, at a KWD table (3) 35.950 KWD. ISO 4217's minor unit,
+	// or the one configured for a non-ISO code (wallet-svc -currencies).
+	// Explicit presence, so that 0 (JPY) shows in JSON; unset only for a
+	// table opened before exponents, in a code that is not ISO 4217's.
+	CurrencyExponent *int32 `protobuf:"varint,32,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -2849,6 +2867,13 @@ func (x *Table) GetCurrencyCode() string {
 	return ""
 }
 
+func (x *Table) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
 // ShoeEntropy is the state of a table's current shoe's player seeds (see
 // "Player seeds" on TableService). The same for every viewer: whose
 // commitments and seeds, never a seed.
@@ -3037,8 +3062,12 @@ type CreateTableRequest struct {
 	// currency (wallet-svc -currency). Every hold, settlement and fee of
 	// the table moves the players' accounts in it ("player:<id>@<CUR>";
 	// "player:<id>" for the default currency) and, at punto banco, the
-	// house float house:bank in it (funded with WalletService.Deposit). A
-	// code the wallet refuses: INVALID_ARGUMENT INVALID_ARGUMENT.
+	// house float house:bank in it (funded with WalletService.Deposit). The
+	// wallet accepts the active ISO 4217 codes and the codes its
+	// deployment configured (wallet-svc -currencies, with their exponent;
+	// chemmy.wallet.v1.WalletService.GetCurrency); any other code:
+	// INVALID_ARGUMENT CURRENCY_UNKNOWN. The table keeps the currency's
+	// exponent (Table.currency_exponent).
 	CurrencyCode  string `protobuf:"bytes,8,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -6569,7 +6598,19 @@ type RoundPlayer struct {
 	// loss; commission included; a bank auction's fee or a seat fee is
 	// charged outside any round and is not in it); 0 until settled and in a
 	// voided round.
-	Net           int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
+	Net int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
+	// His wallet balance in the round's currency before and after the
+	// round's settlement, minor units: before its first transfer that
+	// moved his account and after its last (his balance, the money he has
+	// held for the round included; what the wallet answered when it
+	// settled). Unset when the settlement moved none of his money (a
+	// stand-off, a voided round, a round settled before these fields) and,
+	// in seamless wallet mode, where the player's money is in the
+	// operator's wallet and the round's account is only its mirror (see
+	// the wallet's GetOperatorReport for what the operator answered).
+	// Explicit presence: a balance of 0 shows in JSON.
+	BalanceBefore *int64 `protobuf:"varint,5,opt,name=balance_before,json=balanceBefore,proto3,oneof" json:"balance_before,omitempty"`
+	BalanceAfter  *int64 `protobuf:"varint,6,opt,name=balance_after,json=balanceAfter,proto3,oneof" json:"balance_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6628,6 +6669,20 @@ func (x *RoundPlayer) GetStake() int64 {
 func (x *RoundPlayer) GetNet() int64 {
 	if x != nil {
 		return x.Net
+	}
+	return 0
+}
+
+func (x *RoundPlayer) GetBalanceBefore() int64 {
+	if x != nil && x.BalanceBefore != nil {
+		return *x.BalanceBefore
+	}
+	return 0
+}
+
+func (x *RoundPlayer) GetBalanceAfter() int64 {
+	if x != nil && x.BalanceAfter != nil {
+		return *x.BalanceAfter
 	}
 	return 0
 }
@@ -6789,9 +6844,14 @@ type Round struct {
 	// the stakes paid; commission excluded); 0 until settled.
 	BankNet int64 `protobuf:"varint,10,opt,name=bank_net,json=bankNet,proto3" json:"bank_net,omitempty"`
 	// The house's commission, minor units; 0 until settled.
-	Commission    int64 `protobuf:"varint,11,opt,name=commission,proto3" json:"commission,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Commission int64 `protobuf:"varint,11,opt,name=commission,proto3" json:"commission,omitempty"`
+	// The table's currency and its exponent (Table.currency_code,
+	// Table.currency_exponent): the unit of every amount of the round,
+	// its players', transfers' and events'.
+	CurrencyCode     string `protobuf:"bytes,12,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32 `protobuf:"varint,13,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Round) Reset() {
@@ -6897,6 +6957,20 @@ func (x *Round) GetBankNet() int64 {
 func (x *Round) GetCommission() int64 {
 	if x != nil {
 		return x.Commission
+	}
+	return 0
+}
+
+func (x *Round) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *Round) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
 	}
 	return 0
 }
@@ -7567,7 +7641,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xc6\v\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\x8e\f\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -7604,7 +7678,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
 	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
 	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\x12#\n" +
-	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\"\xa1\x04\n" +
+	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponent\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
 	"commitment\x18\x01 \x01(\fR\n" +
@@ -7894,12 +7970,16 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xe5\x01\n" +
 	"\vRoundPlayer\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06banker\x18\x02 \x01(\bR\x06banker\x12\x14\n" +
 	"\x05stake\x18\x03 \x01(\x03R\x05stake\x12\x10\n" +
-	"\x03net\x18\x04 \x01(\x03R\x03net\"\xbf\x03\n" +
+	"\x03net\x18\x04 \x01(\x03R\x03net\x12*\n" +
+	"\x0ebalance_before\x18\x05 \x01(\x03H\x00R\rbalanceBefore\x88\x01\x01\x12(\n" +
+	"\rbalance_after\x18\x06 \x01(\x03H\x01R\fbalanceAfter\x88\x01\x01B\x11\n" +
+	"\x0f_balance_beforeB\x10\n" +
+	"\x0e_balance_after\"\xbf\x03\n" +
 	"\rRoundTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12\x1a\n" +
@@ -7913,7 +7993,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13debit_balance_after\x18\t \x01(\x03R\x11debitBalanceAfter\x122\n" +
 	"\x15credit_balance_before\x18\n" +
 	" \x01(\x03R\x13creditBalanceBefore\x120\n" +
-	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xd3\x03\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xc0\x04\n" +
 	"\x05Round\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x122\n" +
@@ -7929,7 +8009,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\x03R\abankNet\x12\x1e\n" +
 	"\n" +
 	"commission\x18\v \x01(\x03R\n" +
-	"commission\"\xf9\x01\n" +
+	"commission\x12#\n" +
+	"\rcurrency_code\x18\f \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\r \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponent\"\xf9\x01\n" +
 	"\x11ListRoundsRequest\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x129\n" +
@@ -7967,7 +8050,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x12\n" +
 	"\x04seed\x18\x04 \x01(\tR\x04seed\"B\n" +
 	"\x12RevealSeedResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xcc\r\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xef\r\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -8019,7 +8102,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"#ERROR_REASON_SEED_ALREADY_COMMITTED\x10.\x12\x1e\n" +
 	"\x1aERROR_REASON_SEED_MISMATCH\x10/\x12\x1e\n" +
 	"\x1aERROR_REASON_NOT_REVEALING\x100\x12#\n" +
-	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101*n\n" +
+	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101\x12!\n" +
+	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x102*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -8414,10 +8498,13 @@ func file_chemmy_table_v1_table_proto_init() {
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[8].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[41].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
+	file_chemmy_table_v1_table_proto_msgTypes[63].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[65].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -22,6 +22,7 @@ const (
 	WalletService_Deposit_FullMethodName                 = "/chemmy.wallet.v1.WalletService/Deposit"
 	WalletService_Withdraw_FullMethodName                = "/chemmy.wallet.v1.WalletService/Withdraw"
 	WalletService_GetAccount_FullMethodName              = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_GetCurrency_FullMethodName             = "/chemmy.wallet.v1.WalletService/GetCurrency"
 	WalletService_PlaceHold_FullMethodName               = "/chemmy.wallet.v1.WalletService/PlaceHold"
 	WalletService_VoidHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/VoidHold"
 	WalletService_SettleCoup_FullMethodName              = "/chemmy.wallet.v1.WalletService/SettleCoup"
@@ -106,6 +107,14 @@ type WalletServiceClient interface {
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
 	GetAccount(ctx context.Context, in *GetAccountRequest, opts ...grpc.CallOption) (*GetAccountResponse, error)
+	// GetCurrency says whether the wallet accepts a currency and with which
+	// exponent (its minor unit: how many digits of an amount come after the
+	// decimal point; EUR 2, JPY 0, KWD 3). The wallet accepts the active ISO
+	// 4217 codes, with ISO's minor unit, and the codes its deployment
+	// configured (wallet-svc -currencies "CHIPS:0,..."); an empty
+	// currency_code names the wallet's default currency. Open to every role.
+	// Errors: INVALID_ARGUMENT CURRENCY_UNKNOWN.
+	GetCurrency(ctx context.Context, in *GetCurrencyRequest, opts ...grpc.CallOption) (*GetCurrencyResponse, error)
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
@@ -381,6 +390,16 @@ func (c *walletServiceClient) GetAccount(ctx context.Context, in *GetAccountRequ
 	return out, nil
 }
 
+func (c *walletServiceClient) GetCurrency(ctx context.Context, in *GetCurrencyRequest, opts ...grpc.CallOption) (*GetCurrencyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCurrencyResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetCurrency_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *walletServiceClient) PlaceHold(ctx context.Context, in *PlaceHoldRequest, opts ...grpc.CallOption) (*PlaceHoldResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PlaceHoldResponse)
@@ -643,6 +662,14 @@ type WalletServiceServer interface {
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
 	GetAccount(context.Context, *GetAccountRequest) (*GetAccountResponse, error)
+	// GetCurrency says whether the wallet accepts a currency and with which
+	// exponent (its minor unit: how many digits of an amount come after the
+	// decimal point; EUR 2, JPY 0, KWD 3). The wallet accepts the active ISO
+	// 4217 codes, with ISO's minor unit, and the codes its deployment
+	// configured (wallet-svc -currencies "CHIPS:0,..."); an empty
+	// currency_code names the wallet's default currency. Open to every role.
+	// Errors: INVALID_ARGUMENT CURRENCY_UNKNOWN.
+	GetCurrency(context.Context, *GetCurrencyRequest) (*GetCurrencyResponse, error)
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
@@ -897,6 +924,9 @@ func (UnimplementedWalletServiceServer) Withdraw(context.Context, *WithdrawReque
 func (UnimplementedWalletServiceServer) GetAccount(context.Context, *GetAccountRequest) (*GetAccountResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAccount not implemented")
 }
+func (UnimplementedWalletServiceServer) GetCurrency(context.Context, *GetCurrencyRequest) (*GetCurrencyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCurrency not implemented")
+}
 func (UnimplementedWalletServiceServer) PlaceHold(context.Context, *PlaceHoldRequest) (*PlaceHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PlaceHold not implemented")
 }
@@ -1028,6 +1058,24 @@ func _WalletService_GetAccount_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WalletServiceServer).GetAccount(ctx, req.(*GetAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_GetCurrency_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCurrencyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetCurrency(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetCurrency_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetCurrency(ctx, req.(*GetCurrencyRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1410,6 +1458,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAccount",
 			Handler:    _WalletService_GetAccount_Handler,
+		},
+		{
+			MethodName: "GetCurrency",
+			Handler:    _WalletService_GetCurrency_Handler,
 		},
 		{
 			MethodName: "PlaceHold",
