@@ -65,6 +65,7 @@ const (
 	reasonSeedMismatch           = "SEED_MISMATCH"
 	reasonNotRevealing           = "NOT_REVEALING"
 	reasonSeedNotCommitted       = "SEED_NOT_COMMITTED"
+	reasonCurrencyUnknown        = "CURRENCY_UNKNOWN"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -67,6 +67,10 @@ type table struct {
 	// Currency is the table's currency (currency.go); empty for a table
 	// stored before tables had one (the wallet's default).
 	Currency string `json:"currency,omitempty"`
+	// CurrencyExponent is Currency's exponent (its minor unit), as the
+	// wallet gave it when the table opened; nil for a table stored before
+	// (tableExponent, currency.go).
+	CurrencyExponent *int32 `json:"currency_exponent,omitempty"`
 	// AccountSuffix is what the table's wallet account ids end with:
 	// "@<CUR>" outside the wallet's default currency, else "".
 	AccountSuffix string `json:"account_suffix,omitempty"`

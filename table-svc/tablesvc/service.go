@@ -281,15 +281,18 @@ func (c *change) emit(coupID string, payload proto.Message) {
 	ev := &eventsv1.TableEvent{
 		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
 		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(), Certification: c.t.Certification,
+		CurrencyCode: c.t.Currency, CurrencyExponent: c.t.tableExponent(),
 	}
 	setPayload(ev, payload)
 	c.events = append(c.events, ev)
 }
 
-// walletCurrency is the cached default currency of wallet-svc.
+// walletCurrency is the cached default currency of wallet-svc, and the
+// exponents of the currencies it accepted (currency.go).
 type walletCurrency struct {
-	mu   sync.Mutex
-	code string
+	mu        sync.Mutex
+	code      string
+	exponents map[string]int32
 }
 
 type cachedInterval struct {
