@@ -57,6 +57,23 @@ function errorFrom(j, status) {
   return new CallError((j && j.code) || "http_" + status, (j && j.message) || "HTTP " + status, reason, domain, metadata);
 }
 
+// sparse reads the gateway's JSON back into the shape this console was
+// written for. The gateway writes every field, zero values included (a
+// hand total of 0 is there as 0, an unset enum as its _UNSPECIFIED name,
+// an empty list as []), as clients of the API expect; the console's
+// checks ("x ? ... : ...") take a missing field for zero, so it drops
+// the zero values of fields of implicit presence again (JSON.parse
+// reviver). The fields of explicit presence keep theirs: 0 there is a
+// value, not "unset".
+const explicit = new Set(["commissionBp", "bankerOption3Vs9", "bankerOption5Vs4", "resultPauseMs", "maxMoveTop",
+  "currencyExponent", "balanceBefore", "balanceAfter", "exponent"]);
+function sparse(key, v) {
+  if (Array.isArray(this) || explicit.has(key)) return v;
+  if (v === 0 || v === "0" || v === false || v === "" || (Array.isArray(v) && v.length === 0) ||
+      (typeof v === "string" && v.endsWith("_UNSPECIFIED"))) return undefined;
+  return v;
+}
+
 async function call(service, method, body) {
   const headers = { "Content-Type": "application/json" };
   if (state.token) headers.Authorization = "Bearer " + state.token;
@@ -68,7 +85,7 @@ async function call(service, method, body) {
   }
   const text = await resp.text();
   let j = null;
-  try { j = text ? JSON.parse(text) : {}; } catch (e) { j = null; }
+  try { j = text ? JSON.parse(text, sparse) : {}; } catch (e) { j = null; }
   if (!resp.ok) throw errorFrom(j, resp.status);
   return j;
 }
@@ -297,7 +314,7 @@ async function watch(id) {
       let nl;
       while ((nl = buf.indexOf("\n")) >= 0) {
         const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
-        if (line.trim()) onWatch(JSON.parse(line));
+        if (line.trim()) onWatch(JSON.parse(line, sparse));
       }
     }
   } catch (e) {
@@ -310,7 +327,9 @@ async function watch(id) {
   setTimeout(() => { if (state.tableId === id && state.watch === ctl) watch(id); }, 2000);
 }
 
-const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification"];
+// The envelope's fields (chemmy.events.v1.TableEvent); the other one is
+// the payload, named by its kind.
+const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent"];
 
 function onWatch(m) {
   if (m.error) { showError(errorFrom(m.error, 200)); return; }
