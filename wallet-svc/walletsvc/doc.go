@@ -36,7 +36,11 @@
 // currency (Config.Currency, the file's); "<id>@<CUR>" (e.g.
 // "player:alice@USD", "external:funding@USD") is the same kind of account
 // in currency CUR, created by its first deposit (system accounts of CUR by
-// their first use). A transfer never crosses currencies
+// their first use). CUR is an active ISO 4217 code or one the deployment
+// configured (Config.Currencies); any other is CURRENCY_UNKNOWN
+// (GetCurrency says which are accepted, and each one's exponent: ISO
+// 4217's minor unit, or the configured one). Every Account, Transfer and
+// TransferRecorded event carries its currency's exponent. A transfer never crosses currencies
 // (CURRENCY_MISMATCH); conservation holds per currency. The escrow of a
 // hold is the account's "held" column (a pending debit, TigerBeetle
 // style), not a separate table escrow account: funds stay on the owner's
