@@ -22,6 +22,9 @@
 //	-session-gap   a pause in a player's play longer than this ends his session
 //	               (session loss and time limits; default 30m)
 //	-limits-cooling-off  how long a looser player limit waits (default 24h)
+//	-limits-override  let an operator lift a player limit at once, without the
+//	               cooling-off (SetPlayerLimits override, with a reason, recorded):
+//	               only where the regulator allows it (default off)
 //	-wallet-mode   transfer (default: wallet-svc holds the players' money,
 //	               Deposit/Withdraw) or seamless (the operator's wallet holds it:
 //	               debit before a stake, credit after; walletsvc doc.go). The
@@ -95,6 +98,7 @@ func run(args []string) error {
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
 	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
+	limitsOverride := fs.Bool("limits-override", false, "let an operator lift a player limit at once, without the cooling-off (only where the regulator allows it)")
 	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	opFlags := registerOperatorFlags(fs)
@@ -140,6 +144,7 @@ func run(args []string) error {
 		RequestRetention: *retention,
 		SessionGap:       *sessionGap,
 		LimitsCoolingOff: *coolingOff,
+		LimitsOverride:   *limitsOverride,
 		Stream:           *stream,
 		Operator:         operator,
 		OperatorID:       *opID,

@@ -293,6 +293,10 @@
 //     empty), "op-ended" (8-byte Unix ns when a round ended, then the
 //     round key -> empty: the retention's index; "op-ended-indexed" in
 //     "wallet" once the rounds ended before it existed are indexed).
+//   - "limit_changes": account id 0x00 be64(unix ns) event id ->
+//     chemmy.wallet.v1.LimitChange (protobuf): every SetPlayerLimits,
+//     with who, when, the limits before and after and any override; its
+//     event (player_limits_changed) goes to the outbox with it.
 //   - "outbox" (kit): one chemmy.events.v1.WalletEvent
 //     (transfer_recorded) per transfer, in the same transaction, subject
 //     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not

@@ -71,6 +71,11 @@ type Config struct {
 	// LimitsCoolingOff: how long a looser responsible-gaming limit waits
 	// before it takes effect; default DefaultLimitsCoolingOff (24 hours).
 	LimitsCoolingOff time.Duration
+	// LimitsOverride lets an operator lift a limit at once, without the
+	// cooling-off (SetPlayerLimits override, with a reason, recorded):
+	// only where the deployment's regulator allows it. Default off:
+	// refused with LIMIT_OVERRIDE_NOT_ALLOWED.
+	LimitsOverride bool
 	// now is the clock; nil means time.Now (this package's tests set it).
 	now func() time.Time
 	// HoldSweepInterval is how often expired holds are expired; default
@@ -199,6 +204,8 @@ type Service struct {
 	// sessionGap and coolingOff: see Config.SessionGap and
 	// Config.LimitsCoolingOff.
 	sessionGap, coolingOff time.Duration
+	// limitsOverride: see Config.LimitsOverride.
+	limitsOverride bool
 	// metrics counts transfers, settlements and holds as they commit.
 	metrics *walletMetrics
 
@@ -233,7 +240,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		return nil, fmt.Errorf("wallet: currency %s is neither an active ISO 4217 code nor configured: start it with -currencies %s:EXPONENT (its minor unit, 0..%d)",
 			c.Currency, c.Currency, currency.MaxExponent)
 	}
-	s := &Service{currency: c.Currency, cur: currencies{def: c.Currency, known: c.Currencies}, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
+	s := &Service{currency: c.Currency, cur: currencies{def: c.Currency, known: c.Currencies}, limitsOverride: c.LimitsOverride, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
 		metrics: newWalletMetrics(c.Currency)}
 	if c.now != nil {
 		s.now = c.now
@@ -273,7 +280,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
 		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay, bucketModeLog}, opBuckets...),
+			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog}, opBuckets...),
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Registry:    c.Registry,

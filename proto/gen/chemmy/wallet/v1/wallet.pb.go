@@ -99,6 +99,10 @@ const (
 	// deployment configured (wallet-svc -currencies): no account, hold or
 	// table may be in it. See GetCurrency.
 	ErrorReason_ERROR_REASON_CURRENCY_UNKNOWN ErrorReason = 27
+	// SetPlayerLimits with override: this wallet's deployment does not let
+	// an operator lift a limit before its cooling-off (wallet-svc
+	// -limits-override is off).
+	ErrorReason_ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED ErrorReason = 28
 )
 
 // Enum value maps for ErrorReason.
@@ -132,6 +136,7 @@ var (
 		25: "ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND",
 		26: "ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED",
 		27: "ERROR_REASON_CURRENCY_UNKNOWN",
+		28: "ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -162,6 +167,7 @@ var (
 		"ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND": 25,
 		"ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED":  26,
 		"ERROR_REASON_CURRENCY_UNKNOWN":             27,
+		"ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED":   28,
 	}
 )
 
@@ -4095,6 +4101,15 @@ type PlayerLimits struct {
 	// at once (the tables read it at most a minute later), a longer one (or
 	// none) after the cooling-off.
 	RealityCheckInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=reality_check_interval,json=realityCheckInterval,proto3" json:"reality_check_interval,omitempty"`
+	// Turnover limits: the most the player may wager, per calendar day
+	// (UTC) and per session, minor units. Wagered is every amount put at
+	// stake: a bet, a banco, a bank put up or raised, a bid held (a bank
+	// kept from coup to coup counts once, when put up or raised; a stake
+	// returned still counts). A stake that would take the day's or the
+	// session's turnover over the limit is refused (LIMIT_REACHED,
+	// metadata "limit" daily_turnover or session_turnover).
+	DailyTurnoverLimit   int64 `protobuf:"varint,7,opt,name=daily_turnover_limit,json=dailyTurnoverLimit,proto3" json:"daily_turnover_limit,omitempty"`
+	SessionTurnoverLimit int64 `protobuf:"varint,8,opt,name=session_turnover_limit,json=sessionTurnoverLimit,proto3" json:"session_turnover_limit,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -4171,6 +4186,20 @@ func (x *PlayerLimits) GetRealityCheckInterval() *durationpb.Duration {
 	return nil
 }
 
+func (x *PlayerLimits) GetDailyTurnoverLimit() int64 {
+	if x != nil {
+		return x.DailyTurnoverLimit
+	}
+	return 0
+}
+
+func (x *PlayerLimits) GetSessionTurnoverLimit() int64 {
+	if x != nil {
+		return x.SessionTurnoverLimit
+	}
+	return 0
+}
+
 // PlayerPlay is a player's play measured against his limits.
 type PlayerPlay struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4183,9 +4212,13 @@ type PlayerPlay struct {
 	SessionStartTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_start_time,json=sessionStartTime,proto3" json:"session_start_time,omitempty"`
 	SessionLoss      int64                  `protobuf:"varint,4,opt,name=session_loss,json=sessionLoss,proto3" json:"session_loss,omitempty"`
 	// The last stake or settlement.
-	LastPlayTime  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_play_time,json=lastPlayTime,proto3" json:"last_play_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastPlayTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_play_time,json=lastPlayTime,proto3" json:"last_play_time,omitempty"`
+	// What he wagered that day and in the current session, minor units
+	// (PlayerLimits.daily_turnover_limit).
+	DailyTurnover   int64 `protobuf:"varint,6,opt,name=daily_turnover,json=dailyTurnover,proto3" json:"daily_turnover,omitempty"`
+	SessionTurnover int64 `protobuf:"varint,7,opt,name=session_turnover,json=sessionTurnover,proto3" json:"session_turnover,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PlayerPlay) Reset() {
@@ -4253,21 +4286,181 @@ func (x *PlayerPlay) GetLastPlayTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *PlayerPlay) GetDailyTurnover() int64 {
+	if x != nil {
+		return x.DailyTurnover
+	}
+	return 0
+}
+
+func (x *PlayerPlay) GetSessionTurnover() int64 {
+	if x != nil {
+		return x.SessionTurnover
+	}
+	return 0
+}
+
+// LimitChange is one change of a player's limits, as recorded.
+type LimitChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The outbox event's id (PlayerLimitsChanged).
+	EventId   string `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	AccountId string `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// Who changed them, and as what role.
+	ChangedBy     string                 `protobuf:"bytes,3,opt,name=changed_by,json=changedBy,proto3" json:"changed_by,omitempty"`
+	ChangedByRole string                 `protobuf:"bytes,4,opt,name=changed_by_role,json=changedByRole,proto3" json:"changed_by_role,omitempty"`
+	ChangeTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=change_time,json=changeTime,proto3" json:"change_time,omitempty"`
+	// The limits in effect just before and just after.
+	OldLimits *PlayerLimits `protobuf:"bytes,6,opt,name=old_limits,json=oldLimits,proto3" json:"old_limits,omitempty"`
+	NewLimits *PlayerLimits `protobuf:"bytes,7,opt,name=new_limits,json=newLimits,proto3" json:"new_limits,omitempty"`
+	// What was asked for (SetPlayerLimitsRequest.limits).
+	RequestedLimits *PlayerLimits `protobuf:"bytes,8,opt,name=requested_limits,json=requestedLimits,proto3" json:"requested_limits,omitempty"`
+	// The looser limits left waiting for their cooling-off, and when they
+	// take effect; unset when none.
+	PendingLimits        *PlayerLimits          `protobuf:"bytes,9,opt,name=pending_limits,json=pendingLimits,proto3" json:"pending_limits,omitempty"`
+	PendingEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=pending_effective_time,json=pendingEffectiveTime,proto3" json:"pending_effective_time,omitempty"`
+	// An operator's override (SetPlayerLimitsRequest.override): the looser
+	// limits took effect at once; override_reason says why.
+	Override       bool   `protobuf:"varint,11,opt,name=override,proto3" json:"override,omitempty"`
+	OverrideReason string `protobuf:"bytes,12,opt,name=override_reason,json=overrideReason,proto3" json:"override_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LimitChange) Reset() {
+	*x = LimitChange{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitChange) ProtoMessage() {}
+
+func (x *LimitChange) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitChange.ProtoReflect.Descriptor instead.
+func (*LimitChange) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *LimitChange) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *LimitChange) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangedBy() string {
+	if x != nil {
+		return x.ChangedBy
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangedByRole() string {
+	if x != nil {
+		return x.ChangedByRole
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangeTime
+	}
+	return nil
+}
+
+func (x *LimitChange) GetOldLimits() *PlayerLimits {
+	if x != nil {
+		return x.OldLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetNewLimits() *PlayerLimits {
+	if x != nil {
+		return x.NewLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetRequestedLimits() *PlayerLimits {
+	if x != nil {
+		return x.RequestedLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetPendingLimits() *PlayerLimits {
+	if x != nil {
+		return x.PendingLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetPendingEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PendingEffectiveTime
+	}
+	return nil
+}
+
+func (x *LimitChange) GetOverride() bool {
+	if x != nil {
+		return x.Override
+	}
+	return false
+}
+
+func (x *LimitChange) GetOverrideReason() string {
+	if x != nil {
+		return x.OverrideReason
+	}
+	return ""
+}
+
 // SetPlayerLimitsRequest sets every limit of a player at once (unset
 // fields remove a limit, subject to the cooling-off).
 type SetPlayerLimitsRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The player's account, "player:<id>" (or "player:<id>@<currency>").
-	AccountId     string        `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
-	Limits        *PlayerLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AccountId string        `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Limits    *PlayerLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Lift the looser limits at once, without the cooling-off, where the
+	// regulator allows it (see SetPlayerLimits); reason is then required
+	// (up to 512 bytes) and recorded with the change.
+	Override       bool   `protobuf:"varint,4,opt,name=override,proto3" json:"override,omitempty"`
+	OverrideReason string `protobuf:"bytes,5,opt,name=override_reason,json=overrideReason,proto3" json:"override_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4279,7 +4472,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4292,7 +4485,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -4316,6 +4509,20 @@ func (x *SetPlayerLimitsRequest) GetLimits() *PlayerLimits {
 	return nil
 }
 
+func (x *SetPlayerLimitsRequest) GetOverride() bool {
+	if x != nil {
+		return x.Override
+	}
+	return false
+}
+
+func (x *SetPlayerLimitsRequest) GetOverrideReason() string {
+	if x != nil {
+		return x.OverrideReason
+	}
+	return ""
+}
+
 // SetPlayerLimitsResponse is as GetPlayerLimitsResponse after the change.
 type SetPlayerLimitsResponse struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
@@ -4326,7 +4533,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4338,7 +4545,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4351,7 +4558,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -4371,7 +4578,7 @@ type GetPlayerLimitsRequest struct {
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4383,7 +4590,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4396,7 +4603,7 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
@@ -4416,13 +4623,15 @@ type GetPlayerLimitsResponse struct {
 	PendingLimits        *PlayerLimits          `protobuf:"bytes,3,opt,name=pending_limits,json=pendingLimits,proto3" json:"pending_limits,omitempty"`
 	PendingEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=pending_effective_time,json=pendingEffectiveTime,proto3" json:"pending_effective_time,omitempty"`
 	Play                 *PlayerPlay            `protobuf:"bytes,5,opt,name=play,proto3" json:"play,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The account's limit changes, newest first (the last 100).
+	Changes       []*LimitChange `protobuf:"bytes,6,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4434,7 +4643,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4447,7 +4656,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4485,6 +4694,13 @@ func (x *GetPlayerLimitsResponse) GetPlay() *PlayerPlay {
 	return nil
 }
 
+func (x *GetPlayerLimitsResponse) GetChanges() []*LimitChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // CheckStakeRequest names a player's account and the amount he has at
 // stake in one hold (minor units), already held.
 type CheckStakeRequest struct {
@@ -4497,7 +4713,7 @@ type CheckStakeRequest struct {
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4509,7 +4725,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4522,7 +4738,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -4548,7 +4764,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4560,7 +4776,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4573,7 +4789,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -4593,7 +4809,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4605,7 +4821,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4618,7 +4834,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -4706,7 +4922,7 @@ type OperatorTransaction struct {
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4718,7 +4934,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4731,7 +4947,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -4907,7 +5123,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4919,7 +5135,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4932,7 +5148,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -5043,7 +5259,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5055,7 +5271,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5068,7 +5284,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -5130,7 +5346,7 @@ type ListOperatorExceptionsRequest struct {
 
 func (x *ListOperatorExceptionsRequest) Reset() {
 	*x = ListOperatorExceptionsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5358,7 @@ func (x *ListOperatorExceptionsRequest) String() string {
 func (*ListOperatorExceptionsRequest) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5371,7 @@ func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
@@ -5222,7 +5438,7 @@ type OperatorException struct {
 
 func (x *OperatorException) Reset() {
 	*x = OperatorException{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5234,7 +5450,7 @@ func (x *OperatorException) String() string {
 func (*OperatorException) ProtoMessage() {}
 
 func (x *OperatorException) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5247,7 +5463,7 @@ func (x *OperatorException) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
 func (*OperatorException) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *OperatorException) GetTransaction() *OperatorTransaction {
@@ -5363,7 +5579,7 @@ type ListOperatorExceptionsResponse struct {
 
 func (x *ListOperatorExceptionsResponse) Reset() {
 	*x = ListOperatorExceptionsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5375,7 +5591,7 @@ func (x *ListOperatorExceptionsResponse) String() string {
 func (*ListOperatorExceptionsResponse) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5388,7 +5604,7 @@ func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
@@ -5434,7 +5650,7 @@ type RetryOperatorExceptionRequest struct {
 
 func (x *RetryOperatorExceptionRequest) Reset() {
 	*x = RetryOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5446,7 +5662,7 @@ func (x *RetryOperatorExceptionRequest) String() string {
 func (*RetryOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5459,7 +5675,7 @@ func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RetryOperatorExceptionRequest) GetRequestId() string {
@@ -5495,7 +5711,7 @@ type RetryOperatorExceptionResponse struct {
 
 func (x *RetryOperatorExceptionResponse) Reset() {
 	*x = RetryOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5507,7 +5723,7 @@ func (x *RetryOperatorExceptionResponse) String() string {
 func (*RetryOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5520,7 +5736,7 @@ func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
@@ -5553,7 +5769,7 @@ type SettleOperatorExceptionRequest struct {
 
 func (x *SettleOperatorExceptionRequest) Reset() {
 	*x = SettleOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5565,7 +5781,7 @@ func (x *SettleOperatorExceptionRequest) String() string {
 func (*SettleOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5578,7 +5794,7 @@ func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SettleOperatorExceptionRequest) GetRequestId() string {
@@ -5612,7 +5828,7 @@ type SettleOperatorExceptionResponse struct {
 
 func (x *SettleOperatorExceptionResponse) Reset() {
 	*x = SettleOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5624,7 +5840,7 @@ func (x *SettleOperatorExceptionResponse) String() string {
 func (*SettleOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5637,7 +5853,7 @@ func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
@@ -5937,14 +6153,16 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"banker_net\x18\x03 \x01(\x03R\tbankerNet\x12\x19\n" +
 	"\bnew_bank\x18\x04 \x01(\x03R\anewBank\x128\n" +
-	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xe9\x02\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xd1\x03\n" +
 	"\fPlayerLimits\x12(\n" +
 	"\x10daily_loss_limit\x18\x01 \x01(\x03R\x0edailyLossLimit\x12,\n" +
 	"\x12session_loss_limit\x18\x02 \x01(\x03R\x10sessionLossLimit\x12\x1b\n" +
 	"\tmax_stake\x18\x03 \x01(\x03R\bmaxStake\x12G\n" +
 	"\x12session_time_limit\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x10sessionTimeLimit\x12J\n" +
 	"\x13self_excluded_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11selfExcludedUntil\x12O\n" +
-	"\x16reality_check_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14realityCheckInterval\"\xec\x01\n" +
+	"\x16reality_check_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14realityCheckInterval\x120\n" +
+	"\x14daily_turnover_limit\x18\a \x01(\x03R\x12dailyTurnoverLimit\x124\n" +
+	"\x16session_turnover_limit\x18\b \x01(\x03R\x14sessionTurnoverLimit\"\xbe\x02\n" +
 	"\n" +
 	"PlayerPlay\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\x12\x1d\n" +
@@ -5952,25 +6170,49 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"daily_loss\x18\x02 \x01(\x03R\tdailyLoss\x12H\n" +
 	"\x12session_start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12!\n" +
 	"\fsession_loss\x18\x04 \x01(\x03R\vsessionLoss\x12@\n" +
-	"\x0elast_play_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlayTime\"\x8e\x01\n" +
+	"\x0elast_play_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlayTime\x12%\n" +
+	"\x0edaily_turnover\x18\x06 \x01(\x03R\rdailyTurnover\x12)\n" +
+	"\x10session_turnover\x18\a \x01(\x03R\x0fsessionTurnover\"\xf2\x04\n" +
+	"\vLimitChange\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x1d\n" +
+	"\n" +
+	"changed_by\x18\x03 \x01(\tR\tchangedBy\x12&\n" +
+	"\x0fchanged_by_role\x18\x04 \x01(\tR\rchangedByRole\x12;\n" +
+	"\vchange_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"changeTime\x12=\n" +
+	"\n" +
+	"old_limits\x18\x06 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\toldLimits\x12=\n" +
+	"\n" +
+	"new_limits\x18\a \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\tnewLimits\x12I\n" +
+	"\x10requested_limits\x18\b \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x0frequestedLimits\x12E\n" +
+	"\x0epending_limits\x18\t \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
+	"\x16pending_effective_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x12\x1a\n" +
+	"\boverride\x18\v \x01(\bR\boverride\x12'\n" +
+	"\x0foverride_reason\x18\f \x01(\tR\x0eoverrideReason\"\xd3\x01\n" +
 	"\x16SetPlayerLimitsRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x126\n" +
-	"\x06limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\"\\\n" +
+	"\x06limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\x12\x1a\n" +
+	"\boverride\x18\x04 \x01(\bR\boverride\x12'\n" +
+	"\x0foverride_reason\x18\x05 \x01(\tR\x0eoverrideReason\"\\\n" +
 	"\x17SetPlayerLimitsResponse\x12A\n" +
 	"\x06limits\x18\x01 \x01(\v2).chemmy.wallet.v1.GetPlayerLimitsResponseR\x06limits\"7\n" +
 	"\x16GetPlayerLimitsRequest\x12\x1d\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tR\taccountId\"\xbb\x02\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\"\xf4\x02\n" +
 	"\x17GetPlayerLimitsResponse\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x126\n" +
 	"\x06limits\x18\x02 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\x12E\n" +
 	"\x0epending_limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
 	"\x16pending_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x120\n" +
-	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play\"J\n" +
+	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play\x127\n" +
+	"\achanges\x18\x06 \x03(\v2\x1d.chemmy.wallet.v1.LimitChangeR\achanges\"J\n" +
 	"\x11CheckStakeRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
@@ -6079,7 +6321,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"d\n" +
 	"\x1fSettleOperatorExceptionResponse\x12A\n" +
-	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xf3\a\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xa0\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -6109,7 +6351,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1eERROR_REASON_REQUEST_CANCELLED\x10\x18\x12-\n" +
 	")ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND\x10\x19\x12,\n" +
 	"(ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED\x10\x1a\x12!\n" +
-	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x10\x1b*\x9a\x01\n" +
+	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x10\x1b\x12+\n" +
+	"'ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED\x10\x1c*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -6197,7 +6440,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
@@ -6256,154 +6499,162 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*SettleOldResponse)(nil),               // 54: chemmy.wallet.v1.SettleOldResponse
 	(*PlayerLimits)(nil),                    // 55: chemmy.wallet.v1.PlayerLimits
 	(*PlayerPlay)(nil),                      // 56: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),          // 57: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),         // 58: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),          // 59: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),         // 60: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),               // 61: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),              // 62: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),        // 63: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),             // 64: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),                  // 65: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil),       // 66: chemmy.wallet.v1.GetOperatorReportResponse
-	(*ListOperatorExceptionsRequest)(nil),   // 67: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),               // 68: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),  // 69: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),   // 70: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),  // 71: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),  // 72: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil), // 73: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*timestamppb.Timestamp)(nil),           // 74: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 75: google.protobuf.Duration
+	(*LimitChange)(nil),                     // 57: chemmy.wallet.v1.LimitChange
+	(*SetPlayerLimitsRequest)(nil),          // 58: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),         // 59: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),          // 60: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),         // 61: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),               // 62: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),              // 63: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),        // 64: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),             // 65: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                  // 66: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),       // 67: chemmy.wallet.v1.GetOperatorReportResponse
+	(*ListOperatorExceptionsRequest)(nil),   // 68: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),               // 69: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),  // 70: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),   // 71: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),  // 72: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),  // 73: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil), // 74: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*timestamppb.Timestamp)(nil),           // 75: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
-	10, // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
-	1,  // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	74, // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	74, // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	74, // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	74, // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
-	14, // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
-	14, // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	75, // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
-	2,  // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
-	13, // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	13, // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	13, // 15: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	27, // 16: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
-	3,  // 17: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 18: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	3,  // 19: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	14, // 20: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	30, // 21: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
-	13, // 22: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	14, // 23: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	13, // 24: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	13, // 25: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	14, // 26: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	38, // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	41, // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	74, // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	6,  // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	5,  // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	43, // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	4,  // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	45, // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14, // 36: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 37: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	47, // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	3,  // 39: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 40: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 41: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	45, // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14, // 43: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 44: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	4,  // 45: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	9,  // 46: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	14, // 47: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	3,  // 48: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	52, // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	45, // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14, // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	75, // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	74, // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	75, // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	74, // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	74, // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	55, // 57: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	60, // 58: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	55, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	74, // 61: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	56, // 62: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	74, // 63: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	74, // 64: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	64, // 65: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	65, // 66: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	64, // 67: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	74, // 68: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	74, // 69: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	68, // 70: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	68, // 71: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	64, // 72: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	68, // 73: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	15, // 74: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	17, // 75: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	19, // 76: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	11, // 77: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
-	21, // 78: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	23, // 79: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	28, // 80: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	31, // 81: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	33, // 82: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	35, // 83: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	37, // 84: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	40, // 85: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	44, // 86: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	48, // 87: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	50, // 88: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	53, // 89: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	57, // 90: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	59, // 91: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	61, // 92: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	63, // 93: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	25, // 94: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	67, // 95: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	70, // 96: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	72, // 97: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	16, // 98: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	18, // 99: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	20, // 100: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	12, // 101: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
-	22, // 102: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	24, // 103: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	29, // 104: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	32, // 105: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	34, // 106: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	36, // 107: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	39, // 108: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	42, // 109: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	46, // 110: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	49, // 111: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	51, // 112: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	54, // 113: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	58, // 114: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	60, // 115: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	62, // 116: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	66, // 117: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	26, // 118: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	69, // 119: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	71, // 120: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	73, // 121: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	98, // [98:122] is the sub-list for method output_type
-	74, // [74:98] is the sub-list for method input_type
-	74, // [74:74] is the sub-list for extension type_name
-	74, // [74:74] is the sub-list for extension extendee
-	0,  // [0:74] is the sub-list for field type_name
+	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
+	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
+	75,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	75,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	75,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	75,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
+	76,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
+	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 15: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	27,  // 16: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	3,   // 17: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,   // 18: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	3,   // 19: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	14,  // 20: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	30,  // 21: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
+	13,  // 22: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	14,  // 23: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	13,  // 24: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 25: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	14,  // 26: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	38,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	41,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	75,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	43,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,   // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	45,  // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 36: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,   // 37: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	47,  // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,   // 39: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,   // 40: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,   // 41: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	45,  // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 43: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,   // 44: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,   // 45: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,   // 46: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 47: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	3,   // 48: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	52,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	45,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	76,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	75,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	76,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	75,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	75,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	75,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	55,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	75,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	55,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	61,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	55,  // 65: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 66: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	75,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	56,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	57,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
+	75,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	75,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	65,  // 72: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	66,  // 73: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	65,  // 74: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	75,  // 75: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	75,  // 76: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	69,  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	69,  // 78: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	65,  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	69,  // 80: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	15,  // 81: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	17,  // 82: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	19,  // 83: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	11,  // 84: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
+	21,  // 85: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	23,  // 86: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	28,  // 87: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	31,  // 88: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	33,  // 89: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	35,  // 90: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	37,  // 91: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	40,  // 92: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	44,  // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	48,  // 94: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	50,  // 95: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	53,  // 96: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	58,  // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	60,  // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	62,  // 99: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	64,  // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	25,  // 101: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	68,  // 102: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	71,  // 103: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	73,  // 104: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	16,  // 105: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 106: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 107: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 108: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 109: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 110: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	29,  // 111: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	32,  // 112: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	34,  // 113: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	36,  // 114: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	39,  // 115: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	42,  // 116: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	46,  // 117: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	49,  // 118: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	51,  // 119: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	54,  // 120: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	59,  // 121: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	61,  // 122: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	63,  // 123: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	67,  // 124: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 125: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	70,  // 126: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	72,  // 127: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	74,  // 128: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	105, // [105:129] is the sub-list for method output_type
+	81,  // [81:105] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -6420,7 +6671,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   65,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

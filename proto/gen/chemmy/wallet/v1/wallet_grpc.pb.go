@@ -240,9 +240,22 @@ type WalletServiceClient interface {
 	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
 	// a bet, a bank, a raise) and a self-excluded player cannot sit down
 	// (table-svc JoinTable asks GetPlayerLimits).
+	//
+	// Override: an operator whose regulator lets it lift a limit at once
+	// sets override with a reason: the looser limits then take effect at
+	// once, without the cooling-off. The wallet allows it only where its
+	// deployment says so (wallet-svc -limits-override); elsewhere it is
+	// refused with FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
+	//
+	// Every change is on the record: a PlayerLimitsChanged event (who,
+	// when, the limits in effect before and after, any pending set, the
+	// override and its reason) in the wallet's outbox, published on
+	// "chemmy.wallet.<event_id>.player_limits_changed", and kept with the
+	// player's limits (GetPlayerLimitsResponse.changes).
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
-	// negative limit, not a player account), ALREADY_EXISTS
-	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// negative limit, not a player account, an override without a reason),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED,
+	// FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
 	SetPlayerLimits(ctx context.Context, in *SetPlayerLimitsRequest, opts ...grpc.CallOption) (*SetPlayerLimitsResponse, error)
 	// GetPlayerLimits returns a player's limits in effect, any pending
 	// looser ones, and his play so far against them. A player reads his own.
@@ -795,9 +808,22 @@ type WalletServiceServer interface {
 	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
 	// a bet, a bank, a raise) and a self-excluded player cannot sit down
 	// (table-svc JoinTable asks GetPlayerLimits).
+	//
+	// Override: an operator whose regulator lets it lift a limit at once
+	// sets override with a reason: the looser limits then take effect at
+	// once, without the cooling-off. The wallet allows it only where its
+	// deployment says so (wallet-svc -limits-override); elsewhere it is
+	// refused with FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
+	//
+	// Every change is on the record: a PlayerLimitsChanged event (who,
+	// when, the limits in effect before and after, any pending set, the
+	// override and its reason) in the wallet's outbox, published on
+	// "chemmy.wallet.<event_id>.player_limits_changed", and kept with the
+	// player's limits (GetPlayerLimitsResponse.changes).
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
-	// negative limit, not a player account), ALREADY_EXISTS
-	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// negative limit, not a player account, an override without a reason),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED,
+	// FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
 	SetPlayerLimits(context.Context, *SetPlayerLimitsRequest) (*SetPlayerLimitsResponse, error)
 	// GetPlayerLimits returns a player's limits in effect, any pending
 	// looser ones, and his play so far against them. A player reads his own.
