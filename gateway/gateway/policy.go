@@ -140,7 +140,7 @@ func defaultPolicy() policy {
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
 		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank", "MoveTopCards",
-		"CommitSeed", "RevealSeed"} {
+		"CommitSeed", "RevealSeed", "AnswerRealityCheck"} {
 		p[m(tableService, name)] = playerOnly
 	}
 	// Staff may stand a player up (between coups, as LeaveTable allows;

@@ -140,6 +140,11 @@ type session struct {
 	Coups  int64     `json:"coups,omitempty"`
 	Net    int64     `json:"net,omitempty"`
 	Checks int64     `json:"checks,omitempty"`
+	// Answered is the last reality check he answered; Stop, when he
+	// answered one "stop": when he is due to be stood up (his answer; a
+	// minute later each time the game refused it) (realitycheck.go).
+	Answered int64     `json:"answered,omitempty"`
+	Stop     time.Time `json:"stop,omitzero"`
 }
 
 // stakeVerdict is the wallet's verdict on a banker's new bank of amount,
