@@ -201,3 +201,39 @@ func TestLimitOverride(t *testing.T) {
 		t.Errorf("the override's event: %v", evs)
 	}
 }
+
+// TestSeamlessOperatorBalancesInReport: the reconciliation report gives,
+// for each transaction the operator answered, the player's balance it
+// answered: a round's first debit's plus its amount is his balance before
+// the round, its last credit's his balance after it. alice (1000 at the
+// operator) bets 100 against bob's bank of 200 and wins: 900 after the
+// debit, 1100 after the payout of 200.
+func TestSeamlessOperatorBalancesInReport(t *testing.T) {
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	op.fund("bob", 1000)
+	e := newSeamless(t, op)
+	bank := e.stake("player:bob", 200, coupRef("T1", "C1"))
+	a := e.stake("player:alice", 100, coupRef("T1", "C1"))
+	e.settle(&walletv1.SettleCoupRequest{CoupId: "C1", BankHoldId: bank.GetHoldId(), Bets: bets(a), Outcome: bankLoses})
+	e.drain()
+	txs, _ := e.report()
+	got := map[string]int64{}
+	for _, x := range txs {
+		if x.GetPlayerId() != "alice" || x.GetRoundId() != "C1" {
+			continue
+		}
+		if x.OperatorBalance == nil {
+			t.Errorf("alice's %s %s: no operator balance (status %s)", x.GetKind(), x.GetTransactionId(), x.GetStatus())
+			continue
+		}
+		got[x.GetKind()] = x.GetOperatorBalance()
+		if x.GetKind() == "debit" && x.GetOperatorBalance()+x.GetAmount() != 1000 {
+			t.Errorf("alice's balance before the round: %d + %d, want 1000", x.GetOperatorBalance(), x.GetAmount())
+		}
+	}
+	if got["debit"] != 900 || got["credit"] != 1100 {
+		t.Errorf("alice's answered balances %v, want debit 900, credit 1100", got)
+	}
+	wantNoViolations(t, op)
+}

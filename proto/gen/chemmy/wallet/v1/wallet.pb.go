@@ -4916,8 +4916,17 @@ type OperatorTransaction struct {
 	RetryOfTransactionId string `protobuf:"bytes,19,opt,name=retry_of_transaction_id,json=retryOfTransactionId,proto3" json:"retry_of_transaction_id,omitempty"`
 	// A retried exception: the transaction sent in its place.
 	RetryTransactionId string `protobuf:"bytes,20,opt,name=retry_transaction_id,json=retryTransactionId,proto3" json:"retry_transaction_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The player's balance in the operator's wallet right after this
+	// transaction, minor units, as the operator answered it (its
+	// "balance"): a debit's is his balance once the stake was taken, a
+	// credit's once paid. So a round's first debit's balance plus its
+	// amount is his balance before the round, and its last answered
+	// transaction's his balance after it, as the operator sees them. Unset
+	// until the operator answered (explicit presence: a balance of 0 shows
+	// in JSON).
+	OperatorBalance *int64 `protobuf:"varint,21,opt,name=operator_balance,json=operatorBalance,proto3,oneof" json:"operator_balance,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *OperatorTransaction) Reset() {
@@ -5088,6 +5097,13 @@ func (x *OperatorTransaction) GetRetryTransactionId() string {
 		return x.RetryTransactionId
 	}
 	return ""
+}
+
+func (x *OperatorTransaction) GetOperatorBalance() int64 {
+	if x != nil && x.OperatorBalance != nil {
+		return *x.OperatorBalance
+	}
+	return 0
 }
 
 // OperatorTotals sums one kind of transaction in one currency over the
@@ -6224,7 +6240,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x03day\x18\x02 \x01(\tR\x03day\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x97\x06\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\xdc\x06\n" +
 	"\x13OperatorTransaction\x12%\n" +
 	"\x0etransaction_id\x18\x01 \x01(\tR\rtransactionId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -6250,7 +6266,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\roperator_code\x18\x11 \x01(\tR\foperatorCode\x12'\n" +
 	"\x0fexception_state\x18\x12 \x01(\tR\x0eexceptionState\x125\n" +
 	"\x17retry_of_transaction_id\x18\x13 \x01(\tR\x14retryOfTransactionId\x120\n" +
-	"\x14retry_transaction_id\x18\x14 \x01(\tR\x12retryTransactionId\"\x81\x04\n" +
+	"\x14retry_transaction_id\x18\x14 \x01(\tR\x12retryTransactionId\x12.\n" +
+	"\x10operator_balance\x18\x15 \x01(\x03H\x00R\x0foperatorBalance\x88\x01\x01B\x13\n" +
+	"\x11_operator_balance\"\x81\x04\n" +
 	"\x0eOperatorTotals\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12#\n" +
 	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x14\n" +
@@ -6665,6 +6683,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[5].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[56].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
