@@ -48,7 +48,9 @@ import (
 func realityCheckSubject(player string) string { return "chemmy.player." + player + ".reality_check" }
 
 // answeredSubject is the NATS subject of player's answers to them.
-func answeredSubject(player string) string { return "chemmy.player." + player + ".reality_check_answered" }
+func answeredSubject(player string) string {
+	return "chemmy.player." + player + ".reality_check_answered"
+}
 
 // privateSubject is the subject of a one-player event ev: a reality check
 // or an answer to one.
