@@ -21,6 +21,8 @@
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
 //	-currency CODE   the wallet's default currency (default "EUR"): ISO 4217's or one of -currencies
 //	-currencies L    codes accepted besides ISO 4217's, with their exponent: "CHIPS:0,GOLD:2"
+//	-limits-override let an operator lift a player limit at once (SetPlayerLimits override,
+//	                 recorded): only where the regulator allows it (default off)
 //	-log-level L     debug, info, warn or error (default "warn")
 //	-insecure        development only: plaintext between the services, identity metadata believed
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
@@ -127,6 +129,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
 	currency := fs.String("currency", "EUR", "the wallet's default currency: an active ISO 4217 code or one of -currencies")
+	limitsOverride := fs.Bool("limits-override", false, "let an operator lift a player limit at once, without the cooling-off (only where the regulator allows it)")
 	currencies := fs.String("currencies", "", `codes accepted besides ISO 4217's, with their exponent (minor unit): "CHIPS:0,GOLD:2"`)
 	level := fs.String("log-level", "warn", "log level: debug, info, warn, error")
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
@@ -178,7 +181,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
-		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Currencies: known, Logger: log,
+		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Currencies: known, LimitsOverride: *limitsOverride, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
 		GatewayConn:    gateway.ConnConfig{MaxConns: *maxConns, MaxConnsPerAddr: *maxConnsPerAddr},
 		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,
