@@ -7,7 +7,11 @@
 //	-data-dir      directory of the ledger file wallet.db (default "./data")
 //	-nats-url      NATS JetStream URL (default none)
 //	-metrics-addr  Prometheus /metrics address (default none)
-//	-currency      the wallet's currency code (default "EUR")
+//	-currency      the wallet's default currency code (default "EUR"): an active
+//	               ISO 4217 code or one of -currencies
+//	-currencies    the codes accepted besides ISO 4217's, with their exponent (minor
+//	               unit), e.g. "CHIPS:0,GOLD:2" (default none); any other code is
+//	               refused (CURRENCY_UNKNOWN)
 //	-request-retention  how long a request_id's answer is kept (default 168h, 7 days;
 //	               negative: for ever), and in seamless mode an ended round's
 //	               record; coup settlements are kept for ever
@@ -18,6 +22,9 @@
 //	-session-gap   a pause in a player's play longer than this ends his session
 //	               (session loss and time limits; default 30m)
 //	-limits-cooling-off  how long a looser player limit waits (default 24h)
+//	-limits-override  let an operator lift a player limit at once, without the
+//	               cooling-off (SetPlayerLimits override, with a reason, recorded):
+//	               only where the regulator allows it (default off)
 //	-wallet-mode   transfer (default: wallet-svc holds the players' money,
 //	               Deposit/Withdraw) or seamless (the operator's wallet holds it:
 //	               debit before a stake, credit after; walletsvc doc.go). The
@@ -63,6 +70,7 @@ import (
 	"time"
 
 	"github.com/chemmy/chemmy/services/kit/app"
+	currencyset "github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -85,10 +93,12 @@ func run(args []string) error {
 	dataDir := fs.String("data-dir", "./data", "directory of the ledger file wallet.db")
 	natsURL := fs.String("nats-url", "", "NATS JetStream URL (empty: no NATS)")
 	metricsAddr := fs.String("metrics-addr", "", "Prometheus /metrics address (empty: none)")
-	currency := fs.String("currency", walletsvc.DefaultCurrency, "currency code of the wallet (ISO 4217 or chip code)")
+	currency := fs.String("currency", walletsvc.DefaultCurrency, "the wallet's default currency: an active ISO 4217 code or one of -currencies")
+	currencies := fs.String("currencies", "", `codes accepted besides ISO 4217's, with their exponent (minor unit): "CHIPS:0,GOLD:2"`)
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
 	nkey := fs.String("nats-nkey", os.Getenv("CHEMMY_NATS_NKEY"), "file holding the NATS nkey seed of this service")
 	sessionGap := fs.Duration("session-gap", walletsvc.DefaultSessionGap, "a pause in a player's play longer than this ends his session (session loss and time limits)")
+	limitsOverride := fs.Bool("limits-override", false, "let an operator lift a player limit at once, without the cooling-off (only where the regulator allows it)")
 	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	opFlags := registerOperatorFlags(fs)
@@ -103,6 +113,10 @@ func run(args []string) error {
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	known, err := currencyset.ParseSet(*currencies)
+	if err != nil {
+		return fmt.Errorf("-currencies: %w", err)
+	}
 	operator, err := operatorOf(*opFlags, os.Getenv, log)
 	if err != nil {
 		return err
@@ -126,12 +140,14 @@ func run(args []string) error {
 		NATSURL:          *natsURL,
 		MetricsAddr:      *metricsAddr,
 		Currency:         *currency,
+		Currencies:       known,
 		NATSNkeyFile:     *nkey,
 		Trust:            *tc,
 		Logger:           log,
 		RequestRetention: *retention,
 		SessionGap:       *sessionGap,
 		LimitsCoolingOff: *coolingOff,
+		LimitsOverride:   *limitsOverride,
 		Stream:           *stream,
 		Operator:         operator,
 		OperatorID:       *opID,

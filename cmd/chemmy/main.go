@@ -21,7 +21,10 @@
 //	-tokens FILE     the gateway's token file (default "deploy/local/tokens.yaml")
 //	-nats-url URL    an external NATS with JetStream instead of the embedded one
 //	-nats-port N     port of the embedded NATS (default 4222; -1 picks a free one)
-//	-currency CODE   the wallet's currency (default "EUR")
+//	-currency CODE   the wallet's default currency (default "EUR"): ISO 4217's or one of -currencies
+//	-currencies L    codes accepted besides ISO 4217's, with their exponent: "CHIPS:0,GOLD:2"
+//	-limits-override let an operator lift a player limit at once (SetPlayerLimits override,
+//	                 recorded): only where the regulator allows it (default off)
 //	-log-level L     debug, info, warn or error (default "info": a line per call, what starts and stops)
 //	-insecure        development only: plaintext between the services, identity metadata believed
 //	-rate-limit R    calls per second per caller at the gateway (default 20; negative: none)
@@ -61,6 +64,7 @@ import (
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/app"
+	currencyset "github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -129,7 +133,9 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	tokens := fs.String("tokens", "deploy/local/tokens.yaml", "the gateway's token file")
 	natsURL := fs.String("nats-url", "", "external NATS JetStream URL; empty starts an embedded one")
 	natsPort := fs.Int("nats-port", 4222, "port of the embedded NATS; -1 picks a free one")
-	currency := fs.String("currency", "EUR", "the wallet's currency")
+	currency := fs.String("currency", "EUR", "the wallet's default currency: an active ISO 4217 code or one of -currencies")
+	limitsOverride := fs.Bool("limits-override", false, "let an operator lift a player limit at once, without the cooling-off (only where the regulator allows it)")
+	currencies := fs.String("currencies", "", `codes accepted besides ISO 4217's, with their exponent (minor unit): "CHIPS:0,GOLD:2"`)
 	level := fs.String("log-level", "info", "log level: debug, info (a line per call: method, code, duration, caller, trace id), warn, error")
 	insecure := fs.Bool("insecure", false, "development only: plaintext between the services, caller identity as plain metadata")
 	rate := fs.Float64("rate-limit", 0, "calls per second per caller at the gateway; 0: the gateway's default (20), negative: no limit")
@@ -178,9 +184,14 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := grpcx.SetupTracing(ctx, ""); err != nil {
 		log.Error("tracing", "err", err)
 	}
+	known, err := currencyset.ParseSet(*currencies)
+	if err != nil {
+		fmt.Fprintln(stderr, "chemmy run: bad -currencies:", err)
+		return 2
+	}
 	st, err := stack.Start(ctx, stack.Config{
 		DataDir: *dataDir, GatewayAddr: *listen, TokensFile: *tokens, GatewayHTTPAddr: *httpAddr, MetricsAddr: *metricsAddr,
-		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Logger: log,
+		NATSURL: *natsURL, NATSPort: *natsPort, Currency: *currency, Currencies: known, LimitsOverride: *limitsOverride, Logger: log,
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
 		GatewayConn:    gateway.ConnConfig{MaxConns: *maxConns, MaxConnsPerAddr: *maxConnsPerAddr},
 		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,

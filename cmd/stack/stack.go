@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chemmy/chemmy/gateway/gateway"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
@@ -76,6 +77,11 @@ type Config struct {
 	NATSPort int
 	// Currency of the wallet; default "EUR".
 	Currency string
+	// Currencies the wallet accepts besides ISO 4217's
+	// (walletsvc.Config.Currencies).
+	Currencies currency.Set
+	// LimitsOverride: walletsvc.Config.LimitsOverride.
+	LimitsOverride bool
 	// Wallet is the wallet mode: "transfer" (default: wallet-svc holds the
 	// players' money, funded by Deposit) or "seamless" (the operator's
 	// wallet holds it and wallet-svc debits and credits it round by round;
@@ -290,7 +296,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
-		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet),
+		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Currencies: c.Currencies, LimitsOverride: c.LimitsOverride, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet),
 		Operator: op, OperatorID: c.OperatorID})
 	if err != nil {
 		return nil, err

@@ -114,7 +114,7 @@ func newHTTPAPI(ctx context.Context, conn *grpc.ClientConn, files *protoregistry
 			proc := "/" + name + "/" + string(md.Name())
 			h.methods[proc] = md
 			opts := []connect.HandlerOption{connect.WithSchema(md), connect.WithRequestInitializer(initRequest),
-				connect.WithReadMaxBytes(maxBytes)}
+				connect.WithReadMaxBytes(maxBytes), connect.WithCodec(jsonCodec{"json"}), connect.WithCodec(jsonCodec{"json; charset=utf-8"})}
 			switch {
 			case md.IsStreamingClient():
 				continue // none is public
@@ -403,6 +403,42 @@ func (h *httpAPI) serverStream(md protoreflect.MethodDescriptor) func(context.Co
 
 var jsonIn = protojson.UnmarshalOptions{DiscardUnknown: true}
 
+// jsonOut writes every field of a message, zero values included
+// (EmitDefaultValues): a hand total of 0, a coup's commission of 0 or a
+// player's net of 0 is in the JSON as 0, not left out, so a client need
+// not know protobuf's rule that an absent number is 0. Unset messages and
+// fields of explicit presence (optional) stay out: absent there means
+// unknown, not 0.
+var jsonOut = protojson.MarshalOptions{EmitDefaultValues: true}
+
+// jsonCodec is Connect's JSON codec with jsonOut (requests are read as
+// Connect reads them: unknown fields ignored).
+type jsonCodec struct{ name string }
+
+func (c jsonCodec) Name() string { return c.name }
+
+func (c jsonCodec) Marshal(m any) ([]byte, error) {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("gateway: http: %T is not a protobuf message", m)
+	}
+	return jsonOut.Marshal(pm)
+}
+
+func (c jsonCodec) Unmarshal(b []byte, m any) error {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return fmt.Errorf("gateway: http: %T is not a protobuf message", m)
+	}
+	if len(b) == 0 {
+		return errors.New("zero-length payload is not a valid JSON object")
+	}
+	if err := jsonIn.Unmarshal(b, pm); err != nil {
+		return fmt.Errorf("unmarshal into %T: %w", m, err)
+	}
+	return nil
+}
+
 // ndjson serves a server stream as lines of JSON.
 func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect.MethodDescriptor) {
 	ctx, cancel := h.withStop(r.Context())
@@ -449,7 +485,7 @@ func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect
 			w.Header().Set("X-Accel-Buffering", "no")
 			w.WriteHeader(http.StatusOK)
 		}
-		line, err := protojson.Marshal(m)
+		line, err := jsonOut.Marshal(m)
 		if err != nil {
 			h.log.Warn("http: encode stream message", "err", err)
 			return

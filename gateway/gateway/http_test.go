@@ -97,6 +97,33 @@ func TestHTTPSameAuthAndErrors(t *testing.T) {
 	}
 }
 
+// TestHTTPZeroValuesPresent: the HTTP/JSON side writes zero values (a
+// hand total of 0, an amount of 0) instead of leaving them out, and
+// leaves out what is unset (a message, a field of explicit presence).
+func TestHTTPZeroValuesPresent(t *testing.T) {
+	e := startEnv(t)
+	code, m := e.post(t, "/chemmy.table.v1.TableService/GetTable", "tok-carol", `{"tableId":"t1"}`)
+	tbl, _ := m["table"].(map[string]any)
+	coup, _ := tbl["lastCoup"].(map[string]any)
+	if code != 200 || coup == nil {
+		t.Fatalf("GetTable: %d %v", code, m)
+	}
+	if v, ok := coup["playerTotal"]; !ok || v != float64(0) {
+		t.Errorf("playerTotal %v (present %v), want 0", v, ok)
+	}
+	if v := coup["bankerTotal"]; v != float64(5) {
+		t.Errorf("bankerTotal %v, want 5", v)
+	}
+	if v, ok := tbl["bank"]; !ok || v != "0" {
+		t.Errorf("bank %v (present %v), want \"0\"", v, ok)
+	}
+	for _, absent := range []string{"currentCoup", "currencyExponent"} {
+		if v, ok := tbl[absent]; ok {
+			t.Errorf("%s present though unset: %v", absent, v)
+		}
+	}
+}
+
 func TestHTTPUnknownPath(t *testing.T) {
 	e := startEnv(t)
 	resp, err := http.Post("http://"+e.gw.HTTPAddr()+"/chemmy.table.v1.TableService/Nope", "application/json", strings.NewReader("{}"))

@@ -98,6 +98,9 @@ func defaultPolicy() policy {
 			Prefix:    "player:",
 			Read:      true,
 		},
+		// Which currencies the wallet accepts, and their exponent: public
+		// facts, for every role.
+		m(walletService, "GetCurrency"): {Roles: allRoles, Read: true},
 		m(walletService, "AuditLedger"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		// The reconciliation report of seamless wallet mode.
 		m(walletService, "GetOperatorReport"): {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
@@ -137,7 +140,7 @@ func defaultPolicy() policy {
 	}
 	for _, name := range []string{"JoinTable", "AcceptBank", "DeclineBank", "PlaceBet",
 		"DeclineBet", "CallBanco", "DecideDraw", "PassBank", "JoinGallery", "BidBank", "RaiseBank", "MoveTopCards",
-		"CommitSeed", "RevealSeed"} {
+		"CommitSeed", "RevealSeed", "AnswerRealityCheck"} {
 		p[m(tableService, name)] = playerOnly
 	}
 	// Staff may stand a player up (between coups, as LeaveTable allows;

@@ -87,6 +87,8 @@ func (s *stubTable) GetTable(ctx context.Context, _ *tablev1.GetTableRequest) (*
 		BankerPlayerId:  string(c.Role),
 		OfferedPlayerId: strings.Join(extra, ";"),
 		ShoeId:          strings.Join(md.Get("x-note"), ","),
+		// A baccarat (0) against a 5: the zero total must show in JSON.
+		LastCoup: &tablev1.Coup{PlayerTotal: 0, BankerTotal: 5},
 	}}, nil
 }
 

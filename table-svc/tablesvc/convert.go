@@ -12,7 +12,7 @@ import (
 func toProto(t *table, v viewer) *tablev1.Table {
 	out := t.adapter().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
-	out.CurrencyCode = t.Currency
+	out.CurrencyCode, out.CurrencyExponent = t.Currency, t.tableExponent()
 	showInactivity(t, out) // sessions.go
 	for _, st := range out.Seats {
 		if ss := t.Sessions[st.GetPlayerId()]; ss != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
@@ -21,6 +24,17 @@ import (
 // wallet-svc -currency, not changed under running tables). Each table
 // stores its currency and the suffix of its accounts, so the money calls
 // of a coup need no further question to the wallet.
+//
+// Which codes a table may be in, and each one's exponent (its minor unit:
+// EUR 2, JPY 0, KWD 3), is the wallet's to say (WalletService.GetCurrency:
+// ISO 4217's codes and the ones its deployment configured, wallet-svc
+// -currencies): a code it does not accept opens no table
+// (CURRENCY_UNKNOWN). The table stores the exponent with its currency;
+// every view of the table (Table.currency_exponent), every event
+// (TableEvent.currency_exponent) and every round (Round.currency_exponent)
+// carries it, so a client shows 359.50 EUR, not 35950. A table stored
+// before exponents has none: its view takes ISO 4217's for an ISO code
+// (tableExponent) and leaves it unset for another.
 
 // defaultCurrency returns the wallet's default currency, asking it the
 // first time (UNAVAILABLE DEPENDENCY_UNAVAILABLE while it cannot answer).
@@ -40,31 +54,85 @@ func (s *Service) defaultCurrency(ctx context.Context) (string, error) {
 	return s.currency.code, nil
 }
 
-// tableCurrency resolves a CreateTable currency_code: the currency and
-// the suffix of the table's account ids ("" in the wallet's default
-// currency, else "@<CUR>"). A code the wallet refuses is INVALID_ARGUMENT
-// INVALID_ARGUMENT; the wallet is asked (GetAccount of house:commission
-// in that currency: a code it accepts is either an account or NOT_FOUND).
-func (s *Service) tableCurrency(ctx context.Context, code string) (cur, suffix string, err error) {
-	def, err := s.defaultCurrency(ctx)
-	if err != nil {
-		return "", "", err
-	}
-	if code == "" || code == def {
-		return def, "", nil
+// currencyExponent is the exponent of a currency the wallet accepts,
+// asked of the wallet (GetCurrency) once per code and process:
+// INVALID_ARGUMENT CURRENCY_UNKNOWN for a code it does not accept.
+func (s *Service) currencyExponent(ctx context.Context, code string) (int32, error) {
+	s.currency.mu.Lock()
+	e, ok := s.currency.exponents[code]
+	s.currency.mu.Unlock()
+	if ok {
+		return e, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err = s.wallet.GetAccount(cctx, &walletv1.GetAccountRequest{AccountId: "house:commission@" + code})
-	switch r := errs.Reason(err); {
-	case err == nil, r == "ACCOUNT_NOT_FOUND":
-		return code, "@" + code, nil
-	case r == "INVALID_ACCOUNT" || r == "INVALID_ARGUMENT":
-		return "", "", fail(codes.InvalidArgument, reasonInvalidArgument,
-			"currency_code %q is not a currency the wallet accepts: 3..12 characters [A-Z0-9] (an ISO 4217 or chip code)", clip(code))
-	default:
-		return "", "", fromDependency("currency "+clip(code), err)
+	resp, err := s.wallet.GetCurrency(cctx, &walletv1.GetCurrencyRequest{CurrencyCode: code})
+	switch {
+	case errs.Reason(err) == reasonCurrencyUnknown:
+		return 0, fail(codes.InvalidArgument, reasonCurrencyUnknown,
+			"currency_code %q is neither an active ISO 4217 code nor one the wallet is configured with: %s", clip(code), status.Convert(err).Message())
+	case err != nil:
+		return 0, fromDependency("currency "+clip(code), err)
+	case resp.GetCurrency().Exponent == nil:
+		return 0, fail(codes.Unavailable, reasonDependencyUnavailable, "the wallet gave no exponent for currency %q", clip(code))
 	}
+	e = resp.GetCurrency().GetExponent()
+	s.currency.mu.Lock()
+	if s.currency.exponents == nil {
+		s.currency.exponents = map[string]int32{}
+	}
+	s.currency.exponents[code] = e
+	s.currency.mu.Unlock()
+	return e, nil
+}
+
+// tableCurrency resolves a CreateTable currency_code: the currency, the
+// suffix of the table's account ids ("" in the wallet's default
+// currency, else "@<CUR>") and its exponent. A malformed code is
+// INVALID_ARGUMENT INVALID_ARGUMENT; a well-formed one the wallet does not
+// accept, INVALID_ARGUMENT CURRENCY_UNKNOWN.
+func (s *Service) tableCurrency(ctx context.Context, code string) (cur, suffix string, exponent int32, err error) {
+	if code != "" && !wellFormedCurrency(code) {
+		return "", "", 0, fail(codes.InvalidArgument, reasonInvalidArgument,
+			"currency_code %q is not a currency code: 3..12 characters [A-Z0-9] (an ISO 4217 or configured code)", clip(code))
+	}
+	def, err := s.defaultCurrency(ctx)
+	if err != nil {
+		return "", "", 0, err
+	}
+	cur = code
+	if code == "" || code == def {
+		cur = def
+	} else {
+		suffix = "@" + code
+	}
+	exponent, err = s.currencyExponent(ctx, cur)
+	if err != nil {
+		return "", "", 0, err
+	}
+	return cur, suffix, exponent, nil
+}
+
+// wellFormedCurrency: 3..12 characters [A-Z0-9].
+func wellFormedCurrency(c string) bool {
+	ok := len(c) >= 3 && len(c) <= 12
+	for i := 0; ok && i < len(c); i++ {
+		ok = 'A' <= c[i] && c[i] <= 'Z' || '0' <= c[i] && c[i] <= '9'
+	}
+	return ok
+}
+
+// tableExponent is the exponent of t's currency: as stored, else (a
+// table stored before exponents) ISO 4217's for an ISO code; nil when
+// neither says.
+func (t *table) tableExponent() *int32 {
+	if t.CurrencyExponent != nil {
+		return proto.Int32(*t.CurrencyExponent)
+	}
+	if e, ok := currency.ISO(t.Currency); ok {
+		return proto.Int32(int32(e))
+	}
+	return nil
 }
 
 // account is the id of player's wallet account in t's currency.

@@ -140,13 +140,19 @@ func (s *Service) standUpIdle(ctx context.Context, t *table, now time.Time) erro
 		if !ok || due.After(now) {
 			continue
 		}
-		detail := "player " + p
+		action, detail := "stood_up_inactive", "player "+p
 		if ss := t.Sessions[p]; ss != nil {
 			detail += ", session " + ss.ID + ", inactive since " + ss.Active.Format(time.RFC3339)
+			if !ss.Stop.IsZero() {
+				action, detail = stoppedAction, stoppedDetail(p, ss)
+			}
 		}
 		err := s.standUp(ctx, c, p, svc)
 		if err == nil {
-			c.emit("", &eventsv1.StaffAction{Action: "stood_up_inactive", ActorId: svc.Subject, ActorRole: string(svc.Role), Detail: detail})
+			c.emit("", &eventsv1.StaffAction{Action: action, ActorId: svc.Subject, ActorRole: string(svc.Role), Detail: detail})
+		} else if ss := t.Sessions[p]; ss != nil && !ss.Stop.IsZero() {
+			s.log.Warn("a player who stopped at a reality check could not be stood up; retried in a minute", "table", t.ID, "player", p, "err", err)
+			ss.Stop = now.UTC().Add(time.Minute)
 		} else {
 			s.log.Warn("an idle player could not be stood up; his inactivity counts again from now", "table", t.ID, "player", p, "err", err)
 			if t.Sessions == nil {

@@ -65,6 +65,8 @@ const (
 	reasonSeedMismatch           = "SEED_MISMATCH"
 	reasonNotRevealing           = "NOT_REVEALING"
 	reasonSeedNotCommitted       = "SEED_NOT_COMMITTED"
+	reasonCurrencyUnknown        = "CURRENCY_UNKNOWN"
+	reasonNoRealityCheck         = "NO_REALITY_CHECK"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

@@ -79,6 +79,11 @@ type roundRecord struct {
 	// cards (GetRound). Rounds recorded before it have none: their
 	// face-down cards stay hidden from everyone but auditors.
 	Holders map[int32]string `json:"holders,omitempty"`
+	// Currency and Exponent are the table's when the round started (empty
+	// and nil for rounds recorded before; Exponent nil too for a table in a
+	// non-ISO code stored before exponents).
+	Currency string `json:"currency,omitempty"`
+	Exponent *int32 `json:"exponent,omitempty"`
 }
 
 type roundPlayer struct {
@@ -86,6 +91,12 @@ type roundPlayer struct {
 	Banker bool   `json:"banker,omitempty"`
 	Stake  int64  `json:"stake,omitempty"`
 	Net    int64  `json:"net,omitempty"`
+	// Before and After are his wallet balance before the settlement's
+	// first transfer that moved his account and after its last (nil: it
+	// moved none of his money, or his account only mirrors an operator's
+	// wallet, Transfer.seamless).
+	Before *int64 `json:"balance_before,omitempty"`
+	After  *int64 `json:"balance_after,omitempty"`
 }
 
 func be64(n int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
@@ -269,7 +280,8 @@ func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string
 		return nil, err
 	}
 	r := &roundRecord{CoupID: id, TableID: c.t.ID, Variant: c.t.Variant, Number: n,
-		Start: ev.GetOccurTime().AsTime().UnixNano(), State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY)}
+		Start: ev.GetOccurTime().AsTime().UnixNano(), State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY),
+		Currency: c.t.Currency, Exponent: c.t.tableExponent()}
 	index := tx.Bucket(bucketRoundIndex)
 	if err := index.Put(indexKey("a", "", r.Start, id), []byte(id)); err != nil {
 		return nil, err
@@ -286,13 +298,19 @@ func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string
 	return r, nil
 }
 
-// toRound is r as the API gives it.
-func (r *roundRecord) toRound() *tablev1.Round {
+// toRound is r as the API gives it to c: a player sees only his own
+// wallet balances (as in transfersFor).
+func (r *roundRecord) toRound(c auth.Caller) *tablev1.Round {
 	out := &tablev1.Round{CoupId: r.CoupID, TableId: r.TableID, Variant: canonical(tablev1.Variant(r.Variant)), Number: r.Number,
 		StartTime: timestamppb.New(time.Unix(0, r.Start)), EndTime: timestamppb.New(time.Unix(0, r.End)),
-		State: tablev1.RoundState(r.State), Outcome: tablev1.Outcome(r.Outcome), BankNet: r.BankNet, Commission: r.Commission}
+		State: tablev1.RoundState(r.State), Outcome: tablev1.Outcome(r.Outcome), BankNet: r.BankNet, Commission: r.Commission,
+		CurrencyCode: r.Currency, CurrencyExponent: r.Exponent}
 	for _, p := range r.Players {
-		out.Players = append(out.Players, &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net})
+		rp := &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net}
+		if staffReader(c) || p.ID == c.Subject {
+			rp.BalanceBefore, rp.BalanceAfter = p.Before, p.After
+		}
+		out.Players = append(out.Players, rp)
 	}
 	return out
 }
@@ -385,7 +403,7 @@ func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest
 			if err := json.Unmarshal(rv, r); err != nil {
 				return err
 			}
-			resp.Rounds = append(resp.Rounds, r.toRound())
+			resp.Rounds = append(resp.Rounds, r.toRound(caller))
 		}
 		return nil
 	})
@@ -452,7 +470,7 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 			events[i] = pub
 		}
 	}
-	return &tablev1.GetRoundResponse{Round: r.toRound(), Events: events, Transfers: r.transfersFor(caller)}, nil
+	return &tablev1.GetRoundResponse{Round: r.toRound(caller), Events: events, Transfers: r.transfersFor(caller)}, nil
 }
 
 // expireRounds deletes up to batch rounds that started before now-keep,
@@ -625,12 +643,30 @@ func (r *roundRecord) addTransfers(trs []*walletv1.Transfer, fresh *[]string) {
 			Debit: tr.GetDebitAccountId(), Credit: tr.GetCreditAccountId(), Amount: tr.GetAmount(), Reason: tr.GetReason(),
 			Currency: tr.GetCurrencyCode(), DebitAfter: tr.GetDebitBalanceAfter(), CreditAfter: tr.GetCreditBalanceAfter()})
 		if p := accountPlayer(tr.GetDebitAccountId()); p != "" {
-			r.player(p, fresh).Net -= tr.GetAmount()
+			rp := r.player(p, fresh)
+			rp.Net -= tr.GetAmount()
+			rp.balances(tr, tr.GetDebitBalanceAfter()+tr.GetAmount(), tr.GetDebitBalanceAfter())
 		}
 		if p := accountPlayer(tr.GetCreditAccountId()); p != "" {
-			r.player(p, fresh).Net += tr.GetAmount()
+			rp := r.player(p, fresh)
+			rp.Net += tr.GetAmount()
+			rp.balances(tr, tr.GetCreditBalanceAfter()-tr.GetAmount(), tr.GetCreditBalanceAfter())
 		}
 	}
+}
+
+// balances notes the balances of p's account before and after tr, one
+// of the round's transfers in ledger order: the first one's before, the
+// last one's after. A transfer of a mirror account (seamless mode) says
+// nothing of his wallet.
+func (p *roundPlayer) balances(tr *walletv1.Transfer, before, after int64) {
+	if tr.GetSeamless() {
+		return
+	}
+	if p.Before == nil {
+		p.Before = &before
+	}
+	p.After = &after
 }
 
 // transfersFor is the round's transfers as c may read them: staff see

@@ -67,6 +67,10 @@ type table struct {
 	// Currency is the table's currency (currency.go); empty for a table
 	// stored before tables had one (the wallet's default).
 	Currency string `json:"currency,omitempty"`
+	// CurrencyExponent is Currency's exponent (its minor unit), as the
+	// wallet gave it when the table opened; nil for a table stored before
+	// (tableExponent, currency.go).
+	CurrencyExponent *int32 `json:"currency_exponent,omitempty"`
 	// AccountSuffix is what the table's wallet account ids end with:
 	// "@<CUR>" outside the wallet's default currency, else "".
 	AccountSuffix string `json:"account_suffix,omitempty"`
@@ -136,6 +140,11 @@ type session struct {
 	Coups  int64     `json:"coups,omitempty"`
 	Net    int64     `json:"net,omitempty"`
 	Checks int64     `json:"checks,omitempty"`
+	// Answered is the last reality check he answered; Stop, when he
+	// answered one "stop": when he is due to be stood up (his answer; a
+	// minute later each time the game refused it) (realitycheck.go).
+	Answered int64     `json:"answered,omitempty"`
+	Stop     time.Time `json:"stop,omitzero"`
 }
 
 // stakeVerdict is the wallet's verdict on a banker's new bank of amount,

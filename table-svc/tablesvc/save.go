@@ -131,7 +131,7 @@ func putPrivate(tx *bolt.Tx, evs []*eventsv1.TableEvent) error {
 		if err != nil {
 			return err
 		}
-		if err := outbox.Put(tx, realityCheckSubject(ev.GetRealityCheck().GetPlayerId()), ev.GetEventId(), b); err != nil {
+		if err := outbox.Put(tx, privateSubject(ev), ev.GetEventId(), b); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 	}
 
-	currency, suffix, err := s.tableCurrency(ctx, req.GetCurrencyCode())
+	currency, suffix, exponent, err := s.tableCurrency(ctx, req.GetCurrencyCode())
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return nil, err
 	}
 	t.Entropy = openedEntropy(first)
-	t.Currency, t.AccountSuffix = currency, suffix
+	t.Currency, t.AccountSuffix, t.CurrencyExponent = currency, suffix, &exponent
 	c := &change{t: t, now: s.now()}
 	created, err := tableCreated(t, req, caller)
 	if err != nil {

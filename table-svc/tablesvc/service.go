@@ -171,12 +171,14 @@ var (
 		tablev1.TableService_MoveTopCards_FullMethodName: players,
 		tablev1.TableService_CommitSeed_FullMethodName:   players,
 		tablev1.TableService_RevealSeed_FullMethodName:   players,
-		tablev1.TableService_WatchTable_FullMethodName:   anyone,
-		tablev1.TableService_GetAdvice_FullMethodName:    anyone,
-		tablev1.TableService_GetOdds_FullMethodName:      anyone,
-		tablev1.TableService_GetRoads_FullMethodName:     anyone,
-		tablev1.TableService_VoidCoup_FullMethodName:     {auth.RoleCroupier, auth.RoleOperator},
-		tablev1.TableService_CloseTable_FullMethodName:   {auth.RoleCroupier, auth.RoleOperator},
+		// A reality check is the player's to answer.
+		tablev1.TableService_AnswerRealityCheck_FullMethodName: players,
+		tablev1.TableService_WatchTable_FullMethodName:         anyone,
+		tablev1.TableService_GetAdvice_FullMethodName:          anyone,
+		tablev1.TableService_GetOdds_FullMethodName:            anyone,
+		tablev1.TableService_GetRoads_FullMethodName:           anyone,
+		tablev1.TableService_VoidCoup_FullMethodName:           {auth.RoleCroupier, auth.RoleOperator},
+		tablev1.TableService_CloseTable_FullMethodName:         {auth.RoleCroupier, auth.RoleOperator},
 		// Round history: a player his own rounds (history.go), staff all.
 		tablev1.TableService_ListRounds_FullMethodName: anyone,
 		tablev1.TableService_GetRound_FullMethodName:   anyone,
@@ -281,15 +283,18 @@ func (c *change) emit(coupID string, payload proto.Message) {
 	ev := &eventsv1.TableEvent{
 		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
 		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(), Certification: c.t.Certification,
+		CurrencyCode: c.t.Currency, CurrencyExponent: c.t.tableExponent(),
 	}
 	setPayload(ev, payload)
 	c.events = append(c.events, ev)
 }
 
-// walletCurrency is the cached default currency of wallet-svc.
+// walletCurrency is the cached default currency of wallet-svc, and the
+// exponents of the currencies it accepted (currency.go).
 type walletCurrency struct {
-	mu   sync.Mutex
-	code string
+	mu        sync.Mutex
+	code      string
+	exponents map[string]int32
 }
 
 type cachedInterval struct {

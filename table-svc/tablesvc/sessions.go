@@ -67,16 +67,25 @@ func (t *table) touch(player string, now time.Time) {
 	}
 }
 
-// idleCandidates are the seated players of a table with an inactivity
-// limit whom their game's rules allow to stand up now (standable), with
-// when each is due; none while a coup is in play.
+// idleCandidates are the seated players of a table whom their game's
+// rules allow to stand up now (standable), with when each is due: at a
+// table with an inactivity limit, when it runs out; a player who answered
+// a reality check "stop", at once (realitycheck.go); none while a coup is
+// in play.
 func (s *Service) idleCandidates(t *table) map[string]time.Time {
 	limit := time.Duration(t.Rules.InactivityMS) * time.Millisecond
-	if limit <= 0 {
+	if limit <= 0 && !stopping(t) {
 		return nil
 	}
 	out := map[string]time.Time{}
 	for _, p := range standable(t) {
+		if ss := t.Sessions[p]; ss != nil && !ss.Stop.IsZero() {
+			out[p] = ss.Stop
+			continue
+		}
+		if limit <= 0 {
+			continue
+		}
 		since := s.started
 		if ss := t.Sessions[p]; ss != nil && ss.Active.After(since) {
 			since = ss.Active

@@ -65,7 +65,7 @@ func paging(pageSize int32, tok string) (size int, after uint64, err error) {
 // page token is the sequence of the last transfer returned (decimal).
 func (s *Service) ListStatement(ctx context.Context, req *walletv1.ListStatementRequest) (*walletv1.ListStatementResponse, error) {
 	id := req.GetAccountId()
-	if err := checkAccount(id, s.currency); err != nil {
+	if err := checkAccount(id, s.cur); err != nil {
 		return nil, err
 	}
 	if err := callerMayRead(ctx, id); err != nil {
@@ -81,7 +81,7 @@ func (s *Service) ListStatement(ctx context.Context, req *walletv1.ListStatement
 		if err != nil {
 			return err
 		}
-		out.Account = a.proto(s.currency)
+		out.Account = a.proto(s.cur)
 		prefix := statementPrefix(id)
 		trs := tx.Bucket(bucketTransfers)
 		c := tx.Bucket(bucketStatements).Cursor()

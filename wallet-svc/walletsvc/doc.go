@@ -36,7 +36,11 @@
 // currency (Config.Currency, the file's); "<id>@<CUR>" (e.g.
 // "player:alice@USD", "external:funding@USD") is the same kind of account
 // in currency CUR, created by its first deposit (system accounts of CUR by
-// their first use). A transfer never crosses currencies
+// their first use). CUR is an active ISO 4217 code or one the deployment
+// configured (Config.Currencies); any other is CURRENCY_UNKNOWN
+// (GetCurrency says which are accepted, and each one's exponent: ISO
+// 4217's minor unit, or the configured one). Every Account, Transfer and
+// TransferRecorded event carries its currency's exponent. A transfer never crosses currencies
 // (CURRENCY_MISMATCH); conservation holds per currency. The escrow of a
 // hold is the account's "held" column (a pending debit, TigerBeetle
 // style), not a separate table escrow account: funds stay on the owner's
@@ -289,6 +293,10 @@
 //     empty), "op-ended" (8-byte Unix ns when a round ended, then the
 //     round key -> empty: the retention's index; "op-ended-indexed" in
 //     "wallet" once the rounds ended before it existed are indexed).
+//   - "limit_changes": account id 0x00 be64(unix ns) event id ->
+//     chemmy.wallet.v1.LimitChange (protobuf): every SetPlayerLimits,
+//     with who, when, the limits before and after and any override; its
+//     event (player_limits_changed) goes to the outbox with it.
 //   - "outbox" (kit): one chemmy.events.v1.WalletEvent
 //     (transfer_recorded) per transfer, in the same transaction, subject
 //     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not

@@ -353,7 +353,7 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 
 // ChargeFee charges a house fee to a player's available balance.
 func (s *Service) ChargeFee(ctx context.Context, req *walletv1.ChargeFeeRequest) (*walletv1.ChargeFeeResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.cur),
 		checkReference(req.GetReference()), checkBP(0, req.GetRounding())); err != nil {
 		return nil, err
 	}
@@ -415,7 +415,7 @@ func (s *Service) ChargeFee(ctx context.Context, req *walletv1.ChargeFeeRequest)
 					return nil, err
 				}
 			}
-			out.Account = a.proto(s.currency)
+			out.Account = a.proto(s.cur)
 			return out, nil
 		})
 }

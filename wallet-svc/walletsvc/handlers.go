@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/rules"
 )
 
@@ -26,7 +27,7 @@ func coupKey(id string) string { return "coup/" + id }
 
 // Deposit credits a player account from external:funding, creating it.
 func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.cur),
 		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
@@ -47,13 +48,13 @@ func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*wal
 			if err != nil {
 				return nil, err
 			}
-			return &walletv1.DepositResponse{Account: a.proto(s.currency), Transfer: tr}, nil
+			return &walletv1.DepositResponse{Account: a.proto(s.cur), Transfer: tr}, nil
 		})
 }
 
 // Withdraw debits a player account's available balance to external:funding.
 func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.currency),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.cur),
 		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*w
 			if err != nil {
 				return nil, err
 			}
-			return &walletv1.WithdrawResponse{Account: a.proto(s.currency), Transfer: tr}, nil
+			return &walletv1.WithdrawResponse{Account: a.proto(s.cur), Transfer: tr}, nil
 		})
 }
 
@@ -95,7 +96,7 @@ func (s *Service) checkNotSeamless(acct string) error {
 // has at stake (held; balance = held at rest).
 func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountRequest) (*walletv1.GetAccountResponse, error) {
 	id := req.GetAccountId()
-	if err := checkAccount(id, s.currency); err != nil {
+	if err := checkAccount(id, s.cur); err != nil {
 		return nil, err
 	}
 	if err := callerMayRead(ctx, id); err != nil {
@@ -110,12 +111,28 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 	if err != nil {
 		return nil, s.internal("GetAccount", err)
 	}
-	return &walletv1.GetAccountResponse{Account: a.proto(s.currency)}, nil
+	return &walletv1.GetAccountResponse{Account: a.proto(s.cur)}, nil
+}
+
+// GetCurrency says whether the wallet accepts a currency, and its
+// exponent (ISO 4217's minor unit, or the configured one).
+func (s *Service) GetCurrency(_ context.Context, req *walletv1.GetCurrencyRequest) (*walletv1.GetCurrencyResponse, error) {
+	code := req.GetCurrencyCode()
+	if code == "" {
+		code = s.currency
+	}
+	e := s.cur.exponent(code)
+	if e == nil {
+		return nil, unknownCurrency(code)
+	}
+	_, iso := currency.ISO(code)
+	return &walletv1.GetCurrencyResponse{Currency: &walletv1.Currency{CurrencyCode: code, Exponent: e, Iso: iso,
+		WalletDefault: code == s.currency}}, nil
 }
 
 // PlaceHold reserves part of a player account's available balance.
 func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest) (*walletv1.PlaceHoldResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency),
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.cur),
 		checkAmount("amount", req.GetAmount()), checkReference(req.GetReference())); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ const reasonHoldPosted = "hold_posted"
 // hold when 0) to to_account_id; the rest of the hold is released.
 func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*walletv1.PostHoldResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId()),
-		checkAccount(req.GetToAccountId(), s.currency), checkReference(req.GetReason())); err != nil {
+		checkAccount(req.GetToAccountId(), s.cur), checkReference(req.GetReason())); err != nil {
 		return nil, err
 	}
 	if req.GetAmount() < 0 {

@@ -16,6 +16,7 @@ import (
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -156,9 +157,9 @@ type account struct {
 	balance, held int64
 }
 
-func (a *account) proto(string) *walletv1.Account {
+func (a *account) proto(cs currencies) *walletv1.Account {
 	return &walletv1.Account{AccountId: a.id, CurrencyCode: a.currency,
-		Balance: a.balance, Held: a.held, Available: a.balance - a.held}
+		Balance: a.balance, Held: a.held, Available: a.balance - a.held, CurrencyExponent: cs.exponent(a.currency)}
 }
 
 // pendingTransfer is a transfer with the balances it left, for the
@@ -173,10 +174,12 @@ type pendingTransfer struct {
 // the new transfers, index entries and events by flush. Nothing is written
 // before flush, so a request that fails leaves the transaction untouched.
 type txn struct {
-	tx        *bolt.Tx
-	nowT      time.Time
-	now       *timestamppb.Timestamp
-	def       string // the wallet's default currency
+	tx   *bolt.Tx
+	nowT time.Time
+	now  *timestamppb.Timestamp
+	def  string // the wallet's default currency
+	// known: the currencies the wallet accepts (their exponents).
+	known     currency.Set
 	accts     map[string]*account
 	holds     map[string]*walletv1.Hold
 	dirty     map[string]bool // hold ids to write
@@ -350,7 +353,9 @@ func (t *txn) transfer(debit, credit *account, amount int64, reason, reference s
 	debit.balance, credit.balance = db, cr
 	tr := &walletv1.Transfer{TransferId: ulid.Make().String(), DebitAccountId: debit.id,
 		CreditAccountId: credit.id, Amount: amount, Reason: reason, Reference: reference, CreateTime: t.now,
-		CurrencyCode: debit.currency, DebitBalanceAfter: db, CreditBalanceAfter: cr}
+		CurrencyCode: debit.currency, DebitBalanceAfter: db, CreditBalanceAfter: cr,
+		CurrencyExponent: currencies{known: t.known}.exponent(debit.currency),
+		Seamless:         t.op != nil && (isPlayerAccount(debit.id) || isPlayerAccount(credit.id))}
 	t.transfers = append(t.transfers, pendingTransfer{tr: tr, debitAfter: db, creditAft: cr})
 	return tr, nil
 }
@@ -436,7 +441,7 @@ func (t *txn) flush() error {
 			Payload: &eventsv1.WalletEvent_TransferRecorded{TransferRecorded: &eventsv1.TransferRecorded{
 				TransferId: tr.TransferId, DebitAccountId: tr.DebitAccountId, CreditAccountId: tr.CreditAccountId,
 				Amount: tr.Amount, CurrencyCode: tr.CurrencyCode, Reason: tr.Reason, Reference: tr.Reference,
-				DebitBalanceAfter: p.debitAfter, CreditBalanceAfter: p.creditAft}}})
+				DebitBalanceAfter: p.debitAfter, CreditBalanceAfter: p.creditAft, CurrencyExponent: tr.CurrencyExponent}}})
 		if err != nil {
 			return err
 		}

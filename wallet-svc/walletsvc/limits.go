@@ -1,20 +1,27 @@
 package walletsvc
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/oklog/ulid/v2"
 	"go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 // Responsible-gaming limits (SetPlayerLimits): what the operator set per
@@ -33,9 +40,20 @@ const (
 var (
 	bucketLimits = []byte("limits") // account id → limitsRecord (JSON)
 	bucketPlay   = []byte("play")   // account id → playRecord (JSON)
+	// bucketLimitChanges: account id 0x00 be64(unix ns) event id →
+	// LimitChange (protobuf), the audit trail of SetPlayerLimits.
+	bucketLimitChanges = []byte("limit_changes")
 
-	reasonLimitReached = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_REACHED)
+	reasonLimitReached            = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_REACHED)
+	reasonLimitOverrideNotAllowed = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED)
 )
+
+// keptLimitChanges is how many of an account's latest limit changes
+// GetPlayerLimits returns (all are kept).
+const keptLimitChanges = 100
+
+// maxOverrideReason is the longest override reason, bytes.
+const maxOverrideReason = 512
 
 // The names of the limits in LIMIT_REACHED's ErrorInfo metadata "limit".
 const (
@@ -44,6 +62,8 @@ const (
 	limitDailyLoss     = "daily_loss"
 	limitSessionLoss   = "session_loss"
 	limitSessionTime   = "session_time"
+	limitDailyTurn     = "daily_turnover"
+	limitSessionTurn   = "session_turnover"
 )
 
 // limitSet is PlayerLimits as stored; zero fields are no limit.
@@ -56,6 +76,10 @@ type limitSet struct {
 	// RealityCheck is the reality-check interval (table-svc tells the
 	// player of his session each time it runs this long again).
 	RealityCheck time.Duration `json:"reality_check,omitempty"`
+	// DailyTurnover and SessionTurnover: the most wagered per UTC day and
+	// per session.
+	DailyTurnover   int64 `json:"daily_turnover,omitempty"`
+	SessionTurnover int64 `json:"session_turnover,omitempty"`
 }
 
 // Limits across currencies. A player has one account per currency
@@ -128,26 +152,44 @@ func (r limitsRecord) effective(now time.Time) limitsRecord {
 }
 
 // playRecord is a player's play: the net result (credits minus debits of
-// his game transfers; a loss is negative) of the UTC day and of the
-// session, and when he last played.
+// his game transfers; a loss is negative) and the turnover (what he put
+// at stake) of the UTC day and of the session, and when he last played.
 type playRecord struct {
 	Day          string    `json:"day"`
 	DayNet       int64     `json:"day_net"`
 	SessionStart time.Time `json:"session_start,omitzero"`
 	SessionNet   int64     `json:"session_net"`
 	Last         time.Time `json:"last,omitzero"`
+	DayTurnover  int64     `json:"day_turnover,omitempty"`
+	SessionTurn  int64     `json:"session_turnover,omitempty"`
 }
 
 // at is the record as of now: a new day starts at zero, and a pause longer
 // than gap ends the session (a new one starts with the next play).
 func (p playRecord) at(now time.Time, gap time.Duration) playRecord {
 	if day := now.UTC().Format(time.DateOnly); p.Day != day {
-		p.Day, p.DayNet = day, 0
+		p.Day, p.DayNet, p.DayTurnover = day, 0, 0
 	}
 	if p.Last.IsZero() || now.Sub(p.Last) > gap {
-		p.SessionStart, p.SessionNet = time.Time{}, 0
+		p.SessionStart, p.SessionNet, p.SessionTurn = time.Time{}, 0, 0
 	}
 	return p
+}
+
+// wagered notes a stake of amount put at stake at now (the turnover).
+func (p playRecord) wagered(now time.Time, gap time.Duration, amount int64) playRecord {
+	p = p.played(now, gap, 0)
+	p.DayTurnover = saturatingAdd(p.DayTurnover, amount)
+	p.SessionTurn = saturatingAdd(p.SessionTurn, amount)
+	return p
+}
+
+// saturatingAdd is a+b for b >= 0, at most MaxInt64.
+func saturatingAdd(a, b int64) int64 {
+	if s, ok := add(a, b); ok {
+		return s
+	}
+	return math.MaxInt64
 }
 
 // played notes play at now with net result delta.
@@ -220,7 +262,7 @@ func (t *txn) checkStake(a *account, hold, more int64) error {
 	if err != nil || (t.op != nil && t.op.mode == fundDry) {
 		return err // the dry run of seamless mode writes nothing
 	}
-	return putJSON(t.tx, bucketPlay, a.id, p.played(t.nowT, t.sessionGap(), 0))
+	return putJSON(t.tx, bucketPlay, a.id, p.wagered(t.nowT, t.sessionGap(), more))
 }
 
 // checkStakeFirst is checkStake's verdict before a seamless stake is
@@ -284,6 +326,10 @@ func (t *txn) stakeVerdict(a *account, hold, more int64, played *int64) (playRec
 		return p, limitReached(limitDailyLoss, "%s has lost %d today and would have %d at stake: daily loss limit %d", a.id, max(-p.DayNet, 0), atStake, l.DailyLoss)
 	case l.SessionLoss > 0 && -p.SessionNet+atStake > l.SessionLoss:
 		return p, limitReached(limitSessionLoss, "%s has lost %d this session and would have %d at stake: session loss limit %d", a.id, max(-p.SessionNet, 0), atStake, l.SessionLoss)
+	case l.DailyTurnover > 0 && more > 0 && p.DayTurnover+more > l.DailyTurnover:
+		return p, limitReached(limitDailyTurn, "%s has wagered %d today and would wager %d more: daily turnover limit %d", a.id, p.DayTurnover, more, l.DailyTurnover)
+	case l.SessionTurnover > 0 && more > 0 && p.SessionTurn+more > l.SessionTurnover:
+		return p, limitReached(limitSessionTurn, "%s has wagered %d this session and would wager %d more: session turnover limit %d", a.id, p.SessionTurn, more, l.SessionTurnover)
 	case l.SessionTime > 0 && !p.SessionStart.IsZero() && now.Sub(p.SessionStart) >= l.SessionTime:
 		return p, limitReached(limitSessionTime, "%s's session has lasted %s: session time limit %s (a pause of %s ends it)", a.id,
 			now.Sub(p.SessionStart).Round(time.Second), l.SessionTime, gap)
@@ -321,6 +367,8 @@ func (r limitsRecord) change(n limitSet, now time.Time, coolingOff time.Duration
 	amount(n.DailyLoss, &cur.DailyLoss, &out.DailyLoss)
 	amount(n.SessionLoss, &cur.SessionLoss, &out.SessionLoss)
 	amount(n.MaxStake, &cur.MaxStake, &out.MaxStake)
+	amount(n.DailyTurnover, &cur.DailyTurnover, &out.DailyTurnover)
+	amount(n.SessionTurnover, &cur.SessionTurnover, &out.SessionTurnover)
 	duration := func(nv time.Duration, cv, ov *time.Duration) {
 		switch {
 		case nv == *cv:
@@ -348,7 +396,8 @@ func (r limitsRecord) change(n limitSet, now time.Time, coolingOff time.Duration
 }
 
 func (l limitSet) proto() *walletv1.PlayerLimits {
-	out := &walletv1.PlayerLimits{DailyLossLimit: l.DailyLoss, SessionLossLimit: l.SessionLoss, MaxStake: l.MaxStake}
+	out := &walletv1.PlayerLimits{DailyLossLimit: l.DailyLoss, SessionLossLimit: l.SessionLoss, MaxStake: l.MaxStake,
+		DailyTurnoverLimit: l.DailyTurnover, SessionTurnoverLimit: l.SessionTurnover}
 	if l.SessionTime > 0 {
 		out.SessionTimeLimit = durationpb.New(l.SessionTime)
 	}
@@ -364,8 +413,9 @@ func (l limitSet) proto() *walletv1.PlayerLimits {
 // limitSetOf validates and reads PlayerLimits (INVALID_ARGUMENT for a
 // negative amount or duration).
 func limitSetOf(p *walletv1.PlayerLimits) (limitSet, error) {
-	l := limitSet{DailyLoss: p.GetDailyLossLimit(), SessionLoss: p.GetSessionLossLimit(), MaxStake: p.GetMaxStake()}
-	if l.DailyLoss < 0 || l.SessionLoss < 0 || l.MaxStake < 0 {
+	l := limitSet{DailyLoss: p.GetDailyLossLimit(), SessionLoss: p.GetSessionLossLimit(), MaxStake: p.GetMaxStake(),
+		DailyTurnover: p.GetDailyTurnoverLimit(), SessionTurnover: p.GetSessionTurnoverLimit()}
+	if l.DailyLoss < 0 || l.SessionLoss < 0 || l.MaxStake < 0 || l.DailyTurnover < 0 || l.SessionTurnover < 0 {
 		return l, failf(codes.InvalidArgument, reasonInvalidArgument, "limits must be 0 (none) or positive minor units")
 	}
 	if d := p.GetSessionTimeLimit(); d != nil {
@@ -408,7 +458,8 @@ func limitsResponse(tx *bbolt.Tx, acct, def string, now time.Time, gap time.Dura
 	}
 	own, p = own.effective(now), p.at(now, gap)
 	out := &walletv1.GetPlayerLimitsResponse{AccountId: key, Limits: rec.Limits.proto(),
-		Play: &walletv1.PlayerPlay{Day: p.Day, DailyLoss: -p.DayNet, SessionLoss: -p.SessionNet}}
+		Play: &walletv1.PlayerPlay{Day: p.Day, DailyLoss: -p.DayNet, SessionLoss: -p.SessionNet,
+			DailyTurnover: p.DayTurnover, SessionTurnover: p.SessionTurn}}
 	if own.Pending != nil {
 		out.PendingLimits, out.PendingEffectiveTime = own.Pending.proto(), timestamppb.New(own.PendingAt)
 	}
@@ -418,18 +469,83 @@ func limitsResponse(tx *bbolt.Tx, acct, def string, now time.Time, gap time.Dura
 	if !p.Last.IsZero() {
 		out.Play.LastPlayTime = timestamppb.New(p.Last)
 	}
+	out.Changes, err = limitChanges(tx, key, keptLimitChanges)
+	return out, err
+}
+
+// limitChangePrefix is the prefix of account key's limit changes.
+func limitChangePrefix(key string) []byte { return []byte(key + "\x00") }
+
+// limitChanges are up to n of account key's limit changes, newest first.
+func limitChanges(tx *bbolt.Tx, key string, n int) ([]*walletv1.LimitChange, error) {
+	var out []*walletv1.LimitChange
+	prefix := limitChangePrefix(key)
+	c := tx.Bucket(bucketLimitChanges).Cursor()
+	k, v := c.Seek(append(append([]byte(nil), prefix...), 0xff))
+	if k == nil {
+		k, v = c.Last()
+	}
+	for ; k != nil && len(out) < n; k, v = c.Prev() {
+		if !bytes.HasPrefix(k, prefix) {
+			if bytes.Compare(k, prefix) < 0 {
+				break
+			}
+			continue
+		}
+		ch := &walletv1.LimitChange{}
+		if err := proto.Unmarshal(v, ch); err != nil {
+			return nil, err
+		}
+		out = append(out, ch)
+	}
 	return out, nil
 }
 
-// SetPlayerLimits sets a player's limits (see the proto).
-func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimitsRequest) (*walletv1.SetPlayerLimitsResponse, error) {
-	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.currency)); err != nil {
+// recordLimitChange keeps ch in the audit trail and puts its
+// PlayerLimitsChanged event in the outbox, in transaction tx.
+func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error {
+	v, err := marshal.Marshal(ch)
+	if err != nil {
+		return err
+	}
+	k := append(limitChangePrefix(key), binary.BigEndian.AppendUint64(nil, uint64(ch.GetChangeTime().AsTime().UnixNano()))...)
+	if err := tx.Bucket(bucketLimitChanges).Put(append(k, ch.GetEventId()...), v); err != nil {
+		return err
+	}
+	ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: ch.GetEventId(), OccurTime: ch.GetChangeTime(),
+		Payload: &eventsv1.WalletEvent_PlayerLimitsChanged{PlayerLimitsChanged: &eventsv1.PlayerLimitsChanged{Change: ch}}})
+	if err != nil {
+		return err
+	}
+	return outbox.Put(tx, "chemmy.wallet."+ch.GetEventId()+".player_limits_changed", ch.GetEventId(), ev)
+}
+
+// SetPlayerLimits sets a player's limits (see the proto): at once when
+// stricter, after the cooling-off when looser, unless an operator
+// overrides it where the deployment allows (Config.LimitsOverride). Each
+// change is recorded with who made it, the limits before and after, and
+// any override (recordLimitChange).
+func (s *Service) SetPlayerLimits(ctx context.Context, req *walletv1.SetPlayerLimitsRequest) (*walletv1.SetPlayerLimitsResponse, error) {
+	if err := firstErr(checkID("request_id", req.GetRequestId()), checkPlayerAccount(req.GetAccountId(), s.cur)); err != nil {
 		return nil, err
 	}
 	n, err := limitSetOf(req.GetLimits())
 	if err != nil {
 		return nil, err
 	}
+	why := strings.TrimSpace(req.GetOverrideReason())
+	switch {
+	case req.GetOverride() && !s.limitsOverride:
+		return nil, failf(codes.FailedPrecondition, reasonLimitOverrideNotAllowed,
+			"this wallet does not let a limit be lifted before its cooling-off of %s (wallet-svc -limits-override, where the regulator allows it)", s.coolingOff)
+	case req.GetOverride() && why == "":
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "an override needs its reason (override_reason)")
+	case len(why) > maxOverrideReason:
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "override_reason is longer than %d bytes", maxOverrideReason)
+	case !req.GetOverride() && why != "":
+		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "override_reason without override")
+	}
+	caller, _ := auth.FromContext(ctx)
 	key := limitsKey(req.GetAccountId(), s.currency)
 	return idempotent(s, "SetPlayerLimits", reqKey(req.GetRequestId()), req, newMsg[walletv1.SetPlayerLimitsResponse],
 		func(t *txn) (*walletv1.SetPlayerLimitsResponse, error) {
@@ -437,8 +553,22 @@ func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimi
 			if _, err := getJSON(t.tx, bucketLimits, key, &rec); err != nil {
 				return nil, err
 			}
-			rec = rec.change(n, t.nowT, s.coolingOff)
+			old := rec.effective(t.nowT).Limits
+			coolingOff := s.coolingOff
+			if req.GetOverride() {
+				coolingOff = 0 // the looser limits take effect now
+			}
+			rec = rec.change(n, t.nowT, coolingOff).effective(t.nowT)
 			if err := putJSON(t.tx, bucketLimits, key, rec); err != nil {
+				return nil, err
+			}
+			ch := &walletv1.LimitChange{EventId: ulid.Make().String(), AccountId: key, ChangedBy: caller.Subject,
+				ChangedByRole: string(caller.Role), ChangeTime: timestamppb.New(t.nowT), OldLimits: old.proto(),
+				NewLimits: rec.Limits.proto(), RequestedLimits: n.proto(), Override: req.GetOverride(), OverrideReason: why}
+			if rec.Pending != nil {
+				ch.PendingLimits, ch.PendingEffectiveTime = rec.Pending.proto(), timestamppb.New(rec.PendingAt)
+			}
+			if err := recordLimitChange(t.tx, key, ch); err != nil {
 				return nil, err
 			}
 			out, err := limitsResponse(t.tx, key, s.currency, t.nowT, t.sessionGap())
@@ -449,7 +579,7 @@ func (s *Service) SetPlayerLimits(_ context.Context, req *walletv1.SetPlayerLimi
 // GetPlayerLimits reads a player's limits and play (see the proto).
 func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLimitsRequest) (*walletv1.GetPlayerLimitsResponse, error) {
 	acct := req.GetAccountId()
-	if err := checkPlayerAccount(acct, s.currency); err != nil {
+	if err := checkPlayerAccount(acct, s.cur); err != nil {
 		return nil, err
 	}
 	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer {
@@ -472,7 +602,7 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 // CheckStake tells whether a player's limits allow an amount already held
 // to stay at stake (see the proto). It writes nothing.
 func (s *Service) CheckStake(_ context.Context, req *walletv1.CheckStakeRequest) (*walletv1.CheckStakeResponse, error) {
-	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.currency), checkAmount("amount", req.GetAmount())); err != nil {
+	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.cur), checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
 	var verdict error

@@ -516,7 +516,7 @@ func (s *Service) acknowledge(seq uint64, x *opTx, res opwallet.Result) error {
 		if err != nil {
 			return err
 		}
-		cur.Status, cur.Updated, cur.OperatorTxID = statusAcknowledged, now, res.OperatorTransactionID
+		cur.Status, cur.Updated, cur.OperatorTxID, cur.OperatorBalance = statusAcknowledged, now, res.OperatorTransactionID, &res.Balance
 		if err := putTx(tx, cur); err != nil {
 			return err
 		}

@@ -108,5 +108,5 @@ func (x *opTx) proto() *walletv1.OperatorTransaction {
 		Reason: x.Reason, RolledBackTransactionId: x.RolledBack, RoundStatus: x.RoundStatus,
 		OperatorTransactionId: x.OperatorTxID, CreateTime: timestamppb.New(x.Created), UpdateTime: timestamppb.New(x.Updated),
 		RequestId: x.RequestID, OperatorCode: x.OperatorCode, ExceptionState: x.Exception, RetryOfTransactionId: x.RetryOf,
-		RetryTransactionId: x.RetryID}
+		RetryTransactionId: x.RetryID, OperatorBalance: x.OperatorBalance}
 }

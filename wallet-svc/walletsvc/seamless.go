@@ -139,6 +139,9 @@ type opTx struct {
 	// retried one, its retry.
 	RetryOf string `json:"retry_of,omitempty"`
 	RetryID string `json:"retry_id,omitempty"`
+	// OperatorBalance is the player's balance right after the
+	// transaction, as the operator answered it; nil until answered.
+	OperatorBalance *int64 `json:"operator_balance,omitempty"`
 }
 
 // wire is the transaction as sent to the operator.
@@ -983,7 +986,7 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 		return zero, failf(codes.Unavailable, reasonOperatorUnavailable,
 			"the operator's wallet did not answer the debit of %d for %s (rolled back); retry", d.Amount, d.Account)
 	}
-	d.OperatorTxID = res.OperatorTransactionID
+	d.OperatorTxID, d.OperatorBalance = res.OperatorTransactionID, &res.Balance
 	r, err := idempotent(s, method, key, req, newResp, func(t *txn) (R, error) {
 		t.op.mode, t.op.debit, t.op.reqID = fundApplied, d, d.RequestID
 		r, err := apply(t)

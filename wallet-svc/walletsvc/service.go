@@ -3,6 +3,7 @@ package walletsvc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/opwallet"
 	"github.com/chemmy/chemmy/services/kit/outbox"
@@ -50,10 +52,18 @@ type Config struct {
 	// Registry receives the service's metrics (metrics.go); nil: a
 	// registry of its own, with the Go and process collectors.
 	Registry *prometheus.Registry
-	// Currency is the wallet's one currency: an ISO 4217 code or a chip
-	// code, 3..12 characters [A-Z0-9]; default "EUR". A ledger file keeps
-	// the currency it was created with; starting it with another fails.
+	// Currency is the wallet's default currency: an active ISO 4217 code
+	// or one of Currencies; default "EUR". A ledger file keeps the
+	// currency it was created with; starting it with another fails.
 	Currency string
+	// Currencies are the codes the wallet accepts besides ISO 4217's (chips
+	// or tokens, 3..12 characters [A-Z0-9]), each with its exponent
+	// (currency.ParseSet "CHIPS:0,GOLD:2"; wallet-svc -currencies). Any
+	// other code is refused: CURRENCY_UNKNOWN for an account, a hold or a
+	// GetCurrency in it, and the service does not start in it. Removing a
+	// configured code under accounts in it leaves them readable, without
+	// an exponent, but refuses new requests in it.
+	Currencies currency.Set
 	// SessionGap: a pause in a player's play longer than this ends his
 	// session (the unit of the session loss and time limits); default
 	// DefaultSessionGap (30 minutes).
@@ -61,6 +71,11 @@ type Config struct {
 	// LimitsCoolingOff: how long a looser responsible-gaming limit waits
 	// before it takes effect; default DefaultLimitsCoolingOff (24 hours).
 	LimitsCoolingOff time.Duration
+	// LimitsOverride lets an operator lift a limit at once, without the
+	// cooling-off (SetPlayerLimits override, with a reason, recorded):
+	// only where the deployment's regulator allows it. Default off:
+	// refused with LIMIT_OVERRIDE_NOT_ALLOWED.
+	LimitsOverride bool
 	// now is the clock; nil means time.Now (this package's tests set it).
 	now func() time.Time
 	// HoldSweepInterval is how often expired holds are expired; default
@@ -143,6 +158,8 @@ func Policy() auth.Policy {
 		walletv1.WalletService_Withdraw_FullMethodName: {auth.RoleOperator},
 		walletv1.WalletService_GetAccount_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
+		walletv1.WalletService_GetCurrency_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
+			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_PlaceHold_FullMethodName:   {auth.RoleService},
 		walletv1.WalletService_VoidHold_FullMethodName:    {auth.RoleService},
 		walletv1.WalletService_SettleCoup_FullMethodName:  {auth.RoleService},
@@ -179,12 +196,16 @@ type Service struct {
 	db       *bolt.DB
 	log      *slog.Logger
 	currency string
-	commit   *store.Committer // the ledger's, shared with the outbox relay (store.CommitterFor)
-	relay    *outbox.Relay
-	now      func() time.Time
+	// cur is the default currency and the accepted ones (validate.go).
+	cur    currencies
+	commit *store.Committer // the ledger's, shared with the outbox relay (store.CommitterFor)
+	relay  *outbox.Relay
+	now    func() time.Time
 	// sessionGap and coolingOff: see Config.SessionGap and
 	// Config.LimitsCoolingOff.
 	sessionGap, coolingOff time.Duration
+	// limitsOverride: see Config.LimitsOverride.
+	limitsOverride bool
 	// metrics counts transfers, settlements and holds as they commit.
 	metrics *walletMetrics
 
@@ -215,7 +236,11 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if err := validCurrency(c.Currency); err != nil {
 		return nil, err
 	}
-	s := &Service{currency: c.Currency, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
+	if _, ok := c.Currencies.Exponent(c.Currency); !ok {
+		return nil, fmt.Errorf("wallet: currency %s is neither an active ISO 4217 code nor configured: start it with -currencies %s:EXPONENT (its minor unit, 0..%d)",
+			c.Currency, c.Currency, currency.MaxExponent)
+	}
+	s := &Service{currency: c.Currency, cur: currencies{def: c.Currency, known: c.Currencies}, limitsOverride: c.LimitsOverride, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
 		metrics: newWalletMetrics(c.Currency)}
 	if c.now != nil {
 		s.now = c.now
@@ -255,7 +280,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
 		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay, bucketModeLog}, opBuckets...),
+			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog}, opBuckets...),
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Registry:    c.Registry,
@@ -505,7 +530,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 // working set when an operator is configured.
 func (s *Service) newTxn(tx *bolt.Tx) *txn {
 	t := newTxn(tx, s.now(), s.currency)
-	t.gap = s.sessionGap
+	t.gap, t.known = s.sessionGap, s.cur.known
 	if s.op != nil {
 		t.op = newOpTxn(tx, t.nowT, s.currency)
 	}

@@ -5,8 +5,10 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
@@ -33,7 +35,23 @@ var (
 	reasonExceedsHold      = reason(walletv1.ErrorReason_ERROR_REASON_AMOUNT_EXCEEDS_HOLD)
 	reasonCurrencyMismatch = reason(walletv1.ErrorReason_ERROR_REASON_CURRENCY_MISMATCH)
 	reasonInvalidPageToken = reason(walletv1.ErrorReason_ERROR_REASON_INVALID_PAGE_TOKEN)
+	reasonCurrencyUnknown  = reason(walletv1.ErrorReason_ERROR_REASON_CURRENCY_UNKNOWN)
 )
+
+// currencies are the wallet's default currency and the currencies it
+// accepts (ISO 4217's and the configured ones, Config.Currencies).
+type currencies struct {
+	def   string
+	known currency.Set
+}
+
+// exponent is code's exponent, when the wallet accepts code.
+func (cs currencies) exponent(code string) *int32 {
+	if e, ok := cs.known.Exponent(code); ok {
+		return proto.Int32(int32(e))
+	}
+	return nil
+}
 
 func failf(c codes.Code, reason, format string, args ...any) error {
 	return errs.New(c, Domain, reason, format, args...)
@@ -88,19 +106,34 @@ func validPlayerID(id string) bool {
 
 // checkCurrencySuffix validates an account id's optional "@<CUR>" suffix:
 // a valid currency other than the wallet's default (whose accounts carry
-// no suffix, so that every account has one id).
-func checkCurrencySuffix(id, def string) (base string, err error) {
-	base, cur := splitCurrency(id, def)
-	if base != id && (cur == def || validCurrency(cur) != nil) {
+// no suffix, so that every account has one id), and one the wallet
+// accepts (CURRENCY_UNKNOWN otherwise).
+func checkCurrencySuffix(id string, cs currencies) (base string, err error) {
+	base, cur := splitCurrency(id, cs.def)
+	if base != id && (cur == cs.def || validCurrency(cur) != nil) {
 		return "", failf(codes.InvalidArgument, reasonInvalidAccount,
-			"account_id %q: the suffix must be \"@<CUR>\" of a currency other than the default %s", id, def)
+			"account_id %q: the suffix must be \"@<CUR>\" of a currency other than the default %s", id, cs.def)
+	}
+	if base != id {
+		if _, ok := cs.known.Exponent(cur); !ok {
+			return "", unknownCurrency(cur)
+		}
 	}
 	return base, nil
 }
 
+// unknownCurrency is the CURRENCY_UNKNOWN refusal of code.
+func unknownCurrency(code string) error {
+	if len(code) > 16 {
+		code = code[:16] + "..."
+	}
+	return failf(codes.InvalidArgument, reasonCurrencyUnknown,
+		"currency %q is neither an active ISO 4217 code nor one this wallet was configured with (wallet-svc -currencies CODE:EXPONENT)", code)
+}
+
 // checkPlayerAccount requires "player:<id>" or "player:<id>@<CUR>".
-func checkPlayerAccount(id, def string) error {
-	base, err := checkCurrencySuffix(id, def)
+func checkPlayerAccount(id string, cs currencies) error {
+	base, err := checkCurrencySuffix(id, cs)
 	if err != nil {
 		return err
 	}
@@ -114,23 +147,23 @@ func checkPlayerAccount(id, def string) error {
 
 // checkFundable accepts a player account or house:bank (Deposit and
 // Withdraw: the house's float is funded like a player).
-func checkFundable(id, def string) error {
-	if base, err := checkCurrencySuffix(id, def); err == nil && base == AccountHouseBank {
+func checkFundable(id string, cs currencies) error {
+	if base, err := checkCurrencySuffix(id, cs); err == nil && base == AccountHouseBank {
 		return nil
 	}
-	return checkPlayerAccount(id, def)
+	return checkPlayerAccount(id, cs)
 }
 
 // checkAccount accepts a player account or a system account.
-func checkAccount(id, def string) error {
-	base, err := checkCurrencySuffix(id, def)
+func checkAccount(id string, cs currencies) error {
+	base, err := checkCurrencySuffix(id, cs)
 	if err != nil {
 		return err
 	}
 	if base == AccountCommission || base == AccountExternal || base == AccountHouseBank || base == AccountOperator {
 		return nil
 	}
-	return checkPlayerAccount(id, def)
+	return checkPlayerAccount(id, cs)
 }
 
 func checkReference(ref string) error {

@@ -57,6 +57,23 @@ function errorFrom(j, status) {
   return new CallError((j && j.code) || "http_" + status, (j && j.message) || "HTTP " + status, reason, domain, metadata);
 }
 
+// sparse reads the gateway's JSON back into the shape this console was
+// written for. The gateway writes every field, zero values included (a
+// hand total of 0 is there as 0, an unset enum as its _UNSPECIFIED name,
+// an empty list as []), as clients of the API expect; the console's
+// checks ("x ? ... : ...") take a missing field for zero, so it drops
+// the zero values of fields of implicit presence again (JSON.parse
+// reviver). The fields of explicit presence keep theirs: 0 there is a
+// value, not "unset".
+const explicit = new Set(["commissionBp", "bankerOption3Vs9", "bankerOption5Vs4", "resultPauseMs", "maxMoveTop",
+  "currencyExponent", "balanceBefore", "balanceAfter", "exponent"]);
+function sparse(key, v) {
+  if (Array.isArray(this) || explicit.has(key)) return v;
+  if (v === 0 || v === "0" || v === false || v === "" || (Array.isArray(v) && v.length === 0) ||
+      (typeof v === "string" && v.endsWith("_UNSPECIFIED"))) return undefined;
+  return v;
+}
+
 async function call(service, method, body) {
   const headers = { "Content-Type": "application/json" };
   if (state.token) headers.Authorization = "Bearer " + state.token;
@@ -68,7 +85,7 @@ async function call(service, method, body) {
   }
   const text = await resp.text();
   let j = null;
-  try { j = text ? JSON.parse(text) : {}; } catch (e) { j = null; }
+  try { j = text ? JSON.parse(text, sparse) : {}; } catch (e) { j = null; }
   if (!resp.ok) throw errorFrom(j, resp.status);
   return j;
 }
@@ -264,6 +281,7 @@ function openTable(id) {
   $("table-view").hidden = false;
   $("table-id").textContent = id;
   $("log").textContent = "";
+  $("reality").hidden = true;
   $("advice-text").textContent = "";
   for (const tr of document.querySelectorAll("#tables tr")) tr.classList.toggle("current", tr.dataset.table === id);
   watch(id);
@@ -297,7 +315,7 @@ async function watch(id) {
       let nl;
       while ((nl = buf.indexOf("\n")) >= 0) {
         const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
-        if (line.trim()) onWatch(JSON.parse(line));
+        if (line.trim()) onWatch(JSON.parse(line, sparse));
       }
     }
   } catch (e) {
@@ -310,7 +328,9 @@ async function watch(id) {
   setTimeout(() => { if (state.tableId === id && state.watch === ctl) watch(id); }, 2000);
 }
 
-const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification"];
+// The envelope's fields (chemmy.events.v1.TableEvent); the other one is
+// the payload, named by its kind.
+const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent"];
 
 function onWatch(m) {
   if (m.error) { showError(errorFrom(m.error, 200)); return; }
@@ -322,8 +342,10 @@ function onWatch(m) {
     if (kind === "drawDecided" && ev.coupId) {
       (state.decisions[ev.coupId] = state.decisions[ev.coupId] || []).push({ hand: p.hand, draw: !!p.draw });
     }
+    if (kind === "realityCheck" && p.playerId === state.me) showRealityCheck(p);
+    if (kind === "realityCheckAnswered" && p.playerId === state.me) hideRealityCheck(p.checkNumber);
     const li = document.createElement("li");
-    li.textContent = "#" + ev.sequence + " " + describe(kind, p);
+    li.textContent = (ev.sequence ? "#" + ev.sequence + " " : "") + describe(kind, p);
     li.dataset.kind = kind;
     $("log").prepend(li);
     clearTimeout(state.refreshTimer);
@@ -339,6 +361,27 @@ function cardText(c) {
   if (!c || c.faceDown) return "face down";
   const code = c.code || "";
   return code.slice(0, -1).replace("T", "10") + (suits[code.slice(-1)] || "");
+}
+
+// A reality check (the player's alone: WatchTable sends it to him only)
+// asks him to go on or stop; his answer is AnswerRealityCheck. Stop ends
+// his session at the table once the coup he plays in is over.
+function showRealityCheck(p) {
+  const mins = Math.floor(num(p.sessionElapsedMs) / 60000);
+  $("reality-text").textContent = "Reality check " + num(p.checkNumber) + ": you have played " + num(p.coupsPlayed) +
+    " coups in " + mins + " minutes at this table, net " + num(p.sessionNet) + ". Continue, or stop?";
+  $("reality").dataset.check = String(num(p.checkNumber));
+  $("reality").hidden = false;
+}
+
+function hideRealityCheck(n) {
+  if (n === undefined || $("reality").dataset.check === String(num(n))) $("reality").hidden = true;
+}
+
+async function answerRealityCheck(answer) {
+  const n = $("reality").dataset.check;
+  const r = await tableAct("AnswerRealityCheck", { checkNumber: n, answer });
+  if (r) hideRealityCheck(n);
 }
 
 // describe is one line of the event log.
@@ -371,6 +414,8 @@ function describe(kind, p) {
     case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
     case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
     case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
+    case "realityCheck": return "reality check " + num(p.checkNumber) + " for " + p.playerId + ": " + num(p.coupsPlayed) + " coups, net " + num(p.sessionNet);
+    case "realityCheckAnswered": return p.playerId + " answers reality check " + num(p.checkNumber) + ": " + lower(p.answer, "REALITY_CHECK_ANSWER_");
     case "seedCommitted": return p.playerId + " commits a seed to the shoe";
     case "seedRevealed": return p.playerId + " reveals his seed";
     case "seedCommitmentsFixed": return "the seed commitments are fixed (" + ((p.seedCommitments || []).map((c) => c.playerId).join(", ") || "none") + "): reveal by " + clock(p.revealDeadline);
@@ -940,6 +985,8 @@ function bind() {
   $("sit").addEventListener("click", () => tableAct("JoinTable", banque() ? { side: $("side").value } : {}));
   $("gallery-join").addEventListener("click", () => tableAct("JoinGallery"));
   $("leave").addEventListener("click", () => tableAct("LeaveTable"));
+  $("reality-continue").addEventListener("click", () => answerRealityCheck("REALITY_CHECK_ANSWER_CONTINUE"));
+  $("reality-stop").addEventListener("click", () => answerRealityCheck("REALITY_CHECK_ANSWER_STOP"));
   $("accept-bank").addEventListener("click", () => tableAct("AcceptBank", { amount: $("bank-amount").value }));
   $("bid-bank").addEventListener("click", () => tableAct("BidBank", { amount: $("bank-amount").value }));
   $("decline-bank").addEventListener("click", () => tableAct("DeclineBank"));

@@ -24,6 +24,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RealityCheckAnswer is a player's answer to a reality check.
+type RealityCheckAnswer int32
+
+const (
+	RealityCheckAnswer_REALITY_CHECK_ANSWER_UNSPECIFIED RealityCheckAnswer = 0
+	// He plays on.
+	RealityCheckAnswer_REALITY_CHECK_ANSWER_CONTINUE RealityCheckAnswer = 1
+	// He stops: his session at the table ends, at once between coups, else
+	// as soon as the coup he plays in is over (he is stood up from his
+	// seat, as LeaveTable would, and a staff_action
+	// "stood_up_reality_check" says so).
+	RealityCheckAnswer_REALITY_CHECK_ANSWER_STOP RealityCheckAnswer = 2
+)
+
+// Enum value maps for RealityCheckAnswer.
+var (
+	RealityCheckAnswer_name = map[int32]string{
+		0: "REALITY_CHECK_ANSWER_UNSPECIFIED",
+		1: "REALITY_CHECK_ANSWER_CONTINUE",
+		2: "REALITY_CHECK_ANSWER_STOP",
+	}
+	RealityCheckAnswer_value = map[string]int32{
+		"REALITY_CHECK_ANSWER_UNSPECIFIED": 0,
+		"REALITY_CHECK_ANSWER_CONTINUE":    1,
+		"REALITY_CHECK_ANSWER_STOP":        2,
+	}
+)
+
+func (x RealityCheckAnswer) Enum() *RealityCheckAnswer {
+	p := new(RealityCheckAnswer)
+	*p = x
+	return p
+}
+
+func (x RealityCheckAnswer) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RealityCheckAnswer) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_events_v1_events_proto_enumTypes[0].Descriptor()
+}
+
+func (RealityCheckAnswer) Type() protoreflect.EnumType {
+	return &file_chemmy_events_v1_events_proto_enumTypes[0]
+}
+
+func (x RealityCheckAnswer) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RealityCheckAnswer.Descriptor instead.
+func (RealityCheckAnswer) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
 // Hand names a hand of a coup.
 type Hand int32
 
@@ -70,11 +125,11 @@ func (x Hand) String() string {
 }
 
 func (Hand) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_events_v1_events_proto_enumTypes[0].Descriptor()
+	return file_chemmy_events_v1_events_proto_enumTypes[1].Descriptor()
 }
 
 func (Hand) Type() protoreflect.EnumType {
-	return &file_chemmy_events_v1_events_proto_enumTypes[0]
+	return &file_chemmy_events_v1_events_proto_enumTypes[1]
 }
 
 func (x Hand) Number() protoreflect.EnumNumber {
@@ -83,7 +138,7 @@ func (x Hand) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Hand.Descriptor instead.
 func (Hand) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{0}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
 }
 
 // Outcome of a coup from the bank's side (RULES.md CF-RESULT).
@@ -123,11 +178,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_events_v1_events_proto_enumTypes[1].Descriptor()
+	return file_chemmy_events_v1_events_proto_enumTypes[2].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_chemmy_events_v1_events_proto_enumTypes[1]
+	return &file_chemmy_events_v1_events_proto_enumTypes[2]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -136,7 +191,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 // BankChangeReason says why the bank changed hands or size.
@@ -187,11 +242,11 @@ func (x BankChangeReason) String() string {
 }
 
 func (BankChangeReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_events_v1_events_proto_enumTypes[2].Descriptor()
+	return file_chemmy_events_v1_events_proto_enumTypes[3].Descriptor()
 }
 
 func (BankChangeReason) Type() protoreflect.EnumType {
-	return &file_chemmy_events_v1_events_proto_enumTypes[2]
+	return &file_chemmy_events_v1_events_proto_enumTypes[3]
 }
 
 func (x BankChangeReason) Number() protoreflect.EnumNumber {
@@ -200,7 +255,7 @@ func (x BankChangeReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BankChangeReason.Descriptor instead.
 func (BankChangeReason) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 // TableEvent is one fact about a table, published to NATS JetStream after
@@ -208,7 +263,7 @@ func (BankChangeReason) EnumDescriptor() ([]byte, []int) {
 // kind is the snake_case name of the payload field (e.g.
 // "chemmy.table.01J...bet_placed"). The event_id is the JetStream
 // Nats-Msg-Id, so a republished event is deduplicated. Amounts are minor
-// units.
+// units of currency_code (10^-currency_exponent of it).
 type TableEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ULID; unique, sorts by time.
@@ -222,6 +277,13 @@ type TableEvent struct {
 	// True while the table deals from a certification shoe (a prepared
 	// order, not a shuffle): see chemmy.table.v1.Table.certification.
 	Certification bool `protobuf:"varint,6,opt,name=certification,proto3" json:"certification,omitempty"`
+	// The table's currency and its exponent (chemmy.table.v1.Table
+	// currency_code and currency_exponent): every amount of the payload is
+	// in units of 10^-currency_exponent of currency_code. Set on every
+	// event of a table recorded since (empty and unset on older events, and
+	// the exponent on a table opened before exponents in a non-ISO code).
+	CurrencyCode     string `protobuf:"bytes,7,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32 `protobuf:"varint,8,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*TableEvent_TableCreated
@@ -256,6 +318,7 @@ type TableEvent struct {
 	//	*TableEvent_ShoeAbandoned
 	//	*TableEvent_SeedCommitted
 	//	*TableEvent_SeedRevealed
+	//	*TableEvent_RealityCheckAnswered
 	//	*TableEvent_TopCardsMoved
 	Payload       isTableEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
@@ -332,6 +395,20 @@ func (x *TableEvent) GetCertification() bool {
 		return x.Certification
 	}
 	return false
+}
+
+func (x *TableEvent) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *TableEvent) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
 }
 
 func (x *TableEvent) GetPayload() isTableEvent_Payload {
@@ -629,6 +706,15 @@ func (x *TableEvent) GetSeedRevealed() *SeedRevealed {
 	return nil
 }
 
+func (x *TableEvent) GetRealityCheckAnswered() *RealityCheckAnswered {
+	if x != nil {
+		if x, ok := x.Payload.(*TableEvent_RealityCheckAnswered); ok {
+			return x.RealityCheckAnswered
+		}
+	}
+	return nil
+}
+
 func (x *TableEvent) GetTopCardsMoved() *TopCardsMoved {
 	if x != nil {
 		if x, ok := x.Payload.(*TableEvent_TopCardsMoved); ok {
@@ -772,6 +858,13 @@ type TableEvent_SeedRevealed struct {
 	SeedRevealed *SeedRevealed `protobuf:"bytes,41,opt,name=seed_revealed,json=seedRevealed,proto3,oneof"`
 }
 
+type TableEvent_RealityCheckAnswered struct {
+	// The player's answer to a reality check: like RealityCheck, his
+	// alone, published on "chemmy.player.<player_id>.reality_check_answered"
+	// with sequence 0.
+	RealityCheckAnswered *RealityCheckAnswered `protobuf:"bytes,42,opt,name=reality_check_answered,json=realityCheckAnswered,proto3,oneof"`
+}
+
 type TableEvent_TopCardsMoved struct {
 	// The old baccarat (OLD-*): field numbers 50-59.
 	TopCardsMoved *TopCardsMoved `protobuf:"bytes,50,opt,name=top_cards_moved,json=topCardsMoved,proto3,oneof"`
@@ -840,6 +933,8 @@ func (*TableEvent_ShoeAbandoned) isTableEvent_Payload() {}
 func (*TableEvent_SeedCommitted) isTableEvent_Payload() {}
 
 func (*TableEvent_SeedRevealed) isTableEvent_Payload() {}
+
+func (*TableEvent_RealityCheckAnswered) isTableEvent_Payload() {}
 
 func (*TableEvent_TopCardsMoved) isTableEvent_Payload() {}
 
@@ -960,6 +1055,78 @@ func (x *RealityCheck) GetSessionId() string {
 	return ""
 }
 
+// RealityCheckAnswered: the player answered a reality check
+// (chemmy.table.v1.TableService.AnswerRealityCheck). His alone, as the
+// check.
+type RealityCheckAnswered struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId  string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	SessionId string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// The check answered (RealityCheck.check_number).
+	CheckNumber   int64              `protobuf:"varint,3,opt,name=check_number,json=checkNumber,proto3" json:"check_number,omitempty"`
+	Answer        RealityCheckAnswer `protobuf:"varint,4,opt,name=answer,proto3,enum=chemmy.events.v1.RealityCheckAnswer" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RealityCheckAnswered) Reset() {
+	*x = RealityCheckAnswered{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RealityCheckAnswered) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RealityCheckAnswered) ProtoMessage() {}
+
+func (x *RealityCheckAnswered) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RealityCheckAnswered.ProtoReflect.Descriptor instead.
+func (*RealityCheckAnswered) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RealityCheckAnswered) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *RealityCheckAnswered) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RealityCheckAnswered) GetCheckNumber() int64 {
+	if x != nil {
+		return x.CheckNumber
+	}
+	return 0
+}
+
+func (x *RealityCheckAnswered) GetAnswer() RealityCheckAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return RealityCheckAnswer_REALITY_CHECK_ANSWER_UNSPECIFIED
+}
+
 // TableCreated: a table opened (CreateTable, a staff action: who opened
 // it and with which house rules is on the record). A table's house rules
 // are fixed when it opens: no call changes them afterwards.
@@ -992,7 +1159,7 @@ type TableCreated struct {
 
 func (x *TableCreated) Reset() {
 	*x = TableCreated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1171,7 @@ func (x *TableCreated) String() string {
 func (*TableCreated) ProtoMessage() {}
 
 func (x *TableCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1184,7 @@ func (x *TableCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCreated.ProtoReflect.Descriptor instead.
 func (*TableCreated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TableCreated) GetShoeId() string {
@@ -1098,7 +1265,7 @@ type TableClosed struct {
 
 func (x *TableClosed) Reset() {
 	*x = TableClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1277,7 @@ func (x *TableClosed) String() string {
 func (*TableClosed) ProtoMessage() {}
 
 func (x *TableClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1290,7 @@ func (x *TableClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableClosed.ProtoReflect.Descriptor instead.
 func (*TableClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TableClosed) GetReason() string {
@@ -1168,7 +1335,7 @@ type StaffAction struct {
 
 func (x *StaffAction) Reset() {
 	*x = StaffAction{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1347,7 @@ func (x *StaffAction) String() string {
 func (*StaffAction) ProtoMessage() {}
 
 func (x *StaffAction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1360,7 @@ func (x *StaffAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StaffAction.ProtoReflect.Descriptor instead.
 func (*StaffAction) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StaffAction) GetAction() string {
@@ -1244,7 +1411,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1423,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1436,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PlayerSeated) GetPlayerId() string {
@@ -1307,7 +1474,7 @@ type BankOffered struct {
 
 func (x *BankOffered) Reset() {
 	*x = BankOffered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1486,7 @@ func (x *BankOffered) String() string {
 func (*BankOffered) ProtoMessage() {}
 
 func (x *BankOffered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1499,7 @@ func (x *BankOffered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankOffered.ProtoReflect.Descriptor instead.
 func (*BankOffered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BankOffered) GetPlayerId() string {
@@ -1365,7 +1532,7 @@ type BankChanged struct {
 
 func (x *BankChanged) Reset() {
 	*x = BankChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1544,7 @@ func (x *BankChanged) String() string {
 func (*BankChanged) ProtoMessage() {}
 
 func (x *BankChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1557,7 @@ func (x *BankChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankChanged.ProtoReflect.Descriptor instead.
 func (*BankChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BankChanged) GetReason() BankChangeReason {
@@ -1437,7 +1604,7 @@ type BetPlaced struct {
 
 func (x *BetPlaced) Reset() {
 	*x = BetPlaced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1616,7 @@ func (x *BetPlaced) String() string {
 func (*BetPlaced) ProtoMessage() {}
 
 func (x *BetPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1629,7 @@ func (x *BetPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetPlaced.ProtoReflect.Descriptor instead.
 func (*BetPlaced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BetPlaced) GetPlayerId() string {
@@ -1503,7 +1670,7 @@ type BetDeclined struct {
 
 func (x *BetDeclined) Reset() {
 	*x = BetDeclined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1682,7 @@ func (x *BetDeclined) String() string {
 func (*BetDeclined) ProtoMessage() {}
 
 func (x *BetDeclined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1695,7 @@ func (x *BetDeclined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetDeclined.ProtoReflect.Descriptor instead.
 func (*BetDeclined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BetDeclined) GetPlayerId() string {
@@ -1549,7 +1716,7 @@ type BancoCalled struct {
 
 func (x *BancoCalled) Reset() {
 	*x = BancoCalled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1561,7 +1728,7 @@ func (x *BancoCalled) String() string {
 func (*BancoCalled) ProtoMessage() {}
 
 func (x *BancoCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1574,7 +1741,7 @@ func (x *BancoCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BancoCalled.ProtoReflect.Descriptor instead.
 func (*BancoCalled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BancoCalled) GetPlayerId() string {
@@ -1600,7 +1767,7 @@ type BettingReopened struct {
 
 func (x *BettingReopened) Reset() {
 	*x = BettingReopened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1612,7 +1779,7 @@ func (x *BettingReopened) String() string {
 func (*BettingReopened) ProtoMessage() {}
 
 func (x *BettingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1625,7 +1792,7 @@ func (x *BettingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingReopened.ProtoReflect.Descriptor instead.
 func (*BettingReopened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
@@ -1647,7 +1814,9 @@ type CardDealt struct {
 	// 1-based position of the card in the hand.
 	Position int32 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
 	// The hand's total after the card (HAND-TOTAL), for a viewer who sees
-	// the whole hand; 0 otherwise.
+	// the whole hand; 0 otherwise. A total of 0 is present in the JSON of
+	// the gateway's HTTP/JSON side, which writes zero values (see
+	// chemmy.table.v1.Coup.player_total).
 	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
 	// The player who holds the hand, where a game gives hands to players
 	// (banque's right and left hands, the old game's punters); empty
@@ -1659,7 +1828,7 @@ type CardDealt struct {
 
 func (x *CardDealt) Reset() {
 	*x = CardDealt{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +1840,7 @@ func (x *CardDealt) String() string {
 func (*CardDealt) ProtoMessage() {}
 
 func (x *CardDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +1853,7 @@ func (x *CardDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardDealt.ProtoReflect.Descriptor instead.
 func (*CardDealt) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CardDealt) GetHand() Hand {
@@ -1735,7 +1904,7 @@ type NaturalShown struct {
 
 func (x *NaturalShown) Reset() {
 	*x = NaturalShown{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +1916,7 @@ func (x *NaturalShown) String() string {
 func (*NaturalShown) ProtoMessage() {}
 
 func (x *NaturalShown) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +1929,7 @@ func (x *NaturalShown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NaturalShown.ProtoReflect.Descriptor instead.
 func (*NaturalShown) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *NaturalShown) GetHand() Hand {
@@ -1806,7 +1975,7 @@ type DrawDecided struct {
 
 func (x *DrawDecided) Reset() {
 	*x = DrawDecided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1987,7 @@ func (x *DrawDecided) String() string {
 func (*DrawDecided) ProtoMessage() {}
 
 func (x *DrawDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +2000,7 @@ func (x *DrawDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrawDecided.ProtoReflect.Descriptor instead.
 func (*DrawDecided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DrawDecided) GetHand() Hand {
@@ -1892,7 +2061,7 @@ type CoupResulted struct {
 
 func (x *CoupResulted) Reset() {
 	*x = CoupResulted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1904,7 +2073,7 @@ func (x *CoupResulted) String() string {
 func (*CoupResulted) ProtoMessage() {}
 
 func (x *CoupResulted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1917,7 +2086,7 @@ func (x *CoupResulted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupResulted.ProtoReflect.Descriptor instead.
 func (*CoupResulted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CoupResulted) GetOutcome() Outcome {
@@ -2000,7 +2169,7 @@ type HandResult struct {
 
 func (x *HandResult) Reset() {
 	*x = HandResult{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2181,7 @@ func (x *HandResult) String() string {
 func (*HandResult) ProtoMessage() {}
 
 func (x *HandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2194,7 @@ func (x *HandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandResult.ProtoReflect.Descriptor instead.
 func (*HandResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HandResult) GetHand() Hand {
@@ -2082,7 +2251,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2263,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2276,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -2163,7 +2332,7 @@ type BettingWindowStarted struct {
 
 func (x *BettingWindowStarted) Reset() {
 	*x = BettingWindowStarted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2344,7 @@ func (x *BettingWindowStarted) String() string {
 func (*BettingWindowStarted) ProtoMessage() {}
 
 func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2357,7 @@ func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingWindowStarted.ProtoReflect.Descriptor instead.
 func (*BettingWindowStarted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BettingWindowStarted) GetCloseTime() *timestamppb.Timestamp {
@@ -2209,7 +2378,7 @@ type BettingClosed struct {
 
 func (x *BettingClosed) Reset() {
 	*x = BettingClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2221,7 +2390,7 @@ func (x *BettingClosed) String() string {
 func (*BettingClosed) ProtoMessage() {}
 
 func (x *BettingClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2234,7 +2403,7 @@ func (x *BettingClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingClosed.ProtoReflect.Descriptor instead.
 func (*BettingClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BettingClosed) GetBetsCount() int32 {
@@ -2257,7 +2426,7 @@ type ShoeChanged struct {
 
 func (x *ShoeChanged) Reset() {
 	*x = ShoeChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2269,7 +2438,7 @@ func (x *ShoeChanged) String() string {
 func (*ShoeChanged) ProtoMessage() {}
 
 func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2282,7 +2451,7 @@ func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeChanged.ProtoReflect.Descriptor instead.
 func (*ShoeChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ShoeChanged) GetShoeId() string {
@@ -2328,7 +2497,7 @@ type ShoeSeeded struct {
 
 func (x *ShoeSeeded) Reset() {
 	*x = ShoeSeeded{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2340,7 +2509,7 @@ func (x *ShoeSeeded) String() string {
 func (*ShoeSeeded) ProtoMessage() {}
 
 func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2353,7 +2522,7 @@ func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeSeeded.ProtoReflect.Descriptor instead.
 func (*ShoeSeeded) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShoeSeeded) GetShoeId() string {
@@ -2410,7 +2579,7 @@ type SeedCommitment struct {
 
 func (x *SeedCommitment) Reset() {
 	*x = SeedCommitment{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2422,7 +2591,7 @@ func (x *SeedCommitment) String() string {
 func (*SeedCommitment) ProtoMessage() {}
 
 func (x *SeedCommitment) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2435,7 +2604,7 @@ func (x *SeedCommitment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitment.ProtoReflect.Descriptor instead.
 func (*SeedCommitment) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SeedCommitment) GetPlayerId() string {
@@ -2469,7 +2638,7 @@ type SeedCommitmentsFixed struct {
 
 func (x *SeedCommitmentsFixed) Reset() {
 	*x = SeedCommitmentsFixed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2481,7 +2650,7 @@ func (x *SeedCommitmentsFixed) String() string {
 func (*SeedCommitmentsFixed) ProtoMessage() {}
 
 func (x *SeedCommitmentsFixed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2494,7 +2663,7 @@ func (x *SeedCommitmentsFixed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitmentsFixed.ProtoReflect.Descriptor instead.
 func (*SeedCommitmentsFixed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SeedCommitmentsFixed) GetShoeId() string {
@@ -2540,7 +2709,7 @@ type SeedCommitted struct {
 
 func (x *SeedCommitted) Reset() {
 	*x = SeedCommitted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2552,7 +2721,7 @@ func (x *SeedCommitted) String() string {
 func (*SeedCommitted) ProtoMessage() {}
 
 func (x *SeedCommitted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2734,7 @@ func (x *SeedCommitted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitted.ProtoReflect.Descriptor instead.
 func (*SeedCommitted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SeedCommitted) GetShoeId() string {
@@ -2602,7 +2771,7 @@ type SeedRevealed struct {
 
 func (x *SeedRevealed) Reset() {
 	*x = SeedRevealed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2614,7 +2783,7 @@ func (x *SeedRevealed) String() string {
 func (*SeedRevealed) ProtoMessage() {}
 
 func (x *SeedRevealed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2627,7 +2796,7 @@ func (x *SeedRevealed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedRevealed.ProtoReflect.Descriptor instead.
 func (*SeedRevealed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SeedRevealed) GetShoeId() string {
@@ -2661,7 +2830,7 @@ type ShoeAbandoned struct {
 
 func (x *ShoeAbandoned) Reset() {
 	*x = ShoeAbandoned{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2673,7 +2842,7 @@ func (x *ShoeAbandoned) String() string {
 func (*ShoeAbandoned) ProtoMessage() {}
 
 func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2686,7 +2855,7 @@ func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeAbandoned.ProtoReflect.Descriptor instead.
 func (*ShoeAbandoned) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ShoeAbandoned) GetShoeId() string {
@@ -2728,7 +2897,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +2909,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +2922,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2785,7 +2954,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2797,7 +2966,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2810,7 +2979,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -2848,7 +3017,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2860,7 +3029,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2873,7 +3042,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -2907,7 +3076,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3088,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3101,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -2953,7 +3122,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2965,7 +3134,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2978,7 +3147,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -3000,7 +3169,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3012,7 +3181,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3025,7 +3194,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -3055,7 +3224,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3067,7 +3236,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3080,7 +3249,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -3114,7 +3283,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3126,7 +3295,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3139,7 +3308,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -3183,7 +3352,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3195,7 +3364,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3208,7 +3377,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -3229,7 +3398,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x14\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x15\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -3238,7 +3407,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\bsequence\x18\x04 \x01(\x04R\bsequence\x129\n" +
 	"\n" +
 	"occur_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12$\n" +
-	"\rcertification\x18\x06 \x01(\bR\rcertification\x12E\n" +
+	"\rcertification\x18\x06 \x01(\bR\rcertification\x12#\n" +
+	"\rcurrency_code\x18\a \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\b \x01(\x05H\x01R\x10currencyExponent\x88\x01\x01\x12E\n" +
 	"\rtable_created\x18\n" +
 	" \x01(\v2\x1e.chemmy.events.v1.TableCreatedH\x00R\ftableCreated\x12E\n" +
 	"\rplayer_seated\x18\v \x01(\v2\x1e.chemmy.events.v1.PlayerSeatedH\x00R\fplayerSeated\x12B\n" +
@@ -3277,9 +3448,11 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x16seed_commitments_fixed\x18& \x01(\v2&.chemmy.events.v1.SeedCommitmentsFixedH\x00R\x14seedCommitmentsFixed\x12H\n" +
 	"\x0eshoe_abandoned\x18' \x01(\v2\x1f.chemmy.events.v1.ShoeAbandonedH\x00R\rshoeAbandoned\x12H\n" +
 	"\x0eseed_committed\x18( \x01(\v2\x1f.chemmy.events.v1.SeedCommittedH\x00R\rseedCommitted\x12E\n" +
-	"\rseed_revealed\x18) \x01(\v2\x1e.chemmy.events.v1.SeedRevealedH\x00R\fseedRevealed\x12I\n" +
+	"\rseed_revealed\x18) \x01(\v2\x1e.chemmy.events.v1.SeedRevealedH\x00R\fseedRevealed\x12^\n" +
+	"\x16reality_check_answered\x18* \x01(\v2&.chemmy.events.v1.RealityCheckAnsweredH\x00R\x14realityCheckAnswered\x12I\n" +
 	"\x0ftop_cards_moved\x182 \x01(\v2\x1f.chemmy.events.v1.TopCardsMovedH\x00R\rtopCardsMovedB\t\n" +
-	"\apayload\"\xca\x02\n" +
+	"\apayloadB\x14\n" +
+	"\x12_currency_exponent\"\xca\x02\n" +
 	"\fRealityCheck\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12H\n" +
 	"\x12session_start_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12,\n" +
@@ -3291,7 +3464,13 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"intervalMs\x12!\n" +
 	"\fcheck_number\x18\a \x01(\x03R\vcheckNumber\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\b \x01(\tR\tsessionId\"\x83\x03\n" +
+	"session_id\x18\b \x01(\tR\tsessionId\"\xb3\x01\n" +
+	"\x14RealityCheckAnswered\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12!\n" +
+	"\fcheck_number\x18\x03 \x01(\x03R\vcheckNumber\x12<\n" +
+	"\x06answer\x18\x04 \x01(\x0e2$.chemmy.events.v1.RealityCheckAnswerR\x06answer\"\x83\x03\n" +
 	"\fTableCreated\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12$\n" +
 	"\rcertification\x18\x02 \x01(\bR\rcertification\x12\x1d\n" +
@@ -3465,7 +3644,11 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\x04paid\x18\x04 \x01(\bR\x04paid\"O\n" +
 	"\rTopCardsMoved\x12(\n" +
 	"\x10banker_player_id\x18\x01 \x01(\tR\x0ebankerPlayerId\x12\x14\n" +
-	"\x05count\x18\x02 \x01(\x05R\x05count*n\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count*|\n" +
+	"\x12RealityCheckAnswer\x12$\n" +
+	" REALITY_CHECK_ANSWER_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dREALITY_CHECK_ANSWER_CONTINUE\x10\x01\x12\x1d\n" +
+	"\x19REALITY_CHECK_ANSWER_STOP\x10\x02*n\n" +
 	"\x04Hand\x12\x14\n" +
 	"\x10HAND_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vHAND_PLAYER\x10\x01\x12\x0f\n" +
@@ -3499,113 +3682,117 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 	return file_chemmy_events_v1_events_proto_rawDescData
 }
 
-var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
-	(Hand)(0),                     // 0: chemmy.events.v1.Hand
-	(Outcome)(0),                  // 1: chemmy.events.v1.Outcome
-	(BankChangeReason)(0),         // 2: chemmy.events.v1.BankChangeReason
-	(*TableEvent)(nil),            // 3: chemmy.events.v1.TableEvent
-	(*RealityCheck)(nil),          // 4: chemmy.events.v1.RealityCheck
-	(*TableCreated)(nil),          // 5: chemmy.events.v1.TableCreated
-	(*TableClosed)(nil),           // 6: chemmy.events.v1.TableClosed
-	(*StaffAction)(nil),           // 7: chemmy.events.v1.StaffAction
-	(*PlayerSeated)(nil),          // 8: chemmy.events.v1.PlayerSeated
-	(*BankOffered)(nil),           // 9: chemmy.events.v1.BankOffered
-	(*BankChanged)(nil),           // 10: chemmy.events.v1.BankChanged
-	(*BetPlaced)(nil),             // 11: chemmy.events.v1.BetPlaced
-	(*BetDeclined)(nil),           // 12: chemmy.events.v1.BetDeclined
-	(*BancoCalled)(nil),           // 13: chemmy.events.v1.BancoCalled
-	(*BettingReopened)(nil),       // 14: chemmy.events.v1.BettingReopened
-	(*CardDealt)(nil),             // 15: chemmy.events.v1.CardDealt
-	(*NaturalShown)(nil),          // 16: chemmy.events.v1.NaturalShown
-	(*DrawDecided)(nil),           // 17: chemmy.events.v1.DrawDecided
-	(*CoupResulted)(nil),          // 18: chemmy.events.v1.CoupResulted
-	(*HandResult)(nil),            // 19: chemmy.events.v1.HandResult
-	(*CoupSettled)(nil),           // 20: chemmy.events.v1.CoupSettled
-	(*BettingWindowStarted)(nil),  // 21: chemmy.events.v1.BettingWindowStarted
-	(*BettingClosed)(nil),         // 22: chemmy.events.v1.BettingClosed
-	(*ShoeChanged)(nil),           // 23: chemmy.events.v1.ShoeChanged
-	(*ShoeSeeded)(nil),            // 24: chemmy.events.v1.ShoeSeeded
-	(*SeedCommitment)(nil),        // 25: chemmy.events.v1.SeedCommitment
-	(*SeedCommitmentsFixed)(nil),  // 26: chemmy.events.v1.SeedCommitmentsFixed
-	(*SeedCommitted)(nil),         // 27: chemmy.events.v1.SeedCommitted
-	(*SeedRevealed)(nil),          // 28: chemmy.events.v1.SeedRevealed
-	(*ShoeAbandoned)(nil),         // 29: chemmy.events.v1.ShoeAbandoned
-	(*PlayerLeft)(nil),            // 30: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 31: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 32: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 33: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 34: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 35: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 36: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 37: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 38: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 39: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 40: google.protobuf.Any
-	(*v1.Card)(nil),               // 41: chemmy.shoe.v1.Card
+	(RealityCheckAnswer)(0),       // 0: chemmy.events.v1.RealityCheckAnswer
+	(Hand)(0),                     // 1: chemmy.events.v1.Hand
+	(Outcome)(0),                  // 2: chemmy.events.v1.Outcome
+	(BankChangeReason)(0),         // 3: chemmy.events.v1.BankChangeReason
+	(*TableEvent)(nil),            // 4: chemmy.events.v1.TableEvent
+	(*RealityCheck)(nil),          // 5: chemmy.events.v1.RealityCheck
+	(*RealityCheckAnswered)(nil),  // 6: chemmy.events.v1.RealityCheckAnswered
+	(*TableCreated)(nil),          // 7: chemmy.events.v1.TableCreated
+	(*TableClosed)(nil),           // 8: chemmy.events.v1.TableClosed
+	(*StaffAction)(nil),           // 9: chemmy.events.v1.StaffAction
+	(*PlayerSeated)(nil),          // 10: chemmy.events.v1.PlayerSeated
+	(*BankOffered)(nil),           // 11: chemmy.events.v1.BankOffered
+	(*BankChanged)(nil),           // 12: chemmy.events.v1.BankChanged
+	(*BetPlaced)(nil),             // 13: chemmy.events.v1.BetPlaced
+	(*BetDeclined)(nil),           // 14: chemmy.events.v1.BetDeclined
+	(*BancoCalled)(nil),           // 15: chemmy.events.v1.BancoCalled
+	(*BettingReopened)(nil),       // 16: chemmy.events.v1.BettingReopened
+	(*CardDealt)(nil),             // 17: chemmy.events.v1.CardDealt
+	(*NaturalShown)(nil),          // 18: chemmy.events.v1.NaturalShown
+	(*DrawDecided)(nil),           // 19: chemmy.events.v1.DrawDecided
+	(*CoupResulted)(nil),          // 20: chemmy.events.v1.CoupResulted
+	(*HandResult)(nil),            // 21: chemmy.events.v1.HandResult
+	(*CoupSettled)(nil),           // 22: chemmy.events.v1.CoupSettled
+	(*BettingWindowStarted)(nil),  // 23: chemmy.events.v1.BettingWindowStarted
+	(*BettingClosed)(nil),         // 24: chemmy.events.v1.BettingClosed
+	(*ShoeChanged)(nil),           // 25: chemmy.events.v1.ShoeChanged
+	(*ShoeSeeded)(nil),            // 26: chemmy.events.v1.ShoeSeeded
+	(*SeedCommitment)(nil),        // 27: chemmy.events.v1.SeedCommitment
+	(*SeedCommitmentsFixed)(nil),  // 28: chemmy.events.v1.SeedCommitmentsFixed
+	(*SeedCommitted)(nil),         // 29: chemmy.events.v1.SeedCommitted
+	(*SeedRevealed)(nil),          // 30: chemmy.events.v1.SeedRevealed
+	(*ShoeAbandoned)(nil),         // 31: chemmy.events.v1.ShoeAbandoned
+	(*PlayerLeft)(nil),            // 32: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 33: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 34: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 35: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 36: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 37: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 38: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 39: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 40: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 42: google.protobuf.Any
+	(*v1.Card)(nil),               // 43: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	39, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
-	5,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
-	8,  // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
-	9,  // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
-	10, // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
-	11, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
-	12, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
-	13, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
-	15, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
-	16, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
-	17, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
-	18, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	20, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
-	14, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	30, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	31, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	32, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	33, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	34, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	35, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	36, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	37, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
-	7,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
-	6,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
-	21, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
-	22, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
-	23, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
-	24, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
-	4,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
-	26, // 29: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
-	29, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
-	27, // 31: chemmy.events.v1.TableEvent.seed_committed:type_name -> chemmy.events.v1.SeedCommitted
-	28, // 32: chemmy.events.v1.TableEvent.seed_revealed:type_name -> chemmy.events.v1.SeedRevealed
-	38, // 33: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	39, // 34: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
-	40, // 35: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	40, // 36: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	2,  // 37: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	0,  // 38: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	41, // 39: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	0,  // 40: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	41, // 41: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	0,  // 42: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	1,  // 43: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	41, // 44: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	41, // 45: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	19, // 46: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	0,  // 47: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	41, // 48: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 49: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	1,  // 50: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	39, // 51: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	25, // 52: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	25, // 53: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	39, // 54: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
-	55, // [55:55] is the sub-list for method output_type
-	55, // [55:55] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	41, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	7,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
+	10, // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
+	11, // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
+	12, // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
+	13, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
+	14, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
+	15, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
+	17, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
+	18, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
+	19, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
+	20, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
+	22, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	16, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
+	32, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	33, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	34, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	35, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	36, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	37, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	38, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	39, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	9,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
+	8,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
+	23, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
+	24, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
+	25, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
+	26, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
+	5,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
+	28, // 29: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
+	31, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
+	29, // 31: chemmy.events.v1.TableEvent.seed_committed:type_name -> chemmy.events.v1.SeedCommitted
+	30, // 32: chemmy.events.v1.TableEvent.seed_revealed:type_name -> chemmy.events.v1.SeedRevealed
+	6,  // 33: chemmy.events.v1.TableEvent.reality_check_answered:type_name -> chemmy.events.v1.RealityCheckAnswered
+	40, // 34: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	41, // 35: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
+	0,  // 36: chemmy.events.v1.RealityCheckAnswered.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
+	42, // 37: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	42, // 38: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	3,  // 39: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	1,  // 40: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	43, // 41: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	1,  // 42: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	43, // 43: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 44: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	2,  // 45: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	43, // 46: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	43, // 47: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	21, // 48: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	1,  // 49: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	43, // 50: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	2,  // 51: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	2,  // 52: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	41, // 53: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	27, // 54: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	27, // 55: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	41, // 56: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
+	57, // [57:57] is the sub-list for method output_type
+	57, // [57:57] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -3646,6 +3833,7 @@ func file_chemmy_events_v1_events_proto_init() {
 		(*TableEvent_ShoeAbandoned)(nil),
 		(*TableEvent_SeedCommitted)(nil),
 		(*TableEvent_SeedRevealed)(nil),
+		(*TableEvent_RealityCheckAnswered)(nil),
 		(*TableEvent_TopCardsMoved)(nil),
 	}
 	type x struct{}
@@ -3653,8 +3841,8 @@ func file_chemmy_events_v1_events_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   36,
+			NumEnums:      4,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -7,6 +7,7 @@
 package eventsv1
 
 import (
+	v1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
@@ -37,6 +38,7 @@ type WalletEvent struct {
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*WalletEvent_TransferRecorded
+	//	*WalletEvent_PlayerLimitsChanged
 	Payload       isWalletEvent_Payload `protobuf_oneof:"payload"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -109,6 +111,15 @@ func (x *WalletEvent) GetTransferRecorded() *TransferRecorded {
 	return nil
 }
 
+func (x *WalletEvent) GetPlayerLimitsChanged() *PlayerLimitsChanged {
+	if x != nil {
+		if x, ok := x.Payload.(*WalletEvent_PlayerLimitsChanged); ok {
+			return x.PlayerLimitsChanged
+		}
+	}
+	return nil
+}
+
 type isWalletEvent_Payload interface {
 	isWalletEvent_Payload()
 }
@@ -117,7 +128,63 @@ type WalletEvent_TransferRecorded struct {
 	TransferRecorded *TransferRecorded `protobuf:"bytes,10,opt,name=transfer_recorded,json=transferRecorded,proto3,oneof"`
 }
 
+type WalletEvent_PlayerLimitsChanged struct {
+	// A player's limits changed (SetPlayerLimits); sequence 0: outside
+	// the ledger's transfer log. Subject
+	// "chemmy.wallet.<event_id>.player_limits_changed".
+	PlayerLimitsChanged *PlayerLimitsChanged `protobuf:"bytes,11,opt,name=player_limits_changed,json=playerLimitsChanged,proto3,oneof"`
+}
+
 func (*WalletEvent_TransferRecorded) isWalletEvent_Payload() {}
+
+func (*WalletEvent_PlayerLimitsChanged) isWalletEvent_Payload() {}
+
+// PlayerLimitsChanged: an operator changed a player's responsible-gaming
+// limits (chemmy.wallet.v1.SetPlayerLimits): who, when, the limits in
+// effect before and after, and any override.
+type PlayerLimitsChanged struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Change        *v1.LimitChange        `protobuf:"bytes,1,opt,name=change,proto3" json:"change,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlayerLimitsChanged) Reset() {
+	*x = PlayerLimitsChanged{}
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlayerLimitsChanged) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlayerLimitsChanged) ProtoMessage() {}
+
+func (x *PlayerLimitsChanged) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlayerLimitsChanged.ProtoReflect.Descriptor instead.
+func (*PlayerLimitsChanged) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *PlayerLimitsChanged) GetChange() *v1.LimitChange {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
 
 // TransferRecorded is one immutable ledger transfer. Amounts are minor
 // units of currency_code.
@@ -135,13 +202,16 @@ type TransferRecorded struct {
 	// The two accounts' balances right after the transfer.
 	DebitBalanceAfter  int64 `protobuf:"varint,8,opt,name=debit_balance_after,json=debitBalanceAfter,proto3" json:"debit_balance_after,omitempty"`
 	CreditBalanceAfter int64 `protobuf:"varint,9,opt,name=credit_balance_after,json=creditBalanceAfter,proto3" json:"credit_balance_after,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// currency_code's exponent (chemmy.wallet.v1.Currency.exponent): amounts
+	// are in units of 10^-currency_exponent of it.
+	CurrencyExponent *int32 `protobuf:"varint,10,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TransferRecorded) Reset() {
 	*x = TransferRecorded{}
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -153,7 +223,7 @@ func (x *TransferRecorded) String() string {
 func (*TransferRecorded) ProtoMessage() {}
 
 func (x *TransferRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -166,7 +236,7 @@ func (x *TransferRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferRecorded.ProtoReflect.Descriptor instead.
 func (*TransferRecorded) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *TransferRecorded) GetTransferId() string {
@@ -232,19 +302,29 @@ func (x *TransferRecorded) GetCreditBalanceAfter() int64 {
 	return 0
 }
 
+func (x *TransferRecorded) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
 var File_chemmy_events_v1_wallet_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"\n" +
-	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdd\x01\n" +
+	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1dchemmy/wallet/v1/wallet.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n" +
 	"\vWalletEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\x129\n" +
 	"\n" +
 	"occur_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12Q\n" +
 	"\x11transfer_recorded\x18\n" +
-	" \x01(\v2\".chemmy.events.v1.TransferRecordedH\x00R\x10transferRecordedB\t\n" +
-	"\apayload\"\xde\x02\n" +
+	" \x01(\v2\".chemmy.events.v1.TransferRecordedH\x00R\x10transferRecorded\x12[\n" +
+	"\x15player_limits_changed\x18\v \x01(\v2%.chemmy.events.v1.PlayerLimitsChangedH\x00R\x13playerLimitsChangedB\t\n" +
+	"\apayload\"L\n" +
+	"\x13PlayerLimitsChanged\x125\n" +
+	"\x06change\x18\x01 \x01(\v2\x1d.chemmy.wallet.v1.LimitChangeR\x06change\"\xa6\x03\n" +
 	"\x10TransferRecorded\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -255,7 +335,10 @@ const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\x12\x1c\n" +
 	"\treference\x18\a \x01(\tR\treference\x12.\n" +
 	"\x13debit_balance_after\x18\b \x01(\x03R\x11debitBalanceAfter\x120\n" +
-	"\x14credit_balance_after\x18\t \x01(\x03R\x12creditBalanceAfterB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
+	"\x14credit_balance_after\x18\t \x01(\x03R\x12creditBalanceAfter\x120\n" +
+	"\x11currency_exponent\x18\n" +
+	" \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponentB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/events/v1;eventsv1b\x06proto3"
 
 var (
 	file_chemmy_events_v1_wallet_events_proto_rawDescOnce sync.Once
@@ -269,20 +352,24 @@ func file_chemmy_events_v1_wallet_events_proto_rawDescGZIP() []byte {
 	return file_chemmy_events_v1_wallet_events_proto_rawDescData
 }
 
-var file_chemmy_events_v1_wallet_events_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_chemmy_events_v1_wallet_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_chemmy_events_v1_wallet_events_proto_goTypes = []any{
 	(*WalletEvent)(nil),           // 0: chemmy.events.v1.WalletEvent
-	(*TransferRecorded)(nil),      // 1: chemmy.events.v1.TransferRecorded
-	(*timestamppb.Timestamp)(nil), // 2: google.protobuf.Timestamp
+	(*PlayerLimitsChanged)(nil),   // 1: chemmy.events.v1.PlayerLimitsChanged
+	(*TransferRecorded)(nil),      // 2: chemmy.events.v1.TransferRecorded
+	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(*v1.LimitChange)(nil),        // 4: chemmy.wallet.v1.LimitChange
 }
 var file_chemmy_events_v1_wallet_events_proto_depIdxs = []int32{
-	2, // 0: chemmy.events.v1.WalletEvent.occur_time:type_name -> google.protobuf.Timestamp
-	1, // 1: chemmy.events.v1.WalletEvent.transfer_recorded:type_name -> chemmy.events.v1.TransferRecorded
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 0: chemmy.events.v1.WalletEvent.occur_time:type_name -> google.protobuf.Timestamp
+	2, // 1: chemmy.events.v1.WalletEvent.transfer_recorded:type_name -> chemmy.events.v1.TransferRecorded
+	1, // 2: chemmy.events.v1.WalletEvent.player_limits_changed:type_name -> chemmy.events.v1.PlayerLimitsChanged
+	4, // 3: chemmy.events.v1.PlayerLimitsChanged.change:type_name -> chemmy.wallet.v1.LimitChange
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_wallet_events_proto_init() }
@@ -292,14 +379,16 @@ func file_chemmy_events_v1_wallet_events_proto_init() {
 	}
 	file_chemmy_events_v1_wallet_events_proto_msgTypes[0].OneofWrappers = []any{
 		(*WalletEvent_TransferRecorded)(nil),
+		(*WalletEvent_PlayerLimitsChanged)(nil),
 	}
+	file_chemmy_events_v1_wallet_events_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_wallet_events_proto_rawDesc), len(file_chemmy_events_v1_wallet_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

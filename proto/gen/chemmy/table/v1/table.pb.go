@@ -149,6 +149,12 @@ const (
 	ErrorReason_ERROR_REASON_NOT_REVEALING ErrorReason = 48
 	// The player committed no seed to this shoe.
 	ErrorReason_ERROR_REASON_SEED_NOT_COMMITTED ErrorReason = 49
+	// CreateTable's currency_code is neither an active ISO 4217 code nor one
+	// the wallet's deployment configured (wallet-svc -currencies).
+	ErrorReason_ERROR_REASON_CURRENCY_UNKNOWN ErrorReason = 50
+	// AnswerRealityCheck: no reality check of that number was sent to the
+	// player in his current session, or it was answered already.
+	ErrorReason_ERROR_REASON_NO_REALITY_CHECK ErrorReason = 51
 )
 
 // Enum value maps for ErrorReason.
@@ -204,6 +210,8 @@ var (
 		47: "ERROR_REASON_SEED_MISMATCH",
 		48: "ERROR_REASON_NOT_REVEALING",
 		49: "ERROR_REASON_SEED_NOT_COMMITTED",
+		50: "ERROR_REASON_CURRENCY_UNKNOWN",
+		51: "ERROR_REASON_NO_REALITY_CHECK",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":              0,
@@ -256,6 +264,8 @@ var (
 		"ERROR_REASON_SEED_MISMATCH":            47,
 		"ERROR_REASON_NOT_REVEALING":            48,
 		"ERROR_REASON_SEED_NOT_COMMITTED":       49,
+		"ERROR_REASON_CURRENCY_UNKNOWN":         50,
+		"ERROR_REASON_NO_REALITY_CHECK":         51,
 	}
 )
 
@@ -2174,7 +2184,12 @@ type Coup struct {
 	PlayerCards        []*v1.Card `protobuf:"bytes,10,rep,name=player_cards,json=playerCards,proto3" json:"player_cards,omitempty"`
 	BankerCards        []*v1.Card `protobuf:"bytes,11,rep,name=banker_cards,json=bankerCards,proto3" json:"banker_cards,omitempty"`
 	// Hand totals, 0..9 (HAND-TOTAL), of the cards dealt so far; 0 for a
-	// hand with a card this viewer may not see.
+	// hand with a card this viewer may not see. A total of 0 (baccarat) is
+	// present in JSON: the gateway's HTTP/JSON side writes every field of a
+	// message it sends, zero values included (protojson
+	// EmitDefaultValues; a gRPC client decodes 0 whether it was sent or
+	// not). The fields keep implicit presence: making them optional would
+	// change their Go type for every client of the generated code.
 	PlayerTotal int32 `protobuf:"varint,12,opt,name=player_total,json=playerTotal,proto3" json:"player_total,omitempty"`
 	BankerTotal int32 `protobuf:"varint,13,opt,name=banker_total,json=bankerTotal,proto3" json:"banker_total,omitempty"`
 	// During a decision: whose hand and who decides.
@@ -2597,9 +2612,17 @@ type Table struct {
 	// chip code as wallet-svc knows it), fixed at creation. Empty for a
 	// table opened before tables had currencies: it plays in the wallet's
 	// default currency.
-	CurrencyCode  string `protobuf:"bytes,31,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CurrencyCode string `protobuf:"bytes,31,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// The exponent of currency_code (chemmy.wallet.v1.Currency.exponent):
+	// every amount of the table is in units of 10^-currency_exponent of it,
+	// so 35950 at an EUR table (exponent 2) is 359.50 EUR, at a JPY table
+	// (0) 35950 JPY, at a KWD table (3) 35.950 KWD. ISO 4217's minor unit,
+	// or the one configured for a non-ISO code (wallet-svc -currencies).
+	// Explicit presence, so that 0 (JPY) shows in JSON; unset only for a
+	// table opened before exponents, in a code that is not ISO 4217's.
+	CurrencyExponent *int32 `protobuf:"varint,32,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -2849,6 +2872,13 @@ func (x *Table) GetCurrencyCode() string {
 	return ""
 }
 
+func (x *Table) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
 // ShoeEntropy is the state of a table's current shoe's player seeds (see
 // "Player seeds" on TableService). The same for every viewer: whose
 // commitments and seeds, never a seed.
@@ -3037,8 +3067,12 @@ type CreateTableRequest struct {
 	// currency (wallet-svc -currency). Every hold, settlement and fee of
 	// the table moves the players' accounts in it ("player:<id>@<CUR>";
 	// "player:<id>" for the default currency) and, at punto banco, the
-	// house float house:bank in it (funded with WalletService.Deposit). A
-	// code the wallet refuses: INVALID_ARGUMENT INVALID_ARGUMENT.
+	// house float house:bank in it (funded with WalletService.Deposit). The
+	// wallet accepts the active ISO 4217 codes and the codes its
+	// deployment configured (wallet-svc -currencies, with their exponent;
+	// chemmy.wallet.v1.WalletService.GetCurrency); any other code:
+	// INVALID_ARGUMENT CURRENCY_UNKNOWN. The table keeps the currency's
+	// exponent (Table.currency_exponent).
 	CurrencyCode  string `protobuf:"bytes,8,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -6323,6 +6357,132 @@ func (x *GetOddsResponse) GetEquilibrium() *Equilibrium {
 	return nil
 }
 
+// AnswerRealityCheckRequest is a player's answer to a reality check.
+type AnswerRealityCheckRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required; up to 128 bytes (idempotency key).
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	TableId   string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	PlayerId  string `protobuf:"bytes,3,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The check answered: chemmy.events.v1.RealityCheck.check_number.
+	CheckNumber int64 `protobuf:"varint,4,opt,name=check_number,json=checkNumber,proto3" json:"check_number,omitempty"`
+	// CONTINUE or STOP.
+	Answer        v11.RealityCheckAnswer `protobuf:"varint,5,opt,name=answer,proto3,enum=chemmy.events.v1.RealityCheckAnswer" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerRealityCheckRequest) Reset() {
+	*x = AnswerRealityCheckRequest{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerRealityCheckRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerRealityCheckRequest) ProtoMessage() {}
+
+func (x *AnswerRealityCheckRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerRealityCheckRequest.ProtoReflect.Descriptor instead.
+func (*AnswerRealityCheckRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *AnswerRealityCheckRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *AnswerRealityCheckRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *AnswerRealityCheckRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *AnswerRealityCheckRequest) GetCheckNumber() int64 {
+	if x != nil {
+		return x.CheckNumber
+	}
+	return 0
+}
+
+func (x *AnswerRealityCheckRequest) GetAnswer() v11.RealityCheckAnswer {
+	if x != nil {
+		return x.Answer
+	}
+	return v11.RealityCheckAnswer(0)
+}
+
+// AnswerRealityCheckResponse holds the table after the answer (without
+// him, when he stopped between coups).
+type AnswerRealityCheckResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         *Table                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerRealityCheckResponse) Reset() {
+	*x = AnswerRealityCheckResponse{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerRealityCheckResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerRealityCheckResponse) ProtoMessage() {}
+
+func (x *AnswerRealityCheckResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerRealityCheckResponse.ProtoReflect.Descriptor instead.
+func (*AnswerRealityCheckResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *AnswerRealityCheckResponse) GetTable() *Table {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
 // BidBankRequest bids for the bank in an auction.
 type BidBankRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -6337,7 +6497,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6349,7 +6509,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6362,7 +6522,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -6403,7 +6563,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6415,7 +6575,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6428,7 +6588,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -6453,7 +6613,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6465,7 +6625,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6478,7 +6638,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -6519,7 +6679,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6531,7 +6691,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6544,7 +6704,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -6569,14 +6729,26 @@ type RoundPlayer struct {
 	// loss; commission included; a bank auction's fee or a seat fee is
 	// charged outside any round and is not in it); 0 until settled and in a
 	// voided round.
-	Net           int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
+	Net int64 `protobuf:"varint,4,opt,name=net,proto3" json:"net,omitempty"`
+	// His wallet balance in the round's currency before and after the
+	// round's settlement, minor units: before its first transfer that
+	// moved his account and after its last (his balance, the money he has
+	// held for the round included; what the wallet answered when it
+	// settled). Unset when the settlement moved none of his money (a
+	// stand-off, a voided round, a round settled before these fields) and,
+	// in seamless wallet mode, where the player's money is in the
+	// operator's wallet and the round's account is only its mirror (see
+	// the wallet's GetOperatorReport for what the operator answered).
+	// Explicit presence: a balance of 0 shows in JSON.
+	BalanceBefore *int64 `protobuf:"varint,5,opt,name=balance_before,json=balanceBefore,proto3,oneof" json:"balance_before,omitempty"`
+	BalanceAfter  *int64 `protobuf:"varint,6,opt,name=balance_after,json=balanceAfter,proto3,oneof" json:"balance_after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RoundPlayer) Reset() {
 	*x = RoundPlayer{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6588,7 +6760,7 @@ func (x *RoundPlayer) String() string {
 func (*RoundPlayer) ProtoMessage() {}
 
 func (x *RoundPlayer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6601,7 +6773,7 @@ func (x *RoundPlayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundPlayer.ProtoReflect.Descriptor instead.
 func (*RoundPlayer) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RoundPlayer) GetPlayerId() string {
@@ -6628,6 +6800,20 @@ func (x *RoundPlayer) GetStake() int64 {
 func (x *RoundPlayer) GetNet() int64 {
 	if x != nil {
 		return x.Net
+	}
+	return 0
+}
+
+func (x *RoundPlayer) GetBalanceBefore() int64 {
+	if x != nil && x.BalanceBefore != nil {
+		return *x.BalanceBefore
+	}
+	return 0
+}
+
+func (x *RoundPlayer) GetBalanceAfter() int64 {
+	if x != nil && x.BalanceAfter != nil {
+		return *x.BalanceAfter
 	}
 	return 0
 }
@@ -6659,7 +6845,7 @@ type RoundTransfer struct {
 
 func (x *RoundTransfer) Reset() {
 	*x = RoundTransfer{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6671,7 +6857,7 @@ func (x *RoundTransfer) String() string {
 func (*RoundTransfer) ProtoMessage() {}
 
 func (x *RoundTransfer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6684,7 +6870,7 @@ func (x *RoundTransfer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundTransfer.ProtoReflect.Descriptor instead.
 func (*RoundTransfer) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RoundTransfer) GetTransferId() string {
@@ -6789,14 +6975,19 @@ type Round struct {
 	// the stakes paid; commission excluded); 0 until settled.
 	BankNet int64 `protobuf:"varint,10,opt,name=bank_net,json=bankNet,proto3" json:"bank_net,omitempty"`
 	// The house's commission, minor units; 0 until settled.
-	Commission    int64 `protobuf:"varint,11,opt,name=commission,proto3" json:"commission,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Commission int64 `protobuf:"varint,11,opt,name=commission,proto3" json:"commission,omitempty"`
+	// The table's currency and its exponent (Table.currency_code,
+	// Table.currency_exponent): the unit of every amount of the round,
+	// its players', transfers' and events'.
+	CurrencyCode     string `protobuf:"bytes,12,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32 `protobuf:"varint,13,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Round) Reset() {
 	*x = Round{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6808,7 +6999,7 @@ func (x *Round) String() string {
 func (*Round) ProtoMessage() {}
 
 func (x *Round) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6821,7 +7012,7 @@ func (x *Round) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Round.ProtoReflect.Descriptor instead.
 func (*Round) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *Round) GetCoupId() string {
@@ -6901,6 +7092,20 @@ func (x *Round) GetCommission() int64 {
 	return 0
 }
 
+func (x *Round) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *Round) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
 // ListRoundsRequest pages through rounds, newest first.
 type ListRoundsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -6923,7 +7128,7 @@ type ListRoundsRequest struct {
 
 func (x *ListRoundsRequest) Reset() {
 	*x = ListRoundsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6935,7 +7140,7 @@ func (x *ListRoundsRequest) String() string {
 func (*ListRoundsRequest) ProtoMessage() {}
 
 func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6948,7 +7153,7 @@ func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsRequest.ProtoReflect.Descriptor instead.
 func (*ListRoundsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListRoundsRequest) GetPlayerId() string {
@@ -7008,7 +7213,7 @@ type ListRoundsResponse struct {
 
 func (x *ListRoundsResponse) Reset() {
 	*x = ListRoundsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7020,7 +7225,7 @@ func (x *ListRoundsResponse) String() string {
 func (*ListRoundsResponse) ProtoMessage() {}
 
 func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7033,7 +7238,7 @@ func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsResponse.ProtoReflect.Descriptor instead.
 func (*ListRoundsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListRoundsResponse) GetRounds() []*Round {
@@ -7068,7 +7273,7 @@ type GetRoundRequest struct {
 
 func (x *GetRoundRequest) Reset() {
 	*x = GetRoundRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7080,7 +7285,7 @@ func (x *GetRoundRequest) String() string {
 func (*GetRoundRequest) ProtoMessage() {}
 
 func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7093,7 +7298,7 @@ func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundRequest.ProtoReflect.Descriptor instead.
 func (*GetRoundRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetRoundRequest) GetTableId() string {
@@ -7128,7 +7333,7 @@ type GetRoundResponse struct {
 
 func (x *GetRoundResponse) Reset() {
 	*x = GetRoundResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7140,7 +7345,7 @@ func (x *GetRoundResponse) String() string {
 func (*GetRoundResponse) ProtoMessage() {}
 
 func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7153,7 +7358,7 @@ func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundResponse.ProtoReflect.Descriptor instead.
 func (*GetRoundResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{69}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetRoundResponse) GetRound() *Round {
@@ -7193,7 +7398,7 @@ type CommitSeedRequest struct {
 
 func (x *CommitSeedRequest) Reset() {
 	*x = CommitSeedRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7205,7 +7410,7 @@ func (x *CommitSeedRequest) String() string {
 func (*CommitSeedRequest) ProtoMessage() {}
 
 func (x *CommitSeedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7218,7 +7423,7 @@ func (x *CommitSeedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitSeedRequest.ProtoReflect.Descriptor instead.
 func (*CommitSeedRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{70}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *CommitSeedRequest) GetRequestId() string {
@@ -7259,7 +7464,7 @@ type CommitSeedResponse struct {
 
 func (x *CommitSeedResponse) Reset() {
 	*x = CommitSeedResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7271,7 +7476,7 @@ func (x *CommitSeedResponse) String() string {
 func (*CommitSeedResponse) ProtoMessage() {}
 
 func (x *CommitSeedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7284,7 +7489,7 @@ func (x *CommitSeedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitSeedResponse.ProtoReflect.Descriptor instead.
 func (*CommitSeedResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{71}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CommitSeedResponse) GetTable() *Table {
@@ -7309,7 +7514,7 @@ type RevealSeedRequest struct {
 
 func (x *RevealSeedRequest) Reset() {
 	*x = RevealSeedRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7321,7 +7526,7 @@ func (x *RevealSeedRequest) String() string {
 func (*RevealSeedRequest) ProtoMessage() {}
 
 func (x *RevealSeedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7334,7 +7539,7 @@ func (x *RevealSeedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealSeedRequest.ProtoReflect.Descriptor instead.
 func (*RevealSeedRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{72}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *RevealSeedRequest) GetRequestId() string {
@@ -7376,7 +7581,7 @@ type RevealSeedResponse struct {
 
 func (x *RevealSeedResponse) Reset() {
 	*x = RevealSeedResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7388,7 +7593,7 @@ func (x *RevealSeedResponse) String() string {
 func (*RevealSeedResponse) ProtoMessage() {}
 
 func (x *RevealSeedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7401,7 +7606,7 @@ func (x *RevealSeedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealSeedResponse.ProtoReflect.Descriptor instead.
 func (*RevealSeedResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{73}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RevealSeedResponse) GetTable() *Table {
@@ -7567,7 +7772,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xc6\v\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\x8e\f\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -7604,7 +7809,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x14right_hand_player_id\x18\x1c \x01(\tR\x11rightHandPlayerId\x12-\n" +
 	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
 	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\x12#\n" +
-	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\"\xa1\x04\n" +
+	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponent\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
 	"commitment\x18\x01 \x01(\fR\n" +
@@ -7878,7 +8085,16 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x05deals\x18\x03 \x01(\tR\x05deals\x128\n" +
 	"\boutcomes\x18\x04 \x03(\v2\x1c.chemmy.table.v1.OutcomeOddsR\boutcomes\x12,\n" +
 	"\x04bets\x18\x05 \x03(\v2\x18.chemmy.table.v1.BetOddsR\x04bets\x12>\n" +
-	"\vequilibrium\x18\x06 \x01(\v2\x1c.chemmy.table.v1.EquilibriumR\vequilibrium\"\x7f\n" +
+	"\vequilibrium\x18\x06 \x01(\v2\x1c.chemmy.table.v1.EquilibriumR\vequilibrium\"\xd3\x01\n" +
+	"\x19AnswerRealityCheckRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
+	"\btable_id\x18\x02 \x01(\tR\atableId\x12\x1b\n" +
+	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12!\n" +
+	"\fcheck_number\x18\x04 \x01(\x03R\vcheckNumber\x12<\n" +
+	"\x06answer\x18\x05 \x01(\x0e2$.chemmy.events.v1.RealityCheckAnswerR\x06answer\"J\n" +
+	"\x1aAnswerRealityCheckResponse\x12,\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x7f\n" +
 	"\x0eBidBankRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x19\n" +
@@ -7894,12 +8110,16 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x14\n" +
 	"\x05raise\x18\x04 \x01(\bR\x05raise\"A\n" +
 	"\x11RaiseBankResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"j\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\xe5\x01\n" +
 	"\vRoundPlayer\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x16\n" +
 	"\x06banker\x18\x02 \x01(\bR\x06banker\x12\x14\n" +
 	"\x05stake\x18\x03 \x01(\x03R\x05stake\x12\x10\n" +
-	"\x03net\x18\x04 \x01(\x03R\x03net\"\xbf\x03\n" +
+	"\x03net\x18\x04 \x01(\x03R\x03net\x12*\n" +
+	"\x0ebalance_before\x18\x05 \x01(\x03H\x00R\rbalanceBefore\x88\x01\x01\x12(\n" +
+	"\rbalance_after\x18\x06 \x01(\x03H\x01R\fbalanceAfter\x88\x01\x01B\x11\n" +
+	"\x0f_balance_beforeB\x10\n" +
+	"\x0e_balance_after\"\xbf\x03\n" +
 	"\rRoundTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12\x1a\n" +
@@ -7913,7 +8133,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13debit_balance_after\x18\t \x01(\x03R\x11debitBalanceAfter\x122\n" +
 	"\x15credit_balance_before\x18\n" +
 	" \x01(\x03R\x13creditBalanceBefore\x120\n" +
-	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xd3\x03\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xc0\x04\n" +
 	"\x05Round\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x122\n" +
@@ -7929,7 +8149,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	" \x01(\x03R\abankNet\x12\x1e\n" +
 	"\n" +
 	"commission\x18\v \x01(\x03R\n" +
-	"commission\"\xf9\x01\n" +
+	"commission\x12#\n" +
+	"\rcurrency_code\x18\f \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\r \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponent\"\xf9\x01\n" +
 	"\x11ListRoundsRequest\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x129\n" +
@@ -7967,7 +8190,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x12\n" +
 	"\x04seed\x18\x04 \x01(\tR\x04seed\"B\n" +
 	"\x12RevealSeedResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xcc\r\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\x92\x0e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -8019,7 +8242,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"#ERROR_REASON_SEED_ALREADY_COMMITTED\x10.\x12\x1e\n" +
 	"\x1aERROR_REASON_SEED_MISMATCH\x10/\x12\x1e\n" +
 	"\x1aERROR_REASON_NOT_REVEALING\x100\x12#\n" +
-	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101*n\n" +
+	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101\x12!\n" +
+	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x102\x12!\n" +
+	"\x1dERROR_REASON_NO_REALITY_CHECK\x103*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +
@@ -8101,7 +8326,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x17ROUND_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ROUND_STATE_IN_PLAY\x10\x01\x12\x17\n" +
 	"\x13ROUND_STATE_SETTLED\x10\x02\x12\x16\n" +
-	"\x12ROUND_STATE_VOIDED\x10\x032\xb3\x11\n" +
+	"\x12ROUND_STATE_VOIDED\x10\x032\xa2\x12\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +
@@ -8126,7 +8351,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tGetAdvice\x12!.chemmy.table.v1.GetAdviceRequest\x1a\".chemmy.table.v1.GetAdviceResponse\x12L\n" +
 	"\aGetOdds\x12\x1f.chemmy.table.v1.GetOddsRequest\x1a .chemmy.table.v1.GetOddsResponse\x12U\n" +
 	"\n" +
-	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12O\n" +
+	"LeaveTable\x12\".chemmy.table.v1.LeaveTableRequest\x1a#.chemmy.table.v1.LeaveTableResponse\x12m\n" +
+	"\x12AnswerRealityCheck\x12*.chemmy.table.v1.AnswerRealityCheckRequest\x1a+.chemmy.table.v1.AnswerRealityCheckResponse\x12O\n" +
 	"\bVoidCoup\x12 .chemmy.table.v1.VoidCoupRequest\x1a!.chemmy.table.v1.VoidCoupResponse\x12U\n" +
 	"\n" +
 	"CloseTable\x12\".chemmy.table.v1.CloseTableRequest\x1a#.chemmy.table.v1.CloseTableResponse\x12O\n" +
@@ -8153,100 +8379,103 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 74)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
-	(ErrorReason)(0),              // 0: chemmy.table.v1.ErrorReason
-	(BettingDirection)(0),         // 1: chemmy.table.v1.BettingDirection
-	(FirstBanker)(0),              // 2: chemmy.table.v1.FirstBanker
-	(PassMode)(0),                 // 3: chemmy.table.v1.PassMode
-	(CommissionRounding)(0),       // 4: chemmy.table.v1.CommissionRounding
-	(TableState)(0),               // 5: chemmy.table.v1.TableState
-	(BanqueSide)(0),               // 6: chemmy.table.v1.BanqueSide
-	(BetSpot)(0),                  // 7: chemmy.table.v1.BetSpot
-	(Hand)(0),                     // 8: chemmy.table.v1.Hand
-	(Outcome)(0),                  // 9: chemmy.table.v1.Outcome
-	(DrawChoice)(0),               // 10: chemmy.table.v1.DrawChoice
-	(Variant)(0),                  // 11: chemmy.table.v1.Variant
-	(RoadWinner)(0),               // 12: chemmy.table.v1.RoadWinner
-	(RoundState)(0),               // 13: chemmy.table.v1.RoundState
-	(*HouseRules)(nil),            // 14: chemmy.table.v1.HouseRules
-	(*PuntoBancoRules)(nil),       // 15: chemmy.table.v1.PuntoBancoRules
-	(*OldBaccaratRules)(nil),      // 16: chemmy.table.v1.OldBaccaratRules
-	(*Seat)(nil),                  // 17: chemmy.table.v1.Seat
-	(*BanqueRules)(nil),           // 18: chemmy.table.v1.BanqueRules
-	(*Bet)(nil),                   // 19: chemmy.table.v1.Bet
-	(*Coup)(nil),                  // 20: chemmy.table.v1.Coup
-	(*CoupHand)(nil),              // 21: chemmy.table.v1.CoupHand
-	(*Table)(nil),                 // 22: chemmy.table.v1.Table
-	(*ShoeEntropy)(nil),           // 23: chemmy.table.v1.ShoeEntropy
-	(*CreateTableRequest)(nil),    // 24: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),   // 25: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),       // 26: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),      // 27: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),     // 28: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),    // 29: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),      // 30: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),     // 31: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),     // 32: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),    // 33: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),    // 34: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),   // 35: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),       // 36: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),      // 37: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),     // 38: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),    // 39: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),      // 40: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),     // 41: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),     // 42: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),    // 43: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),       // 44: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),      // 45: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),     // 46: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),    // 47: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),     // 48: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),    // 49: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),       // 50: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),      // 51: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),    // 52: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),   // 53: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),     // 54: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),    // 55: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),      // 56: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),     // 57: chemmy.table.v1.GetAdviceResponse
-	(*MoveTopCardsRequest)(nil),   // 58: chemmy.table.v1.MoveTopCardsRequest
-	(*MoveTopCardsResponse)(nil),  // 59: chemmy.table.v1.MoveTopCardsResponse
-	(*GetRoadsRequest)(nil),       // 60: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),      // 61: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                 // 62: chemmy.table.v1.Roads
-	(*RoadBead)(nil),              // 63: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),              // 64: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),              // 65: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),       // 66: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),        // 67: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),           // 68: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),               // 69: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),            // 70: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),           // 71: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),       // 72: chemmy.table.v1.GetOddsResponse
-	(*BidBankRequest)(nil),        // 73: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),       // 74: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),      // 75: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),     // 76: chemmy.table.v1.RaiseBankResponse
-	(*RoundPlayer)(nil),           // 77: chemmy.table.v1.RoundPlayer
-	(*RoundTransfer)(nil),         // 78: chemmy.table.v1.RoundTransfer
-	(*Round)(nil),                 // 79: chemmy.table.v1.Round
-	(*ListRoundsRequest)(nil),     // 80: chemmy.table.v1.ListRoundsRequest
-	(*ListRoundsResponse)(nil),    // 81: chemmy.table.v1.ListRoundsResponse
-	(*GetRoundRequest)(nil),       // 82: chemmy.table.v1.GetRoundRequest
-	(*GetRoundResponse)(nil),      // 83: chemmy.table.v1.GetRoundResponse
-	(*CommitSeedRequest)(nil),     // 84: chemmy.table.v1.CommitSeedRequest
-	(*CommitSeedResponse)(nil),    // 85: chemmy.table.v1.CommitSeedResponse
-	(*RevealSeedRequest)(nil),     // 86: chemmy.table.v1.RevealSeedRequest
-	(*RevealSeedResponse)(nil),    // 87: chemmy.table.v1.RevealSeedResponse
-	(*v1.Card)(nil),               // 88: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil), // 89: google.protobuf.Timestamp
-	(*v11.SeedCommitment)(nil),    // 90: chemmy.events.v1.SeedCommitment
-	(*v11.TableEvent)(nil),        // 91: chemmy.events.v1.TableEvent
+	(ErrorReason)(0),                   // 0: chemmy.table.v1.ErrorReason
+	(BettingDirection)(0),              // 1: chemmy.table.v1.BettingDirection
+	(FirstBanker)(0),                   // 2: chemmy.table.v1.FirstBanker
+	(PassMode)(0),                      // 3: chemmy.table.v1.PassMode
+	(CommissionRounding)(0),            // 4: chemmy.table.v1.CommissionRounding
+	(TableState)(0),                    // 5: chemmy.table.v1.TableState
+	(BanqueSide)(0),                    // 6: chemmy.table.v1.BanqueSide
+	(BetSpot)(0),                       // 7: chemmy.table.v1.BetSpot
+	(Hand)(0),                          // 8: chemmy.table.v1.Hand
+	(Outcome)(0),                       // 9: chemmy.table.v1.Outcome
+	(DrawChoice)(0),                    // 10: chemmy.table.v1.DrawChoice
+	(Variant)(0),                       // 11: chemmy.table.v1.Variant
+	(RoadWinner)(0),                    // 12: chemmy.table.v1.RoadWinner
+	(RoundState)(0),                    // 13: chemmy.table.v1.RoundState
+	(*HouseRules)(nil),                 // 14: chemmy.table.v1.HouseRules
+	(*PuntoBancoRules)(nil),            // 15: chemmy.table.v1.PuntoBancoRules
+	(*OldBaccaratRules)(nil),           // 16: chemmy.table.v1.OldBaccaratRules
+	(*Seat)(nil),                       // 17: chemmy.table.v1.Seat
+	(*BanqueRules)(nil),                // 18: chemmy.table.v1.BanqueRules
+	(*Bet)(nil),                        // 19: chemmy.table.v1.Bet
+	(*Coup)(nil),                       // 20: chemmy.table.v1.Coup
+	(*CoupHand)(nil),                   // 21: chemmy.table.v1.CoupHand
+	(*Table)(nil),                      // 22: chemmy.table.v1.Table
+	(*ShoeEntropy)(nil),                // 23: chemmy.table.v1.ShoeEntropy
+	(*CreateTableRequest)(nil),         // 24: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),        // 25: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),            // 26: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),           // 27: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),          // 28: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),         // 29: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),           // 30: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),          // 31: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),          // 32: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),         // 33: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),         // 34: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),        // 35: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),            // 36: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),           // 37: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),          // 38: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),         // 39: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),           // 40: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),          // 41: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),          // 42: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),         // 43: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),            // 44: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),           // 45: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),          // 46: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),         // 47: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),          // 48: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),         // 49: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),            // 50: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),           // 51: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),         // 52: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),        // 53: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),          // 54: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),         // 55: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),           // 56: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),          // 57: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),        // 58: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),       // 59: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),            // 60: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),           // 61: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                      // 62: chemmy.table.v1.Roads
+	(*RoadBead)(nil),                   // 63: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),                   // 64: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),                   // 65: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),            // 66: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),             // 67: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),                // 68: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),                    // 69: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),                 // 70: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),                // 71: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),            // 72: chemmy.table.v1.GetOddsResponse
+	(*AnswerRealityCheckRequest)(nil),  // 73: chemmy.table.v1.AnswerRealityCheckRequest
+	(*AnswerRealityCheckResponse)(nil), // 74: chemmy.table.v1.AnswerRealityCheckResponse
+	(*BidBankRequest)(nil),             // 75: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),            // 76: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),           // 77: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),          // 78: chemmy.table.v1.RaiseBankResponse
+	(*RoundPlayer)(nil),                // 79: chemmy.table.v1.RoundPlayer
+	(*RoundTransfer)(nil),              // 80: chemmy.table.v1.RoundTransfer
+	(*Round)(nil),                      // 81: chemmy.table.v1.Round
+	(*ListRoundsRequest)(nil),          // 82: chemmy.table.v1.ListRoundsRequest
+	(*ListRoundsResponse)(nil),         // 83: chemmy.table.v1.ListRoundsResponse
+	(*GetRoundRequest)(nil),            // 84: chemmy.table.v1.GetRoundRequest
+	(*GetRoundResponse)(nil),           // 85: chemmy.table.v1.GetRoundResponse
+	(*CommitSeedRequest)(nil),          // 86: chemmy.table.v1.CommitSeedRequest
+	(*CommitSeedResponse)(nil),         // 87: chemmy.table.v1.CommitSeedResponse
+	(*RevealSeedRequest)(nil),          // 88: chemmy.table.v1.RevealSeedRequest
+	(*RevealSeedResponse)(nil),         // 89: chemmy.table.v1.RevealSeedResponse
+	(*v1.Card)(nil),                    // 90: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil),      // 91: google.protobuf.Timestamp
+	(*v11.SeedCommitment)(nil),         // 92: chemmy.events.v1.SeedCommitment
+	(*v11.TableEvent)(nil),             // 93: chemmy.events.v1.TableEvent
+	(v11.RealityCheckAnswer)(0),        // 94: chemmy.events.v1.RealityCheckAnswer
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -8259,31 +8488,31 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
 	19,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	88,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	88,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	90,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	90,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	89,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	91,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	21,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	88,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	90,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	14,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	17,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	20,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	20,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	89,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	89,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	91,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	91,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	15,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
 	62,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
 	16,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
 	18,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
 	23,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
-	90,  // 32: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
-	89,  // 33: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
-	89,  // 34: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
+	92,  // 32: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
+	91,  // 33: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
+	91,  // 34: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
 	14,  // 35: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
 	11,  // 36: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
 	15,  // 37: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
@@ -8311,7 +8540,7 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	22,  // 59: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
 	22,  // 60: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
 	22,  // 61: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	91,  // 62: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	93,  // 62: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
 	8,   // 63: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
 	10,  // 64: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
 	22,  // 65: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
@@ -8331,79 +8560,83 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	68,  // 79: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
 	69,  // 80: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
 	71,  // 81: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	22,  // 82: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 83: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 84: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
-	89,  // 85: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
-	89,  // 86: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
-	13,  // 87: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
-	9,   // 88: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
-	77,  // 89: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
-	89,  // 90: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
-	89,  // 91: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
-	79,  // 92: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
-	79,  // 93: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
-	91,  // 94: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
-	78,  // 95: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
-	22,  // 96: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 97: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
-	24,  // 98: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	26,  // 99: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	28,  // 100: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	30,  // 101: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	32,  // 102: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	34,  // 103: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	36,  // 104: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	38,  // 105: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	40,  // 106: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	42,  // 107: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	44,  // 108: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	75,  // 109: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	73,  // 110: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	52,  // 111: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	54,  // 112: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	56,  // 113: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	67,  // 114: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	46,  // 115: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	50,  // 116: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	48,  // 117: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	60,  // 118: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	58,  // 119: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	80,  // 120: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
-	82,  // 121: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
-	84,  // 122: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
-	86,  // 123: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
-	25,  // 124: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	27,  // 125: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	29,  // 126: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	31,  // 127: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	33,  // 128: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	35,  // 129: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	37,  // 130: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	39,  // 131: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	41,  // 132: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	43,  // 133: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	45,  // 134: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	76,  // 135: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	74,  // 136: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	53,  // 137: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	55,  // 138: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	57,  // 139: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	72,  // 140: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	47,  // 141: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	51,  // 142: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49,  // 143: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	61,  // 144: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	59,  // 145: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	81,  // 146: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
-	83,  // 147: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
-	85,  // 148: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
-	87,  // 149: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
-	124, // [124:150] is the sub-list for method output_type
-	98,  // [98:124] is the sub-list for method input_type
-	98,  // [98:98] is the sub-list for extension type_name
-	98,  // [98:98] is the sub-list for extension extendee
-	0,   // [0:98] is the sub-list for field type_name
+	94,  // 82: chemmy.table.v1.AnswerRealityCheckRequest.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
+	22,  // 83: chemmy.table.v1.AnswerRealityCheckResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 84: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 85: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 86: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
+	91,  // 87: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 88: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	13,  // 89: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
+	9,   // 90: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
+	79,  // 91: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
+	91,  // 92: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 93: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	81,  // 94: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	81,  // 95: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	93,  // 96: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	80,  // 97: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
+	22,  // 98: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 99: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
+	24,  // 100: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	26,  // 101: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	28,  // 102: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	30,  // 103: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	32,  // 104: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	34,  // 105: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	36,  // 106: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	38,  // 107: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	40,  // 108: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	42,  // 109: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	44,  // 110: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	77,  // 111: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	75,  // 112: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	52,  // 113: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	54,  // 114: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	56,  // 115: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	67,  // 116: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	46,  // 117: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	73,  // 118: chemmy.table.v1.TableService.AnswerRealityCheck:input_type -> chemmy.table.v1.AnswerRealityCheckRequest
+	50,  // 119: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	48,  // 120: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	60,  // 121: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	58,  // 122: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	82,  // 123: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	84,  // 124: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	86,  // 125: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
+	88,  // 126: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
+	25,  // 127: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	27,  // 128: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	29,  // 129: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	31,  // 130: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	33,  // 131: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	35,  // 132: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	37,  // 133: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	39,  // 134: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	41,  // 135: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	43,  // 136: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	45,  // 137: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	78,  // 138: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	76,  // 139: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	53,  // 140: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	55,  // 141: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	57,  // 142: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	72,  // 143: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	47,  // 144: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	74,  // 145: chemmy.table.v1.TableService.AnswerRealityCheck:output_type -> chemmy.table.v1.AnswerRealityCheckResponse
+	51,  // 146: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49,  // 147: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	61,  // 148: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	59,  // 149: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	83,  // 150: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	85,  // 151: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	87,  // 152: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
+	89,  // 153: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
+	127, // [127:154] is the sub-list for method output_type
+	100, // [100:127] is the sub-list for method input_type
+	100, // [100:100] is the sub-list for extension type_name
+	100, // [100:100] is the sub-list for extension extendee
+	0,   // [0:100] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -8414,17 +8647,20 @@ func file_chemmy_table_v1_table_proto_init() {
 	file_chemmy_table_v1_table_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[8].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[41].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
+	file_chemmy_table_v1_table_proto_msgTypes[65].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[67].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   74,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,32 +19,33 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TableService_CreateTable_FullMethodName  = "/chemmy.table.v1.TableService/CreateTable"
-	TableService_GetTable_FullMethodName     = "/chemmy.table.v1.TableService/GetTable"
-	TableService_ListTables_FullMethodName   = "/chemmy.table.v1.TableService/ListTables"
-	TableService_JoinTable_FullMethodName    = "/chemmy.table.v1.TableService/JoinTable"
-	TableService_AcceptBank_FullMethodName   = "/chemmy.table.v1.TableService/AcceptBank"
-	TableService_DeclineBank_FullMethodName  = "/chemmy.table.v1.TableService/DeclineBank"
-	TableService_PlaceBet_FullMethodName     = "/chemmy.table.v1.TableService/PlaceBet"
-	TableService_DeclineBet_FullMethodName   = "/chemmy.table.v1.TableService/DeclineBet"
-	TableService_CallBanco_FullMethodName    = "/chemmy.table.v1.TableService/CallBanco"
-	TableService_DecideDraw_FullMethodName   = "/chemmy.table.v1.TableService/DecideDraw"
-	TableService_PassBank_FullMethodName     = "/chemmy.table.v1.TableService/PassBank"
-	TableService_RaiseBank_FullMethodName    = "/chemmy.table.v1.TableService/RaiseBank"
-	TableService_BidBank_FullMethodName      = "/chemmy.table.v1.TableService/BidBank"
-	TableService_JoinGallery_FullMethodName  = "/chemmy.table.v1.TableService/JoinGallery"
-	TableService_WatchTable_FullMethodName   = "/chemmy.table.v1.TableService/WatchTable"
-	TableService_GetAdvice_FullMethodName    = "/chemmy.table.v1.TableService/GetAdvice"
-	TableService_GetOdds_FullMethodName      = "/chemmy.table.v1.TableService/GetOdds"
-	TableService_LeaveTable_FullMethodName   = "/chemmy.table.v1.TableService/LeaveTable"
-	TableService_VoidCoup_FullMethodName     = "/chemmy.table.v1.TableService/VoidCoup"
-	TableService_CloseTable_FullMethodName   = "/chemmy.table.v1.TableService/CloseTable"
-	TableService_GetRoads_FullMethodName     = "/chemmy.table.v1.TableService/GetRoads"
-	TableService_MoveTopCards_FullMethodName = "/chemmy.table.v1.TableService/MoveTopCards"
-	TableService_ListRounds_FullMethodName   = "/chemmy.table.v1.TableService/ListRounds"
-	TableService_GetRound_FullMethodName     = "/chemmy.table.v1.TableService/GetRound"
-	TableService_CommitSeed_FullMethodName   = "/chemmy.table.v1.TableService/CommitSeed"
-	TableService_RevealSeed_FullMethodName   = "/chemmy.table.v1.TableService/RevealSeed"
+	TableService_CreateTable_FullMethodName        = "/chemmy.table.v1.TableService/CreateTable"
+	TableService_GetTable_FullMethodName           = "/chemmy.table.v1.TableService/GetTable"
+	TableService_ListTables_FullMethodName         = "/chemmy.table.v1.TableService/ListTables"
+	TableService_JoinTable_FullMethodName          = "/chemmy.table.v1.TableService/JoinTable"
+	TableService_AcceptBank_FullMethodName         = "/chemmy.table.v1.TableService/AcceptBank"
+	TableService_DeclineBank_FullMethodName        = "/chemmy.table.v1.TableService/DeclineBank"
+	TableService_PlaceBet_FullMethodName           = "/chemmy.table.v1.TableService/PlaceBet"
+	TableService_DeclineBet_FullMethodName         = "/chemmy.table.v1.TableService/DeclineBet"
+	TableService_CallBanco_FullMethodName          = "/chemmy.table.v1.TableService/CallBanco"
+	TableService_DecideDraw_FullMethodName         = "/chemmy.table.v1.TableService/DecideDraw"
+	TableService_PassBank_FullMethodName           = "/chemmy.table.v1.TableService/PassBank"
+	TableService_RaiseBank_FullMethodName          = "/chemmy.table.v1.TableService/RaiseBank"
+	TableService_BidBank_FullMethodName            = "/chemmy.table.v1.TableService/BidBank"
+	TableService_JoinGallery_FullMethodName        = "/chemmy.table.v1.TableService/JoinGallery"
+	TableService_WatchTable_FullMethodName         = "/chemmy.table.v1.TableService/WatchTable"
+	TableService_GetAdvice_FullMethodName          = "/chemmy.table.v1.TableService/GetAdvice"
+	TableService_GetOdds_FullMethodName            = "/chemmy.table.v1.TableService/GetOdds"
+	TableService_LeaveTable_FullMethodName         = "/chemmy.table.v1.TableService/LeaveTable"
+	TableService_AnswerRealityCheck_FullMethodName = "/chemmy.table.v1.TableService/AnswerRealityCheck"
+	TableService_VoidCoup_FullMethodName           = "/chemmy.table.v1.TableService/VoidCoup"
+	TableService_CloseTable_FullMethodName         = "/chemmy.table.v1.TableService/CloseTable"
+	TableService_GetRoads_FullMethodName           = "/chemmy.table.v1.TableService/GetRoads"
+	TableService_MoveTopCards_FullMethodName       = "/chemmy.table.v1.TableService/MoveTopCards"
+	TableService_ListRounds_FullMethodName         = "/chemmy.table.v1.TableService/ListRounds"
+	TableService_GetRound_FullMethodName           = "/chemmy.table.v1.TableService/GetRound"
+	TableService_CommitSeed_FullMethodName         = "/chemmy.table.v1.TableService/CommitSeed"
+	TableService_RevealSeed_FullMethodName         = "/chemmy.table.v1.TableService/RevealSeed"
 )
 
 // TableServiceClient is the client API for TableService service.
@@ -251,6 +252,17 @@ type TableServiceClient interface {
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
 	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
 	LeaveTable(ctx context.Context, in *LeaveTableRequest, opts ...grpc.CallOption) (*LeaveTableResponse, error)
+	// AnswerRealityCheck: a seated player answers a reality check he was
+	// sent (chemmy.events.v1.RealityCheck, check_number): continue, or stop.
+	// Stop ends his session at the table: he is stood up at once between
+	// coups, else as soon as the coup he plays in is over (a banker first
+	// gives up his bank as his game allows, as when stood up for
+	// inactivity); a staff_action "stood_up_reality_check" records it. The
+	// answer is a reality_check_answered event, his alone like the check.
+	// Idempotent by request_id. Errors: NOT_SEATED, NO_REALITY_CHECK (no
+	// check of that number was sent in his session, or it was answered),
+	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF.
+	AnswerRealityCheck(ctx context.Context, in *AnswerRealityCheckRequest, opts ...grpc.CallOption) (*AnswerRealityCheckResponse, error)
 	// VoidCoup: the croupier voids the coup in play before its settlement,
 	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
 	// are discarded, the banker keeps the bank and the next coup's betting
@@ -527,6 +539,16 @@ func (c *tableServiceClient) LeaveTable(ctx context.Context, in *LeaveTableReque
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(LeaveTableResponse)
 	err := c.cc.Invoke(ctx, TableService_LeaveTable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tableServiceClient) AnswerRealityCheck(ctx context.Context, in *AnswerRealityCheckRequest, opts ...grpc.CallOption) (*AnswerRealityCheckResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnswerRealityCheckResponse)
+	err := c.cc.Invoke(ctx, TableService_AnswerRealityCheck_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -817,6 +839,17 @@ type TableServiceServer interface {
 	// (CF-PASS). A punter who has bet in the coup being played must wait for
 	// its settlement. Errors: NOT_SEATED, WRONG_STATE (bet at stake).
 	LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error)
+	// AnswerRealityCheck: a seated player answers a reality check he was
+	// sent (chemmy.events.v1.RealityCheck, check_number): continue, or stop.
+	// Stop ends his session at the table: he is stood up at once between
+	// coups, else as soon as the coup he plays in is over (a banker first
+	// gives up his bank as his game allows, as when stood up for
+	// inactivity); a staff_action "stood_up_reality_check" records it. The
+	// answer is a reality_check_answered event, his alone like the check.
+	// Idempotent by request_id. Errors: NOT_SEATED, NO_REALITY_CHECK (no
+	// check of that number was sent in his session, or it was answered),
+	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF.
+	AnswerRealityCheck(context.Context, *AnswerRealityCheckRequest) (*AnswerRealityCheckResponse, error)
 	// VoidCoup: the croupier voids the coup in play before its settlement,
 	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
 	// are discarded, the banker keeps the bank and the next coup's betting
@@ -963,6 +996,9 @@ func (UnimplementedTableServiceServer) GetOdds(context.Context, *GetOddsRequest)
 }
 func (UnimplementedTableServiceServer) LeaveTable(context.Context, *LeaveTableRequest) (*LeaveTableResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LeaveTable not implemented")
+}
+func (UnimplementedTableServiceServer) AnswerRealityCheck(context.Context, *AnswerRealityCheckRequest) (*AnswerRealityCheckResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AnswerRealityCheck not implemented")
 }
 func (UnimplementedTableServiceServer) VoidCoup(context.Context, *VoidCoupRequest) (*VoidCoupResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method VoidCoup not implemented")
@@ -1326,6 +1362,24 @@ func _TableService_LeaveTable_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TableService_AnswerRealityCheck_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnswerRealityCheckRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TableServiceServer).AnswerRealityCheck(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TableService_AnswerRealityCheck_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TableServiceServer).AnswerRealityCheck(ctx, req.(*AnswerRealityCheckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TableService_VoidCoup_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(VoidCoupRequest)
 	if err := dec(in); err != nil {
@@ -1544,6 +1598,10 @@ var TableService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LeaveTable",
 			Handler:    _TableService_LeaveTable_Handler,
+		},
+		{
+			MethodName: "AnswerRealityCheck",
+			Handler:    _TableService_AnswerRealityCheck_Handler,
 		},
 		{
 			MethodName: "VoidCoup",

@@ -95,6 +95,14 @@ const (
 	// Seamless wallet mode: the operator exception was retried or settled
 	// already; ErrorInfo.metadata "state" says which.
 	ErrorReason_ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED ErrorReason = 26
+	// The currency is neither an active ISO 4217 code nor one the wallet's
+	// deployment configured (wallet-svc -currencies): no account, hold or
+	// table may be in it. See GetCurrency.
+	ErrorReason_ERROR_REASON_CURRENCY_UNKNOWN ErrorReason = 27
+	// SetPlayerLimits with override: this wallet's deployment does not let
+	// an operator lift a limit before its cooling-off (wallet-svc
+	// -limits-override is off).
+	ErrorReason_ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED ErrorReason = 28
 )
 
 // Enum value maps for ErrorReason.
@@ -127,6 +135,8 @@ var (
 		24: "ERROR_REASON_REQUEST_CANCELLED",
 		25: "ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND",
 		26: "ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED",
+		27: "ERROR_REASON_CURRENCY_UNKNOWN",
+		28: "ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -156,6 +166,8 @@ var (
 		"ERROR_REASON_REQUEST_CANCELLED":            24,
 		"ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND": 25,
 		"ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED":  26,
+		"ERROR_REASON_CURRENCY_UNKNOWN":             27,
+		"ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED":   28,
 	}
 )
 
@@ -655,9 +667,13 @@ type Account struct {
 	// Sum of the open holds on the account.
 	Held int64 `protobuf:"varint,4,opt,name=held,proto3" json:"held,omitempty"`
 	// balance - held: what new holds and withdrawals may use.
-	Available     int64 `protobuf:"varint,5,opt,name=available,proto3" json:"available,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Available int64 `protobuf:"varint,5,opt,name=available,proto3" json:"available,omitempty"`
+	// The currency's exponent (GetCurrency): amounts are in units of
+	// 10^-currency_exponent of currency_code. Always set (explicit presence,
+	// so that JPY's 0 shows in JSON).
+	CurrencyExponent *int32 `protobuf:"varint,6,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Account) Reset() {
@@ -725,6 +741,180 @@ func (x *Account) GetAvailable() int64 {
 	return 0
 }
 
+func (x *Account) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
+// Currency is a currency the wallet accepts.
+type Currency struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An ISO 4217 code ("EUR") or a configured one ("CHIPS").
+	CurrencyCode string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Its minor unit: amounts are in units of 10^-exponent (EUR 2: 35950 is
+	// 359.50 EUR; JPY 0; KWD 3). ISO 4217's for an ISO code, the
+	// configured one otherwise. Always set (explicit presence: JPY's 0
+	// shows in JSON).
+	Exponent *int32 `protobuf:"varint,2,opt,name=exponent,proto3,oneof" json:"exponent,omitempty"`
+	// True for an ISO 4217 code, false for a configured one.
+	Iso bool `protobuf:"varint,3,opt,name=iso,proto3" json:"iso,omitempty"`
+	// True for the wallet's default currency (wallet-svc -currency).
+	WalletDefault bool `protobuf:"varint,4,opt,name=wallet_default,json=walletDefault,proto3" json:"wallet_default,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Currency) Reset() {
+	*x = Currency{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Currency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Currency) ProtoMessage() {}
+
+func (x *Currency) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Currency.ProtoReflect.Descriptor instead.
+func (*Currency) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Currency) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *Currency) GetExponent() int32 {
+	if x != nil && x.Exponent != nil {
+		return *x.Exponent
+	}
+	return 0
+}
+
+func (x *Currency) GetIso() bool {
+	if x != nil {
+		return x.Iso
+	}
+	return false
+}
+
+func (x *Currency) GetWalletDefault() bool {
+	if x != nil {
+		return x.WalletDefault
+	}
+	return false
+}
+
+// GetCurrencyRequest names a currency.
+type GetCurrencyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Empty: the wallet's default currency.
+	CurrencyCode  string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCurrencyRequest) Reset() {
+	*x = GetCurrencyRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCurrencyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCurrencyRequest) ProtoMessage() {}
+
+func (x *GetCurrencyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCurrencyRequest.ProtoReflect.Descriptor instead.
+func (*GetCurrencyRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetCurrencyRequest) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+// GetCurrencyResponse holds the currency.
+type GetCurrencyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Currency      *Currency              `protobuf:"bytes,1,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCurrencyResponse) Reset() {
+	*x = GetCurrencyResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCurrencyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCurrencyResponse) ProtoMessage() {}
+
+func (x *GetCurrencyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCurrencyResponse.ProtoReflect.Descriptor instead.
+func (*GetCurrencyResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetCurrencyResponse) GetCurrency() *Currency {
+	if x != nil {
+		return x.Currency
+	}
+	return nil
+}
+
 // Hold is a reservation of part of an account's balance.
 type Hold struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -748,7 +938,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[1]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +950,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[1]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +963,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Hold) GetHoldId() string {
@@ -861,13 +1051,20 @@ type Transfer struct {
 	// on the credit side). 0 on transfers recorded before these fields.
 	DebitBalanceAfter  int64 `protobuf:"varint,10,opt,name=debit_balance_after,json=debitBalanceAfter,proto3" json:"debit_balance_after,omitempty"`
 	CreditBalanceAfter int64 `protobuf:"varint,11,opt,name=credit_balance_after,json=creditBalanceAfter,proto3" json:"credit_balance_after,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// currency_code's exponent (Currency.exponent); unset on transfers
+	// recorded before it.
+	CurrencyExponent *int32 `protobuf:"varint,12,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	// Seamless wallet mode: a side of the transfer is a player's account,
+	// which only mirrors what he has at stake (his money is in the
+	// operator's wallet), so its balances are not his wallet balance.
+	Seamless      bool `protobuf:"varint,13,opt,name=seamless,proto3" json:"seamless,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Transfer) Reset() {
 	*x = Transfer{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[2]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1076,7 @@ func (x *Transfer) String() string {
 func (*Transfer) ProtoMessage() {}
 
 func (x *Transfer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[2]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1089,7 @@ func (x *Transfer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transfer.ProtoReflect.Descriptor instead.
 func (*Transfer) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Transfer) GetTransferId() string {
@@ -972,6 +1169,20 @@ func (x *Transfer) GetCreditBalanceAfter() int64 {
 	return 0
 }
 
+func (x *Transfer) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
+func (x *Transfer) GetSeamless() bool {
+	if x != nil {
+		return x.Seamless
+	}
+	return false
+}
+
 // DepositRequest credits a player account.
 type DepositRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -986,7 +1197,7 @@ type DepositRequest struct {
 
 func (x *DepositRequest) Reset() {
 	*x = DepositRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[3]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1209,7 @@ func (x *DepositRequest) String() string {
 func (*DepositRequest) ProtoMessage() {}
 
 func (x *DepositRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[3]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1222,7 @@ func (x *DepositRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositRequest.ProtoReflect.Descriptor instead.
 func (*DepositRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DepositRequest) GetRequestId() string {
@@ -1046,7 +1257,7 @@ type DepositResponse struct {
 
 func (x *DepositResponse) Reset() {
 	*x = DepositResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[4]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1269,7 @@ func (x *DepositResponse) String() string {
 func (*DepositResponse) ProtoMessage() {}
 
 func (x *DepositResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[4]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1282,7 @@ func (x *DepositResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepositResponse.ProtoReflect.Descriptor instead.
 func (*DepositResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DepositResponse) GetAccount() *Account {
@@ -1101,7 +1312,7 @@ type WithdrawRequest struct {
 
 func (x *WithdrawRequest) Reset() {
 	*x = WithdrawRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[5]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1324,7 @@ func (x *WithdrawRequest) String() string {
 func (*WithdrawRequest) ProtoMessage() {}
 
 func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[5]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1337,7 @@ func (x *WithdrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawRequest.ProtoReflect.Descriptor instead.
 func (*WithdrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WithdrawRequest) GetRequestId() string {
@@ -1161,7 +1372,7 @@ type WithdrawResponse struct {
 
 func (x *WithdrawResponse) Reset() {
 	*x = WithdrawResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[6]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1384,7 @@ func (x *WithdrawResponse) String() string {
 func (*WithdrawResponse) ProtoMessage() {}
 
 func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[6]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1397,7 @@ func (x *WithdrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WithdrawResponse.ProtoReflect.Descriptor instead.
 func (*WithdrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WithdrawResponse) GetAccount() *Account {
@@ -1213,7 +1424,7 @@ type GetAccountRequest struct {
 
 func (x *GetAccountRequest) Reset() {
 	*x = GetAccountRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[7]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1436,7 @@ func (x *GetAccountRequest) String() string {
 func (*GetAccountRequest) ProtoMessage() {}
 
 func (x *GetAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[7]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1449,7 @@ func (x *GetAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAccountRequest.ProtoReflect.Descriptor instead.
 func (*GetAccountRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetAccountRequest) GetAccountId() string {
@@ -1258,7 +1469,7 @@ type GetAccountResponse struct {
 
 func (x *GetAccountResponse) Reset() {
 	*x = GetAccountResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[8]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1481,7 @@ func (x *GetAccountResponse) String() string {
 func (*GetAccountResponse) ProtoMessage() {}
 
 func (x *GetAccountResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[8]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1494,7 @@ func (x *GetAccountResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAccountResponse.ProtoReflect.Descriptor instead.
 func (*GetAccountResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetAccountResponse) GetAccount() *Account {
@@ -1313,7 +1524,7 @@ type PlaceHoldRequest struct {
 
 func (x *PlaceHoldRequest) Reset() {
 	*x = PlaceHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[9]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1536,7 @@ func (x *PlaceHoldRequest) String() string {
 func (*PlaceHoldRequest) ProtoMessage() {}
 
 func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[9]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1549,7 @@ func (x *PlaceHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldRequest.ProtoReflect.Descriptor instead.
 func (*PlaceHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PlaceHoldRequest) GetRequestId() string {
@@ -1393,7 +1604,7 @@ type PlaceHoldResponse struct {
 
 func (x *PlaceHoldResponse) Reset() {
 	*x = PlaceHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[10]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1616,7 @@ func (x *PlaceHoldResponse) String() string {
 func (*PlaceHoldResponse) ProtoMessage() {}
 
 func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[10]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1629,7 @@ func (x *PlaceHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceHoldResponse.ProtoReflect.Descriptor instead.
 func (*PlaceHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *PlaceHoldResponse) GetHold() *Hold {
@@ -1439,7 +1650,7 @@ type VoidHoldRequest struct {
 
 func (x *VoidHoldRequest) Reset() {
 	*x = VoidHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[11]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1451,7 +1662,7 @@ func (x *VoidHoldRequest) String() string {
 func (*VoidHoldRequest) ProtoMessage() {}
 
 func (x *VoidHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[11]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1464,7 +1675,7 @@ func (x *VoidHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidHoldRequest.ProtoReflect.Descriptor instead.
 func (*VoidHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *VoidHoldRequest) GetRequestId() string {
@@ -1491,7 +1702,7 @@ type VoidHoldResponse struct {
 
 func (x *VoidHoldResponse) Reset() {
 	*x = VoidHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[12]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1714,7 @@ func (x *VoidHoldResponse) String() string {
 func (*VoidHoldResponse) ProtoMessage() {}
 
 func (x *VoidHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[12]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1727,7 @@ func (x *VoidHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidHoldResponse.ProtoReflect.Descriptor instead.
 func (*VoidHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *VoidHoldResponse) GetHold() *Hold {
@@ -1537,7 +1748,7 @@ type CancelPlaceHoldRequest struct {
 
 func (x *CancelPlaceHoldRequest) Reset() {
 	*x = CancelPlaceHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1760,7 @@ func (x *CancelPlaceHoldRequest) String() string {
 func (*CancelPlaceHoldRequest) ProtoMessage() {}
 
 func (x *CancelPlaceHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[13]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1773,7 @@ func (x *CancelPlaceHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelPlaceHoldRequest.ProtoReflect.Descriptor instead.
 func (*CancelPlaceHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelPlaceHoldRequest) GetRequestId() string {
@@ -1583,7 +1794,7 @@ type CancelPlaceHoldResponse struct {
 
 func (x *CancelPlaceHoldResponse) Reset() {
 	*x = CancelPlaceHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1806,7 @@ func (x *CancelPlaceHoldResponse) String() string {
 func (*CancelPlaceHoldResponse) ProtoMessage() {}
 
 func (x *CancelPlaceHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[14]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1819,7 @@ func (x *CancelPlaceHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelPlaceHoldResponse.ProtoReflect.Descriptor instead.
 func (*CancelPlaceHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelPlaceHoldResponse) GetHold() *Hold {
@@ -1630,7 +1841,7 @@ type CoupBet struct {
 
 func (x *CoupBet) Reset() {
 	*x = CoupBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1853,7 @@ func (x *CoupBet) String() string {
 func (*CoupBet) ProtoMessage() {}
 
 func (x *CoupBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[15]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1866,7 @@ func (x *CoupBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupBet.ProtoReflect.Descriptor instead.
 func (*CoupBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CoupBet) GetHoldId() string {
@@ -1699,7 +1910,7 @@ type SettleCoupRequest struct {
 
 func (x *SettleCoupRequest) Reset() {
 	*x = SettleCoupRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1922,7 @@ func (x *SettleCoupRequest) String() string {
 func (*SettleCoupRequest) ProtoMessage() {}
 
 func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[16]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1935,7 @@ func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupRequest.ProtoReflect.Descriptor instead.
 func (*SettleCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SettleCoupRequest) GetCoupId() string {
@@ -1820,7 +2031,7 @@ type SettleCoupResponse struct {
 
 func (x *SettleCoupResponse) Reset() {
 	*x = SettleCoupResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2043,7 @@ func (x *SettleCoupResponse) String() string {
 func (*SettleCoupResponse) ProtoMessage() {}
 
 func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[17]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2056,7 @@ func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupResponse.ProtoReflect.Descriptor instead.
 func (*SettleCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SettleCoupResponse) GetCoupId() string {
@@ -1941,7 +2152,7 @@ type StakeCheck struct {
 
 func (x *StakeCheck) Reset() {
 	*x = StakeCheck{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1953,7 +2164,7 @@ func (x *StakeCheck) String() string {
 func (*StakeCheck) ProtoMessage() {}
 
 func (x *StakeCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1966,7 +2177,7 @@ func (x *StakeCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeCheck.ProtoReflect.Descriptor instead.
 func (*StakeCheck) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StakeCheck) GetAllowed() bool {
@@ -2008,7 +2219,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2020,7 +2231,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2033,7 +2244,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PostHoldRequest) GetRequestId() string {
@@ -2082,7 +2293,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2305,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2318,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PostHoldResponse) GetHold() *Hold {
@@ -2137,7 +2348,7 @@ type ResizeHoldRequest struct {
 
 func (x *ResizeHoldRequest) Reset() {
 	*x = ResizeHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2360,7 @@ func (x *ResizeHoldRequest) String() string {
 func (*ResizeHoldRequest) ProtoMessage() {}
 
 func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2373,7 @@ func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldRequest.ProtoReflect.Descriptor instead.
 func (*ResizeHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ResizeHoldRequest) GetRequestId() string {
@@ -2196,7 +2407,7 @@ type ResizeHoldResponse struct {
 
 func (x *ResizeHoldResponse) Reset() {
 	*x = ResizeHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2419,7 @@ func (x *ResizeHoldResponse) String() string {
 func (*ResizeHoldResponse) ProtoMessage() {}
 
 func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2432,7 @@ func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldResponse.ProtoReflect.Descriptor instead.
 func (*ResizeHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ResizeHoldResponse) GetHold() *Hold {
@@ -2241,7 +2452,7 @@ type ExpireHoldsRequest struct {
 
 func (x *ExpireHoldsRequest) Reset() {
 	*x = ExpireHoldsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2464,7 @@ func (x *ExpireHoldsRequest) String() string {
 func (*ExpireHoldsRequest) ProtoMessage() {}
 
 func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2477,7 @@ func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ExpireHoldsRequest) GetRequestId() string {
@@ -2286,7 +2497,7 @@ type ExpireHoldsResponse struct {
 
 func (x *ExpireHoldsResponse) Reset() {
 	*x = ExpireHoldsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2509,7 @@ func (x *ExpireHoldsResponse) String() string {
 func (*ExpireHoldsResponse) ProtoMessage() {}
 
 func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2522,7 @@ func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ExpireHoldsResponse) GetHolds() []*Hold {
@@ -2335,7 +2546,7 @@ type ListStatementRequest struct {
 
 func (x *ListStatementRequest) Reset() {
 	*x = ListStatementRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2558,7 @@ func (x *ListStatementRequest) String() string {
 func (*ListStatementRequest) ProtoMessage() {}
 
 func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2571,7 @@ func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
 func (*ListStatementRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListStatementRequest) GetAccountId() string {
@@ -2398,7 +2609,7 @@ type StatementEntry struct {
 
 func (x *StatementEntry) Reset() {
 	*x = StatementEntry{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2621,7 @@ func (x *StatementEntry) String() string {
 func (*StatementEntry) ProtoMessage() {}
 
 func (x *StatementEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2634,7 @@ func (x *StatementEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
 func (*StatementEntry) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StatementEntry) GetTransfer() *Transfer {
@@ -2460,7 +2671,7 @@ type ListStatementResponse struct {
 
 func (x *ListStatementResponse) Reset() {
 	*x = ListStatementResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2683,7 @@ func (x *ListStatementResponse) String() string {
 func (*ListStatementResponse) ProtoMessage() {}
 
 func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2696,7 @@ func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
 func (*ListStatementResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListStatementResponse) GetAccount() *Account {
@@ -2518,7 +2729,7 @@ type AuditLedgerRequest struct {
 
 func (x *AuditLedgerRequest) Reset() {
 	*x = AuditLedgerRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2530,7 +2741,7 @@ func (x *AuditLedgerRequest) String() string {
 func (*AuditLedgerRequest) ProtoMessage() {}
 
 func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2543,7 +2754,7 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -2573,7 +2784,7 @@ type CurrencyTotals struct {
 
 func (x *CurrencyTotals) Reset() {
 	*x = CurrencyTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2585,7 +2796,7 @@ func (x *CurrencyTotals) String() string {
 func (*CurrencyTotals) ProtoMessage() {}
 
 func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2598,7 +2809,7 @@ func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
 func (*CurrencyTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CurrencyTotals) GetCurrencyCode() string {
@@ -2678,7 +2889,7 @@ type AuditLedgerResponse struct {
 
 func (x *AuditLedgerResponse) Reset() {
 	*x = AuditLedgerResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2690,7 +2901,7 @@ func (x *AuditLedgerResponse) String() string {
 func (*AuditLedgerResponse) ProtoMessage() {}
 
 func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2703,7 +2914,7 @@ func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
 func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AuditLedgerResponse) GetBalanced() bool {
@@ -2782,7 +2993,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2794,7 +3005,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2807,7 +3018,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -2876,7 +3087,7 @@ type SettlePuntoBancoRequest struct {
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2888,7 +3099,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2901,7 +3112,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -3012,7 +3223,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3024,7 +3235,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3037,7 +3248,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -3084,7 +3295,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3096,7 +3307,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3109,7 +3320,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -3159,7 +3370,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3171,7 +3382,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3184,7 +3395,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -3228,7 +3439,7 @@ type SettleBanqueRequest struct {
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3240,7 +3451,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3253,7 +3464,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -3324,7 +3535,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3336,7 +3547,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3349,7 +3560,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -3423,7 +3634,7 @@ type ChargeFeeRequest struct {
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3435,7 +3646,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3448,7 +3659,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -3520,7 +3731,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3532,7 +3743,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3545,7 +3756,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3610,7 +3821,7 @@ type OldStake struct {
 
 func (x *OldStake) Reset() {
 	*x = OldStake{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3622,7 +3833,7 @@ func (x *OldStake) String() string {
 func (*OldStake) ProtoMessage() {}
 
 func (x *OldStake) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3635,7 +3846,7 @@ func (x *OldStake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
 func (*OldStake) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *OldStake) GetHoldId() string {
@@ -3707,7 +3918,7 @@ type SettleOldRequest struct {
 
 func (x *SettleOldRequest) Reset() {
 	*x = SettleOldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3719,7 +3930,7 @@ func (x *SettleOldRequest) String() string {
 func (*SettleOldRequest) ProtoMessage() {}
 
 func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3732,7 +3943,7 @@ func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
 func (*SettleOldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SettleOldRequest) GetCoupId() string {
@@ -3792,7 +4003,7 @@ type SettleOldResponse struct {
 
 func (x *SettleOldResponse) Reset() {
 	*x = SettleOldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3804,7 +4015,7 @@ func (x *SettleOldResponse) String() string {
 func (*SettleOldResponse) ProtoMessage() {}
 
 func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3817,7 +4028,7 @@ func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
 func (*SettleOldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SettleOldResponse) GetCoupId() string {
@@ -3890,13 +4101,22 @@ type PlayerLimits struct {
 	// at once (the tables read it at most a minute later), a longer one (or
 	// none) after the cooling-off.
 	RealityCheckInterval *durationpb.Duration `protobuf:"bytes,6,opt,name=reality_check_interval,json=realityCheckInterval,proto3" json:"reality_check_interval,omitempty"`
+	// Turnover limits: the most the player may wager, per calendar day
+	// (UTC) and per session, minor units. Wagered is every amount put at
+	// stake: a bet, a banco, a bank put up or raised, a bid held (a bank
+	// kept from coup to coup counts once, when put up or raised; a stake
+	// returned still counts). A stake that would take the day's or the
+	// session's turnover over the limit is refused (LIMIT_REACHED,
+	// metadata "limit" daily_turnover or session_turnover).
+	DailyTurnoverLimit   int64 `protobuf:"varint,7,opt,name=daily_turnover_limit,json=dailyTurnoverLimit,proto3" json:"daily_turnover_limit,omitempty"`
+	SessionTurnoverLimit int64 `protobuf:"varint,8,opt,name=session_turnover_limit,json=sessionTurnoverLimit,proto3" json:"session_turnover_limit,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
 
 func (x *PlayerLimits) Reset() {
 	*x = PlayerLimits{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3908,7 +4128,7 @@ func (x *PlayerLimits) String() string {
 func (*PlayerLimits) ProtoMessage() {}
 
 func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3921,7 +4141,7 @@ func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
 func (*PlayerLimits) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *PlayerLimits) GetDailyLossLimit() int64 {
@@ -3966,6 +4186,20 @@ func (x *PlayerLimits) GetRealityCheckInterval() *durationpb.Duration {
 	return nil
 }
 
+func (x *PlayerLimits) GetDailyTurnoverLimit() int64 {
+	if x != nil {
+		return x.DailyTurnoverLimit
+	}
+	return 0
+}
+
+func (x *PlayerLimits) GetSessionTurnoverLimit() int64 {
+	if x != nil {
+		return x.SessionTurnoverLimit
+	}
+	return 0
+}
+
 // PlayerPlay is a player's play measured against his limits.
 type PlayerPlay struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3978,14 +4212,18 @@ type PlayerPlay struct {
 	SessionStartTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=session_start_time,json=sessionStartTime,proto3" json:"session_start_time,omitempty"`
 	SessionLoss      int64                  `protobuf:"varint,4,opt,name=session_loss,json=sessionLoss,proto3" json:"session_loss,omitempty"`
 	// The last stake or settlement.
-	LastPlayTime  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_play_time,json=lastPlayTime,proto3" json:"last_play_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LastPlayTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_play_time,json=lastPlayTime,proto3" json:"last_play_time,omitempty"`
+	// What he wagered that day and in the current session, minor units
+	// (PlayerLimits.daily_turnover_limit).
+	DailyTurnover   int64 `protobuf:"varint,6,opt,name=daily_turnover,json=dailyTurnover,proto3" json:"daily_turnover,omitempty"`
+	SessionTurnover int64 `protobuf:"varint,7,opt,name=session_turnover,json=sessionTurnover,proto3" json:"session_turnover,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PlayerPlay) Reset() {
 	*x = PlayerPlay{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3997,7 +4235,7 @@ func (x *PlayerPlay) String() string {
 func (*PlayerPlay) ProtoMessage() {}
 
 func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4010,7 +4248,7 @@ func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
 func (*PlayerPlay) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PlayerPlay) GetDay() string {
@@ -4048,21 +4286,181 @@ func (x *PlayerPlay) GetLastPlayTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *PlayerPlay) GetDailyTurnover() int64 {
+	if x != nil {
+		return x.DailyTurnover
+	}
+	return 0
+}
+
+func (x *PlayerPlay) GetSessionTurnover() int64 {
+	if x != nil {
+		return x.SessionTurnover
+	}
+	return 0
+}
+
+// LimitChange is one change of a player's limits, as recorded.
+type LimitChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The outbox event's id (PlayerLimitsChanged).
+	EventId   string `protobuf:"bytes,1,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	AccountId string `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// Who changed them, and as what role.
+	ChangedBy     string                 `protobuf:"bytes,3,opt,name=changed_by,json=changedBy,proto3" json:"changed_by,omitempty"`
+	ChangedByRole string                 `protobuf:"bytes,4,opt,name=changed_by_role,json=changedByRole,proto3" json:"changed_by_role,omitempty"`
+	ChangeTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=change_time,json=changeTime,proto3" json:"change_time,omitempty"`
+	// The limits in effect just before and just after.
+	OldLimits *PlayerLimits `protobuf:"bytes,6,opt,name=old_limits,json=oldLimits,proto3" json:"old_limits,omitempty"`
+	NewLimits *PlayerLimits `protobuf:"bytes,7,opt,name=new_limits,json=newLimits,proto3" json:"new_limits,omitempty"`
+	// What was asked for (SetPlayerLimitsRequest.limits).
+	RequestedLimits *PlayerLimits `protobuf:"bytes,8,opt,name=requested_limits,json=requestedLimits,proto3" json:"requested_limits,omitempty"`
+	// The looser limits left waiting for their cooling-off, and when they
+	// take effect; unset when none.
+	PendingLimits        *PlayerLimits          `protobuf:"bytes,9,opt,name=pending_limits,json=pendingLimits,proto3" json:"pending_limits,omitempty"`
+	PendingEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=pending_effective_time,json=pendingEffectiveTime,proto3" json:"pending_effective_time,omitempty"`
+	// An operator's override (SetPlayerLimitsRequest.override): the looser
+	// limits took effect at once; override_reason says why.
+	Override       bool   `protobuf:"varint,11,opt,name=override,proto3" json:"override,omitempty"`
+	OverrideReason string `protobuf:"bytes,12,opt,name=override_reason,json=overrideReason,proto3" json:"override_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *LimitChange) Reset() {
+	*x = LimitChange{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitChange) ProtoMessage() {}
+
+func (x *LimitChange) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitChange.ProtoReflect.Descriptor instead.
+func (*LimitChange) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *LimitChange) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *LimitChange) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangedBy() string {
+	if x != nil {
+		return x.ChangedBy
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangedByRole() string {
+	if x != nil {
+		return x.ChangedByRole
+	}
+	return ""
+}
+
+func (x *LimitChange) GetChangeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ChangeTime
+	}
+	return nil
+}
+
+func (x *LimitChange) GetOldLimits() *PlayerLimits {
+	if x != nil {
+		return x.OldLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetNewLimits() *PlayerLimits {
+	if x != nil {
+		return x.NewLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetRequestedLimits() *PlayerLimits {
+	if x != nil {
+		return x.RequestedLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetPendingLimits() *PlayerLimits {
+	if x != nil {
+		return x.PendingLimits
+	}
+	return nil
+}
+
+func (x *LimitChange) GetPendingEffectiveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PendingEffectiveTime
+	}
+	return nil
+}
+
+func (x *LimitChange) GetOverride() bool {
+	if x != nil {
+		return x.Override
+	}
+	return false
+}
+
+func (x *LimitChange) GetOverrideReason() string {
+	if x != nil {
+		return x.OverrideReason
+	}
+	return ""
+}
+
 // SetPlayerLimitsRequest sets every limit of a player at once (unset
 // fields remove a limit, subject to the cooling-off).
 type SetPlayerLimitsRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// The player's account, "player:<id>" (or "player:<id>@<currency>").
-	AccountId     string        `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
-	Limits        *PlayerLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AccountId string        `protobuf:"bytes,2,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Limits    *PlayerLimits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
+	// Lift the looser limits at once, without the cooling-off, where the
+	// regulator allows it (see SetPlayerLimits); reason is then required
+	// (up to 512 bytes) and recorded with the change.
+	Override       bool   `protobuf:"varint,4,opt,name=override,proto3" json:"override,omitempty"`
+	OverrideReason string `protobuf:"bytes,5,opt,name=override_reason,json=overrideReason,proto3" json:"override_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4074,7 +4472,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4087,7 +4485,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -4111,6 +4509,20 @@ func (x *SetPlayerLimitsRequest) GetLimits() *PlayerLimits {
 	return nil
 }
 
+func (x *SetPlayerLimitsRequest) GetOverride() bool {
+	if x != nil {
+		return x.Override
+	}
+	return false
+}
+
+func (x *SetPlayerLimitsRequest) GetOverrideReason() string {
+	if x != nil {
+		return x.OverrideReason
+	}
+	return ""
+}
+
 // SetPlayerLimitsResponse is as GetPlayerLimitsResponse after the change.
 type SetPlayerLimitsResponse struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
@@ -4121,7 +4533,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4133,7 +4545,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4146,7 +4558,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -4166,7 +4578,7 @@ type GetPlayerLimitsRequest struct {
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4178,7 +4590,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4191,7 +4603,7 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
@@ -4211,13 +4623,15 @@ type GetPlayerLimitsResponse struct {
 	PendingLimits        *PlayerLimits          `protobuf:"bytes,3,opt,name=pending_limits,json=pendingLimits,proto3" json:"pending_limits,omitempty"`
 	PendingEffectiveTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=pending_effective_time,json=pendingEffectiveTime,proto3" json:"pending_effective_time,omitempty"`
 	Play                 *PlayerPlay            `protobuf:"bytes,5,opt,name=play,proto3" json:"play,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The account's limit changes, newest first (the last 100).
+	Changes       []*LimitChange `protobuf:"bytes,6,rep,name=changes,proto3" json:"changes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4229,7 +4643,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4242,7 +4656,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4280,6 +4694,13 @@ func (x *GetPlayerLimitsResponse) GetPlay() *PlayerPlay {
 	return nil
 }
 
+func (x *GetPlayerLimitsResponse) GetChanges() []*LimitChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
 // CheckStakeRequest names a player's account and the amount he has at
 // stake in one hold (minor units), already held.
 type CheckStakeRequest struct {
@@ -4292,7 +4713,7 @@ type CheckStakeRequest struct {
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4304,7 +4725,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4317,7 +4738,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -4343,7 +4764,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4355,7 +4776,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4368,7 +4789,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -4388,7 +4809,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4400,7 +4821,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4413,7 +4834,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -4495,13 +4916,22 @@ type OperatorTransaction struct {
 	RetryOfTransactionId string `protobuf:"bytes,19,opt,name=retry_of_transaction_id,json=retryOfTransactionId,proto3" json:"retry_of_transaction_id,omitempty"`
 	// A retried exception: the transaction sent in its place.
 	RetryTransactionId string `protobuf:"bytes,20,opt,name=retry_transaction_id,json=retryTransactionId,proto3" json:"retry_transaction_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The player's balance in the operator's wallet right after this
+	// transaction, minor units, as the operator answered it (its
+	// "balance"): a debit's is his balance once the stake was taken, a
+	// credit's once paid. So a round's first debit's balance plus its
+	// amount is his balance before the round, and its last answered
+	// transaction's his balance after it, as the operator sees them. Unset
+	// until the operator answered (explicit presence: a balance of 0 shows
+	// in JSON).
+	OperatorBalance *int64 `protobuf:"varint,21,opt,name=operator_balance,json=operatorBalance,proto3,oneof" json:"operator_balance,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4513,7 +4943,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4526,7 +4956,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -4669,6 +5099,13 @@ func (x *OperatorTransaction) GetRetryTransactionId() string {
 	return ""
 }
 
+func (x *OperatorTransaction) GetOperatorBalance() int64 {
+	if x != nil && x.OperatorBalance != nil {
+		return *x.OperatorBalance
+	}
+	return 0
+}
+
 // OperatorTotals sums one kind of transaction in one currency over the
 // whole day (not only the page).
 type OperatorTotals struct {
@@ -4702,7 +5139,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4714,7 +5151,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4727,7 +5164,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -4838,7 +5275,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4850,7 +5287,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4863,7 +5300,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -4925,7 +5362,7 @@ type ListOperatorExceptionsRequest struct {
 
 func (x *ListOperatorExceptionsRequest) Reset() {
 	*x = ListOperatorExceptionsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4937,7 +5374,7 @@ func (x *ListOperatorExceptionsRequest) String() string {
 func (*ListOperatorExceptionsRequest) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4950,7 +5387,7 @@ func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
@@ -5017,7 +5454,7 @@ type OperatorException struct {
 
 func (x *OperatorException) Reset() {
 	*x = OperatorException{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5029,7 +5466,7 @@ func (x *OperatorException) String() string {
 func (*OperatorException) ProtoMessage() {}
 
 func (x *OperatorException) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5042,7 +5479,7 @@ func (x *OperatorException) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
 func (*OperatorException) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *OperatorException) GetTransaction() *OperatorTransaction {
@@ -5158,7 +5595,7 @@ type ListOperatorExceptionsResponse struct {
 
 func (x *ListOperatorExceptionsResponse) Reset() {
 	*x = ListOperatorExceptionsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5170,7 +5607,7 @@ func (x *ListOperatorExceptionsResponse) String() string {
 func (*ListOperatorExceptionsResponse) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5183,7 +5620,7 @@ func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
@@ -5229,7 +5666,7 @@ type RetryOperatorExceptionRequest struct {
 
 func (x *RetryOperatorExceptionRequest) Reset() {
 	*x = RetryOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5241,7 +5678,7 @@ func (x *RetryOperatorExceptionRequest) String() string {
 func (*RetryOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5254,7 +5691,7 @@ func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RetryOperatorExceptionRequest) GetRequestId() string {
@@ -5290,7 +5727,7 @@ type RetryOperatorExceptionResponse struct {
 
 func (x *RetryOperatorExceptionResponse) Reset() {
 	*x = RetryOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5302,7 +5739,7 @@ func (x *RetryOperatorExceptionResponse) String() string {
 func (*RetryOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5315,7 +5752,7 @@ func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
@@ -5348,7 +5785,7 @@ type SettleOperatorExceptionRequest struct {
 
 func (x *SettleOperatorExceptionRequest) Reset() {
 	*x = SettleOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5360,7 +5797,7 @@ func (x *SettleOperatorExceptionRequest) String() string {
 func (*SettleOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5373,7 +5810,7 @@ func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SettleOperatorExceptionRequest) GetRequestId() string {
@@ -5407,7 +5844,7 @@ type SettleOperatorExceptionResponse struct {
 
 func (x *SettleOperatorExceptionResponse) Reset() {
 	*x = SettleOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5419,7 +5856,7 @@ func (x *SettleOperatorExceptionResponse) String() string {
 func (*SettleOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5432,7 +5869,7 @@ func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
@@ -5446,14 +5883,26 @@ var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/wallet/v1/wallet.proto\x12\x10chemmy.wallet.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x01\n" +
+	"\x1dchemmy/wallet/v1/wallet.proto\x12\x10chemmy.wallet.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe1\x01\n" +
 	"\aAccount\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12#\n" +
 	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x18\n" +
 	"\abalance\x18\x03 \x01(\x03R\abalance\x12\x12\n" +
 	"\x04held\x18\x04 \x01(\x03R\x04held\x12\x1c\n" +
-	"\tavailable\x18\x05 \x01(\x03R\tavailable\"\x85\x03\n" +
+	"\tavailable\x18\x05 \x01(\x03R\tavailable\x120\n" +
+	"\x11currency_exponent\x18\x06 \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x12_currency_exponent\"\x96\x01\n" +
+	"\bCurrency\x12#\n" +
+	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12\x1f\n" +
+	"\bexponent\x18\x02 \x01(\x05H\x00R\bexponent\x88\x01\x01\x12\x10\n" +
+	"\x03iso\x18\x03 \x01(\bR\x03iso\x12%\n" +
+	"\x0ewallet_default\x18\x04 \x01(\bR\rwalletDefaultB\v\n" +
+	"\t_exponent\"9\n" +
+	"\x12GetCurrencyRequest\x12#\n" +
+	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\"M\n" +
+	"\x13GetCurrencyResponse\x126\n" +
+	"\bcurrency\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.CurrencyR\bcurrency\"\x85\x03\n" +
 	"\x04Hold\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x1d\n" +
 	"\n" +
@@ -5466,7 +5915,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12#\n" +
 	"\rposted_amount\x18\b \x01(\x03R\fpostedAmount\x12=\n" +
-	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\xaf\x03\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\x93\x04\n" +
 	"\bTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -5481,7 +5930,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\bsequence\x18\t \x01(\x04R\bsequence\x12.\n" +
 	"\x13debit_balance_after\x18\n" +
 	" \x01(\x03R\x11debitBalanceAfter\x120\n" +
-	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"f\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\x120\n" +
+	"\x11currency_exponent\x18\f \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1a\n" +
+	"\bseamless\x18\r \x01(\bR\bseamlessB\x14\n" +
+	"\x12_currency_exponent\"f\n" +
 	"\x0eDepositRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -5717,14 +6169,16 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"banker_net\x18\x03 \x01(\x03R\tbankerNet\x12\x19\n" +
 	"\bnew_bank\x18\x04 \x01(\x03R\anewBank\x128\n" +
-	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xe9\x02\n" +
+	"\ttransfers\x18\x05 \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xd1\x03\n" +
 	"\fPlayerLimits\x12(\n" +
 	"\x10daily_loss_limit\x18\x01 \x01(\x03R\x0edailyLossLimit\x12,\n" +
 	"\x12session_loss_limit\x18\x02 \x01(\x03R\x10sessionLossLimit\x12\x1b\n" +
 	"\tmax_stake\x18\x03 \x01(\x03R\bmaxStake\x12G\n" +
 	"\x12session_time_limit\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x10sessionTimeLimit\x12J\n" +
 	"\x13self_excluded_until\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x11selfExcludedUntil\x12O\n" +
-	"\x16reality_check_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14realityCheckInterval\"\xec\x01\n" +
+	"\x16reality_check_interval\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\x14realityCheckInterval\x120\n" +
+	"\x14daily_turnover_limit\x18\a \x01(\x03R\x12dailyTurnoverLimit\x124\n" +
+	"\x16session_turnover_limit\x18\b \x01(\x03R\x14sessionTurnoverLimit\"\xbe\x02\n" +
 	"\n" +
 	"PlayerPlay\x12\x10\n" +
 	"\x03day\x18\x01 \x01(\tR\x03day\x12\x1d\n" +
@@ -5732,25 +6186,49 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"daily_loss\x18\x02 \x01(\x03R\tdailyLoss\x12H\n" +
 	"\x12session_start_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionStartTime\x12!\n" +
 	"\fsession_loss\x18\x04 \x01(\x03R\vsessionLoss\x12@\n" +
-	"\x0elast_play_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlayTime\"\x8e\x01\n" +
+	"\x0elast_play_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\flastPlayTime\x12%\n" +
+	"\x0edaily_turnover\x18\x06 \x01(\x03R\rdailyTurnover\x12)\n" +
+	"\x10session_turnover\x18\a \x01(\x03R\x0fsessionTurnover\"\xf2\x04\n" +
+	"\vLimitChange\x12\x19\n" +
+	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x02 \x01(\tR\taccountId\x12\x1d\n" +
+	"\n" +
+	"changed_by\x18\x03 \x01(\tR\tchangedBy\x12&\n" +
+	"\x0fchanged_by_role\x18\x04 \x01(\tR\rchangedByRole\x12;\n" +
+	"\vchange_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"changeTime\x12=\n" +
+	"\n" +
+	"old_limits\x18\x06 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\toldLimits\x12=\n" +
+	"\n" +
+	"new_limits\x18\a \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\tnewLimits\x12I\n" +
+	"\x10requested_limits\x18\b \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x0frequestedLimits\x12E\n" +
+	"\x0epending_limits\x18\t \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
+	"\x16pending_effective_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x12\x1a\n" +
+	"\boverride\x18\v \x01(\bR\boverride\x12'\n" +
+	"\x0foverride_reason\x18\f \x01(\tR\x0eoverrideReason\"\xd3\x01\n" +
 	"\x16SetPlayerLimitsRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x02 \x01(\tR\taccountId\x126\n" +
-	"\x06limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\"\\\n" +
+	"\x06limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\x12\x1a\n" +
+	"\boverride\x18\x04 \x01(\bR\boverride\x12'\n" +
+	"\x0foverride_reason\x18\x05 \x01(\tR\x0eoverrideReason\"\\\n" +
 	"\x17SetPlayerLimitsResponse\x12A\n" +
 	"\x06limits\x18\x01 \x01(\v2).chemmy.wallet.v1.GetPlayerLimitsResponseR\x06limits\"7\n" +
 	"\x16GetPlayerLimitsRequest\x12\x1d\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tR\taccountId\"\xbb\x02\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\"\xf4\x02\n" +
 	"\x17GetPlayerLimitsResponse\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x126\n" +
 	"\x06limits\x18\x02 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\x06limits\x12E\n" +
 	"\x0epending_limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
 	"\x16pending_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x120\n" +
-	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play\"J\n" +
+	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play\x127\n" +
+	"\achanges\x18\x06 \x03(\v2\x1d.chemmy.wallet.v1.LimitChangeR\achanges\"J\n" +
 	"\x11CheckStakeRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
@@ -5762,7 +6240,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x03day\x18\x02 \x01(\tR\x03day\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x97\x06\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"\xdc\x06\n" +
 	"\x13OperatorTransaction\x12%\n" +
 	"\x0etransaction_id\x18\x01 \x01(\tR\rtransactionId\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -5788,7 +6266,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\roperator_code\x18\x11 \x01(\tR\foperatorCode\x12'\n" +
 	"\x0fexception_state\x18\x12 \x01(\tR\x0eexceptionState\x125\n" +
 	"\x17retry_of_transaction_id\x18\x13 \x01(\tR\x14retryOfTransactionId\x120\n" +
-	"\x14retry_transaction_id\x18\x14 \x01(\tR\x12retryTransactionId\"\x81\x04\n" +
+	"\x14retry_transaction_id\x18\x14 \x01(\tR\x12retryTransactionId\x12.\n" +
+	"\x10operator_balance\x18\x15 \x01(\x03H\x00R\x0foperatorBalance\x88\x01\x01B\x13\n" +
+	"\x11_operator_balance\"\x81\x04\n" +
 	"\x0eOperatorTotals\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12#\n" +
 	"\rcurrency_code\x18\x02 \x01(\tR\fcurrencyCode\x12\x14\n" +
@@ -5859,7 +6339,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"d\n" +
 	"\x1fSettleOperatorExceptionResponse\x12A\n" +
-	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xd0\a\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xa0\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -5888,7 +6368,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x1cERROR_REASON_SEAMLESS_WALLET\x10\x17\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_CANCELLED\x10\x18\x12-\n" +
 	")ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND\x10\x19\x12,\n" +
-	"(ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED\x10\x1a*\x9a\x01\n" +
+	"(ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED\x10\x1a\x12!\n" +
+	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x10\x1b\x12+\n" +
+	"'ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED\x10\x1c*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -5932,12 +6414,13 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xc2\x11\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\x9e\x12\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
 	"\n" +
-	"GetAccount\x12#.chemmy.wallet.v1.GetAccountRequest\x1a$.chemmy.wallet.v1.GetAccountResponse\x12T\n" +
+	"GetAccount\x12#.chemmy.wallet.v1.GetAccountRequest\x1a$.chemmy.wallet.v1.GetAccountResponse\x12Z\n" +
+	"\vGetCurrency\x12$.chemmy.wallet.v1.GetCurrencyRequest\x1a%.chemmy.wallet.v1.GetCurrencyResponse\x12T\n" +
 	"\tPlaceHold\x12\".chemmy.wallet.v1.PlaceHoldRequest\x1a#.chemmy.wallet.v1.PlaceHoldResponse\x12Q\n" +
 	"\bVoidHold\x12!.chemmy.wallet.v1.VoidHoldRequest\x1a\".chemmy.wallet.v1.VoidHoldResponse\x12W\n" +
 	"\n" +
@@ -5975,7 +6458,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
@@ -5987,195 +6470,209 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(BanqueSide)(0),                         // 7: chemmy.wallet.v1.BanqueSide
 	(FeeType)(0),                            // 8: chemmy.wallet.v1.FeeType
 	(*Account)(nil),                         // 9: chemmy.wallet.v1.Account
-	(*Hold)(nil),                            // 10: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),                        // 11: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),                  // 12: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),                 // 13: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),                 // 14: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                // 15: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),               // 16: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),              // 17: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),                // 18: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),               // 19: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),                 // 20: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),                // 21: chemmy.wallet.v1.VoidHoldResponse
-	(*CancelPlaceHoldRequest)(nil),          // 22: chemmy.wallet.v1.CancelPlaceHoldRequest
-	(*CancelPlaceHoldResponse)(nil),         // 23: chemmy.wallet.v1.CancelPlaceHoldResponse
-	(*CoupBet)(nil),                         // 24: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),               // 25: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),              // 26: chemmy.wallet.v1.SettleCoupResponse
-	(*StakeCheck)(nil),                      // 27: chemmy.wallet.v1.StakeCheck
-	(*PostHoldRequest)(nil),                 // 28: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),                // 29: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),               // 30: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),              // 31: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),              // 32: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),             // 33: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),            // 34: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),                  // 35: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),           // 36: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),              // 37: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),                  // 38: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),             // 39: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),                   // 40: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),         // 41: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                       // 42: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),        // 43: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                       // 44: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),             // 45: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),            // 46: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),                // 47: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),               // 48: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                        // 49: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),                // 50: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),               // 51: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),                    // 52: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                      // 53: chemmy.wallet.v1.PlayerPlay
-	(*SetPlayerLimitsRequest)(nil),          // 54: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),         // 55: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),          // 56: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),         // 57: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),               // 58: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),              // 59: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),        // 60: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),             // 61: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),                  // 62: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil),       // 63: chemmy.wallet.v1.GetOperatorReportResponse
-	(*ListOperatorExceptionsRequest)(nil),   // 64: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),               // 65: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),  // 66: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),   // 67: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),  // 68: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),  // 69: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil), // 70: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*timestamppb.Timestamp)(nil),           // 71: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 72: google.protobuf.Duration
+	(*Currency)(nil),                        // 10: chemmy.wallet.v1.Currency
+	(*GetCurrencyRequest)(nil),              // 11: chemmy.wallet.v1.GetCurrencyRequest
+	(*GetCurrencyResponse)(nil),             // 12: chemmy.wallet.v1.GetCurrencyResponse
+	(*Hold)(nil),                            // 13: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                        // 14: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),                  // 15: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),                 // 16: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),                 // 17: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                // 18: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),               // 19: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),              // 20: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),                // 21: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),               // 22: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),                 // 23: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),                // 24: chemmy.wallet.v1.VoidHoldResponse
+	(*CancelPlaceHoldRequest)(nil),          // 25: chemmy.wallet.v1.CancelPlaceHoldRequest
+	(*CancelPlaceHoldResponse)(nil),         // 26: chemmy.wallet.v1.CancelPlaceHoldResponse
+	(*CoupBet)(nil),                         // 27: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),               // 28: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),              // 29: chemmy.wallet.v1.SettleCoupResponse
+	(*StakeCheck)(nil),                      // 30: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),                 // 31: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),                // 32: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),               // 33: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),              // 34: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),              // 35: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),             // 36: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),            // 37: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),                  // 38: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),           // 39: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),              // 40: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),                  // 41: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),             // 42: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),                   // 43: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),         // 44: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                       // 45: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),        // 46: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                       // 47: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),             // 48: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),            // 49: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),                // 50: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),               // 51: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                        // 52: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),                // 53: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),               // 54: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),                    // 55: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                      // 56: chemmy.wallet.v1.PlayerPlay
+	(*LimitChange)(nil),                     // 57: chemmy.wallet.v1.LimitChange
+	(*SetPlayerLimitsRequest)(nil),          // 58: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),         // 59: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),          // 60: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),         // 61: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),               // 62: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),              // 63: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),        // 64: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),             // 65: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                  // 66: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),       // 67: chemmy.wallet.v1.GetOperatorReportResponse
+	(*ListOperatorExceptionsRequest)(nil),   // 68: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),               // 69: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),  // 70: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),   // 71: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),  // 72: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),  // 73: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil), // 74: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*timestamppb.Timestamp)(nil),           // 75: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
-	1,  // 0: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	71, // 1: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	71, // 2: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	71, // 3: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	71, // 4: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 5: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
-	11, // 6: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 7: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
-	11, // 8: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 9: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	72, // 10: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
-	2,  // 11: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
-	10, // 12: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 13: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 14: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	24, // 15: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
-	3,  // 16: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 17: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	3,  // 18: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	11, // 19: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	27, // 20: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
-	10, // 21: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	11, // 22: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	10, // 23: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	10, // 24: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
-	11, // 25: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
-	9,  // 26: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	35, // 27: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	38, // 28: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	71, // 29: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	6,  // 30: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	5,  // 31: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	40, // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	4,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	42, // 34: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,  // 36: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	44, // 37: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	3,  // 38: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,  // 39: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,  // 40: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	42, // 41: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 42: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	8,  // 43: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	4,  // 44: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	9,  // 45: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	11, // 46: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	3,  // 47: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	49, // 48: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	42, // 49: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	11, // 50: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	72, // 51: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	71, // 52: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	72, // 53: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	71, // 54: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	71, // 55: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	52, // 56: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57, // 57: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	52, // 58: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	52, // 59: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	71, // 60: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	53, // 61: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	71, // 62: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	71, // 63: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	61, // 64: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	62, // 65: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	61, // 66: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	71, // 67: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	71, // 68: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	65, // 69: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	65, // 70: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	61, // 71: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	65, // 72: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	12, // 73: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	14, // 74: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	16, // 75: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	18, // 76: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	20, // 77: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	25, // 78: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	28, // 79: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	30, // 80: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	32, // 81: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	34, // 82: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	37, // 83: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	41, // 84: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	45, // 85: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	47, // 86: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	50, // 87: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	54, // 88: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	56, // 89: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	58, // 90: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	60, // 91: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	22, // 92: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	64, // 93: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	67, // 94: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	69, // 95: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	13, // 96: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	15, // 97: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	17, // 98: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	19, // 99: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	21, // 100: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	26, // 101: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	29, // 102: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	31, // 103: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	33, // 104: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	36, // 105: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	39, // 106: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	43, // 107: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	46, // 108: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	48, // 109: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	51, // 110: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	55, // 111: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	57, // 112: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	59, // 113: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	63, // 114: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	23, // 115: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	66, // 116: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	68, // 117: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	70, // 118: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	96, // [96:119] is the sub-list for method output_type
-	73, // [73:96] is the sub-list for method input_type
-	73, // [73:73] is the sub-list for extension type_name
-	73, // [73:73] is the sub-list for extension extendee
-	0,  // [0:73] is the sub-list for field type_name
+	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
+	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
+	75,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	75,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	75,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	75,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
+	76,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
+	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 15: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	27,  // 16: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	3,   // 17: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,   // 18: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	3,   // 19: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	14,  // 20: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	30,  // 21: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
+	13,  // 22: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	14,  // 23: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	13,  // 24: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
+	13,  // 25: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
+	14,  // 26: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
+	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
+	38,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	41,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	75,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	43,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,   // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	45,  // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 36: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,   // 37: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	47,  // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,   // 39: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,   // 40: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,   // 41: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	45,  // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 43: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,   // 44: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,   // 45: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,   // 46: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 47: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	3,   // 48: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	52,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	45,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	76,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	75,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	76,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	75,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	75,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	75,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	55,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	75,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	55,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	61,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	55,  // 65: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	55,  // 66: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	75,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	56,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	57,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
+	75,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	75,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	65,  // 72: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	66,  // 73: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	65,  // 74: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	75,  // 75: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	75,  // 76: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	69,  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	69,  // 78: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	65,  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	69,  // 80: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	15,  // 81: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	17,  // 82: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	19,  // 83: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	11,  // 84: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
+	21,  // 85: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	23,  // 86: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	28,  // 87: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	31,  // 88: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	33,  // 89: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	35,  // 90: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	37,  // 91: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	40,  // 92: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	44,  // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	48,  // 94: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	50,  // 95: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	53,  // 96: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	58,  // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	60,  // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	62,  // 99: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	64,  // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	25,  // 101: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	68,  // 102: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	71,  // 103: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	73,  // 104: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	16,  // 105: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 106: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 107: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 108: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 109: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 110: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	29,  // 111: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	32,  // 112: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	34,  // 113: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	36,  // 114: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	39,  // 115: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	42,  // 116: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	46,  // 117: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	49,  // 118: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	51,  // 119: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	54,  // 120: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	59,  // 121: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	61,  // 122: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	63,  // 123: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	67,  // 124: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 125: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	70,  // 126: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	72,  // 127: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	74,  // 128: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	105, // [105:129] is the sub-list for method output_type
+	81,  // [81:105] is the sub-list for method input_type
+	81,  // [81:81] is the sub-list for extension type_name
+	81,  // [81:81] is the sub-list for extension extendee
+	0,   // [0:81] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -6183,13 +6680,17 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 	if File_chemmy_wallet_v1_wallet_proto != nil {
 		return
 	}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[0].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[1].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[5].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[56].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   62,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	WalletService_Deposit_FullMethodName                 = "/chemmy.wallet.v1.WalletService/Deposit"
 	WalletService_Withdraw_FullMethodName                = "/chemmy.wallet.v1.WalletService/Withdraw"
 	WalletService_GetAccount_FullMethodName              = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_GetCurrency_FullMethodName             = "/chemmy.wallet.v1.WalletService/GetCurrency"
 	WalletService_PlaceHold_FullMethodName               = "/chemmy.wallet.v1.WalletService/PlaceHold"
 	WalletService_VoidHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/VoidHold"
 	WalletService_SettleCoup_FullMethodName              = "/chemmy.wallet.v1.WalletService/SettleCoup"
@@ -106,6 +107,14 @@ type WalletServiceClient interface {
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
 	GetAccount(ctx context.Context, in *GetAccountRequest, opts ...grpc.CallOption) (*GetAccountResponse, error)
+	// GetCurrency says whether the wallet accepts a currency and with which
+	// exponent (its minor unit: how many digits of an amount come after the
+	// decimal point; EUR 2, JPY 0, KWD 3). The wallet accepts the active ISO
+	// 4217 codes, with ISO's minor unit, and the codes its deployment
+	// configured (wallet-svc -currencies "CHIPS:0,..."); an empty
+	// currency_code names the wallet's default currency. Open to every role.
+	// Errors: INVALID_ARGUMENT CURRENCY_UNKNOWN.
+	GetCurrency(ctx context.Context, in *GetCurrencyRequest, opts ...grpc.CallOption) (*GetCurrencyResponse, error)
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
@@ -231,9 +240,22 @@ type WalletServiceClient interface {
 	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
 	// a bet, a bank, a raise) and a self-excluded player cannot sit down
 	// (table-svc JoinTable asks GetPlayerLimits).
+	//
+	// Override: an operator whose regulator lets it lift a limit at once
+	// sets override with a reason: the looser limits then take effect at
+	// once, without the cooling-off. The wallet allows it only where its
+	// deployment says so (wallet-svc -limits-override); elsewhere it is
+	// refused with FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
+	//
+	// Every change is on the record: a PlayerLimitsChanged event (who,
+	// when, the limits in effect before and after, any pending set, the
+	// override and its reason) in the wallet's outbox, published on
+	// "chemmy.wallet.<event_id>.player_limits_changed", and kept with the
+	// player's limits (GetPlayerLimitsResponse.changes).
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
-	// negative limit, not a player account), ALREADY_EXISTS
-	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// negative limit, not a player account, an override without a reason),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED,
+	// FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
 	SetPlayerLimits(ctx context.Context, in *SetPlayerLimitsRequest, opts ...grpc.CallOption) (*SetPlayerLimitsResponse, error)
 	// GetPlayerLimits returns a player's limits in effect, any pending
 	// looser ones, and his play so far against them. A player reads his own.
@@ -375,6 +397,16 @@ func (c *walletServiceClient) GetAccount(ctx context.Context, in *GetAccountRequ
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAccountResponse)
 	err := c.cc.Invoke(ctx, WalletService_GetAccount_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) GetCurrency(ctx context.Context, in *GetCurrencyRequest, opts ...grpc.CallOption) (*GetCurrencyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCurrencyResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetCurrency_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -643,6 +675,14 @@ type WalletServiceServer interface {
 	// GetAccount returns an account's balance, held and available amounts.
 	// Errors: NOT_FOUND ACCOUNT_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_ACCOUNT.
 	GetAccount(context.Context, *GetAccountRequest) (*GetAccountResponse, error)
+	// GetCurrency says whether the wallet accepts a currency and with which
+	// exponent (its minor unit: how many digits of an amount come after the
+	// decimal point; EUR 2, JPY 0, KWD 3). The wallet accepts the active ISO
+	// 4217 codes, with ISO's minor unit, and the codes its deployment
+	// configured (wallet-svc -currencies "CHIPS:0,..."); an empty
+	// currency_code names the wallet's default currency. Open to every role.
+	// Errors: INVALID_ARGUMENT CURRENCY_UNKNOWN.
+	GetCurrency(context.Context, *GetCurrencyRequest) (*GetCurrencyResponse, error)
 	// PlaceHold reserves an amount of an account's available balance (escrow
 	// for a bank or a bet). Idempotent by request_id.
 	// Errors: FAILED_PRECONDITION INSUFFICIENT_FUNDS, NOT_FOUND ACCOUNT_NOT_FOUND,
@@ -768,9 +808,22 @@ type WalletServiceServer interface {
 	// is checked when money is put at stake (PlaceHold, a larger ResizeHold:
 	// a bet, a bank, a raise) and a self-excluded player cannot sit down
 	// (table-svc JoinTable asks GetPlayerLimits).
+	//
+	// Override: an operator whose regulator lets it lift a limit at once
+	// sets override with a reason: the looser limits then take effect at
+	// once, without the cooling-off. The wallet allows it only where its
+	// deployment says so (wallet-svc -limits-override); elsewhere it is
+	// refused with FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
+	//
+	// Every change is on the record: a PlayerLimitsChanged event (who,
+	// when, the limits in effect before and after, any pending set, the
+	// override and its reason) in the wallet's outbox, published on
+	// "chemmy.wallet.<event_id>.player_limits_changed", and kept with the
+	// player's limits (GetPlayerLimitsResponse.changes).
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT / INVALID_ACCOUNT (a
-	// negative limit, not a player account), ALREADY_EXISTS
-	// REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	// negative limit, not a player account, an override without a reason),
+	// ALREADY_EXISTS REQUEST_ID_REUSED, PERMISSION_DENIED ROLE_NOT_ALLOWED,
+	// FAILED_PRECONDITION LIMIT_OVERRIDE_NOT_ALLOWED.
 	SetPlayerLimits(context.Context, *SetPlayerLimitsRequest) (*SetPlayerLimitsResponse, error)
 	// GetPlayerLimits returns a player's limits in effect, any pending
 	// looser ones, and his play so far against them. A player reads his own.
@@ -896,6 +949,9 @@ func (UnimplementedWalletServiceServer) Withdraw(context.Context, *WithdrawReque
 }
 func (UnimplementedWalletServiceServer) GetAccount(context.Context, *GetAccountRequest) (*GetAccountResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAccount not implemented")
+}
+func (UnimplementedWalletServiceServer) GetCurrency(context.Context, *GetCurrencyRequest) (*GetCurrencyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCurrency not implemented")
 }
 func (UnimplementedWalletServiceServer) PlaceHold(context.Context, *PlaceHoldRequest) (*PlaceHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method PlaceHold not implemented")
@@ -1028,6 +1084,24 @@ func _WalletService_GetAccount_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WalletServiceServer).GetAccount(ctx, req.(*GetAccountRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_GetCurrency_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCurrencyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetCurrency(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetCurrency_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetCurrency(ctx, req.(*GetCurrencyRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1410,6 +1484,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAccount",
 			Handler:    _WalletService_GetAccount_Handler,
+		},
+		{
+			MethodName: "GetCurrency",
+			Handler:    _WalletService_GetCurrency_Handler,
 		},
 		{
 			MethodName: "PlaceHold",
