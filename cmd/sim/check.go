@@ -308,8 +308,9 @@ func (s *sim) checkClosedReleased(held map[string]int64, final bool) {
 
 // atStake is what the tables say is at stake, per player: his live
 // banks, bets and highest bids, and their number. skip are the players of
-// tables in SETTLING (the wallet may have settled already: the table
-// catches up); ok is false when a table is not observed.
+// tables in SETTLING, and of tables dealing since table-svc was killed
+// (the wallet may have settled already: the table catches up); ok is
+// false when a table is not observed.
 func (s *sim) atStake() (expected map[string]int64, live int64, skip map[string]bool, ok bool) {
 	expected, skip = map[string]int64{}, map[string]bool{}
 	for _, t := range s.tables {
@@ -317,7 +318,7 @@ func (s *sim) atStake() (expected map[string]int64, live int64, skip map[string]
 		if v == nil {
 			return nil, 0, nil, false
 		}
-		if v.GetState() == stSettling {
+		if v.GetState() == stSettling || (v.GetState() == stDealing && t.afterKill) {
 			for _, p := range t.players {
 				skip[p] = true
 			}

@@ -70,6 +70,9 @@ type simTable struct {
 	dealLate  int
 	// interrupted are the coups seen voided by the table itself.
 	interrupted map[string]bool
+	// afterKill: table-svc was killed since the table was last seen
+	// other than dealing (the wallet may be ahead of its coup).
+	afterKill bool
 	// closed: the table has been seen closed; closedHealthy counts the
 	// steps since with wallet-svc and table-svc up, closedSince the
 	// simulated time it was first seen so.
@@ -100,13 +103,16 @@ type action struct {
 	t    *simTable
 	who  string // a player id, or "croupier"
 	desc string
-	call func(ctx context.Context) (*tablev1.Table, error)
+	call func(ctx context.Context) (answer, error)
 	// amend is the same request_id with another payload (a client that
 	// changed its mind before sending again); nil when not applicable.
 	amend func() *action
 	// again: a request sent before; lostReply: and applied (its reply was
-	// lost on the way back), so it must now succeed.
-	again, lostReply bool
+	// lost on the way back), so it must now succeed; first is then its
+	// first answer. amended: a request applied whose reply was lost, sent
+	// again under its request_id with another payload (to be refused).
+	again, lostReply, amended bool
+	first                     *firstAnswer
 	// coup is the coup in play when the request was first sent.
 	coup string
 	// move: the request takes a seat, leaves it or joins the gallery.
@@ -236,7 +242,10 @@ func (s *sim) openTable(puntoBanco bool) error {
 	}
 	req.ShoeId = sh.GetShoe().GetShoeId()
 	for attempt := 1; ; attempt++ {
-		resp, err := s.cl.tables.CreateTable(ctx, req)
+		var resp *tablev1.CreateTableResponse
+		if s.killable(func() { resp, err = s.cl.tables.CreateTable(ctx, req) }) {
+			err = errKilled
+		}
 		if err == nil {
 			t.id, t.rules, t.pb = resp.GetTable().GetTableId(), resp.GetTable().GetHouseRules(), resp.GetTable().GetPuntoBancoRules()
 			break
@@ -301,6 +310,9 @@ func (s *sim) observe() {
 			t.waitKey, t.waitStart = key, s.clock.up()
 		}
 		s.noteDealing(t)
+		if t.view.GetState() != stDealing {
+			t.afterKill = false
+		}
 		if t.view.GetState() == stClosed && !t.closed {
 			t.closed, t.closedSince = true, s.clock.Now()
 			s.res.TablesClosed++
@@ -510,9 +522,12 @@ func (s *sim) takePending() *action {
 		s.tracef("step %d t%d: %s gives up %s (avoided scenario)", s.step, t.n, a.who, a.desc)
 		return nil
 	}
-	if amend && !a.lostReply && a.amend != nil && !s.cfg.Avoid.AmendedRetry {
+	if amend && a.amend != nil && !s.cfg.Avoid.AmendedRetry {
+		// The client changed its mind; a request applied (its reply lost)
+		// is then refused REQUEST_ID_REUSED, one that may not have been
+		// applied is taken, or refused so.
 		b := a.amend()
-		b.again, b.coup = true, a.coup
+		b.again, b.coup, b.amended = true, a.coup, a.lostReply
 		return b
 	}
 	return a
@@ -529,34 +544,53 @@ func indefinite(err error) bool {
 }
 
 // do sends one request and checks what the table says back: a request
-// sent again after its reply was lost succeeds; a refused request changes
-// nothing.
+// sent again after its reply was lost succeeds, answers as the first try
+// did and changes nothing (retry.go); a refused request changes nothing.
 func (s *sim) do(a *action) {
 	before := a.t.view
 	if !a.again {
 		a.coup = before.GetCoup().GetCoupId()
 	}
+	var rest *rest
+	if a.lostReply || a.amended {
+		rest = s.restOf(a.t)
+	}
 	ctx, cancel := s.as(a.who)
-	v, err := a.call(ctx)
+	var resp answer
+	var err error
+	killed := s.killable(func() { resp, err = a.call(ctx) })
 	cancel()
 	label := fmt.Sprintf("step %d t%d: %s %s", s.step, a.t.n, a.who, a.desc)
 	if a.again {
 		label += " (sent again)"
 	}
+	if a.amended {
+		label += " (amended)"
+	}
+	if killed {
+		resp, err = nil, errKilled
+		label += " (table-svc killed mid-request, started again)"
+	}
+	v := tableOf(resp)
 	checks := func() {
-		if !a.again {
+		if !a.again && !killed {
 			s.checkClosedRefuses(a, before, err)
 			if a.check != nil {
 				a.check(before, v, err)
 			}
 		}
 	}
+	if a.lostReply || a.amended {
+		defer s.judgeRetry(a, rest, resp, err)
+	}
 	if err == nil {
 		s.tracef("%s -> ok: %s", label, brief(v))
 		checks()
-		if !a.again && s.rng.Float64() < 0.04 {
+		if !a.again && s.rng.Float64() < 0.08 {
 			b := *a
 			b.again, b.lostReply = true, true
+			b.first = &firstAnswer{resp: proto.Clone(resp).(answer), tableStart: s.cl.tableStart}
+			b.first.eventSeq, _ = s.cl.table.EventSeq(a.t.id)
 			a.t.pending = append(a.t.pending, &b)
 			s.tracef("    the reply is lost on its way to %s, who will send the request again", a.who)
 		}
@@ -567,7 +601,7 @@ func (s *sim) do(a *action) {
 	if a.lostReply {
 		s.violate("idempotent-retry", "", "t%d: %s's %s, applied once, failed when sent again with the same request_id: %v", a.t.n, a.who, a.desc, err)
 	}
-	if before != nil {
+	if before != nil && !killed {
 		ctx, cancel := s.as("croupier")
 		resp, gerr := s.cl.tables.GetTable(ctx, &tablev1.GetTableRequest{TableId: a.t.id})
 		cancel()
@@ -576,7 +610,7 @@ func (s *sim) do(a *action) {
 				a.t.n, a.who, a.desc, err, brief(before), brief(resp.GetTable()))
 		}
 	}
-	if indefinite(err) && s.rng.Float64() < 0.7 {
+	if indefinite(err) && !a.amended && s.rng.Float64() < 0.7 {
 		b := *a
 		b.again = true
 		a.t.pending = append(a.t.pending, &b)
@@ -779,9 +813,8 @@ func (s *sim) void(t *simTable) *action {
 		}
 	}
 	req := &tablev1.VoidCoupRequest{RequestId: s.nextID(), TableId: t.id, CoupId: coupID, Reason: "sim: misdeal"}
-	return &action{t: t, who: "croupier", desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.VoidCoup(ctx, req)
-		return r.GetTable(), err
+	return &action{t: t, who: "croupier", desc: desc, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.VoidCoup(ctx, req)
 	}}
 }
 
@@ -792,9 +825,8 @@ func (s *sim) void(t *simTable) *action {
 // (close-between-coups).
 func (s *sim) closeTable(t *simTable) *action {
 	req := &tablev1.CloseTableRequest{RequestId: s.nextID(), TableId: t.id, Reason: "sim: the croupier closes the table"}
-	return &action{t: t, who: "croupier", desc: "CloseTable", call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.CloseTable(ctx, req)
-		return r.GetTable(), err
+	return &action{t: t, who: "croupier", desc: "CloseTable", call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.CloseTable(ctx, req)
 	}, check: func(before, after *tablev1.Table, err error) { s.checkClose(t, before, after, err) }}
 }
 
@@ -847,49 +879,42 @@ func (s *sim) checkClosedRefuses(a *action, before *tablev1.Table, err error) {
 // simple is a request with nothing but ids.
 func (s *sim) simple(t *simTable, p, method string) *action {
 	id, c := s.nextID(), s.cl.tables
-	var call func(ctx context.Context) (*tablev1.Table, error)
+	var call func(ctx context.Context) (answer, error)
 	switch method {
 	case "JoinTable":
 		req := &tablev1.JoinTableRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.JoinTable(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.JoinTable(ctx, req)
 		}
 	case "JoinGallery":
 		req := &tablev1.JoinGalleryRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.JoinGallery(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.JoinGallery(ctx, req)
 		}
 	case "LeaveTable":
 		req := &tablev1.LeaveTableRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.LeaveTable(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.LeaveTable(ctx, req)
 		}
 	case "DeclineBank":
 		req := &tablev1.DeclineBankRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.DeclineBank(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.DeclineBank(ctx, req)
 		}
 	case "DeclineBet":
 		req := &tablev1.DeclineBetRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.DeclineBet(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.DeclineBet(ctx, req)
 		}
 	case "CallBanco":
 		req := &tablev1.CallBancoRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.CallBanco(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.CallBanco(ctx, req)
 		}
 	case "PassBank":
 		req := &tablev1.PassBankRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.PassBank(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.PassBank(ctx, req)
 		}
 	default:
 		panic("sim: no simple request " + method)
@@ -903,9 +928,8 @@ func (s *sim) acceptBank(t *simTable, p string, amount int64) *action {
 	var mk func(req *tablev1.AcceptBankRequest) *action
 	mk = func(req *tablev1.AcceptBankRequest) *action {
 		return &action{t: t, who: p, desc: fmt.Sprintf("AcceptBank %d", req.GetAmount()),
-			call: func(ctx context.Context) (*tablev1.Table, error) {
-				r, err := s.cl.tables.AcceptBank(ctx, req)
-				return r.GetTable(), err
+			call: func(ctx context.Context) (answer, error) {
+				return s.cl.tables.AcceptBank(ctx, req)
 			},
 			amend: func() *action {
 				r2 := proto.Clone(req).(*tablev1.AcceptBankRequest)
@@ -917,11 +941,20 @@ func (s *sim) acceptBank(t *simTable, p string, amount int64) *action {
 }
 
 func (s *sim) bid(t *simTable, p string, amount int64) *action {
-	req := &tablev1.BidBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount}
-	return &action{t: t, who: p, desc: fmt.Sprintf("BidBank %d", amount), call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.BidBank(ctx, req)
-		return r.GetTable(), err
-	}}
+	return s.bidReq(t, &tablev1.BidBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount})
+}
+
+// bidReq is a BidBank; sent again amended, 50 more.
+func (s *sim) bidReq(t *simTable, req *tablev1.BidBankRequest) *action {
+	return &action{t: t, who: req.GetPlayerId(), desc: fmt.Sprintf("BidBank %d", req.GetAmount()),
+		call: func(ctx context.Context) (answer, error) {
+			return s.cl.tables.BidBank(ctx, req)
+		},
+		amend: func() *action {
+			r2 := proto.Clone(req).(*tablev1.BidBankRequest)
+			r2.Amount += 50
+			return s.bidReq(t, r2)
+		}}
 }
 
 func (s *sim) bet(t *simTable, p string, amount int64, over bool) *action {
@@ -939,9 +972,8 @@ func (s *sim) placeBet(t *simTable, req *tablev1.PlaceBetRequest) *action {
 		desc += " on " + req.GetSpot().String()
 	}
 	return &action{t: t, who: req.GetPlayerId(), desc: desc,
-		call: func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := s.cl.tables.PlaceBet(ctx, req)
-			return r.GetTable(), err
+		call: func(ctx context.Context) (answer, error) {
+			return s.cl.tables.PlaceBet(ctx, req)
 		},
 		amend: func() *action {
 			r2 := proto.Clone(req).(*tablev1.PlaceBetRequest)
@@ -951,25 +983,33 @@ func (s *sim) placeBet(t *simTable, req *tablev1.PlaceBetRequest) *action {
 }
 
 func (s *sim) decide(t *simTable, p string, draw bool) *action {
+	return s.decideReq(t, s.nextID(), p, draw)
+}
+
+// decideReq is a DecideDraw; sent again amended, the other choice.
+func (s *sim) decideReq(t *simTable, id, p string, draw bool) *action {
 	ch, desc := tablev1.DrawChoice_DRAW_CHOICE_STAND, "DecideDraw stand"
 	if draw {
 		ch, desc = tablev1.DrawChoice_DRAW_CHOICE_DRAW, "DecideDraw draw"
 	}
-	req := &tablev1.DecideDrawRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Choice: ch}
-	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.DecideDraw(ctx, req)
-		return r.GetTable(), err
-	}}
+	req := &tablev1.DecideDrawRequest{RequestId: id, TableId: t.id, PlayerId: p, Choice: ch}
+	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.DecideDraw(ctx, req)
+	}, amend: func() *action { return s.decideReq(t, id, p, !draw) }}
 }
 
 func (s *sim) raise(t *simTable, p string, raise bool) *action {
-	req := &tablev1.RaiseBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Raise: raise}
+	return s.raiseReq(t, s.nextID(), p, raise)
+}
+
+// raiseReq is a RaiseBank; sent again amended, the other answer.
+func (s *sim) raiseReq(t *simTable, id, p string, raise bool) *action {
+	req := &tablev1.RaiseBankRequest{RequestId: id, TableId: t.id, PlayerId: p, Raise: raise}
 	desc := "RaiseBank no"
 	if raise {
 		desc = "RaiseBank yes"
 	}
-	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.RaiseBank(ctx, req)
-		return r.GetTable(), err
-	}}
+	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.RaiseBank(ctx, req)
+	}, amend: func() *action { return s.raiseReq(t, id, p, !raise) }}
 }

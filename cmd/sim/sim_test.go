@@ -19,7 +19,8 @@ import (
 //	                  table-downtime, lost-raise, hourly-fee,
 //	                  banco-free-play, turn-leave, long-outage,
 //	                  stale-retry, game-stop, late, limits-check,
-//	                  suivi-timeout, seat-in-turn;
+//	                  suivi-timeout, seat-in-turn, kill,
+//	                  relay-faults, long-nats;
 //	                  default: openBugs; none: simulate everything
 //	SIM_TRACE=1       print every step
 //	SIM_LOG=1         print the services' logs
@@ -156,6 +157,12 @@ func avoidFromEnv(t *testing.T) Avoid {
 			a.SuiviTimeout = true
 		case "seat-in-turn":
 			a.SeatInTurn = true
+		case "kill":
+			a.Kill = true
+		case "relay-faults":
+			a.RelayFaults = true
+		case "long-nats":
+			a.LongNATS = true
 		default:
 			t.Fatalf("SIM_AVOID: unknown switch %q", name)
 		}
