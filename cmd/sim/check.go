@@ -59,6 +59,9 @@ func (s *sim) checkTimeouts(mid []snap) {
 			continue
 		}
 		if waitKeyOf(t.view) != m.waitKey {
+			if t.core() {
+				continue // not judged there (games.go)
+			}
 			served, limit := s.clock.up()-m.waitStart, limitOf(m.view)
 			if served < limit {
 				s.violate("turn-time-limit", m.waitKey, "t%d: the turn of %s timed out after %v of service time; its limit is %v (%s)",
@@ -115,8 +118,11 @@ func (s *sim) checkStep() {
 		case stOffering, stBetting, stDecision, stAuction, stRaise:
 			t.stuck = 0
 			// A punto banco table's betting has no limit until its first
-			// bet starts the window.
-			if v.GetTurnDeadline() == nil && (t.pb == nil || len(v.GetCoup().GetBets()) > 0) {
+			// bet starts the window; nor, at banque and the old game, an
+			// auction before its first bid, the staking before its first
+			// stake, a betting round before its first turn.
+			exempt := (t.pb != nil && len(v.GetCoup().GetBets()) == 0) || (t.core() && st != stDecision && st != stOffering)
+			if v.GetTurnDeadline() == nil && !exempt {
 				s.violate("turn-has-deadline", fmt.Sprintf("t%d/%d/%s", t.n, st, v.GetCoup().GetCoupId()),
 					"t%d waits in %s with no time limit: %s", t.n, stateName(v.GetState()), brief(v))
 			}

@@ -59,8 +59,10 @@ type simTable struct {
 	seatTime map[string]time.Duration
 	shoe     string // the shoe id at the last observation
 	// pb: a punto banco table's house rules, as resolved (nil: chemin de
-	// fer, rules).
-	pb *tablev1.PuntoBancoRules
+	// fer, rules); bq, old: a banque or old-game table's (games.go).
+	pb  *tablev1.PuntoBancoRules
+	bq  *tablev1.BanqueRules
+	old *tablev1.OldBaccaratRules
 	// dealCoup is the coup the table was last seen dealing before its
 	// result, since dealSince (simulated time, or table-svc's start when
 	// later); dealLate counts the retry passes that have run since it
@@ -79,6 +81,19 @@ type simTable struct {
 	closed        bool
 	closedHealthy int
 	closedSince   time.Time
+}
+
+// variant is the table's game.
+func (t *simTable) variant() tablev1.Variant {
+	switch {
+	case t.pb != nil:
+		return tablev1.Variant_VARIANT_PUNTO_BANCO
+	case t.bq != nil:
+		return tablev1.Variant_VARIANT_BACCARAT_BANQUE
+	case t.old != nil:
+		return tablev1.Variant_VARIANT_OLD_BACCARAT
+	}
+	return tablev1.Variant_VARIANT_CHEMIN_DE_FER
 }
 
 // pass lets simulated time pass: the clock moves on (and the service time
@@ -117,6 +132,8 @@ type action struct {
 	coup string
 	// move: the request takes a seat, leaves it or joins the gallery.
 	move bool
+	// voids: the coup a VoidCoup names.
+	voids string
 	// check, when not nil, checks a first try's answer against the table
 	// before it (CloseTable's).
 	check func(before, after *tablev1.Table, err error)
@@ -138,13 +155,19 @@ func (s *sim) as(who string) (context.Context, context.CancelFunc) {
 // setup funds the players and opens the tables.
 func (s *sim) setup() error {
 	for range s.cfg.Tables {
-		if err := s.openTable(false); err != nil {
+		if err := s.openTable(tablev1.Variant_VARIANT_CHEMIN_DE_FER); err != nil {
 			return err
 		}
 	}
-	for range max(0, s.cfg.PuntoBanco) {
-		if err := s.openTable(true); err != nil {
-			return err
+	for _, g := range []struct {
+		n int
+		v tablev1.Variant
+	}{{s.cfg.PuntoBanco, tablev1.Variant_VARIANT_PUNTO_BANCO}, {s.cfg.Banque, tablev1.Variant_VARIANT_BACCARAT_BANQUE},
+		{s.cfg.Old, tablev1.Variant_VARIANT_OLD_BACCARAT}} {
+		for range max(0, g.n) {
+			if err := s.openTable(g.v); err != nil {
+				return err
+			}
 		}
 	}
 	s.observe()
@@ -198,6 +221,11 @@ func (s *sim) shoeOrder() []string {
 	if s.cfg.ShortShoes {
 		decks = 2
 	}
+	return s.decksOrder(decks)
+}
+
+// decksOrder is a shoe of decks full decks shuffled by the seed.
+func (s *sim) decksOrder(decks int) []string {
 	var cards []string
 	for range decks {
 		for _, suit := range "CDHS" {
@@ -213,7 +241,7 @@ func (s *sim) shoeOrder() []string {
 // openTable funds a new pool of players and opens a table for them on a
 // prepared shoe. Creating the table goes through table-svc's faulty
 // transport, so it is sent again (same request) until it succeeds.
-func (s *sim) openTable(puntoBanco bool) error {
+func (s *sim) openTable(variant tablev1.Variant) error {
 	n := len(s.tables) + 1
 	t := &simTable{n: n, excess: map[string]*excessTrack{}, seatTime: map[string]time.Duration{}}
 	for i := range s.cfg.Players {
@@ -224,16 +252,31 @@ func (s *sim) openTable(puntoBanco bool) error {
 			return err
 		}
 	}
-	req := &tablev1.CreateTableRequest{RequestId: s.nextID()}
-	if puntoBanco {
+	req := &tablev1.CreateTableRequest{RequestId: s.nextID(), Variant: variant}
+	var order []string
+	switch variant {
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
 		if err := s.fundHouseBank(); err != nil {
 			return err
 		}
-		req.Variant, req.PuntoBancoRules = tablev1.Variant_VARIANT_PUNTO_BANCO, s.randomPBRules()
-	} else {
-		req.HouseRules = s.randomRules()
+		req.PuntoBancoRules = s.randomPBRules()
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		req.BanqueRules = s.randomBanqueRules()
+		if req.BanqueRules.GetHouseBank() {
+			if err := s.fundHouseBank(); err != nil {
+				return err
+			}
+		}
+		order = s.decksOrder(banqueDecks)
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		req.OldBaccaratRules = s.randomOldRules()
+		order = s.decksOrder(oldDecks)
+	default:
+		req.Variant, req.HouseRules = tablev1.Variant_VARIANT_UNSPECIFIED, s.randomRules()
 	}
-	order := s.shoeOrder()
+	if order == nil {
+		order = s.shoeOrder()
+	}
 	ctx, cancel := s.as("operator")
 	defer cancel()
 	sh, err := s.cl.shoes.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: s.nextID(), Cards: order, CutCardFromEnd: 14})
@@ -247,7 +290,8 @@ func (s *sim) openTable(puntoBanco bool) error {
 			err = errKilled
 		}
 		if err == nil {
-			t.id, t.rules, t.pb = resp.GetTable().GetTableId(), resp.GetTable().GetHouseRules(), resp.GetTable().GetPuntoBancoRules()
+			tb := resp.GetTable()
+			t.id, t.rules, t.pb, t.bq, t.old = tb.GetTableId(), tb.GetHouseRules(), tb.GetPuntoBancoRules(), tb.GetBanqueRules(), tb.GetOldBaccaratRules()
 			break
 		}
 		if attempt == 20 || !indefinite(err) {
@@ -256,8 +300,13 @@ func (s *sim) openTable(puntoBanco bool) error {
 	}
 	s.tables = append(s.tables, t)
 	brief := rulesBrief(t.rules)
-	if t.pb != nil {
+	switch {
+	case t.pb != nil:
 		brief = pbRulesBrief(t.pb)
+	case t.bq != nil:
+		brief = banqueRulesBrief(t.bq)
+	case t.old != nil:
+		brief = oldRulesBrief(t.old)
 	}
 	s.tracef("step %d: t%d opened: %s", s.step, n, brief)
 	return nil
@@ -443,8 +492,11 @@ func (s *sim) act() {
 		return
 	}
 	choose := s.choose
-	if t.pb != nil {
+	switch {
+	case t.pb != nil:
 		choose = s.choosePB
+	case t.core():
+		choose = s.chooseCore
 	}
 	if a := choose(t); a != nil {
 		s.do(a)
@@ -476,7 +528,7 @@ func (s *sim) replace(t *simTable) {
 	}
 	t.replaced = true
 	s.tracef("step %d: t%d is replaced", s.step, t.n)
-	if err := s.openTable(t.pb != nil); err != nil {
+	if err := s.openTable(t.variant()); err != nil {
 		s.violate("open-table", "", "a new table could not be opened: %v", err)
 	}
 }
@@ -516,6 +568,10 @@ func (s *sim) takePending() *action {
 	amend := s.rng.Float64() < 0.3
 	if s.cfg.Avoid.StaleRetry && !a.lostReply && a.coup != t.view.GetCoup().GetCoupId() {
 		s.tracef("step %d t%d: %s gives up %s (its coup is over)", s.step, t.n, a.who, a.desc)
+		return nil
+	}
+	if s.cfg.Avoid.VoidAfterKill && a.voids != "" && a.voids == t.view.GetCoup().GetCoupId() && t.afterKill && t.view.GetState() == stDealing {
+		s.tracef("step %d t%d: %s gives up %s (avoided scenario)", s.step, t.n, a.who, a.desc)
 		return nil
 	}
 	if a.move && !a.lostReply && s.avoidMove(t, a.who) {
@@ -806,14 +862,14 @@ func (s *sim) wrong(t *simTable) *action {
 func (s *sim) void(t *simTable) *action {
 	coupID := t.view.GetCoup().GetCoupId()
 	desc := fmt.Sprintf("VoidCoup %d", t.view.GetCoup().GetNumber())
-	if coupID == "" || s.rng.Float64() < 0.2 {
+	if coupID == "" || s.rng.Float64() < 0.2 || (s.cfg.Avoid.VoidAfterKill && t.afterKill && t.view.GetState() == stDealing) {
 		coupID, desc = t.view.GetLastCoup().GetCoupId(), "VoidCoup of the last coup"
 		if coupID == "" {
 			coupID = "no-such-coup"
 		}
 	}
 	req := &tablev1.VoidCoupRequest{RequestId: s.nextID(), TableId: t.id, CoupId: coupID, Reason: "sim: misdeal"}
-	return &action{t: t, who: "croupier", desc: desc, call: func(ctx context.Context) (answer, error) {
+	return &action{t: t, who: "croupier", desc: desc, voids: coupID, call: func(ctx context.Context) (answer, error) {
 		return s.cl.tables.VoidCoup(ctx, req)
 	}}
 }
@@ -854,6 +910,16 @@ func (s *sim) checkClose(t *simTable, before, after *tablev1.Table, err error) {
 	if before == nil {
 		return
 	}
+	if t.core() {
+		// Only a close mid-coup is judged there (games.go).
+		switch st := before.GetState(); {
+		case err == nil && (st == stDealing || st == stDecision || st == stSettling):
+			s.violate("close-between-coups", "", "t%d: CloseTable accepted mid-coup (%s)", t.n, brief(before))
+		case err == nil && (after.GetState() != stClosed || after.GetBankerPlayerId() != "" || after.GetBank() != 0 || after.GetHighestBidderPlayerId() != "" || after.GetCoup() != nil):
+			s.violate("table-closed", "", "t%d: CloseTable answered %s: not closed, or a bank, a bid or a coup left", t.n, brief(after))
+		}
+		return
+	}
 	may, known := betweenCoups(before)
 	switch {
 	case err == nil && !may:
@@ -883,6 +949,9 @@ func (s *sim) simple(t *simTable, p, method string) *action {
 	switch method {
 	case "JoinTable":
 		req := &tablev1.JoinTableRequest{RequestId: id, TableId: t.id, PlayerId: p}
+		if t.bq != nil {
+			req.Side = tablev1.BanqueSide(1 + s.rng.IntN(2))
+		}
 		call = func(ctx context.Context) (answer, error) {
 			return c.JoinTable(ctx, req)
 		}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
@@ -60,6 +61,9 @@ type faults struct {
 	// and not yet started again: its calls are not made.
 	kill      func(svc string)
 	tableDead bool
+	// force, in tests, gives a call its fault kind ("" leaves it to the
+	// fault stream).
+	force func(svc, method string) string
 	// answers are the first answers of the shoe and wallet services to
 	// each request (method and request_id); mismatches the later answers
 	// that differ (dependency-same-answer).
@@ -111,6 +115,21 @@ func (f *faults) takeMismatches() []string {
 	return out
 }
 
+// asFirst is a copy of an answer without what legitimately changes
+// between a request's answers: SeedShoe answers a retry "with the shoe as
+// it stands" (shoe.proto), so its dealing since (cards dealt and
+// remaining, the cut card out, a move of top cards, the close) differs;
+// what the first SeedShoe fixed (the seeds, the cut, the burn) may not.
+func asFirst(m proto.Message) proto.Message {
+	m = proto.Clone(m)
+	if r, ok := m.(*shoev1.SeedShoeResponse); ok && r.GetShoe() != nil {
+		sh := r.GetShoe()
+		sh.State, sh.CardsDealt, sh.CardsRemaining, sh.CutCardOut, sh.CutCardCoupId = 0, 0, 0, false, ""
+		sh.CloseTime, sh.CloseReason, sh.ClosedBy, sh.ClosedByRole, sh.MovedToBottom, sh.MovedBy = nil, "", "", "", 0, ""
+	}
+	return m
+}
+
 // answered checks a successful answer of a dependency: the first answer
 // to a request (its method and request_id) is kept, and every later
 // answer to it must be that one (the services store it: a request sent
@@ -121,12 +140,12 @@ func (f *faults) answered(svc, short string, req, reply any) {
 		return
 	}
 	key := short + " " + r.GetRequestId()
-	msg := reply.(proto.Message)
+	msg := asFirst(reply.(proto.Message))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	first, seen := f.answers[key]
 	if !seen {
-		f.answers[key] = proto.Clone(msg)
+		f.answers[key] = msg
 		return
 	}
 	if !proto.Equal(first, msg) {
@@ -198,6 +217,11 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 		}
 		if (kind == faultKill || kind == faultKillAfter || kind == faultKillCallee) && (f.noKill || f.kill == nil) {
 			kind = faultLost
+		}
+	}
+	if f.force != nil && f.isUp(svc) {
+		if k := f.force(svc, short); k != "" {
+			kind = k
 		}
 	}
 	if kind != "" {

@@ -11,8 +11,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
@@ -100,6 +102,29 @@ func TestDependencySameAnswer(t *testing.T) {
 	call("a")
 	if m := f.takeMismatches(); len(m) != 1 {
 		t.Fatalf("another answer to request a: %v", m)
+	}
+	// SeedShoe answers a retry with the shoe as it stands: its dealing
+	// since differs, what the first one fixed may not.
+	shoe := &shoev1.Shoe{ShoeId: "s", CutPosition: 40, CardsDealt: 0, CardsRemaining: 412}
+	seed := func() {
+		if err := f.intercept(context.Background(), "/chemmy.shoe.v1.ShoeService/SeedShoe", &shoev1.SeedShoeRequest{RequestId: "seed"},
+			&shoev1.SeedShoeResponse{}, nil, func(_ context.Context, _ string, _, reply any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+				reply.(*shoev1.SeedShoeResponse).Shoe = proto.Clone(shoe).(*shoev1.Shoe)
+				return nil
+			}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed()
+	shoe.CardsDealt, shoe.CardsRemaining = 4, 408
+	seed()
+	if m := f.takeMismatches(); len(m) != 0 {
+		t.Fatalf("SeedShoe answered again after 4 cards: %v", m)
+	}
+	shoe.CutPosition = 41
+	seed()
+	if m := f.takeMismatches(); len(m) != 1 {
+		t.Fatalf("SeedShoe answered again with another cut: %v", m)
 	}
 }
 

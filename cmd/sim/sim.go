@@ -33,6 +33,10 @@ type Config struct {
 	// PuntoBanco is the number of punto banco tables played beside them
 	// (the house banks, against house:bank); default 1, negative: none.
 	PuntoBanco int
+	// Banque and Old are the numbers of baccarat banque and old baccarat
+	// tables played beside them (games.go); default 1 each, negative:
+	// none (also Avoid.Banque, Avoid.Old).
+	Banque, Old int
 	// Players is the pool of players of each table (seated or in the
 	// gallery); default 6.
 	Players int
@@ -129,6 +133,13 @@ type Avoid struct {
 	// LongNATS: every NATS outage is as short as the steps it spans, none
 	// kept past the relays' ack timeout in real time.
 	LongNATS bool
+	// Banque, Old: no baccarat banque, no old baccarat table.
+	Banque, Old bool
+	// VoidAfterKill: the croupier does not void a coup that a table has
+	// been dealing since table-svc was killed (a kill after the wallet
+	// settled the coup and before the table stored it: the void is taken,
+	// the wallet's settlement stands; failure 10 of the README).
+	VoidAfterKill bool
 }
 
 func (c Config) withDefaults() Config {
@@ -140,6 +151,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PuntoBanco == 0 {
 		c.PuntoBanco = 1
+	}
+	if c.Banque == 0 {
+		c.Banque = 1
+	}
+	if c.Old == 0 {
+		c.Old = 1
+	}
+	if c.Avoid.Banque {
+		c.Banque = -1
+	}
+	if c.Avoid.Old {
+		c.Old = -1
 	}
 	if c.Players == 0 {
 		c.Players = 6
