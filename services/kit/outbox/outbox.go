@@ -25,6 +25,13 @@
 // start: a failure of the server can then store a lost event after later
 // ones (the operator sets allow_atomic, see CreateStream).
 //
+// Faults. Each call of the relay to JetStream waits at most its ack
+// timeout (WithAckTimeout, 5 s by default) and goes through its
+// interceptor when one is set (WithInterceptor): the simulation (cmd/sim)
+// makes the calls fail, lose their acknowledgement, hang and be
+// acknowledged too late, and checks that every event is stored once, in
+// order, all the same.
+//
 // The stream CHEMMY is created by the first service whose relay finds it
 // missing (CreateStream), with that service's StreamLimits (defaults: 30
 // days, 1 GiB, 1 replica; the oldest events are discarded at a limit) and
