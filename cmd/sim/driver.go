@@ -375,7 +375,10 @@ func (s *sim) observe() {
 // voided with an "interrupted" reason).
 func (s *sim) noteDealing(t *simTable) {
 	v := t.view
-	if cp := v.GetCoup(); v.GetState() == stDealing && cp.GetOutcome() == tablev1.Outcome_OUTCOME_UNSPECIFIED {
+	// A coup dealing that waits for a turn (the old game's banker
+	// announcing his move of top cards, OLD-CUT, on a time limit) is not
+	// stuck: its dealing starts when the turn ends.
+	if cp := v.GetCoup(); v.GetState() == stDealing && cp.GetOutcome() == tablev1.Outcome_OUTCOME_UNSPECIFIED && v.GetTurnDeadline() == nil {
 		if cp.GetCoupId() != t.dealCoup {
 			t.dealCoup, t.dealSince, t.dealLate = cp.GetCoupId(), s.clock.Now(), 0
 		}
