@@ -64,6 +64,11 @@ type faults struct {
 	// force, in tests, gives a call its fault kind ("" leaves it to the
 	// fault stream).
 	force func(svc, method string) string
+	// noKillAfterSettle: table-svc is not killed at or after a
+	// settlement call within one of its requests or retry passes
+	// (Avoid.VoidAfterKill); settled: such a call was made in the current
+	// one (beginCall resets it).
+	noKillAfterSettle, settled bool
 	// answers are the first answers of the shoe and wallet services to
 	// each request (method and request_id); mismatches the later answers
 	// that differ (dependency-same-answer).
@@ -89,6 +94,16 @@ func (f *faults) setRate(r float64) {
 	f.rate = r
 	f.mu.Unlock()
 }
+
+// beginCall notes that table-svc starts a request or a retry pass.
+func (f *faults) beginCall() {
+	f.mu.Lock()
+	f.settled = false
+	f.mu.Unlock()
+}
+
+// isSettle reports whether a wallet method settles a coup.
+func isSettle(method string) bool { return strings.HasPrefix(method, "Settle") }
 
 func (f *faults) setTableDead(dead bool) {
 	f.mu.Lock()
@@ -218,6 +233,12 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 		if (kind == faultKill || kind == faultKillAfter || kind == faultKillCallee) && (f.noKill || f.kill == nil) {
 			kind = faultLost
 		}
+		if (kind == faultKill || kind == faultKillAfter) && f.noKillAfterSettle && (f.settled || isSettle(short)) {
+			kind = faultLost
+		}
+	}
+	if isSettle(short) && kind != faultDown && kind != faultDrop && kind != faultLate {
+		f.settled = true
 	}
 	if f.force != nil && f.isUp(svc) {
 		if k := f.force(svc, short); k != "" {

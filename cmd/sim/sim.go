@@ -136,9 +136,11 @@ type Avoid struct {
 	// Banque, Old: no baccarat banque, no old baccarat table.
 	Banque, Old bool
 	// VoidAfterKill: the croupier does not void a coup that a table has
-	// been dealing since table-svc was killed (a kill after the wallet
-	// settled the coup and before the table stored it: the void is taken,
-	// the wallet's settlement stands; failure 10 of the README).
+	// been dealing since table-svc was killed, and table-svc is not killed
+	// at or after a settlement within a request or retry pass (a kill after
+	// the wallet settled the coup and before the table stored it: a void,
+	// the croupier's or the table's own of an interrupted coup, is taken
+	// and the wallet's settlement stands; failure 10 of the README).
 	VoidAfterKill bool
 }
 
@@ -327,7 +329,7 @@ func Run(cfg Config) (*Result, error) {
 		stored:    map[*eventsv1.TableEvent]stored{},
 	}
 	s.faults = newFaults(cfg.Seed, s.tracef)
-	s.faults.noLate, s.faults.noKill = cfg.Avoid.Late, cfg.Avoid.Kill
+	s.faults.noLate, s.faults.noKill, s.faults.noKillAfterSettle = cfg.Avoid.Late, cfg.Avoid.Kill, cfg.Avoid.VoidAfterKill
 	s.relay = newRelayFaults(cfg.Seed)
 	s.relay.setOff(cfg.Avoid.RelayFaults)
 	s.faults.exempt = func(req any) bool {
@@ -581,6 +583,7 @@ func (s *sim) tick() (killed bool) {
 // was killed while it ran f (its answer, if any, is not one).
 func (s *sim) killable(f func()) (killed bool) {
 	before := s.cl.killCount(svcTable)
+	s.faults.beginCall()
 	f()
 	killed = s.cl.killCount(svcTable) > before
 	if killed {
