@@ -59,6 +59,9 @@ func (s *sim) checkTimeouts(mid []snap) {
 			continue
 		}
 		if waitKeyOf(t.view) != m.waitKey {
+			if t.core() {
+				continue // not judged there (games.go)
+			}
 			served, limit := s.clock.up()-m.waitStart, limitOf(m.view)
 			if served < limit {
 				s.violate("turn-time-limit", m.waitKey, "t%d: the turn of %s timed out after %v of service time; its limit is %v (%s)",
@@ -115,8 +118,11 @@ func (s *sim) checkStep() {
 		case stOffering, stBetting, stDecision, stAuction, stRaise:
 			t.stuck = 0
 			// A punto banco table's betting has no limit until its first
-			// bet starts the window.
-			if v.GetTurnDeadline() == nil && (t.pb == nil || len(v.GetCoup().GetBets()) > 0) {
+			// bet starts the window; nor, at banque and the old game, an
+			// auction before its first bid, the staking before its first
+			// stake, a betting round before its first turn.
+			exempt := (t.pb != nil && len(v.GetCoup().GetBets()) == 0) || (t.core() && st != stDecision && st != stOffering)
+			if v.GetTurnDeadline() == nil && !exempt {
 				s.violate("turn-has-deadline", fmt.Sprintf("t%d/%d/%s", t.n, st, v.GetCoup().GetCoupId()),
 					"t%d waits in %s with no time limit: %s", t.n, stateName(v.GetState()), brief(v))
 			}
@@ -308,8 +314,9 @@ func (s *sim) checkClosedReleased(held map[string]int64, final bool) {
 
 // atStake is what the tables say is at stake, per player: his live
 // banks, bets and highest bids, and their number. skip are the players of
-// tables in SETTLING (the wallet may have settled already: the table
-// catches up); ok is false when a table is not observed.
+// tables in SETTLING, and of tables dealing since table-svc was killed
+// (the wallet may have settled already: the table catches up); ok is
+// false when a table is not observed.
 func (s *sim) atStake() (expected map[string]int64, live int64, skip map[string]bool, ok bool) {
 	expected, skip = map[string]int64{}, map[string]bool{}
 	for _, t := range s.tables {
@@ -317,7 +324,7 @@ func (s *sim) atStake() (expected map[string]int64, live int64, skip map[string]
 		if v == nil {
 			return nil, 0, nil, false
 		}
-		if v.GetState() == stSettling {
+		if v.GetState() == stSettling || (v.GetState() == stDealing && t.afterKill) {
 			for _, p := range t.players {
 				skip[p] = true
 			}

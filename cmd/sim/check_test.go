@@ -372,7 +372,7 @@ func TestClusterMovesAService(t *testing.T) {
 		t.Skip("starts the suite")
 	}
 	f := newFaults(1, func(string, ...any) {})
-	c, err := newCluster(t.TempDir(), slog.New(slog.DiscardHandler), newClock(), f, 0, 0)
+	c, err := newCluster(t.TempDir(), slog.New(slog.DiscardHandler), newClock(), f, newRelayFaults(1), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

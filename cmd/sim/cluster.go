@@ -24,6 +24,7 @@ import (
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/trust"
 	"github.com/chemmy/chemmy/shoe-svc/shoesvc"
@@ -52,6 +53,8 @@ type cluster struct {
 	log    *slog.Logger
 	clock  *clock
 	faults *faults
+	// relay: the faults of the services' outbox relays (relay.go).
+	relay *relayFaults
 	// interruptAfter is table-svc's Config.InterruptAfter (0: its default).
 	interruptAfter time.Duration
 	// tableStart is the simulated time table-svc last started at.
@@ -67,6 +70,17 @@ type cluster struct {
 
 	mu sync.Mutex
 	up map[string]bool
+	// bases are the running services' parts (Config.Hook); killed the
+	// services killed and not yet started again, each with the copy of
+	// its store at the kill; kills counts them by service (kill.go).
+	bases   map[string]*app.Base
+	killed  map[string]string
+	kills   map[string]int
+	killErr error
+	// natsDownSince: when NATS stopped (real time); natsLong: it stays
+	// down at least longNATSOutage of real time.
+	natsDownSince time.Time
+	natsLong      bool
 
 	conns   []*grpc.ClientConn
 	tables  tablev1.TableServiceClient
@@ -78,8 +92,9 @@ type cluster struct {
 // created first, with that duplicate window (the services never change
 // an existing stream). interruptAfter is table-svc's limit for a coup
 // that cannot go on (0: its default).
-func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, dupWindow, interruptAfter time.Duration) (*cluster, error) {
-	c := &cluster{dir: dir, log: log, clock: clk, faults: f, interruptAfter: interruptAfter, up: map[string]bool{}}
+func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, rf *relayFaults, dupWindow, interruptAfter time.Duration) (*cluster, error) {
+	c := &cluster{dir: dir, log: log, clock: clk, faults: f, relay: rf, interruptAfter: interruptAfter, up: map[string]bool{},
+		bases: map[string]*app.Base{}, killed: map[string]string{}, kills: map[string]int{}}
 	ports, err := freePorts(4)
 	if err != nil {
 		return nil, err
@@ -89,6 +104,7 @@ func newCluster(dir string, log *slog.Logger, clk *clock, f *faults, dupWindow, 
 	c.walletAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
 	c.tableAddr = "127.0.0.1:" + strconv.Itoa(ports[3])
 	f.isUp = c.isUp
+	f.kill = c.kill
 	stream := func() error {
 		if dupWindow <= 0 {
 			return nil
@@ -180,6 +196,15 @@ func retryListen(start func() error) error {
 }
 
 func (c *cluster) startNATS() error {
+	c.mu.Lock()
+	wait := time.Until(c.natsDownSince.Add(longNATSOutage))
+	long := c.natsLong
+	c.natsLong = false
+	c.mu.Unlock()
+	if long && wait > 0 {
+		// A long outage: NATS stays away past the relays' ack timeout.
+		time.Sleep(wait)
+	}
 	err := retryListen(func() error {
 		ns, err := server.NewServer(&server.Options{
 			ServerName: "chemmy-sim", Host: "127.0.0.1", Port: c.natsPort, JetStream: true,
@@ -204,6 +229,15 @@ func (c *cluster) startNATS() error {
 	return nil
 }
 
+// stopNATSFor stops NATS; long: it stays down at least longNATSOutage of
+// real time.
+func (c *cluster) stopNATSFor(long bool) {
+	c.mu.Lock()
+	c.natsDownSince, c.natsLong = time.Now(), long
+	c.mu.Unlock()
+	c.stopNATS()
+}
+
 func (c *cluster) stopNATS() {
 	c.setUp(svcNATS, false)
 	if c.nats != nil {
@@ -216,7 +250,7 @@ func (c *cluster) stopNATS() {
 func (c *cluster) startShoe() error {
 	err := retryListen(func() error {
 		s, err := shoesvc.Start(context.Background(), shoesvc.Config{ListenAddr: c.shoeAddr, DBPath: filepath.Join(c.dir, "shoe.db"),
-			NATSURL: c.natsURL(), Trust: devMode, Logger: c.log})
+			NATSURL: c.natsURL(), Trust: devMode, Logger: c.log, Hook: c.hook(svcShoe)})
 		c.shoe = s
 		return err
 	})
@@ -230,7 +264,7 @@ func (c *cluster) startShoe() error {
 func (c *cluster) startWallet() error {
 	err := retryListen(func() error {
 		s, err := walletsvc.Start(context.Background(), walletsvc.Config{ListenAddr: c.walletAddr, DBPath: filepath.Join(c.dir, "wallet.db"),
-			NATSURL: c.natsURL(), Trust: devMode, Logger: c.log, HoldSweepInterval: -1})
+			NATSURL: c.natsURL(), Trust: devMode, Logger: c.log, HoldSweepInterval: -1, Hook: c.hook(svcWallet)})
 		c.wallet = s
 		return err
 	})
@@ -248,7 +282,7 @@ func (c *cluster) startTable() error {
 		s, err := tablesvc.Start(context.Background(), tablesvc.Config{
 			ListenAddr: c.tableAddr, DBPath: filepath.Join(c.dir, "table.db"),
 			ShoeAddr: c.shoeAddr, WalletAddr: c.walletAddr, NATSURL: c.natsURL(),
-			RetryInterval: -1, Clock: c.clock.Now, Trust: devMode, Logger: c.log, InterruptAfter: c.interruptAfter,
+			RetryInterval: -1, Clock: c.clock.Now, Trust: devMode, Logger: c.log, InterruptAfter: c.interruptAfter, Hook: c.hook(svcTable),
 			DialOptions: []grpc.DialOption{
 				grpc.WithChainUnaryInterceptor(c.faults.intercept),
 				grpc.WithConnectParams(fastReconnect),
@@ -264,7 +298,7 @@ func (c *cluster) startTable() error {
 	c.tableStart = c.clock.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.table.Recover(ctx); err != nil {
+	if err := c.table.Recover(ctx); err != nil && !c.pendingKill(svcTable) {
 		return fmt.Errorf("sim: table-svc recovery: %w", err)
 	}
 	return nil
@@ -293,7 +327,16 @@ func (c *cluster) stop(name string) error {
 	return s.Wait()
 }
 
+// start starts a service, and again those its start killed (reap).
 func (c *cluster) start(name string) error {
+	if err := c.startOnly(name); err != nil {
+		return err
+	}
+	return c.reap()
+}
+
+// startOnly starts a service (on another port when its own was taken).
+func (c *cluster) startOnly(name string) error {
 	var err error
 	switch name {
 	case svcShoe:

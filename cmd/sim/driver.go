@@ -59,8 +59,10 @@ type simTable struct {
 	seatTime map[string]time.Duration
 	shoe     string // the shoe id at the last observation
 	// pb: a punto banco table's house rules, as resolved (nil: chemin de
-	// fer, rules).
-	pb *tablev1.PuntoBancoRules
+	// fer, rules); bq, old: a banque or old-game table's (games.go).
+	pb  *tablev1.PuntoBancoRules
+	bq  *tablev1.BanqueRules
+	old *tablev1.OldBaccaratRules
 	// dealCoup is the coup the table was last seen dealing before its
 	// result, since dealSince (simulated time, or table-svc's start when
 	// later); dealLate counts the retry passes that have run since it
@@ -70,12 +72,28 @@ type simTable struct {
 	dealLate  int
 	// interrupted are the coups seen voided by the table itself.
 	interrupted map[string]bool
+	// afterKill: table-svc was killed since the table was last seen
+	// other than dealing (the wallet may be ahead of its coup).
+	afterKill bool
 	// closed: the table has been seen closed; closedHealthy counts the
 	// steps since with wallet-svc and table-svc up, closedSince the
 	// simulated time it was first seen so.
 	closed        bool
 	closedHealthy int
 	closedSince   time.Time
+}
+
+// variant is the table's game.
+func (t *simTable) variant() tablev1.Variant {
+	switch {
+	case t.pb != nil:
+		return tablev1.Variant_VARIANT_PUNTO_BANCO
+	case t.bq != nil:
+		return tablev1.Variant_VARIANT_BACCARAT_BANQUE
+	case t.old != nil:
+		return tablev1.Variant_VARIANT_OLD_BACCARAT
+	}
+	return tablev1.Variant_VARIANT_CHEMIN_DE_FER
 }
 
 // pass lets simulated time pass: the clock moves on (and the service time
@@ -100,17 +118,22 @@ type action struct {
 	t    *simTable
 	who  string // a player id, or "croupier"
 	desc string
-	call func(ctx context.Context) (*tablev1.Table, error)
+	call func(ctx context.Context) (answer, error)
 	// amend is the same request_id with another payload (a client that
 	// changed its mind before sending again); nil when not applicable.
 	amend func() *action
 	// again: a request sent before; lostReply: and applied (its reply was
-	// lost on the way back), so it must now succeed.
-	again, lostReply bool
+	// lost on the way back), so it must now succeed; first is then its
+	// first answer. amended: a request applied whose reply was lost, sent
+	// again under its request_id with another payload (to be refused).
+	again, lostReply, amended bool
+	first                     *firstAnswer
 	// coup is the coup in play when the request was first sent.
 	coup string
 	// move: the request takes a seat, leaves it or joins the gallery.
 	move bool
+	// voids: the coup a VoidCoup names.
+	voids string
 	// check, when not nil, checks a first try's answer against the table
 	// before it (CloseTable's).
 	check func(before, after *tablev1.Table, err error)
@@ -132,13 +155,19 @@ func (s *sim) as(who string) (context.Context, context.CancelFunc) {
 // setup funds the players and opens the tables.
 func (s *sim) setup() error {
 	for range s.cfg.Tables {
-		if err := s.openTable(false); err != nil {
+		if err := s.openTable(tablev1.Variant_VARIANT_CHEMIN_DE_FER); err != nil {
 			return err
 		}
 	}
-	for range max(0, s.cfg.PuntoBanco) {
-		if err := s.openTable(true); err != nil {
-			return err
+	for _, g := range []struct {
+		n int
+		v tablev1.Variant
+	}{{s.cfg.PuntoBanco, tablev1.Variant_VARIANT_PUNTO_BANCO}, {s.cfg.Banque, tablev1.Variant_VARIANT_BACCARAT_BANQUE},
+		{s.cfg.Old, tablev1.Variant_VARIANT_OLD_BACCARAT}} {
+		for range max(0, g.n) {
+			if err := s.openTable(g.v); err != nil {
+				return err
+			}
 		}
 	}
 	s.observe()
@@ -192,6 +221,11 @@ func (s *sim) shoeOrder() []string {
 	if s.cfg.ShortShoes {
 		decks = 2
 	}
+	return s.decksOrder(decks)
+}
+
+// decksOrder is a shoe of decks full decks shuffled by the seed.
+func (s *sim) decksOrder(decks int) []string {
 	var cards []string
 	for range decks {
 		for _, suit := range "CDHS" {
@@ -207,7 +241,7 @@ func (s *sim) shoeOrder() []string {
 // openTable funds a new pool of players and opens a table for them on a
 // prepared shoe. Creating the table goes through table-svc's faulty
 // transport, so it is sent again (same request) until it succeeds.
-func (s *sim) openTable(puntoBanco bool) error {
+func (s *sim) openTable(variant tablev1.Variant) error {
 	n := len(s.tables) + 1
 	t := &simTable{n: n, excess: map[string]*excessTrack{}, seatTime: map[string]time.Duration{}}
 	for i := range s.cfg.Players {
@@ -218,16 +252,31 @@ func (s *sim) openTable(puntoBanco bool) error {
 			return err
 		}
 	}
-	req := &tablev1.CreateTableRequest{RequestId: s.nextID()}
-	if puntoBanco {
+	req := &tablev1.CreateTableRequest{RequestId: s.nextID(), Variant: variant}
+	var order []string
+	switch variant {
+	case tablev1.Variant_VARIANT_PUNTO_BANCO:
 		if err := s.fundHouseBank(); err != nil {
 			return err
 		}
-		req.Variant, req.PuntoBancoRules = tablev1.Variant_VARIANT_PUNTO_BANCO, s.randomPBRules()
-	} else {
-		req.HouseRules = s.randomRules()
+		req.PuntoBancoRules = s.randomPBRules()
+	case tablev1.Variant_VARIANT_BACCARAT_BANQUE:
+		req.BanqueRules = s.randomBanqueRules()
+		if req.BanqueRules.GetHouseBank() {
+			if err := s.fundHouseBank(); err != nil {
+				return err
+			}
+		}
+		order = s.decksOrder(banqueDecks)
+	case tablev1.Variant_VARIANT_OLD_BACCARAT:
+		req.OldBaccaratRules = s.randomOldRules()
+		order = s.decksOrder(oldDecks)
+	default:
+		req.Variant, req.HouseRules = tablev1.Variant_VARIANT_UNSPECIFIED, s.randomRules()
 	}
-	order := s.shoeOrder()
+	if order == nil {
+		order = s.shoeOrder()
+	}
 	ctx, cancel := s.as("operator")
 	defer cancel()
 	sh, err := s.cl.shoes.CreateShoeFromOrder(ctx, &shoev1.CreateShoeFromOrderRequest{RequestId: s.nextID(), Cards: order, CutCardFromEnd: 14})
@@ -236,9 +285,13 @@ func (s *sim) openTable(puntoBanco bool) error {
 	}
 	req.ShoeId = sh.GetShoe().GetShoeId()
 	for attempt := 1; ; attempt++ {
-		resp, err := s.cl.tables.CreateTable(ctx, req)
+		var resp *tablev1.CreateTableResponse
+		if s.killable(func() { resp, err = s.cl.tables.CreateTable(ctx, req) }) {
+			err = errKilled
+		}
 		if err == nil {
-			t.id, t.rules, t.pb = resp.GetTable().GetTableId(), resp.GetTable().GetHouseRules(), resp.GetTable().GetPuntoBancoRules()
+			tb := resp.GetTable()
+			t.id, t.rules, t.pb, t.bq, t.old = tb.GetTableId(), tb.GetHouseRules(), tb.GetPuntoBancoRules(), tb.GetBanqueRules(), tb.GetOldBaccaratRules()
 			break
 		}
 		if attempt == 20 || !indefinite(err) {
@@ -247,8 +300,13 @@ func (s *sim) openTable(puntoBanco bool) error {
 	}
 	s.tables = append(s.tables, t)
 	brief := rulesBrief(t.rules)
-	if t.pb != nil {
+	switch {
+	case t.pb != nil:
 		brief = pbRulesBrief(t.pb)
+	case t.bq != nil:
+		brief = banqueRulesBrief(t.bq)
+	case t.old != nil:
+		brief = oldRulesBrief(t.old)
 	}
 	s.tracef("step %d: t%d opened: %s", s.step, n, brief)
 	return nil
@@ -301,6 +359,9 @@ func (s *sim) observe() {
 			t.waitKey, t.waitStart = key, s.clock.up()
 		}
 		s.noteDealing(t)
+		if t.view.GetState() != stDealing {
+			t.afterKill = false
+		}
 		if t.view.GetState() == stClosed && !t.closed {
 			t.closed, t.closedSince = true, s.clock.Now()
 			s.res.TablesClosed++
@@ -314,7 +375,10 @@ func (s *sim) observe() {
 // voided with an "interrupted" reason).
 func (s *sim) noteDealing(t *simTable) {
 	v := t.view
-	if cp := v.GetCoup(); v.GetState() == stDealing && cp.GetOutcome() == tablev1.Outcome_OUTCOME_UNSPECIFIED {
+	// A coup dealing that waits for a turn (the old game's banker
+	// announcing his move of top cards, OLD-CUT, on a time limit) is not
+	// stuck: its dealing starts when the turn ends.
+	if cp := v.GetCoup(); v.GetState() == stDealing && cp.GetOutcome() == tablev1.Outcome_OUTCOME_UNSPECIFIED && v.GetTurnDeadline() == nil {
 		if cp.GetCoupId() != t.dealCoup {
 			t.dealCoup, t.dealSince, t.dealLate = cp.GetCoupId(), s.clock.Now(), 0
 		}
@@ -431,8 +495,11 @@ func (s *sim) act() {
 		return
 	}
 	choose := s.choose
-	if t.pb != nil {
+	switch {
+	case t.pb != nil:
 		choose = s.choosePB
+	case t.core():
+		choose = s.chooseCore
 	}
 	if a := choose(t); a != nil {
 		s.do(a)
@@ -464,7 +531,7 @@ func (s *sim) replace(t *simTable) {
 	}
 	t.replaced = true
 	s.tracef("step %d: t%d is replaced", s.step, t.n)
-	if err := s.openTable(t.pb != nil); err != nil {
+	if err := s.openTable(t.variant()); err != nil {
 		s.violate("open-table", "", "a new table could not be opened: %v", err)
 	}
 }
@@ -506,13 +573,20 @@ func (s *sim) takePending() *action {
 		s.tracef("step %d t%d: %s gives up %s (its coup is over)", s.step, t.n, a.who, a.desc)
 		return nil
 	}
+	if s.cfg.Avoid.VoidAfterKill && a.voids != "" && a.voids == t.view.GetCoup().GetCoupId() && t.afterKill && t.view.GetState() == stDealing {
+		s.tracef("step %d t%d: %s gives up %s (avoided scenario)", s.step, t.n, a.who, a.desc)
+		return nil
+	}
 	if a.move && !a.lostReply && s.avoidMove(t, a.who) {
 		s.tracef("step %d t%d: %s gives up %s (avoided scenario)", s.step, t.n, a.who, a.desc)
 		return nil
 	}
-	if amend && !a.lostReply && a.amend != nil && !s.cfg.Avoid.AmendedRetry {
+	if amend && a.amend != nil && !s.cfg.Avoid.AmendedRetry {
+		// The client changed its mind; a request applied (its reply lost)
+		// is then refused REQUEST_ID_REUSED, one that may not have been
+		// applied is taken, or refused so.
 		b := a.amend()
-		b.again, b.coup = true, a.coup
+		b.again, b.coup, b.amended = true, a.coup, a.lostReply
 		return b
 	}
 	return a
@@ -529,34 +603,53 @@ func indefinite(err error) bool {
 }
 
 // do sends one request and checks what the table says back: a request
-// sent again after its reply was lost succeeds; a refused request changes
-// nothing.
+// sent again after its reply was lost succeeds, answers as the first try
+// did and changes nothing (retry.go); a refused request changes nothing.
 func (s *sim) do(a *action) {
 	before := a.t.view
 	if !a.again {
 		a.coup = before.GetCoup().GetCoupId()
 	}
+	var rest *rest
+	if a.lostReply || a.amended {
+		rest = s.restOf(a.t)
+	}
 	ctx, cancel := s.as(a.who)
-	v, err := a.call(ctx)
+	var resp answer
+	var err error
+	killed := s.killable(func() { resp, err = a.call(ctx) })
 	cancel()
 	label := fmt.Sprintf("step %d t%d: %s %s", s.step, a.t.n, a.who, a.desc)
 	if a.again {
 		label += " (sent again)"
 	}
+	if a.amended {
+		label += " (amended)"
+	}
+	if killed {
+		resp, err = nil, errKilled
+		label += " (table-svc killed mid-request, started again)"
+	}
+	v := tableOf(resp)
 	checks := func() {
-		if !a.again {
+		if !a.again && !killed {
 			s.checkClosedRefuses(a, before, err)
 			if a.check != nil {
 				a.check(before, v, err)
 			}
 		}
 	}
+	if a.lostReply || a.amended {
+		defer s.judgeRetry(a, rest, resp, err)
+	}
 	if err == nil {
 		s.tracef("%s -> ok: %s", label, brief(v))
 		checks()
-		if !a.again && s.rng.Float64() < 0.04 {
+		if !a.again && s.rng.Float64() < 0.08 {
 			b := *a
 			b.again, b.lostReply = true, true
+			b.first = &firstAnswer{resp: proto.Clone(resp).(answer), tableStart: s.cl.tableStart}
+			b.first.eventSeq, _ = s.cl.table.EventSeq(a.t.id)
 			a.t.pending = append(a.t.pending, &b)
 			s.tracef("    the reply is lost on its way to %s, who will send the request again", a.who)
 		}
@@ -567,7 +660,7 @@ func (s *sim) do(a *action) {
 	if a.lostReply {
 		s.violate("idempotent-retry", "", "t%d: %s's %s, applied once, failed when sent again with the same request_id: %v", a.t.n, a.who, a.desc, err)
 	}
-	if before != nil {
+	if before != nil && !killed {
 		ctx, cancel := s.as("croupier")
 		resp, gerr := s.cl.tables.GetTable(ctx, &tablev1.GetTableRequest{TableId: a.t.id})
 		cancel()
@@ -576,7 +669,7 @@ func (s *sim) do(a *action) {
 				a.t.n, a.who, a.desc, err, brief(before), brief(resp.GetTable()))
 		}
 	}
-	if indefinite(err) && s.rng.Float64() < 0.7 {
+	if indefinite(err) && !a.amended && s.rng.Float64() < 0.7 {
 		b := *a
 		b.again = true
 		a.t.pending = append(a.t.pending, &b)
@@ -772,16 +865,15 @@ func (s *sim) wrong(t *simTable) *action {
 func (s *sim) void(t *simTable) *action {
 	coupID := t.view.GetCoup().GetCoupId()
 	desc := fmt.Sprintf("VoidCoup %d", t.view.GetCoup().GetNumber())
-	if coupID == "" || s.rng.Float64() < 0.2 {
+	if coupID == "" || s.rng.Float64() < 0.2 || (s.cfg.Avoid.VoidAfterKill && t.afterKill && t.view.GetState() == stDealing) {
 		coupID, desc = t.view.GetLastCoup().GetCoupId(), "VoidCoup of the last coup"
 		if coupID == "" {
 			coupID = "no-such-coup"
 		}
 	}
 	req := &tablev1.VoidCoupRequest{RequestId: s.nextID(), TableId: t.id, CoupId: coupID, Reason: "sim: misdeal"}
-	return &action{t: t, who: "croupier", desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.VoidCoup(ctx, req)
-		return r.GetTable(), err
+	return &action{t: t, who: "croupier", desc: desc, voids: coupID, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.VoidCoup(ctx, req)
 	}}
 }
 
@@ -792,9 +884,8 @@ func (s *sim) void(t *simTable) *action {
 // (close-between-coups).
 func (s *sim) closeTable(t *simTable) *action {
 	req := &tablev1.CloseTableRequest{RequestId: s.nextID(), TableId: t.id, Reason: "sim: the croupier closes the table"}
-	return &action{t: t, who: "croupier", desc: "CloseTable", call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.CloseTable(ctx, req)
-		return r.GetTable(), err
+	return &action{t: t, who: "croupier", desc: "CloseTable", call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.CloseTable(ctx, req)
 	}, check: func(before, after *tablev1.Table, err error) { s.checkClose(t, before, after, err) }}
 }
 
@@ -822,6 +913,16 @@ func (s *sim) checkClose(t *simTable, before, after *tablev1.Table, err error) {
 	if before == nil {
 		return
 	}
+	if t.core() {
+		// Only a close mid-coup is judged there (games.go).
+		switch st := before.GetState(); {
+		case err == nil && (st == stDealing || st == stDecision || st == stSettling):
+			s.violate("close-between-coups", "", "t%d: CloseTable accepted mid-coup (%s)", t.n, brief(before))
+		case err == nil && (after.GetState() != stClosed || after.GetBankerPlayerId() != "" || after.GetBank() != 0 || after.GetHighestBidderPlayerId() != "" || after.GetCoup() != nil):
+			s.violate("table-closed", "", "t%d: CloseTable answered %s: not closed, or a bank, a bid or a coup left", t.n, brief(after))
+		}
+		return
+	}
 	may, known := betweenCoups(before)
 	switch {
 	case err == nil && !may:
@@ -847,49 +948,45 @@ func (s *sim) checkClosedRefuses(a *action, before *tablev1.Table, err error) {
 // simple is a request with nothing but ids.
 func (s *sim) simple(t *simTable, p, method string) *action {
 	id, c := s.nextID(), s.cl.tables
-	var call func(ctx context.Context) (*tablev1.Table, error)
+	var call func(ctx context.Context) (answer, error)
 	switch method {
 	case "JoinTable":
 		req := &tablev1.JoinTableRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.JoinTable(ctx, req)
-			return r.GetTable(), err
+		if t.bq != nil {
+			req.Side = tablev1.BanqueSide(1 + s.rng.IntN(2))
+		}
+		call = func(ctx context.Context) (answer, error) {
+			return c.JoinTable(ctx, req)
 		}
 	case "JoinGallery":
 		req := &tablev1.JoinGalleryRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.JoinGallery(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.JoinGallery(ctx, req)
 		}
 	case "LeaveTable":
 		req := &tablev1.LeaveTableRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.LeaveTable(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.LeaveTable(ctx, req)
 		}
 	case "DeclineBank":
 		req := &tablev1.DeclineBankRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.DeclineBank(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.DeclineBank(ctx, req)
 		}
 	case "DeclineBet":
 		req := &tablev1.DeclineBetRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.DeclineBet(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.DeclineBet(ctx, req)
 		}
 	case "CallBanco":
 		req := &tablev1.CallBancoRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.CallBanco(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.CallBanco(ctx, req)
 		}
 	case "PassBank":
 		req := &tablev1.PassBankRequest{RequestId: id, TableId: t.id, PlayerId: p}
-		call = func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := c.PassBank(ctx, req)
-			return r.GetTable(), err
+		call = func(ctx context.Context) (answer, error) {
+			return c.PassBank(ctx, req)
 		}
 	default:
 		panic("sim: no simple request " + method)
@@ -903,9 +1000,8 @@ func (s *sim) acceptBank(t *simTable, p string, amount int64) *action {
 	var mk func(req *tablev1.AcceptBankRequest) *action
 	mk = func(req *tablev1.AcceptBankRequest) *action {
 		return &action{t: t, who: p, desc: fmt.Sprintf("AcceptBank %d", req.GetAmount()),
-			call: func(ctx context.Context) (*tablev1.Table, error) {
-				r, err := s.cl.tables.AcceptBank(ctx, req)
-				return r.GetTable(), err
+			call: func(ctx context.Context) (answer, error) {
+				return s.cl.tables.AcceptBank(ctx, req)
 			},
 			amend: func() *action {
 				r2 := proto.Clone(req).(*tablev1.AcceptBankRequest)
@@ -917,11 +1013,20 @@ func (s *sim) acceptBank(t *simTable, p string, amount int64) *action {
 }
 
 func (s *sim) bid(t *simTable, p string, amount int64) *action {
-	req := &tablev1.BidBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount}
-	return &action{t: t, who: p, desc: fmt.Sprintf("BidBank %d", amount), call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.BidBank(ctx, req)
-		return r.GetTable(), err
-	}}
+	return s.bidReq(t, &tablev1.BidBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Amount: amount})
+}
+
+// bidReq is a BidBank; sent again amended, 50 more.
+func (s *sim) bidReq(t *simTable, req *tablev1.BidBankRequest) *action {
+	return &action{t: t, who: req.GetPlayerId(), desc: fmt.Sprintf("BidBank %d", req.GetAmount()),
+		call: func(ctx context.Context) (answer, error) {
+			return s.cl.tables.BidBank(ctx, req)
+		},
+		amend: func() *action {
+			r2 := proto.Clone(req).(*tablev1.BidBankRequest)
+			r2.Amount += 50
+			return s.bidReq(t, r2)
+		}}
 }
 
 func (s *sim) bet(t *simTable, p string, amount int64, over bool) *action {
@@ -939,9 +1044,8 @@ func (s *sim) placeBet(t *simTable, req *tablev1.PlaceBetRequest) *action {
 		desc += " on " + req.GetSpot().String()
 	}
 	return &action{t: t, who: req.GetPlayerId(), desc: desc,
-		call: func(ctx context.Context) (*tablev1.Table, error) {
-			r, err := s.cl.tables.PlaceBet(ctx, req)
-			return r.GetTable(), err
+		call: func(ctx context.Context) (answer, error) {
+			return s.cl.tables.PlaceBet(ctx, req)
 		},
 		amend: func() *action {
 			r2 := proto.Clone(req).(*tablev1.PlaceBetRequest)
@@ -951,25 +1055,33 @@ func (s *sim) placeBet(t *simTable, req *tablev1.PlaceBetRequest) *action {
 }
 
 func (s *sim) decide(t *simTable, p string, draw bool) *action {
+	return s.decideReq(t, s.nextID(), p, draw)
+}
+
+// decideReq is a DecideDraw; sent again amended, the other choice.
+func (s *sim) decideReq(t *simTable, id, p string, draw bool) *action {
 	ch, desc := tablev1.DrawChoice_DRAW_CHOICE_STAND, "DecideDraw stand"
 	if draw {
 		ch, desc = tablev1.DrawChoice_DRAW_CHOICE_DRAW, "DecideDraw draw"
 	}
-	req := &tablev1.DecideDrawRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Choice: ch}
-	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.DecideDraw(ctx, req)
-		return r.GetTable(), err
-	}}
+	req := &tablev1.DecideDrawRequest{RequestId: id, TableId: t.id, PlayerId: p, Choice: ch}
+	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.DecideDraw(ctx, req)
+	}, amend: func() *action { return s.decideReq(t, id, p, !draw) }}
 }
 
 func (s *sim) raise(t *simTable, p string, raise bool) *action {
-	req := &tablev1.RaiseBankRequest{RequestId: s.nextID(), TableId: t.id, PlayerId: p, Raise: raise}
+	return s.raiseReq(t, s.nextID(), p, raise)
+}
+
+// raiseReq is a RaiseBank; sent again amended, the other answer.
+func (s *sim) raiseReq(t *simTable, id, p string, raise bool) *action {
+	req := &tablev1.RaiseBankRequest{RequestId: id, TableId: t.id, PlayerId: p, Raise: raise}
 	desc := "RaiseBank no"
 	if raise {
 		desc = "RaiseBank yes"
 	}
-	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (*tablev1.Table, error) {
-		r, err := s.cl.tables.RaiseBank(ctx, req)
-		return r.GetTable(), err
-	}}
+	return &action{t: t, who: p, desc: desc, call: func(ctx context.Context) (answer, error) {
+		return s.cl.tables.RaiseBank(ctx, req)
+	}, amend: func() *action { return s.raiseReq(t, id, p, !raise) }}
 }

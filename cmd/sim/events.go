@@ -147,8 +147,10 @@ type coupM struct {
 	draws    []drawM
 	resulted *eventsv1.CoupResulted
 	// play is the oracle's reading of its cards (nil until its result,
-	// or when the cards break the rules).
+	// or when the cards break the rules); banque, old at those games.
 	play    *oracle.Play
+	banque  *oracle.BanquePlay
+	old     *oracle.OldPlay
 	settled int
 	voided  int
 	// interrupted: voided by the table itself (InterruptAfter); banker:
@@ -186,9 +188,12 @@ func (s *sim) checkEvents() error {
 			complete = false
 		}
 		s.res.Events += len(evs)
-		if t.pb != nil {
+		switch {
+		case t.pb != nil:
 			s.replayPB(t, evs, delta, &interrupts)
-		} else {
+		case t.core():
+			s.replayCore(t, evs, delta, &interrupts)
+		default:
 			s.replay(t, evs, delta, &interrupts)
 		}
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
@@ -24,6 +26,13 @@ const (
 	faultLate = "late"  // held, DEADLINE_EXCEEDED; applied after 1 to 3 later calls
 	faultDown = "down"  // the dependency is stopped: UNAVAILABLE
 	faultRaw  = "retry" // a transport error of a real socket, repeated (not a fault)
+	// Kills (kill.go): table-svc killed before the call is made, or once
+	// it is made; the callee killed once it has applied the call, before
+	// its reply.
+	faultKill       = "kill"
+	faultKillAfter  = "kill-after"
+	faultKillCallee = "kill-callee"
+	faultDead       = "dead" // a call of a killed table-svc: not made (not a fault)
 )
 
 // maxLateCalls is the most later calls a late call waits for.
@@ -43,10 +52,28 @@ type faults struct {
 	isUp   func(name string) bool
 	// exempt: calls never faulted (Avoid switches).
 	exempt func(req any) bool
-	// noLate: no call is held (Avoid.Late).
-	noLate bool
+	// noLate: no call is held (Avoid.Late); noKill: no service is killed
+	// (Avoid.Kill: a kill becomes a lost reply).
+	noLate, noKill bool
 	// held are the late calls, in the order they were made.
 	held []*lateCall
+	// kill kills a service (cluster.kill); tableDead: table-svc is killed
+	// and not yet started again: its calls are not made.
+	kill      func(svc string)
+	tableDead bool
+	// force, in tests, gives a call its fault kind ("" leaves it to the
+	// fault stream).
+	force func(svc, method string) string
+	// noKillAfterSettle: table-svc is not killed at or after a
+	// settlement call within one of its requests or retry passes
+	// (Avoid.VoidAfterKill); settled: such a call was made in the current
+	// one (beginCall resets it).
+	noKillAfterSettle, settled bool
+	// answers are the first answers of the shoe and wallet services to
+	// each request (method and request_id); mismatches the later answers
+	// that differ (dependency-same-answer).
+	answers    map[string]proto.Message
+	mismatches []string
 }
 
 // lateCall is a call held in the network: the caller was told
@@ -59,7 +86,7 @@ type lateCall struct {
 }
 
 func newFaults(seed uint64, trace func(string, ...any)) *faults {
-	return &faults{rng: rand.New(rand.NewPCG(seed, 0x6661756c7473)), counts: map[string]int{}, trace: trace}
+	return &faults{rng: rand.New(rand.NewPCG(seed, 0x6661756c7473)), counts: map[string]int{}, trace: trace, answers: map[string]proto.Message{}}
 }
 
 func (f *faults) setRate(r float64) {
@@ -68,11 +95,78 @@ func (f *faults) setRate(r float64) {
 	f.mu.Unlock()
 }
 
-// injected is the number of faults injected (outages included).
+// beginCall notes that table-svc starts a request or a retry pass.
+func (f *faults) beginCall() {
+	f.mu.Lock()
+	f.settled = false
+	f.mu.Unlock()
+}
+
+// isSettle reports whether a wallet method settles a coup.
+func isSettle(method string) bool { return strings.HasPrefix(method, "Settle") }
+
+func (f *faults) setTableDead(dead bool) {
+	f.mu.Lock()
+	f.tableDead = dead
+	f.mu.Unlock()
+}
+
+// injected is the number of faults injected (outages and kills
+// included).
 func (f *faults) injected() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.counts[faultDrop] + f.counts[faultLost] + f.counts[faultDup] + f.counts[faultLate] + f.counts[faultDown]
+	return f.counts[faultDrop] + f.counts[faultLost] + f.counts[faultDup] + f.counts[faultLate] + f.counts[faultDown] +
+		f.counts[faultKill] + f.counts[faultKillAfter] + f.counts[faultKillCallee]
+}
+
+// takeMismatches returns the answers found to differ from the first
+// since the last call.
+func (f *faults) takeMismatches() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.mismatches
+	f.mismatches = nil
+	return out
+}
+
+// asFirst is a copy of an answer without what legitimately changes
+// between a request's answers: SeedShoe answers a retry "with the shoe as
+// it stands" (shoe.proto), so its dealing since (cards dealt and
+// remaining, the cut card out, a move of top cards, the close) differs;
+// what the first SeedShoe fixed (the seeds, the cut, the burn) may not.
+func asFirst(m proto.Message) proto.Message {
+	m = proto.Clone(m)
+	if r, ok := m.(*shoev1.SeedShoeResponse); ok && r.GetShoe() != nil {
+		sh := r.GetShoe()
+		sh.State, sh.CardsDealt, sh.CardsRemaining, sh.CutCardOut, sh.CutCardCoupId = 0, 0, 0, false, ""
+		sh.CloseTime, sh.CloseReason, sh.ClosedBy, sh.ClosedByRole, sh.MovedToBottom, sh.MovedBy = nil, "", "", "", 0, ""
+	}
+	return m
+}
+
+// answered checks a successful answer of a dependency: the first answer
+// to a request (its method and request_id) is kept, and every later
+// answer to it must be that one (the services store it: a request sent
+// again answers as the first try did, AIP-155).
+func (f *faults) answered(svc, short string, req, reply any) {
+	r, ok := req.(interface{ GetRequestId() string })
+	if !ok || r.GetRequestId() == "" {
+		return
+	}
+	key := short + " " + r.GetRequestId()
+	msg := asFirst(reply.(proto.Message))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	first, seen := f.answers[key]
+	if !seen {
+		f.answers[key] = msg
+		return
+	}
+	if !proto.Equal(first, msg) {
+		f.mismatches = append(f.mismatches, fmt.Sprintf("%s-svc's %s of request %s answered %v, then %v when sent again",
+			svc, short, r.GetRequestId(), first, msg))
+	}
 }
 
 func (f *faults) snapshot() map[string]int {
@@ -104,15 +198,51 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 	svc := target(method)
 	short := method[strings.LastIndexByte(method, '/')+1:]
 	f.mu.Lock()
-	u, k := f.rng.Float64(), f.rng.IntN(4)
+	if f.tableDead {
+		// A killed table-svc's calls are never made, nor counted among
+		// the calls that deliver late ones.
+		f.counts[faultDead]++
+		f.mu.Unlock()
+		return status.Errorf(codes.Unavailable, "sim: table-svc was killed; its call to %s-svc is not made", svc)
+	}
+	u, k := f.rng.Float64(), f.rng.IntN(100)
 	kind := ""
 	switch {
 	case !f.isUp(svc):
 		kind = faultDown
 	case u < f.rate && (f.exempt == nil || !f.exempt(req)):
-		kind = []string{faultDrop, faultLost, faultDup, faultLate}[k]
+		switch {
+		case k < 22:
+			kind = faultDrop
+		case k < 44:
+			kind = faultLost
+		case k < 66:
+			kind = faultDup
+		case k < 88:
+			kind = faultLate
+		case k < 92:
+			kind = faultKill
+		case k < 96:
+			kind = faultKillAfter
+		default:
+			kind = faultKillCallee
+		}
 		if kind == faultLate && f.noLate {
 			kind = faultLost
+		}
+		if (kind == faultKill || kind == faultKillAfter || kind == faultKillCallee) && (f.noKill || f.kill == nil) {
+			kind = faultLost
+		}
+		if (kind == faultKill || kind == faultKillAfter) && f.noKillAfterSettle && (f.settled || isSettle(short)) {
+			kind = faultLost
+		}
+	}
+	if isSettle(short) && kind != faultDown && kind != faultDrop && kind != faultLate {
+		f.settled = true
+	}
+	if f.force != nil && f.isUp(svc) {
+		if k := f.force(svc, short); k != "" {
+			kind = k
 		}
 	}
 	if kind != "" {
@@ -127,6 +257,9 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 		var err error
 		for range 50 {
 			err = invoker(ctx, method, req, reply, cc, o...)
+			if err == nil {
+				f.answered(svc, short, req, reply)
+			}
 			if !transportError(err) || ctx.Err() != nil {
 				return err
 			}
@@ -152,6 +285,17 @@ func (f *faults) intercept(ctx context.Context, method string, req, reply any, c
 	case faultLate:
 		f.hold(ctx, svc, short, 1+int(u/f.rate*maxLateCalls), req, reply, call)
 		err = status.Error(codes.DeadlineExceeded, "sim: no answer in time (the call is held and will be applied later)")
+	case faultKill:
+		f.kill(svcTable)
+		return status.Error(codes.Unavailable, "sim: table-svc was killed before its call")
+	case faultKillAfter:
+		_ = call(ctx, req, reply)
+		f.kill(svcTable)
+		return status.Error(codes.Unavailable, "sim: table-svc was killed once its call was made")
+	case faultKillCallee:
+		_ = call(ctx, req, reply)
+		f.kill(svc)
+		err = status.Errorf(codes.Unavailable, "sim: %s-svc was killed before its reply (the call was applied)", svc)
 	default:
 		err = call(ctx, req, reply)
 	}

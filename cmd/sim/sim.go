@@ -33,6 +33,10 @@ type Config struct {
 	// PuntoBanco is the number of punto banco tables played beside them
 	// (the house banks, against house:bank); default 1, negative: none.
 	PuntoBanco int
+	// Banque and Old are the numbers of baccarat banque and old baccarat
+	// tables played beside them (games.go); default 1 each, negative:
+	// none (also Avoid.Banque, Avoid.Old).
+	Banque, Old int
 	// Players is the pool of players of each table (seated or in the
 	// gallery); default 6.
 	Players int
@@ -120,6 +124,24 @@ type Avoid struct {
 	// up its request_id: a JoinTable sent again after its reply was lost
 	// fails when that call does, though it was applied).
 	LimitsCheck bool
+	// Kill: no service is killed mid-request (each kill the fault stream
+	// draws is a lost reply instead).
+	Kill bool
+	// RelayFaults: the outbox relays' calls to JetStream are not faulted
+	// (relay.go).
+	RelayFaults bool
+	// LongNATS: every NATS outage is as short as the steps it spans, none
+	// kept past the relays' ack timeout in real time.
+	LongNATS bool
+	// Banque, Old: no baccarat banque, no old baccarat table.
+	Banque, Old bool
+	// VoidAfterKill: the croupier does not void a coup that a table has
+	// been dealing since table-svc was killed, and table-svc is not killed
+	// at or after a settlement within a request or retry pass (a kill after
+	// the wallet settled the coup and before the table stored it: a void,
+	// the croupier's or the table's own of an interrupted coup, is taken
+	// and the wallet's settlement stands; failure 10 of the README).
+	VoidAfterKill bool
 }
 
 func (c Config) withDefaults() Config {
@@ -131,6 +153,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PuntoBanco == 0 {
 		c.PuntoBanco = 1
+	}
+	if c.Banque == 0 {
+		c.Banque = 1
+	}
+	if c.Old == 0 {
+		c.Old = 1
+	}
+	if c.Avoid.Banque {
+		c.Banque = -1
+	}
+	if c.Avoid.Old {
+		c.Old = -1
 	}
 	if c.Players == 0 {
 		c.Players = 6
@@ -177,8 +211,15 @@ type Result struct {
 	Faults                     int
 	FaultKinds                 map[string]int
 	Restarts, Outages, NATSOut int
-	// LongOutages: shoe-svc or wallet-svc down past InterruptAfter.
-	LongOutages int
+	// LongOutages: shoe-svc or wallet-svc down past InterruptAfter;
+	// LongNATS: NATS outages kept past the relays' ack timeout (real
+	// time).
+	LongOutages, LongNATS int
+	// Kills: services killed mid-request (kill.go), by service.
+	Kills map[string]int
+	// RelayFaults: faults of the outbox relays' calls (relay.go), by kind
+	// (not in the trace: the relays run on their own time).
+	RelayFaults map[string]int
 	// TablesClosed: tables seen closed (CloseTable, or abandoned).
 	TablesClosed int
 	ShoeChanges  int
@@ -193,9 +234,18 @@ type Result struct {
 
 // Summary is the one-line summary of a run.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided (%d interrupted), %d events, %d faults injected %v, %d restarts, %d outages (%d long), %d NATS outages, %d tables closed, %d new shoes, %d violations, %s, digest %s",
-		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.CoupsInterrupted, r.Events, r.Faults, kinds(r.FaultKinds), r.Restarts, r.Outages, r.LongOutages, r.NATSOut, r.TablesClosed, r.ShoeChanges,
+	return fmt.Sprintf("seed %d: %d steps, %d coups settled, %d voided (%d interrupted), %d events, %d faults injected %v, %d kills %v, %d relay faults %v, %d restarts, %d outages (%d long), %d NATS outages (%d long), %d tables closed, %d new shoes, %d violations, %s, digest %s",
+		r.Seed, r.Steps, r.CoupsSettled, r.CoupsVoided, r.CoupsInterrupted, r.Events, r.Faults, kinds(r.FaultKinds), sum(r.Kills), kinds(r.Kills),
+		sum(r.RelayFaults)-r.RelayFaults[relayDead], kinds(r.RelayFaults), r.Restarts, r.Outages, r.LongOutages, r.NATSOut, r.LongNATS, r.TablesClosed, r.ShoeChanges,
 		len(r.Violations), r.Elapsed.Round(time.Millisecond), r.Digest)
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func kinds(m map[string]int) string {
@@ -213,8 +263,12 @@ type sim struct {
 	rng    *rand.Rand
 	clock  *clock
 	faults *faults
+	relay  *relayFaults
 	cl     *cluster
 	res    *Result
+	// fatal: a failure of the simulation itself met mid-step (a killed
+	// service that would not start again); the run stops with it.
+	fatal error
 
 	step    int
 	reqSeq  int
@@ -275,7 +329,9 @@ func Run(cfg Config) (*Result, error) {
 		stored:    map[*eventsv1.TableEvent]stored{},
 	}
 	s.faults = newFaults(cfg.Seed, s.tracef)
-	s.faults.noLate = cfg.Avoid.Late
+	s.faults.noLate, s.faults.noKill, s.faults.noKillAfterSettle = cfg.Avoid.Late, cfg.Avoid.Kill, cfg.Avoid.VoidAfterKill
+	s.relay = newRelayFaults(cfg.Seed)
+	s.relay.setOff(cfg.Avoid.RelayFaults)
 	s.faults.exempt = func(req any) bool {
 		switch r := req.(type) {
 		case *walletv1.ResizeHoldRequest:
@@ -297,7 +353,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Avoid.LongOutage {
 		dup = 0
 	}
-	cl, err := newCluster(dir, cfg.Logger, s.clock, s.faults, dup, cfg.InterruptAfter)
+	cl, err := newCluster(dir, cfg.Logger, s.clock, s.faults, s.relay, dup, cfg.InterruptAfter)
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -309,6 +365,13 @@ func Run(cfg Config) (*Result, error) {
 	s.res.Steps = cfg.Steps
 	s.res.Faults = s.faults.injected()
 	s.res.FaultKinds = s.faults.snapshot()
+	s.res.RelayFaults = relayKinds(s.relay.snapshot())
+	s.res.Kills = map[string]int{}
+	for _, svc := range []string{svcShoe, svcWallet, svcTable} {
+		if n := cl.killCount(svc); n > 0 {
+			s.res.Kills[svc] = n
+		}
+	}
 	if d := hex.EncodeToString(s.digest); len(d) >= 16 {
 		s.res.Digest = d[:16]
 	}
@@ -335,10 +398,15 @@ func (s *sim) run() error {
 		s.act()
 		s.observe()
 		mid := s.views()
-		s.tick()
+		killed := s.tick()
 		s.observe()
-		s.checkTimeouts(mid)
+		if !killed {
+			s.checkTimeouts(mid)
+		}
 		s.checkStep()
+		if s.fatal != nil {
+			return s.fatal
+		}
 	}
 	s.step = s.cfg.Steps + 1
 	s.stepTimes = append(s.stepTimes, time.Now())
@@ -462,10 +530,16 @@ func (s *sim) environment() error {
 			return nil
 		}
 		n := 2 + s.rng.IntN(14)
+		long := s.rng.IntN(2) == 0 && !s.cfg.Avoid.LongNATS
 		s.res.NATSOut++
-		s.tracef("step %d: NATS down for %d steps", s.step, n)
+		if long {
+			s.res.LongNATS++
+			s.tracef("step %d: NATS down for %d steps, and at least %v of real time", s.step, n, longNATSOutage)
+		} else {
+			s.tracef("step %d: NATS down for %d steps", s.step, n)
+		}
 		s.downUntil[svcNATS] = s.step + n
-		_ = s.cl.stop(svcNATS)
+		s.cl.stopNATSFor(long)
 	case r < 0.040:
 		// A long outage: shoe-svc or wallet-svc down for 6 to 12 steps of
 		// 5 to 11 s, past InterruptAfter: a coup it stops before its
@@ -492,14 +566,41 @@ func (s *sim) down(name string) bool {
 	return ok
 }
 
-// tick runs table-svc's retry pass once, as its loop would.
-func (s *sim) tick() {
+// tick runs table-svc's retry pass once, as its loop would. killed:
+// table-svc was killed during the pass (and started again): the turns
+// it restarted are not timeouts (checkTimeouts does not judge the pass).
+func (s *sim) tick() (killed bool) {
 	if !s.cl.isUp(svcTable) {
-		return
+		return false
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	s.cl.table.Tick(ctx)
+	return s.killable(func() { s.cl.table.Tick(ctx) })
+}
+
+// killable runs f, a call of table-svc (a request or a retry pass), and
+// then starts again what the call killed (kill.go). killed: table-svc
+// was killed while it ran f (its answer, if any, is not one).
+func (s *sim) killable(f func()) (killed bool) {
+	before := s.cl.killCount(svcTable)
+	s.faults.beginCall()
+	f()
+	killed = s.cl.killCount(svcTable) > before
+	if killed {
+		// What the pass carried out and did not store (cards dealt, a
+		// settlement) it does again: until then the wallet may be ahead
+		// of a table dealing (atStake).
+		for _, t := range s.tables {
+			t.afterKill = true
+		}
+	}
+	if err := s.cl.reap(); err != nil && s.fatal == nil {
+		s.fatal = err
+	}
+	for _, m := range s.faults.takeMismatches() {
+		s.violate("dependency-same-answer", "", "%s", m)
+	}
+	return killed
 }
 
 // quiesce ends the faults: every service up, no fault, time enough for
@@ -507,6 +608,7 @@ func (s *sim) tick() {
 func (s *sim) quiesce() error {
 	s.tracef("quiet: faults stop, every service up")
 	s.faults.setRate(0)
+	s.relay.setOff(true)
 	for _, name := range []string{svcNATS, svcShoe, svcWallet, svcTable} {
 		if s.down(name) {
 			delete(s.downUntil, name)
@@ -520,9 +622,10 @@ func (s *sim) quiesce() error {
 	for range 3 {
 		s.observe()
 		mid := s.views()
-		s.tick()
-		s.observe()
-		s.checkTimeouts(mid)
+		if !s.tick() {
+			s.observe()
+			s.checkTimeouts(mid)
+		}
 	}
 	for range 2 {
 		// Past the escrow intents' grace period (30 s); turns time out.
@@ -530,9 +633,10 @@ func (s *sim) quiesce() error {
 		for range 3 {
 			s.observe()
 			mid := s.views()
-			s.tick()
-			s.observe()
-			s.checkTimeouts(mid)
+			if !s.tick() {
+				s.observe()
+				s.checkTimeouts(mid)
+			}
 		}
 	}
 	s.observe()

@@ -64,6 +64,9 @@ type Config struct {
 	RequestRetention time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// Hook, when set, is called with the service's store and outbox relay
+	// before it serves (app.Config.Hook): for the simulation (cmd/sim).
+	Hook func(*app.Base)
 	// IDPrefix starts the id of every shoe made here: the shard's
 	// "s<k>-" in a sharded deployment (package shard), "" otherwise.
 	IDPrefix string
@@ -177,6 +180,7 @@ func start(ctx context.Context, c Config, o options) (*Service, error) {
 		Policy:       Policy(),
 		Domain:       Domain,
 		Logger:       c.Logger,
+		Hook:         c.Hook,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		s.commit = store.CommitterFor(b.DB)

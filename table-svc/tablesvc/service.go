@@ -98,6 +98,9 @@ type Config struct {
 	// service counts those calls itself (grpc_client_* on MetricsAddr).
 	DialOptions []grpc.DialOption
 	Logger      *slog.Logger
+	// Hook, when set, is called with the service's store and outbox relay
+	// before it serves (app.Config.Hook): for the simulation (cmd/sim).
+	Hook func(*app.Base)
 }
 
 // Service is a running table service.

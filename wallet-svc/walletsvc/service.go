@@ -101,6 +101,9 @@ type Config struct {
 	NATSNkeyFile string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// Hook, when set, is called with the service's store and outbox relay
+	// before it serves (app.Config.Hook): for the simulation (cmd/sim).
+	Hook func(*app.Base)
 	// Operator, when set, makes the wallet seamless (doc.go "Seamless
 	// wallet mode"): every "player:" account mirrors the player's money
 	// in this operator wallet (opwallet.NewHTTP, or another adapter),
@@ -288,6 +291,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		Policy:      Policy(),
 		Domain:      Domain,
 		Logger:      c.Logger,
+		Hook:        c.Hook,
 	}, func(b *app.Base, g *grpc.Server) error {
 		// First of all, before anything is written: a ledger file of the
 		// other wallet mode is refused (mode.go).

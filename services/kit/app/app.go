@@ -74,6 +74,13 @@ type Config struct {
 	Policy auth.Policy
 	Domain string
 	Logger *slog.Logger
+	// Hook, when set, is called with the service's parts (its store, its
+	// outbox relay) once they are made, before the service serves or its
+	// relay runs: for tests. The simulation (cmd/sim) sets the relay's
+	// interceptor there (outbox.Relay.WithInterceptor: its calls to
+	// JetStream fail, hang, time out) and keeps the store, to copy it at
+	// the instant it kills the service mid-request. Nil in production.
+	Hook func(*Base)
 }
 
 // Base is a started service.
@@ -165,6 +172,9 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	if err := register(b, b.Server.GRPC); err != nil {
 		b.closeAll()
 		return nil, err
+	}
+	if c.Hook != nil {
+		c.Hook(b)
 	}
 	b.lis, err = net.Listen("tcp", c.ListenAddr)
 	if err != nil {

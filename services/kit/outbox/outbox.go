@@ -25,6 +25,13 @@
 // start: a failure of the server can then store a lost event after later
 // ones (the operator sets allow_atomic, see CreateStream).
 //
+// Faults. Each call of the relay to JetStream waits at most its ack
+// timeout (WithAckTimeout, 5 s by default) and goes through its
+// interceptor when one is set (WithInterceptor): the simulation (cmd/sim)
+// makes the calls fail, lose their acknowledgement, hang and be
+// acknowledged too late, and checks that every event is stored once, in
+// order, all the same.
+//
 // The stream CHEMMY is created by the first service whose relay finds it
 // missing (CreateStream), with that service's StreamLimits (defaults: 30
 // days, 1 GiB, 1 replica; the oldest events are discarded at a limit) and
@@ -401,6 +408,10 @@ type Relay struct {
 	atomic   bool
 	eachMax  int
 	batchMax int
+	// ackTimeout bounds each call to JetStream (WithAckTimeout);
+	// intercept, when set, wraps each (WithInterceptor).
+	ackTimeout time.Duration
+	intercept  Interceptor
 
 	// Counted for Register's metrics.
 	backlog   atomic.Int64  // messages in the outbox at the last drain
@@ -560,11 +571,79 @@ func (r *Relay) WithStreamLimits(l StreamLimits) *Relay {
 	return r
 }
 
+// WithAckTimeout sets how long the relay waits for JetStream's answer to
+// each of its calls (the stream made sure of, a message published and
+// acknowledged, a window's acknowledgements); 0: DefaultAckTimeout (5 s).
+// Call it before Run. The simulation (cmd/sim) shortens it, so that a
+// call that hangs costs it little time.
+func (r *Relay) WithAckTimeout(d time.Duration) *Relay {
+	if d <= 0 {
+		d = DefaultAckTimeout
+	}
+	r.ackTimeout = d
+	return r
+}
+
+// Calls of the relay to JetStream, as an Interceptor sees them (Call.Kind).
+const (
+	// CallStream makes sure the stream exists and reads its settings (at
+	// start, and again after a failure).
+	CallStream = "stream"
+	// CallCheck asks the PublishedCheck whether one message found in the
+	// outbox at start, or left unacknowledged by a failed call, is in the
+	// stream already.
+	CallCheck = "check"
+	// CallPublish publishes one message and awaits its acknowledgement.
+	CallPublish = "publish"
+	// CallBatch publishes the messages as one atomic batch.
+	CallBatch = "batch"
+	// CallPipelined sends the messages at once and awaits their
+	// acknowledgements (a stream without atomic batch publish).
+	CallPipelined = "pipelined"
+)
+
+// Call is one call of the relay to JetStream.
+type Call struct {
+	// Kind is CallStream, CallCheck, CallPublish, CallBatch or
+	// CallPipelined.
+	Kind string
+	// Messages are those the call publishes or checks, in the outbox's
+	// order (none for CallStream).
+	Messages []Message
+}
+
+// Interceptor wraps each call of the relay to JetStream; invoke makes the
+// call. It may fail the call without making it (return an error, not
+// calling invoke: JetStream refused, NATS unreachable); make it and fail
+// it all the same (call invoke, return an error of its own: the
+// messages may be stored, their acknowledgement lost); hang (wait for ctx,
+// which carries the relay's ack timeout, to end, and return its error,
+// after or without calling invoke); or return invoke's own answer. It
+// returns nil only when invoke returned nil. The relay must publish every
+// message, once each and in order, whatever its interceptor does; the
+// simulation (cmd/sim) makes its calls fail, hang and time out so.
+type Interceptor func(ctx context.Context, c Call, invoke func(ctx context.Context) error) error
+
+// WithInterceptor sets the interceptor of the relay's calls to JetStream
+// (nil: none); call it before Run.
+func (r *Relay) WithInterceptor(i Interceptor) *Relay {
+	r.intercept = i
+	return r
+}
+
+// call makes one call of the relay to JetStream, through its interceptor.
+func (r *Relay) call(ctx context.Context, kind string, msgs []Message, invoke func(ctx context.Context) error) error {
+	if r.intercept == nil {
+		return invoke(ctx)
+	}
+	return r.intercept(ctx, Call{Kind: kind, Messages: msgs}, invoke)
+}
+
 // NewRelay returns a relay for db's outbox. js may be nil: events then
 // stay in the outbox (durable) until a relay with a connection runs.
 func NewRelay(db *bolt.DB, js jetstream.JetStream, log *slog.Logger) *Relay {
 	return &Relay{db: db, js: js, log: log, wake: make(chan struct{}, 1), eachMax: 1, batchMax: window,
-		stallAfter: DefaultStallAfter, now: time.Now, progress: time.Now()}
+		ackTimeout: DefaultAckTimeout, stallAfter: DefaultStallAfter, now: time.Now, progress: time.Now()}
 }
 
 // Notify tells the relay that new messages are waiting. It never blocks.
@@ -638,9 +717,17 @@ func (r *Relay) Run(ctx context.Context) {
 }
 
 // ready makes sure the stream exists and reads whether it allows atomic
-// batch publish, warning when it does not.
+// batch publish, warning when it does not; it waits at most the ack
+// timeout.
 func (r *Relay) ready(ctx context.Context) error {
-	c, err := createStream(ctx, r.js, r.limits, r.log)
+	ctx, cancel := context.WithTimeout(ctx, r.ackTimeout)
+	defer cancel()
+	var c jetstream.StreamConfig
+	err := r.call(ctx, CallStream, nil, func(ctx context.Context) error {
+		var err error
+		c, err = createStream(ctx, r.js, r.limits, r.log)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -669,7 +756,8 @@ func (r *Relay) flush() {
 // 1000 messages a batch (max_msgs; a server set below 256 has the relay
 // halve its windows), 50 batches open at once on a stream (each relay has
 // one open at a time), 10 s from one message of a batch to the next
-// (timeout; a window is written at once, its ack awaited ackTimeout).
+// (timeout; a window is written at once, its ack awaited the relay's ack
+// timeout, DefaultAckTimeout unless set).
 const window = 256
 
 // smallWindow is the most messages the relay publishes one at a time,
@@ -682,8 +770,9 @@ const window = 256
 // is a batch.
 const smallWindow = 32
 
-// ackTimeout bounds the wait for JetStream's acknowledgements of a window.
-const ackTimeout = 5 * time.Second
+// DefaultAckTimeout bounds the wait for JetStream's answer to each call of
+// the relay (WithAckTimeout): a message's acknowledgement, a window's.
+const DefaultAckTimeout = 5 * time.Second
 
 // drain publishes everything pending, oldest first, a window of up to
 // window messages at a time (see publish). The acknowledged prefix's
@@ -812,15 +901,23 @@ func (r *Relay) warnUnordered(reason string) {
 // too); with check, only when the PublishedCheck does not find it
 // published.
 func (r *Relay) publishOne(ctx context.Context, m Message, check bool) error {
-	ctx, cancel := context.WithTimeout(ctx, ackTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.ackTimeout)
 	defer cancel()
 	if check {
-		if seen, err := r.published(ctx, r.js, m); err != nil || seen {
+		var seen bool
+		err := r.call(ctx, CallCheck, []Message{m}, func(ctx context.Context) error {
+			var err error
+			seen, err = r.published(ctx, r.js, m)
+			return err
+		})
+		if err != nil || seen {
 			return err
 		}
 	}
-	_, err := r.js.PublishMsg(ctx, r.natsMsg(m), jetstream.WithMsgID(m.ID))
-	return err
+	return r.call(ctx, CallPublish, []Message{m}, func(ctx context.Context) error {
+		_, err := r.js.PublishMsg(ctx, r.natsMsg(m), jetstream.WithMsgID(m.ID))
+		return err
+	})
 }
 
 // publishEach publishes msgs one at a time, each awaited, and returns how
@@ -849,17 +946,36 @@ func (r *Relay) publishBatch(ctx context.Context, msgs []Message) error {
 		batch[i] = r.natsMsg(m)
 		batch[i].Header.Set(jetstream.MsgIDHeader, m.ID)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.ackTimeout)
 	defer cancel()
-	_, err := jetstreamext.PublishMsgBatch(ctx, r.js, batch, jetstreamext.BatchFlowControl{})
-	return err
+	return r.call(ctx, CallBatch, msgs, func(ctx context.Context) error {
+		_, err := jetstreamext.PublishMsgBatch(ctx, r.js, batch, jetstreamext.BatchFlowControl{})
+		return err
+	})
 }
 
 // publishPipelined sends msgs at once, in order on one connection, then
 // awaits their acknowledgements (one round trip for all) and returns how
 // many of them, from the first, JetStream acknowledged. Those after an
 // unacknowledged one may be stored before it, when it is published again.
+// Through an interceptor that fails the call, none is acknowledged.
 func (r *Relay) publishPipelined(ctx context.Context, msgs []Message) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.ackTimeout)
+	defer cancel()
+	var n int
+	var sent error
+	err := r.call(ctx, CallPipelined, msgs, func(ctx context.Context) error {
+		n, sent = r.sendPipelined(ctx, msgs)
+		return sent
+	})
+	if err != sent {
+		return 0, err
+	}
+	return n, err
+}
+
+// sendPipelined is publishPipelined's call, waiting until ctx ends.
+func (r *Relay) sendPipelined(ctx context.Context, msgs []Message) (int, error) {
 	futures := make([]jetstream.PubAckFuture, 0, len(msgs))
 	var sendErr error
 	for _, m := range msgs {
@@ -870,16 +986,15 @@ func (r *Relay) publishPipelined(ctx context.Context, msgs []Message) (int, erro
 		}
 		futures = append(futures, f)
 	}
-	timeout := time.NewTimer(ackTimeout)
-	defer timeout.Stop()
 	for j, f := range futures {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
 			return j, err
-		case <-timeout.C:
-			return j, fmt.Errorf("no acknowledgement within %s", ackTimeout)
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return j, fmt.Errorf("no acknowledgement within %s", r.ackTimeout)
+			}
 			return j, ctx.Err()
 		}
 	}
