@@ -4,13 +4,15 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"testing"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // TestVoidOfACoupTheWalletSettled replays failure 10 of the README
@@ -19,15 +21,11 @@ import (
 // after-settle) and started again on what the kill left, the coup
 // dealing; the croupier voids it before the retry pass has finished it.
 // The wallet's settlement stands, so the coup must end settled, not
-// voided (VoidCoup refused, or the coup finished), with the ledger and
-// the table agreeing. It fails while the bug is open: run it with
-// SIM_OPEN_BUGS=1.
+// voided: VoidCoup refused WRONG_STATE and the coup finished, the ledger
+// and the table agreeing. It failed while the bug was open.
 func TestVoidOfACoupTheWalletSettled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the suite")
-	}
-	if os.Getenv("SIM_OPEN_BUGS") == "" {
-		t.Skip("failure 10 (void-after-kill) is open: SIM_OPEN_BUGS=1 runs it")
 	}
 	f := newFaults(1, func(string, ...any) {})
 	killed := false
@@ -113,6 +111,11 @@ func TestVoidOfACoupTheWalletSettled(t *testing.T) {
 		_, err := c.tables.VoidCoup(ctx, &tablev1.VoidCoupRequest{RequestId: "void", TableId: id, CoupId: coup, Reason: "sim"})
 		return err
 	})
+	// The wallet settled the coup: the void is refused, the table
+	// finishes the coup.
+	if status.Code(err) != codes.FailedPrecondition || errs.Reason(err) != "WRONG_STATE" {
+		t.Errorf("the void of a coup the wallet settled: %v, want FAILED_PRECONDITION WRONG_STATE", err)
+	}
 	for range 3 {
 		call("croupier", func(context.Context) error { c.table.Tick(context.Background()); return nil })
 	}

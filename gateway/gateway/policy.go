@@ -82,8 +82,8 @@ func defaultPolicy() policy {
 
 		// WalletService. PlaceHold, VoidHold, CancelPlaceHold, PostHold,
 		// ExpireHolds, the settlements (SettleCoup, SettlePuntoBanco,
-		// SettleBanque, SettleOld) and ChargeFee are for table-svc only
-		// and deliberately absent.
+		// SettleBanque, SettleOld), ChargeFee and GetCoupSettlement are for
+		// table-svc only and deliberately absent.
 		m(walletService, "Deposit"):  {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "Withdraw"): {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "GetAccount"): {

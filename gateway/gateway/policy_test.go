@@ -39,6 +39,8 @@ var notPublic = map[string]bool{
 	// Taking back the hold of an action the table could not store:
 	// table-svc only.
 	"/chemmy.wallet.v1.WalletService/CancelPlaceHold": true,
+	// Whether a coup is settled, asked before a void: table-svc only.
+	"/chemmy.wallet.v1.WalletService/GetCoupSettlement": true,
 }
 
 // TestPolicyCoversContracts fails when a contract gains a method that the

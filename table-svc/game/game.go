@@ -311,6 +311,16 @@ type (
 	ShoeClosed struct{}
 )
 
+// Voiding is a command that voids a coup (every bet returned): a
+// croupier's or the shell's interrupt. VoidedCoup is the coup it names.
+// The shell asks the wallet first whether that coup is settled there (a
+// settlement made and not yet stored, by a shell stopped in between): a
+// settled coup is finished, never voided.
+type Voiding interface {
+	Command
+	VoidedCoup() string
+}
+
 // CommandName implements Command.
 func (Tick) CommandName() string        { return "tick" }
 func (CardDealt) CommandName() string   { return "card_dealt" }

@@ -5,10 +5,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
-	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
@@ -121,19 +119,3 @@ func wellFormedCurrency(c string) bool {
 	}
 	return ok
 }
-
-// tableExponent is the exponent of t's currency: as stored, else (a
-// table stored before exponents) ISO 4217's for an ISO code; nil when
-// neither says.
-func (t *table) tableExponent() *int32 {
-	if t.CurrencyExponent != nil {
-		return proto.Int32(*t.CurrencyExponent)
-	}
-	if e, ok := currency.ISO(t.Currency); ok {
-		return proto.Int32(int32(e))
-	}
-	return nil
-}
-
-// account is the id of player's wallet account in t's currency.
-func (t *table) account(player string) string { return "player:" + player + t.AccountSuffix }

@@ -3,20 +3,16 @@ package tablesvc
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
-	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
-	"github.com/chemmy/chemmy/services/kit/store"
 )
 
 // Reality checks (responsible gaming). The operator sets a player's
@@ -44,23 +40,6 @@ import (
 // only his own figures. WatchTable adds that subject to a player's watch
 // and sends him his own checks for the table he watches.
 
-// realityCheckSubject is the NATS subject of player's reality checks.
-func realityCheckSubject(player string) string { return "chemmy.player." + player + ".reality_check" }
-
-// answeredSubject is the NATS subject of player's answers to them.
-func answeredSubject(player string) string {
-	return "chemmy.player." + player + ".reality_check_answered"
-}
-
-// privateSubject is the subject of a one-player event ev: a reality check
-// or an answer to one.
-func privateSubject(ev *eventsv1.TableEvent) string {
-	if a := ev.GetRealityCheckAnswered(); a != nil {
-		return answeredSubject(a.GetPlayerId())
-	}
-	return realityCheckSubject(ev.GetRealityCheck().GetPlayerId())
-}
-
 // The player's answer (AnswerRealityCheck). He answers a check he was sent
 // in his current session, once: "continue" is noted (Answered) and he
 // plays on; "stop" ends his session: Stop is set, which makes him due to
@@ -71,95 +50,6 @@ func privateSubject(ev *eventsv1.TableEvent) string {
 // (deadline.go) does as soon as the coup he plays in is over. The
 // stand-up is a staff_action "stood_up_reality_check". The answer itself
 // is a reality_check_answered event, his alone like the check.
-
-// stoppedAction is the staff_action of a player stood up after he
-// answered a reality check "stop".
-const stoppedAction = "stood_up_reality_check"
-
-// stoppedDetail is that staff_action's detail.
-func stoppedDetail(p string, ss *session) string {
-	return fmt.Sprintf("player %s, session %s, stopped at reality check %d", p, ss.ID, ss.Answered)
-}
-
-// stopping reports whether a player of t answered a reality check "stop"
-// and is still seated.
-func stopping(t *table) bool {
-	for _, ss := range t.Sessions {
-		if !ss.Stop.IsZero() {
-			return true
-		}
-	}
-	return false
-}
-
-// AnswerRealityCheck implements chemmy.table.v1.TableService.AnswerRealityCheck.
-func (s *Service) AnswerRealityCheck(ctx context.Context, req *tablev1.AnswerRealityCheckRequest) (*tablev1.AnswerRealityCheckResponse, error) {
-	for _, f := range []struct{ name, v string }{
-		{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}, {"player_id", req.GetPlayerId()},
-	} {
-		if err := checkID(f.name, f.v); err != nil {
-			return nil, err
-		}
-	}
-	answer := req.GetAnswer()
-	if answer != eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_CONTINUE && answer != eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_STOP {
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "answer must be REALITY_CHECK_ANSWER_CONTINUE or _STOP")
-	}
-	if req.GetCheckNumber() < 1 {
-		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "check_number must be a reality check's number, 1 or more")
-	}
-	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
-		return nil, err
-	}
-	unlock := s.lock(req.GetTableId())
-	defer unlock()
-	key, hash := requestKey(ctx, "AnswerRealityCheck", req.GetRequestId()), store.Hash(req)
-	seen, err := s.seen(key, hash)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.load(req.GetTableId())
-	if err != nil {
-		return nil, err
-	}
-	if !seen {
-		p, n := req.GetPlayerId(), req.GetCheckNumber()
-		ss := t.Sessions[p]
-		switch {
-		case t.Phase == tablev1.TableState_TABLE_STATE_CLOSED:
-			return nil, fail(codes.FailedPrecondition, reasonTableClosed, "table %q is closed", t.ID)
-		case ss == nil:
-			return nil, fail(codes.FailedPrecondition, reasonNotSeated, "%s has no seat at table %q", p, t.ID)
-		case n > ss.Checks:
-			return nil, fail(codes.FailedPrecondition, reasonNoRealityCheck, "%s was sent %d reality checks in this session, not check %d", p, ss.Checks, n)
-		case n <= ss.Answered:
-			return nil, fail(codes.FailedPrecondition, reasonNoRealityCheck, "%s answered reality check %d of this session already", p, ss.Answered)
-		}
-		now := s.now()
-		c := &change{t: t, key: key, hash: hash, now: now}
-		ss.Answered = n
-		if answer == eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_STOP {
-			ss.Stop = now.UTC()
-		}
-		c.private = append(c.private, &eventsv1.TableEvent{EventId: ulid.Make().String(), TableId: t.ID,
-			OccurTime: timestamppb.New(now), Certification: t.Certification, CurrencyCode: t.Currency, CurrencyExponent: t.tableExponent(),
-			Payload: &eventsv1.TableEvent_RealityCheckAnswered{RealityCheckAnswered: &eventsv1.RealityCheckAnswered{
-				PlayerId: p, SessionId: ss.ID, CheckNumber: n, Answer: answer}}})
-		if err := s.save(c, key, hash, nil); err != nil {
-			return nil, err
-		}
-		if due, ok := s.idleCandidates(t)[p]; ok && !due.After(now) {
-			if err := s.standUpIdle(ctx, t, now); err != nil {
-				// The answer stands; the table's deadline stands him up.
-				s.log.Warn("a player who stopped at a reality check is stood up later", "table", t.ID, "player", p, "err", err)
-			}
-			if t, err = s.load(t.ID); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return &tablev1.AnswerRealityCheckResponse{Table: toProto(t, viewerOf(ctx))}, nil
-}
 
 // realityChecks counts the coup settled in c in its players' sessions
 // and adds to c the reality checks that are due.

@@ -3,8 +3,11 @@ package tablesvc
 import (
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/currency"
 )
 
 // table is a table's persisted record: the shell's fields and the
@@ -173,3 +176,19 @@ func canonical(v tablev1.Variant) tablev1.Variant {
 	}
 	return v
 }
+
+// tableExponent is the exponent of t's currency: as stored, else (a
+// table stored before exponents) ISO 4217's for an ISO code; nil when
+// neither says.
+func (t *table) tableExponent() *int32 {
+	if t.CurrencyExponent != nil {
+		return proto.Int32(*t.CurrencyExponent)
+	}
+	if e, ok := currency.ISO(t.Currency); ok {
+		return proto.Int32(int32(e))
+	}
+	return nil
+}
+
+// account is the id of player's wallet account in t's currency.
+func (t *table) account(player string) string { return "player:" + player + t.AccountSuffix }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/chemmy/chemmy/table-svc/game"
 )
 
 // intentGrace is how long an escrow intent left by a failed call waits
@@ -77,6 +79,14 @@ func (s *Service) interrupt(ctx context.Context, id string, cause error) error {
 	cmd := t.adapter().interrupt(t, reason)
 	if cmd == nil {
 		return nil // only a coup before its result is voided
+	}
+	if v, ok := cmd.(game.Voiding); ok {
+		if err := s.voidable(ctx, t, v); err != nil {
+			// Settled at the wallet (the retry loop finishes it), or
+			// the wallet does not answer: nothing is voided.
+			s.log.Warn("coup not interrupted", "table", id, "err", err)
+			return nil
+		}
 	}
 	if err := s.applyCore(ctx, c, cmd); err != nil {
 		return err

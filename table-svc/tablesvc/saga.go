@@ -62,6 +62,11 @@ func (s *Service) mutateCore(ctx context.Context, c *change, method string, req 
 	if err != nil {
 		return err
 	}
+	if v, ok := cmd.(game.Voiding); ok {
+		if err := s.voidable(ctx, c.t, v); err != nil {
+			return err
+		}
+	}
 	if err := s.applyCore(ctx, c, cmd); err != nil {
 		return err
 	}
@@ -149,6 +154,27 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		}
 	}
 	gc.sync(t)
+	return nil
+}
+
+// voidable refuses the void of a coup the wallet has settled: a table
+// stopped after it settled a coup and before it stored the result holds
+// the coup as still dealing; the retry loop finishes it (the same cards,
+// the settlement asked again answers as the first), so the void is
+// refused FAILED_PRECONDITION WRONG_STATE and the table is queued for the
+// retry loop. Without the wallet's answer nothing is voided
+// (UNAVAILABLE).
+func (s *Service) voidable(ctx context.Context, t *table, v game.Voiding) error {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	r, err := s.wallet.GetCoupSettlement(cctx, &walletv1.GetCoupSettlementRequest{CoupId: v.VoidedCoup()})
+	if err != nil {
+		return fromDependency("ask whether the coup is settled", err)
+	}
+	if r.GetSettled() {
+		s.markStuck(t.ID)
+		return fail(codes.FailedPrecondition, reasonWrongState, "coup %s is settled at the wallet: the table is finishing it, it cannot be voided", v.VoidedCoup())
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
@@ -640,4 +641,73 @@ func (s *Service) MoveTopCards(ctx context.Context, req *tablev1.MoveTopCardsReq
 		return nil, err
 	}
 	return &tablev1.MoveTopCardsResponse{Table: t}, nil
+}
+
+// AnswerRealityCheck implements chemmy.table.v1.TableService.AnswerRealityCheck.
+func (s *Service) AnswerRealityCheck(ctx context.Context, req *tablev1.AnswerRealityCheckRequest) (*tablev1.AnswerRealityCheckResponse, error) {
+	for _, f := range []struct{ name, v string }{
+		{"request_id", req.GetRequestId()}, {"table_id", req.GetTableId()}, {"player_id", req.GetPlayerId()},
+	} {
+		if err := checkID(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	answer := req.GetAnswer()
+	if answer != eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_CONTINUE && answer != eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_STOP {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "answer must be REALITY_CHECK_ANSWER_CONTINUE or _STOP")
+	}
+	if req.GetCheckNumber() < 1 {
+		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "check_number must be a reality check's number, 1 or more")
+	}
+	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
+		return nil, err
+	}
+	unlock := s.lock(req.GetTableId())
+	defer unlock()
+	key, hash := requestKey(ctx, "AnswerRealityCheck", req.GetRequestId()), store.Hash(req)
+	seen, err := s.seen(key, hash)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.load(req.GetTableId())
+	if err != nil {
+		return nil, err
+	}
+	if !seen {
+		p, n := req.GetPlayerId(), req.GetCheckNumber()
+		ss := t.Sessions[p]
+		switch {
+		case t.Phase == tablev1.TableState_TABLE_STATE_CLOSED:
+			return nil, fail(codes.FailedPrecondition, reasonTableClosed, "table %q is closed", t.ID)
+		case ss == nil:
+			return nil, fail(codes.FailedPrecondition, reasonNotSeated, "%s has no seat at table %q", p, t.ID)
+		case n > ss.Checks:
+			return nil, fail(codes.FailedPrecondition, reasonNoRealityCheck, "%s was sent %d reality checks in this session, not check %d", p, ss.Checks, n)
+		case n <= ss.Answered:
+			return nil, fail(codes.FailedPrecondition, reasonNoRealityCheck, "%s answered reality check %d of this session already", p, ss.Answered)
+		}
+		now := s.now()
+		c := &change{t: t, key: key, hash: hash, now: now}
+		ss.Answered = n
+		if answer == eventsv1.RealityCheckAnswer_REALITY_CHECK_ANSWER_STOP {
+			ss.Stop = now.UTC()
+		}
+		c.private = append(c.private, &eventsv1.TableEvent{EventId: ulid.Make().String(), TableId: t.ID,
+			OccurTime: timestamppb.New(now), Certification: t.Certification, CurrencyCode: t.Currency, CurrencyExponent: t.tableExponent(),
+			Payload: &eventsv1.TableEvent_RealityCheckAnswered{RealityCheckAnswered: &eventsv1.RealityCheckAnswered{
+				PlayerId: p, SessionId: ss.ID, CheckNumber: n, Answer: answer}}})
+		if err := s.save(c, key, hash, nil); err != nil {
+			return nil, err
+		}
+		if due, ok := s.idleCandidates(t)[p]; ok && !due.After(now) {
+			if err := s.standUpIdle(ctx, t, now); err != nil {
+				// The answer stands; the table's deadline stands him up.
+				s.log.Warn("a player who stopped at a reality check is stood up later", "table", t.ID, "player", p, "err", err)
+			}
+			if t, err = s.load(t.ID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &tablev1.AnswerRealityCheckResponse{Table: toProto(t, viewerOf(ctx))}, nil
 }

@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -136,4 +137,41 @@ func showInactivity(t *table, out *tablev1.Table) {
 	case out.GetBanqueRules() != nil:
 		out.BanqueRules.InactivityLimitMs = ms
 	}
+}
+
+// realityCheckSubject is the NATS subject of player's reality checks.
+func realityCheckSubject(player string) string { return "chemmy.player." + player + ".reality_check" }
+
+// answeredSubject is the NATS subject of player's answers to them.
+func answeredSubject(player string) string {
+	return "chemmy.player." + player + ".reality_check_answered"
+}
+
+// privateSubject is the subject of a one-player event ev: a reality check
+// or an answer to one.
+func privateSubject(ev *eventsv1.TableEvent) string {
+	if a := ev.GetRealityCheckAnswered(); a != nil {
+		return answeredSubject(a.GetPlayerId())
+	}
+	return realityCheckSubject(ev.GetRealityCheck().GetPlayerId())
+}
+
+// stoppedAction is the staff_action of a player stood up after he
+// answered a reality check "stop".
+const stoppedAction = "stood_up_reality_check"
+
+// stoppedDetail is that staff_action's detail.
+func stoppedDetail(p string, ss *session) string {
+	return fmt.Sprintf("player %s, session %s, stopped at reality check %d", p, ss.ID, ss.Answered)
+}
+
+// stopping reports whether a player of t answered a reality check "stop"
+// and is still seated.
+func stopping(t *table) bool {
+	for _, ss := range t.Sessions {
+		if !ss.Stop.IsZero() {
+			return true
+		}
+	}
+	return false
 }

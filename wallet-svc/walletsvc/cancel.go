@@ -128,3 +128,21 @@ func legacyPlaced(tx *bolt.Tx, id string) (string, bool) {
 	}
 	return "", false
 }
+
+// GetCoupSettlement reports whether a settlement of the coup was applied:
+// its answer is stored under the coup's key ("coup/<coup_id>", kept for
+// ever); a refused settlement is stored apart ("fail/coup/...") and is
+// none. See the proto.
+func (s *Service) GetCoupSettlement(_ context.Context, req *walletv1.GetCoupSettlementRequest) (*walletv1.GetCoupSettlementResponse, error) {
+	if err := checkID("coup_id", req.GetCoupId()); err != nil {
+		return nil, err
+	}
+	var settled bool
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		_, _, settled = store.Get(tx, coupKey(req.GetCoupId()))
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return &walletv1.GetCoupSettlementResponse{Settled: settled}, nil
+}

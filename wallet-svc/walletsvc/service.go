@@ -182,6 +182,9 @@ func Policy() auth.Policy {
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
 		walletv1.WalletService_CancelPlaceHold_FullMethodName:   {auth.RoleService},
+		// Whether a coup is settled: table-svc before a void, and staff
+		// looking into a coup.
+		walletv1.WalletService_GetCoupSettlement_FullMethodName: {auth.RoleService, auth.RoleOperator, auth.RoleAuditor},
 		// The exception list of seamless mode: read by operators and
 		// auditors, resolved by operators.
 		walletv1.WalletService_ListOperatorExceptions_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor},

@@ -218,3 +218,6 @@ type Outcome struct {
 
 // turnLimit is a turn's time limit.
 func turnLimit(ms int32) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// VoidedCoup implements game.Voiding: the coup the void names.
+func (c Void) VoidedCoup() string { return c.CoupID }

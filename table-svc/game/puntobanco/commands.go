@@ -80,3 +80,6 @@ func (Settle) EffectName() string { return "settle" }
 // Outcome of Apply: the new State and its Events, or the game.Hold the
 // command waits for (game.Outcome).
 type Outcome = game.Outcome[State]
+
+// VoidedCoup implements game.Voiding: the coup the void names.
+func (c Void) VoidedCoup() string { return c.CoupID }

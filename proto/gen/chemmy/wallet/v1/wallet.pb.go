@@ -1829,6 +1829,99 @@ func (x *CancelPlaceHoldResponse) GetHold() *Hold {
 	return nil
 }
 
+// GetCoupSettlementRequest names a coup.
+type GetCoupSettlementRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The coup's id, as its settlement named it.
+	CoupId        string `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCoupSettlementRequest) Reset() {
+	*x = GetCoupSettlementRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCoupSettlementRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCoupSettlementRequest) ProtoMessage() {}
+
+func (x *GetCoupSettlementRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCoupSettlementRequest.ProtoReflect.Descriptor instead.
+func (*GetCoupSettlementRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetCoupSettlementRequest) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+// GetCoupSettlementResponse says whether the coup is settled.
+type GetCoupSettlementResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// settled: a settlement of coup_id was applied (its money moved). A
+	// settlement refused (and stored as refused) is not one.
+	Settled       bool `protobuf:"varint,1,opt,name=settled,proto3" json:"settled,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCoupSettlementResponse) Reset() {
+	*x = GetCoupSettlementResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCoupSettlementResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCoupSettlementResponse) ProtoMessage() {}
+
+func (x *GetCoupSettlementResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCoupSettlementResponse.ProtoReflect.Descriptor instead.
+func (*GetCoupSettlementResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetCoupSettlementResponse) GetSettled() bool {
+	if x != nil {
+		return x.Settled
+	}
+	return false
+}
+
 // CoupBet is one punter's bet in a coup, escrowed by a hold.
 type CoupBet struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -1841,7 +1934,7 @@ type CoupBet struct {
 
 func (x *CoupBet) Reset() {
 	*x = CoupBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +1946,7 @@ func (x *CoupBet) String() string {
 func (*CoupBet) ProtoMessage() {}
 
 func (x *CoupBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[18]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +1959,7 @@ func (x *CoupBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupBet.ProtoReflect.Descriptor instead.
 func (*CoupBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CoupBet) GetHoldId() string {
@@ -1910,7 +2003,7 @@ type SettleCoupRequest struct {
 
 func (x *SettleCoupRequest) Reset() {
 	*x = SettleCoupRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1922,7 +2015,7 @@ func (x *SettleCoupRequest) String() string {
 func (*SettleCoupRequest) ProtoMessage() {}
 
 func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[19]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1935,7 +2028,7 @@ func (x *SettleCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupRequest.ProtoReflect.Descriptor instead.
 func (*SettleCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SettleCoupRequest) GetCoupId() string {
@@ -2031,7 +2124,7 @@ type SettleCoupResponse struct {
 
 func (x *SettleCoupResponse) Reset() {
 	*x = SettleCoupResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2136,7 @@ func (x *SettleCoupResponse) String() string {
 func (*SettleCoupResponse) ProtoMessage() {}
 
 func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[20]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2149,7 @@ func (x *SettleCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleCoupResponse.ProtoReflect.Descriptor instead.
 func (*SettleCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SettleCoupResponse) GetCoupId() string {
@@ -2152,7 +2245,7 @@ type StakeCheck struct {
 
 func (x *StakeCheck) Reset() {
 	*x = StakeCheck{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2257,7 @@ func (x *StakeCheck) String() string {
 func (*StakeCheck) ProtoMessage() {}
 
 func (x *StakeCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[21]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2270,7 @@ func (x *StakeCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StakeCheck.ProtoReflect.Descriptor instead.
 func (*StakeCheck) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StakeCheck) GetAllowed() bool {
@@ -2219,7 +2312,7 @@ type PostHoldRequest struct {
 
 func (x *PostHoldRequest) Reset() {
 	*x = PostHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2324,7 @@ func (x *PostHoldRequest) String() string {
 func (*PostHoldRequest) ProtoMessage() {}
 
 func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[22]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2337,7 @@ func (x *PostHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldRequest.ProtoReflect.Descriptor instead.
 func (*PostHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PostHoldRequest) GetRequestId() string {
@@ -2293,7 +2386,7 @@ type PostHoldResponse struct {
 
 func (x *PostHoldResponse) Reset() {
 	*x = PostHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2305,7 +2398,7 @@ func (x *PostHoldResponse) String() string {
 func (*PostHoldResponse) ProtoMessage() {}
 
 func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[23]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2318,7 +2411,7 @@ func (x *PostHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PostHoldResponse.ProtoReflect.Descriptor instead.
 func (*PostHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PostHoldResponse) GetHold() *Hold {
@@ -2348,7 +2441,7 @@ type ResizeHoldRequest struct {
 
 func (x *ResizeHoldRequest) Reset() {
 	*x = ResizeHoldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2453,7 @@ func (x *ResizeHoldRequest) String() string {
 func (*ResizeHoldRequest) ProtoMessage() {}
 
 func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[24]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2466,7 @@ func (x *ResizeHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldRequest.ProtoReflect.Descriptor instead.
 func (*ResizeHoldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ResizeHoldRequest) GetRequestId() string {
@@ -2407,7 +2500,7 @@ type ResizeHoldResponse struct {
 
 func (x *ResizeHoldResponse) Reset() {
 	*x = ResizeHoldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2419,7 +2512,7 @@ func (x *ResizeHoldResponse) String() string {
 func (*ResizeHoldResponse) ProtoMessage() {}
 
 func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[25]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2432,7 +2525,7 @@ func (x *ResizeHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResizeHoldResponse.ProtoReflect.Descriptor instead.
 func (*ResizeHoldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ResizeHoldResponse) GetHold() *Hold {
@@ -2452,7 +2545,7 @@ type ExpireHoldsRequest struct {
 
 func (x *ExpireHoldsRequest) Reset() {
 	*x = ExpireHoldsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2464,7 +2557,7 @@ func (x *ExpireHoldsRequest) String() string {
 func (*ExpireHoldsRequest) ProtoMessage() {}
 
 func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[26]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2477,7 +2570,7 @@ func (x *ExpireHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ExpireHoldsRequest) GetRequestId() string {
@@ -2497,7 +2590,7 @@ type ExpireHoldsResponse struct {
 
 func (x *ExpireHoldsResponse) Reset() {
 	*x = ExpireHoldsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2602,7 @@ func (x *ExpireHoldsResponse) String() string {
 func (*ExpireHoldsResponse) ProtoMessage() {}
 
 func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[27]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2615,7 @@ func (x *ExpireHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExpireHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ExpireHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ExpireHoldsResponse) GetHolds() []*Hold {
@@ -2546,7 +2639,7 @@ type ListStatementRequest struct {
 
 func (x *ListStatementRequest) Reset() {
 	*x = ListStatementRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2558,7 +2651,7 @@ func (x *ListStatementRequest) String() string {
 func (*ListStatementRequest) ProtoMessage() {}
 
 func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[28]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2571,7 +2664,7 @@ func (x *ListStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementRequest.ProtoReflect.Descriptor instead.
 func (*ListStatementRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListStatementRequest) GetAccountId() string {
@@ -2609,7 +2702,7 @@ type StatementEntry struct {
 
 func (x *StatementEntry) Reset() {
 	*x = StatementEntry{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2621,7 +2714,7 @@ func (x *StatementEntry) String() string {
 func (*StatementEntry) ProtoMessage() {}
 
 func (x *StatementEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[29]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2634,7 +2727,7 @@ func (x *StatementEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementEntry.ProtoReflect.Descriptor instead.
 func (*StatementEntry) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StatementEntry) GetTransfer() *Transfer {
@@ -2671,7 +2764,7 @@ type ListStatementResponse struct {
 
 func (x *ListStatementResponse) Reset() {
 	*x = ListStatementResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2776,7 @@ func (x *ListStatementResponse) String() string {
 func (*ListStatementResponse) ProtoMessage() {}
 
 func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[30]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2789,7 @@ func (x *ListStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListStatementResponse.ProtoReflect.Descriptor instead.
 func (*ListStatementResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListStatementResponse) GetAccount() *Account {
@@ -2729,7 +2822,7 @@ type AuditLedgerRequest struct {
 
 func (x *AuditLedgerRequest) Reset() {
 	*x = AuditLedgerRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2741,7 +2834,7 @@ func (x *AuditLedgerRequest) String() string {
 func (*AuditLedgerRequest) ProtoMessage() {}
 
 func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[31]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2754,7 +2847,7 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -2784,7 +2877,7 @@ type CurrencyTotals struct {
 
 func (x *CurrencyTotals) Reset() {
 	*x = CurrencyTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2796,7 +2889,7 @@ func (x *CurrencyTotals) String() string {
 func (*CurrencyTotals) ProtoMessage() {}
 
 func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[32]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2809,7 +2902,7 @@ func (x *CurrencyTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CurrencyTotals.ProtoReflect.Descriptor instead.
 func (*CurrencyTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CurrencyTotals) GetCurrencyCode() string {
@@ -2889,7 +2982,7 @@ type AuditLedgerResponse struct {
 
 func (x *AuditLedgerResponse) Reset() {
 	*x = AuditLedgerResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2901,7 +2994,7 @@ func (x *AuditLedgerResponse) String() string {
 func (*AuditLedgerResponse) ProtoMessage() {}
 
 func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[33]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2914,7 +3007,7 @@ func (x *AuditLedgerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditLedgerResponse.ProtoReflect.Descriptor instead.
 func (*AuditLedgerResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AuditLedgerResponse) GetBalanced() bool {
@@ -2993,7 +3086,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3005,7 +3098,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[34]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3018,7 +3111,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -3087,7 +3180,7 @@ type SettlePuntoBancoRequest struct {
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3099,7 +3192,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[35]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3112,7 +3205,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -3223,7 +3316,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3235,7 +3328,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3248,7 +3341,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -3295,7 +3388,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3307,7 +3400,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3320,7 +3413,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -3370,7 +3463,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3382,7 +3475,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3395,7 +3488,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -3439,7 +3532,7 @@ type SettleBanqueRequest struct {
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3451,7 +3544,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3464,7 +3557,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -3535,7 +3628,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3547,7 +3640,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3560,7 +3653,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -3634,7 +3727,7 @@ type ChargeFeeRequest struct {
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3646,7 +3739,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3659,7 +3752,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -3731,7 +3824,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3836,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3849,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3821,7 +3914,7 @@ type OldStake struct {
 
 func (x *OldStake) Reset() {
 	*x = OldStake{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3833,7 +3926,7 @@ func (x *OldStake) String() string {
 func (*OldStake) ProtoMessage() {}
 
 func (x *OldStake) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3846,7 +3939,7 @@ func (x *OldStake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
 func (*OldStake) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *OldStake) GetHoldId() string {
@@ -3918,7 +4011,7 @@ type SettleOldRequest struct {
 
 func (x *SettleOldRequest) Reset() {
 	*x = SettleOldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3930,7 +4023,7 @@ func (x *SettleOldRequest) String() string {
 func (*SettleOldRequest) ProtoMessage() {}
 
 func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3943,7 +4036,7 @@ func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
 func (*SettleOldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SettleOldRequest) GetCoupId() string {
@@ -4003,7 +4096,7 @@ type SettleOldResponse struct {
 
 func (x *SettleOldResponse) Reset() {
 	*x = SettleOldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4015,7 +4108,7 @@ func (x *SettleOldResponse) String() string {
 func (*SettleOldResponse) ProtoMessage() {}
 
 func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4028,7 +4121,7 @@ func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
 func (*SettleOldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SettleOldResponse) GetCoupId() string {
@@ -4116,7 +4209,7 @@ type PlayerLimits struct {
 
 func (x *PlayerLimits) Reset() {
 	*x = PlayerLimits{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4128,7 +4221,7 @@ func (x *PlayerLimits) String() string {
 func (*PlayerLimits) ProtoMessage() {}
 
 func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4141,7 +4234,7 @@ func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
 func (*PlayerLimits) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PlayerLimits) GetDailyLossLimit() int64 {
@@ -4223,7 +4316,7 @@ type PlayerPlay struct {
 
 func (x *PlayerPlay) Reset() {
 	*x = PlayerPlay{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4235,7 +4328,7 @@ func (x *PlayerPlay) String() string {
 func (*PlayerPlay) ProtoMessage() {}
 
 func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4248,7 +4341,7 @@ func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
 func (*PlayerPlay) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *PlayerPlay) GetDay() string {
@@ -4329,7 +4422,7 @@ type LimitChange struct {
 
 func (x *LimitChange) Reset() {
 	*x = LimitChange{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4341,7 +4434,7 @@ func (x *LimitChange) String() string {
 func (*LimitChange) ProtoMessage() {}
 
 func (x *LimitChange) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4354,7 +4447,7 @@ func (x *LimitChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitChange.ProtoReflect.Descriptor instead.
 func (*LimitChange) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *LimitChange) GetEventId() string {
@@ -4460,7 +4553,7 @@ type SetPlayerLimitsRequest struct {
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4472,7 +4565,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4485,7 +4578,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -4533,7 +4626,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4545,7 +4638,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4558,7 +4651,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -4578,7 +4671,7 @@ type GetPlayerLimitsRequest struct {
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4590,7 +4683,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4603,7 +4696,7 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
@@ -4631,7 +4724,7 @@ type GetPlayerLimitsResponse struct {
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4643,7 +4736,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4656,7 +4749,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4713,7 +4806,7 @@ type CheckStakeRequest struct {
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4725,7 +4818,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4738,7 +4831,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -4764,7 +4857,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4776,7 +4869,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4789,7 +4882,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -4809,7 +4902,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4821,7 +4914,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4834,7 +4927,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -4931,7 +5024,7 @@ type OperatorTransaction struct {
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4943,7 +5036,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4956,7 +5049,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -5139,7 +5232,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5151,7 +5244,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5164,7 +5257,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -5275,7 +5368,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5287,7 +5380,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5300,7 +5393,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -5362,7 +5455,7 @@ type ListOperatorExceptionsRequest struct {
 
 func (x *ListOperatorExceptionsRequest) Reset() {
 	*x = ListOperatorExceptionsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5374,7 +5467,7 @@ func (x *ListOperatorExceptionsRequest) String() string {
 func (*ListOperatorExceptionsRequest) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5387,7 +5480,7 @@ func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
@@ -5454,7 +5547,7 @@ type OperatorException struct {
 
 func (x *OperatorException) Reset() {
 	*x = OperatorException{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5466,7 +5559,7 @@ func (x *OperatorException) String() string {
 func (*OperatorException) ProtoMessage() {}
 
 func (x *OperatorException) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5479,7 +5572,7 @@ func (x *OperatorException) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
 func (*OperatorException) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *OperatorException) GetTransaction() *OperatorTransaction {
@@ -5595,7 +5688,7 @@ type ListOperatorExceptionsResponse struct {
 
 func (x *ListOperatorExceptionsResponse) Reset() {
 	*x = ListOperatorExceptionsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5607,7 +5700,7 @@ func (x *ListOperatorExceptionsResponse) String() string {
 func (*ListOperatorExceptionsResponse) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5620,7 +5713,7 @@ func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
@@ -5666,7 +5759,7 @@ type RetryOperatorExceptionRequest struct {
 
 func (x *RetryOperatorExceptionRequest) Reset() {
 	*x = RetryOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5678,7 +5771,7 @@ func (x *RetryOperatorExceptionRequest) String() string {
 func (*RetryOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5691,7 +5784,7 @@ func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RetryOperatorExceptionRequest) GetRequestId() string {
@@ -5727,7 +5820,7 @@ type RetryOperatorExceptionResponse struct {
 
 func (x *RetryOperatorExceptionResponse) Reset() {
 	*x = RetryOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5739,7 +5832,7 @@ func (x *RetryOperatorExceptionResponse) String() string {
 func (*RetryOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5752,7 +5845,7 @@ func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
@@ -5785,7 +5878,7 @@ type SettleOperatorExceptionRequest struct {
 
 func (x *SettleOperatorExceptionRequest) Reset() {
 	*x = SettleOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5797,7 +5890,7 @@ func (x *SettleOperatorExceptionRequest) String() string {
 func (*SettleOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5810,7 +5903,7 @@ func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *SettleOperatorExceptionRequest) GetRequestId() string {
@@ -5844,7 +5937,7 @@ type SettleOperatorExceptionResponse struct {
 
 func (x *SettleOperatorExceptionResponse) Reset() {
 	*x = SettleOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5856,7 +5949,7 @@ func (x *SettleOperatorExceptionResponse) String() string {
 func (*SettleOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5869,7 +5962,7 @@ func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
@@ -5978,7 +6071,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\"E\n" +
 	"\x17CancelPlaceHoldResponse\x12*\n" +
-	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\":\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
+	"\x18GetCoupSettlementRequest\x12\x17\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\"5\n" +
+	"\x19GetCoupSettlementResponse\x12\x18\n" +
+	"\asettled\x18\x01 \x01(\bR\asettled\":\n" +
 	"\aCoupBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xfe\x02\n" +
@@ -6414,7 +6511,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\x9e\x12\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\x8c\x13\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -6440,7 +6537,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"CheckStake\x12#.chemmy.wallet.v1.CheckStakeRequest\x1a$.chemmy.wallet.v1.CheckStakeResponse\x12l\n" +
 	"\x11GetOperatorReport\x12*.chemmy.wallet.v1.GetOperatorReportRequest\x1a+.chemmy.wallet.v1.GetOperatorReportResponse\x12f\n" +
-	"\x0fCancelPlaceHold\x12(.chemmy.wallet.v1.CancelPlaceHoldRequest\x1a).chemmy.wallet.v1.CancelPlaceHoldResponse\x12{\n" +
+	"\x0fCancelPlaceHold\x12(.chemmy.wallet.v1.CancelPlaceHoldRequest\x1a).chemmy.wallet.v1.CancelPlaceHoldResponse\x12l\n" +
+	"\x11GetCoupSettlement\x12*.chemmy.wallet.v1.GetCoupSettlementRequest\x1a+.chemmy.wallet.v1.GetCoupSettlementResponse\x12{\n" +
 	"\x16ListOperatorExceptions\x12/.chemmy.wallet.v1.ListOperatorExceptionsRequest\x1a0.chemmy.wallet.v1.ListOperatorExceptionsResponse\x12{\n" +
 	"\x16RetryOperatorException\x12/.chemmy.wallet.v1.RetryOperatorExceptionRequest\x1a0.chemmy.wallet.v1.RetryOperatorExceptionResponse\x12~\n" +
 	"\x17SettleOperatorException\x120.chemmy.wallet.v1.SettleOperatorExceptionRequest\x1a1.chemmy.wallet.v1.SettleOperatorExceptionResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
@@ -6458,7 +6556,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
@@ -6487,189 +6585,193 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*VoidHoldResponse)(nil),                // 24: chemmy.wallet.v1.VoidHoldResponse
 	(*CancelPlaceHoldRequest)(nil),          // 25: chemmy.wallet.v1.CancelPlaceHoldRequest
 	(*CancelPlaceHoldResponse)(nil),         // 26: chemmy.wallet.v1.CancelPlaceHoldResponse
-	(*CoupBet)(nil),                         // 27: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),               // 28: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),              // 29: chemmy.wallet.v1.SettleCoupResponse
-	(*StakeCheck)(nil),                      // 30: chemmy.wallet.v1.StakeCheck
-	(*PostHoldRequest)(nil),                 // 31: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),                // 32: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),               // 33: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),              // 34: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),              // 35: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),             // 36: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),            // 37: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),                  // 38: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),           // 39: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),              // 40: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),                  // 41: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),             // 42: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),                   // 43: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),         // 44: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                       // 45: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),        // 46: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                       // 47: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),             // 48: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),            // 49: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),                // 50: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),               // 51: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                        // 52: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),                // 53: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),               // 54: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),                    // 55: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                      // 56: chemmy.wallet.v1.PlayerPlay
-	(*LimitChange)(nil),                     // 57: chemmy.wallet.v1.LimitChange
-	(*SetPlayerLimitsRequest)(nil),          // 58: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),         // 59: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*GetPlayerLimitsRequest)(nil),          // 60: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),         // 61: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),               // 62: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),              // 63: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),        // 64: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),             // 65: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),                  // 66: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil),       // 67: chemmy.wallet.v1.GetOperatorReportResponse
-	(*ListOperatorExceptionsRequest)(nil),   // 68: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),               // 69: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),  // 70: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),   // 71: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),  // 72: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),  // 73: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil), // 74: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*timestamppb.Timestamp)(nil),           // 75: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 76: google.protobuf.Duration
+	(*GetCoupSettlementRequest)(nil),        // 27: chemmy.wallet.v1.GetCoupSettlementRequest
+	(*GetCoupSettlementResponse)(nil),       // 28: chemmy.wallet.v1.GetCoupSettlementResponse
+	(*CoupBet)(nil),                         // 29: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),               // 30: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),              // 31: chemmy.wallet.v1.SettleCoupResponse
+	(*StakeCheck)(nil),                      // 32: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),                 // 33: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),                // 34: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),               // 35: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),              // 36: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),              // 37: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),             // 38: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),            // 39: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),                  // 40: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),           // 41: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),              // 42: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),                  // 43: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),             // 44: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),                   // 45: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),         // 46: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                       // 47: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),        // 48: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                       // 49: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),             // 50: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),            // 51: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),                // 52: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),               // 53: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                        // 54: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),                // 55: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),               // 56: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),                    // 57: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                      // 58: chemmy.wallet.v1.PlayerPlay
+	(*LimitChange)(nil),                     // 59: chemmy.wallet.v1.LimitChange
+	(*SetPlayerLimitsRequest)(nil),          // 60: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),         // 61: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*GetPlayerLimitsRequest)(nil),          // 62: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),         // 63: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),               // 64: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),              // 65: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),        // 66: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),             // 67: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                  // 68: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),       // 69: chemmy.wallet.v1.GetOperatorReportResponse
+	(*ListOperatorExceptionsRequest)(nil),   // 70: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),               // 71: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),  // 72: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),   // 73: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),  // 74: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),  // 75: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil), // 76: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*timestamppb.Timestamp)(nil),           // 77: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 78: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
 	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	75,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	75,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	75,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	75,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	77,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	77,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	77,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	77,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	76,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	78,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 15: chemmy.wallet.v1.CancelPlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
-	27,  // 16: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
+	29,  // 16: chemmy.wallet.v1.SettleCoupRequest.bets:type_name -> chemmy.wallet.v1.CoupBet
 	3,   // 17: chemmy.wallet.v1.SettleCoupRequest.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
 	4,   // 18: chemmy.wallet.v1.SettleCoupRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
 	3,   // 19: chemmy.wallet.v1.SettleCoupResponse.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
 	14,  // 20: chemmy.wallet.v1.SettleCoupResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	30,  // 21: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
+	32,  // 21: chemmy.wallet.v1.SettleCoupResponse.banker_stake:type_name -> chemmy.wallet.v1.StakeCheck
 	13,  // 22: chemmy.wallet.v1.PostHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	14,  // 23: chemmy.wallet.v1.PostHoldResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	13,  // 24: chemmy.wallet.v1.ResizeHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 25: chemmy.wallet.v1.ExpireHoldsResponse.holds:type_name -> chemmy.wallet.v1.Hold
 	14,  // 26: chemmy.wallet.v1.StatementEntry.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
-	38,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
-	41,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	75,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	40,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
+	43,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	77,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	43,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	45,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
 	4,   // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	45,  // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	47,  // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	14,  // 36: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
 	7,   // 37: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	47,  // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	49,  // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
 	3,   // 39: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
 	3,   // 40: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
 	4,   // 41: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	45,  // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	47,  // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	14,  // 43: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
 	8,   // 44: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
 	4,   // 45: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
 	9,   // 46: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 47: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	3,   // 48: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	52,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	45,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	54,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	47,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	76,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	75,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	76,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	75,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	75,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	75,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
-	55,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	75,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
-	55,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	61,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	55,  // 65: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	55,  // 66: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	75,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	56,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	57,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
-	75,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	75,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	65,  // 72: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	66,  // 73: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	65,  // 74: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	75,  // 75: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	75,  // 76: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	69,  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	69,  // 78: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	65,  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	69,  // 80: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	78,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	77,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	78,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	77,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	77,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	77,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	57,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	77,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	57,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	63,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	57,  // 65: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	57,  // 66: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	77,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	58,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	59,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
+	77,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	77,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	67,  // 72: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	68,  // 73: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	67,  // 74: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	77,  // 75: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	77,  // 76: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	71,  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	71,  // 78: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	67,  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	71,  // 80: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
 	15,  // 81: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
 	17,  // 82: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
 	19,  // 83: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
 	11,  // 84: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
 	21,  // 85: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
 	23,  // 86: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	28,  // 87: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	31,  // 88: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	33,  // 89: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	35,  // 90: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	37,  // 91: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	40,  // 92: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	44,  // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	48,  // 94: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	50,  // 95: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	53,  // 96: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	58,  // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	60,  // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	62,  // 99: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	64,  // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	30,  // 87: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	33,  // 88: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	35,  // 89: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	37,  // 90: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	39,  // 91: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	42,  // 92: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	46,  // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	50,  // 94: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	52,  // 95: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	55,  // 96: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	60,  // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	62,  // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	64,  // 99: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	66,  // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
 	25,  // 101: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	68,  // 102: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	71,  // 103: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	73,  // 104: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	16,  // 105: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	18,  // 106: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	20,  // 107: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	12,  // 108: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
-	22,  // 109: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	24,  // 110: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	29,  // 111: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	32,  // 112: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	34,  // 113: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	36,  // 114: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	39,  // 115: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	42,  // 116: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	46,  // 117: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	49,  // 118: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	51,  // 119: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	54,  // 120: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	59,  // 121: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	61,  // 122: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	63,  // 123: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	67,  // 124: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	26,  // 125: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	70,  // 126: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	72,  // 127: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	74,  // 128: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	105, // [105:129] is the sub-list for method output_type
-	81,  // [81:105] is the sub-list for method input_type
+	27,  // 102: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
+	70,  // 103: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	73,  // 104: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	75,  // 105: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	16,  // 106: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 107: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 108: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 109: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 110: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 111: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	31,  // 112: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	34,  // 113: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	36,  // 114: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	38,  // 115: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	41,  // 116: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	44,  // 117: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	48,  // 118: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	51,  // 119: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	53,  // 120: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	56,  // 121: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	61,  // 122: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	63,  // 123: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	65,  // 124: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	69,  // 125: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 126: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	28,  // 127: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
+	72,  // 128: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	74,  // 129: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	76,  // 130: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	106, // [106:131] is the sub-list for method output_type
+	81,  // [81:106] is the sub-list for method input_type
 	81,  // [81:81] is the sub-list for extension type_name
 	81,  // [81:81] is the sub-list for extension extendee
 	0,   // [0:81] is the sub-list for field type_name
@@ -6683,14 +6785,14 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[5].OneofWrappers = []any{}
-	file_chemmy_wallet_v1_wallet_proto_msgTypes[56].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[58].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   66,
+			NumMessages:   68,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

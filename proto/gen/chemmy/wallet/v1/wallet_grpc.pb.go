@@ -40,6 +40,7 @@ const (
 	WalletService_CheckStake_FullMethodName              = "/chemmy.wallet.v1.WalletService/CheckStake"
 	WalletService_GetOperatorReport_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
 	WalletService_CancelPlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
+	WalletService_GetCoupSettlement_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetCoupSettlement"
 	WalletService_ListOperatorExceptions_FullMethodName  = "/chemmy.wallet.v1.WalletService/ListOperatorExceptions"
 	WalletService_RetryOperatorException_FullMethodName  = "/chemmy.wallet.v1.WalletService/RetryOperatorException"
 	WalletService_SettleOperatorException_FullMethodName = "/chemmy.wallet.v1.WalletService/SettleOperatorException"
@@ -313,6 +314,16 @@ type WalletServiceClient interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CancelPlaceHold(ctx context.Context, in *CancelPlaceHoldRequest, opts ...grpc.CallOption) (*CancelPlaceHoldResponse, error)
+	// GetCoupSettlement tells whether a coup is settled at the wallet: any
+	// game's settlement (SettleCoup, SettlePuntoBanco, SettleBanque,
+	// SettleOld) made under coup_id and applied. table-svc asks it before
+	// it voids a coup: a table that settled a coup and was stopped before
+	// it stored the result holds that coup as still dealing, and must
+	// finish it (its settlement asked again answers as the first), never
+	// void it. Read-only.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (coup_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	GetCoupSettlement(ctx context.Context, in *GetCoupSettlementRequest, opts ...grpc.CallOption) (*GetCoupSettlementResponse, error)
 	// ListOperatorExceptions lists the exception list of seamless wallet
 	// mode: the credits, rollbacks and round ends that the operator's
 	// wallet refused for good, which chemmy no longer sends by itself
@@ -577,6 +588,16 @@ func (c *walletServiceClient) CancelPlaceHold(ctx context.Context, in *CancelPla
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelPlaceHoldResponse)
 	err := c.cc.Invoke(ctx, WalletService_CancelPlaceHold_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) GetCoupSettlement(ctx context.Context, in *GetCoupSettlementRequest, opts ...grpc.CallOption) (*GetCoupSettlementResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCoupSettlementResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetCoupSettlement_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -881,6 +902,16 @@ type WalletServiceServer interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (request_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error)
+	// GetCoupSettlement tells whether a coup is settled at the wallet: any
+	// game's settlement (SettleCoup, SettlePuntoBanco, SettleBanque,
+	// SettleOld) made under coup_id and applied. table-svc asks it before
+	// it voids a coup: a table that settled a coup and was stopped before
+	// it stored the result holds that coup as still dealing, and must
+	// finish it (its settlement asked again answers as the first), never
+	// void it. Read-only.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (coup_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	GetCoupSettlement(context.Context, *GetCoupSettlementRequest) (*GetCoupSettlementResponse, error)
 	// ListOperatorExceptions lists the exception list of seamless wallet
 	// mode: the credits, rollbacks and round ends that the operator's
 	// wallet refused for good, which chemmy no longer sends by itself
@@ -1003,6 +1034,9 @@ func (UnimplementedWalletServiceServer) GetOperatorReport(context.Context, *GetO
 }
 func (UnimplementedWalletServiceServer) CancelPlaceHold(context.Context, *CancelPlaceHoldRequest) (*CancelPlaceHoldResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelPlaceHold not implemented")
+}
+func (UnimplementedWalletServiceServer) GetCoupSettlement(context.Context, *GetCoupSettlementRequest) (*GetCoupSettlementResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCoupSettlement not implemented")
 }
 func (UnimplementedWalletServiceServer) ListOperatorExceptions(context.Context, *ListOperatorExceptionsRequest) (*ListOperatorExceptionsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListOperatorExceptions not implemented")
@@ -1412,6 +1446,24 @@ func _WalletService_CancelPlaceHold_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_GetCoupSettlement_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCoupSettlementRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetCoupSettlement(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetCoupSettlement_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetCoupSettlement(ctx, req.(*GetCoupSettlementRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WalletService_ListOperatorExceptions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListOperatorExceptionsRequest)
 	if err := dec(in); err != nil {
@@ -1556,6 +1608,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelPlaceHold",
 			Handler:    _WalletService_CancelPlaceHold_Handler,
+		},
+		{
+			MethodName: "GetCoupSettlement",
+			Handler:    _WalletService_GetCoupSettlement_Handler,
 		},
 		{
 			MethodName: "ListOperatorExceptions",
