@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -182,6 +183,29 @@ func (s *sim) account(id string) (balance, held int64, err error) {
 	return resp.GetAccount().GetBalance(), resp.GetAccount().GetHeld(), err
 }
 
+// parallel runs f(0..n-1) on a few goroutines and waits for them: for
+// the simulation's reads, which change nothing (their results are then
+// used in order, so the run stays the same).
+func parallel(n int, f func(i int)) {
+	const workers = 8
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // playerIDs are all players, sorted.
 func (s *sim) playerIDs() []string {
 	ids := make([]string, 0, len(s.players))
@@ -216,8 +240,18 @@ func (s *sim) checkMoney(final bool) {
 	}
 	held := map[string]int64{}
 	var sum int64
-	for _, p := range s.playerIDs() {
-		b, h, err := s.account("player:" + p)
+	ids := s.playerIDs()
+	type acct struct {
+		b, h int64
+		err  error
+	}
+	accts := make([]acct, len(ids))
+	parallel(len(ids), func(i int) {
+		a := &accts[i]
+		a.b, a.h, a.err = s.account("player:" + ids[i])
+	})
+	for i, p := range ids {
+		b, h, err := accts[i].b, accts[i].h, accts[i].err
 		if err != nil {
 			s.violate("read-account", p, "GetAccount %s: %v", p, err)
 			return

@@ -334,14 +334,22 @@ func (s *sim) deposit(p string, amount int64) error {
 // turn starts.
 func (s *sim) observe() {
 	up := s.cl.isUp(svcTable)
-	for _, t := range s.tables {
+	// The reads at once (they change nothing), what follows in order.
+	resps := make([]*tablev1.GetTableResponse, len(s.tables))
+	errs := make([]error, len(s.tables))
+	if up {
+		parallel(len(s.tables), func(i int) {
+			ctx, cancel := s.as("croupier")
+			defer cancel()
+			resps[i], errs[i] = s.cl.tables.GetTable(ctx, &tablev1.GetTableRequest{TableId: s.tables[i].id})
+		})
+	}
+	for i, t := range s.tables {
 		t.view = nil
 		if !up {
 			continue
 		}
-		ctx, cancel := s.as("croupier")
-		resp, err := s.cl.tables.GetTable(ctx, &tablev1.GetTableRequest{TableId: t.id})
-		cancel()
+		resp, err := resps[i], errs[i]
 		if err != nil {
 			s.violate("read-table", fmt.Sprint(t.n), "t%d: GetTable: %v", t.n, err)
 			continue

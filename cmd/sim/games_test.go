@@ -104,3 +104,37 @@ func TestReplayCoreChecksHandsAndMoney(t *testing.T) {
 		t.Errorf("carol's stake taken as 1000: %q", got)
 	}
 }
+
+// TestReplayOldSplit: two punters and the banker tie at 14 points, no
+// natural: the three share the pool (OLD-SETTLE, 002's example: stakes
+// 100 and 200, 300 each). The hands tied the bank: written won by the
+// punters (from their nets) they break coup-follows-cards, unless the
+// checker switch of failure 11 (split-outcome) takes the table's reading.
+func TestReplayOldSplit(t *testing.T) {
+	split := func(out eventsv1.Outcome) []*eventsv1.TableEvent {
+		evs := coreCoup(10000, []*eventsv1.BetPlaced{{PlayerId: "bob", Amount: 100}, {PlayerId: "carol", Amount: 200}},
+			[]*eventsv1.HandResult{
+				{Hand: eventsv1.Hand_HAND_PUNTER, HolderPlayerId: "bob", Total: 14, Cards: cards("AH", "3D"), Outcome: out},
+				{Hand: eventsv1.Hand_HAND_PUNTER, HolderPlayerId: "carol", Total: 14, Cards: cards("4D", "TS"), Outcome: out},
+			}, []string{"3S", "AD"}, &eventsv1.CoupSettled{Outcome: eventsv1.Outcome_OUTCOME_BANK_LOSES, BankerNet: -300, NewBank: 9700})
+		evs[len(evs)-2].GetCoupResulted().BankerTotal = 14
+		return evs
+	}
+	for _, tc := range []struct {
+		out     eventsv1.Outcome
+		lenient bool
+		want    string
+	}{
+		{eventsv1.Outcome_OUTCOME_STAND_OFF, false, ""},
+		{eventsv1.Outcome_OUTCOME_BANK_LOSES, false, "coup-follows-cards"},
+		{eventsv1.Outcome_OUTCOME_BANK_LOSES, true, ""},
+	} {
+		s := checker()
+		s.cfg.Avoid.SplitOutcome = tc.lenient
+		delta := map[string]int64{}
+		s.replayCore(&simTable{n: 1, id: "T", view: &tablev1.Table{}, old: &tablev1.OldBaccaratRules{}}, split(tc.out), delta, new([]interruptM))
+		if got := invariants(s); got != tc.want || delta["bob"] != 200 || delta["carol"] != 100 || delta["alice"] != -300 {
+			t.Errorf("hands %s, switch %t: %q (want %q), delta %v", tc.out, tc.lenient, got, tc.want, delta)
+		}
+	}
+}

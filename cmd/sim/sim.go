@@ -142,6 +142,11 @@ type Avoid struct {
 	// the croupier's or the table's own of an interrupted coup, is taken
 	// and the wallet's settlement stands; failure 10 of the README).
 	VoidAfterKill bool
+	// SplitOutcome: a checker switch (the run is the same): the old
+	// game's hand that shares the pool in a three-way split (OLD-SETTLE)
+	// may be written won by the punter (OUTCOME_BANK_LOSES, from his net)
+	// where the oracle reads a stand-off (the hands tied; failure 11).
+	SplitOutcome bool
 }
 
 func (c Config) withDefaults() Config {

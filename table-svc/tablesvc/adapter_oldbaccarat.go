@@ -264,19 +264,12 @@ func oldCoupProto(o *oldbaccarat.State, cp *oldbaccarat.Coup, v game.Viewer) *ta
 	if o.Coup == cp && o.Phase == oldbaccarat.PhaseDecision {
 		out.DecisionPlayerId = oldbaccarat.Decider(*o)
 	}
-	for _, h := range cp.Hands {
+	for i, h := range cp.Hands {
 		out.Bets = append(out.Bets, &tablev1.Bet{PlayerId: h.PlayerID, Amount: h.Stake})
 		ch := &tablev1.CoupHand{Hand: tablev1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID}
 		ch.Cards, ch.Total = hand(game.Hand{Name: eventsv1.Hand_HAND_PUNTER, Punter: h.PlayerID}, h.Cards)
 		if cp.Decided {
-			switch {
-			case h.Net < 0:
-				ch.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS
-			case h.Net > 0:
-				ch.Outcome = tablev1.Outcome_OUTCOME_BANK_LOSES
-			default:
-				ch.Outcome = tablev1.Outcome_OUTCOME_STAND_OFF
-			}
+			ch.Outcome = tablev1.Outcome(game.EventOutcome(cp.HandOutcome(i)))
 		}
 		out.Hands = append(out.Hands, ch)
 	}

@@ -206,6 +206,26 @@ func (a *applier) decided(seat int, draw, byChoice bool) error {
 	return a.advance()
 }
 
+// HandOutcome is the result of the decided coup's punter hand i against
+// the bank, from the bank's side: OutcomeStandOff for a hand whose stake
+// is pooled in the three-way split (it tied the banker, and the three
+// share the pool), else from its money: OutcomeBankLoses when the punter
+// won, OutcomeBankWins when he lost, a tie included (OLD-SETTLE: a tie
+// goes to the banker; OLD-NATURAL). A split hand's net is positive, so
+// its outcome cannot be read from the net.
+func (cp *Coup) HandOutcome(i int) rules.Outcome {
+	// Source: RULES.md OLD-SETTLE
+	h := cp.Hands[i]
+	switch {
+	case cp.Split && rules.OldOutcome(h.Points, cp.BankerPoints) == rules.OutcomeStandOff:
+		return rules.OutcomeStandOff
+	case h.Net > 0:
+		return rules.OutcomeBankLoses
+	default:
+		return rules.OutcomeBankWins
+	}
+}
+
 // result records the coup's result from rules.SettleOld and moves to
 // SETTLING.
 func (a *applier) result(step rules.OldStep) {
@@ -242,12 +262,8 @@ func (a *applier) result(step rules.OldStep) {
 	for i := range cp.Hands {
 		h := &cp.Hands[i]
 		h.Points, h.Net, h.Rule = points(h.Cards), res.Net[i], res.Rule[i]
-		out := eventsv1.Outcome_OUTCOME_BANK_WINS
-		if h.Net > 0 {
-			out = eventsv1.Outcome_OUTCOME_BANK_LOSES
-		}
 		ev.Hands = append(ev.Hands, &eventsv1.HandResult{Hand: eventsv1.Hand_HAND_PUNTER, HolderPlayerId: h.PlayerID,
-			Total: int32(h.Points), Cards: game.Cards(h.Cards), Outcome: out})
+			Total: int32(h.Points), Cards: game.Cards(h.Cards), Outcome: game.EventOutcome(cp.HandOutcome(i))})
 	}
 	a.Emit(cp.ID, ev)
 	s.Phase, s.Deadline = PhaseSettling, time.Time{}

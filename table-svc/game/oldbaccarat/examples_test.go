@@ -482,10 +482,18 @@ func TestDecisionTimeout(t *testing.T) {
 // pooled and split in three. Source: RULES.md OLD-SETTLE.
 func TestThreeWayTie(t *testing.T) {
 	tb := staked(t, 100, 200)
-	tb.deal("p2 3C", "p3 2D", "B KH", "p3 5C", "p2 4D", "B 7S")
+	tb.deal("p2 3C", "p3 2D", "B KH", "p3 5C", "p2 4D")
+	evs := tb.do0("B 7S")
 	cp := tb.st.Coup
 	if tb.st.Phase != PhaseSettling || !cp.Split || cp.Natural {
 		t.Fatalf("three sevens: %s", tb.st)
+	}
+	// Each punter tied the banker: his hand is a stand-off, though his
+	// share of the pool is more than his stake (failure 11 of the
+	// simulation wrote both hands won).
+	standOff := eventsv1.Outcome_OUTCOME_STAND_OFF
+	if got := handOutcomes(evs); !reflect.DeepEqual(got, []eventsv1.Outcome{standOff, standOff}) {
+		t.Fatalf("the hands' outcomes %v, want two stand-offs (events %v)", got, evs)
 	}
 	// The pool: 100 + 200 + 2*100 + 2*200 = 900, 300 to each of the three.
 	eff := tb.settle()
@@ -502,11 +510,30 @@ func TestThreeWayTie(t *testing.T) {
 // banker; no split with one tied punter).
 func TestOneTieGoesToBanker(t *testing.T) {
 	tb := staked(t, 100, 200)
-	tb.deal("p2 3C", "p3 2D", "B KH", "p3 3C", "p2 4D", "B 7S")
+	tb.deal("p2 3C", "p3 2D", "B KH", "p3 3C", "p2 4D")
+	evs := tb.do0("B 7S")
 	eff := tb.settle()
 	if want := []Move{{"p2", -100}, {"p3", -200}, {"p1", 300}}; !reflect.DeepEqual(eff.Moves, want) || eff.Split {
 		t.Fatalf("settlement %+v", eff)
 	}
+	// p2's 7 ties the banker's 7 and p3's 5 loses: the bank wins both.
+	wins := eventsv1.Outcome_OUTCOME_BANK_WINS
+	if got := handOutcomes(evs); !reflect.DeepEqual(got, []eventsv1.Outcome{wins, wins}) {
+		t.Fatalf("the hands' outcomes %v, want the bank winning both", got)
+	}
+}
+
+// handOutcomes is the hands' outcomes of the coup_resulted among evs.
+func handOutcomes(evs []game.Event) []eventsv1.Outcome {
+	var out []eventsv1.Outcome
+	for _, e := range evs {
+		if r, ok := e.Payload.(*eventsv1.CoupResulted); ok {
+			for _, h := range r.GetHands() {
+				out = append(out, h.GetOutcome())
+			}
+		}
+	}
+	return out
 }
 
 // TestBaccarat: Source: RULES.md OLD-BACCARAT (a punter showing baccarat

@@ -2161,7 +2161,10 @@ type HandResult struct {
 	// The hand's total: 0..9 (HAND-TOTAL); the old game's points (OLD-VALUES).
 	Total int32      `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
 	Cards []*v1.Card `protobuf:"bytes,4,rep,name=cards,proto3" json:"cards,omitempty"`
-	// The hand against the bank, from the bank's side.
+	// The hand against the bank, from the bank's side. The old game: a tie
+	// is OUTCOME_BANK_WINS (it goes to the banker, OLD-SETTLE) except for
+	// the two hands of a three-way split, OUTCOME_STAND_OFF (their share
+	// of the pool is more than their stake).
 	Outcome       Outcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=chemmy.events.v1.Outcome" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -2467,7 +2467,8 @@ type CoupHand struct {
 	// 0..9 (the old game: its points, OLD-VALUES); 0 for a viewer who does
 	// not see every card.
 	Total int32 `protobuf:"varint,4,opt,name=total,proto3" json:"total,omitempty"`
-	// Once decided, the hand against the bank, from the bank's side.
+	// Once decided, the hand against the bank, from the bank's side (the
+	// old game's ties: as events.v1.HandResult.outcome).
 	Outcome       Outcome `protobuf:"varint,5,opt,name=outcome,proto3,enum=chemmy.table.v1.Outcome" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
