@@ -510,3 +510,111 @@ func TestSeamlessRefusalReachesThePlayer(t *testing.T) {
 		}
 	}
 }
+
+// TestSeamlessRoundBalances: in seamless mode GetRound gives each
+// player's balances in the operator's wallet around the round, as the
+// operator answered them (the wallet's GetOperatorRound). One chemin de
+// fer coup against the reference operator wallet, the players funded
+// 5000 each: every player's balance before is 5000; a punter's after is
+// what the operator's own books hold for him once the round's money is
+// answered (he moved nothing since); a punter reading the round sees his
+// own balances only.
+func TestSeamlessRoundBalances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	r := newSeamlessRig(t, refwallet.Faults{})
+	players := seamlessPlayers(0)
+	for _, p := range players {
+		if _, err := r.ref.Fund(p, 5000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	resp, err := r.c.table.CreateTable(r.as(ctx, "croupier"), &tablev1.CreateTableRequest{RequestId: "round-balances"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &seamlessTable{id: resp.GetTable().GetTableId(), players: players}
+	for _, p := range players {
+		if _, err := r.c.table.JoinTable(r.as(ctx, p), &tablev1.JoinTableRequest{RequestId: tb.rid(), TableId: tb.id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		// step moves after it reads the table: look first, so that
+		// nothing of the next coup is staked.
+		g, err := r.c.table.GetTable(r.as(ctx, "croupier"), &tablev1.GetTableRequest{TableId: tb.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.GetTable().GetCoupsPlayed() >= 1 {
+			break
+		}
+		r.step(tb)
+	}
+	list, err := r.c.table.ListRounds(r.as(ctx, "croupier"), &tablev1.ListRoundsRequest{TableId: tb.id})
+	if err != nil || len(list.GetRounds()) != 1 {
+		t.Fatalf("ListRounds: %v, %v", list, err)
+	}
+	round := list.GetRounds()[0]
+	var banker string
+	for _, p := range round.GetPlayers() {
+		if p.GetBanker() {
+			banker = p.GetPlayerId()
+		}
+		if p.BalanceBefore != nil || p.BalanceAfter != nil {
+			t.Errorf("ListRounds gives %s's balances: %v", p.GetPlayerId(), p)
+		}
+	}
+	// Wait until the operator has answered every movement of the round.
+	var got *tablev1.Round
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		g, err := r.c.table.GetRound(r.as(ctx, "croupier"), &tablev1.GetRoundRequest{TableId: tb.id, CoupId: round.GetCoupId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = g.GetRound()
+		if !slices.ContainsFunc(got.GetPlayers(), func(p *tablev1.RoundPlayer) bool { return p.BalanceAfter == nil }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the round's balances are not all answered: %v", got.GetPlayers())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	books, err := r.ref.Balances()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]int64{}
+	for _, b := range books {
+		held[b.PlayerID] = b.Balance
+	}
+	var punter *tablev1.RoundPlayer
+	for _, p := range got.GetPlayers() {
+		if p.GetBalanceBefore() != 5000 {
+			t.Errorf("%s's balance before: %v, want 5000 (his funding)", p.GetPlayerId(), p.BalanceBefore)
+		}
+		if p.GetPlayerId() == banker {
+			continue // his bank may still be held for his next coup
+		}
+		punter = p
+		if p.GetBalanceAfter() != held[p.GetPlayerId()] || p.GetBalanceAfter()-p.GetBalanceBefore() != p.GetNet() {
+			t.Errorf("%s's balance after: %d, the operator holds %d; net %d", p.GetPlayerId(), p.GetBalanceAfter(), held[p.GetPlayerId()], p.GetNet())
+		}
+	}
+	if punter == nil {
+		t.Fatalf("no punter in the round: %v", got.GetPlayers())
+	}
+	mine, err := r.c.table.GetRound(r.as(ctx, punter.GetPlayerId()), &tablev1.GetRoundRequest{TableId: tb.id, CoupId: round.GetCoupId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range mine.GetRound().GetPlayers() {
+		if own := p.GetPlayerId() == punter.GetPlayerId(); own != (p.BalanceBefore != nil && p.BalanceAfter != nil) {
+			t.Errorf("%s reads %s's balances: %v", punter.GetPlayerId(), p.GetPlayerId(), p)
+		}
+	}
+}

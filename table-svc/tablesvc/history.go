@@ -470,7 +470,42 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 			events[i] = pub
 		}
 	}
-	return &tablev1.GetRoundResponse{Round: r.toRound(caller), Events: events, Transfers: r.transfersFor(caller)}, nil
+	round := r.toRound(caller)
+	s.operatorBalances(ctx, r, caller, round)
+	return &tablev1.GetRoundResponse{Round: round, Events: events, Transfers: r.transfersFor(caller)}, nil
+}
+
+// operatorBalances gives round's players their balances in the
+// operator's wallet (seamless mode: the wallet's GetOperatorRound, as
+// the operator answered them) where the round's own transfers say
+// nothing of them: no player of r has a balance from a transfer-mode
+// settlement. A player reads only his own, as in toRound. Without the
+// wallet's answer the balances stay unset (the round is still given).
+func (s *Service) operatorBalances(ctx context.Context, r *roundRecord, c auth.Caller, round *tablev1.Round) {
+	for _, p := range r.Players {
+		if p.Before != nil || p.After != nil {
+			return
+		}
+	}
+	if len(r.Players) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	op, err := s.wallet.GetOperatorRound(cctx, &walletv1.GetOperatorRoundRequest{RoundId: r.CoupID})
+	if err != nil {
+		s.log.Debug("round without the operator's balances", "coup", r.CoupID, "err", err)
+		return
+	}
+	by := map[string]*walletv1.OperatorRoundPlayer{}
+	for _, p := range op.GetPlayers() {
+		by[p.GetPlayerId()] = p
+	}
+	for _, rp := range round.GetPlayers() {
+		if p := by[rp.GetPlayerId()]; p != nil && (staffReader(c) || rp.GetPlayerId() == c.Subject) {
+			rp.BalanceBefore, rp.BalanceAfter = p.BalanceBefore, p.BalanceAfter
+		}
+	}
 }
 
 // expireRounds deletes up to batch rounds that started before now-keep,

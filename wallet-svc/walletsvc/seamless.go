@@ -97,10 +97,13 @@ var (
 	// and the open ones.
 	bucketOpExceptions = []byte("op-exceptions")      // 8-byte seq → opException (JSON)
 	bucketOpExcOpen    = []byte("op-exceptions-open") // 8-byte seq → transaction id
+	// bucketOpRoundTx indexes the transactions by round (opround.go):
+	// round id, 0x00, 8-byte "op-day" seq → transaction id.
+	bucketOpRoundTx = []byte("op-round-tx")
 )
 
 var opBuckets = [][]byte{bucketOpTx, bucketOpDay, bucketOpOutbox, bucketOpInflight, bucketOpAttempts, bucketOpHolds, bucketOpRounds,
-	bucketOpIdle, bucketOpEnded, bucketOpExceptions, bucketOpExcOpen}
+	bucketOpIdle, bucketOpEnded, bucketOpExceptions, bucketOpExcOpen, bucketOpRoundTx}
 
 // defaultRoundIdle is how long a round with only failed debits waits for
 // a stake before it ends cancelled (Config.roundIdle in tests).
@@ -492,6 +495,9 @@ func putTx(tx *bolt.Tx, x *opTx) error {
 		}
 		k := binary.BigEndian.AppendUint64([]byte(x.Created.UTC().Format(time.DateOnly)), seq)
 		if err := d.Put(k, []byte(x.ID)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketOpRoundTx).Put(roundTxKey(x.Round, seq), []byte(x.ID)); err != nil {
 			return err
 		}
 	}

@@ -181,6 +181,7 @@ func Policy() auth.Policy {
 		walletv1.WalletService_GetPlayerLimits_FullMethodName: {auth.RolePlayer, auth.RoleCroupier,
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
+		walletv1.WalletService_GetOperatorRound_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_CancelPlaceHold_FullMethodName:   {auth.RoleService},
 		// Whether a coup is settled: table-svc before a void, and staff
 		// looking into a coup.
@@ -319,6 +320,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 				return err
 			}
 			if err := s.recoverDebits(); err != nil {
+				return err
+			}
+			if err := s.indexRoundTransactions(); err != nil {
 				return err
 			}
 			s.opWake = make(chan struct{}, 1)

@@ -6736,11 +6736,14 @@ type RoundPlayer struct {
 	// moved his account and after its last (his balance, the money he has
 	// held for the round included; what the wallet answered when it
 	// settled). Unset when the settlement moved none of his money (a
-	// stand-off, a voided round, a round settled before these fields) and,
-	// in seamless wallet mode, where the player's money is in the
-	// operator's wallet and the round's account is only its mirror (see
-	// the wallet's GetOperatorReport for what the operator answered).
-	// Explicit presence: a balance of 0 shows in JSON.
+	// stand-off, a voided round, a round settled before these fields). In
+	// seamless wallet mode, where the player's money is in the operator's
+	// wallet and the round's account is only its mirror, GetRound gives
+	// his balances in the operator's wallet as the operator answered them
+	// (chemmy.wallet.v1.OperatorRoundPlayer: before, from his first
+	// answered debit; after, once his round's debits, credits and
+	// rollbacks are all answered; unset until then), and ListRounds
+	// leaves them unset. Explicit presence: a balance of 0 shows in JSON.
 	BalanceBefore *int64 `protobuf:"varint,5,opt,name=balance_before,json=balanceBefore,proto3,oneof" json:"balance_before,omitempty"`
 	BalanceAfter  *int64 `protobuf:"varint,6,opt,name=balance_after,json=balanceAfter,proto3,oneof" json:"balance_after,omitempty"`
 	unknownFields protoimpl.UnknownFields

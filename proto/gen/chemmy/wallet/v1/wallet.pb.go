@@ -5438,6 +5438,187 @@ func (x *GetOperatorReportResponse) GetOpenExceptionCount() int64 {
 	return 0
 }
 
+// GetOperatorRoundRequest names a round.
+type GetOperatorRoundRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The round: its coup id.
+	RoundId       string `protobuf:"bytes,1,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOperatorRoundRequest) Reset() {
+	*x = GetOperatorRoundRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOperatorRoundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOperatorRoundRequest) ProtoMessage() {}
+
+func (x *GetOperatorRoundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOperatorRoundRequest.ProtoReflect.Descriptor instead.
+func (*GetOperatorRoundRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *GetOperatorRoundRequest) GetRoundId() string {
+	if x != nil {
+		return x.RoundId
+	}
+	return ""
+}
+
+// GetOperatorRoundResponse is a round's operator transactions.
+type GetOperatorRoundResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	RoundId string                 `protobuf:"bytes,1,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	// In the order they were created (retries of exceptions included).
+	Transactions []*OperatorTransaction `protobuf:"bytes,2,rep,name=transactions,proto3" json:"transactions,omitempty"`
+	// One per player with a transaction in the round, in the order of his
+	// first.
+	Players       []*OperatorRoundPlayer `protobuf:"bytes,3,rep,name=players,proto3" json:"players,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOperatorRoundResponse) Reset() {
+	*x = GetOperatorRoundResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOperatorRoundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOperatorRoundResponse) ProtoMessage() {}
+
+func (x *GetOperatorRoundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOperatorRoundResponse.ProtoReflect.Descriptor instead.
+func (*GetOperatorRoundResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *GetOperatorRoundResponse) GetRoundId() string {
+	if x != nil {
+		return x.RoundId
+	}
+	return ""
+}
+
+func (x *GetOperatorRoundResponse) GetTransactions() []*OperatorTransaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+func (x *GetOperatorRoundResponse) GetPlayers() []*OperatorRoundPlayer {
+	if x != nil {
+		return x.Players
+	}
+	return nil
+}
+
+// OperatorRoundPlayer is a player's balances in the operator's wallet
+// around one round, minor units of the round's currency, as the
+// operator answered them (OperatorTransaction.operator_balance).
+type OperatorRoundPlayer struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	PlayerId string                 `protobuf:"bytes,1,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// His balance before the round: his first answered debit's balance
+	// plus its amount (the debit's answer is his balance once the stake was
+	// taken). Unset when the operator answered no debit of his (every
+	// debit refused or unanswered). Explicit presence: 0 shows in JSON.
+	BalanceBefore *int64 `protobuf:"varint,2,opt,name=balance_before,json=balanceBefore,proto3,oneof" json:"balance_before,omitempty"`
+	// His balance after the round: the operator's answer to his last
+	// debit, credit or rollback of the round, once each of them is
+	// answered (none pending, none refused for good and still open; a
+	// round_end moves no money and is not waited for). Unset until then.
+	BalanceAfter  *int64 `protobuf:"varint,3,opt,name=balance_after,json=balanceAfter,proto3,oneof" json:"balance_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperatorRoundPlayer) Reset() {
+	*x = OperatorRoundPlayer{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorRoundPlayer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorRoundPlayer) ProtoMessage() {}
+
+func (x *OperatorRoundPlayer) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorRoundPlayer.ProtoReflect.Descriptor instead.
+func (*OperatorRoundPlayer) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *OperatorRoundPlayer) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *OperatorRoundPlayer) GetBalanceBefore() int64 {
+	if x != nil && x.BalanceBefore != nil {
+		return *x.BalanceBefore
+	}
+	return 0
+}
+
+func (x *OperatorRoundPlayer) GetBalanceAfter() int64 {
+	if x != nil && x.BalanceAfter != nil {
+		return *x.BalanceAfter
+	}
+	return 0
+}
+
 // ListOperatorExceptionsRequest pages through the exception list.
 type ListOperatorExceptionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -5455,7 +5636,7 @@ type ListOperatorExceptionsRequest struct {
 
 func (x *ListOperatorExceptionsRequest) Reset() {
 	*x = ListOperatorExceptionsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5467,7 +5648,7 @@ func (x *ListOperatorExceptionsRequest) String() string {
 func (*ListOperatorExceptionsRequest) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5480,7 +5661,7 @@ func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
@@ -5547,7 +5728,7 @@ type OperatorException struct {
 
 func (x *OperatorException) Reset() {
 	*x = OperatorException{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5559,7 +5740,7 @@ func (x *OperatorException) String() string {
 func (*OperatorException) ProtoMessage() {}
 
 func (x *OperatorException) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5572,7 +5753,7 @@ func (x *OperatorException) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
 func (*OperatorException) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *OperatorException) GetTransaction() *OperatorTransaction {
@@ -5688,7 +5869,7 @@ type ListOperatorExceptionsResponse struct {
 
 func (x *ListOperatorExceptionsResponse) Reset() {
 	*x = ListOperatorExceptionsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5700,7 +5881,7 @@ func (x *ListOperatorExceptionsResponse) String() string {
 func (*ListOperatorExceptionsResponse) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5713,7 +5894,7 @@ func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
@@ -5759,7 +5940,7 @@ type RetryOperatorExceptionRequest struct {
 
 func (x *RetryOperatorExceptionRequest) Reset() {
 	*x = RetryOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5771,7 +5952,7 @@ func (x *RetryOperatorExceptionRequest) String() string {
 func (*RetryOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5784,7 +5965,7 @@ func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RetryOperatorExceptionRequest) GetRequestId() string {
@@ -5820,7 +6001,7 @@ type RetryOperatorExceptionResponse struct {
 
 func (x *RetryOperatorExceptionResponse) Reset() {
 	*x = RetryOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5832,7 +6013,7 @@ func (x *RetryOperatorExceptionResponse) String() string {
 func (*RetryOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5845,7 +6026,7 @@ func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
@@ -5878,7 +6059,7 @@ type SettleOperatorExceptionRequest struct {
 
 func (x *SettleOperatorExceptionRequest) Reset() {
 	*x = SettleOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5890,7 +6071,7 @@ func (x *SettleOperatorExceptionRequest) String() string {
 func (*SettleOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5903,7 +6084,7 @@ func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{66}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *SettleOperatorExceptionRequest) GetRequestId() string {
@@ -5937,7 +6118,7 @@ type SettleOperatorExceptionResponse struct {
 
 func (x *SettleOperatorExceptionResponse) Reset() {
 	*x = SettleOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5949,7 +6130,7 @@ func (x *SettleOperatorExceptionResponse) String() string {
 func (*SettleOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5962,7 +6143,7 @@ func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{67}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
@@ -6388,7 +6569,19 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\ftransactions\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x128\n" +
 	"\x06totals\x18\x04 \x03(\v2 .chemmy.wallet.v1.OperatorTotalsR\x06totals\x12&\n" +
 	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken\x120\n" +
-	"\x14open_exception_count\x18\x06 \x01(\x03R\x12openExceptionCount\"\xa7\x01\n" +
+	"\x14open_exception_count\x18\x06 \x01(\x03R\x12openExceptionCount\"4\n" +
+	"\x17GetOperatorRoundRequest\x12\x19\n" +
+	"\bround_id\x18\x01 \x01(\tR\aroundId\"\xc1\x01\n" +
+	"\x18GetOperatorRoundResponse\x12\x19\n" +
+	"\bround_id\x18\x01 \x01(\tR\aroundId\x12I\n" +
+	"\ftransactions\x18\x02 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x12?\n" +
+	"\aplayers\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorRoundPlayerR\aplayers\"\xad\x01\n" +
+	"\x13OperatorRoundPlayer\x12\x1b\n" +
+	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12*\n" +
+	"\x0ebalance_before\x18\x02 \x01(\x03H\x00R\rbalanceBefore\x88\x01\x01\x12(\n" +
+	"\rbalance_after\x18\x03 \x01(\x03H\x01R\fbalanceAfter\x88\x01\x01B\x11\n" +
+	"\x0f_balance_beforeB\x10\n" +
+	"\x0e_balance_after\"\xa7\x01\n" +
 	"\x1dListOperatorExceptionsRequest\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
 	"operatorId\x12)\n" +
@@ -6511,7 +6704,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\x8c\x13\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xf7\x13\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -6541,7 +6734,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x11GetCoupSettlement\x12*.chemmy.wallet.v1.GetCoupSettlementRequest\x1a+.chemmy.wallet.v1.GetCoupSettlementResponse\x12{\n" +
 	"\x16ListOperatorExceptions\x12/.chemmy.wallet.v1.ListOperatorExceptionsRequest\x1a0.chemmy.wallet.v1.ListOperatorExceptionsResponse\x12{\n" +
 	"\x16RetryOperatorException\x12/.chemmy.wallet.v1.RetryOperatorExceptionRequest\x1a0.chemmy.wallet.v1.RetryOperatorExceptionResponse\x12~\n" +
-	"\x17SettleOperatorException\x120.chemmy.wallet.v1.SettleOperatorExceptionRequest\x1a1.chemmy.wallet.v1.SettleOperatorExceptionResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\x17SettleOperatorException\x120.chemmy.wallet.v1.SettleOperatorExceptionRequest\x1a1.chemmy.wallet.v1.SettleOperatorExceptionResponse\x12i\n" +
+	"\x10GetOperatorRound\x12).chemmy.wallet.v1.GetOperatorRoundRequest\x1a*.chemmy.wallet.v1.GetOperatorRoundResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -6556,7 +6750,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 68)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
@@ -6628,29 +6822,32 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*OperatorTransaction)(nil),             // 67: chemmy.wallet.v1.OperatorTransaction
 	(*OperatorTotals)(nil),                  // 68: chemmy.wallet.v1.OperatorTotals
 	(*GetOperatorReportResponse)(nil),       // 69: chemmy.wallet.v1.GetOperatorReportResponse
-	(*ListOperatorExceptionsRequest)(nil),   // 70: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),               // 71: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),  // 72: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),   // 73: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),  // 74: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),  // 75: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil), // 76: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*timestamppb.Timestamp)(nil),           // 77: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 78: google.protobuf.Duration
+	(*GetOperatorRoundRequest)(nil),         // 70: chemmy.wallet.v1.GetOperatorRoundRequest
+	(*GetOperatorRoundResponse)(nil),        // 71: chemmy.wallet.v1.GetOperatorRoundResponse
+	(*OperatorRoundPlayer)(nil),             // 72: chemmy.wallet.v1.OperatorRoundPlayer
+	(*ListOperatorExceptionsRequest)(nil),   // 73: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),               // 74: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),  // 75: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),   // 76: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),  // 77: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),  // 78: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil), // 79: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*timestamppb.Timestamp)(nil),           // 80: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),             // 81: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
 	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	77,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	77,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	77,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	77,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	80,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	80,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	80,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	80,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	78,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	81,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
@@ -6669,7 +6866,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	40,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	43,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	77,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	80,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	45,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -6691,90 +6888,94 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	54,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
 	47,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	78,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	77,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	78,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	77,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	77,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	77,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	81,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	80,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	81,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	80,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	80,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	80,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
 	57,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	77,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	80,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
 	57,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	63,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
 	57,  // 65: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 66: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	77,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	80,  // 67: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
 	58,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
 	59,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
-	77,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	77,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	80,  // 70: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	80,  // 71: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
 	67,  // 72: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
 	68,  // 73: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	67,  // 74: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	77,  // 75: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	77,  // 76: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	71,  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	71,  // 78: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	67,  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	71,  // 80: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	15,  // 81: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	17,  // 82: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	19,  // 83: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	11,  // 84: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
-	21,  // 85: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	23,  // 86: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	30,  // 87: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	33,  // 88: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	35,  // 89: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	37,  // 90: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	39,  // 91: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	42,  // 92: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	46,  // 93: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	50,  // 94: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	52,  // 95: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	55,  // 96: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	60,  // 97: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	62,  // 98: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	64,  // 99: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	66,  // 100: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	25,  // 101: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	27,  // 102: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
-	70,  // 103: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	73,  // 104: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	75,  // 105: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	16,  // 106: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	18,  // 107: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	20,  // 108: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	12,  // 109: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
-	22,  // 110: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	24,  // 111: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	31,  // 112: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	34,  // 113: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	36,  // 114: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	38,  // 115: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	41,  // 116: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	44,  // 117: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	48,  // 118: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	51,  // 119: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	53,  // 120: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	56,  // 121: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	61,  // 122: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	63,  // 123: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	65,  // 124: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	69,  // 125: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	26,  // 126: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	28,  // 127: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
-	72,  // 128: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	74,  // 129: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	76,  // 130: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	106, // [106:131] is the sub-list for method output_type
-	81,  // [81:106] is the sub-list for method input_type
-	81,  // [81:81] is the sub-list for extension type_name
-	81,  // [81:81] is the sub-list for extension extendee
-	0,   // [0:81] is the sub-list for field type_name
+	67,  // 74: chemmy.wallet.v1.GetOperatorRoundResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	72,  // 75: chemmy.wallet.v1.GetOperatorRoundResponse.players:type_name -> chemmy.wallet.v1.OperatorRoundPlayer
+	67,  // 76: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	80,  // 77: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	80,  // 78: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	74,  // 79: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	74,  // 80: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	67,  // 81: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	74,  // 82: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	15,  // 83: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	17,  // 84: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	19,  // 85: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	11,  // 86: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
+	21,  // 87: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	23,  // 88: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	30,  // 89: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	33,  // 90: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	35,  // 91: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	37,  // 92: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	39,  // 93: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	42,  // 94: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	46,  // 95: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	50,  // 96: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	52,  // 97: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	55,  // 98: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	60,  // 99: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	62,  // 100: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	64,  // 101: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	66,  // 102: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	25,  // 103: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	27,  // 104: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
+	73,  // 105: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	76,  // 106: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	78,  // 107: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	70,  // 108: chemmy.wallet.v1.WalletService.GetOperatorRound:input_type -> chemmy.wallet.v1.GetOperatorRoundRequest
+	16,  // 109: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 110: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 111: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 112: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 113: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 114: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	31,  // 115: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	34,  // 116: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	36,  // 117: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	38,  // 118: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	41,  // 119: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	44,  // 120: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	48,  // 121: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	51,  // 122: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	53,  // 123: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	56,  // 124: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	61,  // 125: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	63,  // 126: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	65,  // 127: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	69,  // 128: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 129: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	28,  // 130: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
+	75,  // 131: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	77,  // 132: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	79,  // 133: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	71,  // 134: chemmy.wallet.v1.WalletService.GetOperatorRound:output_type -> chemmy.wallet.v1.GetOperatorRoundResponse
+	109, // [109:135] is the sub-list for method output_type
+	83,  // [83:109] is the sub-list for method input_type
+	83,  // [83:83] is the sub-list for extension type_name
+	83,  // [83:83] is the sub-list for extension extendee
+	0,   // [0:83] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -6786,13 +6987,14 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[5].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[58].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[63].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   68,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -44,6 +44,7 @@ const (
 	WalletService_ListOperatorExceptions_FullMethodName  = "/chemmy.wallet.v1.WalletService/ListOperatorExceptions"
 	WalletService_RetryOperatorException_FullMethodName  = "/chemmy.wallet.v1.WalletService/RetryOperatorException"
 	WalletService_SettleOperatorException_FullMethodName = "/chemmy.wallet.v1.WalletService/SettleOperatorException"
+	WalletService_GetOperatorRound_FullMethodName        = "/chemmy.wallet.v1.WalletService/GetOperatorRound"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -374,6 +375,17 @@ type WalletServiceClient interface {
 	// Errors: as RetryOperatorException, and INVALID_ARGUMENT
 	// INVALID_ARGUMENT when reason is missing.
 	SettleOperatorException(ctx context.Context, in *SettleOperatorExceptionRequest, opts ...grpc.CallOption) (*SettleOperatorExceptionResponse, error)
+	// GetOperatorRound is one round's operator transactions in seamless
+	// mode (its debits, credits, rollbacks and round ends, every player's,
+	// in the order they were created, whatever their day), and each
+	// player's wallet balance before and after the round as the operator
+	// answered it (OperatorRoundPlayer). table-svc's GetRound fills a
+	// seamless round's RoundPlayer balances from it. A transfer wallet, or
+	// a round without operator transactions, answers an empty round.
+	// Operators, auditors and table-svc. Read-only.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (round_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	GetOperatorRound(ctx context.Context, in *GetOperatorRoundRequest, opts ...grpc.CallOption) (*GetOperatorRoundResponse, error)
 }
 
 type walletServiceClient struct {
@@ -628,6 +640,16 @@ func (c *walletServiceClient) SettleOperatorException(ctx context.Context, in *S
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SettleOperatorExceptionResponse)
 	err := c.cc.Invoke(ctx, WalletService_SettleOperatorException_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) GetOperatorRound(ctx context.Context, in *GetOperatorRoundRequest, opts ...grpc.CallOption) (*GetOperatorRoundResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetOperatorRoundResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetOperatorRound_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -962,6 +984,17 @@ type WalletServiceServer interface {
 	// Errors: as RetryOperatorException, and INVALID_ARGUMENT
 	// INVALID_ARGUMENT when reason is missing.
 	SettleOperatorException(context.Context, *SettleOperatorExceptionRequest) (*SettleOperatorExceptionResponse, error)
+	// GetOperatorRound is one round's operator transactions in seamless
+	// mode (its debits, credits, rollbacks and round ends, every player's,
+	// in the order they were created, whatever their day), and each
+	// player's wallet balance before and after the round as the operator
+	// answered it (OperatorRoundPlayer). table-svc's GetRound fills a
+	// seamless round's RoundPlayer balances from it. A transfer wallet, or
+	// a round without operator transactions, answers an empty round.
+	// Operators, auditors and table-svc. Read-only.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (round_id missing or
+	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+	GetOperatorRound(context.Context, *GetOperatorRoundRequest) (*GetOperatorRoundResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -1046,6 +1079,9 @@ func (UnimplementedWalletServiceServer) RetryOperatorException(context.Context, 
 }
 func (UnimplementedWalletServiceServer) SettleOperatorException(context.Context, *SettleOperatorExceptionRequest) (*SettleOperatorExceptionResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SettleOperatorException not implemented")
+}
+func (UnimplementedWalletServiceServer) GetOperatorRound(context.Context, *GetOperatorRoundRequest) (*GetOperatorRoundResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetOperatorRound not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -1518,6 +1554,24 @@ func _WalletService_SettleOperatorException_Handler(srv interface{}, ctx context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_GetOperatorRound_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetOperatorRoundRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetOperatorRound(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetOperatorRound_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetOperatorRound(ctx, req.(*GetOperatorRoundRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1624,6 +1678,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "SettleOperatorException",
 			Handler:    _WalletService_SettleOperatorException_Handler,
+		},
+		{
+			MethodName: "GetOperatorRound",
+			Handler:    _WalletService_GetOperatorRound_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
