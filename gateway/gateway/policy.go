@@ -107,6 +107,7 @@ func defaultPolicy() policy {
 		// Its exception list (the operator's refusals for good): read by
 		// auditors and operators, retried or settled outside chemmy by
 		// operators only (money decisions).
+		m(walletService, "ListLimitChanges"):        {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		m(walletService, "GetOperatorRound"):        {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		m(walletService, "ListOperatorExceptions"):  {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		m(walletService, "RetryOperatorException"):  {Roles: []auth.Role{auth.RoleOperator}},

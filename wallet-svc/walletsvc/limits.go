@@ -43,6 +43,9 @@ var (
 	// bucketLimitChanges: account id 0x00 be64(unix ns) event id →
 	// LimitChange (protobuf), the audit trail of SetPlayerLimits.
 	bucketLimitChanges = []byte("limit_changes")
+	// bucketLimitChangeLog: be64(sequence) → the "limit_changes" key, every
+	// account's changes in the order recorded (ListLimitChanges).
+	bucketLimitChangeLog = []byte("limit_change_log")
 
 	reasonLimitReached            = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_REACHED)
 	reasonLimitOverrideNotAllowed = reason(walletv1.ErrorReason_ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED)
@@ -509,7 +512,11 @@ func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error
 		return err
 	}
 	k := append(limitChangePrefix(key), binary.BigEndian.AppendUint64(nil, uint64(ch.GetChangeTime().AsTime().UnixNano()))...)
-	if err := tx.Bucket(bucketLimitChanges).Put(append(k, ch.GetEventId()...), v); err != nil {
+	k = append(k, ch.GetEventId()...)
+	if err := tx.Bucket(bucketLimitChanges).Put(k, v); err != nil {
+		return err
+	}
+	if err := logLimitChange(tx, k); err != nil {
 		return err
 	}
 	ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: ch.GetEventId(), OccurTime: ch.GetChangeTime(),

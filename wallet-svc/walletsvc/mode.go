@@ -314,7 +314,7 @@ func MigrateMode(path, to, by string, now time.Time) (from string, changed bool,
 		return "", false, fmt.Errorf("wallet: %w", err)
 	}
 	db, err := store.Open(path, schemaVersion, append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-		bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog}, opBuckets...)...)
+		bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketLimitChangeLog, bucketModeLog}, opBuckets...)...)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return "", false, errInUse(path)

@@ -182,6 +182,7 @@ func Policy() auth.Policy {
 			auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
 		walletv1.WalletService_GetOperatorReport_FullMethodName: {auth.RoleOperator, auth.RoleAuditor},
 		walletv1.WalletService_GetOperatorRound_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor, auth.RoleService},
+		walletv1.WalletService_ListLimitChanges_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor},
 		walletv1.WalletService_CancelPlaceHold_FullMethodName:   {auth.RoleService},
 		// Whether a coup is settled: table-svc before a void, and staff
 		// looking into a coup.
@@ -287,7 +288,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		DBPath:       c.DBPath,
 		Schema:       schemaVersion,
 		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog}, opBuckets...),
+			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketLimitChangeLog, bucketModeLog}, opBuckets...),
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Registry:    c.Registry,
@@ -314,6 +315,9 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		}
 		s.db, s.log, s.relay = b.DB, b.Log, b.Relay
 		s.commit = store.CommitterFor(b.DB)
+		if err := s.logOldLimitChanges(); err != nil {
+			return err
+		}
 		walletv1.RegisterWalletServiceServer(g, s)
 		if s.op != nil {
 			if err := s.opMetrics.register(b.Server.Registry); err != nil {

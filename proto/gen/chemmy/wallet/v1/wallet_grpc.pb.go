@@ -37,6 +37,7 @@ const (
 	WalletService_SettleOld_FullMethodName               = "/chemmy.wallet.v1.WalletService/SettleOld"
 	WalletService_SetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
 	WalletService_GetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
+	WalletService_ListLimitChanges_FullMethodName        = "/chemmy.wallet.v1.WalletService/ListLimitChanges"
 	WalletService_CheckStake_FullMethodName              = "/chemmy.wallet.v1.WalletService/CheckStake"
 	WalletService_GetOperatorReport_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
 	WalletService_CancelPlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
@@ -264,6 +265,17 @@ type WalletServiceClient interface {
 	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
 	// NOT_YOUR_ACCOUNT.
 	GetPlayerLimits(ctx context.Context, in *GetPlayerLimitsRequest, opts ...grpc.CallOption) (*GetPlayerLimitsResponse, error)
+	// ListLimitChanges pages through the limit changes of every player (the
+	// audit trail of SetPlayerLimits across accounts, as a regulator's
+	// report wants it), in the order they were recorded, oldest first;
+	// optionally one account's, and only those whose change_time is in
+	// [start_time, end_time). The page token is the change's sequence
+	// (decimal). Operators and auditors.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (negative page_size,
+	// end_time before start_time), INVALID_ACCOUNT (account_id not a
+	// player's account), INVALID_PAGE_TOKEN, PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED.
+	ListLimitChanges(ctx context.Context, in *ListLimitChangesRequest, opts ...grpc.CallOption) (*ListLimitChangesResponse, error)
 	// CheckStake asks whether a player's limits allow amount, already held,
 	// to stay at stake (table-svc, for a bank carried from coup to coup: a
 	// banker whose limits say no is made to pass it; SettleCoup gives the
@@ -576,6 +588,16 @@ func (c *walletServiceClient) GetPlayerLimits(ctx context.Context, in *GetPlayer
 	return out, nil
 }
 
+func (c *walletServiceClient) ListLimitChanges(ctx context.Context, in *ListLimitChangesRequest, opts ...grpc.CallOption) (*ListLimitChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListLimitChangesResponse)
+	err := c.cc.Invoke(ctx, WalletService_ListLimitChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *walletServiceClient) CheckStake(ctx context.Context, in *CheckStakeRequest, opts ...grpc.CallOption) (*CheckStakeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CheckStakeResponse)
@@ -873,6 +895,17 @@ type WalletServiceServer interface {
 	// Errors: INVALID_ARGUMENT INVALID_ACCOUNT, PERMISSION_DENIED
 	// NOT_YOUR_ACCOUNT.
 	GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error)
+	// ListLimitChanges pages through the limit changes of every player (the
+	// audit trail of SetPlayerLimits across accounts, as a regulator's
+	// report wants it), in the order they were recorded, oldest first;
+	// optionally one account's, and only those whose change_time is in
+	// [start_time, end_time). The page token is the change's sequence
+	// (decimal). Operators and auditors.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (negative page_size,
+	// end_time before start_time), INVALID_ACCOUNT (account_id not a
+	// player's account), INVALID_PAGE_TOKEN, PERMISSION_DENIED
+	// ROLE_NOT_ALLOWED.
+	ListLimitChanges(context.Context, *ListLimitChangesRequest) (*ListLimitChangesResponse, error)
 	// CheckStake asks whether a player's limits allow amount, already held,
 	// to stay at stake (table-svc, for a bank carried from coup to coup: a
 	// banker whose limits say no is made to pass it; SettleCoup gives the
@@ -1058,6 +1091,9 @@ func (UnimplementedWalletServiceServer) SetPlayerLimits(context.Context, *SetPla
 }
 func (UnimplementedWalletServiceServer) GetPlayerLimits(context.Context, *GetPlayerLimitsRequest) (*GetPlayerLimitsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPlayerLimits not implemented")
+}
+func (UnimplementedWalletServiceServer) ListLimitChanges(context.Context, *ListLimitChangesRequest) (*ListLimitChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListLimitChanges not implemented")
 }
 func (UnimplementedWalletServiceServer) CheckStake(context.Context, *CheckStakeRequest) (*CheckStakeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CheckStake not implemented")
@@ -1428,6 +1464,24 @@ func _WalletService_GetPlayerLimits_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_ListLimitChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListLimitChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).ListLimitChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_ListLimitChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).ListLimitChanges(ctx, req.(*ListLimitChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _WalletService_CheckStake_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CheckStakeRequest)
 	if err := dec(in); err != nil {
@@ -1650,6 +1704,10 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPlayerLimits",
 			Handler:    _WalletService_GetPlayerLimits_Handler,
+		},
+		{
+			MethodName: "ListLimitChanges",
+			Handler:    _WalletService_ListLimitChanges_Handler,
 		},
 		{
 			MethodName: "CheckStake",
