@@ -67,6 +67,7 @@ const (
 	reasonSeedNotCommitted       = "SEED_NOT_COMMITTED"
 	reasonCurrencyUnknown        = "CURRENCY_UNKNOWN"
 	reasonNoRealityCheck         = "NO_REALITY_CHECK"
+	reasonRealityCheckUnanswered = "REALITY_CHECK_UNANSWERED"
 )
 
 func fail(c codes.Code, reason, format string, args ...any) error {

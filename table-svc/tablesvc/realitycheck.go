@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // Reality checks (responsible gaming). The operator sets a player's
@@ -50,6 +53,23 @@ import (
 // (deadline.go) does as soon as the coup he plays in is over. The
 // stand-up is a staff_action "stood_up_reality_check". The answer itself
 // is a reality_check_answered event, his alone like the check.
+
+// Until he answers a check he was sent, play pauses for him: nothing of
+// his is staked (realityCheckAnswered, before any hold); a bank he holds
+// already plays on, and his turn to bet passes when its time runs out.
+
+// realityCheckAnswered refuses a stake of player while a reality check
+// he was sent in his session waits for his answer:
+// FAILED_PRECONDITION REALITY_CHECK_UNANSWERED, metadata "check_number".
+func (t *table) realityCheckAnswered(player string) error {
+	ss := t.Sessions[player]
+	if ss == nil || ss.Checks <= ss.Answered {
+		return nil
+	}
+	return errs.WithMetadata(codes.FailedPrecondition, domain, reasonRealityCheckUnanswered,
+		map[string]string{"check_number": strconv.FormatInt(ss.Checks, 10)},
+		"%s has not answered reality check %d: play is paused for him until he does (AnswerRealityCheck)", player, ss.Checks)
+}
 
 // realityChecks counts the coup settled in c in its players' sessions
 // and adds to c the reality checks that are due.

@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
@@ -186,4 +187,53 @@ func TestRealityCheckStopBetweenCoups(t *testing.T) {
 		t.Errorf("stopped %v", h.stoppedAt(id))
 	}
 	h.wantBalances(map[string]int64{"player:alice": 10000 + 2*(500-25), "player:bob": 10000 - 2*500})
+}
+
+// TestRealityCheckPausesPlay: bob (reality checks every 10 minutes) bets
+// against alice's bank; once he was sent a check, nothing of his is
+// staked until he answers it: his bet is refused REALITY_CHECK_UNANSWERED
+// (the check's number in the metadata) and nothing is held; he may still
+// decline his turn, and the coup goes on without him. Once he answers
+// "continue" he bets again.
+func TestRealityCheckPausesPlay(t *testing.T) {
+	h := quietHarness(t)
+	h.fund(10000, "alice", "bob", "carol")
+	h.setLimits("bob", &walletv1.PlayerLimits{RealityCheckInterval: durationpb.New(10 * time.Minute)})
+	id := h.tableWith(nil, 0, slices.Concat(bankerNaturals, bankerNaturals), "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 500)
+	h.mustBet(id, "carol", 500)
+	h.clock.Advance(11 * time.Minute)
+	h.mustBet(id, "bob", 500)
+	h.mustBet(id, "carol", 500) // bob's check 1 comes with this coup's settlement
+	if checks, _ := h.realityChecks(); len(checks) != 1 || checks[0].GetRealityCheck().GetPlayerId() != "bob" {
+		t.Fatalf("reality checks %v, want bob's first", checks)
+	}
+
+	balance, held := h.account("player:bob")
+	_, err := h.bet(id, "bob", 500)
+	wantReason(t, err, codes.FailedPrecondition, reasonRealityCheckUnanswered)
+	if n := errs.Info(err).GetMetadata()["check_number"]; n != "1" {
+		t.Errorf("check_number %q, want 1", n)
+	}
+	if b, hd := h.account("player:bob"); b != balance || hd != held {
+		t.Fatalf("bob's account after the refused bet: balance %d held %d, was %d %d", b, hd, balance, held)
+	}
+	if _, err := h.tables.DeclineBet(h.as("bob"), &tablev1.DeclineBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatalf("bob declines his turn: %v", err)
+	}
+	tb, err := h.tables.GetTable(h.as("op"), &tablev1.GetTableRequest{TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	played := tb.GetTable().GetCoupsPlayed()
+	h.mustBet(id, "carol", tb.GetTable().GetCoup().GetUncovered()) // carol covers the bank: the coup is dealt
+	if tb, err = h.tables.GetTable(h.as("op"), &tablev1.GetTableRequest{TableId: id}); err != nil || tb.GetTable().GetCoupsPlayed() != played+1 {
+		t.Fatalf("the coup without bob: %v, %v", tb, err)
+	}
+
+	if _, err := h.answer(id, "bob", 1, rcContinue, ""); err != nil {
+		t.Fatal(err)
+	}
+	h.mustBet(id, "bob", 500)
 }

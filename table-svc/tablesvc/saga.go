@@ -119,6 +119,9 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 		if err := realMoney(t); err != nil {
 			return err
 		}
+		if err := t.realityCheckAnswered(h.PlayerID); err != nil {
+			return err
+		}
 		coupID := gc.coupID(t)
 		if coupID == "" {
 			coupID = in.NewID

@@ -261,7 +261,12 @@ type TableServiceClient interface {
 	// answer is a reality_check_answered event, his alone like the check.
 	// Idempotent by request_id. Errors: NOT_SEATED, NO_REALITY_CHECK (no
 	// check of that number was sent in his session, or it was answered),
-	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF.
+	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF. Until he answers a check
+	// he was sent, play pauses for him: every call that would stake his
+	// money (a bet, a banco, taking or bidding for the bank) is refused
+	// FAILED_PRECONDITION REALITY_CHECK_UNANSWERED and nothing is held; a
+	// bank he holds already stays in play, and his turn to bet passes as
+	// when its time runs out.
 	AnswerRealityCheck(ctx context.Context, in *AnswerRealityCheckRequest, opts ...grpc.CallOption) (*AnswerRealityCheckResponse, error)
 	// VoidCoup: the croupier voids the coup in play before its settlement,
 	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
@@ -848,7 +853,12 @@ type TableServiceServer interface {
 	// answer is a reality_check_answered event, his alone like the check.
 	// Idempotent by request_id. Errors: NOT_SEATED, NO_REALITY_CHECK (no
 	// check of that number was sent in his session, or it was answered),
-	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF.
+	// INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF. Until he answers a check
+	// he was sent, play pauses for him: every call that would stake his
+	// money (a bet, a banco, taking or bidding for the bank) is refused
+	// FAILED_PRECONDITION REALITY_CHECK_UNANSWERED and nothing is held; a
+	// bank he holds already stays in play, and his turn to bet passes as
+	// when its time runs out.
 	AnswerRealityCheck(context.Context, *AnswerRealityCheckRequest) (*AnswerRealityCheckResponse, error)
 	// VoidCoup: the croupier voids the coup in play before its settlement,
 	// with an audit reason (CF-ERROR): every bet is returned, the cards dealt
