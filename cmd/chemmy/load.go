@@ -46,12 +46,20 @@ import (
 // Before playing it measures the transport: the gateway's GetCaller (a
 // no-op behind the same authentication) called by as many clients as
 // there are tables for -noop. The transport bound is that rate divided
-// by the client RPCs one coup takes; the last line of the report is the
-// coups/s as a ratio of that bound. With -metrics (the /metrics URLs of
+// by the client RPCs one coup takes, and the coups/s are given as a
+// ratio of it. Then it sets the tables up, at most setupConcurrency at
+// once, outside the measured window. With -metrics (the /metrics URLs of
 // `chemmy run -metrics` or of the services, comma-separated) it also
-// reports the fsyncs (commits of the bbolt files) per coup of each
-// service and the CPU per coup of each process, from the differences
-// over the playing time.
+// reports per coup, from the differences over the playing time: the
+// fsyncs (durable writes) and commits of each service's bbolt file, the
+// CPU of each process, the RPCs each service behind the gateway answered
+// (internal hops), the events published, the bytes the stream stored
+// and the bytes allocated; and it measures, with the same mTLS and
+// assertions, the stack's CPU of a no-op client hop (GetCaller) and of a
+// no-op internal hop (the wallet's GetCurrency through the gateway, less
+// GetCaller). The report's last line is then the coup's CPU against the
+// transport floor: the hops the coup made (client RPCs and internal
+// RPCs per coup) each at the CPU of a no-op hop of its kind.
 func runLoad(args []string) int { return loadMain(args, os.Stdout, os.Stderr) }
 
 func loadMain(args []string, stdout, stderr io.Writer) int {
@@ -106,23 +114,55 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		croupier: *croupier, operator: *operator, prefix: *prefix, playerTokenFormat: *playerToken,
 		retry: retryPolicy{attempts: *attempts, timeout: *callTimeout, base: 50 * time.Millisecond, max: 2 * time.Second},
 	}
-	var bound noopResult
-	if *noop > 0 {
-		bound = l.measureNoop(gatewayv1.NewGatewayServiceClient(cc), *tables, *noop)
-		if bound.err != nil {
-			fmt.Fprintln(stderr, "chemmy load: no-op:", bound.err)
-			return 1
-		}
-	}
 	var urls []string
 	for _, u := range strings.Split(*metricsURLs, ",") {
 		if u = strings.TrimSpace(u); u != "" {
 			urls = append(urls, u)
 		}
 	}
+	// The no-op hops: the gateway's GetCaller (a client hop, answered by
+	// the gateway), and the wallet's GetCurrency through it (a client hop
+	// and an internal one, with the same mTLS and assertion).
+	var bound, forwarded noopResult
+	if *noop > 0 && !*idle {
+		gwc := gatewayv1.NewGatewayServiceClient(cc)
+		bound = l.measureNoop(*tables, *noop, urls, func(ctx context.Context) error {
+			_, err := gwc.GetCaller(l.as(ctx, l.croupier), &gatewayv1.GetCallerRequest{})
+			return err
+		})
+		if bound.err == nil && len(urls) > 0 {
+			forwarded = l.measureNoop(*tables, *noop, urls, func(ctx context.Context) error {
+				_, err := l.wallet.GetCurrency(l.as(ctx, l.croupier), &walletv1.GetCurrencyRequest{})
+				return err
+			})
+			bound.err = forwarded.err
+		}
+		if bound.err != nil {
+			fmt.Fprintln(stderr, "chemmy load: no-op:", bound.err)
+			return 1
+		}
+	}
 	if *idle {
 		return l.idle(*tables, *idleOffer, *duration, urls, stdout, stderr)
 	}
+	// The tables are set up first, at most setupConcurrency at once (a
+	// table's setup creates its shoe), outside the measured window.
+	setupStart := time.Now()
+	runs := make([]*tableRun, *tables)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, setupConcurrency)
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runs[i] = l.setUp(i)
+		}()
+	}
+	wg.Wait()
+	fmt.Fprintf(stdout, "set up %d tables in %s (%d at once; not in the figures below)\n", *tables,
+		time.Since(setupStart).Round(time.Millisecond), setupConcurrency)
 	before, err := scrapeAll(urls)
 	if err != nil {
 		fmt.Fprintln(stderr, "chemmy load: metrics:", err)
@@ -132,13 +172,16 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
 	start := time.Now()
-	var wg sync.WaitGroup
 	results := make([]tableResult, *tables)
 	for i := range results {
+		if runs[i].res.err != nil {
+			results[i] = runs[i].res
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = l.play(ctx, i)
+			results[i] = l.playOn(ctx, runs[i])
 		}()
 	}
 	wg.Wait()
@@ -190,8 +233,15 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	}
 	rpcsPerCoup := perCoup(float64(rpcs))
 	fmt.Fprintf(stdout, "client RPCs per coup: %.2f\n", rpcsPerCoup)
+	var d delta
 	if len(urls) > 0 {
 		reportMetrics(stdout, urls, before, after, perCoup)
+		d = deltaOf(before, after)
+		fmt.Fprintf(stdout, "internal RPCs per coup: %.2f (%s)\n", perCoup(d.internal()), d.internalParts(perCoup))
+		fmt.Fprintf(stdout, "events per coup: %.2f (%s)\n", perCoup(d.sum(d.published)), d.parts(d.published, perCoup))
+		fmt.Fprintf(stdout, "stored event bytes per coup: %.0f\n", perCoup(d.streamBytes))
+		fmt.Fprintf(stdout, "durable writes per coup: %.2f (fsyncs)\n", perCoup(d.sum(d.fsyncs)))
+		fmt.Fprintf(stdout, "allocated bytes per coup: %.0f\n", perCoup(d.alloc))
 	}
 	fmt.Fprintf(stdout, "CPU per coup: load client %.2f ms\n", 1000*perCoup(clientCPU.Seconds()))
 	if *noop > 0 {
@@ -210,6 +260,21 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 			ratio = float64(coups) / elapsed.Seconds() / b
 		}
 		fmt.Fprintf(stdout, "ratio to the bound: %.0f%%\n", 100*ratio)
+		if len(urls) > 0 && coups > 0 {
+			// The floor: the hops the coup made, each at the CPU of a
+			// no-op hop of its kind measured above.
+			clientHop := bound.cpuPerCall
+			internalHop := max(0, forwarded.cpuPerCall-bound.cpuPerCall)
+			floor := rpcsPerCoup*clientHop + perCoup(d.internal())*internalHop
+			cpu := perCoup(d.cpu)
+			fmt.Fprintf(stdout, "no-op hop CPU: client %.3f ms, internal %.3f ms (GetCaller %.3f, GetCurrency through the gateway %.3f)\n",
+				1000*clientHop, 1000*internalHop, 1000*bound.cpuPerCall, 1000*forwarded.cpuPerCall)
+			r := 0.0
+			if floor > 0 {
+				r = cpu / floor
+			}
+			fmt.Fprintf(stdout, "cpu per coup / transport floor: %.1f (cpu %.2f ms, floor %.2f ms)\n", r, 1000*cpu, 1000*floor)
+		}
 	}
 	if firstErr != nil || coups == 0 {
 		return 1
@@ -317,20 +382,41 @@ func (l *loader) as(ctx context.Context, token string) context.Context {
 
 // play runs one table until ctx ends: three players, a bank of 1000, the
 // punters covering it, decisions answered "draw".
-func (l *loader) play(ctx context.Context, n int) (res tableResult) {
-	id := l.prefix + "-" + strconv.Itoa(n)
+func (l *loader) play(ctx context.Context, n int) tableResult {
+	r := l.setUp(n)
+	if r.res.err != nil {
+		return r.res
+	}
+	return l.playOn(ctx, r)
+}
+
+// tableRun is one table of a run: its ids, the table as last answered,
+// and what its setup did.
+type tableRun struct {
+	id, tid string
+	seq     int
+	tbl     *tablev1.Table
+	res     tableResult
+}
+
+// rid is the run's next request id.
+func (r *tableRun) rid() string { r.seq++; return r.id + "-r" + strconv.Itoa(r.seq) }
+
+// setUp funds table n's players, creates the table and seats them; a
+// failure is in the run's res.err. Each call finishes even when the
+// run's time is up; a call is retried with its request as built once
+// (same request id).
+func (l *loader) setUp(n int) *tableRun {
+	run := &tableRun{id: l.prefix + "-" + strconv.Itoa(n)}
+	res, rid := &run.res, run.rid
 	players := tablePlayers(l.prefix, n)
-	seq := 0
-	rid := func() string { seq++; return id + "-r" + strconv.Itoa(seq) }
-	// Setup and each call finish even when the run's time is up; a call
-	// is retried with its request as built once (same request id).
 	for _, p := range players {
 		req := &walletv1.DepositRequest{RequestId: rid(), AccountId: "player:" + p, Amount: 1 << 40}
 		if _, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*walletv1.DepositResponse, error) {
 			return l.wallet.Deposit(l.as(ctx, l.operator), req)
 		}); err != nil {
 			res.err = err
-			return
+			return run
 		}
 	}
 	createReq := &tablev1.CreateTableRequest{RequestId: rid()}
@@ -339,21 +425,28 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 	})
 	if err != nil {
 		res.err = err
-		return
+		return run
 	}
-	tid := created.GetTable().GetTableId()
-	var tbl *tablev1.Table
+	run.tid = created.GetTable().GetTableId()
 	for _, p := range players {
-		req := &tablev1.JoinTableRequest{RequestId: rid(), TableId: tid, PlayerId: p}
+		req := &tablev1.JoinTableRequest{RequestId: rid(), TableId: run.tid, PlayerId: p}
 		resp, err := retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.JoinTableResponse, error) {
 			return l.table.JoinTable(l.as(ctx, l.playerToken(p)), req)
 		})
 		if err != nil {
 			res.err = err
-			return
+			return run
 		}
-		tbl = resp.GetTable()
+		run.tbl = resp.GetTable()
 	}
+	return run
+}
+
+// playOn plays the table set up in run until ctx is done (or the
+// benchmark's stopAt). Its result counts the setup's retries too.
+func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
+	res.retries = run.res.retries
+	rid, tid, tbl := run.rid, run.tid, run.tbl
 	played := tbl.GetCoupsPlayed()
 	for ctx.Err() == nil {
 		var err error
@@ -424,11 +517,21 @@ func (l *loader) play(ctx context.Context, n int) (res tableResult) {
 type noopResult struct {
 	rate     float64
 	p50, p99 time.Duration
-	err      error
+	// cpuPerCall is the stack's CPU per call, seconds (with -metrics).
+	cpuPerCall float64
+	err        error
 }
 
-// measureNoop calls the gateway's GetCaller from n clients at once for d.
-func (l *loader) measureNoop(gw gatewayv1.GatewayServiceClient, n int, d time.Duration) noopResult {
+// setupConcurrency is how many tables chemmy load sets up at once.
+const setupConcurrency = 8
+
+// measureNoop makes call from n clients at once for d; with urls, it
+// gives the stack's CPU per call from their scrapes before and after.
+func (l *loader) measureNoop(n int, d time.Duration, urls []string, call func(context.Context) error) noopResult {
+	before, err := scrapeAll(urls)
+	if err != nil {
+		return noopResult{err: err}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -442,7 +545,7 @@ func (l *loader) measureNoop(gw gatewayv1.GatewayServiceClient, n int, d time.Du
 			for ctx.Err() == nil {
 				cctx, ccancel := context.WithTimeout(context.Background(), l.retry.timeout)
 				t0 := time.Now()
-				_, err := gw.GetCaller(l.as(cctx, l.croupier), &gatewayv1.GetCallerRequest{})
+				err := call(cctx)
 				ccancel()
 				if err != nil {
 					failed.CompareAndSwap(nil, &err)
@@ -463,7 +566,15 @@ func (l *loader) measureNoop(gw gatewayv1.GatewayServiceClient, n int, d time.Du
 	}
 	slices.Sort(all)
 	at := func(p float64) time.Duration { return all[min(len(all)-1, int(p*float64(len(all))))] }
-	return noopResult{rate: float64(len(all)) / elapsed.Seconds(), p50: at(0.5), p99: at(0.99)}
+	res := noopResult{rate: float64(len(all)) / elapsed.Seconds(), p50: at(0.5), p99: at(0.99)}
+	if len(urls) > 0 {
+		after, err := scrapeAll(urls)
+		if err != nil {
+			return noopResult{err: err}
+		}
+		res.cpuPerCall = deltaOf(before, after).cpu / float64(len(all))
+	}
+	return res
 }
 
 // selfCPU is the CPU time (user and system) this process has used.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -100,5 +101,41 @@ go_goroutines 42
 		"CPU per coup (process of each metrics URL): stack 200.00 ms\n"
 	if out.String() != want {
 		t.Errorf("report:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+// TestLoadDelta: the counters of the coup's figures (RPCs answered per
+// service, allocation, stored event bytes, events published), read from
+// two expositions; the internal RPCs are those of the services behind
+// the gateway.
+func TestLoadDelta(t *testing.T) {
+	expo := func(gw, table, wallet, alloc, js, pub float64) sample {
+		t.Helper()
+		text := fmt.Sprintf(`grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="unary",service="gateway"} %g
+grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceBet",grpc_service="chemmy.table.v1.TableService",grpc_type="unary",service="table-svc"} %g
+grpc_server_handled_total{grpc_code="Aborted",grpc_method="PlaceHold",grpc_service="chemmy.wallet.v1.WalletService",grpc_type="unary",service="wallet-svc"} 1
+grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceHold",grpc_service="chemmy.wallet.v1.WalletService",grpc_type="unary",service="wallet-svc"} %g
+go_memstats_alloc_bytes_total %g
+nats_jetstream_bytes %g
+chemmy_outbox_published_total{db="table"} %g
+process_cpu_seconds_total 1
+`, gw, table, wallet, alloc, js, pub)
+		s, err := parseMetrics(strings.NewReader(text), sample{commits: map[string]float64{}, fsyncs: map[string]float64{},
+			published: map[string]float64{}, handled: map[string]float64{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	d := deltaOf([]sample{expo(10, 20, 5, 1000, 500, 7)}, []sample{expo(40, 80, 35, 9000, 2500, 47)})
+	if d.handled["gateway"] != 30 || d.handled["table-svc"] != 60 || d.handled["wallet-svc"] != 30 || d.internal() != 90 {
+		t.Errorf("RPCs answered %v, internal %v; want gateway 30, table-svc 60, wallet-svc 30, internal 90", d.handled, d.internal())
+	}
+	if d.alloc != 8000 || d.streamBytes != 2000 || d.sum(d.published) != 40 {
+		t.Errorf("alloc %v, stream bytes %v, events %v; want 8000, 2000, 40", d.alloc, d.streamBytes, d.sum(d.published))
+	}
+	per := func(v float64) float64 { return v / 10 }
+	if got := d.internalParts(per); got != "table-svc 6.00, wallet-svc 3.00" {
+		t.Errorf("internal parts %q", got)
 	}
 }

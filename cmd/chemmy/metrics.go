@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +25,71 @@ type sample struct {
 	fsyncs  map[string]float64 // chemmy_store_fsyncs_total by db
 	// published: chemmy_outbox_published_total by db (events published)
 	published map[string]float64
+	// handled: grpc_server_handled_total by service label (the RPCs
+	// each server answered; under chemmy run, "gateway", "table-svc"...).
+	handled map[string]float64
+	alloc   float64 // go_memstats_alloc_bytes_total
+	// streamBytes: nats_jetstream_bytes (the events stored; chemmy run's
+	// embedded NATS).
+	streamBytes float64
+}
+
+// delta is what changed between two scrapes of each URL, summed.
+type delta struct {
+	cpu, alloc, streamBytes    float64
+	fsyncs, published, handled map[string]float64
+}
+
+// deltaOf sums after - before over the URLs.
+func deltaOf(before, after []sample) delta {
+	d := delta{fsyncs: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
+	for i := range after {
+		b, a := before[i], after[i]
+		d.cpu += a.cpu - b.cpu
+		d.alloc += a.alloc - b.alloc
+		d.streamBytes += a.streamBytes - b.streamBytes
+		for _, m := range []struct{ to, a, b map[string]float64 }{{d.fsyncs, a.fsyncs, b.fsyncs},
+			{d.published, a.published, b.published}, {d.handled, a.handled, b.handled}} {
+			for k, v := range m.a {
+				m.to[k] += v - m.b[k]
+			}
+		}
+	}
+	return d
+}
+
+func (delta) sum(m map[string]float64) float64 {
+	t := 0.0
+	for _, v := range m {
+		t += v
+	}
+	return t
+}
+
+// parts is m per coup, by key in order: "table-svc 1.20, wallet-svc 0.40".
+func (delta) parts(m map[string]float64, perCoup func(float64) float64) string {
+	keys := slices.Sorted(maps.Keys(m))
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s %.2f", k, perCoup(m[k])))
+	}
+	return strings.Join(out, ", ")
+}
+
+// internal is the RPCs the services behind the gateway answered: the
+// gateway's forwards and the services' calls to each other (internal
+// hops, over mutual TLS).
+func (d delta) internal() float64 { return d.sum(d.handled) - d.handled["gateway"] }
+
+func (d delta) internalParts(perCoup func(float64) float64) string {
+	m := maps.Clone(d.handled)
+	delete(m, "gateway")
+	return d.parts(m, perCoup)
 }
 
 // scrape reads a Prometheus text exposition from url.
 func scrape(ctx context.Context, url string) (sample, error) {
-	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, published: map[string]float64{}}
+	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
 	}
@@ -73,10 +135,14 @@ func parseMetrics(r io.Reader, s sample) (sample, error) {
 		if err != nil {
 			continue
 		}
-		db := ""
+		db, svc := "", ""
 		for _, l := range strings.Split(labels, ",") {
-			if k, val, ok := strings.Cut(l, "="); ok && k == "db" {
+			k, val, _ := strings.Cut(l, "=")
+			switch k {
+			case "db":
 				db = strings.Trim(val, `"`)
+			case "service":
+				svc = strings.Trim(val, `"`)
 			}
 		}
 		switch name {
@@ -90,6 +156,14 @@ func parseMetrics(r io.Reader, s sample) (sample, error) {
 			if s.published != nil {
 				s.published[db] += v
 			}
+		case "grpc_server_handled_total":
+			if s.handled != nil {
+				s.handled[svc] += v
+			}
+		case "go_memstats_alloc_bytes_total":
+			s.alloc = v
+		case "nats_jetstream_bytes":
+			s.streamBytes = v
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -11,12 +11,17 @@
 # is off (one client plays every table).
 #
 # Before playing, chemmy load measures the gateway's no-op RPC (GetCaller)
-# at the same concurrency; the transport bound is that rate divided by the
-# client RPCs per coup, and the report's last line is the coups/s as a
-# ratio of it. From the stack's one /metrics (chemmy run -metrics-addr
-# MPORT: every service's, with each store's commit and fsync counters, and
-# the process's CPU) it reports the fsyncs per coup of each service's
-# store and the stack's CPU per coup.
+# at the same concurrency, and a no-op forwarded through it (the wallet's
+# GetCurrency); it sets the tables up outside the measured window. From
+# the stack's one /metrics (chemmy run -metrics-addr MPORT: every
+# service's, with each store's commit and fsync counters, the gRPC
+# servers' counters, the embedded NATS's and the process's CPU and
+# allocation) it reports per coup: the durable writes (fsyncs) of each
+# store, the internal RPCs, the events published and stored bytes, the
+# bytes allocated and the stack's CPU; its last line is the coup's CPU
+# against the transport floor (the hops it made, each at the CPU of a
+# no-op hop of its kind): "cpu per coup / transport floor: R (cpu A ms,
+# floor B ms)".
 #
 # Mode "idle" (make load-idle: MODES=idle TABLES=1000) measures seated
 # idle tables instead, on the secure stack: chemmy load -idle seats two
