@@ -78,6 +78,7 @@ bench:
 	go test -run '^$$' -bench . -benchmem $(PACKAGES)
 
 ## load: many tables playing coups at once through the gateway (coups/s, PlaceBet p99, per coup: durable writes, events, stored bytes, allocation, CPU against the transport floor; not part of test)
+## (PACE=60s TABLES=N: a human pace, each table a coup every PACE for DURATION (default 3m): every action's p50/p99 and the CPU per live table)
 load:
 	./deploy/local/load.sh
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -79,13 +80,14 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	noop := fs.Duration("noop", 3*time.Second, "how long to measure the no-op RPC (GetCaller) before playing; 0: not measured")
 	metricsURLs := fs.String("metrics", "", "comma-separated /metrics URLs (chemmy run -metrics, or each service's): fsyncs and CPU per coup")
 	idle := fs.Bool("idle", false, "seat two players at each of -tables tables and play nothing: their bank offers time out every -idle-offer; report the fsyncs and CPU per second (with -metrics) for -duration")
+	pace := fs.Duration("pace", 0, "human pace: each table starts a coup every `pace` (±10%, open loop; e.g. 60s) instead of playing as fast as it can; the report gives every action's p50/p99 and the CPU per live table")
 	idleOffer := fs.Duration("idle-offer", 30*time.Second, "with -idle: the tables' bank offer time limit (bank_offer_time_limit_ms); N tables at offer d cost as N*30s/d tables at the default 30 s")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *tables < 1 || *tables > 100000 || (!*idle && *tables > 1000) || *idleOffer < time.Second || *idleOffer > 10*time.Minute || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 ||
-		*noop < 0 || *noop > time.Minute {
-		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 (1..100000 with -idle), -idle-offer 1s..10m, -duration at most 1h, -max-attempts 1..20, -call-timeout positive and -noop 0..1m")
+		*noop < 0 || *noop > time.Minute || *pace < 0 || (*pace > 0 && *pace < 100*time.Millisecond) || *pace > time.Hour {
+		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 (1..100000 with -idle), -idle-offer 1s..10m, -duration at most 1h, -max-attempts 1..20, -call-timeout positive, -noop 0..1m and -pace 0 or 100ms..1h")
 		return 2
 	}
 	if *playerToken != "" && strings.Count(*playerToken, "%s") != 1 {
@@ -113,6 +115,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		table: tablev1.NewTableServiceClient(cc), wallet: walletv1.NewWalletServiceClient(cc),
 		croupier: *croupier, operator: *operator, prefix: *prefix, playerTokenFormat: *playerToken,
 		retry: retryPolicy{attempts: *attempts, timeout: *callTimeout, base: 50 * time.Millisecond, max: 2 * time.Second},
+		pace:  *pace,
 	}
 	var urls []string
 	for _, u := range strings.Split(*metricsURLs, ",") {
@@ -225,6 +228,9 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
 	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; moves made again after ABORTED: %d; tables given up: %d\n",
 		retries.total(), retries.unavailable, retries.deadline, aborted, gaveUp)
+	if *pace > 0 {
+		reportPace(stdout, *pace, *tables, elapsed, results)
+	}
 	perCoup := func(v float64) float64 {
 		if coups == 0 {
 			return 0
@@ -242,6 +248,11 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "stored event bytes per coup: %.0f\n", perCoup(d.streamBytes))
 		fmt.Fprintf(stdout, "durable writes per coup: %.2f (fsyncs)\n", perCoup(d.sum(d.fsyncs)))
 		fmt.Fprintf(stdout, "allocated bytes per coup: %.0f\n", perCoup(d.alloc))
+		if *pace > 0 {
+			perTable := d.cpu / float64(*tables) / elapsed.Seconds()
+			fmt.Fprintf(stdout, "CPU per live table: %.3f ms per second (%.1f%% of a core per 100 tables; %.0f tables per core)\n",
+				1000*perTable, 100*100*perTable, 1/max(perTable, 1e-9))
+		}
 	}
 	fmt.Fprintf(stdout, "CPU per coup: load client %.2f ms\n", 1000*perCoup(clientCPU.Seconds()))
 	if *noop > 0 {
@@ -291,6 +302,8 @@ type loader struct {
 	// croupier's acts for him.
 	playerTokenFormat string
 	retry             retryPolicy
+	// pace, when not zero, is how often each table starts a coup (-pace).
+	pace time.Duration
 	// stopAt, when not zero, stops every table once played (shared by
 	// them) reaches it (the benchmark).
 	played *atomic.Int64
@@ -298,9 +311,12 @@ type loader struct {
 }
 
 type tableResult struct {
-	coups   int
-	rpcs    int // calls made while playing (each attempt of a retried call)
-	bets    []time.Duration
+	coups int
+	rpcs  int // calls made while playing (each attempt of a retried call)
+	bets  []time.Duration
+	// actions: every move's latency by its RPC ("PlaceBet", "GetTable"...),
+	// retries included.
+	actions map[string][]time.Duration
 	retries retryCount
 	// aborted counts the moves made again with a new request id after an
 	// ABORTED answer (at most maxAborted per table).
@@ -446,15 +462,36 @@ func (l *loader) setUp(n int) *tableRun {
 // benchmark's stopAt). Its result counts the setup's retries too.
 func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 	res.retries = run.res.retries
+	res.actions = map[string][]time.Duration{}
 	rid, tid, tbl := run.rid, run.tid, run.tbl
 	played := tbl.GetCoupsPlayed()
+	// With a pace, the table starts a coup every pace (±10%), its first
+	// at a random time within the first pace, and plays it through; it
+	// waits for the next start once the coup is over (open loop).
+	slot, slotCoups := time.Now(), played
+	rng := rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	if l.pace > 0 {
+		slot = slot.Add(time.Duration(rng.Int64N(int64(l.pace))))
+		if !sleepUntil(ctx, slot) {
+			return
+		}
+	}
 	for ctx.Err() == nil {
+		if l.pace > 0 && tbl.GetCoupsPlayed() > slotCoups {
+			slot = slot.Add(l.pace - l.pace/10 + time.Duration(rng.Int64N(int64(l.pace/5)+1)))
+			slotCoups = tbl.GetCoupsPlayed()
+			if !sleepUntil(ctx, slot) {
+				return
+			}
+		}
 		var err error
 		calls := res.retries.total()
+		t0, action := time.Now(), ""
 		switch tbl.GetState() {
 		case tablev1.TableState_TABLE_STATE_OFFERING_BANK:
 			req := &tablev1.AcceptBankRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetOfferedPlayerId(), Amount: 1000}
 			var r *tablev1.AcceptBankResponse
+			action = "AcceptBank"
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.AcceptBankResponse, error) {
 				return l.table.AcceptBank(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
@@ -462,8 +499,8 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 		case tablev1.TableState_TABLE_STATE_BETTING:
 			cp := tbl.GetCoup()
 			req := &tablev1.PlaceBetRequest{RequestId: rid(), TableId: tid, PlayerId: cp.GetTurnPlayerId(), Amount: cp.GetUncovered()}
-			t0 := time.Now()
 			var r *tablev1.PlaceBetResponse
+			action = "PlaceBet"
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.PlaceBetResponse, error) {
 				return l.table.PlaceBet(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
@@ -472,6 +509,7 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 		case tablev1.TableState_TABLE_STATE_DECISION:
 			req := &tablev1.DecideDrawRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetCoup().GetDecisionPlayerId(), Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}
 			var r *tablev1.DecideDrawResponse
+			action = "DecideDraw"
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.DecideDrawResponse, error) {
 				return l.table.DecideDraw(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
@@ -479,11 +517,13 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 		default:
 			var r *tablev1.GetTableResponse
 			time.Sleep(10 * time.Millisecond)
+			t0, action = time.Now(), "GetTable"
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.GetTableResponse, error) {
 				return l.table.GetTable(l.as(ctx, l.croupier), &tablev1.GetTableRequest{TableId: tid})
 			})
 			tbl = r.GetTable()
 		}
+		res.actions[action] = append(res.actions[action], time.Since(t0))
 		res.rpcs += 1 + res.retries.total() - calls
 		if status.Code(err) == codes.Aborted && res.aborted < maxAborted {
 			// The request was cut off and rolled back (table-svc stopped
@@ -511,6 +551,54 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 		played = tbl.GetCoupsPlayed()
 	}
 	return
+}
+
+// paceLimit is the latency every action of a human-pace run should stay
+// under at p99 (issue 27: the largest number of tables served so).
+const paceLimit = 100 * time.Millisecond
+
+// reportPace prints, for a run at a human pace, each action's count,
+// p50 and p99, and whether every action's p99 is under paceLimit.
+func reportPace(w io.Writer, pace time.Duration, tables int, elapsed time.Duration, results []tableResult) {
+	all := map[string][]time.Duration{}
+	for _, r := range results {
+		for a, lat := range r.actions {
+			all[a] = append(all[a], lat...)
+		}
+	}
+	fmt.Fprintf(w, "pace %s (±10%%, open loop): %d tables, %.2f coups/s expected\n", pace, tables, float64(tables)/pace.Seconds())
+	var worst time.Duration
+	worstName := ""
+	for _, a := range slices.Sorted(maps.Keys(all)) {
+		lat := all[a]
+		slices.Sort(lat)
+		at := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+		fmt.Fprintf(w, "  %s: %d calls, p50 %s, p99 %s\n", a, len(lat), at(0.5).Round(10*time.Microsecond), at(0.99).Round(10*time.Microsecond))
+		if at(0.99) > worst {
+			worst, worstName = at(0.99), a
+		}
+	}
+	verdict := "yes"
+	if worst >= paceLimit {
+		verdict = "no"
+	}
+	fmt.Fprintf(w, "every action's p99 under %s: %s (worst %s p99 %s)\n", paceLimit, verdict, worstName, worst.Round(10*time.Microsecond))
+}
+
+// sleepUntil waits until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
 }
 
 // noopResult is the no-op RPC's rate and latency.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
@@ -137,5 +138,36 @@ process_cpu_seconds_total 1
 	per := func(v float64) float64 { return v / 10 }
 	if got := d.internalParts(per); got != "table-svc 6.00, wallet-svc 3.00" {
 		t.Errorf("internal parts %q", got)
+	}
+}
+
+// TestReportPace: a human-pace run's report gives each action's p50 and
+// p99 over every table, and says whether every p99 is under 100 ms.
+func TestReportPace(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	results := []tableResult{
+		{actions: map[string][]time.Duration{"PlaceBet": ms(10, 20, 30), "AcceptBank": ms(5)}},
+		{actions: map[string][]time.Duration{"PlaceBet": ms(40, 50)}},
+	}
+	var out bytes.Buffer
+	reportPace(&out, time.Minute, 2, time.Minute, results)
+	for _, want := range []string{"pace 1m0s (±10%, open loop): 2 tables, 0.03 coups/s expected\n",
+		"  AcceptBank: 1 calls, p50 5ms, p99 5ms\n", "  PlaceBet: 5 calls, p50 30ms, p99 50ms\n",
+		"every action's p99 under 100ms: yes (worst PlaceBet p99 50ms)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	results[1].actions["DecideDraw"] = ms(150)
+	reportPace(&out, time.Minute, 2, time.Minute, results)
+	if !strings.Contains(out.String(), "every action's p99 under 100ms: no (worst DecideDraw p99 150ms)") {
+		t.Errorf("a slow action passed:\n%s", out.String())
 	}
 }

@@ -30,14 +30,24 @@
 # often as 10,000 at the default 30 s), and reports over DURATION the
 # fsyncs per second of each store and the stack's CPU (% of a core).
 #
+# PACE (make load PACE=60s TABLES=N) plays at a human pace instead: each
+# table starts a coup every PACE (±10%, open loop) for DURATION (default
+# then 3 minutes), on the secure stack; the report gives each action's
+# p50/p99, whether every p99 is under 100 ms, and the CPU per live table.
+#
 # Environment: TABLES (default 16), DURATION (default 20s), MODES
-# (default "secure insecure"; or "idle"), OFFER (idle: default 3s), PORT
-# (the gateway's port, default a random one), MPORT (the metrics port,
-# default PORT+1).
+# (default "secure insecure"; or "idle"), OFFER (idle: default 3s), PACE
+# (default none), PORT (the gateway's port, default a random one), MPORT
+# (the metrics port, default PORT+1).
 # The run is bounded in time and talks only to 127.0.0.1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TABLES=${TABLES:-16}
+PACE=${PACE:-}
+if [ -n "$PACE" ]; then
+  DURATION=${DURATION:-3m}
+  MODES=${MODES:-secure}
+fi
 DURATION=${DURATION:-20s}
 MODES=${MODES:-secure insecure}
 OFFER=${OFFER:-3s}
@@ -49,14 +59,15 @@ trap 'if [ -n "$PID" ]; then kill $PID 2>/dev/null || true; wait $PID 2>/dev/nul
 cd "$ROOT"
 go build -o "$WORK/chemmy" ./cmd/chemmy
 for mode in $MODES; do
-  flags=() play=()
+  flags=() play=() tok=()
   [ "$mode" = insecure ] && flags=(-insecure)
-  [ "$mode" = idle ] && play=(-idle -idle-offer "$OFFER" -noop 0)
+  [ "$mode" = idle ] && play=(-idle -idle-offer "$OFFER" -noop 0) tok=(-idle)
+  [ -n "$PACE" ] && [ "$mode" != idle ] && play=(-pace "$PACE")
   rm -rf "$WORK/data"
   # Each player plays with his own token (a player's moves are his alone).
   prefix=load-$mode-$(date +%s)
   "$WORK/chemmy" load -write-tokens "$WORK/tokens.yaml" -write-tokens-from deploy/local/tokens.yaml \
-    -player-token '%s-token' -prefix "$prefix" -tables "$TABLES" "${play[@]:0:1}"
+    -player-token '%s-token' -prefix "$prefix" -tables "$TABLES" "${tok[@]}"
   "$WORK/chemmy" run -data-dir "$WORK/data" -listen 127.0.0.1:$PORT -nats-port -1 \
     -tokens "$WORK/tokens.yaml" -log-level error -rate-limit -1 -metrics-addr 127.0.0.1:$MPORT -http "" "${flags[@]}" > "$WORK/run.log" 2>&1 &
   PID=$!
