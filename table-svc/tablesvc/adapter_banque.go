@@ -2,10 +2,8 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -25,14 +23,18 @@ import (
 
 // banqueAdapter is the shell's adapter of the baccarat banque core (BQ-*):
 // its state is the record's Banque.
-type banqueAdapter struct{}
+type banqueAdapter struct {
+	coreAdapter[banque.State, banque.Outcome]
+}
+
+// banqueGame is the adapter the registry (games.go) holds: the core is
+// banque.Game, its state under "banque" in the record.
+var banqueGame = banqueAdapter{coreAdapter[banque.State, banque.Outcome]{banque.Game, "banque"}}
 
 func (banqueAdapter) name() string { return "baccarat banque" }
 
 // banqueOf is the state of t, a table of this game; nil at another game's.
 func banqueOf(t *table) *banque.State { st, _ := t.game.(*banque.State); return st }
-
-func (banqueAdapter) stateKey() string { return "banque" }
 
 func (banqueAdapter) rules(m rulesHolder) proto.Message { return m.GetBanqueRules() }
 
@@ -50,33 +52,6 @@ func (banqueAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func
 }
 
 func (banqueAdapter) renewsSpentShoe() bool { return false }
-
-// decode reads the state under its key.
-func (banqueAdapter) decode(b []byte) (any, error) {
-	var r struct {
-		State *banque.State `json:"banque"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	if r.State == nil {
-		return nil, fmt.Errorf("no %q in the record", "banque")
-	}
-	return r.State, nil
-}
-
-func (banqueAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := banque.Apply(*banqueOf(t), in)
-	if err != nil || out.Hold != nil {
-		return nil, out.Hold, err
-	}
-	*banqueOf(t) = out.State
-	return out.Events, nil, nil
-}
-
-func (banqueAdapter) pending(t *table) game.Effect { return banque.Pending(*banqueOf(t)) }
-
-func (banqueAdapter) deadline(t *table) time.Time { return banque.Deadline(*banqueOf(t)) }
 
 func (banqueAdapter) coupID(t *table) string {
 	if cp := banqueOf(t).Coup; cp != nil {
@@ -197,23 +172,6 @@ func (banqueAdapter) carryOut(ctx context.Context, s *Service, t *table, eff gam
 		return out, true, nil
 	}
 	return nil, false, nil
-}
-
-// publicEvent: as chemin de fer (redactEvent), face down as
-// banque.FaceDown says.
-func (banqueAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, banque.FaceDown)
-}
-
-// holderOf: banque's card_dealt names its hand's holder (banque.HolderOf).
-func (banqueAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
-	return banque.HolderOf(*banqueOf(t), ev.GetCoupId(), ev.GetCardDealt())
-}
-
-// personalEvent: a card_dealt of a face-down card gets its card and total
-// back for the holder it names (banque.Shown).
-func (banqueAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return game.Personal(banque.Game, *banqueOf(t), v.look(), ev)
 }
 
 // view: each card as banque.Sees shows it to v.
@@ -355,20 +313,8 @@ func createBanque(t *table, r banque.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_BACCARAT_BANQUE), &st
-	banqueAdapter{}.sync(t)
+	banqueGame.sync(t)
 	return t, nil
-}
-
-// hidden counts by rank the cards of coup coupID that v does not see
-// (banque.Hidden).
-func (banqueAdapter) hidden(t *table, coupID string, v viewer) [13]int {
-	return banque.Hidden(*banqueOf(t), coupID, v.look())
-}
-
-func (banqueAdapter) restart(t *table, now time.Time) bool {
-	st, moved := banque.Restart(*banqueOf(t), now)
-	*banqueOf(t) = st
-	return moved
 }
 
 // seated, standable, giveUpBank: baccarat banque's idle rule

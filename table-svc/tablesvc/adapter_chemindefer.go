@@ -30,14 +30,18 @@ import (
 
 // cfAdapter is the shell's adapter of the chemin de fer core (CF-*): its
 // state is the record's game (cfOf).
-type cfAdapter struct{}
+type cfAdapter struct {
+	coreAdapter[chemindefer.State, chemindefer.Outcome]
+}
+
+// cfGame is the adapter the registry (games.go) holds: the core is
+// chemindefer.Game, its state under "chemin_de_fer" in the record.
+var cfGame = cfAdapter{coreAdapter[chemindefer.State, chemindefer.Outcome]{chemindefer.Game, "chemin_de_fer"}}
 
 func (cfAdapter) name() string { return "chemin de fer" }
 
 // cfOf is the state of t, a table of this game; nil at another game's.
 func cfOf(t *table) *chemindefer.State { st, _ := t.game.(*chemindefer.State); return st }
-
-func (cfAdapter) stateKey() string { return "chemin_de_fer" }
 
 func (cfAdapter) rules(m rulesHolder) proto.Message { return m.GetHouseRules() }
 
@@ -52,7 +56,7 @@ func (cfAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*ta
 	return func(t *table) error {
 		st := chemindefer.New(hr)
 		t.game = &st
-		cfAdapter{}.sync(t)
+		cfGame.sync(t)
 		return nil
 	}, nil
 }
@@ -83,10 +87,6 @@ func (cfAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error
 	*cfOf(t) = out.State
 	return out.Events, nil, nil
 }
-
-func (cfAdapter) pending(t *table) game.Effect { return chemindefer.Pending(*cfOf(t)) }
-
-func (cfAdapter) deadline(t *table) time.Time { return chemindefer.Deadline(*cfOf(t)) }
 
 func (cfAdapter) coupID(t *table) string {
 	if cfOf(t).Coup != nil {
@@ -237,13 +237,6 @@ func (cfAdapter) cutter(t *table) (string, time.Duration) {
 // turnClock is the core's own clock of its turns.
 func (cfAdapter) turnClock(t *table) (string, time.Time) { return cfOf(t).WaitKey, cfOf(t).Deadline }
 
-// restart gives the pending turn its full time again, counted from now.
-func (cfAdapter) restart(t *table, now time.Time) bool {
-	st, moved := chemindefer.Restart(*cfOf(t), now)
-	*cfOf(t) = st
-	return moved
-}
-
 // interrupt voids a coup that could not go on before its result.
 func (cfAdapter) interrupt(t *table, reason string) game.Command {
 	if cfOf(t).Coup == nil || cfOf(t).Phase != chemindefer.PhaseDealing || cfOf(t).Coup.Turned() {
@@ -331,33 +324,8 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 	return out, nil
 }
 
-// publicEvent: face-down cards (chemindefer.FaceDown), and the totals and
-// draw reasons that would tell them, are left out (view.go, "Who sees
-// what", redactEvent).
-func (cfAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, chemindefer.FaceDown)
-}
-
-// personalEvent: a card_dealt of a face-down card v sees
-// (chemindefer.Shown) gets its card and total back.
-func (cfAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return game.Personal(chemindefer.Game, *cfOf(t), v.look(), ev)
-}
-
-// holderOf: chemindefer.HolderOf (chemin de fer's card_dealt names no
-// holder).
-func (cfAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
-	return chemindefer.HolderOf(*cfOf(t), ev.GetCoupId(), ev.GetCardDealt())
-}
-
 // view is the table as v may see it (view.go, convert.go).
 func (cfAdapter) view(t *table, v viewer) *tablev1.Table { return cfProto(t, v.look()) }
-
-// hidden counts by rank the cards of coup coupID (in play or the last)
-// that v does not see (chemindefer.Hidden).
-func (cfAdapter) hidden(t *table, coupID string, v viewer) [13]int {
-	return chemindefer.Hidden(*cfOf(t), coupID, v.look())
-}
 
 // keepBank: after a settlement the banker keeps (CF-BANK-WINS, a stand
 // off; chemindefer.KeptBank), his limits are asked again (limitKeep,

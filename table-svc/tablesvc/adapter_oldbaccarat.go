@@ -2,9 +2,6 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -23,7 +20,13 @@ import (
 
 // oldAdapter is the shell's adapter of the old baccarat core (OLD-*): its
 // state is the record's Old.
-type oldAdapter struct{}
+type oldAdapter struct {
+	coreAdapter[oldbaccarat.State, oldbaccarat.Outcome]
+}
+
+// oldGame is the adapter the registry (games.go) holds: the core is
+// oldbaccarat.Game, its state under "old_baccarat" in the record.
+var oldGame = oldAdapter{coreAdapter[oldbaccarat.State, oldbaccarat.Outcome]{oldbaccarat.Game, "old_baccarat"}}
 
 // oldMaxSeats bounds an old baccarat table's seats: a coup of p players
 // deals up to 3p cards, and the shoe's cut card (at most 17 from the end
@@ -35,8 +38,6 @@ func (oldAdapter) name() string { return "old baccarat" }
 
 // oldOf is the state of t, a table of this game; nil at another game's.
 func oldOf(t *table) *oldbaccarat.State { st, _ := t.game.(*oldbaccarat.State); return st }
-
-func (oldAdapter) stateKey() string { return "old_baccarat" }
 
 func (oldAdapter) rules(m rulesHolder) proto.Message { return m.GetOldBaccaratRules() }
 
@@ -53,33 +54,6 @@ func (oldAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*t
 }
 
 func (oldAdapter) renewsSpentShoe() bool { return false }
-
-// decode reads the state under its key.
-func (oldAdapter) decode(b []byte) (any, error) {
-	var r struct {
-		State *oldbaccarat.State `json:"old_baccarat"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	if r.State == nil {
-		return nil, fmt.Errorf("no %q in the record", "old_baccarat")
-	}
-	return r.State, nil
-}
-
-func (oldAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := oldbaccarat.Apply(*oldOf(t), in)
-	if err != nil || out.Hold != nil {
-		return nil, out.Hold, err
-	}
-	*oldOf(t) = out.State
-	return out.Events, nil, nil
-}
-
-func (oldAdapter) pending(t *table) game.Effect { return oldbaccarat.Pending(*oldOf(t)) }
-
-func (oldAdapter) deadline(t *table) time.Time { return oldbaccarat.Deadline(*oldOf(t)) }
 
 func (oldAdapter) coupID(t *table) string {
 	if cp := oldOf(t).Coup; cp != nil {
@@ -178,25 +152,6 @@ func (oldAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 		return oldbaccarat.Settled{NewBank: resp.GetNewBank()}, true, nil
 	}
 	return nil, false, nil
-}
-
-// publicEvent hides every dealt card, third cards too
-// (oldbaccarat.FaceDown), and what would tell its points (redactEvent),
-// until the showdown's coup_resulted.
-func (oldAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return redactEvent(ev, oldbaccarat.FaceDown)
-}
-
-// holderOf: the old game's card_dealt names its hand's holder
-// (oldbaccarat.HolderOf).
-func (oldAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
-	return oldbaccarat.HolderOf(*oldOf(t), ev.GetCoupId(), ev.GetCardDealt())
-}
-
-// personalEvent gives a hand's holder his own card and points back
-// (oldbaccarat.Shown).
-func (oldAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return game.Personal(oldbaccarat.Game, *oldOf(t), v.look(), ev)
 }
 
 // oldPoints are the OLD-VALUES points of card codes.
@@ -336,20 +291,8 @@ func createOld(t *table, r oldbaccarat.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_OLD_BACCARAT), &st
-	oldAdapter{}.sync(t)
+	oldGame.sync(t)
 	return t, nil
-}
-
-// hidden counts by rank the cards of coup coupID that v does not see
-// (oldbaccarat.Hidden).
-func (oldAdapter) hidden(t *table, coupID string, v viewer) [13]int {
-	return oldbaccarat.Hidden(*oldOf(t), coupID, v.look())
-}
-
-func (oldAdapter) restart(t *table, now time.Time) bool {
-	st, moved := oldbaccarat.Restart(*oldOf(t), now)
-	*oldOf(t) = st
-	return moved
 }
 
 // seated, standable, giveUpBank: the old game's idle rule

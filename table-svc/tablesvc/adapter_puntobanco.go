@@ -2,10 +2,8 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -25,14 +23,18 @@ import (
 
 // pbAdapter is the shell's adapter of the punto banco core (PB-*): its state
 // is the record's PuntoBanco.
-type pbAdapter struct{}
+type pbAdapter struct {
+	coreAdapter[puntobanco.State, puntobanco.Outcome]
+}
+
+// pbGame is the adapter the registry (games.go) holds: the core is
+// puntobanco.Game, its state under "punto_banco" in the record.
+var pbGame = pbAdapter{coreAdapter[puntobanco.State, puntobanco.Outcome]{puntobanco.Game, "punto_banco"}}
 
 func (pbAdapter) name() string { return "punto banco" }
 
 // pbOf is the state of t, a table of this game; nil at another game's.
 func pbOf(t *table) *puntobanco.State { st, _ := t.game.(*puntobanco.State); return st }
-
-func (pbAdapter) stateKey() string { return "punto_banco" }
 
 func (pbAdapter) rules(m rulesHolder) proto.Message { return m.GetPuntoBancoRules() }
 
@@ -48,33 +50,6 @@ func (pbAdapter) open(req *tablev1.CreateTableRequest, sr *shellRules) (func(*ta
 }
 
 func (pbAdapter) renewsSpentShoe() bool { return false }
-
-// decode reads the state under its key.
-func (pbAdapter) decode(b []byte) (any, error) {
-	var r struct {
-		State *puntobanco.State `json:"punto_banco"`
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, err
-	}
-	if r.State == nil {
-		return nil, fmt.Errorf("no %q in the record", "punto_banco")
-	}
-	return r.State, nil
-}
-
-func (pbAdapter) apply(t *table, in game.Input) ([]game.Event, *game.Hold, error) {
-	out, err := puntobanco.Apply(*pbOf(t), in)
-	if err != nil || out.Hold != nil {
-		return nil, out.Hold, err
-	}
-	*pbOf(t) = out.State
-	return out.Events, nil, nil
-}
-
-func (pbAdapter) pending(t *table) game.Effect { return puntobanco.Pending(*pbOf(t)) }
-
-func (pbAdapter) deadline(t *table) time.Time { return puntobanco.Deadline(*pbOf(t)) }
 
 func (pbAdapter) coupID(t *table) string {
 	if cp := pbOf(t).Coup; cp != nil {
@@ -136,17 +111,6 @@ func (pbAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Ef
 // publicEvent: punto banco deals every card face up (no card is
 // puntobanco.FaceDown); nothing is hidden.
 func (pbAdapter) publicEvent(ev *eventsv1.TableEvent) *eventsv1.TableEvent { return ev }
-
-// holderOf: punto banco's hands are the house's (puntobanco.HolderOf).
-func (pbAdapter) holderOf(t *table, ev *eventsv1.TableEvent) string {
-	return puntobanco.HolderOf(*pbOf(t), ev.GetCoupId(), ev.GetCardDealt())
-}
-
-// personalEvent: every viewer's events are the published ones
-// (puntobanco.Shown gives nobody a card back).
-func (pbAdapter) personalEvent(t *table, v viewer, ev *eventsv1.TableEvent) *eventsv1.TableEvent {
-	return game.Personal(puntobanco.Game, *pbOf(t), v.look(), ev)
-}
 
 // view is a punto banco table's view: every card is dealt face up, so
 // every viewer sees the same table.
@@ -375,19 +339,8 @@ func createPuntoBanco(t *table, r puntobanco.Rules) (*table, error) {
 		return nil, coreError(err)
 	}
 	t.Variant, t.game = int32(tablev1.Variant_VARIANT_PUNTO_BANCO), &st
-	pbAdapter{}.sync(t)
+	pbGame.sync(t)
 	return t, nil
-}
-
-// hidden: punto banco hides no card (puntobanco.Hidden).
-func (pbAdapter) hidden(t *table, coupID string, v viewer) [13]int {
-	return puntobanco.Hidden(*pbOf(t), coupID, v.look())
-}
-
-func (pbAdapter) restart(t *table, now time.Time) bool {
-	st, moved := puntobanco.Restart(*pbOf(t), now)
-	*pbOf(t) = st
-	return moved
 }
 
 // seated, standable, giveUpBank: punto banco's idle rule

@@ -181,7 +181,7 @@ func TestBanqueDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob := viewer{caller: auth.Caller{Subject: "bob", Role: auth.RolePlayer}, known: true}
-	if got := (banqueAdapter{}).hidden(rec, banqueOf(rec).Coup.ID, bob); got != [13]int{1: 1, 3: 1, 6: 1, 12: 1} {
+	if got := banqueGame.hidden(rec, banqueOf(rec).Coup.ID, bob); got != [13]int{1: 1, 3: 1, 6: 1, 12: 1} {
 		t.Errorf("hidden to bob, by rank: %v", got)
 	}
 	// The advice is bob's alone; on a prepared shoe the table does not know

@@ -99,10 +99,10 @@ func TestEventRedactionEveryGame(t *testing.T) {
 		faceDown   [3]bool
 		redactDraw bool
 	}{
-		{cfAdapter{}, [3]bool{true, true, false}, true},
-		{banqueAdapter{}, [3]bool{true, true, false}, true},
-		{oldAdapter{}, [3]bool{true, true, true}, true},
-		{pbAdapter{}, [3]bool{false, false, false}, false},
+		{cfGame, [3]bool{true, true, false}, true},
+		{banqueGame, [3]bool{true, true, false}, true},
+		{oldGame, [3]bool{true, true, true}, true},
+		{pbGame, [3]bool{false, false, false}, false},
 	} {
 		for i, down := range tc.faceDown {
 			in := card(int32(i + 1))

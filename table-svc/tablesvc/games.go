@@ -9,10 +9,10 @@ import (
 // every game; a new game is its core (a package under table-svc/game),
 // its adapter and a line here.
 func init() {
-	games[tablev1.Variant_VARIANT_CHEMIN_DE_FER] = cfAdapter{}
-	games[tablev1.Variant_VARIANT_PUNTO_BANCO] = pbAdapter{}
-	games[tablev1.Variant_VARIANT_BACCARAT_BANQUE] = banqueAdapter{}
-	games[tablev1.Variant_VARIANT_OLD_BACCARAT] = oldAdapter{}
+	games[tablev1.Variant_VARIANT_CHEMIN_DE_FER] = cfGame
+	games[tablev1.Variant_VARIANT_PUNTO_BANCO] = pbGame
+	games[tablev1.Variant_VARIANT_BACCARAT_BANQUE] = banqueGame
+	games[tablev1.Variant_VARIANT_OLD_BACCARAT] = oldGame
 	// Chemin de fer is the game of a table, a round or a request that
 	// names none: the first game, from before the others.
 	unnamed = tablev1.Variant_VARIANT_CHEMIN_DE_FER
