@@ -37,6 +37,7 @@ var Policies = []Policy{
 	{"shards", CheckShards},
 	{"nats-clients", CheckNATSClients},
 	{"seamless", CheckSeamless},
+	{"service-accounts", CheckServiceAccounts},
 }
 
 // CheckAll runs every policy and returns the violations, each prefixed
@@ -632,6 +633,39 @@ func CheckNoSecretData(r Render) []string {
 		s := o.Value.(*corev1.Secret)
 		if len(s.Data) > 0 || len(s.StringData) > 0 {
 			out = append(out, o.Ref()+": holds data (reference the operator's Secret instead)")
+		}
+	}
+	return out
+}
+
+// CheckServiceAccounts: every pod template names a ServiceAccount of its
+// own (not "default", not another workload's) that is in the render, and
+// mounts no API token: automountServiceAccountToken false on the pod
+// template and on the ServiceAccount (no chemmy process calls the
+// Kubernetes API).
+func CheckServiceAccounts(r Render) []string {
+	var out []string
+	owner := map[string]string{}
+	for _, w := range r.Workloads() {
+		name := w.Spec.ServiceAccountName
+		if name == "" || name == "default" {
+			out = append(out, w.Ref+": runs as the namespace's default ServiceAccount (serviceAccountName unset)")
+			continue
+		}
+		if other, ok := owner[name]; ok {
+			out = append(out, fmt.Sprintf("%s: shares ServiceAccount %s with %s", w.Ref, name, other))
+		}
+		owner[name] = w.Ref
+		if a := w.Spec.AutomountServiceAccountToken; a == nil || *a {
+			out = append(out, w.Ref+": automountServiceAccountToken is not false")
+		}
+		o, ok := r.Find("ServiceAccount", name)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: ServiceAccount %s is not in the render", w.Ref, name))
+			continue
+		}
+		if a := o.Value.(*corev1.ServiceAccount).AutomountServiceAccountToken; a == nil || *a {
+			out = append(out, o.Ref()+": automountServiceAccountToken is not false")
 		}
 	}
 	return out

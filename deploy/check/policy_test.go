@@ -208,6 +208,26 @@ func TestPoliciesCatchBadObjects(t *testing.T) {
 			setArg(shoe(r), "stream-replicas", "2")
 			return r
 		}, "the NATS clients disagree on -stream-replicas"},
+		{"default service account", CheckServiceAccounts, func(r Render) Render {
+			deployment(t, r, "gateway").Spec.Template.Spec.ServiceAccountName = ""
+			return r
+		}, "Deployment/gateway: runs as the namespace's default ServiceAccount"},
+		{"shared service account", CheckServiceAccounts, func(r Render) Render {
+			statefulSet(t, r, "nats").Spec.Template.Spec.ServiceAccountName = "wallet-svc"
+			return r
+		}, "shares ServiceAccount wallet-svc"},
+		{"service account missing", CheckServiceAccounts, func(r Render) Render {
+			return slices.DeleteFunc(r, func(o Object) bool { return o.Kind == "ServiceAccount" && o.Meta.Name == "table-svc" })
+		}, "StatefulSet/table-svc: ServiceAccount table-svc is not in the render"},
+		{"token mounted", CheckServiceAccounts, func(r Render) Render {
+			statefulSet(t, r, "wallet-svc").Spec.Template.Spec.AutomountServiceAccountToken = nil
+			return r
+		}, "StatefulSet/wallet-svc: automountServiceAccountToken is not false"},
+		{"service account mounts", CheckServiceAccounts, func(r Render) Render {
+			o, _ := r.Find("ServiceAccount", "gateway")
+			o.Value.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr(true)
+			return r
+		}, "ServiceAccount/gateway: automountServiceAccountToken is not false"},
 		{"secret in the base", CheckNoSecretData, func(r Render) Render {
 			return append(render(t, "base"), Object{Kind: "Secret", Value: &corev1.Secret{Data: map[string][]byte{"tls.key": []byte("k")}}})
 		}, "holds data"},
