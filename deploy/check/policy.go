@@ -38,6 +38,7 @@ var Policies = []Policy{
 	{"nats-clients", CheckNATSClients},
 	{"seamless", CheckSeamless},
 	{"service-accounts", CheckServiceAccounts},
+	{"gomemlimit", CheckGOMEMLIMIT},
 }
 
 // CheckAll runs every policy and returns the violations, each prefixed
@@ -669,4 +670,70 @@ func CheckServiceAccounts(r Render) []string {
 		}
 	}
 	return out
+}
+
+// GOMEMLIMIT bounds, as a fraction of the container's memory limit: the
+// Go runtime collects harder as the heap nears GOMEMLIMIT, which must
+// leave room under the limit for what it does not count.
+const (
+	memLimitMin = 0.80
+	memLimitMax = 0.90
+)
+
+// CheckGOMEMLIMIT: every container with a memory limit sets GOMEMLIMIT to
+// a literal value (a resourceFieldRef can only give 100% of the limit)
+// between 80% and 90% of that limit.
+func CheckGOMEMLIMIT(r Render) []string {
+	var out []string
+	for _, w := range r.Workloads() {
+		for _, c := range Containers(w.Spec) {
+			lim, ok := c.Resources.Limits[corev1.ResourceMemory]
+			if !ok {
+				continue
+			}
+			at := fmt.Sprintf("%s container %s", w.Ref, c.Name)
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+			if i < 0 {
+				out = append(out, fmt.Sprintf("%s: memory limit %s and no GOMEMLIMIT", at, lim.String()))
+				continue
+			}
+			e := c.Env[i]
+			if e.ValueFrom != nil {
+				out = append(out, at+": GOMEMLIMIT is not a literal value (a resourceFieldRef gives 100% of the limit)")
+				continue
+			}
+			v, err := parseGoMemLimit(e.Value)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: GOMEMLIMIT=%s: %v", at, e.Value, err))
+				continue
+			}
+			f := float64(v) / float64(lim.Value())
+			if f < memLimitMin || f > memLimitMax {
+				out = append(out, fmt.Sprintf("%s: GOMEMLIMIT=%s is %.1f%% of the memory limit %s, want %.0f%% to %.0f%%",
+					at, e.Value, 100*f, lim.String(), 100*memLimitMin, 100*memLimitMax))
+			}
+		}
+	}
+	return out
+}
+
+// parseGoMemLimit parses GOMEMLIMIT as the Go runtime does: a number of
+// bytes with an optional unit B, KiB, MiB, GiB or TiB.
+func parseGoMemLimit(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("not a size the Go runtime reads (bytes, or a number with B, KiB, MiB, GiB, TiB)")
+	}
+	return n * mult, nil
 }

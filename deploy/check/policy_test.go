@@ -228,6 +228,33 @@ func TestPoliciesCatchBadObjects(t *testing.T) {
 			o.Value.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr(true)
 			return r
 		}, "ServiceAccount/gateway: automountServiceAccountToken is not false"},
+		{"no GOMEMLIMIT", CheckGOMEMLIMIT, func(r Render) Render {
+			c := &statefulSet(t, r, "nats").Spec.Template.Spec.Containers[0]
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+			return r
+		}, "StatefulSet/nats container nats: memory limit 1Gi and no GOMEMLIMIT"},
+		{"GOMEMLIMIT at the limit", CheckGOMEMLIMIT, func(r Render) Render {
+			c := shoe(r)
+			for i := range c.Env {
+				if c.Env[i].Name == "GOMEMLIMIT" {
+					c.Env[i] = corev1.EnvVar{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{
+						ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "shoe-svc", Resource: "limits.memory"}}}
+				}
+			}
+			return r
+		}, "container shoe-svc: GOMEMLIMIT is not a literal value"},
+		{"limit raised alone", CheckGOMEMLIMIT, func(r Render) Render {
+			tableSvc(r).Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
+			return r
+		}, "container table-svc: GOMEMLIMIT=460MiB is 44.9% of the memory limit 1Gi"},
+		{"GOMEMLIMIT without unit", CheckGOMEMLIMIT, func(r Render) Render {
+			for i, e := range gateway(r).Env {
+				if e.Name == "GOMEMLIMIT" {
+					gateway(r).Env[i].Value = "230Mi"
+				}
+			}
+			return r
+		}, "container gateway: GOMEMLIMIT=230Mi: not a size"},
 		{"secret in the base", CheckNoSecretData, func(r Render) Render {
 			return append(render(t, "base"), Object{Kind: "Secret", Value: &corev1.Secret{Data: map[string][]byte{"tls.key": []byte("k")}}})
 		}, "holds data"},
