@@ -184,6 +184,36 @@ func TestNATSConfig(t *testing.T) {
 	}
 }
 
+// TestTrustedProxies: the production example, behind its Ingress, trusts
+// the controller's placeholder pod range; without it, or with 0.0.0.0/0,
+// the policy trusted-proxies objects.
+func TestTrustedProxies(t *testing.T) {
+	r := render(t, "overlays/production")
+	c := Container(&deployment(t, r, "gateway").Spec.Template.Spec, "gateway")
+	if v, _ := Arg(c.Args, "trusted-proxies"); v != "10.244.0.0/16" {
+		t.Errorf("production gateway -trusted-proxies=%q, want the placeholder pod range 10.244.0.0/16", v)
+	}
+	if v := CheckTrustedProxies(r); len(v) > 0 {
+		t.Error(v)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"", "behind an Ingress without -trusted-proxies"},
+		{"-trusted-proxies=0.0.0.0/0", "trusts every address"},
+		{"-trusted-proxies=203.0.113.0/24", "not a private (in-cluster) range"},
+		{"-trusted-proxies=10.244.0.0/33", "is not a CIDR"},
+	} {
+		r := render(t, "overlays/production")
+		c := Container(&deployment(t, r, "gateway").Spec.Template.Spec, "gateway")
+		c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "-trusted-proxies=") })
+		if tc.arg != "" {
+			c.Args = append(c.Args, tc.arg)
+		}
+		if got := CheckTrustedProxies(r); !containsSub(got, tc.want) {
+			t.Errorf("%q: want a violation with %q, got %q", tc.arg, tc.want, got)
+		}
+	}
+}
+
 func natsConfigMap(r Render) *corev1.ConfigMap {
 	for _, o := range r.Kind("ConfigMap") {
 		if strings.HasPrefix(o.Meta.Name, "nats-config") {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,7 @@ var Policies = []Policy{
 	{"seamless", CheckSeamless},
 	{"service-accounts", CheckServiceAccounts},
 	{"gomemlimit", CheckGOMEMLIMIT},
+	{"trusted-proxies", CheckTrustedProxies},
 }
 
 // CheckAll runs every policy and returns the violations, each prefixed
@@ -736,4 +738,62 @@ func parseGoMemLimit(s string) (int64, error) {
 		return 0, fmt.Errorf("not a size the Go runtime reads (bytes, or a number with B, KiB, MiB, GiB, TiB)")
 	}
 	return n * mult, nil
+}
+
+// CheckTrustedProxies: a render exposing the gateway through an Ingress
+// gives the gateway -trusted-proxies (or CHEMMY_GATEWAY_TRUSTED_PROXIES
+// from its env or envFrom ConfigMaps), so that failed authentications
+// and connections count against the clients the controller forwards for,
+// not against the controller; every range is a valid CIDR or address,
+// private (in-cluster), and none is a /0.
+func CheckTrustedProxies(r Render) []string {
+	exposed := false
+	for _, o := range r.Kind("Ingress") {
+		for _, rule := range o.Value.(*networkingv1.Ingress).Spec.Rules {
+			if rule.HTTP == nil {
+				continue
+			}
+			for _, p := range rule.HTTP.Paths {
+				exposed = exposed || (p.Backend.Service != nil && p.Backend.Service.Name == "gateway")
+			}
+		}
+	}
+	if !exposed {
+		return nil
+	}
+	o, ok := r.Find("Deployment", "gateway")
+	if !ok {
+		return nil
+	}
+	c := Container(&o.Value.(*appsv1.Deployment).Spec.Template.Spec, "gateway")
+	if c == nil {
+		return []string{o.Ref() + ": no container gateway"}
+	}
+	at := o.Ref() + " container gateway"
+	v, ok := Arg(c.Args, "trusted-proxies")
+	if !ok {
+		v, ok = envValue(r, c, "CHEMMY_GATEWAY_TRUSTED_PROXIES")
+	}
+	if !ok || strings.TrimSpace(v) == "" {
+		return []string{at + ": behind an Ingress without -trusted-proxies (the controller's pod range)"}
+	}
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, errA := netip.ParseAddr(f)
+			if errA != nil {
+				out = append(out, fmt.Sprintf("%s: trusted proxy %q is not a CIDR or an address", at, f))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		switch {
+		case p.Bits() == 0:
+			out = append(out, fmt.Sprintf("%s: trusted proxy %s trusts every address: any client could name any other", at, f))
+		case !p.Addr().IsPrivate():
+			out = append(out, fmt.Sprintf("%s: trusted proxy %s is not a private (in-cluster) range", at, f))
+		}
+	}
+	return out
 }
