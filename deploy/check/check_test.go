@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -181,6 +182,28 @@ func TestNATSConfig(t *testing.T) {
 				t.Errorf("%d nkey users, want table-svc, wallet-svc, shoe-svc and reader", len(opts.Nkeys))
 			}
 		})
+	}
+}
+
+// TestProductionImagesByDigest: the production example names every chemmy
+// image by digest (image@sha256:<64 hex>), not by a tag that can move.
+// Its digests are placeholders the release pipeline replaces.
+func TestProductionImagesByDigest(t *testing.T) {
+	digest := regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+	n := 0
+	for _, w := range render(t, "overlays/production").Workloads() {
+		for _, c := range Containers(w.Spec) {
+			if !strings.Contains(c.Image, "chemmy/") {
+				continue // NATS: the upstream image, by its version tag
+			}
+			n++
+			if !digest.MatchString(c.Image) {
+				t.Errorf("%s container %s: image %s is not by digest (@sha256:...)", w.Ref, c.Name, c.Image)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d chemmy images in production, want gateway, table-svc, shoe-svc and wallet-svc at least", n)
 	}
 }
 
