@@ -67,6 +67,20 @@ type ServiceMonitor struct {
 			Port     string `json:"port"`
 			Path     string `json:"path,omitempty"`
 			Interval string `json:"interval,omitempty"`
+			// Relabelings apply to the target's labels before the
+			// scrape, after the operator's own (which set job and
+			// service to the Service's name).
+			Relabelings []RelabelConfig `json:"relabelings,omitempty"`
 		} `json:"endpoints"`
 	} `json:"spec"`
+}
+
+// RelabelConfig is a Prometheus relabeling, the fields chemmy uses.
+type RelabelConfig struct {
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+	Separator    string   `json:"separator,omitempty"`
+	TargetLabel  string   `json:"targetLabel,omitempty"`
+	Regex        string   `json:"regex,omitempty"`
+	Replacement  *string  `json:"replacement,omitempty"`
+	Action       string   `json:"action,omitempty"`
 }
