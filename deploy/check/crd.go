@@ -84,3 +84,24 @@ type RelabelConfig struct {
 	Replacement  *string  `json:"replacement,omitempty"`
 	Action       string   `json:"action,omitempty"`
 }
+
+// PrometheusRule is monitoring.coreos.com/v1 PrometheusRule (Prometheus
+// Operator), the fields chemmy uses.
+type PrometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name     string `json:"name"`
+			Interval string `json:"interval,omitempty"`
+			Rules    []struct {
+				Alert       string            `json:"alert,omitempty"`
+				Record      string            `json:"record,omitempty"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for,omitempty"`
+				Labels      map[string]string `json:"labels,omitempty"`
+				Annotations map[string]string `json:"annotations,omitempty"`
+			} `json:"rules"`
+		} `json:"groups"`
+	} `json:"spec"`
+}
