@@ -266,22 +266,32 @@ func selectsLabels(selector, l map[string]string) bool {
 }
 
 // CheckDefaultDeny: a render with services (Deployments, StatefulSets)
-// has a NetworkPolicy denying all ingress by default (empty podSelector,
-// policyTypes Ingress, no rule). A render of Jobs alone (overlays/load)
-// runs next to such a render, in its namespace.
+// has NetworkPolicies denying all ingress and all egress by default
+// (empty podSelector, policyTypes Ingress or Egress, no rule); the
+// policies allowing each path come on top (TestReachability). A render
+// of Jobs alone (overlays/load) runs next to such a render, in its
+// namespace.
 func CheckDefaultDeny(r Render) []string {
 	if !slices.ContainsFunc(r.Workloads(), func(w Workload) bool { return w.LongRunning }) {
 		return nil
 	}
-	for _, o := range r.Kind("NetworkPolicy") {
-		np := o.Value.(*networkingv1.NetworkPolicy)
-		sel := np.Spec.PodSelector
-		if len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 &&
-			slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) && len(np.Spec.Ingress) == 0 {
-			return nil
+	var out []string
+	for _, typ := range []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress} {
+		found := false
+		for _, o := range r.Kind("NetworkPolicy") {
+			np := o.Value.(*networkingv1.NetworkPolicy)
+			sel := np.Spec.PodSelector
+			rules := len(np.Spec.Ingress)
+			if typ == networkingv1.PolicyTypeEgress {
+				rules = len(np.Spec.Egress)
+			}
+			found = found || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 && slices.Contains(np.Spec.PolicyTypes, typ) && rules == 0)
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("no NetworkPolicy denies %s by default (podSelector {}, policyTypes [%s], no rule)", strings.ToLower(string(typ)), typ))
 		}
 	}
-	return []string{"no NetworkPolicy denies ingress by default (podSelector {}, policyTypes [Ingress], no rule)"}
+	return out
 }
 
 // CheckNamespaces: every Namespace enforces the "restricted" Pod Security
@@ -364,7 +374,7 @@ func CheckReferences(r Render) []string {
 				out = append(out, o.Ref()+": selects no pod of the render")
 			}
 		case *networkingv1.NetworkPolicy:
-			if sel := v.Spec.PodSelector.MatchLabels; len(sel) > 0 && len(selectsSome(sel)) == 0 {
+			if sel := v.Spec.PodSelector.MatchLabels; len(sel) > 0 && len(selectsSome(sel)) == 0 && !externalPods(sel) {
 				out = append(out, o.Ref()+": selects no pod of the render")
 			}
 		case *autoscalingv2.HorizontalPodAutoscaler:
@@ -400,6 +410,14 @@ func CheckReferences(r Render) []string {
 		out = append(out, podReferences(r, w)...)
 	}
 	return out
+}
+
+// externalPods: a selector of pods the operator runs, not the manifests:
+// NATS readers (label chemmy.io/nats-reader), which the base's policies
+// let reach NATS.
+func externalPods(sel map[string]string) bool {
+	_, ok := sel["chemmy.io/nats-reader"]
+	return ok
 }
 
 func servesPort(pods []Workload, p corev1.ServicePort) bool {

@@ -131,6 +131,10 @@ func TestPoliciesCatchBadObjects(t *testing.T) {
 			networkPolicy(t, r, "default-deny-ingress").Spec.Ingress = networkPolicy(t, r, "gateway").Spec.Ingress
 			return r
 		}, "no NetworkPolicy denies ingress by default"},
+		{"no default deny of egress", CheckDefaultDeny, func(r Render) Render {
+			networkPolicy(t, r, "default-deny-egress").Spec.Egress = networkPolicy(t, r, "nats-egress").Spec.Egress
+			return r
+		}, "no NetworkPolicy denies egress by default"},
 		{"namespace baseline", CheckNamespaces, func(r Render) Render {
 			ns, _ := r.Find("Namespace", "chemmy")
 			ns.Value.(*corev1.Namespace).Labels["pod-security.kubernetes.io/enforce"] = "baseline"

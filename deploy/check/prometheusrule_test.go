@@ -121,8 +121,8 @@ func TestPromQLMetrics(t *testing.T) {
 	for expr, want := range map[string][]string{
 		`max by (namespace, pod) (chemmy_table_stuck) > 0`: {"chemmy_table_stuck"},
 		`sum by (service) (rate(grpc_server_handled_total{grpc_code=~"Unknown|Internal"}[5m])) / sum by (service) (rate(grpc_server_handled_total[5m])) > 0.05`: {"grpc_server_handled_total", "grpc_server_handled_total"},
-		`(chemmy_certificate_expiry_timestamp_seconds - time()) < 7 * 86400`: {"chemmy_certificate_expiry_timestamp_seconds"},
-		`histogram_quantile(0.99, sum by (le) (rate(x_bucket[5m]))) > 1e3 and on(pod) y`: {"x_bucket", "y"},
+		`(chemmy_certificate_expiry_timestamp_seconds - time()) < 7 * 86400`:                                                                                    {"chemmy_certificate_expiry_timestamp_seconds"},
+		`histogram_quantile(0.99, sum by (le) (rate(x_bucket[5m]))) > 1e3 and on(pod) y`:                                                                        {"x_bucket", "y"},
 	} {
 		if got := PromQLMetrics(expr); !slices.Equal(got, want) {
 			t.Errorf("PromQLMetrics(%s) = %v, want %v", expr, got, want)
