@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -181,6 +182,58 @@ func TestNATSConfig(t *testing.T) {
 				t.Errorf("%d nkey users, want table-svc, wallet-svc, shoe-svc and reader", len(opts.Nkeys))
 			}
 		})
+	}
+}
+
+// TestProductionImagesByDigest: the production example names every chemmy
+// image by digest (image@sha256:<64 hex>), not by a tag that can move.
+// Its digests are placeholders the release pipeline replaces.
+func TestProductionImagesByDigest(t *testing.T) {
+	digest := regexp.MustCompile(`@sha256:[0-9a-f]{64}$`)
+	n := 0
+	for _, w := range render(t, "overlays/production").Workloads() {
+		for _, c := range Containers(w.Spec) {
+			if !strings.Contains(c.Image, "chemmy/") {
+				continue // NATS: the upstream image, by its version tag
+			}
+			n++
+			if !digest.MatchString(c.Image) {
+				t.Errorf("%s container %s: image %s is not by digest (@sha256:...)", w.Ref, c.Name, c.Image)
+			}
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d chemmy images in production, want gateway, table-svc, shoe-svc and wallet-svc at least", n)
+	}
+}
+
+// TestTrustedProxies: the production example, behind its Ingress, trusts
+// the controller's placeholder pod range; without it, or with 0.0.0.0/0,
+// the policy trusted-proxies objects.
+func TestTrustedProxies(t *testing.T) {
+	r := render(t, "overlays/production")
+	c := Container(&deployment(t, r, "gateway").Spec.Template.Spec, "gateway")
+	if v, _ := Arg(c.Args, "trusted-proxies"); v != "10.244.0.0/16" {
+		t.Errorf("production gateway -trusted-proxies=%q, want the placeholder pod range 10.244.0.0/16", v)
+	}
+	if v := CheckTrustedProxies(r); len(v) > 0 {
+		t.Error(v)
+	}
+	for _, tc := range []struct{ arg, want string }{
+		{"", "behind an Ingress without -trusted-proxies"},
+		{"-trusted-proxies=0.0.0.0/0", "trusts every address"},
+		{"-trusted-proxies=203.0.113.0/24", "not a private (in-cluster) range"},
+		{"-trusted-proxies=10.244.0.0/33", "is not a CIDR"},
+	} {
+		r := render(t, "overlays/production")
+		c := Container(&deployment(t, r, "gateway").Spec.Template.Spec, "gateway")
+		c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "-trusted-proxies=") })
+		if tc.arg != "" {
+			c.Args = append(c.Args, tc.arg)
+		}
+		if got := CheckTrustedProxies(r); !containsSub(got, tc.want) {
+			t.Errorf("%q: want a violation with %q, got %q", tc.arg, tc.want, got)
+		}
 	}
 }
 

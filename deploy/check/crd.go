@@ -67,6 +67,41 @@ type ServiceMonitor struct {
 			Port     string `json:"port"`
 			Path     string `json:"path,omitempty"`
 			Interval string `json:"interval,omitempty"`
+			// Relabelings apply to the target's labels before the
+			// scrape, after the operator's own (which set job and
+			// service to the Service's name).
+			Relabelings []RelabelConfig `json:"relabelings,omitempty"`
 		} `json:"endpoints"`
+	} `json:"spec"`
+}
+
+// RelabelConfig is a Prometheus relabeling, the fields chemmy uses.
+type RelabelConfig struct {
+	SourceLabels []string `json:"sourceLabels,omitempty"`
+	Separator    string   `json:"separator,omitempty"`
+	TargetLabel  string   `json:"targetLabel,omitempty"`
+	Regex        string   `json:"regex,omitempty"`
+	Replacement  *string  `json:"replacement,omitempty"`
+	Action       string   `json:"action,omitempty"`
+}
+
+// PrometheusRule is monitoring.coreos.com/v1 PrometheusRule (Prometheus
+// Operator), the fields chemmy uses.
+type PrometheusRule struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Groups []struct {
+			Name     string `json:"name"`
+			Interval string `json:"interval,omitempty"`
+			Rules    []struct {
+				Alert       string            `json:"alert,omitempty"`
+				Record      string            `json:"record,omitempty"`
+				Expr        string            `json:"expr"`
+				For         string            `json:"for,omitempty"`
+				Labels      map[string]string `json:"labels,omitempty"`
+				Annotations map[string]string `json:"annotations,omitempty"`
+			} `json:"rules"`
+		} `json:"groups"`
 	} `json:"spec"`
 }

@@ -58,6 +58,7 @@ var kinds = map[string]func() any{
 	"cert-manager.io/v1/Certificate":          func() any { return new(Certificate) },
 	"cert-manager.io/v1/Issuer":               func() any { return new(Issuer) },
 	"monitoring.coreos.com/v1/ServiceMonitor": func() any { return new(ServiceMonitor) },
+	"monitoring.coreos.com/v1/PrometheusRule": func() any { return new(PrometheusRule) },
 }
 
 // Decode splits a multi-document YAML stream (kustomize's output) and

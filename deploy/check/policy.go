@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,9 @@ var Policies = []Policy{
 	{"shards", CheckShards},
 	{"nats-clients", CheckNATSClients},
 	{"seamless", CheckSeamless},
+	{"service-accounts", CheckServiceAccounts},
+	{"gomemlimit", CheckGOMEMLIMIT},
+	{"trusted-proxies", CheckTrustedProxies},
 }
 
 // CheckAll runs every policy and returns the violations, each prefixed
@@ -262,22 +266,32 @@ func selectsLabels(selector, l map[string]string) bool {
 }
 
 // CheckDefaultDeny: a render with services (Deployments, StatefulSets)
-// has a NetworkPolicy denying all ingress by default (empty podSelector,
-// policyTypes Ingress, no rule). A render of Jobs alone (overlays/load)
-// runs next to such a render, in its namespace.
+// has NetworkPolicies denying all ingress and all egress by default
+// (empty podSelector, policyTypes Ingress or Egress, no rule); the
+// policies allowing each path come on top (TestReachability). A render
+// of Jobs alone (overlays/load) runs next to such a render, in its
+// namespace.
 func CheckDefaultDeny(r Render) []string {
 	if !slices.ContainsFunc(r.Workloads(), func(w Workload) bool { return w.LongRunning }) {
 		return nil
 	}
-	for _, o := range r.Kind("NetworkPolicy") {
-		np := o.Value.(*networkingv1.NetworkPolicy)
-		sel := np.Spec.PodSelector
-		if len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 &&
-			slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) && len(np.Spec.Ingress) == 0 {
-			return nil
+	var out []string
+	for _, typ := range []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress} {
+		found := false
+		for _, o := range r.Kind("NetworkPolicy") {
+			np := o.Value.(*networkingv1.NetworkPolicy)
+			sel := np.Spec.PodSelector
+			rules := len(np.Spec.Ingress)
+			if typ == networkingv1.PolicyTypeEgress {
+				rules = len(np.Spec.Egress)
+			}
+			found = found || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 && slices.Contains(np.Spec.PolicyTypes, typ) && rules == 0)
+		}
+		if !found {
+			out = append(out, fmt.Sprintf("no NetworkPolicy denies %s by default (podSelector {}, policyTypes [%s], no rule)", strings.ToLower(string(typ)), typ))
 		}
 	}
-	return []string{"no NetworkPolicy denies ingress by default (podSelector {}, policyTypes [Ingress], no rule)"}
+	return out
 }
 
 // CheckNamespaces: every Namespace enforces the "restricted" Pod Security
@@ -360,7 +374,7 @@ func CheckReferences(r Render) []string {
 				out = append(out, o.Ref()+": selects no pod of the render")
 			}
 		case *networkingv1.NetworkPolicy:
-			if sel := v.Spec.PodSelector.MatchLabels; len(sel) > 0 && len(selectsSome(sel)) == 0 {
+			if sel := v.Spec.PodSelector.MatchLabels; len(sel) > 0 && len(selectsSome(sel)) == 0 && !externalPods(sel) {
 				out = append(out, o.Ref()+": selects no pod of the render")
 			}
 		case *autoscalingv2.HorizontalPodAutoscaler:
@@ -396,6 +410,14 @@ func CheckReferences(r Render) []string {
 		out = append(out, podReferences(r, w)...)
 	}
 	return out
+}
+
+// externalPods: a selector of pods the operator runs, not the manifests:
+// NATS readers (label chemmy.io/nats-reader), which the base's policies
+// let reach NATS.
+func externalPods(sel map[string]string) bool {
+	_, ok := sel["chemmy.io/nats-reader"]
+	return ok
 }
 
 func servesPort(pods []Workload, p corev1.ServicePort) bool {
@@ -632,6 +654,163 @@ func CheckNoSecretData(r Render) []string {
 		s := o.Value.(*corev1.Secret)
 		if len(s.Data) > 0 || len(s.StringData) > 0 {
 			out = append(out, o.Ref()+": holds data (reference the operator's Secret instead)")
+		}
+	}
+	return out
+}
+
+// CheckServiceAccounts: every pod template names a ServiceAccount of its
+// own (not "default", not another workload's) that is in the render, and
+// mounts no API token: automountServiceAccountToken false on the pod
+// template and on the ServiceAccount (no chemmy process calls the
+// Kubernetes API).
+func CheckServiceAccounts(r Render) []string {
+	var out []string
+	owner := map[string]string{}
+	for _, w := range r.Workloads() {
+		name := w.Spec.ServiceAccountName
+		if name == "" || name == "default" {
+			out = append(out, w.Ref+": runs as the namespace's default ServiceAccount (serviceAccountName unset)")
+			continue
+		}
+		if other, ok := owner[name]; ok {
+			out = append(out, fmt.Sprintf("%s: shares ServiceAccount %s with %s", w.Ref, name, other))
+		}
+		owner[name] = w.Ref
+		if a := w.Spec.AutomountServiceAccountToken; a == nil || *a {
+			out = append(out, w.Ref+": automountServiceAccountToken is not false")
+		}
+		o, ok := r.Find("ServiceAccount", name)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: ServiceAccount %s is not in the render", w.Ref, name))
+			continue
+		}
+		if a := o.Value.(*corev1.ServiceAccount).AutomountServiceAccountToken; a == nil || *a {
+			out = append(out, o.Ref()+": automountServiceAccountToken is not false")
+		}
+	}
+	return out
+}
+
+// GOMEMLIMIT bounds, as a fraction of the container's memory limit: the
+// Go runtime collects harder as the heap nears GOMEMLIMIT, which must
+// leave room under the limit for what it does not count.
+const (
+	memLimitMin = 0.80
+	memLimitMax = 0.90
+)
+
+// CheckGOMEMLIMIT: every container with a memory limit sets GOMEMLIMIT to
+// a literal value (a resourceFieldRef can only give 100% of the limit)
+// between 80% and 90% of that limit.
+func CheckGOMEMLIMIT(r Render) []string {
+	var out []string
+	for _, w := range r.Workloads() {
+		for _, c := range Containers(w.Spec) {
+			lim, ok := c.Resources.Limits[corev1.ResourceMemory]
+			if !ok {
+				continue
+			}
+			at := fmt.Sprintf("%s container %s", w.Ref, c.Name)
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+			if i < 0 {
+				out = append(out, fmt.Sprintf("%s: memory limit %s and no GOMEMLIMIT", at, lim.String()))
+				continue
+			}
+			e := c.Env[i]
+			if e.ValueFrom != nil {
+				out = append(out, at+": GOMEMLIMIT is not a literal value (a resourceFieldRef gives 100% of the limit)")
+				continue
+			}
+			v, err := parseGoMemLimit(e.Value)
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: GOMEMLIMIT=%s: %v", at, e.Value, err))
+				continue
+			}
+			f := float64(v) / float64(lim.Value())
+			if f < memLimitMin || f > memLimitMax {
+				out = append(out, fmt.Sprintf("%s: GOMEMLIMIT=%s is %.1f%% of the memory limit %s, want %.0f%% to %.0f%%",
+					at, e.Value, 100*f, lim.String(), 100*memLimitMin, 100*memLimitMax))
+			}
+		}
+	}
+	return out
+}
+
+// parseGoMemLimit parses GOMEMLIMIT as the Go runtime does: a number of
+// bytes with an optional unit B, KiB, MiB, GiB or TiB.
+func parseGoMemLimit(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("not a size the Go runtime reads (bytes, or a number with B, KiB, MiB, GiB, TiB)")
+	}
+	return n * mult, nil
+}
+
+// CheckTrustedProxies: a render exposing the gateway through an Ingress
+// gives the gateway -trusted-proxies (or CHEMMY_GATEWAY_TRUSTED_PROXIES
+// from its env or envFrom ConfigMaps), so that failed authentications
+// and connections count against the clients the controller forwards for,
+// not against the controller; every range is a valid CIDR or address,
+// private (in-cluster), and none is a /0.
+func CheckTrustedProxies(r Render) []string {
+	exposed := false
+	for _, o := range r.Kind("Ingress") {
+		for _, rule := range o.Value.(*networkingv1.Ingress).Spec.Rules {
+			if rule.HTTP == nil {
+				continue
+			}
+			for _, p := range rule.HTTP.Paths {
+				exposed = exposed || (p.Backend.Service != nil && p.Backend.Service.Name == "gateway")
+			}
+		}
+	}
+	if !exposed {
+		return nil
+	}
+	o, ok := r.Find("Deployment", "gateway")
+	if !ok {
+		return nil
+	}
+	c := Container(&o.Value.(*appsv1.Deployment).Spec.Template.Spec, "gateway")
+	if c == nil {
+		return []string{o.Ref() + ": no container gateway"}
+	}
+	at := o.Ref() + " container gateway"
+	v, ok := Arg(c.Args, "trusted-proxies")
+	if !ok {
+		v, ok = envValue(r, c, "CHEMMY_GATEWAY_TRUSTED_PROXIES")
+	}
+	if !ok || strings.TrimSpace(v) == "" {
+		return []string{at + ": behind an Ingress without -trusted-proxies (the controller's pod range)"}
+	}
+	var out []string
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' }) {
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, errA := netip.ParseAddr(f)
+			if errA != nil {
+				out = append(out, fmt.Sprintf("%s: trusted proxy %q is not a CIDR or an address", at, f))
+				continue
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		switch {
+		case p.Bits() == 0:
+			out = append(out, fmt.Sprintf("%s: trusted proxy %s trusts every address: any client could name any other", at, f))
+		case !p.Addr().IsPrivate():
+			out = append(out, fmt.Sprintf("%s: trusted proxy %s is not a private (in-cluster) range", at, f))
 		}
 	}
 	return out

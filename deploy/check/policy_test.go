@@ -131,6 +131,10 @@ func TestPoliciesCatchBadObjects(t *testing.T) {
 			networkPolicy(t, r, "default-deny-ingress").Spec.Ingress = networkPolicy(t, r, "gateway").Spec.Ingress
 			return r
 		}, "no NetworkPolicy denies ingress by default"},
+		{"no default deny of egress", CheckDefaultDeny, func(r Render) Render {
+			networkPolicy(t, r, "default-deny-egress").Spec.Egress = networkPolicy(t, r, "nats-egress").Spec.Egress
+			return r
+		}, "no NetworkPolicy denies egress by default"},
 		{"namespace baseline", CheckNamespaces, func(r Render) Render {
 			ns, _ := r.Find("Namespace", "chemmy")
 			ns.Value.(*corev1.Namespace).Labels["pod-security.kubernetes.io/enforce"] = "baseline"
@@ -208,6 +212,53 @@ func TestPoliciesCatchBadObjects(t *testing.T) {
 			setArg(shoe(r), "stream-replicas", "2")
 			return r
 		}, "the NATS clients disagree on -stream-replicas"},
+		{"default service account", CheckServiceAccounts, func(r Render) Render {
+			deployment(t, r, "gateway").Spec.Template.Spec.ServiceAccountName = ""
+			return r
+		}, "Deployment/gateway: runs as the namespace's default ServiceAccount"},
+		{"shared service account", CheckServiceAccounts, func(r Render) Render {
+			statefulSet(t, r, "nats").Spec.Template.Spec.ServiceAccountName = "wallet-svc"
+			return r
+		}, "shares ServiceAccount wallet-svc"},
+		{"service account missing", CheckServiceAccounts, func(r Render) Render {
+			return slices.DeleteFunc(r, func(o Object) bool { return o.Kind == "ServiceAccount" && o.Meta.Name == "table-svc" })
+		}, "StatefulSet/table-svc: ServiceAccount table-svc is not in the render"},
+		{"token mounted", CheckServiceAccounts, func(r Render) Render {
+			statefulSet(t, r, "wallet-svc").Spec.Template.Spec.AutomountServiceAccountToken = nil
+			return r
+		}, "StatefulSet/wallet-svc: automountServiceAccountToken is not false"},
+		{"service account mounts", CheckServiceAccounts, func(r Render) Render {
+			o, _ := r.Find("ServiceAccount", "gateway")
+			o.Value.(*corev1.ServiceAccount).AutomountServiceAccountToken = ptr(true)
+			return r
+		}, "ServiceAccount/gateway: automountServiceAccountToken is not false"},
+		{"no GOMEMLIMIT", CheckGOMEMLIMIT, func(r Render) Render {
+			c := &statefulSet(t, r, "nats").Spec.Template.Spec.Containers[0]
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+			return r
+		}, "StatefulSet/nats container nats: memory limit 1Gi and no GOMEMLIMIT"},
+		{"GOMEMLIMIT at the limit", CheckGOMEMLIMIT, func(r Render) Render {
+			c := shoe(r)
+			for i := range c.Env {
+				if c.Env[i].Name == "GOMEMLIMIT" {
+					c.Env[i] = corev1.EnvVar{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{
+						ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "shoe-svc", Resource: "limits.memory"}}}
+				}
+			}
+			return r
+		}, "container shoe-svc: GOMEMLIMIT is not a literal value"},
+		{"limit raised alone", CheckGOMEMLIMIT, func(r Render) Render {
+			tableSvc(r).Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
+			return r
+		}, "container table-svc: GOMEMLIMIT=460MiB is 44.9% of the memory limit 1Gi"},
+		{"GOMEMLIMIT without unit", CheckGOMEMLIMIT, func(r Render) Render {
+			for i, e := range gateway(r).Env {
+				if e.Name == "GOMEMLIMIT" {
+					gateway(r).Env[i].Value = "230Mi"
+				}
+			}
+			return r
+		}, "container gateway: GOMEMLIMIT=230Mi: not a size"},
 		{"secret in the base", CheckNoSecretData, func(r Render) Render {
 			return append(render(t, "base"), Object{Kind: "Secret", Value: &corev1.Secret{Data: map[string][]byte{"tls.key": []byte("k")}}})
 		}, "holds data"},
