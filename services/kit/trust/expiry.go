@@ -14,7 +14,7 @@ const ExpiryMetric = "chemmy_certificate_expiry_timestamp_seconds"
 var expiryDesc = prometheus.NewDesc(ExpiryMetric,
 	"When a certificate this process uses stops being valid (NotAfter), in seconds since the Unix epoch, by cert: "+
 		"service (its own certificate, as last re-read: a rotated file counts at once) or ca (the first of the suite's CA certificates to expire). "+
-		"Alert on "+ExpiryMetric+" - time() < 14 * 86400.",
+		"Alert on "+ExpiryMetric+" - time() < 7 * 86400 (cert-manager renews 10 days before; deploy/k8s alerts so).",
 	[]string{"cert"}, nil)
 
 // Collector exports ExpiryMetric for m's certificates; nil for nil m
