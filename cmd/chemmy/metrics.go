@@ -5,7 +5,6 @@ package main
 // each, and the process's) or of each service.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,9 +12,11 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // sample is what `chemmy load` reads from one metrics endpoint.
@@ -116,58 +117,44 @@ func scrape(ctx context.Context, url string) (sample, error) {
 
 // parseMetrics reads the samples load needs from a text exposition.
 func parseMetrics(r io.Reader, s sample) (sample, error) {
-	found := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, rest, _ := strings.Cut(line, " ")
-		labels := ""
-		if i := strings.IndexByte(name, '{'); i >= 0 {
-			if j := strings.IndexByte(line, '}'); j > i {
-				name, labels, rest = line[:i], line[i+1:j], strings.TrimSpace(line[j+1:])
-			}
-		}
-		v, err := strconv.ParseFloat(strings.Fields(rest + " x")[0], 64)
-		if err != nil {
-			continue
-		}
-		db, svc := "", ""
-		for _, l := range strings.Split(labels, ",") {
-			k, val, _ := strings.Cut(l, "=")
-			switch k {
-			case "db":
-				db = strings.Trim(val, `"`)
-			case "service":
-				svc = strings.Trim(val, `"`)
-			}
-		}
-		switch name {
-		case "process_cpu_seconds_total":
-			s.cpu, found = v, true
-		case "chemmy_store_commits_total":
-			s.commits[db] += v
-		case "chemmy_store_fsyncs_total":
-			s.fsyncs[db] += v
-		case "chemmy_outbox_published_total":
-			if s.published != nil {
-				s.published[db] += v
-			}
-		case "grpc_server_handled_total":
-			if s.handled != nil {
-				s.handled[svc] += v
-			}
-		case "go_memstats_alloc_bytes_total":
-			s.alloc = v
-		case "nats_jetstream_bytes":
-			s.streamBytes = v
-		}
-	}
-	if err := sc.Err(); err != nil {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
 		return s, err
+	}
+	found := false
+	for name, f := range families {
+		for _, m := range f.GetMetric() {
+			v := m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+			label := func(k string) string {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == k {
+						return l.GetValue()
+					}
+				}
+				return ""
+			}
+			switch name {
+			case "process_cpu_seconds_total":
+				s.cpu, found = v, true
+			case "chemmy_store_commits_total":
+				s.commits[label("db")] += v
+			case "chemmy_store_fsyncs_total":
+				s.fsyncs[label("db")] += v
+			case "chemmy_outbox_published_total":
+				if s.published != nil {
+					s.published[label("db")] += v
+				}
+			case "grpc_server_handled_total":
+				if s.handled != nil {
+					s.handled[label("service")] += v
+				}
+			case "go_memstats_alloc_bytes_total":
+				s.alloc = v
+			case "nats_jetstream_bytes":
+				s.streamBytes = v
+			}
+		}
 	}
 	if !found && len(s.fsyncs) == 0 {
 		return s, errors.New("no process or store metrics")
