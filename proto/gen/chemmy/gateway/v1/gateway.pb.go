@@ -61,6 +61,13 @@ const (
 	// exp - now without iat, over its maximum (24 h by default)
 	// (UNAUTHENTICATED).
 	ErrorReason_ERROR_REASON_TOKEN_LIFETIME_TOO_LONG ErrorReason = 12
+	// The bearer token is a game-launch session's ("chls_...") that has
+	// expired or was revoked (UNAUTHENTICATED): the operator launches the
+	// player again.
+	ErrorReason_ERROR_REASON_SESSION_EXPIRED ErrorReason = 13
+	// A game-launch session made for one table was used for a call on
+	// another table (PERMISSION_DENIED).
+	ErrorReason_ERROR_REASON_SESSION_OTHER_TABLE ErrorReason = 14
 )
 
 // Enum value maps for ErrorReason.
@@ -79,6 +86,8 @@ var (
 		10: "ERROR_REASON_TOO_MANY_STREAMS",
 		11: "ERROR_REASON_REQUEST_TOO_LARGE",
 		12: "ERROR_REASON_TOKEN_LIFETIME_TOO_LONG",
+		13: "ERROR_REASON_SESSION_EXPIRED",
+		14: "ERROR_REASON_SESSION_OTHER_TABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -94,6 +103,8 @@ var (
 		"ERROR_REASON_TOO_MANY_STREAMS":        10,
 		"ERROR_REASON_REQUEST_TOO_LARGE":       11,
 		"ERROR_REASON_TOKEN_LIFETIME_TOO_LONG": 12,
+		"ERROR_REASON_SESSION_EXPIRED":         13,
+		"ERROR_REASON_SESSION_OTHER_TABLE":     14,
 	}
 )
 
@@ -288,7 +299,7 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x10GetCallerRequest\"Z\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xc7\x03\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\x8f\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
@@ -303,7 +314,9 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\n" +
 	"\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_TOO_LARGE\x10\v\x12(\n" +
-	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f*w\n" +
+	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f\x12 \n" +
+	"\x1cERROR_REASON_SESSION_EXPIRED\x10\r\x12$\n" +
+	" ERROR_REASON_SESSION_OTHER_TABLE\x10\x0e*w\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x01\x12\x11\n" +
