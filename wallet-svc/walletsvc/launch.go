@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
@@ -26,13 +28,22 @@ import (
 // a JSON launchRec in bucket "launch_sessions" under its id; bucket
 // "launch_tokens" maps the hex SHA-256 of its current token to its id
 // (the token itself is never stored); bucket "launch_requests" maps a
-// CreateLaunchSession request_id to the session it made.
+// CreateLaunchSession request_id to the session it made; bucket
+// "launch_expiry" indexes the sessions by expire time (8 bytes of Unix
+// nanoseconds, big-endian, then the id), so that a session, its token and
+// its request go one request retention after its expiry
+// (launchSweepLoop).
 
 var (
 	bucketLaunch       = []byte("launch_sessions")
 	bucketLaunchTokens = []byte("launch_tokens")
 	bucketLaunchReqs   = []byte("launch_requests")
+	bucketLaunchExpiry = []byte("launch_expiry")
 )
+
+func launchExpiryKey(at time.Time, id string) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uint64(at.UnixNano())), id...)
+}
 
 // LaunchTokenPrefix starts every launch session token: the gateway sends
 // a bearer token with it to AuthenticateLaunchSession.
@@ -184,6 +195,9 @@ func (s *Service) CreateLaunchSession(ctx context.Context, req *walletv1.CreateL
 			if err := tx.Bucket(bucketLaunchReqs).Put([]byte(req.GetRequestId()), []byte(rec.ID)); err != nil {
 				return err
 			}
+			if err := tx.Bucket(bucketLaunchExpiry).Put(launchExpiryKey(rec.Expires, rec.ID), nil); err != nil {
+				return err
+			}
 		}
 		rec.TokenHash = tokenHash(token)
 		if err := tx.Bucket(bucketLaunchTokens).Put([]byte(rec.TokenHash), []byte(rec.ID)); err != nil {
@@ -312,4 +326,80 @@ func (t *txn) checkLaunch(id, acct string) error {
 		return failf(codes.FailedPrecondition, reasonSessionExpired, "launch session %s %s", id, why)
 	}
 	return nil
+}
+
+// expireLaunches deletes, in one transaction, up to batch sessions that
+// expired before now - keep, with their token, request and index
+// entries. more reports that some may be left.
+func (s *Service) expireLaunches(now time.Time, keep time.Duration, batch int) (n int, more bool, err error) {
+	cutoff := now.Add(-keep).UnixNano()
+	err = s.commit.Update(func(tx *bolt.Tx) error {
+		idx := tx.Bucket(bucketLaunchExpiry)
+		var done [][]byte
+		c := idx.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) < 8 || int64(binary.BigEndian.Uint64(k)) > cutoff {
+				break
+			}
+			if len(done) == batch {
+				more = true
+				break
+			}
+			done = append(done, k)
+		}
+		for _, k := range done {
+			id := string(k[8:])
+			r, err := getLaunch(tx, id)
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				for _, del := range []struct {
+					b   []byte
+					key string
+				}{{bucketLaunchTokens, r.TokenHash}, {bucketLaunchReqs, r.RequestID}, {bucketLaunch, r.ID}} {
+					if err := tx.Bucket(del.b).Delete([]byte(del.key)); err != nil {
+						return err
+					}
+				}
+				n++
+			}
+			if err := idx.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, more, err
+}
+
+// launchSweepLoop deletes the sessions that expired more than the
+// request retention r ago (its Keep, Every and Batch; negative Keep:
+// never), on the service clock, until ctx is done.
+func (s *Service) launchSweepLoop(ctx context.Context, r store.Retention) {
+	r = r.WithDefaults()
+	if r.Keep < 0 {
+		return
+	}
+	for {
+		total := 0
+		for more := true; more; {
+			n, m, err := s.expireLaunches(s.now(), r.Keep, r.Batch)
+			if err != nil {
+				s.log.Warn("sweeping expired launch sessions", "err", err)
+				break
+			}
+			total, more = total+n, m
+		}
+		if total > 0 {
+			s.log.Info("expired launch sessions deleted", "count", total, "retention", r.Keep)
+		}
+		t := time.NewTimer(r.Every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }

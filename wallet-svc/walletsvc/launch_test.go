@@ -111,3 +111,30 @@ func TestLaunchSessions(t *testing.T) {
 	_, err = e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-carol", PlayerId: "carol"})
 	wantErr(t, err, codes.FailedPrecondition, reasonSessionExpired)
 }
+
+// TestLaunchSessionRetention: a session, its token and its request go one
+// request retention after its expiry, not before.
+func TestLaunchSessionRetention(t *testing.T) {
+	clk, e := newClockedEnv(t)
+	resp, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-r", PlayerId: "bob", Ttl: durationpb.New(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetLaunchSession().GetLaunchSessionId()
+	const keep = 48 * time.Hour
+	clk.Advance(time.Hour + keep - time.Second)
+	if n, _, err := e.svc.expireLaunches(clk.Now(), keep, 10); err != nil || n != 0 {
+		t.Fatalf("before its time: %d deleted, %v", n, err)
+	}
+	if _, err := e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	if n, more, err := e.svc.expireLaunches(clk.Now(), keep, 10); err != nil || n != 1 || more {
+		t.Fatalf("after its time: %d deleted (more %v), %v", n, more, err)
+	}
+	_, err = e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: id})
+	wantErr(t, err, codes.NotFound, reasonLaunchSessionNotFound)
+	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: resp.GetToken()})
+	wantErr(t, err, codes.Unauthenticated, reasonLaunchSessionNotFound)
+}

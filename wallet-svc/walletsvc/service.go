@@ -296,7 +296,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		DBPath:         c.DBPath,
 		Schema:         schemaVersion,
 		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog, bucketLaunch, bucketLaunchTokens, bucketLaunchReqs}, opBuckets...),
+			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketModeLog, bucketLaunch, bucketLaunchTokens, bucketLaunchReqs, bucketLaunchExpiry}, opBuckets...),
 		NATSURL:     c.NATSURL,
 		MetricsAddr: c.MetricsAddr,
 		Registry:    c.Registry,
@@ -349,6 +349,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			store.Sweep(ctx, b.DB, retention(c.RequestRetention), b.Log)
 			return nil
 		})
+		b.Go(func(ctx context.Context) error { s.launchSweepLoop(ctx, retention(c.RequestRetention)); return nil })
 		return nil
 	})
 	if err != nil {

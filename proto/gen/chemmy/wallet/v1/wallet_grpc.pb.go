@@ -409,7 +409,9 @@ type WalletServiceClient interface {
 	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
 	RevokeLaunchSession(ctx context.Context, in *RevokeLaunchSessionRequest, opts ...grpc.CallOption) (*RevokeLaunchSessionResponse, error)
 	// GetLaunchSession reads a session by id (never its token). Operators
-	// and auditors.
+	// and auditors. A session is kept for the request retention after its
+	// expire_time (7 days by default, wallet-svc -request-retention), then
+	// forgotten with its token and its request_id.
 	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
 	GetLaunchSession(ctx context.Context, in *GetLaunchSessionRequest, opts ...grpc.CallOption) (*GetLaunchSessionResponse, error)
 	// AuthenticateLaunchSession finds the session of a bearer token: for
@@ -1077,7 +1079,9 @@ type WalletServiceServer interface {
 	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
 	RevokeLaunchSession(context.Context, *RevokeLaunchSessionRequest) (*RevokeLaunchSessionResponse, error)
 	// GetLaunchSession reads a session by id (never its token). Operators
-	// and auditors.
+	// and auditors. A session is kept for the request retention after its
+	// expire_time (7 days by default, wallet-svc -request-retention), then
+	// forgotten with its token and its request_id.
 	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
 	GetLaunchSession(context.Context, *GetLaunchSessionRequest) (*GetLaunchSessionResponse, error)
 	// AuthenticateLaunchSession finds the session of a bearer token: for
