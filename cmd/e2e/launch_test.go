@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
@@ -222,6 +223,10 @@ func TestGameLaunchSession(t *testing.T) {
 	bobCtx := func() context.Context { return withToken(t, bob.GetToken()) }
 	if _, err := r.c.table.JoinTable(bobCtx(), &tablev1.JoinTableRequest{RequestId: t.Name() + "/bob-join", TableId: r.table, PlayerId: "bob"}); err != nil {
 		t.Fatalf("bob sits with his session token: %v", err)
+	}
+	who, err := gatewayv1.NewGatewayServiceClient(r.c.conn).GetCaller(bobCtx(), &gatewayv1.GetCallerRequest{})
+	if err != nil || who.GetSubject() != "bob" || who.GetRole() != gatewayv1.Role_ROLE_PLAYER || who.GetLaunchSessionId() != sid {
+		t.Fatalf("GetCaller with bob's token: %v %v", who, err)
 	}
 	coup := r.betBoth(bobCtx(), "coup1", "bob")
 	r.poll("coup "+coup+" settled", func() bool {

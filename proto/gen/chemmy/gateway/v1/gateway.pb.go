@@ -241,10 +241,14 @@ func (*GetCallerRequest) Descriptor() ([]byte, []int) {
 type GetCallerResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The player id or staff id the token maps to.
-	Subject       string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
-	Role          Role   `protobuf:"varint,2,opt,name=role,proto3,enum=chemmy.gateway.v1.Role" json:"role,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Role    Role   `protobuf:"varint,2,opt,name=role,proto3,enum=chemmy.gateway.v1.Role" json:"role,omitempty"`
+	// The game-launch session of a player who called with its token
+	// (chemmy.wallet.v1.WalletService.CreateLaunchSession); empty for any
+	// other token.
+	LaunchSessionId string `protobuf:"bytes,3,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetCallerResponse) Reset() {
@@ -291,15 +295,23 @@ func (x *GetCallerResponse) GetRole() Role {
 	return Role_ROLE_UNSPECIFIED
 }
 
+func (x *GetCallerResponse) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
+}
+
 var File_chemmy_gateway_v1_gateway_proto protoreflect.FileDescriptor
 
 const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\n" +
 	"\x1fchemmy/gateway/v1/gateway.proto\x12\x11chemmy.gateway.v1\"\x12\n" +
-	"\x10GetCallerRequest\"Z\n" +
+	"\x10GetCallerRequest\"\x86\x01\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\x8f\x04\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role\x12*\n" +
+	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId*\x8f\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
