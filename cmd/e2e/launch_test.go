@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/chemmy/chemmy/cmd/stack"
+	"github.com/chemmy/chemmy/gateway/gateway"
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -322,4 +324,72 @@ func TestGameLaunchSession(t *testing.T) {
 	// An unknown launch token is unknown.
 	_, err = r.c.wallet.GetAccount(withToken(t, "chls_nothing"), &walletv1.GetAccountRequest{AccountId: "player:bob"})
 	wantReason(t, err, codes.Unauthenticated, "TOKEN_UNKNOWN")
+}
+
+// TestGameLaunchSessionDevelopment: in development mode (plaintext,
+// identity metadata) and the transfer wallet, a launch token works the
+// same: the gateway names itself to wallet-svc to ask about it, the
+// session travels to the table and the wallet (which checks it at the
+// hold), and a revocation refuses the next call.
+func TestGameLaunchSessionDevelopment(t *testing.T) {
+	st := startStackWith(t, stack.Config{TokensFile: tokensFile(t), Limits: gateway.LimitConfig{Rate: -1}, Insecure: true})
+	c := dial(t, st.GatewayAddr)
+	c.fund(t, 5000, "alice", "bob")
+	tb, err := c.table.CreateTable(as(t, "croupier"), &tablev1.CreateTableRequest{RequestId: t.Name() + "/table"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	resp, err := c.wallet.CreateLaunchSession(as(t, "operator"), &walletv1.CreateLaunchSessionRequest{RequestId: t.Name() + "/launch", PlayerId: "bob", TableId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.GetLaunchSession().GetLaunchSessionId()
+	bob := func() context.Context { return withToken(t, resp.GetToken()) }
+	if _, err := c.table.JoinTable(as(t, "alice"), &tablev1.JoinTableRequest{RequestId: t.Name() + "/alice", TableId: id, PlayerId: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.table.JoinTable(bob(), &tablev1.JoinTableRequest{RequestId: t.Name() + "/bob", TableId: id, PlayerId: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	// The bank goes round until bob's: he puts it up in his session.
+	for i := 0; ; i++ {
+		got, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := got.GetTable().GetOfferedPlayerId()
+		if p == "bob" {
+			break
+		}
+		if i > 4 || p == "" {
+			t.Fatalf("the bank is offered to %q", p)
+		}
+		if _, err := c.table.DeclineBank(as(t, p), &tablev1.DeclineBankRequest{RequestId: fmt.Sprintf("%s/decline/%d", t.Name(), i), TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A session in another currency than the table's passes the gateway;
+	// the wallet, which the session reached through table-svc, refuses
+	// the stake: nothing held.
+	usd, err := c.wallet.CreateLaunchSession(as(t, "operator"), &walletv1.CreateLaunchSessionRequest{RequestId: t.Name() + "/launch-usd", PlayerId: "bob", CurrencyCode: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.table.AcceptBank(withToken(t, usd.GetToken()), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank-usd", TableId: id, PlayerId: "bob", Amount: 500})
+	wantReason(t, err, codes.FailedPrecondition, "SESSION_EXPIRED")
+	if a := c.account(t, "player:bob"); a.GetHeld() != 0 || a.GetBalance() != 5000 {
+		t.Fatalf("bob after the refused bank: %v", a)
+	}
+	if _, err := c.table.AcceptBank(bob(), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
+		t.Fatalf("bob's bank in his session: %v", err)
+	}
+	if a := c.account(t, "player:bob"); a.GetHeld() != 500 {
+		t.Fatalf("bob's bank: %v", a)
+	}
+	if _, err := c.wallet.RevokeLaunchSession(as(t, "operator"), &walletv1.RevokeLaunchSessionRequest{RequestId: t.Name() + "/revoke", LaunchSessionId: sid}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.table.GetTable(bob(), &tablev1.GetTableRequest{TableId: id})
+	wantReason(t, err, codes.Unauthenticated, "SESSION_EXPIRED")
 }
