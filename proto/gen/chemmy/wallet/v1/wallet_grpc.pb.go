@@ -418,7 +418,8 @@ type WalletServiceClient interface {
 	// the gateway only (its own certificate, role service), never public.
 	// Errors: UNAUTHENTICATED LAUNCH_SESSION_NOT_FOUND (no session has that
 	// token), UNAUTHENTICATED SESSION_EXPIRED (expired or revoked; the
-	// message says which).
+	// message says which), PERMISSION_DENIED PEER_NOT_ALLOWED (a caller
+	// other than the gateway).
 	AuthenticateLaunchSession(ctx context.Context, in *AuthenticateLaunchSessionRequest, opts ...grpc.CallOption) (*AuthenticateLaunchSessionResponse, error)
 }
 
@@ -1088,7 +1089,8 @@ type WalletServiceServer interface {
 	// the gateway only (its own certificate, role service), never public.
 	// Errors: UNAUTHENTICATED LAUNCH_SESSION_NOT_FOUND (no session has that
 	// token), UNAUTHENTICATED SESSION_EXPIRED (expired or revoked; the
-	// message says which).
+	// message says which), PERMISSION_DENIED PEER_NOT_ALLOWED (a caller
+	// other than the gateway).
 	AuthenticateLaunchSession(context.Context, *AuthenticateLaunchSessionRequest) (*AuthenticateLaunchSessionResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
