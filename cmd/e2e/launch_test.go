@@ -215,8 +215,10 @@ func TestGameLaunchSession(t *testing.T) {
 	if after := r.money(everyone...); after != before || r.operatorBalance("dave") != daveBefore {
 		t.Errorf("money moved on a refused debit: %d before, %d after; dave at the operator %d, then %d", before, after, daveBefore, r.operatorBalance("dave"))
 	}
-	if got := r.operatorTxs("dave", opwallet.OpDebit, ""); len(got) != 0 {
-		t.Errorf("the operator's wallet applied dave's debits %v", got)
+	for _, rec := range r.operatorTxs("dave", opwallet.OpDebit, "") {
+		if rec.Status != refwallet.StatusRefused || rec.Moved != 0 || rec.Request.SessionID != dave.GetLaunchSession().GetLaunchSessionId() {
+			t.Errorf("the operator's wallet recorded dave's debit %+v", rec)
+		}
 	}
 
 	// bob, launched to the table, plays with his token alone.

@@ -145,6 +145,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		stopping: make(chan struct{}),
 	}
 	s.idle = sync.NewCond(&s.busy)
+	bk.sessionEnded = s.sessionExpired
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+PathPrefix+"/{op}", s.handleWallet)
 	mux.HandleFunc("POST /admin/players", s.admin(s.handleFund))
@@ -433,12 +434,6 @@ func (s *Server) handleWallet(w http.ResponseWriter, r *http.Request) {
 		}
 		if op == opwallet.OpDebit {
 			debitID = t.TransactionID
-			if t.SessionID != "" && s.sessionExpired(t.SessionID) {
-				// Credits, rollbacks and round_ends of the session still
-				// apply: they settle money already staked.
-				send(refusal(http.StatusForbidden, opwallet.CodeSessionExpired, "game-launch session %q has ended", t.SessionID))
-				return
-			}
 		}
 	default:
 		send(refusal(http.StatusNotFound, opwallet.CodeInvalidRequest, "no operation %q", op))
@@ -669,9 +664,9 @@ func (s *Server) handleSetFaults(w http.ResponseWriter, r *http.Request) {
 }
 
 // ExpireSession ends a game-launch session on the operator's side: every
-// later debit that names it (session_id) is refused SESSION_EXPIRED;
-// credits, rollbacks and round_ends are not. Not persisted (a test's and
-// a demo's switch).
+// later debit that names it (session_id) is refused SESSION_EXPIRED (and
+// recorded refused, as other refusals are); credits, rollbacks and
+// round_ends are not. Not persisted (a test's and a demo's switch).
 func (s *Server) ExpireSession(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

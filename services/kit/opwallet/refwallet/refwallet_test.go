@@ -746,4 +746,18 @@ func TestExpireSession(t *testing.T) {
 	if got := balanceOf(t, s, "alice"); got != 1000-20+10 {
 		t.Fatalf("balance %d, want %d", got, 1000-20+10)
 	}
+	// The refusal is recorded, as any other, and answered again.
+	recs, err := s.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || recs[0].Request.TransactionID != "d1" || recs[0].Status != StatusRefused || recs[0].Moved != 0 {
+		t.Fatalf("the refused debit's record: %+v", recs)
+	}
+	if status, r := post(t, s, opwallet.OpDebit, in("d1", "ls-1"), secret, time.Now()); status != http.StatusForbidden || r.Code != opwallet.CodeSessionExpired {
+		t.Fatalf("the refused debit again: %d %+v", status, r)
+	}
+	if err := s.CheckBooks(); err != nil {
+		t.Fatal(err)
+	}
 }
