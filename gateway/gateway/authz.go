@@ -38,8 +38,11 @@ const (
 // runs as the innermost interceptor, for local services and forwarded
 // calls alike.
 type authz struct {
-	ids   *identities
-	rules map[string]compiledRule
+	ids *identities
+	// launch authenticates game-launch session tokens (launch.go); nil:
+	// none accepted.
+	launch *launchSessions
+	rules  map[string]compiledRule
 	// failures rate-limits failed authentications per client address
 	// (the same buckets as callers'), so tokens cannot be guessed at
 	// speed; proxies says whom to believe about that address
@@ -60,53 +63,59 @@ func ruleFrom(ctx context.Context) *compiledRule {
 
 // authorize authenticates the caller of method and checks its role. For
 // open methods it returns a nil rule and the zero caller.
-func (a *authz) authorize(ctx context.Context, method string) (auth.Caller, *compiledRule, error) {
+// authorize authenticates the caller of method and checks its role; table
+// is the one table a game-launch session caller may act at ("" for any).
+func (a *authz) authorize(ctx context.Context, method string) (c auth.Caller, r *compiledRule, table string, err error) {
 	if open(method) {
-		return auth.Caller{}, nil, nil
+		return auth.Caller{}, nil, "", nil
 	}
-	c, err := a.authenticate(ctx)
+	c, table, err = a.authenticate(ctx)
 	if err != nil {
-		return auth.Caller{}, nil, err
+		return auth.Caller{}, nil, "", err
 	}
-	r, ok := a.rules[method]
+	rule, ok := a.rules[method]
 	if !ok {
-		return auth.Caller{}, nil, a.unknownMethod(method)
+		return auth.Caller{}, nil, "", a.unknownMethod(method)
 	}
-	if !c.Is(r.Roles...) {
-		return auth.Caller{}, nil, errs.New(codes.PermissionDenied, Domain, ReasonRoleNotAllowed,
+	if !c.Is(rule.Roles...) {
+		return auth.Caller{}, nil, "", errs.New(codes.PermissionDenied, Domain, ReasonRoleNotAllowed,
 			"role %q may not call %s", c.Role, method)
 	}
-	return c, &r, nil
+	return c, &rule, table, nil
 }
 
-func (a *authz) authenticate(ctx context.Context) (auth.Caller, error) {
-	c, err := a.authenticateToken(ctx)
+func (a *authz) authenticate(ctx context.Context) (auth.Caller, string, error) {
+	c, table, err := a.authenticateToken(ctx)
 	if err != nil && a.failures != nil {
 		if lerr := a.failures.take(auth.Caller{Subject: a.proxies.clientHost(ctx), Role: "unauthenticated"}); lerr != nil {
-			return auth.Caller{}, lerr
+			return auth.Caller{}, "", lerr
 		}
 	}
-	return c, err
+	return c, table, err
 }
 
-func (a *authz) authenticateToken(ctx context.Context) (auth.Caller, error) {
+func (a *authz) authenticateToken(ctx context.Context) (auth.Caller, string, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
-		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
 			`missing "authorization: Bearer <token>" metadata`)
 	}
 	if len(vals) > 1 {
-		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown,
+		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown,
 			"more than one authorization value")
 	}
 	scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
 	token = strings.TrimSpace(token)
 	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
 			`authorization metadata is not "Bearer <token>"`)
 	}
-	return a.ids.lookup(token)
+	if strings.HasPrefix(token, LaunchTokenPrefix) && a.launch != nil {
+		return a.launch.authenticate(ctx, token)
+	}
+	c, err := a.ids.lookup(token)
+	return c, "", err
 }
 
 // unknownMethod is the error for a method outside the policy: a method of
@@ -129,7 +138,11 @@ func (a *authz) unknownMethod(method string) error {
 // whose own decoding would fail it as INTERNAL without a reason), and a
 // player may act only for himself (r's self field). msg is a
 // proto.Message or a raw frame.
-func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
+//
+// A game-launch session bound to a table (table) may act at that table
+// only: a request whose table_id names another is refused
+// PERMISSION_DENIED SESSION_OTHER_TABLE.
+func (r *compiledRule) checkSelf(c auth.Caller, table string, msg any) error {
 	if r == nil {
 		return nil
 	}
@@ -145,6 +158,14 @@ func (r *compiledRule) checkSelf(c auth.Caller, msg any) error {
 		m = v.ProtoReflect()
 	default:
 		return status.Errorf(codes.Internal, "cannot check request of type %T", msg)
+	}
+	if table != "" {
+		if fd := r.input.Fields().ByName("table_id"); fd != nil && fd.Kind() == protoreflect.StringKind && !fd.IsList() {
+			if got := m.Get(fd).String(); got != "" && got != table {
+				return errs.New(codes.PermissionDenied, Domain, ReasonSessionOtherTable,
+					"this game-launch session is for table %q, not %q", table, got)
+			}
+		}
 	}
 	if r.self == nil || c.Role != auth.RolePlayer {
 		return nil
@@ -175,21 +196,21 @@ func (r *compiledRule) names(subject, got string) bool {
 }
 
 func (a *authz) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	c, r, err := a.authorize(ctx, info.FullMethod)
+	c, r, table, err := a.authorize(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
 		return h(ctx, req)
 	}
-	if err := r.checkSelf(c, req); err != nil {
+	if err := r.checkSelf(c, table, req); err != nil {
 		return nil, err
 	}
 	return h(context.WithValue(auth.WithCaller(ctx, c), ruleKey{}, r), req)
 }
 
 func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	c, r, err := a.authorize(ss.Context(), info.FullMethod)
+	c, r, table, err := a.authorize(ss.Context(), info.FullMethod)
 	if err != nil {
 		return err
 	}
@@ -197,7 +218,7 @@ func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 		return h(srv, ss)
 	}
 	ctx := context.WithValue(auth.WithCaller(ss.Context(), c), ruleKey{}, r)
-	return h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, rule: r})
+	return h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, table: table, rule: r})
 }
 
 // checkedStream carries the caller and checks the self field of the first
@@ -206,6 +227,7 @@ type checkedStream struct {
 	grpc.ServerStream
 	ctx    context.Context
 	caller auth.Caller
+	table  string
 	rule   *compiledRule
 	once   sync.Once
 }
@@ -219,7 +241,7 @@ func (s *checkedStream) RecvMsg(m any) error {
 		return err
 	}
 	if first {
-		return s.rule.checkSelf(s.caller, m)
+		return s.rule.checkSelf(s.caller, s.table, m)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/buildinfo"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/trust"
@@ -240,6 +241,9 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
+	if ws := px.routes[walletService]; len(ws) == 1 {
+		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil}
+	}
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
 		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(trust.Gateway), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
 		// A connection that says nothing (not even its HTTP/2 preface and

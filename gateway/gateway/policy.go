@@ -112,6 +112,13 @@ func defaultPolicy() policy {
 		m(walletService, "ListOperatorExceptions"):  {Roles: []auth.Role{auth.RoleAuditor, auth.RoleOperator}, Read: true},
 		m(walletService, "RetryOperatorException"):  {Roles: []auth.Role{auth.RoleOperator}},
 		m(walletService, "SettleOperatorException"): {Roles: []auth.Role{auth.RoleOperator}},
+		// Game-launch sessions: the operator's platform launches its
+		// players (the token goes to the player's client) and revokes
+		// them; auditors read them. AuthenticateLaunchSession is the
+		// gateway's own, never public.
+		m(walletService, "CreateLaunchSession"): {Roles: []auth.Role{auth.RoleOperator}},
+		m(walletService, "RevokeLaunchSession"): {Roles: []auth.Role{auth.RoleOperator}},
+		m(walletService, "GetLaunchSession"):    {Roles: []auth.Role{auth.RoleOperator, auth.RoleAuditor}, Read: true},
 		// Responsible-gaming limits: set by the operator, read by the
 		// player (his own) and staff.
 		m(walletService, "SetPlayerLimits"): {Roles: []auth.Role{auth.RoleOperator}},

@@ -125,6 +125,9 @@ func (p *proxy) outgoing(ctx context.Context, c auth.Caller, be *backend) (conte
 	if p.signer == nil {
 		out.Set(auth.MDSubject, c.Subject)
 		out.Set(auth.MDRole, string(c.Role))
+		if c.Session != "" {
+			out.Set(auth.MDSession, c.Session)
+		}
 	} else {
 		a, err := p.signer.Assert(c, be.identity)
 		if err != nil {

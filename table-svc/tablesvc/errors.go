@@ -47,10 +47,13 @@ const (
 	// debit (metadata "operator_code"), or did not answer it.
 	reasonOperatorRefused     = "OPERATOR_REFUSED"
 	reasonOperatorUnavailable = "OPERATOR_UNAVAILABLE"
-	reasonDependencyRefused   = "DEPENDENCY_REFUSED"
-	reasonCoupNotInPlay       = "COUP_NOT_IN_PLAY"
-	reasonCertificationTable  = "CERTIFICATION_TABLE"
-	reasonWrongVariant        = "WRONG_VARIANT"
+	// reasonSessionExpired: the player's game-launch session is over
+	// (the wallet's SESSION_EXPIRED).
+	reasonSessionExpired     = "SESSION_EXPIRED"
+	reasonDependencyRefused  = "DEPENDENCY_REFUSED"
+	reasonCoupNotInPlay      = "COUP_NOT_IN_PLAY"
+	reasonCertificationTable = "CERTIFICATION_TABLE"
+	reasonWrongVariant       = "WRONG_VARIANT"
 	// Round history (history.go).
 	reasonRoundNotFound = "ROUND_NOT_FOUND"
 	reasonNotYourRound  = "NOT_YOUR_ROUND"
@@ -88,6 +91,12 @@ func fromDependency(what string, err error) error {
 		if r == "ACCOUNT_NOT_FOUND" {
 			r = reasonInsufficientFunds
 		}
+		return errs.WithMetadata(codes.FailedPrecondition, domain, r, errs.Info(err).GetMetadata(),
+			"%s: %s", what, status.Convert(err).Message())
+	case r == reasonSessionExpired:
+		// The player's game-launch session is over (wallet-svc's check,
+		// or the operator's wallet refused the debit for it): nothing is
+		// staked.
 		return errs.WithMetadata(codes.FailedPrecondition, domain, r, errs.Info(err).GetMetadata(),
 			"%s: %s", what, status.Convert(err).Message())
 	case r == reasonOperatorUnavailable:

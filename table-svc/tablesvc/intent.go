@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/store"
 )
@@ -53,10 +54,15 @@ type intent struct {
 	Bank bool   `json:"bank,omitempty"`
 	Key  string `json:"key"`
 	Hash []byte `json:"hash"`
+	// Session is the player's game-launch session when he made the
+	// request himself through one (auth.Caller.Session): the wallet
+	// checks it and records it with the hold.
+	Session string `json:"session,omitempty"`
 }
 
 func (in intent) request(id string) *walletv1.PlaceHoldRequest {
-	r := &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference}
+	r := &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference,
+		LaunchSessionId: in.Session}
 	if in.Bank {
 		r.Purpose = walletv1.HoldPurpose_HOLD_PURPOSE_BANK
 	}
@@ -68,6 +74,9 @@ func (in intent) request(id string) *walletv1.PlaceHoldRequest {
 // for it). It returns the hold id.
 func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string, bank bool) (string, error) {
 	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Bank: bank, Key: c.key, Hash: c.hash}
+	if who, ok := auth.FromContext(ctx); ok && who.Role == auth.RolePlayer && who.Subject == player {
+		in.Session = who.Session
+	}
 	v, err := json.Marshal(in)
 	if err != nil {
 		return "", err

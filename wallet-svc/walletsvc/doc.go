@@ -293,6 +293,18 @@
 //     empty), "op-ended" (8-byte Unix ns when a round ended, then the
 //     round key -> empty: the retention's index; "op-ended-indexed" in
 //     "wallet" once the rounds ended before it existed are indexed).
+//   - Game-launch sessions (launch.go): "launch_sessions" (session id,
+//     "ls-<ULID>" -> its record: player, currency, table, times, who
+//     created and revoked it, why, the hex SHA-256 of its current token,
+//     the request that made it; JSON; never the token), "launch_tokens"
+//     (hex SHA-256 of a token -> session id), "launch_requests"
+//     (CreateLaunchSession request_id -> session id: a retry's session)
+//     and "launch_expiry" (8-byte Unix ns expire time, then the session
+//     id -> empty: the retention's index; a session goes one request
+//     retention after its expiry, with its token and request entries).
+//     Seamless mode's "op-holds" and "op-rounds" records and the logged
+//     operator transactions carry the session id ("session") of the
+//     stake, sent as session_id.
 //   - "limit_changes": account id 0x00 be64(unix ns) event id ->
 //     chemmy.wallet.v1.LimitChange (protobuf): every SetPlayerLimits,
 //     with who, when, the limits before and after and any override; its

@@ -136,6 +136,11 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 		checkAmount("amount", req.GetAmount()), checkReference(req.GetReference())); err != nil {
 		return nil, err
 	}
+	if id := req.GetLaunchSessionId(); id != "" {
+		if err := checkID("launch_session_id", id); err != nil {
+			return nil, err
+		}
+	}
 	var ttl time.Duration
 	if req.Ttl != nil {
 		if err := req.GetTtl().CheckValid(); err != nil || req.GetTtl().AsDuration() <= 0 {
@@ -145,6 +150,14 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 	}
 	return staked(ctx, s, "PlaceHold", req.GetRequestId(), req, newMsg[walletv1.PlaceHoldResponse],
 		func(t *txn) (*walletv1.PlaceHoldResponse, error) {
+			// The player's launch session first: an expired or revoked one
+			// stakes nothing (no debit either).
+			if err := t.checkLaunch(req.GetLaunchSessionId(), req.GetAccountId()); err != nil {
+				return nil, err
+			}
+			if t.op != nil {
+				t.op.session = req.GetLaunchSessionId()
+			}
 			a, err := t.stakeAccount(req.GetAccountId())
 			if err != nil {
 				return nil, err
@@ -170,6 +183,7 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 			if err != nil {
 				return nil, err
 			}
+			h.LaunchSessionId = req.GetLaunchSessionId()
 			t.attach(h)
 			t.notePlaced(req, h)
 			return &walletv1.PlaceHoldResponse{Hold: h}, nil

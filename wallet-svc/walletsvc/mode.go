@@ -283,6 +283,13 @@ func (e *MigrateRefusal) Error() string {
 		e.Path, e.From, e.To, strings.Join(e.Blockers, "\n  "), e.Hint)
 }
 
+// buckets are every bucket of the ledger file, made at open.
+func buckets() [][]byte {
+	return append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
+		bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketLimitChangeLog, bucketModeLog,
+		bucketLaunch, bucketLaunchTokens, bucketLaunchReqs, bucketLaunchExpiry}, opBuckets...)
+}
+
 // MigrateMode changes the recorded wallet mode of the ledger file at path
 // (the service stopped) to to, and logs the change with by (who) and the
 // time. It moves no money and changes nothing else: it is refused (a
@@ -313,8 +320,7 @@ func MigrateMode(path, to, by string, now time.Time) (from string, changed bool,
 	} else if err != nil {
 		return "", false, fmt.Errorf("wallet: %w", err)
 	}
-	db, err := store.Open(path, schemaVersion, append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-		bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketLimitChangeLog, bucketModeLog}, opBuckets...)...)
+	db, err := store.Open(path, schemaVersion, buckets()...)
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return "", false, errInUse(path)

@@ -145,13 +145,16 @@ type opTx struct {
 	// OperatorBalance is the player's balance right after the
 	// transaction, as the operator answered it; nil until answered.
 	OperatorBalance *int64 `json:"operator_balance,omitempty"`
+	// Session is the player's game-launch session the money moved in
+	// (sent as session_id); empty: none.
+	Session string `json:"session,omitempty"`
 }
 
 // wire is the transaction as sent to the operator.
 func (x *opTx) wire() opwallet.Transaction {
 	return opwallet.Transaction{TransactionID: x.ID, PlayerID: x.Player, RoundID: x.Round, TableID: x.Table,
 		Amount: x.Amount, Currency: x.Currency, Reason: x.Reason, RolledBackID: x.RolledBack, Status: x.RoundStatus,
-		Time: x.Created}
+		SessionID: x.Session, Time: x.Created}
 }
 
 // debitRef is a debit that funded a hold.
@@ -171,6 +174,9 @@ type holdRec struct {
 	Settled bool `json:"settled,omitempty"`
 	// Bank: the hold is a bank (it stayed open through a settlement).
 	Bank bool `json:"bank,omitempty"`
+	// Session: the launch session it was placed in (a raise of it is
+	// debited in the same one).
+	Session string `json:"session,omitempty"`
 }
 
 func (h *holdRec) debited() int64 {
@@ -206,6 +212,9 @@ type roundRec struct {
 	// EndedAt: when it ended (the "op-ended" index; zero for a round
 	// ended by a version without it, until indexEndedRounds).
 	EndedAt time.Time `json:"ended_at,omitzero"`
+	// Session: the launch session of the player's last stake in the
+	// round; its credits, rollbacks and round_end carry it.
+	Session string `json:"session,omitempty"`
 }
 
 func roundKey(acct, round string) string { return acct + "\x00" + round }
@@ -240,6 +249,9 @@ type opTxn struct {
 	mode fundMode
 	// reqID is the request's (fees without a coup use it as round).
 	reqID string
+	// session is the request's launch session (PlaceHold), sent with
+	// its debit.
+	session string
 	// need is the debit the dry run found needed.
 	need *opTx
 	// debit is the applied debit this request brings in, used once fund
@@ -361,6 +373,9 @@ func (o *opTxn) newTx(kind, acct, round, table string, amount int64) *opTx {
 	p, cur := playerOf(acct, o.def)
 	x := &opTx{ID: txPrefix[kind] + ulid.Make().String(), Kind: kind, Status: statusPending, Account: acct, Player: p,
 		Round: round, Table: table, Amount: amount, Currency: cur, Created: o.now, Updated: o.now}
+	if r := o.rounds[roundKey(acct, round)]; r != nil {
+		x.Session = r.Session
+	}
 	o.txs[x.ID] = x
 	return x
 }
@@ -375,6 +390,7 @@ func (o *opTxn) enqueue(x *opTx) {
 func (o *opTxn) rollback(d *opTx) error {
 	r := o.newTx(kindRollback, d.Account, d.Round, d.Table, d.Amount)
 	r.RolledBack = d.ID
+	r.Session = d.Session
 	o.enqueue(r)
 	delete(o.txs, d.ID)
 	o.inflight[d.ID] = false
@@ -548,9 +564,17 @@ func (t *txn) fund(a *account, amount int64, why, ref string, h *walletv1.Hold) 
 				return err
 			}
 		}
+		session := o.session
+		if h != nil {
+			if hr, err := o.hold(h.GetHoldId()); err != nil {
+				return err
+			} else if hr != nil {
+				session = hr.Session
+			}
+		}
 		p, cur := playerOf(a.id, t.def)
 		o.need = &opTx{Kind: kindDebit, Account: a.id, Player: p, Round: coup, Table: table, Amount: amount,
-			Currency: cur, Reason: why, RequestID: o.reqID}
+			Currency: cur, Reason: why, RequestID: o.reqID, Session: session}
 		_, err = t.transfer(ext, a, amount, reasonOperatorDebit, o.reqID)
 		return err
 	case fundApplied:
@@ -647,6 +671,9 @@ func (t *txn) recordDebit() error {
 	}
 	rr.Txs++
 	rr.Staked = true
+	if d.Session != "" {
+		rr.Session = d.Session
+	}
 	if o.debitHold == nil {
 		rr.Completed = true // a fee
 		return nil
@@ -656,7 +683,7 @@ func (t *txn) recordDebit() error {
 		return err
 	}
 	if hr == nil {
-		hr = &holdRec{Round: d.Round, Table: d.Table}
+		hr = &holdRec{Round: d.Round, Table: d.Table, Session: d.Session}
 		o.holds[o.debitHold.GetHoldId()] = hr
 		rr.Open++
 	}
@@ -973,12 +1000,18 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 				return zero, err
 			}
 			rr.Txs++
+			if x.Session != "" {
+				rr.Session = x.Session
+			}
 			if err := t.op.write(); err != nil {
 				return zero, err
 			}
 			why := reasonOperatorRefused
-			if ref.Code == opwallet.CodeInsufficientFunds {
+			switch ref.Code {
+			case opwallet.CodeInsufficientFunds:
 				why = reasonInsufficient
+			case opwallet.CodeSessionExpired:
+				why = reasonSessionExpired
 			}
 			return zero, errs.WithMetadata(codes.FailedPrecondition, Domain, why, map[string]string{"operator_code": ref.Code},
 				"the operator's wallet refused the debit of %d for %s: %s %s", d.Amount, d.Account, ref.Code, ref.Message)

@@ -192,6 +192,13 @@ func Policy() auth.Policy {
 		walletv1.WalletService_ListOperatorExceptions_FullMethodName:  {auth.RoleOperator, auth.RoleAuditor},
 		walletv1.WalletService_RetryOperatorException_FullMethodName:  {auth.RoleOperator},
 		walletv1.WalletService_SettleOperatorException_FullMethodName: {auth.RoleOperator},
+		// Game-launch sessions (launch.go): created and revoked by the
+		// operator, read by staff who look into them; the gateway (role
+		// service, its own certificate) authenticates their tokens.
+		walletv1.WalletService_CreateLaunchSession_FullMethodName:       {auth.RoleOperator},
+		walletv1.WalletService_RevokeLaunchSession_FullMethodName:       {auth.RoleOperator},
+		walletv1.WalletService_GetLaunchSession_FullMethodName:          {auth.RoleOperator, auth.RoleAuditor},
+		walletv1.WalletService_AuthenticateLaunchSession_FullMethodName: {auth.RoleService},
 	}
 }
 
@@ -280,23 +287,25 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		probePlayer = DefaultOperatorProbePlayer
 	}
 	base, err := app.Start(ctx, app.Config{
-		Name:         trust.Wallet,
-		Trust:        c.Trust,
-		Services:     []string{trust.Table},
-		NATSNkeyFile: c.NATSNkeyFile,
-		ListenAddr:   c.ListenAddr,
-		DBPath:       c.DBPath,
-		Schema:       schemaVersion,
-		Buckets: append([][]byte{bucketWallet, bucketAccounts, bucketHolds, bucketTransfers, bucketStatements,
-			bucketExpiry, bucketLimits, bucketPlay, bucketLimitChanges, bucketLimitChangeLog, bucketModeLog}, opBuckets...),
-		NATSURL:     c.NATSURL,
-		MetricsAddr: c.MetricsAddr,
-		Registry:    c.Registry,
-		Stream:      c.Stream,
-		Policy:      Policy(),
-		Domain:      Domain,
-		Logger:      c.Logger,
-		Hook:        c.Hook,
+		Name:     trust.Wallet,
+		Trust:    c.Trust,
+		Services: []string{trust.Table},
+		// The gateway asks about a launch token before it knows the
+		// caller (launch.go).
+		GatewayMethods: []string{walletv1.WalletService_AuthenticateLaunchSession_FullMethodName},
+		NATSNkeyFile:   c.NATSNkeyFile,
+		ListenAddr:     c.ListenAddr,
+		DBPath:         c.DBPath,
+		Schema:         schemaVersion,
+		Buckets:        buckets(),
+		NATSURL:        c.NATSURL,
+		MetricsAddr:    c.MetricsAddr,
+		Registry:       c.Registry,
+		Stream:         c.Stream,
+		Policy:         Policy(),
+		Domain:         Domain,
+		Logger:         c.Logger,
+		Hook:           c.Hook,
 	}, func(b *app.Base, g *grpc.Server) error {
 		// First of all, before anything is written: a ledger file of the
 		// other wallet mode is refused (mode.go).
@@ -347,6 +356,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			store.Sweep(ctx, b.DB, retention(c.RequestRetention), b.Log)
 			return nil
 		})
+		b.Go(func(ctx context.Context) error { s.launchSweepLoop(ctx, retention(c.RequestRetention)); return nil })
 		return nil
 	})
 	if err != nil {

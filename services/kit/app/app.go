@@ -70,6 +70,9 @@ type Config struct {
 	// "service" (e.g. table-svc for wallet-svc). Other callers come
 	// through the gateway with a signed assertion.
 	Services []string
+	// GatewayMethods the gateway may call on its own behalf, with the
+	// role "service" (trust.Authenticator.GatewayMethods).
+	GatewayMethods []string
 	// Policy and Domain: role checks and their error domain.
 	Policy auth.Policy
 	Domain string
@@ -129,7 +132,9 @@ func Start(ctx context.Context, c Config, register func(b *Base, s *grpc.Server)
 	if mat == nil {
 		log.Warn("INSECURE: plaintext gRPC, and the caller identity metadata of anyone who connects is believed; development only")
 	} else {
-		authn = trust.NewAuthenticator(mat, c.Name, c.Services, nil)
+		ta := trust.NewAuthenticator(mat, c.Name, c.Services, nil)
+		ta.GatewayMethods = c.GatewayMethods
+		authn = ta
 	}
 	db, err := store.Open(c.DBPath, c.Schema, append([][]byte{outbox.Bucket}, c.Buckets...)...)
 	if err != nil {

@@ -24,6 +24,10 @@ import (
 const (
 	MDSubject = "x-chemmy-subject"
 	MDRole    = "x-chemmy-role"
+	// MDSession carries the caller's game-launch session id, when he has
+	// one (insecure development mode; with mutual TLS it is the
+	// assertion's chemmy_session claim).
+	MDSession = "x-chemmy-session"
 )
 
 // Role is what a caller may do. Values match chemmy.gateway.v1.Role
@@ -48,10 +52,13 @@ func (r Role) Valid() bool {
 	return false
 }
 
-// Caller is an authenticated identity: a player id or staff id, and a role.
+// Caller is an authenticated identity: a player id or staff id, and a
+// role; Session is the game-launch session a player called in (the
+// gateway authenticated him by its token), empty for any other caller.
 type Caller struct {
 	Subject string
 	Role    Role
+	Session string
 }
 
 // Is reports whether the caller has one of the roles.
@@ -120,7 +127,11 @@ func FromIncoming(ctx context.Context) (Caller, bool) {
 	if len(sub) != 1 || len(role) != 1 || sub[0] == "" || !Role(role[0]).Valid() {
 		return Caller{}, false
 	}
-	return Caller{Subject: sub[0], Role: Role(role[0])}, true
+	c := Caller{Subject: sub[0], Role: Role(role[0])}
+	if ses := md.Get(MDSession); len(ses) == 1 && c.Role == RolePlayer {
+		c.Session = ses[0]
+	}
+	return c, true
 }
 
 // Outgoing returns ctx with c as the identity of outgoing calls, replacing
@@ -130,6 +141,10 @@ func Outgoing(ctx context.Context, c Caller) context.Context {
 	md = md.Copy()
 	md.Set(MDSubject, c.Subject)
 	md.Set(MDRole, string(c.Role))
+	md.Delete(MDSession)
+	if c.Session != "" {
+		md.Set(MDSession, c.Session)
+	}
 	return metadata.NewOutgoingContext(ctx, md)
 }
 

@@ -33,11 +33,11 @@ func TestPolicy(t *testing.T) {
 		code   codes.Code
 		reason string
 	}{
-		{incoming(Caller{"op", RoleOperator}), "/s.S/M", codes.OK, ""},
-		{incoming(Caller{"alice", RolePlayer}), "/s.S/M", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
-		{incoming(Caller{"op", RoleOperator}), "/s.S/Other", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
+		{incoming(Caller{Subject: "op", Role: RoleOperator}), "/s.S/M", codes.OK, ""},
+		{incoming(Caller{Subject: "alice", Role: RolePlayer}), "/s.S/M", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
+		{incoming(Caller{Subject: "op", Role: RoleOperator}), "/s.S/Other", codes.PermissionDenied, "ROLE_NOT_ALLOWED"},
 		{context.Background(), "/s.S/M", codes.Unauthenticated, "UNAUTHENTICATED"},
-		{incoming(Caller{"x", Role("king")}), "/s.S/M", codes.Unauthenticated, "UNAUTHENTICATED"},
+		{incoming(Caller{Subject: "x", Role: Role("king")}), "/s.S/M", codes.Unauthenticated, "UNAUTHENTICATED"},
 		{context.Background(), "/grpc.health.v1.Health/Check", codes.OK, ""},
 	}
 	for _, tc := range cases {
@@ -52,14 +52,14 @@ func TestPolicy(t *testing.T) {
 }
 
 func TestRequireSelf(t *testing.T) {
-	alice := WithCaller(context.Background(), Caller{"alice", RolePlayer})
+	alice := WithCaller(context.Background(), Caller{Subject: "alice", Role: RolePlayer})
 	if err := RequireSelf(alice, "d", "alice"); err != nil {
 		t.Error(err)
 	}
 	if err := RequireSelf(alice, "d", "bob"); errs.Reason(err) != "NOT_YOURSELF" {
 		t.Errorf("alice for bob: %v", err)
 	}
-	croupier := WithCaller(context.Background(), Caller{"c", RoleCroupier})
+	croupier := WithCaller(context.Background(), Caller{Subject: "c", Role: RoleCroupier})
 	if err := RequireSelf(croupier, "d", "bob"); err != nil {
 		t.Errorf("croupier for bob: %v", err)
 	}

@@ -58,6 +58,12 @@ const (
 	CodeTransactionIDReused   = "TRANSACTION_ID_REUSED"
 	CodeInvalidRequest        = "INVALID_REQUEST"
 	CodeInvalidSignature      = "INVALID_SIGNATURE"
+	// CodeSessionExpired: the player's game-launch session (session_id)
+	// is over at the operator (expired, revoked, logged out): a debit so
+	// refused refuses the bet, SESSION_EXPIRED, nothing staked. Credits,
+	// rollbacks and round_ends must not be refused for it: they settle
+	// money already staked.
+	CodeSessionExpired = "SESSION_EXPIRED"
 )
 
 // BalanceRequest asks for a player's balance.
@@ -91,6 +97,13 @@ type Transaction struct {
 	RolledBackID string `json:"rolled_back_transaction_id,omitempty"`
 	// Status is RoundCompleted or RoundCancelled (round_end only).
 	Status string `json:"status,omitempty"`
+	// SessionID is the player's game-launch session the money moved in
+	// (CreateLaunchSession's launch_session_id: the session the operator
+	// created when it launched him): on the debit of a stake he placed
+	// through it, and on the credits, rollbacks and round_end of that
+	// money. Absent for a player who plays without one (an operator
+	// wallet that ignores it keeps working).
+	SessionID string `json:"session_id,omitempty"`
 	// Time the movement was decided by chemmy (RFC 3339, UTC).
 	Time time.Time `json:"time"`
 }

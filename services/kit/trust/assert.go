@@ -20,6 +20,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
@@ -31,7 +32,9 @@ import (
 // (the gateway's certificate). Claims: iss "spiffe://chemmy/gateway",
 // sub (the caller's subject), chemmy_role (player, croupier, operator or
 // auditor), aud (the target service's name, e.g. "wallet-svc"), iat, nbf
-// and exp (AssertionTTL after iat).
+// and exp (AssertionTTL after iat); chemmy_session, the player's
+// game-launch session id, when he called with a launch token (absent
+// otherwise).
 const MDAssertion = "x-chemmy-assertion"
 
 // AssertionTTL is how long an assertion is valid: a forwarded call starts
@@ -63,7 +66,8 @@ var assertionAlgs = []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.RS256
 
 type assertionClaims struct {
 	jwt.Claims
-	Role string `json:"chemmy_role"`
+	Role    string `json:"chemmy_role"`
+	Session string `json:"chemmy_session,omitempty"`
 }
 
 // Signer makes assertions with the gateway's certificate key. It reuses an
@@ -80,7 +84,7 @@ type Signer struct {
 }
 
 // signedKey is what an assertion is bound to.
-type signedKey struct{ subject, role, audience string }
+type signedKey struct{ subject, role, session, audience string }
 
 // signedAssertion is an assertion handed out: its token, the certificate
 // it was signed with and its iat.
@@ -129,7 +133,7 @@ func (s *Signer) Assert(c auth.Caller, audience string) (string, error) {
 	// iat and exp are whole seconds: reuse is counted from the iat signed.
 	now := s.now()
 	iat := time.Unix(now.Unix(), 0)
-	k := signedKey{subject: c.Subject, role: string(c.Role), audience: audience}
+	k := signedKey{subject: c.Subject, role: string(c.Role), session: c.Session, audience: audience}
 	s.mu.Lock()
 	prev, ok := s.signed.Get(k)
 	s.mu.Unlock()
@@ -142,7 +146,7 @@ func (s *Signer) Assert(c auth.Caller, audience string) (string, error) {
 			IssuedAt: jwt.NewNumericDate(iat), NotBefore: jwt.NewNumericDate(iat),
 			Expiry: jwt.NewNumericDate(iat.Add(AssertionTTL)),
 		},
-		Role: string(c.Role),
+		Role: string(c.Role), Session: c.Session,
 	}
 	token, err := jwt.Signed(sig).Claims(cl).Serialize()
 	if err != nil {
@@ -243,8 +247,14 @@ type Authenticator struct {
 	// Self is this service's name: the audience its assertions must name.
 	Self string
 	// Services may call with the role "service" (e.g. table-svc for
-	// wallet-svc); the gateway never may.
+	// wallet-svc); the gateway never may, except the methods of
+	// GatewayMethods.
 	Services []string
+	// GatewayMethods are the full method names ("/pkg.Service/Method")
+	// the gateway may call on its own behalf, without an assertion, with
+	// the role "service" (wallet-svc's AuthenticateLaunchSession: the
+	// gateway asks it before it knows the caller).
+	GatewayMethods []string
 
 	pool *x509.CertPool
 	now  func() time.Time
@@ -287,6 +297,9 @@ func (a *Authenticator) Authenticate(ctx context.Context) (auth.Caller, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	tokens := md.Get(MDAssertion)
 	if len(tokens) == 0 {
+		if method, ok := grpc.Method(ctx); ok && peerName == Gateway && slices.Contains(a.GatewayMethods, method) {
+			return auth.Caller{Subject: Gateway, Role: auth.RoleService}, nil
+		}
 		if peerName == Gateway || !slices.Contains(a.Services, peerName) {
 			return auth.Caller{}, auth.Refuse(auth.ReasonPeerNotAllowed,
 				"%s may not call %s on its own behalf, and the call carries no caller assertion", peerName, a.Self)
@@ -361,8 +374,11 @@ func (a *Authenticator) verifyFull(token string, now time.Time) (verification, e
 	if cl.Subject == "" || !r.Valid() || r == auth.RoleService {
 		return bad("the caller assertion names no subject or an unknown role %q", cl.Role)
 	}
+	if cl.Session != "" && r != auth.RolePlayer {
+		return bad("the caller assertion names a launch session for role %q", cl.Role)
+	}
 	v := verification{
-		caller: auth.Caller{Subject: cl.Subject, Role: r}, audience: a.Self,
+		caller: auth.Caller{Subject: cl.Subject, Role: r, Session: cl.Session}, audience: a.Self,
 		until: cl.Expiry.Time().Add(assertionLeeway),
 	}
 	// The times ValidateWithLeeway and the chain's verification accept.

@@ -107,3 +107,37 @@ func TestAssertionOutsidePeer(t *testing.T) {
 		t.Fatalf("verify after expiry = %v", err)
 	}
 }
+
+// TestAssertionCarriesTheLaunchSession: a player's game-launch session
+// travels in the assertion (chemmy_session), and the same player with
+// another session (or none) gets another assertion.
+func TestAssertionCarriesTheLaunchSession(t *testing.T) {
+	_, m := devGateway(t)
+	sig, au := NewSigner(m, nil), NewAuthenticator(m, Wallet, nil, nil)
+	bob := auth.Caller{Subject: "bob", Role: auth.RolePlayer, Session: "ls-1"}
+	a, err := sig.Assert(bob, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := au.verify(a); err != nil || c != bob {
+		t.Fatalf("verify = %v, %v", c, err)
+	}
+	plain, err := sig.Assert(auth.Caller{Subject: "bob", Role: auth.RolePlayer}, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain == a {
+		t.Fatal("the assertion of bob in a session was reused without it")
+	}
+	if c, err := au.verify(plain); err != nil || c.Session != "" {
+		t.Fatalf("verify without a session = %v, %v", c, err)
+	}
+	// Only a player has a session.
+	op, err := sig.Assert(auth.Caller{Subject: "olga", Role: auth.RoleOperator, Session: "ls-2"}, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := au.verify(op); err == nil || err.(*auth.Refusal).Reason != auth.ReasonAssertionInvalid {
+		t.Fatalf("an operator's assertion with a session: %v", err)
+	}
+}

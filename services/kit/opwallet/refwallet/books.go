@@ -116,6 +116,9 @@ func ok(res opwallet.Result) answer {
 type books struct {
 	db       *bolt.DB
 	currency string
+	// sessionEnded reports whether a game-launch session was ended on
+	// this side (Server.ExpireSession); nil: none is.
+	sessionEnded func(id string) bool
 }
 
 func openBooks(path, currency string) (*books, error) {
@@ -272,6 +275,11 @@ func (bk *books) decide(tx *bolt.Tx, rec *Record) (answer, error) {
 	}
 	switch rec.Kind {
 	case opwallet.OpDebit:
+		if id := rec.Request.SessionID; id != "" && bk.sessionEnded != nil && bk.sessionEnded(id) {
+			// Credits, rollbacks and round_ends of the session still
+			// apply: they settle money already staked.
+			return refusal(http.StatusForbidden, opwallet.CodeSessionExpired, "game-launch session %q has ended", id), nil
+		}
 		if acc.Balance < rec.Request.Amount {
 			return refusal(http.StatusPaymentRequired, opwallet.CodeInsufficientFunds,
 				"balance %d, debit %d", acc.Balance, rec.Request.Amount), nil

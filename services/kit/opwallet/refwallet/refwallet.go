@@ -83,6 +83,9 @@ type Server struct {
 	faults Faults
 	rng    *rand.Rand
 	late   map[string]chan struct{} // late debits waiting, by transaction id
+	// expired are the game-launch sessions ended on this side
+	// (ExpireSession): a new debit in one is refused SESSION_EXPIRED.
+	expired map[string]bool
 
 	busy     sync.Mutex
 	inflight int
@@ -138,9 +141,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		faults:   cfg.Faults,
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		late:     map[string]chan struct{}{},
+		expired:  map[string]bool{},
 		stopping: make(chan struct{}),
 	}
 	s.idle = sync.NewCond(&s.busy)
+	bk.sessionEnded = s.sessionExpired
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+PathPrefix+"/{op}", s.handleWallet)
 	mux.HandleFunc("POST /admin/players", s.admin(s.handleFund))
@@ -148,6 +153,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /admin/ledger", s.admin(s.handleLedger))
 	mux.HandleFunc("GET /admin/faults", s.admin(s.handleGetFaults))
 	mux.HandleFunc("POST /admin/faults", s.admin(s.handleSetFaults))
+	mux.HandleFunc("POST /admin/sessions/{id}/expire", s.admin(s.handleExpireSession))
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go s.http.Serve(ln)
 	context.AfterFunc(ctx, func() { s.Stop() })
@@ -655,4 +661,31 @@ func (s *Server) handleSetFaults(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, f)
+}
+
+// ExpireSession ends a game-launch session on the operator's side: every
+// later debit that names it (session_id) is refused SESSION_EXPIRED (and
+// recorded refused, as other refusals are); credits, rollbacks and
+// round_ends are not. Not persisted (a test's and a demo's switch).
+func (s *Server) ExpireSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expired[id] = true
+}
+
+func (s *Server) sessionExpired(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.expired[id]
+}
+
+// handleExpireSession is POST /admin/sessions/{id}/expire.
+func (s *Server) handleExpireSession(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if id == "" {
+		badRequest(w, "no session id")
+		return
+	}
+	s.ExpireSession(id)
+	writeJSON(w, http.StatusOK, map[string]string{"session_id": id, "state": "expired"})
 }

@@ -714,3 +714,50 @@ func TestFaultPick(t *testing.T) {
 		}
 	}
 }
+
+// TestExpireSession: a session ended on the wallet's side (the admin
+// endpoint) refuses a later debit in it, 403 SESSION_EXPIRED, nothing
+// moved; a debit in another session or in none, and a credit in the
+// ended one, still apply.
+func TestExpireSession(t *testing.T) {
+	s := start(t, "", nil)
+	fund(t, s, "alice", 1000)
+	in := func(id, session string) []byte {
+		x := tx(id, "alice", 10)
+		x.SessionID = session
+		b, _ := json.Marshal(x)
+		return b
+	}
+	if code := adminCall(t, s, "admin", http.MethodPost, "/admin/sessions/ls-1/expire", nil, nil); code != http.StatusOK {
+		t.Fatalf("expire: %d", code)
+	}
+	if status, r := post(t, s, opwallet.OpDebit, in("d1", "ls-1"), secret, time.Now()); status != http.StatusForbidden || r.Code != opwallet.CodeSessionExpired || r.TransactionID != "d1" {
+		t.Fatalf("a debit in the ended session: %d %+v", status, r)
+	}
+	for _, id := range []string{"d2", "d3"} {
+		session := map[string]string{"d2": "ls-2", "d3": ""}[id]
+		if status, r := post(t, s, opwallet.OpDebit, in(id, session), secret, time.Now()); status != http.StatusOK {
+			t.Fatalf("debit %s in session %q: %d %+v", id, session, status, r)
+		}
+	}
+	if status, r := post(t, s, opwallet.OpCredit, in("c1", "ls-1"), secret, time.Now()); status != http.StatusOK {
+		t.Fatalf("a credit in the ended session: %d %+v", status, r)
+	}
+	if got := balanceOf(t, s, "alice"); got != 1000-20+10 {
+		t.Fatalf("balance %d, want %d", got, 1000-20+10)
+	}
+	// The refusal is recorded, as any other, and answered again.
+	recs, err := s.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) == 0 || recs[0].Request.TransactionID != "d1" || recs[0].Status != StatusRefused || recs[0].Moved != 0 {
+		t.Fatalf("the refused debit's record: %+v", recs)
+	}
+	if status, r := post(t, s, opwallet.OpDebit, in("d1", "ls-1"), secret, time.Now()); status != http.StatusForbidden || r.Code != opwallet.CodeSessionExpired {
+		t.Fatalf("the refused debit again: %d %+v", status, r)
+	}
+	if err := s.CheckBooks(); err != nil {
+		t.Fatal(err)
+	}
+}

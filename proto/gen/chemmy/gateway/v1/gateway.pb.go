@@ -61,6 +61,13 @@ const (
 	// exp - now without iat, over its maximum (24 h by default)
 	// (UNAUTHENTICATED).
 	ErrorReason_ERROR_REASON_TOKEN_LIFETIME_TOO_LONG ErrorReason = 12
+	// The bearer token is a game-launch session's ("chls_...") that has
+	// expired or was revoked (UNAUTHENTICATED): the operator launches the
+	// player again.
+	ErrorReason_ERROR_REASON_SESSION_EXPIRED ErrorReason = 13
+	// A game-launch session made for one table was used for a call on
+	// another table (PERMISSION_DENIED).
+	ErrorReason_ERROR_REASON_SESSION_OTHER_TABLE ErrorReason = 14
 )
 
 // Enum value maps for ErrorReason.
@@ -79,6 +86,8 @@ var (
 		10: "ERROR_REASON_TOO_MANY_STREAMS",
 		11: "ERROR_REASON_REQUEST_TOO_LARGE",
 		12: "ERROR_REASON_TOKEN_LIFETIME_TOO_LONG",
+		13: "ERROR_REASON_SESSION_EXPIRED",
+		14: "ERROR_REASON_SESSION_OTHER_TABLE",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -94,6 +103,8 @@ var (
 		"ERROR_REASON_TOO_MANY_STREAMS":        10,
 		"ERROR_REASON_REQUEST_TOO_LARGE":       11,
 		"ERROR_REASON_TOKEN_LIFETIME_TOO_LONG": 12,
+		"ERROR_REASON_SESSION_EXPIRED":         13,
+		"ERROR_REASON_SESSION_OTHER_TABLE":     14,
 	}
 )
 
@@ -230,10 +241,14 @@ func (*GetCallerRequest) Descriptor() ([]byte, []int) {
 type GetCallerResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The player id or staff id the token maps to.
-	Subject       string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
-	Role          Role   `protobuf:"varint,2,opt,name=role,proto3,enum=chemmy.gateway.v1.Role" json:"role,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	Role    Role   `protobuf:"varint,2,opt,name=role,proto3,enum=chemmy.gateway.v1.Role" json:"role,omitempty"`
+	// The game-launch session of a player who called with its token
+	// (chemmy.wallet.v1.WalletService.CreateLaunchSession); empty for any
+	// other token.
+	LaunchSessionId string `protobuf:"bytes,3,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetCallerResponse) Reset() {
@@ -280,15 +295,23 @@ func (x *GetCallerResponse) GetRole() Role {
 	return Role_ROLE_UNSPECIFIED
 }
 
+func (x *GetCallerResponse) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
+}
+
 var File_chemmy_gateway_v1_gateway_proto protoreflect.FileDescriptor
 
 const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\n" +
 	"\x1fchemmy/gateway/v1/gateway.proto\x12\x11chemmy.gateway.v1\"\x12\n" +
-	"\x10GetCallerRequest\"Z\n" +
+	"\x10GetCallerRequest\"\x86\x01\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role*\xc7\x03\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role\x12*\n" +
+	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId*\x8f\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
@@ -303,7 +326,9 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x1dERROR_REASON_TOO_MANY_STREAMS\x10\n" +
 	"\x12\"\n" +
 	"\x1eERROR_REASON_REQUEST_TOO_LARGE\x10\v\x12(\n" +
-	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f*w\n" +
+	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f\x12 \n" +
+	"\x1cERROR_REASON_SESSION_EXPIRED\x10\r\x12$\n" +
+	" ERROR_REASON_SESSION_OTHER_TABLE\x10\x0e*w\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x01\x12\x11\n" +

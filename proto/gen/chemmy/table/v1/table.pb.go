@@ -159,6 +159,10 @@ const (
 	// his is staked (a bet, a banco, a bank, a bid) until he answers it
 	// (AnswerRealityCheck). ErrorInfo metadata "check_number".
 	ErrorReason_ERROR_REASON_REALITY_CHECK_UNANSWERED ErrorReason = 52
+	// The player's game-launch session has expired or was revoked, or the
+	// operator's wallet refused the debit of his stake as outside a valid
+	// session (FAILED_PRECONDITION): nothing is staked, no money moved.
+	ErrorReason_ERROR_REASON_SESSION_EXPIRED ErrorReason = 53
 )
 
 // Enum value maps for ErrorReason.
@@ -217,6 +221,7 @@ var (
 		50: "ERROR_REASON_CURRENCY_UNKNOWN",
 		51: "ERROR_REASON_NO_REALITY_CHECK",
 		52: "ERROR_REASON_REALITY_CHECK_UNANSWERED",
+		53: "ERROR_REASON_SESSION_EXPIRED",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":              0,
@@ -272,6 +277,7 @@ var (
 		"ERROR_REASON_CURRENCY_UNKNOWN":         50,
 		"ERROR_REASON_NO_REALITY_CHECK":         51,
 		"ERROR_REASON_REALITY_CHECK_UNANSWERED": 52,
+		"ERROR_REASON_SESSION_EXPIRED":          53,
 	}
 )
 
@@ -8200,7 +8206,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\tplayer_id\x18\x03 \x01(\tR\bplayerId\x12\x12\n" +
 	"\x04seed\x18\x04 \x01(\tR\x04seed\"B\n" +
 	"\x12RevealSeedResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xbd\x0e\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table*\xdf\x0e\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12#\n" +
@@ -8255,7 +8261,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x1fERROR_REASON_SEED_NOT_COMMITTED\x101\x12!\n" +
 	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x102\x12!\n" +
 	"\x1dERROR_REASON_NO_REALITY_CHECK\x103\x12)\n" +
-	"%ERROR_REASON_REALITY_CHECK_UNANSWERED\x104*n\n" +
+	"%ERROR_REASON_REALITY_CHECK_UNANSWERED\x104\x12 \n" +
+	"\x1cERROR_REASON_SESSION_EXPIRED\x105*n\n" +
 	"\x10BettingDirection\x12!\n" +
 	"\x1dBETTING_DIRECTION_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17BETTING_DIRECTION_RIGHT\x10\x01\x12\x1a\n" +

@@ -103,6 +103,18 @@ const (
 	// an operator lift a limit before its cooling-off (wallet-svc
 	// -limits-override is off).
 	ErrorReason_ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED ErrorReason = 28
+	// The player's game-launch session has expired or was revoked
+	// (AuthenticateLaunchSession: UNAUTHENTICATED); or a PlaceHold names a
+	// launch session that is expired, revoked, unknown, another player's or
+	// in another currency (FAILED_PRECONDITION, nothing held or debited);
+	// or, in seamless mode, the operator's wallet refused the debit with
+	// its code SESSION_EXPIRED (FAILED_PRECONDITION, metadata
+	// "operator_code").
+	ErrorReason_ERROR_REASON_SESSION_EXPIRED ErrorReason = 29
+	// No game-launch session has that id (GetLaunchSession,
+	// RevokeLaunchSession: NOT_FOUND) or that token
+	// (AuthenticateLaunchSession: UNAUTHENTICATED).
+	ErrorReason_ERROR_REASON_LAUNCH_SESSION_NOT_FOUND ErrorReason = 30
 )
 
 // Enum value maps for ErrorReason.
@@ -137,6 +149,8 @@ var (
 		26: "ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED",
 		27: "ERROR_REASON_CURRENCY_UNKNOWN",
 		28: "ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED",
+		29: "ERROR_REASON_SESSION_EXPIRED",
+		30: "ERROR_REASON_LAUNCH_SESSION_NOT_FOUND",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":                  0,
@@ -168,6 +182,8 @@ var (
 		"ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED":  26,
 		"ERROR_REASON_CURRENCY_UNKNOWN":             27,
 		"ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED":   28,
+		"ERROR_REASON_SESSION_EXPIRED":              29,
+		"ERROR_REASON_LAUNCH_SESSION_NOT_FOUND":     30,
 	}
 )
 
@@ -931,9 +947,12 @@ type Hold struct {
 	// What PostHold moved (HOLD_STATE_POSTED only).
 	PostedAmount int64 `protobuf:"varint,8,opt,name=posted_amount,json=postedAmount,proto3" json:"posted_amount,omitempty"`
 	// When the hold was resolved.
-	ResolveTime   *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ResolveTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
+	// The game-launch session the hold was placed in (PlaceHold
+	// launch_session_id); empty: none.
+	LaunchSessionId string `protobuf:"bytes,10,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Hold) Reset() {
@@ -1027,6 +1046,13 @@ func (x *Hold) GetResolveTime() *timestamppb.Timestamp {
 		return x.ResolveTime
 	}
 	return nil
+}
+
+func (x *Hold) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
 }
 
 // Transfer is one immutable ledger entry.
@@ -1517,9 +1543,17 @@ type PlaceHoldRequest struct {
 	Ttl *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
 	// What the stake is. Seamless wallet mode sends it to the operator's
 	// wallet as the debit's reason ("bet" or "bank"); unset is a bet.
-	Purpose       HoldPurpose `protobuf:"varint,6,opt,name=purpose,proto3,enum=chemmy.wallet.v1.HoldPurpose" json:"purpose,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Purpose HoldPurpose `protobuf:"varint,6,opt,name=purpose,proto3,enum=chemmy.wallet.v1.HoldPurpose" json:"purpose,omitempty"`
+	// The player's game-launch session (the caller's, when he called
+	// through the gateway with a launch token); empty: none, nothing
+	// checked. When set, the session must exist, be the account's player's,
+	// in the hold's currency, neither expired nor revoked: otherwise
+	// FAILED_PRECONDITION SESSION_EXPIRED and nothing is held or debited.
+	// The hold records it (Hold.launch_session_id); in seamless mode the
+	// operator transactions of the money carry it (session_id).
+	LaunchSessionId string `protobuf:"bytes,7,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PlaceHoldRequest) Reset() {
@@ -1592,6 +1626,13 @@ func (x *PlaceHoldRequest) GetPurpose() HoldPurpose {
 		return x.Purpose
 	}
 	return HoldPurpose_HOLD_PURPOSE_UNSPECIFIED
+}
+
+func (x *PlaceHoldRequest) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
 }
 
 // PlaceHoldResponse holds the new hold.
@@ -6289,6 +6330,554 @@ func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
 	return nil
 }
 
+// LaunchSession is a player's game-launch session.
+type LaunchSession struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "ls-<ULID>".
+	LaunchSessionId string `protobuf:"bytes,1,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	PlayerId        string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// The currency he plays in (ISO 4217 or configured).
+	CurrencyCode string `protobuf:"bytes,3,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// The table he was launched to; empty: the lobby (any table).
+	TableId    string                 `protobuf:"bytes,4,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	// Set once revoked.
+	RevokeTime   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
+	RevokeReason string                 `protobuf:"bytes,8,opt,name=revoke_reason,json=revokeReason,proto3" json:"revoke_reason,omitempty"`
+	// The operator (caller subject) who created it, and who revoked it.
+	CreatedBy     string `protobuf:"bytes,9,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	RevokedBy     string `protobuf:"bytes,10,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchSession) Reset() {
+	*x = LaunchSession{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchSession) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchSession) ProtoMessage() {}
+
+func (x *LaunchSession) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchSession.ProtoReflect.Descriptor instead.
+func (*LaunchSession) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *LaunchSession) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *LaunchSession) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *LaunchSession) GetRevokeTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RevokeTime
+	}
+	return nil
+}
+
+func (x *LaunchSession) GetRevokeReason() string {
+	if x != nil {
+		return x.RevokeReason
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetRevokedBy() string {
+	if x != nil {
+		return x.RevokedBy
+	}
+	return ""
+}
+
+// CreateLaunchSessionRequest launches a player.
+type CreateLaunchSessionRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The player (1-64 characters of [A-Za-z0-9_.:-], no "@").
+	PlayerId string `protobuf:"bytes,2,opt,name=player_id,json=playerId,proto3" json:"player_id,omitempty"`
+	// Empty: the wallet's default currency.
+	CurrencyCode string `protobuf:"bytes,3,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// Empty: the lobby (any table); otherwise the only table the token
+	// may be used at.
+	TableId string `protobuf:"bytes,4,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// How long the session lasts; unset: 8 hours. At most 24 hours.
+	Ttl           *durationpb.Duration `protobuf:"bytes,5,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLaunchSessionRequest) Reset() {
+	*x = CreateLaunchSessionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLaunchSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLaunchSessionRequest) ProtoMessage() {}
+
+func (x *CreateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLaunchSessionRequest.ProtoReflect.Descriptor instead.
+func (*CreateLaunchSessionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *CreateLaunchSessionRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CreateLaunchSessionRequest) GetPlayerId() string {
+	if x != nil {
+		return x.PlayerId
+	}
+	return ""
+}
+
+func (x *CreateLaunchSessionRequest) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *CreateLaunchSessionRequest) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *CreateLaunchSessionRequest) GetTtl() *durationpb.Duration {
+	if x != nil {
+		return x.Ttl
+	}
+	return nil
+}
+
+// CreateLaunchSessionResponse is the session and its token.
+type CreateLaunchSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LaunchSession *LaunchSession         `protobuf:"bytes,1,opt,name=launch_session,json=launchSession,proto3" json:"launch_session,omitempty"`
+	// The bearer token the player's client uses: "chls_" and 43 characters
+	// of base64url (32 random bytes). Returned once; wallet-svc keeps only
+	// its SHA-256 (a retry of the request gets a new one, see
+	// CreateLaunchSession).
+	Token         string `protobuf:"bytes,2,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLaunchSessionResponse) Reset() {
+	*x = CreateLaunchSessionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLaunchSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLaunchSessionResponse) ProtoMessage() {}
+
+func (x *CreateLaunchSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLaunchSessionResponse.ProtoReflect.Descriptor instead.
+func (*CreateLaunchSessionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *CreateLaunchSessionResponse) GetLaunchSession() *LaunchSession {
+	if x != nil {
+		return x.LaunchSession
+	}
+	return nil
+}
+
+func (x *CreateLaunchSessionResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// RevokeLaunchSessionRequest ends a session.
+type RevokeLaunchSessionRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	RequestId       string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	LaunchSessionId string                 `protobuf:"bytes,2,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	// Why, kept with the session (at most 500 bytes).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeLaunchSessionRequest) Reset() {
+	*x = RevokeLaunchSessionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeLaunchSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeLaunchSessionRequest) ProtoMessage() {}
+
+func (x *RevokeLaunchSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeLaunchSessionRequest.ProtoReflect.Descriptor instead.
+func (*RevokeLaunchSessionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *RevokeLaunchSessionRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *RevokeLaunchSessionRequest) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
+}
+
+func (x *RevokeLaunchSessionRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RevokeLaunchSessionResponse is the session, revoked.
+type RevokeLaunchSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LaunchSession *LaunchSession         `protobuf:"bytes,1,opt,name=launch_session,json=launchSession,proto3" json:"launch_session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeLaunchSessionResponse) Reset() {
+	*x = RevokeLaunchSessionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeLaunchSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeLaunchSessionResponse) ProtoMessage() {}
+
+func (x *RevokeLaunchSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeLaunchSessionResponse.ProtoReflect.Descriptor instead.
+func (*RevokeLaunchSessionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *RevokeLaunchSessionResponse) GetLaunchSession() *LaunchSession {
+	if x != nil {
+		return x.LaunchSession
+	}
+	return nil
+}
+
+// GetLaunchSessionRequest names a session.
+type GetLaunchSessionRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	LaunchSessionId string                 `protobuf:"bytes,1,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *GetLaunchSessionRequest) Reset() {
+	*x = GetLaunchSessionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLaunchSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLaunchSessionRequest) ProtoMessage() {}
+
+func (x *GetLaunchSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLaunchSessionRequest.ProtoReflect.Descriptor instead.
+func (*GetLaunchSessionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *GetLaunchSessionRequest) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
+}
+
+// GetLaunchSessionResponse holds the session.
+type GetLaunchSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LaunchSession *LaunchSession         `protobuf:"bytes,1,opt,name=launch_session,json=launchSession,proto3" json:"launch_session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLaunchSessionResponse) Reset() {
+	*x = GetLaunchSessionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLaunchSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLaunchSessionResponse) ProtoMessage() {}
+
+func (x *GetLaunchSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLaunchSessionResponse.ProtoReflect.Descriptor instead.
+func (*GetLaunchSessionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *GetLaunchSessionResponse) GetLaunchSession() *LaunchSession {
+	if x != nil {
+		return x.LaunchSession
+	}
+	return nil
+}
+
+// AuthenticateLaunchSessionRequest carries a bearer token.
+type AuthenticateLaunchSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateLaunchSessionRequest) Reset() {
+	*x = AuthenticateLaunchSessionRequest{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateLaunchSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateLaunchSessionRequest) ProtoMessage() {}
+
+func (x *AuthenticateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateLaunchSessionRequest.ProtoReflect.Descriptor instead.
+func (*AuthenticateLaunchSessionRequest) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *AuthenticateLaunchSessionRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+// AuthenticateLaunchSessionResponse is the token's session, valid now.
+type AuthenticateLaunchSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LaunchSession *LaunchSession         `protobuf:"bytes,1,opt,name=launch_session,json=launchSession,proto3" json:"launch_session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuthenticateLaunchSessionResponse) Reset() {
+	*x = AuthenticateLaunchSessionResponse{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuthenticateLaunchSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuthenticateLaunchSessionResponse) ProtoMessage() {}
+
+func (x *AuthenticateLaunchSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuthenticateLaunchSessionResponse.ProtoReflect.Descriptor instead.
+func (*AuthenticateLaunchSessionResponse) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *AuthenticateLaunchSessionResponse) GetLaunchSession() *LaunchSession {
+	if x != nil {
+		return x.LaunchSession
+	}
+	return nil
+}
+
 var File_chemmy_wallet_v1_wallet_proto protoreflect.FileDescriptor
 
 const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
@@ -6312,7 +6901,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x12GetCurrencyRequest\x12#\n" +
 	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\"M\n" +
 	"\x13GetCurrencyResponse\x126\n" +
-	"\bcurrency\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.CurrencyR\bcurrency\"\x85\x03\n" +
+	"\bcurrency\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.CurrencyR\bcurrency\"\xb1\x03\n" +
 	"\x04Hold\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x1d\n" +
 	"\n" +
@@ -6325,7 +6914,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\vexpire_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12#\n" +
 	"\rposted_amount\x18\b \x01(\x03R\fpostedAmount\x12=\n" +
-	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\"\x93\x04\n" +
+	"\fresolve_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\x12*\n" +
+	"\x11launch_session_id\x18\n" +
+	" \x01(\tR\x0flaunchSessionId\"\x93\x04\n" +
 	"\bTransfer\x12\x1f\n" +
 	"\vtransfer_id\x18\x01 \x01(\tR\n" +
 	"transferId\x12(\n" +
@@ -6366,7 +6957,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\"I\n" +
 	"\x12GetAccountResponse\x123\n" +
-	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\xec\x01\n" +
+	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\x98\x02\n" +
 	"\x10PlaceHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -6375,7 +6966,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1c\n" +
 	"\treference\x18\x04 \x01(\tR\treference\x12+\n" +
 	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x127\n" +
-	"\apurpose\x18\x06 \x01(\x0e2\x1d.chemmy.wallet.v1.HoldPurposeR\apurpose\"?\n" +
+	"\apurpose\x18\x06 \x01(\x0e2\x1d.chemmy.wallet.v1.HoldPurposeR\apurpose\x12*\n" +
+	"\x11launch_session_id\x18\a \x01(\tR\x0flaunchSessionId\"?\n" +
 	"\x11PlaceHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"I\n" +
 	"\x0fVoidHoldRequest\x12\x1d\n" +
@@ -6777,7 +7369,49 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"d\n" +
 	"\x1fSettleOperatorExceptionResponse\x12A\n" +
-	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception*\xa0\b\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception\"\xb2\x03\n" +
+	"\rLaunchSession\x12*\n" +
+	"\x11launch_session_id\x18\x01 \x01(\tR\x0flaunchSessionId\x12\x1b\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12#\n" +
+	"\rcurrency_code\x18\x03 \x01(\tR\fcurrencyCode\x12\x19\n" +
+	"\btable_id\x18\x04 \x01(\tR\atableId\x12;\n" +
+	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12;\n" +
+	"\vrevoke_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"revokeTime\x12#\n" +
+	"\rrevoke_reason\x18\b \x01(\tR\frevokeReason\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\t \x01(\tR\tcreatedBy\x12\x1d\n" +
+	"\n" +
+	"revoked_by\x18\n" +
+	" \x01(\tR\trevokedBy\"\xc5\x01\n" +
+	"\x1aCreateLaunchSessionRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1b\n" +
+	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12#\n" +
+	"\rcurrency_code\x18\x03 \x01(\tR\fcurrencyCode\x12\x19\n" +
+	"\btable_id\x18\x04 \x01(\tR\atableId\x12+\n" +
+	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"{\n" +
+	"\x1bCreateLaunchSessionResponse\x12F\n" +
+	"\x0elaunch_session\x18\x01 \x01(\v2\x1f.chemmy.wallet.v1.LaunchSessionR\rlaunchSession\x12\x14\n" +
+	"\x05token\x18\x02 \x01(\tR\x05token\"\x7f\n" +
+	"\x1aRevokeLaunchSessionRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12*\n" +
+	"\x11launch_session_id\x18\x02 \x01(\tR\x0flaunchSessionId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"e\n" +
+	"\x1bRevokeLaunchSessionResponse\x12F\n" +
+	"\x0elaunch_session\x18\x01 \x01(\v2\x1f.chemmy.wallet.v1.LaunchSessionR\rlaunchSession\"E\n" +
+	"\x17GetLaunchSessionRequest\x12*\n" +
+	"\x11launch_session_id\x18\x01 \x01(\tR\x0flaunchSessionId\"b\n" +
+	"\x18GetLaunchSessionResponse\x12F\n" +
+	"\x0elaunch_session\x18\x01 \x01(\v2\x1f.chemmy.wallet.v1.LaunchSessionR\rlaunchSession\"8\n" +
+	" AuthenticateLaunchSessionRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"k\n" +
+	"!AuthenticateLaunchSessionResponse\x12F\n" +
+	"\x0elaunch_session\x18\x01 \x01(\v2\x1f.chemmy.wallet.v1.LaunchSessionR\rlaunchSession*\xed\b\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dERROR_REASON_INVALID_ARGUMENT\x10\x01\x12\x1f\n" +
@@ -6808,7 +7442,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	")ERROR_REASON_OPERATOR_EXCEPTION_NOT_FOUND\x10\x19\x12,\n" +
 	"(ERROR_REASON_OPERATOR_EXCEPTION_RESOLVED\x10\x1a\x12!\n" +
 	"\x1dERROR_REASON_CURRENCY_UNKNOWN\x10\x1b\x12+\n" +
-	"'ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED\x10\x1c*\x9a\x01\n" +
+	"'ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED\x10\x1c\x12 \n" +
+	"\x1cERROR_REASON_SESSION_EXPIRED\x10\x1d\x12)\n" +
+	"%ERROR_REASON_LAUNCH_SESSION_NOT_FOUND\x10\x1e*\x9a\x01\n" +
 	"\tHoldState\x12\x1a\n" +
 	"\x16HOLD_STATE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fHOLD_STATE_OPEN\x10\x01\x12\x16\n" +
@@ -6852,7 +7488,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\aFeeType\x12\x18\n" +
 	"\x14FEE_TYPE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15FEE_TYPE_BANK_AUCTION\x10\x01\x12\x13\n" +
-	"\x0fFEE_TYPE_HOURLY\x10\x022\xe2\x14\n" +
+	"\x0fFEE_TYPE_HOURLY\x10\x022\xbc\x18\n" +
 	"\rWalletService\x12N\n" +
 	"\aDeposit\x12 .chemmy.wallet.v1.DepositRequest\x1a!.chemmy.wallet.v1.DepositResponse\x12Q\n" +
 	"\bWithdraw\x12!.chemmy.wallet.v1.WithdrawRequest\x1a\".chemmy.wallet.v1.WithdrawResponse\x12W\n" +
@@ -6884,7 +7520,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x16ListOperatorExceptions\x12/.chemmy.wallet.v1.ListOperatorExceptionsRequest\x1a0.chemmy.wallet.v1.ListOperatorExceptionsResponse\x12{\n" +
 	"\x16RetryOperatorException\x12/.chemmy.wallet.v1.RetryOperatorExceptionRequest\x1a0.chemmy.wallet.v1.RetryOperatorExceptionResponse\x12~\n" +
 	"\x17SettleOperatorException\x120.chemmy.wallet.v1.SettleOperatorExceptionRequest\x1a1.chemmy.wallet.v1.SettleOperatorExceptionResponse\x12i\n" +
-	"\x10GetOperatorRound\x12).chemmy.wallet.v1.GetOperatorRoundRequest\x1a*.chemmy.wallet.v1.GetOperatorRoundResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
+	"\x10GetOperatorRound\x12).chemmy.wallet.v1.GetOperatorRoundRequest\x1a*.chemmy.wallet.v1.GetOperatorRoundResponse\x12r\n" +
+	"\x13CreateLaunchSession\x12,.chemmy.wallet.v1.CreateLaunchSessionRequest\x1a-.chemmy.wallet.v1.CreateLaunchSessionResponse\x12r\n" +
+	"\x13RevokeLaunchSession\x12,.chemmy.wallet.v1.RevokeLaunchSessionRequest\x1a-.chemmy.wallet.v1.RevokeLaunchSessionResponse\x12i\n" +
+	"\x10GetLaunchSession\x12).chemmy.wallet.v1.GetLaunchSessionRequest\x1a*.chemmy.wallet.v1.GetLaunchSessionResponse\x12\x84\x01\n" +
+	"\x19AuthenticateLaunchSession\x122.chemmy.wallet.v1.AuthenticateLaunchSessionRequest\x1a3.chemmy.wallet.v1.AuthenticateLaunchSessionResponseB>Z<github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1;walletv1b\x06proto3"
 
 var (
 	file_chemmy_wallet_v1_wallet_proto_rawDescOnce sync.Once
@@ -6899,106 +7539,115 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
-	(ErrorReason)(0),                        // 0: chemmy.wallet.v1.ErrorReason
-	(HoldState)(0),                          // 1: chemmy.wallet.v1.HoldState
-	(HoldPurpose)(0),                        // 2: chemmy.wallet.v1.HoldPurpose
-	(CoupOutcome)(0),                        // 3: chemmy.wallet.v1.CoupOutcome
-	(CommissionRounding)(0),                 // 4: chemmy.wallet.v1.CommissionRounding
-	(PuntoBancoOutcome)(0),                  // 5: chemmy.wallet.v1.PuntoBancoOutcome
-	(PuntoBancoBetType)(0),                  // 6: chemmy.wallet.v1.PuntoBancoBetType
-	(BanqueSide)(0),                         // 7: chemmy.wallet.v1.BanqueSide
-	(FeeType)(0),                            // 8: chemmy.wallet.v1.FeeType
-	(*Account)(nil),                         // 9: chemmy.wallet.v1.Account
-	(*Currency)(nil),                        // 10: chemmy.wallet.v1.Currency
-	(*GetCurrencyRequest)(nil),              // 11: chemmy.wallet.v1.GetCurrencyRequest
-	(*GetCurrencyResponse)(nil),             // 12: chemmy.wallet.v1.GetCurrencyResponse
-	(*Hold)(nil),                            // 13: chemmy.wallet.v1.Hold
-	(*Transfer)(nil),                        // 14: chemmy.wallet.v1.Transfer
-	(*DepositRequest)(nil),                  // 15: chemmy.wallet.v1.DepositRequest
-	(*DepositResponse)(nil),                 // 16: chemmy.wallet.v1.DepositResponse
-	(*WithdrawRequest)(nil),                 // 17: chemmy.wallet.v1.WithdrawRequest
-	(*WithdrawResponse)(nil),                // 18: chemmy.wallet.v1.WithdrawResponse
-	(*GetAccountRequest)(nil),               // 19: chemmy.wallet.v1.GetAccountRequest
-	(*GetAccountResponse)(nil),              // 20: chemmy.wallet.v1.GetAccountResponse
-	(*PlaceHoldRequest)(nil),                // 21: chemmy.wallet.v1.PlaceHoldRequest
-	(*PlaceHoldResponse)(nil),               // 22: chemmy.wallet.v1.PlaceHoldResponse
-	(*VoidHoldRequest)(nil),                 // 23: chemmy.wallet.v1.VoidHoldRequest
-	(*VoidHoldResponse)(nil),                // 24: chemmy.wallet.v1.VoidHoldResponse
-	(*CancelPlaceHoldRequest)(nil),          // 25: chemmy.wallet.v1.CancelPlaceHoldRequest
-	(*CancelPlaceHoldResponse)(nil),         // 26: chemmy.wallet.v1.CancelPlaceHoldResponse
-	(*GetCoupSettlementRequest)(nil),        // 27: chemmy.wallet.v1.GetCoupSettlementRequest
-	(*GetCoupSettlementResponse)(nil),       // 28: chemmy.wallet.v1.GetCoupSettlementResponse
-	(*CoupBet)(nil),                         // 29: chemmy.wallet.v1.CoupBet
-	(*SettleCoupRequest)(nil),               // 30: chemmy.wallet.v1.SettleCoupRequest
-	(*SettleCoupResponse)(nil),              // 31: chemmy.wallet.v1.SettleCoupResponse
-	(*StakeCheck)(nil),                      // 32: chemmy.wallet.v1.StakeCheck
-	(*PostHoldRequest)(nil),                 // 33: chemmy.wallet.v1.PostHoldRequest
-	(*PostHoldResponse)(nil),                // 34: chemmy.wallet.v1.PostHoldResponse
-	(*ResizeHoldRequest)(nil),               // 35: chemmy.wallet.v1.ResizeHoldRequest
-	(*ResizeHoldResponse)(nil),              // 36: chemmy.wallet.v1.ResizeHoldResponse
-	(*ExpireHoldsRequest)(nil),              // 37: chemmy.wallet.v1.ExpireHoldsRequest
-	(*ExpireHoldsResponse)(nil),             // 38: chemmy.wallet.v1.ExpireHoldsResponse
-	(*ListStatementRequest)(nil),            // 39: chemmy.wallet.v1.ListStatementRequest
-	(*StatementEntry)(nil),                  // 40: chemmy.wallet.v1.StatementEntry
-	(*ListStatementResponse)(nil),           // 41: chemmy.wallet.v1.ListStatementResponse
-	(*AuditLedgerRequest)(nil),              // 42: chemmy.wallet.v1.AuditLedgerRequest
-	(*CurrencyTotals)(nil),                  // 43: chemmy.wallet.v1.CurrencyTotals
-	(*AuditLedgerResponse)(nil),             // 44: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),                   // 45: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),         // 46: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                       // 47: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),        // 48: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                       // 49: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),             // 50: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),            // 51: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),                // 52: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),               // 53: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                        // 54: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),                // 55: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),               // 56: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),                    // 57: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                      // 58: chemmy.wallet.v1.PlayerPlay
-	(*LimitChange)(nil),                     // 59: chemmy.wallet.v1.LimitChange
-	(*SetPlayerLimitsRequest)(nil),          // 60: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),         // 61: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*ListLimitChangesRequest)(nil),         // 62: chemmy.wallet.v1.ListLimitChangesRequest
-	(*ListLimitChangesResponse)(nil),        // 63: chemmy.wallet.v1.ListLimitChangesResponse
-	(*GetPlayerLimitsRequest)(nil),          // 64: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),         // 65: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),               // 66: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),              // 67: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),        // 68: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),             // 69: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),                  // 70: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil),       // 71: chemmy.wallet.v1.GetOperatorReportResponse
-	(*GetOperatorRoundRequest)(nil),         // 72: chemmy.wallet.v1.GetOperatorRoundRequest
-	(*GetOperatorRoundResponse)(nil),        // 73: chemmy.wallet.v1.GetOperatorRoundResponse
-	(*OperatorRoundPlayer)(nil),             // 74: chemmy.wallet.v1.OperatorRoundPlayer
-	(*ListOperatorExceptionsRequest)(nil),   // 75: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),               // 76: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),  // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),   // 78: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),  // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),  // 80: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil), // 81: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*timestamppb.Timestamp)(nil),           // 82: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),             // 83: google.protobuf.Duration
+	(ErrorReason)(0),                          // 0: chemmy.wallet.v1.ErrorReason
+	(HoldState)(0),                            // 1: chemmy.wallet.v1.HoldState
+	(HoldPurpose)(0),                          // 2: chemmy.wallet.v1.HoldPurpose
+	(CoupOutcome)(0),                          // 3: chemmy.wallet.v1.CoupOutcome
+	(CommissionRounding)(0),                   // 4: chemmy.wallet.v1.CommissionRounding
+	(PuntoBancoOutcome)(0),                    // 5: chemmy.wallet.v1.PuntoBancoOutcome
+	(PuntoBancoBetType)(0),                    // 6: chemmy.wallet.v1.PuntoBancoBetType
+	(BanqueSide)(0),                           // 7: chemmy.wallet.v1.BanqueSide
+	(FeeType)(0),                              // 8: chemmy.wallet.v1.FeeType
+	(*Account)(nil),                           // 9: chemmy.wallet.v1.Account
+	(*Currency)(nil),                          // 10: chemmy.wallet.v1.Currency
+	(*GetCurrencyRequest)(nil),                // 11: chemmy.wallet.v1.GetCurrencyRequest
+	(*GetCurrencyResponse)(nil),               // 12: chemmy.wallet.v1.GetCurrencyResponse
+	(*Hold)(nil),                              // 13: chemmy.wallet.v1.Hold
+	(*Transfer)(nil),                          // 14: chemmy.wallet.v1.Transfer
+	(*DepositRequest)(nil),                    // 15: chemmy.wallet.v1.DepositRequest
+	(*DepositResponse)(nil),                   // 16: chemmy.wallet.v1.DepositResponse
+	(*WithdrawRequest)(nil),                   // 17: chemmy.wallet.v1.WithdrawRequest
+	(*WithdrawResponse)(nil),                  // 18: chemmy.wallet.v1.WithdrawResponse
+	(*GetAccountRequest)(nil),                 // 19: chemmy.wallet.v1.GetAccountRequest
+	(*GetAccountResponse)(nil),                // 20: chemmy.wallet.v1.GetAccountResponse
+	(*PlaceHoldRequest)(nil),                  // 21: chemmy.wallet.v1.PlaceHoldRequest
+	(*PlaceHoldResponse)(nil),                 // 22: chemmy.wallet.v1.PlaceHoldResponse
+	(*VoidHoldRequest)(nil),                   // 23: chemmy.wallet.v1.VoidHoldRequest
+	(*VoidHoldResponse)(nil),                  // 24: chemmy.wallet.v1.VoidHoldResponse
+	(*CancelPlaceHoldRequest)(nil),            // 25: chemmy.wallet.v1.CancelPlaceHoldRequest
+	(*CancelPlaceHoldResponse)(nil),           // 26: chemmy.wallet.v1.CancelPlaceHoldResponse
+	(*GetCoupSettlementRequest)(nil),          // 27: chemmy.wallet.v1.GetCoupSettlementRequest
+	(*GetCoupSettlementResponse)(nil),         // 28: chemmy.wallet.v1.GetCoupSettlementResponse
+	(*CoupBet)(nil),                           // 29: chemmy.wallet.v1.CoupBet
+	(*SettleCoupRequest)(nil),                 // 30: chemmy.wallet.v1.SettleCoupRequest
+	(*SettleCoupResponse)(nil),                // 31: chemmy.wallet.v1.SettleCoupResponse
+	(*StakeCheck)(nil),                        // 32: chemmy.wallet.v1.StakeCheck
+	(*PostHoldRequest)(nil),                   // 33: chemmy.wallet.v1.PostHoldRequest
+	(*PostHoldResponse)(nil),                  // 34: chemmy.wallet.v1.PostHoldResponse
+	(*ResizeHoldRequest)(nil),                 // 35: chemmy.wallet.v1.ResizeHoldRequest
+	(*ResizeHoldResponse)(nil),                // 36: chemmy.wallet.v1.ResizeHoldResponse
+	(*ExpireHoldsRequest)(nil),                // 37: chemmy.wallet.v1.ExpireHoldsRequest
+	(*ExpireHoldsResponse)(nil),               // 38: chemmy.wallet.v1.ExpireHoldsResponse
+	(*ListStatementRequest)(nil),              // 39: chemmy.wallet.v1.ListStatementRequest
+	(*StatementEntry)(nil),                    // 40: chemmy.wallet.v1.StatementEntry
+	(*ListStatementResponse)(nil),             // 41: chemmy.wallet.v1.ListStatementResponse
+	(*AuditLedgerRequest)(nil),                // 42: chemmy.wallet.v1.AuditLedgerRequest
+	(*CurrencyTotals)(nil),                    // 43: chemmy.wallet.v1.CurrencyTotals
+	(*AuditLedgerResponse)(nil),               // 44: chemmy.wallet.v1.AuditLedgerResponse
+	(*PuntoBancoBet)(nil),                     // 45: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),           // 46: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                         // 47: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),          // 48: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                         // 49: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),               // 50: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),              // 51: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),                  // 52: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),                 // 53: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                          // 54: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),                  // 55: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),                 // 56: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),                      // 57: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                        // 58: chemmy.wallet.v1.PlayerPlay
+	(*LimitChange)(nil),                       // 59: chemmy.wallet.v1.LimitChange
+	(*SetPlayerLimitsRequest)(nil),            // 60: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),           // 61: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*ListLimitChangesRequest)(nil),           // 62: chemmy.wallet.v1.ListLimitChangesRequest
+	(*ListLimitChangesResponse)(nil),          // 63: chemmy.wallet.v1.ListLimitChangesResponse
+	(*GetPlayerLimitsRequest)(nil),            // 64: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),           // 65: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),                 // 66: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),                // 67: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),          // 68: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),               // 69: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                    // 70: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),         // 71: chemmy.wallet.v1.GetOperatorReportResponse
+	(*GetOperatorRoundRequest)(nil),           // 72: chemmy.wallet.v1.GetOperatorRoundRequest
+	(*GetOperatorRoundResponse)(nil),          // 73: chemmy.wallet.v1.GetOperatorRoundResponse
+	(*OperatorRoundPlayer)(nil),               // 74: chemmy.wallet.v1.OperatorRoundPlayer
+	(*ListOperatorExceptionsRequest)(nil),     // 75: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),                 // 76: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),    // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),     // 78: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),    // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),    // 80: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil),   // 81: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*LaunchSession)(nil),                     // 82: chemmy.wallet.v1.LaunchSession
+	(*CreateLaunchSessionRequest)(nil),        // 83: chemmy.wallet.v1.CreateLaunchSessionRequest
+	(*CreateLaunchSessionResponse)(nil),       // 84: chemmy.wallet.v1.CreateLaunchSessionResponse
+	(*RevokeLaunchSessionRequest)(nil),        // 85: chemmy.wallet.v1.RevokeLaunchSessionRequest
+	(*RevokeLaunchSessionResponse)(nil),       // 86: chemmy.wallet.v1.RevokeLaunchSessionResponse
+	(*GetLaunchSessionRequest)(nil),           // 87: chemmy.wallet.v1.GetLaunchSessionRequest
+	(*GetLaunchSessionResponse)(nil),          // 88: chemmy.wallet.v1.GetLaunchSessionResponse
+	(*AuthenticateLaunchSessionRequest)(nil),  // 89: chemmy.wallet.v1.AuthenticateLaunchSessionRequest
+	(*AuthenticateLaunchSessionResponse)(nil), // 90: chemmy.wallet.v1.AuthenticateLaunchSessionResponse
+	(*timestamppb.Timestamp)(nil),             // 91: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),               // 92: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
 	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	82,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	82,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	82,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	82,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	91,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	91,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	91,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	91,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	83,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	92,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
@@ -7017,7 +7666,7 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	40,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	43,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	82,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	91,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
 	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
 	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
 	45,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
@@ -7039,99 +7688,115 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	54,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
 	47,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
 	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	83,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	82,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	83,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	82,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	82,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	82,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	92,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	91,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	92,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	91,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	91,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	91,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
 	57,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	82,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	91,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
 	57,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	65,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	82,  // 65: chemmy.wallet.v1.ListLimitChangesRequest.start_time:type_name -> google.protobuf.Timestamp
-	82,  // 66: chemmy.wallet.v1.ListLimitChangesRequest.end_time:type_name -> google.protobuf.Timestamp
+	91,  // 65: chemmy.wallet.v1.ListLimitChangesRequest.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 66: chemmy.wallet.v1.ListLimitChangesRequest.end_time:type_name -> google.protobuf.Timestamp
 	59,  // 67: chemmy.wallet.v1.ListLimitChangesResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
 	57,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
 	57,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	82,  // 70: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	91,  // 70: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
 	58,  // 71: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
 	59,  // 72: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
-	82,  // 73: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	82,  // 74: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	91,  // 73: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	91,  // 74: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
 	69,  // 75: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
 	70,  // 76: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
 	69,  // 77: chemmy.wallet.v1.GetOperatorRoundResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
 	74,  // 78: chemmy.wallet.v1.GetOperatorRoundResponse.players:type_name -> chemmy.wallet.v1.OperatorRoundPlayer
 	69,  // 79: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	82,  // 80: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	82,  // 81: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	91,  // 80: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	91,  // 81: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
 	76,  // 82: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
 	76,  // 83: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
 	69,  // 84: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
 	76,  // 85: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	15,  // 86: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	17,  // 87: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	19,  // 88: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	11,  // 89: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
-	21,  // 90: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	23,  // 91: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	30,  // 92: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	33,  // 93: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	35,  // 94: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	37,  // 95: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	39,  // 96: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	42,  // 97: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	46,  // 98: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	50,  // 99: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	52,  // 100: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	55,  // 101: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	60,  // 102: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	64,  // 103: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	62,  // 104: chemmy.wallet.v1.WalletService.ListLimitChanges:input_type -> chemmy.wallet.v1.ListLimitChangesRequest
-	66,  // 105: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	68,  // 106: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	25,  // 107: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	27,  // 108: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
-	75,  // 109: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	78,  // 110: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	80,  // 111: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	72,  // 112: chemmy.wallet.v1.WalletService.GetOperatorRound:input_type -> chemmy.wallet.v1.GetOperatorRoundRequest
-	16,  // 113: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	18,  // 114: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	20,  // 115: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	12,  // 116: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
-	22,  // 117: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	24,  // 118: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	31,  // 119: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	34,  // 120: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	36,  // 121: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	38,  // 122: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	41,  // 123: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	44,  // 124: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	48,  // 125: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	51,  // 126: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	53,  // 127: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	56,  // 128: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	61,  // 129: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	65,  // 130: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	63,  // 131: chemmy.wallet.v1.WalletService.ListLimitChanges:output_type -> chemmy.wallet.v1.ListLimitChangesResponse
-	67,  // 132: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	71,  // 133: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	26,  // 134: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	28,  // 135: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
-	77,  // 136: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	79,  // 137: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	81,  // 138: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	73,  // 139: chemmy.wallet.v1.WalletService.GetOperatorRound:output_type -> chemmy.wallet.v1.GetOperatorRoundResponse
-	113, // [113:140] is the sub-list for method output_type
-	86,  // [86:113] is the sub-list for method input_type
-	86,  // [86:86] is the sub-list for extension type_name
-	86,  // [86:86] is the sub-list for extension extendee
-	0,   // [0:86] is the sub-list for field type_name
+	91,  // 86: chemmy.wallet.v1.LaunchSession.create_time:type_name -> google.protobuf.Timestamp
+	91,  // 87: chemmy.wallet.v1.LaunchSession.expire_time:type_name -> google.protobuf.Timestamp
+	91,  // 88: chemmy.wallet.v1.LaunchSession.revoke_time:type_name -> google.protobuf.Timestamp
+	92,  // 89: chemmy.wallet.v1.CreateLaunchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	82,  // 90: chemmy.wallet.v1.CreateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	82,  // 91: chemmy.wallet.v1.RevokeLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	82,  // 92: chemmy.wallet.v1.GetLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	82,  // 93: chemmy.wallet.v1.AuthenticateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	15,  // 94: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	17,  // 95: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	19,  // 96: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	11,  // 97: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
+	21,  // 98: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	23,  // 99: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	30,  // 100: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	33,  // 101: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	35,  // 102: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	37,  // 103: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	39,  // 104: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	42,  // 105: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	46,  // 106: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	50,  // 107: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	52,  // 108: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	55,  // 109: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	60,  // 110: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	64,  // 111: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	62,  // 112: chemmy.wallet.v1.WalletService.ListLimitChanges:input_type -> chemmy.wallet.v1.ListLimitChangesRequest
+	66,  // 113: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	68,  // 114: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	25,  // 115: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	27,  // 116: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
+	75,  // 117: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	78,  // 118: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	80,  // 119: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	72,  // 120: chemmy.wallet.v1.WalletService.GetOperatorRound:input_type -> chemmy.wallet.v1.GetOperatorRoundRequest
+	83,  // 121: chemmy.wallet.v1.WalletService.CreateLaunchSession:input_type -> chemmy.wallet.v1.CreateLaunchSessionRequest
+	85,  // 122: chemmy.wallet.v1.WalletService.RevokeLaunchSession:input_type -> chemmy.wallet.v1.RevokeLaunchSessionRequest
+	87,  // 123: chemmy.wallet.v1.WalletService.GetLaunchSession:input_type -> chemmy.wallet.v1.GetLaunchSessionRequest
+	89,  // 124: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:input_type -> chemmy.wallet.v1.AuthenticateLaunchSessionRequest
+	16,  // 125: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 126: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 127: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 128: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 129: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 130: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	31,  // 131: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	34,  // 132: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	36,  // 133: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	38,  // 134: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	41,  // 135: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	44,  // 136: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	48,  // 137: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	51,  // 138: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	53,  // 139: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	56,  // 140: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	61,  // 141: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	65,  // 142: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	63,  // 143: chemmy.wallet.v1.WalletService.ListLimitChanges:output_type -> chemmy.wallet.v1.ListLimitChangesResponse
+	67,  // 144: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	71,  // 145: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 146: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	28,  // 147: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
+	77,  // 148: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	79,  // 149: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	81,  // 150: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	73,  // 151: chemmy.wallet.v1.WalletService.GetOperatorRound:output_type -> chemmy.wallet.v1.GetOperatorRoundResponse
+	84,  // 152: chemmy.wallet.v1.WalletService.CreateLaunchSession:output_type -> chemmy.wallet.v1.CreateLaunchSessionResponse
+	86,  // 153: chemmy.wallet.v1.WalletService.RevokeLaunchSession:output_type -> chemmy.wallet.v1.RevokeLaunchSessionResponse
+	88,  // 154: chemmy.wallet.v1.WalletService.GetLaunchSession:output_type -> chemmy.wallet.v1.GetLaunchSessionResponse
+	90,  // 155: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:output_type -> chemmy.wallet.v1.AuthenticateLaunchSessionResponse
+	125, // [125:156] is the sub-list for method output_type
+	94,  // [94:125] is the sub-list for method input_type
+	94,  // [94:94] is the sub-list for extension type_name
+	94,  // [94:94] is the sub-list for extension extendee
+	0,   // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -7150,7 +7815,7 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   73,
+			NumMessages:   82,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

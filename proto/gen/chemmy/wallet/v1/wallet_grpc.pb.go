@@ -19,33 +19,37 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	WalletService_Deposit_FullMethodName                 = "/chemmy.wallet.v1.WalletService/Deposit"
-	WalletService_Withdraw_FullMethodName                = "/chemmy.wallet.v1.WalletService/Withdraw"
-	WalletService_GetAccount_FullMethodName              = "/chemmy.wallet.v1.WalletService/GetAccount"
-	WalletService_GetCurrency_FullMethodName             = "/chemmy.wallet.v1.WalletService/GetCurrency"
-	WalletService_PlaceHold_FullMethodName               = "/chemmy.wallet.v1.WalletService/PlaceHold"
-	WalletService_VoidHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/VoidHold"
-	WalletService_SettleCoup_FullMethodName              = "/chemmy.wallet.v1.WalletService/SettleCoup"
-	WalletService_PostHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/PostHold"
-	WalletService_ResizeHold_FullMethodName              = "/chemmy.wallet.v1.WalletService/ResizeHold"
-	WalletService_ExpireHolds_FullMethodName             = "/chemmy.wallet.v1.WalletService/ExpireHolds"
-	WalletService_ListStatement_FullMethodName           = "/chemmy.wallet.v1.WalletService/ListStatement"
-	WalletService_AuditLedger_FullMethodName             = "/chemmy.wallet.v1.WalletService/AuditLedger"
-	WalletService_SettlePuntoBanco_FullMethodName        = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
-	WalletService_SettleBanque_FullMethodName            = "/chemmy.wallet.v1.WalletService/SettleBanque"
-	WalletService_ChargeFee_FullMethodName               = "/chemmy.wallet.v1.WalletService/ChargeFee"
-	WalletService_SettleOld_FullMethodName               = "/chemmy.wallet.v1.WalletService/SettleOld"
-	WalletService_SetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
-	WalletService_GetPlayerLimits_FullMethodName         = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
-	WalletService_ListLimitChanges_FullMethodName        = "/chemmy.wallet.v1.WalletService/ListLimitChanges"
-	WalletService_CheckStake_FullMethodName              = "/chemmy.wallet.v1.WalletService/CheckStake"
-	WalletService_GetOperatorReport_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
-	WalletService_CancelPlaceHold_FullMethodName         = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
-	WalletService_GetCoupSettlement_FullMethodName       = "/chemmy.wallet.v1.WalletService/GetCoupSettlement"
-	WalletService_ListOperatorExceptions_FullMethodName  = "/chemmy.wallet.v1.WalletService/ListOperatorExceptions"
-	WalletService_RetryOperatorException_FullMethodName  = "/chemmy.wallet.v1.WalletService/RetryOperatorException"
-	WalletService_SettleOperatorException_FullMethodName = "/chemmy.wallet.v1.WalletService/SettleOperatorException"
-	WalletService_GetOperatorRound_FullMethodName        = "/chemmy.wallet.v1.WalletService/GetOperatorRound"
+	WalletService_Deposit_FullMethodName                   = "/chemmy.wallet.v1.WalletService/Deposit"
+	WalletService_Withdraw_FullMethodName                  = "/chemmy.wallet.v1.WalletService/Withdraw"
+	WalletService_GetAccount_FullMethodName                = "/chemmy.wallet.v1.WalletService/GetAccount"
+	WalletService_GetCurrency_FullMethodName               = "/chemmy.wallet.v1.WalletService/GetCurrency"
+	WalletService_PlaceHold_FullMethodName                 = "/chemmy.wallet.v1.WalletService/PlaceHold"
+	WalletService_VoidHold_FullMethodName                  = "/chemmy.wallet.v1.WalletService/VoidHold"
+	WalletService_SettleCoup_FullMethodName                = "/chemmy.wallet.v1.WalletService/SettleCoup"
+	WalletService_PostHold_FullMethodName                  = "/chemmy.wallet.v1.WalletService/PostHold"
+	WalletService_ResizeHold_FullMethodName                = "/chemmy.wallet.v1.WalletService/ResizeHold"
+	WalletService_ExpireHolds_FullMethodName               = "/chemmy.wallet.v1.WalletService/ExpireHolds"
+	WalletService_ListStatement_FullMethodName             = "/chemmy.wallet.v1.WalletService/ListStatement"
+	WalletService_AuditLedger_FullMethodName               = "/chemmy.wallet.v1.WalletService/AuditLedger"
+	WalletService_SettlePuntoBanco_FullMethodName          = "/chemmy.wallet.v1.WalletService/SettlePuntoBanco"
+	WalletService_SettleBanque_FullMethodName              = "/chemmy.wallet.v1.WalletService/SettleBanque"
+	WalletService_ChargeFee_FullMethodName                 = "/chemmy.wallet.v1.WalletService/ChargeFee"
+	WalletService_SettleOld_FullMethodName                 = "/chemmy.wallet.v1.WalletService/SettleOld"
+	WalletService_SetPlayerLimits_FullMethodName           = "/chemmy.wallet.v1.WalletService/SetPlayerLimits"
+	WalletService_GetPlayerLimits_FullMethodName           = "/chemmy.wallet.v1.WalletService/GetPlayerLimits"
+	WalletService_ListLimitChanges_FullMethodName          = "/chemmy.wallet.v1.WalletService/ListLimitChanges"
+	WalletService_CheckStake_FullMethodName                = "/chemmy.wallet.v1.WalletService/CheckStake"
+	WalletService_GetOperatorReport_FullMethodName         = "/chemmy.wallet.v1.WalletService/GetOperatorReport"
+	WalletService_CancelPlaceHold_FullMethodName           = "/chemmy.wallet.v1.WalletService/CancelPlaceHold"
+	WalletService_GetCoupSettlement_FullMethodName         = "/chemmy.wallet.v1.WalletService/GetCoupSettlement"
+	WalletService_ListOperatorExceptions_FullMethodName    = "/chemmy.wallet.v1.WalletService/ListOperatorExceptions"
+	WalletService_RetryOperatorException_FullMethodName    = "/chemmy.wallet.v1.WalletService/RetryOperatorException"
+	WalletService_SettleOperatorException_FullMethodName   = "/chemmy.wallet.v1.WalletService/SettleOperatorException"
+	WalletService_GetOperatorRound_FullMethodName          = "/chemmy.wallet.v1.WalletService/GetOperatorRound"
+	WalletService_CreateLaunchSession_FullMethodName       = "/chemmy.wallet.v1.WalletService/CreateLaunchSession"
+	WalletService_RevokeLaunchSession_FullMethodName       = "/chemmy.wallet.v1.WalletService/RevokeLaunchSession"
+	WalletService_GetLaunchSession_FullMethodName          = "/chemmy.wallet.v1.WalletService/GetLaunchSession"
+	WalletService_AuthenticateLaunchSession_FullMethodName = "/chemmy.wallet.v1.WalletService/AuthenticateLaunchSession"
 )
 
 // WalletServiceClient is the client API for WalletService service.
@@ -398,6 +402,49 @@ type WalletServiceClient interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (round_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	GetOperatorRound(ctx context.Context, in *GetOperatorRoundRequest, opts ...grpc.CallOption) (*GetOperatorRoundResponse, error)
+	// Game-launch sessions (docs/guide-integration.md "Game-launch
+	// sessions"). The operator's platform launches a player into a game:
+	// CreateLaunchSession makes a session for one player, one currency and
+	// one table (or the lobby: any table), valid until its expire_time, and
+	// returns its bearer token once. The player's client calls the gateway
+	// with that token ("authorization: Bearer chls_..."); the gateway asks
+	// wallet-svc about the token on every call (AuthenticateLaunchSession),
+	// so a revocation takes effect at the next call. Every hold the player
+	// places through it carries the session (PlaceHold launch_session_id),
+	// and in seamless wallet mode every operator transaction about that
+	// money carries its id (session_id). A session expired or revoked
+	// refuses the player's next action (SESSION_EXPIRED; nothing held, no
+	// money moves); coups he already staked in still settle.
+	//
+	// CreateLaunchSession creates a session. Operator only. wallet-svc
+	// stores only the token's SHA-256, never the token. Idempotent by
+	// request_id: a retry of the same request gets the same session with a
+	// new token, which replaces the first (lost with the first answer, or
+	// not: it no longer works); a retry once the session has expired or
+	// was revoked gets SESSION_EXPIRED.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (player_id, table_id, ttl
+	// over the maximum of 24 h) / CURRENCY_UNKNOWN, ALREADY_EXISTS
+	// REQUEST_ID_REUSED.
+	CreateLaunchSession(ctx context.Context, in *CreateLaunchSessionRequest, opts ...grpc.CallOption) (*CreateLaunchSessionResponse, error)
+	// RevokeLaunchSession ends a session now: the player's next call with
+	// its token is refused SESSION_EXPIRED. Operator only. Idempotent by
+	// request_id, and revoking a revoked or expired session is not an error
+	// (the first revocation's time and reason stay).
+	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+	RevokeLaunchSession(ctx context.Context, in *RevokeLaunchSessionRequest, opts ...grpc.CallOption) (*RevokeLaunchSessionResponse, error)
+	// GetLaunchSession reads a session by id (never its token). Operators
+	// and auditors. A session is kept for the request retention after its
+	// expire_time (7 days by default, wallet-svc -request-retention), then
+	// forgotten with its token and its request_id.
+	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+	GetLaunchSession(ctx context.Context, in *GetLaunchSessionRequest, opts ...grpc.CallOption) (*GetLaunchSessionResponse, error)
+	// AuthenticateLaunchSession finds the session of a bearer token: for
+	// the gateway only (its own certificate, role service), never public.
+	// Errors: UNAUTHENTICATED LAUNCH_SESSION_NOT_FOUND (no session has that
+	// token), UNAUTHENTICATED SESSION_EXPIRED (expired or revoked; the
+	// message says which), PERMISSION_DENIED PEER_NOT_ALLOWED (a caller
+	// other than the gateway).
+	AuthenticateLaunchSession(ctx context.Context, in *AuthenticateLaunchSessionRequest, opts ...grpc.CallOption) (*AuthenticateLaunchSessionResponse, error)
 }
 
 type walletServiceClient struct {
@@ -672,6 +719,46 @@ func (c *walletServiceClient) GetOperatorRound(ctx context.Context, in *GetOpera
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetOperatorRoundResponse)
 	err := c.cc.Invoke(ctx, WalletService_GetOperatorRound_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) CreateLaunchSession(ctx context.Context, in *CreateLaunchSessionRequest, opts ...grpc.CallOption) (*CreateLaunchSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateLaunchSessionResponse)
+	err := c.cc.Invoke(ctx, WalletService_CreateLaunchSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) RevokeLaunchSession(ctx context.Context, in *RevokeLaunchSessionRequest, opts ...grpc.CallOption) (*RevokeLaunchSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeLaunchSessionResponse)
+	err := c.cc.Invoke(ctx, WalletService_RevokeLaunchSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) GetLaunchSession(ctx context.Context, in *GetLaunchSessionRequest, opts ...grpc.CallOption) (*GetLaunchSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetLaunchSessionResponse)
+	err := c.cc.Invoke(ctx, WalletService_GetLaunchSession_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *walletServiceClient) AuthenticateLaunchSession(ctx context.Context, in *AuthenticateLaunchSessionRequest, opts ...grpc.CallOption) (*AuthenticateLaunchSessionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuthenticateLaunchSessionResponse)
+	err := c.cc.Invoke(ctx, WalletService_AuthenticateLaunchSession_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -1028,6 +1115,49 @@ type WalletServiceServer interface {
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (round_id missing or
 	// malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
 	GetOperatorRound(context.Context, *GetOperatorRoundRequest) (*GetOperatorRoundResponse, error)
+	// Game-launch sessions (docs/guide-integration.md "Game-launch
+	// sessions"). The operator's platform launches a player into a game:
+	// CreateLaunchSession makes a session for one player, one currency and
+	// one table (or the lobby: any table), valid until its expire_time, and
+	// returns its bearer token once. The player's client calls the gateway
+	// with that token ("authorization: Bearer chls_..."); the gateway asks
+	// wallet-svc about the token on every call (AuthenticateLaunchSession),
+	// so a revocation takes effect at the next call. Every hold the player
+	// places through it carries the session (PlaceHold launch_session_id),
+	// and in seamless wallet mode every operator transaction about that
+	// money carries its id (session_id). A session expired or revoked
+	// refuses the player's next action (SESSION_EXPIRED; nothing held, no
+	// money moves); coups he already staked in still settle.
+	//
+	// CreateLaunchSession creates a session. Operator only. wallet-svc
+	// stores only the token's SHA-256, never the token. Idempotent by
+	// request_id: a retry of the same request gets the same session with a
+	// new token, which replaces the first (lost with the first answer, or
+	// not: it no longer works); a retry once the session has expired or
+	// was revoked gets SESSION_EXPIRED.
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (player_id, table_id, ttl
+	// over the maximum of 24 h) / CURRENCY_UNKNOWN, ALREADY_EXISTS
+	// REQUEST_ID_REUSED.
+	CreateLaunchSession(context.Context, *CreateLaunchSessionRequest) (*CreateLaunchSessionResponse, error)
+	// RevokeLaunchSession ends a session now: the player's next call with
+	// its token is refused SESSION_EXPIRED. Operator only. Idempotent by
+	// request_id, and revoking a revoked or expired session is not an error
+	// (the first revocation's time and reason stay).
+	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+	RevokeLaunchSession(context.Context, *RevokeLaunchSessionRequest) (*RevokeLaunchSessionResponse, error)
+	// GetLaunchSession reads a session by id (never its token). Operators
+	// and auditors. A session is kept for the request retention after its
+	// expire_time (7 days by default, wallet-svc -request-retention), then
+	// forgotten with its token and its request_id.
+	// Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+	GetLaunchSession(context.Context, *GetLaunchSessionRequest) (*GetLaunchSessionResponse, error)
+	// AuthenticateLaunchSession finds the session of a bearer token: for
+	// the gateway only (its own certificate, role service), never public.
+	// Errors: UNAUTHENTICATED LAUNCH_SESSION_NOT_FOUND (no session has that
+	// token), UNAUTHENTICATED SESSION_EXPIRED (expired or revoked; the
+	// message says which), PERMISSION_DENIED PEER_NOT_ALLOWED (a caller
+	// other than the gateway).
+	AuthenticateLaunchSession(context.Context, *AuthenticateLaunchSessionRequest) (*AuthenticateLaunchSessionResponse, error)
 	mustEmbedUnimplementedWalletServiceServer()
 }
 
@@ -1118,6 +1248,18 @@ func (UnimplementedWalletServiceServer) SettleOperatorException(context.Context,
 }
 func (UnimplementedWalletServiceServer) GetOperatorRound(context.Context, *GetOperatorRoundRequest) (*GetOperatorRoundResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetOperatorRound not implemented")
+}
+func (UnimplementedWalletServiceServer) CreateLaunchSession(context.Context, *CreateLaunchSessionRequest) (*CreateLaunchSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLaunchSession not implemented")
+}
+func (UnimplementedWalletServiceServer) RevokeLaunchSession(context.Context, *RevokeLaunchSessionRequest) (*RevokeLaunchSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeLaunchSession not implemented")
+}
+func (UnimplementedWalletServiceServer) GetLaunchSession(context.Context, *GetLaunchSessionRequest) (*GetLaunchSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetLaunchSession not implemented")
+}
+func (UnimplementedWalletServiceServer) AuthenticateLaunchSession(context.Context, *AuthenticateLaunchSessionRequest) (*AuthenticateLaunchSessionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AuthenticateLaunchSession not implemented")
 }
 func (UnimplementedWalletServiceServer) mustEmbedUnimplementedWalletServiceServer() {}
 func (UnimplementedWalletServiceServer) testEmbeddedByValue()                       {}
@@ -1626,6 +1768,78 @@ func _WalletService_GetOperatorRound_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WalletService_CreateLaunchSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLaunchSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).CreateLaunchSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_CreateLaunchSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).CreateLaunchSession(ctx, req.(*CreateLaunchSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_RevokeLaunchSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeLaunchSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).RevokeLaunchSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_RevokeLaunchSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).RevokeLaunchSession(ctx, req.(*RevokeLaunchSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_GetLaunchSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetLaunchSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).GetLaunchSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_GetLaunchSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).GetLaunchSession(ctx, req.(*GetLaunchSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _WalletService_AuthenticateLaunchSession_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuthenticateLaunchSessionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WalletServiceServer).AuthenticateLaunchSession(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WalletService_AuthenticateLaunchSession_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WalletServiceServer).AuthenticateLaunchSession(ctx, req.(*AuthenticateLaunchSessionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WalletService_ServiceDesc is the grpc.ServiceDesc for WalletService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1740,6 +1954,22 @@ var WalletService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetOperatorRound",
 			Handler:    _WalletService_GetOperatorRound_Handler,
+		},
+		{
+			MethodName: "CreateLaunchSession",
+			Handler:    _WalletService_CreateLaunchSession_Handler,
+		},
+		{
+			MethodName: "RevokeLaunchSession",
+			Handler:    _WalletService_RevokeLaunchSession_Handler,
+		},
+		{
+			MethodName: "GetLaunchSession",
+			Handler:    _WalletService_GetLaunchSession_Handler,
+		},
+		{
+			MethodName: "AuthenticateLaunchSession",
+			Handler:    _WalletService_AuthenticateLaunchSession_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,140 @@
+package walletsvc
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/auth"
+)
+
+var gatewaySvc = auth.Caller{Subject: "gateway", Role: auth.RoleService}
+
+// TestLaunchSessions: a game-launch session's token authenticates its
+// player until it expires or is revoked; a retry of its creation gets a
+// new token that replaces the first; a hold in a session is checked
+// (the session's player, its currency, valid now) and records it; an
+// expired, revoked or foreign session holds nothing.
+func TestLaunchSessions(t *testing.T) {
+	clk, e := newClockedEnv(t)
+	e.deposit("player:bob", 1000)
+	create := &walletv1.CreateLaunchSessionRequest{RequestId: "launch-1", PlayerId: "bob", TableId: "T1", Ttl: durationpb.New(time.Hour)}
+	first, err := e.c.CreateLaunchSession(as(operator), create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := first.GetLaunchSession()
+	if !strings.HasPrefix(first.GetToken(), LaunchTokenPrefix) || ls.GetPlayerId() != "bob" || ls.GetCurrencyCode() != "EUR" ||
+		ls.GetTableId() != "T1" || ls.GetCreatedBy() != "op-1" || ls.GetExpireTime().AsTime().Sub(ls.GetCreateTime().AsTime()) != time.Hour {
+		t.Fatalf("created %v", first)
+	}
+	// Only the operator launches; only the gateway authenticates.
+	_, err = e.c.CreateLaunchSession(as(auditor), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-x", PlayerId: "bob"})
+	wantErr(t, err, codes.PermissionDenied, "ROLE_NOT_ALLOWED")
+	_, err = e.c.AuthenticateLaunchSession(as(tableSvc), &walletv1.AuthenticateLaunchSessionRequest{Token: first.GetToken()})
+	wantErr(t, err, codes.PermissionDenied, "PEER_NOT_ALLOWED")
+	// A retry: the same session, a new token; the first no longer works.
+	again, err := e.c.CreateLaunchSession(as(operator), create)
+	if err != nil || again.GetLaunchSession().GetLaunchSessionId() != ls.GetLaunchSessionId() || again.GetToken() == first.GetToken() {
+		t.Fatalf("retry: %v %v", again, err)
+	}
+	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: first.GetToken()})
+	wantErr(t, err, codes.Unauthenticated, reasonLaunchSessionNotFound)
+	got, err := e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: again.GetToken()})
+	if err != nil || got.GetLaunchSession().GetLaunchSessionId() != ls.GetLaunchSessionId() {
+		t.Fatalf("authenticate: %v %v", got, err)
+	}
+	_, err = e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-1", PlayerId: "carol"})
+	wantErr(t, err, codes.AlreadyExists, reasonRequestIDReused)
+	_, err = e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-2", PlayerId: "bob", Ttl: durationpb.New(25 * time.Hour)})
+	wantErr(t, err, codes.InvalidArgument, reasonInvalidArgument)
+	_, err = e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-3", PlayerId: "bob", CurrencyCode: "XXQ"})
+	wantErr(t, err, codes.InvalidArgument, reasonCurrencyUnknown)
+
+	// A hold in the session records it; in another's, in an unknown
+	// one or in another currency, nothing is held.
+	place := func(sid, acct string) (*walletv1.Hold, error) {
+		r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: e.id("hold"), AccountId: acct, Amount: 100,
+			Reference: "tables/T1/coups/C1/bets/bob", LaunchSessionId: sid})
+		return r.GetHold(), err
+	}
+	h, err := place(ls.GetLaunchSessionId(), "player:bob")
+	if err != nil || h.GetLaunchSessionId() != ls.GetLaunchSessionId() {
+		t.Fatalf("hold in the session: %v %v", h, err)
+	}
+	carol, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-carol", PlayerId: "carol"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ sid, acct string }{
+		{carol.GetLaunchSession().GetLaunchSessionId(), "player:bob"},
+		{"ls-unknown", "player:bob"},
+		{ls.GetLaunchSessionId(), "player:bob@USD"},
+	} {
+		_, err := place(c.sid, c.acct)
+		wantErr(t, err, codes.FailedPrecondition, reasonSessionExpired)
+	}
+	e.wantBal("player:bob", 1000, 100)
+
+	// Expired: refused everywhere, nothing held.
+	clk.Advance(time.Hour)
+	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: again.GetToken()})
+	wantErr(t, err, codes.Unauthenticated, reasonSessionExpired)
+	_, err = place(ls.GetLaunchSessionId(), "player:bob")
+	wantErr(t, err, codes.FailedPrecondition, reasonSessionExpired)
+	e.wantBal("player:bob", 1000, 100)
+
+	// Revoked: the same; revoking is idempotent, the first reason stays.
+	sid := carol.GetLaunchSession().GetLaunchSessionId()
+	rev, err := e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "revoke-1", LaunchSessionId: sid, Reason: "logged out"})
+	if err != nil || rev.GetLaunchSession().GetRevokeTime() == nil || rev.GetLaunchSession().GetRevokedBy() != "op-1" {
+		t.Fatalf("revoke: %v %v", rev, err)
+	}
+	rev2, err := e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "revoke-2", LaunchSessionId: sid, Reason: "again"})
+	if err != nil || rev2.GetLaunchSession().GetRevokeReason() != "logged out" {
+		t.Fatalf("revoke again: %v %v", rev2, err)
+	}
+	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: carol.GetToken()})
+	wantErr(t, err, codes.Unauthenticated, reasonSessionExpired)
+	_, err = e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "revoke-3", LaunchSessionId: "ls-nope"})
+	wantErr(t, err, codes.NotFound, reasonLaunchSessionNotFound)
+	// Read back: never the token.
+	read, err := e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: sid})
+	if err != nil || read.GetLaunchSession().GetRevokeReason() != "logged out" || strings.Contains(read.String(), "chls_") {
+		t.Fatalf("GetLaunchSession: %v %v", read, err)
+	}
+	// A retry of an ended session's creation gets no new token.
+	_, err = e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-carol", PlayerId: "carol"})
+	wantErr(t, err, codes.FailedPrecondition, reasonSessionExpired)
+}
+
+// TestLaunchSessionRetention: a session, its token and its request go one
+// request retention after its expiry, not before.
+func TestLaunchSessionRetention(t *testing.T) {
+	clk, e := newClockedEnv(t)
+	resp, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-r", PlayerId: "bob", Ttl: durationpb.New(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetLaunchSession().GetLaunchSessionId()
+	const keep = 48 * time.Hour
+	clk.Advance(time.Hour + keep - time.Second)
+	if n, _, err := e.svc.expireLaunches(clk.Now(), keep, 10); err != nil || n != 0 {
+		t.Fatalf("before its time: %d deleted, %v", n, err)
+	}
+	if _, err := e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	if n, more, err := e.svc.expireLaunches(clk.Now(), keep, 10); err != nil || n != 1 || more {
+		t.Fatalf("after its time: %d deleted (more %v), %v", n, more, err)
+	}
+	_, err = e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: id})
+	wantErr(t, err, codes.NotFound, reasonLaunchSessionNotFound)
+	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: resp.GetToken()})
+	wantErr(t, err, codes.Unauthenticated, reasonLaunchSessionNotFound)
+}
