@@ -43,15 +43,21 @@ test: tool-grpcurl
 test-short:
 	go test -short -count=1 $(PACKAGES)
 
-## generate: regenerate the Go code of the protos
+# What make generate writes, all committed (check-generated).
+GENERATED := proto/gen gateway/gateway/chemmy.binpb gateway/gateway/openapi.yaml
+
+## generate: regenerate the Go code of the protos, the descriptor image and the OpenAPI document
+## of the gateway's HTTP/JSON side (gateway/protoc-gen-openapi, built into ./bin)
 generate: tool-buf
 	buf generate
 	buf build -o gateway/gateway/chemmy.binpb
+	go build -o $(BIN)/protoc-gen-openapi ./gateway/protoc-gen-openapi
+	buf generate --template buf.gen.openapi.yaml
 
 ## check-generated: fail if the committed generated code is not what generate makes
 check-generated: generate
-	@git diff --exit-code -- proto/gen gateway/gateway/chemmy.binpb || (echo "generated code is out of date: run make generate and commit" && exit 1)
-	@test -z "$$(git status --porcelain -- proto/gen gateway/gateway/chemmy.binpb)" || (echo "untracked generated files: run make generate and commit" && exit 1)
+	@git diff --exit-code -- $(GENERATED) || (echo "generated code is out of date: run make generate and commit" && exit 1)
+	@test -z "$$(git status --porcelain -- $(GENERATED))" || (echo "untracked generated files: run make generate and commit" && exit 1)
 
 ## lint: buf lint, buf breaking (against the previous commit), gofmt, go vet
 lint: tool-buf fmt vet
