@@ -33,8 +33,9 @@ run:
 	@go build -ldflags "$(LDFLAGS)" -o $(BIN)/chemmy ./cmd/chemmy
 	@$(BIN)/chemmy run -data-dir $(DATA_DIR) -wallet $(WALLET)
 
-## test: every test of every module, with the race detector (installs grpcurl for the e2e test)
-test: tool-grpcurl
+## test: every test of every module, with the race detector (installs grpcurl and the TypeScript
+## client's dependencies for the e2e tests)
+test: tool-grpcurl ts-deps
 	@test -n "$$CHEMMY_CHROME" || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1 \
 		|| echo "NOTICE: no Chromium found: the browser tests of cmd/e2e will SKIP (under CI=1 they fail); apt-get install chromium"
 	go test -race -count=1 -timeout 20m $(PACKAGES)
@@ -44,15 +45,35 @@ test-short:
 	go test -short -count=1 $(PACKAGES)
 
 # What make generate writes, all committed (check-generated).
-GENERATED := proto/gen gateway/gateway/chemmy.binpb gateway/gateway/openapi.yaml
+GENERATED := proto/gen gateway/gateway/chemmy.binpb gateway/gateway/openapi.yaml clients/ts/gen
 
-## generate: regenerate the Go code of the protos, the descriptor image and the OpenAPI document
-## of the gateway's HTTP/JSON side (gateway/protoc-gen-openapi, built into ./bin)
-generate: tool-buf
+## generate: regenerate the Go code of the protos, the descriptor image, the OpenAPI document
+## of the gateway's HTTP/JSON side (gateway/protoc-gen-openapi, built into ./bin) and the
+## TypeScript client (generate-ts)
+generate: tool-buf generate-ts
 	buf generate
 	buf build -o gateway/gateway/chemmy.binpb
 	go build -o $(BIN)/protoc-gen-openapi ./gateway/protoc-gen-openapi
 	buf generate --template buf.gen.openapi.yaml
+
+## generate-ts: the TypeScript client's generated code, clients/ts/gen (protoc-gen-es at the
+## version clients/ts/package-lock.json pins, installed by npm ci; Node.js 20 or later)
+.PHONY: generate-ts ts-deps
+generate-ts: tool-buf
+	@command -v npm >/dev/null 2>&1 || (echo "generate-ts needs Node.js and npm (20 or later)" && exit 1)
+	@$(MAKE) --no-print-directory ts-deps
+	rm -rf clients/ts/gen
+	buf generate --template buf.gen.ts.yaml
+
+## ts-deps: npm ci in clients/ts (the pinned versions of its lockfile) when its node_modules is
+## missing or older than the lockfile; without npm only a notice (TestTypeScriptClient then
+## skips, or fails under CI=1)
+ts-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "NOTICE: no npm found: the TypeScript client's test of cmd/e2e will SKIP (under CI=1 it fails)"; \
+	elif ! test clients/ts/node_modules/.package-lock.json -nt clients/ts/package-lock.json; then \
+		cd clients/ts && npm ci --no-audit --no-fund; \
+	fi
 
 ## check-generated: fail if the committed generated code is not what generate makes
 check-generated: generate
