@@ -1,4 +1,5 @@
 // The types of index.js (written by hand beside it).
+import type { Registry } from "@bufbuild/protobuf";
 import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { GatewayService } from "./gen/chemmy/gateway/v1/gateway_pb.js";
@@ -12,6 +13,9 @@ export * as gatewayv1 from "./gen/chemmy/gateway/v1/gateway_pb.js";
 export * as shoev1 from "./gen/chemmy/shoe/v1/shoe_pb.js";
 export * as tablev1 from "./gen/chemmy/table/v1/table_pb.js";
 export * as walletv1 from "./gen/chemmy/wallet/v1/wallet_pb.js";
+
+/** Every message of the contracts (for the JSON of a google.protobuf.Any, with toJson and fromJson). */
+export declare const registry: Registry;
 
 export interface ChemmyOptions {
   /** The gateway's HTTP address, as "http://127.0.0.1:7080"; "" or none: the page's own origin. */
