@@ -11,7 +11,8 @@
 // JSON, and errors as the Connect protocol's JSON error. Schemas follow
 // the protobuf JSON mapping: field names in lowerCamelCase (the proto
 // names are accepted too), 64-bit integers as strings, enums as their
-// value names, Timestamps as RFC 3339 strings, Durations as "1.5s".
+// value names, Timestamps as RFC 3339 strings, Durations as "1.5s"
+// (a 64-bit integer's schema allows a number too: the gateway reads one).
 // Descriptions are the contracts' comments; each operation names the
 // roles that may call it (x-chemmy-roles).
 //
@@ -273,7 +274,7 @@ func (b *builder) messageSchema(m *protogen.Message) yaml.MapSlice {
 				// tools drop them: wrap it.
 				s = yaml.MapSlice{kv("allOf", []any{s})}
 			}
-			s = append(s, kv("description", desc))
+			s = withDescription(s, desc)
 		}
 		props = append(props, kv(f.Desc.JSONName(), s))
 	}
@@ -285,6 +286,19 @@ func (b *builder) messageSchema(m *protogen.Message) yaml.MapSlice {
 		s = append(s, kv("properties", props))
 	}
 	return s
+}
+
+// withDescription is a copy of s with desc as its description, after
+// the one s has (a well-known type's).
+func withDescription(s yaml.MapSlice, desc string) yaml.MapSlice {
+	out := append(yaml.MapSlice{}, s...)
+	for i, item := range out {
+		if item.Key == "description" {
+			out[i].Value = desc + "\n\n" + item.Value.(string)
+			return out
+		}
+	}
+	return append(out, kv("description", desc))
 }
 
 func (b *builder) fieldSchema(fd protoreflect.FieldDescriptor) yaml.MapSlice {
@@ -314,9 +328,11 @@ func (b *builder) singular(fd protoreflect.FieldDescriptor) yaml.MapSlice {
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
 		return t("integer", kv("format", "int64"), kv("minimum", 0), kv("maximum", 4294967295))
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return t("string", kv("format", "int64"), kv("pattern", "^-?[0-9]+$"))
+		// Written as a string (a JSON number loses precision past 2^53);
+		// a number is read too.
+		return yaml.MapSlice{kv("type", []any{"string", "integer"}), kv("format", "int64"), kv("pattern", "^-?[0-9]+$")}
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return t("string", kv("format", "uint64"), kv("pattern", "^[0-9]+$"))
+		return yaml.MapSlice{kv("type", []any{"string", "integer"}), kv("format", "uint64"), kv("pattern", "^[0-9]+$"), kv("minimum", 0)}
 	case protoreflect.FloatKind:
 		return t("number", kv("format", "float"))
 	case protoreflect.DoubleKind:
