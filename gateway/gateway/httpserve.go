@@ -27,7 +27,7 @@ func (g *Gateway) startHTTP(ctx context.Context, c Config, cc ConnConfig, conns 
 	if err != nil {
 		return fmt.Errorf("gateway: http: %w", err)
 	}
-	api, err := newHTTPAPI(ctx, conn, protoregistry.GlobalFiles, c.MaxMessageBytes, g.log, registerConsole)
+	api, err := newHTTPAPI(ctx, conn, protoregistry.GlobalFiles, c.MaxMessageBytes, g.log, registerConsole, registerOpenAPI)
 	if err != nil {
 		_ = conn.Close()
 		return err

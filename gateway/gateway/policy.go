@@ -241,3 +241,31 @@ func (p policy) compile(files *protoregistry.Files) (map[string]compiledRule, er
 	}
 	return out, nil
 }
+
+// PublicMethod is one public method of the gateway's policy, as the
+// OpenAPI document (gateway/protoc-gen-openapi) describes it.
+type PublicMethod struct {
+	// Full is "/pkg.Service/Method", the HTTP path it is served at.
+	Full string
+	// Roles that may call it.
+	Roles []string
+	// SelfField, when set, is the request field a player must fill with
+	// his own id (Prefix + his subject).
+	SelfField, Prefix string
+	// Read: it changes nothing and carries no request_id.
+	Read bool
+}
+
+// PublicMethods returns the methods of defaultPolicy, sorted by name.
+func PublicMethods() []PublicMethod {
+	var out []PublicMethod
+	for full, r := range defaultPolicy() {
+		pm := PublicMethod{Full: full, SelfField: r.SelfField, Prefix: r.Prefix, Read: r.Read}
+		for _, role := range r.Roles {
+			pm.Roles = append(pm.Roles, string(role))
+		}
+		out = append(out, pm)
+	}
+	slices.SortFunc(out, func(a, b PublicMethod) int { return strings.Compare(a.Full, b.Full) })
+	return out
+}

@@ -1,8 +1,9 @@
-// chemmy table console: plain JS over the gateway's HTTP/JSON side (the
-// Connect protocol for calls, newline-delimited JSON for WatchTable). Every
-// call carries the signed-in token; the gateway authenticates, authorizes
-// and redacts exactly as for gRPC. It plays the four games: chemin de fer,
-// punto banco, baccarat banque and the old baccarat.
+// chemmy table console: plain JS over the gateway's HTTP side, through the
+// client generated from the protos (rpc.js, chemmyRPC: the Connect
+// protocol, for calls and for WatchTable; gateway/console-src/rpc.js).
+// Every call carries the signed-in token; the gateway authenticates,
+// authorizes and redacts exactly as for gRPC. It plays the four games:
+// chemin de fer, punto banco, baccarat banque and the old baccarat.
 "use strict";
 
 const T = "chemmy.table.v1.TableService";
@@ -47,24 +48,21 @@ class CallError extends Error {
   }
 }
 
-// errorFrom reads a Connect JSON error: the ErrorInfo (reason, metadata)
-// is in details[].debug.
-function errorFrom(j, status) {
-  let reason = "", domain = "", metadata = {};
-  for (const d of (j && j.details) || []) {
-    if (d.type === "google.rpc.ErrorInfo" && d.debug) { reason = d.debug.reason || ""; domain = d.debug.domain || ""; metadata = d.debug.metadata || {}; }
-  }
-  return new CallError((j && j.code) || "http_" + status, (j && j.message) || "HTTP " + status, reason, domain, metadata);
+// errorFrom is a CallError of a failure as chemmyRPC reports it: the
+// code as the Connect protocol names it, the message, and the ErrorInfo
+// (reason, domain, metadata).
+function errorFrom(f) {
+  if (f instanceof CallError) return f;
+  f = f || {};
+  return new CallError(f.code || "unknown", f.message || String(f), f.reason || "", f.domain || "", f.metadata);
 }
 
-// sparse reads the gateway's JSON back into the shape this console was
-// written for. The gateway writes every field, zero values included (a
-// hand total of 0 is there as 0, an unset enum as its _UNSPECIFIED name,
-// an empty list as []), as clients of the API expect; the console's
-// checks ("x ? ... : ...") take a missing field for zero, so it drops
-// the zero values of fields of implicit presence again (JSON.parse
-// reviver). The fields of explicit presence keep theirs: 0 there is a
-// value, not "unset".
+// sparse reads a message's JSON into the shape this console was written
+// for: its checks ("x ? ... : ...") take a missing field for zero, so the
+// zero values of fields of implicit presence (a hand total of 0, an unset
+// enum's _UNSPECIFIED name, an empty list) are dropped (JSON.parse
+// reviver; chemmyRPC's JSON already leaves most out). The fields of
+// explicit presence keep theirs: 0 there is a value, not "unset".
 const explicit = new Set(["commissionBp", "bankerOption3Vs9", "bankerOption5Vs4", "resultPauseMs", "maxMoveTop",
   "currencyExponent", "balanceBefore", "balanceAfter", "exponent"]);
 function sparse(key, v) {
@@ -74,20 +72,19 @@ function sparse(key, v) {
   return v;
 }
 
+// reshape is a message's JSON (chemmyRPC) as sparse shapes it.
+const reshape = (j) => JSON.parse(JSON.stringify(j || {}), sparse);
+
+// call calls service's method with the request body (JSON) through the
+// generated client, with the signed-in token, and answers the response's
+// JSON; a failure is thrown as a CallError.
 async function call(service, method, body) {
-  const headers = { "Content-Type": "application/json" };
-  if (state.token) headers.Authorization = "Bearer " + state.token;
-  let resp;
+  chemmyRPC.setToken(state.token);
   try {
-    resp = await fetch("/" + service + "/" + method, { method: "POST", headers, body: JSON.stringify(body || {}) });
+    return reshape(await chemmyRPC.call(service, method, body || {}));
   } catch (e) {
-    throw new CallError("unavailable", "The gateway is not reachable: " + e.message, "", "");
+    throw errorFrom(e);
   }
-  const text = await resp.text();
-  let j = null;
-  try { j = text ? JSON.parse(text, sparse) : {}; } catch (e) { j = null; }
-  if (!resp.ok) throw errorFrom(j, resp.status);
-  return j;
 }
 
 // explain is the plain text of an error: its reason's message, the
@@ -287,39 +284,23 @@ function openTable(id) {
   watch(id);
 }
 
-// watch follows WatchTable as lines of JSON: the table first, then its
-// events; each event refreshes the view with GetTable (made for this
-// viewer). The stream is opened again if it ends.
+// watch follows WatchTable (a server stream of the generated client):
+// the table first, then its events; each event refreshes the view with
+// GetTable (made for this viewer). The stream is opened again if it ends.
 async function watch(id) {
   const ctl = new AbortController();
   state.watch = ctl;
   $("live").textContent = "connecting";
+  chemmyRPC.setToken(state.token);
   try {
-    const resp = await fetch("/" + T + "/WatchTable", {
-      method: "POST", signal: ctl.signal,
-      headers: { "Content-Type": "application/json", Authorization: "Bearer " + state.token },
-      body: JSON.stringify({ tableId: id }),
+    await chemmyRPC.watch(T, "WatchTable", { tableId: id }, {
+      signal: ctl.signal,
+      onOpen: () => { $("live").textContent = "live"; },
+      onMessage: (m) => onWatch(reshape(m)),
     });
-    if (!resp.ok) {
-      let j = null; try { j = await resp.json(); } catch (e) { /* not JSON */ }
-      throw errorFrom(j, resp.status);
-    }
-    $("live").textContent = "live";
-    const reader = resp.body.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += dec.decode(value, { stream: true });
-      let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl); buf = buf.slice(nl + 1);
-        if (line.trim()) onWatch(JSON.parse(line, sparse));
-      }
-    }
   } catch (e) {
     if (ctl.signal.aborted) return;
+    if (!(e instanceof Error)) e = errorFrom(e); // a failure of the call, not the page's own
     showError(e);
     if (e instanceof CallError && e.code !== "unavailable" && e.code !== "resource_exhausted") { $("live").textContent = "stopped"; return; }
   }
@@ -333,7 +314,6 @@ async function watch(id) {
 const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent"];
 
 function onWatch(m) {
-  if (m.error) { showError(errorFrom(m.error, 200)); return; }
   if (m.table) { render(m.table); return; }
   if (m.event) {
     const ev = m.event;
