@@ -997,7 +997,10 @@ export declare type HandResult = Message<"chemmy.events.v1.HandResult"> & {
   cards: Card[];
 
   /**
-   * The hand against the bank, from the bank's side.
+   * The hand against the bank, from the bank's side. The old game: a tie
+   * is OUTCOME_BANK_WINS (it goes to the banker, OLD-SETTLE) except for
+   * the two hands of a three-way split, OUTCOME_STAND_OFF (their share
+   * of the pool is more than their stake).
    *
    * @generated from field: chemmy.events.v1.Outcome outcome = 5;
    */

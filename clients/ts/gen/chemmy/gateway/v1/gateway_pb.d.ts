@@ -41,6 +41,15 @@ export declare type GetCallerResponse = Message<"chemmy.gateway.v1.GetCallerResp
    * @generated from field: chemmy.gateway.v1.Role role = 2;
    */
   role: Role;
+
+  /**
+   * The game-launch session of a player who called with its token
+   * (chemmy.wallet.v1.WalletService.CreateLaunchSession); empty for any
+   * other token.
+   *
+   * @generated from field: string launch_session_id = 3;
+   */
+  launchSessionId: string;
 };
 
 /**
@@ -154,6 +163,23 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_TOKEN_LIFETIME_TOO_LONG = 12;
    */
   TOKEN_LIFETIME_TOO_LONG = 12,
+
+  /**
+   * The bearer token is a game-launch session's ("chls_...") that has
+   * expired or was revoked (UNAUTHENTICATED): the operator launches the
+   * player again.
+   *
+   * @generated from enum value: ERROR_REASON_SESSION_EXPIRED = 13;
+   */
+  SESSION_EXPIRED = 13,
+
+  /**
+   * A game-launch session made for one table was used for a call on
+   * another table (PERMISSION_DENIED).
+   *
+   * @generated from enum value: ERROR_REASON_SESSION_OTHER_TABLE = 14;
+   */
+  SESSION_OTHER_TABLE = 14,
 }
 
 /**

@@ -1016,7 +1016,8 @@ export declare type CoupHand = Message<"chemmy.table.v1.CoupHand"> & {
   total: number;
 
   /**
-   * Once decided, the hand against the bank, from the bank's side.
+   * Once decided, the hand against the bank, from the bank's side (the
+   * old game's ties: as events.v1.HandResult.outcome).
    *
    * @generated from field: chemmy.table.v1.Outcome outcome = 5;
    */
@@ -3280,11 +3281,14 @@ export declare type RoundPlayer = Message<"chemmy.table.v1.RoundPlayer"> & {
    * moved his account and after its last (his balance, the money he has
    * held for the round included; what the wallet answered when it
    * settled). Unset when the settlement moved none of his money (a
-   * stand-off, a voided round, a round settled before these fields) and,
-   * in seamless wallet mode, where the player's money is in the
-   * operator's wallet and the round's account is only its mirror (see
-   * the wallet's GetOperatorReport for what the operator answered).
-   * Explicit presence: a balance of 0 shows in JSON.
+   * stand-off, a voided round, a round settled before these fields). In
+   * seamless wallet mode, where the player's money is in the operator's
+   * wallet and the round's account is only its mirror, GetRound gives
+   * his balances in the operator's wallet as the operator answered them
+   * (chemmy.wallet.v1.OperatorRoundPlayer: before, from his first
+   * answered debit; after, once his round's debits, credits and
+   * rollbacks are all answered; unset until then), and ListRounds
+   * leaves them unset. Explicit presence: a balance of 0 shows in JSON.
    *
    * @generated from field: optional int64 balance_before = 5;
    */
@@ -4133,6 +4137,24 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_NO_REALITY_CHECK = 51;
    */
   NO_REALITY_CHECK = 51,
+
+  /**
+   * The player was sent a reality check he has not answered: nothing of
+   * his is staked (a bet, a banco, a bank, a bid) until he answers it
+   * (AnswerRealityCheck). ErrorInfo metadata "check_number".
+   *
+   * @generated from enum value: ERROR_REASON_REALITY_CHECK_UNANSWERED = 52;
+   */
+  REALITY_CHECK_UNANSWERED = 52,
+
+  /**
+   * The player's game-launch session has expired or was revoked, or the
+   * operator's wallet refused the debit of his stake as outside a valid
+   * session (FAILED_PRECONDITION): nothing is staked, no money moved.
+   *
+   * @generated from enum value: ERROR_REASON_SESSION_EXPIRED = 53;
+   */
+  SESSION_EXPIRED = 53,
 }
 
 /**
@@ -5055,7 +5077,12 @@ export declare const TableService: GenService<{
    * answer is a reality_check_answered event, his alone like the check.
    * Idempotent by request_id. Errors: NOT_SEATED, NO_REALITY_CHECK (no
    * check of that number was sent in his session, or it was answered),
-   * INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF.
+   * INVALID_ARGUMENT, TABLE_CLOSED, NOT_YOURSELF. Until he answers a check
+   * he was sent, play pauses for him: every call that would stake his
+   * money (a bet, a banco, taking or bidding for the bank) is refused
+   * FAILED_PRECONDITION REALITY_CHECK_UNANSWERED and nothing is held; a
+   * bank he holds already stays in play, and his turn to bet passes as
+   * when its time runs out.
    *
    * @generated from rpc chemmy.table.v1.TableService.AnswerRealityCheck
    */

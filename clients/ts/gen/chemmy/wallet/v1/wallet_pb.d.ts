@@ -208,6 +208,14 @@ export declare type Hold = Message<"chemmy.wallet.v1.Hold"> & {
    * @generated from field: google.protobuf.Timestamp resolve_time = 9;
    */
   resolveTime?: Timestamp | undefined;
+
+  /**
+   * The game-launch session the hold was placed in (PlaceHold
+   * launch_session_id); empty: none.
+   *
+   * @generated from field: string launch_session_id = 10;
+   */
+  launchSessionId: string;
 };
 
 /**
@@ -502,6 +510,19 @@ export declare type PlaceHoldRequest = Message<"chemmy.wallet.v1.PlaceHoldReques
    * @generated from field: chemmy.wallet.v1.HoldPurpose purpose = 6;
    */
   purpose: HoldPurpose;
+
+  /**
+   * The player's game-launch session (the caller's, when he called
+   * through the gateway with a launch token); empty: none, nothing
+   * checked. When set, the session must exist, be the account's player's,
+   * in the hold's currency, neither expired nor revoked: otherwise
+   * FAILED_PRECONDITION SESSION_EXPIRED and nothing is held or debited.
+   * The hold records it (Hold.launch_session_id); in seamless mode the
+   * operator transactions of the money carry it (session_id).
+   *
+   * @generated from field: string launch_session_id = 7;
+   */
+  launchSessionId: string;
 };
 
 /**
@@ -2195,6 +2216,78 @@ export declare type SetPlayerLimitsResponse = Message<"chemmy.wallet.v1.SetPlaye
 export declare const SetPlayerLimitsResponseSchema: GenMessage<SetPlayerLimitsResponse>;
 
 /**
+ * ListLimitChangesRequest selects limit changes.
+ *
+ * @generated from message chemmy.wallet.v1.ListLimitChangesRequest
+ */
+export declare type ListLimitChangesRequest = Message<"chemmy.wallet.v1.ListLimitChangesRequest"> & {
+  /**
+   * One player's account ("player:<id>" or "player:<id>@<currency>");
+   * empty: every account's.
+   *
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * Changes at or after start_time and before end_time; unset: no bound.
+   *
+   * @generated from field: google.protobuf.Timestamp start_time = 2;
+   */
+  startTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp end_time = 3;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * At most this many changes (default 100, at most 1000).
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page (with the same filters).
+   *
+   * @generated from field: string page_token = 5;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.ListLimitChangesRequest.
+ * Use `create(ListLimitChangesRequestSchema)` to create a new message.
+ */
+export declare const ListLimitChangesRequestSchema: GenMessage<ListLimitChangesRequest>;
+
+/**
+ * ListLimitChangesResponse is a page of limit changes.
+ *
+ * @generated from message chemmy.wallet.v1.ListLimitChangesResponse
+ */
+export declare type ListLimitChangesResponse = Message<"chemmy.wallet.v1.ListLimitChangesResponse"> & {
+  /**
+   * @generated from field: repeated chemmy.wallet.v1.LimitChange changes = 1;
+   */
+  changes: LimitChange[];
+
+  /**
+   * Empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.ListLimitChangesResponse.
+ * Use `create(ListLimitChangesResponseSchema)` to create a new message.
+ */
+export declare const ListLimitChangesResponseSchema: GenMessage<ListLimitChangesResponse>;
+
+/**
  * GetPlayerLimitsRequest names the player's account.
  *
  * @generated from message chemmy.wallet.v1.GetPlayerLimitsRequest
@@ -2651,6 +2744,99 @@ export declare type GetOperatorReportResponse = Message<"chemmy.wallet.v1.GetOpe
 export declare const GetOperatorReportResponseSchema: GenMessage<GetOperatorReportResponse>;
 
 /**
+ * GetOperatorRoundRequest names a round.
+ *
+ * @generated from message chemmy.wallet.v1.GetOperatorRoundRequest
+ */
+export declare type GetOperatorRoundRequest = Message<"chemmy.wallet.v1.GetOperatorRoundRequest"> & {
+  /**
+   * The round: its coup id.
+   *
+   * @generated from field: string round_id = 1;
+   */
+  roundId: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.GetOperatorRoundRequest.
+ * Use `create(GetOperatorRoundRequestSchema)` to create a new message.
+ */
+export declare const GetOperatorRoundRequestSchema: GenMessage<GetOperatorRoundRequest>;
+
+/**
+ * GetOperatorRoundResponse is a round's operator transactions.
+ *
+ * @generated from message chemmy.wallet.v1.GetOperatorRoundResponse
+ */
+export declare type GetOperatorRoundResponse = Message<"chemmy.wallet.v1.GetOperatorRoundResponse"> & {
+  /**
+   * @generated from field: string round_id = 1;
+   */
+  roundId: string;
+
+  /**
+   * In the order they were created (retries of exceptions included).
+   *
+   * @generated from field: repeated chemmy.wallet.v1.OperatorTransaction transactions = 2;
+   */
+  transactions: OperatorTransaction[];
+
+  /**
+   * One per player with a transaction in the round, in the order of his
+   * first.
+   *
+   * @generated from field: repeated chemmy.wallet.v1.OperatorRoundPlayer players = 3;
+   */
+  players: OperatorRoundPlayer[];
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.GetOperatorRoundResponse.
+ * Use `create(GetOperatorRoundResponseSchema)` to create a new message.
+ */
+export declare const GetOperatorRoundResponseSchema: GenMessage<GetOperatorRoundResponse>;
+
+/**
+ * OperatorRoundPlayer is a player's balances in the operator's wallet
+ * around one round, minor units of the round's currency, as the
+ * operator answered them (OperatorTransaction.operator_balance).
+ *
+ * @generated from message chemmy.wallet.v1.OperatorRoundPlayer
+ */
+export declare type OperatorRoundPlayer = Message<"chemmy.wallet.v1.OperatorRoundPlayer"> & {
+  /**
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * His balance before the round: his first answered debit's balance
+   * plus its amount (the debit's answer is his balance once the stake was
+   * taken). Unset when the operator answered no debit of his (every
+   * debit refused or unanswered). Explicit presence: 0 shows in JSON.
+   *
+   * @generated from field: optional int64 balance_before = 2;
+   */
+  balanceBefore?: bigint | undefined;
+
+  /**
+   * His balance after the round: the operator's answer to his last
+   * debit, credit or rollback of the round, once each of them is
+   * answered (none pending, none refused for good and still open; a
+   * round_end moves no money and is not waited for). Unset until then.
+   *
+   * @generated from field: optional int64 balance_after = 3;
+   */
+  balanceAfter?: bigint | undefined;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.OperatorRoundPlayer.
+ * Use `create(OperatorRoundPlayerSchema)` to create a new message.
+ */
+export declare const OperatorRoundPlayerSchema: GenMessage<OperatorRoundPlayer>;
+
+/**
  * ListOperatorExceptionsRequest pages through the exception list.
  *
  * @generated from message chemmy.wallet.v1.ListOperatorExceptionsRequest
@@ -2942,6 +3128,274 @@ export declare type SettleOperatorExceptionResponse = Message<"chemmy.wallet.v1.
 export declare const SettleOperatorExceptionResponseSchema: GenMessage<SettleOperatorExceptionResponse>;
 
 /**
+ * LaunchSession is a player's game-launch session.
+ *
+ * @generated from message chemmy.wallet.v1.LaunchSession
+ */
+export declare type LaunchSession = Message<"chemmy.wallet.v1.LaunchSession"> & {
+  /**
+   * "ls-<ULID>".
+   *
+   * @generated from field: string launch_session_id = 1;
+   */
+  launchSessionId: string;
+
+  /**
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * The currency he plays in (ISO 4217 or configured).
+   *
+   * @generated from field: string currency_code = 3;
+   */
+  currencyCode: string;
+
+  /**
+   * The table he was launched to; empty: the lobby (any table).
+   *
+   * @generated from field: string table_id = 4;
+   */
+  tableId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp create_time = 5;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expire_time = 6;
+   */
+  expireTime?: Timestamp | undefined;
+
+  /**
+   * Set once revoked.
+   *
+   * @generated from field: google.protobuf.Timestamp revoke_time = 7;
+   */
+  revokeTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string revoke_reason = 8;
+   */
+  revokeReason: string;
+
+  /**
+   * The operator (caller subject) who created it, and who revoked it.
+   *
+   * @generated from field: string created_by = 9;
+   */
+  createdBy: string;
+
+  /**
+   * @generated from field: string revoked_by = 10;
+   */
+  revokedBy: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.LaunchSession.
+ * Use `create(LaunchSessionSchema)` to create a new message.
+ */
+export declare const LaunchSessionSchema: GenMessage<LaunchSession>;
+
+/**
+ * CreateLaunchSessionRequest launches a player.
+ *
+ * @generated from message chemmy.wallet.v1.CreateLaunchSessionRequest
+ */
+export declare type CreateLaunchSessionRequest = Message<"chemmy.wallet.v1.CreateLaunchSessionRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The player (1-64 characters of [A-Za-z0-9_.:-], no "@").
+   *
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * Empty: the wallet's default currency.
+   *
+   * @generated from field: string currency_code = 3;
+   */
+  currencyCode: string;
+
+  /**
+   * Empty: the lobby (any table); otherwise the only table the token
+   * may be used at.
+   *
+   * @generated from field: string table_id = 4;
+   */
+  tableId: string;
+
+  /**
+   * How long the session lasts; unset: 8 hours. At most 24 hours.
+   *
+   * @generated from field: google.protobuf.Duration ttl = 5;
+   */
+  ttl?: Duration | undefined;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.CreateLaunchSessionRequest.
+ * Use `create(CreateLaunchSessionRequestSchema)` to create a new message.
+ */
+export declare const CreateLaunchSessionRequestSchema: GenMessage<CreateLaunchSessionRequest>;
+
+/**
+ * CreateLaunchSessionResponse is the session and its token.
+ *
+ * @generated from message chemmy.wallet.v1.CreateLaunchSessionResponse
+ */
+export declare type CreateLaunchSessionResponse = Message<"chemmy.wallet.v1.CreateLaunchSessionResponse"> & {
+  /**
+   * @generated from field: chemmy.wallet.v1.LaunchSession launch_session = 1;
+   */
+  launchSession?: LaunchSession | undefined;
+
+  /**
+   * The bearer token the player's client uses: "chls_" and 43 characters
+   * of base64url (32 random bytes). Returned once; wallet-svc keeps only
+   * its SHA-256 (a retry of the request gets a new one, see
+   * CreateLaunchSession).
+   *
+   * @generated from field: string token = 2;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.CreateLaunchSessionResponse.
+ * Use `create(CreateLaunchSessionResponseSchema)` to create a new message.
+ */
+export declare const CreateLaunchSessionResponseSchema: GenMessage<CreateLaunchSessionResponse>;
+
+/**
+ * RevokeLaunchSessionRequest ends a session.
+ *
+ * @generated from message chemmy.wallet.v1.RevokeLaunchSessionRequest
+ */
+export declare type RevokeLaunchSessionRequest = Message<"chemmy.wallet.v1.RevokeLaunchSessionRequest"> & {
+  /**
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string launch_session_id = 2;
+   */
+  launchSessionId: string;
+
+  /**
+   * Why, kept with the session (at most 500 bytes).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.RevokeLaunchSessionRequest.
+ * Use `create(RevokeLaunchSessionRequestSchema)` to create a new message.
+ */
+export declare const RevokeLaunchSessionRequestSchema: GenMessage<RevokeLaunchSessionRequest>;
+
+/**
+ * RevokeLaunchSessionResponse is the session, revoked.
+ *
+ * @generated from message chemmy.wallet.v1.RevokeLaunchSessionResponse
+ */
+export declare type RevokeLaunchSessionResponse = Message<"chemmy.wallet.v1.RevokeLaunchSessionResponse"> & {
+  /**
+   * @generated from field: chemmy.wallet.v1.LaunchSession launch_session = 1;
+   */
+  launchSession?: LaunchSession | undefined;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.RevokeLaunchSessionResponse.
+ * Use `create(RevokeLaunchSessionResponseSchema)` to create a new message.
+ */
+export declare const RevokeLaunchSessionResponseSchema: GenMessage<RevokeLaunchSessionResponse>;
+
+/**
+ * GetLaunchSessionRequest names a session.
+ *
+ * @generated from message chemmy.wallet.v1.GetLaunchSessionRequest
+ */
+export declare type GetLaunchSessionRequest = Message<"chemmy.wallet.v1.GetLaunchSessionRequest"> & {
+  /**
+   * @generated from field: string launch_session_id = 1;
+   */
+  launchSessionId: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.GetLaunchSessionRequest.
+ * Use `create(GetLaunchSessionRequestSchema)` to create a new message.
+ */
+export declare const GetLaunchSessionRequestSchema: GenMessage<GetLaunchSessionRequest>;
+
+/**
+ * GetLaunchSessionResponse holds the session.
+ *
+ * @generated from message chemmy.wallet.v1.GetLaunchSessionResponse
+ */
+export declare type GetLaunchSessionResponse = Message<"chemmy.wallet.v1.GetLaunchSessionResponse"> & {
+  /**
+   * @generated from field: chemmy.wallet.v1.LaunchSession launch_session = 1;
+   */
+  launchSession?: LaunchSession | undefined;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.GetLaunchSessionResponse.
+ * Use `create(GetLaunchSessionResponseSchema)` to create a new message.
+ */
+export declare const GetLaunchSessionResponseSchema: GenMessage<GetLaunchSessionResponse>;
+
+/**
+ * AuthenticateLaunchSessionRequest carries a bearer token.
+ *
+ * @generated from message chemmy.wallet.v1.AuthenticateLaunchSessionRequest
+ */
+export declare type AuthenticateLaunchSessionRequest = Message<"chemmy.wallet.v1.AuthenticateLaunchSessionRequest"> & {
+  /**
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.AuthenticateLaunchSessionRequest.
+ * Use `create(AuthenticateLaunchSessionRequestSchema)` to create a new message.
+ */
+export declare const AuthenticateLaunchSessionRequestSchema: GenMessage<AuthenticateLaunchSessionRequest>;
+
+/**
+ * AuthenticateLaunchSessionResponse is the token's session, valid now.
+ *
+ * @generated from message chemmy.wallet.v1.AuthenticateLaunchSessionResponse
+ */
+export declare type AuthenticateLaunchSessionResponse = Message<"chemmy.wallet.v1.AuthenticateLaunchSessionResponse"> & {
+  /**
+   * @generated from field: chemmy.wallet.v1.LaunchSession launch_session = 1;
+   */
+  launchSession?: LaunchSession | undefined;
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.AuthenticateLaunchSessionResponse.
+ * Use `create(AuthenticateLaunchSessionResponseSchema)` to create a new message.
+ */
+export declare const AuthenticateLaunchSessionResponseSchema: GenMessage<AuthenticateLaunchSessionResponse>;
+
+/**
  * ErrorReason lists the reasons this service puts in ErrorInfo.reason
  * (the value name without the "ERROR_REASON_" prefix).
  *
@@ -3166,6 +3620,28 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_LIMIT_OVERRIDE_NOT_ALLOWED = 28;
    */
   LIMIT_OVERRIDE_NOT_ALLOWED = 28,
+
+  /**
+   * The player's game-launch session has expired or was revoked
+   * (AuthenticateLaunchSession: UNAUTHENTICATED); or a PlaceHold names a
+   * launch session that is expired, revoked, unknown, another player's or
+   * in another currency (FAILED_PRECONDITION, nothing held or debited);
+   * or, in seamless mode, the operator's wallet refused the debit with
+   * its code SESSION_EXPIRED (FAILED_PRECONDITION, metadata
+   * "operator_code").
+   *
+   * @generated from enum value: ERROR_REASON_SESSION_EXPIRED = 29;
+   */
+  SESSION_EXPIRED = 29,
+
+  /**
+   * No game-launch session has that id (GetLaunchSession,
+   * RevokeLaunchSession: NOT_FOUND) or that token
+   * (AuthenticateLaunchSession: UNAUTHENTICATED).
+   *
+   * @generated from enum value: ERROR_REASON_LAUNCH_SESSION_NOT_FOUND = 30;
+   */
+  LAUNCH_SESSION_NOT_FOUND = 30,
 }
 
 /**
@@ -3851,6 +4327,25 @@ export declare const WalletService: GenService<{
     output: typeof GetPlayerLimitsResponseSchema;
   },
   /**
+   * ListLimitChanges pages through the limit changes of every player (the
+   * audit trail of SetPlayerLimits across accounts, as a regulator's
+   * report wants it), in the order they were recorded, oldest first;
+   * optionally one account's, and only those whose change_time is in
+   * [start_time, end_time). The page token is the change's sequence
+   * (decimal). Operators and auditors.
+   * Errors: INVALID_ARGUMENT INVALID_ARGUMENT (negative page_size,
+   * end_time before start_time), INVALID_ACCOUNT (account_id not a
+   * player's account), INVALID_PAGE_TOKEN, PERMISSION_DENIED
+   * ROLE_NOT_ALLOWED.
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.ListLimitChanges
+   */
+  listLimitChanges: {
+    methodKind: "unary";
+    input: typeof ListLimitChangesRequestSchema;
+    output: typeof ListLimitChangesResponseSchema;
+  },
+  /**
    * CheckStake asks whether a player's limits allow amount, already held,
    * to stay at stake (table-svc, for a bank carried from coup to coup: a
    * banker whose limits say no is made to pass it; SettleCoup gives the
@@ -4015,6 +4510,100 @@ export declare const WalletService: GenService<{
     methodKind: "unary";
     input: typeof SettleOperatorExceptionRequestSchema;
     output: typeof SettleOperatorExceptionResponseSchema;
+  },
+  /**
+   * GetOperatorRound is one round's operator transactions in seamless
+   * mode (its debits, credits, rollbacks and round ends, every player's,
+   * in the order they were created, whatever their day), and each
+   * player's wallet balance before and after the round as the operator
+   * answered it (OperatorRoundPlayer). table-svc's GetRound fills a
+   * seamless round's RoundPlayer balances from it. A transfer wallet, or
+   * a round without operator transactions, answers an empty round.
+   * Operators, auditors and table-svc. Read-only.
+   * Errors: INVALID_ARGUMENT INVALID_ARGUMENT (round_id missing or
+   * malformed), PERMISSION_DENIED ROLE_NOT_ALLOWED.
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.GetOperatorRound
+   */
+  getOperatorRound: {
+    methodKind: "unary";
+    input: typeof GetOperatorRoundRequestSchema;
+    output: typeof GetOperatorRoundResponseSchema;
+  },
+  /**
+   * Game-launch sessions (docs/guide-integration.md "Game-launch
+   * sessions"). The operator's platform launches a player into a game:
+   * CreateLaunchSession makes a session for one player, one currency and
+   * one table (or the lobby: any table), valid until its expire_time, and
+   * returns its bearer token once. The player's client calls the gateway
+   * with that token ("authorization: Bearer chls_..."); the gateway asks
+   * wallet-svc about the token on every call (AuthenticateLaunchSession),
+   * so a revocation takes effect at the next call. Every hold the player
+   * places through it carries the session (PlaceHold launch_session_id),
+   * and in seamless wallet mode every operator transaction about that
+   * money carries its id (session_id). A session expired or revoked
+   * refuses the player's next action (SESSION_EXPIRED; nothing held, no
+   * money moves); coups he already staked in still settle.
+   *
+   * CreateLaunchSession creates a session. Operator only. wallet-svc
+   * stores only the token's SHA-256, never the token. Idempotent by
+   * request_id: a retry of the same request gets the same session with a
+   * new token, which replaces the first (lost with the first answer, or
+   * not: it no longer works); a retry once the session has expired or
+   * was revoked gets SESSION_EXPIRED.
+   * Errors: INVALID_ARGUMENT INVALID_ARGUMENT (player_id, table_id, ttl
+   * over the maximum of 24 h) / CURRENCY_UNKNOWN, ALREADY_EXISTS
+   * REQUEST_ID_REUSED.
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.CreateLaunchSession
+   */
+  createLaunchSession: {
+    methodKind: "unary";
+    input: typeof CreateLaunchSessionRequestSchema;
+    output: typeof CreateLaunchSessionResponseSchema;
+  },
+  /**
+   * RevokeLaunchSession ends a session now: the player's next call with
+   * its token is refused SESSION_EXPIRED. Operator only. Idempotent by
+   * request_id, and revoking a revoked or expired session is not an error
+   * (the first revocation's time and reason stay).
+   * Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.RevokeLaunchSession
+   */
+  revokeLaunchSession: {
+    methodKind: "unary";
+    input: typeof RevokeLaunchSessionRequestSchema;
+    output: typeof RevokeLaunchSessionResponseSchema;
+  },
+  /**
+   * GetLaunchSession reads a session by id (never its token). Operators
+   * and auditors. A session is kept for the request retention after its
+   * expire_time (7 days by default, wallet-svc -request-retention), then
+   * forgotten with its token and its request_id.
+   * Errors: NOT_FOUND LAUNCH_SESSION_NOT_FOUND.
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.GetLaunchSession
+   */
+  getLaunchSession: {
+    methodKind: "unary";
+    input: typeof GetLaunchSessionRequestSchema;
+    output: typeof GetLaunchSessionResponseSchema;
+  },
+  /**
+   * AuthenticateLaunchSession finds the session of a bearer token: for
+   * the gateway only (its own certificate, role service), never public.
+   * Errors: UNAUTHENTICATED LAUNCH_SESSION_NOT_FOUND (no session has that
+   * token), UNAUTHENTICATED SESSION_EXPIRED (expired or revoked; the
+   * message says which), PERMISSION_DENIED PEER_NOT_ALLOWED (a caller
+   * other than the gateway).
+   *
+   * @generated from rpc chemmy.wallet.v1.WalletService.AuthenticateLaunchSession
+   */
+  authenticateLaunchSession: {
+    methodKind: "unary";
+    input: typeof AuthenticateLaunchSessionRequestSchema;
+    output: typeof AuthenticateLaunchSessionResponseSchema;
   },
 }>;
 
