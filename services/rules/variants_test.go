@@ -342,6 +342,7 @@ func TestBQPlay(t *testing.T) {
 	}{
 		{"banker natural", "2C 3C 4C KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"banker natural tie", "9C 3C 4C KD KH 5C", false, OutcomeStandOff, OutcomeBankWins, RuleNaturalBanker},
+		{"banker natural 8", "2C 3C 3D KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"punter naturals", "9C 8C 2C KD KH 3C", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
 		{"draw 0-4 and stand 6-7", "2C 7C 3C KD KH KS 5D 9D", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
 		{"banker stands", "2C 7C 6C KD KH KS 5D", false, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
@@ -372,6 +373,16 @@ func TestBQPlay(t *testing.T) {
 		"four cards":           {Right: cards("2C 2D 2H 2S"), Left: cards("KC KD"), Banker: cards("AC AD")},
 		"invalid card":         {Right: []Card{{}}},
 		"banker stood & drew":  {Right: cards("3C 3D"), Left: cards("3C 3D"), Banker: cards("AC AD 2C"), BankerStood: true},
+		// The deal is one card at a time, right, left, banker (BQ-HANDS):
+		// any other count of cards is out of order.
+		"right behind":             {Right: cards("2C"), Left: cards("2C 3C"), Banker: cards("4C 5C")},
+		"left dealt twice":         {Right: cards("2C 3C"), Left: cards("2D")},
+		"banker dealt before left": {Right: cards("2C 3C"), Left: cards("2D 3D")},
+		"left stood before deal":   {Right: cards("2C"), Left: cards("2D"), LeftStood: true},
+		"banker stood before deal": {Right: cards("2C"), Left: cards("2D"), BankerStood: true},
+		// After the banker's natural nobody plays (CF-NATURAL-BANKER).
+		"right drew after banker natural": {Right: cards("2C 2D 2H"), Left: cards("KC KD"), Banker: cards("8C KH")},
+		"left drew after banker natural":  {Right: cards("2C 2D"), Left: cards("KC KD 2H"), Banker: cards("8C KH")},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)
