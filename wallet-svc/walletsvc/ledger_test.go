@@ -69,6 +69,16 @@ func TestPostHold(t *testing.T) {
 		t.Fatalf("post whole: %v %v", err, r)
 	}
 	e.wantBal("player:alice", 750, 0)
+	// The transfer's reason: "hold_posted" unless the request gives one
+	// (PostHoldRequest.reason).
+	if got := r1.GetTransfer().GetReason(); got != "hold_posted" {
+		t.Errorf("default reason %q, want hold_posted", got)
+	}
+	h3 := e.hold("player:alice", 10)
+	r, err = e.c.PostHold(svc, &walletv1.PostHoldRequest{RequestId: "post-5", HoldId: h3.GetHoldId(), ToAccountId: AccountHouseBank, Reason: "tip"})
+	if err != nil || r.GetTransfer().GetReason() != "tip" {
+		t.Fatalf("post with a reason: %v %v", err, r)
+	}
 	e.audit()
 	e.auditRPC()
 }
