@@ -381,8 +381,11 @@ func TestBQPlay(t *testing.T) {
 		"left stood before deal":   {Right: cards("2C"), Left: cards("2D"), LeftStood: true},
 		"banker stood before deal": {Right: cards("2C"), Left: cards("2D"), BankerStood: true},
 		// After the banker's natural nobody plays (CF-NATURAL-BANKER).
-		"right drew after banker natural": {Right: cards("2C 2D 2H"), Left: cards("KC KD"), Banker: cards("8C KH")},
-		"left drew after banker natural":  {Right: cards("2C 2D"), Left: cards("KC KD 2H"), Banker: cards("8C KH")},
+		"right drew after banker natural":  {Right: cards("2C 2D 2H"), Left: cards("KC KD"), Banker: cards("8C KH")},
+		"left drew after banker natural":   {Right: cards("2C 2D"), Left: cards("KC KD 2H"), Banker: cards("8C KH")},
+		"right stood after banker natural": {Right: cards("2C 3D"), Left: cards("KC KD"), Banker: cards("8C KH"), RightStood: true},
+		"left stood after banker natural":  {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("8C KH"), LeftStood: true},
+		"banker stood on a natural":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("8C KH"), BankerStood: true},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)
