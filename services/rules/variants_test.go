@@ -386,6 +386,8 @@ func TestBQPlay(t *testing.T) {
 		"right stood after banker natural": {Right: cards("2C 3D"), Left: cards("KC KD"), Banker: cards("8C KH"), RightStood: true},
 		"left stood after banker natural":  {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("8C KH"), LeftStood: true},
 		"banker stood on a natural":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("8C KH"), BankerStood: true},
+		// A punter's natural is shown at once: no "non" on it (CF-NATURAL-PLAYER).
+		"right stood on a natural": {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)

@@ -79,6 +79,10 @@ func TestPostHold(t *testing.T) {
 	if err != nil || r.GetTransfer().GetReason() != "tip" {
 		t.Fatalf("post with a reason: %v %v", err, r)
 	}
+	// A player's account is not created by a post to it: it must exist.
+	h4 := e.hold("player:alice", 10)
+	_, err = e.c.PostHold(svc, &walletv1.PostHoldRequest{RequestId: "post-6", HoldId: h4.GetHoldId(), ToAccountId: "player:nobody"})
+	wantErr(t, err, codes.NotFound, "ACCOUNT_NOT_FOUND")
 	e.audit()
 	e.auditRPC()
 }
