@@ -387,7 +387,12 @@ func TestBQPlay(t *testing.T) {
 		"left stood after banker natural":  {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("8C KH"), LeftStood: true},
 		"banker stood on a natural":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("8C KH"), BankerStood: true},
 		// A punter's natural is shown at once: no "non" on it (CF-NATURAL-PLAYER).
-		"right stood on a natural": {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
+		// The right hand plays first, then the left, then the banker (BQ-PLAY).
+		"left stood before right":   {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("AC AD"), LeftStood: true},
+		"banker stood before right": {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD"), BankerStood: true},
+		"banker drew before right":  {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD 2H")},
+		"banker stood before left":  {Right: cards("3C 3D"), Left: cards("2H 2S"), Banker: cards("AC AD"), BankerStood: true},
+		"right stood on a natural":  {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)
