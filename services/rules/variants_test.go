@@ -342,6 +342,7 @@ func TestBQPlay(t *testing.T) {
 	}{
 		{"banker natural", "2C 3C 4C KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"banker natural tie", "9C 3C 4C KD KH 5C", false, OutcomeStandOff, OutcomeBankWins, RuleNaturalBanker},
+		{"hands standing on two cards against the banker's third", "3C 3H AC 3D 4H AD 5C", true, OutcomeBankWins, OutcomeStandOff, RuleResult},
 		{"banker natural 8", "2C 3C 3D KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"punter naturals", "9C 8C 2C KD KH 3C", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
 		{"draw 0-4 and stand 6-7", "2C 7C 3C KD KH KS 5D 9D", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
