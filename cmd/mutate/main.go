@@ -20,7 +20,11 @@
 // MUTATE_FILE=substr only files whose path contains it; MUTATE_LIMIT=n
 // only every k-th mutant so that n are run (a sample); MUTATE_SIM=0 no
 // simulation phase; SIM_SEEDS the simulation's seeds; MUTATE_LIST=1
-// list the mutants and stop; MUTATE_TIMEOUT per-run timeout (default 5m);
+// list the mutants and stop; MUTATE_FROM=n start at the n-th mutant (to
+// resume a run); MUTATE_TIMEOUT the short tests' timeout (default 2m; the
+// simulation's is 10m); MUTATE_MEM the address space each test binary may
+// use (prlimit --as, default 6 GiB: a mutant that loops appending must
+// not take the machine's memory);
 // MUTATE_ONLY=file only the mutants of the file's "survived: ..." lines
 // (a previous run's output: judge its survivors again).
 package main
@@ -100,7 +104,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	timeout := 5 * time.Minute
+	timeout := 2 * time.Minute
 	if v := os.Getenv("MUTATE_TIMEOUT"); v != "" {
 		if timeout, err = time.ParseDuration(v); err != nil {
 			fatal(err)
@@ -114,7 +118,7 @@ func main() {
 		List:    os.Getenv("MUTATE_LIST") == "1",
 		Out:     os.Stdout,
 		Log:     os.Stderr,
-		Run:     goTest(timeout),
+		Run:     goTest(timeout, os.Getenv("MUTATE_MEM")),
 	}
 	if v := os.Getenv("MUTATE_ONLY"); v != "" {
 		b, err := os.ReadFile(v)
@@ -129,6 +133,11 @@ func main() {
 				}
 				cfg.Only[rest] = true
 			}
+		}
+	}
+	if v := os.Getenv("MUTATE_FROM"); v != "" {
+		if cfg.From, err = strconv.Atoi(v); err != nil {
+			fatal(err)
 		}
 	}
 	if v := os.Getenv("MUTATE_LIMIT"); v != "" {
@@ -170,6 +179,7 @@ type Config struct {
 	File    string          // only files whose path contains it
 	Only    map[string]bool // if not nil: only these mutants (by their String)
 	Limit   int             // a sample of about this many mutants (0: all)
+	From    int             // start at the From-th mutant (1-based; 0: the first)
 	Sim     bool            // judge the short tests' survivors with the simulation
 	List    bool            // list the mutants only
 	Out     io.Writer
@@ -229,6 +239,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	var res Result
 	start := time.Now()
 	for i, j := range jobs {
+		if i+1 < cfg.From {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -297,11 +310,21 @@ func judge(ctx context.Context, cfg Config, tmp string, t Target, m Mutant) (Out
 }
 
 // goTest is the Runner of make mutate: go test with the overlay.
-func goTest(timeout time.Duration) Runner {
+func goTest(timeout time.Duration, mem string) Runner {
+	if mem == "" {
+		mem = strconv.FormatInt(6<<30, 10)
+	}
 	return func(ctx context.Context, overlay string, phase Phase, t Target) Outcome {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
+		timeout := timeout
+		if phase == Simulation {
+			timeout = 10 * time.Minute
+		}
+		// The test binary stops itself at the timeout (go test -timeout);
+		// the context is the backstop, a minute later.
+		ctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 		defer cancel()
-		args := []string{"test", "-overlay", overlay, "-count=1", "-failfast"}
+		args := []string{"test", "-overlay", overlay, "-count=1", "-failfast", "-timeout", timeout.String(),
+			"-exec", "prlimit --as=" + mem}
 		env := os.Environ()
 		switch phase {
 		case ShortTests:
