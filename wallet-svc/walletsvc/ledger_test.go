@@ -576,6 +576,10 @@ func TestResizeHold(t *testing.T) {
 	e.wantBal("player:alice", 1000, 900)
 	_, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-2", HoldId: h.GetHoldId(), Amount: 1001})
 	wantErr(t, err, codes.FailedPrecondition, "INSUFFICIENT_FUNDS")
+	// 1000 - 900 held = 100 available, 1001 - 900 = 101 more needed.
+	if msg := err.Error(); !strings.Contains(msg, "has 100 available") || !strings.Contains(msg, "needs 101 more") {
+		t.Errorf("the refusal does not say what is available and needed: %v", err)
+	}
 	e.wantBal("player:alice", 1000, 900)
 	if _, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-3", HoldId: h.GetHoldId(), Amount: 250}); err != nil {
 		t.Fatal(err)
