@@ -96,3 +96,23 @@ func TestHourlyFeeDue(t *testing.T) {
 		}
 	}
 }
+
+// A negative factor is refused whichever it is, even where its two's
+// complement would give a quotient that fits.
+func TestMulDivNegative(t *testing.T) {
+	for _, tt := range [][3]int64{{-1, 1, 2}, {1, -1, 2}, {-2, 3, 4}, {3, -2, 4}, {1, 1, 0}, {1, 1, -1}} {
+		if q, ok := mulDiv(tt[0], tt[1], tt[2], RoundDown); ok {
+			t.Errorf("mulDiv(%d, %d, %d) = %d, true; want false", tt[0], tt[1], tt[2], q)
+		}
+	}
+}
+
+// The commission's range is 0..10000 basis points, both ends included.
+func TestHouseRulesCommissionRange(t *testing.T) {
+	for bp, valid := range map[int64]bool{-1: false, 0: true, 500: true, 10000: true, 10001: false} {
+		err := HouseRules{CommissionBP: bp}.Validate()
+		if (err == nil) != valid {
+			t.Errorf("CommissionBP %d: %v, want valid %v", bp, err, valid)
+		}
+	}
+}
