@@ -116,3 +116,21 @@ func TestHouseRulesCommissionRange(t *testing.T) {
 		}
 	}
 }
+
+// Zero factors are fine (0 × b / d = 0); a product of exactly d × 2^64
+// needs 65 bits of quotient and is refused.
+func TestMulDivEdges(t *testing.T) {
+	for _, tt := range [][3]int64{{0, 5, 3}, {5, 0, 3}, {0, 0, 1}} {
+		for _, r := range []Rounding{RoundDown, RoundHalfUp, RoundUp} {
+			if q, ok := mulDiv(tt[0], tt[1], tt[2], r); !ok || q != 0 {
+				t.Errorf("mulDiv(%d, %d, %d, %v) = %d, %v; want 0, true", tt[0], tt[1], tt[2], r, q, ok)
+			}
+		}
+	}
+	if q, ok := mulDiv(1<<62, 4, 1, RoundDown); ok { // 2^64 / 1
+		t.Errorf("mulDiv(2^62, 4, 1) = %d, true; want false", q)
+	}
+	if q, ok := mulDiv(1<<62, 8, 2, RoundDown); ok { // 2^65 / 2
+		t.Errorf("mulDiv(2^62, 8, 2) = %d, true; want false", q)
+	}
+}
