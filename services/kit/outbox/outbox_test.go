@@ -74,7 +74,10 @@ func TestPendingKeepsOrder(t *testing.T) {
 }
 
 func TestDecodeRejectsCorruption(t *testing.T) {
-	for _, v := range [][]byte{{}, {5, 'a'}, {1, 'a', 9}} {
+	// Empty, a subject longer than the value, an id longer than the
+	// rest, no id length at all, an id length cut short (0x80 says more
+	// bytes follow).
+	for _, v := range [][]byte{{}, {5, 'a'}, {1, 'a', 9}, {1, 'a'}, {1, 'a', 0x80}, {0x80}} {
 		if _, err := decode([]byte{0}, v); err == nil {
 			t.Errorf("decode(%v) accepted", v)
 		}
