@@ -733,3 +733,22 @@ func FuzzNextStepOld(f *testing.F) {
 		}
 	})
 }
+
+// OLD-DECKS: 2..16 punters, both ends included.
+func TestOLDPuntersRange(t *testing.T) {
+	for n, ok := range map[int]bool{1: false, 2: true, 16: true, 17: false} {
+		_, err := NextStepOld(OldCoup{Punters: make([][]Card, n)})
+		if (err == nil) != ok {
+			t.Errorf("%d punters: %v, want legal %v", n, err, ok)
+		}
+	}
+}
+
+// OLD-DRAW's "less than 4" is a rank (points modulo 10) of 0..3.
+func TestOLDMayDraw(t *testing.T) {
+	for points, want := range map[int]bool{4: false, 5: false, 9: false, 10: true, 13: true, 14: false, 19: false, 20: true, 23: true, 24: false} {
+		if got := oldMayDraw(points); got != want {
+			t.Errorf("oldMayDraw(%d) = %v, want %v", points, got, want)
+		}
+	}
+}
