@@ -389,11 +389,13 @@ func TestBQPlay(t *testing.T) {
 		"banker stood on a natural":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("8C KH"), BankerStood: true},
 		// A punter's natural is shown at once: no "non" on it (CF-NATURAL-PLAYER).
 		// The right hand plays first, then the left, then the banker (BQ-PLAY).
-		"left stood before right":   {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("AC AD"), LeftStood: true},
-		"banker stood before right": {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD"), BankerStood: true},
-		"banker drew before right":  {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD 2H")},
-		"banker stood before left":  {Right: cards("3C 3D"), Left: cards("2H 2S"), Banker: cards("AC AD"), BankerStood: true},
-		"right stood on a natural":  {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
+		"left stood before right":         {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("AC AD"), LeftStood: true},
+		"banker stood before right":       {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD"), BankerStood: true},
+		"banker drew before right":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD 2H")},
+		"banker stood before left":        {Right: cards("3C 3D"), Left: cards("2H 2S"), Banker: cards("AC AD"), BankerStood: true},
+		"banker stood after two naturals": {Right: cards("8C KD"), Left: cards("9C KH"), Banker: cards("AC AD"), BankerStood: true},
+		"banker drew after two naturals":  {Right: cards("8C KD"), Left: cards("9C KH"), Banker: cards("AC AD 2C")},
+		"right stood on a natural":        {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)
