@@ -754,3 +754,21 @@ func TestOLDMayDraw(t *testing.T) {
 		}
 	}
 }
+
+// A punto banco payout is 1..1000 to 1, both ends included, on each of
+// the three bets that have one.
+func TestPBPaysRange(t *testing.T) {
+	for pays, valid := range map[int64]bool{0: false, 1: true, 1000: true, 1001: false} {
+		for name, set := range map[string]func(*PuntoBancoRules){
+			"tie":          func(r *PuntoBancoRules) { r.TiePays = pays },
+			"bank natural": func(r *PuntoBancoRules) { r.BankNaturalPays = pays },
+			"pair":         func(r *PuntoBancoRules) { r.PairPays = pays },
+		} {
+			r := DefaultPuntoBancoRules()
+			set(&r)
+			if err := r.Validate(); (err == nil) != valid {
+				t.Errorf("%s pays %d: %v, want valid %v", name, pays, err, valid)
+			}
+		}
+	}
+}
