@@ -1,0 +1,53 @@
+package rules
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// The money's bounds, at the edge: a new bank of exactly MaxInt64 fits,
+// one more overflows (CF-BANK-SIZE, ErrOverflow).
+func TestSettleAtTheEdgeOfInt64(t *testing.T) {
+	free := HouseRules{} // no commission: the banker wins the whole stake
+	if s, err := SettleChemin(math.MaxInt64-100, []int64{100}, OutcomeBankWins, free, false); err != nil || s.NewBank != math.MaxInt64 {
+		t.Errorf("chemin de fer, new bank MaxInt64: %+v, %v", s, err)
+	}
+	if _, err := SettleChemin(math.MaxInt64-99, []int64{100}, OutcomeBankWins, free, false); !errors.Is(err, ErrOverflow) {
+		t.Errorf("chemin de fer, new bank MaxInt64+1: %v, want ErrOverflow", err)
+	}
+	right := []BanqueBet{{On: TableRight, Amount: 100}}
+	if s, err := SettleBanque(math.MaxInt64-100, right, OutcomeBankWins, OutcomeStandOff); err != nil || s.NewBank != math.MaxInt64 {
+		t.Errorf("banque, new bank MaxInt64: %+v, %v", s, err)
+	}
+	if _, err := SettleBanque(math.MaxInt64-99, right, OutcomeBankWins, OutcomeStandOff); !errors.Is(err, ErrOverflow) {
+		t.Errorf("banque, new bank MaxInt64+1: %v, want ErrOverflow", err)
+	}
+	// Bets that total exactly MaxInt64 are added up without overflow.
+	all := []BanqueBet{{On: TableRight, Amount: math.MaxInt64 - 1}, {On: TableLeft, Amount: 1}}
+	if s, err := SettleBanque(math.MaxInt64, all, OutcomeStandOff, OutcomeStandOff); err != nil || s.NewBank != math.MaxInt64 {
+		t.Errorf("banque, bets totalling MaxInt64: %+v, %v", s, err)
+	}
+}
+
+// OLD-DECKS's 16 punters settle; OLD-STAKE's refusal says the bank needed
+// (double the stakes).
+func TestOLDSettleBounds(t *testing.T) {
+	for n, ok := range map[int]bool{1: false, 2: true, 16: true, 17: false} {
+		stakes, results := make([]int64, n), make([]Outcome, n)
+		for i := range stakes {
+			stakes[i], results[i] = 10, OutcomeBankWins
+		}
+		if _, err := SettleOldResults(stakes, results, false); (err == nil) != ok {
+			t.Errorf("%d punters: %v, want settled %v", n, err, ok)
+		}
+	}
+	_, err := OldBankAfter(100, []int64{30, 30}, 0)
+	if !errors.Is(err, ErrBetsExceedBank) || !strings.Contains(err.Error(), "need a bank of 120") {
+		t.Errorf("stakes of 60 on a bank of 100: %v, want ErrBetsExceedBank needing 120", err)
+	}
+	if _, err := OldBankAfter(0, []int64{0, 0}, 0); !errors.Is(err, ErrInvalidAmount) {
+		t.Errorf("a bank of 0: %v, want ErrInvalidAmount", err)
+	}
+}
