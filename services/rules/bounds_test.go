@@ -47,6 +47,17 @@ func TestOLDSettleBounds(t *testing.T) {
 	if !errors.Is(err, ErrBetsExceedBank) || !strings.Contains(err.Error(), "need a bank of 120") {
 		t.Errorf("stakes of 60 on a bank of 100: %v, want ErrBetsExceedBank needing 120", err)
 	}
+	// The banker's net runs from losing every stake to winning every one.
+	for net, want := range map[int64]int64{-50: 50, 0: 100, 50: 150} {
+		if got, err := OldBankAfter(100, []int64{20, 30}, net); err != nil || got != want {
+			t.Errorf("OldBankAfter(100, [20 30], %d) = %d, %v; want %d", net, got, err, want)
+		}
+	}
+	for _, net := range []int64{-51, 51} {
+		if _, err := OldBankAfter(100, []int64{20, 30}, net); !errors.Is(err, ErrInvalidAmount) {
+			t.Errorf("OldBankAfter(100, [20 30], %d): %v, want ErrInvalidAmount", net, err)
+		}
+	}
 	if _, err := OldBankAfter(0, []int64{0, 0}, 0); !errors.Is(err, ErrInvalidAmount) {
 		t.Errorf("a bank of 0: %v, want ErrInvalidAmount", err)
 	}
