@@ -62,3 +62,21 @@ func TestOLDSettleBounds(t *testing.T) {
 		t.Errorf("a bank of 0: %v, want ErrInvalidAmount", err)
 	}
 }
+
+// OLD-DRAW: a hand that drew may not also have declined, and a hand over
+// 3 (a rank of 4..9) may not draw. Seat 1 draws first (OldDrawOrder(2)).
+func TestOLDDrawRefusals(t *testing.T) {
+	banker := cards("2D 4D") // 6: no natural anywhere
+	legal := OldCoup{Punters: [][]Card{cards("2C 3C"), cards("5C 5D 2H")}, Banker: banker}
+	if _, err := NextStepOld(legal); err != nil {
+		t.Fatalf("seat 1 (10 points, rank 0) drew, seat 0 (5) had no draw: %v", err)
+	}
+	for name, c := range map[string]OldCoup{
+		"drew and stood": {Punters: [][]Card{cards("2C 3C"), cards("5C 5D 2H")}, Banker: banker, Stood: []bool{false, true}},
+		"drew on 5":      {Punters: [][]Card{cards("2C 3C 2S"), cards("5C 5D 2H")}, Banker: banker},
+	} {
+		if _, err := NextStepOld(c); !errors.Is(err, ErrIllegalState) {
+			t.Errorf("%s: %v, want ErrIllegalState", name, err)
+		}
+	}
+}
