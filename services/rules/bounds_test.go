@@ -80,3 +80,33 @@ func TestOLDDrawRefusals(t *testing.T) {
 		}
 	}
 }
+
+// The house's totals reach MaxInt64 (and MinInt64) exactly without an
+// overflow; one more overflows.
+func TestTotalHouseAtTheEdge(t *testing.T) {
+	const top = math.MaxInt64
+	for name, tt := range map[string]struct {
+		results []StakeResult
+		ok      bool
+	}{
+		"commission to MaxInt64":   {[]StakeResult{{Commission: top - 1}, {Commission: 1}}, true},
+		"commission past MaxInt64": {[]StakeResult{{Commission: top}, {Commission: 1}}, false},
+		"house net to MaxInt64":    {[]StakeResult{{Lost: top - 1}, {Lost: 1}}, true},
+		"house net past MaxInt64":  {[]StakeResult{{Lost: top}, {Lost: 1}}, false},
+		"house net to MinInt64":    {[]StakeResult{{Won: top}, {Won: 1}}, true},
+		"house net past MinInt64":  {[]StakeResult{{Won: top}, {Won: 1}, {Won: 1}}, false},
+	} {
+		_, err := TotalHouse(tt.results)
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrOverflow)) {
+			t.Errorf("%s: %v, want ok %v", name, err, tt.ok)
+		}
+	}
+	// OLD-STAKE: the banker covers double the stakes, so their total may
+	// reach MaxInt64/2 and no more.
+	if total, err := oldCover([]int64{top/2 - 1, 1}); err != nil || total != top/2 {
+		t.Errorf("oldCover to MaxInt64/2: %d, %v", total, err)
+	}
+	if _, err := oldCover([]int64{top / 2, 1}); !errors.Is(err, ErrOverflow) {
+		t.Errorf("oldCover past MaxInt64/2: %v, want ErrOverflow", err)
+	}
+}
