@@ -53,6 +53,12 @@ func TestOLDSettleBounds(t *testing.T) {
 			t.Errorf("OldBankAfter(100, [20 30], %d) = %d, %v; want %d", net, got, err, want)
 		}
 	}
+	if got, err := OldBankAfter(math.MaxInt64-50, []int64{20, 30}, 50); err != nil || got != math.MaxInt64 {
+		t.Errorf("a new bank of MaxInt64: %d, %v", got, err)
+	}
+	if _, err := OldBankAfter(math.MaxInt64-49, []int64{20, 30}, 50); !errors.Is(err, ErrOverflow) {
+		t.Errorf("a new bank of MaxInt64+1: %v, want ErrOverflow", err)
+	}
 	for _, net := range []int64{-51, 51} {
 		if _, err := OldBankAfter(100, []int64{20, 30}, net); !errors.Is(err, ErrInvalidAmount) {
 			t.Errorf("OldBankAfter(100, [20 30], %d): %v, want ErrInvalidAmount", net, err)
