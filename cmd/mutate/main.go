@@ -128,10 +128,12 @@ func main() {
 		cfg.Only = map[string]bool{}
 		for _, l := range strings.Split(string(b), "\n") {
 			if rest, ok := strings.CutPrefix(l, "survived: "); ok {
-				if i := strings.LastIndex(rest, " ("); i >= 0 {
-					rest = rest[:i]
-				}
+				// With or without the function in parentheses at the end
+				// (a dropped ! shows as "(removed)").
 				cfg.Only[rest] = true
+				if i := strings.LastIndex(rest, " ("); i >= 0 {
+					cfg.Only[rest[:i]] = true
+				}
 			}
 		}
 	}
