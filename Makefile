@@ -163,6 +163,15 @@ sim:
 	SIM_SEED=$(SEED) SIM_SEEDS=$(SEEDS) SIM_SEED_BASE=$(SEED_BASE) SIM_STEPS=$(STEPS) SIM_AVOID=$(AVOID) \
 		go test -count=1 -timeout 60m -run '^TestSim$$' -v ./cmd/sim
 
+## mutate: the mutation score of the rules, the game cores, the wallet's holds and settlements, the shoe's
+## shuffle/cut/burn and the outbox relay (cmd/mutate; docs/testing.md): each mutant against its package's
+## short tests, the survivors then against the simulation (SIM_SEEDS=4); prints the survivors and, last,
+## "mutation score: killed/total". MUTATE_PKGS=rules,shoe,... MUTATE_FILE=substr MUTATE_LIMIT=n (a sample)
+## MUTATE_SIM=0 (no simulation) MUTATE_ONLY=file (a previous run's survivors). Not part of make test.
+.PHONY: mutate
+mutate:
+	SIM_SEEDS=$${SIM_SEEDS:-4} go run ./cmd/mutate
+
 ## cluster: the Kubernetes topology as real processes on 127.0.0.1 (cmd/cluster): a 3-node NATS
 ## JetStream cluster, SHARDS table-svc shards (default 2) each with its shoe-svc, wallet-svc, two
 ## gateways, mutual TLS; builds the binaries into ./bin (nats-server at cmd/go.mod's version);

@@ -96,3 +96,41 @@ func TestHourlyFeeDue(t *testing.T) {
 		}
 	}
 }
+
+// A negative factor is refused whichever it is, even where its two's
+// complement would give a quotient that fits.
+func TestMulDivNegative(t *testing.T) {
+	for _, tt := range [][3]int64{{-1, 1, 2}, {1, -1, 2}, {-2, 3, 4}, {3, -2, 4}, {1, 1, 0}, {1, 1, -1}} {
+		if q, ok := mulDiv(tt[0], tt[1], tt[2], RoundDown); ok {
+			t.Errorf("mulDiv(%d, %d, %d) = %d, true; want false", tt[0], tt[1], tt[2], q)
+		}
+	}
+}
+
+// The commission's range is 0..10000 basis points, both ends included.
+func TestHouseRulesCommissionRange(t *testing.T) {
+	for bp, valid := range map[int64]bool{-1: false, 0: true, 500: true, 10000: true, 10001: false} {
+		err := HouseRules{CommissionBP: bp}.Validate()
+		if (err == nil) != valid {
+			t.Errorf("CommissionBP %d: %v, want valid %v", bp, err, valid)
+		}
+	}
+}
+
+// Zero factors are fine (0 × b / d = 0); a product of exactly d × 2^64
+// needs 65 bits of quotient and is refused.
+func TestMulDivEdges(t *testing.T) {
+	for _, tt := range [][3]int64{{0, 5, 3}, {5, 0, 3}, {0, 0, 1}} {
+		for _, r := range []Rounding{RoundDown, RoundHalfUp, RoundUp} {
+			if q, ok := mulDiv(tt[0], tt[1], tt[2], r); !ok || q != 0 {
+				t.Errorf("mulDiv(%d, %d, %d, %v) = %d, %v; want 0, true", tt[0], tt[1], tt[2], r, q, ok)
+			}
+		}
+	}
+	if q, ok := mulDiv(1<<62, 4, 1, RoundDown); ok { // 2^64 / 1
+		t.Errorf("mulDiv(2^62, 4, 1) = %d, true; want false", q)
+	}
+	if q, ok := mulDiv(1<<62, 8, 2, RoundDown); ok { // 2^65 / 2
+		t.Errorf("mulDiv(2^62, 8, 2) = %d, true; want false", q)
+	}
+}

@@ -342,6 +342,8 @@ func TestBQPlay(t *testing.T) {
 	}{
 		{"banker natural", "2C 3C 4C KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"banker natural tie", "9C 3C 4C KD KH 5C", false, OutcomeStandOff, OutcomeBankWins, RuleNaturalBanker},
+		{"hands standing on two cards against the banker's third", "3C 3H AC 3D 4H AD 5C", true, OutcomeBankWins, OutcomeStandOff, RuleResult},
+		{"banker natural 8", "2C 3C 3D KD KH 5C", false, OutcomeBankWins, OutcomeBankWins, RuleNaturalBanker},
 		{"punter naturals", "9C 8C 2C KD KH 3C", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
 		{"draw 0-4 and stand 6-7", "2C 7C 3C KD KH KS 5D 9D", true, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
 		{"banker stands", "2C 7C 6C KD KH KS 5D", false, OutcomeBankLoses, OutcomeBankLoses, RuleResult},
@@ -372,6 +374,28 @@ func TestBQPlay(t *testing.T) {
 		"four cards":           {Right: cards("2C 2D 2H 2S"), Left: cards("KC KD"), Banker: cards("AC AD")},
 		"invalid card":         {Right: []Card{{}}},
 		"banker stood & drew":  {Right: cards("3C 3D"), Left: cards("3C 3D"), Banker: cards("AC AD 2C"), BankerStood: true},
+		// The deal is one card at a time, right, left, banker (BQ-HANDS):
+		// any other count of cards is out of order.
+		"right behind":             {Right: cards("2C"), Left: cards("2C 3C"), Banker: cards("4C 5C")},
+		"left dealt twice":         {Right: cards("2C 3C"), Left: cards("2D")},
+		"banker dealt before left": {Right: cards("2C 3C"), Left: cards("2D 3D")},
+		"left stood before deal":   {Right: cards("2C"), Left: cards("2D"), LeftStood: true},
+		"banker stood before deal": {Right: cards("2C"), Left: cards("2D"), BankerStood: true},
+		// After the banker's natural nobody plays (CF-NATURAL-BANKER).
+		"right drew after banker natural":  {Right: cards("2C 2D 2H"), Left: cards("KC KD"), Banker: cards("8C KH")},
+		"left drew after banker natural":   {Right: cards("2C 2D"), Left: cards("KC KD 2H"), Banker: cards("8C KH")},
+		"right stood after banker natural": {Right: cards("2C 3D"), Left: cards("KC KD"), Banker: cards("8C KH"), RightStood: true},
+		"left stood after banker natural":  {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("8C KH"), LeftStood: true},
+		"banker stood on a natural":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("8C KH"), BankerStood: true},
+		// A punter's natural is shown at once: no "non" on it (CF-NATURAL-PLAYER).
+		// The right hand plays first, then the left, then the banker (BQ-PLAY).
+		"left stood before right":         {Right: cards("2C 2D"), Left: cards("2H 3H"), Banker: cards("AC AD"), LeftStood: true},
+		"banker stood before right":       {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD"), BankerStood: true},
+		"banker drew before right":        {Right: cards("2C 2D"), Left: cards("KC KD"), Banker: cards("AC AD 2H")},
+		"banker stood before left":        {Right: cards("3C 3D"), Left: cards("2H 2S"), Banker: cards("AC AD"), BankerStood: true},
+		"banker stood after two naturals": {Right: cards("8C KD"), Left: cards("9C KH"), Banker: cards("AC AD"), BankerStood: true},
+		"banker drew after two naturals":  {Right: cards("8C KD"), Left: cards("9C KH"), Banker: cards("AC AD 2C")},
+		"right stood on a natural":        {Right: cards("8C KD"), Left: cards("2C 2D"), Banker: cards("AC AD"), RightStood: true},
 	} {
 		if _, err := NextStepBanque(bad); !errors.Is(err, ErrIllegalState) {
 			t.Errorf("%s: %v, want ErrIllegalState", name, err)
@@ -710,4 +734,41 @@ func FuzzNextStepOld(f *testing.F) {
 			t.Fatalf("not zero-sum: %+v", st)
 		}
 	})
+}
+
+// OLD-DECKS: 2..16 punters, both ends included.
+func TestOLDPuntersRange(t *testing.T) {
+	for n, ok := range map[int]bool{1: false, 2: true, 16: true, 17: false} {
+		_, err := NextStepOld(OldCoup{Punters: make([][]Card, n)})
+		if (err == nil) != ok {
+			t.Errorf("%d punters: %v, want legal %v", n, err, ok)
+		}
+	}
+}
+
+// OLD-DRAW's "less than 4" is a rank (points modulo 10) of 0..3.
+func TestOLDMayDraw(t *testing.T) {
+	for points, want := range map[int]bool{4: false, 5: false, 9: false, 10: true, 13: true, 14: false, 19: false, 20: true, 23: true, 24: false} {
+		if got := oldMayDraw(points); got != want {
+			t.Errorf("oldMayDraw(%d) = %v, want %v", points, got, want)
+		}
+	}
+}
+
+// A punto banco payout is 1..1000 to 1, both ends included, on each of
+// the three bets that have one.
+func TestPBPaysRange(t *testing.T) {
+	for pays, valid := range map[int64]bool{0: false, 1: true, 1000: true, 1001: false} {
+		for name, set := range map[string]func(*PuntoBancoRules){
+			"tie":          func(r *PuntoBancoRules) { r.TiePays = pays },
+			"bank natural": func(r *PuntoBancoRules) { r.BankNaturalPays = pays },
+			"pair":         func(r *PuntoBancoRules) { r.PairPays = pays },
+		} {
+			r := DefaultPuntoBancoRules()
+			set(&r)
+			if err := r.Validate(); (err == nil) != valid {
+				t.Errorf("%s pays %d: %v, want valid %v", name, pays, err, valid)
+			}
+		}
+	}
 }

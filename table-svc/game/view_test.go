@@ -49,6 +49,11 @@ func TestUnseen(t *testing.T) {
 	if want := ([13]int{0: 2, 6: 1, 9: 1}); got != want { // A A (K seen), 7 T (?? invalid)
 		t.Errorf("unseen %v, want %v", got, want)
 	}
+	// Nothing seen: the king counts too, in the last place.
+	got = game.Unseen(hands, func(game.Hand, int) bool { return false })
+	if want := ([13]int{0: 2, 6: 1, 9: 1, 12: 1}); got != want {
+		t.Errorf("unseen with nothing seen %v, want %v", got, want)
+	}
 }
 
 // TestPersonal: a published face-down card_dealt goes back with its card

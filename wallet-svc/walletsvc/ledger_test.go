@@ -69,6 +69,20 @@ func TestPostHold(t *testing.T) {
 		t.Fatalf("post whole: %v %v", err, r)
 	}
 	e.wantBal("player:alice", 750, 0)
+	// The transfer's reason: "hold_posted" unless the request gives one
+	// (PostHoldRequest.reason).
+	if got := r1.GetTransfer().GetReason(); got != "hold_posted" {
+		t.Errorf("default reason %q, want hold_posted", got)
+	}
+	h3 := e.hold("player:alice", 10)
+	r, err = e.c.PostHold(svc, &walletv1.PostHoldRequest{RequestId: "post-5", HoldId: h3.GetHoldId(), ToAccountId: AccountHouseBank, Reason: "tip"})
+	if err != nil || r.GetTransfer().GetReason() != "tip" {
+		t.Fatalf("post with a reason: %v %v", err, r)
+	}
+	// A player's account is not created by a post to it: it must exist.
+	h4 := e.hold("player:alice", 10)
+	_, err = e.c.PostHold(svc, &walletv1.PostHoldRequest{RequestId: "post-6", HoldId: h4.GetHoldId(), ToAccountId: "player:nobody"})
+	wantErr(t, err, codes.NotFound, "ACCOUNT_NOT_FOUND")
 	e.audit()
 	e.auditRPC()
 }
@@ -562,6 +576,10 @@ func TestResizeHold(t *testing.T) {
 	e.wantBal("player:alice", 1000, 900)
 	_, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-2", HoldId: h.GetHoldId(), Amount: 1001})
 	wantErr(t, err, codes.FailedPrecondition, "INSUFFICIENT_FUNDS")
+	// 1000 - 900 held = 100 available, 1001 - 900 = 101 more needed.
+	if msg := err.Error(); !strings.Contains(msg, "has 100 available") || !strings.Contains(msg, "needs 101 more") {
+		t.Errorf("the refusal does not say what is available and needed: %v", err)
+	}
 	e.wantBal("player:alice", 1000, 900)
 	if _, err := e.c.ResizeHold(svc, &walletv1.ResizeHoldRequest{RequestId: "resize-3", HoldId: h.GetHoldId(), Amount: 250}); err != nil {
 		t.Fatal(err)

@@ -74,9 +74,22 @@ func TestPendingKeepsOrder(t *testing.T) {
 }
 
 func TestDecodeRejectsCorruption(t *testing.T) {
-	for _, v := range [][]byte{{}, {5, 'a'}, {1, 'a', 9}} {
+	// Empty, a subject longer than the value, an id longer than the
+	// rest, no id length at all, an id length cut short (0x80 says more
+	// bytes follow).
+	for _, v := range [][]byte{{}, {5, 'a'}, {2, 'a'}, {1, 'a', 9}, {1, 'a', 2, 'i'}, {1, 'a'}, {1, 'a', 0x80}, {0x80}} {
 		if _, err := decode([]byte{0}, v); err == nil {
 			t.Errorf("decode(%v) accepted", v)
+		}
+	}
+	// Exact fits: an id that ends the value (no payload), a payload of one byte.
+	for v, want := range map[string]Message{
+		"\x01s\x01i":   {Subject: "s", ID: "i"},
+		"\x02su\x01ip": {Subject: "su", ID: "i", Payload: []byte("p")},
+	} {
+		m, err := decode([]byte{7}, []byte(v))
+		if err != nil || m.Subject != want.Subject || m.ID != want.ID || string(m.Payload) != string(want.Payload) || string(m.Key) != "\x07" {
+			t.Errorf("decode(%q) = %+v, %v; want %+v", v, m, err, want)
 		}
 	}
 }

@@ -773,7 +773,7 @@ func (d *driver) finish() {
 func TestModel(t *testing.T) {
 	seeds, steps := 128, 400
 	if testing.Short() {
-		seeds, steps = 40, 200
+		seeds, steps = 64, 200
 	}
 	sets := modelRuleSets()
 	var mu sync.Mutex
