@@ -204,7 +204,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		coups += r.coups
 		aborted += r.aborted
 		rpcs += r.rpcs
-		bets = append(bets, r.bets...)
+		bets = append(bets, r.actions["PlaceBet"]...)
 		retries.add(r.retries)
 		if r.err != nil {
 			gaveUp++
@@ -313,7 +313,6 @@ type loader struct {
 type tableResult struct {
 	coups int
 	rpcs  int // calls made while playing (each attempt of a retried call)
-	bets  []time.Duration
 	// actions: every move's latency by its RPC ("PlaceBet", "GetTable"...),
 	// retries included.
 	actions map[string][]time.Duration
@@ -504,7 +503,6 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 			r, err = retryCall(l.retry, &res.retries, func(ctx context.Context) (*tablev1.PlaceBetResponse, error) {
 				return l.table.PlaceBet(l.as(ctx, l.playerToken(req.PlayerId)), req)
 			})
-			res.bets = append(res.bets, time.Since(t0))
 			tbl = r.GetTable()
 		case tablev1.TableState_TABLE_STATE_DECISION:
 			req := &tablev1.DecideDrawRequest{RequestId: rid(), TableId: tid, PlayerId: tbl.GetCoup().GetDecisionPlayerId(), Choice: tablev1.DrawChoice_DRAW_CHOICE_DRAW}

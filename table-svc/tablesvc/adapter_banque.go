@@ -34,7 +34,7 @@ var banqueGame = banqueAdapter{coreAdapter[banque.State, banque.Outcome]{banque.
 func (banqueAdapter) name() string { return "baccarat banque" }
 
 // banqueOf is the state of t, a table of this game; nil at another game's.
-func banqueOf(t *table) *banque.State { st, _ := t.game.(*banque.State); return st }
+func banqueOf(t *table) *banque.State { return banqueGame.of(t) }
 
 func (banqueAdapter) rules(m rulesHolder) proto.Message { return m.GetBanqueRules() }
 

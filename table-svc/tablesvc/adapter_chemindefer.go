@@ -41,7 +41,7 @@ var cfGame = cfAdapter{coreAdapter[chemindefer.State, chemindefer.Outcome]{chemi
 func (cfAdapter) name() string { return "chemin de fer" }
 
 // cfOf is the state of t, a table of this game; nil at another game's.
-func cfOf(t *table) *chemindefer.State { st, _ := t.game.(*chemindefer.State); return st }
+func cfOf(t *table) *chemindefer.State { return cfGame.of(t) }
 
 func (cfAdapter) rules(m rulesHolder) proto.Message { return m.GetHouseRules() }
 

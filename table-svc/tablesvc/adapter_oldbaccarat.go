@@ -37,7 +37,7 @@ const oldMaxSeats = 6
 func (oldAdapter) name() string { return "old baccarat" }
 
 // oldOf is the state of t, a table of this game; nil at another game's.
-func oldOf(t *table) *oldbaccarat.State { st, _ := t.game.(*oldbaccarat.State); return st }
+func oldOf(t *table) *oldbaccarat.State { return oldGame.of(t) }
 
 func (oldAdapter) rules(m rulesHolder) proto.Message { return m.GetOldBaccaratRules() }
 

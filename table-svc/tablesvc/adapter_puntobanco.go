@@ -34,7 +34,7 @@ var pbGame = pbAdapter{coreAdapter[puntobanco.State, puntobanco.Outcome]{puntoba
 func (pbAdapter) name() string { return "punto banco" }
 
 // pbOf is the state of t, a table of this game; nil at another game's.
-func pbOf(t *table) *puntobanco.State { st, _ := t.game.(*puntobanco.State); return st }
+func pbOf(t *table) *puntobanco.State { return pbGame.of(t) }
 
 func (pbAdapter) rules(m rulesHolder) proto.Message { return m.GetPuntoBancoRules() }
 
