@@ -81,13 +81,14 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	metricsURLs := fs.String("metrics", "", "comma-separated /metrics URLs (chemmy run -metrics, or each service's): fsyncs and CPU per coup")
 	idle := fs.Bool("idle", false, "seat two players at each of -tables tables and play nothing: their bank offers time out every -idle-offer; report the fsyncs and CPU per second (with -metrics) for -duration")
 	pace := fs.Duration("pace", 0, "human pace: each table starts a coup every `pace` (±10%, open loop; e.g. 60s) instead of playing as fast as it can; the report gives every action's p50/p99 and the CPU per live table")
+	watchers := fs.Int("watchers", 0, "WatchTable streams to hold open as the croupier while playing (on the run's tables in turn), each watching again when it ends; the report says how they ended (a rolling update of the gateways: ended GATEWAY_DRAINING, none broken)")
 	idleOffer := fs.Duration("idle-offer", 30*time.Second, "with -idle: the tables' bank offer time limit (bank_offer_time_limit_ms); N tables at offer d cost as N*30s/d tables at the default 30 s")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *tables < 1 || *tables > 100000 || (!*idle && *tables > 1000) || *idleOffer < time.Second || *idleOffer > 10*time.Minute || *duration <= 0 || *duration > time.Hour || *attempts < 1 || *attempts > 20 || *callTimeout <= 0 ||
-		*noop < 0 || *noop > time.Minute || *pace < 0 || (*pace > 0 && *pace < 100*time.Millisecond) || *pace > time.Hour {
-		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 (1..100000 with -idle), -idle-offer 1s..10m, -duration at most 1h, -max-attempts 1..20, -call-timeout positive, -noop 0..1m and -pace 0 or 100ms..1h")
+		*noop < 0 || *noop > time.Minute || *pace < 0 || *watchers < 0 || *watchers > 10000 || (*pace > 0 && *pace < 100*time.Millisecond) || *pace > time.Hour {
+		fmt.Fprintln(stderr, "chemmy load: -tables must be 1..1000 (1..100000 with -idle), -idle-offer 1s..10m, -duration at most 1h, -max-attempts 1..20, -call-timeout positive, -noop 0..1m, -watchers 0..10000 and -pace 0 or 100ms..1h")
 		return 2
 	}
 	if *playerToken != "" && strings.Count(*playerToken, "%s") != 1 {
@@ -175,6 +176,26 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *duration)
 	defer cancel()
 	start := time.Now()
+	var watched watchStats
+	var watching sync.WaitGroup
+	if *watchers > 0 {
+		var ids []string
+		for _, r := range runs {
+			if r.res.err == nil {
+				ids = append(ids, r.tid)
+			}
+		}
+		for w := range *watchers {
+			if len(ids) == 0 {
+				break
+			}
+			watching.Add(1)
+			go func() {
+				defer watching.Done()
+				l.watch(ctx, ids[w%len(ids)], &watched)
+			}()
+		}
+	}
 	results := make([]tableResult, *tables)
 	for i := range results {
 		if runs[i].res.err != nil {
@@ -189,6 +210,8 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cancel()
+	watching.Wait()
 	clientCPU := selfCPU() - cpu0
 	after, err := scrapeAll(urls)
 	if err != nil {
@@ -228,6 +251,9 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		pct(0.50).Round(10*time.Microsecond), pct(0.90).Round(10*time.Microsecond), pct(0.99).Round(10*time.Microsecond), pct(1).Round(10*time.Microsecond))
 	fmt.Fprintf(stdout, "retries: %d (UNAVAILABLE %d, DEADLINE_EXCEEDED %d), same request ids; moves made again after ABORTED: %d; tables given up: %d\n",
 		retries.total(), retries.unavailable, retries.deadline, aborted, gaveUp)
+	if *watchers > 0 {
+		fmt.Fprintln(stdout, watched.report(*watchers))
+	}
 	if *pace > 0 {
 		reportPace(stdout, *pace, *tables, elapsed, results)
 	}

@@ -38,10 +38,12 @@ func TestLoad(t *testing.T) {
 	defer func() { st.Stop(); _ = st.Wait() }()
 	var out, errOut bytes.Buffer
 	code := loadMain([]string{"-gateway", st.GatewayAddr, "-tables", "2", "-duration", "2s", "-noop", "300ms",
-		"-prefix", "lt", "-player-token", "%s-token"}, &out, &errOut)
+		"-prefix", "lt", "-player-token", "%s-token", "-watchers", "3"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "coups settled") || strings.Contains(out.String(), " 0 coups settled") ||
 		!strings.Contains(out.String(), "tables given up: 0") || !strings.Contains(out.String(), "client RPCs per coup: ") ||
-		!strings.Contains(out.String(), "no-op (gateway GetCaller, 2 in flight") {
+		!strings.Contains(out.String(), "no-op (gateway GetCaller, 2 in flight") ||
+		!strings.Contains(out.String(), "watch streams: 3 watchers, 3 opened (0 again), ") ||
+		!strings.Contains(out.String(), "ended by a stopping gateway (GATEWAY_DRAINING): 0, shard unavailable: 0, connection to the gateway broken: 0, otherwise: 0") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
 	// The last line is the ratio to the transport bound.

@@ -32,6 +32,7 @@ const (
 	ReasonMethodNotPublic    = "METHOD_NOT_PUBLIC"
 	ReasonNotYourself        = "NOT_YOURSELF"
 	ReasonBackendUnavailable = "BACKEND_UNAVAILABLE"
+	ReasonGatewayDraining    = "GATEWAY_DRAINING"
 )
 
 // authz authenticates callers by bearer token and enforces the policy. It

@@ -121,6 +121,7 @@ type Gateway struct {
 	lis      net.Listener
 	httpLis  net.Listener
 	backends []*backend
+	px       *proxy
 	cancel   context.CancelFunc
 	done     chan struct{}
 
@@ -176,7 +177,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	}
 
 	g := &Gateway{log: log, done: make(chan struct{})}
-	px := &proxy{routes: map[string][]*backend{}, log: log, signer: signer}
+	px := newProxy(log, signer)
 	type route struct{ svc, addrs, identity string }
 	routes := []route{
 		{tableService, c.TableAddr, trust.Table}, {walletService, c.WalletAddr, trust.Wallet}, {shoeService, c.ShoeAddr, trust.Shoe},
@@ -244,6 +245,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	if ws := px.routes[walletService]; len(ws) == 1 {
 		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil}
 	}
+	g.px = px
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,
 		size: sizeLimit{max: c.MaxMessageBytes}}, append(grpcx.ServerTracing(trust.Gateway), grpc.MaxRecvMsgSize(recvCeiling(c.MaxMessageBytes)),
 		// A connection that says nothing (not even its HTTP/2 preface and
@@ -377,6 +379,7 @@ func (g *Gateway) serve(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	g.health.Shutdown()
+	g.px.drain()
 	done := make(chan struct{})
 	go func() { g.srv.GracefulStop(); close(done) }()
 	select {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
@@ -107,6 +108,31 @@ type proxy struct {
 	// signer signs the caller assertions; nil in insecure mode, where the
 	// caller goes as plain metadata.
 	signer *trust.Signer
+	// draining is closed when the gateway starts to stop (drain): the
+	// watch streams open then are ended GATEWAY_DRAINING, and new ones
+	// refused so, for their clients to watch again through another
+	// gateway; unary calls in flight finish (GracefulStop).
+	draining  chan struct{}
+	drainOnce sync.Once
+}
+
+func newProxy(log *slog.Logger, signer *trust.Signer) *proxy {
+	return &proxy{routes: map[string][]*backend{}, log: log, signer: signer, draining: make(chan struct{})}
+}
+
+// watchMethods are the calls that stay open as long as the client
+// watches: a stopping gateway ends them itself (drain).
+var watchMethods = map[string]bool{"/" + tableService + "/WatchTable": true}
+
+// drain ends the watch streams in flight and refuses new ones with
+// UNAVAILABLE GATEWAY_DRAINING. Called once the gateway reports
+// NOT_SERVING, before it drains the other calls.
+func (p *proxy) drain() { p.drainOnce.Do(func() { close(p.draining) }) }
+
+// drainErr is the status of a watch stream a stopping gateway ends.
+func drainErr() error {
+	return errs.New(codes.Unavailable, Domain, ReasonGatewayDraining,
+		"this gateway is stopping: watch again (another gateway answers)")
 }
 
 // streamDesc lets one handler forward unary, client-, server- and
@@ -165,6 +191,22 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 
 	ctx, cancel := context.WithCancel(ss.Context())
 	defer cancel()
+	drained := new(atomic.Bool)
+	if watchMethods[method] {
+		select {
+		case <-p.draining:
+			return drainErr()
+		default:
+		}
+		go func() {
+			select {
+			case <-p.draining:
+				drained.Store(true)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	seen := new(atomic.Bool)
 	ctx = context.WithValue(ctx, trailerSeenKey{}, seen)
 	ctx, err = p.outgoing(ctx, caller, be)
@@ -204,6 +246,9 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 	// Backend to client: headers, messages, then trailers and status.
 	md, err := cs.Header()
 	if err != nil {
+		if drained.Load() {
+			return drainErr()
+		}
 		return p.backendErr(be, method, err, seen)
 	}
 	if md != nil {
@@ -219,6 +264,9 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 			return nil
 		}
 		if err != nil {
+			if drained.Load() {
+				return drainErr()
+			}
 			ss.SetTrailer(cs.Trailer())
 			return p.backendErr(be, method, err, seen)
 		}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -63,6 +64,8 @@ type stubTable struct {
 	tablev1.UnimplementedTableServiceServer
 	mu      sync.Mutex
 	betsFor []string // player_id of every PlaceBet that reached the stub
+	// holdWatch makes WatchTable a stream that stays open (TestDrainEndsWatchStreams)
+	holdWatch atomic.Bool
 }
 
 func (s *stubTable) GetTable(ctx context.Context, _ *tablev1.GetTableRequest) (*tablev1.GetTableResponse, error) {
@@ -189,4 +192,18 @@ func closedAddr(t *testing.T) string {
 	addr := lis.Addr().String()
 	_ = lis.Close()
 	return addr
+}
+
+// WatchTable, once holdWatch is set, sends the table once, then holds the
+// stream open until the caller (or the gateway) ends it; before, it is
+// unimplemented.
+func (s *stubTable) WatchTable(r *tablev1.WatchTableRequest, ss grpc.ServerStreamingServer[tablev1.WatchTableResponse]) error {
+	if !s.holdWatch.Load() {
+		return status.Error(codes.Unimplemented, "stub: WatchTable")
+	}
+	if err := ss.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: &tablev1.Table{TableId: r.GetTableId()}}}); err != nil {
+		return err
+	}
+	<-ss.Context().Done()
+	return ss.Context().Err()
 }

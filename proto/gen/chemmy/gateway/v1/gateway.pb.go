@@ -68,6 +68,11 @@ const (
 	// A game-launch session made for one table was used for a call on
 	// another table (PERMISSION_DENIED).
 	ErrorReason_ERROR_REASON_SESSION_OTHER_TABLE ErrorReason = 14
+	// This gateway is stopping (a rolling update, a scale-down): it ended
+	// the caller's watch stream (TableService.WatchTable), or refused a new
+	// one, before it stops (UNAVAILABLE). Watch again: the gateway Service
+	// sends the call to another gateway. Unary calls in flight finish.
+	ErrorReason_ERROR_REASON_GATEWAY_DRAINING ErrorReason = 15
 )
 
 // Enum value maps for ErrorReason.
@@ -88,6 +93,7 @@ var (
 		12: "ERROR_REASON_TOKEN_LIFETIME_TOO_LONG",
 		13: "ERROR_REASON_SESSION_EXPIRED",
 		14: "ERROR_REASON_SESSION_OTHER_TABLE",
+		15: "ERROR_REASON_GATEWAY_DRAINING",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":             0,
@@ -105,6 +111,7 @@ var (
 		"ERROR_REASON_TOKEN_LIFETIME_TOO_LONG": 12,
 		"ERROR_REASON_SESSION_EXPIRED":         13,
 		"ERROR_REASON_SESSION_OTHER_TABLE":     14,
+		"ERROR_REASON_GATEWAY_DRAINING":        15,
 	}
 )
 
@@ -311,7 +318,7 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role\x12*\n" +
-	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId*\x8f\x04\n" +
+	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId*\xb2\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +
@@ -328,7 +335,8 @@ const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\x1eERROR_REASON_REQUEST_TOO_LARGE\x10\v\x12(\n" +
 	"$ERROR_REASON_TOKEN_LIFETIME_TOO_LONG\x10\f\x12 \n" +
 	"\x1cERROR_REASON_SESSION_EXPIRED\x10\r\x12$\n" +
-	" ERROR_REASON_SESSION_OTHER_TABLE\x10\x0e*w\n" +
+	" ERROR_REASON_SESSION_OTHER_TABLE\x10\x0e\x12!\n" +
+	"\x1dERROR_REASON_GATEWAY_DRAINING\x10\x0f*w\n" +
 	"\x04Role\x12\x14\n" +
 	"\x10ROLE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vROLE_PLAYER\x10\x01\x12\x11\n" +

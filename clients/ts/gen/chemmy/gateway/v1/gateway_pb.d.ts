@@ -180,6 +180,16 @@ export enum ErrorReason {
    * @generated from enum value: ERROR_REASON_SESSION_OTHER_TABLE = 14;
    */
   SESSION_OTHER_TABLE = 14,
+
+  /**
+   * This gateway is stopping (a rolling update, a scale-down): it ended
+   * the caller's watch stream (TableService.WatchTable), or refused a new
+   * one, before it stops (UNAVAILABLE). Watch again: the gateway Service
+   * sends the call to another gateway. Unary calls in flight finish.
+   *
+   * @generated from enum value: ERROR_REASON_GATEWAY_DRAINING = 15;
+   */
+  GATEWAY_DRAINING = 15,
 }
 
 /**

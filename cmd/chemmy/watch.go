@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	"github.com/chemmy/chemmy/services/kit/errs"
+)
+
+// watchStats counts what the WatchTable streams of `chemmy load
+// -watchers` went through: how each stream ended, and how many were
+// opened again.
+type watchStats struct {
+	// opened counts the streams that carried an update (the first of each
+	// watcher and every reconnection); updates the messages they carried.
+	opened, updates atomic.Int64
+	// How streams ended before the run did: drained by a stopping gateway
+	// (UNAVAILABLE GATEWAY_DRAINING: a clean end), their shard unavailable
+	// (BACKEND_UNAVAILABLE), the connection to the gateway broken
+	// (UNAVAILABLE without a reason: a gateway gone without draining),
+	// or otherwise (another status, or the stream's end).
+	drained, backend, broken, other atomic.Int64
+}
+
+// watch keeps a WatchTable stream of table id open as the croupier until
+// ctx ends: each time the stream ends it counts how (st), waits (50 ms,
+// doubling to 2 s, reset by an update) and watches again.
+func (l *loader) watch(ctx context.Context, id string, st *watchStats) {
+	backoff := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		s, err := l.table.WatchTable(l.as(ctx, l.croupier), &tablev1.WatchTableRequest{TableId: id})
+		if err == nil {
+			open := false
+			for {
+				if _, err = s.Recv(); err != nil {
+					break
+				}
+				if !open {
+					// the stream is open: its first update came
+					open = true
+					st.opened.Add(1)
+				}
+				st.updates.Add(1)
+				backoff = 50 * time.Millisecond
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		switch reason := errs.Info(err).GetReason(); {
+		case status.Code(err) == codes.Unavailable && reason == "GATEWAY_DRAINING":
+			st.drained.Add(1)
+		case status.Code(err) == codes.Unavailable && reason == "BACKEND_UNAVAILABLE":
+			st.backend.Add(1)
+		case status.Code(err) == codes.Unavailable && reason == "":
+			st.broken.Add(1)
+		case errors.Is(err, io.EOF), err != nil:
+			st.other.Add(1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// report is the watchers' line of the load report.
+func (st *watchStats) report(watchers int) string {
+	return fmt.Sprintf("watch streams: %d watchers, %d opened (%d again), %d updates; ended by a stopping gateway (GATEWAY_DRAINING): %d, shard unavailable: %d, connection to the gateway broken: %d, otherwise: %d",
+		watchers, st.opened.Load(), max(0, st.opened.Load()-int64(watchers)), st.updates.Load(),
+		st.drained.Load(), st.backend.Load(), st.broken.Load(), st.other.Load())
+}
