@@ -81,6 +81,7 @@ func usage() {
 	fmt.Fprintln(os.Stderr, "       chemmy wallet mode|migrate [flags] (a data dir's wallet mode, and its change: chemmy wallet)")
 	fmt.Fprintln(os.Stderr, "       chemmy wallet-conformance [flags] (check an operator's wallet against the seamless protocol: chemmy wallet-conformance -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy verify [FILE] (a closed shoe's GetShoeReveal JSON; stdin without FILE)")
+	fmt.Fprintln(os.Stderr, "       chemmy check [flags] (a running chemmy at rest: ledger, escrow, events, shards: chemmy check -h)")
 	fmt.Fprintln(os.Stderr, "       chemmy cluster [flags] (the Kubernetes topology as processes on 127.0.0.1: make cluster, deploy/README.md)")
 	fmt.Fprintln(os.Stderr, "       chemmy version (this build's version, source revision and Go version)")
 	os.Exit(2)
@@ -106,6 +107,8 @@ func main() {
 		os.Exit(runWallet(os.Args[2:]))
 	case "wallet-conformance":
 		os.Exit(runWalletConformance(os.Args[2:]))
+	case "check":
+		os.Exit(runCheck(os.Args[2:]))
 	case "cluster": // the local rehearsal of deploy/k8s (cmd/chemmy/cluster.go)
 		os.Exit(runCluster(os.Args[2:]))
 	case "version", "-version", "--version":
