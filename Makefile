@@ -111,6 +111,27 @@ deploy-check:
 	@test -x $(BIN)/kustomize || GOBIN=$(BIN) go install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 	cd deploy/check && GOWORK=off KUSTOMIZE=$(BIN)/kustomize go test -count=1 ./...
 
+## k8s-up: a one-node Kubernetes cluster on this machine (root), every part built from pinned
+## upstream sources into .k8s/bin (cached), in its own network namespace; writes .k8s/kubeconfig
+## and .k8s/bin/kubectl (docs/kubernetes.md). k8s-down stops it all and removes the namespace.
+## k8s-deploy: chemmy's images and overlays/onenode on it, until every pod is Ready.
+## k8s-e2e: a fresh cluster, chemmy deployed, the load Job (E2E_DURATION, default 90s) with
+## table-svc-1's pod and a NATS pod killed during it, then `chemmy check` from inside the
+## cluster; last line "k8s-e2e: N coups, K pods killed, ledger balanced, E events in order".
+## k8s-dry-run: every overlay, server-side dry run against a real kube-apiserver and etcd on
+## loopback, Pod Security enforced (CI runs it).
+.PHONY: k8s-up k8s-down k8s-deploy k8s-e2e k8s-dry-run
+k8s-up:
+	./deploy/cluster/k8s.sh up
+k8s-down:
+	./deploy/cluster/k8s.sh down
+k8s-deploy:
+	./deploy/cluster/k8s.sh deploy
+k8s-e2e:
+	./deploy/cluster/k8s.sh e2e
+k8s-dry-run:
+	./deploy/cluster/k8s.sh dry-run
+
 ## bench: the benchmarks of every module
 bench:
 	go test -run '^$$' -bench . -benchmem $(PACKAGES)

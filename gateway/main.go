@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"google.golang.org/grpc/resolver/dns"
+
 	"github.com/chemmy/chemmy/gateway/gateway"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/grpcx"
@@ -60,6 +62,12 @@ func envDuration(key string, def time.Duration) time.Duration {
 
 func main() {
 	app.TuneGC()
+	// A shard's pod that comes back (a StatefulSet pod deleted, evicted,
+	// rescheduled) has a new address under the same name: look the name
+	// up again at most a second after its connection failed, not gRPC's
+	// default 30 s, through which the shard's tables would wait (and
+	// their clients give up). Set before any connection is made.
+	dns.SetMinResolutionInterval(time.Second)
 	var (
 		c        gateway.Config
 		logLevel slog.Level

@@ -28,6 +28,8 @@ type watchStats struct {
 	// (UNAVAILABLE without a reason: a gateway gone without draining),
 	// or otherwise (another status, or the stream's end).
 	drained, backend, broken, other atomic.Int64
+	// firstOther is the first end counted in other.
+	firstOther atomic.Value
 }
 
 // watch keeps a WatchTable stream of table id open as the croupier until
@@ -64,6 +66,7 @@ func (l *loader) watch(ctx context.Context, id string, st *watchStats) {
 			st.broken.Add(1)
 		case errors.Is(err, io.EOF), err != nil:
 			st.other.Add(1)
+			st.firstOther.CompareAndSwap(nil, fmt.Sprint(err))
 		}
 		select {
 		case <-ctx.Done():
@@ -76,7 +79,11 @@ func (l *loader) watch(ctx context.Context, id string, st *watchStats) {
 
 // report is the watchers' line of the load report.
 func (st *watchStats) report(watchers int) string {
-	return fmt.Sprintf("watch streams: %d watchers, %d opened (%d again), %d updates; ended by a stopping gateway (GATEWAY_DRAINING): %d, shard unavailable: %d, connection to the gateway broken: %d, otherwise: %d",
+	first := ""
+	if e, ok := st.firstOther.Load().(string); ok {
+		first = " (the first: " + e + ")"
+	}
+	return fmt.Sprintf("watch streams: %d watchers, %d opened (%d again), %d updates; ended by a stopping gateway (GATEWAY_DRAINING): %d, shard unavailable: %d, connection to the gateway broken: %d, otherwise: %d%s",
 		watchers, st.opened.Load(), max(0, st.opened.Load()-int64(watchers)), st.updates.Load(),
-		st.drained.Load(), st.backend.Load(), st.broken.Load(), st.other.Load())
+		st.drained.Load(), st.backend.Load(), st.broken.Load(), st.other.Load(), first)
 }

@@ -102,7 +102,7 @@ func TestManifests(t *testing.T) {
 // Secret data (the operator makes them); the local demo overlay does,
 // which the check sees.
 func TestNoSecretsShipped(t *testing.T) {
-	for _, dir := range []string{"base", "overlays/production", "overlays/load"} {
+	for _, dir := range []string{"base", "overlays/production", "overlays/load", "overlays/onenode-load"} {
 		for _, v := range CheckNoSecretData(render(t, dir)) {
 			t.Errorf("%s: %s", dir, v)
 		}

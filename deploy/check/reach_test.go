@@ -70,6 +70,11 @@ var (
 	// the load Job, run next to a deployment
 	loadRequired = []Path{{"chemmy-load", "gateway", 7000, tcp}, {"chemmy-load", "table-svc", 9090, tcp},
 		{"chemmy-load", "table-svc", 9091, tcp}, {"chemmy-load", "wallet-svc", 9090, tcp}}
+	// the check after a load run on the one-node cluster (overlays/onenode-load):
+	// the gateway and the stream, nothing else
+	checkRequired  = []Path{{"chemmy-check", "gateway", 7000, tcp}, {"chemmy-check", "nats", 4222, tcp}}
+	checkForbidden = []Path{{"chemmy-check", "wallet-svc", 7002, tcp}, {"chemmy-check", "table-svc", 7001, tcp},
+		{"chemmy-check", "internet", 443, tcp}}
 	loadForbidden = []Path{{"chemmy-load", "nats", 4222, tcp}, {"chemmy-load", "wallet-svc", 7002, tcp},
 		{"chemmy-load", "table-svc", 7001, tcp}, {"chemmy-load", "internet", 443, tcp}}
 )
@@ -125,7 +130,7 @@ func isSeamless(r Render) bool {
 // reaches the gateway and the figures only.
 func TestReachability(t *testing.T) {
 	for _, dir := range dirs(t) {
-		if dir == "overlays/load" {
+		if jobsOnly[dir] != "" {
 			continue
 		}
 		t.Run(dir, func(t *testing.T) {
@@ -145,12 +150,25 @@ func TestReachability(t *testing.T) {
 			t.Error(v)
 		}
 	})
-	t.Run("load beside local", func(t *testing.T) {
-		r := append(render(t, "overlays/local"), render(t, "overlays/load")...)
-		for _, v := range reachProblems(t, r, append(slices.Clone(requiredPaths), loadRequired...), append(slices.Clone(forbiddenPaths), loadForbidden...)) {
-			t.Error(v)
-		}
-	})
+	for jobs, beside := range jobsOnly {
+		t.Run(jobs+" beside "+beside, func(t *testing.T) {
+			r := append(render(t, beside), render(t, jobs)...)
+			req, forb := append(slices.Clone(requiredPaths), loadRequired...), append(slices.Clone(forbiddenPaths), loadForbidden...)
+			if slices.ContainsFunc(r.Workloads(), func(w Workload) bool { return w.Name == "chemmy-check" }) {
+				req, forb = append(req, checkRequired...), append(forb, checkForbidden...)
+			}
+			for _, v := range reachProblems(t, r, req, forb) {
+				t.Error(v)
+			}
+		})
+	}
+}
+
+// jobsOnly: the overlays of Jobs alone (the load Job), each applied
+// beside a deployment: the overlay it runs next to.
+var jobsOnly = map[string]string{
+	"overlays/load":         "overlays/local",
+	"overlays/onenode-load": "overlays/onenode",
 }
 
 // Each case spoils the local render's policies and expects the model to

@@ -20,6 +20,7 @@ import (
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
@@ -64,10 +65,12 @@ type backend struct {
 }
 
 // dialBackend connects to service at addr with mutual TLS verifying the
-// backend as identity (plaintext for nil mat).
+// backend as identity (plaintext for nil mat); a lost connection is tried
+// again within grpcx.ReconnectDelayMax, its name looked up again.
 func dialBackend(service, addr, identity string, mat *trust.Material, opts ...grpc.DialOption) (*backend, error) {
 	conn, err := grpc.NewClient(addr, append([]grpc.DialOption{
 		mat.DialOption(identity),
+		grpcx.Reconnect(),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})),
 		grpc.WithStatsHandler(responseTracker{}),
 	}, opts...)...)

@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/grpcx"
 )
 
 // Service names: the identities of chemmy's processes.
@@ -159,9 +160,10 @@ func (m *Material) DialOption(name string) grpc.DialOption {
 
 // Dial returns a client of service target at addr for service self:
 // mutual TLS with m's certificate; for nil m (insecure), plaintext with
-// self as the "service" caller in metadata.
+// self as the "service" caller in metadata. A lost connection is tried
+// again within grpcx.ReconnectDelayMax (grpcx.Reconnect).
 func (m *Material) Dial(addr, target, self string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
-	opts = append(opts, m.DialOption(target))
+	opts = append([]grpc.DialOption{grpcx.Reconnect()}, append(opts, m.DialOption(target))...)
 	if m == nil {
 		opts = append(opts, grpc.WithChainUnaryInterceptor(auth.ServiceIdentity(auth.Caller{Subject: self, Role: auth.RoleService})))
 	}
