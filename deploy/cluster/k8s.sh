@@ -811,6 +811,13 @@ dry_run() {
     log "the root pod was refused, but not by Pod Security: $out"
     bad=1
   fi
+  # and a Deployment whose pods would break it is warned about, the
+  # warning this run fails a render for
+  out=$("${kcfg[@]}" -n chemmy create deployment dry-run-root --image=127.0.0.1:5000/x:1 --dry-run=server 2>&1 || true)
+  if ! grep -q '^Warning: would violate PodSecurity "restricted' <<<"$out"; then
+    log "a Deployment breaking the restricted standard drew no Pod Security warning: $out"
+    bad=1
+  fi
   [ $bad = 0 ] || die "server-side dry run failed"
   echo "k8s-dry-run: $n renders accepted by kube-apiserver $K8S_VERSION (Pod Security restricted enforced in chemmy)"
 }
