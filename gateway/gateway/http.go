@@ -371,6 +371,16 @@ func (h *httpAPI) openStream(ctx context.Context, md protoreflect.MethodDescript
 	return cs, nil
 }
 
+// streamErr is the error that ended a server stream: GATEWAY_DRAINING
+// when the gateway is stopping and cut it (withStop), so that the client
+// watches again, as over gRPC (proxy.drain); err otherwise.
+func (h *httpAPI) streamErr(err error) error {
+	if h.streamCtx.Err() != nil && (status.Code(err) == codes.Canceled || errors.Is(err, context.Canceled)) {
+		return drainErr()
+	}
+	return err
+}
+
 // withStop ends ctx also when the gateway stops.
 func (h *httpAPI) withStop(ctx context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -392,7 +402,7 @@ func (h *httpAPI) serverStream(md protoreflect.MethodDescriptor) func(context.Co
 				if errors.Is(err, io.EOF) {
 					return nil
 				}
-				return connectError(err)
+				return connectError(h.streamErr(err))
 			}
 			if err := ss.Send(m); err != nil {
 				return err
@@ -469,7 +479,7 @@ func (h *httpAPI) ndjson(w http.ResponseWriter, r *http.Request, md protoreflect
 			if errors.Is(err, io.EOF) {
 				return
 			}
-			ce := connectError(err)
+			ce := connectError(h.streamErr(err))
 			if n == 0 {
 				writeError(w, ce)
 				return
