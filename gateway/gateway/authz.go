@@ -219,7 +219,34 @@ func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 		return h(srv, ss)
 	}
 	ctx := context.WithValue(auth.WithCaller(ss.Context(), c), ruleKey{}, r)
-	return h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, table: table, rule: r})
+	if c.Session == "" || a.launch == nil {
+		return h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, table: table, rule: r})
+	}
+	// A stream of a game-launch session lasts only as long as the session:
+	// revoked or expired, the stream ends SESSION_EXPIRED.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ended := make(chan error, 1)
+	go a.launch.follow(ctx, bearer(ss.Context()), cancel, ended)
+	err = h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, table: table, rule: r})
+	select {
+	case e := <-ended:
+		return e
+	default:
+		return err
+	}
+}
+
+// bearer is the bearer token of the incoming call (authenticateToken
+// has checked its form).
+func bearer(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) != 1 {
+		return ""
+	}
+	_, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	return strings.TrimSpace(token)
 }
 
 // checkedStream carries the caller and checks the self field of the first

@@ -31,9 +31,16 @@ const (
 // launchTimeout bounds the question to wallet-svc about a token.
 const launchTimeout = 5 * time.Second
 
+// launchRecheck is how often a stream opened with a game-launch session
+// token (WatchTable) asks wallet-svc about the session again: revoked or
+// expired, the stream ends within this (a time.Duration; a variable for
+// the tests).
+var launchRecheck = 10 * time.Second
+
 // launchSessions authenticates game-launch session tokens by asking
 // wallet-svc (AuthenticateLaunchSession) on every call, nothing cached:
-// a session revoked is refused at its next call.
+// a session revoked is refused at its next call, and a stream opened
+// with it ends within launchRecheck (follow).
 type launchSessions struct {
 	wallet walletv1.WalletServiceClient
 	// insecure: the backends believe identity metadata (development); the
@@ -66,4 +73,27 @@ func (l *launchSessions) authenticate(ctx context.Context, token string) (auth.C
 	}
 	s := resp.GetLaunchSession()
 	return auth.Caller{Subject: s.GetPlayerId(), Role: auth.RolePlayer, Session: s.GetLaunchSessionId()}, s.GetTableId(), nil
+}
+
+// follow asks wallet-svc about the session of token every launchRecheck while
+// ctx lives; once the session is refused (SESSION_EXPIRED: revoked or
+// expired; TOKEN_UNKNOWN: gone), it sends that error on ended and calls
+// cancel, which ends the stream. wallet-svc unavailable: the stream goes
+// on (the next call of the player is refused if the session is gone).
+func (l *launchSessions) follow(ctx context.Context, token string, cancel context.CancelFunc, ended chan<- error) {
+	t := time.NewTicker(launchRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, _, err := l.authenticate(ctx, token)
+		if r := errs.Reason(err); r == ReasonSessionExpired || r == ReasonTokenUnknown {
+			ended <- err
+			cancel()
+			return
+		}
+	}
 }

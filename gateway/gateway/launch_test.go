@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -45,5 +46,30 @@ func TestSessionBoundToItsTable(t *testing.T) {
 		if !c.ok && (status.Code(err) != codes.PermissionDenied || errs.Reason(err) != ReasonSessionOtherTable) {
 			t.Errorf("%s: %v, want PERMISSION_DENIED %s", c.name, err, ReasonSessionOtherTable)
 		}
+	}
+}
+
+// TestRevokedSessionEndsItsWatch: a WatchTable stream opened with a
+// game-launch session token ends UNAUTHENTICATED SESSION_EXPIRED once
+// the session is revoked (checked again every launchRecheck), instead of
+// showing the table to a player the operator logged out.
+func TestRevokedSessionEndsItsWatch(t *testing.T) {
+	saved := launchRecheck
+	launchRecheck = 20 * time.Millisecond
+	t.Cleanup(func() { launchRecheck = saved })
+	e := startEnv(t)
+	e.table.holdWatch.Store(true)
+	const token = LaunchTokenPrefix + "bob-at-t1"
+	watch, err := tablev1.NewTableServiceClient(e.conn).WatchTable(e.as(token), &tablev1.WatchTableRequest{TableId: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := watch.Recv(); err != nil || m.GetTable().GetTableId() != "t1" {
+		t.Fatalf("first message: %v, %v", m, err)
+	}
+	e.wallet.revoke(token)
+	_, err = watch.Recv()
+	if status.Code(err) != codes.Unauthenticated || errs.Reason(err) != ReasonSessionExpired {
+		t.Fatalf("the watch ended with %v, want UNAUTHENTICATED %s", err, ReasonSessionExpired)
 	}
 }

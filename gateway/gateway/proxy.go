@@ -201,12 +201,13 @@ func (p *proxy) handle(_ any, ss grpc.ServerStream) error {
 			return drainErr()
 		default:
 		}
+		streamCtx := ctx // ctx is rebuilt below
 		go func() {
 			select {
 			case <-p.draining:
 				drained.Store(true)
 				cancel()
-			case <-ctx.Done():
+			case <-streamCtx.Done():
 			}
 		}()
 	}

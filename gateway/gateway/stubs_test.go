@@ -145,6 +145,28 @@ type stubWallet struct {
 	walletv1.UnimplementedWalletServiceServer
 	mu      sync.Mutex
 	settled int
+	// revoked: the game-launch session tokens AuthenticateLaunchSession
+	// refuses SESSION_EXPIRED; any other chls_ token is bob's, at t1.
+	revoked map[string]bool
+}
+
+func (s *stubWallet) AuthenticateLaunchSession(_ context.Context, r *walletv1.AuthenticateLaunchSessionRequest) (*walletv1.AuthenticateLaunchSessionResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revoked[r.GetToken()] {
+		return nil, errs.New(codes.Unauthenticated, "wallet.chemmy", ReasonSessionExpired, "the game-launch session was revoked")
+	}
+	return &walletv1.AuthenticateLaunchSessionResponse{LaunchSession: &walletv1.LaunchSession{
+		LaunchSessionId: "ls-1", PlayerId: "bob", TableId: "t1"}}, nil
+}
+
+func (s *stubWallet) revoke(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.revoked == nil {
+		s.revoked = map[string]bool{}
+	}
+	s.revoked[token] = true
 }
 
 func (s *stubWallet) GetAccount(_ context.Context, r *walletv1.GetAccountRequest) (*walletv1.GetAccountResponse, error) {
