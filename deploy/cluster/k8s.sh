@@ -10,8 +10,8 @@
 #
 # Needs root (network namespace, cgroups, mounts) and, from Debian,
 # etcd-server, kubectl, containernetworking-plugins, iptables, conntrack,
-# libseccomp-dev, pkg-config and openssl (`up` installs what is missing
-# with apt-get).
+# libseccomp-dev, pkg-config, openssl and curl (`up` installs what is
+# missing with apt-get).
 #
 # Where things are:
 #   .k8s/bin/         built binaries (the cache: kept by down), kubectl wrapper
@@ -64,6 +64,7 @@ debian_deps() {
   command -v iptables >/dev/null || missing+=(iptables)
   command -v conntrack >/dev/null || missing+=(conntrack)
   command -v openssl >/dev/null || missing+=(openssl)
+  command -v curl >/dev/null || missing+=(curl)
   command -v pkg-config >/dev/null || missing+=(pkg-config)
   [ -f /usr/include/seccomp.h ] || missing+=(libseccomp-dev)
   if [ ${#missing[@]} -gt 0 ]; then
@@ -306,6 +307,9 @@ state = "$RUN/containerd/state"
 [plugins.'io.containerd.cri.v1.runtime']
   # no CAP_SYS_RESOURCE here: runc cannot lower a process's oom_score_adj
   restrict_oom_score_adj = true
+  # the pods' network namespaces under the state directory, not in
+  # /var/run/netns: down removes them with the rest
+  netns_mounts_under_state_dir = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = 'runc'
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -343,6 +347,8 @@ imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 serializeImagePulls: false
 maxPods: 60
+# the pods' logs with the rest of the cluster's state (down removes them)
+podLogsDir: $STATE/pod-logs
 # Secrets and ConfigMaps reach their volumes within seconds (the load
 # run's token file)
 syncFrequency: 10s
@@ -541,6 +547,8 @@ down() {
   for m in /sys/fs/cgroup/*/kubepods; do
     [ -d "$m" ] && find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null || true
   done
+  # the kubelet's links to the pods' logs (always in /var/log/containers)
+  find /var/log/containers -maxdepth 1 -lname "$STATE/*" -delete 2>/dev/null || true
   ip link del chemmy-k8s0 2>/dev/null || true
   [ -e "$NETNS" ] && ip netns del "$NS"
   rm -rf "$STATE" "$RUN"
