@@ -161,14 +161,14 @@ func TestForwardSetsIdentityAndStripsForgery(t *testing.T) {
 	e := startEnv(t)
 	var header, trailer metadata.MD
 	resp, err := tablev1.NewTableServiceClient(e.conn).GetTable(
-		e.as("tok-alice", auth.MDSubject, "bob", auth.MDRole, "operator", "x-chemmy-extra", "z", "x-note", "kept"),
+		e.as("tok-alice", auth.MDSubject, "bob", auth.MDRole, "operator", auth.MDOperator, "casino-b", "x-chemmy-extra", "z", "x-note", "kept"),
 		&tablev1.GetTableRequest{TableId: "t1"}, grpc.Header(&header), grpc.Trailer(&trailer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb := resp.GetTable()
-	if tb.GetTableId() != "alice" || tb.GetBankerPlayerId() != "player" {
-		t.Errorf("backend saw caller %q/%q, want alice/player", tb.GetTableId(), tb.GetBankerPlayerId())
+	if tb.GetTableId() != "alice" || tb.GetBankerPlayerId() != "player" || tb.GetBancoSuiviPlayerId() != DefaultOperatorID {
+		t.Errorf("backend saw caller %q/%q of operator %q, want alice/player of %q", tb.GetTableId(), tb.GetBankerPlayerId(), tb.GetBancoSuiviPlayerId(), DefaultOperatorID)
 	}
 	if tb.GetOfferedPlayerId() != "" {
 		t.Errorf("backend saw metadata it should not: %s", tb.GetOfferedPlayerId())

@@ -61,9 +61,12 @@ var jwtAlgs = []jose.SignatureAlgorithm{
 type identities struct {
 	log        *slog.Logger
 	tokensFile string
-	tokens     atomic.Pointer[tokens]
-	jwks       *jwksSource // nil: no JWTs accepted
-	now        func() time.Time
+	// defaultOperator is the operator of token-file entries that name
+	// none and of the JWT issuer.
+	defaultOperator string
+	tokens          atomic.Pointer[tokens]
+	jwks            *jwksSource // nil: no JWTs accepted
+	now             func() time.Time
 	// lastErr is the last reload error logged, so that a broken file is
 	// reported once, not at every tick.
 	lastErr string
@@ -80,9 +83,16 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 	if c.TokensFile == "" && c.JWKS == "" {
 		return nil, errors.New("gateway: give a token file (-tokens), a JWKS (-jwks), or both")
 	}
-	id := &identities{log: log, tokensFile: c.TokensFile, now: now}
+	defaultOperator := c.DefaultOperator
+	if defaultOperator == "" {
+		defaultOperator = DefaultOperatorID
+	}
+	if !validOperatorID(defaultOperator) {
+		return nil, fmt.Errorf("gateway: -default-operator %q is not an operator id (1 to 64 of a-z, 0-9, '.', '_', '-')", defaultOperator)
+	}
+	id := &identities{log: log, tokensFile: c.TokensFile, defaultOperator: defaultOperator, now: now}
 	if c.TokensFile != "" {
-		t, err := loadTokens(c.TokensFile)
+		t, err := loadTokens(c.TokensFile, defaultOperator)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +124,7 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 func (id *identities) reload(ctx context.Context) {
 	var errs []error
 	if id.tokensFile != "" {
-		t, err := loadTokens(id.tokensFile)
+		t, err := loadTokens(id.tokensFile, id.defaultOperator)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
