@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -82,13 +83,13 @@ tokens:
 // without an operator reach the backends as its default operator's.
 func TestDefaultOperatorChecked(t *testing.T) {
 	for _, bad := range []string{"*", "Casino", "a b", strings.Repeat("x", 65)} {
-		_, err := newIdentities(Config{TokensFile: writeFile(t, testTokens), DefaultOperator: bad}, nil, nil)
+		_, err := newIdentities(Config{TokensFile: writeFile(t, testTokens), DefaultOperator: bad}, slog.New(slog.DiscardHandler), nil)
 		if err == nil || !strings.Contains(err.Error(), "-default-operator") {
 			t.Errorf("default operator %q: %v", bad, err)
 		}
 	}
 	for def, want := range map[string]string{"": DefaultOperatorID, "casino-a": "casino-a"} {
-		id, err := newIdentities(Config{TokensFile: writeFile(t, testTokens), DefaultOperator: def}, nil, nil)
+		id, err := newIdentities(Config{TokensFile: writeFile(t, testTokens), DefaultOperator: def}, slog.New(slog.DiscardHandler), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
