@@ -247,7 +247,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	if ws := px.routes[walletService]; len(ws) == 1 {
-		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil}
+		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil, defaultOperator: ids.defaultOperator}
 	}
 	g.px = px
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,

@@ -148,7 +148,8 @@ type stubWallet struct {
 	mu      sync.Mutex
 	settled int
 	// revoked: the game-launch session tokens AuthenticateLaunchSession
-	// refuses SESSION_EXPIRED; any other chls_ token is bob's, at t1.
+	// refuses SESSION_EXPIRED; any other chls_ token is bob's, at t1
+	// (chls_old: a session that names no operator; any other: casino-b's).
 	revoked map[string]bool
 }
 
@@ -158,8 +159,12 @@ func (s *stubWallet) AuthenticateLaunchSession(_ context.Context, r *walletv1.Au
 	if s.revoked[r.GetToken()] {
 		return nil, errs.New(codes.Unauthenticated, "wallet.chemmy", ReasonSessionExpired, "the game-launch session was revoked")
 	}
+	op := "casino-b"
+	if r.GetToken() == "chls_old" {
+		op = ""
+	}
 	return &walletv1.AuthenticateLaunchSessionResponse{LaunchSession: &walletv1.LaunchSession{
-		LaunchSessionId: "ls-1", PlayerId: "bob", TableId: "t1"}}, nil
+		LaunchSessionId: "ls-1", PlayerId: "bob", TableId: "t1", OperatorId: op}}, nil
 }
 
 func (s *stubWallet) revoke(token string) {
