@@ -74,6 +74,7 @@ func main() {
 	)
 	flag.StringVar(&c.ListenAddr, "listen", env("CHEMMY_GATEWAY_LISTEN", "127.0.0.1:7000"), "public gRPC listen address (CHEMMY_GATEWAY_LISTEN)")
 	flag.StringVar(&c.TokensFile, "tokens", env("CHEMMY_GATEWAY_TOKENS", ""), "YAML token file (CHEMMY_GATEWAY_TOKENS); -tokens or -jwks or both")
+	flag.StringVar(&c.DefaultOperator, "default-operator", env("CHEMMY_GATEWAY_DEFAULT_OPERATOR", gateway.DefaultOperatorID), "the operator (tenant) of token-file entries that name none and of the JWT issuer: 1 to 64 of a-z, 0-9, '.', '_', '-' (CHEMMY_GATEWAY_DEFAULT_OPERATOR)")
 	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an https URL; http only to a loopback host or with -insecure (CHEMMY_GATEWAY_JWKS)")
 	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
 	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")

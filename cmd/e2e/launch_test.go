@@ -229,7 +229,10 @@ func TestGameLaunchSession(t *testing.T) {
 		t.Fatalf("bob sits with his session token: %v", err)
 	}
 	who, err := gatewayv1.NewGatewayServiceClient(r.c.conn).GetCaller(bobCtx(), &gatewayv1.GetCallerRequest{})
-	if err != nil || who.GetSubject() != "bob" || who.GetRole() != gatewayv1.Role_ROLE_PLAYER || who.GetLaunchSessionId() != sid {
+	// He is of the operator of the member of staff who launched him (the
+	// token file's default operator): the session recorded it.
+	if err != nil || who.GetSubject() != "bob" || who.GetRole() != gatewayv1.Role_ROLE_PLAYER || who.GetLaunchSessionId() != sid ||
+		who.GetOperatorId() != gateway.DefaultOperatorID || bob.GetLaunchSession().GetOperatorId() != gateway.DefaultOperatorID {
 		t.Fatalf("GetCaller with bob's token: %v %v", who, err)
 	}
 	coup := r.betBoth(bobCtx(), "coup1", "bob")

@@ -22,7 +22,7 @@ func (callerServer) GetCaller(ctx context.Context, _ *gatewayv1.GetCallerRequest
 	if !ok {
 		return nil, status.Error(codes.Internal, "no caller identity")
 	}
-	return &gatewayv1.GetCallerResponse{Subject: c.Subject, Role: roleProto(c.Role), LaunchSessionId: c.Session}, nil
+	return &gatewayv1.GetCallerResponse{Subject: c.Subject, Role: roleProto(c.Role), LaunchSessionId: c.Session, OperatorId: c.Operator}, nil
 }
 
 // roleProto maps a role to chemmy.gateway.v1.Role ("player" →

@@ -51,6 +51,10 @@ type Config struct {
 	// TokensFile is the YAML token file (see README.md); optional when
 	// JWKS is given.
 	TokensFile string
+	// DefaultOperator is the operator (tenant) of the token-file entries
+	// that name none and of the JWT issuer: an operator id (1 to 64 of
+	// a-z, 0-9, '.', '_', '-'). Empty: DefaultOperatorID ("operator").
+	DefaultOperator string
 	// JWKS is the operator's JSON Web Key Set: a file path or an http(s)
 	// URL. Bearer JWTs signed by one of its keys are accepted, with the
 	// issuer JWTIssuer and the audience JWTAudience (both then required).
@@ -243,7 +247,7 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 	lim := newLimits(c.Limits, time.Now)
 	az := &authz{ids: ids, rules: rules, files: protoregistry.GlobalFiles, failures: lim, proxies: c.TrustedProxies}
 	if ws := px.routes[walletService]; len(ws) == 1 {
-		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil}
+		az.launch = &launchSessions{wallet: walletv1.NewWalletServiceClient(ws[0].conn), insecure: mat == nil, defaultOperator: ids.defaultOperator}
 	}
 	g.px = px
 	g.srv = newServer(serverParts{log: log, metrics: metrics, known: g.knownMethod(px), az: az, lim: lim, px: px,

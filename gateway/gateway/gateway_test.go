@@ -161,14 +161,14 @@ func TestForwardSetsIdentityAndStripsForgery(t *testing.T) {
 	e := startEnv(t)
 	var header, trailer metadata.MD
 	resp, err := tablev1.NewTableServiceClient(e.conn).GetTable(
-		e.as("tok-alice", auth.MDSubject, "bob", auth.MDRole, "operator", "x-chemmy-extra", "z", "x-note", "kept"),
+		e.as("tok-alice", auth.MDSubject, "bob", auth.MDRole, "operator", auth.MDOperator, "casino-b", "x-chemmy-extra", "z", "x-note", "kept"),
 		&tablev1.GetTableRequest{TableId: "t1"}, grpc.Header(&header), grpc.Trailer(&trailer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb := resp.GetTable()
-	if tb.GetTableId() != "alice" || tb.GetBankerPlayerId() != "player" {
-		t.Errorf("backend saw caller %q/%q, want alice/player", tb.GetTableId(), tb.GetBankerPlayerId())
+	if tb.GetTableId() != "alice" || tb.GetBankerPlayerId() != "player" || tb.GetBancoSuiviPlayerId() != DefaultOperatorID {
+		t.Errorf("backend saw caller %q/%q of operator %q, want alice/player of %q", tb.GetTableId(), tb.GetBankerPlayerId(), tb.GetBancoSuiviPlayerId(), DefaultOperatorID)
 	}
 	if tb.GetOfferedPlayerId() != "" {
 		t.Errorf("backend saw metadata it should not: %s", tb.GetOfferedPlayerId())
@@ -352,16 +352,27 @@ func TestAuthorization(t *testing.T) {
 }
 
 func TestGetCaller(t *testing.T) {
-	e := startEnv(t)
+	e := startEnvConfig(t, func(c *Config) {
+		c.TokensFile = writeFile(t, testTokens+`
+  - {token: "tok-lux", subject: lea, role: operator, operator: casino-b}
+  - {token: "tok-ceo", subject: ceo, role: auditor, operator: "*"}
+`)
+	})
 	gc := gatewayv1.NewGatewayServiceClient(e.conn)
 	for tok, want := range map[string]*gatewayv1.GetCallerResponse{
-		"tok-alice":  {Subject: "alice", Role: gatewayv1.Role_ROLE_PLAYER},
-		"tok-carol":  {Subject: "carol", Role: gatewayv1.Role_ROLE_CROUPIER},
-		"tok-olga":   {Subject: "olga", Role: gatewayv1.Role_ROLE_OPERATOR},
-		"tok-audrey": {Subject: "audrey", Role: gatewayv1.Role_ROLE_AUDITOR},
+		"tok-alice":  {Subject: "alice", Role: gatewayv1.Role_ROLE_PLAYER, OperatorId: DefaultOperatorID},
+		"tok-carol":  {Subject: "carol", Role: gatewayv1.Role_ROLE_CROUPIER, OperatorId: DefaultOperatorID},
+		"tok-olga":   {Subject: "olga", Role: gatewayv1.Role_ROLE_OPERATOR, OperatorId: DefaultOperatorID},
+		"tok-audrey": {Subject: "audrey", Role: gatewayv1.Role_ROLE_AUDITOR, OperatorId: DefaultOperatorID},
+		"tok-lux":    {Subject: "lea", Role: gatewayv1.Role_ROLE_OPERATOR, OperatorId: "casino-b"},
+		"tok-ceo":    {Subject: "ceo", Role: gatewayv1.Role_ROLE_AUDITOR, OperatorId: auth.AllOperators},
+		// A game-launch session's player is of the session's operator, or
+		// of the default one for a session that names none.
+		"chls_new": {Subject: "bob", Role: gatewayv1.Role_ROLE_PLAYER, LaunchSessionId: "ls-1", OperatorId: "casino-b"},
+		"chls_old": {Subject: "bob", Role: gatewayv1.Role_ROLE_PLAYER, LaunchSessionId: "ls-1", OperatorId: DefaultOperatorID},
 	} {
 		got, err := gc.GetCaller(e.as(tok), &gatewayv1.GetCallerRequest{})
-		if err != nil || got.GetSubject() != want.Subject || got.GetRole() != want.Role {
+		if err != nil || !proto.Equal(got, want) {
 			t.Errorf("GetCaller(%s) = %v, %v; want %v", tok, got, err, want)
 		}
 	}

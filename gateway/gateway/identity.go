@@ -33,6 +33,11 @@ const (
 	// ClaimPlayerID holds a player's id at the tables; when absent a
 	// player's id is the token's sub. Staff are always their sub.
 	ClaimPlayerID = "chemmy_player_id"
+	// ClaimOperator names the caller's operator (tenant). Optional: the
+	// JWT issuer belongs to the gateway's default operator
+	// (-default-operator), and a JWT that has the claim must name that
+	// one (else TOKEN_INVALID).
+	ClaimOperator = "chemmy_operator"
 )
 
 // jwtLeeway is the clock skew tolerated on an operator JWT's exp and nbf.
@@ -61,9 +66,12 @@ var jwtAlgs = []jose.SignatureAlgorithm{
 type identities struct {
 	log        *slog.Logger
 	tokensFile string
-	tokens     atomic.Pointer[tokens]
-	jwks       *jwksSource // nil: no JWTs accepted
-	now        func() time.Time
+	// defaultOperator is the operator of token-file entries that name
+	// none and of the JWT issuer.
+	defaultOperator string
+	tokens          atomic.Pointer[tokens]
+	jwks            *jwksSource // nil: no JWTs accepted
+	now             func() time.Time
 	// lastErr is the last reload error logged, so that a broken file is
 	// reported once, not at every tick.
 	lastErr string
@@ -74,15 +82,23 @@ type jwtClaims struct {
 	jwt.Claims
 	Role     string `json:"chemmy_role"`
 	PlayerID string `json:"chemmy_player_id"`
+	Operator string `json:"chemmy_operator"`
 }
 
 func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identities, error) {
 	if c.TokensFile == "" && c.JWKS == "" {
 		return nil, errors.New("gateway: give a token file (-tokens), a JWKS (-jwks), or both")
 	}
-	id := &identities{log: log, tokensFile: c.TokensFile, now: now}
+	defaultOperator := c.DefaultOperator
+	if defaultOperator == "" {
+		defaultOperator = DefaultOperatorID
+	}
+	if !validOperatorID(defaultOperator) {
+		return nil, fmt.Errorf("gateway: -default-operator %q is not an operator id (1 to 64 of a-z, 0-9, '.', '_', '-')", defaultOperator)
+	}
+	id := &identities{log: log, tokensFile: c.TokensFile, defaultOperator: defaultOperator, now: now}
 	if c.TokensFile != "" {
-		t, err := loadTokens(c.TokensFile)
+		t, err := loadTokens(c.TokensFile, defaultOperator)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +118,7 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 		if maxLife == 0 {
 			maxLife = DefaultJWTMaxLifetime
 		}
-		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience, maxLifetime: maxLife}
+		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience, operator: defaultOperator, maxLifetime: maxLife}
 		if err := id.jwks.load(context.Background()); err != nil {
 			return nil, err
 		}
@@ -114,7 +130,7 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 func (id *identities) reload(ctx context.Context) {
 	var errs []error
 	if id.tokensFile != "" {
-		t, err := loadTokens(id.tokensFile)
+		t, err := loadTokens(id.tokensFile, id.defaultOperator)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -223,6 +239,8 @@ var jwksClient = &http.Client{
 // (checkJWKSLocation).
 type jwksSource struct {
 	location, issuer, audience string
+	// operator is the operator the issuer belongs to: every JWT's.
+	operator string
 	// maxLifetime is the longest a JWT may live (exp - iat, or exp - now
 	// without iat); negative: no bound.
 	maxLifetime time.Duration
@@ -288,7 +306,9 @@ func fetch(ctx context.Context, location string) ([]byte, error) {
 // a set of one key serves tokens without kid), iss, aud, exp (required),
 // nbf, its lifetime (exp - iat, or exp - now without iat: at most
 // maxLifetime, else TOKEN_LIFETIME_TOO_LONG: a token that never expires
-// in practice is a stolen one that works for ever), and the role claim.
+// in practice is a stolen one that works for ever), the role claim, and
+// the operator claim when present (the issuer's operator). The caller
+// belongs to the issuer's operator.
 func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 	invalid := func(format string, args ...any) (auth.Caller, error) {
 		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenInvalid, format, args...)
@@ -343,6 +363,9 @@ func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 	if !assignable(role) {
 		return invalid("the JWT's %s claim %q is not one of player, croupier, operator, auditor", ClaimRole, cl.Role)
 	}
+	if cl.Operator != "" && cl.Operator != s.operator {
+		return invalid("the JWT's %s claim %q is not the issuer's operator %q", ClaimOperator, cl.Operator, s.operator)
+	}
 	sub := cl.Subject
 	if role == auth.RolePlayer && cl.PlayerID != "" {
 		sub = cl.PlayerID
@@ -350,5 +373,5 @@ func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 	if sub == "" {
 		return invalid("the JWT names no subject")
 	}
-	return auth.Caller{Subject: sub, Role: role}, nil
+	return auth.Caller{Subject: sub, Role: role, Operator: s.operator}, nil
 }

@@ -50,7 +50,7 @@ func TestJWKSFromURL(t *testing.T) {
 			"exp": now.Add(time.Hour).Unix()})
 	}
 	c, err := id.lookup(sign("k1", k1))
-	if err != nil || c != (auth.Caller{Subject: "u1", Role: auth.RoleAuditor}) {
+	if err != nil || c != (auth.Caller{Subject: "u1", Role: auth.RoleAuditor, Operator: DefaultOperatorID}) {
 		t.Fatalf("k1: %v, %v", c, err)
 	}
 	publish("k2", k2)
@@ -136,6 +136,43 @@ func TestJWTNotYetValid(t *testing.T) {
 	now = now.Add(10 * time.Minute)
 	if _, err := id.lookup(later); err != nil {
 		t.Errorf("the same token once its nbf has come: %v", err)
+	}
+}
+
+// TestJWTOperator: the JWT issuer belongs to the gateway's default
+// operator: a JWT without a chemmy_operator claim is that operator's, one
+// naming it is accepted, and one naming another operator (or "*") is
+// refused UNAUTHENTICATED TOKEN_INVALID.
+func TestJWTOperator(t *testing.T) {
+	k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &k.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	id, err := newIdentities(Config{JWKS: writeFile(t, string(set)), JWTIssuer: "iss", JWTAudience: "aud", DefaultOperator: "casino-a"},
+		slog.New(slog.DiscardHandler), func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := func(operator string) string {
+		cl := map[string]any{"iss": "iss", "aud": "aud", "sub": "olga", "chemmy_role": "operator", "exp": now.Add(time.Hour).Unix()}
+		if operator != "" {
+			cl[ClaimOperator] = operator
+		}
+		return signJWT(t, "k1", k, cl)
+	}
+	want := auth.Caller{Subject: "olga", Role: auth.RoleOperator, Operator: "casino-a"}
+	for _, op := range []string{"", "casino-a"} {
+		if c, err := id.lookup(token(op)); err != nil || c != want {
+			t.Errorf("claim %q: %v, %v, want %v", op, c, err, want)
+		}
+	}
+	for _, op := range []string{"casino-b", auth.AllOperators} {
+		_, err := id.lookup(token(op))
+		if status.Code(err) != codes.Unauthenticated || errs.Reason(err) != ReasonTokenInvalid || !strings.Contains(status.Convert(err).Message(), ClaimOperator) {
+			t.Errorf("claim %q: %v, want UNAUTHENTICATED %s about %s", op, err, ReasonTokenInvalid, ClaimOperator)
+		}
 	}
 }
 

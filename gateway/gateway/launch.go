@@ -47,11 +47,14 @@ type launchSessions struct {
 	// gateway then names itself in it. With mutual TLS its certificate
 	// does.
 	insecure bool
+	// defaultOperator is the operator of a session that names none (one
+	// created before sessions recorded their operator).
+	defaultOperator string
 }
 
 // authenticate is the caller of a launch token: the session's player,
-// with the session's id, and the table the session is bound to ("" for
-// the lobby).
+// with the session's id and operator (the default operator if it names
+// none), and the table the session is bound to ("" for the lobby).
 func (l *launchSessions) authenticate(ctx context.Context, token string) (auth.Caller, string, error) {
 	out := metadata.MD{}
 	if l.insecure {
@@ -72,7 +75,11 @@ func (l *launchSessions) authenticate(ctx context.Context, token string) (auth.C
 			"cannot check the game-launch session token: %s", status.Convert(err).Message())
 	}
 	s := resp.GetLaunchSession()
-	return auth.Caller{Subject: s.GetPlayerId(), Role: auth.RolePlayer, Session: s.GetLaunchSessionId()}, s.GetTableId(), nil
+	op := s.GetOperatorId()
+	if op == "" {
+		op = l.defaultOperator
+	}
+	return auth.Caller{Subject: s.GetPlayerId(), Role: auth.RolePlayer, Session: s.GetLaunchSessionId(), Operator: op}, s.GetTableId(), nil
 }
 
 // follow asks wallet-svc about the session of token every launchRecheck while

@@ -128,6 +128,9 @@ func (p *proxy) outgoing(ctx context.Context, c auth.Caller, be *backend) (conte
 		if c.Session != "" {
 			out.Set(auth.MDSession, c.Session)
 		}
+		if c.Operator != "" {
+			out.Set(auth.MDOperator, c.Operator)
+		}
 	} else {
 		a, err := p.signer.Assert(c, be.identity)
 		if err != nil {

@@ -58,8 +58,9 @@ func init() {
 
 // stubTable is a table-svc stand-in. GetTable echoes what it received:
 // table_id = caller subject, banker_player_id = caller role,
-// offered_player_id = the x-chemmy-* and authorization metadata it saw
-// beyond the identity, shoe_id = the x-note metadata.
+// banco_suivi_player_id = caller operator, offered_player_id = the
+// x-chemmy-* and authorization metadata it saw beyond the identity,
+// shoe_id = the x-note metadata.
 type stubTable struct {
 	tablev1.UnimplementedTableServiceServer
 	mu      sync.Mutex
@@ -72,7 +73,7 @@ func (s *stubTable) GetTable(ctx context.Context, _ *tablev1.GetTableRequest) (*
 	md, _ := metadata.FromIncomingContext(ctx)
 	var extra []string
 	for k, v := range md {
-		if (strings.HasPrefix(k, "x-chemmy-") && k != auth.MDSubject && k != auth.MDRole) || k == "authorization" {
+		if (strings.HasPrefix(k, "x-chemmy-") && k != auth.MDSubject && k != auth.MDRole && k != auth.MDOperator) || k == "authorization" {
 			extra = append(extra, k+"="+strings.Join(v, ","))
 		}
 	}
@@ -86,10 +87,11 @@ func (s *stubTable) GetTable(ctx context.Context, _ *tablev1.GetTableRequest) (*
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-backend-header", "h1"))
 	_ = grpc.SetTrailer(ctx, metadata.Pairs("x-backend-trailer", "t1"))
 	return &tablev1.GetTableResponse{Table: &tablev1.Table{
-		TableId:         c.Subject,
-		BankerPlayerId:  string(c.Role),
-		OfferedPlayerId: strings.Join(extra, ";"),
-		ShoeId:          strings.Join(md.Get("x-note"), ","),
+		TableId:            c.Subject,
+		BankerPlayerId:     string(c.Role),
+		BancoSuiviPlayerId: c.Operator,
+		OfferedPlayerId:    strings.Join(extra, ";"),
+		ShoeId:             strings.Join(md.Get("x-note"), ","),
 		// A baccarat (0) against a 5: the zero total must show in JSON.
 		LastCoup: &tablev1.Coup{PlayerTotal: 0, BankerTotal: 5},
 	}}, nil
@@ -146,7 +148,8 @@ type stubWallet struct {
 	mu      sync.Mutex
 	settled int
 	// revoked: the game-launch session tokens AuthenticateLaunchSession
-	// refuses SESSION_EXPIRED; any other chls_ token is bob's, at t1.
+	// refuses SESSION_EXPIRED; any other chls_ token is bob's, at t1
+	// (chls_old: a session that names no operator; any other: casino-b's).
 	revoked map[string]bool
 }
 
@@ -156,8 +159,12 @@ func (s *stubWallet) AuthenticateLaunchSession(_ context.Context, r *walletv1.Au
 	if s.revoked[r.GetToken()] {
 		return nil, errs.New(codes.Unauthenticated, "wallet.chemmy", ReasonSessionExpired, "the game-launch session was revoked")
 	}
+	op := "casino-b"
+	if r.GetToken() == "chls_old" {
+		op = ""
+	}
 	return &walletv1.AuthenticateLaunchSessionResponse{LaunchSession: &walletv1.LaunchSession{
-		LaunchSessionId: "ls-1", PlayerId: "bob", TableId: "t1"}}, nil
+		LaunchSessionId: "ls-1", PlayerId: "bob", TableId: "t1", OperatorId: op}}, nil
 }
 
 func (s *stubWallet) revoke(token string) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 
 	"sigs.k8s.io/yaml"
 
@@ -17,15 +18,29 @@ import (
 //	  - token: "s3cr3t-alice"
 //	    subject: alice
 //	    role: player
+//	    operator: casino-a # optional: the gateway's default operator
 type tokenFile struct {
 	Tokens []tokenEntry `json:"tokens"`
 }
 
 type tokenEntry struct {
-	Token   string `json:"token"`
-	Subject string `json:"subject"`
-	Role    string `json:"role"`
+	Token    string `json:"token"`
+	Subject  string `json:"subject"`
+	Role     string `json:"role"`
+	Operator string `json:"operator"`
 }
+
+// DefaultOperatorID is Config.DefaultOperator's default: the operator of
+// token-file entries that name none and of the JWT issuer (the wallet's
+// -operator-id default too).
+const DefaultOperatorID = "operator"
+
+// operatorIDPattern is what an operator id looks like.
+var operatorIDPattern = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
+
+// validOperatorID reports whether id is an operator id: 1 to 64 of
+// a-z, 0-9, '.', '_' and '-'. ("*", every operator, is not one.)
+func validOperatorID(id string) bool { return operatorIDPattern.MatchString(id) }
 
 // tokens maps the SHA-256 of a bearer token to its caller. Keying by the
 // digest keeps the lookup from comparing secrets byte by byte.
@@ -41,8 +56,9 @@ func assignable(r auth.Role) bool {
 	return false
 }
 
-// loadTokens reads and validates the token file at path.
-func loadTokens(path string) (tokens, error) {
+// loadTokens reads and validates the token file at path; an entry that
+// names no operator belongs to defaultOperator.
+func loadTokens(path, defaultOperator string) (tokens, error) {
 	if path == "" {
 		return nil, errors.New("tokens: no token file given")
 	}
@@ -50,17 +66,20 @@ func loadTokens(path string) (tokens, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %w", err)
 	}
-	t, err := parseTokens(data)
+	t, err := parseTokens(data, defaultOperator)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: %s: %w", path, err)
 	}
 	return t, nil
 }
 
-// parseTokens parses a token file. Unknown keys, an empty token or subject,
-// a role other than player, croupier, operator or auditor, and a token
-// listed twice are errors. Messages never contain a token.
-func parseTokens(data []byte) (tokens, error) {
+// parseTokens parses a token file; an entry that names no operator
+// belongs to defaultOperator. Unknown keys, an empty token or subject, a
+// role other than player, croupier, operator or auditor, an operator that
+// is not an operator id (validOperatorID) or "*", "*" (every operator)
+// for a role other than auditor, and a token listed twice are errors.
+// Messages never contain a token.
+func parseTokens(data []byte, defaultOperator string) (tokens, error) {
 	var f tokenFile
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, err
@@ -74,12 +93,20 @@ func parseTokens(data []byte) (tokens, error) {
 			return nil, fmt.Errorf("entry %d: empty subject", i+1)
 		case !assignable(auth.Role(e.Role)):
 			return nil, fmt.Errorf("entry %d (subject %q): role %q is not one of player, croupier, operator, auditor", i+1, e.Subject, e.Role)
+		case e.Operator == auth.AllOperators && auth.Role(e.Role) != auth.RoleAuditor:
+			return nil, fmt.Errorf("entry %d (subject %q): operator \"*\" (every operator) is for the role auditor only, not %s", i+1, e.Subject, e.Role)
+		case e.Operator != "" && e.Operator != auth.AllOperators && !validOperatorID(e.Operator):
+			return nil, fmt.Errorf("entry %d (subject %q): operator %q is not an operator id (1 to 64 of a-z, 0-9, '.', '_', '-') or \"*\"", i+1, e.Subject, e.Operator)
+		}
+		op := e.Operator
+		if op == "" {
+			op = defaultOperator
 		}
 		k := sha256.Sum256([]byte(e.Token))
 		if prev, dup := t[k]; dup {
 			return nil, fmt.Errorf("entry %d (subject %q): duplicate token (also given to subject %q)", i+1, e.Subject, prev.Subject)
 		}
-		t[k] = auth.Caller{Subject: e.Subject, Role: auth.Role(e.Role)}
+		t[k] = auth.Caller{Subject: e.Subject, Role: auth.Role(e.Role), Operator: op}
 	}
 	return t, nil
 }

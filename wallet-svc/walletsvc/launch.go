@@ -76,6 +76,9 @@ type launchRec struct {
 	RevokeReason string    `json:"revoke_reason,omitempty"`
 	CreatedBy    string    `json:"created_by,omitempty"`
 	RevokedBy    string    `json:"revoked_by,omitempty"`
+	// Operator is the operator (tenant) of the member of staff who
+	// created it (auth.Caller.Operator); empty in a session stored before.
+	Operator string `json:"operator,omitempty"`
 	// TokenHash is the hex SHA-256 of the current token.
 	TokenHash string `json:"token_hash"`
 	// RequestID and RequestHash: the CreateLaunchSession that made it.
@@ -86,7 +89,7 @@ type launchRec struct {
 func (r *launchRec) proto() *walletv1.LaunchSession {
 	p := &walletv1.LaunchSession{LaunchSessionId: r.ID, PlayerId: r.Player, CurrencyCode: r.Currency, TableId: r.Table,
 		CreateTime: timestamppb.New(r.Created), ExpireTime: timestamppb.New(r.Expires), CreatedBy: r.CreatedBy,
-		RevokeReason: r.RevokeReason, RevokedBy: r.RevokedBy}
+		RevokeReason: r.RevokeReason, RevokedBy: r.RevokedBy, OperatorId: r.Operator}
 	if !r.Revoked.IsZero() {
 		p.RevokeTime = timestamppb.New(r.Revoked)
 	}
@@ -157,9 +160,9 @@ func (s *Service) CreateLaunchSession(ctx context.Context, req *walletv1.CreateL
 		}
 		ttl = req.GetTtl().AsDuration()
 	}
-	by := ""
+	by, operator := "", ""
 	if c, ok := auth.FromContext(ctx); ok {
-		by = c.Subject
+		by, operator = c.Subject, c.Operator
 	}
 	hash := requestHash("CreateLaunchSession", req)
 	token, err := newLaunchToken()
@@ -191,7 +194,7 @@ func (s *Service) CreateLaunchSession(ctx context.Context, req *walletv1.CreateL
 			rec = r
 		} else {
 			rec = &launchRec{ID: "ls-" + ulid.Make().String(), Player: req.GetPlayerId(), Currency: cur, Table: req.GetTableId(),
-				Created: now, Expires: now.Add(ttl), CreatedBy: by, RequestID: req.GetRequestId(), RequestHash: hash}
+				Created: now, Expires: now.Add(ttl), CreatedBy: by, Operator: operator, RequestID: req.GetRequestId(), RequestHash: hash}
 			if err := tx.Bucket(bucketLaunchReqs).Put([]byte(req.GetRequestId()), []byte(rec.ID)); err != nil {
 				return err
 			}

@@ -138,3 +138,33 @@ func TestLaunchSessionRetention(t *testing.T) {
 	_, err = e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: resp.GetToken()})
 	wantErr(t, err, codes.Unauthenticated, reasonLaunchSessionNotFound)
 }
+
+// TestLaunchSessionOperator: a session records the operator of the member
+// of staff who created it, and AuthenticateLaunchSession and
+// GetLaunchSession return it; one created by a caller of no operator
+// names none.
+func TestLaunchSessionOperator(t *testing.T) {
+	_, e := newClockedEnv(t)
+	lux := auth.Caller{Subject: "lea", Role: auth.RoleOperator, Operator: "casino-b"}
+	made, err := e.c.CreateLaunchSession(as(lux), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-lux", PlayerId: "bob"})
+	if err != nil || made.GetLaunchSession().GetOperatorId() != "casino-b" || made.GetLaunchSession().GetCreatedBy() != "lea" {
+		t.Fatalf("created %v, %v", made, err)
+	}
+	got, err := e.c.AuthenticateLaunchSession(as(gatewaySvc), &walletv1.AuthenticateLaunchSessionRequest{Token: made.GetToken()})
+	if err != nil || got.GetLaunchSession().GetOperatorId() != "casino-b" {
+		t.Fatalf("authenticate: %v, %v", got, err)
+	}
+	read, err := e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: made.GetLaunchSession().GetLaunchSessionId()})
+	if err != nil || read.GetLaunchSession().GetOperatorId() != "casino-b" {
+		t.Fatalf("GetLaunchSession: %v, %v", read, err)
+	}
+	// A retry keeps the session's operator.
+	again, err := e.c.CreateLaunchSession(as(lux), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-lux", PlayerId: "bob"})
+	if err != nil || again.GetLaunchSession().GetOperatorId() != "casino-b" {
+		t.Fatalf("retry: %v, %v", again, err)
+	}
+	plain, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-plain", PlayerId: "bob"})
+	if err != nil || plain.GetLaunchSession().GetOperatorId() != "" {
+		t.Fatalf("created by a caller of no operator: %v, %v", plain, err)
+	}
+}

@@ -28,7 +28,15 @@ const (
 	// one (insecure development mode; with mutual TLS it is the
 	// assertion's chemmy_session claim).
 	MDSession = "x-chemmy-session"
+	// MDOperator carries the operator (tenant) the caller belongs to
+	// (insecure development mode; with mutual TLS it is the assertion's
+	// chemmy_operator claim).
+	MDOperator = "x-chemmy-operator"
 )
+
+// AllOperators is the Operator of a deployment-wide auditor: he belongs
+// to every operator.
+const AllOperators = "*"
 
 // Role is what a caller may do. Values match chemmy.gateway.v1.Role
 // without the prefix, in lower case.
@@ -59,6 +67,10 @@ type Caller struct {
 	Subject string
 	Role    Role
 	Session string
+	// Operator is the operator (tenant) the caller belongs to;
+	// AllOperators ("*") only for deployment-wide auditors. Empty for a
+	// service calling on its own behalf.
+	Operator string
 }
 
 // Is reports whether the caller has one of the roles.
@@ -131,6 +143,10 @@ func FromIncoming(ctx context.Context) (Caller, bool) {
 	if ses := md.Get(MDSession); len(ses) == 1 && c.Role == RolePlayer {
 		c.Session = ses[0]
 	}
+	// Only an auditor may belong to every operator.
+	if op := md.Get(MDOperator); len(op) == 1 && (op[0] != AllOperators || c.Role == RoleAuditor) {
+		c.Operator = op[0]
+	}
 	return c, true
 }
 
@@ -144,6 +160,10 @@ func Outgoing(ctx context.Context, c Caller) context.Context {
 	md.Delete(MDSession)
 	if c.Session != "" {
 		md.Set(MDSession, c.Session)
+	}
+	md.Delete(MDOperator)
+	if c.Operator != "" {
+		md.Set(MDOperator, c.Operator)
 	}
 	return metadata.NewOutgoingContext(ctx, md)
 }
@@ -193,7 +213,8 @@ type Authenticator interface {
 }
 
 // Metadata is the insecure Authenticator: it believes the identity
-// metadata (MDSubject, MDRole) as sent. Development mode only.
+// metadata (MDSubject, MDRole, MDSession, MDOperator) as sent.
+// Development mode only.
 type Metadata struct{}
 
 // Authenticate implements Authenticator.

@@ -67,3 +67,26 @@ func TestRequireSelf(t *testing.T) {
 		t.Errorf("nobody: %v", err)
 	}
 }
+
+// TestMetadataCarriesTheOperator: in insecure mode the operator travels
+// as x-chemmy-operator, replaced by Outgoing, and "*" (every operator)
+// is believed of an auditor only.
+func TestMetadataCarriesTheOperator(t *testing.T) {
+	olga := Caller{Subject: "olga", Role: RoleOperator, Operator: "casino-a"}
+	if c, err := (Metadata{}).Authenticate(incoming(olga)); err != nil || c != olga {
+		t.Fatalf("Authenticate = %v, %v", c, err)
+	}
+	// Outgoing replaces the operator, and drops it for a caller without one.
+	ctx := Outgoing(Outgoing(context.Background(), olga), Caller{Subject: "table-svc", Role: RoleService})
+	md, _ := metadata.FromOutgoingContext(ctx)
+	if got := md.Get(MDOperator); len(got) != 0 {
+		t.Fatalf("%s = %v after a caller without one", MDOperator, got)
+	}
+	audrey := Caller{Subject: "audrey", Role: RoleAuditor, Operator: AllOperators}
+	if c, ok := FromIncoming(incoming(audrey)); !ok || c != audrey {
+		t.Fatalf("auditor of every operator = %v, %v", c, ok)
+	}
+	if c, ok := FromIncoming(incoming(Caller{Subject: "olga", Role: RoleOperator, Operator: AllOperators})); !ok || c.Operator != "" {
+		t.Fatalf("operator of every operator = %v, %v", c, ok)
+	}
+}

@@ -34,7 +34,8 @@ import (
 // auditor), aud (the target service's name, e.g. "wallet-svc"), iat, nbf
 // and exp (AssertionTTL after iat); chemmy_session, the player's
 // game-launch session id, when he called with a launch token (absent
-// otherwise).
+// otherwise); chemmy_operator, the operator (tenant) the caller belongs
+// to ("*" only for a deployment-wide auditor; absent when he has none).
 const MDAssertion = "x-chemmy-assertion"
 
 // AssertionTTL is how long an assertion is valid: a forwarded call starts
@@ -66,8 +67,9 @@ var assertionAlgs = []jose.SignatureAlgorithm{jose.ES256, jose.ES384, jose.RS256
 
 type assertionClaims struct {
 	jwt.Claims
-	Role    string `json:"chemmy_role"`
-	Session string `json:"chemmy_session,omitempty"`
+	Role     string `json:"chemmy_role"`
+	Session  string `json:"chemmy_session,omitempty"`
+	Operator string `json:"chemmy_operator,omitempty"`
 }
 
 // Signer makes assertions with the gateway's certificate key. It reuses an
@@ -84,7 +86,7 @@ type Signer struct {
 }
 
 // signedKey is what an assertion is bound to.
-type signedKey struct{ subject, role, session, audience string }
+type signedKey struct{ subject, role, session, operator, audience string }
 
 // signedAssertion is an assertion handed out: its token, the certificate
 // it was signed with and its iat.
@@ -133,7 +135,7 @@ func (s *Signer) Assert(c auth.Caller, audience string) (string, error) {
 	// iat and exp are whole seconds: reuse is counted from the iat signed.
 	now := s.now()
 	iat := time.Unix(now.Unix(), 0)
-	k := signedKey{subject: c.Subject, role: string(c.Role), session: c.Session, audience: audience}
+	k := signedKey{subject: c.Subject, role: string(c.Role), session: c.Session, operator: c.Operator, audience: audience}
 	s.mu.Lock()
 	prev, ok := s.signed.Get(k)
 	s.mu.Unlock()
@@ -146,7 +148,7 @@ func (s *Signer) Assert(c auth.Caller, audience string) (string, error) {
 			IssuedAt: jwt.NewNumericDate(iat), NotBefore: jwt.NewNumericDate(iat),
 			Expiry: jwt.NewNumericDate(iat.Add(AssertionTTL)),
 		},
-		Role: string(c.Role), Session: c.Session,
+		Role: string(c.Role), Session: c.Session, Operator: c.Operator,
 	}
 	token, err := jwt.Signed(sig).Claims(cl).Serialize()
 	if err != nil {
@@ -229,11 +231,13 @@ func algorithm(pub crypto.PublicKey) (jose.SignatureAlgorithm, error) {
 //   - a call with an assertion must come from the gateway's connection,
 //     and the assertion must be signed by a gateway certificate of the
 //     suite, name this service as its audience and be within its validity:
-//     the caller is the assertion's subject and role;
+//     the caller is the assertion's subject, role, launch session and
+//     operator;
 //   - a call without one is the calling service itself, with the role
 //     "service", if that service is in Services; otherwise it is refused.
 //
-// Identity metadata (x-chemmy-subject, x-chemmy-role) is never read.
+// Identity metadata (x-chemmy-subject, x-chemmy-role, x-chemmy-session,
+// x-chemmy-operator) is never read.
 //
 // The connection is checked on every call. An assertion that verified is
 // remembered (by its SHA-256, at most verifiedCap of them) with its caller,
@@ -377,8 +381,11 @@ func (a *Authenticator) verifyFull(token string, now time.Time) (verification, e
 	if cl.Session != "" && r != auth.RolePlayer {
 		return bad("the caller assertion names a launch session for role %q", cl.Role)
 	}
+	if cl.Operator == auth.AllOperators && r != auth.RoleAuditor {
+		return bad("the caller assertion names every operator for role %q", cl.Role)
+	}
 	v := verification{
-		caller: auth.Caller{Subject: cl.Subject, Role: r, Session: cl.Session}, audience: a.Self,
+		caller: auth.Caller{Subject: cl.Subject, Role: r, Session: cl.Session, Operator: cl.Operator}, audience: a.Self,
 		until: cl.Expiry.Time().Add(assertionLeeway),
 	}
 	// The times ValidateWithLeeway and the chain's verification accept.

@@ -141,3 +141,76 @@ func TestAssertionCarriesTheLaunchSession(t *testing.T) {
 		t.Fatalf("an operator's assertion with a session: %v", err)
 	}
 }
+
+// TestAssertionCarriesTheOperator: the caller's operator travels in the
+// assertion (chemmy_operator), the same caller of another operator gets
+// another assertion, and only an auditor may belong to every operator.
+func TestAssertionCarriesTheOperator(t *testing.T) {
+	_, m := devGateway(t)
+	sig, au := NewSigner(m, nil), NewAuthenticator(m, Wallet, nil, nil)
+	olgaA := auth.Caller{Subject: "olga", Role: auth.RoleOperator, Operator: "casino-a"}
+	a, err := sig.Assert(olgaA, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := au.verify(a); err != nil || c != olgaA {
+		t.Fatalf("verify = %v, %v", c, err)
+	}
+	olgaB := olgaA
+	olgaB.Operator = "casino-b"
+	b, err := sig.Assert(olgaB, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b == a {
+		t.Fatal("the assertion of olga of casino-a was reused for casino-b")
+	}
+	if c, err := au.verify(b); err != nil || c != olgaB {
+		t.Fatalf("verify of another operator = %v, %v", c, err)
+	}
+	// No operator: no claim at all.
+	none, err := sig.Assert(auth.Caller{Subject: "olga", Role: auth.RoleOperator}, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := au.verify(none); err != nil || c.Operator != "" {
+		t.Fatalf("verify without an operator = %v, %v", c, err)
+	}
+	// A deployment-wide auditor, and no one else, belongs to every operator.
+	audrey := auth.Caller{Subject: "audrey", Role: auth.RoleAuditor, Operator: auth.AllOperators}
+	if c, err := au.verify(mustAssert(t, sig, audrey, Wallet)); err != nil || c != audrey {
+		t.Fatalf("verify of an auditor of every operator = %v, %v", c, err)
+	}
+	all, err := sig.Assert(auth.Caller{Subject: "olga", Role: auth.RoleOperator, Operator: auth.AllOperators}, Wallet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := au.verify(all); err == nil || err.(*auth.Refusal).Reason != auth.ReasonAssertionInvalid {
+		t.Fatalf("an operator's assertion for every operator: %v", err)
+	}
+}
+
+// TestForgedOperatorMetadataIgnored: with mutual TLS the operator is the
+// assertion's; an x-chemmy-operator (or other identity) metadata on the
+// call is never read.
+func TestForgedOperatorMetadataIgnored(t *testing.T) {
+	_, m := devGateway(t)
+	bob := auth.Caller{Subject: "bob", Role: auth.RolePlayer, Operator: "casino-a"}
+	a := mustAssert(t, NewSigner(m, nil), bob, Wallet)
+	ctx := fromGateway(t, m, a)
+	md, _ := metadata.FromIncomingContext(ctx)
+	md = md.Copy()
+	md.Set(auth.MDOperator, "casino-b")
+	md.Set(auth.MDSubject, "mallory")
+	ctx = metadata.NewIncomingContext(ctx, md)
+	c, err := NewAuthenticator(m, Wallet, nil, nil).Authenticate(ctx)
+	if err != nil || c != bob {
+		t.Fatalf("Authenticate = %v, %v, want %v", c, err, bob)
+	}
+	// Without an assertion, the gateway's connection gains nothing by it.
+	md.Delete(MDAssertion)
+	_, err = NewAuthenticator(m, Wallet, nil, nil).Authenticate(metadata.NewIncomingContext(ctx, md))
+	if r, ok := err.(*auth.Refusal); !ok || r.Reason != auth.ReasonPeerNotAllowed {
+		t.Fatalf("identity metadata without an assertion: %v", err)
+	}
+}

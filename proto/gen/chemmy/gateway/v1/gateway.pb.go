@@ -254,8 +254,13 @@ type GetCallerResponse struct {
 	// (chemmy.wallet.v1.WalletService.CreateLaunchSession); empty for any
 	// other token.
 	LaunchSessionId string `protobuf:"bytes,3,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The operator (tenant) the caller belongs to: the token-file entry's
+	// operator, or the gateway's default operator (-default-operator) for
+	// an entry that names none and for a JWT; "*" for a deployment-wide
+	// auditor (a token-file entry only).
+	OperatorId    string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetCallerResponse) Reset() {
@@ -309,16 +314,25 @@ func (x *GetCallerResponse) GetLaunchSessionId() string {
 	return ""
 }
 
+func (x *GetCallerResponse) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 var File_chemmy_gateway_v1_gateway_proto protoreflect.FileDescriptor
 
 const file_chemmy_gateway_v1_gateway_proto_rawDesc = "" +
 	"\n" +
 	"\x1fchemmy/gateway/v1/gateway.proto\x12\x11chemmy.gateway.v1\"\x12\n" +
-	"\x10GetCallerRequest\"\x86\x01\n" +
+	"\x10GetCallerRequest\"\xa7\x01\n" +
 	"\x11GetCallerResponse\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12+\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x17.chemmy.gateway.v1.RoleR\x04role\x12*\n" +
-	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId*\xb2\x04\n" +
+	"\x11launch_session_id\x18\x03 \x01(\tR\x0flaunchSessionId\x12\x1f\n" +
+	"\voperator_id\x18\x04 \x01(\tR\n" +
+	"operatorId*\xb2\x04\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aERROR_REASON_TOKEN_MISSING\x10\x01\x12\x1e\n" +

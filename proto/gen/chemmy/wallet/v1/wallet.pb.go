@@ -6346,8 +6346,13 @@ type LaunchSession struct {
 	RevokeTime   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
 	RevokeReason string                 `protobuf:"bytes,8,opt,name=revoke_reason,json=revokeReason,proto3" json:"revoke_reason,omitempty"`
 	// The operator (caller subject) who created it, and who revoked it.
-	CreatedBy     string `protobuf:"bytes,9,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
-	RevokedBy     string `protobuf:"bytes,10,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	CreatedBy string `protobuf:"bytes,9,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	RevokedBy string `protobuf:"bytes,10,opt,name=revoked_by,json=revokedBy,proto3" json:"revoked_by,omitempty"`
+	// The operator (tenant) of the member of staff who created it: its
+	// player's operator (the gateway's GetCaller operator_id for its
+	// token). Empty for a session created before operators were recorded:
+	// the gateway then takes its default operator.
+	OperatorId    string `protobuf:"bytes,11,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6448,6 +6453,13 @@ func (x *LaunchSession) GetCreatedBy() string {
 func (x *LaunchSession) GetRevokedBy() string {
 	if x != nil {
 		return x.RevokedBy
+	}
+	return ""
+}
+
+func (x *LaunchSession) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -7369,7 +7381,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\"d\n" +
 	"\x1fSettleOperatorExceptionResponse\x12A\n" +
-	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception\"\xb2\x03\n" +
+	"\texception\x18\x01 \x01(\v2#.chemmy.wallet.v1.OperatorExceptionR\texception\"\xd3\x03\n" +
 	"\rLaunchSession\x12*\n" +
 	"\x11launch_session_id\x18\x01 \x01(\tR\x0flaunchSessionId\x12\x1b\n" +
 	"\tplayer_id\x18\x02 \x01(\tR\bplayerId\x12#\n" +
@@ -7386,7 +7398,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"created_by\x18\t \x01(\tR\tcreatedBy\x12\x1d\n" +
 	"\n" +
 	"revoked_by\x18\n" +
-	" \x01(\tR\trevokedBy\"\xc5\x01\n" +
+	" \x01(\tR\trevokedBy\x12\x1f\n" +
+	"\voperator_id\x18\v \x01(\tR\n" +
+	"operatorId\"\xc5\x01\n" +
 	"\x1aCreateLaunchSessionRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1b\n" +

@@ -50,6 +50,16 @@ export declare type GetCallerResponse = Message<"chemmy.gateway.v1.GetCallerResp
    * @generated from field: string launch_session_id = 3;
    */
   launchSessionId: string;
+
+  /**
+   * The operator (tenant) the caller belongs to: the token-file entry's
+   * operator, or the gateway's default operator (-default-operator) for
+   * an entry that names none and for a JWT; "*" for a deployment-wide
+   * auditor (a token-file entry only).
+   *
+   * @generated from field: string operator_id = 4;
+   */
+  operatorId: string;
 };
 
 /**

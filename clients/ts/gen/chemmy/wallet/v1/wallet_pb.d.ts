@@ -3192,6 +3192,16 @@ export declare type LaunchSession = Message<"chemmy.wallet.v1.LaunchSession"> & 
    * @generated from field: string revoked_by = 10;
    */
   revokedBy: string;
+
+  /**
+   * The operator (tenant) of the member of staff who created it: its
+   * player's operator (the gateway's GetCaller operator_id for its
+   * token). Empty for a session created before operators were recorded:
+   * the gateway then takes its default operator.
+   *
+   * @generated from field: string operator_id = 11;
+   */
+  operatorId: string;
 };
 
 /**
