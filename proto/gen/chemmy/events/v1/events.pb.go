@@ -284,6 +284,12 @@ type TableEvent struct {
 	// the exponent on a table opened before exponents in a non-ISO code).
 	CurrencyCode     string `protobuf:"bytes,7,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	CurrencyExponent *int32 `protobuf:"varint,8,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	// The operator (tenant) of the table (chemmy.table.v1.Table
+	// operator_id): set on every event of a table recorded since tables
+	// have operators (empty on older events: the default operator's).
+	// Consumers that read NATS directly keep to their operator's events by
+	// it.
+	OperatorId string `protobuf:"bytes,9,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*TableEvent_TableCreated
@@ -409,6 +415,13 @@ func (x *TableEvent) GetCurrencyExponent() int32 {
 		return *x.CurrencyExponent
 	}
 	return 0
+}
+
+func (x *TableEvent) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 func (x *TableEvent) GetPayload() isTableEvent_Payload {
@@ -3401,7 +3414,7 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe6\x15\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x16\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -3412,7 +3425,9 @@ const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"occur_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12$\n" +
 	"\rcertification\x18\x06 \x01(\bR\rcertification\x12#\n" +
 	"\rcurrency_code\x18\a \x01(\tR\fcurrencyCode\x120\n" +
-	"\x11currency_exponent\x18\b \x01(\x05H\x01R\x10currencyExponent\x88\x01\x01\x12E\n" +
+	"\x11currency_exponent\x18\b \x01(\x05H\x01R\x10currencyExponent\x88\x01\x01\x12\x1f\n" +
+	"\voperator_id\x18\t \x01(\tR\n" +
+	"operatorId\x12E\n" +
 	"\rtable_created\x18\n" +
 	" \x01(\v2\x1e.chemmy.events.v1.TableCreatedH\x00R\ftableCreated\x12E\n" +
 	"\rplayer_seated\x18\v \x01(\v2\x1e.chemmy.events.v1.PlayerSeatedH\x00R\fplayerSeated\x12B\n" +

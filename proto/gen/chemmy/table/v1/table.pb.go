@@ -2634,8 +2634,17 @@ type Table struct {
 	// Explicit presence, so that 0 (JPY) shows in JSON; unset only for a
 	// table opened before exponents, in a code that is not ISO 4217's.
 	CurrencyExponent *int32 `protobuf:"varint,32,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The operator (tenant) the table belongs to: the operator of the
+	// member of staff who created it ("operator", the deployment's default
+	// operator, for a table created by a service or a deployment-wide
+	// auditor, and for a table stored before tables had operators). Never
+	// changes. A caller of another operator is answered NOT_FOUND
+	// TABLE_NOT_FOUND on every call that names the table, exactly as if it
+	// did not exist, and ListTables does not list it (deployment-wide
+	// auditors, operator "*", see every operator's tables).
+	OperatorId    string `protobuf:"bytes,33,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Table) Reset() {
@@ -2890,6 +2899,13 @@ func (x *Table) GetCurrencyExponent() int32 {
 		return *x.CurrencyExponent
 	}
 	return 0
+}
+
+func (x *Table) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // ShoeEntropy is the state of a table's current shoe's player seeds (see
@@ -6997,8 +7013,12 @@ type Round struct {
 	// its players', transfers' and events'.
 	CurrencyCode     string `protobuf:"bytes,12,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
 	CurrencyExponent *int32 `protobuf:"varint,13,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The operator of the round's table (Table.operator_id). A caller of
+	// another operator is answered NOT_FOUND ROUND_NOT_FOUND by GetRound
+	// and does not see the round in ListRounds.
+	OperatorId    string `protobuf:"bytes,14,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Round) Reset() {
@@ -7120,6 +7140,13 @@ func (x *Round) GetCurrencyExponent() int32 {
 		return *x.CurrencyExponent
 	}
 	return 0
+}
+
+func (x *Round) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // ListRoundsRequest pages through rounds, newest first.
@@ -7788,7 +7815,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\x8e\f\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xaf\f\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -7826,7 +7853,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13left_hand_player_id\x18\x1d \x01(\tR\x10leftHandPlayerId\x12?\n" +
 	"\fshoe_entropy\x18\x1e \x01(\v2\x1c.chemmy.table.v1.ShoeEntropyR\vshoeEntropy\x12#\n" +
 	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\x120\n" +
-	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1f\n" +
+	"\voperator_id\x18! \x01(\tR\n" +
+	"operatorIdB\x14\n" +
 	"\x12_currency_exponent\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
@@ -8149,7 +8178,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x13debit_balance_after\x18\t \x01(\x03R\x11debitBalanceAfter\x122\n" +
 	"\x15credit_balance_before\x18\n" +
 	" \x01(\x03R\x13creditBalanceBefore\x120\n" +
-	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xc0\x04\n" +
+	"\x14credit_balance_after\x18\v \x01(\x03R\x12creditBalanceAfter\"\xe1\x04\n" +
 	"\x05Round\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x19\n" +
 	"\btable_id\x18\x02 \x01(\tR\atableId\x122\n" +
@@ -8167,7 +8196,9 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"commission\x18\v \x01(\x03R\n" +
 	"commission\x12#\n" +
 	"\rcurrency_code\x18\f \x01(\tR\fcurrencyCode\x120\n" +
-	"\x11currency_exponent\x18\r \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01B\x14\n" +
+	"\x11currency_exponent\x18\r \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1f\n" +
+	"\voperator_id\x18\x0e \x01(\tR\n" +
+	"operatorIdB\x14\n" +
 	"\x12_currency_exponent\"\xf9\x01\n" +
 	"\x11ListRoundsRequest\x12\x1b\n" +
 	"\tplayer_id\x18\x01 \x01(\tR\bplayerId\x12\x19\n" +

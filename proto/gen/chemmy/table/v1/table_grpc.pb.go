@@ -127,6 +127,16 @@ const (
 // right" (house rule betting_direction, default right) is the seat with
 // the next higher number, wrapping round; "left" is the next lower.
 //
+// Operators (tenants): every table belongs to one operator
+// (Table.operator_id, the operator of the member of staff who created
+// it), and so do its rounds and events. Every call that names a table
+// answers a caller of another operator NOT_FOUND TABLE_NOT_FOUND, with
+// the message a table that does not exist gets (never
+// PERMISSION_DENIED: ids do not leak); GetRound answers NOT_FOUND
+// ROUND_NOT_FOUND; ListTables and ListRounds list the caller's
+// operator's only. Deployment-wide auditors (operator "*") and the
+// services themselves see every operator's.
+//
 // Errors carry a google.rpc.ErrorInfo with domain "table.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceClient interface {
@@ -141,9 +151,11 @@ type TableServiceClient interface {
 	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
 	// belongs to a table, is closed or has dealt cards).
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
-	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
+	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
+	// (also for another operator's table).
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page. A call reads
+	// ListTables lists the caller's operator's tables (every operator's for
+	// a deployment-wide auditor) in creation order, page by page. A call reads
 	// at most 1,000 tables: with filters that skip many, a page may hold
 	// fewer than page_size tables, even none, and still give a
 	// next_page_token; page on while it is set (AIP-158). Errors:
@@ -307,9 +319,12 @@ type TableServiceClient interface {
 	// (croupier, operator, auditor) list any. In-play rounds are listed
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
-	// -round-retention (default 12 months). Errors: INVALID_ARGUMENT
-	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
-	// and table_id, end_time before start_time).
+	// -round-retention (default 12 months). Only the caller's operator's
+	// rounds are listed (every operator's for a deployment-wide auditor).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (page_size, a malformed
+	// page_token, both player_id and table_id, end_time before
+	// start_time), NOT_FOUND TABLE_NOT_FOUND (table_id names a table of
+	// another operator or none).
 	ListRounds(ctx context.Context, in *ListRoundsRequest, opts ...grpc.CallOption) (*ListRoundsResponse, error)
 	// GetRound: one round with every event of its coup in order, unredacted
 	// (the cards dealt face down and up, the bets and who made them, the
@@ -325,7 +340,8 @@ type TableServiceClient interface {
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
 	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
-	// such round at that table, or expired), INVALID_ARGUMENT.
+	// such round at that table, or expired, or a round of another
+	// operator's table), INVALID_ARGUMENT.
 	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
 	// CommitSeed: a player commits to his seed for the table's current shoe
 	// (see "Player seeds"): commitment = SHA-256 of a secret seed of 16 to
@@ -719,6 +735,16 @@ func (c *tableServiceClient) RevealSeed(ctx context.Context, in *RevealSeedReque
 // right" (house rule betting_direction, default right) is the seat with
 // the next higher number, wrapping round; "left" is the next lower.
 //
+// Operators (tenants): every table belongs to one operator
+// (Table.operator_id, the operator of the member of staff who created
+// it), and so do its rounds and events. Every call that names a table
+// answers a caller of another operator NOT_FOUND TABLE_NOT_FOUND, with
+// the message a table that does not exist gets (never
+// PERMISSION_DENIED: ids do not leak); GetRound answers NOT_FOUND
+// ROUND_NOT_FOUND; ListTables and ListRounds list the caller's
+// operator's only. Deployment-wide auditors (operator "*") and the
+// services themselves see every operator's.
+//
 // Errors carry a google.rpc.ErrorInfo with domain "table.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 type TableServiceServer interface {
@@ -733,9 +759,11 @@ type TableServiceServer interface {
 	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
 	// belongs to a table, is closed or has dealt cards).
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
-	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
+	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
+	// (also for another operator's table).
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
-	// ListTables lists tables in creation order, page by page. A call reads
+	// ListTables lists the caller's operator's tables (every operator's for
+	// a deployment-wide auditor) in creation order, page by page. A call reads
 	// at most 1,000 tables: with filters that skip many, a page may hold
 	// fewer than page_size tables, even none, and still give a
 	// next_page_token; page on while it is set (AIP-158). Errors:
@@ -899,9 +927,12 @@ type TableServiceServer interface {
 	// (croupier, operator, auditor) list any. In-play rounds are listed
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
-	// -round-retention (default 12 months). Errors: INVALID_ARGUMENT
-	// INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
-	// and table_id, end_time before start_time).
+	// -round-retention (default 12 months). Only the caller's operator's
+	// rounds are listed (every operator's for a deployment-wide auditor).
+	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (page_size, a malformed
+	// page_token, both player_id and table_id, end_time before
+	// start_time), NOT_FOUND TABLE_NOT_FOUND (table_id names a table of
+	// another operator or none).
 	ListRounds(context.Context, *ListRoundsRequest) (*ListRoundsResponse, error)
 	// GetRound: one round with every event of its coup in order, unredacted
 	// (the cards dealt face down and up, the bets and who made them, the
@@ -917,7 +948,8 @@ type TableServiceServer interface {
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
 	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
-	// such round at that table, or expired), INVALID_ARGUMENT.
+	// such round at that table, or expired, or a round of another
+	// operator's table), INVALID_ARGUMENT.
 	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)
 	// CommitSeed: a player commits to his seed for the table's current shoe
 	// (see "Player seeds"): commitment = SHA-256 of a secret seed of 16 to

@@ -79,6 +79,17 @@ export declare type TableEvent = Message<"chemmy.events.v1.TableEvent"> & {
   currencyExponent?: number | undefined;
 
   /**
+   * The operator (tenant) of the table (chemmy.table.v1.Table
+   * operator_id): set on every event of a table recorded since tables
+   * have operators (empty on older events: the default operator's).
+   * Consumers that read NATS directly keep to their operator's events by
+   * it.
+   *
+   * @generated from field: string operator_id = 9;
+   */
+  operatorId: string;
+
+  /**
    * @generated from oneof chemmy.events.v1.TableEvent.payload
    */
   payload: {

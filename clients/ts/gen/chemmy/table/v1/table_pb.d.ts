@@ -1268,6 +1268,20 @@ export declare type Table = Message<"chemmy.table.v1.Table"> & {
    * @generated from field: optional int32 currency_exponent = 32;
    */
   currencyExponent?: number | undefined;
+
+  /**
+   * The operator (tenant) the table belongs to: the operator of the
+   * member of staff who created it ("operator", the deployment's default
+   * operator, for a table created by a service or a deployment-wide
+   * auditor, and for a table stored before tables had operators). Never
+   * changes. A caller of another operator is answered NOT_FOUND
+   * TABLE_NOT_FOUND on every call that names the table, exactly as if it
+   * did not exist, and ListTables does not list it (deployment-wide
+   * auditors, operator "*", see every operator's tables).
+   *
+   * @generated from field: string operator_id = 33;
+   */
+  operatorId: string;
 };
 
 /**
@@ -3479,6 +3493,15 @@ export declare type Round = Message<"chemmy.table.v1.Round"> & {
    * @generated from field: optional int32 currency_exponent = 13;
    */
   currencyExponent?: number | undefined;
+
+  /**
+   * The operator of the round's table (Table.operator_id). A caller of
+   * another operator is answered NOT_FOUND ROUND_NOT_FOUND by GetRound
+   * and does not see the round in ListRounds.
+   *
+   * @generated from field: string operator_id = 14;
+   */
+  operatorId: string;
 };
 
 /**
@@ -4795,6 +4818,16 @@ export declare const RoundStateSchema: GenEnum<RoundState>;
  * right" (house rule betting_direction, default right) is the seat with
  * the next higher number, wrapping round; "left" is the next lower.
  *
+ * Operators (tenants): every table belongs to one operator
+ * (Table.operator_id, the operator of the member of staff who created
+ * it), and so do its rounds and events. Every call that names a table
+ * answers a caller of another operator NOT_FOUND TABLE_NOT_FOUND, with
+ * the message a table that does not exist gets (never
+ * PERMISSION_DENIED: ids do not leak); GetRound answers NOT_FOUND
+ * ROUND_NOT_FOUND; ListTables and ListRounds list the caller's
+ * operator's only. Deployment-wide auditors (operator "*") and the
+ * services themselves see every operator's.
+ *
  * Errors carry a google.rpc.ErrorInfo with domain "table.chemmy" and a
  * reason from ErrorReason without its "ERROR_REASON_" prefix.
  *
@@ -4821,7 +4854,8 @@ export declare const TableService: GenService<{
     output: typeof CreateTableResponseSchema;
   },
   /**
-   * GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND.
+   * GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
+   * (also for another operator's table).
    *
    * @generated from rpc chemmy.table.v1.TableService.GetTable
    */
@@ -4831,7 +4865,8 @@ export declare const TableService: GenService<{
     output: typeof GetTableResponseSchema;
   },
   /**
-   * ListTables lists tables in creation order, page by page. A call reads
+   * ListTables lists the caller's operator's tables (every operator's for
+   * a deployment-wide auditor) in creation order, page by page. A call reads
    * at most 1,000 tables: with filters that skip many, a page may hold
    * fewer than page_size tables, even none, and still give a
    * next_page_token; page on while it is set (AIP-158). Errors:
@@ -5163,9 +5198,12 @@ export declare const TableService: GenService<{
    * (croupier, operator, auditor) list any. In-play rounds are listed
    * (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
    * rounds are kept always; older ones expire after the service's
-   * -round-retention (default 12 months). Errors: INVALID_ARGUMENT
-   * INVALID_ARGUMENT (page_size, a malformed page_token, both player_id
-   * and table_id, end_time before start_time).
+   * -round-retention (default 12 months). Only the caller's operator's
+   * rounds are listed (every operator's for a deployment-wide auditor).
+   * Errors: INVALID_ARGUMENT INVALID_ARGUMENT (page_size, a malformed
+   * page_token, both player_id and table_id, end_time before
+   * start_time), NOT_FOUND TABLE_NOT_FOUND (table_id names a table of
+   * another operator or none).
    *
    * @generated from rpc chemmy.table.v1.TableService.ListRounds
    */
@@ -5189,7 +5227,8 @@ export declare const TableService: GenService<{
    * turned), except that a player who held a hand reads its face-down
    * cards, his own (chemin de fer rounds recorded before this rule
    * excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
-   * such round at that table, or expired), INVALID_ARGUMENT.
+   * such round at that table, or expired, or a round of another
+   * operator's table), INVALID_ARGUMENT.
    *
    * @generated from rpc chemmy.table.v1.TableService.GetRound
    */
