@@ -318,11 +318,11 @@ func roadWinner(w roads.Winner) tablev1.RoadWinner {
 }
 
 // GetRoads returns a punto banco table's roads. See the proto.
-func (s *Service) GetRoads(_ context.Context, req *tablev1.GetRoadsRequest) (*tablev1.GetRoadsResponse, error) {
+func (s *Service) GetRoads(ctx context.Context, req *tablev1.GetRoadsRequest) (*tablev1.GetRoadsResponse, error) {
 	if err := checkID("table_id", req.GetTableId()); err != nil {
 		return nil, err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return nil, err
 	}

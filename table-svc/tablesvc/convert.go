@@ -13,6 +13,7 @@ func toProto(t *table, v viewer) *tablev1.Table {
 	out := t.adapter().view(t, v)
 	out.ShoeEntropy = entropyProto(t)
 	out.CurrencyCode, out.CurrencyExponent = t.Currency, t.tableExponent()
+	out.OperatorId = t.operator()
 	showInactivity(t, out) // sessions.go
 	for _, st := range out.Seats {
 		if ss := t.Sessions[st.GetPlayerId()]; ss != nil {

@@ -84,6 +84,17 @@ type roundRecord struct {
 	// non-ISO code stored before exponents).
 	Currency string `json:"currency,omitempty"`
 	Exponent *int32 `json:"exponent,omitempty"`
+	// Operator is the table's operator (operator.go); empty for a round
+	// recorded before tables had operators: DefaultOperator's.
+	Operator string `json:"operator_id,omitempty"`
+}
+
+// operator is the round's operator.
+func (r *roundRecord) operator() string {
+	if r.Operator == "" {
+		return DefaultOperator
+	}
+	return r.Operator
 }
 
 type roundPlayer struct {
@@ -281,7 +292,7 @@ func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string
 	}
 	r := &roundRecord{CoupID: id, TableID: c.t.ID, Variant: c.t.Variant, Number: n,
 		Start: ev.GetOccurTime().AsTime().UnixNano(), State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY),
-		Currency: c.t.Currency, Exponent: c.t.tableExponent()}
+		Currency: c.t.Currency, Exponent: c.t.tableExponent(), Operator: c.t.operator()}
 	index := tx.Bucket(bucketRoundIndex)
 	if err := index.Put(indexKey("a", "", r.Start, id), []byte(id)); err != nil {
 		return nil, err
@@ -304,7 +315,7 @@ func (r *roundRecord) toRound(c auth.Caller) *tablev1.Round {
 	out := &tablev1.Round{CoupId: r.CoupID, TableId: r.TableID, Variant: canonical(tablev1.Variant(r.Variant)), Number: r.Number,
 		StartTime: timestamppb.New(time.Unix(0, r.Start)), EndTime: timestamppb.New(time.Unix(0, r.End)),
 		State: tablev1.RoundState(r.State), Outcome: tablev1.Outcome(r.Outcome), BankNet: r.BankNet, Commission: r.Commission,
-		CurrencyCode: r.Currency, CurrencyExponent: r.Exponent}
+		CurrencyCode: r.Currency, CurrencyExponent: r.Exponent, OperatorId: r.operator()}
 	for _, p := range r.Players {
 		rp := &tablev1.RoundPlayer{PlayerId: p.ID, Banker: p.Banker, Stake: p.Stake, Net: p.Net}
 		if staffReader(c) || p.ID == c.Subject {
@@ -350,6 +361,12 @@ func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest
 	}
 	if size == 0 {
 		size = 50
+	}
+	if req.GetTableId() != "" {
+		// A table of another operator is one that does not exist.
+		if _, err := s.loadFor(ctx, req.GetTableId()); err != nil {
+			return nil, err
+		}
 	}
 	var prefix []byte
 	switch {
@@ -403,6 +420,9 @@ func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest
 			if err := json.Unmarshal(rv, r); err != nil {
 				return err
 			}
+			if !sees(caller, r.operator()) {
+				continue // another operator's
+			}
 			resp.Rounds = append(resp.Rounds, r.toRound(caller))
 		}
 		return nil
@@ -426,7 +446,7 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 		if err := json.Unmarshal(v, r); err != nil {
 			return err
 		}
-		if r.TableID != req.GetTableId() {
+		if r.TableID != req.GetTableId() || !sees(caller, r.operator()) {
 			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
 		}
 		if !staffReader(caller) {

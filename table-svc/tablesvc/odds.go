@@ -51,7 +51,7 @@ func (s *Service) GetAdvice(ctx context.Context, req *tablev1.GetAdviceRequest) 
 	if err := auth.RequireSelf(ctx, domain, req.GetPlayerId()); err != nil {
 		return nil, err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (s *Service) GetOdds(ctx context.Context, req *tablev1.GetOddsRequest) (*ta
 		if err := checkID("table_id", req.GetTableId()); err != nil {
 			return nil, err
 		}
-		t, err := s.load(req.GetTableId())
+		t, err := s.loadFor(ctx, req.GetTableId())
 		if err != nil {
 			return nil, err
 		}

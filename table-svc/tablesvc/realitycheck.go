@@ -115,7 +115,7 @@ func (s *Service) realityChecks(ctx context.Context, c *change) {
 		ss.Checks = n
 		c.private = append(c.private, &eventsv1.TableEvent{EventId: ulid.Make().String(), TableId: t.ID,
 			OccurTime: timestamppb.New(c.now), Certification: t.Certification, CurrencyCode: t.Currency, CurrencyExponent: t.tableExponent(),
-			Payload: &eventsv1.TableEvent_RealityCheck{RealityCheck: &eventsv1.RealityCheck{PlayerId: p, SessionId: ss.ID,
+			OperatorId: t.operator(), Payload: &eventsv1.TableEvent_RealityCheck{RealityCheck: &eventsv1.RealityCheck{PlayerId: p, SessionId: ss.ID,
 				SessionStartTime: timestamppb.New(ss.Seated), SessionElapsedMs: elapsed.Milliseconds(),
 				CoupsPlayed: ss.Coups, SessionNet: ss.Net, IntervalMs: interval.Milliseconds(), CheckNumber: n}}})
 	}

@@ -21,6 +21,10 @@ import (
 // such a record still reads (UnmarshalJSON).
 type table struct {
 	ID string `json:"id"`
+	// Operator is the operator (tenant) the table belongs to, the
+	// creator's (operator.go); empty for a table stored before tables had
+	// operators: DefaultOperator's (table.operator).
+	Operator string `json:"operator_id,omitempty"`
 	// Rules are the house rules the shell applies whatever the game.
 	Rules shellRules `json:"rules"`
 	// Phase is where the game stands (a copy of its core's).

@@ -52,7 +52,8 @@ func recordViews(t *testing.T, tb *table) map[string]json.RawMessage {
 
 // withoutAdded is view, a table's view in JSON, less the fields added to
 // views since the records were stored, each checked first: the currency's
-// exponent, ISO 4217's for the record's ISO currency (EUR: 2).
+// exponent, ISO 4217's for the record's ISO currency (EUR: 2); the
+// operator, the default one's for a record stored before tables had one.
 func withoutAdded(t *testing.T, view []byte, tb *table) []byte {
 	t.Helper()
 	var m map[string]any
@@ -63,6 +64,10 @@ func withoutAdded(t *testing.T, view []byte, tb *table) []byte {
 		t.Errorf("a stored record in %q: view's currencyExponent %v, want EUR's 2", tb.Currency, m["currencyExponent"])
 	}
 	delete(m, "currencyExponent")
+	if m["operatorId"] != DefaultOperator {
+		t.Errorf("a stored record's view has operatorId %v, want the default operator's %q", m["operatorId"], DefaultOperator)
+	}
+	delete(m, "operatorId")
 	out, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

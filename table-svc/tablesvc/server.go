@@ -140,7 +140,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		shoeID, decks, first = resp.GetShoe().GetShoeId(), resp.GetShoe().GetDecks(), resp.GetShoe()
 	}
 	t := &table{ID: id, ShoeID: shoeID, ShoeDecks: decks, Shoes: 1, Created: time.Now().UTC(), Certification: certification,
-		Rules: hr, Variant: int32(variant)}
+		Rules: hr, Variant: int32(variant), Operator: operatorOf(caller)}
 	if err := create(t); err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Service) GetTable(ctx context.Context, req *tablev1.GetTableRequest) (*
 	if err := checkID("table_id", req.GetTableId()); err != nil {
 		return nil, err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +239,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 		return nil, fail(codes.InvalidArgument, reasonInvalidArgument, "unknown variant %d", req.GetVariant())
 	}
 	f := lobbyFilter{req: req}
+	caller, _ := auth.FromContext(ctx)
 	if req.GetCurrencyCode() != "" {
 		// Tables stored before tables had a currency play in the wallet's
 		// default: while the wallet cannot say which it is, they match no
@@ -272,6 +273,9 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			t := new(table)
 			if err := json.Unmarshal(v, t); err != nil {
 				return err
+			}
+			if !sees(caller, t.operator()) {
+				continue
 			}
 			if tb := toProto(t, viewerOf(ctx)); f.match(tb) {
 				resp.Tables = append(resp.Tables, tb)
@@ -347,7 +351,7 @@ func (s *Service) mutate(ctx context.Context, method, requestID, tableID string,
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.load(tableID)
+	t, err := s.loadFor(ctx, tableID)
 	if err != nil {
 		return nil, err
 	}
@@ -576,7 +580,7 @@ func (s *Service) checkNewPlayer(ctx context.Context, method string, req playerR
 	if err := checkID("table_id", req.GetTableId()); err != nil {
 		return err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return err
 	}
@@ -669,7 +673,7 @@ func (s *Service) AnswerRealityCheck(ctx context.Context, req *tablev1.AnswerRea
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return nil, err
 	}
@@ -694,7 +698,7 @@ func (s *Service) AnswerRealityCheck(ctx context.Context, req *tablev1.AnswerRea
 		}
 		c.private = append(c.private, &eventsv1.TableEvent{EventId: ulid.Make().String(), TableId: t.ID,
 			OccurTime: timestamppb.New(now), Certification: t.Certification, CurrencyCode: t.Currency, CurrencyExponent: t.tableExponent(),
-			Payload: &eventsv1.TableEvent_RealityCheckAnswered{RealityCheckAnswered: &eventsv1.RealityCheckAnswered{
+			OperatorId: t.operator(), Payload: &eventsv1.TableEvent_RealityCheckAnswered{RealityCheckAnswered: &eventsv1.RealityCheckAnswered{
 				PlayerId: p, SessionId: ss.ID, CheckNumber: n, Answer: answer}}})
 		if err := s.save(c, key, hash, nil); err != nil {
 			return nil, err

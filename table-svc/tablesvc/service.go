@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -10,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -247,12 +247,26 @@ func (s *Service) load(id string) (*table, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketTables).Get([]byte(id))
 		if v == nil {
-			return fail(codes.NotFound, reasonTableNotFound, "no table %q", id)
+			return tableNotFound(id)
 		}
 		t = new(table)
 		return json.Unmarshal(v, t)
 	})
 	return t, err
+}
+
+// loadFor reads the table id for the caller of ctx: NOT_FOUND
+// TABLE_NOT_FOUND when it does not exist or is another operator's. A call
+// without a caller (the service's own work) sees every table.
+func (s *Service) loadFor(ctx context.Context, id string) (*table, error) {
+	t, err := s.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := auth.FromContext(ctx); ok && !sees(c, t.operator()) {
+		return nil, tableNotFound(id)
+	}
+	return t, nil
 }
 
 // change collects the events of one state change.
@@ -286,7 +300,7 @@ func (c *change) emit(coupID string, payload proto.Message) {
 	ev := &eventsv1.TableEvent{
 		EventId: ulid.Make().String(), TableId: c.t.ID, CoupId: coupID,
 		Sequence: c.t.EventSeq, OccurTime: timestamppb.Now(), Certification: c.t.Certification,
-		CurrencyCode: c.t.Currency, CurrencyExponent: c.t.tableExponent(),
+		CurrencyCode: c.t.Currency, CurrencyExponent: c.t.tableExponent(), OperatorId: c.t.operator(),
 	}
 	setPayload(ev, payload)
 	c.events = append(c.events, ev)

@@ -50,7 +50,7 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 	}
 	ctx := stream.Context()
 	v := viewerOf(ctx)
-	t, err := s.load(req.GetTableId())
+	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return err
 	}
