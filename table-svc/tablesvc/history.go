@@ -345,6 +345,13 @@ func (r *roundRecord) over() bool { return r.State != int32(tablev1.RoundState_R
 // staffReader reports whether c reads every round.
 func staffReader(c auth.Caller) bool { return c.Role != auth.RolePlayer }
 
+// maxRoundScan is the most rounds one ListRounds call reads: the rounds
+// of other operators are skipped as they are read (there is no index by
+// operator yet), so a page may end short, even empty, with a
+// next_page_token after the last round read, rather than read a whole
+// history of another operator's rounds.
+const maxRoundScan = 1000
+
 // ListRounds implements chemmy.table.v1.TableService.ListRounds.
 func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest) (*tablev1.ListRoundsResponse, error) {
 	caller, _ := auth.FromContext(ctx)
@@ -405,13 +412,15 @@ func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest
 		for k != nil && bytes.Compare(k, hi) >= 0 {
 			k, v = c.Prev()
 		}
+		scanned := 0
 		for ; k != nil && bytes.HasPrefix(k, prefix) && (lo == nil || bytes.Compare(k, lo) >= 0); k, v = c.Prev() {
-			if len(resp.Rounds) == size {
+			if len(resp.Rounds) == size || scanned == s.roundScan {
 				// The next page reads the keys strictly before the
 				// token: k itself and older.
 				resp.NextPageToken = base64.RawURLEncoding.EncodeToString(append(append([]byte(nil), k...), 0))
 				return nil
 			}
+			scanned++
 			rv := rounds.Get(v)
 			if rv == nil {
 				continue

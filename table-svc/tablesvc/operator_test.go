@@ -41,21 +41,48 @@ func TestOperatorsShareNothing(t *testing.T) {
 	bAuditor := func() context.Context { return h.asOf("auditor-b", auth.RoleAuditor, "casino-b") }
 	everywhere := func() context.Context { return h.asOf("auditor-all", auth.RoleAuditor, "*") }
 
-	order := []string{"4C", "3H", "5D", "5S"}
-	for len(order) < 40 {
-		order = append(order, "KD")
+	// aCoup opens a casino-a table on a prepared shoe (its operator's)
+	// where ann and abe play a coup (abe's 9 beats ann's 8): the table
+	// and the coup.
+	aCoup := func() (string, string, string) {
+		t.Helper()
+		order := []string{"4C", "3H", "5D", "5S"}
+		for len(order) < 40 {
+			order = append(order, "KD")
+		}
+		sh, err := h.shoes.CreateShoeFromOrder(aOperator, &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created, err := h.tables.CreateTable(aOperator, &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: certMoney(nil), ShoeId: sh.GetShoe().GetShoeId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := created.GetTable().GetTableId()
+		for _, p := range []struct {
+			ctx func() context.Context
+			id  string
+		}{{ann, "ann"}, {abe, "abe"}} {
+			if _, err := h.tables.JoinTable(p.ctx(), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: id, PlayerId: p.id}); err != nil {
+				t.Fatalf("%s joins casino-a's table: %v", p.id, err)
+			}
+		}
+		if _, err := h.tables.AcceptBank(ann(), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "ann", Amount: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		bet, err := h.tables.PlaceBet(abe(), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "abe", Amount: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		coup := bet.GetTable().GetLastCoup().GetCoupId()
+		if coup == "" || !bet.GetTable().GetLastCoup().GetSettled() {
+			t.Fatalf("no settled coup at casino-a's table: %v", bet.GetTable().GetLastCoup())
+		}
+		return id, created.GetTable().GetOperatorId(), coup
 	}
-	sh, err := h.shoes.CreateShoeFromOrder(aOperator, &shoev1.CreateShoeFromOrderRequest{RequestId: h.rid(), Cards: order, TestShoe: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := h.tables.CreateTable(aOperator, &tablev1.CreateTableRequest{RequestId: h.rid(), HouseRules: certMoney(nil), ShoeId: sh.GetShoe().GetShoeId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := created.GetTable().GetTableId()
-	if got := created.GetTable().GetOperatorId(); got != "casino-a" {
-		t.Fatalf("casino-a's table has operator_id %q", got)
+	a, aOp, coup := aCoup()
+	if aOp != "casino-a" {
+		t.Fatalf("casino-a's table has operator_id %q", aOp)
 	}
 	bResp, err := h.tables.CreateTable(bCroupier(), &tablev1.CreateTableRequest{RequestId: h.rid()})
 	if err != nil {
@@ -74,27 +101,6 @@ func TestOperatorsShareNothing(t *testing.T) {
 	d := dResp.GetTable().GetTableId()
 	if got := dResp.GetTable().GetOperatorId(); got != "operator" {
 		t.Fatalf("a table of no operator's caller has operator_id %q, want operator", got)
-	}
-
-	// casino-a's players play a coup: abe's 9 beats ann's 8.
-	for _, p := range []struct {
-		ctx func() context.Context
-		id  string
-	}{{ann, "ann"}, {abe, "abe"}} {
-		if _, err := h.tables.JoinTable(p.ctx(), &tablev1.JoinTableRequest{RequestId: h.rid(), TableId: a, PlayerId: p.id}); err != nil {
-			t.Fatalf("%s joins casino-a's table: %v", p.id, err)
-		}
-	}
-	if _, err := h.tables.AcceptBank(ann(), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: a, PlayerId: "ann", Amount: 1000}); err != nil {
-		t.Fatal(err)
-	}
-	bet, err := h.tables.PlaceBet(abe(), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: a, PlayerId: "abe", Amount: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	coup := bet.GetTable().GetLastCoup().GetCoupId()
-	if coup == "" || !bet.GetTable().GetLastCoup().GetSettled() {
-		t.Fatalf("no settled coup at casino-a's table: %v", bet.GetTable().GetLastCoup())
 	}
 
 	// Across the boundary: what a table that does not exist gets.
@@ -217,6 +223,20 @@ func TestOperatorsShareNothing(t *testing.T) {
 	if _, err := h.tables.GetRound(ann(), &tablev1.GetRoundRequest{TableId: a, CoupId: coup}); err != nil {
 		t.Errorf("ann reads her round: %v", err)
 	}
+
+	// A page reads at most roundScan rounds: with two rounds of casino-a
+	// in the history, casino-b's page ends short, with a token, after the
+	// first one read; the next one is the last.
+	aCoup()
+	h.table.roundScan = 1
+	page, err := h.tables.ListRounds(bAuditor(), &tablev1.ListRoundsRequest{})
+	if err != nil || len(page.GetRounds()) != 0 || page.GetNextPageToken() == "" {
+		t.Errorf("casino-b's first page, one round read: %v %v, want none and a next_page_token", page, err)
+	} else if page, err = h.tables.ListRounds(bAuditor(), &tablev1.ListRoundsRequest{PageToken: page.GetNextPageToken()}); err != nil ||
+		len(page.GetRounds()) != 0 || page.GetNextPageToken() != "" {
+		t.Errorf("casino-b's second page: %v %v, want none and no token", page, err)
+	}
+	h.table.roundScan = maxRoundScan
 }
 
 // TestOperatorOfOldRecords: a table and a round stored before tables had

@@ -143,6 +143,9 @@ type Service struct {
 	// lobbyScan is the most tables one ListTables call reads
 	// (maxLobbyScan; tests lower it).
 	lobbyScan int
+	// roundScan is the most rounds one ListRounds call reads
+	// (maxRoundScan; tests lower it).
+	roundScan int
 
 	mu        sync.Mutex
 	stuck     map[string]time.Time // tables whose advance failed, since when; retried

@@ -57,7 +57,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		c.SeedWindow = DefaultSeedWindow
 	}
 	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, seedWindow: c.SeedWindow, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
-		metrics: newTableMetrics(), lobbyScan: maxLobbyScan}
+		metrics: newTableMetrics(), lobbyScan: maxLobbyScan, roundScan: maxRoundScan}
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)

@@ -320,7 +320,10 @@ type TableServiceClient interface {
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
 	// -round-retention (default 12 months). Only the caller's operator's
-	// rounds are listed (every operator's for a deployment-wide auditor).
+	// rounds are listed (every operator's for a deployment-wide auditor):
+	// a call reads at most 1,000 rounds, so a page may hold fewer than
+	// page_size rounds, even none, and still give a next_page_token; page
+	// on while it is set.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (page_size, a malformed
 	// page_token, both player_id and table_id, end_time before
 	// start_time), NOT_FOUND TABLE_NOT_FOUND (table_id names a table of
@@ -928,7 +931,10 @@ type TableServiceServer interface {
 	// (state ROUND_STATE_IN_PLAY) without outcome. Every player's last 10
 	// rounds are kept always; older ones expire after the service's
 	// -round-retention (default 12 months). Only the caller's operator's
-	// rounds are listed (every operator's for a deployment-wide auditor).
+	// rounds are listed (every operator's for a deployment-wide auditor):
+	// a call reads at most 1,000 rounds, so a page may hold fewer than
+	// page_size rounds, even none, and still give a next_page_token; page
+	// on while it is set.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (page_size, a malformed
 	// page_token, both player_id and table_id, end_time before
 	// start_time), NOT_FOUND TABLE_NOT_FOUND (table_id names a table of
