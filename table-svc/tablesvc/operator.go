@@ -57,3 +57,16 @@ func sees(c auth.Caller, op string) bool {
 func tableNotFound(id string) error {
 	return fail(codes.NotFound, reasonTableNotFound, "no table %q", id)
 }
+
+// requester is the part of a request's idempotency key (requestKey) that
+// says whose it is besides his subject: his role, and his operator
+// unless it is the default one (whose keys keep the shape they had
+// before operators), so that two operators' members of staff or players
+// of the same subject never share a request. The role is one of a few
+// words without "@": no operator's key is another's.
+func requester(c auth.Caller) string {
+	if c.Operator == "" || c.Operator == DefaultOperator {
+		return string(c.Role)
+	}
+	return string(c.Role) + "@" + c.Operator
+}

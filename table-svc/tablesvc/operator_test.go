@@ -237,6 +237,23 @@ func TestOperatorsShareNothing(t *testing.T) {
 		t.Errorf("casino-b's second page: %v %v, want none and no token", page, err)
 	}
 	h.table.roundScan = maxRoundScan
+
+	// Two operators' members of staff of one subject are two callers: the
+	// same request of each opens a table of each.
+	same := &tablev1.CreateTableRequest{RequestId: "same-request"}
+	one, err := h.tables.CreateTable(h.asOf("croupier-x", auth.RoleCroupier, "casino-a"), same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := h.tables.CreateTable(h.asOf("croupier-x", auth.RoleCroupier, "casino-b"), same)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.GetTable().GetTableId() == other.GetTable().GetTableId() || one.GetTable().GetOperatorId() != "casino-a" ||
+		other.GetTable().GetOperatorId() != "casino-b" {
+		t.Fatalf("one request of croupier-x of casino-a and of casino-b: %s of %s, %s of %s", one.GetTable().GetTableId(),
+			one.GetTable().GetOperatorId(), other.GetTable().GetTableId(), other.GetTable().GetOperatorId())
+	}
 }
 
 // TestOperatorOfOldRecords: a table and a round stored before tables had

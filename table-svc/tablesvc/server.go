@@ -62,7 +62,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	// Request ids are the caller's: another's CreateTable with the same id
 	// is another request. Its retries run one at a time (the claim of a
 	// named shoe is keyed by it).
-	key, hash := "CreateTable/"+string(caller.Role)+"/"+caller.Subject+"/"+req.GetRequestId(), store.Hash(req)
+	key, hash := "CreateTable/"+requester(caller)+"/"+caller.Subject+"/"+req.GetRequestId(), store.Hash(req)
 	unlock := s.lock(key)
 	defer unlock()
 	var prior []byte
@@ -77,7 +77,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return nil, err
 	}
 	if prior != nil {
-		t, err := s.load(string(prior))
+		t, err := s.loadFor(ctx, string(prior))
 		if err != nil {
 			return nil, err
 		}
@@ -564,7 +564,7 @@ func (s *Service) CloseTable(ctx context.Context, req *tablev1.CloseTableRequest
 // another request.
 func requestKey(ctx context.Context, method, requestID string) string {
 	caller, _ := auth.FromContext(ctx)
-	return method + "/" + string(caller.Role) + "/" + caller.Subject + "/" + requestID
+	return method + "/" + requester(caller) + "/" + caller.Subject + "/" + requestID
 }
 
 // checkNewPlayer refuses a self-excluded player's JoinTable or
