@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	_ "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1" // the event types, by name
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1" // the event types, by name too
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 )
@@ -28,9 +28,13 @@ import (
 // eventsOptions are `chemmy events`'s flags.
 type eventsOptions struct {
 	url, nkey, table, subject string
-	all, follow               bool
-	max                       int
-	wait                      time.Duration
+	// operator: only the table events of this operator (their
+	// operator_id; an event recorded before events had one is the
+	// default operator's, "operator").
+	operator    string
+	all, follow bool
+	max         int
+	wait        time.Duration
 }
 
 // eventsFlags parses `chemmy events`'s args.
@@ -41,6 +45,7 @@ func eventsFlags(args []string, out io.Writer) (eventsOptions, error) {
 	fs.StringVar(&o.url, "nats-url", "nats://127.0.0.1:4222", "NATS with the CHEMMY stream")
 	fs.StringVar(&o.nkey, "nkey", filepath.Join(".chemmy", "nats-keys", "reader.nk"), "nkey seed file of a user who may read the stream (make run writes the read-only reader's); empty: none")
 	fs.StringVar(&o.table, "table", "", "only this table's events (chemmy.table.ID.>)")
+	fs.StringVar(&o.operator, "operator", "", "only the table events of this operator (their operator_id; the default operator is 'operator'); empty: every event")
 	fs.StringVar(&o.subject, "subject", "chemmy.>", "subject filter, when -table is not given (e.g. 'chemmy.wallet.>')")
 	fs.BoolVar(&o.follow, "follow", false, "after the events stored, wait for new ones and print them as they come, until Ctrl-C (or -n, -wait)")
 	fs.BoolVar(&o.all, "all", false, "with -follow: from the start of the stream, not only new events (without -follow the stored events are printed from the start anyway)")
@@ -134,8 +139,9 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 		wait = endWait
 	}
 	enc := json.NewEncoder(w)
-	for n := 0; o.max == 0 || n < o.max; n++ {
-		if !o.follow && uint64(n) >= stored {
+	read := 0 // messages read, printed or not (-operator)
+	for n := 0; o.max == 0 || n < o.max; read++ {
+		if !o.follow && uint64(read) >= stored {
 			return nil
 		}
 		var nopts []jetstream.FetchOpt
@@ -149,8 +155,11 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 			}
 			return err
 		}
-		if err := enc.Encode(eventJSON(msg)); err != nil {
-			return err
+		if ofOperator(msg, o.operator) {
+			if err := enc.Encode(eventJSON(msg)); err != nil {
+				return err
+			}
+			n++
 		}
 		if md, err := msg.Metadata(); !o.follow && err == nil && md.NumPending == 0 {
 			return nil // the end of the stream as it stands
@@ -160,6 +169,34 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 }
 
 var errQuiet = errors.New("no event for -wait")
+
+// defaultOperator is the operator of a table event that names none (one
+// recorded before events had an operator_id).
+const defaultOperator = "operator"
+
+// ofOperator reports whether msg is to be printed with -operator op: any
+// message when op is empty, else only a table event of operator op.
+func ofOperator(msg jetstream.Msg, op string) bool {
+	if op == "" {
+		return true
+	}
+	typ := msg.Headers().Get(outbox.TypeHeader)
+	if typ == "" {
+		typ, _ = outbox.EventType(msg.Subject())
+	}
+	if typ != string((&eventsv1.TableEvent{}).ProtoReflect().Descriptor().FullName()) {
+		return false
+	}
+	ev := new(eventsv1.TableEvent)
+	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+		return false
+	}
+	got := ev.GetOperatorId()
+	if got == "" {
+		got = defaultOperator
+	}
+	return got == op
+}
 
 // next is the next message, waiting up to wait (0: for ever, until ctx).
 func next(ctx context.Context, cons jetstream.Consumer, wait time.Duration, opts []jetstream.FetchOpt) (jetstream.Msg, error) {

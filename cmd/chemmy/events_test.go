@@ -86,6 +86,28 @@ func TestEvents(t *testing.T) {
 	if len(kinds) != 2 || kinds[0] != "table_created" || kinds[1] != "player_seated" {
 		t.Errorf("kinds %v", kinds)
 	}
+	// -operator: the table's events are the default operator's (the demo
+	// tokens name no operator), none another's.
+	for op, want := range map[string]bool{"operator": true, "casino-x": false} {
+		var got bytes.Buffer
+		oo := eventsOptions{url: st.NATSURL, nkey: st.NATSKeys.SeedFile(natsauth.Reader), table: ids[1], operator: op}
+		if err := followEvents(ctx, oo, &got); err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		for sc := bufio.NewScanner(&got); sc.Scan(); lines++ {
+			var p struct{ Event map[string]any }
+			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+				t.Fatalf("%q: %v", sc.Bytes(), err)
+			}
+			if p.Event["operatorId"] != "operator" {
+				t.Errorf("-operator %s printed %s", op, sc.Bytes())
+			}
+		}
+		if (lines >= 2) != want || (!want && lines != 0) {
+			t.Errorf("-operator %s printed %d events of table %s", op, lines, ids[1])
+		}
+	}
 	// Without the reader's key the embedded NATS refuses.
 	o.nkey = ""
 	if err := followEvents(ctx, o, &out); err == nil {
