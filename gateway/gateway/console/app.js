@@ -311,7 +311,7 @@ async function watch(id) {
 
 // The envelope's fields (chemmy.events.v1.TableEvent); the other one is
 // the payload, named by its kind.
-const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent"];
+const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent", "operatorId"];
 
 function onWatch(m) {
   if (m.table) { render(m.table); return; }
