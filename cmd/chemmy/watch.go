@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chemmy/chemmy/gateway/gateway"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
@@ -58,13 +57,13 @@ func (l *loader) watch(ctx context.Context, id string, st *watchStats) {
 			return
 		}
 		switch reason := errs.Info(err).GetReason(); {
-		case status.Code(err) == codes.Unavailable && reason == "GATEWAY_DRAINING":
+		case status.Code(err) == codes.Unavailable && reason == gateway.ReasonGatewayDraining:
 			st.drained.Add(1)
-		case status.Code(err) == codes.Unavailable && reason == "BACKEND_UNAVAILABLE":
+		case status.Code(err) == codes.Unavailable && reason == gateway.ReasonBackendUnavailable:
 			st.backend.Add(1)
 		case status.Code(err) == codes.Unavailable && reason == "":
 			st.broken.Add(1)
-		case errors.Is(err, io.EOF), err != nil:
+		case err != nil: // another status, or io.EOF: the stream's end
 			st.other.Add(1)
 			st.firstOther.CompareAndSwap(nil, fmt.Sprint(err))
 		}

@@ -96,21 +96,9 @@ func (a *authz) authenticate(ctx context.Context) (auth.Caller, string, error) {
 }
 
 func (a *authz) authenticateToken(ctx context.Context) (auth.Caller, string, error) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get("authorization")
-	if len(vals) == 0 {
-		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
-			`missing "authorization: Bearer <token>" metadata`)
-	}
-	if len(vals) > 1 {
-		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown,
-			"more than one authorization value")
-	}
-	scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	token = strings.TrimSpace(token)
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return auth.Caller{}, "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
-			`authorization metadata is not "Bearer <token>"`)
+	token, err := bearer(ctx)
+	if err != nil {
+		return auth.Caller{}, "", err
 	}
 	if strings.HasPrefix(token, LaunchTokenPrefix) && a.launch != nil {
 		return a.launch.authenticate(ctx, token)
@@ -227,7 +215,8 @@ func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ended := make(chan error, 1)
-	go a.launch.follow(ctx, bearer(ss.Context()), cancel, ended)
+	token, _ := bearer(ss.Context()) // authorize has checked it
+	go a.launch.follow(ctx, token, cancel, ended)
 	err = h(srv, &checkedStream{ServerStream: ss, ctx: ctx, caller: c, table: table, rule: r})
 	select {
 	case e := <-ended:
@@ -237,16 +226,27 @@ func (a *authz) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	}
 }
 
-// bearer is the bearer token of the incoming call (authenticateToken
-// has checked its form).
-func bearer(ctx context.Context) string {
+// bearer is the bearer token of the incoming call: its one
+// "authorization: Bearer <token>" value; UNAUTHENTICATED TOKEN_MISSING
+// without one, TOKEN_UNKNOWN with several.
+func bearer(ctx context.Context) (string, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
-	if len(vals) != 1 {
-		return ""
+	if len(vals) == 0 {
+		return "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+			`missing "authorization: Bearer <token>" metadata`)
 	}
-	_, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	return strings.TrimSpace(token)
+	if len(vals) > 1 {
+		return "", errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown,
+			"more than one authorization value")
+	}
+	scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", errs.New(codes.Unauthenticated, Domain, ReasonTokenMissing,
+			`authorization metadata is not "Bearer <token>"`)
+	}
+	return token, nil
 }
 
 // checkedStream carries the caller and checks the self field of the first
