@@ -16,7 +16,7 @@
 //	               negative: for ever), and in seamless mode an ended round's
 //	               record; coup settlements are kept for ever
 //	-stream-max-age, -stream-max-bytes, -stream-replicas  limits of the CHEMMY
-//	               event stream when this service creates it (default 720h, 1 GiB,
+//	               event stream when this service creates it (default 168h, 1 GiB,
 //	               1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
 //	               stream is never changed
 //	-session-gap   a pause in a player's play longer than this ends his session

@@ -33,7 +33,7 @@
 //	                 1024, to NATS, the stores and the rest; negative: none); more are closed at once
 //	-max-conns-per-addr N  of those, per client IP address (default 256; negative: none)
 //	-stream-max-age D, -stream-max-bytes N, -stream-replicas N
-//	                 limits of the CHEMMY event stream when it is created (default 720h,
+//	                 limits of the CHEMMY event stream when it is created (default 168h,
 //	                 1 GiB, 1; at least 1h, 4 MiB, 1..5; negative age or bytes: none); an existing
 //	                 stream is never changed
 //	-wallet MODE     transfer (default) or seamless; a data dir keeps the mode it was first run in

@@ -123,12 +123,17 @@ func TestMetricsOfTheStack(t *testing.T) {
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		mfs = scrape(t, url)
 		backlog, n := series(mfs, "chemmy_outbox_backlog", nil)
-		if backlog == 0 && n == 3 {
+		target, nt := series(mfs, "chemmy_event_stream_retention_target_seconds", nil)
+		if backlog == 0 && n == 3 && nt == 3 && target == 3*7*86400 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("outbox backlog %v in %d series", backlog, n)
+			t.Fatalf("outbox backlog %v in %d series; retention target %v in %d series", backlog, n, target, nt)
 		}
+	}
+	// The stack's stream keeps its 7 days: a coup is far from 1 GiB.
+	if short, n := series(mfs, "chemmy_event_stream_retention_short", nil); short != 0 || n != 3 {
+		t.Errorf("chemmy_event_stream_retention_short: %v in %d series, want 0 in 3", short, n)
 	}
 
 	c := dial(t, st.GatewayAddr)

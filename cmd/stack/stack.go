@@ -104,7 +104,7 @@ type Config struct {
 	OperatorID string
 	// Stream: the limits of the CHEMMY event stream, created with them
 	// before the services start when it does not exist (an existing stream
-	// is never changed); zero fields take outbox's defaults (30 days,
+	// is never changed); zero fields take outbox's defaults (7 days,
 	// 1 GiB, 1 replica); limits outbox.StreamLimits.Validate refuses fail
 	// Start.
 	Stream outbox.StreamLimits

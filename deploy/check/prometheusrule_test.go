@@ -59,8 +59,9 @@ func exported(reg map[string]bool, name string) bool {
 }
 
 // TestPrometheusRule: every render with the prometheus component has the
-// PrometheusRule chemmy with the five alerts (stuck tables, outbox
-// backlog, escrow intents, error rate, certificate expiry), each with a
+// PrometheusRule chemmy with the six alerts (stuck tables, outbox
+// backlog, escrow intents, error rate, certificate expiry, event
+// retention), each with a
 // for duration, a severity and a summary, reading only metrics the code
 // exports.
 func TestPrometheusRule(t *testing.T) {
@@ -108,7 +109,7 @@ func TestPrometheusRule(t *testing.T) {
 			}
 		}
 		slices.Sort(alerts)
-		if want := []string{"ChemmyCertificateExpiry", "ChemmyErrorRate", "ChemmyEscrowIntents", "ChemmyOutboxBacklog", "ChemmyTablesStuck"}; !slices.Equal(alerts, want) {
+		if want := []string{"ChemmyCertificateExpiry", "ChemmyErrorRate", "ChemmyEscrowIntents", "ChemmyEventRetentionShort", "ChemmyOutboxBacklog", "ChemmyTablesStuck"}; !slices.Equal(alerts, want) {
 			t.Errorf("%s: alerts %v, want %v", dir, alerts, want)
 		}
 	}

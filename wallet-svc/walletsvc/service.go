@@ -90,7 +90,7 @@ type Config struct {
 	RequestRetention time.Duration
 	// Stream: the limits of the CHEMMY event stream when this service
 	// creates it (an existing stream is never changed); zero fields take
-	// the defaults: 30 days, 1 GiB, 1 replica (package outbox).
+	// the defaults: 7 days, 1 GiB, 1 replica (package outbox).
 	Stream outbox.StreamLimits
 	// Trust: the service's certificate, key and the suite's CA (mutual
 	// TLS; callers identified by certificate and the gateway's signed

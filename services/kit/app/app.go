@@ -60,7 +60,7 @@ type Config struct {
 	NATSNkeyFile string
 	// Stream: the limits of the CHEMMY stream, used only when this service
 	// is the one that creates it (an existing stream is never changed);
-	// zero fields take outbox's defaults (30 days, 1 GiB, 1 replica);
+	// zero fields take outbox's defaults (7 days, 1 GiB, 1 replica);
 	// limits outbox.StreamLimits.Validate refuses fail Start.
 	Stream outbox.StreamLimits
 	// Trust: the service's certificate, key and the suite's CA, or

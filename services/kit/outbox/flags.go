@@ -9,7 +9,7 @@ import (
 )
 
 // RegisterStreamFlags adds -stream-max-age, -stream-max-bytes and
-// -stream-replicas to fs, with the defaults of StreamLimits (720h, 1 GiB,
+// -stream-replicas to fs, with the defaults of StreamLimits (168h, 1 GiB,
 // 1), and returns the StreamLimits they fill when fs is parsed. A value
 // StreamLimits.Validate refuses (an age below 1h, a size below 4 MiB,
 // replicas outside 1..5) fails the parse with its reason. The limits

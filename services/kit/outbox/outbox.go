@@ -33,9 +33,10 @@
 // order, all the same.
 //
 // The stream CHEMMY is created by the first service whose relay finds it
-// missing (CreateStream), with that service's StreamLimits (defaults: 30
+// missing (CreateStream), with that service's StreamLimits (defaults: 7
 // days, 1 GiB, 1 replica; the oldest events are discarded at a limit) and
-// atomic batch publish allowed. No service ever updates an existing
+// atomic batch publish allowed. Its relays judge how long it keeps events
+// (Retention, the gauges chemmy_event_stream_retention_*). No service ever updates an existing
 // stream: an operator's limits (nats stream edit CHEMMY) stay; a service
 // whose settings differ logs a warning at start.
 //
@@ -166,7 +167,7 @@ func Connect(url, name, nkeyFile string, extra ...nats.Option) (*nats.Conn, erro
 
 // Defaults of StreamLimits.
 const (
-	DefaultStreamMaxAge = 30 * 24 * time.Hour // 30 days
+	DefaultStreamMaxAge = RetentionGoal // 7 days
 	// DefaultStreamMaxBytes is 1 GiB: JetStream refuses to create a stream
 	// whose max_bytes exceeds the server's max_file_store (4 GB in
 	// deploy/k8s; 75% of the free disk for the embedded NATS), so the
@@ -197,7 +198,7 @@ const (
 // the minimums.
 type StreamLimits struct {
 	// MaxAge: events older than this are discarded; default
-	// DefaultStreamMaxAge (30 days); negative: no age limit; at least
+	// DefaultStreamMaxAge (7 days); negative: no age limit; at least
 	// MinStreamMaxAge (1 hour) when positive.
 	MaxAge time.Duration
 	// MaxBytes: the stream's size in bytes; default DefaultStreamMaxBytes
@@ -417,6 +418,7 @@ type Relay struct {
 	backlog   atomic.Int64  // messages in the outbox at the last drain
 	sent      atomic.Uint64 // messages published and removed
 	pubErrors atomic.Uint64 // failed attempts to publish
+	ret       retention     // the stream's retention (watchRetention)
 
 	// For Health: how long events may wait (WithStallAfter), the clock,
 	// and, under hmu, when the relay last made progress (published, or
@@ -522,7 +524,7 @@ func (r *Relay) succeeded() {
 // the same file on one registry is refused).
 func (r *Relay) Register(reg prometheus.Registerer) error {
 	l := prometheus.Labels{"db": strings.TrimSuffix(filepath.Base(r.db.Path()), ".db")}
-	for _, c := range []prometheus.Collector{
+	for _, c := range append([]prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_outbox_backlog", ConstLabels: l,
 			Help: "Events stored in the outbox and not yet published, as of the relay's last pass."},
 			func() float64 { return float64(r.backlog.Load()) }),
@@ -532,7 +534,7 @@ func (r *Relay) Register(reg prometheus.Registerer) error {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_publish_errors_total", ConstLabels: l,
 			Help: "Failed attempts of the outbox relay to publish (stream unavailable, no acknowledgement, outbox write); each is retried."},
 			func() float64 { return float64(r.pubErrors.Load()) }),
-	} {
+	}, r.retentionCollectors(l)...) {
 		if err := reg.Register(c); err != nil {
 			return fmt.Errorf("outbox metrics: %w", err)
 		}
@@ -676,6 +678,12 @@ func (r *Relay) Run(ctx context.Context) {
 		}
 	}
 	ready := false
+	watching := make(chan struct{})
+	defer func() {
+		if ready {
+			<-watching
+		}
+	}()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	r.hmu.Lock()
@@ -693,6 +701,7 @@ func (r *Relay) Run(ctx context.Context) {
 			} else {
 				ready = true
 				r.succeeded()
+				go func() { r.watchRetention(ctx); close(watching) }()
 			}
 		}
 		if ready {

@@ -215,7 +215,7 @@ func TestStreamCreatedWithLimits(t *testing.T) {
 		bytes    int64
 		replicas int
 	}{
-		"defaults":  {StreamLimits{}, 30 * 24 * time.Hour, 1 << 30, 1},
+		"defaults":  {StreamLimits{}, 7 * 24 * time.Hour, 1 << 30, 1},
 		"given":     {StreamLimits{MaxAge: 48 * time.Hour, MaxBytes: 8 << 20, Replicas: 1}, 48 * time.Hour, 8 << 20, 1},
 		"unlimited": {StreamLimits{MaxAge: -1, MaxBytes: -1}, 0, -1, 1},
 	} {
