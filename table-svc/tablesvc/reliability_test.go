@@ -2,6 +2,8 @@ package tablesvc
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -587,5 +589,49 @@ func TestCreateTableRequestIDsAreTheCallers(t *testing.T) {
 	}
 	if a.GetTable().GetTableId() == b.GetTable().GetTableId() {
 		t.Fatal("the operator got the croupier's table")
+	}
+}
+
+// TestCreateTableOnTheCallersClock: CreateTable's call to shoe-svc for
+// the table's first shoe is bounded by the caller's deadline, not by the
+// 5 s of one internal call (bulk setup on a busy machine waits for
+// shoe-svc longer than that), and by a minute when the caller set none.
+func TestCreateTableOnTheCallersClock(t *testing.T) {
+	h := newHarness(t)
+	var mu sync.Mutex
+	var left []time.Duration // time left to CreateShoe's deadline; -1: none
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if strings.HasSuffix(method, "/CreateShoe") {
+			d := time.Duration(-1)
+			if dl, ok := ctx.Deadline(); ok {
+				d = time.Until(dl)
+			}
+			mu.Lock()
+			left = append(left, d)
+			mu.Unlock()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}))
+	croupier := auth.Caller{Subject: "croupier-1", Role: auth.RoleCroupier}
+	ctx, cancel := context.WithTimeout(auth.Outgoing(context.Background(), croupier), 5*time.Minute)
+	defer cancel()
+	if _, err := h.tables.CreateTable(ctx, &tablev1.CreateTableRequest{RequestId: h.rid()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.tables.CreateTable(auth.Outgoing(context.Background(), croupier), &tablev1.CreateTableRequest{RequestId: h.rid()}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(left) != 2 {
+		t.Fatalf("%d CreateShoe calls, want 2", len(left))
+	}
+	// The caller's 5 minutes reach shoe-svc (less the time spent getting
+	// there); without a deadline, one minute.
+	if left[0] < 4*time.Minute || left[0] > 5*time.Minute {
+		t.Errorf("with the caller's 5 minutes, CreateShoe had %v", left[0])
+	}
+	if left[1] < 50*time.Second || left[1] > time.Minute {
+		t.Errorf("without a caller's deadline, CreateShoe had %v, want about a minute", left[1])
 	}
 }

@@ -90,7 +90,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	}
 	id := s.idPrefix + ulid.Make().String()
 	shoeID := req.GetShoeId()
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	cctx, cancel := setupContext(ctx)
 	defer cancel()
 	var (
 		decks int32

@@ -19,6 +19,22 @@ import (
 // callTimeout bounds one call to shoe-svc or wallet-svc.
 const callTimeout = 5 * time.Second
 
+// setupTimeout bounds CreateTable's calls to shoe-svc (its first shoe, or
+// the claim of a named one) when its caller set no deadline: a table's
+// setup is not on callTimeout's clock, because a platform opening many
+// tables at once on a busy machine makes shoe-svc's shuffles and writes
+// wait their turn. With a deadline, the caller's holds.
+const setupTimeout = time.Minute
+
+// setupContext is ctx for CreateTable's calls to shoe-svc: ctx itself
+// when it has a deadline, else bounded by setupTimeout.
+func setupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, setupTimeout)
+}
+
 // closeShoe closes the table's shoe (its reveal becomes public); a shoe
 // already closed is done, and one that refuses (e.g. a prepared shoe
 // before 5/6) is left behind with a warning. Without an answer it returns
