@@ -132,7 +132,7 @@ func (m *walletMetrics) observe(t *txn, method, key string) {
 	counts, house := map[string]int{}, map[paid]int64{}
 	for _, p := range t.transfers {
 		counts[p.tr.GetReason()]++
-		if base, _ := splitCurrency(p.tr.GetCreditAccountId(), m.def); base == AccountCommission {
+		if base, _ := splitCurrency(bare(p.tr.GetCreditAccountId()), m.def); base == AccountCommission {
 			house[paid{p.tr.GetReason(), p.tr.GetCurrencyCode()}] += p.tr.GetAmount()
 		}
 	}
