@@ -505,8 +505,10 @@ func limitChanges(tx *bbolt.Tx, key string, n int) ([]*walletv1.LimitChange, err
 }
 
 // recordLimitChange keeps ch in the audit trail and puts its
-// PlayerLimitsChanged event in the outbox, in transaction tx.
-func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error {
+// PlayerLimitsChanged event (of the account's operator, defOp for the
+// default operator's, with the API's account id) in the outbox, in
+// transaction tx.
+func recordLimitChange(tx *bbolt.Tx, key, defOp string, ch *walletv1.LimitChange) error {
 	v, err := marshal.Marshal(ch)
 	if err != nil {
 		return err
@@ -519,7 +521,7 @@ func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error
 	if err := logLimitChange(tx, k); err != nil {
 		return err
 	}
-	op, _ := splitOperator(ch.GetAccountId())
+	op := operatorOfKey(ch.GetAccountId(), defOp)
 	pub := proto.Clone(ch).(*walletv1.LimitChange)
 	pub.AccountId = bare(ch.GetAccountId())
 	ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: ch.GetEventId(), OccurTime: ch.GetChangeTime(), OperatorId: op,
@@ -578,7 +580,7 @@ func (s *Service) SetPlayerLimits(ctx context.Context, req *walletv1.SetPlayerLi
 			if rec.Pending != nil {
 				ch.PendingLimits, ch.PendingEffectiveTime = rec.Pending.proto(), timestamppb.New(rec.PendingAt)
 			}
-			if err := recordLimitChange(t.tx, key, ch); err != nil {
+			if err := recordLimitChange(t.tx, key, t.sc.def, ch); err != nil {
 				return nil, err
 			}
 			out, err := limitsResponse(t.tx, key, s.currency, t.nowT, t.sessionGap())

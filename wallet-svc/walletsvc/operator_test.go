@@ -1,6 +1,7 @@
 package walletsvc
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,9 +9,12 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
+	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 // Two operators' callers: the default operator's ("operator", as the
@@ -197,8 +201,10 @@ func TestOperatorsShareNothing(t *testing.T) {
 	if len(ra.GetOperators()) != 1 || ra.GetOperators()[0].GetOperatorId() != "acme" || inWallet(ra) != 800 {
 		t.Errorf("acme's audit: operators %v, in wallet %d; want acme's only, 800", ra.GetOperators(), inWallet(ra))
 	}
-	if ra.GetTransfersReplayed() != 5 { // 2 deposits, bet lost, commission... and nothing of the default operator's
-		t.Logf("acme's transfers: %d", ra.GetTransfersReplayed())
+	// acme's two deposits, ann's lost bet, bob's commission: nothing of
+	// the default operator's three deposits.
+	if ra.GetTransfersReplayed() != 4 || ra.GetOperators()[0].GetTransfersReplayed() != 4 {
+		t.Errorf("acme's audit replayed %d transfers, want his 4", ra.GetTransfersReplayed())
 	}
 	ro := audit(opAudit, "")
 	if len(ro.GetOperators()) != 1 || ro.GetOperators()[0].GetOperatorId() != "operator" || inWallet(ro) != 1070 {
@@ -290,4 +296,50 @@ func TestMigrateModeSeesEveryOperator(t *testing.T) {
 	e.stop()
 	_, _, err := MigrateMode(e.path, ModeSeamless, "tester@host", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	wantRefusal(t, err, ModeTransfer, ModeSeamless, "acme/player:dan: balance 300, held 0 (minor units of EUR)")
+}
+
+// TestOperatorEvents: a transfer's and a limit change's events name the
+// API's account ids and carry their operator.
+func TestOperatorEvents(t *testing.T) {
+	e := newEnv(t)
+	e.deposit("player:bob", 10)
+	if _, err := e.c.Deposit(as(acmeStaff), &walletv1.DepositRequest{RequestId: "d", AccountId: "player:bob", Amount: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.SetPlayerLimits(as(acmeStaff), &walletv1.SetPlayerLimitsRequest{RequestId: "l", AccountId: "player:bob",
+		Limits: &walletv1.PlayerLimits{DailyLossLimit: 500}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := outbox.Pending(e.svc.db, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range msgs {
+		x := &eventsv1.WalletEvent{}
+		if err := proto.Unmarshal(m.Payload, x); err != nil {
+			t.Fatal(err)
+		}
+		if tr := x.GetTransferRecorded(); tr != nil {
+			got[fmt.Sprintf("%s %s->%s %d", x.GetOperatorId(), tr.GetDebitAccountId(), tr.GetCreditAccountId(), tr.GetAmount())] = "transfer"
+		}
+		if ch := x.GetPlayerLimitsChanged().GetChange(); ch != nil {
+			got[x.GetOperatorId()+" limits "+ch.GetAccountId()] = "limits"
+		}
+	}
+	for _, want := range []string{"operator external:funding->player:bob 10", "acme external:funding->player:bob 20", "acme limits player:bob"} {
+		if got[want] == "" {
+			t.Errorf("no event %q among %v", want, got)
+		}
+	}
+	// The limit change as acme's staff lists it, none as the default's.
+	for c, want := range map[auth.Caller]int{acmeStaff: 1, opStaff: 0} {
+		r, err := e.c.ListLimitChanges(as(c), &walletv1.ListLimitChangesRequest{})
+		if err != nil || len(r.GetChanges()) != want {
+			t.Fatalf("%s's ListLimitChanges: %v, %v; want %d", c.Operator, r.GetChanges(), err, want)
+		}
+		if want == 1 && r.GetChanges()[0].GetAccountId() != "player:bob" {
+			t.Errorf("change of %q, want player:bob", r.GetChanges()[0].GetAccountId())
+		}
+	}
 }
