@@ -256,7 +256,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			c.Currency, c.Currency, currency.MaxExponent)
 	}
 	s := &Service{currency: c.Currency, cur: currencies{def: c.Currency, known: c.Currencies}, limitsOverride: c.LimitsOverride, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
-		metrics: newWalletMetrics(c.Currency)}
+		metrics: newWalletMetrics(c.Currency, "")}
 	if c.now != nil {
 		s.now = c.now
 	}
@@ -270,6 +270,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if s.opID == "" {
 		s.opID = DefaultOperatorID
 	}
+	s.metrics.op = s.opID
 	if s.opFirst <= 0 {
 		s.opFirst = defaultRelayFirst
 	}
