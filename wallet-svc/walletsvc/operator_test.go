@@ -343,3 +343,21 @@ func TestOperatorEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorReportOfAnother: the operator report and exception list
+// are the default operator's (his seamless wallet's); another operator's
+// staff get their own, empty, never naming the default operator.
+func TestOperatorReportOfAnother(t *testing.T) {
+	e := newEnv(t)
+	r, err := e.c.GetOperatorReport(as(acmeStaff), &walletv1.GetOperatorReportRequest{Day: "2026-01-02"})
+	if err != nil || r.GetOperatorId() != "acme" || len(r.GetTransactions()) != 0 {
+		t.Errorf("acme's report: %v, %v", r, err)
+	}
+	x, err := e.c.ListOperatorExceptions(as(acmeAudit), &walletv1.ListOperatorExceptionsRequest{})
+	if err != nil || x.GetOperatorId() != "acme" || len(x.GetExceptions()) != 0 {
+		t.Errorf("acme's exceptions: %v, %v", x, err)
+	}
+	if r, err := e.c.GetOperatorReport(as(opStaff), &walletv1.GetOperatorReportRequest{Day: "2026-01-02"}); err != nil || r.GetOperatorId() != "operator" {
+		t.Errorf("the default operator's report: %v, %v", r, err)
+	}
+}

@@ -317,7 +317,14 @@ func (s *Service) ListOperatorExceptions(ctx context.Context, req *walletv1.List
 	if err != nil {
 		return nil, err
 	}
-	out := &walletv1.ListOperatorExceptionsResponse{OperatorId: s.opID}
+	// The exceptions of the operator's wallet of seamless mode, the
+	// default operator's (operator.go): another operator's caller
+	// (transfer mode only) gets his own, none.
+	sc := s.scopeOf(ctx)
+	out := &walletv1.ListOperatorExceptionsResponse{OperatorId: sc.op}
+	if !sc.sees(s.opID) {
+		return out, nil
+	}
 	err = s.db.View(func(tx *bolt.Tx) error {
 		out.OpenCount = int64(tx.Bucket(bucketOpExcOpen).Stats().KeyN)
 		b := tx.Bucket(bucketOpExcOpen)
