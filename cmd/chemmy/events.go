@@ -28,7 +28,7 @@ import (
 // eventsOptions are `chemmy events`'s flags.
 type eventsOptions struct {
 	url, nkey, table, subject string
-	// operator: only the table events of this operator (their
+	// operator: only the table and wallet events of this operator (their
 	// operator_id; an event recorded before events had one is the
 	// default operator's, "operator").
 	operator    string
@@ -45,7 +45,7 @@ func eventsFlags(args []string, out io.Writer) (eventsOptions, error) {
 	fs.StringVar(&o.url, "nats-url", "nats://127.0.0.1:4222", "NATS with the CHEMMY stream")
 	fs.StringVar(&o.nkey, "nkey", filepath.Join(".chemmy", "nats-keys", "reader.nk"), "nkey seed file of a user who may read the stream (make run writes the read-only reader's); empty: none")
 	fs.StringVar(&o.table, "table", "", "only this table's events (chemmy.table.ID.>)")
-	fs.StringVar(&o.operator, "operator", "", "only the table events of this operator (their operator_id; the default operator is 'operator'); empty: every event")
+	fs.StringVar(&o.operator, "operator", "", "only the table and wallet events of this operator (their operator_id; the default operator is 'operator'); empty: every event")
 	fs.StringVar(&o.subject, "subject", "chemmy.>", "subject filter, when -table is not given (e.g. 'chemmy.wallet.>')")
 	fs.BoolVar(&o.follow, "follow", false, "after the events stored, wait for new ones and print them as they come, until Ctrl-C (or -n, -wait)")
 	fs.BoolVar(&o.all, "all", false, "with -follow: from the start of the stream, not only new events (without -follow the stored events are printed from the start anyway)")
@@ -175,7 +175,8 @@ var errQuiet = errors.New("no event for -wait")
 const defaultOperator = "operator"
 
 // ofOperator reports whether msg is to be printed with -operator op: any
-// message when op is empty, else only a table event of operator op.
+// message when op is empty, else only a table or wallet event of
+// operator op.
 func ofOperator(msg jetstream.Msg, op string) bool {
 	if op == "" {
 		return true
@@ -184,10 +185,18 @@ func ofOperator(msg jetstream.Msg, op string) bool {
 	if typ == "" {
 		typ, _ = outbox.EventType(msg.Subject())
 	}
-	if typ != string((&eventsv1.TableEvent{}).ProtoReflect().Descriptor().FullName()) {
+	var ev interface {
+		proto.Message
+		GetOperatorId() string
+	}
+	switch typ {
+	case string((&eventsv1.TableEvent{}).ProtoReflect().Descriptor().FullName()):
+		ev = new(eventsv1.TableEvent)
+	case string((&eventsv1.WalletEvent{}).ProtoReflect().Descriptor().FullName()):
+		ev = new(eventsv1.WalletEvent)
+	default:
 		return false
 	}
-	ev := new(eventsv1.TableEvent)
 	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -106,6 +107,38 @@ func TestEvents(t *testing.T) {
 		}
 		if (lines >= 2) != want || (!want && lines != 0) {
 			t.Errorf("-operator %s printed %d events of table %s", op, lines, ids[1])
+		}
+	}
+	// -operator on wallet events: a deposit of the default operator's
+	// staff is his (design-tenancy step 3), none another's.
+	if _, err := walletv1.NewWalletServiceClient(cc).Deposit(as("operator"), &walletv1.DepositRequest{RequestId: "ev-d", AccountId: "player:alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for op, want := range map[string]int{"operator": 1, "casino-x": 0} {
+		var got bytes.Buffer
+		oo := eventsOptions{url: st.NATSURL, nkey: st.NATSKeys.SeedFile(natsauth.Reader), subject: "chemmy.wallet.>", operator: op,
+			all: true, follow: true, max: want, wait: 2 * time.Second}
+		if want == 0 {
+			oo.follow, oo.max, oo.wait = false, 0, 0
+		}
+		if err := followEvents(ctx, oo, &got); err != nil && !errors.Is(err, errQuiet) {
+			t.Fatal(err)
+		}
+		lines := 0
+		for sc := bufio.NewScanner(&got); sc.Scan(); lines++ {
+			var p struct {
+				Type  string
+				Event map[string]any
+			}
+			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+				t.Fatalf("%q: %v", sc.Bytes(), err)
+			}
+			if p.Type != "chemmy.events.v1.WalletEvent" || p.Event["operatorId"] != "operator" {
+				t.Errorf("-operator %s printed %s", op, sc.Bytes())
+			}
+		}
+		if lines != want {
+			t.Errorf("-operator %s printed %d wallet events, want %d", op, lines, want)
 		}
 	}
 	// Without the reader's key the embedded NATS refuses.

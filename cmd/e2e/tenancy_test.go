@@ -19,8 +19,8 @@ import (
 )
 
 // tenancyTokens is a token file of two operators, casino-a and casino-b,
-// each with a croupier, an operator, an auditor and two players, and a
-// deployment-wide auditor (operator "*").
+// each with a croupier, an operator, an auditor and three players (each
+// a "bob"), and a deployment-wide auditor (operator "*").
 const tenancyTokens = `tokens:
   - {token: a-croupier-token, subject: croupier-a, role: croupier, operator: casino-a}
   - {token: a-operator-token, subject: operator-a, role: operator, operator: casino-a}
@@ -33,6 +33,8 @@ const tenancyTokens = `tokens:
   - {token: bea-token, subject: bea, role: player, operator: casino-b}
   - {token: ben-token, subject: ben, role: player, operator: casino-b}
   - {token: everywhere-token, subject: auditor-all, role: auditor, operator: "*"}
+  - {token: bob-a-token, subject: bob, role: player, operator: casino-a}
+  - {token: bob-b-token, subject: bob, role: player, operator: casino-b}
 `
 
 // TestTwoOperatorsShareNothing: two operators on one deployment (mutual
@@ -42,7 +44,12 @@ const tenancyTokens = `tokens:
 // round is answered NOT_FOUND, exactly as for a table that does not
 // exist; each operator's lobby and round history hold its own; the
 // deployment-wide auditor sees both; the events of casino-a's table
-// carry its operator.
+// carry its operator. The money (design-tenancy step 3): each operator
+// funds its own players (each has a "bob", funded under the same
+// request id) and its own house bank, and plays a coup at its table;
+// each one's bob has his own account, every read or write of the other
+// operator's accounts is NOT_FOUND, each operator's audit balances apart
+// and the deployment's in sum, and each operator's money is conserved.
 func TestTwoOperatorsShareNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -55,10 +62,18 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	c := dial(t, st.GatewayAddr)
 	tok := func(who string) context.Context { return withToken(t, who+"-token") }
 
-	// The wallet is shared until step 3: casino-a's operator funds.
-	for acct, amount := range map[string]int64{"player:ann": 10_000, "player:abe": 10_000, "house:bank": 1_000_000} {
-		if _, err := c.wallet.Deposit(tok("a-operator"), &walletv1.DepositRequest{RequestId: t.Name() + "/" + acct, AccountId: acct, Amount: amount}); err != nil {
-			t.Fatalf("deposit to %s: %v", acct, err)
+	// Each operator funds its own accounts (request ids per operator: the
+	// same ones at both).
+	funds := map[string]map[string]int64{
+		"casino-a": {"player:ann": 10_000, "player:abe": 10_000, "player:bob": 10_000, "house:bank": 1_000_000},
+		"casino-b": {"player:bea": 10_000, "player:ben": 10_000, "player:bob": 7_000, "house:bank": 1_000_000},
+	}
+	for op, accts := range funds {
+		staff := map[string]string{"casino-a": "a-operator", "casino-b": "b-operator"}[op]
+		for acct, amount := range accts {
+			if _, err := c.wallet.Deposit(tok(staff), &walletv1.DepositRequest{RequestId: t.Name() + "/" + acct, AccountId: acct, Amount: amount}); err != nil {
+				t.Fatalf("%s's deposit to %s: %v", op, acct, err)
+			}
 		}
 	}
 	zero := int32(0)
@@ -111,28 +126,36 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 		}
 	}()
 
-	// casino-a's players play a coup.
-	for _, p := range []string{"ann", "abe"} {
-		if _, err := c.table.JoinTable(tok(p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/join/" + p, TableId: a, PlayerId: p}); err != nil {
-			t.Fatalf("%s joins casino-a's table: %v", p, err)
+	// Each operator's players play a coup at its table (token name, player).
+	play := func(croupier, id string, bets map[[2]string]tablev1.BetSpot) string {
+		t.Helper()
+		for who := range bets {
+			if _, err := c.table.JoinTable(tok(who[0]), &tablev1.JoinTableRequest{RequestId: t.Name() + "/join/" + who[0], TableId: id, PlayerId: who[1]}); err != nil {
+				t.Fatalf("%s joins table %s: %v", who[0], id, err)
+			}
 		}
-	}
-	poll(t, "the betting at casino-a's table", func() bool { return get("a-croupier", a).GetState() == tablev1.TableState_TABLE_STATE_BETTING })
-	var coup string
-	for p, spot := range map[string]tablev1.BetSpot{"ann": tablev1.BetSpot_BET_SPOT_BANK, "abe": tablev1.BetSpot_BET_SPOT_PLAYER} {
-		resp, err := c.table.PlaceBet(tok(p), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet/" + p, TableId: a, PlayerId: p, Spot: spot, Amount: 100})
-		if err != nil {
-			t.Fatalf("%s bets: %v", p, err)
+		poll(t, "the betting at table "+id, func() bool { return get(croupier, id).GetState() == tablev1.TableState_TABLE_STATE_BETTING })
+		var coup string
+		for who, spot := range bets {
+			resp, err := c.table.PlaceBet(tok(who[0]), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet/" + who[0], TableId: id, PlayerId: who[1], Spot: spot, Amount: 100})
+			if err != nil {
+				t.Fatalf("%s bets: %v", who[0], err)
+			}
+			coup = resp.GetTable().GetCoup().GetCoupId()
 		}
-		coup = resp.GetTable().GetCoup().GetCoupId()
+		if coup == "" {
+			t.Fatal("no coup in play after the bets")
+		}
+		poll(t, "coup "+coup+" settled", func() bool {
+			lc := get(croupier, id).GetLastCoup()
+			return lc.GetCoupId() == coup && lc.GetSettled()
+		})
+		return coup
 	}
-	if coup == "" {
-		t.Fatal("no coup in play after the bets")
-	}
-	poll(t, "coup "+coup+" settled", func() bool {
-		lc := get("a-croupier", a).GetLastCoup()
-		return lc.GetCoupId() == coup && lc.GetSettled()
-	})
+	coup := play("a-croupier", a, map[[2]string]tablev1.BetSpot{{"ann", "ann"}: tablev1.BetSpot_BET_SPOT_BANK,
+		{"abe", "abe"}: tablev1.BetSpot_BET_SPOT_PLAYER, {"bob-a", "bob"}: tablev1.BetSpot_BET_SPOT_BANK})
+	coupB := play("b-croupier", b, map[[2]string]tablev1.BetSpot{{"bea", "bea"}: tablev1.BetSpot_BET_SPOT_PLAYER,
+		{"bob-b", "bob"}: tablev1.BetSpot_BET_SPOT_PLAYER})
 
 	// Across the boundary: NOT_FOUND TABLE_NOT_FOUND, as a table that
 	// does not exist.
@@ -175,8 +198,8 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	if status.Code(err) != codes.NotFound || errs.Reason(err) != "TABLE_NOT_FOUND" {
 		t.Errorf("ann's GetTable of casino-b's table: %v", err)
 	}
-	// casino-a's table is as it was: open, ann and abe seated.
-	if tb := get("a-croupier", a); tb.GetState() == tablev1.TableState_TABLE_STATE_CLOSED || len(tb.GetSeats()) != 2 {
+	// casino-a's table is as it was: open, ann, abe and bob seated.
+	if tb := get("a-croupier", a); tb.GetState() == tablev1.TableState_TABLE_STATE_CLOSED || len(tb.GetSeats()) != 3 {
 		t.Errorf("casino-a's table after casino-b's calls: %v", tb)
 	}
 
@@ -219,17 +242,20 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 		}
 		return resp.GetRounds()
 	}
-	for _, who := range []string{"a-croupier", "a-auditor", "everywhere"} {
+	for _, who := range []string{"a-croupier", "a-auditor"} {
 		if rs := rounds(who, &tablev1.ListRoundsRequest{}); len(rs) != 1 || rs[0].GetCoupId() != coup || rs[0].GetOperatorId() != "casino-a" {
 			t.Errorf("%s's rounds %v, want coup %s of casino-a", who, rs, coup)
 		}
+	}
+	if rs := rounds("everywhere", &tablev1.ListRoundsRequest{}); len(rs) != 2 {
+		t.Errorf("the deployment's auditor's rounds %v, want casino-a's and casino-b's", rs)
 	}
 	if rs := rounds("ann", &tablev1.ListRoundsRequest{PlayerId: "ann"}); len(rs) != 1 || rs[0].GetCoupId() != coup {
 		t.Errorf("ann's rounds %v, want coup %s", rs, coup)
 	}
 	for _, who := range []string{"b-croupier", "b-auditor"} {
-		if rs := rounds(who, &tablev1.ListRoundsRequest{}); len(rs) != 0 {
-			t.Errorf("%s lists casino-a's rounds %v", who, rs)
+		if rs := rounds(who, &tablev1.ListRoundsRequest{}); len(rs) != 1 || rs[0].GetCoupId() != coupB {
+			t.Errorf("%s's rounds %v, want casino-b's coup %s only", who, rs, coupB)
 		}
 		if rs := rounds(who, &tablev1.ListRoundsRequest{PlayerId: "ann"}); len(rs) != 0 {
 			t.Errorf("%s lists ann's rounds %v", who, rs)
@@ -237,6 +263,131 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	}
 	if got, err := c.table.GetRound(tok("ann"), &tablev1.GetRoundRequest{TableId: a, CoupId: coup}); err != nil || got.GetRound().GetOperatorId() != "casino-a" {
 		t.Errorf("ann's GetRound of her round: %v %v", got.GetRound(), err)
+	}
+
+	// The money. Each operator's bob has his own account: his statement
+	// starts with his own operator's deposit, and names only his
+	// operator's coup (none when it was a tie: a push moves nothing).
+	for _, c0 := range []struct {
+		who, coup, other string
+		deposit          int64
+	}{
+		{"bob-a", coup, coupB, 10_000}, {"bob-b", coupB, coup, 7_000}} {
+		stmt, err := c.wallet.ListStatement(tok(c0.who), &walletv1.ListStatementRequest{AccountId: "player:bob"})
+		if err != nil {
+			t.Fatalf("%s's statement: %v", c0.who, err)
+		}
+		es := stmt.GetEntries()
+		if len(es) < 1 || es[0].GetAmount() != c0.deposit || es[0].GetTransfer().GetReason() != "deposit" {
+			t.Fatalf("%s's statement %v: want his operator's deposit of %d first", c0.who, es, c0.deposit)
+		}
+		var net int64
+		for _, e := range es {
+			net += e.GetAmount()
+			if e.GetTransfer().GetReference() == c0.other {
+				t.Errorf("%s's statement names the other operator's coup %s", c0.who, c0.other)
+			}
+		}
+		if stmt.GetAccount().GetBalance() != net {
+			t.Errorf("%s: balance %d, his statement sums to %d", c0.who, stmt.GetAccount().GetBalance(), net)
+		}
+	}
+	bal := func(who, acct string) (int64, error) {
+		r, err := c.wallet.GetAccount(tok(who), &walletv1.GetAccountRequest{AccountId: acct})
+		return r.GetAccount().GetBalance(), err
+	}
+	// Every read or write of the other operator's accounts: NOT_FOUND
+	// ACCOUNT_NOT_FOUND, as an account that does not exist.
+	accountNotFound := func(what string, err error) {
+		t.Helper()
+		if status.Code(err) != codes.NotFound || errs.Reason(err) != "ACCOUNT_NOT_FOUND" {
+			t.Errorf("%s: %v (reason %q), want NOT_FOUND ACCOUNT_NOT_FOUND", what, err, errs.Reason(err))
+		}
+	}
+	for _, x := range []struct{ who, acct string }{{"b-auditor", "player:ann"}, {"b-operator", "player:abe"}, {"b-croupier", "player:ann"},
+		{"a-auditor", "player:bea"}, {"a-operator", "player:ben"}, {"everywhere", "player:bea"}} {
+		_, err := bal(x.who, x.acct)
+		accountNotFound(x.who+"'s GetAccount of "+x.acct, err)
+		_, err = c.wallet.ListStatement(tok(x.who), &walletv1.ListStatementRequest{AccountId: x.acct})
+		accountNotFound(x.who+"'s ListStatement of "+x.acct, err)
+	}
+	_, err = c.wallet.Withdraw(tok("b-operator"), &walletv1.WithdrawRequest{RequestId: t.Name() + "/b-takes", AccountId: "player:ann", Amount: 1})
+	accountNotFound("casino-b's operator's Withdraw from ann", err)
+	_, err = c.wallet.Withdraw(tok("a-operator"), &walletv1.WithdrawRequest{RequestId: t.Name() + "/a-takes", AccountId: "player:bea", Amount: 1})
+	accountNotFound("casino-a's operator's Withdraw from bea", err)
+	// Conservation, per operator: its accounts hold what it deposited (the
+	// commission and the house bank included), read by its own auditor.
+	inWallet := map[string]int64{}
+	for op, accts := range funds {
+		aud := map[string]string{"casino-a": "a-auditor", "casino-b": "b-auditor"}[op]
+		var deposited, held int64
+		for acct, amount := range accts {
+			deposited += amount
+			n, err := bal(aud, acct)
+			if err != nil {
+				t.Fatalf("%s's %s: %v", op, acct, err)
+			}
+			held += n
+		}
+		commission, err := bal(aud, "house:commission")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held+commission != deposited {
+			t.Errorf("%s's accounts hold %d (commission %d), it deposited %d", op, held+commission, commission, deposited)
+		}
+		inWallet[op] = deposited
+	}
+	// The audits: each operator's own books, balanced; the deployment's
+	// auditor sees both, and their sum.
+	audit := func(who string) *walletv1.AuditLedgerResponse {
+		t.Helper()
+		r, err := c.wallet.AuditLedger(tok(who), &walletv1.AuditLedgerRequest{})
+		if err != nil {
+			t.Fatalf("%s's AuditLedger: %v", who, err)
+		}
+		if !r.GetBalanced() {
+			t.Errorf("%s's audit: %v", who, r.GetDiscrepancies())
+		}
+		return r
+	}
+	books := func(who string, r *walletv1.AuditLedgerResponse) map[string]int64 {
+		t.Helper()
+		out := map[string]int64{}
+		for _, b := range r.GetOperators() {
+			if !b.GetBalanced() {
+				t.Errorf("%s sees %s's books unbalanced", who, b.GetOperatorId())
+			}
+			for _, cur := range b.GetCurrencies() {
+				if cur.GetSumOfBalances() != 0 {
+					t.Errorf("%s sees %s's %s sum to %d", who, b.GetOperatorId(), cur.GetCurrencyCode(), cur.GetSumOfBalances())
+				}
+				out[b.GetOperatorId()] += cur.GetInWallet()
+			}
+		}
+		return out
+	}
+	total := func(r *walletv1.AuditLedgerResponse) (in int64) {
+		for _, cur := range r.GetCurrencies() {
+			in += cur.GetInWallet()
+			if cur.GetSumOfBalances() != 0 {
+				t.Errorf("%s sums to %d", cur.GetCurrencyCode(), cur.GetSumOfBalances())
+			}
+		}
+		return in
+	}
+	for who, op := range map[string]string{"a-auditor": "casino-a", "b-auditor": "casino-b"} {
+		r := audit(who)
+		if got := books(who, r); len(got) != 1 || got[op] != inWallet[op] || total(r) != inWallet[op] {
+			t.Errorf("%s's audit: books %v, in wallet %d; want %s's only, %d", who, got, total(r), op, inWallet[op])
+		}
+	}
+	// (and the default operator's, empty: its house accounts exist from
+	// the wallet's first start).
+	all := audit("everywhere")
+	if got := books("everywhere", all); len(got) != 3 || got["casino-a"] != inWallet["casino-a"] || got["casino-b"] != inWallet["casino-b"] ||
+		got["operator"] != 0 || total(all) != inWallet["casino-a"]+inWallet["casino-b"] {
+		t.Errorf("the deployment's audit: books %v, in wallet %d; want %v and the default operator's empty ones, their sum", got, total(all), inWallet)
 	}
 
 	// The events of casino-a's table, as its croupier watched them, up to

@@ -141,7 +141,8 @@ func (banqueAdapter) carryOut(ctx context.Context, s *Service, t *table, eff gam
 		// Source: RULES.md BQ-BANK (the highest bidder pays the house 2.5% of the bid)
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
 			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: t.account(e.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
-			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID})
+			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID,
+			OperatorId: t.walletOperator()})
 		if r := errs.Reason(err); r == reasonInsufficientFunds || r == reasonLimitReached {
 			// Refused (his balance, or his loss limits: a fee is a loss).
 			return banque.FeeRefused{Reason: err.Error()}, true, nil
@@ -151,7 +152,7 @@ func (banqueAdapter) carryOut(ctx context.Context, s *Service, t *table, eff gam
 		}
 		return banque.FeeCharged{Fee: resp.GetFee()}, true, nil
 	case banque.Settle:
-		req := &walletv1.SettleBanqueRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID,
+		req := &walletv1.SettleBanqueRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID, OperatorId: t.walletOperator(),
 			Right: walletv1.CoupOutcome(game.EventOutcome(e.Right)), Left: walletv1.CoupOutcome(game.EventOutcome(e.Left)),
 			CommissionBp: e.CommissionBP, CommissionRounding: walletv1.CommissionRounding(e.Rounding)}
 		for _, b := range e.Bets {

@@ -211,7 +211,7 @@ func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Co
 		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount}); err != nil {
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount, OperatorId: c.t.walletOperator()}); err != nil {
 			if definite(err) {
 				s.dropIntent(rid) // refused: the hold is as it was
 			}
@@ -263,11 +263,11 @@ func (cfAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Ef
 			if raise, ok := strings.CutPrefix(r.RequestID, "reset/"); ok {
 				// A raise whose answer was lost: cancelled first, so that
 				// a late ResizeHold of it cannot grow the hold again.
-				if _, err := s.wallet.CancelPlaceHold(ctx, &walletv1.CancelPlaceHoldRequest{RequestId: raise}); err != nil {
+				if _, err := s.wallet.CancelPlaceHold(ctx, &walletv1.CancelPlaceHoldRequest{RequestId: raise, OperatorId: t.walletOperator()}); err != nil {
 					return nil, true, fmt.Errorf("cancel raise %s: %w", raise, err)
 				}
 			}
-			if _, err := s.wallet.ResizeHold(ctx, &walletv1.ResizeHoldRequest{RequestId: r.RequestID, HoldId: r.HoldID, Amount: r.Amount}); err != nil {
+			if _, err := s.wallet.ResizeHold(ctx, &walletv1.ResizeHoldRequest{RequestId: r.RequestID, HoldId: r.HoldID, Amount: r.Amount, OperatorId: t.walletOperator()}); err != nil {
 				return nil, true, fmt.Errorf("cut back hold %s: %w", r.HoldID, err)
 			}
 		}
@@ -276,7 +276,7 @@ func (cfAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Ef
 		req := &walletv1.SettleCoupRequest{
 			CoupId: e.CoupID, BankHoldId: e.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(e.Outcome)),
 			CommissionBp: e.CommissionBP, CommissionRounding: walletv1.CommissionRounding(e.Rounding),
-			CommissionExempt: e.CommissionExempt,
+			CommissionExempt: e.CommissionExempt, OperatorId: t.walletOperator(),
 		}
 		for _, b := range e.Bets {
 			req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
@@ -307,7 +307,7 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 			id = "table/" + t.ID + "/" + id
 		}
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
-			RequestId: id, AccountId: t.account(f.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_HOURLY,
+			RequestId: id, AccountId: t.account(f.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_HOURLY, OperatorId: t.walletOperator(),
 			HourlyFee: e.HourlyFee, SeatSeconds: f.Seconds, Reference: "tables/" + t.ID + "/seats",
 			Rounding: walletv1.CommissionRounding(e.Rounding),
 		})

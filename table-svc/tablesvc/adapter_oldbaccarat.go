@@ -135,7 +135,7 @@ func (oldAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.E
 		// natural flag (rules.SettleOldResults). The core's nets go along
 		// in the deprecated fields, for a wallet that predates outcome;
 		// one that reads outcome requires them to be what it computes.
-		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID, Natural: e.Natural}
+		req := &walletv1.SettleOldRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID, Natural: e.Natural, OperatorId: t.walletOperator()}
 		for i, st := range e.Stakes {
 			// Source: RULES.md OLD-SETTLE (the two punters who tie the
 			// banker share the pool with him)

@@ -136,7 +136,7 @@ func (pbAdapter) view(t *table, _ viewer) *tablev1.Table {
 func (s *Service) settlePuntoBanco(ctx context.Context, t *table, e puntobanco.Settle) (game.Command, error) {
 	cp, r := e.Coup, e.Rules
 	req := &walletv1.SettlePuntoBancoRequest{
-		CoupId: cp.ID, Outcome: pbOutcome(cp.Outcome), BankNatural: cp.BankNatural,
+		CoupId: cp.ID, Outcome: pbOutcome(cp.Outcome), BankNatural: cp.BankNatural, OperatorId: t.walletOperator(),
 		CommissionBp: r.CommissionBP, CommissionRounding: walletv1.CommissionRounding(r.CommissionRounding),
 		NoCommission: r.NoCommission, TiePays: r.TiePays, BankNaturalPays: r.BankNaturalPays, PairPays: r.PairPays,
 		BankTotal: int32(cp.BankerTotal), PlayerPair: cp.PlayerPair, BankPair: cp.BankerPair,

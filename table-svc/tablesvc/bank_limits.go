@@ -63,7 +63,7 @@ func (s *Service) bankerLimit(ctx context.Context, t *table, banker string, bank
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err = s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: t.account(banker), Amount: bank})
+	_, err = s.wallet.CheckStake(cctx, &walletv1.CheckStakeRequest{AccountId: t.account(banker), Amount: bank, OperatorId: t.walletOperator()})
 	if errs.Reason(err) == reasonLimitReached {
 		return errs.Info(err).GetMetadata()["limit"], status.Convert(err).Message(), nil
 	}

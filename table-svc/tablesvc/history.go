@@ -521,7 +521,7 @@ func (s *Service) operatorBalances(ctx context.Context, r *roundRecord, c auth.C
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	op, err := s.wallet.GetOperatorRound(cctx, &walletv1.GetOperatorRoundRequest{RoundId: r.CoupID})
+	op, err := s.wallet.GetOperatorRound(cctx, &walletv1.GetOperatorRoundRequest{RoundId: r.CoupID, OperatorId: walletOperator(r.operator())})
 	if err != nil {
 		s.log.Debug("round without the operator's balances", "coup", r.CoupID, "err", err)
 		return

@@ -58,11 +58,14 @@ type intent struct {
 	// request himself through one (auth.Caller.Session): the wallet
 	// checks it and records it with the hold.
 	Session string `json:"session,omitempty"`
+	// Operator is the table's walletOperator (empty: the wallet's default
+	// operator, as for an intent of before operators).
+	Operator string `json:"operator,omitempty"`
 }
 
 func (in intent) request(id string) *walletv1.PlaceHoldRequest {
 	r := &walletv1.PlaceHoldRequest{RequestId: id, AccountId: in.Account, Amount: in.Amount, Reference: in.Reference,
-		LaunchSessionId: in.Session}
+		LaunchSessionId: in.Session, OperatorId: in.Operator}
 	if in.Bank {
 		r.Purpose = walletv1.HoldPurpose_HOLD_PURPOSE_BANK
 	}
@@ -73,7 +76,8 @@ func (in intent) request(id string) *walletv1.PlaceHoldRequest {
 // intent of the change's request; bank says the hold is a bank (or a bid
 // for it). It returns the hold id.
 func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string, bank bool) (string, error) {
-	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Bank: bank, Key: c.key, Hash: c.hash}
+	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Bank: bank, Key: c.key, Hash: c.hash,
+		Operator: c.t.walletOperator()}
 	if who, ok := auth.FromContext(ctx); ok && who.Role == auth.RolePlayer && who.Subject == player {
 		in.Session = who.Session
 	}
@@ -126,7 +130,8 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 // raiseIntent stores the intent of growing the bank hold to amount by
 // wallet request id (RaiseBank), before the call.
 func (s *Service) raiseIntent(c *change, id, hold string, amount int64) error {
-	in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash}
+	in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash,
+		Operator: c.t.walletOperator()}
 	v, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -217,7 +222,7 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 	// The PlaceHold (or the raise's ResizeHold) is taken back; a late one
 	// under id is refused from now on. No answer: the intent is kept and
 	// tried again (the cancel never debits the operator).
-	resp, err := s.wallet.CancelPlaceHold(cctx, &walletv1.CancelPlaceHoldRequest{RequestId: id})
+	resp, err := s.wallet.CancelPlaceHold(cctx, &walletv1.CancelPlaceHoldRequest{RequestId: id, OperatorId: in.Operator})
 	if err != nil {
 		return fmt.Errorf("cancel the hold of %s: %w", id, err)
 	}
@@ -229,7 +234,7 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 			return err
 		}
 		if hold, bank := t.adapter().bankHold(t); hold != "" && hold == in.HoldID {
-			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: bank}); err != nil &&
+			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: in.HoldID, Amount: bank, OperatorId: in.Operator}); err != nil &&
 				errs.Reason(err) != "HOLD_NOT_OPEN" {
 				return err
 			}

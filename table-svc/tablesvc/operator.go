@@ -38,6 +38,21 @@ func (t *table) operator() string {
 	return t.Operator
 }
 
+// walletOperator is the operator_id of the table's calls to the wallet
+// (docs/design-tenancy.md, step 3): the wallet acts on that operator's
+// accounts, holds and request ids. Empty for DefaultOperator's table: the
+// wallet's own default operator (wallet-svc -operator-id), whose accounts
+// are the ones of before operators.
+func (t *table) walletOperator() string { return walletOperator(t.operator()) }
+
+// walletOperator is the wallet's operator_id of operator op.
+func walletOperator(op string) string {
+	if op == DefaultOperator {
+		return ""
+	}
+	return op
+}
+
 // sees reports whether c may see what belongs to operator op: a
 // deployment-wide auditor and the services see every operator's; anyone
 // else his own operator's (a caller who names none is of the default

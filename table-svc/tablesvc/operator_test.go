@@ -11,6 +11,7 @@ import (
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 )
@@ -28,10 +29,19 @@ func (h *harness) asOf(subject string, role auth.Role, operator string) context.
 // naming it, with the message of a table that does not exist, and
 // ROUND_NOT_FOUND for its round; the lobby and the round history show
 // each operator his own; a deployment-wide auditor and the service see
-// both.
+// both. The coup's money moves on casino-a's wallet accounts (table-svc
+// names its table's operator to the wallet: design-tenancy step 3): the
+// default operator's "ann" and "abe" are untouched.
 func TestOperatorsShareNothing(t *testing.T) {
 	h := newHarness(t)
-	h.fund(10000, "ann", "abe", "bea")
+	for op, players := range map[string][]string{"casino-a": {"ann", "abe"}, "casino-b": {"bea"}, "": {"ann", "abe"}} {
+		staff := h.asOf("op", auth.RoleOperator, op)
+		for _, p := range players {
+			if _, err := h.wallets.Deposit(staff, &walletv1.DepositRequest{RequestId: "fund/" + p, AccountId: "player:" + p, Amount: 10000}); err != nil {
+				t.Fatalf("%s funds %s: %v", op, p, err)
+			}
+		}
+	}
 	aCroupier := h.asOf("croupier-a", auth.RoleCroupier, "casino-a")
 	aOperator := h.asOf("operator-a", auth.RoleOperator, "casino-a")
 	ann := func() context.Context { return h.asOf("ann", auth.RolePlayer, "casino-a") }
@@ -83,6 +93,17 @@ func TestOperatorsShareNothing(t *testing.T) {
 	a, aOp, coup := aCoup()
 	if aOp != "casino-a" {
 		t.Fatalf("casino-a's table has operator_id %q", aOp)
+	}
+	// abe's 9 beats ann's 8: abe's 500 comes out of ann's bank of 1000,
+	// at casino-a; the default operator's ann and abe keep their 10000.
+	for _, c := range []struct {
+		op, player string
+		want       int64
+	}{{"casino-a", "ann", 9500}, {"casino-a", "abe", 10500}, {"", "ann", 10000}, {"", "abe", 10000}} {
+		r, err := h.wallets.GetAccount(h.asOf("aud", auth.RoleAuditor, c.op), &walletv1.GetAccountRequest{AccountId: "player:" + c.player})
+		if err != nil || r.GetAccount().GetBalance() != c.want || r.GetAccount().GetHeld() != 0 {
+			t.Errorf("%q's %s after the coup: %v, %v; want %d, nothing held", c.op, c.player, r.GetAccount(), err, c.want)
+		}
 	}
 	bResp, err := h.tables.CreateTable(bCroupier(), &tablev1.CreateTableRequest{RequestId: h.rid()})
 	if err != nil {

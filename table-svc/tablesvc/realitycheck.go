@@ -166,7 +166,7 @@ func (s *Service) realityInterval(ctx context.Context, t *table, player string) 
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct})
+	l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct, OperatorId: t.walletOperator()})
 	if err != nil {
 		s.log.Warn("reality check skipped: the player's limits could not be read", "table", t.ID, "player", player, "err", err)
 		return 0

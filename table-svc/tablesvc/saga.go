@@ -170,7 +170,7 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 func (s *Service) voidable(ctx context.Context, t *table, v game.Voiding) error {
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	r, err := s.wallet.GetCoupSettlement(cctx, &walletv1.GetCoupSettlementRequest{CoupId: v.VoidedCoup()})
+	r, err := s.wallet.GetCoupSettlement(cctx, &walletv1.GetCoupSettlementRequest{CoupId: v.VoidedCoup(), OperatorId: t.walletOperator()})
 	if err != nil {
 		return fromDependency("ask whether the coup is settled", err)
 	}
@@ -322,7 +322,7 @@ func (s *Service) carryOutEffect(ctx context.Context, c *change, eff game.Effect
 	switch e := eff.(type) {
 	case game.VoidHolds:
 		for _, h := range e.HoldIDs {
-			_, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + h, HoldId: h})
+			_, err := s.wallet.VoidHold(cctx, &walletv1.VoidHoldRequest{RequestId: "void/" + h, HoldId: h, OperatorId: t.walletOperator()})
 			if err != nil && errs.Reason(err) != "HOLD_NOT_OPEN" {
 				return nil, fmt.Errorf("void hold %s: %w", h, err)
 			}

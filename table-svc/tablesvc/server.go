@@ -587,17 +587,17 @@ func (s *Service) checkNewPlayer(ctx context.Context, method string, req playerR
 	if t.AccountSuffix != "" {
 		accounts = append(accounts, t.account(req.GetPlayerId()))
 	}
-	return s.checkNotExcluded(ctx, req.GetPlayerId(), accounts)
+	return s.checkNotExcluded(ctx, t.walletOperator(), req.GetPlayerId(), accounts)
 }
 
 // checkNotExcluded refuses (FAILED_PRECONDITION LIMIT_REACHED, limit
 // self_exclusion) a player whose self-exclusion is running on any of
 // accounts (his default-currency account, and his account in the table's
 // currency: limits are kept per wallet account).
-func (s *Service) checkNotExcluded(ctx context.Context, player string, accounts []string) error {
+func (s *Service) checkNotExcluded(ctx context.Context, operator, player string, accounts []string) error {
 	for _, acct := range accounts {
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
-		l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct})
+		l, err := s.wallet.GetPlayerLimits(cctx, &walletv1.GetPlayerLimitsRequest{AccountId: acct, OperatorId: operator})
 		cancel()
 		if err != nil {
 			return fromDependency("limits of "+player, err)

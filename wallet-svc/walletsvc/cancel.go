@@ -43,16 +43,16 @@ func (t *txn) savePlaced() error {
 	if t.placed == nil {
 		return nil
 	}
-	return store.Save(t.tx, placedKey(t.placed.reqID), t.placed.hash, []byte(t.placed.holdID))
+	return store.Save(t.tx, t.sc.key(placedKey(t.placed.reqID)), t.placed.hash, []byte(t.placed.holdID))
 }
 
 // checkNotCancelled refuses (FAILED_PRECONDITION REQUEST_CANCELLED) a
 // stake under a request id CancelPlaceHold cancelled. The caller holds
 // the request id's lock (s.keys), which CancelPlaceHold takes too.
-func (s *Service) checkNotCancelled(reqID string) error {
+func (s *Service) checkNotCancelled(sc scope, reqID string) error {
 	var cancelled bool
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		_, _, cancelled = store.Get(tx, cancelKey(reqID))
+		_, _, cancelled = store.Get(tx, sc.key(cancelKey(reqID)))
 		return nil
 	}); err != nil {
 		return s.internal("checkNotCancelled", err)
@@ -69,13 +69,13 @@ func (s *Service) checkNotCancelled(reqID string) error {
 // (PlaceHold, ResizeHold and ChargeFee under it fail REQUEST_CANCELLED).
 // It waits for a request of that id in progress (its lock) and never
 // calls the operator's wallet.
-func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHoldRequest) (*walletv1.CancelPlaceHoldResponse, error) {
+func (s *Service) CancelPlaceHold(ctx context.Context, req *walletv1.CancelPlaceHoldRequest) (*walletv1.CancelPlaceHoldResponse, error) {
 	id := req.GetRequestId()
 	if err := checkID("request_id", id); err != nil {
 		return nil, err
 	}
-	defer s.keys.lock(reqKey(id))()
-	return idempotent(s, "CancelPlaceHold", cancelKey(id), req, newMsg[walletv1.CancelPlaceHoldResponse],
+	defer s.keys.lock(s.scopeOf(ctx).key(reqKey(id)))()
+	return idempotent(ctx, s, "CancelPlaceHold", cancelKey(id), req, newMsg[walletv1.CancelPlaceHoldResponse],
 		func(t *txn) (*walletv1.CancelPlaceHoldResponse, error) {
 			if t.op != nil {
 				// Its rounds waiting for its retry end now.
@@ -83,10 +83,10 @@ func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHo
 					return nil, err
 				}
 			}
-			_, v, found := store.Get(t.tx, placedKey(id))
+			_, v, found := store.Get(t.tx, t.sc.key(placedKey(id)))
 			holdID := string(v)
 			if !found {
-				if holdID, found = legacyPlaced(t.tx, id); !found {
+				if holdID, found = legacyPlaced(t.tx, t.sc, id); !found {
 					return &walletv1.CancelPlaceHoldResponse{}, nil
 				}
 			}
@@ -110,8 +110,8 @@ func (s *Service) CancelPlaceHold(_ context.Context, req *walletv1.CancelPlaceHo
 // stored under "req/<id>" is that PlaceHold's when its request hash is
 // the one of the PlaceHold rebuilt from the hold it returned (another
 // method's answer, e.g. a ResizeHold's naming a bank hold, never is).
-func legacyPlaced(tx *bolt.Tx, id string) (string, bool) {
-	hash, resp, found := store.Get(tx, reqKey(id))
+func legacyPlaced(tx *bolt.Tx, sc scope, id string) (string, bool) {
+	hash, resp, found := store.Get(tx, sc.key(reqKey(id)))
 	r := &walletv1.PlaceHoldResponse{}
 	if !found || proto.Unmarshal(resp, r) != nil || r.GetHold().GetHoldId() == "" {
 		return "", false
@@ -133,13 +133,13 @@ func legacyPlaced(tx *bolt.Tx, id string) (string, bool) {
 // its answer is stored under the coup's key ("coup/<coup_id>", kept for
 // ever); a refused settlement is stored apart ("fail/coup/...") and is
 // none. See the proto.
-func (s *Service) GetCoupSettlement(_ context.Context, req *walletv1.GetCoupSettlementRequest) (*walletv1.GetCoupSettlementResponse, error) {
+func (s *Service) GetCoupSettlement(ctx context.Context, req *walletv1.GetCoupSettlementRequest) (*walletv1.GetCoupSettlementResponse, error) {
 	if err := checkID("coup_id", req.GetCoupId()); err != nil {
 		return nil, err
 	}
 	var settled bool
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		_, _, settled = store.Get(tx, coupKey(req.GetCoupId()))
+		_, _, settled = store.Get(tx, s.scopeOf(ctx).key(coupKey(req.GetCoupId())))
 		return nil
 	}); err != nil {
 		return nil, err

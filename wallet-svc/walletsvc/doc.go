@@ -53,6 +53,39 @@
 // transaction checks before it commits that no account but external:funding
 // is negative and that 0 <= held <= balance on every account.
 //
+// # Operators
+//
+// Every account belongs to one operator (tenant; docs/design-tenancy.md,
+// step 3, operator.go). The API's ids stay as above; inside, the ledger
+// keys another operator's account "<operator>/<id>" ("acme/player:bob",
+// "acme/house:commission") and the default operator's (Config.OperatorID,
+// "operator", which must be the gateway's -default-operator) as before
+// operators, so a ledger written before reads unchanged as the default
+// operator's. Two operators' "player:bob" are two accounts; each operator
+// has his own system accounts (another's come with their first use and
+// read as empty before), so each one's books balance apart.
+//
+// A call acts on one operator's accounts: the request's operator_id for
+// the service role (table-svc names its table's operator; empty: the
+// default operator) and for a deployment-wide auditor (operator "*");
+// the caller's own operator for anyone else (his operator_id is ignored:
+// a player never chooses his operator). Another operator's account,
+// hold, launch session, request id or coup id is one that does not
+// exist: NOT_FOUND (ACCOUNT_NOT_FOUND, HOLD_NOT_FOUND,
+// LAUNCH_SESSION_NOT_FOUND; never PERMISSION_DENIED), and two operators'
+// identical request or coup ids are two requests (their idempotency keys
+// are "req/<operator> <id>", "coup/<operator> <id>"; the default
+// operator's unchanged). Responses, error messages and TransferRecorded /
+// PlayerLimitsChanged events name the API's ids (an event carries its
+// operator_id); an account id with "/" in a request is INVALID_ACCOUNT.
+// AuditLedger audits each operator's books apart (OperatorBooks) and
+// their sum: an operator's auditor sees his own only, a deployment-wide
+// auditor every one's (or one's, naming it). ListLimitChanges lists the
+// caller's operator's changes, ExpireHolds expires every operator's due
+// holds and answers with the caller's. In seamless mode the operator's
+// wallet is the default operator's: a call for another operator is
+// FAILED_PRECONDITION SEAMLESS_WALLET (one wallet per operator is step 4).
+//
 // # Holds
 //
 // A hold is OPEN until it resolves exactly once: SETTLED (by a coup

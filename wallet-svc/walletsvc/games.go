@@ -154,7 +154,7 @@ func puntoBancoRules(req *walletv1.SettlePuntoBancoRequest) rules.PuntoBancoRule
 // INVALID_AMOUNT for an amount <= 0 or a payout beyond int64; the hold
 // errors; FAILED_PRECONDITION INSUFFICIENT_FUNDS when house:bank cannot
 // pay.
-func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoBancoRequest) (*walletv1.SettlePuntoBancoResponse, error) {
+func (s *Service) SettlePuntoBanco(ctx context.Context, req *walletv1.SettlePuntoBancoRequest) (*walletv1.SettlePuntoBancoResponse, error) {
 	bets := req.GetBets()
 	if err := firstErr(checkID("coup_id", req.GetCoupId()),
 		checkBetHolds("", len(bets), func(i int) string { return bets[i].GetHoldId() }, func(i int) int64 { return bets[i].GetAmount() }),
@@ -197,7 +197,7 @@ func (s *Service) SettlePuntoBanco(_ context.Context, req *walletv1.SettlePuntoB
 	for i, r := range settled {
 		results[i] = betResult{lost: r.Lost, won: r.Won, commission: r.Commission}
 	}
-	return idempotent(s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
+	return idempotent(ctx, s, "SettlePuntoBanco", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettlePuntoBancoResponse],
 		func(t *txn) (*walletv1.SettlePuntoBancoResponse, error) {
 			out := &walletv1.SettlePuntoBancoResponse{CoupId: req.GetCoupId(), Commission: totals.Commission, HouseNet: totals.HouseNet}
 			banks := map[string]*account{}
@@ -244,7 +244,7 @@ var banqueSides = map[walletv1.BanqueSide]rules.Table{
 // outcomes, the banker's winnings, the request's commission on them, the
 // uncovered part of a player's bank and his new bank (a house bank:
 // house:bank pays and collects, and must be able to pay).
-func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequest) (*walletv1.SettleBanqueResponse, error) {
+func (s *Service) SettleBanque(ctx context.Context, req *walletv1.SettleBanqueRequest) (*walletv1.SettleBanqueResponse, error) {
 	bets := req.GetBets()
 	if req.GetBankHoldId() != "" {
 		if err := checkID("bank_hold_id", req.GetBankHoldId()); err != nil {
@@ -276,7 +276,7 @@ func (s *Service) SettleBanque(_ context.Context, req *walletv1.SettleBanqueRequ
 	if _, err := rules.SettleBanqueCoup(0, rbets, right, left, hr); err != nil {
 		return nil, rulesError(err)
 	}
-	return idempotent(s, "SettleBanque", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleBanqueResponse],
+	return idempotent(ctx, s, "SettleBanque", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleBanqueResponse],
 		func(t *txn) (*walletv1.SettleBanqueResponse, error) {
 			out := &walletv1.SettleBanqueResponse{CoupId: req.GetCoupId()}
 			var bankHold *walletv1.Hold

@@ -26,12 +26,12 @@ func reqKey(id string) string  { return "req/" + id }
 func coupKey(id string) string { return "coup/" + id }
 
 // Deposit credits a player account from external:funding, creating it.
-func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
+func (s *Service) Deposit(ctx context.Context, req *walletv1.DepositRequest) (*walletv1.DepositResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.cur),
 		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
-	return idempotent(s, "Deposit", reqKey(req.GetRequestId()), req, newMsg[walletv1.DepositResponse],
+	return idempotent(ctx, s, "Deposit", reqKey(req.GetRequestId()), req, newMsg[walletv1.DepositResponse],
 		func(t *txn) (*walletv1.DepositResponse, error) {
 			a, err := t.account(req.GetAccountId())
 			if err != nil {
@@ -53,12 +53,12 @@ func (s *Service) Deposit(_ context.Context, req *walletv1.DepositRequest) (*wal
 }
 
 // Withdraw debits a player account's available balance to external:funding.
-func (s *Service) Withdraw(_ context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
+func (s *Service) Withdraw(ctx context.Context, req *walletv1.WithdrawRequest) (*walletv1.WithdrawResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkFundable(req.GetAccountId(), s.cur),
 		checkAmount("amount", req.GetAmount()), s.checkNotSeamless(req.GetAccountId())); err != nil {
 		return nil, err
 	}
-	return idempotent(s, "Withdraw", reqKey(req.GetRequestId()), req, newMsg[walletv1.WithdrawResponse],
+	return idempotent(ctx, s, "Withdraw", reqKey(req.GetRequestId()), req, newMsg[walletv1.WithdrawResponse],
 		func(t *txn) (*walletv1.WithdrawResponse, error) {
 			a, err := t.mustAccount(req.GetAccountId())
 			if err != nil {
@@ -105,7 +105,7 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 	var a *account
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		a, err = s.newTxn(tx).stakeAccount(id)
+		a, err = s.txnFor(ctx, tx).readAccount(id)
 		return err
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (s *Service) GetAccount(ctx context.Context, req *walletv1.GetAccountReques
 
 // GetCurrency says whether the wallet accepts a currency, and its
 // exponent (ISO 4217's minor unit, or the configured one).
-func (s *Service) GetCurrency(_ context.Context, req *walletv1.GetCurrencyRequest) (*walletv1.GetCurrencyResponse, error) {
+func (s *Service) GetCurrency(ctx context.Context, req *walletv1.GetCurrencyRequest) (*walletv1.GetCurrencyResponse, error) {
 	code := req.GetCurrencyCode()
 	if code == "" {
 		code = s.currency
@@ -191,11 +191,11 @@ func (s *Service) PlaceHold(ctx context.Context, req *walletv1.PlaceHoldRequest)
 }
 
 // VoidHold releases an open hold, once.
-func (s *Service) VoidHold(_ context.Context, req *walletv1.VoidHoldRequest) (*walletv1.VoidHoldResponse, error) {
+func (s *Service) VoidHold(ctx context.Context, req *walletv1.VoidHoldRequest) (*walletv1.VoidHoldResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId())); err != nil {
 		return nil, err
 	}
-	return idempotent(s, "VoidHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.VoidHoldResponse],
+	return idempotent(ctx, s, "VoidHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.VoidHoldResponse],
 		func(t *txn) (*walletv1.VoidHoldResponse, error) {
 			h, err := t.openHold(req.GetHoldId())
 			if err != nil {
@@ -259,7 +259,7 @@ func (s *Service) SettleCoup(ctx context.Context, req *walletv1.SettleCoupReques
 		seen[b.GetHoldId()] = true
 	}
 	hr := rules.HouseRules{CommissionBP: req.GetCommissionBp(), CommissionRounding: rounding}
-	r, err := idempotent(s, "SettleCoup", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleCoupResponse],
+	r, err := idempotent(ctx, s, "SettleCoup", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleCoupResponse],
 		func(t *txn) (*walletv1.SettleCoupResponse, error) {
 			return s.settle(t, req, outcome, hr)
 		})

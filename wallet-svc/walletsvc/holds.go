@@ -18,7 +18,7 @@ const reasonHoldPosted = "hold_posted"
 
 // PostHold resolves an open hold by one transfer of amount (the whole
 // hold when 0) to to_account_id; the rest of the hold is released.
-func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*walletv1.PostHoldResponse, error) {
+func (s *Service) PostHold(ctx context.Context, req *walletv1.PostHoldRequest) (*walletv1.PostHoldResponse, error) {
 	if err := firstErr(checkID("request_id", req.GetRequestId()), checkID("hold_id", req.GetHoldId()),
 		checkAccount(req.GetToAccountId(), s.cur), checkReference(req.GetReason())); err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*w
 	if why == "" {
 		why = reasonHoldPosted
 	}
-	return idempotent(s, "PostHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.PostHoldResponse],
+	return idempotent(ctx, s, "PostHold", reqKey(req.GetRequestId()), req, newMsg[walletv1.PostHoldResponse],
 		func(t *txn) (*walletv1.PostHoldResponse, error) {
 			h, err := t.openHold(req.GetHoldId())
 			if err != nil {
@@ -51,7 +51,7 @@ func (s *Service) PostHold(_ context.Context, req *walletv1.PostHoldRequest) (*w
 				return nil, err
 			}
 			var to *account
-			if base, cur := splitCurrency(req.GetToAccountId(), s.currency); base == AccountCommission || base == AccountExternal || base == AccountHouseBank {
+			if base, cur := splitCurrency(bare(req.GetToAccountId()), s.currency); base == AccountCommission || base == AccountExternal || base == AccountHouseBank {
 				to, err = t.system(base, cur)
 			} else {
 				to, err = t.mustAccount(req.GetToAccountId())
@@ -144,14 +144,24 @@ func (t *txn) expireDue() ([]*walletv1.Hold, error) {
 }
 
 // ExpireHolds expires the holds whose time has come.
-func (s *Service) ExpireHolds(_ context.Context, req *walletv1.ExpireHoldsRequest) (*walletv1.ExpireHoldsResponse, error) {
+func (s *Service) ExpireHolds(ctx context.Context, req *walletv1.ExpireHoldsRequest) (*walletv1.ExpireHoldsResponse, error) {
 	if err := checkID("request_id", req.GetRequestId()); err != nil {
 		return nil, err
 	}
-	return idempotent(s, "ExpireHolds", reqKey(req.GetRequestId()), req, newMsg[walletv1.ExpireHoldsResponse],
+	return idempotent(ctx, s, "ExpireHolds", reqKey(req.GetRequestId()), req, newMsg[walletv1.ExpireHoldsResponse],
 		func(t *txn) (*walletv1.ExpireHoldsResponse, error) {
+			// Every operator's due holds expire (as the sweep does); the
+			// answer names the caller's operator's only.
+			sc := t.sc
+			t.sc.all = true
 			hs, err := t.expireDue()
-			return &walletv1.ExpireHoldsResponse{Holds: hs}, err
+			out := &walletv1.ExpireHoldsResponse{}
+			for _, h := range hs {
+				if sc.owns(h.GetAccountId()) {
+					out.Holds = append(out.Holds, h)
+				}
+			}
+			return out, err
 		})
 }
 

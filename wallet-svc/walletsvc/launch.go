@@ -170,10 +170,11 @@ func (s *Service) CreateLaunchSession(ctx context.Context, req *walletv1.CreateL
 		return nil, s.internal("CreateLaunchSession", err)
 	}
 	var out *walletv1.LaunchSession
+	reqKey := []byte(s.scopeOf(ctx).rid(req.GetRequestId())) // per operator
 	err = s.commit.Update(func(tx *bolt.Tx) error {
 		now := s.now().UTC()
 		var rec *launchRec
-		if id := tx.Bucket(bucketLaunchReqs).Get([]byte(req.GetRequestId())); id != nil {
+		if id := tx.Bucket(bucketLaunchReqs).Get(reqKey); id != nil {
 			r, err := getLaunch(tx, string(id))
 			if err != nil {
 				return err
@@ -195,7 +196,7 @@ func (s *Service) CreateLaunchSession(ctx context.Context, req *walletv1.CreateL
 		} else {
 			rec = &launchRec{ID: "ls-" + ulid.Make().String(), Player: req.GetPlayerId(), Currency: cur, Table: req.GetTableId(),
 				Created: now, Expires: now.Add(ttl), CreatedBy: by, Operator: operator, RequestID: req.GetRequestId(), RequestHash: hash}
-			if err := tx.Bucket(bucketLaunchReqs).Put([]byte(req.GetRequestId()), []byte(rec.ID)); err != nil {
+			if err := tx.Bucket(bucketLaunchReqs).Put(reqKey, []byte(rec.ID)); err != nil {
 				return err
 			}
 			if err := tx.Bucket(bucketLaunchExpiry).Put(launchExpiryKey(rec.Expires, rec.ID), nil); err != nil {
@@ -227,13 +228,13 @@ func (s *Service) RevokeLaunchSession(ctx context.Context, req *walletv1.RevokeL
 	if c, ok := auth.FromContext(ctx); ok {
 		by = c.Subject
 	}
-	return idempotent(s, "RevokeLaunchSession", reqKey(req.GetRequestId()), req, newMsg[walletv1.RevokeLaunchSessionResponse],
+	return idempotent(ctx, s, "RevokeLaunchSession", reqKey(req.GetRequestId()), req, newMsg[walletv1.RevokeLaunchSessionResponse],
 		func(t *txn) (*walletv1.RevokeLaunchSessionResponse, error) {
 			r, err := getLaunch(t.tx, req.GetLaunchSessionId())
 			if err != nil {
 				return nil, err
 			}
-			if r == nil {
+			if r == nil || !t.sc.sees(r.Operator) { // another operator's: as if it did not exist
 				return nil, launchNotFound(req.GetLaunchSessionId())
 			}
 			if r.Revoked.IsZero() {
@@ -247,7 +248,7 @@ func (s *Service) RevokeLaunchSession(ctx context.Context, req *walletv1.RevokeL
 }
 
 // GetLaunchSession reads a session (never its token).
-func (s *Service) GetLaunchSession(_ context.Context, req *walletv1.GetLaunchSessionRequest) (*walletv1.GetLaunchSessionResponse, error) {
+func (s *Service) GetLaunchSession(ctx context.Context, req *walletv1.GetLaunchSessionRequest) (*walletv1.GetLaunchSessionResponse, error) {
 	if err := checkID("launch_session_id", req.GetLaunchSessionId()); err != nil {
 		return nil, err
 	}
@@ -257,7 +258,7 @@ func (s *Service) GetLaunchSession(_ context.Context, req *walletv1.GetLaunchSes
 		if err != nil {
 			return err
 		}
-		if r == nil {
+		if r == nil || !s.scopeOf(ctx).sees(r.Operator) { // another operator's: as if it did not exist
 			return launchNotFound(req.GetLaunchSessionId())
 		}
 		out = r.proto()
@@ -315,7 +316,7 @@ func (t *txn) checkLaunch(id, acct string) error {
 	if err != nil {
 		return err
 	}
-	if r == nil {
+	if r == nil || operatorOfKey(acct, t.sc.def) != orDefault(r.Operator, t.sc.def) { // another operator's: as if it did not exist
 		return failf(codes.FailedPrecondition, reasonSessionExpired, "no launch session %q", id)
 	}
 	player, cur := playerOf(acct, t.def)
@@ -360,7 +361,7 @@ func (s *Service) expireLaunches(now time.Time, keep time.Duration, batch int) (
 				for _, del := range []struct {
 					b   []byte
 					key string
-				}{{bucketLaunchTokens, r.TokenHash}, {bucketLaunchReqs, r.RequestID}, {bucketLaunch, r.ID}} {
+				}{{bucketLaunchTokens, r.TokenHash}, {bucketLaunchReqs, scope{op: orDefault(r.Operator, s.opID), def: s.opID}.rid(r.RequestID)}, {bucketLaunch, r.ID}} {
 					if err := tx.Bucket(del.b).Delete([]byte(del.key)); err != nil {
 						return err
 					}

@@ -154,9 +154,20 @@ func TestLaunchSessionOperator(t *testing.T) {
 	if err != nil || got.GetLaunchSession().GetOperatorId() != "casino-b" {
 		t.Fatalf("authenticate: %v, %v", got, err)
 	}
-	read, err := e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: made.GetLaunchSession().GetLaunchSessionId()})
+	luxAuditor := auth.Caller{Subject: "aud-b", Role: auth.RoleAuditor, Operator: "casino-b"}
+	read, err := e.c.GetLaunchSession(as(luxAuditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: made.GetLaunchSession().GetLaunchSessionId()})
 	if err != nil || read.GetLaunchSession().GetOperatorId() != "casino-b" {
 		t.Fatalf("GetLaunchSession: %v, %v", read, err)
+	}
+	// Another operator's staff: as if it did not exist (design-tenancy step 3).
+	_, err = e.c.GetLaunchSession(as(auditor), &walletv1.GetLaunchSessionRequest{LaunchSessionId: made.GetLaunchSession().GetLaunchSessionId()})
+	wantErr(t, err, codes.NotFound, reasonLaunchSessionNotFound)
+	_, err = e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "rv", LaunchSessionId: made.GetLaunchSession().GetLaunchSessionId()})
+	wantErr(t, err, codes.NotFound, reasonLaunchSessionNotFound)
+	// The same request id at another operator is another session.
+	other, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-lux", PlayerId: "bob"})
+	if err != nil || other.GetLaunchSession().GetLaunchSessionId() == made.GetLaunchSession().GetLaunchSessionId() {
+		t.Fatalf("the default operator's launch-lux: %v, %v", other, err)
 	}
 	// A retry keeps the session's operator.
 	again, err := e.c.CreateLaunchSession(as(lux), &walletv1.CreateLaunchSessionRequest{RequestId: "launch-lux", PlayerId: "bob"})

@@ -75,7 +75,7 @@ func systemID(base, cur, def string) string {
 // side of the money entering and leaving the wallet, the only accounts
 // that go negative.
 func isExternal(id string) bool {
-	base, _ := splitCurrency(id, "")
+	base, _ := splitCurrency(bare(id), "")
 	return base == AccountExternal || base == AccountOperator
 }
 
@@ -194,6 +194,10 @@ type txn struct {
 	op *opTxn
 	// placed is the hold a PlaceHold placed (cancel.go).
 	placed *placement
+	// sc is the operator whose accounts and holds the transaction may
+	// touch (operator.go): its system accounts are his, another
+	// operator's hold is one that does not exist.
+	sc scope
 }
 
 func newTxn(tx *bolt.Tx, now time.Time, def string) *txn {
@@ -233,7 +237,7 @@ func (t *txn) mustAccount(id string) (*account, error) {
 // default currency's exist from the first start; another currency's come
 // with its first use).
 func (t *txn) system(base, cur string) (*account, error) {
-	id := systemID(base, cur, t.def)
+	id := t.sc.inner(systemID(base, cur, t.def))
 	a, err := t.account(id)
 	if err != nil || a != nil {
 		return a, err
@@ -261,6 +265,9 @@ func (t *txn) hold(id string) (*walletv1.Hold, error) {
 	h := &walletv1.Hold{}
 	if err := proto.Unmarshal(v, h); err != nil {
 		return nil, fmt.Errorf("wallet: corrupt hold %q: %w", id, err)
+	}
+	if !t.sc.owns(h.GetAccountId()) { // another operator's: as if it did not exist
+		return nil, failf(codes.NotFound, reasonHoldNotFound, "no hold %q", id)
 	}
 	t.holds[id] = h
 	return h, nil
@@ -438,8 +445,9 @@ func (t *txn) flush() error {
 			}
 		}
 		ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: tr.TransferId, Sequence: seq, OccurTime: tr.CreateTime,
+			OperatorId: operatorOfKey(tr.DebitAccountId, t.sc.def),
 			Payload: &eventsv1.WalletEvent_TransferRecorded{TransferRecorded: &eventsv1.TransferRecorded{
-				TransferId: tr.TransferId, DebitAccountId: tr.DebitAccountId, CreditAccountId: tr.CreditAccountId,
+				TransferId: tr.TransferId, DebitAccountId: bare(tr.DebitAccountId), CreditAccountId: bare(tr.CreditAccountId),
 				Amount: tr.Amount, CurrencyCode: tr.CurrencyCode, Reason: tr.Reason, Reference: tr.Reference,
 				DebitBalanceAfter: p.debitAfter, CreditBalanceAfter: p.creditAft, CurrencyExponent: tr.CurrencyExponent}}})
 		if err != nil {

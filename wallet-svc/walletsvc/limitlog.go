@@ -74,7 +74,7 @@ func readLimitChange(tx *bbolt.Tx, k []byte) (*walletv1.LimitChange, error) {
 // ListLimitChanges pages through the log of every account's limit
 // changes (see the proto). The page token is the log sequence of the
 // last change returned.
-func (s *Service) ListLimitChanges(_ context.Context, req *walletv1.ListLimitChangesRequest) (*walletv1.ListLimitChangesResponse, error) {
+func (s *Service) ListLimitChanges(ctx context.Context, req *walletv1.ListLimitChangesRequest) (*walletv1.ListLimitChangesResponse, error) {
 	acct := req.GetAccountId()
 	if acct != "" {
 		if err := checkPlayerAccount(acct, s.cur); err != nil {
@@ -91,6 +91,7 @@ func (s *Service) ListLimitChanges(_ context.Context, req *walletv1.ListLimitCha
 		return nil, err
 	}
 	out := &walletv1.ListLimitChangesResponse{}
+	sc := s.scopeOf(ctx)
 	err = s.db.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketLimitChangeLog).Cursor()
 		for k, v := c.Seek(binary.BigEndian.AppendUint64(nil, after+1)); k != nil; k, v = c.Next() {
@@ -99,7 +100,7 @@ func (s *Service) ListLimitChanges(_ context.Context, req *walletv1.ListLimitCha
 				return err
 			}
 			at := ch.GetChangeTime().AsTime()
-			if (acct != "" && ch.GetAccountId() != acct) || (start != nil && at.Before(start.AsTime())) ||
+			if (acct != "" && ch.GetAccountId() != acct) || !sc.owns(ch.GetAccountId()) || (start != nil && at.Before(start.AsTime())) ||
 				(end != nil && !at.Before(end.AsTime())) {
 				continue
 			}

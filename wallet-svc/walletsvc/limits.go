@@ -238,7 +238,7 @@ func isGameTransfer(reason string) bool {
 // notePlay adds a game transfer's effect on a player account to his play
 // record (called by flush for each side of each transfer).
 func (t *txn) notePlay(acct string, delta int64) error {
-	if !strings.HasPrefix(acct, playerPrefix) {
+	if !isPlayerAccount(acct) {
 		return nil
 	}
 	var p playRecord
@@ -505,8 +505,10 @@ func limitChanges(tx *bbolt.Tx, key string, n int) ([]*walletv1.LimitChange, err
 }
 
 // recordLimitChange keeps ch in the audit trail and puts its
-// PlayerLimitsChanged event in the outbox, in transaction tx.
-func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error {
+// PlayerLimitsChanged event (of the account's operator, defOp for the
+// default operator's, with the API's account id) in the outbox, in
+// transaction tx.
+func recordLimitChange(tx *bbolt.Tx, key, defOp string, ch *walletv1.LimitChange) error {
 	v, err := marshal.Marshal(ch)
 	if err != nil {
 		return err
@@ -519,8 +521,11 @@ func recordLimitChange(tx *bbolt.Tx, key string, ch *walletv1.LimitChange) error
 	if err := logLimitChange(tx, k); err != nil {
 		return err
 	}
-	ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: ch.GetEventId(), OccurTime: ch.GetChangeTime(),
-		Payload: &eventsv1.WalletEvent_PlayerLimitsChanged{PlayerLimitsChanged: &eventsv1.PlayerLimitsChanged{Change: ch}}})
+	op := operatorOfKey(ch.GetAccountId(), defOp)
+	pub := proto.Clone(ch).(*walletv1.LimitChange)
+	pub.AccountId = bare(ch.GetAccountId())
+	ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: ch.GetEventId(), OccurTime: ch.GetChangeTime(), OperatorId: op,
+		Payload: &eventsv1.WalletEvent_PlayerLimitsChanged{PlayerLimitsChanged: &eventsv1.PlayerLimitsChanged{Change: pub}}})
 	if err != nil {
 		return err
 	}
@@ -554,7 +559,7 @@ func (s *Service) SetPlayerLimits(ctx context.Context, req *walletv1.SetPlayerLi
 	}
 	caller, _ := auth.FromContext(ctx)
 	key := limitsKey(req.GetAccountId(), s.currency)
-	return idempotent(s, "SetPlayerLimits", reqKey(req.GetRequestId()), req, newMsg[walletv1.SetPlayerLimitsResponse],
+	return idempotent(ctx, s, "SetPlayerLimits", reqKey(req.GetRequestId()), req, newMsg[walletv1.SetPlayerLimitsResponse],
 		func(t *txn) (*walletv1.SetPlayerLimitsResponse, error) {
 			var rec limitsRecord
 			if _, err := getJSON(t.tx, bucketLimits, key, &rec); err != nil {
@@ -575,7 +580,7 @@ func (s *Service) SetPlayerLimits(ctx context.Context, req *walletv1.SetPlayerLi
 			if rec.Pending != nil {
 				ch.PendingLimits, ch.PendingEffectiveTime = rec.Pending.proto(), timestamppb.New(rec.PendingAt)
 			}
-			if err := recordLimitChange(t.tx, key, ch); err != nil {
+			if err := recordLimitChange(t.tx, key, t.sc.def, ch); err != nil {
 				return nil, err
 			}
 			out, err := limitsResponse(t.tx, key, s.currency, t.nowT, t.sessionGap())
@@ -590,7 +595,7 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 		return nil, err
 	}
 	if c, _ := auth.FromContext(ctx); c.Role == auth.RolePlayer {
-		if base, _ := splitCurrency(acct, s.currency); base != playerPrefix+c.Subject {
+		if base, _ := splitCurrency(bare(acct), s.currency); base != playerPrefix+c.Subject {
 			return nil, failf(codes.PermissionDenied, reasonNotYourAccount, "player %q may not read %q", c.Subject, acct)
 		}
 	}
@@ -608,13 +613,13 @@ func (s *Service) GetPlayerLimits(ctx context.Context, req *walletv1.GetPlayerLi
 
 // CheckStake tells whether a player's limits allow an amount already held
 // to stay at stake (see the proto). It writes nothing.
-func (s *Service) CheckStake(_ context.Context, req *walletv1.CheckStakeRequest) (*walletv1.CheckStakeResponse, error) {
+func (s *Service) CheckStake(ctx context.Context, req *walletv1.CheckStakeRequest) (*walletv1.CheckStakeResponse, error) {
 	if err := firstErr(checkPlayerAccount(req.GetAccountId(), s.cur), checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
 	var verdict error
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		t := s.newTxn(tx)
+		t := s.txnFor(ctx, tx)
 		a, err := t.stakeAccount(req.GetAccountId())
 		if err != nil {
 			verdict = err

@@ -16,9 +16,14 @@ import (
 // changes nothing and counts nothing, a group commit rolled back counts
 // nothing (its functions run again), so each transfer and settlement
 // counts once. The hold gauges are loaded from the ledger at start and
-// follow every commit after it.
+// follow every commit after it. Every series has an "operator" label: the
+// operator (tenant) whose accounts the money is on (docs/design-tenancy.md:
+// the business series get it, the transport series do not).
 type walletMetrics struct {
 	def string // the wallet's default currency
+	// op is the wallet's default operator (Config.OperatorID), whose
+	// series exist from the start.
+	op string
 
 	transfers   *prometheus.CounterVec
 	commission  *prometheus.CounterVec
@@ -37,31 +42,32 @@ var settleVariants = map[string]string{
 	"SettleOld":        "old_baccarat",
 }
 
-func newWalletMetrics(def string) *walletMetrics {
+func newWalletMetrics(def, op string) *walletMetrics {
 	return &walletMetrics{
-		def: def,
+		def: def, op: op,
 		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_wallet_transfers_total",
 			Help: "Ledger transfers committed, by reason (deposit, withdrawal, bet_lost, bet_won, commission, hold_posted, fees...)."},
-			[]string{"reason"}),
+			[]string{"operator", "reason"}),
 		commission: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_commission_minor_units_total",
 			Help: "Commission the house took from coup settlements (paid into house:commission), in minor units, by game (variant) and currency."},
-			[]string{"variant", "currency"}),
+			[]string{"operator", "variant", "currency"}),
 		fees: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_fees_minor_units_total",
 			Help: "Fees the house charged (ChargeFee: bank auction, hourly seat fees; paid into house:commission), in minor units, by reason and currency."},
-			[]string{"reason", "currency"}),
+			[]string{"operator", "reason", "currency"}),
 		settlements: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_settlements_total",
-			Help: "Coups settled (their money moved, once per coup), by game (variant)."}, []string{"variant"}),
+			Help: "Coups settled (their money moved, once per coup), by game (variant)."}, []string{"operator", "variant"}),
 		holdsOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "chemmy_holds_open",
-			Help: "Holds open (money reserved for a bet or a bank, not yet posted, released or expired), by currency."}, []string{"currency"}),
+			Help: "Holds open (money reserved for a bet or a bank, not yet posted, released or expired), by currency."}, []string{"operator", "currency"}),
 		escrow: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "chemmy_escrow_minor_units",
-			Help: "Money reserved by the open holds, in minor units, by currency."}, []string{"currency"}),
+			Help: "Money reserved by the open holds, in minor units, by currency."}, []string{"operator", "currency"}),
 	}
 }
 
 // register loads the hold gauges from db (before anything writes: the
 // service's start) and registers the metrics on reg.
 func (m *walletMetrics) register(reg prometheus.Registerer, db *bolt.DB) error {
-	open, held := map[string]float64{m.def: 0}, map[string]float64{m.def: 0}
+	start := opCur{m.op, m.def}
+	open, held := map[opCur]float64{start: 0}, map[opCur]float64{start: 0}
 	err := db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketHolds).ForEach(func(k, v []byte) error {
 			h := &walletv1.Hold{}
@@ -69,9 +75,9 @@ func (m *walletMetrics) register(reg prometheus.Registerer, db *bolt.DB) error {
 				return fmt.Errorf("wallet: corrupt hold %q: %w", k, err)
 			}
 			if h.GetState() == walletv1.HoldState_HOLD_STATE_OPEN {
-				cur := currencyOf(h.GetAccountId(), m.def)
-				open[cur]++
-				held[cur] += float64(h.GetAmount())
+				k := m.of(h.GetAccountId())
+				open[k]++
+				held[k] += float64(h.GetAmount())
 			}
 			return nil
 		})
@@ -79,17 +85,18 @@ func (m *walletMetrics) register(reg prometheus.Registerer, db *bolt.DB) error {
 	if err != nil {
 		return err
 	}
-	// Every game's series start at zero (in the default currency).
+	// Every game's series start at zero (the default operator's, in the
+	// default currency).
 	for _, variant := range settleVariants {
-		m.commission.WithLabelValues(variant, m.def)
-		m.settlements.WithLabelValues(variant)
+		m.commission.WithLabelValues(m.op, variant, m.def)
+		m.settlements.WithLabelValues(m.op, variant)
 	}
 	for _, reason := range []string{reasonBankAuctionFee, reasonHourlyFee} {
-		m.fees.WithLabelValues(reason, m.def)
+		m.fees.WithLabelValues(m.op, reason, m.def)
 	}
-	for cur, n := range open {
-		m.holdsOpen.WithLabelValues(cur).Set(n)
-		m.escrow.WithLabelValues(cur).Set(held[cur])
+	for k, n := range open {
+		m.holdsOpen.WithLabelValues(k.op, k.cur).Set(n)
+		m.escrow.WithLabelValues(k.op, k.cur).Set(held[k])
 	}
 	for _, c := range []prometheus.Collector{m.transfers, m.commission, m.fees, m.settlements, m.holdsOpen, m.escrow} {
 		if err := reg.Register(c); err != nil {
@@ -102,6 +109,14 @@ func (m *walletMetrics) register(reg prometheus.Registerer, db *bolt.DB) error {
 // holdDelta is how a transaction changes the open holds of a currency.
 type holdDelta struct{ open, amount int64 }
 
+// opCur is an operator and a currency: the labels of the hold gauges.
+type opCur struct{ op, cur string }
+
+// of is the operator and currency of the account keyed id.
+func (m *walletMetrics) of(id string) opCur {
+	return opCur{operatorOfKey(id, m.op), currencyOf(id, m.def)}
+}
+
 // observe counts t's changes when its transaction commits. Call it just
 // before t.flush (the holds it changed are still stored as they were).
 // method and key are the request's (idempotent); empty for the sweep.
@@ -109,52 +124,54 @@ func (m *walletMetrics) observe(t *txn, method, key string) {
 	if m == nil {
 		return
 	}
-	holds := map[string]holdDelta{}
+	holds := map[opCur]holdDelta{}
 	stored := t.tx.Bucket(bucketHolds)
 	for id := range t.dirty {
 		if v := stored.Get([]byte(id)); v != nil {
 			was := &walletv1.Hold{}
 			if proto.Unmarshal(v, was) == nil && was.GetState() == walletv1.HoldState_HOLD_STATE_OPEN {
-				cur := currencyOf(was.GetAccountId(), m.def)
-				d := holds[cur]
+				k := m.of(was.GetAccountId())
+				d := holds[k]
 				d.open, d.amount = d.open-1, d.amount-was.GetAmount()
-				holds[cur] = d
+				holds[k] = d
 			}
 		}
 		if h := t.holds[id]; h.GetState() == walletv1.HoldState_HOLD_STATE_OPEN {
-			cur := currencyOf(h.GetAccountId(), m.def)
-			d := holds[cur]
+			k := m.of(h.GetAccountId())
+			d := holds[k]
 			d.open, d.amount = d.open+1, d.amount+h.GetAmount()
-			holds[cur] = d
+			holds[k] = d
 		}
 	}
-	type paid struct{ reason, currency string }
-	counts, house := map[string]int{}, map[paid]int64{}
+	type paid struct{ op, reason, currency string }
+	counts, house := map[[2]string]int{}, map[paid]int64{}
 	for _, p := range t.transfers {
-		counts[p.tr.GetReason()]++
-		if base, _ := splitCurrency(p.tr.GetCreditAccountId(), m.def); base == AccountCommission {
-			house[paid{p.tr.GetReason(), p.tr.GetCurrencyCode()}] += p.tr.GetAmount()
+		op := operatorOfKey(p.tr.GetDebitAccountId(), m.op)
+		counts[[2]string{op, p.tr.GetReason()}]++
+		if base, _ := splitCurrency(bare(p.tr.GetCreditAccountId()), m.def); base == AccountCommission {
+			house[paid{op, p.tr.GetReason(), p.tr.GetCurrencyCode()}] += p.tr.GetAmount()
 		}
 	}
+	settledBy := orDefault(t.sc.op, m.op)
 	variant, settled := settleVariants[method]
 	settled = settled && isCoupKey(key)
 	t.tx.OnCommit(func() {
-		for cur, d := range holds {
-			m.holdsOpen.WithLabelValues(cur).Add(float64(d.open))
-			m.escrow.WithLabelValues(cur).Add(float64(d.amount))
+		for k, d := range holds {
+			m.holdsOpen.WithLabelValues(k.op, k.cur).Add(float64(d.open))
+			m.escrow.WithLabelValues(k.op, k.cur).Add(float64(d.amount))
 		}
-		for reason, n := range counts {
-			m.transfers.WithLabelValues(reason).Add(float64(n))
+		for k, n := range counts {
+			m.transfers.WithLabelValues(k[0], k[1]).Add(float64(n))
 		}
 		for p, amount := range house {
 			if p.reason == reasonCommission {
-				m.commission.WithLabelValues(variant, p.currency).Add(float64(amount))
+				m.commission.WithLabelValues(p.op, variant, p.currency).Add(float64(amount))
 			} else {
-				m.fees.WithLabelValues(p.reason, p.currency).Add(float64(amount))
+				m.fees.WithLabelValues(p.op, p.reason, p.currency).Add(float64(amount))
 			}
 		}
 		if settled {
-			m.settlements.WithLabelValues(variant).Inc()
+			m.settlements.WithLabelValues(settledBy, variant).Inc()
 		}
 	})
 }

@@ -360,7 +360,11 @@ func MigrateMode(path, to, by string, now time.Time) (from string, changed bool,
 func migrateBlockers(tx *bolt.Tx, from string) (blockers []string, hint string, err error) {
 	def := string(tx.Bucket(bucketWallet).Get(keyCurrency))
 	c := tx.Bucket(bucketAccounts).Cursor()
-	for k, v := c.Seek([]byte(playerPrefix)); k != nil && strings.HasPrefix(string(k), playerPrefix); k, v = c.Next() {
+	// Every operator's player accounts ("acme/player:bob" too).
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if !isPlayerAccount(string(k)) {
+			continue
+		}
 		bal, held, err := decodeAccount(v)
 		if err != nil {
 			return nil, "", err

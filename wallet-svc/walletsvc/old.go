@@ -134,7 +134,7 @@ func (s *Service) SettleOld(ctx context.Context, req *walletv1.SettleOldRequest)
 	if err := checkDeprecatedNets(req, settled); err != nil {
 		return nil, err
 	}
-	r, err := idempotent(s, "SettleOld", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleOldResponse],
+	r, err := idempotent(ctx, s, "SettleOld", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleOldResponse],
 		func(t *txn) (*walletv1.SettleOldResponse, error) {
 			bankHold, err := t.openHold(req.GetBankHoldId())
 			if err != nil {

@@ -256,7 +256,7 @@ func (s *Service) RetryOperatorException(ctx context.Context, req *walletv1.Retr
 	if err := s.checkResolve(req.GetRequestId(), req.GetTransactionId(), req.GetReason(), false); err != nil {
 		return nil, err
 	}
-	r, err := idempotent(s, "RetryOperatorException", reqKey(req.GetRequestId()), req, newMsg[walletv1.RetryOperatorExceptionResponse],
+	r, err := idempotent(ctx, s, "RetryOperatorException", reqKey(req.GetRequestId()), req, newMsg[walletv1.RetryOperatorExceptionResponse],
 		func(t *txn) (*walletv1.RetryOperatorExceptionResponse, error) {
 			exc, x, err := s.resolveException(ctx, t, req.GetTransactionId(), excRetried, req.GetReason(), req.GetRequestId())
 			if err != nil {
@@ -289,7 +289,7 @@ func (s *Service) SettleOperatorException(ctx context.Context, req *walletv1.Set
 	if err := s.checkResolve(req.GetRequestId(), req.GetTransactionId(), req.GetReason(), true); err != nil {
 		return nil, err
 	}
-	r, err := idempotent(s, "SettleOperatorException", reqKey(req.GetRequestId()), req, newMsg[walletv1.SettleOperatorExceptionResponse],
+	r, err := idempotent(ctx, s, "SettleOperatorException", reqKey(req.GetRequestId()), req, newMsg[walletv1.SettleOperatorExceptionResponse],
 		func(t *txn) (*walletv1.SettleOperatorExceptionResponse, error) {
 			exc, x, err := s.resolveException(ctx, t, req.GetTransactionId(), excSettled, req.GetReason(), req.GetRequestId())
 			if err != nil {
@@ -309,7 +309,7 @@ func (s *Service) SettleOperatorException(ctx context.Context, req *walletv1.Set
 }
 
 // ListOperatorExceptions pages through the exception list (the proto).
-func (s *Service) ListOperatorExceptions(_ context.Context, req *walletv1.ListOperatorExceptionsRequest) (*walletv1.ListOperatorExceptionsResponse, error) {
+func (s *Service) ListOperatorExceptions(ctx context.Context, req *walletv1.ListOperatorExceptionsRequest) (*walletv1.ListOperatorExceptionsResponse, error) {
 	if id := req.GetOperatorId(); id != "" && id != s.opID {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: this wallet's operator is %q", id, s.opID)
 	}
@@ -317,7 +317,14 @@ func (s *Service) ListOperatorExceptions(_ context.Context, req *walletv1.ListOp
 	if err != nil {
 		return nil, err
 	}
-	out := &walletv1.ListOperatorExceptionsResponse{OperatorId: s.opID}
+	// The exceptions of the operator's wallet of seamless mode, the
+	// default operator's (operator.go): another operator's caller
+	// (transfer mode only) gets his own, none.
+	sc := s.scopeOf(ctx)
+	out := &walletv1.ListOperatorExceptionsResponse{OperatorId: sc.op}
+	if !sc.sees(s.opID) {
+		return out, nil
+	}
 	err = s.db.View(func(tx *bolt.Tx) error {
 		out.OpenCount = int64(tx.Bucket(bucketOpExcOpen).Stats().KeyN)
 		b := tx.Bucket(bucketOpExcOpen)

@@ -23,7 +23,7 @@ import (
 // round_end the operator refused for good is "refused" with its
 // exception's state (opexceptions.go), and the response counts the
 // exceptions open now, whatever their day.
-func (s *Service) GetOperatorReport(_ context.Context, req *walletv1.GetOperatorReportRequest) (*walletv1.GetOperatorReportResponse, error) {
+func (s *Service) GetOperatorReport(ctx context.Context, req *walletv1.GetOperatorReportRequest) (*walletv1.GetOperatorReportResponse, error) {
 	if id := req.GetOperatorId(); id != "" && id != s.opID {
 		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: this wallet's operator is %q", id, s.opID)
 	}
@@ -36,7 +36,14 @@ func (s *Service) GetOperatorReport(_ context.Context, req *walletv1.GetOperator
 		return nil, err
 	}
 	prefix := []byte(day.Format(time.DateOnly))
-	out := &walletv1.GetOperatorReportResponse{OperatorId: s.opID, Day: string(prefix)}
+	// The report is of the operator's wallet of seamless mode, the default
+	// operator's (operator.go): another operator's caller (transfer mode
+	// only) gets his own, empty.
+	sc := s.scopeOf(ctx)
+	out := &walletv1.GetOperatorReportResponse{OperatorId: sc.op, Day: string(prefix)}
+	if !sc.sees(s.opID) {
+		return out, nil
+	}
 	type tk struct{ kind, cur string }
 	totals := map[tk]*walletv1.OperatorTotals{}
 	err = s.db.View(func(tx *bolt.Tx) error {

@@ -281,11 +281,11 @@ func newOpTxn(tx *bolt.Tx, now time.Time, def string) *opTxn {
 		txs: map[string]*opTx{}, inflight: map[string]bool{}, endIdle: map[string]bool{}}
 }
 
-func isPlayerAccount(id string) bool { return strings.HasPrefix(id, playerPrefix) }
+func isPlayerAccount(id string) bool { return strings.HasPrefix(bare(id), playerPrefix) }
 
 // playerOf is the operator's player id and currency of a player account.
 func playerOf(acct, def string) (player, cur string) {
-	base, cur := splitCurrency(acct, def)
+	base, cur := splitCurrency(bare(acct), def)
 	return strings.TrimPrefix(base, playerPrefix), cur
 }
 
@@ -606,6 +606,21 @@ func (t *txn) stakeAccount(id string) (*account, error) {
 	return a, err
 }
 
+// readAccount is stakeAccount for a read (GetAccount, ListStatement):
+// besides, a system account of an operator that has not used it yet
+// reads as empty (each operator has them all; the default operator's
+// exist from the first start, another's come with their first transfer).
+func (t *txn) readAccount(id string) (*account, error) {
+	if isPlayerAccount(id) {
+		return t.stakeAccount(id)
+	}
+	a, err := t.account(id)
+	if err == nil && a == nil {
+		a = &account{id: id, currency: currencyOf(id, t.def)}
+	}
+	return a, err
+}
+
 // attach names the hold the request's debit funds.
 func (t *txn) attach(h *walletv1.Hold) {
 	if t.op != nil && t.op.used {
@@ -909,12 +924,13 @@ func staked[R proto.Message](ctx context.Context, s *Service, method, reqID stri
 	var zero R
 	// Under the request id's lock, which CancelPlaceHold takes too: a
 	// request id cancelled is refused before anything is held or debited.
-	defer s.keys.lock(key)()
-	if err := s.checkNotCancelled(reqID); err != nil {
+	sc := s.scopeOf(ctx)
+	defer s.keys.lock(sc.key(key))()
+	if err := s.checkNotCancelled(sc, reqID); err != nil {
 		return zero, err
 	}
 	if s.op == nil {
-		return idempotent(s, method, key, req, newResp, apply)
+		return idempotent(ctx, s, method, key, req, newResp, apply)
 	}
 	for try := 0; ; try++ {
 		need, err := dryRun(s, method, key, reqID, req, apply)
@@ -925,7 +941,7 @@ func staked[R proto.Message](ctx context.Context, s *Service, method, reqID stri
 			return debitThen(ctx, s, method, key, req, newResp, apply, need)
 		}
 		needed := false
-		r, err := idempotent(s, method, key, req, newResp, func(t *txn) (R, error) {
+		r, err := idempotent(ctx, s, method, key, req, newResp, func(t *txn) (R, error) {
 			t.op.reqID = reqID
 			r, err := apply(t)
 			if errors.Is(err, errDebitNeeded) {
@@ -987,7 +1003,7 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 	if ref, ok := opwallet.IsRefusal(callErr); ok {
 		// The relay learns of the round's idle wait (endIdleRounds).
 		defer s.notifyOperator()
-		return idempotent(s, method, key, req, newResp, func(t *txn) (R, error) {
+		return idempotent(ctx, s, method, key, req, newResp, func(t *txn) (R, error) {
 			x := *d
 			x.Status, x.OperatorCode, x.Updated = statusRefused, ref.Code, t.nowT.UTC()
 			t.op.txs[x.ID] = &x
@@ -1026,7 +1042,7 @@ func debitThen[R proto.Message](ctx context.Context, s *Service, method, key str
 			"the operator's wallet did not answer the debit of %d for %s (rolled back); retry", d.Amount, d.Account)
 	}
 	d.OperatorTxID, d.OperatorBalance = res.OperatorTransactionID, &res.Balance
-	r, err := idempotent(s, method, key, req, newResp, func(t *txn) (R, error) {
+	r, err := idempotent(ctx, s, method, key, req, newResp, func(t *txn) (R, error) {
 		t.op.mode, t.op.debit, t.op.reqID = fundApplied, d, d.RequestID
 		r, err := apply(t)
 		if err != nil && errs.IsStatus(err) {

@@ -256,7 +256,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			c.Currency, c.Currency, currency.MaxExponent)
 	}
 	s := &Service{currency: c.Currency, cur: currencies{def: c.Currency, known: c.Currencies}, limitsOverride: c.LimitsOverride, now: time.Now, sessionGap: c.SessionGap, coolingOff: c.LimitsCoolingOff,
-		metrics: newWalletMetrics(c.Currency)}
+		metrics: newWalletMetrics(c.Currency, "")}
 	if c.now != nil {
 		s.now = c.now
 	}
@@ -270,6 +270,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	if s.opID == "" {
 		s.opID = DefaultOperatorID
 	}
+	s.metrics.op = s.opID
 	if s.opFirst <= 0 {
 		s.opFirst = defaultRelayFirst
 	}
@@ -327,7 +328,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		if err := s.logOldLimitChanges(); err != nil {
 			return err
 		}
-		walletv1.RegisterWalletServiceServer(g, s)
+		registerScoped(g, s)
 		if s.op != nil {
 			if err := s.opMetrics.register(b.Server.Registry); err != nil {
 				return err
@@ -463,7 +464,10 @@ func forgetStaleFailure(tx *bolt.Tx, key string) (bool, error) {
 // AIP-155). method names the RPC in the request fingerprint. Errors
 // without a status (internal ones) and failures that are not final roll
 // the transaction back and store nothing: a retry is a new attempt.
-func idempotent[R proto.Message](s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
+func idempotent[R proto.Message](ctx context.Context, s *Service, method, key string, req proto.Message, newResp func() R, apply func(t *txn) (R, error)) (R, error) {
+	sc := s.scopeOf(ctx)
+	shown := key // the caller's own request's, without his operator
+	key = sc.key(key)
 	hash := requestHash(method, req)
 	var zero R
 	var out R
@@ -478,7 +482,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			stored, found, err := store.Lookup(tx, k, hash)
 			if errors.Is(err, store.ErrRequestReused) {
 				return failf(codes.AlreadyExists, reasonRequestIDReused,
-					"%s was used before with a different request", key)
+					"%s was used before with a different request", shown)
 			}
 			if err != nil {
 				return err
@@ -502,6 +506,7 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 			return nil
 		}
 		t := s.newTxn(tx)
+		t.sc, t.sc.all = sc, false
 		if isCoupKey(key) && t.op != nil {
 			t.op.coup = strings.TrimPrefix(key, "coup/")
 		}
@@ -556,9 +561,21 @@ func idempotent[R proto.Message](s *Service, method, key string, req proto.Messa
 func (s *Service) newTxn(tx *bolt.Tx) *txn {
 	t := newTxn(tx, s.now(), s.currency)
 	t.gap, t.known = s.sessionGap, s.cur.known
+	// The service's own jobs (the hold sweep, recovery) see every
+	// operator's holds; a request's transaction gets its scope (txnFor).
+	t.sc = scope{op: s.opID, def: s.opID, all: true}
 	if s.op != nil {
 		t.op = newOpTxn(tx, t.nowT, s.currency)
 	}
+	return t
+}
+
+// txnFor is newTxn for a request of ctx's scope: it sees its operator's
+// holds only.
+func (s *Service) txnFor(ctx context.Context, tx *bolt.Tx) *txn {
+	t := s.newTxn(tx)
+	t.sc = s.scopeOf(ctx)
+	t.sc.all = false
 	return t
 }
 

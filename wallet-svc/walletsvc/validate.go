@@ -109,6 +109,7 @@ func validPlayerID(id string) bool {
 // no suffix, so that every account has one id), and one the wallet
 // accepts (CURRENCY_UNKNOWN otherwise).
 func checkCurrencySuffix(id string, cs currencies) (base string, err error) {
+	id = bare(id) // a ledger key of another operator (operator.go)
 	base, cur := splitCurrency(id, cs.def)
 	if base != id && (cur == cs.def || validCurrency(cur) != nil) {
 		return "", failf(codes.InvalidArgument, reasonInvalidAccount,

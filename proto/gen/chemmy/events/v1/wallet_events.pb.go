@@ -35,6 +35,10 @@ type WalletEvent struct {
 	// The transfer's position in the ledger log: 1-based, gapless.
 	Sequence  uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	OccurTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=occur_time,json=occurTime,proto3" json:"occur_time,omitempty"`
+	// The operator (tenant) whose accounts the event is about; the account
+	// ids of the payload are that operator's ("player:bob"). Empty in an
+	// event written before operators: the wallet's default operator.
+	OperatorId string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	// Types that are valid to be assigned to Payload:
 	//
 	//	*WalletEvent_TransferRecorded
@@ -93,6 +97,13 @@ func (x *WalletEvent) GetOccurTime() *timestamppb.Timestamp {
 		return x.OccurTime
 	}
 	return nil
+}
+
+func (x *WalletEvent) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 func (x *WalletEvent) GetPayload() isWalletEvent_Payload {
@@ -313,12 +324,14 @@ var File_chemmy_events_v1_wallet_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"\n" +
-	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1dchemmy/wallet/v1/wallet.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xba\x02\n" +
+	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1dchemmy/wallet/v1/wallet.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdb\x02\n" +
 	"\vWalletEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\x129\n" +
 	"\n" +
-	"occur_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12Q\n" +
+	"occur_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12\x1f\n" +
+	"\voperator_id\x18\x04 \x01(\tR\n" +
+	"operatorId\x12Q\n" +
 	"\x11transfer_recorded\x18\n" +
 	" \x01(\v2\".chemmy.events.v1.TransferRecordedH\x00R\x10transferRecorded\x12[\n" +
 	"\x15player_limits_changed\x18\v \x01(\v2%.chemmy.events.v1.PlayerLimitsChangedH\x00R\x13playerLimitsChangedB\t\n" +

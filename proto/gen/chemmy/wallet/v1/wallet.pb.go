@@ -1442,8 +1442,14 @@ func (x *WithdrawResponse) GetTransfer() *Transfer {
 
 // GetAccountRequest names an account.
 type GetAccountRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1481,6 +1487,13 @@ func (*GetAccountRequest) Descriptor() ([]byte, []int) {
 func (x *GetAccountRequest) GetAccountId() string {
 	if x != nil {
 		return x.AccountId
+	}
+	return ""
+}
+
+func (x *GetAccountRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -1552,8 +1565,14 @@ type PlaceHoldRequest struct {
 	// The hold records it (Hold.launch_session_id); in seamless mode the
 	// operator transactions of the money carry it (session_id).
 	LaunchSessionId string `protobuf:"bytes,7,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,8,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PlaceHoldRequest) Reset() {
@@ -1635,6 +1654,13 @@ func (x *PlaceHoldRequest) GetLaunchSessionId() string {
 	return ""
 }
 
+func (x *PlaceHoldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // PlaceHoldResponse holds the new hold.
 type PlaceHoldResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1682,9 +1708,15 @@ func (x *PlaceHoldResponse) GetHold() *Hold {
 
 // VoidHoldRequest releases a hold.
 type VoidHoldRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RequestId     string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	HoldId        string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	HoldId    string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,3,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1729,6 +1761,13 @@ func (x *VoidHoldRequest) GetRequestId() string {
 func (x *VoidHoldRequest) GetHoldId() string {
 	if x != nil {
 		return x.HoldId
+	}
+	return ""
+}
+
+func (x *VoidHoldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -1782,7 +1821,13 @@ func (x *VoidHoldResponse) GetHold() *Hold {
 type CancelPlaceHoldRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The PlaceHold's request_id.
-	RequestId     string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1820,6 +1865,13 @@ func (*CancelPlaceHoldRequest) Descriptor() ([]byte, []int) {
 func (x *CancelPlaceHoldRequest) GetRequestId() string {
 	if x != nil {
 		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CancelPlaceHoldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -1874,7 +1926,13 @@ func (x *CancelPlaceHoldResponse) GetHold() *Hold {
 type GetCoupSettlementRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The coup's id, as its settlement named it.
-	CoupId        string `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	CoupId string `protobuf:"bytes,1,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1912,6 +1970,13 @@ func (*GetCoupSettlementRequest) Descriptor() ([]byte, []int) {
 func (x *GetCoupSettlementRequest) GetCoupId() string {
 	if x != nil {
 		return x.CoupId
+	}
+	return ""
+}
+
+func (x *GetCoupSettlementRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -2037,7 +2102,13 @@ type SettleCoupRequest struct {
 	// House betting limit on the bank (CF-BANK-LIMIT); 0: none. When the
 	// bank after the coup exceeds it, the excess is set aside: released from
 	// the bank hold back to the banker's available balance, not at stake.
-	BankLimit     int64 `protobuf:"varint,8,opt,name=bank_limit,json=bankLimit,proto3" json:"bank_limit,omitempty"`
+	BankLimit int64 `protobuf:"varint,8,opt,name=bank_limit,json=bankLimit,proto3" json:"bank_limit,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,9,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2126,6 +2197,13 @@ func (x *SettleCoupRequest) GetBankLimit() int64 {
 		return x.BankLimit
 	}
 	return 0
+}
+
+func (x *SettleCoupRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // SettleCoupResponse is what the settlement moved.
@@ -2346,7 +2424,13 @@ type PostHoldRequest struct {
 	// currency, not the hold's own.
 	ToAccountId string `protobuf:"bytes,4,opt,name=to_account_id,json=toAccountId,proto3" json:"to_account_id,omitempty"`
 	// The transfer's reason; default "hold_posted".
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,6,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2416,6 +2500,13 @@ func (x *PostHoldRequest) GetReason() string {
 	return ""
 }
 
+func (x *PostHoldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // PostHoldResponse is the posted hold and its transfer.
 type PostHoldResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2475,7 +2566,13 @@ type ResizeHoldRequest struct {
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	HoldId    string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
 	// The hold's new amount, minor units, > 0.
-	Amount        int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	Amount int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2529,6 +2626,13 @@ func (x *ResizeHoldRequest) GetAmount() int64 {
 		return x.Amount
 	}
 	return 0
+}
+
+func (x *ResizeHoldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // ResizeHoldResponse holds the resized hold.
@@ -2673,7 +2777,13 @@ type ListStatementRequest struct {
 	// 1..1000; default 100.
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token; empty: the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2725,6 +2835,13 @@ func (x *ListStatementRequest) GetPageSize() int32 {
 func (x *ListStatementRequest) GetPageToken() string {
 	if x != nil {
 		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListStatementRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -2856,7 +2973,13 @@ func (x *ListStatementResponse) GetNextPageToken() string {
 
 // AuditLedgerRequest asks for a full check of the books.
 type AuditLedgerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2889,6 +3012,13 @@ func (x *AuditLedgerRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use AuditLedgerRequest.ProtoReflect.Descriptor instead.
 func (*AuditLedgerRequest) Descriptor() ([]byte, []int) {
 	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *AuditLedgerRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // CurrencyTotals is the audit of one currency.
@@ -3015,8 +3145,15 @@ type AuditLedgerResponse struct {
 	OpenHolds         int64             `protobuf:"varint,6,opt,name=open_holds,json=openHolds,proto3" json:"open_holds,omitempty"`
 	Currencies        []*CurrencyTotals `protobuf:"bytes,7,rep,name=currencies,proto3" json:"currencies,omitempty"`
 	// Sequence of the last transfer in the snapshot.
-	LastSequence  uint64                 `protobuf:"varint,8,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
-	AuditTime     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=audit_time,json=auditTime,proto3" json:"audit_time,omitempty"`
+	LastSequence uint64                 `protobuf:"varint,8,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	AuditTime    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=audit_time,json=auditTime,proto3" json:"audit_time,omitempty"`
+	// Each operator's books, balanced apart (every operator has his own
+	// external and house accounts), by operator_id; the fields above are
+	// the sum over them. A deployment-wide auditor (operator "*") sees every
+	// operator's (or one, naming it in the request's operator_id); any other
+	// caller sees his own operator's only, and the fields above are then his
+	// operator's too.
+	Operators     []*OperatorBooks `protobuf:"bytes,10,rep,name=operators,proto3" json:"operators,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3114,6 +3251,100 @@ func (x *AuditLedgerResponse) GetAuditTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AuditLedgerResponse) GetOperators() []*OperatorBooks {
+	if x != nil {
+		return x.Operators
+	}
+	return nil
+}
+
+// OperatorBooks is the audit of one operator's accounts.
+type OperatorBooks struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	OperatorId string                 `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// True when none of this operator's accounts, holds or transfers has a
+	// discrepancy.
+	Balanced          bool              `protobuf:"varint,2,opt,name=balanced,proto3" json:"balanced,omitempty"`
+	AccountsChecked   int64             `protobuf:"varint,3,opt,name=accounts_checked,json=accountsChecked,proto3" json:"accounts_checked,omitempty"`
+	TransfersReplayed int64             `protobuf:"varint,4,opt,name=transfers_replayed,json=transfersReplayed,proto3" json:"transfers_replayed,omitempty"`
+	OpenHolds         int64             `protobuf:"varint,5,opt,name=open_holds,json=openHolds,proto3" json:"open_holds,omitempty"`
+	Currencies        []*CurrencyTotals `protobuf:"bytes,6,rep,name=currencies,proto3" json:"currencies,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *OperatorBooks) Reset() {
+	*x = OperatorBooks{}
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperatorBooks) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperatorBooks) ProtoMessage() {}
+
+func (x *OperatorBooks) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperatorBooks.ProtoReflect.Descriptor instead.
+func (*OperatorBooks) Descriptor() ([]byte, []int) {
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *OperatorBooks) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *OperatorBooks) GetBalanced() bool {
+	if x != nil {
+		return x.Balanced
+	}
+	return false
+}
+
+func (x *OperatorBooks) GetAccountsChecked() int64 {
+	if x != nil {
+		return x.AccountsChecked
+	}
+	return 0
+}
+
+func (x *OperatorBooks) GetTransfersReplayed() int64 {
+	if x != nil {
+		return x.TransfersReplayed
+	}
+	return 0
+}
+
+func (x *OperatorBooks) GetOpenHolds() int64 {
+	if x != nil {
+		return x.OpenHolds
+	}
+	return 0
+}
+
+func (x *OperatorBooks) GetCurrencies() []*CurrencyTotals {
+	if x != nil {
+		return x.Currencies
+	}
+	return nil
+}
+
 // PuntoBancoBet is one bet, escrowed by a hold.
 type PuntoBancoBet struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -3127,7 +3358,7 @@ type PuntoBancoBet struct {
 
 func (x *PuntoBancoBet) Reset() {
 	*x = PuntoBancoBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3139,7 +3370,7 @@ func (x *PuntoBancoBet) String() string {
 func (*PuntoBancoBet) ProtoMessage() {}
 
 func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[36]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3152,7 +3383,7 @@ func (x *PuntoBancoBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PuntoBancoBet.ProtoReflect.Descriptor instead.
 func (*PuntoBancoBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PuntoBancoBet) GetHoldId() string {
@@ -3214,14 +3445,20 @@ type SettlePuntoBancoRequest struct {
 	PlayerPair bool `protobuf:"varint,12,opt,name=player_pair,json=playerPair,proto3" json:"player_pair,omitempty"`
 	// The bank's first two cards have the same rank (settles
 	// PUNTO_BANCO_BET_TYPE_BANK_PAIR).
-	BankPair      bool `protobuf:"varint,13,opt,name=bank_pair,json=bankPair,proto3" json:"bank_pair,omitempty"`
+	BankPair bool `protobuf:"varint,13,opt,name=bank_pair,json=bankPair,proto3" json:"bank_pair,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,14,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SettlePuntoBancoRequest) Reset() {
 	*x = SettlePuntoBancoRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3233,7 +3470,7 @@ func (x *SettlePuntoBancoRequest) String() string {
 func (*SettlePuntoBancoRequest) ProtoMessage() {}
 
 func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[37]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3246,7 +3483,7 @@ func (x *SettlePuntoBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoRequest.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SettlePuntoBancoRequest) GetCoupId() string {
@@ -3340,6 +3577,13 @@ func (x *SettlePuntoBancoRequest) GetBankPair() bool {
 	return false
 }
 
+func (x *SettlePuntoBancoRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // BetResult is what one bet did, in request order.
 type BetResult struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -3357,7 +3601,7 @@ type BetResult struct {
 
 func (x *BetResult) Reset() {
 	*x = BetResult{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3613,7 @@ func (x *BetResult) String() string {
 func (*BetResult) ProtoMessage() {}
 
 func (x *BetResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[38]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3626,7 @@ func (x *BetResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetResult.ProtoReflect.Descriptor instead.
 func (*BetResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BetResult) GetHoldId() string {
@@ -3429,7 +3673,7 @@ type SettlePuntoBancoResponse struct {
 
 func (x *SettlePuntoBancoResponse) Reset() {
 	*x = SettlePuntoBancoResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3441,7 +3685,7 @@ func (x *SettlePuntoBancoResponse) String() string {
 func (*SettlePuntoBancoResponse) ProtoMessage() {}
 
 func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[39]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3454,7 +3698,7 @@ func (x *SettlePuntoBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettlePuntoBancoResponse.ProtoReflect.Descriptor instead.
 func (*SettlePuntoBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SettlePuntoBancoResponse) GetCoupId() string {
@@ -3504,7 +3748,7 @@ type BanqueBet struct {
 
 func (x *BanqueBet) Reset() {
 	*x = BanqueBet{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3516,7 +3760,7 @@ func (x *BanqueBet) String() string {
 func (*BanqueBet) ProtoMessage() {}
 
 func (x *BanqueBet) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[40]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3529,7 +3773,7 @@ func (x *BanqueBet) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BanqueBet.ProtoReflect.Descriptor instead.
 func (*BanqueBet) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *BanqueBet) GetHoldId() string {
@@ -3567,13 +3811,19 @@ type SettleBanqueRequest struct {
 	// Commission on the banker's net winnings, basis points; 0: none.
 	CommissionBp       int64              `protobuf:"varint,6,opt,name=commission_bp,json=commissionBp,proto3" json:"commission_bp,omitempty"`
 	CommissionRounding CommissionRounding `protobuf:"varint,7,opt,name=commission_rounding,json=commissionRounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"commission_rounding,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,8,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SettleBanqueRequest) Reset() {
 	*x = SettleBanqueRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3585,7 +3835,7 @@ func (x *SettleBanqueRequest) String() string {
 func (*SettleBanqueRequest) ProtoMessage() {}
 
 func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[41]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3598,7 +3848,7 @@ func (x *SettleBanqueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueRequest.ProtoReflect.Descriptor instead.
 func (*SettleBanqueRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SettleBanqueRequest) GetCoupId() string {
@@ -3650,6 +3900,13 @@ func (x *SettleBanqueRequest) GetCommissionRounding() CommissionRounding {
 	return CommissionRounding_COMMISSION_ROUNDING_UNSPECIFIED
 }
 
+func (x *SettleBanqueRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // SettleBanqueResponse is what the settlement moved.
 type SettleBanqueResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -3669,7 +3926,7 @@ type SettleBanqueResponse struct {
 
 func (x *SettleBanqueResponse) Reset() {
 	*x = SettleBanqueResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3681,7 +3938,7 @@ func (x *SettleBanqueResponse) String() string {
 func (*SettleBanqueResponse) ProtoMessage() {}
 
 func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[42]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3694,7 +3951,7 @@ func (x *SettleBanqueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleBanqueResponse.ProtoReflect.Descriptor instead.
 func (*SettleBanqueResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SettleBanqueResponse) GetCoupId() string {
@@ -3761,14 +4018,20 @@ type ChargeFeeRequest struct {
 	// How a fractional fee becomes minor units (default down).
 	Rounding CommissionRounding `protobuf:"varint,7,opt,name=rounding,proto3,enum=chemmy.wallet.v1.CommissionRounding" json:"rounding,omitempty"`
 	// What the fee is for, e.g. "tables/T/auctions/3".
-	Reference     string `protobuf:"bytes,8,opt,name=reference,proto3" json:"reference,omitempty"`
+	Reference string `protobuf:"bytes,8,opt,name=reference,proto3" json:"reference,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,9,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ChargeFeeRequest) Reset() {
 	*x = ChargeFeeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3780,7 +4043,7 @@ func (x *ChargeFeeRequest) String() string {
 func (*ChargeFeeRequest) ProtoMessage() {}
 
 func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[43]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3793,7 +4056,7 @@ func (x *ChargeFeeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeRequest.ProtoReflect.Descriptor instead.
 func (*ChargeFeeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ChargeFeeRequest) GetRequestId() string {
@@ -3852,6 +4115,13 @@ func (x *ChargeFeeRequest) GetReference() string {
 	return ""
 }
 
+func (x *ChargeFeeRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // ChargeFeeResponse is the fee and its transfer (none when the fee
 // rounds to 0).
 type ChargeFeeResponse struct {
@@ -3865,7 +4135,7 @@ type ChargeFeeResponse struct {
 
 func (x *ChargeFeeResponse) Reset() {
 	*x = ChargeFeeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3877,7 +4147,7 @@ func (x *ChargeFeeResponse) String() string {
 func (*ChargeFeeResponse) ProtoMessage() {}
 
 func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[44]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3890,7 +4160,7 @@ func (x *ChargeFeeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChargeFeeResponse.ProtoReflect.Descriptor instead.
 func (*ChargeFeeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ChargeFeeResponse) GetFee() int64 {
@@ -3955,7 +4225,7 @@ type OldStake struct {
 
 func (x *OldStake) Reset() {
 	*x = OldStake{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3967,7 +4237,7 @@ func (x *OldStake) String() string {
 func (*OldStake) ProtoMessage() {}
 
 func (x *OldStake) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[45]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3980,7 +4250,7 @@ func (x *OldStake) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OldStake.ProtoReflect.Descriptor instead.
 func (*OldStake) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *OldStake) GetHoldId() string {
@@ -4045,14 +4315,20 @@ type SettleOldRequest struct {
 	BankerNet int64 `protobuf:"varint,4,opt,name=banker_net,json=bankerNet,proto3" json:"banker_net,omitempty"`
 	// A natural (a two-card 8, 9, 18 or 19 in any hand) ended the coup
 	// (OLD-NATURAL): every tie goes to the banker, no three-way split.
-	Natural       bool `protobuf:"varint,5,opt,name=natural,proto3" json:"natural,omitempty"`
+	Natural bool `protobuf:"varint,5,opt,name=natural,proto3" json:"natural,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,6,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SettleOldRequest) Reset() {
 	*x = SettleOldRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4064,7 +4340,7 @@ func (x *SettleOldRequest) String() string {
 func (*SettleOldRequest) ProtoMessage() {}
 
 func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[46]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4077,7 +4353,7 @@ func (x *SettleOldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldRequest.ProtoReflect.Descriptor instead.
 func (*SettleOldRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SettleOldRequest) GetCoupId() string {
@@ -4116,6 +4392,13 @@ func (x *SettleOldRequest) GetNatural() bool {
 	return false
 }
 
+func (x *SettleOldRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // SettleOldResponse is what the settlement moved.
 type SettleOldResponse struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -4137,7 +4420,7 @@ type SettleOldResponse struct {
 
 func (x *SettleOldResponse) Reset() {
 	*x = SettleOldResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4149,7 +4432,7 @@ func (x *SettleOldResponse) String() string {
 func (*SettleOldResponse) ProtoMessage() {}
 
 func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[47]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4162,7 +4445,7 @@ func (x *SettleOldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOldResponse.ProtoReflect.Descriptor instead.
 func (*SettleOldResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SettleOldResponse) GetCoupId() string {
@@ -4250,7 +4533,7 @@ type PlayerLimits struct {
 
 func (x *PlayerLimits) Reset() {
 	*x = PlayerLimits{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4262,7 +4545,7 @@ func (x *PlayerLimits) String() string {
 func (*PlayerLimits) ProtoMessage() {}
 
 func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[48]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4275,7 +4558,7 @@ func (x *PlayerLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimits.ProtoReflect.Descriptor instead.
 func (*PlayerLimits) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *PlayerLimits) GetDailyLossLimit() int64 {
@@ -4357,7 +4640,7 @@ type PlayerPlay struct {
 
 func (x *PlayerPlay) Reset() {
 	*x = PlayerPlay{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4369,7 +4652,7 @@ func (x *PlayerPlay) String() string {
 func (*PlayerPlay) ProtoMessage() {}
 
 func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[49]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4382,7 +4665,7 @@ func (x *PlayerPlay) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerPlay.ProtoReflect.Descriptor instead.
 func (*PlayerPlay) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PlayerPlay) GetDay() string {
@@ -4463,7 +4746,7 @@ type LimitChange struct {
 
 func (x *LimitChange) Reset() {
 	*x = LimitChange{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4475,7 +4758,7 @@ func (x *LimitChange) String() string {
 func (*LimitChange) ProtoMessage() {}
 
 func (x *LimitChange) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[50]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4488,7 +4771,7 @@ func (x *LimitChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitChange.ProtoReflect.Descriptor instead.
 func (*LimitChange) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *LimitChange) GetEventId() string {
@@ -4594,7 +4877,7 @@ type SetPlayerLimitsRequest struct {
 
 func (x *SetPlayerLimitsRequest) Reset() {
 	*x = SetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4606,7 +4889,7 @@ func (x *SetPlayerLimitsRequest) String() string {
 func (*SetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[51]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4619,7 +4902,7 @@ func (x *SetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *SetPlayerLimitsRequest) GetRequestId() string {
@@ -4667,7 +4950,7 @@ type SetPlayerLimitsResponse struct {
 
 func (x *SetPlayerLimitsResponse) Reset() {
 	*x = SetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4679,7 +4962,7 @@ func (x *SetPlayerLimitsResponse) String() string {
 func (*SetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[52]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4692,7 +4975,7 @@ func (x *SetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*SetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SetPlayerLimitsResponse) GetLimits() *GetPlayerLimitsResponse {
@@ -4721,7 +5004,7 @@ type ListLimitChangesRequest struct {
 
 func (x *ListLimitChangesRequest) Reset() {
 	*x = ListLimitChangesRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4733,7 +5016,7 @@ func (x *ListLimitChangesRequest) String() string {
 func (*ListLimitChangesRequest) ProtoMessage() {}
 
 func (x *ListLimitChangesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[53]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4746,7 +5029,7 @@ func (x *ListLimitChangesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLimitChangesRequest.ProtoReflect.Descriptor instead.
 func (*ListLimitChangesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListLimitChangesRequest) GetAccountId() string {
@@ -4796,7 +5079,7 @@ type ListLimitChangesResponse struct {
 
 func (x *ListLimitChangesResponse) Reset() {
 	*x = ListLimitChangesResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4808,7 +5091,7 @@ func (x *ListLimitChangesResponse) String() string {
 func (*ListLimitChangesResponse) ProtoMessage() {}
 
 func (x *ListLimitChangesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[54]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4821,7 +5104,7 @@ func (x *ListLimitChangesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLimitChangesResponse.ProtoReflect.Descriptor instead.
 func (*ListLimitChangesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListLimitChangesResponse) GetChanges() []*LimitChange {
@@ -4840,15 +5123,21 @@ func (x *ListLimitChangesResponse) GetNextPageToken() string {
 
 // GetPlayerLimitsRequest names the player's account.
 type GetPlayerLimitsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPlayerLimitsRequest) Reset() {
 	*x = GetPlayerLimitsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4860,7 +5149,7 @@ func (x *GetPlayerLimitsRequest) String() string {
 func (*GetPlayerLimitsRequest) ProtoMessage() {}
 
 func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[55]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4873,12 +5162,19 @@ func (x *GetPlayerLimitsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsRequest.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetPlayerLimitsRequest) GetAccountId() string {
 	if x != nil {
 		return x.AccountId
+	}
+	return ""
+}
+
+func (x *GetPlayerLimitsRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -4901,7 +5197,7 @@ type GetPlayerLimitsResponse struct {
 
 func (x *GetPlayerLimitsResponse) Reset() {
 	*x = GetPlayerLimitsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4913,7 +5209,7 @@ func (x *GetPlayerLimitsResponse) String() string {
 func (*GetPlayerLimitsResponse) ProtoMessage() {}
 
 func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[56]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4926,7 +5222,7 @@ func (x *GetPlayerLimitsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlayerLimitsResponse.ProtoReflect.Descriptor instead.
 func (*GetPlayerLimitsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetPlayerLimitsResponse) GetAccountId() string {
@@ -4974,16 +5270,22 @@ func (x *GetPlayerLimitsResponse) GetChanges() []*LimitChange {
 // CheckStakeRequest names a player's account and the amount he has at
 // stake in one hold (minor units), already held.
 type CheckStakeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
-	Amount        int64                  `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	AccountId string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	Amount    int64                  `protobuf:"varint,2,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,3,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckStakeRequest) Reset() {
 	*x = CheckStakeRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4995,7 +5297,7 @@ func (x *CheckStakeRequest) String() string {
 func (*CheckStakeRequest) ProtoMessage() {}
 
 func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[57]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5008,7 +5310,7 @@ func (x *CheckStakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeRequest.ProtoReflect.Descriptor instead.
 func (*CheckStakeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CheckStakeRequest) GetAccountId() string {
@@ -5025,6 +5327,13 @@ func (x *CheckStakeRequest) GetAmount() int64 {
 	return 0
 }
 
+func (x *CheckStakeRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // CheckStakeResponse is empty: the stake may stay.
 type CheckStakeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5034,7 +5343,7 @@ type CheckStakeResponse struct {
 
 func (x *CheckStakeResponse) Reset() {
 	*x = CheckStakeResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5046,7 +5355,7 @@ func (x *CheckStakeResponse) String() string {
 func (*CheckStakeResponse) ProtoMessage() {}
 
 func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[58]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5059,7 +5368,7 @@ func (x *CheckStakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckStakeResponse.ProtoReflect.Descriptor instead.
 func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
 }
 
 // GetOperatorReportRequest selects one operator's transactions of one day.
@@ -5079,7 +5388,7 @@ type GetOperatorReportRequest struct {
 
 func (x *GetOperatorReportRequest) Reset() {
 	*x = GetOperatorReportRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5091,7 +5400,7 @@ func (x *GetOperatorReportRequest) String() string {
 func (*GetOperatorReportRequest) ProtoMessage() {}
 
 func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[59]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5104,7 +5413,7 @@ func (x *GetOperatorReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetOperatorReportRequest) GetOperatorId() string {
@@ -5201,7 +5510,7 @@ type OperatorTransaction struct {
 
 func (x *OperatorTransaction) Reset() {
 	*x = OperatorTransaction{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5213,7 +5522,7 @@ func (x *OperatorTransaction) String() string {
 func (*OperatorTransaction) ProtoMessage() {}
 
 func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[60]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5226,7 +5535,7 @@ func (x *OperatorTransaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTransaction.ProtoReflect.Descriptor instead.
 func (*OperatorTransaction) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *OperatorTransaction) GetTransactionId() string {
@@ -5409,7 +5718,7 @@ type OperatorTotals struct {
 
 func (x *OperatorTotals) Reset() {
 	*x = OperatorTotals{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5421,7 +5730,7 @@ func (x *OperatorTotals) String() string {
 func (*OperatorTotals) ProtoMessage() {}
 
 func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[61]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5434,7 +5743,7 @@ func (x *OperatorTotals) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorTotals.ProtoReflect.Descriptor instead.
 func (*OperatorTotals) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *OperatorTotals) GetKind() string {
@@ -5545,7 +5854,7 @@ type GetOperatorReportResponse struct {
 
 func (x *GetOperatorReportResponse) Reset() {
 	*x = GetOperatorReportResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5557,7 +5866,7 @@ func (x *GetOperatorReportResponse) String() string {
 func (*GetOperatorReportResponse) ProtoMessage() {}
 
 func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[62]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5570,7 +5879,7 @@ func (x *GetOperatorReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorReportResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorReportResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GetOperatorReportResponse) GetOperatorId() string {
@@ -5619,14 +5928,20 @@ func (x *GetOperatorReportResponse) GetOpenExceptionCount() int64 {
 type GetOperatorRoundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The round: its coup id.
-	RoundId       string `protobuf:"bytes,1,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	RoundId string `protobuf:"bytes,1,opt,name=round_id,json=roundId,proto3" json:"round_id,omitempty"`
+	// The operator (tenant) whose accounts the call acts on: taken only from
+	// the service role (table-svc names its table's operator) and from a
+	// deployment-wide auditor (operator "*"); ignored from any other caller,
+	// who acts on his own operator's accounts. Empty: the caller's operator
+	// (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetOperatorRoundRequest) Reset() {
 	*x = GetOperatorRoundRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5638,7 +5953,7 @@ func (x *GetOperatorRoundRequest) String() string {
 func (*GetOperatorRoundRequest) ProtoMessage() {}
 
 func (x *GetOperatorRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[63]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5651,12 +5966,19 @@ func (x *GetOperatorRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorRoundRequest.ProtoReflect.Descriptor instead.
 func (*GetOperatorRoundRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *GetOperatorRoundRequest) GetRoundId() string {
 	if x != nil {
 		return x.RoundId
+	}
+	return ""
+}
+
+func (x *GetOperatorRoundRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -5676,7 +5998,7 @@ type GetOperatorRoundResponse struct {
 
 func (x *GetOperatorRoundResponse) Reset() {
 	*x = GetOperatorRoundResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5688,7 +6010,7 @@ func (x *GetOperatorRoundResponse) String() string {
 func (*GetOperatorRoundResponse) ProtoMessage() {}
 
 func (x *GetOperatorRoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[64]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5701,7 +6023,7 @@ func (x *GetOperatorRoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOperatorRoundResponse.ProtoReflect.Descriptor instead.
 func (*GetOperatorRoundResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetOperatorRoundResponse) GetRoundId() string {
@@ -5747,7 +6069,7 @@ type OperatorRoundPlayer struct {
 
 func (x *OperatorRoundPlayer) Reset() {
 	*x = OperatorRoundPlayer{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5759,7 +6081,7 @@ func (x *OperatorRoundPlayer) String() string {
 func (*OperatorRoundPlayer) ProtoMessage() {}
 
 func (x *OperatorRoundPlayer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[65]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5772,7 +6094,7 @@ func (x *OperatorRoundPlayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorRoundPlayer.ProtoReflect.Descriptor instead.
 func (*OperatorRoundPlayer) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *OperatorRoundPlayer) GetPlayerId() string {
@@ -5813,7 +6135,7 @@ type ListOperatorExceptionsRequest struct {
 
 func (x *ListOperatorExceptionsRequest) Reset() {
 	*x = ListOperatorExceptionsRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5825,7 +6147,7 @@ func (x *ListOperatorExceptionsRequest) String() string {
 func (*ListOperatorExceptionsRequest) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[66]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5838,7 +6160,7 @@ func (x *ListOperatorExceptionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{66}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListOperatorExceptionsRequest) GetOperatorId() string {
@@ -5905,7 +6227,7 @@ type OperatorException struct {
 
 func (x *OperatorException) Reset() {
 	*x = OperatorException{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5917,7 +6239,7 @@ func (x *OperatorException) String() string {
 func (*OperatorException) ProtoMessage() {}
 
 func (x *OperatorException) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[67]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5930,7 +6252,7 @@ func (x *OperatorException) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperatorException.ProtoReflect.Descriptor instead.
 func (*OperatorException) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{67}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *OperatorException) GetTransaction() *OperatorTransaction {
@@ -6046,7 +6368,7 @@ type ListOperatorExceptionsResponse struct {
 
 func (x *ListOperatorExceptionsResponse) Reset() {
 	*x = ListOperatorExceptionsResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6058,7 +6380,7 @@ func (x *ListOperatorExceptionsResponse) String() string {
 func (*ListOperatorExceptionsResponse) ProtoMessage() {}
 
 func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[68]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6071,7 +6393,7 @@ func (x *ListOperatorExceptionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOperatorExceptionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOperatorExceptionsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{68}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListOperatorExceptionsResponse) GetOperatorId() string {
@@ -6117,7 +6439,7 @@ type RetryOperatorExceptionRequest struct {
 
 func (x *RetryOperatorExceptionRequest) Reset() {
 	*x = RetryOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6129,7 +6451,7 @@ func (x *RetryOperatorExceptionRequest) String() string {
 func (*RetryOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[69]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6142,7 +6464,7 @@ func (x *RetryOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{69}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *RetryOperatorExceptionRequest) GetRequestId() string {
@@ -6178,7 +6500,7 @@ type RetryOperatorExceptionResponse struct {
 
 func (x *RetryOperatorExceptionResponse) Reset() {
 	*x = RetryOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6190,7 +6512,7 @@ func (x *RetryOperatorExceptionResponse) String() string {
 func (*RetryOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[70]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6203,7 +6525,7 @@ func (x *RetryOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*RetryOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{70}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *RetryOperatorExceptionResponse) GetException() *OperatorException {
@@ -6236,7 +6558,7 @@ type SettleOperatorExceptionRequest struct {
 
 func (x *SettleOperatorExceptionRequest) Reset() {
 	*x = SettleOperatorExceptionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[71]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6248,7 +6570,7 @@ func (x *SettleOperatorExceptionRequest) String() string {
 func (*SettleOperatorExceptionRequest) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[71]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6261,7 +6583,7 @@ func (x *SettleOperatorExceptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionRequest.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{71}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SettleOperatorExceptionRequest) GetRequestId() string {
@@ -6295,7 +6617,7 @@ type SettleOperatorExceptionResponse struct {
 
 func (x *SettleOperatorExceptionResponse) Reset() {
 	*x = SettleOperatorExceptionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[72]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6307,7 +6629,7 @@ func (x *SettleOperatorExceptionResponse) String() string {
 func (*SettleOperatorExceptionResponse) ProtoMessage() {}
 
 func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[72]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6320,7 +6642,7 @@ func (x *SettleOperatorExceptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleOperatorExceptionResponse.ProtoReflect.Descriptor instead.
 func (*SettleOperatorExceptionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{72}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SettleOperatorExceptionResponse) GetException() *OperatorException {
@@ -6359,7 +6681,7 @@ type LaunchSession struct {
 
 func (x *LaunchSession) Reset() {
 	*x = LaunchSession{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6371,7 +6693,7 @@ func (x *LaunchSession) String() string {
 func (*LaunchSession) ProtoMessage() {}
 
 func (x *LaunchSession) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[73]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6384,7 +6706,7 @@ func (x *LaunchSession) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchSession.ProtoReflect.Descriptor instead.
 func (*LaunchSession) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{73}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *LaunchSession) GetLaunchSessionId() string {
@@ -6483,7 +6805,7 @@ type CreateLaunchSessionRequest struct {
 
 func (x *CreateLaunchSessionRequest) Reset() {
 	*x = CreateLaunchSessionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6495,7 +6817,7 @@ func (x *CreateLaunchSessionRequest) String() string {
 func (*CreateLaunchSessionRequest) ProtoMessage() {}
 
 func (x *CreateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[74]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6508,7 +6830,7 @@ func (x *CreateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLaunchSessionRequest.ProtoReflect.Descriptor instead.
 func (*CreateLaunchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{74}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CreateLaunchSessionRequest) GetRequestId() string {
@@ -6561,7 +6883,7 @@ type CreateLaunchSessionResponse struct {
 
 func (x *CreateLaunchSessionResponse) Reset() {
 	*x = CreateLaunchSessionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6573,7 +6895,7 @@ func (x *CreateLaunchSessionResponse) String() string {
 func (*CreateLaunchSessionResponse) ProtoMessage() {}
 
 func (x *CreateLaunchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[75]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6586,7 +6908,7 @@ func (x *CreateLaunchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLaunchSessionResponse.ProtoReflect.Descriptor instead.
 func (*CreateLaunchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{75}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *CreateLaunchSessionResponse) GetLaunchSession() *LaunchSession {
@@ -6616,7 +6938,7 @@ type RevokeLaunchSessionRequest struct {
 
 func (x *RevokeLaunchSessionRequest) Reset() {
 	*x = RevokeLaunchSessionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6628,7 +6950,7 @@ func (x *RevokeLaunchSessionRequest) String() string {
 func (*RevokeLaunchSessionRequest) ProtoMessage() {}
 
 func (x *RevokeLaunchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[76]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6641,7 +6963,7 @@ func (x *RevokeLaunchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeLaunchSessionRequest.ProtoReflect.Descriptor instead.
 func (*RevokeLaunchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{76}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *RevokeLaunchSessionRequest) GetRequestId() string {
@@ -6675,7 +6997,7 @@ type RevokeLaunchSessionResponse struct {
 
 func (x *RevokeLaunchSessionResponse) Reset() {
 	*x = RevokeLaunchSessionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6687,7 +7009,7 @@ func (x *RevokeLaunchSessionResponse) String() string {
 func (*RevokeLaunchSessionResponse) ProtoMessage() {}
 
 func (x *RevokeLaunchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[77]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6700,7 +7022,7 @@ func (x *RevokeLaunchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeLaunchSessionResponse.ProtoReflect.Descriptor instead.
 func (*RevokeLaunchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{77}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *RevokeLaunchSessionResponse) GetLaunchSession() *LaunchSession {
@@ -6720,7 +7042,7 @@ type GetLaunchSessionRequest struct {
 
 func (x *GetLaunchSessionRequest) Reset() {
 	*x = GetLaunchSessionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6732,7 +7054,7 @@ func (x *GetLaunchSessionRequest) String() string {
 func (*GetLaunchSessionRequest) ProtoMessage() {}
 
 func (x *GetLaunchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[78]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6745,7 +7067,7 @@ func (x *GetLaunchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLaunchSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetLaunchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{78}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *GetLaunchSessionRequest) GetLaunchSessionId() string {
@@ -6765,7 +7087,7 @@ type GetLaunchSessionResponse struct {
 
 func (x *GetLaunchSessionResponse) Reset() {
 	*x = GetLaunchSessionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6777,7 +7099,7 @@ func (x *GetLaunchSessionResponse) String() string {
 func (*GetLaunchSessionResponse) ProtoMessage() {}
 
 func (x *GetLaunchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[79]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6790,7 +7112,7 @@ func (x *GetLaunchSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLaunchSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetLaunchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{79}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *GetLaunchSessionResponse) GetLaunchSession() *LaunchSession {
@@ -6810,7 +7132,7 @@ type AuthenticateLaunchSessionRequest struct {
 
 func (x *AuthenticateLaunchSessionRequest) Reset() {
 	*x = AuthenticateLaunchSessionRequest{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6822,7 +7144,7 @@ func (x *AuthenticateLaunchSessionRequest) String() string {
 func (*AuthenticateLaunchSessionRequest) ProtoMessage() {}
 
 func (x *AuthenticateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[80]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6835,7 +7157,7 @@ func (x *AuthenticateLaunchSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuthenticateLaunchSessionRequest.ProtoReflect.Descriptor instead.
 func (*AuthenticateLaunchSessionRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{80}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *AuthenticateLaunchSessionRequest) GetToken() string {
@@ -6855,7 +7177,7 @@ type AuthenticateLaunchSessionResponse struct {
 
 func (x *AuthenticateLaunchSessionResponse) Reset() {
 	*x = AuthenticateLaunchSessionResponse{}
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6867,7 +7189,7 @@ func (x *AuthenticateLaunchSessionResponse) String() string {
 func (*AuthenticateLaunchSessionResponse) ProtoMessage() {}
 
 func (x *AuthenticateLaunchSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[81]
+	mi := &file_chemmy_wallet_v1_wallet_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6880,7 +7202,7 @@ func (x *AuthenticateLaunchSessionResponse) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use AuthenticateLaunchSessionResponse.ProtoReflect.Descriptor instead.
 func (*AuthenticateLaunchSessionResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{81}
+	return file_chemmy_wallet_v1_wallet_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AuthenticateLaunchSessionResponse) GetLaunchSession() *LaunchSession {
@@ -6964,12 +7286,14 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\"\x7f\n" +
 	"\x10WithdrawResponse\x123\n" +
 	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
-	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"2\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"S\n" +
 	"\x11GetAccountRequest\x12\x1d\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tR\taccountId\"I\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"I\n" +
 	"\x12GetAccountResponse\x123\n" +
-	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\x98\x02\n" +
+	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\"\xb9\x02\n" +
 	"\x10PlaceHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -6979,27 +7303,35 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\treference\x18\x04 \x01(\tR\treference\x12+\n" +
 	"\x03ttl\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x127\n" +
 	"\apurpose\x18\x06 \x01(\x0e2\x1d.chemmy.wallet.v1.HoldPurposeR\apurpose\x12*\n" +
-	"\x11launch_session_id\x18\a \x01(\tR\x0flaunchSessionId\"?\n" +
+	"\x11launch_session_id\x18\a \x01(\tR\x0flaunchSessionId\x12\x1f\n" +
+	"\voperator_id\x18\b \x01(\tR\n" +
+	"operatorId\"?\n" +
 	"\x11PlaceHoldResponse\x12*\n" +
-	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"I\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"j\n" +
 	"\x0fVoidHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
-	"\ahold_id\x18\x02 \x01(\tR\x06holdId\">\n" +
+	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x1f\n" +
+	"\voperator_id\x18\x03 \x01(\tR\n" +
+	"operatorId\">\n" +
 	"\x10VoidHoldResponse\x12*\n" +
-	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"7\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"X\n" +
 	"\x16CancelPlaceHoldRequest\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\x01 \x01(\tR\trequestId\"E\n" +
+	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"E\n" +
 	"\x17CancelPlaceHoldResponse\x12*\n" +
-	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
+	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"T\n" +
 	"\x18GetCoupSettlementRequest\x12\x17\n" +
-	"\acoup_id\x18\x01 \x01(\tR\x06coupId\"5\n" +
+	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"5\n" +
 	"\x19GetCoupSettlementResponse\x12\x18\n" +
 	"\asettled\x18\x01 \x01(\bR\asettled\":\n" +
 	"\aCoupBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xfe\x02\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\x9f\x03\n" +
 	"\x11SettleCoupRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
@@ -7010,7 +7342,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x13commission_rounding\x18\x06 \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\x12+\n" +
 	"\x11commission_exempt\x18\a \x01(\bR\x10commissionExempt\x12\x1d\n" +
 	"\n" +
-	"bank_limit\x18\b \x01(\x03R\tbankLimit\"\xb9\x03\n" +
+	"bank_limit\x18\b \x01(\x03R\tbankLimit\x12\x1f\n" +
+	"\voperator_id\x18\t \x01(\tR\n" +
+	"operatorId\"\xb9\x03\n" +
 	"\x12SettleCoupResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\x12\x18\n" +
@@ -7031,35 +7365,41 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"StakeCheck\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\tR\x05limit\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x9d\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xbe\x01\n" +
 	"\x0fPostHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\"\n" +
 	"\rto_account_id\x18\x04 \x01(\tR\vtoAccountId\x12\x16\n" +
-	"\x06reason\x18\x05 \x01(\tR\x06reason\"v\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x1f\n" +
+	"\voperator_id\x18\x06 \x01(\tR\n" +
+	"operatorId\"v\n" +
 	"\x10PostHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\x126\n" +
-	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"c\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"\x84\x01\n" +
 	"\x11ResizeHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x03 \x01(\x03R\x06amount\"@\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1f\n" +
+	"\voperator_id\x18\x04 \x01(\tR\n" +
+	"operatorId\"@\n" +
 	"\x12ResizeHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
 	"\x12ExpireHoldsRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\"C\n" +
 	"\x13ExpireHoldsResponse\x12,\n" +
-	"\x05holds\x18\x01 \x03(\v2\x16.chemmy.wallet.v1.HoldR\x05holds\"q\n" +
+	"\x05holds\x18\x01 \x03(\v2\x16.chemmy.wallet.v1.HoldR\x05holds\"\x92\x01\n" +
 	"\x14ListStatementRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"\x85\x01\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x1f\n" +
+	"\voperator_id\x18\x04 \x01(\tR\n" +
+	"operatorId\"\x85\x01\n" +
 	"\x0eStatementEntry\x126\n" +
 	"\btransfer\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12#\n" +
@@ -7067,8 +7407,10 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x15ListStatementResponse\x123\n" +
 	"\aaccount\x18\x01 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x12:\n" +
 	"\aentries\x18\x02 \x03(\v2 .chemmy.wallet.v1.StatementEntryR\aentries\x12&\n" +
-	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x14\n" +
-	"\x12AuditLedgerRequest\"\xbc\x02\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"5\n" +
+	"\x12AuditLedgerRequest\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\"\xbc\x02\n" +
 	"\x0eCurrencyTotals\x12#\n" +
 	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12!\n" +
 	"\ftotal_debits\x18\x02 \x01(\x03R\vtotalDebits\x12#\n" +
@@ -7077,7 +7419,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\tin_wallet\x18\x05 \x01(\x03R\binWallet\x12\x12\n" +
 	"\x04held\x18\x06 \x01(\x03R\x04held\x120\n" +
 	"\x14total_debits_decimal\x18\a \x01(\tR\x12totalDebitsDecimal\x122\n" +
-	"\x15total_credits_decimal\x18\b \x01(\tR\x13totalCreditsDecimal\"\x97\x03\n" +
+	"\x15total_credits_decimal\x18\b \x01(\tR\x13totalCreditsDecimal\"\xd6\x03\n" +
 	"\x13AuditLedgerResponse\x12\x1a\n" +
 	"\bbalanced\x18\x01 \x01(\bR\bbalanced\x12$\n" +
 	"\rdiscrepancies\x18\x02 \x03(\tR\rdiscrepancies\x12)\n" +
@@ -7091,11 +7433,24 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"currencies\x12#\n" +
 	"\rlast_sequence\x18\b \x01(\x04R\flastSequence\x129\n" +
 	"\n" +
-	"audit_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tauditTime\"y\n" +
+	"audit_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tauditTime\x12=\n" +
+	"\toperators\x18\n" +
+	" \x03(\v2\x1f.chemmy.wallet.v1.OperatorBooksR\toperators\"\x87\x02\n" +
+	"\rOperatorBooks\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x12\x1a\n" +
+	"\bbalanced\x18\x02 \x01(\bR\bbalanced\x12)\n" +
+	"\x10accounts_checked\x18\x03 \x01(\x03R\x0faccountsChecked\x12-\n" +
+	"\x12transfers_replayed\x18\x04 \x01(\x03R\x11transfersReplayed\x12\x1d\n" +
+	"\n" +
+	"open_holds\x18\x05 \x01(\x03R\topenHolds\x12@\n" +
+	"\n" +
+	"currencies\x18\x06 \x03(\v2 .chemmy.wallet.v1.CurrencyTotalsR\n" +
+	"currencies\"y\n" +
 	"\rPuntoBancoBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x127\n" +
-	"\x04type\x18\x03 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoBetTypeR\x04type\"\xab\x04\n" +
+	"\x04type\x18\x03 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoBetTypeR\x04type\"\xcc\x04\n" +
 	"\x17SettlePuntoBancoRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12=\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2#.chemmy.wallet.v1.PuntoBancoOutcomeR\aoutcome\x12!\n" +
@@ -7112,7 +7467,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"bank_total\x18\v \x01(\x05R\tbankTotal\x12\x1f\n" +
 	"\vplayer_pair\x18\f \x01(\bR\n" +
 	"playerPair\x12\x1b\n" +
-	"\tbank_pair\x18\r \x01(\bR\bbankPair\"j\n" +
+	"\tbank_pair\x18\r \x01(\bR\bbankPair\x12\x1f\n" +
+	"\voperator_id\x18\x0e \x01(\tR\n" +
+	"operatorId\"j\n" +
 	"\tBetResult\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x12\n" +
 	"\x04lost\x18\x02 \x01(\x03R\x04lost\x12\x10\n" +
@@ -7131,7 +7488,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\tBanqueBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x120\n" +
-	"\x04side\x18\x03 \x01(\x0e2\x1c.chemmy.wallet.v1.BanqueSideR\x04side\"\xe5\x02\n" +
+	"\x04side\x18\x03 \x01(\x0e2\x1c.chemmy.wallet.v1.BanqueSideR\x04side\"\x86\x03\n" +
 	"\x13SettleBanqueRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
@@ -7140,7 +7497,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x05right\x18\x04 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\x05right\x121\n" +
 	"\x04left\x18\x05 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\x04left\x12#\n" +
 	"\rcommission_bp\x18\x06 \x01(\x03R\fcommissionBp\x12U\n" +
-	"\x13commission_rounding\x18\a \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\"\xa2\x02\n" +
+	"\x13commission_rounding\x18\a \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\x12commissionRounding\x12\x1f\n" +
+	"\voperator_id\x18\b \x01(\tR\n" +
+	"operatorId\"\xa2\x02\n" +
 	"\x14SettleBanqueResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12'\n" +
@@ -7150,7 +7509,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"commission\x12\x19\n" +
 	"\bnew_bank\x18\x05 \x01(\x03R\anewBank\x12\x1c\n" +
 	"\tuncovered\x18\x06 \x01(\x03R\tuncovered\x128\n" +
-	"\ttransfers\x18\a \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xba\x02\n" +
+	"\ttransfers\x18\a \x03(\v2\x1a.chemmy.wallet.v1.TransferR\ttransfers\"\xdb\x02\n" +
 	"\x10ChargeFeeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x1d\n" +
@@ -7162,7 +7521,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"hourly_fee\x18\x05 \x01(\x03R\thourlyFee\x12!\n" +
 	"\fseat_seconds\x18\x06 \x01(\x03R\vseatSeconds\x12@\n" +
 	"\brounding\x18\a \x01(\x0e2$.chemmy.wallet.v1.CommissionRoundingR\brounding\x12\x1c\n" +
-	"\treference\x18\b \x01(\tR\treference\"\x92\x01\n" +
+	"\treference\x18\b \x01(\tR\treference\x12\x1f\n" +
+	"\voperator_id\x18\t \x01(\tR\n" +
+	"operatorId\"\x92\x01\n" +
 	"\x11ChargeFeeResponse\x12\x10\n" +
 	"\x03fee\x18\x01 \x01(\x03R\x03fee\x123\n" +
 	"\aaccount\x18\x02 \x01(\v2\x19.chemmy.wallet.v1.AccountR\aaccount\x126\n" +
@@ -7172,7 +7533,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x14\n" +
 	"\x03net\x18\x03 \x01(\x03B\x02\x18\x01R\x03net\x12\x18\n" +
 	"\x05split\x18\x04 \x01(\bB\x02\x18\x01R\x05split\x127\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\"\xbe\x01\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\"\xdf\x01\n" +
 	"\x10SettleOldRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
@@ -7180,7 +7541,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06stakes\x18\x03 \x03(\v2\x1a.chemmy.wallet.v1.OldStakeR\x06stakes\x12!\n" +
 	"\n" +
 	"banker_net\x18\x04 \x01(\x03B\x02\x18\x01R\tbankerNet\x12\x18\n" +
-	"\anatural\x18\x05 \x01(\bR\anatural\"\xd7\x01\n" +
+	"\anatural\x18\x05 \x01(\bR\anatural\x12\x1f\n" +
+	"\voperator_id\x18\x06 \x01(\tR\n" +
+	"operatorId\"\xd7\x01\n" +
 	"\x11SettleOldResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x125\n" +
 	"\aresults\x18\x02 \x03(\v2\x1b.chemmy.wallet.v1.BetResultR\aresults\x12\x1d\n" +
@@ -7247,10 +7610,12 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"{\n" +
 	"\x18ListLimitChangesResponse\x127\n" +
 	"\achanges\x18\x01 \x03(\v2\x1d.chemmy.wallet.v1.LimitChangeR\achanges\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"7\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"X\n" +
 	"\x16GetPlayerLimitsRequest\x12\x1d\n" +
 	"\n" +
-	"account_id\x18\x01 \x01(\tR\taccountId\"\xf4\x02\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"\xf4\x02\n" +
 	"\x17GetPlayerLimitsResponse\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x126\n" +
@@ -7258,11 +7623,13 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x0epending_limits\x18\x03 \x01(\v2\x1e.chemmy.wallet.v1.PlayerLimitsR\rpendingLimits\x12P\n" +
 	"\x16pending_effective_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x14pendingEffectiveTime\x120\n" +
 	"\x04play\x18\x05 \x01(\v2\x1c.chemmy.wallet.v1.PlayerPlayR\x04play\x127\n" +
-	"\achanges\x18\x06 \x03(\v2\x1d.chemmy.wallet.v1.LimitChangeR\achanges\"J\n" +
+	"\achanges\x18\x06 \x03(\v2\x1d.chemmy.wallet.v1.LimitChangeR\achanges\"k\n" +
 	"\x11CheckStakeRequest\x12\x1d\n" +
 	"\n" +
 	"account_id\x18\x01 \x01(\tR\taccountId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\x14\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\x12\x1f\n" +
+	"\voperator_id\x18\x03 \x01(\tR\n" +
+	"operatorId\"\x14\n" +
 	"\x12CheckStakeResponse\"\x89\x01\n" +
 	"\x18GetOperatorReportRequest\x12\x1f\n" +
 	"\voperator_id\x18\x01 \x01(\tR\n" +
@@ -7321,9 +7688,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\ftransactions\x18\x03 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x128\n" +
 	"\x06totals\x18\x04 \x03(\v2 .chemmy.wallet.v1.OperatorTotalsR\x06totals\x12&\n" +
 	"\x0fnext_page_token\x18\x05 \x01(\tR\rnextPageToken\x120\n" +
-	"\x14open_exception_count\x18\x06 \x01(\x03R\x12openExceptionCount\"4\n" +
+	"\x14open_exception_count\x18\x06 \x01(\x03R\x12openExceptionCount\"U\n" +
 	"\x17GetOperatorRoundRequest\x12\x19\n" +
-	"\bround_id\x18\x01 \x01(\tR\aroundId\"\xc1\x01\n" +
+	"\bround_id\x18\x01 \x01(\tR\aroundId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"\xc1\x01\n" +
 	"\x18GetOperatorRoundResponse\x12\x19\n" +
 	"\bround_id\x18\x01 \x01(\tR\aroundId\x12I\n" +
 	"\ftransactions\x18\x02 \x03(\v2%.chemmy.wallet.v1.OperatorTransactionR\ftransactions\x12?\n" +
@@ -7553,7 +7922,7 @@ func file_chemmy_wallet_v1_wallet_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_wallet_v1_wallet_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
+var file_chemmy_wallet_v1_wallet_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(ErrorReason)(0),                          // 0: chemmy.wallet.v1.ErrorReason
 	(HoldState)(0),                            // 1: chemmy.wallet.v1.HoldState
@@ -7600,68 +7969,69 @@ var file_chemmy_wallet_v1_wallet_proto_goTypes = []any{
 	(*AuditLedgerRequest)(nil),                // 42: chemmy.wallet.v1.AuditLedgerRequest
 	(*CurrencyTotals)(nil),                    // 43: chemmy.wallet.v1.CurrencyTotals
 	(*AuditLedgerResponse)(nil),               // 44: chemmy.wallet.v1.AuditLedgerResponse
-	(*PuntoBancoBet)(nil),                     // 45: chemmy.wallet.v1.PuntoBancoBet
-	(*SettlePuntoBancoRequest)(nil),           // 46: chemmy.wallet.v1.SettlePuntoBancoRequest
-	(*BetResult)(nil),                         // 47: chemmy.wallet.v1.BetResult
-	(*SettlePuntoBancoResponse)(nil),          // 48: chemmy.wallet.v1.SettlePuntoBancoResponse
-	(*BanqueBet)(nil),                         // 49: chemmy.wallet.v1.BanqueBet
-	(*SettleBanqueRequest)(nil),               // 50: chemmy.wallet.v1.SettleBanqueRequest
-	(*SettleBanqueResponse)(nil),              // 51: chemmy.wallet.v1.SettleBanqueResponse
-	(*ChargeFeeRequest)(nil),                  // 52: chemmy.wallet.v1.ChargeFeeRequest
-	(*ChargeFeeResponse)(nil),                 // 53: chemmy.wallet.v1.ChargeFeeResponse
-	(*OldStake)(nil),                          // 54: chemmy.wallet.v1.OldStake
-	(*SettleOldRequest)(nil),                  // 55: chemmy.wallet.v1.SettleOldRequest
-	(*SettleOldResponse)(nil),                 // 56: chemmy.wallet.v1.SettleOldResponse
-	(*PlayerLimits)(nil),                      // 57: chemmy.wallet.v1.PlayerLimits
-	(*PlayerPlay)(nil),                        // 58: chemmy.wallet.v1.PlayerPlay
-	(*LimitChange)(nil),                       // 59: chemmy.wallet.v1.LimitChange
-	(*SetPlayerLimitsRequest)(nil),            // 60: chemmy.wallet.v1.SetPlayerLimitsRequest
-	(*SetPlayerLimitsResponse)(nil),           // 61: chemmy.wallet.v1.SetPlayerLimitsResponse
-	(*ListLimitChangesRequest)(nil),           // 62: chemmy.wallet.v1.ListLimitChangesRequest
-	(*ListLimitChangesResponse)(nil),          // 63: chemmy.wallet.v1.ListLimitChangesResponse
-	(*GetPlayerLimitsRequest)(nil),            // 64: chemmy.wallet.v1.GetPlayerLimitsRequest
-	(*GetPlayerLimitsResponse)(nil),           // 65: chemmy.wallet.v1.GetPlayerLimitsResponse
-	(*CheckStakeRequest)(nil),                 // 66: chemmy.wallet.v1.CheckStakeRequest
-	(*CheckStakeResponse)(nil),                // 67: chemmy.wallet.v1.CheckStakeResponse
-	(*GetOperatorReportRequest)(nil),          // 68: chemmy.wallet.v1.GetOperatorReportRequest
-	(*OperatorTransaction)(nil),               // 69: chemmy.wallet.v1.OperatorTransaction
-	(*OperatorTotals)(nil),                    // 70: chemmy.wallet.v1.OperatorTotals
-	(*GetOperatorReportResponse)(nil),         // 71: chemmy.wallet.v1.GetOperatorReportResponse
-	(*GetOperatorRoundRequest)(nil),           // 72: chemmy.wallet.v1.GetOperatorRoundRequest
-	(*GetOperatorRoundResponse)(nil),          // 73: chemmy.wallet.v1.GetOperatorRoundResponse
-	(*OperatorRoundPlayer)(nil),               // 74: chemmy.wallet.v1.OperatorRoundPlayer
-	(*ListOperatorExceptionsRequest)(nil),     // 75: chemmy.wallet.v1.ListOperatorExceptionsRequest
-	(*OperatorException)(nil),                 // 76: chemmy.wallet.v1.OperatorException
-	(*ListOperatorExceptionsResponse)(nil),    // 77: chemmy.wallet.v1.ListOperatorExceptionsResponse
-	(*RetryOperatorExceptionRequest)(nil),     // 78: chemmy.wallet.v1.RetryOperatorExceptionRequest
-	(*RetryOperatorExceptionResponse)(nil),    // 79: chemmy.wallet.v1.RetryOperatorExceptionResponse
-	(*SettleOperatorExceptionRequest)(nil),    // 80: chemmy.wallet.v1.SettleOperatorExceptionRequest
-	(*SettleOperatorExceptionResponse)(nil),   // 81: chemmy.wallet.v1.SettleOperatorExceptionResponse
-	(*LaunchSession)(nil),                     // 82: chemmy.wallet.v1.LaunchSession
-	(*CreateLaunchSessionRequest)(nil),        // 83: chemmy.wallet.v1.CreateLaunchSessionRequest
-	(*CreateLaunchSessionResponse)(nil),       // 84: chemmy.wallet.v1.CreateLaunchSessionResponse
-	(*RevokeLaunchSessionRequest)(nil),        // 85: chemmy.wallet.v1.RevokeLaunchSessionRequest
-	(*RevokeLaunchSessionResponse)(nil),       // 86: chemmy.wallet.v1.RevokeLaunchSessionResponse
-	(*GetLaunchSessionRequest)(nil),           // 87: chemmy.wallet.v1.GetLaunchSessionRequest
-	(*GetLaunchSessionResponse)(nil),          // 88: chemmy.wallet.v1.GetLaunchSessionResponse
-	(*AuthenticateLaunchSessionRequest)(nil),  // 89: chemmy.wallet.v1.AuthenticateLaunchSessionRequest
-	(*AuthenticateLaunchSessionResponse)(nil), // 90: chemmy.wallet.v1.AuthenticateLaunchSessionResponse
-	(*timestamppb.Timestamp)(nil),             // 91: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),               // 92: google.protobuf.Duration
+	(*OperatorBooks)(nil),                     // 45: chemmy.wallet.v1.OperatorBooks
+	(*PuntoBancoBet)(nil),                     // 46: chemmy.wallet.v1.PuntoBancoBet
+	(*SettlePuntoBancoRequest)(nil),           // 47: chemmy.wallet.v1.SettlePuntoBancoRequest
+	(*BetResult)(nil),                         // 48: chemmy.wallet.v1.BetResult
+	(*SettlePuntoBancoResponse)(nil),          // 49: chemmy.wallet.v1.SettlePuntoBancoResponse
+	(*BanqueBet)(nil),                         // 50: chemmy.wallet.v1.BanqueBet
+	(*SettleBanqueRequest)(nil),               // 51: chemmy.wallet.v1.SettleBanqueRequest
+	(*SettleBanqueResponse)(nil),              // 52: chemmy.wallet.v1.SettleBanqueResponse
+	(*ChargeFeeRequest)(nil),                  // 53: chemmy.wallet.v1.ChargeFeeRequest
+	(*ChargeFeeResponse)(nil),                 // 54: chemmy.wallet.v1.ChargeFeeResponse
+	(*OldStake)(nil),                          // 55: chemmy.wallet.v1.OldStake
+	(*SettleOldRequest)(nil),                  // 56: chemmy.wallet.v1.SettleOldRequest
+	(*SettleOldResponse)(nil),                 // 57: chemmy.wallet.v1.SettleOldResponse
+	(*PlayerLimits)(nil),                      // 58: chemmy.wallet.v1.PlayerLimits
+	(*PlayerPlay)(nil),                        // 59: chemmy.wallet.v1.PlayerPlay
+	(*LimitChange)(nil),                       // 60: chemmy.wallet.v1.LimitChange
+	(*SetPlayerLimitsRequest)(nil),            // 61: chemmy.wallet.v1.SetPlayerLimitsRequest
+	(*SetPlayerLimitsResponse)(nil),           // 62: chemmy.wallet.v1.SetPlayerLimitsResponse
+	(*ListLimitChangesRequest)(nil),           // 63: chemmy.wallet.v1.ListLimitChangesRequest
+	(*ListLimitChangesResponse)(nil),          // 64: chemmy.wallet.v1.ListLimitChangesResponse
+	(*GetPlayerLimitsRequest)(nil),            // 65: chemmy.wallet.v1.GetPlayerLimitsRequest
+	(*GetPlayerLimitsResponse)(nil),           // 66: chemmy.wallet.v1.GetPlayerLimitsResponse
+	(*CheckStakeRequest)(nil),                 // 67: chemmy.wallet.v1.CheckStakeRequest
+	(*CheckStakeResponse)(nil),                // 68: chemmy.wallet.v1.CheckStakeResponse
+	(*GetOperatorReportRequest)(nil),          // 69: chemmy.wallet.v1.GetOperatorReportRequest
+	(*OperatorTransaction)(nil),               // 70: chemmy.wallet.v1.OperatorTransaction
+	(*OperatorTotals)(nil),                    // 71: chemmy.wallet.v1.OperatorTotals
+	(*GetOperatorReportResponse)(nil),         // 72: chemmy.wallet.v1.GetOperatorReportResponse
+	(*GetOperatorRoundRequest)(nil),           // 73: chemmy.wallet.v1.GetOperatorRoundRequest
+	(*GetOperatorRoundResponse)(nil),          // 74: chemmy.wallet.v1.GetOperatorRoundResponse
+	(*OperatorRoundPlayer)(nil),               // 75: chemmy.wallet.v1.OperatorRoundPlayer
+	(*ListOperatorExceptionsRequest)(nil),     // 76: chemmy.wallet.v1.ListOperatorExceptionsRequest
+	(*OperatorException)(nil),                 // 77: chemmy.wallet.v1.OperatorException
+	(*ListOperatorExceptionsResponse)(nil),    // 78: chemmy.wallet.v1.ListOperatorExceptionsResponse
+	(*RetryOperatorExceptionRequest)(nil),     // 79: chemmy.wallet.v1.RetryOperatorExceptionRequest
+	(*RetryOperatorExceptionResponse)(nil),    // 80: chemmy.wallet.v1.RetryOperatorExceptionResponse
+	(*SettleOperatorExceptionRequest)(nil),    // 81: chemmy.wallet.v1.SettleOperatorExceptionRequest
+	(*SettleOperatorExceptionResponse)(nil),   // 82: chemmy.wallet.v1.SettleOperatorExceptionResponse
+	(*LaunchSession)(nil),                     // 83: chemmy.wallet.v1.LaunchSession
+	(*CreateLaunchSessionRequest)(nil),        // 84: chemmy.wallet.v1.CreateLaunchSessionRequest
+	(*CreateLaunchSessionResponse)(nil),       // 85: chemmy.wallet.v1.CreateLaunchSessionResponse
+	(*RevokeLaunchSessionRequest)(nil),        // 86: chemmy.wallet.v1.RevokeLaunchSessionRequest
+	(*RevokeLaunchSessionResponse)(nil),       // 87: chemmy.wallet.v1.RevokeLaunchSessionResponse
+	(*GetLaunchSessionRequest)(nil),           // 88: chemmy.wallet.v1.GetLaunchSessionRequest
+	(*GetLaunchSessionResponse)(nil),          // 89: chemmy.wallet.v1.GetLaunchSessionResponse
+	(*AuthenticateLaunchSessionRequest)(nil),  // 90: chemmy.wallet.v1.AuthenticateLaunchSessionRequest
+	(*AuthenticateLaunchSessionResponse)(nil), // 91: chemmy.wallet.v1.AuthenticateLaunchSessionResponse
+	(*timestamppb.Timestamp)(nil),             // 92: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),               // 93: google.protobuf.Duration
 }
 var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	10,  // 0: chemmy.wallet.v1.GetCurrencyResponse.currency:type_name -> chemmy.wallet.v1.Currency
 	1,   // 1: chemmy.wallet.v1.Hold.state:type_name -> chemmy.wallet.v1.HoldState
-	91,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
-	91,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
-	91,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
-	91,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
+	92,  // 2: chemmy.wallet.v1.Hold.create_time:type_name -> google.protobuf.Timestamp
+	92,  // 3: chemmy.wallet.v1.Hold.expire_time:type_name -> google.protobuf.Timestamp
+	92,  // 4: chemmy.wallet.v1.Hold.resolve_time:type_name -> google.protobuf.Timestamp
+	92,  // 5: chemmy.wallet.v1.Transfer.create_time:type_name -> google.protobuf.Timestamp
 	9,   // 6: chemmy.wallet.v1.DepositResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 7: chemmy.wallet.v1.DepositResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 8: chemmy.wallet.v1.WithdrawResponse.account:type_name -> chemmy.wallet.v1.Account
 	14,  // 9: chemmy.wallet.v1.WithdrawResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
 	9,   // 10: chemmy.wallet.v1.GetAccountResponse.account:type_name -> chemmy.wallet.v1.Account
-	92,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
+	93,  // 11: chemmy.wallet.v1.PlaceHoldRequest.ttl:type_name -> google.protobuf.Duration
 	2,   // 12: chemmy.wallet.v1.PlaceHoldRequest.purpose:type_name -> chemmy.wallet.v1.HoldPurpose
 	13,  // 13: chemmy.wallet.v1.PlaceHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
 	13,  // 14: chemmy.wallet.v1.VoidHoldResponse.hold:type_name -> chemmy.wallet.v1.Hold
@@ -7680,137 +8050,139 @@ var file_chemmy_wallet_v1_wallet_proto_depIdxs = []int32{
 	9,   // 27: chemmy.wallet.v1.ListStatementResponse.account:type_name -> chemmy.wallet.v1.Account
 	40,  // 28: chemmy.wallet.v1.ListStatementResponse.entries:type_name -> chemmy.wallet.v1.StatementEntry
 	43,  // 29: chemmy.wallet.v1.AuditLedgerResponse.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
-	91,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
-	6,   // 31: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
-	5,   // 32: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
-	45,  // 33: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
-	4,   // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	47,  // 35: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14,  // 36: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	7,   // 37: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
-	49,  // 38: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
-	3,   // 39: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
-	3,   // 40: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
-	4,   // 41: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	47,  // 42: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14,  // 43: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	8,   // 44: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
-	4,   // 45: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
-	9,   // 46: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
-	14,  // 47: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
-	3,   // 48: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
-	54,  // 49: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
-	47,  // 50: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
-	14,  // 51: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
-	92,  // 52: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
-	91,  // 53: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
-	92,  // 54: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
-	91,  // 55: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
-	91,  // 56: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
-	91,  // 57: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
-	57,  // 58: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57,  // 59: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57,  // 60: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57,  // 61: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	91,  // 62: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
-	57,  // 63: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	65,  // 64: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	91,  // 65: chemmy.wallet.v1.ListLimitChangesRequest.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 66: chemmy.wallet.v1.ListLimitChangesRequest.end_time:type_name -> google.protobuf.Timestamp
-	59,  // 67: chemmy.wallet.v1.ListLimitChangesResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
-	57,  // 68: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	57,  // 69: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
-	91,  // 70: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
-	58,  // 71: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
-	59,  // 72: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
-	91,  // 73: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
-	91,  // 74: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
-	69,  // 75: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	70,  // 76: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
-	69,  // 77: chemmy.wallet.v1.GetOperatorRoundResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
-	74,  // 78: chemmy.wallet.v1.GetOperatorRoundResponse.players:type_name -> chemmy.wallet.v1.OperatorRoundPlayer
-	69,  // 79: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
-	91,  // 80: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
-	91,  // 81: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
-	76,  // 82: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
-	76,  // 83: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	69,  // 84: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
-	76,  // 85: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
-	91,  // 86: chemmy.wallet.v1.LaunchSession.create_time:type_name -> google.protobuf.Timestamp
-	91,  // 87: chemmy.wallet.v1.LaunchSession.expire_time:type_name -> google.protobuf.Timestamp
-	91,  // 88: chemmy.wallet.v1.LaunchSession.revoke_time:type_name -> google.protobuf.Timestamp
-	92,  // 89: chemmy.wallet.v1.CreateLaunchSessionRequest.ttl:type_name -> google.protobuf.Duration
-	82,  // 90: chemmy.wallet.v1.CreateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
-	82,  // 91: chemmy.wallet.v1.RevokeLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
-	82,  // 92: chemmy.wallet.v1.GetLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
-	82,  // 93: chemmy.wallet.v1.AuthenticateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
-	15,  // 94: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
-	17,  // 95: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
-	19,  // 96: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
-	11,  // 97: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
-	21,  // 98: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
-	23,  // 99: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
-	30,  // 100: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
-	33,  // 101: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
-	35,  // 102: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
-	37,  // 103: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
-	39,  // 104: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
-	42,  // 105: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
-	46,  // 106: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
-	50,  // 107: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
-	52,  // 108: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
-	55,  // 109: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
-	60,  // 110: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
-	64,  // 111: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
-	62,  // 112: chemmy.wallet.v1.WalletService.ListLimitChanges:input_type -> chemmy.wallet.v1.ListLimitChangesRequest
-	66,  // 113: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
-	68,  // 114: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
-	25,  // 115: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
-	27,  // 116: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
-	75,  // 117: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
-	78,  // 118: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
-	80,  // 119: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
-	72,  // 120: chemmy.wallet.v1.WalletService.GetOperatorRound:input_type -> chemmy.wallet.v1.GetOperatorRoundRequest
-	83,  // 121: chemmy.wallet.v1.WalletService.CreateLaunchSession:input_type -> chemmy.wallet.v1.CreateLaunchSessionRequest
-	85,  // 122: chemmy.wallet.v1.WalletService.RevokeLaunchSession:input_type -> chemmy.wallet.v1.RevokeLaunchSessionRequest
-	87,  // 123: chemmy.wallet.v1.WalletService.GetLaunchSession:input_type -> chemmy.wallet.v1.GetLaunchSessionRequest
-	89,  // 124: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:input_type -> chemmy.wallet.v1.AuthenticateLaunchSessionRequest
-	16,  // 125: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
-	18,  // 126: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
-	20,  // 127: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
-	12,  // 128: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
-	22,  // 129: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
-	24,  // 130: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
-	31,  // 131: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
-	34,  // 132: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
-	36,  // 133: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
-	38,  // 134: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
-	41,  // 135: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
-	44,  // 136: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
-	48,  // 137: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
-	51,  // 138: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
-	53,  // 139: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
-	56,  // 140: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
-	61,  // 141: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
-	65,  // 142: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
-	63,  // 143: chemmy.wallet.v1.WalletService.ListLimitChanges:output_type -> chemmy.wallet.v1.ListLimitChangesResponse
-	67,  // 144: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
-	71,  // 145: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
-	26,  // 146: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
-	28,  // 147: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
-	77,  // 148: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
-	79,  // 149: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
-	81,  // 150: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
-	73,  // 151: chemmy.wallet.v1.WalletService.GetOperatorRound:output_type -> chemmy.wallet.v1.GetOperatorRoundResponse
-	84,  // 152: chemmy.wallet.v1.WalletService.CreateLaunchSession:output_type -> chemmy.wallet.v1.CreateLaunchSessionResponse
-	86,  // 153: chemmy.wallet.v1.WalletService.RevokeLaunchSession:output_type -> chemmy.wallet.v1.RevokeLaunchSessionResponse
-	88,  // 154: chemmy.wallet.v1.WalletService.GetLaunchSession:output_type -> chemmy.wallet.v1.GetLaunchSessionResponse
-	90,  // 155: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:output_type -> chemmy.wallet.v1.AuthenticateLaunchSessionResponse
-	125, // [125:156] is the sub-list for method output_type
-	94,  // [94:125] is the sub-list for method input_type
-	94,  // [94:94] is the sub-list for extension type_name
-	94,  // [94:94] is the sub-list for extension extendee
-	0,   // [0:94] is the sub-list for field type_name
+	92,  // 30: chemmy.wallet.v1.AuditLedgerResponse.audit_time:type_name -> google.protobuf.Timestamp
+	45,  // 31: chemmy.wallet.v1.AuditLedgerResponse.operators:type_name -> chemmy.wallet.v1.OperatorBooks
+	43,  // 32: chemmy.wallet.v1.OperatorBooks.currencies:type_name -> chemmy.wallet.v1.CurrencyTotals
+	6,   // 33: chemmy.wallet.v1.PuntoBancoBet.type:type_name -> chemmy.wallet.v1.PuntoBancoBetType
+	5,   // 34: chemmy.wallet.v1.SettlePuntoBancoRequest.outcome:type_name -> chemmy.wallet.v1.PuntoBancoOutcome
+	46,  // 35: chemmy.wallet.v1.SettlePuntoBancoRequest.bets:type_name -> chemmy.wallet.v1.PuntoBancoBet
+	4,   // 36: chemmy.wallet.v1.SettlePuntoBancoRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	48,  // 37: chemmy.wallet.v1.SettlePuntoBancoResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 38: chemmy.wallet.v1.SettlePuntoBancoResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	7,   // 39: chemmy.wallet.v1.BanqueBet.side:type_name -> chemmy.wallet.v1.BanqueSide
+	50,  // 40: chemmy.wallet.v1.SettleBanqueRequest.bets:type_name -> chemmy.wallet.v1.BanqueBet
+	3,   // 41: chemmy.wallet.v1.SettleBanqueRequest.right:type_name -> chemmy.wallet.v1.CoupOutcome
+	3,   // 42: chemmy.wallet.v1.SettleBanqueRequest.left:type_name -> chemmy.wallet.v1.CoupOutcome
+	4,   // 43: chemmy.wallet.v1.SettleBanqueRequest.commission_rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	48,  // 44: chemmy.wallet.v1.SettleBanqueResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 45: chemmy.wallet.v1.SettleBanqueResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	8,   // 46: chemmy.wallet.v1.ChargeFeeRequest.fee_type:type_name -> chemmy.wallet.v1.FeeType
+	4,   // 47: chemmy.wallet.v1.ChargeFeeRequest.rounding:type_name -> chemmy.wallet.v1.CommissionRounding
+	9,   // 48: chemmy.wallet.v1.ChargeFeeResponse.account:type_name -> chemmy.wallet.v1.Account
+	14,  // 49: chemmy.wallet.v1.ChargeFeeResponse.transfer:type_name -> chemmy.wallet.v1.Transfer
+	3,   // 50: chemmy.wallet.v1.OldStake.outcome:type_name -> chemmy.wallet.v1.CoupOutcome
+	55,  // 51: chemmy.wallet.v1.SettleOldRequest.stakes:type_name -> chemmy.wallet.v1.OldStake
+	48,  // 52: chemmy.wallet.v1.SettleOldResponse.results:type_name -> chemmy.wallet.v1.BetResult
+	14,  // 53: chemmy.wallet.v1.SettleOldResponse.transfers:type_name -> chemmy.wallet.v1.Transfer
+	93,  // 54: chemmy.wallet.v1.PlayerLimits.session_time_limit:type_name -> google.protobuf.Duration
+	92,  // 55: chemmy.wallet.v1.PlayerLimits.self_excluded_until:type_name -> google.protobuf.Timestamp
+	93,  // 56: chemmy.wallet.v1.PlayerLimits.reality_check_interval:type_name -> google.protobuf.Duration
+	92,  // 57: chemmy.wallet.v1.PlayerPlay.session_start_time:type_name -> google.protobuf.Timestamp
+	92,  // 58: chemmy.wallet.v1.PlayerPlay.last_play_time:type_name -> google.protobuf.Timestamp
+	92,  // 59: chemmy.wallet.v1.LimitChange.change_time:type_name -> google.protobuf.Timestamp
+	58,  // 60: chemmy.wallet.v1.LimitChange.old_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	58,  // 61: chemmy.wallet.v1.LimitChange.new_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	58,  // 62: chemmy.wallet.v1.LimitChange.requested_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	58,  // 63: chemmy.wallet.v1.LimitChange.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	92,  // 64: chemmy.wallet.v1.LimitChange.pending_effective_time:type_name -> google.protobuf.Timestamp
+	58,  // 65: chemmy.wallet.v1.SetPlayerLimitsRequest.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	66,  // 66: chemmy.wallet.v1.SetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	92,  // 67: chemmy.wallet.v1.ListLimitChangesRequest.start_time:type_name -> google.protobuf.Timestamp
+	92,  // 68: chemmy.wallet.v1.ListLimitChangesRequest.end_time:type_name -> google.protobuf.Timestamp
+	60,  // 69: chemmy.wallet.v1.ListLimitChangesResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
+	58,  // 70: chemmy.wallet.v1.GetPlayerLimitsResponse.limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	58,  // 71: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_limits:type_name -> chemmy.wallet.v1.PlayerLimits
+	92,  // 72: chemmy.wallet.v1.GetPlayerLimitsResponse.pending_effective_time:type_name -> google.protobuf.Timestamp
+	59,  // 73: chemmy.wallet.v1.GetPlayerLimitsResponse.play:type_name -> chemmy.wallet.v1.PlayerPlay
+	60,  // 74: chemmy.wallet.v1.GetPlayerLimitsResponse.changes:type_name -> chemmy.wallet.v1.LimitChange
+	92,  // 75: chemmy.wallet.v1.OperatorTransaction.create_time:type_name -> google.protobuf.Timestamp
+	92,  // 76: chemmy.wallet.v1.OperatorTransaction.update_time:type_name -> google.protobuf.Timestamp
+	70,  // 77: chemmy.wallet.v1.GetOperatorReportResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	71,  // 78: chemmy.wallet.v1.GetOperatorReportResponse.totals:type_name -> chemmy.wallet.v1.OperatorTotals
+	70,  // 79: chemmy.wallet.v1.GetOperatorRoundResponse.transactions:type_name -> chemmy.wallet.v1.OperatorTransaction
+	75,  // 80: chemmy.wallet.v1.GetOperatorRoundResponse.players:type_name -> chemmy.wallet.v1.OperatorRoundPlayer
+	70,  // 81: chemmy.wallet.v1.OperatorException.transaction:type_name -> chemmy.wallet.v1.OperatorTransaction
+	92,  // 82: chemmy.wallet.v1.OperatorException.open_time:type_name -> google.protobuf.Timestamp
+	92,  // 83: chemmy.wallet.v1.OperatorException.resolve_time:type_name -> google.protobuf.Timestamp
+	77,  // 84: chemmy.wallet.v1.ListOperatorExceptionsResponse.exceptions:type_name -> chemmy.wallet.v1.OperatorException
+	77,  // 85: chemmy.wallet.v1.RetryOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	70,  // 86: chemmy.wallet.v1.RetryOperatorExceptionResponse.retry:type_name -> chemmy.wallet.v1.OperatorTransaction
+	77,  // 87: chemmy.wallet.v1.SettleOperatorExceptionResponse.exception:type_name -> chemmy.wallet.v1.OperatorException
+	92,  // 88: chemmy.wallet.v1.LaunchSession.create_time:type_name -> google.protobuf.Timestamp
+	92,  // 89: chemmy.wallet.v1.LaunchSession.expire_time:type_name -> google.protobuf.Timestamp
+	92,  // 90: chemmy.wallet.v1.LaunchSession.revoke_time:type_name -> google.protobuf.Timestamp
+	93,  // 91: chemmy.wallet.v1.CreateLaunchSessionRequest.ttl:type_name -> google.protobuf.Duration
+	83,  // 92: chemmy.wallet.v1.CreateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	83,  // 93: chemmy.wallet.v1.RevokeLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	83,  // 94: chemmy.wallet.v1.GetLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	83,  // 95: chemmy.wallet.v1.AuthenticateLaunchSessionResponse.launch_session:type_name -> chemmy.wallet.v1.LaunchSession
+	15,  // 96: chemmy.wallet.v1.WalletService.Deposit:input_type -> chemmy.wallet.v1.DepositRequest
+	17,  // 97: chemmy.wallet.v1.WalletService.Withdraw:input_type -> chemmy.wallet.v1.WithdrawRequest
+	19,  // 98: chemmy.wallet.v1.WalletService.GetAccount:input_type -> chemmy.wallet.v1.GetAccountRequest
+	11,  // 99: chemmy.wallet.v1.WalletService.GetCurrency:input_type -> chemmy.wallet.v1.GetCurrencyRequest
+	21,  // 100: chemmy.wallet.v1.WalletService.PlaceHold:input_type -> chemmy.wallet.v1.PlaceHoldRequest
+	23,  // 101: chemmy.wallet.v1.WalletService.VoidHold:input_type -> chemmy.wallet.v1.VoidHoldRequest
+	30,  // 102: chemmy.wallet.v1.WalletService.SettleCoup:input_type -> chemmy.wallet.v1.SettleCoupRequest
+	33,  // 103: chemmy.wallet.v1.WalletService.PostHold:input_type -> chemmy.wallet.v1.PostHoldRequest
+	35,  // 104: chemmy.wallet.v1.WalletService.ResizeHold:input_type -> chemmy.wallet.v1.ResizeHoldRequest
+	37,  // 105: chemmy.wallet.v1.WalletService.ExpireHolds:input_type -> chemmy.wallet.v1.ExpireHoldsRequest
+	39,  // 106: chemmy.wallet.v1.WalletService.ListStatement:input_type -> chemmy.wallet.v1.ListStatementRequest
+	42,  // 107: chemmy.wallet.v1.WalletService.AuditLedger:input_type -> chemmy.wallet.v1.AuditLedgerRequest
+	47,  // 108: chemmy.wallet.v1.WalletService.SettlePuntoBanco:input_type -> chemmy.wallet.v1.SettlePuntoBancoRequest
+	51,  // 109: chemmy.wallet.v1.WalletService.SettleBanque:input_type -> chemmy.wallet.v1.SettleBanqueRequest
+	53,  // 110: chemmy.wallet.v1.WalletService.ChargeFee:input_type -> chemmy.wallet.v1.ChargeFeeRequest
+	56,  // 111: chemmy.wallet.v1.WalletService.SettleOld:input_type -> chemmy.wallet.v1.SettleOldRequest
+	61,  // 112: chemmy.wallet.v1.WalletService.SetPlayerLimits:input_type -> chemmy.wallet.v1.SetPlayerLimitsRequest
+	65,  // 113: chemmy.wallet.v1.WalletService.GetPlayerLimits:input_type -> chemmy.wallet.v1.GetPlayerLimitsRequest
+	63,  // 114: chemmy.wallet.v1.WalletService.ListLimitChanges:input_type -> chemmy.wallet.v1.ListLimitChangesRequest
+	67,  // 115: chemmy.wallet.v1.WalletService.CheckStake:input_type -> chemmy.wallet.v1.CheckStakeRequest
+	69,  // 116: chemmy.wallet.v1.WalletService.GetOperatorReport:input_type -> chemmy.wallet.v1.GetOperatorReportRequest
+	25,  // 117: chemmy.wallet.v1.WalletService.CancelPlaceHold:input_type -> chemmy.wallet.v1.CancelPlaceHoldRequest
+	27,  // 118: chemmy.wallet.v1.WalletService.GetCoupSettlement:input_type -> chemmy.wallet.v1.GetCoupSettlementRequest
+	76,  // 119: chemmy.wallet.v1.WalletService.ListOperatorExceptions:input_type -> chemmy.wallet.v1.ListOperatorExceptionsRequest
+	79,  // 120: chemmy.wallet.v1.WalletService.RetryOperatorException:input_type -> chemmy.wallet.v1.RetryOperatorExceptionRequest
+	81,  // 121: chemmy.wallet.v1.WalletService.SettleOperatorException:input_type -> chemmy.wallet.v1.SettleOperatorExceptionRequest
+	73,  // 122: chemmy.wallet.v1.WalletService.GetOperatorRound:input_type -> chemmy.wallet.v1.GetOperatorRoundRequest
+	84,  // 123: chemmy.wallet.v1.WalletService.CreateLaunchSession:input_type -> chemmy.wallet.v1.CreateLaunchSessionRequest
+	86,  // 124: chemmy.wallet.v1.WalletService.RevokeLaunchSession:input_type -> chemmy.wallet.v1.RevokeLaunchSessionRequest
+	88,  // 125: chemmy.wallet.v1.WalletService.GetLaunchSession:input_type -> chemmy.wallet.v1.GetLaunchSessionRequest
+	90,  // 126: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:input_type -> chemmy.wallet.v1.AuthenticateLaunchSessionRequest
+	16,  // 127: chemmy.wallet.v1.WalletService.Deposit:output_type -> chemmy.wallet.v1.DepositResponse
+	18,  // 128: chemmy.wallet.v1.WalletService.Withdraw:output_type -> chemmy.wallet.v1.WithdrawResponse
+	20,  // 129: chemmy.wallet.v1.WalletService.GetAccount:output_type -> chemmy.wallet.v1.GetAccountResponse
+	12,  // 130: chemmy.wallet.v1.WalletService.GetCurrency:output_type -> chemmy.wallet.v1.GetCurrencyResponse
+	22,  // 131: chemmy.wallet.v1.WalletService.PlaceHold:output_type -> chemmy.wallet.v1.PlaceHoldResponse
+	24,  // 132: chemmy.wallet.v1.WalletService.VoidHold:output_type -> chemmy.wallet.v1.VoidHoldResponse
+	31,  // 133: chemmy.wallet.v1.WalletService.SettleCoup:output_type -> chemmy.wallet.v1.SettleCoupResponse
+	34,  // 134: chemmy.wallet.v1.WalletService.PostHold:output_type -> chemmy.wallet.v1.PostHoldResponse
+	36,  // 135: chemmy.wallet.v1.WalletService.ResizeHold:output_type -> chemmy.wallet.v1.ResizeHoldResponse
+	38,  // 136: chemmy.wallet.v1.WalletService.ExpireHolds:output_type -> chemmy.wallet.v1.ExpireHoldsResponse
+	41,  // 137: chemmy.wallet.v1.WalletService.ListStatement:output_type -> chemmy.wallet.v1.ListStatementResponse
+	44,  // 138: chemmy.wallet.v1.WalletService.AuditLedger:output_type -> chemmy.wallet.v1.AuditLedgerResponse
+	49,  // 139: chemmy.wallet.v1.WalletService.SettlePuntoBanco:output_type -> chemmy.wallet.v1.SettlePuntoBancoResponse
+	52,  // 140: chemmy.wallet.v1.WalletService.SettleBanque:output_type -> chemmy.wallet.v1.SettleBanqueResponse
+	54,  // 141: chemmy.wallet.v1.WalletService.ChargeFee:output_type -> chemmy.wallet.v1.ChargeFeeResponse
+	57,  // 142: chemmy.wallet.v1.WalletService.SettleOld:output_type -> chemmy.wallet.v1.SettleOldResponse
+	62,  // 143: chemmy.wallet.v1.WalletService.SetPlayerLimits:output_type -> chemmy.wallet.v1.SetPlayerLimitsResponse
+	66,  // 144: chemmy.wallet.v1.WalletService.GetPlayerLimits:output_type -> chemmy.wallet.v1.GetPlayerLimitsResponse
+	64,  // 145: chemmy.wallet.v1.WalletService.ListLimitChanges:output_type -> chemmy.wallet.v1.ListLimitChangesResponse
+	68,  // 146: chemmy.wallet.v1.WalletService.CheckStake:output_type -> chemmy.wallet.v1.CheckStakeResponse
+	72,  // 147: chemmy.wallet.v1.WalletService.GetOperatorReport:output_type -> chemmy.wallet.v1.GetOperatorReportResponse
+	26,  // 148: chemmy.wallet.v1.WalletService.CancelPlaceHold:output_type -> chemmy.wallet.v1.CancelPlaceHoldResponse
+	28,  // 149: chemmy.wallet.v1.WalletService.GetCoupSettlement:output_type -> chemmy.wallet.v1.GetCoupSettlementResponse
+	78,  // 150: chemmy.wallet.v1.WalletService.ListOperatorExceptions:output_type -> chemmy.wallet.v1.ListOperatorExceptionsResponse
+	80,  // 151: chemmy.wallet.v1.WalletService.RetryOperatorException:output_type -> chemmy.wallet.v1.RetryOperatorExceptionResponse
+	82,  // 152: chemmy.wallet.v1.WalletService.SettleOperatorException:output_type -> chemmy.wallet.v1.SettleOperatorExceptionResponse
+	74,  // 153: chemmy.wallet.v1.WalletService.GetOperatorRound:output_type -> chemmy.wallet.v1.GetOperatorRoundResponse
+	85,  // 154: chemmy.wallet.v1.WalletService.CreateLaunchSession:output_type -> chemmy.wallet.v1.CreateLaunchSessionResponse
+	87,  // 155: chemmy.wallet.v1.WalletService.RevokeLaunchSession:output_type -> chemmy.wallet.v1.RevokeLaunchSessionResponse
+	89,  // 156: chemmy.wallet.v1.WalletService.GetLaunchSession:output_type -> chemmy.wallet.v1.GetLaunchSessionResponse
+	91,  // 157: chemmy.wallet.v1.WalletService.AuthenticateLaunchSession:output_type -> chemmy.wallet.v1.AuthenticateLaunchSessionResponse
+	127, // [127:158] is the sub-list for method output_type
+	96,  // [96:127] is the sub-list for method input_type
+	96,  // [96:96] is the sub-list for extension type_name
+	96,  // [96:96] is the sub-list for extension extendee
+	0,   // [0:96] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_wallet_v1_wallet_proto_init() }
@@ -7821,15 +8193,15 @@ func file_chemmy_wallet_v1_wallet_proto_init() {
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[0].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_wallet_v1_wallet_proto_msgTypes[5].OneofWrappers = []any{}
-	file_chemmy_wallet_v1_wallet_proto_msgTypes[60].OneofWrappers = []any{}
-	file_chemmy_wallet_v1_wallet_proto_msgTypes[65].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[61].OneofWrappers = []any{}
+	file_chemmy_wallet_v1_wallet_proto_msgTypes[66].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_wallet_v1_wallet_proto_rawDesc), len(file_chemmy_wallet_v1_wallet_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   82,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

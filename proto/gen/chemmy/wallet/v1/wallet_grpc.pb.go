@@ -86,6 +86,15 @@ const (
 // Withdraw of a player account are refused (SEAMLESS_WALLET); GetAccount
 // of a player shows the chemmy side only: what he has held (at stake).
 //
+// Operators (tenants): every account belongs to one operator; two
+// operators' "player:bob" are two accounts, each operator has his own
+// house and external accounts. A caller acts on his own operator's
+// accounts (the service role and a deployment-wide auditor name one in
+// the request's operator_id, others cannot); another operator's account,
+// hold, launch session, request id or coup id answers as one that does
+// not exist (NOT_FOUND, never PERMISSION_DENIED), and two operators'
+// identical request ids are two requests.
+//
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 //
@@ -186,7 +195,9 @@ type WalletServiceClient interface {
 	// the books in one consistent snapshot: debits equal credits per
 	// currency, stored balances equal the replayed ones, held equals the sum
 	// of the open holds and never exceeds the balance, no account but
-	// external funding is negative. Auditors and operators.
+	// external funding is negative. Auditors and operators. Each operator's
+	// books balance apart (AuditLedgerResponse.operators); a caller sees his
+	// own operator's, a deployment-wide auditor every one's and their sum.
 	AuditLedger(ctx context.Context, in *AuditLedgerRequest, opts ...grpc.CallOption) (*AuditLedgerResponse, error)
 	// SettlePuntoBanco settles one punto banco coup against house:bank in
 	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank
@@ -799,6 +810,15 @@ func (c *walletServiceClient) AuthenticateLaunchSession(ctx context.Context, in 
 // Withdraw of a player account are refused (SEAMLESS_WALLET); GetAccount
 // of a player shows the chemmy side only: what he has held (at stake).
 //
+// Operators (tenants): every account belongs to one operator; two
+// operators' "player:bob" are two accounts, each operator has his own
+// house and external accounts. A caller acts on his own operator's
+// accounts (the service role and a deployment-wide auditor name one in
+// the request's operator_id, others cannot); another operator's account,
+// hold, launch session, request id or coup id answers as one that does
+// not exist (NOT_FOUND, never PERMISSION_DENIED), and two operators'
+// identical request ids are two requests.
+//
 // Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
 // reason from ErrorReason without its "ERROR_REASON_" prefix.
 //
@@ -899,7 +919,9 @@ type WalletServiceServer interface {
 	// the books in one consistent snapshot: debits equal credits per
 	// currency, stored balances equal the replayed ones, held equals the sum
 	// of the open holds and never exceeds the balance, no account but
-	// external funding is negative. Auditors and operators.
+	// external funding is negative. Auditors and operators. Each operator's
+	// books balance apart (AuditLedgerResponse.operators); a caller sees his
+	// own operator's, a deployment-wide auditor every one's and their sum.
 	AuditLedger(context.Context, *AuditLedgerRequest) (*AuditLedgerResponse, error)
 	// SettlePuntoBanco settles one punto banco coup against house:bank in
 	// one transaction keyed by coup_id (RULES.md PB-BETS): player 1:1, bank

@@ -42,6 +42,15 @@ export declare type WalletEvent = Message<"chemmy.events.v1.WalletEvent"> & {
   occurTime?: Timestamp | undefined;
 
   /**
+   * The operator (tenant) whose accounts the event is about; the account
+   * ids of the payload are that operator's ("player:bob"). Empty in an
+   * event written before operators: the wallet's default operator.
+   *
+   * @generated from field: string operator_id = 4;
+   */
+  operatorId: string;
+
+  /**
    * @generated from oneof chemmy.events.v1.WalletEvent.payload
    */
   payload: {

@@ -441,6 +441,17 @@ export declare type GetAccountRequest = Message<"chemmy.wallet.v1.GetAccountRequ
    * @generated from field: string account_id = 1;
    */
   accountId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -523,6 +534,17 @@ export declare type PlaceHoldRequest = Message<"chemmy.wallet.v1.PlaceHoldReques
    * @generated from field: string launch_session_id = 7;
    */
   launchSessionId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 8;
+   */
+  operatorId: string;
 };
 
 /**
@@ -564,6 +586,17 @@ export declare type VoidHoldRequest = Message<"chemmy.wallet.v1.VoidHoldRequest"
    * @generated from field: string hold_id = 2;
    */
   holdId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 3;
+   */
+  operatorId: string;
 };
 
 /**
@@ -602,6 +635,17 @@ export declare type CancelPlaceHoldRequest = Message<"chemmy.wallet.v1.CancelPla
    * @generated from field: string request_id = 1;
    */
   requestId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -641,6 +685,17 @@ export declare type GetCoupSettlementRequest = Message<"chemmy.wallet.v1.GetCoup
    * @generated from field: string coup_id = 1;
    */
   coupId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -756,6 +811,17 @@ export declare type SettleCoupRequest = Message<"chemmy.wallet.v1.SettleCoupRequ
    * @generated from field: int64 bank_limit = 8;
    */
   bankLimit: bigint;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 9;
+   */
+  operatorId: string;
 };
 
 /**
@@ -929,6 +995,17 @@ export declare type PostHoldRequest = Message<"chemmy.wallet.v1.PostHoldRequest"
    * @generated from field: string reason = 5;
    */
   reason: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 6;
+   */
+  operatorId: string;
 };
 
 /**
@@ -982,6 +1059,17 @@ export declare type ResizeHoldRequest = Message<"chemmy.wallet.v1.ResizeHoldRequ
    * @generated from field: int64 amount = 3;
    */
   amount: bigint;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 4;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1068,6 +1156,17 @@ export declare type ListStatementRequest = Message<"chemmy.wallet.v1.ListStateme
    * @generated from field: string page_token = 3;
    */
   pageToken: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 4;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1144,6 +1243,16 @@ export declare const ListStatementResponseSchema: GenMessage<ListStatementRespon
  * @generated from message chemmy.wallet.v1.AuditLedgerRequest
  */
 export declare type AuditLedgerRequest = Message<"chemmy.wallet.v1.AuditLedgerRequest"> & {
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 1;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1276,6 +1385,18 @@ export declare type AuditLedgerResponse = Message<"chemmy.wallet.v1.AuditLedgerR
    * @generated from field: google.protobuf.Timestamp audit_time = 9;
    */
   auditTime?: Timestamp | undefined;
+
+  /**
+   * Each operator's books, balanced apart (every operator has his own
+   * external and house accounts), by operator_id; the fields above are
+   * the sum over them. A deployment-wide auditor (operator "*") sees every
+   * operator's (or one, naming it in the request's operator_id); any other
+   * caller sees his own operator's only, and the fields above are then his
+   * operator's too.
+   *
+   * @generated from field: repeated chemmy.wallet.v1.OperatorBooks operators = 10;
+   */
+  operators: OperatorBooks[];
 };
 
 /**
@@ -1283,6 +1404,52 @@ export declare type AuditLedgerResponse = Message<"chemmy.wallet.v1.AuditLedgerR
  * Use `create(AuditLedgerResponseSchema)` to create a new message.
  */
 export declare const AuditLedgerResponseSchema: GenMessage<AuditLedgerResponse>;
+
+/**
+ * OperatorBooks is the audit of one operator's accounts.
+ *
+ * @generated from message chemmy.wallet.v1.OperatorBooks
+ */
+export declare type OperatorBooks = Message<"chemmy.wallet.v1.OperatorBooks"> & {
+  /**
+   * @generated from field: string operator_id = 1;
+   */
+  operatorId: string;
+
+  /**
+   * True when none of this operator's accounts, holds or transfers has a
+   * discrepancy.
+   *
+   * @generated from field: bool balanced = 2;
+   */
+  balanced: boolean;
+
+  /**
+   * @generated from field: int64 accounts_checked = 3;
+   */
+  accountsChecked: bigint;
+
+  /**
+   * @generated from field: int64 transfers_replayed = 4;
+   */
+  transfersReplayed: bigint;
+
+  /**
+   * @generated from field: int64 open_holds = 5;
+   */
+  openHolds: bigint;
+
+  /**
+   * @generated from field: repeated chemmy.wallet.v1.CurrencyTotals currencies = 6;
+   */
+  currencies: CurrencyTotals[];
+};
+
+/**
+ * Describes the message chemmy.wallet.v1.OperatorBooks.
+ * Use `create(OperatorBooksSchema)` to create a new message.
+ */
+export declare const OperatorBooksSchema: GenMessage<OperatorBooks>;
 
 /**
  * PuntoBancoBet is one bet, escrowed by a hold.
@@ -1416,6 +1583,17 @@ export declare type SettlePuntoBancoRequest = Message<"chemmy.wallet.v1.SettlePu
    * @generated from field: bool bank_pair = 13;
    */
   bankPair: boolean;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 14;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1581,6 +1759,17 @@ export declare type SettleBanqueRequest = Message<"chemmy.wallet.v1.SettleBanque
    * @generated from field: chemmy.wallet.v1.CommissionRounding commission_rounding = 7;
    */
   commissionRounding: CommissionRounding;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 8;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1698,6 +1887,17 @@ export declare type ChargeFeeRequest = Message<"chemmy.wallet.v1.ChargeFeeReques
    * @generated from field: string reference = 8;
    */
   reference: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 9;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1855,6 +2055,17 @@ export declare type SettleOldRequest = Message<"chemmy.wallet.v1.SettleOldReques
    * @generated from field: bool natural = 5;
    */
   natural: boolean;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 6;
+   */
+  operatorId: string;
 };
 
 /**
@@ -2297,6 +2508,17 @@ export declare type GetPlayerLimitsRequest = Message<"chemmy.wallet.v1.GetPlayer
    * @generated from field: string account_id = 1;
    */
   accountId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -2368,6 +2590,17 @@ export declare type CheckStakeRequest = Message<"chemmy.wallet.v1.CheckStakeRequ
    * @generated from field: int64 amount = 2;
    */
   amount: bigint;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 3;
+   */
+  operatorId: string;
 };
 
 /**
@@ -2755,6 +2988,17 @@ export declare type GetOperatorRoundRequest = Message<"chemmy.wallet.v1.GetOpera
    * @generated from field: string round_id = 1;
    */
   roundId: string;
+
+  /**
+   * The operator (tenant) whose accounts the call acts on: taken only from
+   * the service role (table-svc names its table's operator) and from a
+   * deployment-wide auditor (operator "*"); ignored from any other caller,
+   * who acts on his own operator's accounts. Empty: the caller's operator
+   * (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
@@ -4006,6 +4250,15 @@ export declare const FeeTypeSchema: GenEnum<FeeType>;
  * Withdraw of a player account are refused (SEAMLESS_WALLET); GetAccount
  * of a player shows the chemmy side only: what he has held (at stake).
  *
+ * Operators (tenants): every account belongs to one operator; two
+ * operators' "player:bob" are two accounts, each operator has his own
+ * house and external accounts. A caller acts on his own operator's
+ * accounts (the service role and a deployment-wide auditor name one in
+ * the request's operator_id, others cannot); another operator's account,
+ * hold, launch session, request id or coup id answers as one that does
+ * not exist (NOT_FOUND, never PERMISSION_DENIED), and two operators'
+ * identical request ids are two requests.
+ *
  * Errors carry a google.rpc.ErrorInfo with domain "wallet.chemmy" and a
  * reason from ErrorReason without its "ERROR_REASON_" prefix.
  *
@@ -4198,7 +4451,9 @@ export declare const WalletService: GenService<{
    * the books in one consistent snapshot: debits equal credits per
    * currency, stored balances equal the replayed ones, held equals the sum
    * of the open holds and never exceeds the balance, no account but
-   * external funding is negative. Auditors and operators.
+   * external funding is negative. Auditors and operators. Each operator's
+   * books balance apart (AuditLedgerResponse.operators); a caller sees his
+   * own operator's, a deployment-wide auditor every one's and their sum.
    *
    * @generated from rpc chemmy.wallet.v1.WalletService.AuditLedger
    */
