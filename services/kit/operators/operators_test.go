@@ -151,3 +151,27 @@ func TestCheckCurrencies(t *testing.T) {
 		t.Fatalf("GOLD: %v", err)
 	}
 }
+
+// TestExampleFile: the example of docs/operators.md
+// (examples/operators.yaml) parses, with its two operators.
+func TestExampleFile(t *testing.T) {
+	f, err := Load(filepath.Join("..", "..", "..", "examples", "operators.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Operators) != 2 || f.Operators[0].ID != "operator" || f.Operators[1].Wallet == nil || len(f.Operators[1].Wallet.SecretFiles) != 2 {
+		t.Fatalf("%+v", f)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operators.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "operators.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(example), "\n") // its first line is a comment
+	if !strings.Contains(string(doc), "```yaml\n"+body+"```") {
+		t.Fatal("docs/operators.md does not show examples/operators.yaml")
+	}
+}
