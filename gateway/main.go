@@ -73,13 +73,14 @@ func main() {
 		logLevel slog.Level
 	)
 	flag.StringVar(&c.ListenAddr, "listen", env("CHEMMY_GATEWAY_LISTEN", "127.0.0.1:7000"), "public gRPC listen address (CHEMMY_GATEWAY_LISTEN)")
-	flag.StringVar(&c.TokensFile, "tokens", env("CHEMMY_GATEWAY_TOKENS", ""), "YAML token file (CHEMMY_GATEWAY_TOKENS); -tokens or -jwks or both")
+	flag.StringVar(&c.TokensFile, "tokens", env("CHEMMY_GATEWAY_TOKENS", ""), "YAML token file (CHEMMY_GATEWAY_TOKENS); at least one of -tokens, -jwks, -operators")
 	flag.StringVar(&c.DefaultOperator, "default-operator", env("CHEMMY_GATEWAY_DEFAULT_OPERATOR", gateway.DefaultOperatorID), "the operator (tenant) of token-file entries that name none and of the JWT issuer: 1 to 64 of a-z, 0-9, '.', '_', '-' (CHEMMY_GATEWAY_DEFAULT_OPERATOR)")
+	flag.StringVar(&c.OperatorsFile, "operators", env("CHEMMY_GATEWAY_OPERATORS", ""), "YAML operators file: each operator's JWT issuer and JWKS, a JWT's iss names its operator (docs/operators.md); not with -jwks/-jwt-issuer (CHEMMY_GATEWAY_OPERATORS)")
 	flag.StringVar(&c.JWKS, "jwks", env("CHEMMY_GATEWAY_JWKS", ""), "the operator's JWKS: a file or an https URL; http only to a loopback host or with -insecure (CHEMMY_GATEWAY_JWKS)")
 	flag.StringVar(&c.JWTIssuer, "jwt-issuer", env("CHEMMY_GATEWAY_JWT_ISSUER", ""), "required iss of operator JWTs (CHEMMY_GATEWAY_JWT_ISSUER)")
-	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs (CHEMMY_GATEWAY_JWT_AUDIENCE)")
+	flag.StringVar(&c.JWTAudience, "jwt-audience", env("CHEMMY_GATEWAY_JWT_AUDIENCE", ""), "required aud of operator JWTs; with -operators, of those whose entry names none (CHEMMY_GATEWAY_JWT_AUDIENCE)")
 	flag.DurationVar(&c.JWTMaxLifetime, "jwt-max-lifetime", envDuration("CHEMMY_GATEWAY_JWT_MAX_LIFETIME", 0), "longest an operator JWT may live, exp - iat (exp - now without iat); longer ones are refused TOKEN_LIFETIME_TOO_LONG; 0: default 24h, negative: no bound (CHEMMY_GATEWAY_JWT_MAX_LIFETIME)")
-	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
+	flag.DurationVar(&c.ReloadInterval, "reload-interval", time.Duration(envNum("CHEMMY_GATEWAY_RELOAD_SECONDS", 10.0)*float64(time.Second)), "how often the token file, the operators file and the JWKS are read again (CHEMMY_GATEWAY_RELOAD_SECONDS)")
 	flag.StringVar(&c.TableAddr, "table-addr", env("CHEMMY_TABLE_ADDR", "localhost:7001"), "table-svc gRPC address, or the shards' addresses comma-separated, shard i at position i (docs/sharding.md) (CHEMMY_TABLE_ADDR)")
 	flag.StringVar(&c.WalletAddr, "wallet-addr", env("CHEMMY_WALLET_ADDR", "localhost:7002"), "wallet-svc gRPC address (CHEMMY_WALLET_ADDR)")
 	flag.StringVar(&c.ShoeAddr, "shoe-addr", env("CHEMMY_SHOE_ADDR", "localhost:7003"), "shoe-svc gRPC address, or each shard's shoe-svc comma-separated, in the order of -table-addr (CHEMMY_SHOE_ADDR)")
@@ -106,8 +107,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if c.TokensFile == "" && c.JWKS == "" {
-		fmt.Fprintln(os.Stderr, "gateway: -tokens or -jwks is required")
+	if c.TokensFile == "" && c.JWKS == "" && c.OperatorsFile == "" {
+		fmt.Fprintln(os.Stderr, "gateway: -tokens, -jwks or -operators is required")
 		flag.Usage()
 		os.Exit(2)
 	}

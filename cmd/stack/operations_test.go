@@ -151,7 +151,7 @@ func TestOperationalMetrics(t *testing.T) {
 		t.Errorf("chemmy_build_info: %d series, want the process's one", n)
 	}
 	table := func(name, variant string) float64 {
-		return value(t, mfs, name, map[string]string{"service": "table-svc", "variant": variant})
+		return value(t, mfs, name, map[string]string{"service": "table-svc", "operator": "operator", "variant": variant})
 	}
 	if open, seated := table("chemmy_tables_open", "chemin_de_fer"), table("chemmy_players_seated", "chemin_de_fer"); open != 1 || seated != 2 {
 		t.Errorf("chemin de fer: %v tables open, %v players seated; want 1 and 2 (one table closed)", open, seated)

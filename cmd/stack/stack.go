@@ -68,8 +68,8 @@ type Config struct {
 	// Shard 0 keeps its files in DataDir, shard k its own in
 	// DataDir/shard-k; the gateway routes by the shard in the ids.
 	Shards int
-	// TokensFile is the gateway's token file; required unless JWKS is
-	// given.
+	// TokensFile is the gateway's token file; required unless JWKS or
+	// OperatorsFile is given.
 	TokensFile string
 	// NATSURL of an external NATS with JetStream; empty starts an
 	// embedded one on 127.0.0.1 at NATSPort (default: a free port).
@@ -120,8 +120,11 @@ type Config struct {
 	// Insecure runs the services in plaintext development mode (identity
 	// metadata believed; see package trust). Off by default.
 	Insecure bool
-	// Gateway settings: operator JWTs, reload interval, abuse limits.
+	// Gateway settings: operator JWTs (one issuer, the default
+	// operator's, or an operators file: gateway.Config), reload interval,
+	// abuse limits.
 	JWKS, JWTIssuer, JWTAudience string
+	OperatorsFile                string
 	ReloadInterval               time.Duration
 	Limits                       gateway.LimitConfig
 	// GatewayConn: the caps on the gateway's public connections and
@@ -196,8 +199,8 @@ func (s *Stack) Ready() error {
 // everything already started is stopped. When ctx ends the stack stops as
 // Stop does.
 func Start(ctx context.Context, c Config) (_ *Stack, err error) {
-	if c.DataDir == "" || (c.TokensFile == "" && c.JWKS == "") {
-		return nil, errors.New("stack: DataDir and TokensFile (or JWKS) are required")
+	if c.DataDir == "" || (c.TokensFile == "" && c.JWKS == "" && c.OperatorsFile == "") {
+		return nil, errors.New("stack: DataDir and TokensFile (or JWKS, or OperatorsFile) are required")
 	}
 	if err := c.Stream.Validate(); err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
@@ -360,7 +363,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	s.TableAddr = s.TableAddrs[0]
 
 	gw, err := gateway.Start(ctx, gateway.Config{ListenAddr: c.GatewayAddr, TokensFile: c.TokensFile, TableAddr: strings.Join(s.TableAddrs, ","), WalletAddr: s.WalletAddr, ShoeAddr: strings.Join(s.ShoeAddrs, ","),
-		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, ReloadInterval: c.ReloadInterval,
+		JWKS: c.JWKS, JWTIssuer: c.JWTIssuer, JWTAudience: c.JWTAudience, OperatorsFile: c.OperatorsFile, ReloadInterval: c.ReloadInterval,
 		Limits: c.Limits, Conn: c.GatewayConn, Trust: tc(trust.Gateway), Logger: c.Logger, HTTPAddr: c.GatewayHTTPAddr, Registry: s.registry(trust.Gateway),
 		Ready: s.Ready})
 	if err != nil {

@@ -59,13 +59,19 @@ type Config struct {
 	// URL. Bearer JWTs signed by one of its keys are accepted, with the
 	// issuer JWTIssuer and the audience JWTAudience (both then required).
 	JWKS, JWTIssuer, JWTAudience string
+	// OperatorsFile is the operators file (package operators,
+	// docs/operators.md): each operator's JWT issuer and JWKS; a JWT's
+	// iss names its operator. Not with JWKS or JWTIssuer (refused);
+	// JWTAudience is then the aud of the operators whose entry names
+	// none.
+	OperatorsFile string
 	// JWTMaxLifetime is the longest an operator JWT may live: exp - iat,
 	// or exp - now when it has no iat; a longer one is refused
 	// UNAUTHENTICATED TOKEN_LIFETIME_TOO_LONG. 0: DefaultJWTMaxLifetime
 	// (24 h); negative: no bound.
 	JWTMaxLifetime time.Duration
-	// ReloadInterval is how often the token file and the JWKS are read
-	// again; default 10 s.
+	// ReloadInterval is how often the token file, the operators file and
+	// the JWKS are read again; default 10 s.
 	ReloadInterval time.Duration
 	// Trust: the gateway's certificate (identity "gateway"), key and the
 	// suite's CA, for mutual TLS to the backends and for signing caller
@@ -229,6 +235,10 @@ func start(ctx context.Context, c Config, o options) (*Gateway, error) {
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
 	if err := reg.Register(clientMetrics); err != nil {
+		g.closeBackends()
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
+	if err := reg.Register(ids.reloadErrors); err != nil {
 		g.closeBackends()
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}

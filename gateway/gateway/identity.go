@@ -18,10 +18,12 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/services/kit/operators"
 )
 
 // JWT claims an operator's identity provider puts in a caller's token
@@ -33,10 +35,10 @@ const (
 	// ClaimPlayerID holds a player's id at the tables; when absent a
 	// player's id is the token's sub. Staff are always their sub.
 	ClaimPlayerID = "chemmy_player_id"
-	// ClaimOperator names the caller's operator (tenant). Optional: the
-	// JWT issuer belongs to the gateway's default operator
-	// (-default-operator), and a JWT that has the claim must name that
-	// one (else TOKEN_INVALID).
+	// ClaimOperator names the caller's operator (tenant). Optional: a
+	// JWT's issuer names its operator (the operators file's entry of that
+	// issuer; -jwks's issuer is the default operator's), and a JWT that
+	// has the claim must name that one (else TOKEN_INVALID).
 	ClaimOperator = "chemmy_operator"
 )
 
@@ -60,22 +62,42 @@ var jwtAlgs = []jose.SignatureAlgorithm{
 }
 
 // identities authenticates bearer tokens: entries of the token file, and
-// JWTs signed by a key of the operator's JWKS. Both are re-read every
-// reload interval, so a rotation needs no restart; a file that fails to
-// load keeps the last good one (and logs why).
+// JWTs signed by a key of their issuer's JWKS: the one issuer of -jwks
+// (the default operator's), or each operator's of the operators file
+// (-operators), whose iss names the JWT's operator. The token file, the
+// operators file and every JWKS are re-read every reload interval
+// (polling), so a rotation or a new operator needs no restart; a file
+// that fails to load keeps the last good one (and logs why, once).
 type identities struct {
 	log        *slog.Logger
 	tokensFile string
 	// defaultOperator is the operator of token-file entries that name
-	// none and of the JWT issuer.
+	// none and of the -jwks issuer.
 	defaultOperator string
 	tokens          atomic.Pointer[tokens]
-	jwks            *jwksSource // nil: no JWTs accepted
-	now             func() time.Time
+	// issuers are the JWT issuers and their key sets; nil: no JWTs
+	// accepted.
+	issuers atomic.Pointer[issuers]
+	// operatorsFile is the operators file (-operators); "": the issuers
+	// are -jwks's one.
+	operatorsFile string
+	// audience is -jwt-audience: the aud of -jwks's JWTs, and of an
+	// operator's whose entry names none.
+	audience string
+	// maxLifetime is the longest a JWT may live (negative: no bound).
+	maxLifetime time.Duration
+	insecure    bool
+	now         func() time.Time
 	// lastErr is the last reload error logged, so that a broken file is
 	// reported once, not at every tick.
 	lastErr string
+	// reloadErrors counts the reloads that failed (a file or a JWKS not
+	// read), by what: tokens, operators, jwks.
+	reloadErrors *prometheus.CounterVec
 }
+
+// issuers maps a JWT issuer (iss) to its key set and operator.
+type issuers map[string]*jwksSource
 
 // jwtClaims are the claims the gateway reads from an operator JWT.
 type jwtClaims struct {
@@ -86,8 +108,11 @@ type jwtClaims struct {
 }
 
 func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identities, error) {
-	if c.TokensFile == "" && c.JWKS == "" {
-		return nil, errors.New("gateway: give a token file (-tokens), a JWKS (-jwks), or both")
+	if c.TokensFile == "" && c.JWKS == "" && c.OperatorsFile == "" {
+		return nil, errors.New("gateway: give a token file (-tokens), a JWKS (-jwks) or an operators file (-operators)")
+	}
+	if c.OperatorsFile != "" && (c.JWKS != "" || c.JWTIssuer != "") {
+		return nil, errors.New("gateway: -operators and -jwks (-jwt-issuer) both given: with an operators file every JWT issuer is an operator's entry; list the default operator's issuer there (its jwt section) and drop -jwks and -jwt-issuer")
 	}
 	defaultOperator := c.DefaultOperator
 	if defaultOperator == "" {
@@ -96,7 +121,18 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 	if !validOperatorID(defaultOperator) {
 		return nil, fmt.Errorf("gateway: -default-operator %q is not an operator id (1 to 64 of a-z, 0-9, '.', '_', '-')", defaultOperator)
 	}
-	id := &identities{log: log, tokensFile: c.TokensFile, defaultOperator: defaultOperator, now: now}
+	maxLife := c.JWTMaxLifetime
+	if maxLife == 0 {
+		maxLife = DefaultJWTMaxLifetime
+	}
+	id := &identities{log: log, tokensFile: c.TokensFile, defaultOperator: defaultOperator, now: now,
+		operatorsFile: c.OperatorsFile, audience: c.JWTAudience, maxLifetime: maxLife, insecure: c.Trust.Insecure,
+		reloadErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_gateway_reload_errors_total",
+			Help: "Reloads of the gateway's identities that failed, by what: tokens (the token file), operators (the operators file), jwks (a JWKS); the last good one is kept."},
+			[]string{"what"})}
+	for _, w := range []string{"tokens", "operators", "jwks"} {
+		id.reloadErrors.WithLabelValues(w)
+	}
 	if c.TokensFile != "" {
 		t, err := loadTokens(c.TokensFile, defaultOperator)
 		if err != nil {
@@ -114,32 +150,102 @@ func newIdentities(c Config, log *slog.Logger, now func() time.Time) (*identitie
 		if err := checkJWKSLocation(c.JWKS, c.Trust.Insecure); err != nil {
 			return nil, err
 		}
-		maxLife := c.JWTMaxLifetime
-		if maxLife == 0 {
-			maxLife = DefaultJWTMaxLifetime
-		}
-		id.jwks = &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience, operator: defaultOperator, maxLifetime: maxLife}
-		if err := id.jwks.load(context.Background()); err != nil {
+		s := &jwksSource{location: c.JWKS, issuer: c.JWTIssuer, audience: c.JWTAudience, operator: defaultOperator, maxLifetime: maxLife}
+		if err := s.load(context.Background()); err != nil {
 			return nil, err
 		}
+		id.issuers.Store(&issuers{c.JWTIssuer: s})
+	}
+	if c.OperatorsFile != "" {
+		next, jwksErr, err := id.loadOperators(context.Background())
+		if err == nil {
+			err = jwksErr
+		}
+		if err != nil {
+			return nil, err
+		}
+		id.issuers.Store(next)
 	}
 	return id, nil
 }
 
-// reload re-reads the token file and the JWKS. Called from one goroutine.
+// loadOperators reads the operators file into issuers, each with its key
+// set loaded: an issuer already known (same operator, JWKS and audience)
+// keeps its keys when its JWKS cannot be read now, a new one has none
+// (its JWTs are refused TOKEN_INVALID until a reload reads them). err is
+// the file's fault (it is not taken); jwksErr the key sets not read.
+func (id *identities) loadOperators(ctx context.Context) (next *issuers, jwksErr, err error) {
+	f, err := operators.Load(id.operatorsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var old issuers
+	if p := id.issuers.Load(); p != nil {
+		old = *p
+	}
+	set := issuers{}
+	var sources []*jwksSource
+	for _, o := range f.Operators {
+		if o.JWT == nil {
+			continue
+		}
+		aud := o.JWT.Audience
+		if aud == "" {
+			aud = id.audience
+		}
+		if aud == "" {
+			return nil, nil, fmt.Errorf("operators: %s: operator %q: jwt: no audience, and the gateway has no -jwt-audience", id.operatorsFile, o.ID)
+		}
+		if err := checkJWKSLocation(o.JWT.JWKS(), id.insecure); err != nil {
+			return nil, nil, fmt.Errorf("operators: %s: operator %q: %w", id.operatorsFile, o.ID, err)
+		}
+		s := &jwksSource{location: o.JWT.JWKS(), issuer: o.JWT.Issuer, audience: aud, operator: o.ID, maxLifetime: id.maxLifetime}
+		if prev := old[o.JWT.Issuer]; prev != nil && prev.location == s.location && prev.audience == s.audience && prev.operator == s.operator {
+			s.keys.Store(prev.keys.Load())
+		}
+		set[o.JWT.Issuer] = s
+		sources = append(sources, s)
+	}
+	var errs []error
+	for _, s := range sources {
+		if err := s.load(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("operator %q: %w", s.operator, err))
+		}
+	}
+	return &set, errors.Join(errs...), nil
+}
+
+// reload re-reads the token file, the operators file and the JWKS.
+// Called from one goroutine.
 func (id *identities) reload(ctx context.Context) {
 	var errs []error
+	fail := func(what string, err error) {
+		errs = append(errs, err)
+		id.reloadErrors.WithLabelValues(what).Inc()
+	}
 	if id.tokensFile != "" {
 		t, err := loadTokens(id.tokensFile, id.defaultOperator)
 		if err != nil {
-			errs = append(errs, err)
+			fail("tokens", err)
 		} else {
 			id.tokens.Store(&t)
 		}
 	}
-	if id.jwks != nil {
-		if err := id.jwks.load(ctx); err != nil {
-			errs = append(errs, err)
+	if id.operatorsFile != "" {
+		next, jwksErr, err := id.loadOperators(ctx)
+		if err != nil {
+			fail("operators", err)
+		} else {
+			id.issuers.Store(next)
+			if jwksErr != nil {
+				fail("jwks", jwksErr)
+			}
+		}
+	} else if set := id.issuers.Load(); set != nil {
+		for _, s := range *set {
+			if err := s.load(ctx); err != nil {
+				fail("jwks", err)
+			}
 		}
 	}
 	msg := ""
@@ -171,18 +277,35 @@ func (id *identities) reloadLoop(ctx context.Context, interval time.Duration) {
 }
 
 // lookup returns the caller of a bearer token: a token-file entry, else
-// an operator JWT. Errors: UNAUTHENTICATED with TOKEN_UNKNOWN,
-// TOKEN_INVALID or TOKEN_EXPIRED.
+// a JWT of a known issuer (its operator's caller). Errors: UNAUTHENTICATED
+// with TOKEN_UNKNOWN, TOKEN_INVALID (among others: an issuer no operator
+// has), TOKEN_EXPIRED or TOKEN_LIFETIME_TOO_LONG.
 func (id *identities) lookup(token string) (auth.Caller, error) {
 	if t := id.tokens.Load(); t != nil {
 		if c, ok := t.lookup(token); ok {
 			return c, nil
 		}
 	}
-	if id.jwks != nil && strings.Count(token, ".") == 2 {
-		return id.jwks.verify(token, id.now())
+	if set := id.issuers.Load(); set != nil && strings.Count(token, ".") == 2 {
+		return set.verify(token, id.now())
 	}
 	return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenUnknown, "unknown token")
+}
+
+// verify checks a JWT against the key set of its issuer (its iss, read
+// before the signature is checked only to choose the keys): an issuer not
+// in the set is TOKEN_INVALID.
+func (set issuers) verify(token string, now time.Time) (auth.Caller, error) {
+	t, err := jwt.ParseSigned(token, jwtAlgs)
+	var cl jwt.Claims
+	if err != nil || len(t.Headers) != 1 || t.UnsafeClaimsWithoutVerification(&cl) != nil {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenInvalid, "the bearer token is not a signed JWT")
+	}
+	s := set[cl.Issuer]
+	if s == nil {
+		return auth.Caller{}, errs.New(codes.Unauthenticated, Domain, ReasonTokenInvalid, "the JWT's issuer %q is no operator's", cl.Issuer)
+	}
+	return s.verify(token, now)
 }
 
 // checkJWKSLocation refuses a JWKS URL over plain http, unless its host
@@ -196,12 +319,12 @@ func checkJWKSLocation(location string, insecure bool) error {
 	}
 	u, err := url.Parse(location)
 	if err != nil {
-		return fmt.Errorf("gateway: -jwks %q: %w", location, err)
+		return fmt.Errorf("gateway: JWKS %q: %w", location, err)
 	}
 	if isLoopback(u.Hostname()) {
 		return nil
 	}
-	return fmt.Errorf("gateway: -jwks %s is plain http: the operator's keys must not cross a network in clear "+
+	return fmt.Errorf("gateway: JWKS %s is plain http: the operator's keys must not cross a network in clear "+
 		"(anyone on the path could replace them with his own); use an https:// URL or a file "+
 		"(http is accepted only to a loopback host, or with -insecure for development)", location)
 }
@@ -235,7 +358,7 @@ var jwksClient = &http.Client{
 	},
 }
 
-// jwksSource is the operator's key set: a file path or an http(s) URL
+// jwksSource is an operator's key set: a file path or an http(s) URL
 // (checkJWKSLocation).
 type jwksSource struct {
 	location, issuer, audience string
@@ -318,6 +441,9 @@ func (s *jwksSource) verify(token string, now time.Time) (auth.Caller, error) {
 		return invalid("the bearer token is not a signed JWT")
 	}
 	set := s.keys.Load()
+	if set == nil {
+		return invalid("the keys of the JWT's issuer are not loaded yet")
+	}
 	var key *jose.JSONWebKey
 	if kid := t.Headers[0].KeyID; kid != "" {
 		if ks := set.Key(kid); len(ks) > 0 {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/operators"
 )
 
 // tokenFile is the YAML layout of the token file:
@@ -35,12 +35,9 @@ type tokenEntry struct {
 // -operator-id default too).
 const DefaultOperatorID = "operator"
 
-// operatorIDPattern is what an operator id looks like.
-var operatorIDPattern = regexp.MustCompile(`^[a-z0-9._-]{1,64}$`)
-
 // validOperatorID reports whether id is an operator id: 1 to 64 of
 // a-z, 0-9, '.', '_' and '-'. ("*", every operator, is not one.)
-func validOperatorID(id string) bool { return operatorIDPattern.MatchString(id) }
+func validOperatorID(id string) bool { return operators.ValidID(id) }
 
 // tokens maps the SHA-256 of a bearer token to its caller. Keying by the
 // digest keeps the lookup from comparing secrets byte by byte.
