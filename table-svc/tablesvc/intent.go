@@ -33,7 +33,9 @@ import (
 // down) only to be rolled back. So no escrow is ever left behind by a
 // request the table did not store. A raise intent is cancelled the same
 // way (a late ResizeHold under its request id then grows nothing) before
-// the bank hold is brought back to the table's bank.
+// the bank hold is brought back to the table's bank; and before another
+// request's raise goes on (cancelRaises), so that a late ResizeHold of a
+// raise cut off never resizes the bank hold after it.
 
 var bucketIntents = []byte("intents")
 
@@ -153,6 +155,48 @@ func (s *Service) raiseIntents(tableID string) []string {
 		})
 	})
 	return ids
+}
+
+// cancelRaises takes back, before a raise of c's request (wallet request
+// id rid), the table's raise intents of other requests: raises whose
+// answer was lost. Such a ResizeHold may still be on its way, and its
+// amount is absolute: landing after this raise, even after the coup's
+// settlement, it would set the bank hold back to that amount while the
+// table plays on with its own bank (the banker's escrow short). Each
+// other request is marked abandoned (sent again: REQUEST_ABANDONED, as
+// recoverIntents does) and its wallet request id cancelled
+// (CancelPlaceHold: a ResizeHold under it fails REQUEST_CANCELLED from
+// then on; a raise already applied is overwritten by this one, of the
+// same absolute kind). The intents go with c's save (c.intents); if c
+// is not saved they stay, for the reset before the deal or for
+// recoverIntents. The caller holds the table's lock. Errors: the
+// wallet's, as fromDependency has them (no answer: UNAVAILABLE
+// DEPENDENCY_UNAVAILABLE, nothing is raised, the raise may be sent again).
+func (s *Service) cancelRaises(ctx context.Context, c *change, rid string) error {
+	for _, id := range s.raiseIntents(c.t.ID) {
+		if id == rid {
+			continue // an earlier try of this very request: the same call
+		}
+		var in intent
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(bucketIntents).Get([]byte(id)); v != nil {
+				return json.Unmarshal(v, &in)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if in.Key != "" && in.Key != c.key {
+			if err := s.markAbandoned(in, id, false); err != nil {
+				return err
+			}
+		}
+		if _, err := s.wallet.CancelPlaceHold(ctx, &walletv1.CancelPlaceHoldRequest{RequestId: id}); err != nil {
+			return fromDependency("cancel a raise whose answer was lost", err)
+		}
+		c.intents = append(c.intents, id)
+	}
+	return nil
 }
 
 // recoverIntents rolls back the escrow intents, at least minAge old, whose
