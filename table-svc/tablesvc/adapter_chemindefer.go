@@ -237,10 +237,19 @@ func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Co
 		if err := s.cancelRaises(cctx, c, rid); err != nil {
 			return nil, err
 		}
-		if err := s.raiseIntent(c, rid, out.Raise.HoldID, out.Raise.Amount); err != nil {
+		// A raise is a stake: made through the banker's game-launch
+		// session, the wallet checks the session (expired or revoked:
+		// SESSION_EXPIRED, nothing raised).
+		session := ""
+		if who, ok := auth.FromContext(ctx); ok && who.Role == auth.RolePlayer && who.Subject == r.PlayerID {
+			session = who.Session
+		}
+		session, err = s.raiseIntent(c, rid, out.Raise.HoldID, out.Raise.Amount, session)
+		if err != nil {
 			return nil, err
 		}
-		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount}); err != nil {
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount,
+			LaunchSessionId: session}); err != nil {
 			if definite(err) {
 				s.dropIntent(rid) // refused: the hold is as it was
 			}

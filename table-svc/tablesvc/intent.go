@@ -58,7 +58,8 @@ type intent struct {
 	Hash []byte `json:"hash"`
 	// Session is the player's game-launch session when he made the
 	// request himself through one (auth.Caller.Session): the wallet
-	// checks it and records it with the hold.
+	// checks it and records it with the hold (a raise: checks it, and
+	// the growth's debit carries it).
 	Session string `json:"session,omitempty"`
 }
 
@@ -126,14 +127,28 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 }
 
 // raiseIntent stores the intent of growing the bank hold to amount by
-// wallet request id (RaiseBank), before the call.
-func (s *Service) raiseIntent(c *change, id, hold string, amount int64) error {
-	in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash}
-	v, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Put([]byte(id), v) })
+// wallet request id (RaiseBank), before the call, in the player's
+// game-launch session (auth.Caller.Session when he asked himself through
+// one; "" none). It returns the session the wallet is to be asked in: an
+// earlier try of the same request's (its ResizeHold, maybe still on its
+// way, is asked again exactly as it was).
+func (s *Service) raiseIntent(c *change, id, hold string, amount int64, session string) (string, error) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if old := b.Get([]byte(id)); old != nil {
+			var prev intent
+			if json.Unmarshal(old, &prev) == nil && prev.Key == c.key && prev.Amount == amount && prev.HoldID == hold {
+				session = prev.Session
+			}
+		}
+		in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash, Session: session}
+		v, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), v)
+	})
+	return session, err
 }
 
 // dropIntent deletes an intent whose call the wallet refused.

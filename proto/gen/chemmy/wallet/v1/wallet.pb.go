@@ -2475,9 +2475,18 @@ type ResizeHoldRequest struct {
 	RequestId string                 `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	HoldId    string                 `protobuf:"bytes,2,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
 	// The hold's new amount, minor units, > 0.
-	Amount        int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Amount int64 `protobuf:"varint,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	// The player's game-launch session the resize is asked in (a banker's
+	// raise of his bank made through the gateway with a launch token,
+	// RULES.md CF-BANK-RAISE); empty: none, nothing checked. When set, the
+	// session must exist, be the hold's account's player's, in the hold's
+	// currency, neither expired nor revoked: otherwise FAILED_PRECONDITION
+	// SESSION_EXPIRED and nothing is resized or debited (as PlaceHold's
+	// launch_session_id). In seamless mode the debit of the growth carries
+	// it (session_id) instead of the session the hold was placed in.
+	LaunchSessionId string `protobuf:"bytes,4,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ResizeHoldRequest) Reset() {
@@ -2529,6 +2538,13 @@ func (x *ResizeHoldRequest) GetAmount() int64 {
 		return x.Amount
 	}
 	return 0
+}
+
+func (x *ResizeHoldRequest) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
+	}
+	return ""
 }
 
 // ResizeHoldResponse holds the resized hold.
@@ -7041,12 +7057,13 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\"v\n" +
 	"\x10PostHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\x126\n" +
-	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"c\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"\x8f\x01\n" +
 	"\x11ResizeHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x03 \x01(\x03R\x06amount\"@\n" +
+	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12*\n" +
+	"\x11launch_session_id\x18\x04 \x01(\tR\x0flaunchSessionId\"@\n" +
 	"\x12ResizeHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
 	"\x12ExpireHoldsRequest\x12\x1d\n" +
