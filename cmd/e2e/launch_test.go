@@ -335,7 +335,7 @@ func TestGameLaunchSession(t *testing.T) {
 // identity metadata) and the transfer wallet, a launch token works the
 // same: the gateway names itself to wallet-svc to ask about it, the
 // session travels to the table and the wallet (which checks it at the
-// hold), and a revocation refuses the next call.
+// hold and at a bank raise), and a revocation refuses the next call.
 func TestGameLaunchSessionDevelopment(t *testing.T) {
 	st := startStackWith(t, stack.Config{TokensFile: tokensFile(t), Limits: gateway.LimitConfig{Rate: -1}, Insecure: true})
 	c := dial(t, st.GatewayAddr)
@@ -391,6 +391,23 @@ func TestGameLaunchSessionDevelopment(t *testing.T) {
 	}
 	if a := c.account(t, "player:bob"); a.GetHeld() != 500 {
 		t.Fatalf("bob's bank: %v", a)
+	}
+	// alice bets over his bank; his raise is a stake too: asked in the
+	// USD session, the wallet refuses it (nothing raised, the table still
+	// waits for him); in his own session it goes through.
+	if _, err := c.table.PlaceBet(as(t, "alice"), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/over", TableId: id, PlayerId: "alice", Amount: 700, OverBank: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.table.RaiseBank(withToken(t, usd.GetToken()), &tablev1.RaiseBankRequest{RequestId: t.Name() + "/raise-usd", TableId: id, PlayerId: "bob", Raise: true})
+	wantReason(t, err, codes.FailedPrecondition, "SESSION_EXPIRED")
+	if a := c.account(t, "player:bob"); a.GetHeld() != 500 || a.GetBalance() != 5000 {
+		t.Fatalf("bob after the refused raise: %v", a)
+	}
+	if got, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id}); err != nil || got.GetTable().GetState() != tablev1.TableState_TABLE_STATE_BANK_RAISE {
+		t.Fatalf("the table after the refused raise: %v %v", got, err)
+	}
+	if _, err := c.table.RaiseBank(bob(), &tablev1.RaiseBankRequest{RequestId: t.Name() + "/raise", TableId: id, PlayerId: "bob", Raise: true}); err != nil {
+		t.Fatalf("bob's raise in his session: %v", err)
 	}
 	if _, err := c.wallet.RevokeLaunchSession(as(t, "operator"), &walletv1.RevokeLaunchSessionRequest{RequestId: t.Name() + "/revoke", LaunchSessionId: sid}); err != nil {
 		t.Fatal(err)

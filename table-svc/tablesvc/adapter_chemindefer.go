@@ -170,7 +170,9 @@ func lot(n int) int {
 // table's bank before the deal or by recoverIntents); when the excess
 // bets are removed instead (the banker says so, or his time runs out),
 // the raises whose answer was lost are named, for their holds to be
-// reset before the deal.
+// reset before the deal; a raise goes on only once the raises of other
+// requests whose answer was lost are cancelled (cancelRaises), and a void
+// cancels them and resets the bank hold to the bank.
 func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Command) (game.Command, error) {
 	t := c.t
 	if cfOf(t).Phase != chemindefer.PhaseRaise {
@@ -182,6 +184,27 @@ func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Co
 		return ids
 	}
 	switch r := cmd.(type) {
+	case chemindefer.Void:
+		// The coup is voided before the banker's answer: the bank stays
+		// as it was (CF-ERROR). A raise whose answer was lost is taken
+		// back (a late one then grows nothing) and the bank hold brought
+		// back to the bank, before the void is stored.
+		if cfOf(t).Coup == nil || r.CoupID != cfOf(t).Coup.ID {
+			return cmd, nil // refused by the core
+		}
+		n := len(c.intents)
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		if err := s.cancelRaises(cctx, c, ""); err != nil {
+			return nil, err
+		}
+		st := cfOf(t)
+		for _, id := range c.intents[n:] {
+			if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: "reset/" + id, HoldId: st.BankHoldID, Amount: st.Bank, OperatorId: t.walletOperator()}); err != nil {
+				return nil, fromDependency("bring the bank hold back to the bank", err)
+			}
+		}
+		return cmd, nil
 	case game.Tick:
 		if cfOf(t).WaitKey == "" || cfOf(t).Deadline.After(c.now) {
 			return cmd, nil
@@ -206,12 +229,27 @@ func (cfAdapter) prepare(ctx context.Context, s *Service, c *change, cmd game.Co
 		// intent is stored first.
 		sum := sha256.Sum256([]byte(c.key))
 		rid := out.Raise.CoupID + "/raise/" + hex.EncodeToString(sum[:16])
-		if err := s.raiseIntent(c, rid, out.Raise.HoldID, out.Raise.Amount); err != nil {
-			return nil, err
-		}
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		defer cancel()
-		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount, OperatorId: c.t.walletOperator()}); err != nil {
+		// The raises of other requests whose answer was lost are taken
+		// back first: a late one would set the bank hold to its amount
+		// after this raise, even after the coup's settlement.
+		if err := s.cancelRaises(cctx, c, rid); err != nil {
+			return nil, err
+		}
+		// A raise is a stake: made through the banker's game-launch
+		// session, the wallet checks the session (expired or revoked:
+		// SESSION_EXPIRED, nothing raised).
+		session := ""
+		if who, ok := auth.FromContext(ctx); ok && who.Role == auth.RolePlayer && who.Subject == r.PlayerID {
+			session = who.Session
+		}
+		session, err = s.raiseIntent(c, rid, out.Raise.HoldID, out.Raise.Amount, session)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := s.wallet.ResizeHold(cctx, &walletv1.ResizeHoldRequest{RequestId: rid, HoldId: out.Raise.HoldID, Amount: out.Raise.Amount,
+			LaunchSessionId: session, OperatorId: c.t.walletOperator()}); err != nil {
 			if definite(err) {
 				s.dropIntent(rid) // refused: the hold is as it was
 			}

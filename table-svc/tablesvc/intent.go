@@ -33,7 +33,9 @@ import (
 // down) only to be rolled back. So no escrow is ever left behind by a
 // request the table did not store. A raise intent is cancelled the same
 // way (a late ResizeHold under its request id then grows nothing) before
-// the bank hold is brought back to the table's bank.
+// the bank hold is brought back to the table's bank; and before another
+// request's raise goes on (cancelRaises), so that a late ResizeHold of a
+// raise cut off never resizes the bank hold after it.
 
 var bucketIntents = []byte("intents")
 
@@ -56,7 +58,8 @@ type intent struct {
 	Hash []byte `json:"hash"`
 	// Session is the player's game-launch session when he made the
 	// request himself through one (auth.Caller.Session): the wallet
-	// checks it and records it with the hold.
+	// checks it and records it with the hold (a raise: checks it, and
+	// the growth's debit carries it).
 	Session string `json:"session,omitempty"`
 	// Operator is the table's walletOperator (empty: the wallet's default
 	// operator, as for an intent of before operators).
@@ -128,15 +131,29 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 }
 
 // raiseIntent stores the intent of growing the bank hold to amount by
-// wallet request id (RaiseBank), before the call.
-func (s *Service) raiseIntent(c *change, id, hold string, amount int64) error {
-	in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash,
-		Operator: c.t.walletOperator()}
-	v, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Put([]byte(id), v) })
+// wallet request id (RaiseBank), before the call, in the player's
+// game-launch session (auth.Caller.Session when he asked himself through
+// one; "" none). It returns the session the wallet is to be asked in: an
+// earlier try of the same request's (its ResizeHold, maybe still on its
+// way, is asked again exactly as it was).
+func (s *Service) raiseIntent(c *change, id, hold string, amount int64, session string) (string, error) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketIntents)
+		if old := b.Get([]byte(id)); old != nil {
+			var prev intent
+			if json.Unmarshal(old, &prev) == nil && prev.Key == c.key && prev.Amount == amount && prev.HoldID == hold {
+				session = prev.Session
+			}
+		}
+		in := intent{Kind: "raise", HoldID: hold, Amount: amount, Created: s.now().UTC(), TableID: c.t.ID, Key: c.key, Hash: c.hash, Session: session,
+			Operator: c.t.walletOperator()}
+		v, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), v)
+	})
+	return session, err
 }
 
 // dropIntent deletes an intent whose call the wallet refused.
@@ -158,6 +175,48 @@ func (s *Service) raiseIntents(tableID string) []string {
 		})
 	})
 	return ids
+}
+
+// cancelRaises takes back, before a raise of c's request (wallet request
+// id rid), the table's raise intents of other requests: raises whose
+// answer was lost. Such a ResizeHold may still be on its way, and its
+// amount is absolute: landing after this raise, even after the coup's
+// settlement, it would set the bank hold back to that amount while the
+// table plays on with its own bank (the banker's escrow short). Each
+// other request is marked abandoned (sent again: REQUEST_ABANDONED, as
+// recoverIntents does) and its wallet request id cancelled
+// (CancelPlaceHold: a ResizeHold under it fails REQUEST_CANCELLED from
+// then on; a raise already applied is overwritten by this one, of the
+// same absolute kind). The intents go with c's save (c.intents); if c
+// is not saved they stay, for the reset before the deal or for
+// recoverIntents. The caller holds the table's lock. Errors: the
+// wallet's, as fromDependency has them (no answer: UNAVAILABLE
+// DEPENDENCY_UNAVAILABLE, nothing is raised, the raise may be sent again).
+func (s *Service) cancelRaises(ctx context.Context, c *change, rid string) error {
+	for _, id := range s.raiseIntents(c.t.ID) {
+		if id == rid {
+			continue // an earlier try of this very request: the same call
+		}
+		var in intent
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(bucketIntents).Get([]byte(id)); v != nil {
+				return json.Unmarshal(v, &in)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if in.Key != "" && in.Key != c.key {
+			if err := s.markAbandoned(in, id, false); err != nil {
+				return err
+			}
+		}
+		if _, err := s.wallet.CancelPlaceHold(ctx, &walletv1.CancelPlaceHoldRequest{RequestId: id, OperatorId: c.t.walletOperator()}); err != nil {
+			return fromDependency("cancel a raise whose answer was lost", err)
+		}
+		c.intents = append(c.intents, id)
+	}
+	return nil
 }
 
 // recoverIntents rolls back the escrow intents, at least minAge old, whose

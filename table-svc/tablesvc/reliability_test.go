@@ -635,3 +635,117 @@ func TestCreateTableOnTheCallersClock(t *testing.T) {
 		t.Errorf("without a caller's deadline, CreateShoe had %v, want about a minute", left[1])
 	}
 }
+
+// heldRaise is a client interceptor that holds the first raise's
+// ResizeHold in the network: table-svc gets UNAVAILABLE at once and the
+// wallet nothing, until the test delivers the request, as sent, late.
+type heldRaise struct {
+	mu   sync.Mutex
+	late *walletv1.ResizeHoldRequest
+}
+
+func (l *heldRaise) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if r, ok := req.(*walletv1.ResizeHoldRequest); ok && strings.Contains(r.GetRequestId(), "/raise/") {
+		l.mu.Lock()
+		first := l.late == nil
+		if first {
+			l.late = proto.Clone(r).(*walletv1.ResizeHoldRequest)
+		}
+		l.mu.Unlock()
+		if first {
+			return status.Error(codes.Unavailable, "the raise is held in the network (test)")
+		}
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// TestLateRaiseOfAnEarlierRequestGrowsNothing: the banker's raise gets no
+// answer from the wallet (its ResizeHold is on its way, late); he raises
+// again with a new request, which goes through, and the bank wins the
+// coup. The first raise's ResizeHold, arriving after the settlement, must
+// not set the bank hold back to the raised bank: it is refused
+// (REQUEST_CANCELLED) and the banker's escrow is his whole new bank
+// (CF-BANK-RAISE). It used to be applied: the bank hold shrank to the
+// raise's amount while the table played on with the bank won.
+func TestLateRaiseOfAnEarlierRequestGrowsNothing(t *testing.T) {
+	h := newHarness(t)
+	l := &heldRaise{}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(l.intercept))
+	h.fund(10000, "alice", "bob", "carol")
+	// Player 2C 3D = 5, banker 4H 5S = 9: a natural, the bank wins.
+	id := h.tableWith(nil, 0, []string{"2C", "4H", "3D", "5S"}, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 600)
+	if _, err := h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 700, OverBank: true}); err != nil {
+		t.Fatal(err)
+	}
+	first := &tablev1.RaiseBankRequest{RequestId: "raise-1", TableId: id, PlayerId: "alice", Raise: true}
+	_, err := h.tables.RaiseBank(h.as("alice"), first)
+	wantReason(t, err, codes.Unavailable, reasonDependencyUnavailable)
+	resp, err := h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: "raise-2", TableId: id, PlayerId: "alice", Raise: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := resp.GetTable().GetLastCoup()
+	if last.GetStake() != 1300 || last.GetOutcome() != tablev1.Outcome_OUTCOME_BANK_WINS {
+		t.Fatalf("raised coup %v", last)
+	}
+	// The bank won 1300 less 5% commission (65): 1300 + 1235.
+	const bank = 2535
+	if b := h.get(id).GetBank(); b != bank {
+		t.Fatalf("bank %d, want %d", b, bank)
+	}
+	l.mu.Lock()
+	late := l.late
+	l.mu.Unlock()
+	if late == nil {
+		t.Fatal("the first raise's ResizeHold was never sent")
+	}
+	_, err = h.wallets.ResizeHold(h.asRole("table-svc", auth.RoleService), late)
+	wantReason(t, err, codes.FailedPrecondition, "REQUEST_CANCELLED")
+	if b, held := h.account("player:alice"); held != bank || b != 10000+1235 {
+		t.Fatalf("alice has %d, %d held; want %d, %d held (her whole bank)", b, held, 10000+1235, bank)
+	}
+	h.conserved(30000, "player:alice", "player:bob", "player:carol")
+	// The first raise, sent again, changes nothing.
+	_, err = h.tables.RaiseBank(h.as("alice"), first)
+	wantReason(t, err, codes.Aborted, reasonRequestAbandoned)
+}
+
+// TestVoidDuringRaiseCancelsALostRaise: the banker's raise gets no answer
+// (its ResizeHold is late), then the croupier voids the coup: the bank
+// stays as it was (CF-ERROR), every bet is returned, and the late raise,
+// arriving after the void, grows nothing (REQUEST_CANCELLED): the
+// banker's escrow is his bank, not the raised one.
+func TestVoidDuringRaiseCancelsALostRaise(t *testing.T) {
+	h := newHarness(t)
+	l := &heldRaise{}
+	h.restartTableWith(grpc.WithChainUnaryInterceptor(l.intercept))
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, nil, "alice", "bob", "carol")
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 600)
+	if _, err := h.tables.PlaceBet(h.as("carol"), &tablev1.PlaceBetRequest{RequestId: h.rid(), TableId: id, PlayerId: "carol", Amount: 700, OverBank: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.tables.RaiseBank(h.as("alice"), &tablev1.RaiseBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "alice", Raise: true})
+	wantReason(t, err, codes.Unavailable, reasonDependencyUnavailable)
+	coup := h.get(id).GetCoup().GetCoupId()
+	if _, err := h.tables.VoidCoup(h.as("croupier"), &tablev1.VoidCoupRequest{RequestId: h.rid(), TableId: id, CoupId: coup, Reason: "misdeal"}); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	late := l.late
+	l.mu.Unlock()
+	_, err = h.wallets.ResizeHold(h.asRole("table-svc", auth.RoleService), late)
+	wantReason(t, err, codes.FailedPrecondition, "REQUEST_CANCELLED")
+	if b := h.get(id).GetBank(); b != 1000 {
+		t.Fatalf("bank %d after the void, want 1000", b)
+	}
+	for p, want := range map[string]int64{"alice": 1000, "bob": 0, "carol": 0} {
+		if b, held := h.account("player:" + p); held != want || b != 10000 {
+			t.Errorf("%s has %d, %d held; want 10000, %d held", p, b, held, want)
+		}
+	}
+	wantIntents(t, h, 0)
+}

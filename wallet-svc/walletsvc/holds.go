@@ -81,11 +81,25 @@ func (s *Service) ResizeHold(ctx context.Context, req *walletv1.ResizeHoldReques
 		checkAmount("amount", req.GetAmount())); err != nil {
 		return nil, err
 	}
+	if id := req.GetLaunchSessionId(); id != "" {
+		if err := checkID("launch_session_id", id); err != nil {
+			return nil, err
+		}
+	}
 	return staked(ctx, s, "ResizeHold", req.GetRequestId(), req, newMsg[walletv1.ResizeHoldResponse],
 		func(t *txn) (*walletv1.ResizeHoldResponse, error) {
 			h, err := t.openHold(req.GetHoldId())
 			if err != nil {
 				return nil, err
+			}
+			// A raise asked in the player's launch session checks it
+			// first, as PlaceHold does: an expired or revoked one resizes
+			// nothing (no debit either); the growth's debit carries it.
+			if err := t.checkLaunch(req.GetLaunchSessionId(), h.GetAccountId()); err != nil {
+				return nil, err
+			}
+			if t.op != nil {
+				t.op.session = req.GetLaunchSessionId()
 			}
 			a, err := t.mustAccount(h.GetAccountId())
 			if err != nil {

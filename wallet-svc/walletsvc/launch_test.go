@@ -2,6 +2,7 @@ package walletsvc
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/opwallet"
 )
 
 var gatewaySvc = auth.Caller{Subject: "gateway", Role: auth.RoleService}
@@ -178,4 +180,101 @@ func TestLaunchSessionOperator(t *testing.T) {
 	if err != nil || plain.GetLaunchSession().GetOperatorId() != "" {
 		t.Fatalf("created by a caller of no operator: %v, %v", plain, err)
 	}
+}
+
+// TestResizeHoldChecksLaunchSession: a resize asked in the player's
+// game-launch session (a banker's raise through his launch token) checks
+// it as PlaceHold does: the account's player's, in its currency, neither
+// expired nor revoked; otherwise FAILED_PRECONDITION SESSION_EXPIRED and
+// the hold keeps its amount. Without a session nothing is checked.
+func TestResizeHoldChecksLaunchSession(t *testing.T) {
+	_, e := newClockedEnv(t)
+	e.deposit("player:bob", 1000)
+	launch := func(player string) string {
+		r, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: e.id("launch"), PlayerId: player})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetLaunchSession().GetLaunchSessionId()
+	}
+	bob, carol := launch("bob"), launch("carol")
+	bank, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "bank", AccountId: "player:bob", Amount: 300,
+		Reference: "tables/T1/coups/C1", Purpose: walletv1.HoldPurpose_HOLD_PURPOSE_BANK, LaunchSessionId: bob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resize := func(sid string, amount int64) error {
+		_, err := e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: e.id("raise"), HoldId: bank.GetHold().GetHoldId(),
+			Amount: amount, LaunchSessionId: sid})
+		return err
+	}
+	if err := resize(bob, 500); err != nil {
+		t.Fatalf("a raise in bob's session: %v", err)
+	}
+	e.wantBal("player:bob", 1000, 500)
+	for _, sid := range []string{carol, "ls-unknown"} {
+		wantErr(t, resize(sid, 700), codes.FailedPrecondition, reasonSessionExpired)
+	}
+	e.wantBal("player:bob", 1000, 500)
+	if _, err := e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "revoke-bob", LaunchSessionId: bob}); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, resize(bob, 700), codes.FailedPrecondition, reasonSessionExpired)
+	e.wantBal("player:bob", 1000, 500)
+	// Asked in no session (the table's own resizes: a bet cut back, a
+	// bank brought back), nothing is checked.
+	if err := resize("", 400); err != nil {
+		t.Fatalf("a resize in no session: %v", err)
+	}
+	e.wantBal("player:bob", 1000, 400)
+}
+
+// TestSeamlessRaiseDebitCarriesItsSession: in seamless mode the debit of
+// a raise asked in the player's game-launch session carries that session
+// (session_id), though the bank was put up in another, since revoked;
+// a raise in the revoked one is refused before any debit.
+func TestSeamlessRaiseDebitCarriesItsSession(t *testing.T) {
+	op := newFakeOp()
+	op.fund("alice", 1000)
+	var mu sync.Mutex
+	var debits []string // the session of each debit
+	op.before = func(kind string, tx opwallet.Transaction) {
+		if kind == opwallet.OpDebit {
+			mu.Lock()
+			debits = append(debits, tx.SessionID)
+			mu.Unlock()
+		}
+	}
+	e := newSeamless(t, op)
+	launch := func(id string) string {
+		r, err := e.c.CreateLaunchSession(as(operator), &walletv1.CreateLaunchSessionRequest{RequestId: id, PlayerId: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetLaunchSession().GetLaunchSessionId()
+	}
+	first, second := launch("launch-1"), launch("launch-2")
+	bank, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: "bank", AccountId: "player:alice", Amount: 200,
+		Reference: coupRef("T1", "C1"), Purpose: walletv1.HoldPurpose_HOLD_PURPOSE_BANK, LaunchSessionId: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.RevokeLaunchSession(as(operator), &walletv1.RevokeLaunchSessionRequest{RequestId: "revoke-1", LaunchSessionId: first}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: "raise-1", HoldId: bank.GetHold().GetHoldId(), Amount: 500, LaunchSessionId: first})
+	wantErr(t, err, codes.FailedPrecondition, reasonSessionExpired)
+	if _, err := e.c.ResizeHold(as(tableSvc), &walletv1.ResizeHoldRequest{RequestId: "raise-2", HoldId: bank.GetHold().GetHoldId(), Amount: 500, LaunchSessionId: second}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := append([]string(nil), debits...)
+	mu.Unlock()
+	if len(got) != 2 || got[0] != first || got[1] != second {
+		t.Fatalf("the debits' sessions %q, want the bank's %q then the raise's %q", got, first, second)
+	}
+	if op.bal("alice") != 500 {
+		t.Fatalf("alice at the operator %d, want 500", op.bal("alice"))
+	}
+	e.wantBal("player:alice", 500, 500)
 }

@@ -564,8 +564,10 @@ func (t *txn) fund(a *account, amount int64, why, ref string, h *walletv1.Hold) 
 				return err
 			}
 		}
+		// The session the stake is made in (PlaceHold's, a raise's
+		// ResizeHold's), else the one its hold was placed in.
 		session := o.session
-		if h != nil {
+		if h != nil && session == "" {
 			if hr, err := o.hold(h.GetHoldId()); err != nil {
 				return err
 			} else if hr != nil {

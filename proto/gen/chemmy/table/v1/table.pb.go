@@ -1133,7 +1133,10 @@ type HouseRules struct {
 	// A fee per seat-hour charged instead of the commission (CF-BANK-WINS
 	// house rule hourly_fee), minor units; 0 (default) charges commission.
 	// Seat time is billed to every seated player after each settled coup
-	// and when he leaves, rounded down to the minor unit.
+	// and when he leaves, rounded down to the minor unit. The fee is owed
+	// for seat time already sat, as a coup already staked is settled: it
+	// is charged whatever the state of the player's game-launch session
+	// (expired or revoked since, it is still charged; never SESSION_EXPIRED).
 	HourlyFee int64 `protobuf:"varint,19,opt,name=hourly_fee,json=hourlyFee,proto3" json:"hourly_fee,omitempty"`
 	// Each new shoe after the first is cut by a player (SHOE-CUT): the
 	// player after the banker in turn (or seat 1), with the bank offer's time

@@ -204,8 +204,15 @@ type TableServiceClient interface {
 	// RaiseBank: when over-bank bets exceed the bank (TABLE_STATE_BANK_RAISE),
 	// the banker raises the bank to cover them (the raise is escrowed) or
 	// declines, and the excess bets are removed in reverse order of play,
-	// their escrow released (CF-BANK-RAISE). The cards are then dealt.
-	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED.
+	// their escrow released (CF-BANK-RAISE). The cards are then dealt. A
+	// raise is a stake: made through the banker's game-launch session, the
+	// wallet checks the session as for a bet (expired, revoked, another
+	// player's or in another currency: FAILED_PRECONDITION SESSION_EXPIRED,
+	// nothing raised, no money moved, the table still waits for his answer;
+	// declining stakes nothing: as for DeclineBet, only the gateway checks
+	// his token).
+	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED,
+	// SESSION_EXPIRED.
 	RaiseBank(ctx context.Context, in *RaiseBankRequest, opts ...grpc.CallOption) (*RaiseBankResponse, error)
 	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
 	// seated player bids; the bid must be at least the minimum bank and more
@@ -815,8 +822,15 @@ type TableServiceServer interface {
 	// RaiseBank: when over-bank bets exceed the bank (TABLE_STATE_BANK_RAISE),
 	// the banker raises the bank to cover them (the raise is escrowed) or
 	// declines, and the excess bets are removed in reverse order of play,
-	// their escrow released (CF-BANK-RAISE). The cards are then dealt.
-	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED.
+	// their escrow released (CF-BANK-RAISE). The cards are then dealt. A
+	// raise is a stake: made through the banker's game-launch session, the
+	// wallet checks the session as for a bet (expired, revoked, another
+	// player's or in another currency: FAILED_PRECONDITION SESSION_EXPIRED,
+	// nothing raised, no money moved, the table still waits for his answer;
+	// declining stakes nothing: as for DeclineBet, only the gateway checks
+	// his token).
+	// Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED,
+	// SESSION_EXPIRED.
 	RaiseBank(context.Context, *RaiseBankRequest) (*RaiseBankResponse, error)
 	// BidBank: during an auction of the bank (CF-FIRST-BANKER auction) a
 	// seated player bids; the bid must be at least the minimum bank and more

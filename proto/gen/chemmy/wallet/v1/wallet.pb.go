@@ -2572,9 +2572,18 @@ type ResizeHoldRequest struct {
 	// deployment-wide auditor (operator "*"); ignored from any other caller,
 	// who acts on his own operator's accounts. Empty: the caller's operator
 	// (the wallet's default operator for a service).
-	OperatorId    string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OperatorId string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The player's game-launch session the resize is asked in (a banker's
+	// raise of his bank made through the gateway with a launch token,
+	// RULES.md CF-BANK-RAISE); empty: none, nothing checked. When set, the
+	// session must exist, be the hold's account's player's, in the hold's
+	// currency, neither expired nor revoked: otherwise FAILED_PRECONDITION
+	// SESSION_EXPIRED and nothing is resized or debited (as PlaceHold's
+	// launch_session_id). In seamless mode the debit of the growth carries
+	// it (session_id) instead of the session the hold was placed in.
+	LaunchSessionId string `protobuf:"bytes,5,opt,name=launch_session_id,json=launchSessionId,proto3" json:"launch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ResizeHoldRequest) Reset() {
@@ -2631,6 +2640,13 @@ func (x *ResizeHoldRequest) GetAmount() int64 {
 func (x *ResizeHoldRequest) GetOperatorId() string {
 	if x != nil {
 		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *ResizeHoldRequest) GetLaunchSessionId() string {
+	if x != nil {
+		return x.LaunchSessionId
 	}
 	return ""
 }
@@ -7377,14 +7393,15 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"operatorId\"v\n" +
 	"\x10PostHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\x126\n" +
-	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"\x84\x01\n" +
+	"\btransfer\x18\x02 \x01(\v2\x1a.chemmy.wallet.v1.TransferR\btransfer\"\xb0\x01\n" +
 	"\x11ResizeHoldRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x16\n" +
 	"\x06amount\x18\x03 \x01(\x03R\x06amount\x12\x1f\n" +
 	"\voperator_id\x18\x04 \x01(\tR\n" +
-	"operatorId\"@\n" +
+	"operatorId\x12*\n" +
+	"\x11launch_session_id\x18\x05 \x01(\tR\x0flaunchSessionId\"@\n" +
 	"\x12ResizeHoldResponse\x12*\n" +
 	"\x04hold\x18\x01 \x01(\v2\x16.chemmy.wallet.v1.HoldR\x04hold\"3\n" +
 	"\x12ExpireHoldsRequest\x12\x1d\n" +

@@ -178,9 +178,12 @@ type WalletServiceClient interface {
 	// ResizeHold sets an open hold to a new amount: more reserves more of the
 	// account's available balance (a banker raising his bank, RULES.md
 	// CF-BANK-RAISE), less releases the difference (an excess bet removed).
-	// Table service only. Idempotent by request_id. Errors: NOT_FOUND
-	// HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN / INSUFFICIENT_FUNDS,
-	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0).
+	// Table service only. Idempotent by request_id. A resize asked in the
+	// player's game-launch session (launch_session_id) checks it first.
+	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN /
+	// INSUFFICIENT_FUNDS / SESSION_EXPIRED (the session expired, revoked,
+	// another player's or in another currency: nothing resized),
+	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0) / INVALID_ARGUMENT.
 	ResizeHold(ctx context.Context, in *ResizeHoldRequest, opts ...grpc.CallOption) (*ResizeHoldResponse, error)
 	// ExpireHolds expires every open hold whose expire_time has passed (the
 	// service also does this by itself every few seconds). Idempotent by
@@ -222,7 +225,10 @@ type WalletServiceClient interface {
 	// The auction fee is a loss: with what the player has at stake (his
 	// bank's hold among it) it must fit his loss limits, else
 	// FAILED_PRECONDITION LIMIT_REACHED (metadata "limit"); the seat fee is
-	// owed for time sat and not refused on limits.
+	// owed for time sat and not refused on limits, nor on the player's
+	// game-launch session (expired or revoked since: still charged, as a
+	// coup already staked is settled; the request names no session, and in
+	// seamless mode its debit carries none).
 	ChargeFee(ctx context.Context, in *ChargeFeeRequest, opts ...grpc.CallOption) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed
@@ -902,9 +908,12 @@ type WalletServiceServer interface {
 	// ResizeHold sets an open hold to a new amount: more reserves more of the
 	// account's available balance (a banker raising his bank, RULES.md
 	// CF-BANK-RAISE), less releases the difference (an excess bet removed).
-	// Table service only. Idempotent by request_id. Errors: NOT_FOUND
-	// HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN / INSUFFICIENT_FUNDS,
-	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0).
+	// Table service only. Idempotent by request_id. A resize asked in the
+	// player's game-launch session (launch_session_id) checks it first.
+	// Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN /
+	// INSUFFICIENT_FUNDS / SESSION_EXPIRED (the session expired, revoked,
+	// another player's or in another currency: nothing resized),
+	// INVALID_ARGUMENT INVALID_AMOUNT (not > 0) / INVALID_ARGUMENT.
 	ResizeHold(context.Context, *ResizeHoldRequest) (*ResizeHoldResponse, error)
 	// ExpireHolds expires every open hold whose expire_time has passed (the
 	// service also does this by itself every few seconds). Idempotent by
@@ -946,7 +955,10 @@ type WalletServiceServer interface {
 	// The auction fee is a loss: with what the player has at stake (his
 	// bank's hold among it) it must fit his loss limits, else
 	// FAILED_PRECONDITION LIMIT_REACHED (metadata "limit"); the seat fee is
-	// owed for time sat and not refused on limits.
+	// owed for time sat and not refused on limits, nor on the player's
+	// game-launch session (expired or revoked since: still charged, as a
+	// coup already staked is settled; the request names no session, and in
+	// seamless mode its debit carries none).
 	ChargeFee(context.Context, *ChargeFeeRequest) (*ChargeFeeResponse, error)
 	// SettleOld settles one coup of the old game with aces at eleven
 	// (RULES.md OLD-SETTLE, OLD-NATURAL, OLD-STAKE) in one transaction keyed

@@ -157,7 +157,10 @@ export declare type HouseRules = Message<"chemmy.table.v1.HouseRules"> & {
    * A fee per seat-hour charged instead of the commission (CF-BANK-WINS
    * house rule hourly_fee), minor units; 0 (default) charges commission.
    * Seat time is billed to every seated player after each settled coup
-   * and when he leaves, rounded down to the minor unit.
+   * and when he leaves, rounded down to the minor unit. The fee is owed
+   * for seat time already sat, as a coup already staked is settled: it
+   * is charged whatever the state of the player's game-launch session
+   * (expired or revoked since, it is still charged; never SESSION_EXPIRED).
    *
    * @generated from field: int64 hourly_fee = 19;
    */
@@ -4987,8 +4990,15 @@ export declare const TableService: GenService<{
    * RaiseBank: when over-bank bets exceed the bank (TABLE_STATE_BANK_RAISE),
    * the banker raises the bank to cover them (the raise is escrowed) or
    * declines, and the excess bets are removed in reverse order of play,
-   * their escrow released (CF-BANK-RAISE). The cards are then dealt.
-   * Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED.
+   * their escrow released (CF-BANK-RAISE). The cards are then dealt. A
+   * raise is a stake: made through the banker's game-launch session, the
+   * wallet checks the session as for a bet (expired, revoked, another
+   * player's or in another currency: FAILED_PRECONDITION SESSION_EXPIRED,
+   * nothing raised, no money moved, the table still waits for his answer;
+   * declining stakes nothing: as for DeclineBet, only the gateway checks
+   * his token).
+   * Errors: NOT_BANKER, WRONG_STATE, INSUFFICIENT_FUNDS, HOUSE_LIMIT_REACHED,
+   * SESSION_EXPIRED.
    *
    * @generated from rpc chemmy.table.v1.TableService.RaiseBank
    */

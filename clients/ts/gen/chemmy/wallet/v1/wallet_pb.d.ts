@@ -1070,6 +1070,20 @@ export declare type ResizeHoldRequest = Message<"chemmy.wallet.v1.ResizeHoldRequ
    * @generated from field: string operator_id = 4;
    */
   operatorId: string;
+
+  /**
+   * The player's game-launch session the resize is asked in (a banker's
+   * raise of his bank made through the gateway with a launch token,
+   * RULES.md CF-BANK-RAISE); empty: none, nothing checked. When set, the
+   * session must exist, be the hold's account's player's, in the hold's
+   * currency, neither expired nor revoked: otherwise FAILED_PRECONDITION
+   * SESSION_EXPIRED and nothing is resized or debited (as PlaceHold's
+   * launch_session_id). In seamless mode the debit of the growth carries
+   * it (session_id) instead of the session the hold was placed in.
+   *
+   * @generated from field: string launch_session_id = 5;
+   */
+  launchSessionId: string;
 };
 
 /**
@@ -4410,9 +4424,12 @@ export declare const WalletService: GenService<{
    * ResizeHold sets an open hold to a new amount: more reserves more of the
    * account's available balance (a banker raising his bank, RULES.md
    * CF-BANK-RAISE), less releases the difference (an excess bet removed).
-   * Table service only. Idempotent by request_id. Errors: NOT_FOUND
-   * HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN / INSUFFICIENT_FUNDS,
-   * INVALID_ARGUMENT INVALID_AMOUNT (not > 0).
+   * Table service only. Idempotent by request_id. A resize asked in the
+   * player's game-launch session (launch_session_id) checks it first.
+   * Errors: NOT_FOUND HOLD_NOT_FOUND, FAILED_PRECONDITION HOLD_NOT_OPEN /
+   * INSUFFICIENT_FUNDS / SESSION_EXPIRED (the session expired, revoked,
+   * another player's or in another currency: nothing resized),
+   * INVALID_ARGUMENT INVALID_AMOUNT (not > 0) / INVALID_ARGUMENT.
    *
    * @generated from rpc chemmy.wallet.v1.WalletService.ResizeHold
    */
@@ -4502,7 +4519,10 @@ export declare const WalletService: GenService<{
    * The auction fee is a loss: with what the player has at stake (his
    * bank's hold among it) it must fit his loss limits, else
    * FAILED_PRECONDITION LIMIT_REACHED (metadata "limit"); the seat fee is
-   * owed for time sat and not refused on limits.
+   * owed for time sat and not refused on limits, nor on the player's
+   * game-launch session (expired or revoked since: still charged, as a
+   * coup already staked is settled; the request names no session, and in
+   * seamless mode its debit carries none).
    *
    * @generated from rpc chemmy.wallet.v1.WalletService.ChargeFee
    */
