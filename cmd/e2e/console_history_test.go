@@ -9,19 +9,11 @@ import (
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
 
-// TestConsoleHistoryOnOpen: two coups of chemin de fer are played at a
-// table (through the API) before anyone opens it in the console; the
-// banker's natural 9 beats the player's 5 both times, bob losing 500 then
-// 300 to alice's bank (5% commission: she nets 475 and 285). Opening the
-// table then shows each player his own last rounds, newest first, from
-// his side in major units ("you lost 3.00 EUR"), and his result in the
-// last coup; the croupier the table's rounds with the bank's net (what
-// the settlement moved to the banker: 500 less the commission of 25);
-// and
-// both a bead plate of the two coups.
-func TestConsoleHistoryOnOpen(t *testing.T) {
-	b, st, c := consoleRig(t, 5000, "alice", "bob")
-	cards := []string{"2C", "9H", "3D", "TC", "2D", "9S", "3H", "TD"}
+// aliceBanks opens a chemin de fer table (its id) on a certification
+// shoe dealing cards first, seats alice and bob, and has alice take a
+// bank of 1000.
+func aliceBanks(t *testing.T, c *client, cards ...string) string {
+	t.Helper()
 	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
 		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: certificationRules()})
 	if err != nil {
@@ -36,6 +28,23 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
 		t.Fatal(err)
 	}
+	return id
+}
+
+// TestConsoleHistoryOnOpen: two coups of chemin de fer are played at a
+// table (through the API) before anyone opens it in the console; the
+// banker's natural 9 beats the player's 5 both times, bob losing 500 then
+// 300 to alice's bank (5% commission: she nets 475 and 285). Opening the
+// table then shows each player his own last rounds, newest first, from
+// his side in major units ("you lost 3.00 EUR"), and his result in the
+// last coup; the croupier the table's rounds with the bank's net (what
+// the settlement moved to the banker: 500 less the commission of 25);
+// and
+// both a bead plate of the two coups.
+func TestConsoleHistoryOnOpen(t *testing.T) {
+	b, st, c := consoleRig(t, 5000, "alice", "bob")
+	cards := []string{"2C", "9H", "3D", "TC", "2D", "9S", "3H", "TD"}
+	id := aliceBanks(t, c, cards...)
 	for i, amount := range []int64{500, 300} {
 		if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: fmt.Sprintf("%s/bet/%d", t.Name(), i), TableId: id, PlayerId: "bob", Amount: amount}); err != nil {
 			t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 )
 
 // inFrench makes a tab's browser prefer French (navigator.language
@@ -30,20 +28,7 @@ func inFrench() chromedp.Action[chromedp.Void] {
 // page La main passe; an English page shows the same table in English.
 func TestConsoleSpeaksTheBrowsersLanguage(t *testing.T) {
 	b, st, c := consoleRig(t, 5000, "alice", "bob")
-	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
-		ShoeId: (&crashRig{t: t, c: c}).preparedShoe("2C", "KD", "3D", "5H"), HouseRules: certificationRules()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := tb.GetTable().GetTableId()
-	for _, p := range []string{"alice", "bob"} {
-		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/" + p, TableId: id, PlayerId: p}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
-		t.Fatal(err)
-	}
+	id := aliceBanks(t, c, "2C", "KD", "3D", "5H")
 	q := "?table=" + id
 	labels := `[...document.querySelectorAll('#actions button')].filter(b => b.checkVisibility()).map(b => b.textContent).join(' | ')`
 

@@ -165,7 +165,9 @@ const FR = {
   "announce a move of top cards (0..{0})": "annoncer des cartes passées dessous (0..{0})", "the deal": "la donne", "the settlement": "le règlement",
   "the next coup (result shown)": "le coup suivant (résultat affiché)", "nothing: the table is closed": "rien : la table est fermée",
   "player": "ponte", "banker": "banquier", "punter": "ponte", "the bank": "la banque",
-  "Not an amount of": "Pas un montant en", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
+  "Not an amount of": "Pas un montant en", "bank wins": "la banque gagne", "player wins": "le ponte gagne", "tie": "égalité", "natural": "naturel",
+  "player pair": "paire du ponte", "bank pair": "paire de la banque", "house net": "net de la maison", "banker net": "net du banquier",
+  "bank": "banque", "bank loses": "la banque perd", "stand off": "égalité", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
   "Punter": "Ponte", "plays the right hand": "joue le tableau de droite",
   "plays the left hand": "joue le tableau de gauche", "Gallery": "Galerie", "Roads": "Tableaux", "this table's coups": "les coups de cette table",
   "the coups seen here and yours": "les coups vus ici et les vôtres", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
@@ -418,7 +420,7 @@ function lastResults(t) {
   const cp = t.lastCoup;
   if (!cp || !cp.coupId) return "—";
   if (cp.voided) return tr("coup") + " " + (cp.number || "") + ": " + tr("voided");
-  const text = resultText(t, cp).replace(/, settled.*$/, "").replace(/^Coup \d*: /, "");
+  const text = resultText(t, cp).replace(new RegExp(", " + tr("settled") + ".*$"), "").replace(new RegExp("^" + tr("Coup") + " \\d*: "), "");
   return text ? tr("coup") + " " + (cp.number || "") + ": " + text : "—";
 }
 
@@ -642,22 +644,22 @@ function live(cp) {
 
 function resultText(t, cp) {
   if (!cp) return "";
-  if (cp.voided) return "Coup " + (cp.number || "") + " voided: " + (cp.voidReason || "");
+  if (cp.voided) return tr("Coup") + " " + (cp.number || "") + " " + tr("voided") + ": " + (cp.voidReason || "");
   const g = gameOf(t).key;
   let res = "";
   if (g === "pb" && cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
-    res = "player " + num(cp.playerTotal) + ", bank " + num(cp.bankerTotal) + ": " +
-      { OUTCOME_BANK_WINS: "bank wins", OUTCOME_BANK_LOSES: "player wins", OUTCOME_STAND_OFF: "tie" }[cp.outcome] + (cp.natural ? " (natural)" : "") +
-      (cp.playerPair ? ", player pair" : "") + (cp.bankerPair ? ", bank pair" : "") +
-      (cp.settled ? ", settled: house net " + cash(cp.houseNet, t) + ", commission " + cash(cp.commission, t) : "");
+    res = tr("player") + " " + num(cp.playerTotal) + ", " + tr("bank") + " " + num(cp.bankerTotal) + ": " +
+      tr({ OUTCOME_BANK_WINS: "bank wins", OUTCOME_BANK_LOSES: "player wins", OUTCOME_STAND_OFF: "tie" }[cp.outcome]) + (cp.natural ? " (" + tr("natural") + ")" : "") +
+      (cp.playerPair ? ", " + tr("player pair") : "") + (cp.bankerPair ? ", " + tr("bank pair") : "") +
+      (cp.settled ? ", " + tr("settled") + ": " + tr("house net") + " " + cash(cp.houseNet, t) + ", " + tr("commission") + " " + cash(cp.commission, t) : "");
   } else if (cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
-    res = lower(cp.outcome, "OUTCOME_") + (cp.natural ? " (natural)" : "");
+    res = tr(lower(cp.outcome, "OUTCOME_")) + (cp.natural ? " (" + tr("natural") + ")" : "");
   } else {
     const decided = (cp.hands || []).filter((h) => h.outcome && h.outcome !== "OUTCOME_UNSPECIFIED");
-    if (decided.length) res = decided.map((h) => (g === "old" ? h.holderPlayerId : handName(h.hand)) + ": " + outcomeNames[h.outcome]).join("; ") + (cp.natural ? " (natural)" : "");
+    if (decided.length) res = decided.map((h) => (g === "old" ? h.holderPlayerId : handName(h.hand)) + ": " + tr(outcomeNames[h.outcome])).join("; ") + (cp.natural ? " (" + tr("natural") + ")" : "");
   }
-  if (res && cp.settled && g !== "pb") res += ", settled: commission " + cash(cp.commission, t) + ", banker net " + cash(cp.bankerNet, t);
-  return res ? "Coup " + (cp.number || "") + ": " + res : "";
+  if (res && cp.settled && g !== "pb") res += ", " + tr("settled") + ": " + tr("commission") + " " + cash(cp.commission, t) + ", " + tr("banker net") + " " + cash(cp.bankerNet, t);
+  return res ? tr("Coup") + " " + (cp.number || "") + ": " + res : "";
 }
 
 function betText(t, b) {
