@@ -70,9 +70,9 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 		p.do("sits on a side", waitFor(`document.getElementById('game-name').dataset.game === 'banque'`),
 			chromedp.SetValue(chromedp.ID("side"), side), press("sit"), waitFor(`document.querySelector('#seats li.me') !== null`))
 	}
-	alice.do("bids for the bank", stateIs("TABLE_STATE_AUCTION"), chromedp.SetValue(chromedp.ID("bank-amount"), "2000"), press("bid-bank"),
-		waitFor(`document.getElementById('offered').textContent.includes('highest bid 2000')`))
-	bob.do("declines to bid", waitFor(`document.getElementById('offered').textContent.includes('highest bid 2000')`), press("decline-bank"))
+	alice.do("bids for the bank", stateIs("TABLE_STATE_AUCTION"), chromedp.SetValue(chromedp.ID("bank-amount"), "20"), press("bid-bank"),
+		waitFor(`document.getElementById('offered').textContent.includes('highest bid 20.00')`))
+	bob.do("declines to bid", waitFor(`document.getElementById('offered').textContent.includes('highest bid 20.00')`), press("decline-bank"))
 	carol.do("declines to bid", press("decline-bank"))
 	alice.do("holds the bank", stateIs("TABLE_STATE_BETTING"), waitFor(`document.getElementById('banker').textContent === 'alice (you)'`))
 	if s := carol.text("seats"); !strings.Contains(s, "carol (you) (left side") || !strings.Contains(s, "bob (right side") {
@@ -80,7 +80,7 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 	}
 
 	// The betting turns, as the table names them.
-	bets := map[string]struct{ side, amount string }{"bob": {"BANQUE_SIDE_RIGHT", "500"}, "carol": {"BANQUE_SIDE_CHEVAL", "400"}}
+	bets := map[string]struct{ side, amount string }{"bob": {"BANQUE_SIDE_RIGHT", "5"}, "carol": {"BANQUE_SIDE_CHEVAL", "4"}}
 	for len(bets) > 0 {
 		var left []string
 		for who := range bets {
@@ -113,7 +113,7 @@ func TestConsoleBaccaratBanque(t *testing.T) {
 		// Staff see no hole card.
 		"croupier": {"right": "down down", "left": "down down", "banker": "down down"},
 	})
-	if b := bob.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); !strings.Contains(b, "bob (you) 500 right") || !strings.Contains(b, "carol 400 à cheval") {
+	if b := bob.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); !strings.Contains(b, "bob (you) 5.00 right") || !strings.Contains(b, "carol 4.00 à cheval") {
 		t.Errorf("bob sees the bets %q", b)
 	}
 	bob.shot("banque-1-bob-decides.png")
@@ -160,12 +160,12 @@ func TestConsoleOldBaccarat(t *testing.T) {
 		p.do("sits", waitFor(`document.getElementById('game-name').dataset.game === 'old'`), press("sit"),
 			waitFor(`document.querySelector('#seats li.me') !== null`))
 	}
-	alice.do("bids for the bank", stateIs("TABLE_STATE_AUCTION"), chromedp.SetValue(chromedp.ID("bank-amount"), "10000"), press("bid-bank"),
-		waitFor(`document.getElementById('offered').textContent.includes('highest bid 10000')`))
+	alice.do("bids for the bank", stateIs("TABLE_STATE_AUCTION"), chromedp.SetValue(chromedp.ID("bank-amount"), "100"), press("bid-bank"),
+		waitFor(`document.getElementById('offered').textContent.includes('highest bid 100.00')`))
 	for _, p := range []*page{bob, carol} {
-		p.do("declines to bid", waitFor(`document.getElementById('offered').textContent.includes('highest bid 10000')`), press("decline-bank"))
+		p.do("declines to bid", waitFor(`document.getElementById('offered').textContent.includes('highest bid 100.00')`), press("decline-bank"))
 	}
-	for who, amount := range map[string]string{"bob": "1000", "carol": "2000"} {
+	for who, amount := range map[string]string{"bob": "10", "carol": "20"} {
 		pages[who].do("stakes", stateIs("TABLE_STATE_BETTING"), waitFor(`document.getElementById('banker').textContent === 'alice'`),
 			chromedp.SetValue(chromedp.ID("bet-amount"), amount), press("bet"),
 			waitFor(`[...document.querySelectorAll('#bets li')].some(li => li.dataset.player === '`+who+`')`))
@@ -204,7 +204,7 @@ func TestConsoleOldBaccarat(t *testing.T) {
 
 	// bob stakes in the next coup; the croupier voids it, the button
 	// naming the coup, and bob's stake is returned (CF-ERROR).
-	bob.do("stakes again", stateIs("TABLE_STATE_BETTING"), chromedp.SetValue(chromedp.ID("bet-amount"), "500"), press("bet"),
+	bob.do("stakes again", stateIs("TABLE_STATE_BETTING"), chromedp.SetValue(chromedp.ID("bet-amount"), "5"), press("bet"),
 		waitFor(`document.getElementById('balance').dataset.held === '500'`))
 	croupier.do("voids coup 2", waitFor(`document.getElementById('void').textContent === 'Void coup 2'`),
 		chromedp.SetValue(chromedp.ID("reason"), "a card faced in the deal"), press("void"),

@@ -51,7 +51,7 @@ func TestConsoleBalanceInTableCurrency(t *testing.T) {
 	bob.do("sees his USD balance", shows(7000, 0, "USD"), waitFor(`document.querySelectorAll('#seats li').length === 1`),
 		press("sit"), stateIs("TABLE_STATE_OFFERING_BANK"))
 	alice.do("takes the bank", stateIs("TABLE_STATE_OFFERING_BANK"), turnIs("alice"),
-		chromedp.SetValue(chromedp.ID("bank-amount"), "1000"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"),
+		chromedp.SetValue(chromedp.ID("bank-amount"), "10"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"),
 		shows(8000, 1000, "USD"))
 	alice.shot("currency-alice-usd.png")
 

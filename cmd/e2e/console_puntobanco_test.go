@@ -56,7 +56,7 @@ func TestConsolePuntoBanco(t *testing.T) {
 	croupier := b.open(addr, "croupier", "")
 	row := `document.querySelector('#tables tr[data-table="` + id + `"]')`
 	croupier.do("sees the table in the lobby", waitFor(row+` !== null`))
-	if got := croupier.eval(row + `.textContent`); !strings.Contains(got, "punto banco") || !strings.Contains(got, "bets 100+") || !strings.Contains(got, "0/14 (14 free)") {
+	if got := croupier.eval(row + `.textContent`); !strings.Contains(got, "punto banco") || !strings.Contains(got, "bets 1.00+") || !strings.Contains(got, "0/14 (14 free)") {
 		t.Errorf("the lobby shows the table as %q", got)
 	}
 
@@ -77,7 +77,7 @@ func TestConsolePuntoBanco(t *testing.T) {
 	croupier.do("sees alice seated in the lobby", waitFor(row+`.querySelector('.seats').textContent === '1/14 (13 free)'`))
 
 	// A bet under the table minimum: refused, with its plain message.
-	bob.do("bets under the minimum", chromedp.SetValue(chromedp.ID("bet-amount"), "50"), press("spot-PLAYER"), errorShown("BET_OUT_OF_LIMITS"))
+	bob.do("bets under the minimum", chromedp.SetValue(chromedp.ID("bet-amount"), "0.50"), press("spot-PLAYER"), errorShown("BET_OUT_OF_LIMITS"))
 	if e := bob.text("error"); !strings.HasPrefix(e, "That bet is outside the table's limits") {
 		t.Errorf("bob's refused bet shows %q", e)
 	}
@@ -98,15 +98,15 @@ func TestConsolePuntoBanco(t *testing.T) {
 	for i, cp := range coups {
 		n := i + 1
 		alice.do(fmt.Sprintf("bets on the bank in coup %d", n), stateIs("TABLE_STATE_BETTING"),
-			chromedp.SetValue(chromedp.ID("bet-amount"), "500"), press("spot-BANK"),
+			chromedp.SetValue(chromedp.ID("bet-amount"), "5"), press("spot-BANK"),
 			waitFor(`[...document.querySelectorAll('#bets li')].some(li => li.dataset.player === 'alice' && li.dataset.spot === 'BANK')`))
 		bob.do(fmt.Sprintf("bets on the player in coup %d", n),
-			chromedp.SetValue(chromedp.ID("bet-amount"), "300"), press("spot-PLAYER"),
+			chromedp.SetValue(chromedp.ID("bet-amount"), "3"), press("spot-PLAYER"),
 			waitFor(`[...document.querySelectorAll('#bets li')].some(li => li.dataset.player === 'bob' && li.dataset.spot === 'PLAYER')`))
 		if n == 1 {
 			// Both bets, as each viewer sees them, in the order made.
 			alice.do("sees bob's bet", waitFor(`document.querySelectorAll('#bets li').length === 2`))
-			if got := alice.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); got != "alice (you) 500 on bank | bob 300 on player" {
+			if got := alice.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); got != "alice (you) 5.00 on bank | bob 3.00 on player" {
 				t.Errorf("alice sees the bets %q", got)
 			}
 			bob.shot("pb-1-bob-bets.png")
@@ -138,7 +138,7 @@ func TestConsolePuntoBanco(t *testing.T) {
 			}
 		}
 		if n == 1 {
-			if got := bob.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); got != "alice 500 on bank → won 500 less 25 | bob (you) 300 on player → lost 300" {
+			if got := bob.eval(`[...document.querySelectorAll('#bets li')].map(li => li.textContent).join(' | ')`); got != "alice 5.00 on bank → won 5.00 less 0.25 | bob (you) 3.00 on player → lost 3.00" {
 				t.Errorf("bob sees the settled bets %q", got)
 			}
 		}
@@ -155,6 +155,7 @@ func TestConsolePuntoBanco(t *testing.T) {
 	bob.shot("pb-2-bob-after-three-coups.png")
 	alice.shot("pb-2-alice-after-three-coups.png")
 	bob.shotOf("#roads", "pb-roads.png")
+	bob.shots("pb-roads-result-bob")
 
 	// A table of each game, created from the lobby.
 	for _, g := range []struct{ variant, key, name string }{
@@ -166,10 +167,12 @@ func TestConsolePuntoBanco(t *testing.T) {
 			waitFor(`document.querySelectorAll('#tables tr[data-game="`+g.key+`"]').length >= 1`))
 	}
 	lobby := croupier.eval(`[...document.querySelectorAll('#tables tr')].map(tr => tr.dataset.game + ':' + tr.querySelector('.stakes').textContent).join(' | ')`)
-	for _, want := range []string{"cf:bank from 100", "banque:bank from 1000, bets 100+", "old:bank from 10000, stakes 100+"} {
+	for _, want := range []string{"cf:bank from 1.00", "banque:bank from 10.00, bets 1.00+", "old:bank from 100.00, stakes 1.00+"} {
 		if !strings.Contains(lobby, want) {
 			t.Errorf("the lobby %q lacks %q", lobby, want)
 		}
 	}
 	croupier.shot("pb-3-croupier-lobby.png")
+	croupier.do("sees the lobby alone", chromedp.Evaluate[chromedp.Void](`document.getElementById('table-view').hidden = true`))
+	croupier.shots("lobby-croupier")
 }

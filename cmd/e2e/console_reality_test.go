@@ -27,20 +27,7 @@ func TestConsoleRealityCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	cards := []string{"2C", "9H", "3D", "TC", "2D", "9S", "3H", "TD"}
-	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
-		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: certificationRules()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := tb.GetTable().GetTableId()
-	for _, p := range []string{"alice", "bob"} {
-		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/" + p, TableId: id, PlayerId: p}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
-		t.Fatal(err)
-	}
+	id := aliceBanks(t, c, cards...)
 	bet := func(n string) {
 		t.Helper()
 		if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet/" + n, TableId: id, PlayerId: "bob", Amount: 500}); err != nil {

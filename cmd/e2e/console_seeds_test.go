@@ -164,7 +164,7 @@ func TestConsoleSeedsTheShoe(t *testing.T) {
 	}
 
 	// He bets; the window closes, the console reveals, the shoe is seeded.
-	bob.do("bets, and the console reveals", chromedp.SetValue(chromedp.ID("bet-amount"), "100"), press("spot-BANK"),
+	bob.do("bets, and the console reveals", chromedp.SetValue(chromedp.ID("bet-amount"), "1"), press("spot-BANK"),
 		logHas("the seed commitments are fixed (bob): reveal by ", 30*time.Second),
 		seedStatus("in-shoe", 30*time.Second), logHas("the shoe is seeded with the seeds of bob", 10*time.Second),
 		waitFor(`document.getElementById('result').dataset.settled === 'true'`))
@@ -240,7 +240,7 @@ func TestConsoleSeedWithheld(t *testing.T) {
 	}
 	// The betting closes 2 s after his bet; bob reveals, carol does not;
 	// 6 s later the shoe is abandoned, and the next one collects for 6 s.
-	bob.do("bets; the shoe is abandoned", chromedp.SetValue(chromedp.ID("bet-amount"), "100"), press("spot-BANK"),
+	bob.do("bets; the shoe is abandoned", chromedp.SetValue(chromedp.ID("bet-amount"), "1"), press("spot-BANK"),
 		logHas("the seed commitments are fixed (bob, carol): reveal by ", 30*time.Second),
 		logHas("the shoe was abandoned: carol withheld a seed", 30*time.Second))
 	if r := bob.seedRecord(id, first); r == nil || !r.Revealed {

@@ -77,7 +77,7 @@ func startBrowser(t *testing.T) *browser {
 		notice(t.Name() + " SKIPPED: " + msg)
 		t.Skip(msg)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a loaded machine plays slowly
 	t.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1300, 1100),
@@ -118,6 +118,13 @@ type page struct {
 // a table, follows it live. The page's uncaught exceptions and security
 // errors (a Content-Security-Policy violation) fail the test.
 func (b *browser) open(addr, who, query string) *page {
+	b.t.Helper()
+	return b.openWith(addr, who, query)
+}
+
+// openWith is open with actions run on the new tab before it loads the
+// console (e.g. the browser's language, inFrench).
+func (b *browser) openWith(addr, who, query string, before ...chromedp.Action[chromedp.Void]) *page {
 	t := b.t
 	t.Helper()
 	tctx, cancel := chromedp.NewContext(b.ctx)
@@ -149,13 +156,13 @@ func (b *browser) open(addr, who, query string) *page {
 	if strings.Contains(query, "table=") {
 		ready += ` && document.getElementById('live').textContent === 'live' && document.getElementById('state').dataset.state !== undefined && document.getElementById('state').dataset.state !== ''`
 	}
-	if err := chromedp.Do(tctx,
+	if err := chromedp.Do(tctx, append(before,
 		chromedp.Navigate("http://"+addr+"/"+query),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), who+"-token"),
 		press("login"),
 		waitFor(ready),
-	); err != nil {
+	)...); err != nil {
 		info, _ := chromedp.Run(tctx, chromedp.Evaluate[string](`document.getElementById('whoami').textContent + '|' + document.getElementById('live').textContent + '|' + document.getElementById('error').textContent`))
 		t.Fatalf("%s signs in: %v (%s)", who, err, info)
 	}
@@ -202,6 +209,40 @@ func (p *page) shot(name string) {
 	}
 }
 
+// shots keeps screenshots of the whole page for a person to look at, at
+// desktop width and at a phone's (390 px), as NAME-desktop.png and
+// NAME-phone.png in the folder $CHEMMY_CONSOLE_SHOTS; without it, none.
+func (p *page) shots(name string) {
+	dir := os.Getenv("CHEMMY_CONSOLE_SHOTS")
+	if dir == "" {
+		return
+	}
+	t := p.b.t
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		suffix        string
+		width, height int64
+	}{{"desktop", 1300, 1100}, {"phone", 390, 844}} {
+		if err := chromedp.Do(p.ctx, chromedp.EmulateViewport(w.width, w.height), chromedp.Sleep(400*time.Millisecond)); err != nil {
+			t.Logf("screenshot %s: %v", name, err)
+			return
+		}
+		buf, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)) // 100: a PNG
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name+"-"+w.suffix+".png"), buf, 0o644)
+		}
+		if err != nil {
+			t.Logf("screenshot %s: %v", name, err)
+		}
+	}
+	if err := chromedp.Do(p.ctx, chromedp.EmulateReset()); err != nil {
+		t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
 // shotOf keeps a screenshot of the element matching sel.
 func (p *page) shotOf(sel, name string) {
 	buf, err := chromedp.Run(p.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
@@ -236,6 +277,12 @@ func press(id string) chromedp.Action[chromedp.Void] {
 		}
 		return chromedp.Evaluate[chromedp.Void](`document.getElementById('`+id+`').click()`)(ctx, tg)
 	}
+}
+
+// pressHidden clicks a button the page does not show (an action the
+// viewer may not take now), as its click handler sees it.
+func pressHidden(id string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.getElementById('` + id + `').click()`)
 }
 
 // waitFor waits until a JS condition holds on the page.
@@ -294,10 +341,10 @@ func TestConsolePlaysACoup(t *testing.T) {
 		press("sit"), stateIs("TABLE_STATE_OFFERING_BANK"))
 	// alice sees the offer live (WatchTable), then takes the bank.
 	alice.do("takes the bank", stateIs("TABLE_STATE_OFFERING_BANK"), turnIs("alice"),
-		chromedp.SetValue(chromedp.ID("bank-amount"), "1000"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"))
+		chromedp.SetValue(chromedp.ID("bank-amount"), "10"), press("accept-bank"), stateIs("TABLE_STATE_BETTING"))
 	// It is bob's turn: the only punter.
 	bob.do("bets", stateIs("TABLE_STATE_BETTING"), turnIs("bob"),
-		chromedp.SetValue(chromedp.ID("bet-amount"), "600"), press("bet"), stateIs("TABLE_STATE_DECISION"))
+		chromedp.SetValue(chromedp.ID("bet-amount"), "6"), press("bet"), stateIs("TABLE_STATE_DECISION"))
 	alice.do("sees the decision", stateIs("TABLE_STATE_DECISION"), turnIs("bob"))
 	wantHands(bob, "at bob's decision", "2C 3D", "down down")
 	wantHands(alice, "at bob's decision", "down down", "KD 5H")
@@ -320,8 +367,9 @@ func TestConsolePlaysACoup(t *testing.T) {
 	// bob's balance shows his bet held.
 	bob.do("sees his bet held", waitFor(`document.getElementById('balance').dataset.held === '600'`))
 
-	// alice acting out of turn: the error's plain message and reason.
-	alice.do("draws out of turn", press("draw"), errorShown("NOT_YOUR_TURN"))
+	// alice acting out of turn (her page shows her no draw: its hidden
+	// button is clicked): the error's plain message and reason.
+	alice.do("draws out of turn", pressHidden("draw"), errorShown("NOT_YOUR_TURN"))
 	if e := alice.text("error"); !strings.HasPrefix(e, "It is not your turn. [NOT_YOUR_TURN]") {
 		t.Errorf("alice drawing in bob's turn is shown %q", e)
 	}

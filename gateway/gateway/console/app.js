@@ -124,7 +124,139 @@ function clock(ts) {
   return isNaN(d) ? "?" : two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
 }
 
-// The games: their key (for data-games), name and house rules' field.
+// LANG is the console's language, from the browser's: French for a
+// browser that prefers it, else English. tr is a text in it (FR holds the
+// French of the English texts; a text without one shows in English).
+const LANG = /^fr\b/i.test((navigator.languages && navigator.languages[0]) || navigator.language || "") ? "fr" : "en";
+const FR = {
+  // The page (index.html): translateStatic.
+  "Sign in": "Se connecter", "Lobby": "Salle", "every game": "tous les jeux", "hide closed": "cacher les tables fermées", "Refresh": "Actualiser",
+  "Table": "Table", "Game": "Jeu", "Stakes": "Enjeux", "Seats": "Places", "Last": "Derniers coups", "State": "État",
+  "New table": "Nouvelle table", "Create a table": "Ouvrir une table",
+  "Banker": "Banquier", "Bank": "Banque", "Turn": "Tour", "Time left": "Temps restant", "Offered to": "Offerte à", "Shoe": "Sabot",
+  "Fair shoe": "Sabot équitable", "Bets": "Mises", "in betting order": "dans l'ordre du jeu", "Events": "Événements", "History": "Historique",
+  "Continue playing": "Continuer à jouer", "Stop after this coup": "Arrêter après ce coup",
+  "right side": "côté droit", "left side": "côté gauche", "right": "droite", "left": "gauche", "à cheval (both)": "à cheval (les deux)",
+  "Sit down": "S'asseoir", "Join the gallery": "Rejoindre la galerie", "Leave": "Quitter la table",
+  "Take the bank": "Prendre la banque", "Bid for the bank": "Enchérir pour la banque", "Decline the bank": "Refuser la banque",
+  "Pass the bank": "La main passe", "Raise the bank": "Augmenter la banque", "Do not raise": "Ne pas augmenter",
+  "Bet": "Ponter", "Banco!": "Banco !", "No bet": "Pas de mise", "over the bank": "au-delà de la banque",
+  "Move top cards to the bottom": "Passer des cartes du dessus dessous", "Draw (carte)": "Carte", "Stand (non)": "Non",
+  "Void the coup": "Annuler le coup", "Close the table": "Fermer la table", "Open": "Ouvrir", "Stake": "Mise",
+  "chemin de fer": "chemin de fer", "punto banco": "punto banco", "baccarat banque": "baccara banque", "old baccarat": "baccara à l'ancienne",
+  // app.js
+  "Nothing for you to do now.": "Rien à faire pour vous pour l'instant.", "balance": "solde", "held": "bloqué",
+  "bets": "mises", "house limit": "plafond de la maison", "house bank": "banque de la maison", "bank from": "banque dès", "stakes": "mises",
+  "certification": "certification", "coup": "coup", "Coup": "Coup", "voided": "annulé", "this table": "cette table", "table": "table",
+  "Your last rounds": "Vos derniers coups", "This table's last rounds": "Les derniers coups de cette table",
+  "You have played no round yet.": "Vous n'avez encore joué aucun coup.", "No round at this table yet.": "Aucun coup à cette table.",
+  "you won {0}": "vous gagnez {0}", "you lost {0}": "vous perdez {0}", "as the banker": "comme banquier",
+  "no money moved: your stake is returned": "rien ne bouge : votre mise vous est rendue", "voided: your stake is returned": "annulé : votre mise vous est rendue",
+  "in play": "en cours", "the bank wins": "la banque gagne", "the bank loses": "la banque perd", "stand-off": "égalité", "settled": "réglé",
+  "bank net": "net de la banque", "commission": "cagnotte", "Your turn: {0}.": "À vous : {0}.",
+  "waiting for players": "en attente de joueurs", "offering bank": "banque offerte", "auction": "enchères", "betting": "mises",
+  "decision": "décision", "bank raise": "suite de la banque", "dealing": "donne", "settling": "règlement", "result": "résultat", "closed": "fermée",
+  "players to sit down": "que des joueurs s'asseyent", "three players to sit down": "que trois joueurs s'asseyent",
+  "take the bank or decline": "prendre la banque ou la refuser", "take the bank (a baccarat) or decline": "prendre la banque (un baccara) ou la refuser",
+  "any seated player to take the bank at {0}": "qu'un joueur assis prenne la banque à {0}", "bids for the bank": "les enchères pour la banque",
+  "bets on the layout": "les mises sur le tapis", "punters' stakes against {0}": "les mises des pontes contre {0}",
+  "bet, banco or pass ({0} uncovered)": "ponter, banco ou passer ({0} à couvrir)", "bet on a side, or pass": "ponter sur un tableau, ou passer",
+  "draw or stand ({0} hand)": "carte ou non (main {0})", "raise the bank or not": "suivre la banque ou non",
+  "announce a move of top cards (0..{0})": "annoncer des cartes passées dessous (0..{0})", "the deal": "la donne", "the settlement": "le règlement",
+  "the next coup (result shown)": "le coup suivant (résultat affiché)", "nothing: the table is closed": "rien : la table est fermée",
+  "player": "ponte", "banker": "banquier", "punter": "ponte", "the bank": "la banque",
+  "Not an amount of": "Pas un montant en", "bank wins": "la banque gagne", "player wins": "le ponte gagne", "tie": "égalité", "natural": "naturel",
+  "player pair": "paire du ponte", "bank pair": "paire de la banque", "house net": "net de la maison", "banker net": "net du banquier",
+  "bank": "banque", "bank loses": "la banque perd", "stand off": "égalité", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
+  "Punter": "Ponte", "plays the right hand": "joue le tableau de droite",
+  "plays the left hand": "joue le tableau de gauche", "Gallery": "Galerie", "Roads": "Tableaux", "this table's coups": "les coups de cette table",
+  "the coups seen here and yours": "les coups vus ici et les vôtres", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
+};
+
+// translateStatic puts the page's own texts (index.html) in the
+// console's language: every text node and placeholder FR has.
+function translateStatic() {
+  document.documentElement.lang = LANG;
+  if (LANG !== "fr") return;
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const text = n.nodeValue.trim();
+    if (text && FR[text]) n.nodeValue = n.nodeValue.replace(text, FR[text]);
+  }
+}
+const tr = (s) => (LANG === "fr" && FR[s]) || s;
+// tf is tr of a text with {0}, {1}, ... filled in with args.
+const tf = (s, ...args) => tr(s).replace(/\{(\d)\}/g, (_, i) => String(args[Number(i)]));
+
+// Money. Every amount of the services is an integer in minor units of
+// its currency (int64, as a JSON string): 35950 at an EUR table is 359.50
+// EUR. money is an amount in major units, as the console's language
+// writes them, with exp digits after the decimal mark (the currency's
+// exponent: EUR 2, JPY 0, KWD 3): money(35950, 2) is "359.50" in English,
+// "359,50" in French; money(35950, 0) "35,950". Exact for any int64.
+const SEPARATORS = (() => {
+  const parts = new Intl.NumberFormat(LANG === "fr" ? "fr-FR" : "en-GB").formatToParts(12345.6);
+  const part = (type, dflt) => (parts.find((x) => x.type === type) || {}).value || dflt;
+  return { group: part("group", ","), decimal: part("decimal", ".") };
+})();
+function money(v, exp) {
+  let n;
+  try { n = BigInt(String(v || 0)); } catch (e) { return String(v); }
+  exp = Math.max(0, Number(exp) || 0);
+  const neg = n < 0n;
+  if (neg) n = -n;
+  const digits = n.toString().padStart(exp + 1, "0");
+  const whole = digits.slice(0, digits.length - exp), frac = digits.slice(digits.length - exp);
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, SEPARATORS.group);
+  return (neg ? "-" : "") + grouped + (exp ? SEPARATORS.decimal + frac : "");
+}
+
+// minorOf is the amount a player typed in major units (e.g. "359.5",
+// "359,50") in minor units of a currency of exponent exp, as a string
+// ("35950"); null when it is no amount or has more decimals than the
+// currency has.
+function minorOf(text, exp) {
+  let s = String(text || "").replace(/[\s\u202f\u00a0']/g, "");
+  const dot = s.lastIndexOf("."), comma = s.lastIndexOf(",");
+  if (dot >= 0 && comma >= 0) s = dot > comma ? s.replace(/,/g, "") : s.replace(/\./g, "").replace(",", ".");
+  else s = s.replace(",", ".");
+  const m = /^(\d+)(?:\.(\d*))?$/.exec(s);
+  exp = Math.max(0, Number(exp) || 0);
+  if (!m || (m[2] || "").length > exp) return null;
+  return (BigInt(m[1]) * 10n ** BigInt(exp) + BigInt((m[2] || "").padEnd(exp, "0") || "0")).toString();
+}
+
+// The currencies' exponents, by code ("" the wallet's default), as the
+// tables, events and accounts give them or as wallet GetCurrency answers.
+const exponents = {};
+const asked = {};
+// expOf is the exponent of table t's currency (or of its currency code):
+// Table.currency_exponent, else the one learnt for its code, else (while
+// GetCurrency is asked) 2.
+function expOf(t) {
+  const code = typeof t === "string" ? t : (t && t.currencyCode) || "";
+  if (t && typeof t === "object" && t.currencyExponent !== undefined && t.currencyExponent !== null) {
+    exponents[code] = Number(t.currencyExponent);
+    return exponents[code];
+  }
+  if (exponents[code] !== undefined) return exponents[code];
+  if (!asked[code] && state.me) {
+    asked[code] = true;
+    call(W, "GetCurrency", { currencyCode: code }).then((r) => {
+      const c = r.currency || {};
+      exponents[code] = Number(c.exponent || 0);
+      if (state.table) render(state.table);
+      lobby();
+    }).catch(() => { /* shown with 2 */ });
+  }
+  return 2;
+}
+// cash is amount v of table t in major units; cashCode adds the currency.
+const cash = (v, t) => money(v, expOf(t));
+const codeOf = (t) => (t && t.currencyCode) || state.currency || "";
+const cashCode = (v, t) => cash(v, t) + (codeOf(t) ? " " + codeOf(t) : "");
+
+// The games: their key, name and house rules' field.
 const GAMES = {
   VARIANT_CHEMIN_DE_FER: { key: "cf", name: "chemin de fer", rules: "houseRules" },
   VARIANT_PUNTO_BANCO: { key: "pb", name: "punto banco", rules: "puntoBancoRules" },
@@ -134,16 +266,22 @@ const GAMES = {
 const gameOf = (t) => GAMES[t.variant] || GAMES.VARIANT_CHEMIN_DE_FER;
 const rulesOf = (t) => t[gameOf(t).rules] || {};
 
-function range(lo, hi) { return num(lo) + (num(hi) ? "–" + num(hi) : "+"); }
+function range(t, lo, hi) { return cash(lo, t) + (num(hi) ? "–" + cash(hi, t) : "+"); }
 
-// stakesText: a table's stakes from its house rules.
+// stakesText: a table's stakes from its house rules, in major units of
+// its currency (named at the end).
 function stakesText(t) {
+  const code = codeOf(t);
+  return stakesOf(t) + (code ? " " + code : "");
+}
+
+function stakesOf(t) {
   const r = rulesOf(t);
   switch (gameOf(t).key) {
-    case "pb": return "bets " + range(r.minBet, r.maxBet) + (num(r.houseLimit) ? ", house limit " + num(r.houseLimit) : "");
-    case "banque": return (r.houseBank ? "house bank" : "bank from " + num(r.minimumBank)) + ", bets " + range(r.minBet, r.maxBet);
-    case "old": return "bank from " + num(r.minimumBank) + ", stakes " + range(r.minStake, r.maxStake);
-    default: return "bank from " + num(r.minimumBank) + (num(r.houseLimit) ? ", house limit " + num(r.houseLimit) : "");
+    case "pb": return tr("bets") + " " + range(t, r.minBet, r.maxBet) + (num(r.houseLimit) ? ", " + tr("house limit") + " " + cash(r.houseLimit, t) : "");
+    case "banque": return (r.houseBank ? tr("house bank") : tr("bank from") + " " + cash(r.minimumBank, t)) + ", " + tr("bets") + " " + range(t, r.minBet, r.maxBet);
+    case "old": return tr("bank from") + " " + cash(r.minimumBank, t) + ", " + tr("stakes") + " " + range(t, r.minStake, r.maxStake);
+    default: return tr("bank from") + " " + cash(r.minimumBank, t) + (num(r.houseLimit) ? ", " + tr("house limit") + " " + cash(r.houseLimit, t) : "");
   }
 }
 
@@ -169,6 +307,10 @@ async function signIn() {
   $("whoami").dataset.subject = r.subject;
   visibility();
   state.moneyKey = null;
+  try { // the wallet's default currency: that of a table without one
+    const cur = (await call(W, "GetCurrency", {})).currency || {};
+    if (cur.currencyCode) { state.currency = cur.currencyCode; exponents[""] = Number(cur.exponent || 0); exponents[cur.currencyCode] = exponents[""]; }
+  } catch (e) { /* learnt from the player's account instead */ }
   refreshBalance();
   await lobby();
   const q = new URLSearchParams(location.search).get("table");
@@ -191,7 +333,9 @@ async function refreshBalance() {
   }
   if (n !== state.balanceRead) return; // a later read (another table) shows its own
   const code = a.currencyCode || cur || state.currency;
-  el.textContent = "balance " + num(a.balance) + (code ? " " + code : "") + (num(a.held) ? " · held " + num(a.held) : "");
+  const exp = a.currencyExponent !== undefined ? Number(a.currencyExponent) : state.table ? expOf(state.table) : expOf(cur);
+  if (a.currencyExponent !== undefined && code) exponents[code] = exp;
+  el.textContent = tr("balance") + " " + money(a.balance, exp) + (code ? " " + code : "") + (num(a.held) ? " · " + tr("held") + " " + money(a.held, exp) : "");
   el.dataset.balance = String(num(a.balance));
   el.dataset.held = String(num(a.held));
   el.dataset.currency = code;
@@ -244,25 +388,40 @@ setInterval(() => { if (document.visibilityState === "visible") lobby(); }, 5000
 
 // lobbyRow is a table's row in the lobby: its game, stakes, seats, state.
 function lobbyRow(t) {
-  const tr = document.createElement("tr");
-  tr.dataset.table = t.tableId;
-  tr.dataset.game = gameOf(t).key;
-  tr.dataset.state = t.state || "";
-  if (t.tableId === state.tableId) tr.className = "current";
-  const cells = [gameOf(t).name + (t.certification ? " (certification)" : ""), stakesText(t), seatsText(t), lower(t.state, "TABLE_STATE_")];
-  for (const [i, text] of cells.entries()) {
+  const row = document.createElement("tr");
+  row.dataset.table = t.tableId;
+  row.dataset.game = gameOf(t).key;
+  row.dataset.state = t.state || "";
+  if (t.tableId === state.tableId) row.className = "current";
+  const cells = [["name", "#" + shortId(t.tableId)], ["game", tr(gameOf(t).name) + (t.certification ? " (" + tr("certification") + ")" : "")],
+    ["stakes", stakesText(t)], ["seats", seatsText(t)], ["last", lastResults(t)], ["state", tr(lower(t.state, "TABLE_STATE_"))]];
+  for (const [cls, text] of cells) {
     const td = document.createElement("td");
     td.textContent = text;
-    td.className = ["game", "stakes", "seats", "state"][i];
-    tr.append(td);
+    td.className = cls;
+    if (cls === "name") td.title = t.tableId;
+    row.append(td);
   }
   const td = document.createElement("td");
   const b = document.createElement("button");
-  b.type = "button"; b.textContent = "Open"; b.dataset.table = t.tableId; b.title = t.tableId;
+  b.type = "button"; b.textContent = tr("Open"); b.dataset.table = t.tableId; b.title = t.tableId;
   b.addEventListener("click", () => openTable(t.tableId));
   td.append(b);
-  tr.append(td);
-  return tr;
+  row.append(td);
+  return row;
+}
+
+// lastResults: a table's last results for the lobby: the last beads of
+// a punto banco shoe (B bank, P player, T tie; newest last), else its
+// last coup's.
+function lastResults(t) {
+  const beads = ((t.roads || {}).beadPlate || []).slice(-8);
+  if (beads.length) return beads.map((b) => ({ ROAD_WINNER_BANK: "B", ROAD_WINNER_PLAYER: "P", ROAD_WINNER_TIE: "T" }[b.winner] || "?")).join(" ");
+  const cp = t.lastCoup;
+  if (!cp || !cp.coupId) return "—";
+  if (cp.voided) return tr("coup") + " " + (cp.number || "") + ": " + tr("voided");
+  const text = resultText(t, cp).replace(new RegExp(", " + tr("settled") + ".*$"), "").replace(new RegExp("^" + tr("Coup") + " \\d*: "), "");
+  return text ? tr("coup") + " " + (cp.number || "") + ": " + text : "—";
 }
 
 // The open table's lobby row follows the table view at once.
@@ -273,14 +432,15 @@ function updateLobbyRow(t) {
 
 function openTable(id) {
   if (state.watch) state.watch.abort();
-  state.tableId = id; state.table = null; state.decisions = {}; state.advised = ""; state.spotsFor = "";
+  state.tableId = id; state.table = null; state.beads = {}; state.decisions = {}; state.advised = ""; state.spotsFor = ""; state.rounds = null;
+  $("history-list").textContent = ""; $("history-note").textContent = ""; $("my-result").textContent = "";
   history.replaceState(null, "", "?table=" + encodeURIComponent(id));
   $("table-view").hidden = false;
   $("table-id").textContent = id;
   $("log").textContent = "";
   $("reality").hidden = true;
   $("advice-text").textContent = "";
-  for (const tr of document.querySelectorAll("#tables tr")) tr.classList.toggle("current", tr.dataset.table === id);
+  for (const row of document.querySelectorAll("#tables tr")) row.classList.toggle("current", row.dataset.table === id);
   watch(id);
 }
 
@@ -325,7 +485,7 @@ function onWatch(m) {
     if (kind === "realityCheck" && p.playerId === state.me) showRealityCheck(p);
     if (kind === "realityCheckAnswered" && p.playerId === state.me) hideRealityCheck(p.checkNumber);
     const li = document.createElement("li");
-    li.textContent = (ev.sequence ? "#" + ev.sequence + " " : "") + describe(kind, p);
+    li.textContent = (ev.sequence ? "#" + ev.sequence + " " : "") + describe(kind, p, ev.currencyExponent !== undefined ? ev.currencyExponent : expOf(state.table));
     li.dataset.kind = kind;
     $("log").prepend(li);
     clearTimeout(state.refreshTimer);
@@ -349,7 +509,7 @@ function cardText(c) {
 function showRealityCheck(p) {
   const mins = Math.floor(num(p.sessionElapsedMs) / 60000);
   $("reality-text").textContent = "Reality check " + num(p.checkNumber) + ": you have played " + num(p.coupsPlayed) +
-    " coups in " + mins + " minutes at this table, net " + num(p.sessionNet) + ". Continue, or stop?";
+    " coups in " + mins + " minutes at this table, net " + cash(p.sessionNet, state.table) + ". Continue, or stop?";
   $("reality").dataset.check = String(num(p.checkNumber));
   $("reality").hidden = false;
 }
@@ -365,36 +525,37 @@ async function answerRealityCheck(answer) {
 }
 
 // describe is one line of the event log.
-function describe(kind, p) {
+function describe(kind, p, exp) {
+  const m = (v) => money(v, exp);
   switch (kind) {
     case "tableCreated": return "table opened" + (p.createdBy ? " by " + p.createdBy : "");
     case "playerSeated": return p.playerId + " sits down at seat " + p.seatNumber;
     case "playerLeft": return p.playerId + " leaves seat " + p.seatNumber;
     case "galleryJoined": return p.playerId + " joins the gallery";
-    case "bankOffered": return p.playerId ? "the bank is offered to " + p.playerId : "the bank is open to any seated player at " + num(p.amount);
-    case "bankChanged": return (p.bankerPlayerId ? p.bankerPlayerId + " holds a bank of " + num(p.bank) : "no banker") + " (" + lower(p.reason, "BANK_CHANGE_REASON_") + ")";
+    case "bankOffered": return p.playerId ? "the bank is offered to " + p.playerId : "the bank is open to any seated player at " + m(p.amount);
+    case "bankChanged": return (p.bankerPlayerId ? p.bankerPlayerId + " holds a bank of " + m(p.bank) : "no banker") + " (" + lower(p.reason, "BANK_CHANGE_REASON_") + ")";
     case "bankAuctionOpened": return "the bank is auctioned (round " + (p.round || 1) + ")";
-    case "bankBid": return num(p.amount) ? p.playerId + " bids " + num(p.amount) + " for the bank" : p.playerId + " will not bid";
-    case "betPlaced": return p.playerId + " bets " + num(p.amount) + (p.spot ? " on " + p.spot.replace("_", " ") : "");
+    case "bankBid": return num(p.amount) ? p.playerId + " bids " + m(p.amount) + " for the bank" : p.playerId + " will not bid";
+    case "betPlaced": return p.playerId + " bets " + m(p.amount) + (p.spot ? " on " + p.spot.replace("_", " ") : "");
     case "betDeclined": return p.playerId + " passes";
-    case "betReduced": return p.playerId + "'s bet is cut to " + num(p.amount);
-    case "bancoCalled": return p.playerId + ": banco! (" + num(p.amount) + ")";
+    case "betReduced": return p.playerId + "'s bet is cut to " + m(p.amount);
+    case "bancoCalled": return p.playerId + ": banco! (" + m(p.amount) + ")";
     case "cardDealt": return (p.holderPlayerId ? p.holderPlayerId + "'s " : "") + handName(p.hand) + " hand, card " + p.position + ": " + cardText(p.card);
     case "naturalShown": return handName(p.hand) + " shows a natural " + num(p.total);
     case "drawDecided": return handName(p.hand) + (p.draw ? ": carte (draws)" : ": non (stands)");
     case "coupResulted": return "result: " + (outcomeNames[p.outcome] || (p.hands || []).map((h) => handName(h.hand) + " " + (outcomeNames[h.outcome] || "")).join(", "));
-    case "coupSettled": return "settled: banker net " + num(p.bankerNet) + ", commission " + num(p.commission) + (p.houseNet ? ", house net " + num(p.houseNet) : "");
+    case "coupSettled": return "settled: banker net " + m(p.bankerNet) + ", commission " + m(p.commission) + (p.houseNet ? ", house net " + m(p.houseNet) : "");
     case "coupVoided": return "the coup is voided by " + (p.by || "the table") + ": " + (p.reason || "");
     case "bettingReopened": return "no bet: the betting opens again";
     case "bettingWindowStarted": return "the betting window is open";
     case "bettingClosed": return "no more bets (" + (p.betsCount || 0) + ")";
     case "turnTimedOut": return p.playerId + "'s time ran out (" + p.turn + "): " + (p.action || "").replace(/_/g, " ");
-    case "seatFeeCharged": return p.playerId + " pays seat time " + num(p.fee);
+    case "seatFeeCharged": return p.playerId + " pays seat time " + m(p.fee);
     case "staffAction": return p.actorId + ": " + (p.action || "").replace(/_/g, " ") + (p.reason ? " (" + p.reason + ")" : "");
     case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
     case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
     case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
-    case "realityCheck": return "reality check " + num(p.checkNumber) + " for " + p.playerId + ": " + num(p.coupsPlayed) + " coups, net " + num(p.sessionNet);
+    case "realityCheck": return "reality check " + num(p.checkNumber) + " for " + p.playerId + ": " + num(p.coupsPlayed) + " coups, net " + m(p.sessionNet);
     case "realityCheckAnswered": return p.playerId + " answers reality check " + num(p.checkNumber) + ": " + lower(p.answer, "REALITY_CHECK_ANSWER_");
     case "seedCommitted": return p.playerId + " commits a seed to the shoe";
     case "seedRevealed": return p.playerId + " reveals his seed";
@@ -420,11 +581,11 @@ async function refresh() {
 
 const suits = { C: "♣", D: "♦", H: "♥", S: "♠" };
 
-function cards(el, list) {
+function cards(el, list, before) {
   el.textContent = "";
-  for (const c of list || []) {
+  for (const [i, c] of (list || []).entries()) {
     const s = document.createElement("span");
-    s.className = "card";
+    s.className = "card" + (i >= before ? " dealt" : "");
     if (c.faceDown) {
       s.classList.add("face-down"); s.dataset.faceDown = "true"; s.textContent = "?"; s.title = "face down";
     } else {
@@ -461,11 +622,14 @@ function renderHands(t, cp) {
     const title = document.createElement("h4");
     const list = h.cards || [];
     const whole = list.length && !list.some((c) => c.faceDown);
-    title.textContent = h.label + (h.holder ? " · " + you(h.holder) : "") + (whole ? " (" + num(h.total) + ")" : "") +
+    title.textContent = tr(h.label) + (h.holder ? " · " + you(h.holder) : "") + (whole ? " (" + num(h.total) + ")" : "") +
       (h.outcome && h.outcome !== "OUTCOME_UNSPECIFIED" ? " — " + outcomeNames[h.outcome] : "");
     const c = document.createElement("div");
     c.className = "cards";
-    cards(c, list);
+    // A card the page had not shown in this hand is dealt in place.
+    const key = (cp.coupId || "") + "/" + h.key, before = (state.dealt || {})[key];
+    cards(c, list, before === undefined ? list.length : before);
+    state.dealt = Object.assign(state.dealt || {}, { [key]: list.length });
     div.append(title, c);
     box.append(div);
   }
@@ -480,69 +644,164 @@ function live(cp) {
 
 function resultText(t, cp) {
   if (!cp) return "";
-  if (cp.voided) return "Coup " + (cp.number || "") + " voided: " + (cp.voidReason || "");
+  if (cp.voided) return tr("Coup") + " " + (cp.number || "") + " " + tr("voided") + ": " + (cp.voidReason || "");
   const g = gameOf(t).key;
   let res = "";
   if (g === "pb" && cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
-    res = "player " + num(cp.playerTotal) + ", bank " + num(cp.bankerTotal) + ": " +
-      { OUTCOME_BANK_WINS: "bank wins", OUTCOME_BANK_LOSES: "player wins", OUTCOME_STAND_OFF: "tie" }[cp.outcome] + (cp.natural ? " (natural)" : "") +
-      (cp.playerPair ? ", player pair" : "") + (cp.bankerPair ? ", bank pair" : "") +
-      (cp.settled ? ", settled: house net " + num(cp.houseNet) + ", commission " + num(cp.commission) : "");
+    res = tr("player") + " " + num(cp.playerTotal) + ", " + tr("bank") + " " + num(cp.bankerTotal) + ": " +
+      tr({ OUTCOME_BANK_WINS: "bank wins", OUTCOME_BANK_LOSES: "player wins", OUTCOME_STAND_OFF: "tie" }[cp.outcome]) + (cp.natural ? " (" + tr("natural") + ")" : "") +
+      (cp.playerPair ? ", " + tr("player pair") : "") + (cp.bankerPair ? ", " + tr("bank pair") : "") +
+      (cp.settled ? ", " + tr("settled") + ": " + tr("house net") + " " + cash(cp.houseNet, t) + ", " + tr("commission") + " " + cash(cp.commission, t) : "");
   } else if (cp.outcome && cp.outcome !== "OUTCOME_UNSPECIFIED") {
-    res = lower(cp.outcome, "OUTCOME_") + (cp.natural ? " (natural)" : "");
+    res = tr(lower(cp.outcome, "OUTCOME_")) + (cp.natural ? " (" + tr("natural") + ")" : "");
   } else {
     const decided = (cp.hands || []).filter((h) => h.outcome && h.outcome !== "OUTCOME_UNSPECIFIED");
-    if (decided.length) res = decided.map((h) => (g === "old" ? h.holderPlayerId : handName(h.hand)) + ": " + outcomeNames[h.outcome]).join("; ") + (cp.natural ? " (natural)" : "");
+    if (decided.length) res = decided.map((h) => (g === "old" ? h.holderPlayerId : handName(h.hand)) + ": " + tr(outcomeNames[h.outcome])).join("; ") + (cp.natural ? " (" + tr("natural") + ")" : "");
   }
-  if (res && cp.settled && g !== "pb") res += ", settled: commission " + num(cp.commission) + ", banker net " + num(cp.bankerNet);
-  return res ? "Coup " + (cp.number || "") + ": " + res : "";
+  if (res && cp.settled && g !== "pb") res += ", " + tr("settled") + ": " + tr("commission") + " " + cash(cp.commission, t) + ", " + tr("banker net") + " " + cash(cp.bankerNet, t);
+  return res ? tr("Coup") + " " + (cp.number || "") + ": " + res : "";
 }
 
 function betText(t, b) {
   const g = gameOf(t).key;
-  let s = you(b.playerId) + " " + num(b.amount);
+  let s = you(b.playerId) + " " + cash(b.amount, t);
   if (b.banco) s += " banco";
   if (g === "pb") s += " on " + lower(b.spot, "BET_SPOT_");
   if (g === "banque") s += " " + (b.side === "BANQUE_SIDE_CHEVAL" ? "à cheval" : lower(b.side, "BANQUE_SIDE_"));
-  if (num(b.won)) s += " → won " + num(b.won) + (num(b.commission) ? " less " + num(b.commission) : "");
-  if (num(b.lost)) s += " → lost " + num(b.lost);
+  if (num(b.won)) s += " → won " + cash(b.won, t) + (num(b.commission) ? " less " + cash(b.commission, t) : "");
+  if (num(b.lost)) s += " → lost " + cash(b.lost, t);
   return s;
 }
 
 // turnOf says who the table waits for and what for.
 function turnOf(t) {
   const g = gameOf(t).key, cp = t.coup || {}, st = t.state || "";
-  const decision = () => ({ who: cp.decisionPlayerId, what: "draw or stand (" + handName(cp.decisionHand || (g === "old" && cp.decisionPlayerId === t.bankerPlayerId ? "HAND_BANKER" : "HAND_PUNTER")) + " hand)" });
+  const decision = () => ({ who: cp.decisionPlayerId, what: tf("draw or stand ({0} hand)", tr(handName(cp.decisionHand || (g === "old" && cp.decisionPlayerId === t.bankerPlayerId ? "HAND_BANKER" : "HAND_PUNTER")))) });
   switch (st) {
-    case "TABLE_STATE_WAITING_FOR_PLAYERS": return { who: "", what: g === "old" ? "three players to sit down" : "players to sit down" };
+    case "TABLE_STATE_WAITING_FOR_PLAYERS": return { who: "", what: tr(g === "old" ? "three players to sit down" : "players to sit down") };
     case "TABLE_STATE_OFFERING_BANK":
-      if (num(t.openOfferAmount)) return { who: "", what: "any seated player to take the bank at " + num(t.openOfferAmount) };
-      return { who: t.offeredPlayerId, what: g === "old" ? "take the bank (a baccarat) or decline" : "take the bank or decline" };
-    case "TABLE_STATE_AUCTION": return { who: "", what: "bids for the bank" + (num(t.highestBid) ? " (highest " + num(t.highestBid) + " by " + t.highestBidderPlayerId + ")" : "") };
+      if (num(t.openOfferAmount)) return { who: "", what: tf("any seated player to take the bank at {0}", cash(t.openOfferAmount, t)) };
+      return { who: t.offeredPlayerId, what: tr(g === "old" ? "take the bank (a baccarat) or decline" : "take the bank or decline") };
+    case "TABLE_STATE_AUCTION": return { who: "", what: tr("bids for the bank") + (num(t.highestBid) ? " (highest " + cash(t.highestBid, t) + " by " + t.highestBidderPlayerId + ")" : "") };
     case "TABLE_STATE_BETTING":
-      if (g === "pb") return { who: "", what: "bets on the layout" };
-      if (g === "old") return { who: "", what: "punters' stakes against " + (t.bankerPlayerId || "the bank") };
-      return { who: cp.turnPlayerId, what: "bet" + (g === "cf" ? ", banco or pass (" + num(cp.uncovered) + " uncovered)" : " on a side, or pass") };
+      if (g === "pb") return { who: "", what: tr("bets on the layout") };
+      if (g === "old") return { who: "", what: tf("punters' stakes against {0}", t.bankerPlayerId || tr("the bank")) };
+      return { who: cp.turnPlayerId, what: g === "cf" ? tf("bet, banco or pass ({0} uncovered)", cash(cp.uncovered, t)) : tr("bet on a side, or pass") };
     case "TABLE_STATE_DECISION": return decision();
-    case "TABLE_STATE_BANK_RAISE": return { who: t.bankerPlayerId, what: "raise the bank or not" };
+    case "TABLE_STATE_BANK_RAISE": return { who: t.bankerPlayerId, what: tr("raise the bank or not") };
     case "TABLE_STATE_DEALING":
-      if (g === "old" && t.turnDeadline) return { who: t.bankerPlayerId, what: "announce a move of top cards (0.." + num(rulesOf(t).maxMoveTop) + ")" };
-      return { who: "", what: "the deal" };
-    case "TABLE_STATE_SETTLING": return { who: "", what: "the settlement" };
-    case "TABLE_STATE_RESULT": return { who: "", what: "the next coup (result shown)" };
-    case "TABLE_STATE_CLOSED": return { who: "", what: "nothing: the table is closed" };
+      if (g === "old" && t.turnDeadline) return { who: t.bankerPlayerId, what: tf("announce a move of top cards (0..{0})", num(rulesOf(t).maxMoveTop)) };
+      return { who: "", what: tr("the deal") };
+    case "TABLE_STATE_SETTLING": return { who: "", what: tr("the settlement") };
+    case "TABLE_STATE_RESULT": return { who: "", what: tr("the next coup (result shown)") };
+    case "TABLE_STATE_CLOSED": return { who: "", what: tr("nothing: the table is closed") };
   }
   return { who: "", what: "" };
 }
 
-// visibility shows the controls of this viewer's role (.player-only,
-// .staff-only) and of this table's game (data-games, e.g. "cf banque").
+// visibility shows the elements of this viewer's role (.player-only,
+// .staff-only) and, of the table's controls (#actions), only those he may
+// use now (allowed).
 function visibility() {
-  const key = state.table ? gameOf(state.table).key : "";
-  for (const el of document.querySelectorAll("[data-games], .player-only, .staff-only")) {
-    el.hidden = (el.classList.contains("player-only") && !isPlayer()) || (el.classList.contains("staff-only") && !isStaff()) ||
-      (el.dataset.games !== undefined && !el.dataset.games.split(" ").includes(key));
+  for (const el of document.querySelectorAll(".player-only, .staff-only")) {
+    el.hidden = (el.classList.contains("player-only") && !isPlayer()) || (el.classList.contains("staff-only") && !isStaff());
   }
+  const ok = allowed(state.table);
+  const key = state.table ? gameOf(state.table).key : "";
+  const show = {
+    side: ok.has("sit") && key === "banque",
+    "bank-amount-label": ok.has("accept-bank") || ok.has("bid-bank"),
+    "bet-amount-label": ok.has("bet") || ok.has("spots"),
+    "bet-side": ok.has("bet") && key === "banque",
+    "over-bank-label": ok.has("bet") && key === "cf",
+    "move-count": ok.has("move-top"),
+    "advice-text": ok.has("draw"),
+    reason: ok.has("void") || ok.has("close"),
+  };
+  for (const id of ACTIONS) $(id).hidden = !ok.has(id);
+  for (const [id, on] of Object.entries(show)) $(id).hidden = !on;
+  for (const row of document.querySelectorAll("#actions .row")) {
+    row.hidden = false;
+    row.hidden = ![...row.querySelectorAll("button")].some((b) => !b.closest("[hidden]"));
+  }
+  const none = $("no-action");
+  none.textContent = state.table && !ok.size && (isPlayer() || isStaff()) ? tr("Nothing for you to do now.") : "";
+  none.hidden = !none.textContent;
+}
+
+// ACTIONS are the controls of #actions that ask the table for something
+// (spots: the punto banco layout's bet buttons).
+const ACTIONS = ["sit", "gallery-join", "leave", "accept-bank", "bid-bank", "decline-bank", "pass-bank", "raise-bank", "keep-bank",
+  "bet", "spots", "banco", "decline-bet", "move-top", "draw", "stand", "void", "close"];
+
+// IN_PLAY: the states of a coup being dealt, decided or settled.
+const IN_PLAY = ["TABLE_STATE_DEALING", "TABLE_STATE_DECISION", "TABLE_STATE_SETTLING", "TABLE_STATE_BANK_RAISE"];
+
+// seatFree: table t has a seat the viewer could take (a side with room
+// at baccarat banque; any seat when the rules give no number).
+function seatFree(t) {
+  const r = rulesOf(t), seats = t.seats || [];
+  if (gameOf(t).key === "banque") {
+    const per = num(r.maxSeatsPerSide);
+    return !per || ["BANQUE_SIDE_RIGHT", "BANQUE_SIDE_LEFT"].some((side) => seats.filter((s) => s.side === side).length < per);
+  }
+  return !num(r.maxSeats) || seats.length < num(r.maxSeats);
+}
+
+// allowed is the set of ACTIONS the viewer may take at table t now, by
+// its game, his role and part at the table and the table's state, as the
+// table's rules allow them (TableService: JoinTable, AcceptBank, ...): a
+// croupier voids a coup with something on it and closes a table between
+// coups; a player sits or joins the gallery when he is not at the table,
+// leaves between coups with nothing at stake, takes or declines the bank
+// offered to him, bids in an auction, raises or passes his bank, bets in
+// his turn (any time in the betting at punto banco and, for a punter,
+// the old game), draws or stands at his decision, moves the top cards
+// when the old game's banker is due to.
+function allowed(t) {
+  const out = new Set();
+  if (!t || !t.state || t.state === "TABLE_STATE_CLOSED") return out;
+  const g = gameOf(t).key, st = t.state, cp = t.coup || {}, bets = cp.bets || [], me = state.me;
+  if (isStaff()) {
+    if (cp.coupId && !cp.settled && !cp.voided && live(cp) && !["TABLE_STATE_SETTLING", "TABLE_STATE_RESULT"].includes(st)) out.add("void");
+    if (["TABLE_STATE_WAITING_FOR_PLAYERS", "TABLE_STATE_OFFERING_BANK", "TABLE_STATE_AUCTION"].includes(st) ||
+        (st === "TABLE_STATE_BETTING" && !bets.length)) out.add("close");
+    return out;
+  }
+  if (!isPlayer() || !me) return out;
+  const seated = (t.seats || []).some((s) => s.playerId === me), gallery = (t.galleryPlayerIds || []).includes(me);
+  const banker = t.bankerPlayerId === me, staked = bets.some((b) => b.playerId === me);
+  const highest = st === "TABLE_STATE_AUCTION" && t.highestBidderPlayerId === me;
+  const passable = g !== "old" && g !== "pb" && st === "TABLE_STATE_BETTING" && !bets.length; // the banker may pass the bank
+  if (!seated && !gallery && seatFree(t)) out.add("sit");
+  if (g === "cf" && !seated && !gallery) out.add("gallery-join");
+  if ((gallery && !staked) || (seated && !staked && !IN_PLAY.includes(st) && !highest && (!banker || passable))) out.add("leave");
+  switch (st) {
+    case "TABLE_STATE_OFFERING_BANK":
+      if (t.offeredPlayerId === me) out.add("accept-bank").add("decline-bank");
+      else if (num(t.openOfferAmount) && seated) out.add("accept-bank");
+      break;
+    case "TABLE_STATE_AUCTION":
+      if (seated) { out.add("bid-bank"); if (!highest) out.add("decline-bank"); }
+      break;
+    case "TABLE_STATE_BANK_RAISE":
+      if (banker) out.add("raise-bank").add("keep-bank");
+      break;
+    case "TABLE_STATE_BETTING":
+      if (g === "pb") out.add("spots");
+      else if (banker) { if (passable) out.add("pass-bank"); }
+      else if (g === "old") { if (seated && !staked) out.add("bet").add("decline-bet"); }
+      else if (cp.turnPlayerId === me) out.add("bet").add("banco").add("decline-bet");
+      else if (g === "cf" && t.bancoSuiviPlayerId === me && !bets.length) out.add("banco");
+      break;
+    case "TABLE_STATE_DECISION":
+      if (cp.decisionPlayerId === me) out.add("draw").add("stand");
+      break;
+    case "TABLE_STATE_DEALING":
+      if (g === "old" && banker && t.turnDeadline) out.add("move-top");
+      break;
+  }
+  return out;
 }
 
 // spots makes the punto banco bet buttons for the spots this table offers.
@@ -558,7 +817,7 @@ function spots(t) {
   for (const [spot, label] of offered) {
     const b = document.createElement("button");
     b.type = "button"; b.id = "spot-" + spot; b.textContent = label; b.dataset.spot = spot;
-    b.addEventListener("click", () => tableAct("PlaceBet", { amount: $("bet-amount").value, spot: "BET_SPOT_" + spot }));
+    b.addEventListener("click", () => amountAct("PlaceBet", "bet-amount", { spot: "BET_SPOT_" + spot }));
     box.append(b);
   }
 }
@@ -578,16 +837,17 @@ function render(t, n) {
   if (n !== undefined) state.shownIssued = Math.max(state.shownIssued || 0, n);
   state.table = t;
   const g = gameOf(t), cp = t.coup || null;
-  const shown = live(cp) ? cp : (t.lastCoup || cp || {});
+  const shown = shownCoup(t);
+  amountDefaults(t);
   visibility();
   updateLobbyRow(t);
-  $("game-name").textContent = g.name;
+  $("game-name").textContent = tr(g.name);
   $("game-name").dataset.game = g.key;
-  $("state").textContent = lower(t.state, "TABLE_STATE_");
+  $("state").textContent = tr(lower(t.state, "TABLE_STATE_"));
   $("state").dataset.state = t.state || "";
   $("banker").textContent = g.key === "pb" || (g.key === "banque" && rulesOf(t).houseBank) ? "the house" : you(t.bankerPlayerId) || "—";
-  $("bank").textContent = g.key === "pb" ? "—" : String(num(t.bank)) + (num(t.bankSetAside) ? " (" + num(t.bankSetAside) + " set aside)" : "");
-  $("offered").textContent = you(t.offeredPlayerId) || (num(t.highestBid) ? "highest bid " + num(t.highestBid) + " by " + you(t.highestBidderPlayerId) : "—");
+  $("bank").textContent = g.key === "pb" ? "—" : cashCode(t.bank, t) + (num(t.bankSetAside) ? " (" + cash(t.bankSetAside, t) + " set aside)" : "");
+  $("offered").textContent = you(t.offeredPlayerId) || (num(t.highestBid) ? "highest bid " + cash(t.highestBid, t) + " by " + you(t.highestBidderPlayerId) : "—");
   $("stakes").textContent = stakesText(t) + " · seats " + seatsText(t);
   $("shoe").textContent = "shoe " + (t.shoeNumber || 1) + ", " + num(t.coupsPlayed) + " coups played" + (t.certification ? " (certification shoe)" : "");
 
@@ -595,23 +855,33 @@ function render(t, n) {
   $("turn").textContent = turn.who ? you(turn.who) + ": " + turn.what : turn.what || "—";
   $("turn").dataset.player = turn.who || "";
   const mine = !!turn.who && turn.who === state.me;
-  $("prompt").textContent = mine ? "Your turn: " + turn.what + "." : "";
+  $("prompt").textContent = mine ? tf("Your turn: {0}.", turn.what) : "";
   $("prompt").classList.toggle("mine", mine);
 
   const seats = $("seats"); seats.textContent = "";
-  for (const s of t.seats || []) {
+  const all = t.seats || [];
+  for (const [i, s] of all.entries()) {
     const li = document.createElement("li");
     const marks = [];
     if (s.playerId === t.bankerPlayerId) marks.push("banker");
     if (s.side && s.side !== "BANQUE_SIDE_UNSPECIFIED") marks.push(lower(s.side, "BANQUE_SIDE_") + " side");
     if (s.playerId === t.rightHandPlayerId) marks.push("plays the right hand");
     if (s.playerId === t.leftHandPlayerId) marks.push("plays the left hand");
-    li.textContent = "seat " + s.number + ": " + you(s.playerId) + (marks.length ? " (" + marks.join(", ") + ")" : "");
+    li.textContent = tr("seat") + " " + s.number + ": " + you(s.playerId) + (marks.length ? " (" + marks.map(tr).join(", ") + ")" : "");
     li.dataset.player = s.playerId;
     if (s.playerId === state.me) li.className = "me";
+    if (s.playerId === t.bankerPlayerId) li.classList.add("banker");
+    // Round the table: the seats in order along the lower arc of the
+    // felt, from its left end to its right (the bank is in the middle).
+    const a = Math.PI * (all.length > 1 ? 0.12 + 0.76 * i / (all.length - 1) : 0.5);
+    li.style.left = (50 - 38 * Math.cos(a)).toFixed(1) + "%";
+    li.style.top = (52 + 40 * Math.sin(a)).toFixed(1) + "%";
     seats.append(li);
   }
-  $("gallery").textContent = (t.galleryPlayerIds || []).length ? "Gallery: " + t.galleryPlayerIds.map(you).join(", ") : "";
+  $("gallery").textContent = (t.galleryPlayerIds || []).length ? tr("Gallery") + ": " + t.galleryPlayerIds.map(you).join(", ") : "";
+  const chip = $("bank-chip");
+  chip.hidden = g.key === "pb" || !num(t.bank);
+  chip.textContent = chip.hidden ? "" : tr("Bank") + " " + cashCode(t.bank, t) + (t.bankerPlayerId ? " · " + you(t.bankerPlayerId) : "");
 
   $("coup-label").textContent = shown.number ? "· coup " + shown.number + (shown === cp ? "" : " (last)") : "";
   const bets = $("bets"); bets.textContent = "";
@@ -631,8 +901,9 @@ function render(t, n) {
   $("result").dataset.settled = shown.settled ? "true" : "";
   $("last-result").textContent = shown === cp && t.lastCoup ? "Last " + resultText(t, t.lastCoup).replace(/^Coup/, "coup") : "";
 
-  $("roads").hidden = g.key !== "pb";
-  if (g.key === "pb") { spots(t); ChemmyRoads.draw($("roads"), t.roads); }
+  $("roads").hidden = false;
+  if (g.key === "pb") { spots(t); ChemmyRoads.draw($("roads"), t.roads); } else { noteBead(t.lastCoup); drawBeads(); }
+  visibility(); // again: the spots are made
 
   const voidable = cp && cp.coupId && !cp.settled;
   $("void").textContent = voidable ? "Void coup " + cp.number : "Void the coup";
@@ -643,7 +914,118 @@ function render(t, n) {
   tick();
   const key = [t.tableId, t.lastCoup && t.lastCoup.coupId, t.lastCoup && t.lastCoup.settled, t.lastCoup && t.lastCoup.voided, t.bankerPlayerId, t.bank,
     t.highestBid, cp && cp.coupId, cp && (cp.bets || []).length].join("|");
-  if (key !== state.moneyKey) { state.moneyKey = key; refreshBalance(); }
+  if (key !== state.moneyKey) { state.moneyKey = key; refreshBalance(); loadHistory(); }
+  renderMine(t, shown);
+}
+
+// ---- History (ListRounds). On opening a table, and after each coup,
+// a player is shown his own last rounds (at any table: a player may list
+// only his own), staff the table's last rounds; the player's result in
+// the coup shown is told to him from his side ("you lost 10.00"), from
+// his round's net (the settlement's transfers, commission included).
+const HISTORY_SIZE = 10;
+
+async function loadHistory() {
+  const id = state.tableId;
+  if (!id || !state.me || !(isPlayer() || isStaff())) return;
+  const n = state.historyRead = (state.historyRead || 0) + 1;
+  let rounds;
+  try {
+    const req = isPlayer() ? { playerId: state.me, pageSize: HISTORY_SIZE } : { tableId: id, pageSize: HISTORY_SIZE };
+    rounds = (await call(T, "ListRounds", req)).rounds || [];
+  } catch (e) {
+    if (n === state.historyRead && state.tableId === id) $("history-note").textContent = explain(e);
+    return;
+  }
+  if (n !== state.historyRead || state.tableId !== id) return;
+  state.rounds = rounds;
+  for (const r of rounds) if (r.tableId === id) noteBead({ number: r.number, voided: r.state === "ROUND_STATE_VOIDED", outcome: r.outcome, settled: r.state === "ROUND_STATE_SETTLED" });
+  if (state.table && gameOf(state.table).key !== "pb") drawBeads();
+  renderHistory(rounds);
+  if (state.table) renderMine(state.table, shownCoup(state.table));
+}
+
+const roundMoney = (v, r) => money(v, r.currencyExponent !== undefined ? r.currencyExponent : expOf(r.currencyCode || "")) + (r.currencyCode ? " " + r.currencyCode : "");
+// shortId: the end of an id (a ULID's random part: tables opened at
+// the same time differ there).
+const shortId = (id) => String(id || "").slice(-6);
+
+// ownResult is a player's round from his side: "you won 4.75 EUR", "you
+// lost 5.00 EUR", "your stake back", "voided", "in play".
+function ownResult(r) {
+  const me = (r.players || []).find((p) => p.playerId === state.me) || {};
+  if (r.state === "ROUND_STATE_VOIDED") return tr("voided: your stake is returned");
+  if (r.state !== "ROUND_STATE_SETTLED") return tr("in play");
+  const net = BigInt(String(me.net || 0));
+  const as = me.banker ? " " + tr("as the banker") : "";
+  if (net > 0n) return tf("you won {0}", roundMoney(net, r)) + as;
+  if (net < 0n) return tf("you lost {0}", roundMoney(-net, r)) + as;
+  return tr("no money moved: your stake is returned") + as;
+}
+
+const roundOutcomes = { OUTCOME_BANK_WINS: "the bank wins", OUTCOME_BANK_LOSES: "the bank loses", OUTCOME_STAND_OFF: "stand-off" };
+
+function renderHistory(rounds) {
+  const list = $("history-list");
+  list.textContent = "";
+  $("history-title").textContent = isPlayer() ? tr("Your last rounds") : tr("This table's last rounds");
+  $("history-note").textContent = rounds.length ? "" : isPlayer() ? tr("You have played no round yet.") : tr("No round at this table yet.");
+  for (const r of rounds) {
+    const li = document.createElement("li");
+    const game = (GAMES[r.variant] || GAMES.VARIANT_CHEMIN_DE_FER);
+    const here = r.tableId === state.tableId;
+    let text = tr(game.name) + " · " + (here ? tr("this table") : tr("table") + " " + shortId(r.tableId)) + " · " + tr("coup") + " " + (r.number || "?") + ": ";
+    if (isPlayer()) text += ownResult(r);
+    else if (r.state === "ROUND_STATE_VOIDED") text += tr("voided");
+    else if (r.state !== "ROUND_STATE_SETTLED") text += tr("in play");
+    else text += tr(roundOutcomes[r.outcome] || "settled") + ", " + tr("bank net") + " " + roundMoney(r.bankNet, r) + (num(r.commission) ? ", " + tr("commission") + " " + roundMoney(r.commission, r) : "");
+    li.textContent = text;
+    li.dataset.coup = r.coupId || "";
+    li.dataset.table = r.tableId || "";
+    li.dataset.state = r.state || "";
+    if (isPlayer()) li.dataset.net = String(((r.players || []).find((p) => p.playerId === state.me) || {}).net || 0);
+    if (here) li.classList.add("here");
+    list.append(li);
+  }
+}
+
+// noteBead keeps a settled coup's bead for the bead plate of a game
+// without the table's roads: by coup number, its winner from the bank's
+// side (a game of several hands: the bank won them all, lost them all,
+// or neither).
+function noteBead(cp) {
+  if (!cp || !cp.number || !cp.settled || cp.voided) return;
+  let o = cp.outcome;
+  if (!o || o === "OUTCOME_UNSPECIFIED") {
+    const outs = (cp.hands || []).map((h) => h.outcome).filter((x) => x && x !== "OUTCOME_UNSPECIFIED");
+    o = outs.length && outs.every((x) => x === outs[0]) ? outs[0] : outs.length ? "OUTCOME_STAND_OFF" : "";
+  }
+  const winner = { OUTCOME_BANK_WINS: "ROAD_WINNER_BANK", OUTCOME_BANK_LOSES: "ROAD_WINNER_PLAYER", OUTCOME_STAND_OFF: "ROAD_WINNER_TIE" }[o];
+  if (winner) (state.beads = state.beads || {})[cp.number] = winner;
+}
+
+function drawBeads() {
+  const beads = Object.entries(state.beads || {}).map(([n, winner]) => ({ number: Number(n), winner })).sort((a, b) => a.number - b.number);
+  const known = isStaff() ? tr("this table's coups") : tr("the coups seen here and yours");
+  ChemmyRoads.drawBeads($("roads"), beads, tr("Roads") + " (" + known + ")");
+}
+
+// shownCoup is the coup the table view shows: the one in play once
+// something is on it, else the last one.
+function shownCoup(t) {
+  const cp = t.coup || null;
+  return live(cp) ? cp : (t.lastCoup || cp || {});
+}
+
+// renderMine tells the player his result in coup cp, once it is over
+// and his round is read (loadHistory).
+function renderMine(t, cp) {
+  const el = $("my-result");
+  const r = isPlayer() && cp && cp.coupId && (state.rounds || []).find((x) => x.coupId === cp.coupId && (x.players || []).some((p) => p.playerId === state.me));
+  const over = r && (r.state === "ROUND_STATE_SETTLED" || r.state === "ROUND_STATE_VOIDED");
+  el.textContent = over ? tr("Coup") + " " + (cp.number || r.number || "") + ": " + ownResult(r) + "." : "";
+  el.dataset.net = over ? String(((r.players || []).find((p) => p.playerId === state.me) || {}).net || 0) : "";
+  el.dataset.coup = over ? cp.coupId : "";
 }
 
 // advise asks for the croupier's advice (GetAdvice) once per decision that
@@ -927,12 +1309,21 @@ function renderFair(t) {
   hint.dataset.seed = rec ? rec.seed : "";
 }
 
+// tick shows the time left to the table's deadline, in words and as a
+// countdown ring (the share left of the time from when the page first
+// saw that deadline).
 function tick() {
   const t = state.table;
-  const el = $("timeleft");
-  if (!t || !t.turnDeadline) { el.textContent = "—"; return; }
-  const left = Math.max(0, Math.round((Date.parse(t.turnDeadline) - Date.now()) / 1000));
+  const el = $("timeleft"), ring = $("ring");
+  if (!t || !t.turnDeadline) { el.textContent = "—"; ring.hidden = true; return; }
+  const end = Date.parse(t.turnDeadline);
+  if (state.deadline !== t.turnDeadline) { state.deadline = t.turnDeadline; state.deadlineSeen = Date.now(); }
+  const ms = Math.max(0, end - Date.now()), left = Math.round(ms / 1000);
   el.textContent = left + " s";
+  ring.hidden = false;
+  $("ring-text").textContent = String(left);
+  ring.style.setProperty("--left", String(Math.min(1, ms / Math.max(1, end - state.deadlineSeen))));
+  ring.classList.toggle("mine", $("prompt").classList.contains("mine"));
 }
 setInterval(tick, 1000);
 
@@ -942,6 +1333,29 @@ async function tableAct(method, extra) {
   const r = await act(() => call(T, method, Object.assign({ requestId: rid(), tableId: state.tableId, playerId: state.me }, extra || {})));
   if (r && r.table) render(r.table, n);
   return r;
+}
+
+// amountAct calls method with the amount typed in input id (major units
+// of the table's currency) as field, in minor units; an amount that is
+// none, or has more decimals than the currency, is refused here.
+function amountAct(method, id, extra, field) {
+  const t = state.table, exp = expOf(t), v = minorOf($(id).value, exp);
+  if (v === null || v === "0") {
+    showError(new CallError("invalid_argument", tr("Not an amount of") + " " + (codeOf(t) || tr("the table's currency")) + ": " + JSON.stringify($(id).value) +
+      " (" + (exp ? tr("at most") + " " + exp + " " + tr("decimals") : tr("no decimals")) + ")", "", ""));
+    return null;
+  }
+  return tableAct(method, Object.assign({ [field || "amount"]: v }, extra || {}));
+}
+
+// amountDefaults fills the amount inputs, once per table, with its
+// minimums in major units.
+function amountDefaults(t) {
+  if (state.amountsFor === t.tableId) return;
+  state.amountsFor = t.tableId;
+  const r = rulesOf(t), exp = expOf(t);
+  $("bank-amount").value = money(num(r.minimumBank) || 100 * 10 ** exp, exp).split(SEPARATORS.group).join("");
+  $("bet-amount").value = money(num(r.minBet) || num(r.minStake) || 10 ** exp, exp).split(SEPARATORS.group).join("");
 }
 
 async function createTable() {
@@ -967,17 +1381,17 @@ function bind() {
   $("leave").addEventListener("click", () => tableAct("LeaveTable"));
   $("reality-continue").addEventListener("click", () => answerRealityCheck("REALITY_CHECK_ANSWER_CONTINUE"));
   $("reality-stop").addEventListener("click", () => answerRealityCheck("REALITY_CHECK_ANSWER_STOP"));
-  $("accept-bank").addEventListener("click", () => tableAct("AcceptBank", { amount: $("bank-amount").value }));
-  $("bid-bank").addEventListener("click", () => tableAct("BidBank", { amount: $("bank-amount").value }));
+  $("accept-bank").addEventListener("click", () => amountAct("AcceptBank", "bank-amount"));
+  $("bid-bank").addEventListener("click", () => amountAct("BidBank", "bank-amount"));
   $("decline-bank").addEventListener("click", () => tableAct("DeclineBank"));
   $("pass-bank").addEventListener("click", () => tableAct("PassBank"));
   $("raise-bank").addEventListener("click", () => tableAct("RaiseBank", { raise: true }));
   $("keep-bank").addEventListener("click", () => tableAct("RaiseBank", { raise: false }));
   $("bet").addEventListener("click", () => {
-    const extra = { amount: $("bet-amount").value };
+    const extra = {};
     if (banque()) extra.side = $("bet-side").value;
     else if (state.table && gameOf(state.table).key === "cf" && $("over-bank").checked) extra.overBank = true;
-    return tableAct("PlaceBet", extra);
+    return amountAct("PlaceBet", "bet-amount", extra);
   });
   $("banco").addEventListener("click", () => tableAct("CallBanco"));
   $("decline-bet").addEventListener("click", () => tableAct("DeclineBet"));
@@ -994,6 +1408,7 @@ function bind() {
 }
 
 async function start() {
+  translateStatic();
   bind();
   pruneSeeds();
   await loadReasons();

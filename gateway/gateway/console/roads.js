@@ -10,6 +10,8 @@
 //   - big eye boy: hollow circles, small road: filled circles, cockroach
 //     pig: strokes; red when the big road repeats its pattern, blue when
 //     it breaks it.
+// The other games have a bead plate of the coups the console knows
+// (drawBeads): red the bank won, blue it lost, green a stand-off.
 "use strict";
 
 const ChemmyRoads = (() => {
@@ -114,5 +116,25 @@ const ChemmyRoads = (() => {
       figure("Cockroach pig", derived("cockroach-pig", r.cockroachPig || [], "slash")));
   }
 
-  return { draw };
+  // drawBeads replaces container's content with a bead plate of the
+  // games without the table's roads (chemin de fer, banque, the old
+  // game): beads [{winner: "ROAD_WINNER_BANK" | ..._PLAYER | ..._TIE,
+  // number}] in coup order, six to a column; caption says whose coups.
+  function drawBeads(container, beads, caption) {
+    container.textContent = "";
+    const laid = beads.map((b, i) => ({ col: Math.floor(i / ROWS), row: i % ROWS, winner: b.winner, total: b.number }));
+    const svg = grid("bead-plate", laid, 24, 12);
+    for (const b of laid) {
+      const [x, y] = centre(b, 24);
+      svg.append(el("circle", { cx: x, cy: y, r: 24 * 0.42, fill: colour[b.winner] || "#888", class: "bead", "data-winner": winnerName[b.winner] || "", "data-coup": b.total || 0 }));
+      const t = el("text", { x, y: y + 4, "text-anchor": "middle", "font-size": 10, fill: "#fff", "font-weight": "bold" });
+      t.textContent = ({ ROAD_WINNER_BANK: "B", ROAD_WINNER_PLAYER: "P", ROAD_WINNER_TIE: "T" })[b.winner] || "?";
+      svg.append(t);
+    }
+    const h = document.createElement("h3");
+    h.textContent = caption;
+    container.append(h, figure("Bead plate", svg, beads.length));
+  }
+
+  return { draw, drawBeads };
 })();

@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+)
+
+// aliceBanks opens a chemin de fer table (its id) on a certification
+// shoe dealing cards first, seats alice and bob, and has alice take a
+// bank of 1000.
+func aliceBanks(t *testing.T, c *client, cards ...string) string {
+	t.Helper()
+	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
+		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: certificationRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestConsoleHistoryOnOpen: two coups of chemin de fer are played at a
+// table (through the API) before anyone opens it in the console; the
+// banker's natural 9 beats the player's 5 both times, bob losing 500 then
+// 300 to alice's bank (5% commission: she nets 475 and 285). Opening the
+// table then shows each player his own last rounds, newest first, from
+// his side in major units ("you lost 3.00 EUR"), and his result in the
+// last coup; the croupier the table's rounds with the bank's net (what
+// the settlement moved to the banker: 500 less the commission of 25);
+// and
+// both a bead plate of the two coups.
+func TestConsoleHistoryOnOpen(t *testing.T) {
+	b, st, c := consoleRig(t, 5000, "alice", "bob")
+	cards := []string{"2C", "9H", "3D", "TC", "2D", "9S", "3H", "TD"}
+	id := aliceBanks(t, c, cards...)
+	for i, amount := range []int64{500, 300} {
+		if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: fmt.Sprintf("%s/bet/%d", t.Name(), i), TableId: id, PlayerId: "bob", Amount: amount}); err != nil {
+			t.Fatal(err)
+		}
+		// Wait for the settlement before the next bet.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("coup %d is not settled", i+1)
+			}
+			g, err := c.table.GetTable(as(t, "croupier"), &tablev1.GetTableRequest{TableId: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.GetTable().GetCoupsPlayed() == int64(i+1) && g.GetTable().GetState() == tablev1.TableState_TABLE_STATE_BETTING {
+				break
+			}
+		}
+	}
+	if a, bb := c.balance(t, "player:alice"), c.balance(t, "player:bob"); a != 5000+475+285 || bb != 5000-800 {
+		t.Fatalf("balances alice %d bob %d, want %d %d", a, bb, 5000+475+285, 5000-800)
+	}
+
+	q := "?table=" + id
+	history := `[...document.querySelectorAll('#history-list li')].map(li => li.textContent).join(' | ')`
+	for _, w := range []struct {
+		who, history, mine string
+	}{
+		{"bob", "chemin de fer · this table · coup 2: you lost 3.00 EUR | chemin de fer · this table · coup 1: you lost 5.00 EUR", "Coup 2: you lost 3.00 EUR."},
+		{"alice", "chemin de fer · this table · coup 2: you won 2.85 EUR as the banker | chemin de fer · this table · coup 1: you won 4.75 EUR as the banker",
+			"Coup 2: you won 2.85 EUR as the banker."},
+		{"croupier", "chemin de fer · this table · coup 2: the bank wins, bank net 2.85 EUR, commission 0.15 EUR | chemin de fer · this table · coup 1: the bank wins, bank net 4.75 EUR, commission 0.25 EUR", ""},
+	} {
+		p := b.open(st.GatewayHTTPAddr, w.who, q)
+		p.do("sees the history", waitFor(`document.querySelectorAll('#history-list li').length === 2`))
+		if got := p.eval(history); got != w.history {
+			t.Errorf("%s is shown the history %q, want %q", w.who, got, w.history)
+		}
+		if w.mine != "" {
+			p.do("sees his result", waitFor(`document.getElementById('my-result').textContent !== ''`))
+		}
+		if got := p.text("my-result"); got != w.mine {
+			t.Errorf("%s is told %q, want %q", w.who, got, w.mine)
+		}
+		// The bead plate: both coups, won by the bank.
+		p.do("sees the bead plate", waitFor(`document.querySelectorAll('#bead-plate circle.bead').length === 2`))
+		if got := p.eval(`[...document.querySelectorAll('#bead-plate circle.bead')].map(c => c.dataset.winner).join(' ')`); got != "bank bank" {
+			t.Errorf("%s's bead plate shows %q, want %q", w.who, got, "bank bank")
+		}
+		if w.who == "bob" {
+			if got := p.text("history-title"); !strings.Contains(got, "Your last rounds") {
+				t.Errorf("bob's history is titled %q", got)
+			}
+			p.shot("history-bob.png")
+		}
+	}
+}
