@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
+	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 )
 
@@ -152,7 +153,13 @@ func TestMetricsByOperator(t *testing.T) {
 	if err := h.table.RegisterGauges(); err != nil {
 		t.Fatal(err)
 	}
-	h.fund(10000, "ann", "abe", "bea")
+	for op, players := range map[string][]string{"casino-a": {"ann", "abe"}, "casino-b": {"bea"}} {
+		for _, p := range players {
+			if _, err := h.wallets.Deposit(h.asOf("op", auth.RoleOperator, op), &walletv1.DepositRequest{RequestId: "fund/" + p, AccountId: "player:" + p, Amount: 10000}); err != nil {
+				t.Fatalf("%s funds %s: %v", op, p, err)
+			}
+		}
+	}
 	aCroupier := h.asOf("operator-a", auth.RoleOperator, "casino-a")
 	order := []string{"4C", "3H", "5D", "5S"}
 	for len(order) < 40 {
