@@ -49,7 +49,8 @@ const tenancyTokens = `tokens:
 // request id) and its own house bank, and plays a coup at its table;
 // each one's bob has his own account, every read or write of the other
 // operator's accounts is NOT_FOUND, each operator's audit balances apart
-// and the deployment's in sum, and each operator's money is conserved.
+// and the deployment's in sum, and each operator's money is conserved;
+// the business metrics count each operator's coup in its own series.
 func TestTwoOperatorsShareNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -58,7 +59,7 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	if err := os.WriteFile(toks, []byte(tenancyTokens), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	st := startStackWith(t, stack.Config{TokensFile: toks, Limits: gateway.LimitConfig{Rate: -1}, Shards: 2})
+	st := startStackWith(t, stack.Config{TokensFile: toks, Limits: gateway.LimitConfig{Rate: -1}, Shards: 2, MetricsAddr: "127.0.0.1:0"})
 	c := dial(t, st.GatewayAddr)
 	tok := func(who string) context.Context { return withToken(t, who+"-token") }
 
@@ -388,6 +389,23 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	if got := books("everywhere", all); len(got) != 3 || got["casino-a"] != inWallet["casino-a"] || got["casino-b"] != inWallet["casino-b"] ||
 		got["operator"] != 0 || total(all) != inWallet["casino-a"]+inWallet["casino-b"] {
 		t.Errorf("the deployment's audit: books %v, in wallet %d; want %v and the default operator's empty ones, their sum", got, total(all), inWallet)
+	}
+
+	// The business series are split by operator: each operator's one
+	// coup (and its one settlement, its one open table) in its own
+	// series, none in the default operator's.
+	mfs := scrape(t, "http://"+st.MetricsAddr+"/metrics")
+	for _, x := range []struct {
+		name, op string
+		want     float64
+	}{
+		{"chemmy_coups_total", "casino-a", 1}, {"chemmy_coups_total", "casino-b", 1}, {"chemmy_coups_total", "operator", 0},
+		{"chemmy_settlements_total", "casino-a", 1}, {"chemmy_settlements_total", "casino-b", 1}, {"chemmy_settlements_total", "operator", 0},
+		{"chemmy_tables_open", "casino-a", 1}, {"chemmy_tables_open", "casino-b", 1}, {"chemmy_tables_open", "operator", 0},
+	} {
+		if got, _ := series(mfs, x.name, l("operator", x.op)); got != x.want {
+			t.Errorf("%s{operator=%q} = %v, want %v", x.name, x.op, got, x.want)
+		}
 	}
 
 	// The events of casino-a's table, as its croupier watched them, up to
