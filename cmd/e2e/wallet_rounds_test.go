@@ -179,35 +179,18 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 		t.Fatal("no operator transaction")
 	}
 
-	// Every round the operator saw resolves at its table.
-	recs, err := r.ref.Transactions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type roundKey struct{ table, round string }
-	seen := map[roundKey][]string{}
+	// Every round the operator saw resolves at its table, and is over.
+	seen, final := r.roundsResolve()
 	refusedDebits := 0
-	for _, rec := range recs {
-		k := roundKey{rec.Request.TableID, rec.Request.RoundID}
-		seen[k] = append(seen[k], rec.Kind+" "+rec.Status)
-		if rec.Kind == opwallet.OpDebit && rec.Status == refwallet.StatusRefused {
-			refusedDebits++
+	for _, kinds := range seen {
+		for _, k := range kinds {
+			if k == opwallet.OpDebit+" "+refwallet.StatusRefused {
+				refusedDebits++
+			}
 		}
 	}
 	if refusedDebits != 2 {
 		t.Errorf("the operator refused %d debits, want 2 (dave's bank and bet)", refusedDebits)
-	}
-	final := map[string]tablev1.RoundState{}
-	for k, kinds := range seen {
-		g, err := r.c.table.GetRound(r.as(ctx, "croupier"), &tablev1.GetRoundRequest{TableId: k.table, CoupId: k.round})
-		if err != nil {
-			t.Errorf("round %s of table %s (operator: %v): GetRound %v", k.round, k.table, kinds, err)
-			continue
-		}
-		final[k.round] = g.GetRound().GetState()
-		if s := g.GetRound().GetState(); s == tablev1.RoundState_ROUND_STATE_IN_PLAY || s == tablev1.RoundState_ROUND_STATE_UNSPECIFIED {
-			t.Errorf("round %s of closed table %s (operator: %v) is %s", k.round, k.table, kinds, s)
-		}
 	}
 
 	// Every round of every (closed) table is over; the ones the scenario
@@ -259,4 +242,41 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 	if daves != 1 {
 		t.Errorf("%d rounds of the refused table besides alice's coup, want 1 (dave's refused bank)", daves)
 	}
+}
+
+// walletRound is a round as the operator's wallet saw it: its table and
+// its round id.
+type walletRound struct{ table, round string }
+
+// roundsResolve checks that every round of the operator's records (every
+// debit, credit, rollback and round_end it saw, the refused ones
+// included) resolves with GetRound at its table and is over, every
+// table being closed. It returns the operator's transactions of each
+// round ("kind status") and each round's state.
+func (r *seamlessRig) roundsResolve() (map[walletRound][]string, map[string]tablev1.RoundState) {
+	t := r.t
+	t.Helper()
+	recs, err := r.ref.Transactions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[walletRound][]string{}
+	for _, rec := range recs {
+		k := walletRound{rec.Request.TableID, rec.Request.RoundID}
+		seen[k] = append(seen[k], rec.Kind+" "+rec.Status)
+	}
+	final := map[string]tablev1.RoundState{}
+	for k, kinds := range seen {
+		g, err := r.c.table.GetRound(as(t, "croupier"), &tablev1.GetRoundRequest{TableId: k.table, CoupId: k.round})
+		if err != nil {
+			t.Errorf("round %s of table %s (operator: %v): GetRound %v", k.round, k.table, kinds, err)
+			continue
+		}
+		s := g.GetRound().GetState()
+		final[k.round] = s
+		if s == tablev1.RoundState_ROUND_STATE_IN_PLAY || s == tablev1.RoundState_ROUND_STATE_UNSPECIFIED {
+			t.Errorf("round %s of closed table %s (operator: %v) is %s", k.round, k.table, kinds, s)
+		}
+	}
+	return seen, final
 }

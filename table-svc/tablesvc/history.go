@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -606,6 +607,9 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	var events []*eventsv1.TableEvent
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRounds).Get([]byte(req.GetCoupId()))
+		if base, ok := walletRoundCoup(req.GetCoupId()); v == nil && ok {
+			v = tx.Bucket(bucketRounds).Get([]byte(base))
+		}
 		if v == nil {
 			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
 		}
@@ -660,6 +664,21 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	round := r.toRound(caller)
 	s.operatorBalances(ctx, r, caller, round)
 	return &tablev1.GetRoundResponse{Round: round, Events: events, Transfers: r.transfersFor(caller)}, nil
+}
+
+// walletRoundCoup reads a wallet round id "<coup id>.<n>" (n >= 2: the
+// wallet's round of a stake a player made in a coup after his round of it
+// had ended, seamless mode) as its coup id. A coup id holds no ".".
+func walletRoundCoup(id string) (string, bool) {
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 {
+		return "", false
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 2 || strconv.Itoa(n) != id[i+1:] || strings.Contains(id[:i], ".") {
+		return "", false
+	}
+	return id[:i], true
 }
 
 // operatorBalances gives round's players their balances in the

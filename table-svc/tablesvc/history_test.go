@@ -368,7 +368,8 @@ func TestRoundHistoryVoidedHoleCards(t *testing.T) {
 // dave's bet against it is refused; the table closes before any card:
 // that round, whose coup has no event, is CANCELLED too, with alice its
 // banker (her bank her stake) and dave in it, staking nothing. GetRound
-// answers both; dave reads his, and recalls both.
+// answers both; dave reads his, and recalls both. GetRound answers the
+// wallet's round id "<coup>.2" with the coup's round.
 func TestRoundOfEveryStake(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice")
@@ -427,5 +428,14 @@ func TestRoundOfEveryStake(t *testing.T) {
 	}
 	if n := len(h.mustListRounds("dave", &tablev1.ListRoundsRequest{PlayerId: "dave"})); n != 2 {
 		t.Errorf("dave recalls %d rounds, want 2", n)
+	}
+	// The wallet's round "<coup>.<n>" (a stake after the player's round
+	// of the coup ended there) is the coup's round; no other suffix is.
+	if g, err := h.getRound("croupier", id, coup+".2"); err != nil || g.GetRound().GetCoupId() != coup {
+		t.Errorf("round %s.2: %v, %v; want coup %s's round", coup, g.GetRound(), err, coup)
+	}
+	for _, c := range []string{coup + ".1", coup + ".02", coup + ".x", coup + ".", coup + ".2.2"} {
+		_, err := h.getRound("croupier", id, c)
+		wantReason(t, err, codes.NotFound, reasonRoundNotFound)
 	}
 }

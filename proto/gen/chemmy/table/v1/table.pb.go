@@ -7322,9 +7322,13 @@ func (x *ListRoundsResponse) GetUnreachable() []string {
 
 // GetRoundRequest names a round: its table and its coup.
 type GetRoundRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	CoupId        string                 `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The coup id, or a round id the wallet sent the operator's wallet in
+	// seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
+	// player made in the coup after his round of it had ended there; that
+	// names the coup's round (Round.coup_id is the coup id).
+	CoupId        string `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

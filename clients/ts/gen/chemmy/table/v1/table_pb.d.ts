@@ -3610,6 +3610,11 @@ export declare type GetRoundRequest = Message<"chemmy.table.v1.GetRoundRequest">
   tableId: string;
 
   /**
+   * The coup id, or a round id the wallet sent the operator's wallet in
+   * seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
+   * player made in the coup after his round of it had ended there; that
+   * names the coup's round (Round.coup_id is the coup id).
+   *
    * @generated from field: string coup_id = 2;
    */
   coupId: string;
