@@ -41,7 +41,12 @@ What it needs on the operator's side:
   - a player id the wallet does not know (-unknown-player; a fresh one by
     default) and a currency the test player is not in (-other-currency);
   - during a secret rotation, the secret being rotated in (-new-secret-file):
-    the check secret-rotation is skipped without it.
+    the check secret-rotation is skipped without it;
+  - game-launch sessions of the test player: one your wallet holds as ended
+    (-expired-session; the check session-expired is skipped without it) and,
+    if your wallet checks session_id, one it holds as live (-session; by
+    default a session it never saw, which a wallet that ignores sessions
+    accepts).
 
 The calls are real transactions: run it against a test or staging wallet, or
 with a test player your reports can tell apart.
@@ -77,6 +82,8 @@ func walletConformanceMain(ctx context.Context, args []string, stdout, stderr io
 	timeout := fs.Duration("timeout", opwallet.DefaultTimeout, "the timeout of each call (chemmy's default: a slower answer is an unknown outcome to chemmy)")
 	allowHTTP := fs.Bool("allow-http", false, "allow a plain http -url on a non-loopback host (a private network only)")
 	caFile := fs.String("ca-file", "", "PEM file of the CA(s) signing the wallet's https certificate (default: the system roots)")
+	session := fs.String("session", "", `a game-launch session (session_id) of the test player your wallet holds as live (default "cc-<run id>-session", one it never saw)`)
+	expired := fs.String("expired-session", "", "a game-launch session of the test player your wallet holds as ended (without it the check session-expired is skipped)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -98,7 +105,8 @@ func walletConformanceMain(ctx context.Context, args []string, stdout, stderr io
 		return bad("%v", err)
 	}
 	cfg := conformance.Config{BaseURL: *base, AllowInsecureHTTP: *allowHTTP, Secret: secret, Player: *player,
-		Currency: *currency, OtherCurrency: *other, UnknownPlayer: *unknown, Amount: *amount, TableID: *table, Timeout: *timeout}
+		Currency: *currency, OtherCurrency: *other, UnknownPlayer: *unknown, Amount: *amount, TableID: *table, Timeout: *timeout,
+		Session: *session, ExpiredSession: *expired}
 	if *amount <= 0 || *timeout <= 0 {
 		return bad("-amount and -timeout must be > 0")
 	}

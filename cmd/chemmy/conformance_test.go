@@ -31,6 +31,9 @@ var (
 const (
 	kitPlayer  = "conformance-player"
 	kitFunding = 10_000
+	// kitExpired is a game-launch session of the test player that the
+	// wallet ended (the kit's -expired-session).
+	kitExpired = "ls-ended"
 )
 
 // kitWallet starts a reference wallet funding the kit's test player, with
@@ -49,6 +52,7 @@ func kitWallet(t *testing.T, rotating bool) *refwallet.Server {
 	if err := w.SetBalance(kitPlayer, kitFunding); err != nil {
 		t.Fatal(err)
 	}
+	w.ExpireSession(kitExpired)
 	return w
 }
 
@@ -71,7 +75,7 @@ func runKitWith(t *testing.T, base string, secret, newSecret []byte) (int, strin
 	secretFile, newFile := filepath.Join(dir, "secret"), filepath.Join(dir, "new-secret")
 	os.WriteFile(secretFile, append(bytes.Clone(secret), '\n'), 0o600)
 	os.WriteFile(newFile, newSecret, 0o600)
-	args := []string{"-url", base, "-secret-file", secretFile, "-player", kitPlayer}
+	args := []string{"-url", base, "-secret-file", secretFile, "-player", kitPlayer, "-expired-session", kitExpired}
 	if newSecret != nil {
 		args = append(args, "-new-secret-file", newFile)
 	}
@@ -160,7 +164,7 @@ func TestWalletConformanceKit(t *testing.T) {
 	}{
 		// A replayed debit is applied as a new one: the replay moves money
 		// twice, and so does the rolled back debit sent again.
-		{"replayed debit applied again", false, []string{"debit-replay", "debit-after-rollback"}},
+		{"replayed debit applied again", false, []string{"debit-replay", "debit-after-rollback", "session"}},
 		// A rollback of a debit it has not seen leaves no tombstone: the
 		// late debit is applied.
 		{"debit applied after its rollback", false, []string{"late-debit-after-rollback"}},
@@ -173,9 +177,23 @@ func TestWalletConformanceKit(t *testing.T) {
 		// Refusals go out unsigned: chemmy cannot trust any of them.
 		{"refusals unsigned", false, []string{"balance-unknown-player", "balance-currency-mismatch", "debit-id-reused",
 			"debit-after-rollback", "late-debit-after-rollback", "insufficient-funds", "unknown-player", "currency-mismatch",
-			"signature-wrong-secret", "signature-stale-timestamp"}},
+			"session-expired", "signature-wrong-secret", "signature-stale-timestamp"}},
 		// A round_end of a round in which the wallet applied nothing is refused.
-		{"round end of an unknown round refused", false, []string{"round-end-no-stake"}},
+		{"round end of an unknown round refused", false, []string{"round-end-no-stake", "session-expired"}},
+		// Any call carrying a session_id is refused as malformed.
+		{"session refused", false, []string{"session", "session-expired"}},
+		// The session is dropped on the way: a debit in an ended session
+		// is applied.
+		{"session ignored", false, []string{"session-expired"}},
+		// Every call in an ended session is refused, its credit and round
+		// ends too.
+		{"ended session refuses everything", false, []string{"session-expired"}},
+		// A debit carrying a session is not checked against its id: its
+		// replay is applied again.
+		{"replay in a session applied again", false, []string{"session"}},
+		// An ended session's debit is answered 500, not refused: an
+		// unknown outcome to chemmy.
+		{"ended session answered 500", false, []string{"session-expired"}},
 	} {
 		t.Run(c.bug, func(t *testing.T) {
 			w := kitWallet(t, c.rotating && c.bug != "new secret refused")
@@ -282,6 +300,29 @@ func (p *wrongWallet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			tx.RolledBackID += ".elsewhere" // the tombstone lands on another id
 			resign()
 		}
+	case p.bug == "session refused" && tx.SessionID != "":
+		p.mu.Unlock()
+		p.answer(w, r, kitSecret, http.StatusBadRequest, opwallet.Refusal{Code: opwallet.CodeInvalidRequest, Message: "unknown field session_id", TransactionID: origID})
+		return
+	case p.bug == "session ignored" && tx.SessionID != "":
+		tx.SessionID = ""
+		resign()
+	case p.bug == "ended session refuses everything" && tx.SessionID == kitExpired && op != opwallet.OpDebit:
+		p.mu.Unlock()
+		p.answer(w, r, kitSecret, http.StatusForbidden, opwallet.Refusal{Code: opwallet.CodeSessionExpired, Message: "session ended", TransactionID: origID})
+		return
+	case p.bug == "replay in a session applied again" && op == opwallet.OpDebit && tx.SessionID != "":
+		if p.debits[tx.TransactionID] == "seen" {
+			p.n++
+			tx.TransactionID += ".s" + strconv.Itoa(p.n)
+			resign()
+		} else {
+			p.debits[tx.TransactionID] = "seen"
+		}
+	case p.bug == "ended session answered 500" && op == opwallet.OpDebit && tx.SessionID == kitExpired:
+		p.mu.Unlock()
+		p.answer(w, r, kitSecret, http.StatusInternalServerError, opwallet.Refusal{Code: "INTERNAL", Message: "session store down", TransactionID: origID})
+		return
 	case p.bug == "round end of an unknown round refused" && op == opwallet.OpRoundEnd && !p.applied[tx.RoundID]:
 		p.mu.Unlock()
 		p.answer(w, r, kitSecret, http.StatusConflict, opwallet.Refusal{Code: "UNKNOWN_ROUND", Message: "no bet in this round", TransactionID: origID})

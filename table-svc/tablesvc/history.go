@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,13 @@ import (
 // kept in full (unredacted) in the same transaction that saves it (save
 // calls recordRounds), with a summary of its coup (a round) and indexes by
 // player, by table and by time. See ListRounds and GetRound in
-// chemmy.table.v1 for who reads what.
+// chemmy.table.v1 for who reads what. A round a hold names (its
+// reference's coup, which the wallet, and in seamless mode the operator's
+// wallet, is sent as the round id) is recorded with the hold's escrow
+// intent, before the wallet is called (stakeRound), so every round id the
+// wallet ever sees is one GetRound answers; a round whose coup the table
+// will never open is cancelled (cancelStaked), and the close of a table
+// ends every round of it still in play (finishRounds).
 //
 // Layout:
 //
@@ -87,6 +94,11 @@ type roundRecord struct {
 	// Operator is the table's operator (operator.go); empty for a round
 	// recorded before tables had operators: DefaultOperator's.
 	Operator string `json:"operator_id,omitempty"`
+	// Staked is set while the round is known only from the wallet calls
+	// that named it (stakeRound): no event of its coup saved, and not the
+	// table's coup yet. The save of the change that makes it either names
+	// the banker as newRound does and clears it.
+	Staked bool `json:"staked,omitempty"`
 }
 
 // operator is the round's operator.
@@ -234,6 +246,11 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 				if err := json.Unmarshal(v, r); err != nil {
 					return err
 				}
+				if r.Staked {
+					// Known from a stake so far: its first event.
+					r.Staked = false
+					r.nameBanker(c, &fresh)
+				}
 			} else {
 				if r, err = newRound(tx, c, ev, &fresh); err != nil {
 					return err
@@ -257,6 +274,23 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		}
 		fresh[id] = f
 	}
+	if id := c.t.adapter().coupID(c.t); id != "" && open[id] == nil {
+		// The table's coup, known so far only from its stakes
+		// (stakeRound): its bank went up in this change or before, with
+		// no event of the coup yet.
+		if v := rounds.Get([]byte(id)); v != nil {
+			r := new(roundRecord)
+			if err := json.Unmarshal(v, r); err != nil {
+				return err
+			}
+			if r.Staked {
+				r.Staked = false
+				r.nameBanker(c, &fresh)
+				open[id] = r
+				order = append(order, id)
+			}
+		}
+	}
 	for _, id := range order {
 		r := open[id]
 		for _, p := range fresh[id] {
@@ -272,7 +306,115 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 			return err
 		}
 	}
+	for _, ev := range c.events {
+		if ev.GetTableClosed() != nil {
+			return finishRounds(tx, c.t.ID, ev.GetOccurTime().AsTime().UnixNano())
+		}
+	}
 	return nil
+}
+
+// finishRounds ends, in tx, every round of table tableID still in play
+// when the table closes: ROUND_STATE_CANCELLED at end (unix ns). A table
+// closes between coups only, so no stake of such a round stands: the
+// betting of a coup no one bet in (a bank just put up, turns timed out),
+// or a round known only from a stake the wallet refused or that was
+// rolled back.
+func finishRounds(tx *bolt.Tx, tableID string, end int64) error {
+	rounds := tx.Bucket(bucketRounds)
+	prefix := []byte("t\x00" + tableID + "\x00")
+	c := tx.Bucket(bucketRoundIndex).Cursor()
+	var done []*roundRecord
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		rv := rounds.Get(v)
+		if rv == nil {
+			continue
+		}
+		r := new(roundRecord)
+		if err := json.Unmarshal(rv, r); err != nil {
+			return err
+		}
+		if !r.over() {
+			r.State, r.Staked, r.End = int32(tablev1.RoundState_ROUND_STATE_CANCELLED), false, max(end, r.Start)
+			done = append(done, r)
+		}
+	}
+	for _, r := range done { // not while the cursor reads the index
+		if err := putRound(rounds, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func putRound(rounds *bolt.Bucket, r *roundRecord) error {
+	v, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	return rounds.Put([]byte(r.CoupID), v)
+}
+
+// stakeRound records in tx that a call to the wallet is about to name
+// round coupID of table t for player's stake (a bank or a bid for it when
+// bank), before the call: every round id the wallet (and, in seamless
+// mode, the operator's wallet) is ever sent is a round GetRound answers.
+// A round not recorded yet starts here, in play, naming the player
+// (Staked until its first event is saved); one recorded names him from
+// now on. Time: now.
+func stakeRound(tx *bolt.Tx, t *table, coupID, player string, bank bool, now time.Time) error {
+	rounds := tx.Bucket(bucketRounds)
+	r := new(roundRecord)
+	if v := rounds.Get([]byte(coupID)); v != nil {
+		if err := json.Unmarshal(v, r); err != nil {
+			return err
+		}
+		if r.named(player) {
+			return nil
+		}
+	} else {
+		var err error
+		if r, err = startRound(tx, t, coupID, now.UnixNano()); err != nil {
+			return err
+		}
+		r.Staked, r.End = true, r.Start
+	}
+	var fresh []string
+	p := r.player(player, &fresh)
+	p.Banker = p.Banker || bank
+	if err := tx.Bucket(bucketRoundIndex).Put(indexKey("p", player, r.Start, coupID), []byte(coupID)); err != nil {
+		return err
+	}
+	return putRound(rounds, r)
+}
+
+// cancelStaked ends round coupID as ROUND_STATE_CANCELLED at now when it
+// is known only from stakes (no event of its coup saved) and the table
+// will not open a coup under its id: a bank or first bet the wallet
+// refused, or one rolled back, before the table opened its coup. Any
+// other round is left as it is. Its end is in the time of the events
+// (the wall clock, as their occur_time).
+func (s *Service) cancelStaked(coupID string) {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		rounds := tx.Bucket(bucketRounds)
+		v := rounds.Get([]byte(coupID))
+		if v == nil {
+			return nil
+		}
+		r := new(roundRecord)
+		if err := json.Unmarshal(v, r); err != nil {
+			return err
+		}
+		if !r.Staked || r.over() {
+			return nil
+		}
+		r.State, r.Staked, r.End = int32(tablev1.RoundState_ROUND_STATE_CANCELLED), false, max(time.Now().UnixNano(), r.Start)
+		return putRound(rounds, r)
+	})
+	if err != nil {
+		// It stays in play until its table closes (finishRounds).
+		s.log.Warn("round not cancelled", "coup", coupID, "err", err)
+	}
 }
 
 // newRound starts the record of the round whose first event is ev: its
@@ -280,33 +422,49 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 // the bank as it starts (whose acceptance of the bank came before the
 // coup had an id).
 func newRound(tx *bolt.Tx, c *change, ev *eventsv1.TableEvent, fresh *map[string][]string) (*roundRecord, error) {
-	id := ev.GetCoupId()
+	r, err := startRound(tx, c.t, ev.GetCoupId(), ev.GetOccurTime().AsTime().UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	r.nameBanker(c, fresh)
+	return r, nil
+}
+
+// startRound starts the record of round id of table t, in play since
+// start (unix ns): its number at the table, its table and time indexes.
+func startRound(tx *bolt.Tx, t *table, id string, start int64) (*roundRecord, error) {
 	counts := tx.Bucket(bucketRoundTables)
 	var n int64
-	if v := counts.Get([]byte(c.t.ID)); len(v) == 8 {
+	if v := counts.Get([]byte(t.ID)); len(v) == 8 {
 		n = int64(binary.BigEndian.Uint64(v))
 	}
 	n++
-	if err := counts.Put([]byte(c.t.ID), be64(n)); err != nil {
+	if err := counts.Put([]byte(t.ID), be64(n)); err != nil {
 		return nil, err
 	}
-	r := &roundRecord{CoupID: id, TableID: c.t.ID, Variant: c.t.Variant, Number: n,
-		Start: ev.GetOccurTime().AsTime().UnixNano(), State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY),
-		Currency: c.t.Currency, Exponent: c.t.tableExponent(), Operator: c.t.operator()}
+	r := &roundRecord{CoupID: id, TableID: t.ID, Variant: t.Variant, Number: n,
+		Start: start, State: int32(tablev1.RoundState_ROUND_STATE_IN_PLAY),
+		Currency: t.Currency, Exponent: t.tableExponent(), Operator: t.operator()}
 	index := tx.Bucket(bucketRoundIndex)
 	if err := index.Put(indexKey("a", "", r.Start, id), []byte(id)); err != nil {
 		return nil, err
 	}
-	if err := index.Put(indexKey("t", c.t.ID, r.Start, id), []byte(id)); err != nil {
+	if err := index.Put(indexKey("t", t.ID, r.Start, id), []byte(id)); err != nil {
 		return nil, err
 	}
+	return r, nil
+}
+
+// nameBanker names in r the banker holding the bank as its coup's first
+// event is saved in c (his acceptance of the bank came before the coup
+// had an id), with the bank as his stake; fresh collects him if new.
+func (r *roundRecord) nameBanker(c *change, fresh *map[string][]string) {
 	if view := toProto(c.t, viewer{}); view.GetBankerPlayerId() != "" {
-		f := (*fresh)[id]
+		f := (*fresh)[r.CoupID]
 		p := r.player(view.GetBankerPlayerId(), &f)
 		p.Banker, p.Stake = true, view.GetBank()
-		(*fresh)[id] = f
+		(*fresh)[r.CoupID] = f
 	}
-	return r, nil
 }
 
 // toRound is r as the API gives it to c: a player sees only his own
@@ -449,6 +607,9 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	var events []*eventsv1.TableEvent
 	err := s.db.View(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRounds).Get([]byte(req.GetCoupId()))
+		if base, ok := walletRoundCoup(req.GetCoupId()); v == nil && ok {
+			v = tx.Bucket(bucketRounds).Get([]byte(base))
+		}
 		if v == nil {
 			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
 		}
@@ -480,13 +641,14 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	if !r.over() || (r.State == int32(tablev1.RoundState_ROUND_STATE_VOIDED) && caller.Role != auth.RoleAuditor) {
+	if !r.over() || (r.State != int32(tablev1.RoundState_ROUND_STATE_SETTLED) && caller.Role != auth.RoleAuditor) {
 		// Staff see a round in play as the table publishes it: no hole
 		// card before the showdown. A voided round's hole cards were
 		// never turned (unless its result was shown, which coup_resulted
 		// carries): they stay face down for all but auditors and, each
 		// his own, the players who held them, as in the table's view of
-		// a voided coup.
+		// a voided coup. A cancelled round is given the same way (its
+		// table dealt it no card).
 		t, err := s.load(r.TableID)
 		if err != nil {
 			return nil, err
@@ -502,6 +664,21 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 	round := r.toRound(caller)
 	s.operatorBalances(ctx, r, caller, round)
 	return &tablev1.GetRoundResponse{Round: round, Events: events, Transfers: r.transfersFor(caller)}, nil
+}
+
+// walletRoundCoup reads a wallet round id "<coup id>.<n>" (n >= 2: the
+// wallet's round of a stake a player made in a coup after his round of it
+// had ended, seamless mode) as its coup id. A coup id holds no ".".
+func walletRoundCoup(id string) (string, bool) {
+	i := strings.LastIndexByte(id, '.')
+	if i <= 0 {
+		return "", false
+	}
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n < 2 || strconv.Itoa(n) != id[i+1:] || strings.Contains(id[:i], ".") {
+		return "", false
+	}
+	return id[:i], true
 }
 
 // operatorBalances gives round's players their balances in the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
@@ -356,5 +357,85 @@ func TestRoundHistoryVoidedHoleCards(t *testing.T) {
 			t.Errorf("%s reads the voided coup's player hand %+v and banker hand %+v; want %+v and %+v",
 				c.who, got[player], got[banker], c.player, c.banker)
 		}
+	}
+}
+
+// TestRoundOfEveryStake: every round a hold names is recorded before the
+// wallet is called and none of a closed table stays in play. dave, with
+// no money, puts up a bank: the wallet refuses it (INSUFFICIENT_FUNDS)
+// and its round, which no coup will take, is at once CANCELLED, naming
+// him as the banker who staked nothing. alice's bank of 700 goes up,
+// dave's bet against it is refused; the table closes before any card:
+// that round, whose coup has no event, is CANCELLED too, with alice its
+// banker (her bank her stake) and dave in it, staking nothing. GetRound
+// answers both; dave reads his, and recalls both. GetRound answers the
+// wallet's round id "<coup>.2" with the coup's round.
+func TestRoundOfEveryStake(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice")
+	id := h.shuffledTable("dave", "alice")
+	_, err := h.tables.AcceptBank(h.as("dave"), &tablev1.AcceptBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave", Amount: 500})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("dave's bank: %v, want FAILED_PRECONDITION", err)
+	}
+	rs := h.mustListRounds("croupier", &tablev1.ListRoundsRequest{TableId: id})
+	if len(rs) != 1 || rs[0].GetState() != tablev1.RoundState_ROUND_STATE_CANCELLED || len(rs[0].GetPlayers()) != 1 ||
+		rs[0].GetPlayers()[0].GetPlayerId() != "dave" || !rs[0].GetPlayers()[0].GetBanker() || rs[0].GetPlayers()[0].GetStake() != 0 {
+		t.Fatalf("rounds after dave's refused bank: %v, want one CANCELLED naming dave", rs)
+	}
+	refusedBank := rs[0].GetCoupId()
+	if _, err := h.tables.DeclineBank(h.as("dave"), &tablev1.DeclineBankRequest{RequestId: h.rid(), TableId: id, PlayerId: "dave"}); err != nil {
+		t.Fatal(err)
+	}
+	coup := h.acceptBank(id, "alice", 700).GetCoup().GetCoupId()
+	if _, err := h.bet(id, "dave", 300); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("dave's bet: %v, want FAILED_PRECONDITION", err)
+	}
+	rs = h.mustListRounds("croupier", &tablev1.ListRoundsRequest{TableId: id})
+	if len(rs) != 2 || rs[0].GetCoupId() != coup || rs[0].GetState() != tablev1.RoundState_ROUND_STATE_IN_PLAY || rs[0].GetNumber() != 2 {
+		t.Fatalf("rounds with alice's bank up: %v, want her coup %s in play, number 2, newest", rs, coup)
+	}
+	if _, err := h.tables.CloseTable(h.as("croupier"), &tablev1.CloseTableRequest{RequestId: h.rid(), TableId: id, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	rs = h.mustListRounds("croupier", &tablev1.ListRoundsRequest{TableId: id})
+	if len(rs) != 2 {
+		t.Fatalf("rounds after the close: %v", rs)
+	}
+	for _, r := range rs {
+		if r.GetState() != tablev1.RoundState_ROUND_STATE_CANCELLED {
+			t.Errorf("round %s of the closed table: %s, want CANCELLED", r.GetCoupId(), r.GetState())
+		}
+	}
+	type named struct {
+		banker bool
+		stake  int64
+	}
+	want := map[string]named{"alice": {true, 700}, "dave": {false, 0}}
+	for _, p := range rs[0].GetPlayers() {
+		if w, ok := want[p.GetPlayerId()]; !ok || w != (named{p.GetBanker(), p.GetStake()}) {
+			t.Errorf("alice's round names %v, want alice the banker with a stake of 700 and dave with none", p)
+		}
+		delete(want, p.GetPlayerId())
+	}
+	if len(want) != 0 {
+		t.Errorf("alice's round does not name %v", want)
+	}
+	for _, c := range []string{refusedBank, coup} {
+		if _, err := h.getRound("dave", id, c); err != nil {
+			t.Errorf("dave reads round %s: %v", c, err)
+		}
+	}
+	if n := len(h.mustListRounds("dave", &tablev1.ListRoundsRequest{PlayerId: "dave"})); n != 2 {
+		t.Errorf("dave recalls %d rounds, want 2", n)
+	}
+	// The wallet's round "<coup>.<n>" (a stake after the player's round
+	// of the coup ended there) is the coup's round; no other suffix is.
+	if g, err := h.getRound("croupier", id, coup+".2"); err != nil || g.GetRound().GetCoupId() != coup {
+		t.Errorf("round %s.2: %v, %v; want coup %s's round", coup, g.GetRound(), err, coup)
+	}
+	for _, c := range []string{coup + ".1", coup + ".02", coup + ".x", coup + ".", coup + ".2.2"} {
+		_, err := h.getRound("croupier", id, c)
+		wantReason(t, err, codes.NotFound, reasonRoundNotFound)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -77,8 +78,12 @@ func (in intent) request(id string) *walletv1.PlaceHoldRequest {
 
 // hold escrows amount of the player's account with wallet-svc, under an
 // intent of the change's request; bank says the hold is a bank (or a bid
-// for it). It returns the hold id.
-func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string, bank bool) (string, error) {
+// for it). The round the hold's reference names (the coup id of
+// "tables/<T>/coups/<C>": ref's, or an earlier try's of the same request)
+// is recorded with the intent, before the wallet is called
+// (stakeRound). It returns the hold id and that round ("" when no intent
+// was stored).
+func (s *Service) hold(ctx context.Context, c *change, requestID, player string, amount int64, ref string, bank bool) (string, string, error) {
 	in := intent{Created: s.now().UTC(), TableID: c.t.ID, Account: c.t.account(player), Amount: amount, Reference: ref, Bank: bank, Key: c.key, Hash: c.hash,
 		Operator: c.t.walletOperator()}
 	if who, ok := auth.FromContext(ctx); ok && who.Role == auth.RolePlayer && who.Subject == player {
@@ -86,7 +91,7 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 	}
 	v, err := json.Marshal(in)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	err = s.commit.Update(func(tx *bolt.Tx) error { // group-committed: reads and writes only tx
 		b := tx.Bucket(bucketIntents)
@@ -109,11 +114,19 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 			in = prev
 			return nil
 		}
-		return b.Put([]byte(requestID), v)
+		if err := b.Put([]byte(requestID), v); err != nil {
+			return err
+		}
+		if _, coup := refCoup(in.Reference); coup != "" {
+			// In the events' time (their occur_time), the round's start.
+			return stakeRound(tx, c.t, coup, player, bank, time.Now())
+		}
+		return nil
 	})
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
+	_, round := refCoup(in.Reference)
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	resp, err := s.wallet.PlaceHold(cctx, in.request(requestID))
@@ -124,10 +137,24 @@ func (s *Service) hold(ctx context.Context, c *change, requestID, player string,
 			// under this id: the intent stays, for recoverIntents.)
 			_ = s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketIntents).Delete([]byte(requestID)) })
 		}
-		return "", fromDependency("hold", err)
+		return "", round, fromDependency("hold", err)
 	}
 	c.intents = append(c.intents, requestID)
-	return resp.GetHold().GetHoldId(), nil
+	return resp.GetHold().GetHoldId(), round, nil
+}
+
+// refCoup reads a hold's reference "tables/<T>/coups/<C>": the table and
+// the coup ("" when it names none).
+func refCoup(ref string) (table, coup string) {
+	rest, ok := strings.CutPrefix(ref, "tables/")
+	if !ok {
+		return "", ""
+	}
+	table, rest, _ = strings.Cut(rest, "/")
+	if c, ok := strings.CutPrefix(rest, "coups/"); ok {
+		coup, _, _ = strings.Cut(c, "/")
+	}
+	return table, coup
 }
 
 // raiseIntent stores the intent of growing the bank hold to amount by
@@ -303,7 +330,20 @@ func (s *Service) recoverIntent(ctx context.Context, id string, minAge time.Dura
 	if resp.GetHold() != nil {
 		s.log.Info("escrow of a request that was cut off released", "table", in.TableID, "request", in.Key, "hold", resp.GetHold().GetHoldId())
 	}
-	return s.abandon(in, id)
+	if err := s.abandon(in, id); err != nil {
+		return err
+	}
+	// Its round, when the table never opened a coup under it, is over.
+	if _, coup := refCoup(in.Reference); coup != "" {
+		t, err := s.load(in.TableID)
+		if err != nil {
+			return err
+		}
+		if t.adapter().coupID(t) != coup {
+			s.cancelStaked(coup)
+		}
+	}
+	return nil
 }
 
 // abandon marks the request of intent id abandoned and deletes the intent.

@@ -43,7 +43,7 @@ func TestIntentRolledBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &change{t: tbl, key: "PlaceBet/player/bob/cut-off", hash: store.Hash(req)}
-	if _, err := h.table.hold(context.Background(), c, "table/"+id+"/bet/cut-off", "bob", 300, "x", false); err != nil {
+	if _, _, err := h.table.hold(context.Background(), c, "table/"+id+"/bet/cut-off", "bob", 300, "x", false); err != nil {
 		t.Fatal(err)
 	}
 	if _, held := h.account("player:bob"); held != 300 {

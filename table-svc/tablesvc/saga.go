@@ -123,16 +123,27 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 			return err
 		}
 		coupID := gc.coupID(t)
-		if coupID == "" {
+		fresh := coupID == ""
+		if fresh {
 			coupID = in.NewID
 		}
 		// One hold per request of a caller: the wallet's request id is
 		// derived from the request's idempotency key (a digest, to stay
 		// within the wallet's id length).
 		sum := sha256.Sum256([]byte(c.key))
-		hold, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID, h.Bank)
+		hold, round, err := s.hold(ctx, c, "table/"+t.ID+"/hold/"+hex.EncodeToString(sum[:16]), h.PlayerID, h.Amount, "tables/"+t.ID+"/coups/"+coupID, h.Bank)
 		if err != nil {
+			if fresh && round != "" && definite(err) {
+				// The stake that was to open a coup under the round's id
+				// was refused: the table opens none, the round is over.
+				s.cancelStaked(round)
+			}
 			return err
+		}
+		if fresh && round != "" {
+			// The hold of an earlier try of this request, whose round
+			// was a fresh id of that try: the coup it opens is that round.
+			in.NewID = round
 		}
 		failpoint("core-hold") // held, the request not stored yet
 		failpoint("core-hold-" + cmd.CommandName())

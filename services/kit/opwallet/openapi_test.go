@@ -297,7 +297,7 @@ func TestOpenAPIMatchesClient(t *testing.T) {
 	c := newClient(t, srv.URL, nil)
 	ctx := context.Background()
 	full := Transaction{TransactionID: "tx-1", PlayerID: "alice", RoundID: "r1", TableID: "t1", Amount: 5, Currency: "EUR",
-		Reason: "bet", RolledBackID: "tx-0", Status: RoundCompleted, Time: time.Now()}
+		Reason: "bet", RolledBackID: "tx-0", Status: RoundCompleted, SessionID: "ls-1", Time: time.Now()}
 	for _, tx := range []Transaction{full, {TransactionID: "tx-2"}} {
 		for _, call := range []func(context.Context, Transaction) (Result, error){c.Debit, c.Credit, c.Rollback, c.RoundEnd} {
 			if _, err := call(ctx, tx); err != nil {

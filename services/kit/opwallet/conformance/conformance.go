@@ -84,6 +84,19 @@ type Config struct {
 	// Now is the clock of the signatures and of the transactions' time;
 	// nil means time.Now.
 	Now func() time.Time
+	// Session is a game-launch session (session_id) of the test player
+	// that the wallet takes as live: the check session sends it on every
+	// kind of call, as chemmy does for a player who plays through one. ""
+	// means "cc-<run id>-session", a session the wallet never saw, which
+	// a wallet that ignores sessions (the protocol allows it) accepts; a
+	// wallet that checks them needs a live one here.
+	Session string
+	// ExpiredSession is a game-launch session of the test player that the
+	// wallet holds as ended (expired, revoked, logged out): the check
+	// session-expired sends a debit in it, which must be refused
+	// SESSION_EXPIRED, and a credit and round ends in it, which must not
+	// be. "" skips that check.
+	ExpiredSession string
 }
 
 // Check is one check of the kit.
@@ -115,6 +128,8 @@ var Checks = []Check{
 	{"round-end-no-stake", "round_end cancelled of rounds in which nothing stood (the debit refused, or rolled back unseen) is answered 200, not refused"},
 	{"unknown-player", "a debit for an unknown player is refused UNKNOWN_PLAYER, naming the transaction"},
 	{"currency-mismatch", "a debit in another currency is refused CURRENCY_MISMATCH and moves nothing"},
+	{"session", "a debit, its replay, a credit, a rollback and a round_end carrying the player's game-launch session (session_id) are answered as without it"},
+	{"session-expired", "with -expired-session: a debit in the ended session is refused SESSION_EXPIRED (chemmy refuses the bet), moving nothing; a credit and round_ends in it are applied"},
 	{"signature-wrong-secret", "a debit signed with another secret is refused 401 INVALID_SIGNATURE (signed with a secret the kit has) and moves nothing"},
 	{"signature-stale-timestamp", "a debit signed with a timestamp 10 minutes old is refused 401 INVALID_SIGNATURE (signed with the secret) and moves nothing"},
 	{"secret-rotation", "during a rotation (-new-secret-file), calls signed with the new secret are accepted and answered signed with it, and the old secret still works"},
@@ -219,6 +234,17 @@ func newKit(cfg Config, line func(string)) (*kit, error) {
 	}
 	if cfg.UnknownPlayer == cfg.Player {
 		return nil, errors.New("conformance: the unknown player is the test player")
+	}
+	if cfg.Session == "" {
+		cfg.Session = "cc-" + cfg.RunID + "-session"
+	}
+	if cfg.ExpiredSession == cfg.Session {
+		return nil, errors.New("conformance: the expired session is the live session")
+	}
+	for _, id := range []string{cfg.Session, cfg.ExpiredSession} {
+		if len(id) > 128 || strings.ContainsFunc(id, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+			return nil, fmt.Errorf("conformance: session %q is not 1 to 128 printable ASCII characters", id)
+		}
 	}
 	if cfg.NewSecret != nil && (len(cfg.NewSecret) == 0 || bytes.Equal(cfg.NewSecret, cfg.Secret)) {
 		return nil, errors.New("conformance: the new secret is empty or the same as the secret")
@@ -435,6 +461,7 @@ func (k *kit) run(ctx context.Context) {
 			{k.rollback, "the rollback checks"},
 			{k.unseen, "the unseen debit checks"},
 			{k.refusals, "the refusal checks"},
+			{k.sessions, "the session checks"},
 			{k.signatures, "the signature checks"},
 			{k.rotation, "the rotation check"},
 		} {
@@ -701,6 +728,99 @@ func (k *kit) refusals(ctx context.Context) {
 	wantRefusal(&problems, "a debit in "+m.Currency, opwallet.CodeCurrencyMismatch, res, err)
 	k.settled(ctx, &problems, "the debit in another currency")
 	k.judge("currency-mismatch", problems, "refused CURRENCY_MISMATCH, nothing moved")
+}
+
+// inSession is t carried in game-launch session id (session_id).
+func inSession(t opwallet.Transaction, id string) opwallet.Transaction {
+	t.SessionID = id
+	return t
+}
+
+// sessions: the calls of a player who plays through a game-launch
+// session carry it (session_id); a wallet may ignore it, but must answer
+// them as it answers the same calls without one. A session the wallet
+// ended refuses new debits in it (SESSION_EXPIRED: chemmy refuses the
+// bet with that reason, nothing staked) and never the credits, rollbacks
+// and round ends of money staked in it.
+func (k *kit) sessions(ctx context.Context) {
+	a, live := k.cfg.Amount, k.cfg.Session
+	var problems []string
+	d := inSession(k.tx("r11-db", "r11", a, "bet"), live)
+	first, err := k.op.Debit(ctx, d)
+	if wantOK(&problems, "a debit in session "+live, err) {
+		k.expect -= a
+		k.wantAnswer(&problems, "the debit", first, k.expect)
+		res, err := k.op.Debit(ctx, again(d))
+		if wantOK(&problems, "the same debit again", err) {
+			wantDuplicate(&problems, "the same debit again", first, res)
+		}
+		k.settled(ctx, &problems, "the debit in the session and its replay")
+		res, err = k.op.Credit(ctx, inSession(k.tx("r11-cr", "r11", a, "payout"), live))
+		if wantOK(&problems, "a credit in the session", err) {
+			k.expect += a
+			k.wantAnswer(&problems, "the credit", res, k.expect)
+		}
+		k.settled(ctx, &problems, "the credit in the session")
+	}
+	if len(problems) == 0 {
+		d2 := inSession(k.tx("r11-db2", "r11", a, "bet"), live)
+		if _, err := k.op.Debit(ctx, d2); wantOK(&problems, "a second debit in the session", err) {
+			k.expect -= a
+			res, err := k.op.Rollback(ctx, inSession(k.rollbackOf("r11-rb", d2, a), live))
+			if wantOK(&problems, "its rollback in the session", err) {
+				k.expect += a
+				k.wantAnswer(&problems, "the rollback", res, k.expect)
+			}
+		}
+		k.settled(ctx, &problems, "the rollback in the session")
+	}
+	_, err = k.op.RoundEnd(ctx, inSession(k.roundEnd("r11-re", "r11", opwallet.RoundCompleted), live))
+	wantOK(&problems, "the round_end in the session", err)
+	k.settled(ctx, &problems, "the round end in the session")
+	if len(problems) > 0 && !strings.HasPrefix(live, "cc-"+k.cfg.RunID+"-") {
+		problems = append(problems, "(is "+live+" a live session of "+k.cfg.Player+"?)")
+	} else if len(problems) > 0 {
+		problems = append(problems, "(a wallet may ignore session_id; one that checks it: give a live session of the test player, -session)")
+	}
+	k.judge("session", problems, "answered as without a session, the replay a duplicate")
+
+	const name = "session-expired"
+	ended := k.cfg.ExpiredSession
+	if ended == "" {
+		k.skip("no ended session given (-expired-session: a session of the test player your wallet holds as ended)", name)
+		return
+	}
+	problems = nil
+	// A bet in the ended session: refused, definitely, with the code
+	// chemmy passes on to the player.
+	e := inSession(k.tx("r12-db", "r12", a, "bet"), ended)
+	res, err := k.op.Debit(ctx, e)
+	wantRefusal(&problems, "a debit in the ended session "+ended, opwallet.CodeSessionExpired, res, err)
+	if err == nil {
+		// Applied: as chemmy's bet would stand, the kit takes it back.
+		k.expect -= a
+		if _, err := k.op.Rollback(ctx, k.rollbackOf("r12-rb", e, a)); err == nil {
+			k.expect += a
+		}
+	}
+	k.settled(ctx, &problems, "the debit in the ended session")
+	_, err = k.op.RoundEnd(ctx, inSession(k.roundEnd("r12-re", "r12", opwallet.RoundCancelled), ended))
+	wantOK(&problems, "the round_end cancelled of that round, in the ended session", err)
+	// Money staked while the session was live comes back in it after it
+	// ended: a credit and a round end in it are applied.
+	s := inSession(k.tx("r13-db", "r13", a, "bet"), live)
+	if _, err := k.op.Debit(ctx, s); wantOK(&problems, "a debit in the live session", err) {
+		k.expect -= a
+		res, err := k.op.Credit(ctx, inSession(k.tx("r13-cr", "r13", a, "payout"), ended))
+		if wantOK(&problems, "its credit in the session since ended", err) {
+			k.expect += a
+			k.wantAnswer(&problems, "the credit", res, k.expect)
+		}
+		_, err = k.op.RoundEnd(ctx, inSession(k.roundEnd("r13-re", "r13", opwallet.RoundCompleted), ended))
+		wantOK(&problems, "its round_end in the session since ended", err)
+	}
+	k.settled(ctx, &problems, "the calls in the ended session")
+	k.judge(name, problems, "the debit refused SESSION_EXPIRED, nothing moved; the credit and round ends applied")
 }
 
 // rawAnswer is a wallet's answer to a call the kit signed by hand.

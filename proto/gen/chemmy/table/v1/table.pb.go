@@ -1034,6 +1034,19 @@ const (
 	RoundState_ROUND_STATE_SETTLED RoundState = 2
 	// Voided, every stake returned (coup_voided, CF-ERROR).
 	RoundState_ROUND_STATE_VOIDED RoundState = 3
+	// Over with no coup dealt under its id. Every round a call to the
+	// wallet names (a bank, a bet, a bid: in seamless mode each debit,
+	// credit, rollback and round_end carries its id) is recorded before
+	// the call, so GetRound answers it even when the stake is refused. Such
+	// a round ends cancelled at once when the only stake that was to open
+	// its coup (a bank or a first bet) is refused or rolled back, and
+	// otherwise when its table closes: a table closes between coups only,
+	// so a round in play then has no bet standing (a bank put up and no
+	// coup dealt, betting turns timed out with no bet, a bid for a bank).
+	// No coup of it was settled: a stake that stood came back, or, for a
+	// bank kept across coups, went on in the rounds of those coups. Its
+	// events, maybe none, are those the table published under its id.
+	RoundState_ROUND_STATE_CANCELLED RoundState = 4
 )
 
 // Enum value maps for RoundState.
@@ -1043,12 +1056,14 @@ var (
 		1: "ROUND_STATE_IN_PLAY",
 		2: "ROUND_STATE_SETTLED",
 		3: "ROUND_STATE_VOIDED",
+		4: "ROUND_STATE_CANCELLED",
 	}
 	RoundState_value = map[string]int32{
 		"ROUND_STATE_UNSPECIFIED": 0,
 		"ROUND_STATE_IN_PLAY":     1,
 		"ROUND_STATE_SETTLED":     2,
 		"ROUND_STATE_VOIDED":      3,
+		"ROUND_STATE_CANCELLED":   4,
 	}
 )
 
@@ -7310,9 +7325,13 @@ func (x *ListRoundsResponse) GetUnreachable() []string {
 
 // GetRoundRequest names a round: its table and its coup.
 type GetRoundRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	CoupId        string                 `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The coup id, or a round id the wallet sent the operator's wallet in
+	// seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
+	// player made in the coup after his round of it had ended there; that
+	// names the coup's round (Round.coup_id is the coup id).
+	CoupId        string `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8372,13 +8391,14 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x17ROAD_WINNER_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10ROAD_WINNER_BANK\x10\x01\x12\x16\n" +
 	"\x12ROAD_WINNER_PLAYER\x10\x02\x12\x13\n" +
-	"\x0fROAD_WINNER_TIE\x10\x03*s\n" +
+	"\x0fROAD_WINNER_TIE\x10\x03*\x8e\x01\n" +
 	"\n" +
 	"RoundState\x12\x1b\n" +
 	"\x17ROUND_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13ROUND_STATE_IN_PLAY\x10\x01\x12\x17\n" +
 	"\x13ROUND_STATE_SETTLED\x10\x02\x12\x16\n" +
-	"\x12ROUND_STATE_VOIDED\x10\x032\xa2\x12\n" +
+	"\x12ROUND_STATE_VOIDED\x10\x03\x12\x19\n" +
+	"\x15ROUND_STATE_CANCELLED\x10\x042\xa2\x12\n" +
 	"\fTableService\x12X\n" +
 	"\vCreateTable\x12#.chemmy.table.v1.CreateTableRequest\x1a$.chemmy.table.v1.CreateTableResponse\x12O\n" +
 	"\bGetTable\x12 .chemmy.table.v1.GetTableRequest\x1a!.chemmy.table.v1.GetTableResponse\x12U\n" +

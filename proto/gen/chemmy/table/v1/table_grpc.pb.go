@@ -342,11 +342,11 @@ type TableServiceClient interface {
 	// transfers with each side's balance before and after (a player sees
 	// only his own account's balances). A player may read only a
 	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
-	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
+	// it is over, settled, voided or cancelled (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
 	// a round in play is given to them as the table publishes it (face-down
-	// cards hidden, redacted events). A voided round is given to everyone
-	// but auditors in that published form too (its hole cards were never
+	// cards hidden, redacted events). A voided (or cancelled) round is given
+	// to everyone but auditors in that published form too (its hole cards were never
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
 	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
@@ -960,11 +960,11 @@ type TableServiceServer interface {
 	// transfers with each side's balance before and after (a player sees
 	// only his own account's balances). A player may read only a
 	// round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
-	// it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
+	// it is over, settled, voided or cancelled (FAILED_PRECONDITION ROUND_IN_PLAY:
 	// the hole cards stay hidden until the showdown). Staff read any round;
 	// a round in play is given to them as the table publishes it (face-down
-	// cards hidden, redacted events). A voided round is given to everyone
-	// but auditors in that published form too (its hole cards were never
+	// cards hidden, redacted events). A voided (or cancelled) round is given
+	// to everyone but auditors in that published form too (its hole cards were never
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
 	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no

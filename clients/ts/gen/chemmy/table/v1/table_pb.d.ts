@@ -3613,6 +3613,11 @@ export declare type GetRoundRequest = Message<"chemmy.table.v1.GetRoundRequest">
   tableId: string;
 
   /**
+   * The coup id, or a round id the wallet sent the operator's wallet in
+   * seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
+   * player made in the coup after his round of it had ended there; that
+   * names the coup's round (Round.coup_id is the coup id).
+   *
    * @generated from field: string coup_id = 2;
    */
   coupId: string;
@@ -4738,6 +4743,24 @@ export enum RoundState {
    * @generated from enum value: ROUND_STATE_VOIDED = 3;
    */
   VOIDED = 3,
+
+  /**
+   * Over with no coup dealt under its id. Every round a call to the
+   * wallet names (a bank, a bet, a bid: in seamless mode each debit,
+   * credit, rollback and round_end carries its id) is recorded before
+   * the call, so GetRound answers it even when the stake is refused. Such
+   * a round ends cancelled at once when the only stake that was to open
+   * its coup (a bank or a first bet) is refused or rolled back, and
+   * otherwise when its table closes: a table closes between coups only,
+   * so a round in play then has no bet standing (a bank put up and no
+   * coup dealt, betting turns timed out with no bet, a bid for a bank).
+   * No coup of it was settled: a stake that stood came back, or, for a
+   * bank kept across coups, went on in the rounds of those coups. Its
+   * events, maybe none, are those the table published under its id.
+   *
+   * @generated from enum value: ROUND_STATE_CANCELLED = 4;
+   */
+  CANCELLED = 4,
 }
 
 /**
@@ -5232,11 +5255,11 @@ export declare const TableService: GenService<{
    * transfers with each side's balance before and after (a player sees
    * only his own account's balances). A player may read only a
    * round that names him (PERMISSION_DENIED NOT_YOUR_ROUND) and only once
-   * it is over, settled or voided (FAILED_PRECONDITION ROUND_IN_PLAY:
+   * it is over, settled, voided or cancelled (FAILED_PRECONDITION ROUND_IN_PLAY:
    * the hole cards stay hidden until the showdown). Staff read any round;
    * a round in play is given to them as the table publishes it (face-down
-   * cards hidden, redacted events). A voided round is given to everyone
-   * but auditors in that published form too (its hole cards were never
+   * cards hidden, redacted events). A voided (or cancelled) round is given
+   * to everyone but auditors in that published form too (its hole cards were never
    * turned), except that a player who held a hand reads its face-down
    * cards, his own (chemin de fer rounds recorded before this rule
    * excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
