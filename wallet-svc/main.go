@@ -71,8 +71,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -246,15 +244,11 @@ func operatorOf(f operatorFlags, getenv func(string) string, log *slog.Logger) (
 		if !strings.HasPrefix(strings.ToLower(f.url), "https://") {
 			return nil, errors.New("-operator-ca-file needs an https -operator-url")
 		}
-		pem, err := os.ReadFile(f.caFile)
+		tc, err := walletsvc.OperatorTLS(f.caFile)
 		if err != nil {
 			return nil, fmt.Errorf("-operator-ca-file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-operator-ca-file %s: no PEM certificate in it", f.caFile)
-		}
-		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		cfg.TLSConfig = tc
 	}
 	op, err := opwallet.NewHTTP(cfg)
 	if err != nil {

@@ -148,15 +148,11 @@ func (f *opFile) newWallet(w operators.Wallet, secrets [][]byte) (*opWallet, err
 		if !strings.HasPrefix(strings.ToLower(w.URL), "https://") {
 			return nil, errors.New("ca_file needs an https url")
 		}
-		pem, err := os.ReadFile(w.CAFile)
+		tc, err := OperatorTLS(w.CAFile)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("ca_file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("ca_file %s: no PEM certificate in it", w.CAFile)
-		}
-		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		cfg.TLSConfig = tc
 	}
 	c, err := opwallet.NewHTTP(cfg)
 	if err != nil {
@@ -165,7 +161,22 @@ func (f *opFile) newWallet(w operators.Wallet, secrets [][]byte) (*opWallet, err
 	return &opWallet{client: c, url: w.URL, ca: w.CAFile, secrets: secrets}, nil
 }
 
-// reload is load for the poll: an error is counted, and logged when it
+// OperatorTLS is the TLS configuration trusting the CAs of PEM file
+// caFile (TLS 1.2 at least), for an operator wallet's client. Errors: the
+// file cannot be read or holds no PEM certificate.
+func OperatorTLS(caFile string) (*tls.Config, error) {
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", caFile)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// reloadOperators is load for the poll: an error is counted, and logged when it
 // differs from the last one.
 func (s *Service) reloadOperators() {
 	f := s.opFile

@@ -214,3 +214,36 @@ func TestOperatorWallets(t *testing.T) {
 		}
 	}
 }
+
+// TestOperatorsFileAtStart: a file that does not load is an error at
+// start (not a service without it): one that does not parse, names a
+// currency the deployment does not have, or a secret file that is
+// missing; and a seamless wallet whose default operator has no wallet
+// (neither Config.Operator nor his entry's) does not start.
+func TestOperatorsFileAtStart(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "s"), "secret\n")
+	cases := map[string]struct {
+		file     string
+		seamless bool
+		want     string
+	}{
+		"parse":    {"operators: [{id: Bad}]\n", false, "not an operator id"},
+		"currency": {"operators: [{id: acme, currencies: [XYZQ]}]\n", false, "XYZQ"},
+		"secret": {fmt.Sprintf("operators: [{id: acme, wallet: {url: http://127.0.0.1:1/w, secret_files: [%q]}}]\n", filepath.Join(dir, "none")),
+			true, "secret"},
+		"no default wallet": {fmt.Sprintf("operators: [{id: acme, wallet: {url: http://127.0.0.1:1/w, secret_files: [%q]}}]\n", filepath.Join(dir, "s")),
+			true, `default operator "operator"`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "operators.yaml")
+			writeFile(t, file, c.file)
+			_, err := Start(context.Background(), Config{ListenAddr: "127.0.0.1:0", DBPath: filepath.Join(t.TempDir(), "wallet.db"),
+				Logger: slog.New(slog.DiscardHandler), OperatorsFile: file, Seamless: c.seamless})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Start: %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}
