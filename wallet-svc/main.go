@@ -45,7 +45,22 @@
 //	               player ids); logs a warning at start
 //	-operator-ca-file  seamless: PEM bundle of the CA(s) that sign the operator's
 //	               https certificate (a private CA; default: the system roots)
-//	-operator-id   seamless: the operator's name in GetOperatorReport (default "operator")
+//	-operator-id   the default operator's id (default "operator"; the gateway's
+//	               -default-operator): his wallet in seamless mode is -operator-url's
+//	               unless the operators file gives his entry a wallet
+//	-operators     the operators file (docs/operators.md; CHEMMY_WALLET_OPERATORS):
+//	               each operator's currencies (an account in another is refused
+//	               CURRENCY_UNKNOWN) and, in seamless mode, his own wallet (url,
+//	               secret_files: the current secret signs, answers signed with it or
+//	               the previous one are trusted; ca_file); an operator without one
+//	               (but the default operator with -operator-url) is refused
+//	               SEAMLESS_WALLET. With it, -operator-url may be left out when the
+//	               file gives the default operator a wallet
+//	-reload-interval  how often the operators file and its secret files are read
+//	               again (default 10s; CHEMMY_WALLET_RELOAD_SECONDS): a rotated
+//	               secret or an added operator is taken without restart, a bad file
+//	               keeps the last good one (an ERROR log,
+//	               chemmy_wallet_reload_errors_total{what="operators"})
 //	-log-level     debug, info, warn or error (default "info")
 //	-nats-nkey     nkey seed file for NATS (CHEMMY_NATS_NKEY)
 //	-tls-cert, -tls-key, -tls-ca  mutual TLS (CHEMMY_TLS_CERT, CHEMMY_TLS_KEY, CHEMMY_TLS_CA)
@@ -56,8 +71,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,6 +78,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -102,7 +116,9 @@ func run(args []string) error {
 	coolingOff := fs.Duration("limits-cooling-off", walletsvc.DefaultLimitsCoolingOff, "how long a looser responsible-gaming limit waits before it takes effect")
 	retention := fs.Duration("request-retention", store.DefaultRetention, "how long the answer to a request_id is kept (clients must not retry older requests); negative: for ever")
 	opFlags := registerOperatorFlags(fs)
-	opID := fs.String("operator-id", walletsvc.DefaultOperatorID, "seamless: the operator's name in the reconciliation report")
+	opID := fs.String("operator-id", walletsvc.DefaultOperatorID, "the default operator's id (the gateway's -default-operator); in seamless mode -operator-url is his wallet")
+	opsFile := fs.String("operators", os.Getenv("CHEMMY_WALLET_OPERATORS"), "operators file: each operator's currencies and, in seamless mode, wallet (CHEMMY_WALLET_OPERATORS)")
+	reload := fs.Duration("reload-interval", envSeconds("CHEMMY_WALLET_RELOAD_SECONDS", walletsvc.DefaultOperatorsReloadInterval), "how often the operators file and its secret files are read again (CHEMMY_WALLET_RELOAD_SECONDS)")
 	stream := outbox.RegisterStreamFlags(fs)
 	tc := trust.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -117,9 +133,12 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("-currencies: %w", err)
 	}
-	operator, err := operatorOf(*opFlags, os.Getenv, log)
-	if err != nil {
-		return err
+	seamlessFromFile := opFlags.mode == "seamless" && opFlags.url == "" && *opsFile != ""
+	var operator opwallet.Operator
+	if !seamlessFromFile {
+		if operator, err = operatorOf(*opFlags, os.Getenv, log); err != nil {
+			return err
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -151,6 +170,13 @@ func run(args []string) error {
 		Stream:           *stream,
 		Operator:         operator,
 		OperatorID:       *opID,
+		OperatorsFile:    *opsFile,
+		// The default operator's wallet is the file's (Start refuses a
+		// file that gives him none).
+		Seamless:                seamlessFromFile,
+		OperatorsReloadInterval: *reload,
+		OperatorTimeout:         opFlags.timeout,
+		OperatorAllowHTTP:       opFlags.allowHTTP,
 	})
 	if err != nil {
 		log.Error("wallet-svc stopped", "err", err)
@@ -158,6 +184,15 @@ func run(args []string) error {
 	}
 	log.Info("wallet-svc stopped")
 	return nil
+}
+
+// envSeconds is the duration of env variable name in seconds (a
+// decimal), else def.
+func envSeconds(name string, def time.Duration) time.Duration {
+	if v, err := strconv.ParseFloat(os.Getenv(name), 64); err == nil {
+		return time.Duration(v * float64(time.Second))
+	}
+	return def
 }
 
 // operatorFlags are the flags choosing the wallet mode and the
@@ -209,15 +244,11 @@ func operatorOf(f operatorFlags, getenv func(string) string, log *slog.Logger) (
 		if !strings.HasPrefix(strings.ToLower(f.url), "https://") {
 			return nil, errors.New("-operator-ca-file needs an https -operator-url")
 		}
-		pem, err := os.ReadFile(f.caFile)
+		tc, err := walletsvc.OperatorTLS(f.caFile)
 		if err != nil {
 			return nil, fmt.Errorf("-operator-ca-file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-operator-ca-file %s: no PEM certificate in it", f.caFile)
-		}
-		cfg.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		cfg.TLSConfig = tc
 	}
 	op, err := opwallet.NewHTTP(cfg)
 	if err != nil {

@@ -153,6 +153,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	operatorSecret := fs.String("operator-secret-file", "", "seamless with -operator-url: the file of the HMAC secret shared with the operator wallet (or CHEMMY_OPERATOR_SECRET)")
 	operatorTimeout := fs.Duration("operator-timeout", opwallet.DefaultTimeout, "seamless with -operator-url: the timeout of each call to the operator wallet")
 	operatorID := fs.String("operator-id", walletsvc.DefaultOperatorID, "seamless: the operator's name in the reconciliation report (GetOperatorReport)")
+	operatorsFile := fs.String("operators", "", "the operators file (docs/operators.md): the gateway's JWT issuers, wallet-svc's currencies and, seamless, each operator's own wallet; read again every 10s")
 	operatorAddr := fs.String("operator-wallet-addr", "127.0.0.1:7090", "seamless without -operator-url: the reference operator wallet's address")
 	if v, ok := os.LookupEnv("CHEMMY_TABLE_INTERRUPT_AFTER"); ok {
 		if err := fs.Set("interrupt-after", v); err != nil {
@@ -198,6 +199,7 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Insecure: *insecure, Limits: gateway.LimitConfig{Rate: *rate}, Stream: *stream, Shards: *shards,
 		GatewayConn:    gateway.ConnConfig{MaxConns: *maxConns, MaxConnsPerAddr: *maxConnsPerAddr},
 		InterruptAfter: *interruptAfter, Wallet: *walletMode, Operator: op, OperatorWalletAddr: *operatorAddr, OperatorID: *operatorID,
+		OperatorsFile: *operatorsFile,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "chemmy run:", err)

@@ -122,7 +122,9 @@ type Config struct {
 	Insecure bool
 	// Gateway settings: operator JWTs (one issuer, the default
 	// operator's, or an operators file: gateway.Config), reload interval,
-	// abuse limits.
+	// abuse limits. The operators file and the reload interval are
+	// wallet-svc's too (each operator's currencies and seamless wallet:
+	// walletsvc.Config.OperatorsFile).
 	JWKS, JWTIssuer, JWTAudience string
 	OperatorsFile                string
 	ReloadInterval               time.Duration
@@ -300,7 +302,7 @@ func Start(ctx context.Context, c Config) (_ *Stack, err error) {
 	}
 	wallet, err := walletsvc.Start(ctx, walletsvc.Config{ListenAddr: c.WalletAddr, DBPath: filepath.Join(c.DataDir, "wallet.db"), NATSURL: s.NATSURL,
 		NATSNkeyFile: nkey(natsauth.Wallet), Trust: tc(trust.Wallet), Currency: c.Currency, Currencies: c.Currencies, LimitsOverride: c.LimitsOverride, Stream: c.Stream, Logger: c.Logger, Registry: s.registry(trust.Wallet),
-		Operator: op, OperatorID: c.OperatorID})
+		Operator: op, OperatorID: c.OperatorID, OperatorsFile: c.OperatorsFile, OperatorsReloadInterval: c.ReloadInterval})
 	if err != nil {
 		return nil, err
 	}

@@ -82,9 +82,14 @@
 // their sum: an operator's auditor sees his own only, a deployment-wide
 // auditor every one's (or one's, naming it). ListLimitChanges lists the
 // caller's operator's changes, ExpireHolds expires every operator's due
-// holds and answers with the caller's. In seamless mode the operator's
-// wallet is the default operator's: a call for another operator is
-// FAILED_PRECONDITION SEAMLESS_WALLET (one wallet per operator is step 4).
+// holds and answers with the caller's. With an operators file
+// (Config.OperatorsFile, opwallets.go) each operator has his own seamless
+// wallet (the default operator Config.Operator when the file gives him
+// none), and an operator listed with currencies may name accounts in
+// those only (INVALID_ARGUMENT CURRENCY_UNKNOWN otherwise); in seamless
+// mode a call for an operator without a wallet is FAILED_PRECONDITION
+// SEAMLESS_WALLET. The operator report, exceptions and rounds show the
+// caller's operator's transactions only.
 //
 // # Holds
 //
@@ -135,7 +140,8 @@
 //
 // With Config.Operator (wallet-svc -wallet-mode seamless), chosen per
 // deployment, every "player:" account mirrors a player whose money lives
-// in the operator's wallet (services/kit/opwallet). The account is zero
+// in the operator's wallet (services/kit/opwallet): his own operator's,
+// with an operators file (opwallets.go). The account is zero
 // at rest: money enters it only by a debit of the operator's wallet and
 // leaves it by a credit or a rollback, against external:operator (the
 // transfer reasons operator_debit, operator_credit, operator_rollback,

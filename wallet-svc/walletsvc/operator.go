@@ -211,19 +211,21 @@ func mapAccountIDs(m protoreflect.Message, fn func(string) (string, error)) erro
 
 // scoped is the server interceptor of every wallet method (see the top
 // of this file). An account id with "/" in a request is INVALID_ARGUMENT
-// INVALID_ACCOUNT (no caller names a ledger key). In seamless mode the
-// operator's wallet is the default operator's: a call for another
-// operator is FAILED_PRECONDITION SEAMLESS_WALLET (one wallet per
-// operator is step 4 of the design).
+// INVALID_ACCOUNT (no caller names a ledger key); one in a currency the
+// operator's entry in the operators file does not list is INVALID_ARGUMENT
+// CURRENCY_UNKNOWN (opwallets.go). In seamless mode a call for an
+// operator without a seamless wallet (neither his entry in the operators
+// file nor, for the default operator, -operator-url) is
+// FAILED_PRECONDITION SEAMLESS_WALLET.
 func (s *Service) scoped(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	m, _ := req.(proto.Message)
 	sc, err := s.scopeFor(ctx, m)
 	if err != nil {
 		return nil, err
 	}
-	if s.op != nil && sc.op != sc.def {
+	if s.op != nil && sc.op != "" && s.walletOf(sc.op) == nil {
 		return nil, failf(codes.FailedPrecondition, reasonSeamless,
-			"seamless wallet mode: this wallet serves operator %q only", sc.def)
+			"seamless wallet mode: operator %q has no seamless wallet (its entry in the operators file names none)", sc.op)
 	}
 	if m != nil {
 		err := mapAccountIDs(m.ProtoReflect(), func(id string) (string, error) {
@@ -232,6 +234,9 @@ func (s *Service) scoped(ctx context.Context, req any, _ *grpc.UnaryServerInfo, 
 			}
 			if id == "" {
 				return id, nil
+			}
+			if err := s.checkOperatorCurrency(orDefault(sc.op, sc.def), id); err != nil {
+				return "", err
 			}
 			return sc.inner(id), nil
 		})

@@ -345,8 +345,9 @@ func TestOperatorEvents(t *testing.T) {
 }
 
 // TestOperatorReportOfAnother: the operator report and exception list
-// are the default operator's (his seamless wallet's); another operator's
-// staff get their own, empty, never naming the default operator.
+// are the caller's operator's (his seamless wallet's: opwallets.go);
+// another operator's staff get their own, empty, never naming the
+// default operator.
 func TestOperatorReportOfAnother(t *testing.T) {
 	e := newEnv(t)
 	r, err := e.c.GetOperatorReport(as(acmeStaff), &walletv1.GetOperatorReportRequest{Day: "2026-01-02"})

@@ -205,6 +205,9 @@ func (s *Service) resolveException(ctx context.Context, t *txn, id, state, why, 
 	if err != nil {
 		return nil, nil, err
 	}
+	if !t.sc.sees(operatorOfKey(x.Account, s.opID)) { // another operator's: as if it did not exist
+		return nil, nil, failf(codes.NotFound, reasonExceptionNotFound, "no operator exception for transaction %q", id)
+	}
 	if exc.State != excOpen {
 		return nil, nil, errs.WithMetadata(codes.FailedPrecondition, Domain, reasonExceptionResolved, map[string]string{"state": exc.State},
 			"the exception of %s was %s already (%s by %s)", id, exc.State, exc.Resolved.Format(time.RFC3339), exc.By)
@@ -310,23 +313,23 @@ func (s *Service) SettleOperatorException(ctx context.Context, req *walletv1.Set
 
 // ListOperatorExceptions pages through the exception list (the proto).
 func (s *Service) ListOperatorExceptions(ctx context.Context, req *walletv1.ListOperatorExceptionsRequest) (*walletv1.ListOperatorExceptionsResponse, error) {
-	if id := req.GetOperatorId(); id != "" && id != s.opID {
-		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: this wallet's operator is %q", id, s.opID)
+	sc := s.scopeOf(ctx)
+	if err := checkReportOperator(sc, req.GetOperatorId()); err != nil {
+		return nil, err
 	}
 	size, after, err := paging(req.GetPageSize(), req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
-	// The exceptions of the operator's wallet of seamless mode, the
-	// default operator's (operator.go): another operator's caller
-	// (transfer mode only) gets his own, none.
-	sc := s.scopeOf(ctx)
+	// The exceptions of the operator's own seamless wallet (opwallets.go):
+	// another operator's are skipped.
 	out := &walletv1.ListOperatorExceptionsResponse{OperatorId: sc.op}
-	if !sc.sees(s.opID) {
-		return out, nil
-	}
 	err = s.db.View(func(tx *bolt.Tx) error {
-		out.OpenCount = int64(tx.Bucket(bucketOpExcOpen).Stats().KeyN)
+		n, err := s.countOpen(tx, sc)
+		if err != nil {
+			return err
+		}
+		out.OpenCount = n
 		b := tx.Bucket(bucketOpExcOpen)
 		if req.GetIncludeResolved() {
 			b = tx.Bucket(bucketOpExceptions)
@@ -349,6 +352,9 @@ func (s *Service) ListOperatorExceptions(ctx context.Context, req *walletv1.List
 			if err != nil {
 				return err
 			}
+			if !sc.sees(operatorOfKey(x.Account, s.opID)) {
+				continue
+			}
 			out.Exceptions = append(out.Exceptions, exc.proto(x))
 		}
 		return nil
@@ -367,6 +373,32 @@ func (e *opException) proto(x *opTx) *walletv1.OperatorException {
 		p.ResolveTime = timestamppb.New(e.Resolved)
 	}
 	return p
+}
+
+// checkReportOperator refuses (INVALID_ARGUMENT) a report or exception
+// list request naming an operator other than the call's (scopeFor took a
+// service's or a deployment-wide auditor's operator_id already).
+func checkReportOperator(sc scope, id string) error {
+	if id != "" && id != sc.op {
+		return failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: you act for operator %q", id, sc.op)
+	}
+	return nil
+}
+
+// countOpen counts the open exceptions of the scope's operator.
+func (s *Service) countOpen(tx *bolt.Tx, sc scope) (int64, error) {
+	var n int64
+	err := tx.Bucket(bucketOpExcOpen).ForEach(func(_, v []byte) error {
+		x, err := getTx(tx, string(v))
+		if err != nil {
+			return err
+		}
+		if sc.sees(operatorOfKey(x.Account, s.opID)) {
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 // exceptionBlockers lists the open exceptions for MigrateMode: money

@@ -3,6 +3,7 @@ package walletsvc
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -113,16 +114,21 @@ func (m *opMetrics) register(reg prometheus.Registerer) error {
 
 // callOperator sends operator transaction x, counting and timing it.
 func (s *Service) callOperator(ctx context.Context, x *opTx) (opwallet.Result, error) {
+	// The wallet of the account's operator (opwallets.go).
+	w := s.walletOf(operatorOfKey(x.Account, s.opID))
+	if w == nil {
+		return opwallet.Result{}, fmt.Errorf("%w: operator %q has no seamless wallet (operators file)", opwallet.ErrUnknownOutcome, operatorOfKey(x.Account, s.opID))
+	}
 	var call func(context.Context, opwallet.Transaction) (opwallet.Result, error)
 	switch x.Kind {
 	case kindDebit:
-		call = s.op.Debit
+		call = w.Debit
 	case kindCredit:
-		call = s.op.Credit
+		call = w.Credit
 	case kindRollback:
-		call = s.op.Rollback
+		call = w.Rollback
 	default:
-		call = s.op.RoundEnd
+		call = w.RoundEnd
 	}
 	start := time.Now()
 	res, err := call(ctx, x.wire())

@@ -24,8 +24,9 @@ import (
 // exception's state (opexceptions.go), and the response counts the
 // exceptions open now, whatever their day.
 func (s *Service) GetOperatorReport(ctx context.Context, req *walletv1.GetOperatorReportRequest) (*walletv1.GetOperatorReportResponse, error) {
-	if id := req.GetOperatorId(); id != "" && id != s.opID {
-		return nil, failf(codes.InvalidArgument, reasonInvalidArgument, "operator_id %q: this wallet's operator is %q", id, s.opID)
+	sc := s.scopeOf(ctx)
+	if err := checkReportOperator(sc, req.GetOperatorId()); err != nil {
+		return nil, err
 	}
 	day, err := time.Parse(time.DateOnly, req.GetDay())
 	if err != nil {
@@ -36,23 +37,25 @@ func (s *Service) GetOperatorReport(ctx context.Context, req *walletv1.GetOperat
 		return nil, err
 	}
 	prefix := []byte(day.Format(time.DateOnly))
-	// The report is of the operator's wallet of seamless mode, the default
-	// operator's (operator.go): another operator's caller (transfer mode
-	// only) gets his own, empty.
-	sc := s.scopeOf(ctx)
+	// The report is of the operator's own seamless wallet (opwallets.go):
+	// another operator's transactions are skipped.
 	out := &walletv1.GetOperatorReportResponse{OperatorId: sc.op, Day: string(prefix)}
-	if !sc.sees(s.opID) {
-		return out, nil
-	}
 	type tk struct{ kind, cur string }
 	totals := map[tk]*walletv1.OperatorTotals{}
 	err = s.db.View(func(tx *bolt.Tx) error {
-		out.OpenExceptionCount = int64(tx.Bucket(bucketOpExcOpen).Stats().KeyN)
+		n, err := s.countOpen(tx, sc)
+		if err != nil {
+			return err
+		}
+		out.OpenExceptionCount = n
 		c := tx.Bucket(bucketOpDay).Cursor()
 		for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
 			x, err := getTx(tx, string(v))
 			if err != nil {
 				return err
+			}
+			if !sc.sees(operatorOfKey(x.Account, s.opID)) {
+				continue
 			}
 			tot := totals[tk{x.Kind, x.Currency}]
 			if tot == nil {

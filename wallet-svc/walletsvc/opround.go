@@ -52,10 +52,11 @@ func (s *Service) indexRoundTransactions() error {
 // operator transactions from the "op-round-tx" index, and each player's
 // balances around it as the operator answered them (roundBalances). See
 // the proto.
-func (s *Service) GetOperatorRound(_ context.Context, req *walletv1.GetOperatorRoundRequest) (*walletv1.GetOperatorRoundResponse, error) {
+func (s *Service) GetOperatorRound(ctx context.Context, req *walletv1.GetOperatorRoundRequest) (*walletv1.GetOperatorRoundResponse, error) {
 	if err := checkID("round_id", req.GetRoundId()); err != nil {
 		return nil, err
 	}
+	sc := s.scopeOf(ctx)
 	out := &walletv1.GetOperatorRoundResponse{RoundId: req.GetRoundId()}
 	var txs []*opTx
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -69,6 +70,9 @@ func (s *Service) GetOperatorRound(_ context.Context, req *walletv1.GetOperatorR
 			x, err := getTx(tx, string(v))
 			if err != nil {
 				return err
+			}
+			if !sc.sees(operatorOfKey(x.Account, s.opID)) { // another operator's round of that id
+				continue
 			}
 			txs = append(txs, x)
 			out.Transactions = append(out.Transactions, x.proto())

@@ -80,7 +80,7 @@ func probeKind(err error) string {
 // probeOperator asks the operator's wallet for player's balance and
 // reports the probe kind ("" when it proved the URL and the secret).
 func (s *Service) probeOperator(ctx context.Context, player string) (string, error) {
-	_, err := s.op.Balance(ctx, opwallet.BalanceRequest{PlayerID: player, Currency: s.currency})
+	_, err := s.walletOf(s.opID).Balance(ctx, opwallet.BalanceRequest{PlayerID: player, Currency: s.currency})
 	return probeKind(err), err
 }
 

@@ -122,6 +122,22 @@ type Config struct {
 	// default DefaultOperatorProbePlayer ("chemmy-probe"). The operator
 	// may answer it UNKNOWN_PLAYER (a signed refusal is a success).
 	OperatorProbePlayer string
+	// OperatorsFile is the operators file (docs/operators.md; opwallets.go):
+	// in seamless mode each listed operator's wallet, and each operator's
+	// currencies. Empty: none (the default operator's wallet is Operator).
+	OperatorsFile string
+	// OperatorsReloadInterval is how often OperatorsFile and its secret
+	// files are read again; default DefaultOperatorsReloadInterval (10 s),
+	// negative: never.
+	OperatorsReloadInterval time.Duration
+	// Seamless makes the wallet seamless when Operator is nil: the default
+	// operator's wallet is then its entry's in OperatorsFile (required).
+	Seamless bool
+	// OperatorTimeout and OperatorAllowHTTP configure the clients of the
+	// operators file's wallets (opwallet.HTTPConfig's Timeout and
+	// AllowInsecureHTTP).
+	OperatorTimeout   time.Duration
+	OperatorAllowHTTP bool
 	// operatorBackoff is the relay's first retry delay; default 100 ms
 	// (this package's tests shorten it).
 	operatorBackoff time.Duration
@@ -228,6 +244,7 @@ type Service struct {
 	// in transfer mode), its name, the relay's wake-up and first retry
 	// delay, the per-request-id locks and the metrics.
 	op              opwallet.Operator
+	opFile          *opFile // the operators file; nil: none (opwallets.go)
 	opID            string
 	opWake          chan struct{}
 	opFirst         time.Duration
@@ -271,6 +288,19 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.opID = DefaultOperatorID
 	}
 	s.metrics.op = s.opID
+	if c.OperatorsFile != "" {
+		s.opFile = newOpFile(c)
+		if err := s.opFile.load(s.cur); err != nil {
+			return nil, fmt.Errorf("wallet: -operators: %w", err)
+		}
+		if s.op == nil && c.Seamless {
+			if s.op = s.walletOf(s.opID); s.op == nil {
+				return nil, fmt.Errorf("wallet: seamless mode needs the default operator %q's wallet: -operator-url, or its entry's wallet in the operators file", s.opID)
+			}
+		}
+	} else if c.Seamless && s.op == nil {
+		return nil, errors.New("wallet: seamless mode needs the operator's wallet (Operator)")
+	}
 	if s.opFirst <= 0 {
 		s.opFirst = defaultRelayFirst
 	}
@@ -329,6 +359,18 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 			return err
 		}
 		registerScoped(g, s)
+		if s.opFile != nil {
+			if err := b.Server.Registry.Register(s.opFile.errors); err != nil {
+				return err
+			}
+			every := c.OperatorsReloadInterval
+			if every == 0 {
+				every = DefaultOperatorsReloadInterval
+			}
+			if every > 0 {
+				b.Go(func(ctx context.Context) error { s.operatorsLoop(ctx, every); return nil })
+			}
+		}
 		if s.op != nil {
 			if err := s.opMetrics.register(b.Server.Registry); err != nil {
 				return err

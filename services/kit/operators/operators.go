@@ -15,9 +15,9 @@
 //	    currencies: [EUR, CHIPS]      # optional: a subset of the deployment's
 //
 // The gateway reads the ids and the jwt sections (-operators): a JWT's
-// iss names its operator. The wallet sections and the currencies are
-// checked here for their shape only; wallet-svc is to read them (the
-// seamless wallet per operator, design-tenancy step 4), nothing does yet.
+// iss names its operator. wallet-svc reads the wallet sections (in
+// seamless mode, each operator's own wallet; ReadSecrets) and the
+// currencies (CheckCurrencies; an account in another is refused).
 //
 // Parsing is strict: an unknown key, a key given twice, an id or an
 // issuer listed twice are errors, each naming the entry. A file that fails
@@ -53,12 +53,12 @@ type Operator struct {
 	// operator (its callers come from the token file or launch sessions).
 	JWT *JWT `json:"jwt,omitempty"`
 	// Wallet is the operator's seamless wallet; nil: none. Read by
-	// wallet-svc (to come), not by the gateway.
+	// wallet-svc, not by the gateway.
 	Wallet *Wallet `json:"wallet,omitempty"`
 	// Currencies the operator's tables and accounts may be in: codes of
 	// 3 to 12 of A-Z, 0-9, each once; a subset of the deployment's
 	// (CheckCurrencies). Empty: every currency of the deployment. Read by
-	// wallet-svc (to come).
+	// wallet-svc.
 	Currencies []string `json:"currencies,omitempty"`
 }
 

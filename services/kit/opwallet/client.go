@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,12 @@ type HTTPConfig struct {
 	// Secret is the HMAC-SHA256 key shared with the operator, signing
 	// requests and checking answers. Required (not empty).
 	Secret []byte
+	// PreviousSecret, during a rotation, is the secret Secret replaces:
+	// an answer signed with it is trusted too (the operator signs his
+	// answer with the secret that verified the request, and a request
+	// sent before the rotation reached us may be answered after it).
+	// Requests are signed with Secret only. Nil: none.
+	PreviousSecret []byte
 	// Timeout bounds each call, from sending the request to reading the
 	// whole answer. 0 means DefaultTimeout (3 s).
 	Timeout time.Duration
@@ -68,7 +75,7 @@ type HTTPConfig struct {
 // for the wire format). It is safe for concurrent use.
 type HTTP struct {
 	base    *url.URL
-	secret  []byte
+	secrets atomic.Pointer[secrets]
 	timeout time.Duration
 	client  *http.Client
 	max     int64
@@ -76,6 +83,24 @@ type HTTP struct {
 }
 
 var _ Operator = (*HTTP)(nil)
+
+// secrets are the current secret and, during a rotation, the previous.
+type secrets struct{ current, previous []byte }
+
+// SetSecrets replaces the secrets (a rotation picked up while running):
+// the next requests are signed with current, and answers signed with
+// current or previous (nil: none) are trusted. It fails, changing
+// nothing, when current is empty or previous is empty but not nil.
+func (h *HTTP) SetSecrets(current, previous []byte) error {
+	if len(current) == 0 {
+		return errors.New("opwallet: empty HMAC secret")
+	}
+	if previous != nil && len(previous) == 0 {
+		return errors.New("opwallet: empty previous HMAC secret")
+	}
+	h.secrets.Store(&secrets{current: bytes.Clone(current), previous: bytes.Clone(previous)})
+	return nil
+}
 
 // NewHTTP returns an adapter calling the operator's wallet at cfg.BaseURL.
 // It fails when the URL is not absolute, not https on a non-loopback host
@@ -95,9 +120,6 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	if u.Scheme == "http" && !cfg.AllowInsecureHTTP && !isLoopback(u.Hostname()) {
 		return nil, fmt.Errorf("opwallet: base URL %q is plain http on a non-loopback host (use https or AllowInsecureHTTP)", cfg.BaseURL)
 	}
-	if len(cfg.Secret) == 0 {
-		return nil, errors.New("opwallet: empty HMAC secret")
-	}
 	if cfg.Client != nil && cfg.TLSConfig != nil {
 		return nil, errors.New("opwallet: set Client or TLSConfig, not both")
 	}
@@ -106,10 +128,12 @@ func NewHTTP(cfg HTTPConfig) (*HTTP, error) {
 	}
 	h := &HTTP{
 		base:    u,
-		secret:  bytes.Clone(cfg.Secret),
 		timeout: cfg.Timeout,
 		max:     cfg.MaxAnswerBytes,
 		now:     cfg.Now,
+	}
+	if err := h.SetSecrets(cfg.Secret, cfg.PreviousSecret); err != nil {
+		return nil, err
 	}
 	if h.timeout == 0 {
 		h.timeout = DefaultTimeout
@@ -181,10 +205,11 @@ func (h *HTTP) call(ctx context.Context, op string, in any, txID string) (Result
 	if err != nil {
 		return Result{}, fmt.Errorf("opwallet: %s: %w", op, err)
 	}
+	sec := h.secrets.Load()
 	ts := h.now().Unix()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(h.secret, ts, u.Path, body))
+	req.Header.Set(HeaderSignature, Sign(sec.current, ts, u.Path, body))
 	resp, err := h.client.Do(req)
 	if err != nil {
 		return Result{}, unknown(op, "%v", err)
@@ -203,7 +228,12 @@ func (h *HTTP) call(ctx context.Context, op string, in any, txID string) (Result
 	if !definite {
 		return Result{}, unknown(op, "status %d: %.200s", resp.StatusCode, answer)
 	}
-	if err := Verify(h.secret, h.now(), resp.Header.Get(HeaderTimestamp), resp.Header.Get(HeaderSignature), u.Path, answer); err != nil {
+	err = Verify(sec.current, h.now(), resp.Header.Get(HeaderTimestamp), resp.Header.Get(HeaderSignature), u.Path, answer)
+	if err != nil && sec.previous != nil &&
+		Verify(sec.previous, h.now(), resp.Header.Get(HeaderTimestamp), resp.Header.Get(HeaderSignature), u.Path, answer) == nil {
+		err = nil
+	}
+	if err != nil {
 		return Result{}, unknown(op, "status %d answer not trusted: %v", resp.StatusCode, err)
 	}
 	if resp.StatusCode != http.StatusOK {

@@ -308,3 +308,53 @@ func TestHTTPReplayedRefusalIsNotDefinite(t *testing.T) {
 			testTx.TransactionID, err, captured.Header.Get(HeaderTimestamp), strconv.FormatInt(time.Now().Unix(), 10))
 	}
 }
+
+// TestHTTPPreviousSecret: during a rotation requests are signed with the
+// current secret only, and answers signed with the current or the
+// previous one are trusted; SetSecrets changes both while running.
+func TestHTTPPreviousSecret(t *testing.T) {
+	old, cur := []byte("old-secret"), []byte("new-secret")
+	var reqSig, answerWith []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if Verify(reqSig, time.Now(), r.Header.Get(HeaderTimestamp), r.Header.Get(HeaderSignature), r.URL.Path, body) != nil {
+			signedBytes(w, r, http.StatusUnauthorized, []byte(`{"code":"INVALID_SIGNATURE"}`), answerWith)
+			return
+		}
+		b, _ := json.Marshal(Result{TransactionID: testTx.TransactionID, Balance: 1})
+		signedBytes(w, r, http.StatusOK, b, answerWith)
+	}))
+	t.Cleanup(srv.Close)
+	h := newClient(t, srv.URL, func(c *HTTPConfig) { c.Secret, c.PreviousSecret = cur, old })
+	reqSig, answerWith = cur, old // the request verifies with the new secret only
+	if _, err := h.Debit(context.Background(), testTx); err != nil {
+		t.Fatalf("answer signed with the previous secret: %v", err)
+	}
+	answerWith = cur
+	if _, err := h.Debit(context.Background(), testTx); err != nil {
+		t.Fatalf("answer signed with the current secret: %v", err)
+	}
+	answerWith = []byte("stranger")
+	if _, err := h.Debit(context.Background(), testTx); !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("answer signed with neither: want unknown outcome, got %v", err)
+	}
+	// Rotation done: the previous secret is dropped.
+	if err := h.SetSecrets(cur, nil); err != nil {
+		t.Fatal(err)
+	}
+	answerWith = old
+	if _, err := h.Debit(context.Background(), testTx); !errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("previous secret dropped: want unknown outcome, got %v", err)
+	}
+	// A new secret: requests are signed with it at once.
+	if err := h.SetSecrets([]byte("third"), cur); err != nil {
+		t.Fatal(err)
+	}
+	reqSig, answerWith = []byte("third"), cur
+	if _, err := h.Debit(context.Background(), testTx); err != nil {
+		t.Fatalf("after SetSecrets: %v", err)
+	}
+	if h.SetSecrets(nil, nil) == nil || h.SetSecrets([]byte("x"), []byte{}) == nil {
+		t.Error("an empty secret is accepted")
+	}
+}

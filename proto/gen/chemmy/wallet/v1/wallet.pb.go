@@ -5390,7 +5390,8 @@ func (*CheckStakeResponse) Descriptor() ([]byte, []int) {
 // GetOperatorReportRequest selects one operator's transactions of one day.
 type GetOperatorReportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The operator (wallet-svc -operator-id); empty: this wallet's.
+	// The operator: the caller's (a service or a deployment-wide auditor
+	// names any); another is INVALID_ARGUMENT. Empty: the caller's.
 	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	// The UTC day the transactions were created, "YYYY-MM-DD".
 	Day string `protobuf:"bytes,2,opt,name=day,proto3" json:"day,omitempty"`
@@ -6137,7 +6138,8 @@ func (x *OperatorRoundPlayer) GetBalanceAfter() int64 {
 // ListOperatorExceptionsRequest pages through the exception list.
 type ListOperatorExceptionsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The operator (wallet-svc -operator-id); empty: this wallet's.
+	// The operator: the caller's (a service or a deployment-wide auditor
+	// names any); another is INVALID_ARGUMENT. Empty: the caller's.
 	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	// Also the exceptions retried or settled already.
 	IncludeResolved bool `protobuf:"varint,2,opt,name=include_resolved,json=includeResolved,proto3" json:"include_resolved,omitempty"`

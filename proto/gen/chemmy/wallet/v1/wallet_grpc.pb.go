@@ -318,8 +318,10 @@ type WalletServiceClient interface {
 	// was rolled back is counted with its rollback (net zero) whether or
 	// not the operator had applied it. Operators and auditors. A transfer
 	// wallet (no operator) reports no transactions.
+	// With several operators (wallet-svc -operators) the caller's
+	// operator's transactions only, those his own wallet got.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (day not "YYYY-MM-DD",
-	// operator_id not this wallet's operator, negative page_size),
+	// operator_id not the caller's operator, negative page_size),
 	// INVALID_PAGE_TOKEN.
 	GetOperatorReport(ctx context.Context, in *GetOperatorReportRequest, opts ...grpc.CallOption) (*GetOperatorReportResponse, error)
 	// CancelPlaceHold takes back the PlaceHold of request_id, whether or
@@ -1048,8 +1050,10 @@ type WalletServiceServer interface {
 	// was rolled back is counted with its rollback (net zero) whether or
 	// not the operator had applied it. Operators and auditors. A transfer
 	// wallet (no operator) reports no transactions.
+	// With several operators (wallet-svc -operators) the caller's
+	// operator's transactions only, those his own wallet got.
 	// Errors: INVALID_ARGUMENT INVALID_ARGUMENT (day not "YYYY-MM-DD",
-	// operator_id not this wallet's operator, negative page_size),
+	// operator_id not the caller's operator, negative page_size),
 	// INVALID_PAGE_TOKEN.
 	GetOperatorReport(context.Context, *GetOperatorReportRequest) (*GetOperatorReportResponse, error)
 	// CancelPlaceHold takes back the PlaceHold of request_id, whether or

@@ -2644,7 +2644,8 @@ export declare const CheckStakeResponseSchema: GenMessage<CheckStakeResponse>;
  */
 export declare type GetOperatorReportRequest = Message<"chemmy.wallet.v1.GetOperatorReportRequest"> & {
   /**
-   * The operator (wallet-svc -operator-id); empty: this wallet's.
+   * The operator: the caller's (a service or a deployment-wide auditor
+   * names any); another is INVALID_ARGUMENT. Empty: the caller's.
    *
    * @generated from field: string operator_id = 1;
    */
@@ -3101,7 +3102,8 @@ export declare const OperatorRoundPlayerSchema: GenMessage<OperatorRoundPlayer>;
  */
 export declare type ListOperatorExceptionsRequest = Message<"chemmy.wallet.v1.ListOperatorExceptionsRequest"> & {
   /**
-   * The operator (wallet-svc -operator-id); empty: this wallet's.
+   * The operator: the caller's (a service or a deployment-wide auditor
+   * names any); another is INVALID_ARGUMENT. Empty: the caller's.
    *
    * @generated from field: string operator_id = 1;
    */
@@ -4660,8 +4662,10 @@ export declare const WalletService: GenService<{
    * was rolled back is counted with its rollback (net zero) whether or
    * not the operator had applied it. Operators and auditors. A transfer
    * wallet (no operator) reports no transactions.
+   * With several operators (wallet-svc -operators) the caller's
+   * operator's transactions only, those his own wallet got.
    * Errors: INVALID_ARGUMENT INVALID_ARGUMENT (day not "YYYY-MM-DD",
-   * operator_id not this wallet's operator, negative page_size),
+   * operator_id not the caller's operator, negative page_size),
    * INVALID_PAGE_TOKEN.
    *
    * @generated from rpc chemmy.wallet.v1.WalletService.GetOperatorReport
