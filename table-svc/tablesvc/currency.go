@@ -52,23 +52,27 @@ func (s *Service) defaultCurrency(ctx context.Context) (string, error) {
 	return s.currency.code, nil
 }
 
-// currencyExponent is the exponent of a currency the wallet accepts,
-// asked of the wallet (GetCurrency) once per code and process:
-// INVALID_ARGUMENT CURRENCY_UNKNOWN for a code it does not accept.
-func (s *Service) currencyExponent(ctx context.Context, code string) (int32, error) {
+// currencyExponent is the exponent of a currency the wallet accepts for
+// operator op (its wallet operator_id, "" for the default operator),
+// asked of the wallet (GetCurrency) once per code and process for the
+// default operator, at every call for another (whose operators-file
+// entry may list fewer currencies, re-read by the wallet without
+// restart): INVALID_ARGUMENT CURRENCY_UNKNOWN for a code it does not
+// accept.
+func (s *Service) currencyExponent(ctx context.Context, code, op string) (int32, error) {
 	s.currency.mu.Lock()
 	e, ok := s.currency.exponents[code]
 	s.currency.mu.Unlock()
-	if ok {
+	if ok && op == "" {
 		return e, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	resp, err := s.wallet.GetCurrency(cctx, &walletv1.GetCurrencyRequest{CurrencyCode: code})
+	resp, err := s.wallet.GetCurrency(cctx, &walletv1.GetCurrencyRequest{CurrencyCode: code, OperatorId: op})
 	switch {
 	case errs.Reason(err) == reasonCurrencyUnknown:
 		return 0, fail(codes.InvalidArgument, reasonCurrencyUnknown,
-			"currency_code %q is neither an active ISO 4217 code nor one the wallet is configured with: %s", clip(code), status.Convert(err).Message())
+			"currency_code %q is not one the wallet accepts (an active ISO 4217 code or one configured, and one of the operator's): %s", clip(code), status.Convert(err).Message())
 	case err != nil:
 		return 0, fromDependency("currency "+clip(code), err)
 	case resp.GetCurrency().Exponent == nil:
@@ -88,8 +92,8 @@ func (s *Service) currencyExponent(ctx context.Context, code string) (int32, err
 // suffix of the table's account ids ("" in the wallet's default
 // currency, else "@<CUR>") and its exponent. A malformed code is
 // INVALID_ARGUMENT INVALID_ARGUMENT; a well-formed one the wallet does not
-// accept, INVALID_ARGUMENT CURRENCY_UNKNOWN.
-func (s *Service) tableCurrency(ctx context.Context, code string) (cur, suffix string, exponent int32, err error) {
+// accept for the table's operator op, INVALID_ARGUMENT CURRENCY_UNKNOWN.
+func (s *Service) tableCurrency(ctx context.Context, code, op string) (cur, suffix string, exponent int32, err error) {
 	if code != "" && !wellFormedCurrency(code) {
 		return "", "", 0, fail(codes.InvalidArgument, reasonInvalidArgument,
 			"currency_code %q is not a currency code: 3..12 characters [A-Z0-9] (an ISO 4217 or configured code)", clip(code))
@@ -104,7 +108,7 @@ func (s *Service) tableCurrency(ctx context.Context, code string) (cur, suffix s
 	} else {
 		suffix = "@" + code
 	}
-	exponent, err = s.currencyExponent(ctx, cur)
+	exponent, err = s.currencyExponent(ctx, cur, walletOperator(op))
 	if err != nil {
 		return "", "", 0, err
 	}

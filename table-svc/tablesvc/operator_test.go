@@ -3,6 +3,8 @@ package tablesvc
 import (
 	"context"
 	"maps"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
+	"github.com/chemmy/chemmy/wallet-svc/walletsvc"
 )
 
 // asOf is a context acting as subject with role, of operator.
@@ -301,6 +304,34 @@ func TestOperatorOfOldRecords(t *testing.T) {
 	} {
 		if got := sees(c.caller, c.op); got != c.want {
 			t.Errorf("sees(%+v, %q) = %v, want %v", c.caller, c.op, got, c.want)
+		}
+	}
+}
+
+// TestOperatorCurrenciesAtCreateTable: an operator whose entry in the
+// wallet's operators file lists only EUR cannot open a USD table:
+// CreateTable answers INVALID_ARGUMENT CURRENCY_UNKNOWN and no table
+// exists; his EUR table opens, and the default operator (no entry) opens
+// a USD one.
+func TestOperatorCurrenciesAtCreateTable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "operators.yaml")
+	if err := os.WriteFile(file, []byte("operators:\n  - id: casino-a\n    currencies: [EUR]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessWith(t, func(c *walletsvc.Config) { c.OperatorsFile = file })
+	a := h.asOf("croupier-a", auth.RoleCroupier, "casino-a")
+	_, err := h.tables.CreateTable(a, &tablev1.CreateTableRequest{RequestId: h.rid(), CurrencyCode: "USD"})
+	wantReason(t, err, codes.InvalidArgument, reasonCurrencyUnknown)
+	if list, err := h.tables.ListTables(a, &tablev1.ListTablesRequest{}); err != nil || len(list.GetTables()) != 0 {
+		t.Fatalf("casino-a's tables after the refusal: %v, %v", list.GetTables(), err)
+	}
+	for _, x := range []struct {
+		who context.Context
+		cur string
+	}{{a, "EUR"}, {h.as("croupier"), "USD"}} {
+		resp, err := h.tables.CreateTable(x.who, &tablev1.CreateTableRequest{RequestId: h.rid(), CurrencyCode: x.cur})
+		if err != nil || resp.GetTable().GetCurrencyCode() != x.cur {
+			t.Fatalf("a %s table: %v, %v", x.cur, resp.GetTable().GetCurrencyCode(), err)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		return &tablev1.CreateTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
 	}
 
-	currency, suffix, exponent, err := s.tableCurrency(ctx, req.GetCurrencyCode())
+	currency, suffix, exponent, err := s.tableCurrency(ctx, req.GetCurrencyCode(), operatorOf(caller))
 	if err != nil {
 		return nil, err
 	}

@@ -125,6 +125,10 @@ func (s *Service) GetCurrency(ctx context.Context, req *walletv1.GetCurrencyRequ
 	if e == nil {
 		return nil, unknownCurrency(code)
 	}
+	sc := s.scopeOf(ctx)
+	if err := s.checkOperatorCurrencyCode(orDefault(sc.op, sc.def), code); err != nil {
+		return nil, err
+	}
 	_, iso := currency.ISO(code)
 	return &walletv1.GetCurrencyResponse{Currency: &walletv1.Currency{CurrencyCode: code, Exponent: e, Iso: iso,
 		WalletDefault: code == s.currency}}, nil

@@ -229,6 +229,12 @@ func (s *Service) walletOf(op string) opwallet.Operator {
 // checkOperatorCurrency refuses (INVALID_ARGUMENT CURRENCY_UNKNOWN) an
 // account id of operator op in a currency op's entry does not list.
 func (s *Service) checkOperatorCurrency(op, id string) error {
+	return s.checkOperatorCurrencyCode(op, currencyOf(bare(id), s.currency))
+}
+
+// checkOperatorCurrencyCode refuses (INVALID_ARGUMENT CURRENCY_UNKNOWN)
+// currency c for operator op when op's entry lists currencies without it.
+func (s *Service) checkOperatorCurrencyCode(op, c string) error {
 	if s.opFile == nil {
 		return nil
 	}
@@ -236,7 +242,7 @@ func (s *Service) checkOperatorCurrency(op, id string) error {
 	if allowed == nil {
 		return nil
 	}
-	if c := currencyOf(bare(id), s.currency); !slices.Contains(allowed, c) {
+	if !slices.Contains(allowed, c) {
 		return failf(codes.InvalidArgument, reasonCurrencyUnknown,
 			"currency %s is not one of operator %q's (%s)", c, op, strings.Join(allowed, ", "))
 	}

@@ -844,7 +844,16 @@ func (x *Currency) GetWalletDefault() bool {
 type GetCurrencyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Empty: the wallet's default currency.
-	CurrencyCode  string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyCode string `protobuf:"bytes,1,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	// The operator (tenant) the currency is asked for, taken only from the
+	// service role and a deployment-wide auditor, as every request's
+	// operator_id (another caller asks for his own operator). A currency
+	// the operator's entry in wallet-svc's operators file does not list
+	// (its `currencies`) is INVALID_ARGUMENT CURRENCY_UNKNOWN for him:
+	// table-svc asks with the operator of the table a CreateTable opens,
+	// so the table is refused before it exists. Empty: the caller's
+	// operator (the wallet's default operator for a service).
+	OperatorId    string `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -882,6 +891,13 @@ func (*GetCurrencyRequest) Descriptor() ([]byte, []int) {
 func (x *GetCurrencyRequest) GetCurrencyCode() string {
 	if x != nil {
 		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *GetCurrencyRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -7249,9 +7265,11 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\bexponent\x18\x02 \x01(\x05H\x00R\bexponent\x88\x01\x01\x12\x10\n" +
 	"\x03iso\x18\x03 \x01(\bR\x03iso\x12%\n" +
 	"\x0ewallet_default\x18\x04 \x01(\bR\rwalletDefaultB\v\n" +
-	"\t_exponent\"9\n" +
+	"\t_exponent\"Z\n" +
 	"\x12GetCurrencyRequest\x12#\n" +
-	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\"M\n" +
+	"\rcurrency_code\x18\x01 \x01(\tR\fcurrencyCode\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\"M\n" +
 	"\x13GetCurrencyResponse\x126\n" +
 	"\bcurrency\x18\x01 \x01(\v2\x1a.chemmy.wallet.v1.CurrencyR\bcurrency\"\xb1\x03\n" +
 	"\x04Hold\x12\x17\n" +

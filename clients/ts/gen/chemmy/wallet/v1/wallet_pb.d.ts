@@ -122,6 +122,20 @@ export declare type GetCurrencyRequest = Message<"chemmy.wallet.v1.GetCurrencyRe
    * @generated from field: string currency_code = 1;
    */
   currencyCode: string;
+
+  /**
+   * The operator (tenant) the currency is asked for, taken only from the
+   * service role and a deployment-wide auditor, as every request's
+   * operator_id (another caller asks for his own operator). A currency
+   * the operator's entry in wallet-svc's operators file does not list
+   * (its `currencies`) is INVALID_ARGUMENT CURRENCY_UNKNOWN for him:
+   * table-svc asks with the operator of the table a CreateTable opens,
+   * so the table is refused before it exists. Empty: the caller's
+   * operator (the wallet's default operator for a service).
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
 };
 
 /**
