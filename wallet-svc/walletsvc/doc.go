@@ -232,11 +232,12 @@
 // an open exception. Nothing else orders them: a refused or unanswered
 // entry never holds back another round's, the same player's included.
 // Metrics: chemmy_operator_outbox_depth,
-// chemmy_operator_calls_total{op,result}, chemmy_operator_call_seconds.
+// chemmy_operator_calls_total{operator,op,result},
+// chemmy_operator_call_seconds{operator,op} (operator: whose wallet).
 //
 // Exceptions (opexceptions.go). A refusal of a credit, rollback or
 // round_end is logged as an error, counted
-// (chemmy_operator_outbox_refusals_total) and retried with the normal
+// (chemmy_operator_outbox_refusals_total{operator,op}) and retried with the normal
 // backoff; one for good (UNKNOWN_PLAYER, CURRENCY_MISMATCH,
 // INVALID_REQUEST, TRANSACTION_ID_REUSED, TRANSACTION_ROLLED_BACK: the
 // operator would refuse the same transaction the same way for ever), or

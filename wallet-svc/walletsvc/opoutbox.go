@@ -61,6 +61,9 @@ type opMetrics struct {
 	// when scraped (openCount; opexceptions.go), so never stale.
 	exceptions map[string]prometheus.GaugeFunc
 	openCount  func(kind string) float64
+	// defaultOperator is the wallet's default operator, whose call series
+	// exist from the start (another operator's from his first call).
+	defaultOperator string
 	// The operator probe's (probe.go).
 	up            prometheus.Gauge
 	probeFailures *prometheus.CounterVec
@@ -71,14 +74,14 @@ func newOpMetrics() *opMetrics {
 		depth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_outbox_depth",
 			Help: "Seamless mode: credits, rollbacks and round ends waiting to be acknowledged by the operator's wallet."}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_calls_total",
-			Help: "Seamless mode: calls to the operator's wallet, by operation (debit, credit, rollback, round_end) and result (ok, duplicate, refused, error: outcome unknown)."},
-			[]string{"op", "result"}),
+			Help: "Seamless mode: calls to the operators' wallets, by operator (tenant: whose wallet), operation (debit, credit, rollback, round_end) and result (ok, duplicate, refused, error: outcome unknown)."},
+			[]string{"operator", "op", "result"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "chemmy_operator_call_seconds",
-			Help: "Seamless mode: latency of the calls to the operator's wallet, by operation.", Buckets: prometheus.DefBuckets},
-			[]string{"op"}),
+			Help: "Seamless mode: latency of the calls to the operators' wallets, by operator and operation.", Buckets: prometheus.DefBuckets},
+			[]string{"operator", "op"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_outbox_refusals_total",
-			Help: "Seamless mode: refusals of credits, rollbacks and round ends by the operator's wallet (it must not refuse them: retried, then listed as exceptions), by operation."},
-			[]string{"op"}),
+			Help: "Seamless mode: refusals of credits, rollbacks and round ends by the operators' wallets (they must not refuse them: retried, then listed as exceptions), by operator and operation."},
+			[]string{"operator", "op"}),
 		exceptions: map[string]prometheus.GaugeFunc{},
 		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_up",
 			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers)."}),
@@ -106,7 +109,7 @@ func (m *opMetrics) register(reg prometheus.Registerer) error {
 	}
 	for _, op := range []string{kindDebit, kindCredit, kindRollback, kindRoundEnd} {
 		for _, r := range []string{"ok", "duplicate", "refused", "error"} {
-			m.calls.WithLabelValues(op, r)
+			m.calls.WithLabelValues(m.defaultOperator, op, r)
 		}
 	}
 	return nil
@@ -132,7 +135,8 @@ func (s *Service) callOperator(ctx context.Context, x *opTx) (opwallet.Result, e
 	}
 	start := time.Now()
 	res, err := call(ctx, x.wire())
-	s.opMetrics.latency.WithLabelValues(x.Kind).Observe(time.Since(start).Seconds())
+	operator := operatorOfKey(x.Account, s.opID)
+	s.opMetrics.latency.WithLabelValues(operator, x.Kind).Observe(time.Since(start).Seconds())
 	result := "ok"
 	if _, refused := opwallet.IsRefusal(err); refused {
 		result = "refused"
@@ -141,7 +145,7 @@ func (s *Service) callOperator(ctx context.Context, x *opTx) (opwallet.Result, e
 	} else if res.Duplicate {
 		result = "duplicate"
 	}
-	s.opMetrics.calls.WithLabelValues(x.Kind, result).Inc()
+	s.opMetrics.calls.WithLabelValues(operator, x.Kind, result).Inc()
 	return res, err
 }
 
@@ -394,7 +398,7 @@ func (s *Service) relaySend(ctx context.Context, e outboxEntry, retries map[uint
 	r.tries++
 	delay := s.backoff(r.tries)
 	if ref, ok := opwallet.IsRefusal(callErr); ok && ref.Code != opwallet.CodeInvalidSignature {
-		s.opMetrics.refusals.WithLabelValues(e.x.Kind).Inc()
+		s.opMetrics.refusals.WithLabelValues(operatorOfKey(e.x.Account, s.opID), e.x.Kind).Inc()
 		exc, refusals, err := s.noteRefusal(e, ref)
 		switch {
 		case err != nil:

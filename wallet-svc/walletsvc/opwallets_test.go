@@ -155,6 +155,21 @@ func TestOperatorWallets(t *testing.T) {
 		if len(tables) != 1 || !tables["T-"+name] || n == 0 {
 			t.Errorf("%s's wallet was called for tables %v (%d calls), want T-%s only", name, tables, n, name)
 		}
+		// The call series name the operator whose wallet was called: as
+		// many calls under his label as his wallet recorded.
+		label := map[string]string{"default": DefaultOperatorID}[name]
+		if label == "" {
+			label = name
+		}
+		var counted float64
+		for _, op := range []string{kindDebit, kindCredit, kindRollback, kindRoundEnd} {
+			for _, r := range []string{"ok", "duplicate", "refused", "error"} {
+				counted += testutil.ToFloat64(e.svc.opMetrics.calls.WithLabelValues(label, op, r))
+			}
+		}
+		if counted != float64(n) {
+			t.Errorf("chemmy_operator_calls_total{operator=%q}: %v calls, %s's wallet recorded %d", label, counted, name, n)
+		}
 	}
 
 	// casino-b rotates: its wallet now knows only the new secret; the

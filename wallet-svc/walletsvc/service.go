@@ -309,6 +309,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	s.opMetrics = newOpMetrics()
 	s.opMetrics.openCount = s.countOpenExceptions
+	s.opMetrics.defaultOperator = s.opID
 	s.gate = newRoundGate()
 	probeEvery, probePlayer := c.OperatorProbeInterval, c.OperatorProbePlayer
 	if probeEvery == 0 {
