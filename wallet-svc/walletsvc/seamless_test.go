@@ -745,13 +745,13 @@ func TestSeamlessCreditRefusedIsKept(t *testing.T) {
 	a := e.stake("player:alice", 100, coupRef("T1", "C1"))
 	e.settle(&walletv1.SettleCoupRequest{CoupId: "C1", BankHoldId: bank.GetHoldId(), Bets: bets(a), Outcome: bankLoses})
 	e.drain()
-	if got := testutil.ToFloat64(e.svc.opMetrics.refusals.WithLabelValues("credit")); got != 1 {
+	if got := testutil.ToFloat64(e.svc.opMetrics.refusals.WithLabelValues(e.svc.opID, "credit")); got != 1 {
 		t.Fatalf("refusals counted %v, want 1", got)
 	}
 	if op.bal("alice") != 1100 {
 		t.Fatalf("alice %d, want 1100", op.bal("alice"))
 	}
-	if got := testutil.ToFloat64(e.svc.opMetrics.calls.WithLabelValues("credit", "ok")); got != 1 {
+	if got := testutil.ToFloat64(e.svc.opMetrics.calls.WithLabelValues(e.svc.opID, "credit", "ok")); got != 1 {
 		t.Fatalf("credits ok %v, want 1", got)
 	}
 	wantNoViolations(t, op)
