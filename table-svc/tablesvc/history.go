@@ -388,6 +388,20 @@ func stakeRound(tx *bolt.Tx, t *table, coupID, player string, bank bool, now tim
 	return putRound(rounds, r)
 }
 
+// stakedOnly reports whether round id is known only from stakes
+// (stakeRound): no coup of the table has taken it, and it is not over.
+func (s *Service) stakedOnly(id string) bool {
+	staked := false
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketRounds).Get([]byte(id)); v != nil {
+			var r roundRecord
+			staked = json.Unmarshal(v, &r) == nil && r.Staked && !r.over()
+		}
+		return nil
+	})
+	return staked
+}
+
 // cancelStaked ends round coupID as ROUND_STATE_CANCELLED at now when it
 // is known only from stakes (no event of its coup saved) and the table
 // will not open a coup under its id: a bank or first bet the wallet
