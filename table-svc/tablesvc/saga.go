@@ -140,12 +140,13 @@ func (s *Service) applyCore(ctx context.Context, c *change, cmd game.Command) er
 			}
 			return err
 		}
-		if fresh && round != "" && s.stakedOnly(round) {
+		if fresh && round != "" && round != in.NewID && s.stakedOnly(round) {
 			// The hold of an earlier try of this request, whose round
 			// was a fresh id of that try (no coup took it): the coup it
 			// opens is that round. An earlier try made during a coup that
 			// has ended since names that coup: the new coup keeps its own
-			// id (it must never open a finished coup again).
+			// id (it must never open a finished coup again). A first try
+			// names in.NewID itself: nothing to read.
 			in.NewID = round
 		}
 		failpoint("core-hold") // held, the request not stored yet
