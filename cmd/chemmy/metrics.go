@@ -41,7 +41,7 @@ type sample struct {
 
 // delta is what changed between two scrapes of each URL, summed.
 type delta struct {
-	cpu, alloc, streamBytes    float64
+	cpu, alloc, streamBytes            float64
 	fsyncs, writes, published, handled map[string]float64
 }
 
