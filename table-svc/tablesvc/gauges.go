@@ -86,20 +86,24 @@ func (g *tableGauges) Collect(ch chan<- prometheus.Metric) {
 		float64(g.s.base.Server.StreamsOpen(tablev1.TableService_WatchTable_FullMethodName)))
 }
 
+// gaugeFields are the fields of a stored table the gauges read.
+type gaugeFields struct {
+	ID       string              `json:"id"`
+	Operator string              `json:"operator_id"`
+	Phase    tablev1.TableState  `json:"state"`
+	Variant  int32               `json:"variant"`
+	EventSeq uint64              `json:"event_seq"`
+	Sessions map[string]struct{} `json:"sessions"`
+}
+
 // scan reads the stored tables into m.tables, each unless a commit has
 // told a later state of it.
 func (g *tableGauges) scan(m *tableMetrics) {
-	var stored struct {
-		ID       string              `json:"id"`
-		Operator string              `json:"operator_id"`
-		Phase    tablev1.TableState  `json:"state"`
-		Variant  int32               `json:"variant"`
-		EventSeq uint64              `json:"event_seq"`
-		Sessions map[string]struct{} `json:"sessions"`
-	}
 	err := g.s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
-			stored.Sessions, stored.Operator = nil, ""
+			// Fresh for each table: a field a record leaves out (a chemin
+			// de fer table's variant) must not keep the last table's.
+			var stored gaugeFields
 			if decodeShell(v, &stored) != nil {
 				return nil // unreadable here: the table's own load says why
 			}
