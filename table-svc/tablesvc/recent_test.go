@@ -55,7 +55,9 @@ func TestRecentCoupsForTheGallery(t *testing.T) {
 	// What the public saw, written out by hand: the bank after the
 	// first coup is 1000 + 1000 - 5% commission of 50.
 	down := func() []*shoev1.Card { return []*shoev1.Card{{FaceDown: true}, {FaceDown: true}} }
-	card := func(code string, r shoev1.Rank, s shoev1.Suit) *shoev1.Card { return &shoev1.Card{Code: code, Rank: r, Suit: s} }
+	card := func(code string, r shoev1.Rank, s shoev1.Suit) *shoev1.Card {
+		return &shoev1.Card{Code: code, Rank: r, Suit: s}
+	}
 	want := []*tablev1.Coup{{
 		CoupId: voided.GetCoupId(), Number: 2, BankerPlayerId: "alice", Bank: 1950, Stake: 1950, Bets: bets,
 		HandHolderPlayerId: bets[1].GetPlayerId(), PlayerCards: down(), BankerCards: down(), Voided: true, VoidReason: "misdeal",
@@ -101,4 +103,3 @@ func TestRecentCoupsForTheGallery(t *testing.T) {
 	h.restartTable()
 	check()
 }
-
