@@ -170,7 +170,7 @@ const FR = {
   "bank": "banque", "bank loses": "la banque perd", "stand off": "égalité", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
   "Punter": "Ponte", "plays the right hand": "joue le tableau de droite",
   "plays the left hand": "joue le tableau de gauche", "Gallery": "Galerie", "Roads": "Tableaux", "this table's coups": "les coups de cette table",
-  "the coups seen here and yours": "les coups vus ici et les vôtres", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
+  "This table's last coups": "Les derniers coups de cette table", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
 };
 
 // translateStatic puts the page's own texts (index.html) in the
@@ -439,6 +439,7 @@ function openTable(id) {
   if (state.watch) state.watch.abort();
   state.tableId = id; state.table = null; state.beads = {}; state.decisions = {}; state.advised = ""; state.spotsFor = ""; state.rounds = null;
   $("history-list").textContent = ""; $("history-note").textContent = ""; $("my-result").textContent = "";
+  $("recent-list").textContent = ""; $("recent").hidden = true;
   history.replaceState(null, "", "?table=" + encodeURIComponent(id));
   $("table-view").hidden = false;
   $("table-id").textContent = id;
@@ -479,7 +480,13 @@ async function watch(id) {
 const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent", "operatorId"];
 
 function onWatch(m) {
-  if (m.table) { render(m.table); return; }
+  if (m.table) {
+    // The stream's first message: the table, with its last finished
+    // coups (Table.recent_coups) as the public saw them.
+    if (m.table.tableId === state.tableId && m.table.recentCoups) showRecent(m.table, m.table.recentCoups);
+    render(m.table);
+    return;
+  }
   if (m.event) {
     const ev = m.event;
     const kind = Object.keys(ev).find((k) => !EVENT_FIELDS.includes(k)) || "event";
@@ -1065,8 +1072,31 @@ function noteBead(cp) {
 
 function drawBeads() {
   const beads = Object.entries(state.beads || {}).map(([n, winner]) => ({ number: Number(n), winner })).sort((a, b) => a.number - b.number);
-  const known = isStaff() ? tr("this table's coups") : tr("the coups seen here and yours");
-  ChemmyRoads.drawBeads($("roads"), beads, tr("Roads") + " (" + known + ")");
+  ChemmyRoads.drawBeads($("roads"), beads, tr("Roads") + " (" + tr("this table's coups") + ")");
+}
+
+// showRecent shows table t's last finished coups (recent, newest first,
+// as WatchTable's first message gives them: Table.recent_coups), whoever
+// the viewer is, a gallery viewer's too: each in the bead plate (a game
+// without the table's roads) and in the list of the table's last coups,
+// its result and its cards as they lay at its end.
+function showRecent(t, recent) {
+  const list = $("recent-list");
+  list.textContent = "";
+  for (const cp of recent) {
+    noteBead(cp);
+    const li = document.createElement("li");
+    const hands = handsOf(t, cp).filter((h) => (h.cards || []).length).map((h) => {
+      const whole = !h.cards.some((c) => c.faceDown);
+      return tr(h.label) + (h.holder ? " · " + h.holder : "") + " " + h.cards.map((c) => cardText(c)).join(" ") + (whole ? " (" + num(h.total) + ")" : "");
+    });
+    li.textContent = (resultText(t, cp) || tr("Coup") + " " + (cp.number || "")) + (hands.length ? " · " + hands.join(" · ") : "");
+    li.dataset.coup = cp.coupId || "";
+    li.dataset.number = String(cp.number || "");
+    list.append(li);
+  }
+  $("recent").hidden = !recent.length;
+  if (gameOf(t).key !== "pb") drawBeads();
 }
 
 // shownCoup is the coup the table view shows: the one in play once
