@@ -115,7 +115,7 @@ const lower = (v, prefix) => short(v, prefix).replace(/_/g, " ").toLowerCase();
 const num = (v) => Number(v || 0);
 const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
 const isPlayer = () => state.role === "ROLE_PLAYER";
-const you = (p) => (p && p === state.me ? p + " (you)" : p || "");
+const you = (p) => (p && p === state.me ? p + " (" + tr("you") + ")" : p || "");
 const names = (ids) => (ids || []).map(you).join(", ");
 const two = (n) => String(n).padStart(2, "0");
 // clock is a timestamp's local time of day, HH:MM:SS.
@@ -170,7 +170,9 @@ const FR = {
   "bank": "banque", "bank loses": "la banque perd", "stand off": "égalité", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
   "Punter": "Ponte", "plays the right hand": "joue le tableau de droite",
   "plays the left hand": "joue le tableau de gauche", "Gallery": "Galerie", "Roads": "Tableaux", "this table's coups": "les coups de cette table",
-  "This table's last coups": "Les derniers coups de cette table", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
+  "This table's last coups": "Les derniers coups de cette table", "you": "vous", "({0} free)": "({0} libres)", "updated": "à jour", "seats": "places",
+  "shoe {0}, {1} coups played": "sabot {0}, {1} coups joués", "certification shoe": "sabot de certification", "shoe": "sabot",
+  "Bead plate": "Perles", "Big road": "Grande route", "Big eye boy": "Gros œil", "Small road": "Petite route", "Cockroach pig": "Cafard", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
 };
 
 // translateStatic puts the page's own texts (index.html) in the
@@ -296,10 +298,10 @@ function seatsText(t) {
   if (gameOf(t).key === "banque") {
     const per = num(r.maxSeatsPerSide);
     const n = (side) => seats.filter((s) => s.side === side).length;
-    return "right " + n("BANQUE_SIDE_RIGHT") + "/" + per + ", left " + n("BANQUE_SIDE_LEFT") + "/" + per;
+    return tr("right") + " " + n("BANQUE_SIDE_RIGHT") + "/" + per + ", " + tr("left") + " " + n("BANQUE_SIDE_LEFT") + "/" + per;
   }
   const max = num(r.maxSeats);
-  return seats.length + "/" + max + " (" + Math.max(0, max - seats.length) + " free)";
+  return seats.length + "/" + max + " " + tf("({0} free)", Math.max(0, max - seats.length));
 }
 
 async function signIn() {
@@ -384,7 +386,7 @@ async function lobby() {
       if (!token) break;
     }
   } catch (e) { $("lobby-live").textContent = "not updated"; showError(e); return; }
-  $("lobby-live").textContent = "updated " + new Date().toLocaleTimeString();
+  $("lobby-live").textContent = tr("updated") + " " + new Date().toLocaleTimeString();
   const body = $("tables");
   body.textContent = "";
   for (const t of tables) body.append(lobbyRow(t));
@@ -914,8 +916,8 @@ function render(t, n) {
   $("banker").textContent = g.key === "pb" || (g.key === "banque" && rulesOf(t).houseBank) ? "the house" : you(t.bankerPlayerId) || "—";
   $("bank").textContent = g.key === "pb" ? "—" : cashCode(t.bank, t) + (num(t.bankSetAside) ? " (" + cash(t.bankSetAside, t) + " set aside)" : "");
   $("offered").textContent = you(t.offeredPlayerId) || (num(t.highestBid) ? "highest bid " + cash(t.highestBid, t) + " by " + you(t.highestBidderPlayerId) : "—");
-  $("stakes").textContent = stakesText(t) + " · seats " + seatsText(t);
-  $("shoe").textContent = "shoe " + (t.shoeNumber || 1) + ", " + num(t.coupsPlayed) + " coups played" + (t.certification ? " (certification shoe)" : "");
+  $("stakes").textContent = stakesText(t) + " · " + tr("seats") + " " + seatsText(t);
+  $("shoe").textContent = tf("shoe {0}, {1} coups played", t.shoeNumber || 1, num(t.coupsPlayed)) + (t.certification ? " (" + tr("certification shoe") + ")" : "");
 
   const turn = turnOf(t);
   $("turn").textContent = turn.who ? you(turn.who) + ": " + turn.what : turn.what || "—";
@@ -1498,6 +1500,7 @@ function bind() {
 
 async function start() {
   translateStatic();
+  ChemmyRoads.words(tr);
   bind();
   pruneSeeds();
   await loadReasons();
