@@ -1,8 +1,11 @@
 package tablesvc
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -102,4 +105,56 @@ func TestRecentCoupsForTheGallery(t *testing.T) {
 	check()
 	h.restartTable()
 	check()
+}
+
+// TestRecentCoupsKeepsTheLast: a table keeps its last RecentCoups (20)
+// finished coups: after 21 coups (bob bets 100 against alice's bank, the
+// banker's natural 9 beating his 5 each time) GetTable gives coups 21
+// down to 2, and the first is gone from the store.
+func TestRecentCoupsKeepsTheLast(t *testing.T) {
+	h := newHarness(t)
+	h.fund(10000, "alice", "bob")
+	var cards []string
+	for range 21 {
+		cards = append(cards, "2C", "9H", "3D", "TC")
+	}
+	for range 30 {
+		cards = append(cards, "KD")
+	}
+	id := h.tableWith(nil, 0, cards, "alice", "bob")
+	h.acceptBank(id, "alice", 1000)
+	for i := range 21 {
+		if last := h.mustBet(id, "bob", 100).GetLastCoup(); last.GetNumber() != int64(i+1) || !last.GetSettled() {
+			t.Fatalf("coup %d: %v", i+1, last)
+		}
+	}
+	resp, err := h.tables.GetTable(h.as("bob"), &tablev1.GetTableRequest{TableId: id, IncludeRecentCoups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []int64
+	for _, cp := range resp.GetTable().GetRecentCoups() {
+		numbers = append(numbers, cp.GetNumber())
+	}
+	var want []int64
+	for n := int64(21); n >= 2; n-- {
+		want = append(want, n)
+	}
+	if !slices.Equal(numbers, want) {
+		t.Errorf("recent coups %v, want %v", numbers, want)
+	}
+	stored := 0
+	if err := h.table.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRecentCoups).ForEach(func(k, _ []byte) error {
+			if strings.HasPrefix(string(k), id+"\x00") {
+				stored++
+			}
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 20 {
+		t.Errorf("the store keeps %d coups of the table, want 20", stored)
+	}
 }
