@@ -40,9 +40,13 @@ func aliceBanks(t *testing.T, c *client, cards ...string) string {
 // last coup; the croupier the table's rounds with the bank's net (what
 // the settlement moved to the banker: 500 less the commission of 25);
 // and
-// both a bead plate of the two coups.
+// both a bead plate of the two coups. carol, who joins the gallery after
+// the two coups and played in none (no round of hers to list), is shown
+// the table's history all the same, from WatchTable's first message
+// (Table.recent_coups): the bead plate of both coups and the table's
+// last coups, newest first, each with its result and every card turned.
 func TestConsoleHistoryOnOpen(t *testing.T) {
-	b, st, c := consoleRig(t, 5000, "alice", "bob")
+	b, st, c := consoleRig(t, 5000, "alice", "bob", "carol")
 	cards := []string{"2C", "9H", "3D", "TC", "2D", "9S", "3H", "TD"}
 	id := aliceBanks(t, c, cards...)
 	for i, amount := range []int64{500, 300} {
@@ -68,6 +72,28 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 	}
 
 	q := "?table=" + id
+	// The table's last coups as anyone sees them: player 2D 3H (5) and
+	// banker 9S TD (9) in coup 2, 2C 3D (5) and 9H TC (9) in coup 1.
+	recent := `[...document.querySelectorAll('#recent-list li')].map(li => li.textContent).join(' | ')`
+	wantRecent := "Coup 2: bank wins (natural), settled: commission 0.15, banker net 2.85 · Player · bob 2♦ 3♥ (5) · Banker · alice 9♠ 10♦ (9) | " +
+		"Coup 1: bank wins (natural), settled: commission 0.25, banker net 4.75 · Player · bob 2♣ 3♦ (5) · Banker · alice 9♥ 10♣ (9)"
+	if _, err := c.table.JoinGallery(as(t, "carol"), &tablev1.JoinGalleryRequest{RequestId: t.Name() + "/gallery", TableId: id, PlayerId: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	carol := b.open(st.GatewayHTTPAddr, "carol", q)
+	carol.do("sees the table's last coups", waitFor(`document.querySelectorAll('#recent-list li').length === 2`),
+		waitFor(`document.querySelectorAll('#bead-plate circle.bead').length === 2`))
+	if got := carol.eval(recent); got != wantRecent {
+		t.Errorf("carol, in the gallery, is shown the table's last coups %q, want %q", got, wantRecent)
+	}
+	if got := carol.eval(`[...document.querySelectorAll('#bead-plate circle.bead')].map(c => c.dataset.winner).join(' ')`); got != "bank bank" {
+		t.Errorf("carol's bead plate shows %q, want %q", got, "bank bank")
+	}
+	if got := carol.text("history-note"); got != "You have played no round yet." {
+		t.Errorf("carol's own history says %q", got)
+	}
+	carol.shots("cf-gallery-history-carol")
+
 	history := `[...document.querySelectorAll('#history-list li')].map(li => li.textContent).join(' | ')`
 	for _, w := range []struct {
 		who, history, mine string
@@ -92,6 +118,11 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 		p.do("sees the bead plate", waitFor(`document.querySelectorAll('#bead-plate circle.bead').length === 2`))
 		if got := p.eval(`[...document.querySelectorAll('#bead-plate circle.bead')].map(c => c.dataset.winner).join(' ')`); got != "bank bank" {
 			t.Errorf("%s's bead plate shows %q, want %q", w.who, got, "bank bank")
+		}
+		// Every viewer is shown the table's last coups.
+		p.do("sees the table's last coups", waitFor(`document.querySelectorAll('#recent-list li').length === 2`))
+		if got := p.eval(recent); got != wantRecent {
+			t.Errorf("%s is shown the table's last coups %q, want %q", w.who, got, wantRecent)
 		}
 		if w.who == "bob" {
 			if got := p.text("history-title"); !strings.Contains(got, "Your last rounds") {

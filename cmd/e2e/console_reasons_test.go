@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	gatewayv1 "github.com/chemmy/chemmy/proto/gen/chemmy/gateway/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
@@ -164,30 +163,6 @@ func TestConsoleNamesEveryReason(t *testing.T) {
 	}
 	if len(dead) > 0 {
 		t.Errorf("reasons.json names reasons nothing returns: %v", dead)
-	}
-}
-
-// TestConsoleDescribesEveryEvent: the console's event log (describe in
-// app.js) has its own words for every payload of a table's event, by its
-// JSON name, but reality_check, which is never on a table's stream.
-func TestConsoleDescribesEveryEvent(t *testing.T) {
-	app, err := os.ReadFile(filepath.Join(repoRoot(t), "gateway", "gateway", "console", "app.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload := (&eventsv1.TableEvent{}).ProtoReflect().Descriptor().Oneofs().ByName("payload")
-	if payload == nil {
-		t.Fatal("TableEvent has no oneof payload")
-	}
-	var missing []string
-	for i := range payload.Fields().Len() {
-		f := payload.Fields().Get(i)
-		if f.Name() != "reality_check" && !strings.Contains(string(app), `case "`+f.JSONName()+`":`) {
-			missing = append(missing, f.JSONName())
-		}
-	}
-	if payload.Fields().Len() < 30 || len(missing) > 0 {
-		t.Errorf("app.js describes no event %v (of %d payloads)", missing, payload.Fields().Len())
 	}
 }
 

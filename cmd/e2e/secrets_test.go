@@ -322,8 +322,9 @@ type scope map[string]string
 // requests fills m's request from what the test knows, for caller who,
 // in each scope: the fields the scope names are set; player_id and
 // account_id (the caller's own for a player; staff name the players
-// staffNames) and day (today) take each value or stay unset, in every
-// combination. The same request is made once.
+// staffNames) and day (today) take each value or stay unset, and a bool
+// include_... (what a read adds when asked: GetTable's recent coups) is
+// set and not, in every combination. The same request is made once.
 func requests(m readMethod, who string, scopes []scope) []proto.Message {
 	seen := map[string]bool{}
 	var out []proto.Message
@@ -357,6 +358,18 @@ func requests(m readMethod, who string, scopes []scope) []proto.Message {
 		fields := m.in.Descriptor().Fields()
 		for i := range fields.Len() {
 			fd := fields.Get(i)
+			if fd.Kind() == protoreflect.BoolKind && strings.HasPrefix(string(fd.Name()), "include_") && !fd.IsList() {
+				// What a read adds when asked (GetTable's
+				// include_recent_coups): asked and not.
+				var next []protoreflect.Message
+				for _, r := range reqs {
+					c := proto.Clone(r.Interface()).ProtoReflect()
+					c.Set(fd, protoreflect.ValueOfBool(true))
+					next = append(next, r, c)
+				}
+				reqs = next
+				continue
+			}
 			if fd.Kind() != protoreflect.StringKind || fd.IsList() {
 				continue
 			}

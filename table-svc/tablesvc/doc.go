@@ -24,7 +24,10 @@
 // the events not yet published. The same transaction keeps every event
 // with a coup id, unredacted, in the round history (history.go: buckets
 // "round_events", "rounds", "round_index", "round_tables"; a round's
-// record encoded as a table's), read by ListRounds and GetRound. Schema version 1 (the history's buckets are
+// record encoded as a table's), read by ListRounds and GetRound; and each
+// coup it ends as the public saw it at its end, the table's last 20
+// (recent.go: bucket "recent_coups", read by WatchTable and GetTable as
+// Table.recent_coups). Schema version 1 (the history's buckets are
 // created at start in a store that lacks them; coups played before they
 // existed are not in the history).
 //

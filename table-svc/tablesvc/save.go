@@ -96,6 +96,10 @@ func writeChange(tx *bolt.Tx, sv saving, v []byte) error {
 	if err := recordRounds(tx, c); err != nil {
 		return err
 	}
+	// The coups it ends, as the public saw them (recent.go).
+	if err := recordRecentCoups(tx, c); err != nil {
+		return err
+	}
 	if sv.key != "" {
 		return store.Save(tx, sv.key, sv.hash, sv.resp)
 	}

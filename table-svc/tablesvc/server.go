@@ -213,7 +213,13 @@ func (s *Service) GetTable(ctx context.Context, req *tablev1.GetTableRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &tablev1.GetTableResponse{Table: toProto(t, viewerOf(ctx))}, nil
+	out := toProto(t, viewerOf(ctx))
+	if req.GetIncludeRecentCoups() {
+		if out.RecentCoups, err = s.recentCoups(t.ID); err != nil {
+			return nil, err
+		}
+	}
+	return &tablev1.GetTableResponse{Table: out}, nil
 }
 
 // maxLobbyScan is the most tables one ListTables call reads: with filters

@@ -83,7 +83,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 
 	_, err = app.Start(ctx, app.Config{
 		Name: trust.Table, ListenAddr: c.ListenAddr, DBPath: c.DBPath, Schema: schemaVersion,
-		Buckets: append([][]byte{bucketTables, bucketIntents}, historyBuckets...), NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
+		Buckets: append([][]byte{bucketTables, bucketIntents, bucketRecentCoups}, historyBuckets...), NATSURL: c.NATSURL, NATSNkeyFile: c.NATSNkeyFile,
 		MetricsAddr: c.MetricsAddr, Registry: c.Registry, Trust: c.Trust, Policy: policy, Domain: domain, Logger: c.Logger, Stream: c.Stream, Hook: c.Hook,
 	}, func(b *app.Base, g *grpc.Server) error {
 		s.base, s.db, s.log = b, b.DB, b.Log

@@ -85,7 +85,11 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 	}
 	defer s.deleteWatchConsumer(js, name)
-	if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: toProto(t, v)}}); err != nil {
+	first := toProto(t, v)
+	if first.RecentCoups, err = s.recentCoups(t.ID); err != nil {
+		return err
+	}
+	if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Table{Table: first}}); err != nil {
 		return err
 	}
 	// A missing heartbeat ends Next with an error (the default): the

@@ -115,7 +115,7 @@ const lower = (v, prefix) => short(v, prefix).replace(/_/g, " ").toLowerCase();
 const num = (v) => Number(v || 0);
 const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
 const isPlayer = () => state.role === "ROLE_PLAYER";
-const you = (p) => (p && p === state.me ? p + " (you)" : p || "");
+const you = (p) => (p && p === state.me ? p + " (" + tr("you") + ")" : p || "");
 const names = (ids) => (ids || []).map(you).join(", ");
 const two = (n) => String(n).padStart(2, "0");
 // clock is a timestamp's local time of day, HH:MM:SS.
@@ -170,7 +170,9 @@ const FR = {
   "bank": "banque", "bank loses": "la banque perd", "stand off": "égalité", "seat": "place", "Player": "Ponte", "Banker": "Banquier", "Right": "Droite", "Left": "Gauche",
   "Punter": "Ponte", "plays the right hand": "joue le tableau de droite",
   "plays the left hand": "joue le tableau de gauche", "Gallery": "Galerie", "Roads": "Tableaux", "this table's coups": "les coups de cette table",
-  "the coups seen here and yours": "les coups vus ici et les vôtres", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
+  "This table's last coups": "Les derniers coups de cette table", "you": "vous", "({0} free)": "({0} libres)", "updated": "à jour", "seats": "places",
+  "shoe {0}, {1} coups played": "sabot {0}, {1} coups joués", "certification shoe": "sabot de certification", "shoe": "sabot",
+  "Bead plate": "Perles", "Big road": "Grande route", "Big eye boy": "Gros œil", "Small road": "Petite route", "Cockroach pig": "Cafard", "at most": "au plus", "decimals": "décimales", "no decimals": "sans décimales", "the table's currency": "la monnaie de la table",
 };
 
 // translateStatic puts the page's own texts (index.html) in the
@@ -194,12 +196,17 @@ const tf = (s, ...args) => tr(s).replace(/\{(\d)\}/g, (_, i) => String(args[Numb
 // writes them, with exp digits after the decimal mark (the currency's
 // exponent: EUR 2, JPY 0, KWD 3): money(35950, 2) is "359.50" in English,
 // "359,50" in French; money(35950, 0) "35,950". Exact for any int64.
-const SEPARATORS = (() => {
-  const parts = new Intl.NumberFormat(LANG === "fr" ? "fr-FR" : "en-GB").formatToParts(12345.6);
+// money(v, exp, lang) writes it as lang does ("en" or "fr"; the
+// console's by default).
+const separatorsOf = (lang) => {
+  const parts = new Intl.NumberFormat(lang === "fr" ? "fr-FR" : "en-GB").formatToParts(12345.6);
   const part = (type, dflt) => (parts.find((x) => x.type === type) || {}).value || dflt;
   return { group: part("group", ","), decimal: part("decimal", ".") };
-})();
-function money(v, exp) {
+};
+const SEPARATORS_OF = { en: separatorsOf("en"), fr: separatorsOf("fr") };
+const SEPARATORS = SEPARATORS_OF[LANG];
+function money(v, exp, lang) {
+  const sep = SEPARATORS_OF[lang] || SEPARATORS;
   let n;
   try { n = BigInt(String(v || 0)); } catch (e) { return String(v); }
   exp = Math.max(0, Number(exp) || 0);
@@ -207,8 +214,8 @@ function money(v, exp) {
   if (neg) n = -n;
   const digits = n.toString().padStart(exp + 1, "0");
   const whole = digits.slice(0, digits.length - exp), frac = digits.slice(digits.length - exp);
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, SEPARATORS.group);
-  return (neg ? "-" : "") + grouped + (exp ? SEPARATORS.decimal + frac : "");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, sep.group);
+  return (neg ? "-" : "") + grouped + (exp ? sep.decimal + frac : "");
 }
 
 // minorOf is the amount a player typed in major units (e.g. "359.5",
@@ -291,10 +298,10 @@ function seatsText(t) {
   if (gameOf(t).key === "banque") {
     const per = num(r.maxSeatsPerSide);
     const n = (side) => seats.filter((s) => s.side === side).length;
-    return "right " + n("BANQUE_SIDE_RIGHT") + "/" + per + ", left " + n("BANQUE_SIDE_LEFT") + "/" + per;
+    return tr("right") + " " + n("BANQUE_SIDE_RIGHT") + "/" + per + ", " + tr("left") + " " + n("BANQUE_SIDE_LEFT") + "/" + per;
   }
   const max = num(r.maxSeats);
-  return seats.length + "/" + max + " (" + Math.max(0, max - seats.length) + " free)";
+  return seats.length + "/" + max + " " + tf("({0} free)", Math.max(0, max - seats.length));
 }
 
 async function signIn() {
@@ -379,7 +386,7 @@ async function lobby() {
       if (!token) break;
     }
   } catch (e) { $("lobby-live").textContent = "not updated"; showError(e); return; }
-  $("lobby-live").textContent = "updated " + new Date().toLocaleTimeString();
+  $("lobby-live").textContent = tr("updated") + " " + new Date().toLocaleTimeString();
   const body = $("tables");
   body.textContent = "";
   for (const t of tables) body.append(lobbyRow(t));
@@ -434,6 +441,7 @@ function openTable(id) {
   if (state.watch) state.watch.abort();
   state.tableId = id; state.table = null; state.beads = {}; state.decisions = {}; state.advised = ""; state.spotsFor = ""; state.rounds = null;
   $("history-list").textContent = ""; $("history-note").textContent = ""; $("my-result").textContent = "";
+  $("recent-list").textContent = ""; $("recent").hidden = true;
   history.replaceState(null, "", "?table=" + encodeURIComponent(id));
   $("table-view").hidden = false;
   $("table-id").textContent = id;
@@ -474,7 +482,13 @@ async function watch(id) {
 const EVENT_FIELDS = ["eventId", "tableId", "coupId", "sequence", "occurTime", "certification", "currencyCode", "currencyExponent", "operatorId"];
 
 function onWatch(m) {
-  if (m.table) { render(m.table); return; }
+  if (m.table) {
+    // The stream's first message: the table, with its last finished
+    // coups (Table.recent_coups) as the public saw them.
+    if (m.table.tableId === state.tableId && m.table.recentCoups) showRecent(m.table, m.table.recentCoups);
+    render(m.table);
+    return;
+  }
   if (m.event) {
     const ev = m.event;
     const kind = Object.keys(ev).find((k) => !EVENT_FIELDS.includes(k)) || "event";
@@ -497,8 +511,10 @@ const handNames = { HAND_PLAYER: "player", HAND_BANKER: "banker", HAND_RIGHT: "r
 const handName = (h) => handNames[h] || "hand";
 const outcomeNames = { OUTCOME_BANK_WINS: "the bank wins", OUTCOME_BANK_LOSES: "the bank loses", OUTCOME_STAND_OFF: "stand-off" };
 
-function cardText(c) {
-  if (!c || c.faceDown) return "face down";
+// cardText is a card as the log and the table write it ("10♥"); a card
+// face down in words (i: 0 English, 1 French; the console's by default).
+function cardText(c, i) {
+  if (!c || c.faceDown) return (i === undefined ? LANG === "fr" : i === 1) ? "face cachée" : "face down";
   const code = c.code || "";
   return code.slice(0, -1).replace("T", "10") + (suits[code.slice(-1)] || "");
 }
@@ -524,49 +540,101 @@ async function answerRealityCheck(answer) {
   if (r) hideRealityCheck(n);
 }
 
-// describe is one line of the event log.
-function describe(kind, p, exp) {
-  const m = (v) => money(v, exp);
-  switch (kind) {
-    case "tableCreated": return "table opened" + (p.createdBy ? " by " + p.createdBy : "");
-    case "playerSeated": return p.playerId + " sits down at seat " + p.seatNumber;
-    case "playerLeft": return p.playerId + " leaves seat " + p.seatNumber;
-    case "galleryJoined": return p.playerId + " joins the gallery";
-    case "bankOffered": return p.playerId ? "the bank is offered to " + p.playerId : "the bank is open to any seated player at " + m(p.amount);
-    case "bankChanged": return (p.bankerPlayerId ? p.bankerPlayerId + " holds a bank of " + m(p.bank) : "no banker") + " (" + lower(p.reason, "BANK_CHANGE_REASON_") + ")";
-    case "bankAuctionOpened": return "the bank is auctioned (round " + (p.round || 1) + ")";
-    case "bankBid": return num(p.amount) ? p.playerId + " bids " + m(p.amount) + " for the bank" : p.playerId + " will not bid";
-    case "betPlaced": return p.playerId + " bets " + m(p.amount) + (p.spot ? " on " + p.spot.replace("_", " ") : "");
-    case "betDeclined": return p.playerId + " passes";
-    case "betReduced": return p.playerId + "'s bet is cut to " + m(p.amount);
-    case "bancoCalled": return p.playerId + ": banco! (" + m(p.amount) + ")";
-    case "cardDealt": return (p.holderPlayerId ? p.holderPlayerId + "'s " : "") + handName(p.hand) + " hand, card " + p.position + ": " + cardText(p.card);
-    case "naturalShown": return handName(p.hand) + " shows a natural " + num(p.total);
-    case "drawDecided": return handName(p.hand) + (p.draw ? ": carte (draws)" : ": non (stands)");
-    case "coupResulted": return "result: " + (outcomeNames[p.outcome] || (p.hands || []).map((h) => handName(h.hand) + " " + (outcomeNames[h.outcome] || "")).join(", "));
-    case "coupSettled": return "settled: banker net " + m(p.bankerNet) + ", commission " + m(p.commission) + (p.houseNet ? ", house net " + m(p.houseNet) : "");
-    case "coupVoided": return "the coup is voided by " + (p.by || "the table") + ": " + (p.reason || "");
-    case "bettingReopened": return "no bet: the betting opens again";
-    case "bettingWindowStarted": return "the betting window is open";
-    case "bettingClosed": return "no more bets (" + (p.betsCount || 0) + ")";
-    case "turnTimedOut": return p.playerId + "'s time ran out (" + p.turn + "): " + (p.action || "").replace(/_/g, " ");
-    case "seatFeeCharged": return p.playerId + " pays seat time " + m(p.fee);
-    case "staffAction": return p.actorId + ": " + (p.action || "").replace(/_/g, " ") + (p.reason ? " (" + p.reason + ")" : "");
-    case "tableClosed": return "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : "");
-    case "shoeChanged": return "a new shoe (number " + (p.shoeNumber || 1) + ")";
-    case "topCardsMoved": return p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom";
-    case "realityCheck": return "reality check " + num(p.checkNumber) + " for " + p.playerId + ": " + num(p.coupsPlayed) + " coups, net " + m(p.sessionNet);
-    case "realityCheckAnswered": return p.playerId + " answers reality check " + num(p.checkNumber) + ": " + lower(p.answer, "REALITY_CHECK_ANSWER_");
-    case "seedCommitted": return p.playerId + " commits a seed to the shoe";
-    case "seedRevealed": return p.playerId + " reveals his seed";
-    case "seedCommitmentsFixed": return "the seed commitments are fixed (" + ((p.seedCommitments || []).map((c) => c.playerId).join(", ") || "none") + "): reveal by " + clock(p.revealDeadline);
-    case "shoeAbandoned": {
-      const w = p.withheldPlayerIds || [];
-      return "the shoe was abandoned: " + (w.join(", ") || "a player") + (w.length > 1 ? " withheld their seeds" : " withheld a seed");
-    }
-    case "shoeSeeded": return "the shoe is seeded " + ((p.playerIds || []).length ? "with the seeds of " + p.playerIds.join(", ") + (p.source === "cutter" ? " (the cut)" : "") :
-      "with no player's seed (no player entropy)");
-  }
+// EVENT_WORDS are the words of the event log, by the payload's JSON
+// name (chemmy.events.v1.TableEvent): for each, its line in English and
+// in French (the game's own terms), from the payload p and m, an amount
+// in major units of the event's currency. A test fails when a payload
+// has no line in either language (TestConsoleDescribesEveryEvent).
+// Server words (a turn, an action, a reason's enum) are named in both
+// through WORDS; one the console does not know shows as sent.
+const WORDS = {
+  hand: { HAND_PLAYER: ["player", "ponte"], HAND_BANKER: ["banker", "banquier"], HAND_RIGHT: ["right", "droite"], HAND_LEFT: ["left", "gauche"], HAND_PUNTER: ["punter", "ponte"] },
+  outcome: { OUTCOME_BANK_WINS: ["the bank wins", "la banque gagne"], OUTCOME_BANK_LOSES: ["the bank loses", "la banque perd"], OUTCOME_STAND_OFF: ["stand-off", "égalité"] },
+  bankChange: { BANK_CHANGE_REASON_ACCEPTED: ["accepted", "acceptée"], BANK_CHANGE_REASON_HELD: ["held", "tenue"], BANK_CHANGE_REASON_PASSED: ["passed", "la main passe"],
+    BANK_CHANGE_REASON_LOST: ["lost", "perdue"], BANK_CHANGE_REASON_RAISED: ["raised", "suivie"] },
+  spot: { bank: ["bank", "banque"], player: ["player", "ponte"], tie: ["tie", "égalité"], bank_natural: ["bank natural", "naturel de la banque"],
+    player_pair: ["player pair", "paire du ponte"], bank_pair: ["bank pair", "paire de la banque"], right: ["right", "le tableau de droite"], left: ["left", "le tableau de gauche"], cheval: ["à cheval", "à cheval"] },
+  turn: { bet: ["bet", "mise"], decision: ["decision", "décision"], bank_offer: ["bank offer", "offre de la banque"], bank_auction: ["bank auction", "enchères de la banque"],
+    banco_suivi: ["banco suivi", "banco suivi"], bank_raise: ["bank raise", "suite de la banque"], cut: ["move of top cards", "cartes passées dessous"] },
+  action: { bet_declined: ["passes", "passe"], draw: ["carte (draws)", "carte"], stand: ["non (stands)", "non"], bank_offered_on: ["the bank is offered on", "la banque est offerte au suivant"],
+    auction_closed: ["the auction is closed", "les enchères sont closes"], banco_left_standing: ["the banco is left standing", "le banco reste à prendre"],
+    excess_bets_removed: ["the bets over the bank are removed", "les mises au-delà de la banque sont retirées"], no_move: ["no card moved", "aucune carte passée"],
+    bank_kept: ["the bank is kept", "la banque est gardée"], void_coup: ["voids the coup", "annule le coup"], close_table: ["closes the table", "ferme la table"],
+    stand_up: ["stands a player up", "fait lever un joueur"], certification_shoe: ["a certification shoe", "un sabot de certification"],
+    limit_pass: ["the bank passes at its limit", "la main passe à la limite de la banque"], stood_up_inactive: ["stood up, inactive", "levé, inactif"],
+    stood_up_reality_check: ["stood up after his reality check", "levé après son point de jeu"] },
+  answer: { REALITY_CHECK_ANSWER_CONTINUE: ["continue", "continuer"], REALITY_CHECK_ANSWER_STOP: ["stop", "arrêter"] },
+};
+// word is a server word w of kind in language i (0 English, 1 French),
+// or w as sent (underscores as spaces) when the console does not know it.
+const word = (kind, w, i) => ((WORDS[kind] || {})[w] || [])[i] || String(w || "").replace(/_/g, " ").toLowerCase();
+const listOr = (ids, none) => (ids || []).join(", ") || none;
+const EVENT_WORDS = {
+  tableCreated: [(p) => "table opened" + (p.createdBy ? " by " + p.createdBy : ""), (p) => "table ouverte" + (p.createdBy ? " par " + p.createdBy : "")],
+  playerSeated: [(p) => p.playerId + " sits down at seat " + p.seatNumber, (p) => p.playerId + " s'assied à la place " + p.seatNumber],
+  playerLeft: [(p) => p.playerId + " leaves seat " + p.seatNumber, (p) => p.playerId + " quitte la place " + p.seatNumber],
+  galleryJoined: [(p) => p.playerId + " joins the gallery", (p) => p.playerId + " rejoint la galerie"],
+  bankOffered: [(p, m) => p.playerId ? "the bank is offered to " + p.playerId : "the bank is open to any seated player at " + m(p.amount),
+    (p, m) => p.playerId ? "la banque est offerte à " + p.playerId : "la banque revient à qui la prend à " + m(p.amount)],
+  bankChanged: [(p, m) => (p.bankerPlayerId ? p.bankerPlayerId + " holds a bank of " + m(p.bank) : "no banker") + " (" + word("bankChange", p.reason, 0) + ")",
+    (p, m) => (p.bankerPlayerId ? p.bankerPlayerId + " tient une banque de " + m(p.bank) : "pas de banquier") + " (" + word("bankChange", p.reason, 1) + ")"],
+  bankAuctionOpened: [(p) => "the bank is auctioned (round " + (p.round || 1) + ")", (p) => "la banque est mise aux enchères (tour " + (p.round || 1) + ")"],
+  bankBid: [(p, m) => num(p.amount) ? p.playerId + " bids " + m(p.amount) + " for the bank" : p.playerId + " will not bid",
+    (p, m) => num(p.amount) ? p.playerId + " offre " + m(p.amount) + " pour la banque" : p.playerId + " ne surenchérit pas"],
+  betPlaced: [(p, m) => p.playerId + " bets " + m(p.amount) + (p.spot ? " on " + word("spot", p.spot, 0) : ""),
+    (p, m) => p.playerId + " ponte " + m(p.amount) + (p.spot ? " sur " + word("spot", p.spot, 1) : "")],
+  betDeclined: [(p) => p.playerId + " passes", (p) => p.playerId + " passe"],
+  betReduced: [(p, m) => p.playerId + "'s bet is cut to " + m(p.amount), (p, m) => "la mise de " + p.playerId + " est ramenée à " + m(p.amount)],
+  bancoCalled: [(p, m) => p.playerId + ": banco! (" + m(p.amount) + ")", (p, m) => p.playerId + " : banco ! (" + m(p.amount) + ")"],
+  cardDealt: [(p) => (p.holderPlayerId ? p.holderPlayerId + "'s " : "") + word("hand", p.hand, 0) + " hand, card " + p.position + ": " + cardText(p.card, 0),
+    (p) => "main " + (p.hand === "HAND_BANKER" ? "du banquier" : p.hand === "HAND_RIGHT" ? "de droite" : p.hand === "HAND_LEFT" ? "de gauche" : "du ponte") +
+      (p.holderPlayerId ? " (" + p.holderPlayerId + ")" : "") + ", carte " + p.position + " : " + cardText(p.card, 1)],
+  naturalShown: [(p) => word("hand", p.hand, 0) + " shows a natural " + num(p.total), (p) => word("hand", p.hand, 1) + " : naturel " + num(p.total)],
+  drawDecided: [(p) => word("hand", p.hand, 0) + (p.draw ? ": carte (draws)" : ": non (stands)"), (p) => word("hand", p.hand, 1) + (p.draw ? " : carte" : " : non")],
+  coupResulted: [(p) => "result: " + (WORDS.outcome[p.outcome] ? word("outcome", p.outcome, 0) : (p.hands || []).map((h) => word("hand", h.hand, 0) + " " + word("outcome", h.outcome, 0)).join(", ")),
+    (p) => "résultat : " + (WORDS.outcome[p.outcome] ? word("outcome", p.outcome, 1) : (p.hands || []).map((h) => word("hand", h.hand, 1) + " " + word("outcome", h.outcome, 1)).join(", "))],
+  coupSettled: [(p, m) => "settled: banker net " + m(p.bankerNet) + ", commission " + m(p.commission) + (p.houseNet ? ", house net " + m(p.houseNet) : ""),
+    (p, m) => "réglé : net du banquier " + m(p.bankerNet) + ", cagnotte " + m(p.commission) + (p.houseNet ? ", net de la maison " + m(p.houseNet) : "")],
+  coupVoided: [(p) => "the coup is voided by " + (p.by || "the table") + ": " + (p.reason || ""), (p) => "le coup est annulé par " + (p.by || "la table") + " : " + (p.reason || "")],
+  bettingReopened: [() => "no bet: the betting opens again", () => "aucune mise : les mises rouvrent"],
+  bettingWindowStarted: [() => "the betting window is open", () => "faites vos jeux"],
+  bettingClosed: [(p) => "no more bets (" + (p.betsCount || 0) + ")", (p) => "rien ne va plus (" + (p.betsCount || 0) + ")"],
+  turnTimedOut: [(p) => (p.playerId || "the table") + "'s time ran out (" + word("turn", p.turn, 0) + "): " + word("action", p.action, 0),
+    (p) => "temps écoulé pour " + (p.playerId || "la table") + " (" + word("turn", p.turn, 1) + ") : " + word("action", p.action, 1)],
+  seatFeeCharged: [(p, m) => p.playerId + " pays seat time " + m(p.fee), (p, m) => p.playerId + " paie sa place " + m(p.fee)],
+  staffAction: [(p) => p.actorId + ": " + word("action", p.action, 0) + (p.reason ? " (" + p.reason + ")" : ""), (p) => p.actorId + " : " + word("action", p.action, 1) + (p.reason ? " (" + p.reason + ")" : "")],
+  tableClosed: [(p) => "the table is closed" + (p.abandoned ? " (abandoned)" : "") + (p.reason ? ": " + p.reason : ""),
+    (p) => "la table est fermée" + (p.abandoned ? " (abandonnée)" : "") + (p.reason ? " : " + p.reason : "")],
+  shoeChanged: [(p) => "a new shoe (number " + (p.shoeNumber || 1) + ")", (p) => "un nouveau sabot (numéro " + (p.shoeNumber || 1) + ")"],
+  topCardsMoved: [(p) => p.bankerPlayerId + " moves " + (p.count || 0) + " cards from the top to the bottom", (p) => p.bankerPlayerId + " passe " + (p.count || 0) + " cartes du dessus dessous"],
+  realityCheck: [(p, m) => "reality check " + num(p.checkNumber) + " for " + p.playerId + ": " + num(p.coupsPlayed) + " coups, net " + m(p.sessionNet),
+    (p, m) => "point de jeu " + num(p.checkNumber) + " pour " + p.playerId + " : " + num(p.coupsPlayed) + " coups, net " + m(p.sessionNet)],
+  realityCheckAnswered: [(p) => p.playerId + " answers reality check " + num(p.checkNumber) + ": " + word("answer", p.answer, 0),
+    (p) => p.playerId + " répond au point de jeu " + num(p.checkNumber) + " : " + word("answer", p.answer, 1)],
+  seedCommitted: [(p) => p.playerId + " commits a seed to the shoe", (p) => p.playerId + " engage une graine dans le sabot"],
+  seedRevealed: [(p) => p.playerId + " reveals his seed", (p) => p.playerId + " révèle sa graine"],
+  seedCommitmentsFixed: [(p) => "the seed commitments are fixed (" + listOr((p.seedCommitments || []).map((c) => c.playerId), "none") + "): reveal by " + clock(p.revealDeadline),
+    (p) => "les engagements de graines sont arrêtés (" + listOr((p.seedCommitments || []).map((c) => c.playerId), "aucun") + ") : révélation avant " + clock(p.revealDeadline)],
+  shoeAbandoned: [(p) => {
+    const w = p.withheldPlayerIds || [];
+    return "the shoe was abandoned: " + listOr(w, "a player") + (w.length > 1 ? " withheld their seeds" : " withheld a seed");
+  }, (p) => {
+    const w = p.withheldPlayerIds || [];
+    return "le sabot est abandonné : " + listOr(w, "un joueur") + (w.length > 1 ? " ont retenu leurs graines" : " a retenu sa graine");
+  }],
+  shoeSeeded: [(p) => "the shoe is seeded " + ((p.playerIds || []).length ? "with the seeds of " + p.playerIds.join(", ") + (p.source === "cutter" ? " (the cut)" : "") :
+      "with no player's seed (no player entropy)"),
+    (p) => "le sabot est ensemencé " + ((p.playerIds || []).length ? "avec les graines de " + p.playerIds.join(", ") + (p.source === "cutter" ? " (la coupe)" : "") :
+      "sans graine de joueur (aucune entropie des joueurs)")],
+};
+
+// describe is one line of the event log: the payload p of kind (its JSON
+// name) in language lang ("en" or "fr"; the console's by default), its
+// amounts in major units of exponent exp.
+function describe(kind, p, exp, lang) {
+  const m = (v) => money(v, exp, lang);
+  const w = EVENT_WORDS[kind];
+  if (w) return w[(lang || LANG) === "fr" ? 1 : 0](p || {}, m);
   return kind + " " + JSON.stringify(p);
 }
 
@@ -848,8 +916,8 @@ function render(t, n) {
   $("banker").textContent = g.key === "pb" || (g.key === "banque" && rulesOf(t).houseBank) ? "the house" : you(t.bankerPlayerId) || "—";
   $("bank").textContent = g.key === "pb" ? "—" : cashCode(t.bank, t) + (num(t.bankSetAside) ? " (" + cash(t.bankSetAside, t) + " set aside)" : "");
   $("offered").textContent = you(t.offeredPlayerId) || (num(t.highestBid) ? "highest bid " + cash(t.highestBid, t) + " by " + you(t.highestBidderPlayerId) : "—");
-  $("stakes").textContent = stakesText(t) + " · seats " + seatsText(t);
-  $("shoe").textContent = "shoe " + (t.shoeNumber || 1) + ", " + num(t.coupsPlayed) + " coups played" + (t.certification ? " (certification shoe)" : "");
+  $("stakes").textContent = stakesText(t) + " · " + tr("seats") + " " + seatsText(t);
+  $("shoe").textContent = tf("shoe {0}, {1} coups played", t.shoeNumber || 1, num(t.coupsPlayed)) + (t.certification ? " (" + tr("certification shoe") + ")" : "");
 
   const turn = turnOf(t);
   $("turn").textContent = turn.who ? you(turn.who) + ": " + turn.what : turn.what || "—";
@@ -1006,8 +1074,31 @@ function noteBead(cp) {
 
 function drawBeads() {
   const beads = Object.entries(state.beads || {}).map(([n, winner]) => ({ number: Number(n), winner })).sort((a, b) => a.number - b.number);
-  const known = isStaff() ? tr("this table's coups") : tr("the coups seen here and yours");
-  ChemmyRoads.drawBeads($("roads"), beads, tr("Roads") + " (" + known + ")");
+  ChemmyRoads.drawBeads($("roads"), beads, tr("Roads") + " (" + tr("this table's coups") + ")");
+}
+
+// showRecent shows table t's last finished coups (recent, newest first,
+// as WatchTable's first message gives them: Table.recent_coups), whoever
+// the viewer is, a gallery viewer's too: each in the bead plate (a game
+// without the table's roads) and in the list of the table's last coups,
+// its result and its cards as they lay at its end.
+function showRecent(t, recent) {
+  const list = $("recent-list");
+  list.textContent = "";
+  for (const cp of recent) {
+    noteBead(cp);
+    const li = document.createElement("li");
+    const hands = handsOf(t, cp).filter((h) => (h.cards || []).length).map((h) => {
+      const whole = !h.cards.some((c) => c.faceDown);
+      return tr(h.label) + (h.holder ? " · " + h.holder : "") + " " + h.cards.map((c) => cardText(c)).join(" ") + (whole ? " (" + num(h.total) + ")" : "");
+    });
+    li.textContent = (resultText(t, cp) || tr("Coup") + " " + (cp.number || "")) + (hands.length ? " · " + hands.join(" · ") : "");
+    li.dataset.coup = cp.coupId || "";
+    li.dataset.number = String(cp.number || "");
+    list.append(li);
+  }
+  $("recent").hidden = !recent.length;
+  if (gameOf(t).key !== "pb") drawBeads();
 }
 
 // shownCoup is the coup the table view shows: the one in play once
@@ -1409,6 +1500,7 @@ function bind() {
 
 async function start() {
   translateStatic();
+  ChemmyRoads.words(tr);
   bind();
   pruneSeeds();
   await loadReasons();

@@ -20,6 +20,8 @@ const ChemmyRoads = (() => {
   const colour = { ROAD_WINNER_BANK: RED, ROAD_WINNER_PLAYER: BLUE, ROAD_WINNER_TIE: GREEN };
   const winnerName = { ROAD_WINNER_BANK: "bank", ROAD_WINNER_PLAYER: "player", ROAD_WINNER_TIE: "tie" };
   const ROWS = 6;
+  // say is a text of the roads in the console's language (words).
+  let say = (text) => text;
 
   function el(name, attrs) {
     const e = document.createElementNS(NS, name);
@@ -91,7 +93,7 @@ const ChemmyRoads = (() => {
   function figure(title, svg, count) {
     const f = document.createElement("figure");
     const cap = document.createElement("figcaption");
-    cap.textContent = title + (count === undefined ? "" : " (" + count + ")");
+    cap.textContent = say(title) + (count === undefined ? "" : " (" + count + ")");
     svg.setAttribute("aria-label", cap.textContent);
     f.append(cap, svg);
     return f;
@@ -104,10 +106,11 @@ const ChemmyRoads = (() => {
     const beads = r.beadPlate || [];
     container.textContent = "";
     const h = document.createElement("h3");
-    h.textContent = "Roads";
+    h.textContent = say("Roads");
     const counts = document.createElement("p");
     counts.id = "road-counts";
-    counts.textContent = "shoe " + (r.shoeNumber || 1) + ": bank " + (r.bankWins || 0) + " · player " + (r.playerWins || 0) + " · tie " + (r.ties || 0);
+    counts.textContent = say("shoe") + " " + (r.shoeNumber || 1) + ": " + say("bank") + " " + (r.bankWins || 0) + " · " + say("player") + " " + (r.playerWins || 0) +
+      " · " + say("tie") + " " + (r.ties || 0);
     container.append(h, counts,
       figure("Bead plate", beadPlate(beads), beads.length),
       figure("Big road", bigRoad(r.bigRoad || [])),
@@ -136,5 +139,9 @@ const ChemmyRoads = (() => {
     container.append(h, figure("Bead plate", svg, beads.length));
   }
 
-  return { draw, drawBeads };
+  // words sets how the roads' texts are said (a function of the English
+  // text; the console's tr).
+  function words(fn) { say = fn; }
+
+  return { draw, drawBeads, words };
 })();

@@ -2660,7 +2660,25 @@ type Table struct {
 	// TABLE_NOT_FOUND on every call that names the table, exactly as if it
 	// did not exist, and ListTables does not list it (deployment-wide
 	// auditors, operator "*", see every operator's tables).
-	OperatorId    string `protobuf:"bytes,33,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	OperatorId string `protobuf:"bytes,33,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// The table's last finished coups (settled or voided), newest first, up
+	// to 20: its history for whoever opens the table, at every game. Given
+	// only in WatchTable's first message and in GetTable with
+	// include_recent_coups; empty in every other view (ListTables, the
+	// answers of the table's actions), and for the coups finished before
+	// tables kept them. Each is the coup exactly as the public saw it when
+	// it ended (the view of a gallery viewer, who holds no hand; the same
+	// for every caller, staff, auditors and the coup's own players
+	// included: GetRound gives a player his own cards): its number, bank,
+	// bets (player, amount in minor units, banco), the cards dealt as they
+	// lay at its end and the hands' totals (0..9) and outcome, natural,
+	// pairs, commission and net figures (minor units of currency_code) and
+	// settle_time. A settled coup shows every card dealt (the showdown
+	// turned them); a voided coup shows its face-up cards only, its
+	// face-down cards as {face_down: true} (never turned) and no total for
+	// a hand with one. Never a card that was not dealt, nor the shoe's
+	// order. No turn, decision or deadline is set.
+	RecentCoups   []*Coup `protobuf:"bytes,34,rep,name=recent_coups,json=recentCoups,proto3" json:"recent_coups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2924,6 +2942,13 @@ func (x *Table) GetOperatorId() string {
 		return x.OperatorId
 	}
 	return ""
+}
+
+func (x *Table) GetRecentCoups() []*Coup {
+	if x != nil {
+		return x.RecentCoups
+	}
+	return nil
 }
 
 // ShoeEntropy is the state of a table's current shoe's player seeds (see
@@ -3258,10 +3283,13 @@ func (x *CreateTableResponse) GetTable() *Table {
 
 // GetTableRequest names a table.
 type GetTableRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TableId       string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	TableId string                 `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// Also give the table's last finished coups (Table.recent_coups, up to
+	// 20); without it recent_coups is empty.
+	IncludeRecentCoups bool `protobuf:"varint,2,opt,name=include_recent_coups,json=includeRecentCoups,proto3" json:"include_recent_coups,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetTableRequest) Reset() {
@@ -3299,6 +3327,13 @@ func (x *GetTableRequest) GetTableId() string {
 		return x.TableId
 	}
 	return ""
+}
+
+func (x *GetTableRequest) GetIncludeRecentCoups() bool {
+	if x != nil {
+		return x.IncludeRecentCoups
+	}
+	return false
 }
 
 // GetTableResponse holds the table.
@@ -7837,7 +7872,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xaf\f\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xe9\f\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -7877,7 +7912,8 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\rcurrency_code\x18\x1f \x01(\tR\fcurrencyCode\x120\n" +
 	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1f\n" +
 	"\voperator_id\x18! \x01(\tR\n" +
-	"operatorIdB\x14\n" +
+	"operatorId\x128\n" +
+	"\frecent_coups\x18\" \x03(\v2\x15.chemmy.table.v1.CoupR\vrecentCoupsB\x14\n" +
 	"\x12_currency_exponent\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
@@ -7910,9 +7946,10 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\fbanque_rules\x18\a \x01(\v2\x1c.chemmy.table.v1.BanqueRulesR\vbanqueRules\x12#\n" +
 	"\rcurrency_code\x18\b \x01(\tR\fcurrencyCode\"C\n" +
 	"\x13CreateTableResponse\x12,\n" +
-	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\",\n" +
+	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"^\n" +
 	"\x0fGetTableRequest\x12\x19\n" +
-	"\btable_id\x18\x01 \x01(\tR\atableId\"@\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x120\n" +
+	"\x14include_recent_coups\x18\x02 \x01(\bR\x12includeRecentCoups\"@\n" +
 	"\x10GetTableResponse\x12,\n" +
 	"\x05table\x18\x01 \x01(\v2\x16.chemmy.table.v1.TableR\x05table\"\x96\x02\n" +
 	"\x11ListTablesRequest\x12\x1b\n" +
@@ -8582,133 +8619,134 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	16,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
 	18,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
 	23,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
-	92,  // 32: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
-	91,  // 33: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
-	91,  // 34: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
-	14,  // 35: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	11,  // 36: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	15,  // 37: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	16,  // 38: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	18,  // 39: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	22,  // 40: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 41: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 42: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
-	22,  // 43: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 44: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 45: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 46: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 47: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 48: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 49: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 50: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 51: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 52: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 53: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 54: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	22,  // 55: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 56: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 57: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 58: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 59: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 60: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 61: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	93,  // 62: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 63: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 64: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	22,  // 65: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	62,  // 66: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	63,  // 67: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	64,  // 68: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	65,  // 69: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	65,  // 70: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	65,  // 71: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 72: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 73: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	66,  // 74: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 75: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	70,  // 76: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 77: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	66,  // 78: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	68,  // 79: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	69,  // 80: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	71,  // 81: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	94,  // 82: chemmy.table.v1.AnswerRealityCheckRequest.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
-	22,  // 83: chemmy.table.v1.AnswerRealityCheckResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 84: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 85: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 86: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
-	91,  // 87: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 88: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
-	13,  // 89: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
-	9,   // 90: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
-	79,  // 91: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
-	91,  // 92: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 93: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
-	81,  // 94: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
-	81,  // 95: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
-	93,  // 96: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
-	80,  // 97: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
-	22,  // 98: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 99: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
-	24,  // 100: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	26,  // 101: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	28,  // 102: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	30,  // 103: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	32,  // 104: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	34,  // 105: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	36,  // 106: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	38,  // 107: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	40,  // 108: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	42,  // 109: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	44,  // 110: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	77,  // 111: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	75,  // 112: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	52,  // 113: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	54,  // 114: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	56,  // 115: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	67,  // 116: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	46,  // 117: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	73,  // 118: chemmy.table.v1.TableService.AnswerRealityCheck:input_type -> chemmy.table.v1.AnswerRealityCheckRequest
-	50,  // 119: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	48,  // 120: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	60,  // 121: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	58,  // 122: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	82,  // 123: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
-	84,  // 124: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
-	86,  // 125: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
-	88,  // 126: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
-	25,  // 127: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	27,  // 128: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	29,  // 129: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	31,  // 130: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	33,  // 131: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	35,  // 132: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	37,  // 133: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	39,  // 134: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	41,  // 135: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	43,  // 136: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	45,  // 137: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	78,  // 138: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	76,  // 139: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	53,  // 140: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	55,  // 141: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	57,  // 142: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	72,  // 143: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	47,  // 144: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	74,  // 145: chemmy.table.v1.TableService.AnswerRealityCheck:output_type -> chemmy.table.v1.AnswerRealityCheckResponse
-	51,  // 146: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49,  // 147: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	61,  // 148: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	59,  // 149: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	83,  // 150: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
-	85,  // 151: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
-	87,  // 152: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
-	89,  // 153: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
-	127, // [127:154] is the sub-list for method output_type
-	100, // [100:127] is the sub-list for method input_type
-	100, // [100:100] is the sub-list for extension type_name
-	100, // [100:100] is the sub-list for extension extendee
-	0,   // [0:100] is the sub-list for field type_name
+	20,  // 32: chemmy.table.v1.Table.recent_coups:type_name -> chemmy.table.v1.Coup
+	92,  // 33: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
+	91,  // 34: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
+	91,  // 35: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
+	14,  // 36: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 37: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	15,  // 38: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	16,  // 39: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	18,  // 40: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	22,  // 41: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 42: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 43: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
+	22,  // 44: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 45: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 46: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 47: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 48: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 49: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 50: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 51: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 52: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 53: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 54: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 55: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	22,  // 56: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 57: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 58: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 59: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 60: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 61: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 62: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	93,  // 63: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 64: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 65: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	22,  // 66: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	62,  // 67: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	63,  // 68: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	64,  // 69: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	65,  // 70: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	65,  // 71: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	65,  // 72: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 73: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 74: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	66,  // 75: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 76: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	70,  // 77: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 78: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	66,  // 79: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	68,  // 80: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	69,  // 81: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	71,  // 82: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	94,  // 83: chemmy.table.v1.AnswerRealityCheckRequest.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
+	22,  // 84: chemmy.table.v1.AnswerRealityCheckResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 85: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 86: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 87: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
+	91,  // 88: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 89: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	13,  // 90: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
+	9,   // 91: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
+	79,  // 92: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
+	91,  // 93: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	91,  // 94: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	81,  // 95: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	81,  // 96: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	93,  // 97: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	80,  // 98: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
+	22,  // 99: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 100: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
+	24,  // 101: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	26,  // 102: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	28,  // 103: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	30,  // 104: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	32,  // 105: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	34,  // 106: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	36,  // 107: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	38,  // 108: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	40,  // 109: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	42,  // 110: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	44,  // 111: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	77,  // 112: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	75,  // 113: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	52,  // 114: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	54,  // 115: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	56,  // 116: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	67,  // 117: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	46,  // 118: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	73,  // 119: chemmy.table.v1.TableService.AnswerRealityCheck:input_type -> chemmy.table.v1.AnswerRealityCheckRequest
+	50,  // 120: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	48,  // 121: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	60,  // 122: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	58,  // 123: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	82,  // 124: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	84,  // 125: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	86,  // 126: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
+	88,  // 127: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
+	25,  // 128: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	27,  // 129: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	29,  // 130: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	31,  // 131: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	33,  // 132: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	35,  // 133: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	37,  // 134: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	39,  // 135: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	41,  // 136: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	43,  // 137: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	45,  // 138: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	78,  // 139: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	76,  // 140: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	53,  // 141: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	55,  // 142: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	57,  // 143: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	72,  // 144: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	47,  // 145: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	74,  // 146: chemmy.table.v1.TableService.AnswerRealityCheck:output_type -> chemmy.table.v1.AnswerRealityCheckResponse
+	51,  // 147: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	49,  // 148: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	61,  // 149: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	59,  // 150: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	83,  // 151: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	85,  // 152: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	87,  // 153: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
+	89,  // 154: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
+	128, // [128:155] is the sub-list for method output_type
+	101, // [101:128] is the sub-list for method input_type
+	101, // [101:101] is the sub-list for extension type_name
+	101, // [101:101] is the sub-list for extension extendee
+	0,   // [0:101] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }

@@ -151,8 +151,9 @@ type TableServiceClient interface {
 	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
 	// belongs to a table, is closed or has dealt cards).
 	CreateTable(ctx context.Context, in *CreateTableRequest, opts ...grpc.CallOption) (*CreateTableResponse, error)
-	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
-	// (also for another operator's table).
+	// GetTable returns a table's state, with its last finished coups
+	// (Table.recent_coups) when include_recent_coups is set. Errors:
+	// NOT_FOUND TABLE_NOT_FOUND (also for another operator's table).
 	GetTable(ctx context.Context, in *GetTableRequest, opts ...grpc.CallOption) (*GetTableResponse, error)
 	// ListTables lists the caller's operator's tables (every operator's for
 	// a deployment-wide auditor) in creation order, page by page. A call reads
@@ -227,7 +228,9 @@ type TableServiceClient interface {
 	// between coups). Errors: ALREADY_SEATED (already in the gallery),
 	// WRONG_STATE.
 	JoinGallery(ctx context.Context, in *JoinGalleryRequest, opts ...grpc.CallOption) (*JoinGalleryResponse, error)
-	// WatchTable streams the table: first the table as it stands, then
+	// WatchTable streams the table: first the table as it stands, with
+	// its last finished coups (Table.recent_coups: the table's history for
+	// a viewer who was not there, a gallery viewer's included), then
 	// every event of the table as it happens (from the JetStream stream),
 	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
 	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
@@ -769,8 +772,9 @@ type TableServiceServer interface {
 	// SHOE_NOT_FOUND, FAILED_PRECONDITION SHOE_UNUSABLE (the named shoe
 	// belongs to a table, is closed or has dealt cards).
 	CreateTable(context.Context, *CreateTableRequest) (*CreateTableResponse, error)
-	// GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
-	// (also for another operator's table).
+	// GetTable returns a table's state, with its last finished coups
+	// (Table.recent_coups) when include_recent_coups is set. Errors:
+	// NOT_FOUND TABLE_NOT_FOUND (also for another operator's table).
 	GetTable(context.Context, *GetTableRequest) (*GetTableResponse, error)
 	// ListTables lists the caller's operator's tables (every operator's for
 	// a deployment-wide auditor) in creation order, page by page. A call reads
@@ -845,7 +849,9 @@ type TableServiceServer interface {
 	// between coups). Errors: ALREADY_SEATED (already in the gallery),
 	// WRONG_STATE.
 	JoinGallery(context.Context, *JoinGalleryRequest) (*JoinGalleryResponse, error)
-	// WatchTable streams the table: first the table as it stands, then
+	// WatchTable streams the table: first the table as it stands, with
+	// its last finished coups (Table.recent_coups: the table's history for
+	// a viewer who was not there, a gallery viewer's included), then
 	// every event of the table as it happens (from the JetStream stream),
 	// until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
 	// UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).

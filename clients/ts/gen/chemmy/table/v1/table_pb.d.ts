@@ -1285,6 +1285,29 @@ export declare type Table = Message<"chemmy.table.v1.Table"> & {
    * @generated from field: string operator_id = 33;
    */
   operatorId: string;
+
+  /**
+   * The table's last finished coups (settled or voided), newest first, up
+   * to 20: its history for whoever opens the table, at every game. Given
+   * only in WatchTable's first message and in GetTable with
+   * include_recent_coups; empty in every other view (ListTables, the
+   * answers of the table's actions), and for the coups finished before
+   * tables kept them. Each is the coup exactly as the public saw it when
+   * it ended (the view of a gallery viewer, who holds no hand; the same
+   * for every caller, staff, auditors and the coup's own players
+   * included: GetRound gives a player his own cards): its number, bank,
+   * bets (player, amount in minor units, banco), the cards dealt as they
+   * lay at its end and the hands' totals (0..9) and outcome, natural,
+   * pairs, commission and net figures (minor units of currency_code) and
+   * settle_time. A settled coup shows every card dealt (the showdown
+   * turned them); a voided coup shows its face-up cards only, its
+   * face-down cards as {face_down: true} (never turned) and no total for
+   * a hand with one. Never a card that was not dealt, nor the shoe's
+   * order. No turn, decision or deadline is set.
+   *
+   * @generated from field: repeated chemmy.table.v1.Coup recent_coups = 34;
+   */
+  recentCoups: Coup[];
 };
 
 /**
@@ -1515,6 +1538,14 @@ export declare type GetTableRequest = Message<"chemmy.table.v1.GetTableRequest">
    * @generated from field: string table_id = 1;
    */
   tableId: string;
+
+  /**
+   * Also give the table's last finished coups (Table.recent_coups, up to
+   * 20); without it recent_coups is empty.
+   *
+   * @generated from field: bool include_recent_coups = 2;
+   */
+  includeRecentCoups: boolean;
 };
 
 /**
@@ -4880,8 +4911,9 @@ export declare const TableService: GenService<{
     output: typeof CreateTableResponseSchema;
   },
   /**
-   * GetTable returns a table's state. Errors: NOT_FOUND TABLE_NOT_FOUND
-   * (also for another operator's table).
+   * GetTable returns a table's state, with its last finished coups
+   * (Table.recent_coups) when include_recent_coups is set. Errors:
+   * NOT_FOUND TABLE_NOT_FOUND (also for another operator's table).
    *
    * @generated from rpc chemmy.table.v1.TableService.GetTable
    */
@@ -5060,7 +5092,9 @@ export declare const TableService: GenService<{
     output: typeof JoinGalleryResponseSchema;
   },
   /**
-   * WatchTable streams the table: first the table as it stands, then
+   * WatchTable streams the table: first the table as it stands, with
+   * its last finished coups (Table.recent_coups: the table's history for
+   * a viewer who was not there, a gallery viewer's included), then
    * every event of the table as it happens (from the JetStream stream),
    * until the client cancels. Errors: NOT_FOUND TABLE_NOT_FOUND,
    * UNAVAILABLE DEPENDENCY_UNAVAILABLE (no NATS configured).
