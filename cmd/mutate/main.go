@@ -4,6 +4,8 @@
 // a ! dropped, ...), one at a time, and runs the tests against each: a
 // mutant the tests fail on is killed, one they pass survives. First the
 // short tests of the mutated package run (go test -short -failfast);
+// a game core's mutant they let through is judged next by table-svc's
+// short tests, which play the core through the service (Target.Shell);
 // only a mutant they let through goes on to the simulation (cmd/sim,
 // SIM_SEEDS seeds, 4 by default). The last line is the score,
 // "mutation score: killed/total", the survivors are listed above it.
@@ -19,7 +21,7 @@
 // Environment: MUTATE_PKGS=a,b only the targets of those names;
 // MUTATE_FILE=substr only files whose path contains it; MUTATE_LIMIT=n
 // only every k-th mutant so that n are run (a sample); MUTATE_SIM=0 no
-// simulation phase; SIM_SEEDS the simulation's seeds; MUTATE_LIST=1
+// simulation phase; MUTATE_SHELL=0 no shell phase; SIM_SEEDS the simulation's seeds; MUTATE_LIST=1
 // list the mutants and stop; MUTATE_FROM=n start at the n-th mutant (to
 // resume a run); MUTATE_TIMEOUT the short tests' timeout (default 2m; the
 // simulation's is 10m); MUTATE_MEM the address space each test binary may
@@ -45,14 +47,19 @@ import (
 	"time"
 )
 
+// shell: table-svc's short tests, which play every game core through the
+// service (a core's own tests judge first; these only what they let
+// through).
+var shell = &TestSet{Pkg: "./table-svc/tablesvc"}
+
 // targets: what issue 25 asks to be measured.
 var targets = []Target{
 	{Name: "rules", Dir: "services/rules"},
 	{Name: "game", Dir: "table-svc/game"},
-	{Name: "chemindefer", Dir: "table-svc/game/chemindefer"},
-	{Name: "puntobanco", Dir: "table-svc/game/puntobanco"},
-	{Name: "banque", Dir: "table-svc/game/banque"},
-	{Name: "oldbaccarat", Dir: "table-svc/game/oldbaccarat"},
+	{Name: "chemindefer", Dir: "table-svc/game/chemindefer", Shell: shell},
+	{Name: "puntobanco", Dir: "table-svc/game/puntobanco", Shell: shell},
+	{Name: "banque", Dir: "table-svc/game/banque", Shell: shell},
+	{Name: "oldbaccarat", Dir: "table-svc/game/oldbaccarat", Shell: shell},
 	// The wallet's holds and settlements.
 	{Name: "wallet", Dir: "wallet-svc/walletsvc",
 		Files: []string{"holds.go", "games.go", "old.go", "payout.go", "ledger.go", "handlers.go"},
@@ -94,6 +101,7 @@ type Phase int
 
 const (
 	ShortTests Phase = iota
+	ShellTests       // the target's Shell, for a mutant ShortTests let through
 	Simulation
 )
 
@@ -115,6 +123,7 @@ func main() {
 		Targets: selectTargets(targets, os.Getenv("MUTATE_PKGS")),
 		File:    os.Getenv("MUTATE_FILE"),
 		Sim:     os.Getenv("MUTATE_SIM") != "0",
+		Shell:   os.Getenv("MUTATE_SHELL") != "0",
 		List:    os.Getenv("MUTATE_LIST") == "1",
 		Out:     os.Stdout,
 		Log:     os.Stderr,
@@ -183,6 +192,7 @@ type Config struct {
 	Limit   int             // a sample of about this many mutants (0: all)
 	From    int             // start at the From-th mutant (1-based; 0: the first)
 	Sim     bool            // judge the short tests' survivors with the simulation
+	Shell   bool            // judge the short tests' survivors with the target's Shell tests first
 	List    bool            // list the mutants only
 	Out     io.Writer
 	Log     io.Writer
@@ -305,6 +315,9 @@ func judge(ctx context.Context, cfg Config, tmp string, t Target, m Mutant) (Out
 		return 0, err
 	}
 	o := cfg.Run(ctx, overlay, ShortTests, t)
+	if o == Survived && t.Shell != nil && cfg.Shell {
+		o = cfg.Run(ctx, overlay, ShellTests, t)
+	}
 	if o != Survived || !cfg.Sim {
 		return o, nil
 	}
@@ -336,6 +349,12 @@ func goTest(timeout time.Duration, mem string) Runner {
 			} else {
 				args = append(args, t.Tests...)
 			}
+		case ShellTests:
+			args = append(args, "-short")
+			if t.Shell.Run != "" {
+				args = append(args, "-run", t.Shell.Run)
+			}
+			args = append(args, t.Shell.Pkg)
 		case Simulation:
 			seeds := os.Getenv("SIM_SEEDS")
 			if seeds == "" {

@@ -151,6 +151,17 @@ type Target struct {
 	Files []string // the files of Dir to mutate (none: every non-test .go file)
 	Funcs []string // only these functions (none: all)
 	Tests []string // the packages whose short tests judge a mutant ("./" + Dir if empty)
+	// Shell: the short tests of the service that plays the target (its
+	// package and a -run pattern), judging the mutants Tests let through,
+	// before the simulation: a game core's rules are also tested through
+	// table-svc's shell (make test-short runs both).
+	Shell *TestSet
+}
+
+// A TestSet is a package's short tests, those matching Run (all if empty).
+type TestSet struct {
+	Pkg string // e.g. "./table-svc/tablesvc"
+	Run string // a go test -run pattern
 }
 
 // Sites lists the mutants of a target; root is the repository root.

@@ -157,3 +157,55 @@ func treeSum(t *testing.T, root string) [32]byte {
 	copy(s[:], h.Sum(nil))
 	return s
 }
+
+// A target's Shell judges exactly the mutants its short tests let
+// through, before the simulation; with Shell off it is never run.
+func TestShellJudgesWhatTheShortTestsLetThrough(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "p")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{true, false} {
+		short, shell, sim := 0, 0, 0
+		run := func(_ context.Context, _ string, phase Phase, tg Target) Outcome {
+			switch phase {
+			case ShortTests:
+				short++
+				if short%2 == 1 { // the odd ones killed here
+					return Killed
+				}
+				return Survived
+			case ShellTests:
+				if tg.Shell == nil || tg.Shell.Pkg != "./shell" {
+					t.Errorf("shell phase for %+v", tg)
+				}
+				shell++
+				if shell%2 == 1 {
+					return Killed
+				}
+				return Survived
+			}
+			sim++
+			return Survived
+		}
+		var out, log bytes.Buffer
+		res, err := Run(context.Background(), Config{Root: root, Shell: on, Sim: true,
+			Targets: []Target{{Name: "p", Dir: "p", Shell: &TestSet{Pkg: "./shell"}}}, Out: &out, Log: &log, Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 12 mutants: 6 killed by the short tests; with the shell, 3 of
+		// the other 6 by it and the last 3 go to the simulation.
+		wantShell, wantSim, wantKilled := 6, 3, 9
+		if !on {
+			wantShell, wantSim, wantKilled = 0, 6, 6
+		}
+		if short != 12 || shell != wantShell || sim != wantSim || res.Killed != wantKilled {
+			t.Errorf("shell %v: short %d, shell %d, sim %d, killed %d; want 12, %d, %d, %d", on, short, shell, sim, res.Killed, wantShell, wantSim, wantKilled)
+		}
+	}
+}
