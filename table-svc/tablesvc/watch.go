@@ -9,11 +9,10 @@ import (
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // replayWindow is how far back in the stream a watch starts looking for
@@ -31,7 +30,8 @@ const watchInactiveThreshold = 10 * time.Second
 const watchDeleteTimeout = 5 * time.Second
 
 // WatchTable sends the table as it stands, then its events from the
-// JetStream stream in sequence order, skipping those the snapshot already
+// JetStream stream in sequence order, one at a time (each batch of the
+// stream unpacked, docs/events.md), skipping those the snapshot already
 // holds, until the client goes away.
 //
 // Each watch reads through its own ephemeral consumer, named here and
@@ -114,31 +114,35 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 				"event stream lost messages (delivery %d after %d); watch again", meta.Sequence.Consumer, delivered)
 		}
 		delivered = meta.Sequence.Consumer
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+		// A batch (one save's events) or, on a player's subject and in a
+		// stream written before batches, one event (docs/events.md).
+		evs, err := tableevents.Decode(msg.Headers().Get(outbox.TypeHeader), msg.Subject(), msg.Data())
+		if err != nil {
 			s.log.Warn("undecodable event in stream", "subject", msg.Subject(), "err", err)
 			continue
 		}
-		if own, private := v.ownRealityCheck(ev, t.ID, opened); private {
-			if own {
-				if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
-					return err
+		for _, ev := range evs {
+			if own, private := v.ownRealityCheck(ev, t.ID, opened); private {
+				if own {
+					if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if ev.GetSequence() <= last {
+				continue
+			}
+			last = ev.GetSequence()
+			if cd := ev.GetCardDealt(); cd != nil && cd.GetCard().GetFaceDown() {
+				// The holder of the hand gets his own card (view.go).
+				if now, err := s.load(t.ID); err == nil {
+					ev = v.personalEvent(ev, now)
 				}
 			}
-			continue
-		}
-		if ev.GetSequence() <= last {
-			continue
-		}
-		last = ev.GetSequence()
-		if cd := ev.GetCardDealt(); cd != nil && cd.GetCard().GetFaceDown() {
-			// The holder of the hand gets his own card (view.go).
-			if now, err := s.load(t.ID); err == nil {
-				ev = v.personalEvent(ev, now)
+			if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
+				return err
 			}
-		}
-		if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
-			return err
 		}
 	}
 }

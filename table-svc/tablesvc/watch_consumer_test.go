@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,11 +13,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // watchRig serves WatchTable of the harness's table-svc store against an
@@ -87,7 +90,7 @@ func (r *watchRig) relay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range msgs {
-		if _, err := r.js.Publish(context.Background(), m.Subject, m.Payload, jetstream.WithMsgID(m.ID)); err != nil {
+		if _, err := r.js.PublishMsg(context.Background(), &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: m.Headers()}, jetstream.WithMsgID(m.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,4 +239,79 @@ func mustLoad(t *testing.T, h *harness, id string) *table {
 		t.Fatal(err)
 	}
 	return tb
+}
+
+// TestWatchTableBatchesInOrderOnce: a coup's events go to JetStream as
+// one message per save (a TableEventBatch with its first event's id),
+// published twice (a relay that starts again before its removals) and
+// stored once each; WatchTable streams every event of them once, in
+// sequence order, whole (table, operator, coup and time as stored), the
+// same as the outbox holds.
+func TestWatchTableBatchesInOrderOnce(t *testing.T) {
+	r := newWatchRig(t)
+	h := r.h
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	r.relay(t)
+	snap := mustLoad(t, h, id).EventSeq
+	ws, cancel := r.watch(t, id)
+	defer cancel()
+
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	h.mustBet(id, "carol", 700)
+	if _, err := h.decide(id, "carol", true); err != nil {
+		t.Fatal(err)
+	}
+	r.relay(t)
+	r.relay(t) // the same ids again: dropped by JetStream
+
+	var want []event
+	for _, ev := range h.events(id) {
+		if ev.GetSequence() > snap {
+			want = append(want, ev)
+		}
+	}
+	for i, w := range want {
+		u, err := ws.Recv()
+		if err != nil {
+			t.Fatalf("after %d events: %v", i, err)
+		}
+		got := u.GetEvent()
+		if w.GetCardDealt().GetCard().GetFaceDown() {
+			// WatchTable gives a viewer who may see it the card itself
+			// (personalEvent); the rest is as published.
+			got.Payload = w.Payload
+		}
+		if !proto.Equal(got, w.TableEvent) {
+			t.Fatalf("event %d streamed\n got %v\nwant %v", i, got, w.TableEvent)
+		}
+	}
+	if !slices.ContainsFunc(want, func(e event) bool { return e.GetCoupSettled() != nil }) {
+		t.Fatalf("the coup did not end: %v", want)
+	}
+	// Stored once each: as many messages as the table's saves, fewer
+	// than its events.
+	st, err := r.js.Stream(context.Background(), outbox.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("chemmy.table."+id+".>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := outbox.Pending(h.table.db, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := 0
+	for _, m := range msgs {
+		if m.Subject == tableevents.BatchSubject(id) {
+			batches++
+		}
+	}
+	last := want[len(want)-1].GetSequence()
+	if n := info.State.Subjects[tableevents.BatchSubject(id)]; n != uint64(batches) || n >= last || len(info.State.Subjects) != 1 {
+		t.Errorf("stream holds %v for the table, want %d batches of its %d events", info.State.Subjects, batches, last)
+	}
 }
