@@ -59,6 +59,7 @@ func (s *Service) saveAll(cs ...saving) error {
 			s.track(c.t)
 			s.metrics.committed(c.t, c.events)
 			events = events || len(c.events)+len(c.private) > 0
+			s.handToWatches(c)
 		}
 		c.events, c.private = nil, nil
 	}
@@ -116,6 +117,19 @@ func (s *Service) seen(key string, hash []byte) (bool, error) {
 		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
 	}
 	return found, err
+}
+
+// handToWatches hands c's events, committed, to the local watches of its
+// table (watchhub.go), as published.
+func (s *Service) handToWatches(c *change) {
+	if len(c.events) == 0 || !s.hub.watched(c.t.ID) {
+		return
+	}
+	pub := make([]*eventsv1.TableEvent, len(c.events))
+	for i, ev := range c.events {
+		pub[i] = c.t.publicEvent(ev)
+	}
+	s.hub.publish(c.t.ID, pub)
 }
 
 // putEvents stores evs, table t's events of one save, in the outbox as

@@ -57,6 +57,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, seedWindow: c.SeedWindow, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
 		metrics: newTableMetrics(), lobbyScan: maxLobbyScan, roundScan: maxRoundScan}
+	s.hub = newWatchHub()
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
