@@ -39,6 +39,16 @@ func (c coreAdapter[S, O]) decode(b []byte) (any, error) {
 	return st, json.Unmarshal(raw, st)
 }
 
+// decodeBinary reads the state from its item of a record in the binary
+// encoding (codec.go).
+func (c coreAdapter[S, O]) decodeBinary(b []byte) (any, error) {
+	if len(b) == 0 || b[0] == 0xf6 { // CBOR null
+		return nil, fmt.Errorf("no %q in the record", c.key)
+	}
+	st := new(S)
+	return st, recordDec.Unmarshal(b, st)
+}
+
 // apply applies in to the state: on success the state in t is replaced
 // and its events returned; a command waiting for a hold returns the hold
 // and leaves t unchanged.

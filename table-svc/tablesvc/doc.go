@@ -10,8 +10,11 @@
 //
 // # State and persistence
 //
-// Each table is one JSON record (type table) in the bbolt bucket "tables",
-// key = table id (a ULID, so keys sort by creation). Every change of a
+// Each table is one record (type table) in the bbolt bucket "tables",
+// key = table id (a ULID, so keys sort by creation): a version byte
+// (0x01) and the record in CBOR, keyed by the names of its JSON fields
+// (codec.go); a record stored as JSON before still reads and is written
+// in CBOR at its next save. Every change of a
 // table is one bbolt transaction that writes the record, appends its
 // events to the outbox (package kit/outbox) and stores the idempotency
 // record of the request (bucket "requests", key "<method>/<request_id>",
@@ -20,8 +23,8 @@
 // the escrow intents of requests in progress (intent.go); bucket "outbox"
 // the events not yet published. The same transaction keeps every event
 // with a coup id, unredacted, in the round history (history.go: buckets
-// "round_events", "rounds", "round_index", "round_tables"), read by
-// ListRounds and GetRound. Schema version 1 (the history's buckets are
+// "round_events", "rounds", "round_index", "round_tables"; a round's
+// record encoded as a table's), read by ListRounds and GetRound. Schema version 1 (the history's buckets are
 // created at start in a store that lacks them; coups played before they
 // existed are not in the history).
 //

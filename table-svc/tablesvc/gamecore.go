@@ -86,6 +86,26 @@ func (t *table) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalCBOR reads a record in the binary encoding (codec.go): the
+// shell's fields, then the game's state, read by the adapter of the
+// record's variant.
+func (t *table) UnmarshalCBOR(b []byte) error {
+	in := binaryRecordIn{Shell: (*plainTable)(t)}
+	if err := recordDec.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	g := t.adapter()
+	if g == nil {
+		return fmt.Errorf("table %s: variant %d is no game of this service", t.ID, t.Variant)
+	}
+	st, err := g.decodeBinary(in.Game)
+	if err != nil {
+		return fmt.Errorf("table %s: %s state: %w", t.ID, g.name(), err)
+	}
+	t.game = st
+	return nil
+}
+
 // adapter is a game's adapter: its core bound to the table record that
 // holds its state, and what the shell asks of the game besides.
 type adapter interface {
@@ -173,9 +193,11 @@ type adapterTables interface {
 	renewsSpentShoe() bool
 	// stateKey is the key of the game's state in the JSON record;
 	// decode reads the state (a pointer to the game's State) from a
-	// stored record.
+	// stored JSON record, decodeBinary from its item of a record in the
+	// binary encoding (codec.go).
 	stateKey() string
 	decode(record []byte) (any, error)
+	decodeBinary(state []byte) (any, error)
 }
 
 // adapterPlayers is the game's money and players.

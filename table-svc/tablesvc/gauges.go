@@ -1,7 +1,6 @@
 package tablesvc
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -91,17 +90,17 @@ func (g *tableGauges) Collect(ch chan<- prometheus.Metric) {
 // told a later state of it.
 func (g *tableGauges) scan(m *tableMetrics) {
 	var stored struct {
-		ID       string                     `json:"id"`
-		Operator string                     `json:"operator_id"`
-		Phase    tablev1.TableState         `json:"state"`
-		Variant  int32                      `json:"variant"`
-		EventSeq uint64                     `json:"event_seq"`
-		Sessions map[string]json.RawMessage `json:"sessions"`
+		ID       string              `json:"id"`
+		Operator string              `json:"operator_id"`
+		Phase    tablev1.TableState  `json:"state"`
+		Variant  int32               `json:"variant"`
+		EventSeq uint64              `json:"event_seq"`
+		Sessions map[string]struct{} `json:"sessions"`
 	}
 	err := g.s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
 			stored.Sessions, stored.Operator = nil, ""
-			if json.Unmarshal(v, &stored) != nil {
+			if decodeShell(v, &stored) != nil {
 				return nil // unreadable here: the table's own load says why
 			}
 			op := stored.Operator

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -243,7 +244,7 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		if r == nil {
 			r = new(roundRecord)
 			if v := rounds.Get([]byte(id)); v != nil {
-				if err := json.Unmarshal(v, r); err != nil {
+				if err := decodeRound(v, r); err != nil {
 					return err
 				}
 				if r.Staked {
@@ -280,7 +281,7 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 		// no event of the coup yet.
 		if v := rounds.Get([]byte(id)); v != nil {
 			r := new(roundRecord)
-			if err := json.Unmarshal(v, r); err != nil {
+			if err := decodeRound(v, r); err != nil {
 				return err
 			}
 			if r.Staked {
@@ -298,7 +299,7 @@ func recordRounds(tx *bolt.Tx, c *change) error {
 				return err
 			}
 		}
-		v, err := json.Marshal(r)
+		v, err := encodeRound(r)
 		if err != nil {
 			return err
 		}
@@ -331,7 +332,7 @@ func finishRounds(tx *bolt.Tx, tableID string, end int64) error {
 			continue
 		}
 		r := new(roundRecord)
-		if err := json.Unmarshal(rv, r); err != nil {
+		if err := decodeRound(rv, r); err != nil {
 			return err
 		}
 		if !r.over() {
@@ -348,7 +349,7 @@ func finishRounds(tx *bolt.Tx, tableID string, end int64) error {
 }
 
 func putRound(rounds *bolt.Bucket, r *roundRecord) error {
-	v, err := json.Marshal(r)
+	v, err := encodeRound(r)
 	if err != nil {
 		return err
 	}
@@ -366,7 +367,7 @@ func stakeRound(tx *bolt.Tx, t *table, coupID, player string, bank bool, now tim
 	rounds := tx.Bucket(bucketRounds)
 	r := new(roundRecord)
 	if v := rounds.Get([]byte(coupID)); v != nil {
-		if err := json.Unmarshal(v, r); err != nil {
+		if err := decodeRound(v, r); err != nil {
 			return err
 		}
 		if r.named(player) {
@@ -395,7 +396,7 @@ func (s *Service) stakedOnly(id string) bool {
 	_ = s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketRounds).Get([]byte(id)); v != nil {
 			var r roundRecord
-			staked = json.Unmarshal(v, &r) == nil && r.Staked && !r.over()
+			staked = decodeRound(v, &r) == nil && r.Staked && !r.over()
 		}
 		return nil
 	})
@@ -416,7 +417,7 @@ func (s *Service) cancelStaked(coupID string) {
 			return nil
 		}
 		r := new(roundRecord)
-		if err := json.Unmarshal(v, r); err != nil {
+		if err := decodeRound(v, r); err != nil {
 			return err
 		}
 		if !r.Staked || r.over() {
@@ -598,7 +599,7 @@ func (s *Service) ListRounds(ctx context.Context, req *tablev1.ListRoundsRequest
 				continue
 			}
 			r := new(roundRecord)
-			if err := json.Unmarshal(rv, r); err != nil {
+			if err := decodeRound(rv, r); err != nil {
 				return err
 			}
 			if !sees(caller, r.operator()) {
@@ -627,7 +628,7 @@ func (s *Service) GetRound(ctx context.Context, req *tablev1.GetRoundRequest) (*
 		if v == nil {
 			return fail(codes.NotFound, reasonRoundNotFound, "no round %q at table %q", req.GetCoupId(), req.GetTableId())
 		}
-		if err := json.Unmarshal(v, r); err != nil {
+		if err := decodeRound(v, r); err != nil {
 			return err
 		}
 		if r.TableID != req.GetTableId() || !sees(caller, r.operator()) {
@@ -753,7 +754,7 @@ func (s *Service) expireRounds(now time.Time, keep time.Duration, batch int) (de
 			if rv == nil {
 				continue
 			}
-			if err := json.Unmarshal(rv, r); err != nil {
+			if err := decodeRound(rv, r); err != nil {
 				return err
 			}
 			if r.over() && !recentForAnyone(index, r) {
@@ -941,4 +942,28 @@ func (r *roundRecord) transfersFor(c auth.Caller) []*tablev1.RoundTransfer {
 		out = append(out, rt)
 	}
 	return out
+}
+
+// Round records (bucket "rounds") are stored as table records are
+// (codec.go): recordBinary then the CBOR map of the record's JSON fields; one stored
+// before is JSON and still reads (and is written in CBOR when the round
+// is next written).
+
+// encodeRound is r in the binary encoding.
+func encodeRound(r *roundRecord) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(512)
+	buf.WriteByte(recordBinary)
+	if err := recordEnc.MarshalToBuffer(r, &buf); err != nil {
+		return nil, fmt.Errorf("round %s: encode the record: %w", r.CoupID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// decodeRound reads a stored round record into r, in either encoding.
+func decodeRound(b []byte, r *roundRecord) error {
+	if len(b) == 0 || b[0] != recordBinary {
+		return json.Unmarshal(b, r)
+	}
+	return recordDec.Unmarshal(b[1:], r)
 }

@@ -2,7 +2,6 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
@@ -128,7 +127,7 @@ func (s *Service) coupPlayers(c *change, coup string, nets map[string]int64) []s
 	r := new(roundRecord)
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketRounds).Get([]byte(coup)); v != nil {
-			return json.Unmarshal(v, r)
+			return decodeRound(v, r)
 		}
 		return nil
 	})

@@ -2,7 +2,6 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -138,7 +137,7 @@ func (s *Service) scanUnfinished() error {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTables).ForEach(func(k, v []byte) error {
 			t := new(table)
-			if err := json.Unmarshal(v, t); err != nil {
+			if err := decodeTable(v, t); err != nil {
 				return fmt.Errorf("table %s: %w", k, err)
 			}
 			if corePending(t) {
@@ -167,10 +166,10 @@ func (s *Service) scanUnfinished() error {
 			// Only over the record read above (nothing serves yet, but
 			// Recover may be called later).
 			var now table
-			if err := json.Unmarshal(b.Get([]byte(t.ID)), &now); err != nil || now.EventSeq != t.EventSeq || now.WaitKey != m.key {
+			if err := decodeTable(b.Get([]byte(t.ID)), &now); err != nil || now.EventSeq != t.EventSeq || now.WaitKey != m.key {
 				continue
 			}
-			v, err := json.Marshal(t)
+			v, err := encodeTable(t)
 			if err != nil {
 				return err
 			}

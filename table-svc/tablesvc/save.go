@@ -1,8 +1,6 @@
 package tablesvc
 
 import (
-	"encoding/json"
-
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
@@ -35,12 +33,14 @@ func (s *Service) saveAll(cs ...saving) error {
 	for i, sv := range cs {
 		c := sv.c
 		s.stampDeadline(c.t)
-		v, err := json.Marshal(c.t)
+		v, err := encodeTable(c.t)
 		if err != nil {
+			releaseRecords(vs)
 			return err
 		}
 		vs[i] = v
 	}
+	defer releaseRecords(vs) // bbolt keeps them until the commit is over
 	// Group-committed with the other tables' writes: the function only
 	// writes values computed here, so running it again after a rolled
 	// back group changes nothing.

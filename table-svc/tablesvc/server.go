@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -271,7 +270,7 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 			scanned++
 			last = k // valid for the transaction's life
 			t := new(table)
-			if err := json.Unmarshal(v, t); err != nil {
+			if err := decodeTable(v, t); err != nil {
 				return err
 			}
 			if !sees(caller, t.operator()) {

@@ -2,7 +2,6 @@ package tablesvc
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
@@ -256,7 +255,7 @@ func (s *Service) load(id string) (*table, error) {
 			return tableNotFound(id)
 		}
 		t = new(table)
-		return json.Unmarshal(v, t)
+		return decodeTable(v, t)
 	})
 	return t, err
 }
