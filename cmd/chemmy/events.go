@@ -23,6 +23,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1" // the event types, by name too
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // eventsOptions are `chemmy events`'s flags.
@@ -66,7 +67,10 @@ func eventsFlags(args []string, out io.Writer) (eventsOptions, error) {
 }
 
 // runEvents prints the events of the CHEMMY stream, each as one line of
-// JSON: {"subject","type","kind","streamSequence","time","event":{...}}.
+// JSON: {"subject","type","kind","streamSequence","time","event":{...}};
+// a batch (docs/events.md) as one line per event, each as if published
+// alone (subject "chemmy.table.<table_id>.<kind>", type
+// chemmy.events.v1.TableEvent), with the batch's stream sequence.
 // Without -follow it returns once it has printed those stored when it
 // started; with -follow it goes on with the new ones.
 func runEvents(args []string) int {
@@ -155,8 +159,15 @@ func followEvents(ctx context.Context, o eventsOptions, w io.Writer) error {
 			}
 			return err
 		}
-		if ofOperator(msg, o.operator) {
-			if err := enc.Encode(eventJSON(msg)); err != nil {
+		// A batch is printed as its events, one line each (docs/events.md).
+		for _, e := range messageEvents(msg) {
+			if o.max > 0 && n >= o.max {
+				break
+			}
+			if !ofOperator(e.msg, o.operator) {
+				continue
+			}
+			if err := enc.Encode(e.printed); err != nil {
 				return err
 			}
 			n++
@@ -174,33 +185,22 @@ var errQuiet = errors.New("no event for -wait")
 // recorded before events had an operator_id).
 const defaultOperator = "operator"
 
-// ofOperator reports whether msg is to be printed with -operator op: any
-// message when op is empty, else only a table or wallet event of
-// operator op.
-func ofOperator(msg jetstream.Msg, op string) bool {
+// ofOperator reports whether an event is to be printed with -operator
+// op: any when op is empty, else only a table or wallet event of
+// operator op (ev nil: a message that is neither, or undecodable).
+func ofOperator(ev proto.Message, op string) bool {
 	if op == "" {
 		return true
 	}
-	typ := msg.Headers().Get(outbox.TypeHeader)
-	if typ == "" {
-		typ, _ = outbox.EventType(msg.Subject())
-	}
-	var ev interface {
-		proto.Message
-		GetOperatorId() string
-	}
-	switch typ {
-	case string((&eventsv1.TableEvent{}).ProtoReflect().Descriptor().FullName()):
-		ev = new(eventsv1.TableEvent)
-	case string((&eventsv1.WalletEvent{}).ProtoReflect().Descriptor().FullName()):
-		ev = new(eventsv1.WalletEvent)
+	var got string
+	switch e := ev.(type) {
+	case *eventsv1.TableEvent:
+		got = e.GetOperatorId()
+	case *eventsv1.WalletEvent:
+		got = e.GetOperatorId()
 	default:
 		return false
 	}
-	if err := proto.Unmarshal(msg.Data(), ev); err != nil {
-		return false
-	}
-	got := ev.GetOperatorId()
 	if got == "" {
 		got = defaultOperator
 	}
@@ -241,9 +241,20 @@ type printedEvent struct {
 	Error          string          `json:"error,omitempty"`
 }
 
-// eventJSON decodes msg by its Chemmy-Event-Type header (by its subject
-// for messages published before the header existed).
-func eventJSON(msg jetstream.Msg) printedEvent {
+// shownEvent is one event of a message, as printed, and decoded (nil
+// when it could not be).
+type shownEvent struct {
+	printed printedEvent
+	msg     proto.Message
+}
+
+// messageEvents are the events of msg, decoded by its Chemmy-Event-Type
+// header (by its subject for messages published before the header
+// existed): one, or a batch's (a chemmy.events.v1.TableEventBatch), each
+// printed as version 1 published it alone (its own subject
+// "chemmy.table.<table_id>.<kind>", type chemmy.events.v1.TableEvent, its
+// kind, the whole event) with the batch's stream sequence and time.
+func messageEvents(msg jetstream.Msg) []shownEvent {
 	p := printedEvent{Subject: msg.Subject()}
 	if md, err := msg.Metadata(); err == nil {
 		p.StreamSequence = md.Sequence.Stream
@@ -253,21 +264,40 @@ func eventJSON(msg jetstream.Msg) printedEvent {
 	if p.Type == "" {
 		p.Type, p.Kind = outbox.EventType(msg.Subject())
 	}
+	if p.Type == tableevents.BatchType {
+		evs, err := tableevents.Decode(p.Type, msg.Subject(), msg.Data())
+		if err != nil {
+			p.Error = err.Error()
+			return []shownEvent{{printed: p}}
+		}
+		out := make([]shownEvent, len(evs))
+		for i, ev := range evs {
+			e := p
+			e.Subject, e.Type, e.Kind = tableevents.Subject(ev), tableevents.EventType, tableevents.Kind(ev)
+			out[i] = shownEvent{printed: e, msg: ev}
+			out[i].printed.Event, out[i].printed.Error = eventJSON(ev)
+		}
+		return out
+	}
 	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(p.Type))
 	if err != nil {
 		p.Error = fmt.Sprintf("unknown type %q: %d bytes", p.Type, len(msg.Data()))
-		return p
+		return []shownEvent{{printed: p}}
 	}
 	m := mt.New().Interface()
 	if err := proto.Unmarshal(msg.Data(), m); err != nil {
 		p.Error = err.Error()
-		return p
+		return []shownEvent{{printed: p}}
 	}
+	p.Event, p.Error = eventJSON(m)
+	return []shownEvent{{printed: p, msg: m}}
+}
+
+// eventJSON is m in protobuf JSON, or why not.
+func eventJSON(m proto.Message) (json.RawMessage, string) {
 	b, err := protojson.Marshal(m)
 	if err != nil {
-		p.Error = err.Error()
-		return p
+		return nil, err.Error()
 	}
-	p.Event = b
-	return p
+	return b, ""
 }

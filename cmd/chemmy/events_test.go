@@ -27,8 +27,9 @@ import (
 
 // TestEvents runs `chemmy events -table ID` as the read-only reader
 // against a real stack: each event is a JSON line with its type (from the
-// Chemmy-Event-Type header), its kind and the event in protobuf JSON, and
-// only that table's events are printed.
+// Chemmy-Event-Type header; a batch's events each as a TableEvent on its
+// own subject), its kind and the event in protobuf JSON, and only that
+// table's events are printed.
 func TestEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the stack")
@@ -76,7 +77,8 @@ func TestEvents(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			t.Fatalf("%q: %v", sc.Bytes(), err)
 		}
-		if p.Type != "chemmy.events.v1.TableEvent" || p.Error != "" || p.Event["tableId"] != ids[1] {
+		// A batch's events print as version 1 published each alone.
+		if p.Type != "chemmy.events.v1.TableEvent" || p.Error != "" || p.Event["tableId"] != ids[1] || p.Subject != "chemmy.table."+ids[1]+"."+p.Kind {
 			t.Errorf("line %s", sc.Bytes())
 		}
 		if _, ok := p.Event[camel(p.Kind)]; !ok {

@@ -81,7 +81,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	metricsURLs := fs.String("metrics", "", "comma-separated /metrics URLs (chemmy run -metrics, or each service's): fsyncs and CPU per coup")
 	idle := fs.Bool("idle", false, "seat two players at each of -tables tables and play nothing: their bank offers time out every -idle-offer; report the fsyncs and CPU per second (with -metrics) for -duration")
 	pace := fs.Duration("pace", 0, "human pace: each table starts a coup every `pace` (±10%, open loop; e.g. 60s) instead of playing as fast as it can; the report gives every action's p50/p99 and the CPU per live table")
-	watchers := fs.Int("watchers", 0, "WatchTable streams to hold open as the croupier while playing (on the run's tables in turn), each watching again when it ends; the report says how they ended (a rolling update of the gateways: ended GATEWAY_DRAINING, none broken)")
+	watchers := fs.Int("watchers", 0, "WatchTable streams to hold open while playing (on the run's tables in turn, each as its players in turn), each watching again when it ends; the report says how they ended (a rolling update of the gateways: ended GATEWAY_DRAINING, none broken) and how long after the answer that ended a coup its result reached them (p50, p99)")
 	idleOffer := fs.Duration("idle-offer", 30*time.Second, "with -idle: the tables' bank offer time limit (bank_offer_time_limit_ms); N tables at offer d cost as N*30s/d tables at the default 30 s")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -179,20 +179,27 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 	var watched watchStats
 	var watching sync.WaitGroup
 	if *watchers > 0 {
+		l.results = newResultTimes()
 		var ids []string
-		for _, r := range runs {
+		var players [][]string
+		for i, r := range runs {
 			if r.res.err == nil {
 				ids = append(ids, r.tid)
+				players = append(players, tablePlayers(l.prefix, i))
 			}
 		}
 		for w := range *watchers {
 			if len(ids) == 0 {
 				break
 			}
+			// The tables in turn, each watched by its players in turn (a
+			// caller may hold only a few streams open).
+			n := w % len(ids)
+			who := l.playerToken(players[n][(w/len(ids))%len(players[n])])
 			watching.Add(1)
 			go func() {
 				defer watching.Done()
-				l.watch(ctx, ids[w%len(ids)], &watched)
+				l.watch(ctx, ids[n], who, &watched)
 			}()
 		}
 	}
@@ -253,6 +260,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		retries.total(), retries.unavailable, retries.deadline, aborted, gaveUp)
 	if *watchers > 0 {
 		fmt.Fprintln(stdout, watched.report(*watchers))
+		fmt.Fprintln(stdout, l.results.report())
 	}
 	if *pace > 0 {
 		reportPace(stdout, *pace, *tables, elapsed, results)
@@ -271,6 +279,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		d = deltaOf(before, after)
 		fmt.Fprintf(stdout, "internal RPCs per coup: %.2f (%s)\n", perCoup(d.internal()), d.internalParts(perCoup))
 		fmt.Fprintf(stdout, "events per coup: %.2f (%s)\n", perCoup(d.sum(d.published)), d.parts(d.published, perCoup))
+		fmt.Fprintf(stdout, "NATS messages per coup: %.2f (%s)\n", perCoup(d.sum(d.messages)), d.parts(d.messages, perCoup))
 		fmt.Fprintf(stdout, "stored event bytes per coup: %.0f\n", perCoup(d.streamBytes))
 		fmt.Fprintf(stdout, "durable writes per coup: %.2f (%s; store writer calls)\n", perCoup(d.sum(d.writes)), d.parts(d.writes, perCoup))
 		fmt.Fprintf(stdout, "allocated bytes per coup: %.0f\n", perCoup(d.alloc))
@@ -334,6 +343,9 @@ type loader struct {
 	// them) reaches it (the benchmark).
 	played *atomic.Int64
 	stopAt int64
+	// results, when set, times each coup's end at its player and at the
+	// watchers (-watchers).
+	results *resultTimes
 }
 
 type tableResult struct {
@@ -567,6 +579,9 @@ func (l *loader) playOn(ctx context.Context, run *tableRun) (res tableResult) {
 		if tbl == nil {
 			res.err = errors.New("empty response")
 			return
+		}
+		if tbl.GetCoupsPlayed() > played && l.results != nil {
+			l.results.answered(tid, tbl.GetLastCoup().GetCoupId())
 		}
 		res.coups += int(tbl.GetCoupsPlayed() - played)
 		if l.stopAt > 0 && l.played.Add(tbl.GetCoupsPlayed()-played) >= l.stopAt {

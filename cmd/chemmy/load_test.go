@@ -43,6 +43,7 @@ func TestLoad(t *testing.T) {
 		!strings.Contains(out.String(), "tables given up: 0") || !strings.Contains(out.String(), "client RPCs per coup: ") ||
 		!strings.Contains(out.String(), "no-op (gateway GetCaller, 2 in flight") ||
 		!strings.Contains(out.String(), "watch streams: 3 watchers, 3 opened (0 again), ") ||
+		!strings.Contains(out.String(), "\nresult to watchers after the answer") ||
 		!strings.Contains(out.String(), "ended by a stopping gateway (GATEWAY_DRAINING): 0, shard unavailable: 0, connection to the gateway broken: 0, otherwise: 0") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
@@ -178,5 +179,26 @@ func TestReportPace(t *testing.T) {
 	reportPace(&out, time.Minute, 2, time.Minute, results)
 	if !strings.Contains(out.String(), "every action's p99 under 100ms: no (worst DecideDraw p99 150ms)") {
 		t.Errorf("a slow action passed:\n%s", out.String())
+	}
+}
+
+// TestResultTimes: a watcher's result of a coup counts as its delay after
+// that coup's answer; a result whose answer was not timed is left out.
+func TestResultTimes(t *testing.T) {
+	r := newResultTimes()
+	r.answered("T1", "C1")
+	r.seen("T1", "C1")
+	r.seen("T1", "C1") // a second watcher
+	r.seen("T1", "C2") // no answer timed
+	r.seen("T2", "C1") // another table
+	d := r.delays()
+	if len(d) != 2 || d[0] < 0 || d[1] < d[0] {
+		t.Errorf("delays %v", d)
+	}
+	if got := r.report(); !strings.HasPrefix(got, "result to watchers after the answer that ended the coup: 2 results, p50 ") {
+		t.Errorf("report %q", got)
+	}
+	if got := newResultTimes().report(); !strings.Contains(got, "no coup both answered and watched") {
+		t.Errorf("report %q", got)
 	}
 }

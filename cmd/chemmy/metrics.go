@@ -28,8 +28,10 @@ type sample struct {
 	// each writer's call of the service's group committer, whether it
 	// shared its commit or not)
 	writes map[string]float64
-	// published: chemmy_outbox_published_total by db (events published)
-	published map[string]float64
+	// published: chemmy_outbox_published_total by db (events published);
+	// messages: chemmy_outbox_messages_total by db (the NATS messages
+	// that carried them, a batch of events being one)
+	published, messages map[string]float64
 	// handled: grpc_server_handled_total by service label (the RPCs
 	// each server answered; under chemmy run, "gateway", "table-svc"...).
 	handled map[string]float64
@@ -41,20 +43,20 @@ type sample struct {
 
 // delta is what changed between two scrapes of each URL, summed.
 type delta struct {
-	cpu, alloc, streamBytes            float64
-	fsyncs, writes, published, handled map[string]float64
+	cpu, alloc, streamBytes                      float64
+	fsyncs, writes, published, messages, handled map[string]float64
 }
 
 // deltaOf sums after - before over the URLs.
 func deltaOf(before, after []sample) delta {
-	d := delta{fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
+	d := delta{fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, messages: map[string]float64{}, handled: map[string]float64{}}
 	for i := range after {
 		b, a := before[i], after[i]
 		d.cpu += a.cpu - b.cpu
 		d.alloc += a.alloc - b.alloc
 		d.streamBytes += a.streamBytes - b.streamBytes
 		for _, m := range []struct{ to, a, b map[string]float64 }{{d.fsyncs, a.fsyncs, b.fsyncs}, {d.writes, a.writes, b.writes},
-			{d.published, a.published, b.published}, {d.handled, a.handled, b.handled}} {
+			{d.published, a.published, b.published}, {d.messages, a.messages, b.messages}, {d.handled, a.handled, b.handled}} {
 			for k, v := range m.a {
 				m.to[k] += v - m.b[k]
 			}
@@ -94,7 +96,7 @@ func (d delta) internalParts(perCoup func(float64) float64) string {
 
 // scrape reads a Prometheus text exposition from url.
 func scrape(ctx context.Context, url string) (sample, error) {
-	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
+	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, messages: map[string]float64{}, handled: map[string]float64{}}
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
 	}
@@ -152,6 +154,10 @@ func parseMetrics(r io.Reader, s sample) (sample, error) {
 			case "chemmy_outbox_published_total":
 				if s.published != nil {
 					s.published[label("db")] += v
+				}
+			case "chemmy_outbox_messages_total":
+				if s.messages != nil {
+					s.messages[label("db")] += v
 				}
 			case "grpc_server_handled_total":
 				if s.handled != nil {

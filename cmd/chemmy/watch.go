@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,18 +33,22 @@ type watchStats struct {
 	firstOther atomic.Value
 }
 
-// watch keeps a WatchTable stream of table id open as the croupier until
+// watch keeps a WatchTable stream of table id open as who (a token) until
 // ctx ends: each time the stream ends it counts how (st), waits (50 ms,
 // doubling to 2 s, reset by an update) and watches again.
-func (l *loader) watch(ctx context.Context, id string, st *watchStats) {
+func (l *loader) watch(ctx context.Context, id, who string, st *watchStats) {
 	backoff := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		s, err := l.table.WatchTable(l.as(ctx, l.croupier), &tablev1.WatchTableRequest{TableId: id})
+		s, err := l.table.WatchTable(l.as(ctx, who), &tablev1.WatchTableRequest{TableId: id})
 		if err == nil {
 			open := false
 			for {
-				if _, err = s.Recv(); err != nil {
+				var u *tablev1.WatchTableResponse
+				if u, err = s.Recv(); err != nil {
 					break
+				}
+				if l.results != nil && u.GetEvent().GetCoupResulted() != nil {
+					l.results.seen(id, u.GetEvent().GetCoupId())
 				}
 				if !open {
 					// the stream is open: its first update came
@@ -85,4 +91,68 @@ func (st *watchStats) report(watchers int) string {
 	return fmt.Sprintf("watch streams: %d watchers, %d opened (%d again), %d updates; ended by a stopping gateway (GATEWAY_DRAINING): %d, shard unavailable: %d, connection to the gateway broken: %d, otherwise: %d%s",
 		watchers, st.opened.Load(), max(0, st.opened.Load()-int64(watchers)), st.updates.Load(),
 		st.drained.Load(), st.backend.Load(), st.broken.Load(), st.other.Load(), first)
+}
+
+// resultTimes are when each coup's end reached its player (the answer of
+// the move that ended it: PlaceBet, or DecideDraw) and each watcher (its
+// coup_resulted event), by table and coup: `chemmy load -watchers`
+// reports the watchers' delay after the answer (issue 27: at most 5 ms
+// at p99).
+type resultTimes struct {
+	mu     sync.Mutex
+	answer map[[2]string]time.Time
+	watch  map[[2]string][]time.Time
+}
+
+func newResultTimes() *resultTimes {
+	return &resultTimes{answer: map[[2]string]time.Time{}, watch: map[[2]string][]time.Time{}}
+}
+
+// answered notes that the answer ending coup of table came now.
+func (r *resultTimes) answered(table, coup string) {
+	now := time.Now()
+	r.mu.Lock()
+	r.answer[[2]string{table, coup}] = now
+	r.mu.Unlock()
+}
+
+// seen notes that a watcher of table got coup's result now.
+func (r *resultTimes) seen(table, coup string) {
+	now := time.Now()
+	r.mu.Lock()
+	k := [2]string{table, coup}
+	r.watch[k] = append(r.watch[k], now)
+	r.mu.Unlock()
+}
+
+// delays are, for each watcher's result of a coup whose answer was
+// timed, how long after the answer it came (negative: before it).
+func (r *resultTimes) delays() []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Duration
+	for k, seen := range r.watch {
+		at, ok := r.answer[k]
+		if !ok {
+			continue
+		}
+		for _, s := range seen {
+			out = append(out, s.Sub(at))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// report is the delays' line of the load report.
+func (r *resultTimes) report() string {
+	d := r.delays()
+	if len(d) == 0 {
+		return "result to watchers after the answer: no coup both answered and watched"
+	}
+	at := func(p float64) time.Duration {
+		return d[min(len(d)-1, int(p*float64(len(d))))].Round(10 * time.Microsecond)
+	}
+	return fmt.Sprintf("result to watchers after the answer that ended the coup: %d results, p50 %s, p99 %s, max %s (negative: before it)",
+		len(d), at(0.50), at(0.99), at(1))
 }

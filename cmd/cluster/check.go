@@ -15,13 +15,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // HouseAccounts are the wallet's own accounts a coup may pay into.
@@ -129,7 +128,8 @@ func connectReader(url, seed string) (*nats.Conn, jetstream.JetStream, error) {
 
 // TableEvents reads every table event in the stream CHEMMY (from NATS at
 // url, as the reader with seed file seed) and returns, for each table of
-// want, the sequences of its events in stream order.
+// want, the sequences of its events in stream order (each batch
+// unpacked, docs/events.md).
 func TableEvents(ctx context.Context, url, seed string, want []string) (map[string][]uint64, error) {
 	nc, js, err := connectReader(url, seed)
 	if err != nil {
@@ -157,12 +157,14 @@ func TableEvents(ctx context.Context, url, seed string, want []string) (map[stri
 		var pending uint64
 		for msg := range batch.Messages() {
 			n++
-			ev := new(eventsv1.TableEvent)
-			if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+			evs, err := tableevents.Decode(msg.Headers().Get(outbox.TypeHeader), msg.Subject(), msg.Data())
+			if err != nil {
 				return nil, fmt.Errorf("event %s: %w", msg.Subject(), err)
 			}
-			if seqs, ok := out[ev.GetTableId()]; ok {
-				out[ev.GetTableId()] = append(seqs, ev.GetSequence())
+			for _, ev := range evs {
+				if seqs, ok := out[ev.GetTableId()]; ok {
+					out[ev.GetTableId()] = append(seqs, ev.GetSequence())
+				}
 			}
 			if md, err := msg.Metadata(); err == nil {
 				pending = md.NumPending

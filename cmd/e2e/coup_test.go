@@ -12,13 +12,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/chemmy/chemmy/cmd/stack"
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // TestExampleScript runs examples/coup.sh with the real grpcurl against
@@ -115,16 +114,24 @@ func checkEvents(t *testing.T, st *stack.Stack, tableID string) {
 		if err != nil {
 			t.Fatalf("events so far %v: %v", kinds, err)
 		}
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+		// One message per save, a batch of its events (docs/events.md).
+		if msg.Subject() != "chemmy.table."+tableID+".v2" || msg.Headers().Get(outbox.TypeHeader) != "chemmy.events.v1.TableEventBatch" {
+			t.Fatalf("message on %s of type %q", msg.Subject(), msg.Headers().Get(outbox.TypeHeader))
+		}
+		evs, err := tableevents.Decode(msg.Headers().Get(outbox.TypeHeader), msg.Subject(), msg.Data())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.GetSequence() != seq+1 {
-			t.Fatalf("event sequence %d after %d", ev.GetSequence(), seq)
+		if msg.Headers().Get(outbox.KindsHeader) != tableevents.Kinds(evs) || msg.Headers().Get(jetstream.MsgIDHeader) != evs[0].GetEventId() {
+			t.Errorf("batch headers %v for events %v", msg.Headers(), evs)
 		}
-		seq = ev.GetSequence()
-		kind := msg.Subject()[len("chemmy.table."+tableID+"."):]
-		kinds[kind]++
+		for _, ev := range evs {
+			if ev.GetSequence() != seq+1 || ev.GetTableId() != tableID {
+				t.Fatalf("event sequence %d after %d, table %s", ev.GetSequence(), seq, ev.GetTableId())
+			}
+			seq = ev.GetSequence()
+			kinds[tableevents.Kind(ev)]++
+		}
 	}
 	for _, k := range []string{"table_created", "player_seated", "bank_offered", "bank_changed", "bet_placed", "card_dealt", "coup_resulted", "coup_settled"} {
 		if kinds[k] == 0 {

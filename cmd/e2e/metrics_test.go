@@ -202,6 +202,7 @@ func TestMetricsOfTheStack(t *testing.T) {
 	for _, db := range []string{"table", "wallet", "shoe"} {
 		svc := db + "-svc"
 		positive = append(positive, metric{"chemmy_outbox_published_total", l("service", svc, "db", db)},
+			metric{"chemmy_outbox_messages_total", l("service", svc, "db", db)},
 			metric{"chemmy_store_commits_total", l("service", svc, "db", db)}, metric{"chemmy_store_fsyncs_total", l("service", svc, "db", db)})
 		if _, n := series(mfs, "chemmy_outbox_publish_errors_total", l("service", svc, "db", db)); n != 1 {
 			t.Errorf("chemmy_outbox_publish_errors_total of %s: %d series", svc, n)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -12,13 +13,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/chemmy/chemmy/cmd/sim/oracle"
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
+	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // publishBound is how long the relays may take to publish what is left
@@ -27,8 +29,9 @@ import (
 const publishBound = 60 * time.Second
 
 // readEvents waits until table-svc has published every event of every
-// table (the outbox is empty and JetStream has as many events of each
-// table as its last sequence says) and reads them all, in stream order.
+// table (the outbox is empty and the last batch of each table in
+// JetStream holds its last sequence) and reads them all, in stream order,
+// each batch unpacked.
 func (s *sim) readEvents() (map[string][]*eventsv1.TableEvent, map[string]uint64, error) {
 	want := map[string]uint64{}
 	for _, t := range s.tables {
@@ -49,34 +52,51 @@ func (s *sim) readEvents() (map[string][]*eventsv1.TableEvent, map[string]uint64
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*publishBound)
 	defer cancel()
+	// Each table's messages are batches of its events (docs/events.md):
+	// the stream has them all when the last batch of each table holds its
+	// last sequence.
 	var total uint64
 	for deadline := time.Now().Add(publishBound); ; {
 		total = 0
-		counts := map[string]uint64{}
+		last := map[string]uint64{}
 		st, err := js.Stream(ctx, "CHEMMY")
 		if err == nil {
 			var info *jetstream.StreamInfo
 			if info, err = st.Info(ctx, jetstream.WithSubjectFilter("chemmy.table.>")); err == nil {
-				for subj, n := range info.State.Subjects {
-					parts := strings.SplitN(subj, ".", 4)
-					if len(parts) == 4 {
-						counts[parts[2]] += n
-					}
+				for _, n := range info.State.Subjects {
 					total += n
 				}
+			}
+			for id, n := range want {
+				if err != nil || n == 0 {
+					continue
+				}
+				raw, gerr := st.GetLastMsgForSubject(ctx, tableevents.TableSubjects(id))
+				if gerr != nil {
+					if !errors.Is(gerr, jetstream.ErrMsgNotFound) {
+						err = gerr
+					}
+					continue
+				}
+				evs, derr := tableevents.Decode(raw.Header.Get(outbox.TypeHeader), raw.Subject, raw.Data)
+				if derr != nil || len(evs) == 0 {
+					err = fmt.Errorf("last event of %s: %v", id, derr)
+					continue
+				}
+				last[id] = evs[len(evs)-1].GetSequence()
 			}
 		}
 		pending, perr := s.cl.table.OutboxLen(1)
 		done := err == nil && perr == nil && pending == 0
 		for id, n := range want {
-			done = done && counts[id] >= n
+			done = done && last[id] >= n
 		}
 		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			s.violate("events-published", "", "%v after the end, table-svc's outbox still holds %d event(s) (err %v, %v) or JetStream lacks some: has %v, want %v",
-				publishBound, pending, err, perr, counts, want)
+			s.violate("events-published", "", "%v after the end, table-svc's outbox still holds %d event(s) (err %v, %v) or JetStream lacks some: has up to %v, want %v",
+				publishBound, pending, err, perr, last, want)
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -96,13 +116,16 @@ func (s *sim) readEvents() (map[string][]*eventsv1.TableEvent, map[string]uint64
 		}
 		n := 0
 		for msg := range batch.Messages() {
-			ev := &eventsv1.TableEvent{}
-			if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+			evs, err := tableevents.Decode(msg.Headers().Get(outbox.TypeHeader), msg.Subject(), msg.Data())
+			if err != nil {
 				return nil, nil, fmt.Errorf("sim: event %s: %w", msg.Subject(), err)
 			}
-			out[ev.GetTableId()] = append(out[ev.GetTableId()], ev)
-			if md, err := msg.Metadata(); err == nil {
-				s.stored[ev] = stored{seq: md.Sequence.Stream, at: md.Timestamp}
+			md, mderr := msg.Metadata()
+			for _, ev := range evs {
+				out[ev.GetTableId()] = append(out[ev.GetTableId()], ev)
+				if mderr == nil {
+					s.stored[ev] = stored{seq: md.Sequence.Stream, at: md.Timestamp}
+				}
 			}
 			n++
 		}

@@ -35,6 +35,11 @@
 # then 3 minutes), on the secure stack; the report gives each action's
 # p50/p99, whether every p99 is under 100 ms, and the CPU per live table.
 #
+# Each table has a watcher (a WatchTable stream as the croupier; WATCHERS,
+# default TABLES, 0 for none): the report gives how long after the answer
+# that ended a coup (PlaceBet's, or DecideDraw's) its coup_resulted event
+# reached the watchers, p50 and p99 (issue 27).
+#
 # Environment: TABLES (default 16), DURATION (default 20s), MODES
 # (default "secure insecure"; or "idle"), OFFER (idle: default 3s), PACE
 # (default none), PORT (the gateway's port, default a random one), MPORT
@@ -51,6 +56,7 @@ fi
 DURATION=${DURATION:-20s}
 MODES=${MODES:-secure insecure}
 OFFER=${OFFER:-3s}
+WATCHERS=${WATCHERS:-$TABLES}
 PORT=${PORT:-$((20000 + RANDOM % 20000))}
 MPORT=${MPORT:-$((PORT + 1))}
 WORK=$(mktemp -d)
@@ -63,6 +69,7 @@ for mode in $MODES; do
   [ "$mode" = insecure ] && flags=(-insecure)
   [ "$mode" = idle ] && play=(-idle -idle-offer "$OFFER" -noop 0) tok=(-idle)
   [ -n "$PACE" ] && [ "$mode" != idle ] && play=(-pace "$PACE")
+  [ "$mode" != idle ] && play+=(-watchers "$WATCHERS")
   rm -rf "$WORK/data"
   # Each player plays with his own token (a player's moves are his alone).
   prefix=load-$mode-$(date +%s)

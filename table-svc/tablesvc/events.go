@@ -25,13 +25,3 @@ func setPayload(ev *eventsv1.TableEvent, p proto.Message) {
 	}
 	panic(fmt.Sprintf("tablesvc: %s is not a TableEvent payload", name))
 }
-
-// subject is the NATS subject of an event:
-// "chemmy.table.<table_id>.<payload field name>".
-func subject(ev *eventsv1.TableEvent) string {
-	kind := "unknown"
-	if fd := ev.ProtoReflect().WhichOneof(payloadOneof); fd != nil {
-		kind = string(fd.Name())
-	}
-	return "chemmy.table." + ev.GetTableId() + "." + kind
-}

@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // TestEventsInOutbox: every step of a coup is an event in the outbox,
-// numbered without gaps, on the subject chemmy.table.<id>.<kind>.
+// numbered without gaps, in one batch per save on the subject
+// chemmy.table.<id>.v2.
 func TestEventsInOutbox(t *testing.T) {
 	h := newHarness(t)
 	h.fund(10000, "alice", "bob", "carol")
@@ -50,7 +50,8 @@ type event struct {
 }
 
 // events are table id's events in the outbox, checked to be numbered
-// without gaps and published on chemmy.table.<id>.<kind>.
+// without gaps and published as batches on chemmy.table.<id>.v2, each
+// with its first event's id, its events' count and kinds.
 func (h *harness) events(id string) []event {
 	h.t.Helper()
 	msgs, err := outbox.Pending(h.table.db, 10000)
@@ -60,22 +61,26 @@ func (h *harness) events(id string) []event {
 	var out []event
 	var seq uint64
 	for _, m := range msgs {
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+		if strings.HasPrefix(m.Subject, "chemmy.player.") {
+			continue // one player's (a reality check)
+		}
+		evs, err := tableevents.Decode("", m.Subject, m.Payload)
+		if err != nil {
 			h.t.Fatal(err)
 		}
-		if ev.GetTableId() != id || ev.GetSequence() == 0 {
-			continue // another table's, or one player's (a reality check)
+		if evs[0].GetTableId() != id {
+			continue // another table's
 		}
-		if ev.GetSequence() != seq+1 || m.ID != ev.GetEventId() {
-			h.t.Fatalf("event %d after %d (msg id %s, event id %s)", ev.GetSequence(), seq, m.ID, ev.GetEventId())
+		if m.Subject != "chemmy.table."+id+".v2" || m.ID != evs[0].GetEventId() || m.Events != len(evs) || m.Kinds != tableevents.Kinds(evs) {
+			h.t.Fatalf("batch %s id %s of %d events (%s), event id %s, %d events", m.Subject, m.ID, m.Events, m.Kinds, evs[0].GetEventId(), len(evs))
 		}
-		seq = ev.GetSequence()
-		prefix := "chemmy.table." + id + "."
-		if !strings.HasPrefix(m.Subject, prefix) {
-			h.t.Fatalf("subject %s", m.Subject)
+		for _, ev := range evs {
+			if ev.GetSequence() != seq+1 {
+				h.t.Fatalf("event %d after %d", ev.GetSequence(), seq)
+			}
+			seq = ev.GetSequence()
+			out = append(out, event{ev, tableevents.Kind(ev)})
 		}
-		out = append(out, event{ev, strings.TrimPrefix(m.Subject, prefix)})
 	}
 	return out
 }

@@ -44,6 +44,9 @@ func (h *harness) answers() []*eventsv1.RealityCheckAnswered {
 	}
 	var out []*eventsv1.RealityCheckAnswered
 	for _, m := range msgs {
+		if !strings.HasPrefix(m.Subject, "chemmy.player.") {
+			continue // the tables' batches
+		}
 		ev := new(eventsv1.TableEvent)
 		if err := proto.Unmarshal(m.Payload, ev); err != nil {
 			h.t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // TestTimeoutUnderBancoFreePlayFollowsTheTableau: a banco player and a
@@ -440,25 +441,25 @@ func TestRepublishAfterLongOutageSkipsPublishedEvents(t *testing.T) {
 	ctx := context.Background()
 	var mine int
 	for _, m := range pending {
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(m.Payload, ev); err != nil || ev.GetTableId() != id {
+		evs, err := tableevents.Decode("", m.Subject, m.Payload)
+		if err != nil || evs[0].GetTableId() != id {
 			continue
 		}
-		mine++
+		mine += len(evs)
 		m.ID = "again-" + m.ID // past the duplicate window: a new id would not be dropped
 		done, err := check(ctx, r.js, m)
 		if err != nil || !done {
-			t.Fatalf("event %d of %s: published %v, %v", ev.GetSequence(), id, done, err)
+			t.Fatalf("batch of events %d-%d of %s: published %v, %v", evs[0].GetSequence(), evs[len(evs)-1].GetSequence(), id, done, err)
 		}
 	}
 	if mine == 0 {
 		t.Fatal("no events")
 	}
-	// An event past the stream's last is not published yet.
-	next := &eventsv1.TableEvent{TableId: id, Sequence: uint64(mine) + 1}
+	// A batch past the stream's last event is not published yet.
+	next, _ := tableevents.Batch([]*eventsv1.TableEvent{{TableId: id, Sequence: uint64(mine) + 1}})
 	b, _ := proto.Marshal(next)
-	if done, err := check(ctx, r.js, outbox.Message{Payload: b}); err != nil || done {
-		t.Fatalf("a new event counted as published: %v, %v", done, err)
+	if done, err := check(ctx, r.js, outbox.Message{Subject: tableevents.BatchSubject(id), Payload: b}); err != nil || done {
+		t.Fatalf("a new batch counted as published: %v, %v", done, err)
 	}
 }
 

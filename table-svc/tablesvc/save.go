@@ -8,6 +8,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // save writes the table, its events and the idempotency record (when key
@@ -58,6 +59,7 @@ func (s *Service) saveAll(cs ...saving) error {
 			s.track(c.t)
 			s.metrics.committed(c.t, c.events)
 			events = events || len(c.events)+len(c.private) > 0
+			s.handToWatches(c)
 		}
 		c.events, c.private = nil, nil
 	}
@@ -80,14 +82,8 @@ func writeChange(tx *bolt.Tx, sv saving, v []byte) error {
 			return err
 		}
 	}
-	for _, ev := range c.events {
-		b, err := proto.Marshal(c.t.publicEvent(ev))
-		if err != nil {
-			return err
-		}
-		if err := outbox.Put(tx, subject(ev), ev.EventId, b); err != nil {
-			return err
-		}
+	if err := putEvents(tx, c.t, c.events); err != nil {
+		return err
 	}
 	if err := putPrivate(tx, c.private); err != nil {
 		return err
@@ -125,6 +121,42 @@ func (s *Service) seen(key string, hash []byte) (bool, error) {
 		return true, fail(codes.Aborted, reasonRequestAbandoned, "request %q was cut off and rolled back; send it again with a new request_id", key)
 	}
 	return found, err
+}
+
+// handToWatches hands c's events, committed, to the local watches of its
+// table (watchhub.go), as published.
+func (s *Service) handToWatches(c *change) {
+	if len(c.events) == 0 || !s.hub.watched(c.t.ID) {
+		return
+	}
+	pub := make([]*eventsv1.TableEvent, len(c.events))
+	for i, ev := range c.events {
+		pub[i] = c.t.publicEvent(ev)
+	}
+	s.hub.publish(c.t.ID, pub)
+}
+
+// putEvents stores evs, table t's events of one save, in the outbox as
+// one message (tx: the save's transaction): their published versions
+// (publicEvent) in a TableEventBatch on "chemmy.table.<id>.v2", its id
+// the first event's (docs/events.md).
+func putEvents(tx *bolt.Tx, t *table, evs []*eventsv1.TableEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	pub := make([]*eventsv1.TableEvent, len(evs))
+	for i, ev := range evs {
+		pub[i] = t.publicEvent(ev)
+	}
+	batch, err := tableevents.Batch(pub)
+	if err != nil {
+		return err
+	}
+	b, err := proto.Marshal(batch)
+	if err != nil {
+		return err
+	}
+	return outbox.PutEvents(tx, tableevents.BatchSubject(batch.GetTableId()), evs[0].GetEventId(), len(evs), tableevents.Kinds(evs), b)
 }
 
 // putPrivate stores c's one-player events in the outbox, in the

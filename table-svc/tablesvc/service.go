@@ -138,6 +138,9 @@ type Service struct {
 	// intervals are the players' reality-check intervals, as last read
 	// (realitycheck.go).
 	intervals intervalCache
+	// hub hands each committed save's events to this process's watches
+	// (watchhub.go); nil: none (a Service made without Start).
+	hub *watchHub
 
 	// lobbyScan is the most tables one ListTables call reads
 	// (maxLobbyScan; tests lower it).

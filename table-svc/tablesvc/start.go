@@ -13,9 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
@@ -24,6 +22,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/kit/trust"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // Start opens the store, connects to shoe-svc and wallet-svc, resumes
@@ -58,6 +57,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 	}
 	s := &Service{started: c.Clock(), retry: c.RetryInterval, idPrefix: c.IDPrefix, interruptAfter: c.InterruptAfter, seedWindow: c.SeedWindow, now: c.Clock, stuck: map[string]time.Time{}, deadlines: map[string]time.Time{},
 		metrics: newTableMetrics(), lobbyScan: maxLobbyScan, roundScan: maxRoundScan}
+	s.hub = newWatchHub()
 	mat, err := trust.Load(c.Trust)
 	if err != nil {
 		return nil, fmt.Errorf("tablesvc: %w", err)
@@ -205,10 +205,13 @@ func (s *Service) publishedCheck() outbox.PublishedCheck {
 	var mu sync.Mutex
 	last := map[string]uint64{}
 	return func(ctx context.Context, js jetstream.JetStream, m outbox.Message) (bool, error) {
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+		evs, err := tableevents.Decode("", m.Subject, m.Payload)
+		if err != nil || len(evs) == 0 {
 			return false, nil // not a table event: publish it
 		}
+		// A batch's events are consecutive: it was published when its
+		// last one was.
+		ev := evs[len(evs)-1]
 		if ev.GetSequence() == 0 {
 			// A one-player event (a reality check) is outside the table's
 			// sequence: published again, deduplicated by its id.
@@ -224,17 +227,19 @@ func (s *Service) publishedCheck() outbox.PublishedCheck {
 			if err != nil {
 				return false, err
 			}
-			raw, err := st.GetLastMsgForSubject(ctx, "chemmy.table."+ev.GetTableId()+".>")
+			raw, err := st.GetLastMsgForSubject(ctx, tableevents.TableSubjects(ev.GetTableId()))
 			switch {
 			case errors.Is(err, jetstream.ErrMsgNotFound):
 			case err != nil:
 				return false, err
 			default:
-				prev := new(eventsv1.TableEvent)
-				if err := proto.Unmarshal(raw.Data, prev); err != nil {
+				prev, err := tableevents.Decode(raw.Header.Get(outbox.TypeHeader), raw.Subject, raw.Data)
+				if err != nil {
 					return false, err
 				}
-				seq = prev.GetSequence()
+				if len(prev) > 0 {
+					seq = prev[len(prev)-1].GetSequence()
+				}
 			}
 			mu.Lock()
 			last[ev.GetTableId()] = seq

@@ -9,11 +9,11 @@ import (
 	"github.com/oklog/ulid/v2"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // replayWindow is how far back in the stream a watch starts looking for
@@ -30,9 +30,14 @@ const watchInactiveThreshold = 10 * time.Second
 // watchDeleteTimeout bounds the deletion of a watch's consumer.
 const watchDeleteTimeout = 5 * time.Second
 
-// WatchTable sends the table as it stands, then its events from the
-// JetStream stream in sequence order, skipping those the snapshot already
-// holds, until the client goes away.
+// WatchTable sends the table as it stands, then its events in sequence
+// order, one at a time, each once, skipping those the snapshot already
+// holds, until the client goes away. They come from the JetStream stream
+// (each batch unpacked, docs/events.md) and, on the table-svc that saves
+// the table, from its saves as they commit (watchhub.go): an event from
+// a save is sent when it is the next of the sequence, before the move
+// that made it is answered; the stream brings the others and whatever a
+// save did not hand over.
 //
 // Each watch reads through its own ephemeral consumer, named here and
 // deleted as soon as the watch ends, so that watches that come and go do
@@ -50,6 +55,10 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 	}
 	ctx := stream.Context()
 	v := viewerOf(ctx)
+	// This process's saves of the table, from before the snapshot on: a
+	// save's events come from here as it commits, or from the stream.
+	feed := s.hub.subscribe(req.GetTableId())
+	defer s.hub.unsubscribe(req.GetTableId(), feed)
 	t, err := s.loadFor(ctx, req.GetTableId())
 	if err != nil {
 		return err
@@ -99,50 +108,91 @@ func (s *Service) WatchTable(req *tablev1.WatchTableRequest, stream grpc.ServerS
 		return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
 	}
 	defer it.Stop()
+	fromStream := make(chan streamed)
+	go readStream(ctx, it, fromStream)
 	last := t.EventSeq
 	var delivered uint64 // the consumer's delivery sequence: 1, 2, 3... without gaps
 	for {
-		msg, err := it.Next(jetstream.NextContext(ctx))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+		var evs []*eventsv1.TableEvent
+		local := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case evs = <-feed.ch:
+			local = true
+		case m := <-fromStream:
+			if m.err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", m.err)
 			}
-			return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
+			meta, err := m.msg.Metadata()
+			if err != nil {
+				return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
+			}
+			if meta.Sequence.Consumer != delivered+1 {
+				return fail(codes.Unavailable, reasonDependencyUnavailable,
+					"event stream lost messages (delivery %d after %d); watch again", meta.Sequence.Consumer, delivered)
+			}
+			delivered = meta.Sequence.Consumer
+			// A batch (one save's events) or, on a player's subject and in
+			// a stream written before batches, one event (docs/events.md).
+			evs, err = tableevents.Decode(m.msg.Headers().Get(outbox.TypeHeader), m.msg.Subject(), m.msg.Data())
+			if err != nil {
+				s.log.Warn("undecodable event in stream", "subject", m.msg.Subject(), "err", err)
+				continue
+			}
 		}
-		meta, err := msg.Metadata()
-		if err != nil {
-			return fail(codes.Unavailable, reasonDependencyUnavailable, "event stream: %v", err)
-		}
-		if meta.Sequence.Consumer != delivered+1 {
-			return fail(codes.Unavailable, reasonDependencyUnavailable,
-				"event stream lost messages (delivery %d after %d); watch again", meta.Sequence.Consumer, delivered)
-		}
-		delivered = meta.Sequence.Consumer
-		ev := new(eventsv1.TableEvent)
-		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
-			s.log.Warn("undecodable event in stream", "subject", msg.Subject(), "err", err)
-			continue
-		}
-		if own, private := v.ownRealityCheck(ev, t.ID, opened); private {
-			if own {
-				if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
-					return err
+		for _, ev := range evs {
+			if !local {
+				if own, private := v.ownRealityCheck(ev, t.ID, opened); private {
+					if own {
+						if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
+							return err
+						}
+					}
+					continue
 				}
 			}
-			continue
-		}
-		if ev.GetSequence() <= last {
-			continue
-		}
-		last = ev.GetSequence()
-		if cd := ev.GetCardDealt(); cd != nil && cd.GetCard().GetFaceDown() {
-			// The holder of the hand gets his own card (view.go).
-			if now, err := s.load(t.ID); err == nil {
-				ev = v.personalEvent(ev, now)
+			if ev.GetSequence() <= last {
+				continue // sent already (from the other source, or in the snapshot)
+			}
+			if local && ev.GetSequence() != last+1 {
+				break // events before it are still on their way in the stream, and it with them
+			}
+			last = ev.GetSequence()
+			if cd := ev.GetCardDealt(); cd != nil && cd.GetCard().GetFaceDown() {
+				// The holder of the hand gets his own card (view.go).
+				if now, err := s.load(t.ID); err == nil {
+					ev = v.personalEvent(ev, now)
+				}
+			}
+			if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
+				return err
 			}
 		}
-		if err := stream.Send(&tablev1.WatchTableResponse{Update: &tablev1.WatchTableResponse_Event{Event: ev}}); err != nil {
-			return err
+	}
+}
+
+// streamed is one message of a watch's consumer, or why there is none.
+type streamed struct {
+	msg jetstream.Msg
+	err error
+}
+
+// readStream sends the messages of it to out until it fails (sending its
+// error last) or ctx ends.
+func readStream(ctx context.Context, it jetstream.MessagesContext, out chan<- streamed) {
+	for {
+		msg, err := it.Next(jetstream.NextContext(ctx))
+		select {
+		case out <- streamed{msg, err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
 }

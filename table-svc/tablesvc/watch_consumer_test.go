@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,11 +13,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	"github.com/chemmy/chemmy/services/kit/app"
 	"github.com/chemmy/chemmy/services/kit/auth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/table-svc/tableevents"
 )
 
 // watchRig serves WatchTable of the harness's table-svc store against an
@@ -26,6 +29,9 @@ type watchRig struct {
 	h      *harness
 	js     jetstream.JetStream
 	tables tablev1.TableServiceClient
+	// w serves WatchTable; its hub is none (events from the stream only)
+	// unless a test gives it the harness's (w.hub = h.table.hub).
+	w *Service
 }
 
 func newWatchRig(t *testing.T) *watchRig {
@@ -75,7 +81,7 @@ func newWatchRig(t *testing.T) *watchRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cc.Close() })
-	return &watchRig{h: h, js: js, tables: tablev1.NewTableServiceClient(cc)}
+	return &watchRig{h: h, js: js, tables: tablev1.NewTableServiceClient(cc), w: w}
 }
 
 // relay publishes the harness's outbox to JetStream as the relay does
@@ -87,7 +93,7 @@ func (r *watchRig) relay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range msgs {
-		if _, err := r.js.Publish(context.Background(), m.Subject, m.Payload, jetstream.WithMsgID(m.ID)); err != nil {
+		if _, err := r.js.PublishMsg(context.Background(), &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: m.Headers()}, jetstream.WithMsgID(m.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -236,4 +242,143 @@ func mustLoad(t *testing.T, h *harness, id string) *table {
 		t.Fatal(err)
 	}
 	return tb
+}
+
+// TestWatchTableBatchesInOrderOnce: a coup's events go to JetStream as
+// one message per save (a TableEventBatch with its first event's id),
+// published twice (a relay that starts again before its removals) and
+// stored once each; WatchTable streams every event of them once, in
+// sequence order, whole (table, operator, coup and time as stored), the
+// same as the outbox holds.
+func TestWatchTableBatchesInOrderOnce(t *testing.T) {
+	r := newWatchRig(t)
+	h := r.h
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	r.relay(t)
+	snap := mustLoad(t, h, id).EventSeq
+	ws, cancel := r.watch(t, id)
+	defer cancel()
+
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	h.mustBet(id, "carol", 700)
+	if _, err := h.decide(id, "carol", true); err != nil {
+		t.Fatal(err)
+	}
+	r.relay(t)
+	r.relay(t) // the same ids again: dropped by JetStream
+
+	var want []event
+	for _, ev := range h.events(id) {
+		if ev.GetSequence() > snap {
+			want = append(want, ev)
+		}
+	}
+	for i, w := range want {
+		u, err := ws.Recv()
+		if err != nil {
+			t.Fatalf("after %d events: %v", i, err)
+		}
+		got := u.GetEvent()
+		if w.GetCardDealt().GetCard().GetFaceDown() {
+			// WatchTable gives a viewer who may see it the card itself
+			// (personalEvent); the rest is as published.
+			got.Payload = w.Payload
+		}
+		if !proto.Equal(got, w.TableEvent) {
+			t.Fatalf("event %d streamed\n got %v\nwant %v", i, got, w.TableEvent)
+		}
+	}
+	if !slices.ContainsFunc(want, func(e event) bool { return e.GetCoupSettled() != nil }) {
+		t.Fatalf("the coup did not end: %v", want)
+	}
+	// Stored once each: as many messages as the table's saves, fewer
+	// than its events.
+	st, err := r.js.Stream(context.Background(), outbox.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter("chemmy.table."+id+".>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := outbox.Pending(h.table.db, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := 0
+	for _, m := range msgs {
+		if m.Subject == tableevents.BatchSubject(id) {
+			batches++
+		}
+	}
+	last := want[len(want)-1].GetSequence()
+	if n := info.State.Subjects[tableevents.BatchSubject(id)]; n != uint64(batches) || n >= last || len(info.State.Subjects) != 1 {
+		t.Errorf("stream holds %v for the table, want %d batches of its %d events", info.State.Subjects, batches, last)
+	}
+}
+
+// TestWatchTableGetsSavesBeforeTheStream: on the table-svc that saves the
+// table, a watch gets each save's events as it commits, before the relay
+// publishes them (here: never, until the end) and before the move is
+// answered; once the stream has them too, the watch goes on with the next
+// events, each once and in order. A watch whose feed misses a save (full,
+// or opened on another table-svc) gets it from the stream.
+func TestWatchTableGetsSavesBeforeTheStream(t *testing.T) {
+	r := newWatchRig(t)
+	h := r.h
+	r.w.hub = h.table.hub
+	h.fund(10000, "alice", "bob", "carol")
+	id := h.tableWith(nil, 0, []string{"2C", "TH", "3D", "6S", "4H"}, "alice", "bob", "carol")
+	snap := mustLoad(t, h, id).EventSeq
+	ws, cancel := r.watch(t, id) // nothing relayed: the snapshot holds it all
+	defer cancel()
+	h.acceptBank(id, "alice", 1000)
+	h.mustBet(id, "bob", 300)
+	h.mustBet(id, "carol", 700)
+	if _, err := h.decide(id, "carol", true); err != nil {
+		t.Fatal(err)
+	}
+	var want []event
+	for _, ev := range h.events(id) {
+		if ev.GetSequence() > snap {
+			want = append(want, ev)
+		}
+	}
+	recv := func(w event) {
+		t.Helper()
+		u, err := ws.Recv()
+		if err != nil {
+			t.Fatalf("event %d: %v", w.GetSequence(), err)
+		}
+		got := u.GetEvent()
+		if w.GetCardDealt().GetCard().GetFaceDown() {
+			got.Payload = w.Payload // the viewer's own view of it
+		}
+		if !proto.Equal(got, w.TableEvent) {
+			t.Fatalf("streamed\n got %v\nwant %v", got, w.TableEvent)
+		}
+	}
+	for _, w := range want {
+		recv(w) // none in the stream yet: from the saves
+	}
+	if info, err := r.js.Stream(context.Background(), outbox.StreamName); err != nil {
+		t.Fatal(err)
+	} else if st, err := info.Info(context.Background()); err != nil || st.State.Msgs != 0 {
+		t.Fatalf("the stream holds %d messages before the relay (%v)", st.State.Msgs, err)
+	}
+	// Now the stream has them all (sent already: skipped); a save the
+	// feed misses comes from the stream.
+	r.relay(t)
+	h.table.hub.mu.Lock()
+	delete(h.table.hub.subs, id) // the watch's feed misses what follows
+	h.table.hub.mu.Unlock()
+	h.join(id, "dave")
+	r.relay(t)
+	evs := h.events(id)
+	recv(evs[len(evs)-1])
+	if evs[len(evs)-1].GetPlayerSeated().GetPlayerId() != "dave" || evs[len(evs)-1].GetSequence() != want[len(want)-1].GetSequence()+1 {
+		t.Fatalf("last event %v", evs[len(evs)-1])
+	}
 }

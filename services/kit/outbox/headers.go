@@ -8,17 +8,27 @@ import (
 
 // Headers every published event carries, so that a reader (nats sub,
 // chemmy events) knows what the protobuf payload is without guessing from
-// the subject.
+// the subject (the published-event contract: docs/events.md).
 const (
 	// TypeHeader is the payload's protobuf message type, e.g.
-	// "chemmy.events.v1.TableEvent".
+	// "chemmy.events.v1.TableEvent", "chemmy.events.v1.TableEventBatch".
 	TypeHeader = "Chemmy-Event-Type"
 	// KindHeader is the payload's kind (the oneof field set), e.g.
-	// "bet_placed": the subject's last token.
+	// "bet_placed": the subject's last token. A message of one event only.
 	KindHeader = "Chemmy-Event-Kind"
-	// ContentTypeHeader is "application/protobuf".
+	// KindsHeader is a batch's kinds (outbox.PutEvents), each once, in
+	// order of first appearance, comma-separated: "bet_placed,card_dealt".
+	// A batch carries it instead of KindHeader.
+	KindsHeader = "Chemmy-Event-Kinds"
+	// ContentTypeHeader is "application/protobuf"; a batch leaves it out
+	// (every payload is protobuf).
 	ContentTypeHeader = "Content-Type"
 )
+
+// BatchVersion is the last token of the subject of a batch of events
+// ("chemmy.table.<table_id>.v2"): version 2 of the published-event
+// contract.
+const BatchVersion = "v2"
 
 // eventTypes maps a subject's second token (chemmy.<service>.<id>.<kind>)
 // to its payload type.
@@ -30,20 +40,49 @@ var eventTypes = map[string]string{
 	"player": "chemmy.events.v1.TableEvent",
 }
 
+// batchTypes maps a batch subject's second token
+// (chemmy.<service>.<id>.v2) to its payload type.
+var batchTypes = map[string]string{
+	"table": "chemmy.events.v1.TableEventBatch",
+}
+
 // EventType is the protobuf type of the payload published on subject
 // ("chemmy.table.T1.bet_placed" → "chemmy.events.v1.TableEvent"), and its
-// kind ("bet_placed"); empty when the subject is not an event's.
+// kind ("bet_placed"); empty when the subject is not an event's. A batch's
+// subject ("chemmy.table.T1.v2") gives the batch's type
+// ("chemmy.events.v1.TableEventBatch") and no kind.
 func EventType(subject string) (typ, kind string) {
 	parts := strings.Split(subject, ".")
 	if len(parts) < 4 || parts[0] != "chemmy" {
 		return "", ""
 	}
+	if parts[len(parts)-1] == BatchVersion {
+		if typ := batchTypes[parts[1]]; typ != "" {
+			return typ, ""
+		}
+	}
 	return eventTypes[parts[1]], parts[len(parts)-1]
 }
 
-// Headers are the headers of the message published on subject: its type
-// and kind (none for a subject that is not an event's). Never nil: the
+// Headers are the headers of m as published: a batch's type and kinds
+// (KindsHeader), else those of Headers(m.Subject). Never nil: the
 // publisher adds Nats-Msg-Id to it.
+func (m Message) Headers() nats.Header {
+	typ, kind := EventType(m.Subject)
+	if kind != "" || typ == "" {
+		return Headers(m.Subject)
+	}
+	h := nats.Header{}
+	h.Set(TypeHeader, typ)
+	if m.Kinds != "" {
+		h.Set(KindsHeader, m.Kinds)
+	}
+	return h
+}
+
+// Headers are the headers of the message of one event published on
+// subject: its type and kind (none for a subject that is not an
+// event's). Never nil: the publisher adds Nats-Msg-Id to it.
 func Headers(subject string) nats.Header {
 	h := nats.Header{}
 	typ, kind := EventType(subject)

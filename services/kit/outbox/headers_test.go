@@ -8,6 +8,8 @@ func TestHeaders(t *testing.T) {
 		{"chemmy.shoe.S1.shoe_opened", "chemmy.events.v1.ShoeEvent", "shoe_opened"},
 		{"chemmy.wallet.X.transfer_recorded", "chemmy.events.v1.WalletEvent", "transfer_recorded"},
 		{"chemmy.player.alice.reality_check", "chemmy.events.v1.TableEvent", "reality_check"},
+		{"chemmy.table.T1.v2", "chemmy.events.v1.TableEventBatch", ""},
+		{"chemmy.wallet.X.v2", "chemmy.events.v1.WalletEvent", "v2"}, // no wallet batches: a kind
 		{"chemmy.other.X.y", "", "y"},
 		{"foo.bar", "", ""},
 	} {
@@ -19,5 +21,18 @@ func TestHeaders(t *testing.T) {
 		if h.Get(TypeHeader) != c.typ {
 			t.Errorf("Headers(%q) = %v", c.subject, h)
 		}
+	}
+}
+
+// TestMessageHeaders: a batch carries its type and kinds, no kind nor
+// content type; an event alone its type, kind and content type.
+func TestMessageHeaders(t *testing.T) {
+	h := Message{Subject: "chemmy.table.T1.v2", Kinds: "bet_placed,card_dealt", Events: 3}.Headers()
+	if len(h) != 2 || h.Get(TypeHeader) != "chemmy.events.v1.TableEventBatch" || h.Get(KindsHeader) != "bet_placed,card_dealt" {
+		t.Errorf("batch headers %v", h)
+	}
+	h = Message{Subject: "chemmy.wallet.X.transfer_recorded", Events: 1}.Headers()
+	if len(h) != 3 || h.Get(TypeHeader) != "chemmy.events.v1.WalletEvent" || h.Get(KindHeader) != "transfer_recorded" || h.Get(ContentTypeHeader) != "application/protobuf" {
+		t.Errorf("event headers %v", h)
 	}
 }

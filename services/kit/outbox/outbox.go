@@ -40,8 +40,15 @@
 // stream: an operator's limits (nats stream edit CHEMMY) stay; a service
 // whose settings differ logs a warning at start.
 //
+// Batches. A service that writes several events in one transaction may
+// put them as one message (PutEvents; table-svc puts a save's table
+// events as one chemmy.events.v1.TableEventBatch): the relay publishes it
+// as one NATS message, and counts its events.
+//
 // Bucket "outbox": key = 8-byte big-endian sequence; value = uvarint
-// length-prefixed subject, uvarint length-prefixed message id, payload.
+// length-prefixed subject, uvarint length-prefixed message id, payload;
+// a message of PutEvents starts with a zero byte, the uvarint count of its
+// events and its uvarint length-prefixed kinds.
 package outbox
 
 import (
@@ -73,14 +80,35 @@ var Bucket = []byte("outbox")
 // (subjects "chemmy.>") for replay and audit.
 const StreamName = "CHEMMY"
 
-// Put appends a message to the outbox within tx.
+// Put appends a message of one event to the outbox within tx.
 func Put(tx *bolt.Tx, subject, msgID string, payload []byte) error {
+	return putMsg(tx, subject, msgID, 1, "", payload)
+}
+
+// PutEvents appends a message carrying events events (a batch written
+// together, e.g. a chemmy.events.v1.TableEventBatch) to the outbox within
+// tx: published as one NATS message with id msgID, its Chemmy-Event-Kinds
+// header kinds (none when empty). events counts for the relay's
+// chemmy_outbox_published_total (at least 1).
+func PutEvents(tx *bolt.Tx, subject, msgID string, events int, kinds string, payload []byte) error {
+	return putMsg(tx, subject, msgID, max(events, 1), kinds, payload)
+}
+
+func putMsg(tx *bolt.Tx, subject, msgID string, events int, kinds string, payload []byte) error {
 	b := tx.Bucket(Bucket)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
 	}
-	v := binary.AppendUvarint(nil, uint64(len(subject)))
+	v := make([]byte, 0, 8+len(kinds)+len(subject)+len(msgID)+len(payload))
+	if events != 1 || kinds != "" {
+		// A batch: a zero byte (no subject is empty), the count, the kinds.
+		v = append(v, 0)
+		v = binary.AppendUvarint(v, uint64(events))
+		v = binary.AppendUvarint(v, uint64(len(kinds)))
+		v = append(v, kinds...)
+	}
+	v = binary.AppendUvarint(v, uint64(len(subject)))
 	v = append(v, subject...)
 	v = binary.AppendUvarint(v, uint64(len(msgID)))
 	v = append(v, msgID...)
@@ -88,16 +116,33 @@ func Put(tx *bolt.Tx, subject, msgID string, payload []byte) error {
 	return b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
 }
 
-// Message is one outbox entry.
+// Message is one outbox entry: one NATS message.
 type Message struct {
 	Key     []byte
 	Subject string
 	ID      string
 	Payload []byte
+	// Events is the number of events in the message (1 but for a batch);
+	// Kinds its Chemmy-Event-Kinds header (PutEvents), empty for none.
+	Events int
+	Kinds  string
 }
 
 func decode(k, v []byte) (Message, error) {
-	m := Message{Key: append([]byte(nil), k...)}
+	m := Message{Key: append([]byte(nil), k...), Events: 1}
+	if len(v) > 0 && v[0] == 0 {
+		v = v[1:]
+		n, w := binary.Uvarint(v)
+		if w <= 0 {
+			return m, errors.New("outbox: corrupt event count")
+		}
+		m.Events, v = int(n), v[w:]
+		n, w = binary.Uvarint(v)
+		if w <= 0 || uint64(len(v)-w) < n {
+			return m, errors.New("outbox: corrupt kinds")
+		}
+		m.Kinds, v = string(v[w:w+int(n)]), v[w+int(n):]
+	}
 	n, w := binary.Uvarint(v)
 	if w <= 0 || uint64(len(v)-w) < n {
 		return m, errors.New("outbox: corrupt subject")
@@ -416,7 +461,8 @@ type Relay struct {
 
 	// Counted for Register's metrics.
 	backlog   atomic.Int64  // messages in the outbox at the last drain
-	sent      atomic.Uint64 // messages published and removed
+	sent      atomic.Uint64 // events published and removed
+	sentMsgs  atomic.Uint64 // messages (NATS messages) published and removed
 	pubErrors atomic.Uint64 // failed attempts to publish
 	ret       retention     // the stream's retention (watchRetention)
 
@@ -519,18 +565,23 @@ func (r *Relay) succeeded() {
 // name of the outbox's bbolt file without ".db": "table", "shoe",
 // "wallet", as kit/store's counters): chemmy_outbox_backlog (events
 // stored and not yet published, as of the relay's last pass),
-// chemmy_outbox_published_total and chemmy_outbox_publish_errors_total.
+// chemmy_outbox_published_total (events), chemmy_outbox_messages_total
+// (the NATS messages that carried them: a batch is one) and
+// chemmy_outbox_publish_errors_total.
 // Each service registers its relay on its own registry (a second relay of
 // the same file on one registry is refused).
 func (r *Relay) Register(reg prometheus.Registerer) error {
 	l := prometheus.Labels{"db": strings.TrimSuffix(filepath.Base(r.db.Path()), ".db")}
 	for _, c := range append([]prometheus.Collector{
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_outbox_backlog", ConstLabels: l,
-			Help: "Events stored in the outbox and not yet published, as of the relay's last pass."},
+			Help: "Messages (an event, or a batch of events written together) stored in the outbox and not yet published, as of the relay's last pass."},
 			func() float64 { return float64(r.backlog.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_published_total", ConstLabels: l,
 			Help: "Events the outbox relay published (acknowledged by JetStream) and removed from the outbox."},
 			func() float64 { return float64(r.sent.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_messages_total", ConstLabels: l,
+			Help: "NATS messages the outbox relay published (acknowledged by JetStream) and removed from the outbox; a batch of events is one."},
+			func() float64 { return float64(r.sentMsgs.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "chemmy_outbox_publish_errors_total", ConstLabels: l,
 			Help: "Failed attempts of the outbox relay to publish (stream unavailable, no acknowledgement, outbox write); each is retried."},
 			func() float64 { return float64(r.pubErrors.Load()) }),
@@ -819,7 +870,12 @@ func (r *Relay) drain(ctx context.Context) error {
 				return nil
 			})
 			r.removing = keys[done-1]
-			r.sent.Add(uint64(done))
+			events := 0
+			for _, m := range msgs[:done] {
+				events += m.Events
+			}
+			r.sent.Add(uint64(events))
+			r.sentMsgs.Add(uint64(done))
 			r.backlog.Add(-int64(done))
 		}
 		if pubErr != nil {
@@ -837,7 +893,7 @@ func (r *Relay) drain(ctx context.Context) error {
 }
 
 func (r *Relay) natsMsg(m Message) *nats.Msg {
-	return &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: Headers(m.Subject)}
+	return &nats.Msg{Subject: m.Subject, Data: m.Payload, Header: m.Headers()}
 }
 
 // publish publishes msgs in order and returns how many of them, from the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -571,4 +572,123 @@ func TestRelayHealth(t *testing.T) {
 	}
 	r.Notify()
 	until("healthy again", func() bool { return r.Health() == nil })
+}
+
+// TestRelayPublishesBatches: a message of PutEvents is one NATS message
+// with its batch's headers (type by its subject, kinds, Nats-Msg-Id),
+// stored in the outbox's order among single events, once even when put
+// and published again (a restart before its removal); the relay counts
+// its events in chemmy_outbox_published_total and it once in
+// chemmy_outbox_messages_total.
+func TestRelayPublishesBatches(t *testing.T) {
+	js := startNATS(t)
+	db := openDB(t)
+	putAll := func() {
+		t.Helper()
+		err := db.Update(func(tx *bolt.Tx) error {
+			if err := PutEvents(tx, "chemmy.table.T1.v2", "E1", 3, "bet_placed,card_dealt", []byte("b1")); err != nil {
+				return err
+			}
+			if err := Put(tx, "chemmy.wallet.X.transfer_recorded", "W1", []byte("w1")); err != nil {
+				return err
+			}
+			return PutEvents(tx, "chemmy.table.T1.v2", "E4", 2, "coup_resulted,coup_settled", []byte("b2"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	putAll()
+	msgs, err := Pending(db, 10)
+	if err != nil || len(msgs) != 3 || msgs[0].Events != 3 || msgs[0].Kinds != "bet_placed,card_dealt" || msgs[1].Events != 1 || msgs[1].Kinds != "" {
+		t.Fatalf("pending %+v, %v", msgs, err)
+	}
+	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
+	reg := prometheus.NewRegistry()
+	if err := r.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	drained := func(n uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if r.sentMsgs.Load() == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("outbox not drained")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	drained(3)
+	putAll() // the same ids again: a restart before the removal
+	r.Notify()
+	drained(6)
+	cons, err := js.OrderedConsumer(context.Background(), StreamName, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(10, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type seen struct{ subject, id, typ, kind, kinds, data string }
+	var got []seen
+	for m := range batch.Messages() {
+		h := m.Headers()
+		got = append(got, seen{m.Subject(), h.Get(jetstream.MsgIDHeader), h.Get(TypeHeader), h.Get(KindHeader), h.Get(KindsHeader), string(m.Data())})
+	}
+	want := []seen{
+		{"chemmy.table.T1.v2", "E1", "chemmy.events.v1.TableEventBatch", "", "bet_placed,card_dealt", "b1"},
+		{"chemmy.wallet.X.transfer_recorded", "W1", "chemmy.events.v1.WalletEvent", "transfer_recorded", "", "w1"},
+		{"chemmy.table.T1.v2", "E4", "chemmy.events.v1.TableEventBatch", "", "coup_resulted,coup_settled", "b2"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("stream\n got %v\nwant %v", got, want)
+	}
+	// Published twice: 6 events in 3 messages each time.
+	if e, m := r.sent.Load(), r.sentMsgs.Load(); e != 12 || m != 6 {
+		t.Errorf("counted %d events in %d messages, want 12 in 6", e, m)
+	}
+	if n := gatherCounter(t, reg, "chemmy_outbox_messages_total"); n != 6 {
+		t.Errorf("chemmy_outbox_messages_total %v", n)
+	}
+	if n := gatherCounter(t, reg, "chemmy_outbox_published_total"); n != 12 {
+		t.Errorf("chemmy_outbox_published_total %v", n)
+	}
+}
+
+// gatherCounter is the value of counter name on reg.
+func gatherCounter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no %s", name)
+	return 0
+}
+
+// TestDecodeBatchRecord: a record of PutEvents reads back with its count
+// and kinds; one cut short is refused.
+func TestDecodeBatchRecord(t *testing.T) {
+	m, err := decode([]byte{1}, []byte("\x00\x03\x02ab\x01s\x01ip"))
+	if err != nil || m.Events != 3 || m.Kinds != "ab" || m.Subject != "s" || m.ID != "i" || string(m.Payload) != "p" {
+		t.Errorf("decode = %+v, %v", m, err)
+	}
+	for _, v := range []string{"\x00", "\x00\x03", "\x00\x03\x05ab", "\x00\x03\x02ab"} {
+		if _, err := decode([]byte{1}, []byte(v)); err == nil {
+			t.Errorf("decode(%q) accepted", v)
+		}
+	}
 }

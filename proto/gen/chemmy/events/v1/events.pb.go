@@ -258,12 +258,175 @@ func (BankChangeReason) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
+// TableEventBatch is the events of one table written together (one
+// table-svc save: one bbolt transaction), published to NATS JetStream as
+// ONE message after they are durable (outbox): version 2 of the published
+// table-event contract (docs/events.md). Subject
+// "chemmy.table.<table_id>.v2"; headers Chemmy-Event-Type
+// "chemmy.events.v1.TableEventBatch", Chemmy-Event-Kinds (the kinds of
+// its events, each once, in order of first appearance, comma-separated:
+// "bet_placed,card_dealt,coup_resulted") and Nats-Msg-Id, the event_id of
+// its first event (JetStream deduplicates a batch published twice).
+//
+// events are in sequence order, consecutive (a table's sequence is
+// gapless across batches). The fields every event of the batch shares are
+// written once, here, and left unset in the events: a field set in the
+// batch is that of every event in it (coup_id: but coupless_events;
+// occur_time: plus occur_offsets_ns); a field unset here is each event's
+// own. A reader rebuilds each whole TableEvent by copying the batch's set
+// fields into it and putting back its event_id's prefix (Go:
+// table-svc/tableevents.Events; docs/events.md says how, step by step). The version 1
+// contract (before this batch) published each TableEvent alone on
+// "chemmy.table.<table_id>.<kind>"; a reader of the stream may meet both.
+type TableEventBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every event's TableEvent.table_id (always set).
+	TableId string `protobuf:"bytes,1,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// When set: every event's operator_id, currency_code, currency_exponent,
+	// coup_id, occur_time.
+	OperatorId       string                 `protobuf:"bytes,2,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	CurrencyCode     string                 `protobuf:"bytes,3,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32                 `protobuf:"varint,4,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	CoupId           string                 `protobuf:"bytes,5,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
+	OccurTime        *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=occur_time,json=occurTime,proto3" json:"occur_time,omitempty"`
+	// True: every event's certification is true; false: each event's own.
+	Certification bool `protobuf:"varint,7,opt,name=certification,proto3" json:"certification,omitempty"`
+	// The events, sequence order, with the fields above left unset where
+	// they are set above. Each keeps its sequence, and its event_id but for
+	// the characters event_id_prefixes leaves out.
+	Events []*TableEvent `protobuf:"bytes,8,rep,name=events,proto3" json:"events,omitempty"`
+	// With coup_id set: the indexes (0-based, ascending) of the events that
+	// belong to no coup (their coup_id empty; e.g. the next bank_offered
+	// saved with a coup's end).
+	CouplessEvents []uint32 `protobuf:"varint,9,rep,packed,name=coupless_events,json=couplessEvents,proto3" json:"coupless_events,omitempty"`
+	// With occur_time set, when the events' times differ: one per event,
+	// its occur_time minus the batch's occur_time, nanoseconds.
+	OccurOffsetsNs []int64 `protobuf:"varint,10,rep,packed,name=occur_offsets_ns,json=occurOffsetsNs,proto3" json:"occur_offsets_ns,omitempty"`
+	// When set: one per event, how many leading characters of the previous
+	// event's event_id (in the batch; 0 for the first) its event_id begins
+	// with; they are left out of its event_id here, and a reader puts them
+	// back. (The ULIDs of one save share most of their first characters.)
+	EventIdPrefixes []uint32 `protobuf:"varint,11,rep,packed,name=event_id_prefixes,json=eventIdPrefixes,proto3" json:"event_id_prefixes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TableEventBatch) Reset() {
+	*x = TableEventBatch{}
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TableEventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TableEventBatch) ProtoMessage() {}
+
+func (x *TableEventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TableEventBatch.ProtoReflect.Descriptor instead.
+func (*TableEventBatch) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *TableEventBatch) GetTableId() string {
+	if x != nil {
+		return x.TableId
+	}
+	return ""
+}
+
+func (x *TableEventBatch) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *TableEventBatch) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *TableEventBatch) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
+func (x *TableEventBatch) GetCoupId() string {
+	if x != nil {
+		return x.CoupId
+	}
+	return ""
+}
+
+func (x *TableEventBatch) GetOccurTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurTime
+	}
+	return nil
+}
+
+func (x *TableEventBatch) GetCertification() bool {
+	if x != nil {
+		return x.Certification
+	}
+	return false
+}
+
+func (x *TableEventBatch) GetEvents() []*TableEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *TableEventBatch) GetCouplessEvents() []uint32 {
+	if x != nil {
+		return x.CouplessEvents
+	}
+	return nil
+}
+
+func (x *TableEventBatch) GetOccurOffsetsNs() []int64 {
+	if x != nil {
+		return x.OccurOffsetsNs
+	}
+	return nil
+}
+
+func (x *TableEventBatch) GetEventIdPrefixes() []uint32 {
+	if x != nil {
+		return x.EventIdPrefixes
+	}
+	return nil
+}
+
 // TableEvent is one fact about a table, published to NATS JetStream after
-// it is durable (outbox). Subject: "chemmy.table.<table_id>.<kind>", where
-// kind is the snake_case name of the payload field (e.g.
-// "chemmy.table.01J...bet_placed"). The event_id is the JetStream
-// Nats-Msg-Id, so a republished event is deduplicated. Amounts are minor
-// units of currency_code (10^-currency_exponent of it).
+// it is durable (outbox), within a TableEventBatch on
+// "chemmy.table.<table_id>.v2" (docs/events.md); a one-player event (a
+// reality check) alone on its own subject (see reality_check). Its kind is
+// the snake_case name of the payload field (e.g. "bet_placed"). Version 1
+// published each table event alone on "chemmy.table.<table_id>.<kind>".
+// The event_id is unique; a republished batch is deduplicated by its
+// first event's id (the JetStream Nats-Msg-Id). Amounts are minor units
+// of currency_code (10^-currency_exponent of it).
 type TableEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ULID; unique, sorts by time.
@@ -333,7 +496,7 @@ type TableEvent struct {
 
 func (x *TableEvent) Reset() {
 	*x = TableEvent{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[0]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +508,7 @@ func (x *TableEvent) String() string {
 func (*TableEvent) ProtoMessage() {}
 
 func (x *TableEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[0]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +521,7 @@ func (x *TableEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableEvent.ProtoReflect.Descriptor instead.
 func (*TableEvent) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{0}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *TableEvent) GetEventId() string {
@@ -984,7 +1147,7 @@ type RealityCheck struct {
 
 func (x *RealityCheck) Reset() {
 	*x = RealityCheck{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1159,7 @@ func (x *RealityCheck) String() string {
 func (*RealityCheck) ProtoMessage() {}
 
 func (x *RealityCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1172,7 @@ func (x *RealityCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RealityCheck.ProtoReflect.Descriptor instead.
 func (*RealityCheck) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RealityCheck) GetPlayerId() string {
@@ -1084,7 +1247,7 @@ type RealityCheckAnswered struct {
 
 func (x *RealityCheckAnswered) Reset() {
 	*x = RealityCheckAnswered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1096,7 +1259,7 @@ func (x *RealityCheckAnswered) String() string {
 func (*RealityCheckAnswered) ProtoMessage() {}
 
 func (x *RealityCheckAnswered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1109,7 +1272,7 @@ func (x *RealityCheckAnswered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RealityCheckAnswered.ProtoReflect.Descriptor instead.
 func (*RealityCheckAnswered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RealityCheckAnswered) GetPlayerId() string {
@@ -1172,7 +1335,7 @@ type TableCreated struct {
 
 func (x *TableCreated) Reset() {
 	*x = TableCreated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1347,7 @@ func (x *TableCreated) String() string {
 func (*TableCreated) ProtoMessage() {}
 
 func (x *TableCreated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[3]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1360,7 @@ func (x *TableCreated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableCreated.ProtoReflect.Descriptor instead.
 func (*TableCreated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{3}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TableCreated) GetShoeId() string {
@@ -1278,7 +1441,7 @@ type TableClosed struct {
 
 func (x *TableClosed) Reset() {
 	*x = TableClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1290,7 +1453,7 @@ func (x *TableClosed) String() string {
 func (*TableClosed) ProtoMessage() {}
 
 func (x *TableClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[4]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1303,7 +1466,7 @@ func (x *TableClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TableClosed.ProtoReflect.Descriptor instead.
 func (*TableClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{4}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TableClosed) GetReason() string {
@@ -1348,7 +1511,7 @@ type StaffAction struct {
 
 func (x *StaffAction) Reset() {
 	*x = StaffAction{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1360,7 +1523,7 @@ func (x *StaffAction) String() string {
 func (*StaffAction) ProtoMessage() {}
 
 func (x *StaffAction) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[5]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1373,7 +1536,7 @@ func (x *StaffAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StaffAction.ProtoReflect.Descriptor instead.
 func (*StaffAction) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{5}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StaffAction) GetAction() string {
@@ -1424,7 +1587,7 @@ type PlayerSeated struct {
 
 func (x *PlayerSeated) Reset() {
 	*x = PlayerSeated{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1599,7 @@ func (x *PlayerSeated) String() string {
 func (*PlayerSeated) ProtoMessage() {}
 
 func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[6]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1612,7 @@ func (x *PlayerSeated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeated.ProtoReflect.Descriptor instead.
 func (*PlayerSeated) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlayerSeated) GetPlayerId() string {
@@ -1487,7 +1650,7 @@ type BankOffered struct {
 
 func (x *BankOffered) Reset() {
 	*x = BankOffered{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1499,7 +1662,7 @@ func (x *BankOffered) String() string {
 func (*BankOffered) ProtoMessage() {}
 
 func (x *BankOffered) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[7]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1512,7 +1675,7 @@ func (x *BankOffered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankOffered.ProtoReflect.Descriptor instead.
 func (*BankOffered) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{7}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BankOffered) GetPlayerId() string {
@@ -1545,7 +1708,7 @@ type BankChanged struct {
 
 func (x *BankChanged) Reset() {
 	*x = BankChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1720,7 @@ func (x *BankChanged) String() string {
 func (*BankChanged) ProtoMessage() {}
 
 func (x *BankChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[8]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1733,7 @@ func (x *BankChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankChanged.ProtoReflect.Descriptor instead.
 func (*BankChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{8}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *BankChanged) GetReason() BankChangeReason {
@@ -1617,7 +1780,7 @@ type BetPlaced struct {
 
 func (x *BetPlaced) Reset() {
 	*x = BetPlaced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1792,7 @@ func (x *BetPlaced) String() string {
 func (*BetPlaced) ProtoMessage() {}
 
 func (x *BetPlaced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[9]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1805,7 @@ func (x *BetPlaced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetPlaced.ProtoReflect.Descriptor instead.
 func (*BetPlaced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *BetPlaced) GetPlayerId() string {
@@ -1683,7 +1846,7 @@ type BetDeclined struct {
 
 func (x *BetDeclined) Reset() {
 	*x = BetDeclined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1858,7 @@ func (x *BetDeclined) String() string {
 func (*BetDeclined) ProtoMessage() {}
 
 func (x *BetDeclined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[10]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1871,7 @@ func (x *BetDeclined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetDeclined.ProtoReflect.Descriptor instead.
 func (*BetDeclined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *BetDeclined) GetPlayerId() string {
@@ -1729,7 +1892,7 @@ type BancoCalled struct {
 
 func (x *BancoCalled) Reset() {
 	*x = BancoCalled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1904,7 @@ func (x *BancoCalled) String() string {
 func (*BancoCalled) ProtoMessage() {}
 
 func (x *BancoCalled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[11]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1917,7 @@ func (x *BancoCalled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BancoCalled.ProtoReflect.Descriptor instead.
 func (*BancoCalled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BancoCalled) GetPlayerId() string {
@@ -1780,7 +1943,7 @@ type BettingReopened struct {
 
 func (x *BettingReopened) Reset() {
 	*x = BettingReopened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1955,7 @@ func (x *BettingReopened) String() string {
 func (*BettingReopened) ProtoMessage() {}
 
 func (x *BettingReopened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[12]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1968,7 @@ func (x *BettingReopened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingReopened.ProtoReflect.Descriptor instead.
 func (*BettingReopened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
 }
 
 // CardDealt: a card went to a hand (CF-DEAL, CF-PLAYER-DRAW, CF-BANKER-DRAW).
@@ -1841,7 +2004,7 @@ type CardDealt struct {
 
 func (x *CardDealt) Reset() {
 	*x = CardDealt{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1853,7 +2016,7 @@ func (x *CardDealt) String() string {
 func (*CardDealt) ProtoMessage() {}
 
 func (x *CardDealt) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[13]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1866,7 +2029,7 @@ func (x *CardDealt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardDealt.ProtoReflect.Descriptor instead.
 func (*CardDealt) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CardDealt) GetHand() Hand {
@@ -1917,7 +2080,7 @@ type NaturalShown struct {
 
 func (x *NaturalShown) Reset() {
 	*x = NaturalShown{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2092,7 @@ func (x *NaturalShown) String() string {
 func (*NaturalShown) ProtoMessage() {}
 
 func (x *NaturalShown) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[14]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2105,7 @@ func (x *NaturalShown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NaturalShown.ProtoReflect.Descriptor instead.
 func (*NaturalShown) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NaturalShown) GetHand() Hand {
@@ -1988,7 +2151,7 @@ type DrawDecided struct {
 
 func (x *DrawDecided) Reset() {
 	*x = DrawDecided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2163,7 @@ func (x *DrawDecided) String() string {
 func (*DrawDecided) ProtoMessage() {}
 
 func (x *DrawDecided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[15]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2176,7 @@ func (x *DrawDecided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrawDecided.ProtoReflect.Descriptor instead.
 func (*DrawDecided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DrawDecided) GetHand() Hand {
@@ -2074,7 +2237,7 @@ type CoupResulted struct {
 
 func (x *CoupResulted) Reset() {
 	*x = CoupResulted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2249,7 @@ func (x *CoupResulted) String() string {
 func (*CoupResulted) ProtoMessage() {}
 
 func (x *CoupResulted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[16]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2262,7 @@ func (x *CoupResulted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupResulted.ProtoReflect.Descriptor instead.
 func (*CoupResulted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CoupResulted) GetOutcome() Outcome {
@@ -2185,7 +2348,7 @@ type HandResult struct {
 
 func (x *HandResult) Reset() {
 	*x = HandResult{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2360,7 @@ func (x *HandResult) String() string {
 func (*HandResult) ProtoMessage() {}
 
 func (x *HandResult) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[17]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2373,7 @@ func (x *HandResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandResult.ProtoReflect.Descriptor instead.
 func (*HandResult) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *HandResult) GetHand() Hand {
@@ -2267,7 +2430,7 @@ type CoupSettled struct {
 
 func (x *CoupSettled) Reset() {
 	*x = CoupSettled{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2279,7 +2442,7 @@ func (x *CoupSettled) String() string {
 func (*CoupSettled) ProtoMessage() {}
 
 func (x *CoupSettled) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[18]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2292,7 +2455,7 @@ func (x *CoupSettled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupSettled.ProtoReflect.Descriptor instead.
 func (*CoupSettled) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CoupSettled) GetOutcome() Outcome {
@@ -2348,7 +2511,7 @@ type BettingWindowStarted struct {
 
 func (x *BettingWindowStarted) Reset() {
 	*x = BettingWindowStarted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2360,7 +2523,7 @@ func (x *BettingWindowStarted) String() string {
 func (*BettingWindowStarted) ProtoMessage() {}
 
 func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[19]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2373,7 +2536,7 @@ func (x *BettingWindowStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingWindowStarted.ProtoReflect.Descriptor instead.
 func (*BettingWindowStarted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BettingWindowStarted) GetCloseTime() *timestamppb.Timestamp {
@@ -2394,7 +2557,7 @@ type BettingClosed struct {
 
 func (x *BettingClosed) Reset() {
 	*x = BettingClosed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2569,7 @@ func (x *BettingClosed) String() string {
 func (*BettingClosed) ProtoMessage() {}
 
 func (x *BettingClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[20]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2582,7 @@ func (x *BettingClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BettingClosed.ProtoReflect.Descriptor instead.
 func (*BettingClosed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BettingClosed) GetBetsCount() int32 {
@@ -2442,7 +2605,7 @@ type ShoeChanged struct {
 
 func (x *ShoeChanged) Reset() {
 	*x = ShoeChanged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2617,7 @@ func (x *ShoeChanged) String() string {
 func (*ShoeChanged) ProtoMessage() {}
 
 func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[21]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2630,7 @@ func (x *ShoeChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeChanged.ProtoReflect.Descriptor instead.
 func (*ShoeChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShoeChanged) GetShoeId() string {
@@ -2513,7 +2676,7 @@ type ShoeSeeded struct {
 
 func (x *ShoeSeeded) Reset() {
 	*x = ShoeSeeded{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2688,7 @@ func (x *ShoeSeeded) String() string {
 func (*ShoeSeeded) ProtoMessage() {}
 
 func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[22]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2701,7 @@ func (x *ShoeSeeded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeSeeded.ProtoReflect.Descriptor instead.
 func (*ShoeSeeded) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShoeSeeded) GetShoeId() string {
@@ -2595,7 +2758,7 @@ type SeedCommitment struct {
 
 func (x *SeedCommitment) Reset() {
 	*x = SeedCommitment{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2770,7 @@ func (x *SeedCommitment) String() string {
 func (*SeedCommitment) ProtoMessage() {}
 
 func (x *SeedCommitment) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[23]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2783,7 @@ func (x *SeedCommitment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitment.ProtoReflect.Descriptor instead.
 func (*SeedCommitment) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SeedCommitment) GetPlayerId() string {
@@ -2654,7 +2817,7 @@ type SeedCommitmentsFixed struct {
 
 func (x *SeedCommitmentsFixed) Reset() {
 	*x = SeedCommitmentsFixed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2666,7 +2829,7 @@ func (x *SeedCommitmentsFixed) String() string {
 func (*SeedCommitmentsFixed) ProtoMessage() {}
 
 func (x *SeedCommitmentsFixed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[24]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2679,7 +2842,7 @@ func (x *SeedCommitmentsFixed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitmentsFixed.ProtoReflect.Descriptor instead.
 func (*SeedCommitmentsFixed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SeedCommitmentsFixed) GetShoeId() string {
@@ -2725,7 +2888,7 @@ type SeedCommitted struct {
 
 func (x *SeedCommitted) Reset() {
 	*x = SeedCommitted{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2737,7 +2900,7 @@ func (x *SeedCommitted) String() string {
 func (*SeedCommitted) ProtoMessage() {}
 
 func (x *SeedCommitted) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[25]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2750,7 +2913,7 @@ func (x *SeedCommitted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedCommitted.ProtoReflect.Descriptor instead.
 func (*SeedCommitted) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SeedCommitted) GetShoeId() string {
@@ -2787,7 +2950,7 @@ type SeedRevealed struct {
 
 func (x *SeedRevealed) Reset() {
 	*x = SeedRevealed{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2799,7 +2962,7 @@ func (x *SeedRevealed) String() string {
 func (*SeedRevealed) ProtoMessage() {}
 
 func (x *SeedRevealed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[26]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2812,7 +2975,7 @@ func (x *SeedRevealed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedRevealed.ProtoReflect.Descriptor instead.
 func (*SeedRevealed) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SeedRevealed) GetShoeId() string {
@@ -2846,7 +3009,7 @@ type ShoeAbandoned struct {
 
 func (x *ShoeAbandoned) Reset() {
 	*x = ShoeAbandoned{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2858,7 +3021,7 @@ func (x *ShoeAbandoned) String() string {
 func (*ShoeAbandoned) ProtoMessage() {}
 
 func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[27]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2871,7 +3034,7 @@ func (x *ShoeAbandoned) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeAbandoned.ProtoReflect.Descriptor instead.
 func (*ShoeAbandoned) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ShoeAbandoned) GetShoeId() string {
@@ -2913,7 +3076,7 @@ type PlayerLeft struct {
 
 func (x *PlayerLeft) Reset() {
 	*x = PlayerLeft{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2925,7 +3088,7 @@ func (x *PlayerLeft) String() string {
 func (*PlayerLeft) ProtoMessage() {}
 
 func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[28]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2938,7 +3101,7 @@ func (x *PlayerLeft) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLeft.ProtoReflect.Descriptor instead.
 func (*PlayerLeft) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PlayerLeft) GetPlayerId() string {
@@ -2970,7 +3133,7 @@ type CoupVoided struct {
 
 func (x *CoupVoided) Reset() {
 	*x = CoupVoided{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3145,7 @@ func (x *CoupVoided) String() string {
 func (*CoupVoided) ProtoMessage() {}
 
 func (x *CoupVoided) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[29]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3158,7 @@ func (x *CoupVoided) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CoupVoided.ProtoReflect.Descriptor instead.
 func (*CoupVoided) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CoupVoided) GetReason() string {
@@ -3033,7 +3196,7 @@ type TurnTimedOut struct {
 
 func (x *TurnTimedOut) Reset() {
 	*x = TurnTimedOut{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3045,7 +3208,7 @@ func (x *TurnTimedOut) String() string {
 func (*TurnTimedOut) ProtoMessage() {}
 
 func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[30]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3058,7 +3221,7 @@ func (x *TurnTimedOut) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnTimedOut.ProtoReflect.Descriptor instead.
 func (*TurnTimedOut) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *TurnTimedOut) GetPlayerId() string {
@@ -3092,7 +3255,7 @@ type GalleryJoined struct {
 
 func (x *GalleryJoined) Reset() {
 	*x = GalleryJoined{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3267,7 @@ func (x *GalleryJoined) String() string {
 func (*GalleryJoined) ProtoMessage() {}
 
 func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[31]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3280,7 @@ func (x *GalleryJoined) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GalleryJoined.ProtoReflect.Descriptor instead.
 func (*GalleryJoined) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GalleryJoined) GetPlayerId() string {
@@ -3138,7 +3301,7 @@ type BankAuctionOpened struct {
 
 func (x *BankAuctionOpened) Reset() {
 	*x = BankAuctionOpened{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3150,7 +3313,7 @@ func (x *BankAuctionOpened) String() string {
 func (*BankAuctionOpened) ProtoMessage() {}
 
 func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[32]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3163,7 +3326,7 @@ func (x *BankAuctionOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankAuctionOpened.ProtoReflect.Descriptor instead.
 func (*BankAuctionOpened) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *BankAuctionOpened) GetRound() int32 {
@@ -3185,7 +3348,7 @@ type BankBid struct {
 
 func (x *BankBid) Reset() {
 	*x = BankBid{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3360,7 @@ func (x *BankBid) String() string {
 func (*BankBid) ProtoMessage() {}
 
 func (x *BankBid) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[33]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3373,7 @@ func (x *BankBid) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankBid.ProtoReflect.Descriptor instead.
 func (*BankBid) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BankBid) GetPlayerId() string {
@@ -3240,7 +3403,7 @@ type BetReduced struct {
 
 func (x *BetReduced) Reset() {
 	*x = BetReduced{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3252,7 +3415,7 @@ func (x *BetReduced) String() string {
 func (*BetReduced) ProtoMessage() {}
 
 func (x *BetReduced) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[34]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3265,7 +3428,7 @@ func (x *BetReduced) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetReduced.ProtoReflect.Descriptor instead.
 func (*BetReduced) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BetReduced) GetPlayerId() string {
@@ -3299,7 +3462,7 @@ type SeatFeeCharged struct {
 
 func (x *SeatFeeCharged) Reset() {
 	*x = SeatFeeCharged{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3474,7 @@ func (x *SeatFeeCharged) String() string {
 func (*SeatFeeCharged) ProtoMessage() {}
 
 func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[35]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3487,7 @@ func (x *SeatFeeCharged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatFeeCharged.ProtoReflect.Descriptor instead.
 func (*SeatFeeCharged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SeatFeeCharged) GetPlayerId() string {
@@ -3368,7 +3531,7 @@ type TopCardsMoved struct {
 
 func (x *TopCardsMoved) Reset() {
 	*x = TopCardsMoved{}
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3380,7 +3543,7 @@ func (x *TopCardsMoved) String() string {
 func (*TopCardsMoved) ProtoMessage() {}
 
 func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_events_proto_msgTypes[36]
+	mi := &file_chemmy_events_v1_events_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3393,7 +3556,7 @@ func (x *TopCardsMoved) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopCardsMoved.ProtoReflect.Descriptor instead.
 func (*TopCardsMoved) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_events_v1_events_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TopCardsMoved) GetBankerPlayerId() string {
@@ -3414,7 +3577,23 @@ var File_chemmy_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x87\x16\n" +
+	"\x1dchemmy/events/v1/events.proto\x12\x10chemmy.events.v1\x1a\x19chemmy/shoe/v1/shoe.proto\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe9\x03\n" +
+	"\x0fTableEventBatch\x12\x19\n" +
+	"\btable_id\x18\x01 \x01(\tR\atableId\x12\x1f\n" +
+	"\voperator_id\x18\x02 \x01(\tR\n" +
+	"operatorId\x12#\n" +
+	"\rcurrency_code\x18\x03 \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\x04 \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x17\n" +
+	"\acoup_id\x18\x05 \x01(\tR\x06coupId\x129\n" +
+	"\n" +
+	"occur_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12$\n" +
+	"\rcertification\x18\a \x01(\bR\rcertification\x124\n" +
+	"\x06events\x18\b \x03(\v2\x1c.chemmy.events.v1.TableEventR\x06events\x12'\n" +
+	"\x0fcoupless_events\x18\t \x03(\rR\x0ecouplessEvents\x12(\n" +
+	"\x10occur_offsets_ns\x18\n" +
+	" \x03(\x03R\x0eoccurOffsetsNs\x12*\n" +
+	"\x11event_id_prefixes\x18\v \x03(\rR\x0feventIdPrefixesB\x14\n" +
+	"\x12_currency_exponent\"\x87\x16\n" +
 	"\n" +
 	"TableEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x19\n" +
@@ -3701,116 +3880,119 @@ func file_chemmy_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_chemmy_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_chemmy_events_v1_events_proto_goTypes = []any{
 	(RealityCheckAnswer)(0),       // 0: chemmy.events.v1.RealityCheckAnswer
 	(Hand)(0),                     // 1: chemmy.events.v1.Hand
 	(Outcome)(0),                  // 2: chemmy.events.v1.Outcome
 	(BankChangeReason)(0),         // 3: chemmy.events.v1.BankChangeReason
-	(*TableEvent)(nil),            // 4: chemmy.events.v1.TableEvent
-	(*RealityCheck)(nil),          // 5: chemmy.events.v1.RealityCheck
-	(*RealityCheckAnswered)(nil),  // 6: chemmy.events.v1.RealityCheckAnswered
-	(*TableCreated)(nil),          // 7: chemmy.events.v1.TableCreated
-	(*TableClosed)(nil),           // 8: chemmy.events.v1.TableClosed
-	(*StaffAction)(nil),           // 9: chemmy.events.v1.StaffAction
-	(*PlayerSeated)(nil),          // 10: chemmy.events.v1.PlayerSeated
-	(*BankOffered)(nil),           // 11: chemmy.events.v1.BankOffered
-	(*BankChanged)(nil),           // 12: chemmy.events.v1.BankChanged
-	(*BetPlaced)(nil),             // 13: chemmy.events.v1.BetPlaced
-	(*BetDeclined)(nil),           // 14: chemmy.events.v1.BetDeclined
-	(*BancoCalled)(nil),           // 15: chemmy.events.v1.BancoCalled
-	(*BettingReopened)(nil),       // 16: chemmy.events.v1.BettingReopened
-	(*CardDealt)(nil),             // 17: chemmy.events.v1.CardDealt
-	(*NaturalShown)(nil),          // 18: chemmy.events.v1.NaturalShown
-	(*DrawDecided)(nil),           // 19: chemmy.events.v1.DrawDecided
-	(*CoupResulted)(nil),          // 20: chemmy.events.v1.CoupResulted
-	(*HandResult)(nil),            // 21: chemmy.events.v1.HandResult
-	(*CoupSettled)(nil),           // 22: chemmy.events.v1.CoupSettled
-	(*BettingWindowStarted)(nil),  // 23: chemmy.events.v1.BettingWindowStarted
-	(*BettingClosed)(nil),         // 24: chemmy.events.v1.BettingClosed
-	(*ShoeChanged)(nil),           // 25: chemmy.events.v1.ShoeChanged
-	(*ShoeSeeded)(nil),            // 26: chemmy.events.v1.ShoeSeeded
-	(*SeedCommitment)(nil),        // 27: chemmy.events.v1.SeedCommitment
-	(*SeedCommitmentsFixed)(nil),  // 28: chemmy.events.v1.SeedCommitmentsFixed
-	(*SeedCommitted)(nil),         // 29: chemmy.events.v1.SeedCommitted
-	(*SeedRevealed)(nil),          // 30: chemmy.events.v1.SeedRevealed
-	(*ShoeAbandoned)(nil),         // 31: chemmy.events.v1.ShoeAbandoned
-	(*PlayerLeft)(nil),            // 32: chemmy.events.v1.PlayerLeft
-	(*CoupVoided)(nil),            // 33: chemmy.events.v1.CoupVoided
-	(*TurnTimedOut)(nil),          // 34: chemmy.events.v1.TurnTimedOut
-	(*GalleryJoined)(nil),         // 35: chemmy.events.v1.GalleryJoined
-	(*BankAuctionOpened)(nil),     // 36: chemmy.events.v1.BankAuctionOpened
-	(*BankBid)(nil),               // 37: chemmy.events.v1.BankBid
-	(*BetReduced)(nil),            // 38: chemmy.events.v1.BetReduced
-	(*SeatFeeCharged)(nil),        // 39: chemmy.events.v1.SeatFeeCharged
-	(*TopCardsMoved)(nil),         // 40: chemmy.events.v1.TopCardsMoved
-	(*timestamppb.Timestamp)(nil), // 41: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 42: google.protobuf.Any
-	(*v1.Card)(nil),               // 43: chemmy.shoe.v1.Card
+	(*TableEventBatch)(nil),       // 4: chemmy.events.v1.TableEventBatch
+	(*TableEvent)(nil),            // 5: chemmy.events.v1.TableEvent
+	(*RealityCheck)(nil),          // 6: chemmy.events.v1.RealityCheck
+	(*RealityCheckAnswered)(nil),  // 7: chemmy.events.v1.RealityCheckAnswered
+	(*TableCreated)(nil),          // 8: chemmy.events.v1.TableCreated
+	(*TableClosed)(nil),           // 9: chemmy.events.v1.TableClosed
+	(*StaffAction)(nil),           // 10: chemmy.events.v1.StaffAction
+	(*PlayerSeated)(nil),          // 11: chemmy.events.v1.PlayerSeated
+	(*BankOffered)(nil),           // 12: chemmy.events.v1.BankOffered
+	(*BankChanged)(nil),           // 13: chemmy.events.v1.BankChanged
+	(*BetPlaced)(nil),             // 14: chemmy.events.v1.BetPlaced
+	(*BetDeclined)(nil),           // 15: chemmy.events.v1.BetDeclined
+	(*BancoCalled)(nil),           // 16: chemmy.events.v1.BancoCalled
+	(*BettingReopened)(nil),       // 17: chemmy.events.v1.BettingReopened
+	(*CardDealt)(nil),             // 18: chemmy.events.v1.CardDealt
+	(*NaturalShown)(nil),          // 19: chemmy.events.v1.NaturalShown
+	(*DrawDecided)(nil),           // 20: chemmy.events.v1.DrawDecided
+	(*CoupResulted)(nil),          // 21: chemmy.events.v1.CoupResulted
+	(*HandResult)(nil),            // 22: chemmy.events.v1.HandResult
+	(*CoupSettled)(nil),           // 23: chemmy.events.v1.CoupSettled
+	(*BettingWindowStarted)(nil),  // 24: chemmy.events.v1.BettingWindowStarted
+	(*BettingClosed)(nil),         // 25: chemmy.events.v1.BettingClosed
+	(*ShoeChanged)(nil),           // 26: chemmy.events.v1.ShoeChanged
+	(*ShoeSeeded)(nil),            // 27: chemmy.events.v1.ShoeSeeded
+	(*SeedCommitment)(nil),        // 28: chemmy.events.v1.SeedCommitment
+	(*SeedCommitmentsFixed)(nil),  // 29: chemmy.events.v1.SeedCommitmentsFixed
+	(*SeedCommitted)(nil),         // 30: chemmy.events.v1.SeedCommitted
+	(*SeedRevealed)(nil),          // 31: chemmy.events.v1.SeedRevealed
+	(*ShoeAbandoned)(nil),         // 32: chemmy.events.v1.ShoeAbandoned
+	(*PlayerLeft)(nil),            // 33: chemmy.events.v1.PlayerLeft
+	(*CoupVoided)(nil),            // 34: chemmy.events.v1.CoupVoided
+	(*TurnTimedOut)(nil),          // 35: chemmy.events.v1.TurnTimedOut
+	(*GalleryJoined)(nil),         // 36: chemmy.events.v1.GalleryJoined
+	(*BankAuctionOpened)(nil),     // 37: chemmy.events.v1.BankAuctionOpened
+	(*BankBid)(nil),               // 38: chemmy.events.v1.BankBid
+	(*BetReduced)(nil),            // 39: chemmy.events.v1.BetReduced
+	(*SeatFeeCharged)(nil),        // 40: chemmy.events.v1.SeatFeeCharged
+	(*TopCardsMoved)(nil),         // 41: chemmy.events.v1.TopCardsMoved
+	(*timestamppb.Timestamp)(nil), // 42: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 43: google.protobuf.Any
+	(*v1.Card)(nil),               // 44: chemmy.shoe.v1.Card
 }
 var file_chemmy_events_v1_events_proto_depIdxs = []int32{
-	41, // 0: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
-	7,  // 1: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
-	10, // 2: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
-	11, // 3: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
-	12, // 4: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
-	13, // 5: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
-	14, // 6: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
-	15, // 7: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
-	17, // 8: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
-	18, // 9: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
-	19, // 10: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
-	20, // 11: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
-	22, // 12: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
-	16, // 13: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
-	32, // 14: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
-	33, // 15: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
-	34, // 16: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
-	35, // 17: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
-	36, // 18: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
-	37, // 19: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
-	38, // 20: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
-	39, // 21: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
-	9,  // 22: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
-	8,  // 23: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
-	23, // 24: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
-	24, // 25: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
-	25, // 26: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
-	26, // 27: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
-	5,  // 28: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
-	28, // 29: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
-	31, // 30: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
-	29, // 31: chemmy.events.v1.TableEvent.seed_committed:type_name -> chemmy.events.v1.SeedCommitted
-	30, // 32: chemmy.events.v1.TableEvent.seed_revealed:type_name -> chemmy.events.v1.SeedRevealed
-	6,  // 33: chemmy.events.v1.TableEvent.reality_check_answered:type_name -> chemmy.events.v1.RealityCheckAnswered
-	40, // 34: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
-	41, // 35: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
-	0,  // 36: chemmy.events.v1.RealityCheckAnswered.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
-	42, // 37: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
-	42, // 38: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
-	3,  // 39: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
-	1,  // 40: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
-	43, // 41: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
-	1,  // 42: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
-	43, // 43: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
-	1,  // 44: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
-	2,  // 45: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
-	43, // 46: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
-	43, // 47: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
-	21, // 48: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
-	1,  // 49: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
-	43, // 50: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
-	2,  // 51: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
-	2,  // 52: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
-	41, // 53: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
-	27, // 54: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	27, // 55: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
-	41, // 56: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
-	57, // [57:57] is the sub-list for method output_type
-	57, // [57:57] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	42, // 0: chemmy.events.v1.TableEventBatch.occur_time:type_name -> google.protobuf.Timestamp
+	5,  // 1: chemmy.events.v1.TableEventBatch.events:type_name -> chemmy.events.v1.TableEvent
+	42, // 2: chemmy.events.v1.TableEvent.occur_time:type_name -> google.protobuf.Timestamp
+	8,  // 3: chemmy.events.v1.TableEvent.table_created:type_name -> chemmy.events.v1.TableCreated
+	11, // 4: chemmy.events.v1.TableEvent.player_seated:type_name -> chemmy.events.v1.PlayerSeated
+	12, // 5: chemmy.events.v1.TableEvent.bank_offered:type_name -> chemmy.events.v1.BankOffered
+	13, // 6: chemmy.events.v1.TableEvent.bank_changed:type_name -> chemmy.events.v1.BankChanged
+	14, // 7: chemmy.events.v1.TableEvent.bet_placed:type_name -> chemmy.events.v1.BetPlaced
+	15, // 8: chemmy.events.v1.TableEvent.bet_declined:type_name -> chemmy.events.v1.BetDeclined
+	16, // 9: chemmy.events.v1.TableEvent.banco_called:type_name -> chemmy.events.v1.BancoCalled
+	18, // 10: chemmy.events.v1.TableEvent.card_dealt:type_name -> chemmy.events.v1.CardDealt
+	19, // 11: chemmy.events.v1.TableEvent.natural_shown:type_name -> chemmy.events.v1.NaturalShown
+	20, // 12: chemmy.events.v1.TableEvent.draw_decided:type_name -> chemmy.events.v1.DrawDecided
+	21, // 13: chemmy.events.v1.TableEvent.coup_resulted:type_name -> chemmy.events.v1.CoupResulted
+	23, // 14: chemmy.events.v1.TableEvent.coup_settled:type_name -> chemmy.events.v1.CoupSettled
+	17, // 15: chemmy.events.v1.TableEvent.betting_reopened:type_name -> chemmy.events.v1.BettingReopened
+	33, // 16: chemmy.events.v1.TableEvent.player_left:type_name -> chemmy.events.v1.PlayerLeft
+	34, // 17: chemmy.events.v1.TableEvent.coup_voided:type_name -> chemmy.events.v1.CoupVoided
+	35, // 18: chemmy.events.v1.TableEvent.turn_timed_out:type_name -> chemmy.events.v1.TurnTimedOut
+	36, // 19: chemmy.events.v1.TableEvent.gallery_joined:type_name -> chemmy.events.v1.GalleryJoined
+	37, // 20: chemmy.events.v1.TableEvent.bank_auction_opened:type_name -> chemmy.events.v1.BankAuctionOpened
+	38, // 21: chemmy.events.v1.TableEvent.bank_bid:type_name -> chemmy.events.v1.BankBid
+	39, // 22: chemmy.events.v1.TableEvent.bet_reduced:type_name -> chemmy.events.v1.BetReduced
+	40, // 23: chemmy.events.v1.TableEvent.seat_fee_charged:type_name -> chemmy.events.v1.SeatFeeCharged
+	10, // 24: chemmy.events.v1.TableEvent.staff_action:type_name -> chemmy.events.v1.StaffAction
+	9,  // 25: chemmy.events.v1.TableEvent.table_closed:type_name -> chemmy.events.v1.TableClosed
+	24, // 26: chemmy.events.v1.TableEvent.betting_window_started:type_name -> chemmy.events.v1.BettingWindowStarted
+	25, // 27: chemmy.events.v1.TableEvent.betting_closed:type_name -> chemmy.events.v1.BettingClosed
+	26, // 28: chemmy.events.v1.TableEvent.shoe_changed:type_name -> chemmy.events.v1.ShoeChanged
+	27, // 29: chemmy.events.v1.TableEvent.shoe_seeded:type_name -> chemmy.events.v1.ShoeSeeded
+	6,  // 30: chemmy.events.v1.TableEvent.reality_check:type_name -> chemmy.events.v1.RealityCheck
+	29, // 31: chemmy.events.v1.TableEvent.seed_commitments_fixed:type_name -> chemmy.events.v1.SeedCommitmentsFixed
+	32, // 32: chemmy.events.v1.TableEvent.shoe_abandoned:type_name -> chemmy.events.v1.ShoeAbandoned
+	30, // 33: chemmy.events.v1.TableEvent.seed_committed:type_name -> chemmy.events.v1.SeedCommitted
+	31, // 34: chemmy.events.v1.TableEvent.seed_revealed:type_name -> chemmy.events.v1.SeedRevealed
+	7,  // 35: chemmy.events.v1.TableEvent.reality_check_answered:type_name -> chemmy.events.v1.RealityCheckAnswered
+	41, // 36: chemmy.events.v1.TableEvent.top_cards_moved:type_name -> chemmy.events.v1.TopCardsMoved
+	42, // 37: chemmy.events.v1.RealityCheck.session_start_time:type_name -> google.protobuf.Timestamp
+	0,  // 38: chemmy.events.v1.RealityCheckAnswered.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
+	43, // 39: chemmy.events.v1.TableCreated.house_rules:type_name -> google.protobuf.Any
+	43, // 40: chemmy.events.v1.TableCreated.requested_rules:type_name -> google.protobuf.Any
+	3,  // 41: chemmy.events.v1.BankChanged.reason:type_name -> chemmy.events.v1.BankChangeReason
+	1,  // 42: chemmy.events.v1.CardDealt.hand:type_name -> chemmy.events.v1.Hand
+	44, // 43: chemmy.events.v1.CardDealt.card:type_name -> chemmy.shoe.v1.Card
+	1,  // 44: chemmy.events.v1.NaturalShown.hand:type_name -> chemmy.events.v1.Hand
+	44, // 45: chemmy.events.v1.NaturalShown.cards:type_name -> chemmy.shoe.v1.Card
+	1,  // 46: chemmy.events.v1.DrawDecided.hand:type_name -> chemmy.events.v1.Hand
+	2,  // 47: chemmy.events.v1.CoupResulted.outcome:type_name -> chemmy.events.v1.Outcome
+	44, // 48: chemmy.events.v1.CoupResulted.player_cards:type_name -> chemmy.shoe.v1.Card
+	44, // 49: chemmy.events.v1.CoupResulted.banker_cards:type_name -> chemmy.shoe.v1.Card
+	22, // 50: chemmy.events.v1.CoupResulted.hands:type_name -> chemmy.events.v1.HandResult
+	1,  // 51: chemmy.events.v1.HandResult.hand:type_name -> chemmy.events.v1.Hand
+	44, // 52: chemmy.events.v1.HandResult.cards:type_name -> chemmy.shoe.v1.Card
+	2,  // 53: chemmy.events.v1.HandResult.outcome:type_name -> chemmy.events.v1.Outcome
+	2,  // 54: chemmy.events.v1.CoupSettled.outcome:type_name -> chemmy.events.v1.Outcome
+	42, // 55: chemmy.events.v1.BettingWindowStarted.close_time:type_name -> google.protobuf.Timestamp
+	28, // 56: chemmy.events.v1.ShoeSeeded.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	28, // 57: chemmy.events.v1.SeedCommitmentsFixed.seed_commitments:type_name -> chemmy.events.v1.SeedCommitment
+	42, // 58: chemmy.events.v1.SeedCommitmentsFixed.reveal_deadline:type_name -> google.protobuf.Timestamp
+	59, // [59:59] is the sub-list for method output_type
+	59, // [59:59] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_events_proto_init() }
@@ -3818,7 +4000,8 @@ func file_chemmy_events_v1_events_proto_init() {
 	if File_chemmy_events_v1_events_proto != nil {
 		return
 	}
-	file_chemmy_events_v1_events_proto_msgTypes[0].OneofWrappers = []any{
+	file_chemmy_events_v1_events_proto_msgTypes[0].OneofWrappers = []any{}
+	file_chemmy_events_v1_events_proto_msgTypes[1].OneofWrappers = []any{
 		(*TableEvent_TableCreated)(nil),
 		(*TableEvent_PlayerSeated)(nil),
 		(*TableEvent_BankOffered)(nil),
@@ -3860,7 +4043,7 @@ func file_chemmy_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_events_proto_rawDesc), len(file_chemmy_events_v1_events_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

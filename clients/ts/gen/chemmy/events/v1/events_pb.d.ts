@@ -13,12 +13,125 @@ import type { Card } from "../../shoe/v1/shoe_pb.js";
 export declare const file_chemmy_events_v1_events: GenFile;
 
 /**
+ * TableEventBatch is the events of one table written together (one
+ * table-svc save: one bbolt transaction), published to NATS JetStream as
+ * ONE message after they are durable (outbox): version 2 of the published
+ * table-event contract (docs/events.md). Subject
+ * "chemmy.table.<table_id>.v2"; headers Chemmy-Event-Type
+ * "chemmy.events.v1.TableEventBatch", Chemmy-Event-Kinds (the kinds of
+ * its events, each once, in order of first appearance, comma-separated:
+ * "bet_placed,card_dealt,coup_resulted") and Nats-Msg-Id, the event_id of
+ * its first event (JetStream deduplicates a batch published twice).
+ *
+ * events are in sequence order, consecutive (a table's sequence is
+ * gapless across batches). The fields every event of the batch shares are
+ * written once, here, and left unset in the events: a field set in the
+ * batch is that of every event in it (coup_id: but coupless_events;
+ * occur_time: plus occur_offsets_ns); a field unset here is each event's
+ * own. A reader rebuilds each whole TableEvent by copying the batch's set
+ * fields into it and putting back its event_id's prefix (Go:
+ * table-svc/tableevents.Events; docs/events.md says how, step by step). The version 1
+ * contract (before this batch) published each TableEvent alone on
+ * "chemmy.table.<table_id>.<kind>"; a reader of the stream may meet both.
+ *
+ * @generated from message chemmy.events.v1.TableEventBatch
+ */
+export declare type TableEventBatch = Message<"chemmy.events.v1.TableEventBatch"> & {
+  /**
+   * Every event's TableEvent.table_id (always set).
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * When set: every event's operator_id, currency_code, currency_exponent,
+   * coup_id, occur_time.
+   *
+   * @generated from field: string operator_id = 2;
+   */
+  operatorId: string;
+
+  /**
+   * @generated from field: string currency_code = 3;
+   */
+  currencyCode: string;
+
+  /**
+   * @generated from field: optional int32 currency_exponent = 4;
+   */
+  currencyExponent?: number | undefined;
+
+  /**
+   * @generated from field: string coup_id = 5;
+   */
+  coupId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp occur_time = 6;
+   */
+  occurTime?: Timestamp | undefined;
+
+  /**
+   * True: every event's certification is true; false: each event's own.
+   *
+   * @generated from field: bool certification = 7;
+   */
+  certification: boolean;
+
+  /**
+   * The events, sequence order, with the fields above left unset where
+   * they are set above. Each keeps its sequence, and its event_id but for
+   * the characters event_id_prefixes leaves out.
+   *
+   * @generated from field: repeated chemmy.events.v1.TableEvent events = 8;
+   */
+  events: TableEvent[];
+
+  /**
+   * With coup_id set: the indexes (0-based, ascending) of the events that
+   * belong to no coup (their coup_id empty; e.g. the next bank_offered
+   * saved with a coup's end).
+   *
+   * @generated from field: repeated uint32 coupless_events = 9;
+   */
+  couplessEvents: number[];
+
+  /**
+   * With occur_time set, when the events' times differ: one per event,
+   * its occur_time minus the batch's occur_time, nanoseconds.
+   *
+   * @generated from field: repeated int64 occur_offsets_ns = 10;
+   */
+  occurOffsetsNs: bigint[];
+
+  /**
+   * When set: one per event, how many leading characters of the previous
+   * event's event_id (in the batch; 0 for the first) its event_id begins
+   * with; they are left out of its event_id here, and a reader puts them
+   * back. (The ULIDs of one save share most of their first characters.)
+   *
+   * @generated from field: repeated uint32 event_id_prefixes = 11;
+   */
+  eventIdPrefixes: number[];
+};
+
+/**
+ * Describes the message chemmy.events.v1.TableEventBatch.
+ * Use `create(TableEventBatchSchema)` to create a new message.
+ */
+export declare const TableEventBatchSchema: GenMessage<TableEventBatch>;
+
+/**
  * TableEvent is one fact about a table, published to NATS JetStream after
- * it is durable (outbox). Subject: "chemmy.table.<table_id>.<kind>", where
- * kind is the snake_case name of the payload field (e.g.
- * "chemmy.table.01J...bet_placed"). The event_id is the JetStream
- * Nats-Msg-Id, so a republished event is deduplicated. Amounts are minor
- * units of currency_code (10^-currency_exponent of it).
+ * it is durable (outbox), within a TableEventBatch on
+ * "chemmy.table.<table_id>.v2" (docs/events.md); a one-player event (a
+ * reality check) alone on its own subject (see reality_check). Its kind is
+ * the snake_case name of the payload field (e.g. "bet_placed"). Version 1
+ * published each table event alone on "chemmy.table.<table_id>.<kind>".
+ * The event_id is unique; a republished batch is deduplicated by its
+ * first event's id (the JetStream Nats-Msg-Id). Amounts are minor units
+ * of currency_code (10^-currency_exponent of it).
  *
  * @generated from message chemmy.events.v1.TableEvent
  */
