@@ -159,7 +159,8 @@
 // ("op-inflight") with transaction id "db-<request_id>-<attempt>" (the
 // request id as is when it fits [A-Za-z0-9._:/-] and 96 bytes, else
 // "h" and a digest), round = the coup id of the reference
-// "tables/<T>/coups/<C>" (a fee without one: "fee-<request_id>"), reason
+// "tables/<T>/coups/<C>" (a fee without one: opwallet.FeeRound,
+// "fee-<request_id>", a round table-svc records before it asks), reason
 // bet (PlaceHold), bank (a raise) or fee; then the operator is called,
 // never inside a bbolt transaction. Accepted: one transaction marks it
 // applied, moves the amount external:operator -> player and takes the
