@@ -272,7 +272,7 @@ func loadMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "internal RPCs per coup: %.2f (%s)\n", perCoup(d.internal()), d.internalParts(perCoup))
 		fmt.Fprintf(stdout, "events per coup: %.2f (%s)\n", perCoup(d.sum(d.published)), d.parts(d.published, perCoup))
 		fmt.Fprintf(stdout, "stored event bytes per coup: %.0f\n", perCoup(d.streamBytes))
-		fmt.Fprintf(stdout, "durable writes per coup: %.2f (fsyncs)\n", perCoup(d.sum(d.fsyncs)))
+		fmt.Fprintf(stdout, "durable writes per coup: %.2f (%s; store writer calls)\n", perCoup(d.sum(d.writes)), d.parts(d.writes, perCoup))
 		fmt.Fprintf(stdout, "allocated bytes per coup: %.0f\n", perCoup(d.alloc))
 		if *pace > 0 {
 			perTable := d.cpu / float64(*tables) / elapsed.Seconds()

@@ -72,13 +72,17 @@ func BenchmarkCoups(b *testing.B) {
 			}
 			coups := float64(l.played.Load())
 			after := store.Snapshot()
-			total := 0.0
+			total, writes := 0.0, 0.0
 			for _, db := range []string{"table", "shoe", "wallet"} {
 				f := float64(after[db].Fsyncs()-before[db].Fsyncs()) / coups
 				total += f
 				b.ReportMetric(f, db+"-fsyncs/coup")
+				w := float64(after[db].Calls-before[db].Calls) / coups
+				writes += w
+				b.ReportMetric(w, db+"-writes/coup")
 			}
 			b.ReportMetric(total, "fsyncs/coup")
+			b.ReportMetric(writes, "writes/coup")
 			b.ReportMetric(float64((selfCPU()-cpu0).Microseconds())/1000/coups, "cpu-ms/coup")
 		})
 	}

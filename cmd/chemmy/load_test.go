@@ -121,9 +121,12 @@ grpc_server_handled_total{grpc_code="OK",grpc_method="PlaceHold",grpc_service="c
 go_memstats_alloc_bytes_total %g
 nats_jetstream_bytes %g
 chemmy_outbox_published_total{db="table"} %g
+chemmy_store_fsyncs_total{db="wallet"} %g
+chemmy_store_group_calls_total{db="wallet"} %g
+chemmy_store_group_calls_total{db="shoe"} %g
 process_cpu_seconds_total 1
-`, gw, table, wallet, alloc, js, pub)
-		s, err := parseMetrics(strings.NewReader(text), sample{commits: map[string]float64{}, fsyncs: map[string]float64{},
+`, gw, table, wallet, alloc, js, pub, 4*wallet, wallet, table/20)
+		s, err := parseMetrics(strings.NewReader(text), sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, writes: map[string]float64{},
 			published: map[string]float64{}, handled: map[string]float64{}})
 		if err != nil {
 			t.Fatal(err)
@@ -136,6 +139,10 @@ process_cpu_seconds_total 1
 	}
 	if d.alloc != 8000 || d.streamBytes != 2000 || d.sum(d.published) != 40 {
 		t.Errorf("alloc %v, stream bytes %v, events %v; want 8000, 2000, 40", d.alloc, d.streamBytes, d.sum(d.published))
+	}
+	// Durable writes are the store's writer calls, not its fsyncs (120).
+	if d.writes["wallet"] != 30 || d.writes["shoe"] != 3 || d.sum(d.writes) != 33 {
+		t.Errorf("durable writes %v; want wallet 30, shoe 3 (writer calls, not fsyncs)", d.writes)
 	}
 	per := func(v float64) float64 { return v / 10 }
 	if got := d.internalParts(per); got != "table-svc 6.00, wallet-svc 3.00" {

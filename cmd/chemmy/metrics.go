@@ -24,6 +24,10 @@ type sample struct {
 	cpu     float64            // process_cpu_seconds_total
 	commits map[string]float64 // chemmy_store_commits_total by db
 	fsyncs  map[string]float64 // chemmy_store_fsyncs_total by db
+	// writes: chemmy_store_group_calls_total by db (the durable writes:
+	// each writer's call of the service's group committer, whether it
+	// shared its commit or not)
+	writes map[string]float64
 	// published: chemmy_outbox_published_total by db (events published)
 	published map[string]float64
 	// handled: grpc_server_handled_total by service label (the RPCs
@@ -37,19 +41,19 @@ type sample struct {
 
 // delta is what changed between two scrapes of each URL, summed.
 type delta struct {
-	cpu, alloc, streamBytes    float64
-	fsyncs, published, handled map[string]float64
+	cpu, alloc, streamBytes            float64
+	fsyncs, writes, published, handled map[string]float64
 }
 
 // deltaOf sums after - before over the URLs.
 func deltaOf(before, after []sample) delta {
-	d := delta{fsyncs: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
+	d := delta{fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
 	for i := range after {
 		b, a := before[i], after[i]
 		d.cpu += a.cpu - b.cpu
 		d.alloc += a.alloc - b.alloc
 		d.streamBytes += a.streamBytes - b.streamBytes
-		for _, m := range []struct{ to, a, b map[string]float64 }{{d.fsyncs, a.fsyncs, b.fsyncs},
+		for _, m := range []struct{ to, a, b map[string]float64 }{{d.fsyncs, a.fsyncs, b.fsyncs}, {d.writes, a.writes, b.writes},
 			{d.published, a.published, b.published}, {d.handled, a.handled, b.handled}} {
 			for k, v := range m.a {
 				m.to[k] += v - m.b[k]
@@ -90,7 +94,7 @@ func (d delta) internalParts(perCoup func(float64) float64) string {
 
 // scrape reads a Prometheus text exposition from url.
 func scrape(ctx context.Context, url string) (sample, error) {
-	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
+	s := sample{commits: map[string]float64{}, fsyncs: map[string]float64{}, writes: map[string]float64{}, published: map[string]float64{}, handled: map[string]float64{}}
 	if !strings.Contains(url, "://") {
 		url = "http://" + url
 	}
@@ -141,6 +145,10 @@ func parseMetrics(r io.Reader, s sample) (sample, error) {
 				s.commits[label("db")] += v
 			case "chemmy_store_fsyncs_total":
 				s.fsyncs[label("db")] += v
+			case "chemmy_store_group_calls_total":
+				if s.writes != nil {
+					s.writes[label("db")] += v
+				}
 			case "chemmy_outbox_published_total":
 				if s.published != nil {
 					s.published[label("db")] += v

@@ -194,8 +194,9 @@ func TestMetricsOfTheStack(t *testing.T) {
 		labels map[string]string
 	}
 	positive := []metric{
-		// A coup opens with one DealCards call (its four cards); DealCard
-		// deals a third card only when the tableau draws one.
+		// A coup opens with one DealCards call (its four cards and the
+		// third cards the tableau forces); DealCard deals a third card
+		// only after a decision.
 		{"grpc_client_handled_total", l("service", "table-svc", "grpc_method", "DealCards", "grpc_code", "OK")},
 	}
 	for _, db := range []string{"table", "wallet", "shoe"} {

@@ -139,9 +139,16 @@ func (s *sim) checkStep() {
 // checkInterrupt: a coup that has stayed in DEALING before its result
 // for InterruptAfter (on table-svc's clock, since it was first seen so or
 // table-svc started, whichever is later) is voided by the next retry
-// pass; one more pass is allowed, for a first failure seen late.
+// pass; one more pass is allowed, for a first failure seen late. While
+// wallet-svc is down nothing is voided (table-svc asks it first whether
+// the coup is settled: voidable): the passes are counted again once it
+// is back.
 func (s *sim) checkInterrupt(t *simTable) {
 	if t.dealCoup == "" || !s.cl.isUp(svcTable) {
+		return
+	}
+	if !s.cl.isUp(svcWallet) {
+		t.dealLate = 0
 		return
 	}
 	since := t.dealSince

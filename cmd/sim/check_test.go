@@ -245,7 +245,7 @@ func TestCheckInterruptOnTime(t *testing.T) {
 	s := checker()
 	s.cfg = Config{InterruptAfter: 20 * time.Second}
 	s.clock = clk
-	s.cl = &cluster{clock: clk, up: map[string]bool{svcTable: true}, tableStart: clk.Now()}
+	s.cl = &cluster{clock: clk, up: map[string]bool{svcTable: true, svcWallet: true}, tableStart: clk.Now()}
 	tb := &simTable{n: 1}
 	tb.view = &tablev1.Table{State: stDealing, Coup: &tablev1.Coup{CoupId: "C", Number: 3}}
 	s.tables = []*simTable{tb}
@@ -272,9 +272,32 @@ func TestCheckInterruptOnTime(t *testing.T) {
 	if invariants(s) != "interrupt-on-time" {
 		t.Fatalf("a coup dealing 21 s after the restart, two passes past the limit: %q", invariants(s))
 	}
+	// wallet-svc down: table-svc cannot void (it asks the wallet first);
+	// two passes after its return, it is late again.
+	s = checker()
+	s.cfg, s.clock = Config{InterruptAfter: 20 * time.Second}, clk
+	s.cl = &cluster{clock: clk, up: map[string]bool{svcTable: true}, tableStart: clk.Now()}
+	tb.dealCoup, tb.dealLate = "", 0
+	tb.view = &tablev1.Table{State: stDealing, Coup: &tablev1.Coup{CoupId: "D", Number: 4}}
+	step(0)
+	step(25 * time.Second)
+	step(time.Second)
+	step(time.Second)
+	if invariants(s) != "" {
+		t.Fatalf("reported while wallet-svc is down: %q", invariants(s))
+	}
+	s.cl.setUp(svcWallet, true)
+	step(time.Second)
+	if invariants(s) != "" {
+		t.Fatalf("reported at the first pass after wallet-svc came back: %q", invariants(s))
+	}
+	step(time.Second)
+	if invariants(s) != "interrupt-on-time" {
+		t.Fatalf("two passes after wallet-svc came back: %q", invariants(s))
+	}
 	// A result, or another coup, ends the watch.
 	s = checker()
-	s.cfg, s.clock, s.cl = Config{InterruptAfter: 20 * time.Second}, clk, &cluster{clock: clk, up: map[string]bool{svcTable: true}, tableStart: clk.Now()}
+	s.cfg, s.clock, s.cl = Config{InterruptAfter: 20 * time.Second}, clk, &cluster{clock: clk, up: map[string]bool{svcTable: true, svcWallet: true}, tableStart: clk.Now()}
 	tb.dealCoup = ""
 	step(0)
 	tb.view.Coup.Outcome = tablev1.Outcome_OUTCOME_BANK_WINS

@@ -16,7 +16,7 @@
 # the stack's one /metrics (chemmy run -metrics-addr MPORT: every
 # service's, with each store's commit and fsync counters, the gRPC
 # servers' counters, the embedded NATS's and the process's CPU and
-# allocation) it reports per coup: the durable writes (fsyncs) of each
+# allocation) it reports per coup: the durable writes (store writer calls) of each
 # store, the internal RPCs, the events published and stored bytes, the
 # bytes allocated and the stack's CPU; its last line is the coup's CPU
 # against the transport floor (the hops it made, each at the CPU of a

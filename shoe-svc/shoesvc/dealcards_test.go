@@ -6,10 +6,12 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 )
 
 // dealCardsReq is a DealCards of the cards n..m-1 of coup, hands
@@ -155,4 +157,132 @@ func storeCommits(s *Service) int {
 	var id int
 	_ = s.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
 	return id
+}
+
+// thirdCardsReq is a DealCards with third cards of coup: its opening four
+// (player, banker, player, banker) and two third cards' entries.
+func thirdCardsReq(shoeID, coup string, tc *shoev1.ThirdCards) *shoev1.DealCardsRequest {
+	r := &shoev1.DealCardsRequest{ShoeId: shoeID, ThirdCards: tc}
+	for i, h := range []string{"player", "banker", "player", "banker", "", ""} {
+		r.Cards = append(r.Cards, &shoev1.DealCardRequest{RequestId: fmt.Sprintf("%s/card/%d", coup, i+1), Hand: h})
+	}
+	return r
+}
+
+// DealCards with third cards deals a coup's opening and every third card
+// the tableau forces in one commit, stopping at the first option, a
+// natural or the coup's end; each card keeps its request id and is
+// recorded to its hand (ListCardFates), answered again the same by a
+// retry and by DealCard of its request id. The expected hands follow
+// RULES.md CF-NATURAL-PLAYER, CF-PLAYER-DRAW, CF-BANKER-DRAW and
+// PB-TABLEAU, read off the cards by hand. Order of the opening: player,
+// banker, player, banker.
+func TestDealCardsThirdCards(t *testing.T) {
+	cf := &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_CHEMIN_DE_FER, BankerOption_3Vs_9: true, BankerOption_5Vs_4: true}
+	cfNoOptions := &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_CHEMIN_DE_FER}
+	pb := &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_PUNTO_BANCO}
+	for _, c := range []struct {
+		name  string
+		tc    *shoev1.ThirdCards
+		cards []string // the shoe's first six cards
+		hands []string // the hands dealt to, in order
+	}{
+		// Player A+2=3 draws (0-4), gets 7; banker K+6=6 draws against a 7 (0-6).
+		{"both draw", cf, []string{"AS", "KS", "2S", "6S", "7S", "3H"}, []string{"player", "banker", "player", "banker", "player", "banker"}},
+		// Player 2+3=5: his option; nothing more.
+		{"player's option at 5", cf, []string{"2S", "KS", "3S", "4S", "7S", "3H"}, []string{"player", "banker", "player", "banker"}},
+		// Player 4+5=9: a natural.
+		{"natural", cf, []string{"4S", "AS", "5S", "2S", "7S", "3H"}, []string{"player", "banker", "player", "banker"}},
+		// Player 3+3=6 stands; banker A+2=3 draws (0-5 when the player stood).
+		{"player stands, banker draws", cf, []string{"3S", "AS", "3H", "2S", "7S", "3D"}, []string{"player", "banker", "player", "banker", "banker"}},
+		// Player A+A=2 draws a 9; banker 2+A=3 against a 9: his option (banker_option_3_vs_9).
+		{"banker's option 3 vs 9", cf, []string{"AS", "2S", "AH", "AD", "9S", "3D"}, []string{"player", "banker", "player", "banker", "player"}},
+		// The same with the option off: he draws.
+		{"3 vs 9 without the option", cfNoOptions, []string{"AS", "2S", "AH", "AD", "9S", "3D"}, []string{"player", "banker", "player", "banker", "player", "banker"}},
+		// Punto banco: the player draws on 5 (no option), then the banker
+		// K+4=4 against a 4 draws (0-5).
+		{"punto banco draws on 5", pb, []string{"2S", "KS", "3S", "4S", "4H", "3H"}, []string{"player", "banker", "player", "banker", "player", "banker"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			client, svc, _ := newEnv(t, fixedSeed(3))
+			order := append(append([]string(nil), c.cards...), "9H", "9D", "9C")
+			sh, err := client.CreateShoeFromOrder(as(tableSvc), &shoev1.CreateShoeFromOrderRequest{RequestId: "s", Cards: order, TestShoe: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := sh.GetShoe().GetShoeId()
+			commits := storeCommits(svc)
+			got, err := client.DealCards(as(tableSvc), thirdCardsReq(id, "coup-1", c.tc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := storeCommits(svc) - commits; n != 1 {
+				t.Errorf("%d commits, want 1", n)
+			}
+			if len(got.Cards) != len(c.hands) {
+				t.Fatalf("%d cards dealt, want %d: %v", len(got.Cards), len(c.hands), got.Cards)
+			}
+			for i, r := range got.Cards {
+				if r.GetCard().GetCode() != c.cards[i] || r.GetHand() != c.hands[i] || r.GetPosition() != int32(i) {
+					t.Errorf("card %d: %s to %q at %d, want %s to %q at %d", i+1, r.GetCard().GetCode(), r.GetHand(), r.GetPosition(), c.cards[i], c.hands[i], i)
+				}
+			}
+			fates, err := client.ListCardFates(as(tableSvc), &shoev1.ListCardFatesRequest{CoupId: "coup-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fates.Fates) != len(c.hands) {
+				t.Fatalf("%d fates, want %d", len(fates.Fates), len(c.hands))
+			}
+			for i, f := range fates.Fates {
+				if f.GetHand() != c.hands[i] || f.GetRequestId() != fmt.Sprintf("coup-1/card/%d", i+1) || f.GetCard().GetCode() != c.cards[i] {
+					t.Errorf("fate %d: %s %q %s, want %s %q coup-1/card/%d", i, f.GetCard().GetCode(), f.GetHand(), f.GetRequestId(), c.cards[i], c.hands[i], i+1)
+				}
+			}
+			// A retry deals nothing more and answers the same.
+			again, err := client.DealCards(as(tableSvc), thirdCardsReq(id, "coup-1", c.tc))
+			if err != nil || len(again.Cards) != len(got.Cards) {
+				t.Fatalf("again: %v, %v", again, err)
+			}
+			for i := range got.Cards {
+				if !proto.Equal(again.Cards[i], got.Cards[i]) {
+					t.Errorf("card %d again: %v, want %v", i+1, again.Cards[i], got.Cards[i])
+				}
+			}
+			if n := len(c.hands); n > 4 {
+				// DealCard of a third card's request id, to its hand, is that card.
+				one, err := client.DealCard(as(tableSvc), &shoev1.DealCardRequest{ShoeId: id, RequestId: fmt.Sprintf("coup-1/card/%d", n), Hand: c.hands[n-1]})
+				if err != nil || !proto.Equal(one, got.Cards[n-1]) {
+					t.Errorf("DealCard of card %d: %v, %v; want %v", n, one, err, got.Cards[n-1])
+				}
+			}
+			if sh := getShoe(t, client, id); sh.CardsDealt != int32(len(c.hands)) {
+				t.Errorf("shoe: %d dealt, want %d", sh.CardsDealt, len(c.hands))
+			}
+		})
+	}
+}
+
+// A DealCards with third cards must name a tableau, give the opening's
+// hands and leave the third cards' to the tableau: INVALID_ARGUMENT.
+func TestDealCardsThirdCardsInvalid(t *testing.T) {
+	client, _, _ := newEnv(t, fixedSeed(3))
+	sh := create(t, client, &shoev1.CreateShoeRequest{RequestId: "s", ClientSeed: "c"})
+	cf := &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_CHEMIN_DE_FER}
+	noTableau := thirdCardsReq(sh.ShoeId, "coup-1", &shoev1.ThirdCards{})
+	short := thirdCardsReq(sh.ShoeId, "coup-1", cf)
+	short.Cards = short.Cards[:3]
+	handed := thirdCardsReq(sh.ShoeId, "coup-1", cf)
+	handed.Cards[4].Hand = "player"
+	swapped := thirdCardsReq(sh.ShoeId, "coup-1", cf)
+	swapped.Cards[0].Hand, swapped.Cards[1].Hand = "banker", "player"
+	for name, r := range map[string]*shoev1.DealCardsRequest{"no tableau": noTableau, "3 entries": short, "a third card's hand": handed, "opening out of order": swapped} {
+		_, err := client.DealCards(as(tableSvc), r)
+		if status.Code(err) != codes.InvalidArgument || errs.Reason(err) != "INVALID_ARGUMENT" {
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", name, err)
+		}
+	}
+	if got := getShoe(t, client, sh.ShoeId); got.CardsDealt != 0 {
+		t.Errorf("%d cards dealt by refused requests", got.CardsDealt)
+	}
 }

@@ -101,7 +101,10 @@
 // DealCard deals the card at position cards_dealt (0-based, burned cards
 // excluded); DealCards deals several in order, each exactly as its
 // DealCard, in one write transaction (the table service's coup openings:
-// one commit for four cards). After every deal
+// one commit for four cards; with third_cards also the third cards the
+// tableau forces, up to its first option, each to the tableau's hand,
+// decided by the rules engine the table plays by: forcedHand). After
+// every deal
 //
 //	cut_card_out = cards_remaining <= cut_card_from_end
 //

@@ -562,7 +562,8 @@ const maxDealCards = 16
 // DealCard (deal), in order. A card after the first that is refused (a
 // gRPC status: the shoe spent, closed...) ends the deal with the cards
 // before it, which are committed; DealCard of its request id then gives
-// the reason.
+// the reason. With r.third_cards the entries after the opening four are
+// dealt only while the tableau forces a card (forcedHand), to its hand.
 func (s *Service) DealCards(ctx context.Context, r *shoev1.DealCardsRequest) (*shoev1.DealCardsResponse, error) {
 	if r.GetShoeId() == "" {
 		return nil, invalid("shoe_id is required")
@@ -587,11 +588,23 @@ func (s *Service) DealCards(ctx context.Context, r *shoev1.DealCardsRequest) (*s
 		ids[e.RequestId] = true
 		reqs[i] = e
 	}
+	third := r.GetThirdCards()
+	if err := checkThirdCards(third, reqs); err != nil {
+		return nil, err
+	}
 	caller, _ := auth.FromContext(ctx)
 	out := &shoev1.DealCardsResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
 		out.Cards = out.Cards[:0] // a group rolled back runs it again
 		for i, e := range reqs {
+			if third != nil && i >= len(openingHands) {
+				hand, ok := forcedHand(third, out.Cards)
+				if !ok {
+					return nil // an option, a natural or the coup's end
+				}
+				e = proto.CloneOf(e)
+				e.Hand = hand // hashed as the DealCard of the table's hand
+			}
 			resp := &shoev1.DealCardResponse{}
 			if err := s.deal(tx, e, caller, resp); err != nil {
 				if _, refused := status.FromError(err); refused && i > 0 {
@@ -599,6 +612,7 @@ func (s *Service) DealCards(ctx context.Context, r *shoev1.DealCardsRequest) (*s
 				}
 				return err
 			}
+			resp.Hand = e.Hand // also in an answer stored before the field
 			out.Cards = append(out.Cards, resp)
 		}
 		return nil
@@ -608,6 +622,78 @@ func (s *Service) DealCards(ctx context.Context, r *shoev1.DealCardsRequest) (*s
 	}
 	failpoint("deal-after-commit")
 	return out, nil
+}
+
+// openingHands are the hands of a coup's opening four cards (RULES.md
+// CF-DEAL: player first, alternately), the first entries of a DealCards
+// with third cards.
+var openingHands = [...]string{"player", "banker", "player", "banker"}
+
+// checkThirdCards checks a DealCards with third cards (tc non-nil): a
+// known tableau, the opening four entries to their hands and one or two
+// third cards' entries with no hand. INVALID_ARGUMENT.
+func checkThirdCards(tc *shoev1.ThirdCards, reqs []*shoev1.DealCardRequest) error {
+	if tc == nil {
+		return nil
+	}
+	switch tc.GetTableau() {
+	case shoev1.Tableau_TABLEAU_CHEMIN_DE_FER, shoev1.Tableau_TABLEAU_PUNTO_BANCO:
+	default:
+		return invalid("third_cards.tableau must be chemin de fer or punto banco, not %v", tc.GetTableau())
+	}
+	if n := len(reqs); n < len(openingHands) || n > len(openingHands)+2 {
+		return invalid("with third_cards, cards must hold the opening 4 and up to 2 third cards, not %d entries", n)
+	}
+	for i, e := range reqs {
+		if i < len(openingHands) && e.GetHand() != openingHands[i] {
+			return invalid("with third_cards, cards[%d] is the opening's %s card, not %q", i, openingHands[i], e.GetHand())
+		}
+		if i >= len(openingHands) && e.GetHand() != "" {
+			return invalid("with third_cards, cards[%d] is a third card: its hand is the tableau's, not %q", i, e.GetHand())
+		}
+	}
+	return nil
+}
+
+// forcedHand is the hand ("player" or "banker") the tableau of tc gives
+// the next card of a coup whose cards so far are dealt (the opening four
+// in CF-DEAL order, then the third cards with their hands), and whether
+// it forces one: false at a natural, an option or the coup's end
+// (RULES.md CF-PLAYER-DRAW, CF-BANKER-DRAW; punto banco PB-TABLEAU). The
+// rules engine is the one the table's game core plays by.
+func forcedHand(tc *shoev1.ThirdCards, dealt []*shoev1.DealCardResponse) (string, bool) {
+	var c rules.Coup
+	for i, d := range dealt {
+		card, err := rules.ParseCard(d.GetCard().GetCode())
+		if err != nil {
+			return "", false
+		}
+		hand := d.GetHand()
+		if i < len(openingHands) {
+			hand = openingHands[i]
+		}
+		if hand == "player" {
+			c.Player = append(c.Player, card)
+		} else {
+			c.Banker = append(c.Banker, card)
+		}
+	}
+	var step rules.Step
+	var err error
+	if tc.GetTableau() == shoev1.Tableau_TABLEAU_PUNTO_BANCO {
+		step, err = rules.NextStepPuntoBanco(c)
+	} else {
+		step, err = rules.NextStep(c, rules.HouseRules{BankerOption3vs9: tc.GetBankerOption_3Vs_9(), BankerOption5vs4: tc.GetBankerOption_5Vs_4()})
+	}
+	switch {
+	case err != nil:
+		return "", false
+	case step.Kind == rules.StepDealPlayer:
+		return "player", true
+	case step.Kind == rules.StepDealBanker:
+		return "banker", true
+	}
+	return "", false
 }
 
 // checkDeal checks a DealCardRequest's fields.
@@ -695,6 +781,7 @@ func (s *Service) deal(tx *bolt.Tx, r *shoev1.DealCardRequest, caller auth.Calle
 	resp.Position = pos
 	resp.CutCardOut = shoe.CutCardOut
 	resp.CardsRemaining = shoe.CardsRemaining
+	resp.Hand = r.Hand
 	if err := putFate(tx, &shoev1.CardFate{
 		ShoeId: r.ShoeId, LoadPosition: int32(len(shoe.Burned)) + pos, Card: resp.Card,
 		Fate: shoev1.Fate_FATE_DEALT, DealtPosition: pos, CoupId: coup, Hand: r.Hand,

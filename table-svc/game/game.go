@@ -245,6 +245,23 @@ type DealCard struct {
 	// this card is (a coup's opening cards): the shell may deal them in
 	// the same call and give each when it is asked for.
 	Then []DealCard
+	// ThirdCards, with Then, are the coup's possible third cards after
+	// the opening (their Hand empty: the tableau's) and Tableau the rules
+	// that decide them: the shell may deal in the same call those the
+	// tableau forces, stopping at the first option or a natural, and give
+	// each when the core asks for it (it asks for exactly those, by the
+	// same tableau). Empty: none asked ahead.
+	ThirdCards []DealCard
+	Tableau    Tableau
+}
+
+// Tableau names the third-card rules of a DealCard's ThirdCards:
+// chemin de fer's (CF-PLAYER-DRAW, CF-BANKER-DRAW, with the banker's
+// option cells of the house rules) or punto banco's (PB-TABLEAU, no
+// option).
+type Tableau struct {
+	PuntoBanco                         bool
+	BankerOption3vs9, BankerOption5vs4 bool
 }
 
 // Following are the DealCard of a coup's cards from the n-th on, one per

@@ -315,6 +315,9 @@ func (cfAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Ef
 			CoupId: e.CoupID, BankHoldId: e.BankHoldID, Outcome: walletv1.CoupOutcome(eventOutcome(e.Outcome)),
 			CommissionBp: e.CommissionBP, CommissionRounding: walletv1.CommissionRounding(e.Rounding),
 			CommissionExempt: e.CommissionExempt, OperatorId: t.walletOperator(),
+			// A bank that loses passes (CF-LOSE): its hold is released
+			// with the settlement, in the wallet's one write.
+			ReleaseBankHold: e.Outcome == rules.OutcomeBankLoses,
 		}
 		for _, b := range e.Bets {
 			req.Bets = append(req.Bets, &walletv1.CoupBet{HoldId: b.HoldID, Amount: b.Amount})
@@ -328,7 +331,7 @@ func (cfAdapter) carryOut(ctx context.Context, s *Service, t *table, eff game.Ef
 		// The wallet's verdict on the new bank, for keepBank right after.
 		t.stake = stakeVerdict{amount: resp.GetNewBank(), check: resp.GetBankerStake()}
 		return chemindefer.Settled{BankerWinnings: resp.GetBankerWinnings(), Commission: resp.GetCommission(),
-			BankerNet: resp.GetBankerNet(), NewBank: resp.GetNewBank()}, true, nil
+			BankerNet: resp.GetBankerNet(), NewBank: resp.GetNewBank(), BankReleased: resp.GetBankHoldReleased()}, true, nil
 	}
 	return nil, false, nil
 }

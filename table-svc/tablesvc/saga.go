@@ -395,23 +395,41 @@ func (s *Service) deal(ctx context.Context, c *change, e game.DealCard) (*shoev1
 		return s.shoe.DealCard(ctx, req(e))
 	}
 	r := &shoev1.DealCardsRequest{ShoeId: c.t.ShoeID, Cards: []*shoev1.DealCardRequest{req(e)}}
-	for _, d := range e.Then {
+	ahead := append([]game.DealCard(nil), e.Then...)
+	if len(e.ThirdCards) > 0 && len(e.Then) == 3 {
+		// The opening and the third cards the tableau forces, up to its
+		// first option (shoe-svc applies the same rules engine; the hand
+		// of each third card is the tableau's, in the answer).
+		r.ThirdCards = &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_CHEMIN_DE_FER,
+			BankerOption_3Vs_9: e.Tableau.BankerOption3vs9, BankerOption_5Vs_4: e.Tableau.BankerOption5vs4}
+		if e.Tableau.PuntoBanco {
+			r.ThirdCards = &shoev1.ThirdCards{Tableau: shoev1.Tableau_TABLEAU_PUNTO_BANCO}
+		}
+		ahead = append(ahead, e.ThirdCards...)
+	}
+	for _, d := range ahead {
 		r.Cards = append(r.Cards, req(d))
 	}
 	resp, err := s.shoe.DealCards(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.GetCards()) == 0 {
-		return nil, fmt.Errorf("deal cards of coup %s: no card in the answer", e.CoupID)
+	if len(resp.GetCards()) == 0 || len(resp.GetCards()) > len(r.Cards) {
+		return nil, fmt.Errorf("deal cards of coup %s: %d cards in the answer", e.CoupID, len(resp.GetCards()))
 	}
 	// A card the shoe could not deal (fewer cards answered) is asked for
-	// alone when its turn comes: DealCard gives the reason.
+	// alone when its turn comes: DealCard gives the reason. A third card
+	// goes to the hand the shoe's tableau gave it; carryOut checks it is
+	// the one the core asks for.
 	for i, card := range resp.Cards[1:] {
 		if c.dealt == nil {
 			c.dealt = map[string]dealtAhead{}
 		}
-		c.dealt[e.Then[i].RequestID] = dealtAhead{e.Then[i], card}
+		d := ahead[i]
+		if i >= len(e.Then) {
+			d.Hand = card.GetHand()
+		}
+		c.dealt[d.RequestID] = dealtAhead{d, card}
 	}
 	return resp.Cards[0], nil
 }

@@ -7,6 +7,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/currency"
@@ -263,7 +264,12 @@ func (s *Service) SettleCoup(ctx context.Context, req *walletv1.SettleCoupReques
 		seen[b.GetHoldId()] = true
 	}
 	hr := rules.HouseRules{CommissionBP: req.GetCommissionBp(), CommissionRounding: rounding}
-	r, err := idempotent(ctx, s, "SettleCoup", coupKey(req.GetCoupId()), req, newMsg[walletv1.SettleCoupResponse],
+	hashed := req // release_bank_hold is not part of the idempotency
+	if req.GetReleaseBankHold() {
+		hashed = proto.CloneOf(req)
+		hashed.ReleaseBankHold = false
+	}
+	r, err := idempotent(ctx, s, "SettleCoup", coupKey(req.GetCoupId()), hashed, newMsg[walletv1.SettleCoupResponse],
 		func(t *txn) (*walletv1.SettleCoupResponse, error) {
 			return s.settle(t, req, outcome, hr)
 		})
@@ -355,8 +361,14 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 	// the bank hold to the banker's available balance.
 	newBank, setAside := rules.BankLimit(st.NewBank, req.GetBankLimit())
 	t.resize(bank, banker, newBank)
+	// Source: RULES.md CF-LOSE: the bank passes; its hold's remainder
+	// goes back to the banker in this transaction, as VoidHold would.
+	released := req.GetReleaseBankHold() && outcome == rules.OutcomeBankLoses
+	if released {
+		t.close(bank, banker, walletv1.HoldState_HOLD_STATE_VOIDED)
+	}
 	var stake *walletv1.StakeCheck
-	if newBank > 0 && isPlayerAccount(banker.id) {
+	if newBank > 0 && isPlayerAccount(banker.id) && !released {
 		// Whether his limits allow the bank to stay at stake, as CheckStake
 		// right after the commit (this coup's transfers, each of which
 		// moves the banker's money, noted in his play as flush notes
@@ -370,17 +382,18 @@ func (s *Service) settle(t *txn, req *walletv1.SettleCoupRequest, outcome rules.
 		}
 	}
 	return &walletv1.SettleCoupResponse{
-		Uncovered:      st.Uncovered,
-		SetAside:       setAside,
-		CoupId:         req.GetCoupId(),
-		Outcome:        req.GetOutcome(),
-		Payouts:        st.Payouts,
-		BankerWinnings: st.BankerWinnings,
-		Commission:     st.Commission,
-		BankerNet:      st.BankerNet,
-		NewBank:        newBank,
-		Transfers:      trs,
-		BankerStake:    stake,
+		Uncovered:        st.Uncovered,
+		SetAside:         setAside,
+		CoupId:           req.GetCoupId(),
+		Outcome:          req.GetOutcome(),
+		Payouts:          st.Payouts,
+		BankerWinnings:   st.BankerWinnings,
+		Commission:       st.Commission,
+		BankerNet:        st.BankerNet,
+		NewBank:          newBank,
+		Transfers:        trs,
+		BankerStake:      stake,
+		BankHoldReleased: released,
 	}, nil
 }
 

@@ -96,6 +96,9 @@ type call struct {
 	err  error
 	done bool
 	wake chan struct{} // receives once: finished, or now the leader
+	// flush: Flush's call, which writes nothing of its own (the riders'
+	// commit): not counted as a writer's call.
+	flush bool
 }
 
 // NewCommitter returns a new group committer for db. Writers that should
@@ -138,7 +141,10 @@ func forget(db *bolt.DB) {
 // transaction has committed (nil), or fn's changes were rolled back (fn's
 // error, or the commit's).
 func (c *Committer) Update(fn func(*bolt.Tx) error) error {
-	me := &call{fn: fn, wake: make(chan struct{}, 1)}
+	return c.update(&call{fn: fn, wake: make(chan struct{}, 1)})
+}
+
+func (c *Committer) update(me *call) error {
 	c.mu.Lock()
 	c.queue = append(c.queue, me)
 	lead := !c.running
@@ -256,7 +262,7 @@ func (c *Committer) Flush() error {
 	if c.Riding() == 0 {
 		return nil
 	}
-	return c.Update(func(*bolt.Tx) error { return nil })
+	return c.update(&call{fn: func(*bolt.Tx) error { return nil }, wake: make(chan struct{}, 1), flush: true})
 }
 
 // takeRiders returns the riders queued so far (they stay queued until
@@ -322,7 +328,7 @@ func (c *Committer) commit(group []*call) {
 			riders = nil
 		}
 		if failed < 0 {
-			c.count(len(group), err == nil, time.Since(start))
+			c.count(writers(group), err == nil, time.Since(start))
 			for _, cl := range group {
 				c.finish(cl, err)
 			}
@@ -331,10 +337,21 @@ func (c *Committer) commit(group []*call) {
 		bad := group[failed]
 		start = time.Now()
 		err = c.db.Update(func(tx *bolt.Tx) error { return safeRun(bad.fn, tx) })
-		c.count(1, err == nil, time.Since(start))
+		c.count(writers([]*call{bad}), err == nil, time.Since(start))
 		c.finish(bad, err)
 		group = append(group[:failed:failed], group[failed+1:]...)
 	}
+}
+
+// writers is the number of writers' calls in group (Flush's aside).
+func writers(group []*call) int {
+	n := 0
+	for _, cl := range group {
+		if !cl.flush {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Committer) count(calls int, committed bool, took time.Duration) {

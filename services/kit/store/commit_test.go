@@ -228,4 +228,9 @@ func TestCommitterRiders(t *testing.T) {
 	if err := c.Flush(); err != nil || Snapshot()["committer-riders"].Commits != n {
 		t.Errorf("Flush with no rider committed: %v", err)
 	}
+	// The writers' calls (the durable writes): writer, writer2, not the
+	// failing one nor Flush's commit of riders alone.
+	if got := Snapshot()["committer-riders"].Calls - before.Calls; got != 2 {
+		t.Errorf("writer calls: %d, want 2 (Flush is not a writer)", got)
+	}
 }

@@ -26,7 +26,10 @@ type dbStats struct {
 	base uint64   // transaction id at Open
 	last uint64   // last transaction id read
 
-	calls  atomic.Uint64 // functions committed through a Committer
+	// calls are the writers' functions committed through a Committer
+	// (its Update calls: the durable writes; Flush's commit of riders
+	// alone is not one)
+	calls  atomic.Uint64
 	groups atomic.Uint64 // transactions a Committer committed
 	// groupNanos is the time those transactions took (running the
 	// functions, writing, syncing).
@@ -94,7 +97,8 @@ type Counts struct {
 	// Commits: write transactions committed, each FsyncsPerCommit
 	// fdatasyncs.
 	Commits uint64
-	// Calls and Groups: functions committed through a Committer, and the
+	// Calls and Groups: writers' functions committed through a
+	// Committer (its Update calls; Flush's are not counted), and the
 	// transactions that committed them (Calls/Groups functions share one
 	// commit).
 	Calls, Groups uint64
@@ -130,7 +134,7 @@ var (
 	descFsyncs = prometheus.NewDesc("chemmy_store_fsyncs_total",
 		"fdatasync calls of those commits (two per commit).", []string{"db"}, nil)
 	descCalls = prometheus.NewDesc("chemmy_store_group_calls_total",
-		"Functions committed through the group committer.", []string{"db"}, nil)
+		"Writers' functions committed through the group committer: the service's durable writes (a commit of the outbox's removals alone is none).", []string{"db"}, nil)
 	descGroups = prometheus.NewDesc("chemmy_store_group_commits_total",
 		"Transactions the group committer committed (each serving one or more functions).", []string{"db"}, nil)
 	descGroupTime = prometheus.NewDesc("chemmy_store_group_commit_seconds_total",

@@ -153,6 +153,14 @@ func Pending(s State) game.Effect {
 			// Source: RULES.md CF-DEAL: the opening four, player first,
 			// alternately, whatever the cards: dealt in one call.
 			d.Then = game.Following(cp.ID, 2, "banker", "player", "banker")
+			if !(cp.Banco && s.Rules.BancoFreePlay) {
+				// Source: RULES.md CF-PLAYER-DRAW, CF-BANKER-DRAW: the
+				// third cards the tableau forces, up to its first option,
+				// in the same call (in a banco coup with banco_free_play
+				// both hands choose, CF-BANCO-FREEDOM: none is forced).
+				d.ThirdCards = game.Following(cp.ID, 5, "", "")
+				d.Tableau = game.Tableau{BankerOption3vs9: s.Rules.Option3vs9, BankerOption5vs4: s.Rules.Option5vs4}
+			}
 		}
 		return d
 	case s.Phase == PhaseSettling:

@@ -127,6 +127,9 @@ type (
 	// banker's winnings, the commission, his net and his new bank.
 	Settled struct {
 		BankerWinnings, Commission, BankerNet, NewBank int64
+		// BankReleased: the wallet released the bank hold of a bank
+		// that lost with the settlement (CF-LOSE): no void is due.
+		BankReleased bool
 	}
 )
 

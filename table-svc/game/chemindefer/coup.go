@@ -458,7 +458,9 @@ func (a *applier) settled(c Settled) error {
 	if cp.Outcome == rules.OutcomeBankLoses {
 		// Source: RULES.md CF-LOSE: the bank is lost and offered in turn.
 		prev := s.BankerID
-		s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
+		if !c.BankReleased {
+			s.PendingVoids = append(s.PendingVoids, s.BankHoldID)
+		}
 		s.BankerID, s.Bank, s.BankHoldID = "", 0, ""
 		a.Emit(cp.ID, &eventsv1.BankChanged{Reason: eventsv1.BankChangeReason_BANK_CHANGE_REASON_LOST, PreviousBankerPlayerId: prev})
 		a.offerBank(prev, 0)

@@ -83,6 +83,10 @@ func Pending(s State) game.Effect {
 			// four, player first, alternately, whatever the cards: dealt
 			// in one call.
 			d.Then = game.Following(s.Coup.ID, 2, "banker", "player", "banker")
+			// Source: RULES.md PB-TABLEAU: no option, every third card
+			// is forced: dealt in the same call.
+			d.ThirdCards = game.Following(s.Coup.ID, 5, "", "")
+			d.Tableau = game.Tableau{PuntoBanco: true}
 		}
 		return d
 	case s.Phase == PhaseSettling:

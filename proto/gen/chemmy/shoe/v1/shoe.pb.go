@@ -535,6 +535,62 @@ func (ShoeState) EnumDescriptor() ([]byte, []int) {
 	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{5}
 }
 
+// Tableau names the third-card rules ThirdCards applies.
+type Tableau int32
+
+const (
+	Tableau_TABLEAU_UNSPECIFIED Tableau = 0
+	// Chemin de fer: a natural ends the coup (CF-NATURAL-PLAYER,
+	// CF-NATURAL-BANKER); the player draws on 0-4, has the option on 5,
+	// stands on 6-7 (CF-PLAYER-DRAW); the banker draws by CF-BANKER-DRAW,
+	// with the option cells of ThirdCards.
+	Tableau_TABLEAU_CHEMIN_DE_FER Tableau = 1
+	// Punto banco: the same tableau with every option removed (PB-TABLEAU):
+	// no choice, every third card is forced.
+	Tableau_TABLEAU_PUNTO_BANCO Tableau = 2
+)
+
+// Enum value maps for Tableau.
+var (
+	Tableau_name = map[int32]string{
+		0: "TABLEAU_UNSPECIFIED",
+		1: "TABLEAU_CHEMIN_DE_FER",
+		2: "TABLEAU_PUNTO_BANCO",
+	}
+	Tableau_value = map[string]int32{
+		"TABLEAU_UNSPECIFIED":   0,
+		"TABLEAU_CHEMIN_DE_FER": 1,
+		"TABLEAU_PUNTO_BANCO":   2,
+	}
+)
+
+func (x Tableau) Enum() *Tableau {
+	p := new(Tableau)
+	*p = x
+	return p
+}
+
+func (x Tableau) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Tableau) Descriptor() protoreflect.EnumDescriptor {
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[6].Descriptor()
+}
+
+func (Tableau) Type() protoreflect.EnumType {
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[6]
+}
+
+func (x Tableau) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Tableau.Descriptor instead.
+func (Tableau) EnumDescriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{6}
+}
+
 // Fate is what became of a card.
 type Fate int32
 
@@ -575,11 +631,11 @@ func (x Fate) String() string {
 }
 
 func (Fate) Descriptor() protoreflect.EnumDescriptor {
-	return file_chemmy_shoe_v1_shoe_proto_enumTypes[6].Descriptor()
+	return file_chemmy_shoe_v1_shoe_proto_enumTypes[7].Descriptor()
 }
 
 func (Fate) Type() protoreflect.EnumType {
-	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[6]
+	return &file_chemmy_shoe_v1_shoe_proto_enumTypes[7]
 }
 
 func (x Fate) Number() protoreflect.EnumNumber {
@@ -588,7 +644,7 @@ func (x Fate) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Fate.Descriptor instead.
 func (Fate) EnumDescriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{6}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{7}
 }
 
 // Card is one playing card.
@@ -1584,8 +1640,12 @@ type DealCardResponse struct {
 	CutCardOut bool `protobuf:"varint,3,opt,name=cut_card_out,json=cutCardOut,proto3" json:"cut_card_out,omitempty"`
 	// Cards left after this one.
 	CardsRemaining int32 `protobuf:"varint,4,opt,name=cards_remaining,json=cardsRemaining,proto3" json:"cards_remaining,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The hand the card was dealt to, as recorded for the audit: the
+	// request's, or for a third card DealCards dealt by the tableau
+	// (ThirdCards) the tableau's, "player" or "banker".
+	Hand          string `protobuf:"bytes,5,opt,name=hand,proto3" json:"hand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DealCardResponse) Reset() {
@@ -1646,13 +1706,23 @@ func (x *DealCardResponse) GetCardsRemaining() int32 {
 	return 0
 }
 
+func (x *DealCardResponse) GetHand() string {
+	if x != nil {
+		return x.Hand
+	}
+	return ""
+}
+
 // DealCardsRequest asks for the next cards of one shoe.
 type DealCardsRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ShoeId string                 `protobuf:"bytes,1,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	// The cards, in dealing order, 1 to 16; each entry's shoe_id is empty
 	// or shoe_id.
-	Cards         []*DealCardRequest `protobuf:"bytes,2,rep,name=cards,proto3" json:"cards,omitempty"`
+	Cards []*DealCardRequest `protobuf:"bytes,2,rep,name=cards,proto3" json:"cards,omitempty"`
+	// Unset: every entry is dealt. Set: the entries are a coup's cards and
+	// only those the tableau forces are dealt (ThirdCards).
+	ThirdCards    *ThirdCards `protobuf:"bytes,3,opt,name=third_cards,json=thirdCards,proto3" json:"third_cards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1701,6 +1771,95 @@ func (x *DealCardsRequest) GetCards() []*DealCardRequest {
 	return nil
 }
 
+func (x *DealCardsRequest) GetThirdCards() *ThirdCards {
+	if x != nil {
+		return x.ThirdCards
+	}
+	return nil
+}
+
+// ThirdCards makes DealCards deal a coup's opening and the third cards
+// its tableau forces in one call (one durable write), so that a coup with
+// no option pending takes one shoe call. The first four entries are the
+// opening, player, banker, player, banker (CF-DEAL), always dealt; the
+// entries after them (one or two) are the third cards that may follow,
+// each with an empty hand. After the opening, and after each third card,
+// the shoe applies the tableau to the cards dealt so far (the shared
+// rules engine): while it forces a card, the next entry is dealt to the
+// hand it names ("player" or "banker", recorded as the card's hand for
+// the audit and in the answer's hand); at a natural, an option (a choice
+// of a player or of the banker) or the coup's end the deal stops and the
+// entries left are not dealt (the table deals them with DealCard once
+// the choice is made, under the same request ids). Each card keeps its
+// own request id, fate and place in the provably-fair record, exactly as
+// if dealt by DealCard: a retry deals the same cards to the same hands.
+// The table service asks for third cards only when no option can come
+// before them by its own rules (a banco coup with banco_free_play deals
+// its opening alone: both hands choose, CF-BANCO-FREEDOM).
+type ThirdCards struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The game whose tableau decides; required.
+	Tableau Tableau `protobuf:"varint,1,opt,name=tableau,proto3,enum=chemmy.shoe.v1.Tableau" json:"tableau,omitempty"`
+	// Chemin de fer's house rules banker_option_3_vs_9 and
+	// banker_option_5_vs_4 (CF-BANKER-DRAW): on, the cell is the banker's
+	// option (the deal stops there); off, he draws. Ignored in punto banco.
+	BankerOption_3Vs_9 bool `protobuf:"varint,2,opt,name=banker_option_3_vs_9,json=bankerOption3Vs9,proto3" json:"banker_option_3_vs_9,omitempty"`
+	BankerOption_5Vs_4 bool `protobuf:"varint,3,opt,name=banker_option_5_vs_4,json=bankerOption5Vs4,proto3" json:"banker_option_5_vs_4,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ThirdCards) Reset() {
+	*x = ThirdCards{}
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ThirdCards) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ThirdCards) ProtoMessage() {}
+
+func (x *ThirdCards) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ThirdCards.ProtoReflect.Descriptor instead.
+func (*ThirdCards) Descriptor() ([]byte, []int) {
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ThirdCards) GetTableau() Tableau {
+	if x != nil {
+		return x.Tableau
+	}
+	return Tableau_TABLEAU_UNSPECIFIED
+}
+
+func (x *ThirdCards) GetBankerOption_3Vs_9() bool {
+	if x != nil {
+		return x.BankerOption_3Vs_9
+	}
+	return false
+}
+
+func (x *ThirdCards) GetBankerOption_5Vs_4() bool {
+	if x != nil {
+		return x.BankerOption_5Vs_4
+	}
+	return false
+}
+
 // DealCardsResponse holds the cards dealt, in the order asked.
 type DealCardsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1713,7 +1872,7 @@ type DealCardsResponse struct {
 
 func (x *DealCardsResponse) Reset() {
 	*x = DealCardsResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1884,7 @@ func (x *DealCardsResponse) String() string {
 func (*DealCardsResponse) ProtoMessage() {}
 
 func (x *DealCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[11]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1897,7 @@ func (x *DealCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DealCardsResponse.ProtoReflect.Descriptor instead.
 func (*DealCardsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DealCardsResponse) GetCards() []*DealCardResponse {
@@ -1773,7 +1932,7 @@ type CutRequest struct {
 
 func (x *CutRequest) Reset() {
 	*x = CutRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1944,7 @@ func (x *CutRequest) String() string {
 func (*CutRequest) ProtoMessage() {}
 
 func (x *CutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[12]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1957,7 @@ func (x *CutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CutRequest.ProtoReflect.Descriptor instead.
 func (*CutRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CutRequest) GetRequestId() string {
@@ -1846,7 +2005,7 @@ type CutResponse struct {
 
 func (x *CutResponse) Reset() {
 	*x = CutResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1858,7 +2017,7 @@ func (x *CutResponse) String() string {
 func (*CutResponse) ProtoMessage() {}
 
 func (x *CutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[13]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1871,7 +2030,7 @@ func (x *CutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CutResponse.ProtoReflect.Descriptor instead.
 func (*CutResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CutResponse) GetShoe() *Shoe {
@@ -1898,7 +2057,7 @@ type CloseShoeRequest struct {
 
 func (x *CloseShoeRequest) Reset() {
 	*x = CloseShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2069,7 @@ func (x *CloseShoeRequest) String() string {
 func (*CloseShoeRequest) ProtoMessage() {}
 
 func (x *CloseShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[14]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2082,7 @@ func (x *CloseShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseShoeRequest.ProtoReflect.Descriptor instead.
 func (*CloseShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CloseShoeRequest) GetRequestId() string {
@@ -1964,7 +2123,7 @@ type CloseShoeResponse struct {
 
 func (x *CloseShoeResponse) Reset() {
 	*x = CloseShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1976,7 +2135,7 @@ func (x *CloseShoeResponse) String() string {
 func (*CloseShoeResponse) ProtoMessage() {}
 
 func (x *CloseShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[15]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1989,7 +2148,7 @@ func (x *CloseShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseShoeResponse.ProtoReflect.Descriptor instead.
 func (*CloseShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CloseShoeResponse) GetShoe() *Shoe {
@@ -2009,7 +2168,7 @@ type GetShoeRevealRequest struct {
 
 func (x *GetShoeRevealRequest) Reset() {
 	*x = GetShoeRevealRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2180,7 @@ func (x *GetShoeRevealRequest) String() string {
 func (*GetShoeRevealRequest) ProtoMessage() {}
 
 func (x *GetShoeRevealRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[16]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2193,7 @@ func (x *GetShoeRevealRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShoeRevealRequest.ProtoReflect.Descriptor instead.
 func (*GetShoeRevealRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetShoeRevealRequest) GetShoeId() string {
@@ -2054,7 +2213,7 @@ type GetShoeRevealResponse struct {
 
 func (x *GetShoeRevealResponse) Reset() {
 	*x = GetShoeRevealResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2225,7 @@ func (x *GetShoeRevealResponse) String() string {
 func (*GetShoeRevealResponse) ProtoMessage() {}
 
 func (x *GetShoeRevealResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[17]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2238,7 @@ func (x *GetShoeRevealResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShoeRevealResponse.ProtoReflect.Descriptor instead.
 func (*GetShoeRevealResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetShoeRevealResponse) GetReveal() *ShoeReveal {
@@ -2140,7 +2299,7 @@ type ShoeReveal struct {
 
 func (x *ShoeReveal) Reset() {
 	*x = ShoeReveal{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2152,7 +2311,7 @@ func (x *ShoeReveal) String() string {
 func (*ShoeReveal) ProtoMessage() {}
 
 func (x *ShoeReveal) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[18]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2165,7 +2324,7 @@ func (x *ShoeReveal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeReveal.ProtoReflect.Descriptor instead.
 func (*ShoeReveal) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShoeReveal) GetShoeId() string {
@@ -2319,7 +2478,7 @@ type ListCardFatesRequest struct {
 
 func (x *ListCardFatesRequest) Reset() {
 	*x = ListCardFatesRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2490,7 @@ func (x *ListCardFatesRequest) String() string {
 func (*ListCardFatesRequest) ProtoMessage() {}
 
 func (x *ListCardFatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[19]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2503,7 @@ func (x *ListCardFatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCardFatesRequest.ProtoReflect.Descriptor instead.
 func (*ListCardFatesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListCardFatesRequest) GetShoeId() string {
@@ -2372,7 +2531,7 @@ type ListCardFatesResponse struct {
 
 func (x *ListCardFatesResponse) Reset() {
 	*x = ListCardFatesResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +2543,7 @@ func (x *ListCardFatesResponse) String() string {
 func (*ListCardFatesResponse) ProtoMessage() {}
 
 func (x *ListCardFatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[20]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2556,7 @@ func (x *ListCardFatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCardFatesResponse.ProtoReflect.Descriptor instead.
 func (*ListCardFatesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListCardFatesResponse) GetFates() []*CardFate {
@@ -2431,7 +2590,7 @@ type CardFate struct {
 
 func (x *CardFate) Reset() {
 	*x = CardFate{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2443,7 +2602,7 @@ func (x *CardFate) String() string {
 func (*CardFate) ProtoMessage() {}
 
 func (x *CardFate) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[21]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2456,7 +2615,7 @@ func (x *CardFate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CardFate.ProtoReflect.Descriptor instead.
 func (*CardFate) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CardFate) GetShoeId() string {
@@ -2543,7 +2702,7 @@ type MoveTopCardsToBottomRequest struct {
 
 func (x *MoveTopCardsToBottomRequest) Reset() {
 	*x = MoveTopCardsToBottomRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2555,7 +2714,7 @@ func (x *MoveTopCardsToBottomRequest) String() string {
 func (*MoveTopCardsToBottomRequest) ProtoMessage() {}
 
 func (x *MoveTopCardsToBottomRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[22]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2568,7 +2727,7 @@ func (x *MoveTopCardsToBottomRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsToBottomRequest.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsToBottomRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MoveTopCardsToBottomRequest) GetRequestId() string {
@@ -2609,7 +2768,7 @@ type MoveTopCardsToBottomResponse struct {
 
 func (x *MoveTopCardsToBottomResponse) Reset() {
 	*x = MoveTopCardsToBottomResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2621,7 +2780,7 @@ func (x *MoveTopCardsToBottomResponse) String() string {
 func (*MoveTopCardsToBottomResponse) ProtoMessage() {}
 
 func (x *MoveTopCardsToBottomResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[23]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2634,7 +2793,7 @@ func (x *MoveTopCardsToBottomResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsToBottomResponse.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsToBottomResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *MoveTopCardsToBottomResponse) GetShoe() *Shoe {
@@ -2663,7 +2822,7 @@ type ClaimShoeRequest struct {
 
 func (x *ClaimShoeRequest) Reset() {
 	*x = ClaimShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2834,7 @@ func (x *ClaimShoeRequest) String() string {
 func (*ClaimShoeRequest) ProtoMessage() {}
 
 func (x *ClaimShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[24]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2847,7 @@ func (x *ClaimShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimShoeRequest.ProtoReflect.Descriptor instead.
 func (*ClaimShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClaimShoeRequest) GetRequestId() string {
@@ -2729,7 +2888,7 @@ type ClaimShoeResponse struct {
 
 func (x *ClaimShoeResponse) Reset() {
 	*x = ClaimShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2741,7 +2900,7 @@ func (x *ClaimShoeResponse) String() string {
 func (*ClaimShoeResponse) ProtoMessage() {}
 
 func (x *ClaimShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[25]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2754,7 +2913,7 @@ func (x *ClaimShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimShoeResponse.ProtoReflect.Descriptor instead.
 func (*ClaimShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ClaimShoeResponse) GetShoe() *Shoe {
@@ -2778,7 +2937,7 @@ type PlayerSeed struct {
 
 func (x *PlayerSeed) Reset() {
 	*x = PlayerSeed{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2790,7 +2949,7 @@ func (x *PlayerSeed) String() string {
 func (*PlayerSeed) ProtoMessage() {}
 
 func (x *PlayerSeed) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[26]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2803,7 +2962,7 @@ func (x *PlayerSeed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerSeed.ProtoReflect.Descriptor instead.
 func (*PlayerSeed) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PlayerSeed) GetPlayerId() string {
@@ -2834,7 +2993,7 @@ type SeedShoeRequest struct {
 
 func (x *SeedShoeRequest) Reset() {
 	*x = SeedShoeRequest{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2846,7 +3005,7 @@ func (x *SeedShoeRequest) String() string {
 func (*SeedShoeRequest) ProtoMessage() {}
 
 func (x *SeedShoeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[27]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2859,7 +3018,7 @@ func (x *SeedShoeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedShoeRequest.ProtoReflect.Descriptor instead.
 func (*SeedShoeRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SeedShoeRequest) GetRequestId() string {
@@ -2893,7 +3052,7 @@ type SeedShoeResponse struct {
 
 func (x *SeedShoeResponse) Reset() {
 	*x = SeedShoeResponse{}
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2905,7 +3064,7 @@ func (x *SeedShoeResponse) String() string {
 func (*SeedShoeResponse) ProtoMessage() {}
 
 func (x *SeedShoeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[28]
+	mi := &file_chemmy_shoe_v1_shoe_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2918,7 +3077,7 @@ func (x *SeedShoeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeedShoeResponse.ProtoReflect.Descriptor instead.
 func (*SeedShoeResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_shoe_v1_shoe_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SeedShoeResponse) GetShoe() *Shoe {
@@ -3026,16 +3185,24 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x17\n" +
 	"\acoup_id\x18\x03 \x01(\tR\x06coupId\x12\x12\n" +
-	"\x04hand\x18\x04 \x01(\tR\x04hand\"\xa3\x01\n" +
+	"\x04hand\x18\x04 \x01(\tR\x04hand\"\xb7\x01\n" +
 	"\x10DealCardResponse\x12(\n" +
 	"\x04card\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.CardR\x04card\x12\x1a\n" +
 	"\bposition\x18\x02 \x01(\x05R\bposition\x12 \n" +
 	"\fcut_card_out\x18\x03 \x01(\bR\n" +
 	"cutCardOut\x12'\n" +
-	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\"b\n" +
+	"\x0fcards_remaining\x18\x04 \x01(\x05R\x0ecardsRemaining\x12\x12\n" +
+	"\x04hand\x18\x05 \x01(\tR\x04hand\"\x9f\x01\n" +
 	"\x10DealCardsRequest\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x125\n" +
-	"\x05cards\x18\x02 \x03(\v2\x1f.chemmy.shoe.v1.DealCardRequestR\x05cards\"K\n" +
+	"\x05cards\x18\x02 \x03(\v2\x1f.chemmy.shoe.v1.DealCardRequestR\x05cards\x12;\n" +
+	"\vthird_cards\x18\x03 \x01(\v2\x1a.chemmy.shoe.v1.ThirdCardsR\n" +
+	"thirdCards\"\x9f\x01\n" +
+	"\n" +
+	"ThirdCards\x121\n" +
+	"\atableau\x18\x01 \x01(\x0e2\x17.chemmy.shoe.v1.TableauR\atableau\x12.\n" +
+	"\x14banker_option_3_vs_9\x18\x02 \x01(\bR\x10bankerOption3Vs9\x12.\n" +
+	"\x14banker_option_5_vs_4\x18\x03 \x01(\bR\x10bankerOption5Vs4\"K\n" +
 	"\x11DealCardsResponse\x126\n" +
 	"\x05cards\x18\x01 \x03(\v2 .chemmy.shoe.v1.DealCardResponseR\x05cards\"\x9e\x01\n" +
 	"\n" +
@@ -3208,7 +3375,11 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x0fSHOE_STATE_OPEN\x10\x01\x12\x15\n" +
 	"\x11SHOE_STATE_CLOSED\x10\x02\x12\x1b\n" +
 	"\x17SHOE_STATE_AWAITING_CUT\x10\x03\x12\x1d\n" +
-	"\x19SHOE_STATE_AWAITING_SEEDS\x10\x04*L\n" +
+	"\x19SHOE_STATE_AWAITING_SEEDS\x10\x04*V\n" +
+	"\aTableau\x12\x17\n" +
+	"\x13TABLEAU_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15TABLEAU_CHEMIN_DE_FER\x10\x01\x12\x17\n" +
+	"\x13TABLEAU_PUNTO_BANCO\x10\x02*L\n" +
 	"\x04Fate\x12\x14\n" +
 	"\x10FATE_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vFATE_BURNED\x10\x01\x12\x0e\n" +
@@ -3242,8 +3413,8 @@ func file_chemmy_shoe_v1_shoe_proto_rawDescGZIP() []byte {
 	return file_chemmy_shoe_v1_shoe_proto_rawDescData
 }
 
-var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_chemmy_shoe_v1_shoe_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_chemmy_shoe_v1_shoe_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(ErrorReason)(0),                     // 0: chemmy.shoe.v1.ErrorReason
 	(Variant)(0),                         // 1: chemmy.shoe.v1.Variant
@@ -3251,99 +3422,103 @@ var file_chemmy_shoe_v1_shoe_proto_goTypes = []any{
 	(Rank)(0),                            // 3: chemmy.shoe.v1.Rank
 	(Suit)(0),                            // 4: chemmy.shoe.v1.Suit
 	(ShoeState)(0),                       // 5: chemmy.shoe.v1.ShoeState
-	(Fate)(0),                            // 6: chemmy.shoe.v1.Fate
-	(*Card)(nil),                         // 7: chemmy.shoe.v1.Card
-	(*Shoe)(nil),                         // 8: chemmy.shoe.v1.Shoe
-	(*CreateShoeRequest)(nil),            // 9: chemmy.shoe.v1.CreateShoeRequest
-	(*CreateShoeResponse)(nil),           // 10: chemmy.shoe.v1.CreateShoeResponse
-	(*CreateShoeFromOrderRequest)(nil),   // 11: chemmy.shoe.v1.CreateShoeFromOrderRequest
-	(*CreateShoeFromOrderResponse)(nil),  // 12: chemmy.shoe.v1.CreateShoeFromOrderResponse
-	(*GetShoeRequest)(nil),               // 13: chemmy.shoe.v1.GetShoeRequest
-	(*GetShoeResponse)(nil),              // 14: chemmy.shoe.v1.GetShoeResponse
-	(*DealCardRequest)(nil),              // 15: chemmy.shoe.v1.DealCardRequest
-	(*DealCardResponse)(nil),             // 16: chemmy.shoe.v1.DealCardResponse
-	(*DealCardsRequest)(nil),             // 17: chemmy.shoe.v1.DealCardsRequest
-	(*DealCardsResponse)(nil),            // 18: chemmy.shoe.v1.DealCardsResponse
-	(*CutRequest)(nil),                   // 19: chemmy.shoe.v1.CutRequest
-	(*CutResponse)(nil),                  // 20: chemmy.shoe.v1.CutResponse
-	(*CloseShoeRequest)(nil),             // 21: chemmy.shoe.v1.CloseShoeRequest
-	(*CloseShoeResponse)(nil),            // 22: chemmy.shoe.v1.CloseShoeResponse
-	(*GetShoeRevealRequest)(nil),         // 23: chemmy.shoe.v1.GetShoeRevealRequest
-	(*GetShoeRevealResponse)(nil),        // 24: chemmy.shoe.v1.GetShoeRevealResponse
-	(*ShoeReveal)(nil),                   // 25: chemmy.shoe.v1.ShoeReveal
-	(*ListCardFatesRequest)(nil),         // 26: chemmy.shoe.v1.ListCardFatesRequest
-	(*ListCardFatesResponse)(nil),        // 27: chemmy.shoe.v1.ListCardFatesResponse
-	(*CardFate)(nil),                     // 28: chemmy.shoe.v1.CardFate
-	(*MoveTopCardsToBottomRequest)(nil),  // 29: chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	(*MoveTopCardsToBottomResponse)(nil), // 30: chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	(*ClaimShoeRequest)(nil),             // 31: chemmy.shoe.v1.ClaimShoeRequest
-	(*ClaimShoeResponse)(nil),            // 32: chemmy.shoe.v1.ClaimShoeResponse
-	(*PlayerSeed)(nil),                   // 33: chemmy.shoe.v1.PlayerSeed
-	(*SeedShoeRequest)(nil),              // 34: chemmy.shoe.v1.SeedShoeRequest
-	(*SeedShoeResponse)(nil),             // 35: chemmy.shoe.v1.SeedShoeResponse
-	(*timestamppb.Timestamp)(nil),        // 36: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),          // 37: google.protobuf.Duration
+	(Tableau)(0),                         // 6: chemmy.shoe.v1.Tableau
+	(Fate)(0),                            // 7: chemmy.shoe.v1.Fate
+	(*Card)(nil),                         // 8: chemmy.shoe.v1.Card
+	(*Shoe)(nil),                         // 9: chemmy.shoe.v1.Shoe
+	(*CreateShoeRequest)(nil),            // 10: chemmy.shoe.v1.CreateShoeRequest
+	(*CreateShoeResponse)(nil),           // 11: chemmy.shoe.v1.CreateShoeResponse
+	(*CreateShoeFromOrderRequest)(nil),   // 12: chemmy.shoe.v1.CreateShoeFromOrderRequest
+	(*CreateShoeFromOrderResponse)(nil),  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse
+	(*GetShoeRequest)(nil),               // 14: chemmy.shoe.v1.GetShoeRequest
+	(*GetShoeResponse)(nil),              // 15: chemmy.shoe.v1.GetShoeResponse
+	(*DealCardRequest)(nil),              // 16: chemmy.shoe.v1.DealCardRequest
+	(*DealCardResponse)(nil),             // 17: chemmy.shoe.v1.DealCardResponse
+	(*DealCardsRequest)(nil),             // 18: chemmy.shoe.v1.DealCardsRequest
+	(*ThirdCards)(nil),                   // 19: chemmy.shoe.v1.ThirdCards
+	(*DealCardsResponse)(nil),            // 20: chemmy.shoe.v1.DealCardsResponse
+	(*CutRequest)(nil),                   // 21: chemmy.shoe.v1.CutRequest
+	(*CutResponse)(nil),                  // 22: chemmy.shoe.v1.CutResponse
+	(*CloseShoeRequest)(nil),             // 23: chemmy.shoe.v1.CloseShoeRequest
+	(*CloseShoeResponse)(nil),            // 24: chemmy.shoe.v1.CloseShoeResponse
+	(*GetShoeRevealRequest)(nil),         // 25: chemmy.shoe.v1.GetShoeRevealRequest
+	(*GetShoeRevealResponse)(nil),        // 26: chemmy.shoe.v1.GetShoeRevealResponse
+	(*ShoeReveal)(nil),                   // 27: chemmy.shoe.v1.ShoeReveal
+	(*ListCardFatesRequest)(nil),         // 28: chemmy.shoe.v1.ListCardFatesRequest
+	(*ListCardFatesResponse)(nil),        // 29: chemmy.shoe.v1.ListCardFatesResponse
+	(*CardFate)(nil),                     // 30: chemmy.shoe.v1.CardFate
+	(*MoveTopCardsToBottomRequest)(nil),  // 31: chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	(*MoveTopCardsToBottomResponse)(nil), // 32: chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	(*ClaimShoeRequest)(nil),             // 33: chemmy.shoe.v1.ClaimShoeRequest
+	(*ClaimShoeResponse)(nil),            // 34: chemmy.shoe.v1.ClaimShoeResponse
+	(*PlayerSeed)(nil),                   // 35: chemmy.shoe.v1.PlayerSeed
+	(*SeedShoeRequest)(nil),              // 36: chemmy.shoe.v1.SeedShoeRequest
+	(*SeedShoeResponse)(nil),             // 37: chemmy.shoe.v1.SeedShoeResponse
+	(*timestamppb.Timestamp)(nil),        // 38: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 39: google.protobuf.Duration
 }
 var file_chemmy_shoe_v1_shoe_proto_depIdxs = []int32{
 	3,  // 0: chemmy.shoe.v1.Card.rank:type_name -> chemmy.shoe.v1.Rank
 	4,  // 1: chemmy.shoe.v1.Card.suit:type_name -> chemmy.shoe.v1.Suit
 	5,  // 2: chemmy.shoe.v1.Shoe.state:type_name -> chemmy.shoe.v1.ShoeState
-	7,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
-	36, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
+	8,  // 3: chemmy.shoe.v1.Shoe.burned:type_name -> chemmy.shoe.v1.Card
+	38, // 4: chemmy.shoe.v1.Shoe.create_time:type_name -> google.protobuf.Timestamp
 	1,  // 5: chemmy.shoe.v1.Shoe.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 6: chemmy.shoe.v1.Shoe.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	36, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
-	36, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
+	38, // 7: chemmy.shoe.v1.Shoe.cut_deadline:type_name -> google.protobuf.Timestamp
+	38, // 8: chemmy.shoe.v1.Shoe.close_time:type_name -> google.protobuf.Timestamp
 	1,  // 9: chemmy.shoe.v1.CreateShoeRequest.variant:type_name -> chemmy.shoe.v1.Variant
 	2,  // 10: chemmy.shoe.v1.CreateShoeRequest.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	37, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
-	8,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	7,  // 15: chemmy.shoe.v1.DealCardResponse.card:type_name -> chemmy.shoe.v1.Card
-	15, // 16: chemmy.shoe.v1.DealCardsRequest.cards:type_name -> chemmy.shoe.v1.DealCardRequest
-	16, // 17: chemmy.shoe.v1.DealCardsResponse.cards:type_name -> chemmy.shoe.v1.DealCardResponse
-	8,  // 18: chemmy.shoe.v1.CutResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 19: chemmy.shoe.v1.CloseShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	25, // 20: chemmy.shoe.v1.GetShoeRevealResponse.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
-	2,  // 21: chemmy.shoe.v1.ShoeReveal.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
-	28, // 22: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
-	7,  // 23: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
-	6,  // 24: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
-	36, // 25: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
-	8,  // 26: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	8,  // 27: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	33, // 28: chemmy.shoe.v1.SeedShoeRequest.seeds:type_name -> chemmy.shoe.v1.PlayerSeed
-	8,  // 29: chemmy.shoe.v1.SeedShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
-	9,  // 30: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
-	11, // 31: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
-	13, // 32: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
-	15, // 33: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
-	17, // 34: chemmy.shoe.v1.ShoeService.DealCards:input_type -> chemmy.shoe.v1.DealCardsRequest
-	19, // 35: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
-	21, // 36: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
-	23, // 37: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
-	26, // 38: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
-	29, // 39: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
-	31, // 40: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
-	34, // 41: chemmy.shoe.v1.ShoeService.SeedShoe:input_type -> chemmy.shoe.v1.SeedShoeRequest
-	10, // 42: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
-	12, // 43: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
-	14, // 44: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
-	16, // 45: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
-	18, // 46: chemmy.shoe.v1.ShoeService.DealCards:output_type -> chemmy.shoe.v1.DealCardsResponse
-	20, // 47: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
-	22, // 48: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
-	24, // 49: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
-	27, // 50: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
-	30, // 51: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
-	32, // 52: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
-	35, // 53: chemmy.shoe.v1.ShoeService.SeedShoe:output_type -> chemmy.shoe.v1.SeedShoeResponse
-	42, // [42:54] is the sub-list for method output_type
-	30, // [30:42] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	39, // 11: chemmy.shoe.v1.CreateShoeRequest.cut_time_limit:type_name -> google.protobuf.Duration
+	9,  // 12: chemmy.shoe.v1.CreateShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 13: chemmy.shoe.v1.CreateShoeFromOrderResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 14: chemmy.shoe.v1.GetShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	8,  // 15: chemmy.shoe.v1.DealCardResponse.card:type_name -> chemmy.shoe.v1.Card
+	16, // 16: chemmy.shoe.v1.DealCardsRequest.cards:type_name -> chemmy.shoe.v1.DealCardRequest
+	19, // 17: chemmy.shoe.v1.DealCardsRequest.third_cards:type_name -> chemmy.shoe.v1.ThirdCards
+	6,  // 18: chemmy.shoe.v1.ThirdCards.tableau:type_name -> chemmy.shoe.v1.Tableau
+	17, // 19: chemmy.shoe.v1.DealCardsResponse.cards:type_name -> chemmy.shoe.v1.DealCardResponse
+	9,  // 20: chemmy.shoe.v1.CutResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 21: chemmy.shoe.v1.CloseShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	27, // 22: chemmy.shoe.v1.GetShoeRevealResponse.reveal:type_name -> chemmy.shoe.v1.ShoeReveal
+	2,  // 23: chemmy.shoe.v1.ShoeReveal.burn_mode:type_name -> chemmy.shoe.v1.BurnMode
+	30, // 24: chemmy.shoe.v1.ListCardFatesResponse.fates:type_name -> chemmy.shoe.v1.CardFate
+	8,  // 25: chemmy.shoe.v1.CardFate.card:type_name -> chemmy.shoe.v1.Card
+	7,  // 26: chemmy.shoe.v1.CardFate.fate:type_name -> chemmy.shoe.v1.Fate
+	38, // 27: chemmy.shoe.v1.CardFate.time:type_name -> google.protobuf.Timestamp
+	9,  // 28: chemmy.shoe.v1.MoveTopCardsToBottomResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	9,  // 29: chemmy.shoe.v1.ClaimShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	35, // 30: chemmy.shoe.v1.SeedShoeRequest.seeds:type_name -> chemmy.shoe.v1.PlayerSeed
+	9,  // 31: chemmy.shoe.v1.SeedShoeResponse.shoe:type_name -> chemmy.shoe.v1.Shoe
+	10, // 32: chemmy.shoe.v1.ShoeService.CreateShoe:input_type -> chemmy.shoe.v1.CreateShoeRequest
+	12, // 33: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:input_type -> chemmy.shoe.v1.CreateShoeFromOrderRequest
+	14, // 34: chemmy.shoe.v1.ShoeService.GetShoe:input_type -> chemmy.shoe.v1.GetShoeRequest
+	16, // 35: chemmy.shoe.v1.ShoeService.DealCard:input_type -> chemmy.shoe.v1.DealCardRequest
+	18, // 36: chemmy.shoe.v1.ShoeService.DealCards:input_type -> chemmy.shoe.v1.DealCardsRequest
+	21, // 37: chemmy.shoe.v1.ShoeService.Cut:input_type -> chemmy.shoe.v1.CutRequest
+	23, // 38: chemmy.shoe.v1.ShoeService.CloseShoe:input_type -> chemmy.shoe.v1.CloseShoeRequest
+	25, // 39: chemmy.shoe.v1.ShoeService.GetShoeReveal:input_type -> chemmy.shoe.v1.GetShoeRevealRequest
+	28, // 40: chemmy.shoe.v1.ShoeService.ListCardFates:input_type -> chemmy.shoe.v1.ListCardFatesRequest
+	31, // 41: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:input_type -> chemmy.shoe.v1.MoveTopCardsToBottomRequest
+	33, // 42: chemmy.shoe.v1.ShoeService.ClaimShoe:input_type -> chemmy.shoe.v1.ClaimShoeRequest
+	36, // 43: chemmy.shoe.v1.ShoeService.SeedShoe:input_type -> chemmy.shoe.v1.SeedShoeRequest
+	11, // 44: chemmy.shoe.v1.ShoeService.CreateShoe:output_type -> chemmy.shoe.v1.CreateShoeResponse
+	13, // 45: chemmy.shoe.v1.ShoeService.CreateShoeFromOrder:output_type -> chemmy.shoe.v1.CreateShoeFromOrderResponse
+	15, // 46: chemmy.shoe.v1.ShoeService.GetShoe:output_type -> chemmy.shoe.v1.GetShoeResponse
+	17, // 47: chemmy.shoe.v1.ShoeService.DealCard:output_type -> chemmy.shoe.v1.DealCardResponse
+	20, // 48: chemmy.shoe.v1.ShoeService.DealCards:output_type -> chemmy.shoe.v1.DealCardsResponse
+	22, // 49: chemmy.shoe.v1.ShoeService.Cut:output_type -> chemmy.shoe.v1.CutResponse
+	24, // 50: chemmy.shoe.v1.ShoeService.CloseShoe:output_type -> chemmy.shoe.v1.CloseShoeResponse
+	26, // 51: chemmy.shoe.v1.ShoeService.GetShoeReveal:output_type -> chemmy.shoe.v1.GetShoeRevealResponse
+	29, // 52: chemmy.shoe.v1.ShoeService.ListCardFates:output_type -> chemmy.shoe.v1.ListCardFatesResponse
+	32, // 53: chemmy.shoe.v1.ShoeService.MoveTopCardsToBottom:output_type -> chemmy.shoe.v1.MoveTopCardsToBottomResponse
+	34, // 54: chemmy.shoe.v1.ShoeService.ClaimShoe:output_type -> chemmy.shoe.v1.ClaimShoeResponse
+	37, // 55: chemmy.shoe.v1.ShoeService.SeedShoe:output_type -> chemmy.shoe.v1.SeedShoeResponse
+	44, // [44:56] is the sub-list for method output_type
+	32, // [32:44] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_shoe_v1_shoe_proto_init() }
@@ -3356,8 +3531,8 @@ func file_chemmy_shoe_v1_shoe_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_shoe_v1_shoe_proto_rawDesc), len(file_chemmy_shoe_v1_shoe_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   29,
+			NumEnums:      8,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -207,10 +207,13 @@ type ShoeServiceClient interface {
 	// again, the others are dealt. The response holds a card per entry, or
 	// fewer: when a card after the first cannot be dealt (the errors of
 	// DealCard) the cards before it are returned, and DealCard of the next
-	// request_id gives the reason. Errors: those of DealCard for the first
-	// card; INVALID_ARGUMENT (no card, more than 16, an entry naming
-	// another shoe_id, a request_id given twice); PERMISSION_DENIED
-	// ROLE_NOT_ALLOWED (not the table service).
+	// request_id gives the reason. With third_cards (ThirdCards) it deals
+	// a coup's opening four and every third card the tableau forces in the
+	// same write, stopping at the first option. Errors: those of DealCard
+	// for the first card; INVALID_ARGUMENT (no card, more than 16, an entry
+	// naming another shoe_id, a request_id given twice; with third_cards:
+	// not 4 to 6 entries, a third card's entry naming a hand);
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED (not the table service).
 	DealCards(ctx context.Context, in *DealCardsRequest, opts ...grpc.CallOption) (*DealCardsResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and
@@ -613,10 +616,13 @@ type ShoeServiceServer interface {
 	// again, the others are dealt. The response holds a card per entry, or
 	// fewer: when a card after the first cannot be dealt (the errors of
 	// DealCard) the cards before it are returned, and DealCard of the next
-	// request_id gives the reason. Errors: those of DealCard for the first
-	// card; INVALID_ARGUMENT (no card, more than 16, an entry naming
-	// another shoe_id, a request_id given twice); PERMISSION_DENIED
-	// ROLE_NOT_ALLOWED (not the table service).
+	// request_id gives the reason. With third_cards (ThirdCards) it deals
+	// a coup's opening four and every third card the tableau forces in the
+	// same write, stopping at the first option. Errors: those of DealCard
+	// for the first card; INVALID_ARGUMENT (no card, more than 16, an entry
+	// naming another shoe_id, a request_id given twice; with third_cards:
+	// not 4 to 6 entries, a third card's entry naming a hand);
+	// PERMISSION_DENIED ROLE_NOT_ALLOWED (not the table service).
 	DealCards(context.Context, *DealCardsRequest) (*DealCardsResponse, error)
 	// Cut takes the named cutter's seed (player_seed), which fixes the
 	// shuffled order from the committed server seed, the client seed and

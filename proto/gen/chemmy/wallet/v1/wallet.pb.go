@@ -2124,9 +2124,20 @@ type SettleCoupRequest struct {
 	// deployment-wide auditor (operator "*"); ignored from any other caller,
 	// who acts on his own operator's accounts. Empty: the caller's operator
 	// (the wallet's default operator for a service).
-	OperatorId    string `protobuf:"bytes,9,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OperatorId string `protobuf:"bytes,9,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// When true and the bank loses (COUP_OUTCOME_BANK_LOSES: the bank
+	// passes, RULES.md CF-LOSE), the outgoing bank's hold is released in
+	// the settlement's own transaction (bank_hold_released): what is left
+	// of it after the payouts (new_bank) goes back to the banker's
+	// available balance and the hold ends HOLD_STATE_VOIDED, exactly as a
+	// VoidHold right after, in one durable write. Ignored for any other
+	// outcome (the banker keeps the bank, CF-HOLD). Not part of the
+	// request's idempotency: a retry answers as the first try did, with or
+	// without the release (a later VoidHold of a released hold:
+	// FAILED_PRECONDITION HOLD_NOT_OPEN).
+	ReleaseBankHold bool `protobuf:"varint,10,opt,name=release_bank_hold,json=releaseBankHold,proto3" json:"release_bank_hold,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SettleCoupRequest) Reset() {
@@ -2222,6 +2233,13 @@ func (x *SettleCoupRequest) GetOperatorId() string {
 	return ""
 }
 
+func (x *SettleCoupRequest) GetReleaseBankHold() bool {
+	if x != nil {
+		return x.ReleaseBankHold
+	}
+	return false
+}
+
 // SettleCoupResponse is what the settlement moved.
 type SettleCoupResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -2251,10 +2269,14 @@ type SettleCoupResponse struct {
 	// counted in his losses and session). Set when new_bank > 0 and the
 	// bank is a player's; unset otherwise (or from an older wallet: ask
 	// CheckStake). The table service passes a bank it refuses (CF-PASS)
-	// without calling CheckStake.
-	BankerStake   *StakeCheck `protobuf:"bytes,11,opt,name=banker_stake,json=bankerStake,proto3" json:"banker_stake,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// without calling CheckStake. Unset when bank_hold_released.
+	BankerStake *StakeCheck `protobuf:"bytes,11,opt,name=banker_stake,json=bankerStake,proto3" json:"banker_stake,omitempty"`
+	// The bank hold was released with the settlement (release_bank_hold
+	// and the bank lost): new_bank went back to the banker, the hold is
+	// VOIDED.
+	BankHoldReleased bool `protobuf:"varint,12,opt,name=bank_hold_released,json=bankHoldReleased,proto3" json:"bank_hold_released,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *SettleCoupResponse) Reset() {
@@ -2362,6 +2384,13 @@ func (x *SettleCoupResponse) GetBankerStake() *StakeCheck {
 		return x.BankerStake
 	}
 	return nil
+}
+
+func (x *SettleCoupResponse) GetBankHoldReleased() bool {
+	if x != nil {
+		return x.BankHoldReleased
+	}
+	return false
 }
 
 // StakeCheck is a verdict of the player limits on an amount at stake.
@@ -7367,7 +7396,7 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\asettled\x18\x01 \x01(\bR\asettled\":\n" +
 	"\aCoupBet\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x16\n" +
-	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\x9f\x03\n" +
+	"\x06amount\x18\x02 \x01(\x03R\x06amount\"\xcb\x03\n" +
 	"\x11SettleCoupRequest\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x12 \n" +
 	"\fbank_hold_id\x18\x02 \x01(\tR\n" +
@@ -7380,7 +7409,9 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\n" +
 	"bank_limit\x18\b \x01(\x03R\tbankLimit\x12\x1f\n" +
 	"\voperator_id\x18\t \x01(\tR\n" +
-	"operatorId\"\xb9\x03\n" +
+	"operatorId\x12*\n" +
+	"\x11release_bank_hold\x18\n" +
+	" \x01(\bR\x0freleaseBankHold\"\xe7\x03\n" +
 	"\x12SettleCoupResponse\x12\x17\n" +
 	"\acoup_id\x18\x01 \x01(\tR\x06coupId\x127\n" +
 	"\aoutcome\x18\x02 \x01(\x0e2\x1d.chemmy.wallet.v1.CoupOutcomeR\aoutcome\x12\x18\n" +
@@ -7396,7 +7427,8 @@ const file_chemmy_wallet_v1_wallet_proto_rawDesc = "" +
 	"\tuncovered\x18\t \x01(\x03R\tuncovered\x12\x1b\n" +
 	"\tset_aside\x18\n" +
 	" \x01(\x03R\bsetAside\x12?\n" +
-	"\fbanker_stake\x18\v \x01(\v2\x1c.chemmy.wallet.v1.StakeCheckR\vbankerStake\"V\n" +
+	"\fbanker_stake\x18\v \x01(\v2\x1c.chemmy.wallet.v1.StakeCheckR\vbankerStake\x12,\n" +
+	"\x12bank_hold_released\x18\f \x01(\bR\x10bankHoldReleased\"V\n" +
 	"\n" +
 	"StakeCheck\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x14\n" +

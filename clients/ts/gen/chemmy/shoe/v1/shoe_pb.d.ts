@@ -663,6 +663,15 @@ export declare type DealCardResponse = Message<"chemmy.shoe.v1.DealCardResponse"
    * @generated from field: int32 cards_remaining = 4;
    */
   cardsRemaining: number;
+
+  /**
+   * The hand the card was dealt to, as recorded for the audit: the
+   * request's, or for a third card DealCards dealt by the tableau
+   * (ThirdCards) the tableau's, "player" or "banker".
+   *
+   * @generated from field: string hand = 5;
+   */
+  hand: string;
 };
 
 /**
@@ -689,6 +698,14 @@ export declare type DealCardsRequest = Message<"chemmy.shoe.v1.DealCardsRequest"
    * @generated from field: repeated chemmy.shoe.v1.DealCardRequest cards = 2;
    */
   cards: DealCardRequest[];
+
+  /**
+   * Unset: every entry is dealt. Set: the entries are a coup's cards and
+   * only those the tableau forces are dealt (ThirdCards).
+   *
+   * @generated from field: chemmy.shoe.v1.ThirdCards third_cards = 3;
+   */
+  thirdCards?: ThirdCards | undefined;
 };
 
 /**
@@ -696,6 +713,57 @@ export declare type DealCardsRequest = Message<"chemmy.shoe.v1.DealCardsRequest"
  * Use `create(DealCardsRequestSchema)` to create a new message.
  */
 export declare const DealCardsRequestSchema: GenMessage<DealCardsRequest>;
+
+/**
+ * ThirdCards makes DealCards deal a coup's opening and the third cards
+ * its tableau forces in one call (one durable write), so that a coup with
+ * no option pending takes one shoe call. The first four entries are the
+ * opening, player, banker, player, banker (CF-DEAL), always dealt; the
+ * entries after them (one or two) are the third cards that may follow,
+ * each with an empty hand. After the opening, and after each third card,
+ * the shoe applies the tableau to the cards dealt so far (the shared
+ * rules engine): while it forces a card, the next entry is dealt to the
+ * hand it names ("player" or "banker", recorded as the card's hand for
+ * the audit and in the answer's hand); at a natural, an option (a choice
+ * of a player or of the banker) or the coup's end the deal stops and the
+ * entries left are not dealt (the table deals them with DealCard once
+ * the choice is made, under the same request ids). Each card keeps its
+ * own request id, fate and place in the provably-fair record, exactly as
+ * if dealt by DealCard: a retry deals the same cards to the same hands.
+ * The table service asks for third cards only when no option can come
+ * before them by its own rules (a banco coup with banco_free_play deals
+ * its opening alone: both hands choose, CF-BANCO-FREEDOM).
+ *
+ * @generated from message chemmy.shoe.v1.ThirdCards
+ */
+export declare type ThirdCards = Message<"chemmy.shoe.v1.ThirdCards"> & {
+  /**
+   * The game whose tableau decides; required.
+   *
+   * @generated from field: chemmy.shoe.v1.Tableau tableau = 1;
+   */
+  tableau: Tableau;
+
+  /**
+   * Chemin de fer's house rules banker_option_3_vs_9 and
+   * banker_option_5_vs_4 (CF-BANKER-DRAW): on, the cell is the banker's
+   * option (the deal stops there); off, he draws. Ignored in punto banco.
+   *
+   * @generated from field: bool banker_option_3_vs_9 = 2;
+   */
+  bankerOption3Vs9: boolean;
+
+  /**
+   * @generated from field: bool banker_option_5_vs_4 = 3;
+   */
+  bankerOption5Vs4: boolean;
+};
+
+/**
+ * Describes the message chemmy.shoe.v1.ThirdCards.
+ * Use `create(ThirdCardsSchema)` to create a new message.
+ */
+export declare const ThirdCardsSchema: GenMessage<ThirdCards>;
 
 /**
  * DealCardsResponse holds the cards dealt, in the order asked.
@@ -1843,6 +1911,41 @@ export enum ShoeState {
 export declare const ShoeStateSchema: GenEnum<ShoeState>;
 
 /**
+ * Tableau names the third-card rules ThirdCards applies.
+ *
+ * @generated from enum chemmy.shoe.v1.Tableau
+ */
+export enum Tableau {
+  /**
+   * @generated from enum value: TABLEAU_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Chemin de fer: a natural ends the coup (CF-NATURAL-PLAYER,
+   * CF-NATURAL-BANKER); the player draws on 0-4, has the option on 5,
+   * stands on 6-7 (CF-PLAYER-DRAW); the banker draws by CF-BANKER-DRAW,
+   * with the option cells of ThirdCards.
+   *
+   * @generated from enum value: TABLEAU_CHEMIN_DE_FER = 1;
+   */
+  CHEMIN_DE_FER = 1,
+
+  /**
+   * Punto banco: the same tableau with every option removed (PB-TABLEAU):
+   * no choice, every third card is forced.
+   *
+   * @generated from enum value: TABLEAU_PUNTO_BANCO = 2;
+   */
+  PUNTO_BANCO = 2,
+}
+
+/**
+ * Describes the enum chemmy.shoe.v1.Tableau.
+ */
+export declare const TableauSchema: GenEnum<Tableau>;
+
+/**
  * Fate is what became of a card.
  *
  * @generated from enum chemmy.shoe.v1.Fate
@@ -2085,10 +2188,13 @@ export declare const ShoeService: GenService<{
    * again, the others are dealt. The response holds a card per entry, or
    * fewer: when a card after the first cannot be dealt (the errors of
    * DealCard) the cards before it are returned, and DealCard of the next
-   * request_id gives the reason. Errors: those of DealCard for the first
-   * card; INVALID_ARGUMENT (no card, more than 16, an entry naming
-   * another shoe_id, a request_id given twice); PERMISSION_DENIED
-   * ROLE_NOT_ALLOWED (not the table service).
+   * request_id gives the reason. With third_cards (ThirdCards) it deals
+   * a coup's opening four and every third card the tableau forces in the
+   * same write, stopping at the first option. Errors: those of DealCard
+   * for the first card; INVALID_ARGUMENT (no card, more than 16, an entry
+   * naming another shoe_id, a request_id given twice; with third_cards:
+   * not 4 to 6 entries, a third card's entry naming a hand);
+   * PERMISSION_DENIED ROLE_NOT_ALLOWED (not the table service).
    *
    * @generated from rpc chemmy.shoe.v1.ShoeService.DealCards
    */

@@ -836,6 +836,22 @@ export declare type SettleCoupRequest = Message<"chemmy.wallet.v1.SettleCoupRequ
    * @generated from field: string operator_id = 9;
    */
   operatorId: string;
+
+  /**
+   * When true and the bank loses (COUP_OUTCOME_BANK_LOSES: the bank
+   * passes, RULES.md CF-LOSE), the outgoing bank's hold is released in
+   * the settlement's own transaction (bank_hold_released): what is left
+   * of it after the payouts (new_bank) goes back to the banker's
+   * available balance and the hold ends HOLD_STATE_VOIDED, exactly as a
+   * VoidHold right after, in one durable write. Ignored for any other
+   * outcome (the banker keeps the bank, CF-HOLD). Not part of the
+   * request's idempotency: a retry answers as the first try did, with or
+   * without the release (a later VoidHold of a released hold:
+   * FAILED_PRECONDITION HOLD_NOT_OPEN).
+   *
+   * @generated from field: bool release_bank_hold = 10;
+   */
+  releaseBankHold: boolean;
 };
 
 /**
@@ -925,11 +941,20 @@ export declare type SettleCoupResponse = Message<"chemmy.wallet.v1.SettleCoupRes
    * counted in his losses and session). Set when new_bank > 0 and the
    * bank is a player's; unset otherwise (or from an older wallet: ask
    * CheckStake). The table service passes a bank it refuses (CF-PASS)
-   * without calling CheckStake.
+   * without calling CheckStake. Unset when bank_hold_released.
    *
    * @generated from field: chemmy.wallet.v1.StakeCheck banker_stake = 11;
    */
   bankerStake?: StakeCheck | undefined;
+
+  /**
+   * The bank hold was released with the settlement (release_bank_hold
+   * and the bank lost): new_bank went back to the banker, the hold is
+   * VOIDED.
+   *
+   * @generated from field: bool bank_hold_released = 12;
+   */
+  bankHoldReleased: boolean;
 };
 
 /**
