@@ -90,6 +90,21 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 			t.Fatalf("%s: %v, want FAILED_PRECONDITION INSUFFICIENT_FUNDS", what, err)
 		}
 	}
+	// closeBetweenCoups closes tb once its coup in play is over (a table
+	// closes between coups only), playing it on meanwhile.
+	closeBetweenCoups := func(tb *seamlessTable) {
+		t.Helper()
+		for i := 0; ; i++ {
+			_, err := r.c.table.CloseTable(r.as(ctx, "croupier"), &tablev1.CloseTableRequest{RequestId: tb.id + "-close", TableId: tb.id, Reason: "wallet rounds"})
+			if err == nil {
+				return
+			}
+			if i > 400 {
+				t.Fatalf("close %s: %v", tb.id, err)
+			}
+			r.step(tb)
+		}
+	}
 	want := map[string]tablev1.RoundState{} // coup id -> its expected final state
 
 	// "played": three coups settled, one voided, one more settled.
@@ -112,16 +127,7 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 	for get(played).GetCoupsPlayed() < 4 {
 		r.step(played)
 	}
-	for i := 0; ; i++ {
-		_, err := r.c.table.CloseTable(r.as(ctx, "croupier"), &tablev1.CloseTableRequest{RequestId: played.id + "-close", TableId: played.id, Reason: "wallet rounds"})
-		if err == nil {
-			break
-		}
-		if i > 400 {
-			t.Fatalf("close %s: %v", played.id, err)
-		}
-		r.step(played)
-	}
+	closeBetweenCoups(played)
 
 	// "refused": dave's bank and bet refused by the operator, alice's
 	// bank up, no coup dealt.
@@ -186,16 +192,7 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 	for get(fee).GetCoupsPlayed() < 1 {
 		r.step(fee)
 	}
-	for i := 0; ; i++ {
-		_, err := r.c.table.CloseTable(r.as(ctx, "croupier"), &tablev1.CloseTableRequest{RequestId: fee.id + "-close", TableId: fee.id, Reason: "wallet rounds"})
-		if err == nil {
-			break
-		}
-		if i > 400 {
-			t.Fatalf("close %s: %v", fee.id, err)
-		}
-		r.step(fee)
-	}
+	closeBetweenCoups(fee)
 
 	tables := []*seamlessTable{played, ref, bankOnly, timeout, fee}
 	report := r.waitDrained([]string{"alice", "bob", "carol", "dave"})
