@@ -37,7 +37,7 @@
 //	-operator-secret-file  seamless: file holding the HMAC secret shared with the
 //	               operator (else env CHEMMY_OPERATOR_SECRET; required). A probe
 //	               (balance of "chemmy-probe", at start and every 30 s) checks the
-//	               URL and the secret: metric chemmy_operator_up, an ERROR log
+//	               URL and the secret: metric chemmy_operator_up{operator}, an ERROR log
 //	-operator-timeout  seamless: timeout of one call to the operator (default 3s)
 //	-operator-allow-http  seamless: allow a plain http -operator-url on a
 //	               non-loopback host, for an operator on a private network only

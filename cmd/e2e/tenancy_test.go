@@ -13,6 +13,7 @@ import (
 	"github.com/chemmy/chemmy/cmd/stack"
 	"github.com/chemmy/chemmy/gateway/gateway"
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
+	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	tablev1 "github.com/chemmy/chemmy/proto/gen/chemmy/table/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/errs"
@@ -194,6 +195,17 @@ func TestTwoOperatorsShareNothing(t *testing.T) {
 	notFound("casino-b's croupier's LeaveTable", err)
 	_, err = c.table.CloseTable(tok("b-croupier"), &tablev1.CloseTableRequest{RequestId: t.Name() + "/b-close", TableId: a, Reason: "not ours"})
 	notFound("casino-b's croupier's CloseTable", err)
+	// Nor its shoe (shoe-svc): NOT_FOUND SHOE_NOT_FOUND, as no shoe.
+	shoeA := get("a-croupier", a).GetShoeId()
+	for _, who := range []string{"b-croupier", "bea"} {
+		_, err := c.shoe.GetShoe(tok(who), &shoev1.GetShoeRequest{ShoeId: shoeA})
+		if status.Code(err) != codes.NotFound || errs.Reason(err) != "SHOE_NOT_FOUND" || status.Convert(err).Message() != `no shoe "`+shoeA+`"` {
+			t.Errorf("%s's GetShoe of casino-a's table's shoe: %v, want NOT_FOUND SHOE_NOT_FOUND", who, err)
+		}
+	}
+	if _, err := c.shoe.GetShoe(tok("ann"), &shoev1.GetShoeRequest{ShoeId: shoeA}); err != nil {
+		t.Errorf("ann's GetShoe of her table's shoe: %v", err)
+	}
 	// And casino-a's own see nothing of casino-b's table.
 	_, err = c.table.GetTable(tok("ann"), &tablev1.GetTableRequest{TableId: b})
 	if status.Code(err) != codes.NotFound || errs.Reason(err) != "TABLE_NOT_FOUND" {

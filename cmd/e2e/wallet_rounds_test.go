@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +29,10 @@ import (
 //     with no coup dealt;
 //   - "bank-only": bob puts up a bank and the table closes at once;
 //   - "timeout": carol lets her betting turns run out against bob's bank,
+//     then the table closes;
+//   - "fee": under hourly_fee alice and bob sit more than a second before
+//     a coup is played, so each pays a seat fee (CF-BANK-WINS), sent to
+//     the operator's wallet in a round of its own ("fee-<request id>"),
 //     then the table closes.
 //
 // The round ids come from the operator's own records (every debit,
@@ -35,7 +40,8 @@ import (
 // Each must resolve with GetRound at its table; every round of the
 // closed tables (ListRounds) must be over; the rounds the scenario knows
 // must be in the state it expects: the voided coup VOIDED, the coups
-// played SETTLED (as many as the table counted), the rest CANCELLED.
+// played SETTLED (as many as the table counted), the fee rounds SETTLED,
+// the rest CANCELLED.
 func TestEveryWalletRoundResolves(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end")
@@ -84,6 +90,21 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 			t.Fatalf("%s: %v, want FAILED_PRECONDITION INSUFFICIENT_FUNDS", what, err)
 		}
 	}
+	// closeBetweenCoups closes tb once its coup in play is over (a table
+	// closes between coups only), playing it on meanwhile.
+	closeBetweenCoups := func(tb *seamlessTable) {
+		t.Helper()
+		for i := 0; ; i++ {
+			_, err := r.c.table.CloseTable(r.as(ctx, "croupier"), &tablev1.CloseTableRequest{RequestId: tb.id + "-close", TableId: tb.id, Reason: "wallet rounds"})
+			if err == nil {
+				return
+			}
+			if i > 400 {
+				t.Fatalf("close %s: %v", tb.id, err)
+			}
+			r.step(tb)
+		}
+	}
 	want := map[string]tablev1.RoundState{} // coup id -> its expected final state
 
 	// "played": three coups settled, one voided, one more settled.
@@ -106,16 +127,7 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 	for get(played).GetCoupsPlayed() < 4 {
 		r.step(played)
 	}
-	for i := 0; ; i++ {
-		_, err := r.c.table.CloseTable(r.as(ctx, "croupier"), &tablev1.CloseTableRequest{RequestId: played.id + "-close", TableId: played.id, Reason: "wallet rounds"})
-		if err == nil {
-			break
-		}
-		if i > 400 {
-			t.Fatalf("close %s: %v", played.id, err)
-		}
-		r.step(played)
-	}
+	closeBetweenCoups(played)
 
 	// "refused": dave's bank and bet refused by the operator, alice's
 	// bank up, no coup dealt.
@@ -173,7 +185,16 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 	closeNow(timeout)
 	want[toCoup] = tablev1.RoundState_ROUND_STATE_CANCELLED
 
-	tables := []*seamlessTable{played, ref, bankOnly, timeout}
+	// "fee": 360,000 an hour is 100 a second; seat time is billed by the
+	// whole second, so the players sit more than one before the coup.
+	fee := open("fee", &tablev1.HouseRules{HourlyFee: 360_000}, "alice", "bob")
+	time.Sleep(1100 * time.Millisecond)
+	for get(fee).GetCoupsPlayed() < 1 {
+		r.step(fee)
+	}
+	closeBetweenCoups(fee)
+
+	tables := []*seamlessTable{played, ref, bankOnly, timeout, fee}
 	report := r.waitDrained([]string{"alice", "bob", "carol", "dave"})
 	if len(report) == 0 {
 		t.Fatal("no operator transaction")
@@ -227,6 +248,20 @@ func TestEveryWalletRoundResolves(t *testing.T) {
 		if final[id] != s {
 			t.Errorf("round %s: %s, want %s", id, final[id], s)
 		}
+	}
+	// The seat fees of the fee table were debited in rounds of their own,
+	// each resolved (above) and settled.
+	feeRounds := 0
+	for k, kinds := range seen {
+		if k.table == fee.id && strings.HasPrefix(k.round, "fee-") {
+			feeRounds++
+			if final[k.round] != tablev1.RoundState_ROUND_STATE_SETTLED {
+				t.Errorf("fee round %s (operator: %v): %s, want SETTLED", k.round, kinds, final[k.round])
+			}
+		}
+	}
+	if feeRounds < 2 {
+		t.Errorf("%d fee rounds at the fee table, want at least 2 (alice's and bob's seat fees)", feeRounds)
 	}
 	// dave's refused bank named a round of its own, which nothing else
 	// names: it resolves (above) and is over.

@@ -59,9 +59,10 @@ func exported(reg map[string]bool, name string) bool {
 }
 
 // TestPrometheusRule: every render with the prometheus component has the
-// PrometheusRule chemmy with the six alerts (stuck tables, outbox
+// PrometheusRule chemmy with the eight alerts (stuck tables, outbox
 // backlog, escrow intents, error rate, certificate expiry, event
-// retention), each with a
+// retention, an operator's wallet down, an operator's open wallet
+// exceptions), each with a
 // for duration, a severity and a summary, reading only metrics the code
 // exports.
 func TestPrometheusRule(t *testing.T) {
@@ -109,7 +110,8 @@ func TestPrometheusRule(t *testing.T) {
 			}
 		}
 		slices.Sort(alerts)
-		if want := []string{"ChemmyCertificateExpiry", "ChemmyErrorRate", "ChemmyEscrowIntents", "ChemmyEventRetentionShort", "ChemmyOutboxBacklog", "ChemmyTablesStuck"}; !slices.Equal(alerts, want) {
+		if want := []string{"ChemmyCertificateExpiry", "ChemmyErrorRate", "ChemmyEscrowIntents", "ChemmyEventRetentionShort",
+			"ChemmyOperatorExceptions", "ChemmyOperatorWalletDown", "ChemmyOutboxBacklog", "ChemmyTablesStuck"}; !slices.Equal(alerts, want) {
 			t.Errorf("%s: alerts %v, want %v", dir, alerts, want)
 		}
 	}

@@ -41,7 +41,8 @@ func tableOf(shoe *shoev1.Shoe) string {
 // after a crash adopts it). The shoe_claimed event is written in the same
 // transaction.
 //
-// Errors: INVALID_ARGUMENT INVALID_ARGUMENT; NOT_FOUND SHOE_NOT_FOUND;
+// Errors: INVALID_ARGUMENT INVALID_ARGUMENT; NOT_FOUND SHOE_NOT_FOUND
+// (none, or a shoe of another operator than r.operator_id, the table's);
 // FAILED_PRECONDITION SHOE_CLAIMED, SHOE_CLOSED, DEAL_STARTED;
 // PERMISSION_DENIED ROLE_NOT_ALLOWED. A refused claim changes nothing.
 func (s *Service) ClaimShoe(ctx context.Context, r *shoev1.ClaimShoeRequest) (*shoev1.ClaimShoeResponse, error) {
@@ -66,7 +67,12 @@ func (s *Service) ClaimShoe(ctx context.Context, r *shoev1.ClaimShoeRequest) (*s
 	hash := store.Hash(&shoev1.ClaimShoeRequest{RequestId: r.RequestId, ShoeId: r.ShoeId})
 	resp := &shoev1.ClaimShoeResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(*shoev1.Shoe) error { return nil })
+		shoe, replayed, err := shoeAndReplay(tx, caller, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+			if shoeOperator(shoe) != operatorOf(caller, r.GetOperatorId()) {
+				return notFound(r.ShoeId) // another operator's shoe, for the table's
+			}
+			return nil
+		})
 		if err != nil || replayed {
 			return err
 		}

@@ -3,6 +3,10 @@
 // owns card order; nobody else shuffles or draws. The gRPC contract is
 // chemmy.shoe.v1.ShoeService.
 //
+// Every shoe belongs to an operator (tenant; operator.go): a caller of
+// another operator, but for the services and a deployment-wide auditor,
+// is answered NOT_FOUND SHOE_NOT_FOUND by every call naming it.
+//
 // # Building a shoe (CreateShoe)
 //
 //  1. SHOE-DECKS, BQ-DECKS, OLD-DECKS: decks by variant: chemin de fer

@@ -15,6 +15,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	shoev1 "github.com/chemmy/chemmy/proto/gen/chemmy/shoe/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
+	"github.com/chemmy/chemmy/services/kit/errs"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/store"
 	"github.com/chemmy/chemmy/services/rules"
@@ -374,7 +375,7 @@ func (s *Service) Cut(ctx context.Context, r *shoev1.CutRequest) (*shoev1.CutRes
 		after = nil
 		// A table's shoe: the named cutter (a player cuts only for
 		// himself, checked above and below) or the table service.
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+		shoe, replayed, err := shoeAndReplay(tx, caller, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
 			if caller.Role == auth.RolePlayer {
 				return nil
 			}
@@ -473,7 +474,7 @@ func (s *Service) CloseShoe(ctx context.Context, r *shoev1.CloseShoeRequest) (*s
 	resp := &shoev1.CloseShoeResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
 		// Only the table closes its shoe, between coups.
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+		shoe, replayed, err := shoeAndReplay(tx, caller, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
 			return tableOnly(caller, shoe, "close")
 		})
 		if err != nil || replayed {
@@ -518,10 +519,11 @@ func (s *Service) GetShoeReveal(ctx context.Context, r *shoev1.GetShoeRevealRequ
 	if r.GetShoeId() == "" {
 		return nil, invalid("shoe_id is required")
 	}
+	caller, _ := auth.FromContext(ctx)
 	resp := &shoev1.GetShoeRevealResponse{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+		if err := loadShoeFor(tx, caller, r.ShoeId, shoe); err != nil {
 			return err
 		}
 		if len(shoe.Commitment) == 0 {
@@ -562,7 +564,7 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 			return err
 		}
 		shoe := &shoev1.Shoe{}
-		err := loadShoe(tx, shoeID, shoe)
+		err := loadShoeFor(tx, caller, shoeID, shoe)
 		if err == nil && shoe.OwnedByTable && shoe.State != shoev1.ShoeState_SHOE_STATE_CLOSED && !isTableService(caller) {
 			err = fail(codes.FailedPrecondition, shoev1.ErrorReason_ERROR_REASON_SHOE_NOT_CLOSED,
 				"the card fates of table shoe %q are public once it is closed", shoeID)
@@ -591,7 +593,9 @@ func (s *Service) ListCardFates(ctx context.Context, r *shoev1.ListCardFatesRequ
 			if err := proto.Unmarshal(v, f); err != nil {
 				return err
 			}
-			if err := hidden(tx, f.GetShoeId()); err != nil {
+			if err := hidden(tx, f.GetShoeId()); errs.Reason(err) == "SHOE_NOT_FOUND" {
+				continue // a card of another operator's shoe
+			} else if err != nil {
 				return err
 			}
 			resp.Fates = append(resp.Fates, f)

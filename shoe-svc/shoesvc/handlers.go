@@ -120,7 +120,13 @@ func tableOnly(c auth.Caller, shoe *shoev1.Shoe, what string) error {
 // "table/<id>/shoe/<n+1>") and have his shoe, not the table's own,
 // replayed to the table.
 func createKey(kind string, c auth.Caller, requestID string) string {
-	return "shoe/" + kind + "/" + strconv.Quote(string(c.Role)+":"+c.Subject) + "/" + requestID
+	who := string(c.Role) + ":" + c.Subject
+	if op := operatorOf(c, ""); op != DefaultOperator && c.Role != auth.RoleService {
+		// Two operators' callers of one subject never share a request
+		// (the default operator's keys keep their shape).
+		who += "@" + op
+	}
+	return "shoe/" + kind + "/" + strconv.Quote(who) + "/" + requestID
 }
 
 func checkRequestID(id string) error {
@@ -297,6 +303,7 @@ func (s *Service) CreateShoe(ctx context.Context, r *shoev1.CreateShoeRequest) (
 		CutCardFromEnd:   n.CutCardFromEnd,
 		CreateTime:       timestamppb.New(now),
 		Owner:            n.Owner,
+		OperatorId:       operatorOf(caller, n.GetOperatorId()),
 		Commitment:       fair.Commit(seed),
 		ClientSeed:       n.ClientSeed,
 		Variant:          n.Variant,
@@ -439,6 +446,7 @@ func (s *Service) CreateShoeFromOrder(ctx context.Context, r *shoev1.CreateShoeF
 		TestShoe:       r.TestShoe,
 		OwnedByTable:   isTableService(caller) && r.Owner != "",
 		CreatedBy:      caller.Subject,
+		OperatorId:     operatorOf(caller, ""),
 	}
 	if shoe.OwnedByTable {
 		shoe.TableId = r.Owner
@@ -498,9 +506,10 @@ func (s *Service) GetShoe(ctx context.Context, r *shoev1.GetShoeRequest) (*shoev
 	if r.GetShoeId() == "" {
 		return nil, invalid("shoe_id is required")
 	}
+	caller, _ := auth.FromContext(ctx)
 	shoe := &shoev1.Shoe{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return loadShoe(tx, r.ShoeId, shoe)
+		return loadShoeFor(tx, caller, r.ShoeId, shoe)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "get shoe", err)
@@ -713,7 +722,7 @@ func (s *Service) deal(tx *bolt.Tx, r *shoev1.DealCardRequest, caller auth.Calle
 	// The shoe first: ids have a fixed length, so only an existing
 	// shoe's id makes the idempotency key unambiguous. A table's shoe
 	// is refused to others before any stored answer is replayed.
-	shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+	shoe, replayed, err := shoeAndReplay(tx, caller, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
 		if err := tableOnly(caller, shoe, "deal from"); err != nil {
 			return err
 		}
@@ -888,14 +897,15 @@ func toProtoCards(cs []rules.Card) []*shoev1.Card {
 	return out
 }
 
-// shoeAndReplay loads the shoe of a request keyed key, lets allowed
+// shoeAndReplay loads the shoe of a request keyed key (as caller may
+// see it: loadShoeFor), lets allowed
 // refuse the caller, and, when the request was answered before, puts the
 // stored answer in resp and reports replayed. A key used for another
 // request is REQUEST_ID_REUSED.
-func shoeAndReplay(tx *bolt.Tx, shoeID, key string, hash []byte, requestID string, resp proto.Message,
+func shoeAndReplay(tx *bolt.Tx, caller auth.Caller, shoeID, key string, hash []byte, requestID string, resp proto.Message,
 	allowed func(*shoev1.Shoe) error) (*shoev1.Shoe, bool, error) {
 	shoe := &shoev1.Shoe{}
-	if err := loadShoe(tx, shoeID, shoe); err != nil {
+	if err := loadShoeFor(tx, caller, shoeID, shoe); err != nil {
 		return nil, false, err
 	}
 	if err := allowed(shoe); err != nil {

@@ -67,7 +67,7 @@ func (s *Service) MoveTopCardsToBottom(ctx context.Context, r *shoev1.MoveTopCar
 	hash := store.Hash(r)
 	resp := &shoev1.MoveTopCardsToBottomResponse{}
 	err := s.update(func(tx *bolt.Tx) error {
-		shoe, replayed, err := shoeAndReplay(tx, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
+		shoe, replayed, err := shoeAndReplay(tx, caller, r.ShoeId, key, hash, r.RequestId, resp, func(shoe *shoev1.Shoe) error {
 			return tableOnly(caller, shoe, "move top cards of")
 		})
 		if err != nil || replayed {

@@ -54,7 +54,7 @@ func (s *Service) SeedShoe(ctx context.Context, r *shoev1.SeedShoeRequest) (*sho
 	resp := &shoev1.SeedShoeResponse{}
 	err = s.update(func(tx *bolt.Tx) error {
 		shoe := &shoev1.Shoe{}
-		if err := loadShoe(tx, r.ShoeId, shoe); err != nil {
+		if err := loadShoeFor(tx, caller, r.ShoeId, shoe); err != nil {
 			return err
 		}
 		if !shoe.AwaitPlayerSeeds {

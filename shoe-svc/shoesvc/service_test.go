@@ -402,13 +402,13 @@ func TestSHOEFace(t *testing.T) {
 	// announced it, no card; the table it belongs to, who closed it and
 	// who gave the player seeds are ids, and whether it awaits its
 	// table's seeds a flag; burn is the count announced, public from the
-	// opening.
+	// opening; operator_id the operator it belongs to, an id.
 	want := []string{"shoe_id", "state", "decks", "cards_total", "cards_dealt", "cards_remaining",
 		"cut_card_from_end", "cut_card_out", "burned", "create_time", "owner", "commitment", "client_seed",
 		"variant", "burn_mode", "cutter_player_id", "cut_deadline", "cut_position", "cut_random", "cut_by",
 		"cut_card_coup_id", "close_time", "close_reason", "certification", "test_shoe", "owned_by_table",
 		"created_by", "player_seeds", "moved_to_bottom", "moved_by", "table_id", "closed_by", "closed_by_role",
-		"player_seed_player_ids", "await_player_seeds", "burn"}
+		"player_seed_player_ids", "await_player_seeds", "burn", "operator_id"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("Shoe fields %v, reviewed %v", names, want)
 	}

@@ -139,17 +139,24 @@ func (banqueAdapter) carryOut(ctx context.Context, s *Service, t *table, eff gam
 	switch e := eff.(type) {
 	case banque.ChargeFee:
 		// Source: RULES.md BQ-BANK (the highest bidder pays the house 2.5% of the bid)
+		reqID := "table/" + t.ID + "/" + e.RequestID
+		round, err := s.beginFeeRound(t, reqID, e.PlayerID)
+		if err != nil {
+			return nil, true, fmt.Errorf("record auction fee %s: %w", reqID, err)
+		}
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
-			RequestId: "table/" + t.ID + "/" + e.RequestID, AccountId: t.account(e.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
+			RequestId: reqID, AccountId: t.account(e.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_BANK_AUCTION,
 			Bid: e.Bid, Rounding: walletv1.CommissionRounding(e.Rounding), Reference: "tables/" + t.ID + "/auctions/" + e.RequestID,
 			OperatorId: t.walletOperator()})
 		if r := errs.Reason(err); r == reasonInsufficientFunds || r == reasonLimitReached {
 			// Refused (his balance, or his loss limits: a fee is a loss).
+			s.endFeeRound(round, 0, false)
 			return banque.FeeRefused{Reason: err.Error()}, true, nil
 		}
 		if err != nil {
 			return nil, true, err
 		}
+		s.endFeeRound(round, resp.GetFee(), true)
 		return banque.FeeCharged{Fee: resp.GetFee()}, true, nil
 	case banque.Settle:
 		req := &walletv1.SettleBanqueRequest{CoupId: e.CoupID, BankHoldId: e.BankHoldID, OperatorId: t.walletOperator(),

@@ -347,6 +347,10 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 		if !strings.HasPrefix(id, "table/") { // the core's "fee/<n>" (records before it held the table's id)
 			id = "table/" + t.ID + "/" + id
 		}
+		round, err := s.beginFeeRound(t, id, f.PlayerID)
+		if err != nil {
+			return nil, fmt.Errorf("record seat fee %s: %w", id, err)
+		}
 		resp, err := s.wallet.ChargeFee(ctx, &walletv1.ChargeFeeRequest{
 			RequestId: id, AccountId: t.account(f.PlayerID), FeeType: walletv1.FeeType_FEE_TYPE_HOURLY, OperatorId: t.walletOperator(),
 			HourlyFee: e.HourlyFee, SeatSeconds: f.Seconds, Reference: "tables/" + t.ID + "/seats",
@@ -360,6 +364,7 @@ func (s *Service) chargeFees(ctx context.Context, t *table, e chemindefer.Charge
 			// unpaid too: a fee never holds up the table.
 			s.log.Warn("seat fee refused; recorded unpaid", "table", t.ID, "player", f.PlayerID, "err", err)
 		}
+		s.endFeeRound(round, resp.GetFee(), err == nil)
 		out.Fees = append(out.Fees, chemindefer.FeeCharge{Paid: err == nil, Fee: resp.GetFee()})
 	}
 	return out, nil

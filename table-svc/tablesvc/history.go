@@ -32,7 +32,8 @@ import (
 // intent, before the wallet is called (stakeRound), so every round id the
 // wallet ever sees is one GetRound answers; a round whose coup the table
 // will never open is cancelled (cancelStaked), and the close of a table
-// ends every round of it still in play (finishRounds).
+// ends every round of it still in play (finishRounds). A fee's round
+// (fee_rounds.go) is recorded the same way before the fee is asked for.
 //
 // Layout:
 //

@@ -99,7 +99,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 	if shoeID != "" {
 		// The shoe is the table's before the table exists: nobody deals
 		// from it in the first betting, and no other table takes it.
-		sh, err := s.claimShoe(cctx, key, shoeID, id)
+		sh, err := s.claimShoe(cctx, key, shoeID, id, operatorOf(caller))
 		if err != nil {
 			return nil, err
 		}
@@ -132,6 +132,7 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 		resp, err := s.shoe.CreateShoe(cctx, &shoev1.CreateShoeRequest{
 			RequestId: "table/" + id + "/shoe/1", Decks: hr.Decks, CutCardFromEnd: hr.CutCardFromEnd, Burn: hr.Burn, Owner: id,
 			ClientSeed: "table/" + id + "/shoe/1", Variant: g.shoeVariant(), AwaitPlayerSeeds: true,
+			OperatorId: walletOperator(operatorOf(caller)),
 		})
 		if err != nil {
 			return nil, fromDependency("open shoe", err)
@@ -165,11 +166,11 @@ func (s *Service) CreateTable(ctx context.Context, req *tablev1.CreateTableReque
 // ClaimShoe, keyed by the CreateTable request's idempotency key) and
 // returns it. A shoe of another table, closed, or with cards dealt is
 // FAILED_PRECONDITION SHOE_UNUSABLE; an unknown one NOT_FOUND
-// SHOE_NOT_FOUND.
-func (s *Service) claimShoe(ctx context.Context, key, shoeID, tableID string) (*shoev1.Shoe, error) {
+// SHOE_NOT_FOUND, as is a shoe of another operator than op, the table's.
+func (s *Service) claimShoe(ctx context.Context, key, shoeID, tableID, op string) (*shoev1.Shoe, error) {
 	sum := sha256.Sum256([]byte(key))
 	resp, err := s.shoe.ClaimShoe(ctx, &shoev1.ClaimShoeRequest{
-		RequestId: "table/create/" + hex.EncodeToString(sum[:16]), ShoeId: shoeID, TableId: tableID})
+		RequestId: "table/create/" + hex.EncodeToString(sum[:16]), ShoeId: shoeID, TableId: tableID, OperatorId: walletOperator(op)})
 	switch r := errs.Reason(err); {
 	case err == nil:
 	case r == "SHOE_CLAIMED" || r == "SHOE_CLOSED" || r == "DEAL_STARTED" || r == "SHOE_OWNED_BY_TABLE":

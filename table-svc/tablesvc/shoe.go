@@ -92,6 +92,9 @@ func (s *Service) openShoe(ctx context.Context, t *table, collect bool) error {
 		Variant:    t.adapter().shoeVariant(),
 		// The players' seeds, after its commitment (seeds.go).
 		AwaitPlayerSeeds: true,
+		// The table's operator's shoe (shoe-svc answers other operators'
+		// callers as for no shoe).
+		OperatorId: t.walletOperator(),
 	}
 	if k, ok := t.adapter().(shoeCutter); ok && !collect {
 		if p, limit := k.cutter(t); p != "" {

@@ -159,7 +159,8 @@
 // ("op-inflight") with transaction id "db-<request_id>-<attempt>" (the
 // request id as is when it fits [A-Za-z0-9._:/-] and 96 bytes, else
 // "h" and a digest), round = the coup id of the reference
-// "tables/<T>/coups/<C>" (a fee without one: "fee-<request_id>"), reason
+// "tables/<T>/coups/<C>" (a fee without one: opwallet.FeeRound,
+// "fee-<request_id>", a round table-svc records before it asks), reason
 // bet (PlaceHold), bank (a raise) or fee; then the operator is called,
 // never inside a bbolt transaction. Accepted: one transaction marks it
 // applied, moves the amount external:operator -> player and takes the
@@ -231,9 +232,10 @@
 // round_end last, once nothing else of the round is queued, in flight or
 // an open exception. Nothing else orders them: a refused or unanswered
 // entry never holds back another round's, the same player's included.
-// Metrics: chemmy_operator_outbox_depth,
-// chemmy_operator_calls_total{operator,op,result},
-// chemmy_operator_call_seconds{operator,op} (operator: whose wallet).
+// Metrics: chemmy_operator_outbox_depth{operator} (counted in the ledger
+// when scraped), chemmy_operator_calls_total{operator,op,result},
+// chemmy_operator_call_seconds{operator,op} (operator: whose wallet; its
+// values are the configured operators, few, never from a request).
 //
 // Exceptions (opexceptions.go). A refusal of a credit, rollback or
 // round_end is logged as an error, counted
@@ -244,7 +246,7 @@
 // the relayRefusalLimit-th (10) whatever its code, makes it an
 // exception: out of the outbox, its transaction "refused", an
 // opException open in "op-exceptions" (and "op-exceptions-open"),
-// counted by chemmy_operator_exceptions_open{kind} and in the report.
+// counted by chemmy_operator_exceptions_open{operator,kind} and in the report.
 // INVALID_SIGNATURE (the shared secret) is retried like no answer.
 // Operators resolve an exception: RetryOperatorException sends the same
 // movement under a new id (<id>.r2, .r3...), SettleOperatorException
@@ -254,15 +256,17 @@
 // mode.
 //
 // Operator probe (probe.go). At start and then every
-// Config.OperatorProbeInterval (30 s) the service asks the operator's
-// wallet for the balance of Config.OperatorProbePlayer ("chemmy-probe");
+// Config.OperatorProbeInterval (30 s) the service asks every operator's
+// wallet (the default operator's and each of the operators file's, all
+// at once) for the balance of Config.OperatorProbePlayer ("chemmy-probe");
 // balance is called for nothing else. Any answer signed with the shared
 // secret, a 200 or a refusal such as 404 UNKNOWN_PLAYER, proves the URL
-// and the secret: chemmy_operator_up is 1 and the gRPC health service
-// OperatorHealthService ("chemmy.wallet.operator") SERVING. An unsigned
+// and the secret: chemmy_operator_up{operator} is 1 and, for the default
+// operator's wallet, the gRPC health service OperatorHealthService
+// ("chemmy.wallet.operator") SERVING. An unsigned
 // or badly signed answer, a signed INVALID_SIGNATURE refusal, a timeout,
 // a transport error or a 5xx sets them to 0 and NOT_SERVING, counts
-// chemmy_operator_probe_failures_total{kind} (bad_signature, unsigned,
+// chemmy_operator_probe_failures_total{operator,kind} (bad_signature, unsigned,
 // clock_skew, signature_refused, timeout, unreachable, bad_answer) and
 // logs an ERROR naming the likely cause (a wrong -operator-secret-file, a
 // wrong -operator-url, clocks, the network) when the probe starts failing
@@ -274,7 +278,12 @@
 // credits must still reach this service to be queued safely in the
 // outbox, and the wallet (one bbolt file) has no other replica to send
 // them to; a readiness failure would take it out of its Kubernetes
-// Service and lose exactly those. Alert on chemmy_operator_up == 0.
+// Service and lose exactly those. For the same reason one operator's
+// wallet down takes no other operator down: it sets that operator's
+// series only (and OperatorHealthService when he is the default
+// operator); his stakes fail, the other operators play on. An operator
+// no longer in the operators file loses his probe series. Alert on
+// chemmy_operator_up == 0 (by operator).
 //
 // Every operator transaction is logged ("op-tx") with its kind, status
 // (pending, applied, refused, rolled_back, acknowledged; a refused

@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -141,7 +140,7 @@ func (e *env) relayLooked() {
 }
 
 func (e *env) openExceptions(kind string) float64 {
-	return testutil.ToFloat64(e.svc.opMetrics.exceptions[kind])
+	return e.gauge(e.svc.opMetrics.queues, "chemmy_operator_exceptions_open", map[string]string{"operator": e.svc.opID, "kind": kind})
 }
 
 // refRecord finds the reference wallet's record of a kind for a player

@@ -3,6 +3,7 @@ package walletsvc
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -157,23 +158,41 @@ func openExceptions(tx *bolt.Tx) (map[string]int, error) {
 	return n, err
 }
 
-// countOpenExceptions is the number of open exceptions of kind (the
-// gauge chemmy_operator_exceptions_open; 0 when the ledger cannot be
-// read, e.g. once closed).
-func (s *Service) countOpenExceptions(kind string) float64 {
-	var n int
+// queueCounts is, per operator (the operator of the transaction's
+// account), the operator outbox's entries and the open exceptions by
+// kind, and the operators with a seamless wallet (the gauges
+// chemmy_operator_outbox_depth and chemmy_operator_exceptions_open).
+func (s *Service) queueCounts() (depth map[string]int, open map[string]map[string]int, ops []string, err error) {
 	if s.db == nil {
-		return 0
+		return nil, nil, nil, errors.New("wallet: closed")
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		open, err := openExceptions(tx)
-		n = open[kind]
-		return err
+	depth, open = map[string]int{}, map[string]map[string]int{}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		err := tx.Bucket(bucketOpOutbox).ForEach(func(_, v []byte) error {
+			x, err := getTx(tx, string(v))
+			if err != nil {
+				return err
+			}
+			depth[operatorOfKey(x.Account, s.opID)]++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketOpExcOpen).ForEach(func(_, v []byte) error {
+			x, err := getTx(tx, string(v))
+			if err != nil {
+				return err
+			}
+			op := operatorOfKey(x.Account, s.opID)
+			if open[op] == nil {
+				open[op] = map[string]int{}
+			}
+			open[op][x.Kind]++
+			return nil
+		})
 	})
-	if err != nil {
-		return 0
-	}
-	return float64(n)
+	return depth, open, s.walletOperators(), err
 }
 
 // loadException reads the exception of transaction id (NOT_FOUND

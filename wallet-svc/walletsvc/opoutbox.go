@@ -51,28 +51,27 @@ const (
 	relayWorkers = 16
 )
 
-// opMetrics are the metrics of seamless mode.
+// opMetrics are the metrics of seamless mode. Their operator label is
+// an operator of the configuration (the default operator and the
+// operators file's entries with a wallet): few, never from a request.
 type opMetrics struct {
-	depth    prometheus.Gauge
 	calls    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	refusals *prometheus.CounterVec
-	// exceptions: the open exceptions of each kind, read from the ledger
-	// when scraped (openCount; opexceptions.go), so never stale.
-	exceptions map[string]prometheus.GaugeFunc
-	openCount  func(kind string) float64
+	// queues: chemmy_operator_outbox_depth{operator} and
+	// chemmy_operator_exceptions_open{operator,kind}, read from the
+	// ledger when scraped (queueCounts; opexceptions.go), so never stale.
+	queues *queueCollector
 	// defaultOperator is the wallet's default operator, whose call series
 	// exist from the start (another operator's from his first call).
 	defaultOperator string
-	// The operator probe's (probe.go).
-	up            prometheus.Gauge
+	// The operator probe's (probe.go), by operator.
+	up            *prometheus.GaugeVec
 	probeFailures *prometheus.CounterVec
 }
 
 func newOpMetrics() *opMetrics {
 	return &opMetrics{
-		depth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_outbox_depth",
-			Help: "Seamless mode: credits, rollbacks and round ends waiting to be acknowledged by the operator's wallet."}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_calls_total",
 			Help: "Seamless mode: calls to the operators' wallets, by operator (tenant: whose wallet), operation (debit, credit, rollback, round_end) and result (ok, duplicate, refused, error: outcome unknown)."},
 			[]string{"operator", "op", "result"}),
@@ -82,30 +81,31 @@ func newOpMetrics() *opMetrics {
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_outbox_refusals_total",
 			Help: "Seamless mode: refusals of credits, rollbacks and round ends by the operators' wallets (they must not refuse them: retried, then listed as exceptions), by operator and operation."},
 			[]string{"operator", "op"}),
-		exceptions: map[string]prometheus.GaugeFunc{},
-		up: prometheus.NewGauge(prometheus.GaugeOpts{Name: "chemmy_operator_up",
-			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers)."}),
+		queues: &queueCollector{
+			depth: prometheus.NewDesc("chemmy_operator_outbox_depth",
+				"Seamless mode: credits, rollbacks and round ends waiting to be acknowledged by the operator's wallet, by operator (whose wallet).",
+				[]string{"operator"}, nil),
+			open: prometheus.NewDesc("chemmy_operator_exceptions_open",
+				"Seamless mode: credits, rollbacks and round ends the operator's wallet refused for good, not yet retried or settled outside chemmy (ListOperatorExceptions), by operator and kind.",
+				[]string{"operator", "kind"}, nil),
+		},
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "chemmy_operator_up",
+			Help: "Seamless mode: 1 when the last probe of the operator's wallet (a balance call) got an answer signed with the shared secret, else 0 (0 until the first probe answers), by operator (whose wallet)."},
+			[]string{"operator"}),
 		probeFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chemmy_operator_probe_failures_total",
-			Help: "Seamless mode: failed probes of the operator's wallet, by kind (bad_signature, unsigned, clock_skew, signature_refused, timeout, unreachable, bad_answer)."},
-			[]string{"kind"}),
+			Help: "Seamless mode: failed probes of the operators' wallets, by operator and kind (bad_signature, unsigned, clock_skew, signature_refused, timeout, unreachable, bad_answer)."},
+			[]string{"operator", "kind"}),
 	}
 }
 
 func (m *opMetrics) register(reg prometheus.Registerer) error {
-	for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
-		m.exceptions[k] = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "chemmy_operator_exceptions_open",
-			Help:        "Seamless mode: credits, rollbacks and round ends the operator's wallet refused for good, not yet retried or settled outside chemmy (ListOperatorExceptions), by kind.",
-			ConstLabels: prometheus.Labels{"kind": k}},
-			func() float64 { return m.openCount(k) })
-	}
-	for _, c := range []prometheus.Collector{m.depth, m.calls, m.latency, m.refusals, m.exceptions[kindCredit], m.exceptions[kindRollback],
-		m.exceptions[kindRoundEnd], m.up, m.probeFailures} {
+	for _, c := range []prometheus.Collector{m.calls, m.latency, m.refusals, m.queues, m.up, m.probeFailures} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
 	}
 	for k := range probeCauses {
-		m.probeFailures.WithLabelValues(k)
+		m.probeFailures.WithLabelValues(m.defaultOperator, k)
 	}
 	for _, op := range []string{kindDebit, kindCredit, kindRollback, kindRoundEnd} {
 		for _, r := range []string{"ok", "duplicate", "refused", "error"} {
@@ -113,6 +113,52 @@ func (m *opMetrics) register(reg prometheus.Registerer) error {
 		}
 	}
 	return nil
+}
+
+// queueCollector exports each operator's outbox depth and open
+// exceptions by kind, counted in the ledger when scraped: every operator
+// with a seamless wallet (Service.walletOperators) has his series, at 0
+// when he has none; an operator no longer configured keeps his while he
+// still has entries.
+type queueCollector struct {
+	depth, open *prometheus.Desc
+	// count reads the ledger: the outbox's entries and the open
+	// exceptions' (by kind) of each operator, and the operators to show.
+	count func() (depth map[string]int, open map[string]map[string]int, ops []string, err error)
+}
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.depth; ch <- c.open }
+
+// Collect sends the counts; nothing when the ledger cannot be read (e.g.
+// once closed).
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.count == nil {
+		return
+	}
+	depth, open, ops, err := c.count()
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, op := range ops {
+		seen[op] = true
+	}
+	for op := range depth {
+		if !seen[op] {
+			seen[op], ops = true, append(ops, op)
+		}
+	}
+	for op := range open {
+		if !seen[op] {
+			seen[op], ops = true, append(ops, op)
+		}
+	}
+	for _, op := range ops {
+		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(depth[op]), op)
+		for _, k := range []string{kindCredit, kindRollback, kindRoundEnd} {
+			ch <- prometheus.MustNewConstMetric(c.open, prometheus.GaugeValue, float64(open[op][k]), op, k)
+		}
+	}
 }
 
 // callOperator sends operator transaction x, counting and timing it.
@@ -213,7 +259,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 	// Before the snapshot: a debit that ends after this is not in it.
 	mark := s.gate.mark()
 	var entries []outboxEntry
-	var depth int
 	inflight := map[string]bool{} // debit ids in flight
 	queues := map[string]*roundQueue{}
 	var order []string
@@ -229,7 +274,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOpOutbox)
-		depth = b.Stats().KeyN
 		c := b.Cursor()
 		for k, v := c.First(); k != nil && len(entries) < relayBatch; k, v = c.Next() {
 			x, err := getTx(tx, string(v))
@@ -263,7 +307,6 @@ func (s *Service) relayPass(ctx context.Context, retries map[uint64]*retryState)
 			return nil
 		})
 	})
-	s.opMetrics.depth.Set(float64(depth))
 	if err != nil {
 		s.log.Error("operator outbox: read failed", "err", err)
 		return relayMax

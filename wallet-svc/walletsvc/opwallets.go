@@ -226,6 +226,25 @@ func (s *Service) walletOf(op string) opwallet.Operator {
 	return nil
 }
 
+// walletOperators are the operators with a seamless wallet (walletOf),
+// sorted: the default operator's first when he has one, then the
+// operators file's.
+func (s *Service) walletOperators() []string {
+	var ops []string
+	if s.opFile != nil {
+		for op := range s.opFile.cur.Load().wallets {
+			if op != s.opID {
+				ops = append(ops, op)
+			}
+		}
+		slices.Sort(ops)
+	}
+	if s.walletOf(s.opID) != nil {
+		ops = append([]string{s.opID}, ops...)
+	}
+	return ops
+}
+
 // checkOperatorCurrency refuses (INVALID_ARGUMENT CURRENCY_UNKNOWN) an
 // account id of operator op in a currency op's entry does not list.
 func (s *Service) checkOperatorCurrency(op, id string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
@@ -83,6 +84,13 @@ func tablesCalled(t *testing.T, ref *refwallet.Server) (map[string]bool, int) {
 // operator outbox is drained.
 func opCoup(e *env, op, coup string) {
 	e.t.Helper()
+	opPlay(e, op, coup)
+	e.drainAll()
+}
+
+// opPlay is opCoup without the wait for the outbox.
+func opPlay(e *env, op, coup string) {
+	e.t.Helper()
 	ref := coupRef("T-"+orDefault(op, "default"), coup)
 	stake := func(acct string) *walletv1.Hold {
 		r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: e.id("hold"), AccountId: acct, Amount: 100, Reference: ref, OperatorId: op})
@@ -99,7 +107,6 @@ func opCoup(e *env, op, coup string) {
 	if _, err := e.c.VoidHold(as(tableSvc), &walletv1.VoidHoldRequest{RequestId: e.id("void"), HoldId: bank.GetHoldId(), OperatorId: op}); err != nil {
 		e.t.Fatalf("operator %q: VoidHold: %v", op, err)
 	}
-	e.drainAll()
 }
 
 // TestOperatorWallets: in seamless mode each operator of the operators
@@ -260,5 +267,108 @@ func TestOperatorsFileAtStart(t *testing.T) {
 				t.Fatalf("Start: %v, want an error naming %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestOperatorGauges: through three reference wallets (casino-a's,
+// casino-b's, the default operator's) probed every 5 ms, each operator
+// has his chemmy_operator_up; casino-b's wallet stopped makes his 0 and
+// his outbox hold the credit of his coup's settlement
+// (chemmy_operator_outbox_depth{operator="casino-b"}), while casino-a's
+// and the default operator's stay 1 with an empty outbox and the
+// operator health service (the default operator's) stays SERVING;
+// casino-b's wallet back on its address brings his up to 1 and his
+// outbox to 0. An operator taken out of the file loses his series.
+func TestOperatorGauges(t *testing.T) {
+	dir := t.TempDir()
+	refA := refWallet(t, "", filepath.Join(dir, "a.db"), "secret-a", "bob", "ann")
+	refBFile := filepath.Join(dir, "b.db")
+	refB := refWallet(t, "", refBFile, "secret-b", "bob", "ann")
+	refDef := refWallet(t, "", filepath.Join(dir, "def.db"), "secret-def", "bob", "ann")
+	writeFile(t, filepath.Join(dir, "a.secret"), "secret-a\n")
+	writeFile(t, filepath.Join(dir, "b.secret"), "secret-b\n")
+	file := filepath.Join(dir, "operators.yaml")
+	entryB := fmt.Sprintf("  - id: casino-b\n    wallet: {url: %q, secret_files: [%q]}\n", refB.BaseURL(), filepath.Join(dir, "b.secret"))
+	writeFile(t, file, fmt.Sprintf("operators:\n  - id: casino-a\n    wallet: {url: %q, secret_files: [%q]}\n", refA.BaseURL(), filepath.Join(dir, "a.secret"))+entryB)
+	def, err := opwallet.NewHTTP(opwallet.HTTPConfig{BaseURL: refDef.BaseURL(), Secret: []byte("secret-def")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, path: filepath.Join(dir, "wallet.db")}
+	e.config = func(c *Config) {
+		c.Operator, c.operatorBackoff, c.roundIdle = def, time.Millisecond, 20*time.Millisecond
+		c.OperatorsFile, c.OperatorsReloadInterval = file, 10*time.Millisecond
+		c.OperatorProbeInterval = 5 * time.Millisecond
+	}
+	e.start()
+	t.Cleanup(e.stop)
+	depth := func(op string) float64 {
+		return e.gauge(e.svc.opMetrics.queues, "chemmy_operator_outbox_depth", map[string]string{"operator": op})
+	}
+	everyUp := func(ops ...string) func() bool {
+		return func() bool {
+			for _, op := range ops {
+				if e.operatorUpOf(op) != 1 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitUntil(t, "every operator's wallet up", everyUp("casino-a", "casino-b", DefaultOperatorID))
+	for _, op := range []string{"casino-a", "casino-b", DefaultOperatorID} {
+		if d := depth(op); d != 0 {
+			t.Errorf("chemmy_operator_outbox_depth{operator=%q} %v at start, want 0", op, d)
+		}
+	}
+
+	// casino-b's coup: both stakes debited, then his wallet stops and the
+	// settlement's credit to ann (200) waits in the outbox.
+	ref := coupRef("T-casino-b", "C1")
+	var holds []*walletv1.Hold
+	for _, acct := range []string{"player:bob", "player:ann"} {
+		r, err := e.c.PlaceHold(as(tableSvc), &walletv1.PlaceHoldRequest{RequestId: e.id("hold"), AccountId: acct, Amount: 100, Reference: ref, OperatorId: "casino-b"})
+		if err != nil {
+			t.Fatalf("casino-b: PlaceHold(%s): %v", acct, err)
+		}
+		holds = append(holds, r.GetHold())
+	}
+	u, _ := url.Parse(refB.BaseURL())
+	if err := refB.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.SettleCoup(as(tableSvc), &walletv1.SettleCoupRequest{CoupId: "C1", BankHoldId: holds[0].GetHoldId(), Bets: bets(holds[1]),
+		Outcome: bankLoses, OperatorId: "casino-b"}); err != nil {
+		t.Fatalf("casino-b: SettleCoup: %v", err)
+	}
+	waitUntil(t, "casino-b's wallet down", func() bool { return e.operatorUpOf("casino-b") == 0 })
+	waitUntil(t, "casino-b's credit queued", func() bool { return depth("casino-b") >= 1 })
+	opPlay(e, "casino-a", "C1") // casino-a plays on
+	waitUntil(t, "casino-a's outbox drained", func() bool { return depth("casino-a") == 0 })
+	if !everyUp("casino-a", DefaultOperatorID)() {
+		t.Errorf("up: casino-a %v, default %v; want 1 while casino-b's wallet is down", e.operatorUpOf("casino-a"), e.operatorUpOf(DefaultOperatorID))
+	}
+	if d := depth("casino-a") + depth(DefaultOperatorID); d != 0 {
+		t.Errorf("the outboxes of casino-a and the default operator hold %v entries while casino-b's wallet is down, want 0", d)
+	}
+	if got := balancesOf(t, refA); got["bob"] != 900 || got["ann"] != 1100 {
+		t.Errorf("casino-a's wallet: %v, want bob 900, ann 1100", got)
+	}
+	e.wantHealth(OperatorHealthService, healthpb.HealthCheckResponse_SERVING)
+	e.wantHealth("", healthpb.HealthCheckResponse_SERVING)
+
+	// casino-b's wallet back: up, and his credit delivered.
+	refB = refWallet(t, u.Host, refBFile, "secret-b")
+	waitUntil(t, "casino-b's wallet up again", everyUp("casino-b"))
+	waitUntil(t, "casino-b's outbox drained", func() bool { return depth("casino-b") == 0 })
+	if got := balancesOf(t, refB); got["ann"] != 1100 {
+		t.Errorf("casino-b's wallet: %v, want ann 1100 (900 after her stake, 200 credited)", got)
+	}
+
+	// casino-a out of the file: his up series goes.
+	writeFile(t, file, "operators:\n"+entryB)
+	waitUntil(t, "casino-a's series deleted", func() bool { return e.operatorUpOf("casino-a") == -1 })
+	if e.operatorUpOf("casino-b") != 1 {
+		t.Errorf("casino-b's up %v after casino-a left, want 1", e.operatorUpOf("casino-b"))
 	}
 }

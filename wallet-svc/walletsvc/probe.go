@@ -2,9 +2,12 @@ package walletsvc
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -77,41 +80,82 @@ func probeKind(err error) string {
 	return probeUnreachable
 }
 
-// probeOperator asks the operator's wallet for player's balance and
+// probeOperator asks operator op's wallet for player's balance and
 // reports the probe kind ("" when it proved the URL and the secret).
-func (s *Service) probeOperator(ctx context.Context, player string) (string, error) {
-	_, err := s.walletOf(s.opID).Balance(ctx, opwallet.BalanceRequest{PlayerID: player, Currency: s.currency})
+func (s *Service) probeOperator(ctx context.Context, op, player string) (string, error) {
+	w := s.walletOf(op)
+	if w == nil {
+		return probeUnreachable, errors.New("no seamless wallet")
+	}
+	_, err := w.Balance(ctx, opwallet.BalanceRequest{PlayerID: player, Currency: s.currency})
 	return probeKind(err), err
 }
 
-// probeLoop probes the operator's wallet at once and then every
-// interval until ctx is done, setting chemmy_operator_up, the health
-// status of OperatorHealthService on hs, and logging an ERROR naming the
-// likely cause when the probe starts failing or fails otherwise, an INFO
-// when it succeeds again.
+// probeLoop probes every operator's wallet (walletOperators: the default
+// operator's and the operators file's, as configured at each round) at
+// once and then every interval until ctx is done, setting
+// chemmy_operator_up{operator}, the health status of
+// OperatorHealthService on hs from the default operator's wallet, and
+// logging an ERROR naming the operator and the likely cause when an
+// operator's probe starts failing or fails otherwise, an INFO when it
+// succeeds again. One operator's wallet down changes no other operator's
+// series and no health status but the default operator's
+// OperatorHealthService. The series of an operator no longer configured
+// are deleted.
 func (s *Service) probeLoop(ctx context.Context, hs *health.Server, interval time.Duration, player string) {
-	last := "start"
+	last := map[string]string{} // operator -> his last probe's kind
 	for {
-		kind, err := s.probeOperator(ctx, player)
+		ops := s.walletOperators()
+		kinds := make([]string, len(ops))
+		errs := make([]error, len(ops))
+		var wg sync.WaitGroup
+		for i, op := range ops { // at once: a hanging wallet delays no other's probe
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kinds[i], errs[i] = s.probeOperator(ctx, op, player)
+			}()
+		}
+		wg.Wait()
 		if ctx.Err() != nil {
 			return
 		}
-		if kind == "" {
-			s.opMetrics.up.Set(1)
-			hs.SetServingStatus(OperatorHealthService, healthpb.HealthCheckResponse_SERVING)
-			if last != "" {
-				s.log.Info("operator wallet probe: answers signed with our secret", "player", player)
+		now := map[string]string{}
+		for i, op := range ops {
+			kind, err := kinds[i], errs[i]
+			prev, seen := last[op]
+			if !seen {
+				prev = "start"
 			}
-		} else {
-			s.opMetrics.up.Set(0)
-			s.opMetrics.probeFailures.WithLabelValues(kind).Inc()
-			hs.SetServingStatus(OperatorHealthService, healthpb.HealthCheckResponse_NOT_SERVING)
-			if last != kind {
-				s.log.Error("operator wallet probe failed: stakes cannot be taken", "cause", probeCauses[kind],
-					"kind", kind, "err", err)
+			now[op] = kind
+			if kind == "" {
+				s.opMetrics.up.WithLabelValues(op).Set(1)
+				if prev != "" {
+					s.log.Info("operator wallet probe: answers signed with our secret", "operator", op, "player", player)
+				}
+			} else {
+				s.opMetrics.up.WithLabelValues(op).Set(0)
+				s.opMetrics.probeFailures.WithLabelValues(op, kind).Inc()
+				if prev != kind {
+					s.log.Error("operator wallet probe failed: stakes cannot be taken", "operator", op, "cause", probeCauses[kind],
+						"kind", kind, "err", err)
+				}
+			}
+			if op == s.opID {
+				status := healthpb.HealthCheckResponse_SERVING
+				if kind != "" {
+					status = healthpb.HealthCheckResponse_NOT_SERVING
+				}
+				hs.SetServingStatus(OperatorHealthService, status)
 			}
 		}
-		last = kind
+		for op := range last {
+			if _, ok := now[op]; !ok { // no longer configured
+				s.opMetrics.up.DeleteLabelValues(op)
+				s.opMetrics.probeFailures.DeletePartialMatch(prometheus.Labels{"operator": op})
+			}
+		}
+		last = now
 		t := time.NewTimer(interval)
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -63,10 +65,45 @@ func probeEnv(t *testing.T, op opwallet.Operator, logs *logBuffer) *env {
 }
 
 func (e *env) probeFailures(kind string) float64 {
-	return testutil.ToFloat64(e.svc.opMetrics.probeFailures.WithLabelValues(kind))
+	return testutil.ToFloat64(e.svc.opMetrics.probeFailures.WithLabelValues(e.svc.opID, kind))
 }
 
-func (e *env) operatorUp() float64 { return testutil.ToFloat64(e.svc.opMetrics.up) }
+func (e *env) operatorUp() float64 { return e.operatorUpOf(e.svc.opID) }
+
+// operatorUpOf is chemmy_operator_up{operator=op}; -1 when the series
+// does not exist.
+func (e *env) operatorUpOf(op string) float64 {
+	return e.gauge(e.svc.opMetrics.up, "chemmy_operator_up", map[string]string{"operator": op})
+}
+
+// gauge is the value of c's series name with exactly labels; -1 when c
+// has no such series.
+func (e *env) gauge(c prometheus.Collector, name string, labels map[string]string) float64 {
+	e.t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		e.t.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}
 
 // wantHealth checks the health status of service name.
 func (e *env) wantHealth(name string, want healthpb.HealthCheckResponse_ServingStatus) {

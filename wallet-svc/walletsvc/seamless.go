@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -305,18 +304,7 @@ func parseRef(ref string) (table, coup string) {
 
 // safeID is id when it fits an operator transaction id ([A-Za-z0-9._:/-],
 // at most 96 bytes), else a digest of it.
-func safeID(id string) string {
-	ok := len(id) > 0 && len(id) <= 96
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:/-", c) >= 0
-	}
-	if ok {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	return "h" + hex.EncodeToString(sum[:16])
-}
+func safeID(id string) string { return opwallet.SafeID(id) }
 
 func (o *opTxn) hold(id string) (*holdRec, error) {
 	if h, ok := o.holds[id]; ok {
@@ -554,7 +542,7 @@ func (t *txn) fund(a *account, amount int64, why, ref string, h *walletv1.Hold) 
 			}
 		}
 		if coup == "" {
-			coup = "fee-" + safeID(o.reqID)
+			coup = opwallet.FeeRound(o.reqID)
 			if why != whyFee {
 				coup = "stake-" + safeID(o.reqID)
 			}

@@ -308,7 +308,7 @@ func Start(ctx context.Context, c Config) (*Service, error) {
 		s.roundIdle = defaultRoundIdle
 	}
 	s.opMetrics = newOpMetrics()
-	s.opMetrics.openCount = s.countOpenExceptions
+	s.opMetrics.queues.count = s.queueCounts
 	s.opMetrics.defaultOperator = s.opID
 	s.gate = newRoundGate()
 	probeEvery, probePlayer := c.OperatorProbeInterval, c.OperatorProbePlayer

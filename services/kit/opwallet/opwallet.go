@@ -222,3 +222,26 @@ func ReadSecret(file string, getenv func(string) string) ([]byte, error) {
 	}
 	return []byte(secret), nil
 }
+
+// SafeID is id when it fits an operator transaction or round id
+// ([A-Za-z0-9._:/-], 1 to 96 bytes), else "h" and the hex of the first
+// 16 bytes of its SHA-256.
+func SafeID(id string) string {
+	ok := len(id) > 0 && len(id) <= 96
+	for i := 0; ok && i < len(id); i++ {
+		c := id[i]
+		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:/-", c) >= 0
+	}
+	if ok {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "h" + hex.EncodeToString(sum[:16])
+}
+
+// FeeRound is the round id a fee charged under wallet request id
+// requestID (ChargeFee: a seat fee, a bank auction's fee) is sent to the
+// operator's wallet in: "fee-" and SafeID(requestID). table-svc records
+// a round of its history under the same id before it asks for the fee,
+// so GetRound answers it like a coup's round.
+func FeeRound(requestID string) string { return "fee-" + SafeID(requestID) }

@@ -818,7 +818,15 @@ type Shoe struct {
 	// The burn announced when the shoe opened (SHOE-BURN): with
 	// BURN_MODE_COUNT the number of cards burned after the cut, 3 or 4;
 	// 0 with BURN_MODE_BY_FIRST_CARD and for a certification shoe.
-	Burn          int32 `protobuf:"varint,36,opt,name=burn,proto3" json:"burn,omitempty"`
+	Burn int32 `protobuf:"varint,36,opt,name=burn,proto3" json:"burn,omitempty"`
+	// The operator (tenant) the shoe belongs to: the caller's at its
+	// creation, or for the table service's shoes its table's
+	// (CreateShoeRequest.operator_id). A caller of another operator, but
+	// for the services and a deployment-wide auditor, is answered by every
+	// call naming the shoe as for a shoe that does not exist (NOT_FOUND
+	// SHOE_NOT_FOUND). A shoe stored before shoes had operators is the
+	// default operator's ("operator").
+	OperatorId    string `protobuf:"bytes,37,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1105,6 +1113,13 @@ func (x *Shoe) GetBurn() int32 {
 	return 0
 }
 
+func (x *Shoe) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
 // CreateShoeRequest asks for a freshly shuffled shoe.
 type CreateShoeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1146,8 +1161,13 @@ type CreateShoeRequest struct {
 	// none). INVALID_ARGUMENT from another caller, without owner or with
 	// cutter_player_id.
 	AwaitPlayerSeeds bool `protobuf:"varint,11,opt,name=await_player_seeds,json=awaitPlayerSeeds,proto3" json:"await_player_seeds,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The operator the shoe is for: taken from the service role only (the
+	// table service names its table's operator; empty: the default
+	// operator's); any other caller's shoe is his own operator's, and the
+	// field is ignored.
+	OperatorId    string `protobuf:"bytes,12,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateShoeRequest) Reset() {
@@ -1255,6 +1275,13 @@ func (x *CreateShoeRequest) GetAwaitPlayerSeeds() bool {
 		return x.AwaitPlayerSeeds
 	}
 	return false
+}
+
+func (x *CreateShoeRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
 }
 
 // CreateShoeResponse holds the new shoe.
@@ -2784,7 +2811,11 @@ type ClaimShoeRequest struct {
 	ShoeId    string `protobuf:"bytes,2,opt,name=shoe_id,json=shoeId,proto3" json:"shoe_id,omitempty"`
 	// The table claiming the shoe; required, up to 128 bytes. A retried
 	// request_id is answered as first, with the table_id of the first call.
-	TableId       string `protobuf:"bytes,3,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	TableId string `protobuf:"bytes,3,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
+	// The operator of the table the shoe is claimed for (empty: the default
+	// operator): a shoe of another operator is NOT_FOUND SHOE_NOT_FOUND, as
+	// one that does not exist.
+	OperatorId    string `protobuf:"bytes,4,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2836,6 +2867,13 @@ func (x *ClaimShoeRequest) GetShoeId() string {
 func (x *ClaimShoeRequest) GetTableId() string {
 	if x != nil {
 		return x.TableId
+	}
+	return ""
+}
+
+func (x *ClaimShoeRequest) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
 	}
 	return ""
 }
@@ -3058,7 +3096,7 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x04rank\x18\x01 \x01(\x0e2\x14.chemmy.shoe.v1.RankR\x04rank\x12(\n" +
 	"\x04suit\x18\x02 \x01(\x0e2\x14.chemmy.shoe.v1.SuitR\x04suit\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\tR\x04code\x12\x1b\n" +
-	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xd6\n" +
+	"\tface_down\x18\x04 \x01(\bR\bfaceDown\"\xf7\n" +
 	"\n" +
 	"\x04Shoe\x12\x17\n" +
 	"\ashoe_id\x18\x01 \x01(\tR\x06shoeId\x12/\n" +
@@ -3107,7 +3145,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x0eclosed_by_role\x18! \x01(\tR\fclosedByRole\x123\n" +
 	"\x16player_seed_player_ids\x18\" \x03(\tR\x13playerSeedPlayerIds\x12,\n" +
 	"\x12await_player_seeds\x18# \x01(\bR\x10awaitPlayerSeeds\x12\x12\n" +
-	"\x04burn\x18$ \x01(\x05R\x04burn\"\xc1\x03\n" +
+	"\x04burn\x18$ \x01(\x05R\x04burn\x12\x1f\n" +
+	"\voperator_id\x18% \x01(\tR\n" +
+	"operatorId\"\xe2\x03\n" +
 	"\x11CreateShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x14\n" +
@@ -3122,7 +3162,9 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x10cutter_player_id\x18\t \x01(\tR\x0ecutterPlayerId\x12?\n" +
 	"\x0ecut_time_limit\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\fcutTimeLimit\x12,\n" +
-	"\x12await_player_seeds\x18\v \x01(\bR\x10awaitPlayerSeeds\">\n" +
+	"\x12await_player_seeds\x18\v \x01(\bR\x10awaitPlayerSeeds\x12\x1f\n" +
+	"\voperator_id\x18\f \x01(\tR\n" +
+	"operatorId\">\n" +
 	"\x12CreateShoeResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\xaf\x01\n" +
 	"\x1aCreateShoeFromOrderRequest\x12\x1d\n" +
@@ -3238,12 +3280,14 @@ const file_chemmy_shoe_v1_shoe_proto_rawDesc = "" +
 	"\x05count\x18\x03 \x01(\x05R\x05count\x12!\n" +
 	"\fannounced_by\x18\x04 \x01(\tR\vannouncedBy\"H\n" +
 	"\x1cMoveTopCardsToBottomResponse\x12(\n" +
-	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"e\n" +
+	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"\x86\x01\n" +
 	"\x10ClaimShoeRequest\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\tR\trequestId\x12\x17\n" +
 	"\ashoe_id\x18\x02 \x01(\tR\x06shoeId\x12\x19\n" +
-	"\btable_id\x18\x03 \x01(\tR\atableId\"=\n" +
+	"\btable_id\x18\x03 \x01(\tR\atableId\x12\x1f\n" +
+	"\voperator_id\x18\x04 \x01(\tR\n" +
+	"operatorId\"=\n" +
 	"\x11ClaimShoeResponse\x12(\n" +
 	"\x04shoe\x18\x01 \x01(\v2\x14.chemmy.shoe.v1.ShoeR\x04shoe\"=\n" +
 	"\n" +

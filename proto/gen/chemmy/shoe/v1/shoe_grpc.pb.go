@@ -65,6 +65,19 @@ const (
 // under the usual rules. (A shoe the table service deals from becomes
 // its table's too: shoes of tables opened before ClaimShoe existed.)
 //
+// Operators (tenants). Every shoe belongs to one operator
+// (Shoe.operator_id): its creator's, or for the table service's shoes
+// the table's (CreateShoeRequest.operator_id); a shoe stored before is
+// the default operator's. Every call naming a shoe (GetShoe,
+// GetShoeReveal, ListCardFates by shoe_id, DealCard, DealCards, Cut,
+// CloseShoe, MoveTopCardsToBottom, ClaimShoe, SeedShoe) answers a caller
+// of another operator NOT_FOUND SHOE_NOT_FOUND with the message of a
+// shoe that does not exist; ListCardFates by coup_id leaves out the
+// cards of other operators' shoes. The services (role service) and a
+// deployment-wide auditor (operator "*") see every operator's shoes;
+// ClaimShoe checks the shoe against the table's operator
+// (ClaimShoeRequest.operator_id).
+//
 // Coups of tables. A deal names its coup (DealCardRequest.coup_id, or the
 // "<coup_id>" of a request_id "<coup_id>/card/<n>"), and ListCardFates
 // lists a coup's cards by that name. The coup ids of the form table-svc
@@ -460,6 +473,19 @@ func (c *shoeServiceClient) SeedShoe(ctx context.Context, in *SeedShoeRequest, o
 // it belongs to no table and the staff roles may deal, cut and close it
 // under the usual rules. (A shoe the table service deals from becomes
 // its table's too: shoes of tables opened before ClaimShoe existed.)
+//
+// Operators (tenants). Every shoe belongs to one operator
+// (Shoe.operator_id): its creator's, or for the table service's shoes
+// the table's (CreateShoeRequest.operator_id); a shoe stored before is
+// the default operator's. Every call naming a shoe (GetShoe,
+// GetShoeReveal, ListCardFates by shoe_id, DealCard, DealCards, Cut,
+// CloseShoe, MoveTopCardsToBottom, ClaimShoe, SeedShoe) answers a caller
+// of another operator NOT_FOUND SHOE_NOT_FOUND with the message of a
+// shoe that does not exist; ListCardFates by coup_id leaves out the
+// cards of other operators' shoes. The services (role service) and a
+// deployment-wide auditor (operator "*") see every operator's shoes;
+// ClaimShoe checks the shoe against the table's operator
+// (ClaimShoeRequest.operator_id).
 //
 // Coups of tables. A deal names its coup (DealCardRequest.coup_id, or the
 // "<coup_id>" of a request_id "<coup_id>/card/<n>"), and ListCardFates

@@ -7043,7 +7043,8 @@ type Round struct {
 	TableId string `protobuf:"bytes,2,opt,name=table_id,json=tableId,proto3" json:"table_id,omitempty"`
 	// The table's game.
 	Variant Variant `protobuf:"varint,3,opt,name=variant,proto3,enum=chemmy.table.v1.Variant" json:"variant,omitempty"`
-	// The coup's number at its table, 1-based, in order of start.
+	// The coup's number at its table, 1-based, in order of start; 0 for a
+	// fee's round (coup_id "fee-...": see GetRound).
 	Number int64 `protobuf:"varint,4,opt,name=number,proto3" json:"number,omitempty"`
 	// The time of the coup's first event, and of its last (the settlement
 	// or the void once over).
@@ -7365,7 +7366,8 @@ type GetRoundRequest struct {
 	// The coup id, or a round id the wallet sent the operator's wallet in
 	// seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
 	// player made in the coup after his round of it had ended there; that
-	// names the coup's round (Round.coup_id is the coup id).
+	// names the coup's round (Round.coup_id is the coup id); or a fee's
+	// round id, "fee-<the fee's wallet request id>" (see GetRound).
 	CoupId        string `protobuf:"bytes,2,opt,name=coup_id,json=coupId,proto3" json:"coup_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

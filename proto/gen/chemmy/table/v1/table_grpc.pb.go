@@ -352,7 +352,13 @@ type TableServiceClient interface {
 	// to everyone but auditors in that published form too (its hole cards were never
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
-	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// excepted). A fee's round (coup_id "fee-<the fee's wallet request
+	// id>": a seat fee, a bank auction's fee, which the wallet sends the
+	// operator's wallet in a round of its own) is answered too: recorded
+	// before the fee is asked for, number 0, no event, its one player's net
+	// minus the fee and the fee as commission once settled (charged),
+	// cancelled when refused; the same rules of who reads it apply.
+	// Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired, or a round of another
 	// operator's table), INVALID_ARGUMENT.
 	GetRound(ctx context.Context, in *GetRoundRequest, opts ...grpc.CallOption) (*GetRoundResponse, error)
@@ -973,7 +979,13 @@ type TableServiceServer interface {
 	// to everyone but auditors in that published form too (its hole cards were never
 	// turned), except that a player who held a hand reads its face-down
 	// cards, his own (chemin de fer rounds recorded before this rule
-	// excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+	// excepted). A fee's round (coup_id "fee-<the fee's wallet request
+	// id>": a seat fee, a bank auction's fee, which the wallet sends the
+	// operator's wallet in a round of its own) is answered too: recorded
+	// before the fee is asked for, number 0, no event, its one player's net
+	// minus the fee and the fee as commission once settled (charged),
+	// cancelled when refused; the same rules of who reads it apply.
+	// Errors: NOT_FOUND ROUND_NOT_FOUND (no
 	// such round at that table, or expired, or a round of another
 	// operator's table), INVALID_ARGUMENT.
 	GetRound(context.Context, *GetRoundRequest) (*GetRoundResponse, error)

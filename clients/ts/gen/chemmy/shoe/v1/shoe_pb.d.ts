@@ -324,6 +324,19 @@ export declare type Shoe = Message<"chemmy.shoe.v1.Shoe"> & {
    * @generated from field: int32 burn = 36;
    */
   burn: number;
+
+  /**
+   * The operator (tenant) the shoe belongs to: the caller's at its
+   * creation, or for the table service's shoes its table's
+   * (CreateShoeRequest.operator_id). A caller of another operator, but
+   * for the services and a deployment-wide auditor, is answered by every
+   * call naming the shoe as for a shoe that does not exist (NOT_FOUND
+   * SHOE_NOT_FOUND). A shoe stored before shoes had operators is the
+   * default operator's ("operator").
+   *
+   * @generated from field: string operator_id = 37;
+   */
+  operatorId: string;
 };
 
 /**
@@ -430,6 +443,16 @@ export declare type CreateShoeRequest = Message<"chemmy.shoe.v1.CreateShoeReques
    * @generated from field: bool await_player_seeds = 11;
    */
   awaitPlayerSeeds: boolean;
+
+  /**
+   * The operator the shoe is for: taken from the service role only (the
+   * table service names its table's operator; empty: the default
+   * operator's); any other caller's shoe is his own operator's, and the
+   * field is ignored.
+   *
+   * @generated from field: string operator_id = 12;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1271,6 +1294,15 @@ export declare type ClaimShoeRequest = Message<"chemmy.shoe.v1.ClaimShoeRequest"
    * @generated from field: string table_id = 3;
    */
   tableId: string;
+
+  /**
+   * The operator of the table the shoe is claimed for (empty: the default
+   * operator): a shoe of another operator is NOT_FOUND SHOE_NOT_FOUND, as
+   * one that does not exist.
+   *
+   * @generated from field: string operator_id = 4;
+   */
+  operatorId: string;
 };
 
 /**
@@ -1979,6 +2011,19 @@ export declare const FateSchema: GenEnum<Fate>;
  * it belongs to no table and the staff roles may deal, cut and close it
  * under the usual rules. (A shoe the table service deals from becomes
  * its table's too: shoes of tables opened before ClaimShoe existed.)
+ *
+ * Operators (tenants). Every shoe belongs to one operator
+ * (Shoe.operator_id): its creator's, or for the table service's shoes
+ * the table's (CreateShoeRequest.operator_id); a shoe stored before is
+ * the default operator's. Every call naming a shoe (GetShoe,
+ * GetShoeReveal, ListCardFates by shoe_id, DealCard, DealCards, Cut,
+ * CloseShoe, MoveTopCardsToBottom, ClaimShoe, SeedShoe) answers a caller
+ * of another operator NOT_FOUND SHOE_NOT_FOUND with the message of a
+ * shoe that does not exist; ListCardFates by coup_id leaves out the
+ * cards of other operators' shoes. The services (role service) and a
+ * deployment-wide auditor (operator "*") see every operator's shoes;
+ * ClaimShoe checks the shoe against the table's operator
+ * (ClaimShoeRequest.operator_id).
  *
  * Coups of tables. A deal names its coup (DealCardRequest.coup_id, or the
  * "<coup_id>" of a request_id "<coup_id>/card/<n>"), and ListCardFates

@@ -3459,7 +3459,8 @@ export declare type Round = Message<"chemmy.table.v1.Round"> & {
   variant: Variant;
 
   /**
-   * The coup's number at its table, 1-based, in order of start.
+   * The coup's number at its table, 1-based, in order of start; 0 for a
+   * fee's round (coup_id "fee-...": see GetRound).
    *
    * @generated from field: int64 number = 4;
    */
@@ -3647,7 +3648,8 @@ export declare type GetRoundRequest = Message<"chemmy.table.v1.GetRoundRequest">
    * The coup id, or a round id the wallet sent the operator's wallet in
    * seamless mode: the coup id, or "<coup id>.<n>" (n >= 2) for a stake a
    * player made in the coup after his round of it had ended there; that
-   * names the coup's round (Round.coup_id is the coup id).
+   * names the coup's round (Round.coup_id is the coup id); or a fee's
+   * round id, "fee-<the fee's wallet request id>" (see GetRound).
    *
    * @generated from field: string coup_id = 2;
    */
@@ -5296,7 +5298,13 @@ export declare const TableService: GenService<{
    * to everyone but auditors in that published form too (its hole cards were never
    * turned), except that a player who held a hand reads its face-down
    * cards, his own (chemin de fer rounds recorded before this rule
-   * excepted). Errors: NOT_FOUND ROUND_NOT_FOUND (no
+   * excepted). A fee's round (coup_id "fee-<the fee's wallet request
+   * id>": a seat fee, a bank auction's fee, which the wallet sends the
+   * operator's wallet in a round of its own) is answered too: recorded
+   * before the fee is asked for, number 0, no event, its one player's net
+   * minus the fee and the fee as commission once settled (charged),
+   * cancelled when refused; the same rules of who reads it apply.
+   * Errors: NOT_FOUND ROUND_NOT_FOUND (no
    * such round at that table, or expired, or a round of another
    * operator's table), INVALID_ARGUMENT.
    *
