@@ -2,18 +2,12 @@ package grpcx
 
 import (
 	"context"
-	"errors"
-	"io"
 	"log/slog"
-	"strconv"
-	"strings"
-	"time"
 
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/status"
 
 	"github.com/chemmy/chemmy/services/kit/auth"
 )
@@ -70,35 +64,19 @@ func (h traceHandler) WithGroup(name string) slog.Handler {
 // UnaryAccessLog is the access log's unary interceptor, writing to log
 // (a TraceLogger for the trace ids). Chain it before the interceptors
 // that authenticate the caller (auth.WithCaller tells it who it was).
-// A call whose line the logger would drop (its level not enabled) costs
-// only the caller's tracking: the line's fields are made only when it is
-// written.
 func UnaryAccessLog(log *slog.Logger) grpc.UnaryServerInterceptor {
+	inner := logging.UnaryServerInterceptor(accessLogger(log), accessLogOptions()...)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		ctx = auth.TrackCaller(ctx)
-		start := time.Now()
-		resp, err := h(ctx, req)
-		logCall(ctx, log, info.FullMethod, "unary", start, err)
-		return resp, err
+		return inner(auth.TrackCaller(ctx), req, info, h)
 	}
 }
 
 // StreamAccessLog is UnaryAccessLog for streams (one line when the
 // stream ends).
 func StreamAccessLog(log *slog.Logger) grpc.StreamServerInterceptor {
+	inner := logging.StreamServerInterceptor(accessLogger(log), accessLogOptions()...)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-		ctx := auth.TrackCaller(ss.Context())
-		start := time.Now()
-		err := h(srv, &contextStream{ServerStream: ss, ctx: ctx})
-		kind := "bidi_stream"
-		switch {
-		case info.IsClientStream && !info.IsServerStream:
-			kind = "client_stream"
-		case !info.IsClientStream && info.IsServerStream:
-			kind = "server_stream"
-		}
-		logCall(ctx, log, info.FullMethod, kind, start, err)
-		return err
+		return inner(srv, &contextStream{ServerStream: ss, ctx: auth.TrackCaller(ss.Context())}, info, h)
 	}
 }
 
@@ -117,63 +95,39 @@ var quietServices = map[string]bool{
 	"grpc.reflection.v1alpha.ServerReflection": true,
 }
 
-// logCall writes the access line of the call of fullMethod
-// ("/service/method") of kind (grpc.method_type) that started at start
-// and ended with err, if log writes its level. The fields are those the
-// go-grpc-middleware logging interceptor wrote (the line is the same):
-// caller and role, protocol, grpc.component, grpc.service, grpc.method,
-// grpc.method_type, peer.address, grpc.start_time,
-// grpc.request.deadline (when the call has one), grpc.code, grpc.error
-// (when it failed) and grpc.time_ms (milliseconds, as a string).
-func logCall(ctx context.Context, log *slog.Logger, fullMethod, kind string, start time.Time, err error) {
-	took := time.Since(start)
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	code := status.Code(err)
-	service, method := splitMethod(fullMethod)
-	lvl := slog.LevelInfo
-	switch {
-	case code == codes.Internal || code == codes.Unknown || code == codes.DataLoss:
-		lvl = slog.LevelError
-	case quietServices[service]:
-		lvl = slog.LevelDebug
-	}
-	if !log.Enabled(ctx, lvl) {
-		return
-	}
-	var buf [16]slog.Attr
-	attrs := buf[:0]
-	if c, ok := auth.TrackedCaller(ctx); ok {
-		attrs = append(attrs, slog.String("caller", c.Subject), slog.String("role", string(c.Role)))
-	}
-	attrs = append(attrs,
-		slog.String("protocol", "grpc"),
-		slog.String("grpc.component", "server"),
-		slog.String("grpc.service", service),
-		slog.String("grpc.method", method),
-		slog.String("grpc.method_type", kind))
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		attrs = append(attrs, slog.String("peer.address", p.Addr.String()))
-	}
-	attrs = append(attrs, slog.String("grpc.start_time", start.Format(time.RFC3339)))
-	if d, ok := ctx.Deadline(); ok {
-		attrs = append(attrs, slog.String("grpc.request.deadline", d.Format(time.RFC3339)))
-	}
-	attrs = append(attrs, slog.String("grpc.code", code.String()))
-	if err != nil {
-		attrs = append(attrs, slog.String("grpc.error", err.Error()))
-	}
-	ms := float32(took.Nanoseconds()/1000) / 1000
-	attrs = append(attrs, slog.String("grpc.time_ms", strconv.FormatFloat(float64(ms), 'f', -1, 32)))
-	log.LogAttrs(ctx, lvl, "finished call", attrs...)
+func accessLogger(log *slog.Logger) logging.Logger {
+	return logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		l := slog.Level(lvl)
+		if l == slog.LevelInfo {
+			for i := 0; i+1 < len(fields); i += 2 {
+				if k, _ := fields[i].(string); k == logging.ServiceFieldKey {
+					if s, _ := fields[i+1].(string); quietServices[s] {
+						l = slog.LevelDebug
+					}
+					break
+				}
+			}
+		}
+		log.Log(ctx, l, msg, fields...)
+	})
 }
 
-// splitMethod splits "/service/method".
-func splitMethod(full string) (service, method string) {
-	full = strings.TrimPrefix(full, "/")
-	if i := strings.IndexByte(full, '/'); i >= 0 {
-		return full[:i], full[i+1:]
+func accessLogOptions() []logging.Option {
+	return []logging.Option{
+		logging.WithLogOnEvents(logging.FinishCall),
+		logging.WithLevels(func(c codes.Code) logging.Level {
+			switch c {
+			case codes.Internal, codes.Unknown, codes.DataLoss:
+				return logging.LevelError
+			}
+			return logging.LevelInfo
+		}),
+		logging.WithFieldsFromContext(func(ctx context.Context) logging.Fields {
+			c, ok := auth.TrackedCaller(ctx)
+			if !ok {
+				return nil
+			}
+			return logging.Fields{"caller", c.Subject, "role", string(c.Role)}
+		}),
 	}
-	return "unknown", "unknown"
 }
