@@ -1,7 +1,6 @@
 package tablesvc
 
 import (
-	"encoding/json"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -64,7 +63,7 @@ func (s *Service) endFeeRound(id string, fee int64, paid bool) {
 			return nil
 		}
 		r := new(roundRecord)
-		if err := json.Unmarshal(v, r); err != nil {
+		if err := decodeRound(v, r); err != nil {
 			return err
 		}
 		end := max(time.Now().UnixNano(), r.Start)
