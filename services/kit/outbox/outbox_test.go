@@ -592,7 +592,10 @@ func TestRelayPublishesBatches(t *testing.T) {
 			if err := Put(tx, "chemmy.wallet.X.transfer_recorded", "W1", []byte("w1")); err != nil {
 				return err
 			}
-			return PutEvents(tx, "chemmy.table.T1.v2", "E4", 2, "coup_resulted,coup_settled", []byte("b2"))
+			if err := PutEvents(tx, "chemmy.table.T1.v2", "E4", 2, "coup_resulted,coup_settled", []byte("b2")); err != nil {
+				return err
+			}
+			return PutEvents(tx, "chemmy.wallet.W2.v2", "W2", 2, "", []byte("w2"))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -600,7 +603,7 @@ func TestRelayPublishesBatches(t *testing.T) {
 	}
 	putAll()
 	msgs, err := Pending(db, 10)
-	if err != nil || len(msgs) != 3 || msgs[0].Events != 3 || msgs[0].Kinds != "bet_placed,card_dealt" || msgs[1].Events != 1 || msgs[1].Kinds != "" {
+	if err != nil || len(msgs) != 4 || msgs[3].Events != 2 || msgs[0].Events != 3 || msgs[0].Kinds != "bet_placed,card_dealt" || msgs[1].Events != 1 || msgs[1].Kinds != "" {
 		t.Fatalf("pending %+v, %v", msgs, err)
 	}
 	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
@@ -625,10 +628,10 @@ func TestRelayPublishesBatches(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	drained(3)
+	drained(4)
 	putAll() // the same ids again: a restart before the removal
 	r.Notify()
-	drained(6)
+	drained(8)
 	cons, err := js.OrderedConsumer(context.Background(), StreamName, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -644,21 +647,23 @@ func TestRelayPublishesBatches(t *testing.T) {
 		got = append(got, seen{m.Subject(), h.Get(jetstream.MsgIDHeader), h.Get(TypeHeader), h.Get(KindHeader), h.Get(KindsHeader), string(m.Data())})
 	}
 	want := []seen{
-		{"chemmy.table.T1.v2", "E1", "chemmy.events.v1.TableEventBatch", "", "bet_placed,card_dealt", "b1"},
+		// A batch: no type header (its subject names it), a table's its kinds.
+		{"chemmy.table.T1.v2", "E1", "", "", "bet_placed,card_dealt", "b1"},
 		{"chemmy.wallet.X.transfer_recorded", "W1", "chemmy.events.v1.WalletEvent", "transfer_recorded", "", "w1"},
-		{"chemmy.table.T1.v2", "E4", "chemmy.events.v1.TableEventBatch", "", "coup_resulted,coup_settled", "b2"},
+		{"chemmy.table.T1.v2", "E4", "", "", "coup_resulted,coup_settled", "b2"},
+		{"chemmy.wallet.W2.v2", "W2", "", "", "", "w2"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("stream\n got %v\nwant %v", got, want)
 	}
-	// Published twice: 6 events in 3 messages each time.
-	if e, m := r.sent.Load(), r.sentMsgs.Load(); e != 12 || m != 6 {
-		t.Errorf("counted %d events in %d messages, want 12 in 6", e, m)
+	// Published twice: 8 events in 4 messages each time.
+	if e, m := r.sent.Load(), r.sentMsgs.Load(); e != 16 || m != 8 {
+		t.Errorf("counted %d events in %d messages, want 16 in 8", e, m)
 	}
-	if n := gatherCounter(t, reg, "chemmy_outbox_messages_total"); n != 6 {
+	if n := gatherCounter(t, reg, "chemmy_outbox_messages_total"); n != 8 {
 		t.Errorf("chemmy_outbox_messages_total %v", n)
 	}
-	if n := gatherCounter(t, reg, "chemmy_outbox_published_total"); n != 12 {
+	if n := gatherCounter(t, reg, "chemmy_outbox_published_total"); n != 16 {
 		t.Errorf("chemmy_outbox_published_total %v", n)
 	}
 }
