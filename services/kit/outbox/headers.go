@@ -10,8 +10,8 @@ import (
 // chemmy events) knows what the protobuf payload is without guessing from
 // the subject (the published-event contract: docs/events.md).
 const (
-	// TypeHeader is the payload's protobuf message type, e.g.
-	// "chemmy.events.v1.TableEvent", "chemmy.events.v1.TableEventBatch".
+	// TypeHeader is the protobuf message type of an event alone, e.g.
+	// "chemmy.events.v1.TableEvent"; a batch has none (Message.Headers).
 	TypeHeader = "Chemmy-Event-Type"
 	// KindHeader is the payload's kind (the oneof field set), e.g.
 	// "bet_placed": the subject's last token. A message of one event only.
