@@ -268,7 +268,8 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 	if p.Type == "" {
 		p.Type, p.Kind = outbox.EventType(msg.Subject())
 	}
-	if p.Type == tableevents.BatchType {
+	switch p.Type {
+	case tableevents.BatchType:
 		evs, err := tableevents.Decode(p.Type, msg.Subject(), msg.Data())
 		if err != nil {
 			p.Error = err.Error()
@@ -276,14 +277,10 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 		}
 		out := make([]shownEvent, len(evs))
 		for i, ev := range evs {
-			e := p
-			e.Subject, e.Type, e.Kind = tableevents.Subject(ev), tableevents.EventType, tableevents.Kind(ev)
-			out[i] = shownEvent{printed: e, msg: ev}
-			out[i].printed.Event, out[i].printed.Error = eventJSON(ev)
+			out[i] = batchEvent(p, ev, tableevents.Subject(ev), tableevents.EventType, tableevents.Kind(ev))
 		}
 		return out
-	}
-	if p.Type == walletevents.BatchType {
+	case walletevents.BatchType:
 		evs, err := walletevents.Decode(p.Type, msg.Subject(), msg.Data())
 		if err != nil {
 			p.Error = err.Error()
@@ -291,10 +288,7 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 		}
 		out := make([]shownEvent, len(evs))
 		for i, ev := range evs {
-			e := p
-			e.Subject, e.Type, e.Kind = "chemmy.wallet."+ev.GetEventId()+".transfer_recorded", walletevents.EventType, "transfer_recorded"
-			out[i] = shownEvent{printed: e, msg: ev}
-			out[i].printed.Event, out[i].printed.Error = eventJSON(ev)
+			out[i] = batchEvent(p, ev, "chemmy.wallet."+ev.GetEventId()+".transfer_recorded", walletevents.EventType, "transfer_recorded")
 		}
 		return out
 	}
@@ -310,6 +304,15 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 	}
 	p.Event, p.Error = eventJSON(m)
 	return []shownEvent{{printed: p, msg: m}}
+}
+
+// batchEvent is ev, one event of a batch printed as p, printed as
+// version 1 published it alone: on subject, of type typ and kind kind,
+// with the batch's stream sequence and time.
+func batchEvent(p printedEvent, ev proto.Message, subject, typ, kind string) shownEvent {
+	p.Subject, p.Type, p.Kind = subject, typ, kind
+	p.Event, p.Error = eventJSON(ev)
+	return shownEvent{printed: p, msg: ev}
 }
 
 // eventJSON is m in protobuf JSON, or why not.
