@@ -697,3 +697,48 @@ func TestDecodeBatchRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredSizeOfBatches: what the stream stores of a batch is its
+// subject, its headers as sent (the "NATS/1.0" line, Nats-Msg-Id, a
+// table batch's Chemmy-Event-Kinds and the blank line; no type header)
+// and its payload, plus 34 bytes of the file store's own (length,
+// sequence, time, subject and header lengths, hash): the size model of
+// docs/events.md and docs/performance.md, computed by hand here.
+func TestStoredSizeOfBatches(t *testing.T) {
+	js := startNATS(t)
+	db := openDB(t)
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := PutEvents(tx, "chemmy.table.T1.v2", "E1", 2, "bet_placed", []byte("b1")); err != nil {
+			return err
+		}
+		return PutEvents(tx, "chemmy.wallet.W2.v2", "W2", 2, "", []byte("w2"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.sentMsgs.Load() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("outbox not drained")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err := js.Stream(context.Background(), StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const own = 4 + 8 + 8 + 2 + 4 + 8
+	table := own + len("chemmy.table.T1.v2") + len("NATS/1.0\r\nChemmy-Event-Kinds: bet_placed\r\nNats-Msg-Id: E1\r\n\r\n") + len("b1")
+	wallet := own + len("chemmy.wallet.W2.v2") + len("NATS/1.0\r\nNats-Msg-Id: W2\r\n\r\n") + len("w2")
+	if info.State.Msgs != 2 || info.State.Bytes != uint64(table+wallet) {
+		t.Errorf("stream holds %d messages, %d bytes; want 2, %d (table %d, wallet %d)", info.State.Msgs, info.State.Bytes, table+wallet, table, wallet)
+	}
+}
