@@ -24,6 +24,7 @@ import (
 	"github.com/chemmy/chemmy/services/kit/natsauth"
 	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/table-svc/tableevents"
+	"github.com/chemmy/chemmy/wallet-svc/walletevents"
 )
 
 // eventsOptions are `chemmy events`'s flags.
@@ -249,11 +250,14 @@ type shownEvent struct {
 }
 
 // messageEvents are the events of msg, decoded by its Chemmy-Event-Type
-// header (by its subject for messages published before the header
-// existed): one, or a batch's (a chemmy.events.v1.TableEventBatch), each
-// printed as version 1 published it alone (its own subject
-// "chemmy.table.<table_id>.<kind>", type chemmy.events.v1.TableEvent, its
-// kind, the whole event) with the batch's stream sequence and time.
+// header (by its subject for a batch, which has none, and for messages
+// published before the header existed): one, or a batch's (a
+// chemmy.events.v1.TableEventBatch or WalletEventBatch), each printed as
+// version 1 published it alone (its own subject
+// "chemmy.table.<table_id>.<kind>" or
+// "chemmy.wallet.<transfer_id>.transfer_recorded", type
+// chemmy.events.v1.TableEvent or WalletEvent, its kind, the whole event)
+// with the batch's stream sequence and time.
 func messageEvents(msg jetstream.Msg) []shownEvent {
 	p := printedEvent{Subject: msg.Subject()}
 	if md, err := msg.Metadata(); err == nil {
@@ -264,7 +268,8 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 	if p.Type == "" {
 		p.Type, p.Kind = outbox.EventType(msg.Subject())
 	}
-	if p.Type == tableevents.BatchType {
+	switch p.Type {
+	case tableevents.BatchType:
 		evs, err := tableevents.Decode(p.Type, msg.Subject(), msg.Data())
 		if err != nil {
 			p.Error = err.Error()
@@ -272,10 +277,18 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 		}
 		out := make([]shownEvent, len(evs))
 		for i, ev := range evs {
-			e := p
-			e.Subject, e.Type, e.Kind = tableevents.Subject(ev), tableevents.EventType, tableevents.Kind(ev)
-			out[i] = shownEvent{printed: e, msg: ev}
-			out[i].printed.Event, out[i].printed.Error = eventJSON(ev)
+			out[i] = batchEvent(p, ev, tableevents.Subject(ev), tableevents.EventType, tableevents.Kind(ev))
+		}
+		return out
+	case walletevents.BatchType:
+		evs, err := walletevents.Decode(p.Type, msg.Subject(), msg.Data())
+		if err != nil {
+			p.Error = err.Error()
+			return []shownEvent{{printed: p}}
+		}
+		out := make([]shownEvent, len(evs))
+		for i, ev := range evs {
+			out[i] = batchEvent(p, ev, "chemmy.wallet."+ev.GetEventId()+".transfer_recorded", walletevents.EventType, "transfer_recorded")
 		}
 		return out
 	}
@@ -291,6 +304,15 @@ func messageEvents(msg jetstream.Msg) []shownEvent {
 	}
 	p.Event, p.Error = eventJSON(m)
 	return []shownEvent{{printed: p, msg: m}}
+}
+
+// batchEvent is ev, one event of a batch printed as p, printed as
+// version 1 published it alone: on subject, of type typ and kind kind,
+// with the batch's stream sequence and time.
+func batchEvent(p printedEvent, ev proto.Message, subject, typ, kind string) shownEvent {
+	p.Subject, p.Type, p.Kind = subject, typ, kind
+	p.Event, p.Error = eventJSON(ev)
+	return shownEvent{printed: p, msg: ev}
 }
 
 // eventJSON is m in protobuf JSON, or why not.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -129,13 +130,18 @@ func TestEvents(t *testing.T) {
 		lines := 0
 		for sc := bufio.NewScanner(&got); sc.Scan(); lines++ {
 			var p struct {
-				Type  string
-				Event map[string]any
+				Subject, Type, Kind string
+				Event               map[string]any
 			}
 			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 				t.Fatalf("%q: %v", sc.Bytes(), err)
 			}
-			if p.Type != "chemmy.events.v1.WalletEvent" || p.Event["operatorId"] != "operator" {
+			// Published in a version 2 batch, printed as version 1
+			// published a transfer alone, made whole.
+			tr, _ := p.Event["transferRecorded"].(map[string]any)
+			if p.Type != "chemmy.events.v1.WalletEvent" || p.Event["operatorId"] != "operator" || p.Kind != "transfer_recorded" ||
+				p.Subject != fmt.Sprintf("chemmy.wallet.%s.transfer_recorded", p.Event["eventId"]) || tr["transferId"] != p.Event["eventId"] ||
+				tr["amount"] != "1000" || tr["currencyCode"] == nil || tr["reference"] != "ev-d" || p.Event["occurTime"] == nil {
 				t.Errorf("-operator %s printed %s", op, sc.Bytes())
 			}
 		}

@@ -4,8 +4,9 @@
 // Version 2 (this one): the events of one table-svc save (one bbolt
 // transaction) are ONE message, a chemmy.events.v1.TableEventBatch on
 // "chemmy.table.<table_id>.v2" (BatchSubject), with headers
-// Chemmy-Event-Type "chemmy.events.v1.TableEventBatch", Chemmy-Event-Kinds
-// (Kinds) and Nats-Msg-Id, its first event's event_id. The fields its
+// Chemmy-Event-Kinds (Kinds) and Nats-Msg-Id, its first event's event_id;
+// no Chemmy-Event-Type (the subject names the type; Decode reads a batch
+// with or without it). The fields its
 // events share are written once in the batch (Batch) and copied back into
 // each event by a reader (Events). A one-player event (a reality check and
 // its answer) is published alone, a chemmy.events.v1.TableEvent on
@@ -249,15 +250,18 @@ func Events(b *eventsv1.TableEventBatch) ([]*eventsv1.TableEvent, error) {
 
 // Decode is the table events of one message of the stream, of either
 // version: typ is its Chemmy-Event-Type header (empty: told by subject,
-// a "chemmy.table.<id>.v2" subject being a batch), data its payload. A
+// a "chemmy.table.<id>.v2" subject being a batch, another of
+// "chemmy.table." or "chemmy.player." an event alone), data its payload. A
 // batch gives its events made whole (Events), a TableEvent itself; a
 // message of another type (a wallet's, a shoe's), or undecodable, an
 // error.
 func Decode(typ, subject string, data []byte) ([]*eventsv1.TableEvent, error) {
 	if typ == "" {
-		typ = EventType
-		if strings.HasPrefix(subject, "chemmy.table.") && strings.HasSuffix(subject, "."+Version) {
+		switch {
+		case strings.HasPrefix(subject, "chemmy.table.") && strings.HasSuffix(subject, "."+Version):
 			typ = BatchType
+		case strings.HasPrefix(subject, "chemmy.table."), strings.HasPrefix(subject, "chemmy.player."):
+			typ = EventType
 		}
 	}
 	switch typ {

@@ -257,6 +257,11 @@ func TestDecodeBothVersions(t *testing.T) {
 		!strings.Contains(err.Error(), "not a table event") {
 		t.Errorf("a wallet event decoded as a table's: %v", err)
 	}
+	// A wallet batch has no type header either: its subject says it is
+	// not a table's.
+	if _, err := Decode("", "chemmy.wallet.X.v2", one); err == nil || !strings.Contains(err.Error(), "not a table event") {
+		t.Errorf("a wallet batch decoded as a table's: %v", err)
+	}
 	if _, err := Decode(BatchType, BatchSubject("T1"), []byte{0xff}); err == nil {
 		t.Error("garbage decoded")
 	}

@@ -358,11 +358,14 @@
 //     chemmy.wallet.v1.LimitChange (protobuf): every SetPlayerLimits,
 //     with who, when, the limits before and after and any override; its
 //     event (player_limits_changed) goes to the outbox with it.
-//   - "outbox" (kit): one chemmy.events.v1.WalletEvent
-//     (transfer_recorded) per transfer, in the same transaction, subject
-//     "chemmy.wallet.<transfer_id>.transfer_recorded" (transfer ids, not
-//     account ids, because player ids may contain dots), message id = the
-//     transfer id.
+//   - "outbox" (kit): one message per transaction that records
+//     transfers, in that transaction: a chemmy.events.v1.WalletEventBatch
+//     of its transfers (one WalletEvent, transfer_recorded, each; the
+//     fields they share once: wallet-svc/walletevents), subject
+//     "chemmy.wallet.<first transfer_id>.v2" (transfer ids, not account
+//     ids, because player ids may contain dots), message id = that
+//     transfer id (docs/events.md, version 2). A limits change: one
+//     WalletEvent alone on "chemmy.wallet.<event_id>.player_limits_changed".
 //
 // Idempotency records live in the kit's "requests" bucket (store.Lookup /
 // store.Save): key "req/<request_id>" for Deposit, Withdraw, PlaceHold,

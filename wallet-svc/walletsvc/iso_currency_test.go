@@ -8,12 +8,9 @@ import (
 	"testing"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/currency"
-	"github.com/chemmy/chemmy/services/kit/outbox"
 	"github.com/chemmy/chemmy/services/kit/trust"
 )
 
@@ -81,17 +78,10 @@ func TestCurrencyExponents(t *testing.T) {
 	wantErr(t, err, codes.InvalidArgument, "INVALID_ACCOUNT")
 
 	// The ledger's events carry it too.
-	msgs, err := outbox.Pending(e.svc.db, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
 	wantExp := map[string]int{"EUR": 2, "JPY": 0, "KWD": 3, "CHIPS": 0}
-	for _, m := range msgs {
-		x := &eventsv1.WalletEvent{}
-		if err := proto.Unmarshal(m.Payload, x); err != nil {
-			t.Fatal(err)
-		}
+	for _, o := range e.outboxEvents() {
+		x := o.ev
 		tr := x.GetTransferRecorded()
 		want := wantExp[tr.GetCurrencyCode()]
 		if tr.CurrencyExponent == nil || int(tr.GetCurrencyExponent()) != want {

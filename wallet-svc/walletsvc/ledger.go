@@ -18,6 +18,7 @@ import (
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/currency"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/wallet-svc/walletevents"
 )
 
 // schemaVersion is the storage layout documented in doc.go. Version 1
@@ -416,6 +417,7 @@ func (t *txn) flush() error {
 	}
 	trs := t.tx.Bucket(bucketTransfers)
 	st := t.tx.Bucket(bucketStatements)
+	var evs []*eventsv1.WalletEvent
 	for _, p := range t.transfers {
 		seq, err := trs.NextSequence()
 		if err != nil {
@@ -444,20 +446,28 @@ func (t *txn) flush() error {
 				return err
 			}
 		}
-		ev, err := marshal.Marshal(&eventsv1.WalletEvent{EventId: tr.TransferId, Sequence: seq, OccurTime: tr.CreateTime,
+		evs = append(evs, &eventsv1.WalletEvent{EventId: tr.TransferId, Sequence: seq, OccurTime: tr.CreateTime,
 			OperatorId: operatorOfKey(tr.DebitAccountId, t.sc.def),
 			Payload: &eventsv1.WalletEvent_TransferRecorded{TransferRecorded: &eventsv1.TransferRecorded{
 				TransferId: tr.TransferId, DebitAccountId: bare(tr.DebitAccountId), CreditAccountId: bare(tr.CreditAccountId),
 				Amount: tr.Amount, CurrencyCode: tr.CurrencyCode, Reason: tr.Reason, Reference: tr.Reference,
 				DebitBalanceAfter: p.debitAfter, CreditBalanceAfter: p.creditAft, CurrencyExponent: tr.CurrencyExponent}}})
-		if err != nil {
-			return err
-		}
-		if err := outbox.Put(t.tx, "chemmy.wallet."+tr.TransferId+".transfer_recorded", tr.TransferId, ev); err != nil {
-			return err
-		}
 	}
-	return nil
+	if len(evs) == 0 {
+		return nil
+	}
+	// The transaction's transfers as one message (version 2,
+	// docs/events.md): a chemmy.events.v1.WalletEventBatch.
+	b, err := walletevents.Batch(evs)
+	if err != nil {
+		return err
+	}
+	v, err := marshal.Marshal(b)
+	if err != nil {
+		return err
+	}
+	first := evs[0].GetEventId()
+	return outbox.PutEvents(t.tx, walletevents.Subject(first), first, len(evs), "", v)
 }
 
 // hasPrefix is bytes.HasPrefix, named for the cursor loops.

@@ -198,18 +198,29 @@ func TestStatementPagesAndAudit(t *testing.T) {
 	if a.GetTransfersReplayed() != 7 || a.GetCurrencies()[0].GetInWallet() != 10000 || a.GetOpenHolds() != 1 {
 		t.Fatalf("audit: %v", a)
 	}
-	// One outbox event per transfer, subject chemmy.wallet.<transfer>.transfer_recorded.
-	msgs, err := outbox.Pending(e.svc.db, 1000)
-	if err != nil {
-		t.Fatal(err)
+	// One outbox event per transfer, a transaction's transfers one
+	// message (version 2): subject chemmy.wallet.<its first event>.v2,
+	// Nats-Msg-Id that event's id; the ledger's sequence 1..7 in order.
+	evs := e.outboxEvents()
+	if len(evs) != 7 {
+		t.Fatalf("%d events, want 7", len(evs))
 	}
-	if len(msgs) != 7 {
-		t.Fatalf("%d events, want 7", len(msgs))
-	}
-	for _, m := range msgs {
-		if !strings.HasPrefix(m.Subject, "chemmy.wallet."+m.ID+".") || !strings.HasSuffix(m.Subject, ".transfer_recorded") {
-			t.Fatalf("subject %q id %q", m.Subject, m.ID)
+	msgs := map[string]int{}
+	for i, o := range evs {
+		tr := o.ev.GetTransferRecorded()
+		if o.ev.GetSequence() != uint64(i+1) || tr.GetTransferId() != o.ev.GetEventId() || tr.GetCurrencyCode() == "" || o.ev.GetOccurTime() == nil {
+			t.Fatalf("event %d: %v", i, o.ev)
 		}
+		if o.msg.Subject != "chemmy.wallet."+o.msg.ID+".v2" || o.msg.Headers().Get(outbox.TypeHeader) != "" {
+			t.Fatalf("subject %q id %q headers %v", o.msg.Subject, o.msg.ID, o.msg.Headers())
+		}
+		if msgs[o.msg.ID] == 0 && o.msg.ID != o.ev.GetEventId() {
+			t.Fatalf("message %q begins with event %s", o.msg.ID, o.ev.GetEventId())
+		}
+		msgs[o.msg.ID]++
+	}
+	if len(msgs) >= 7 {
+		t.Errorf("%d messages for 7 transfers, want a transaction's in one: %v", len(msgs), msgs)
 	}
 	// Still balanced after a restart.
 	e.restart()

@@ -9,12 +9,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
-	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/auth"
-	"github.com/chemmy/chemmy/services/kit/outbox"
 )
 
 // Two operators' callers: the default operator's ("operator", as the
@@ -310,16 +307,9 @@ func TestOperatorEvents(t *testing.T) {
 		Limits: &walletv1.PlayerLimits{DailyLossLimit: 500}}); err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := outbox.Pending(e.svc.db, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]string{}
-	for _, m := range msgs {
-		x := &eventsv1.WalletEvent{}
-		if err := proto.Unmarshal(m.Payload, x); err != nil {
-			t.Fatal(err)
-		}
+	for _, o := range e.outboxEvents() {
+		x := o.ev
 		if tr := x.GetTransferRecorded(); tr != nil {
 			got[fmt.Sprintf("%s %s->%s %d", x.GetOperatorId(), tr.GetDebitAccountId(), tr.GetCreditAccountId(), tr.GetAmount())] = "transfer"
 		}

@@ -11,6 +11,7 @@ import (
 	eventsv1 "github.com/chemmy/chemmy/proto/gen/chemmy/events/v1"
 	walletv1 "github.com/chemmy/chemmy/proto/gen/chemmy/wallet/v1"
 	"github.com/chemmy/chemmy/services/kit/outbox"
+	"github.com/chemmy/chemmy/wallet-svc/walletevents"
 )
 
 // TestTurnoverLimits: what a player puts at stake counts towards his
@@ -64,19 +65,40 @@ func (e *env) limits(acct string) *walletv1.GetPlayerLimitsResponse {
 	return r
 }
 
-// limitEvents are the player_limits_changed events in the outbox.
-func (e *env) limitEvents() []*eventsv1.PlayerLimitsChanged {
+// outboxEvent is one wallet event in the outbox, and its message.
+type outboxEvent struct {
+	msg outbox.Message
+	ev  *eventsv1.WalletEvent
+}
+
+// outboxEvents are the wallet events in the outbox, in order, each
+// message read as a reader of the stream reads it (walletevents.Decode,
+// told by its subject as the relay publishes no type header on a batch).
+func (e *env) outboxEvents() []outboxEvent {
 	e.t.Helper()
 	msgs, err := outbox.Pending(e.svc.db, 10000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var out []*eventsv1.PlayerLimitsChanged
+	var out []outboxEvent
 	for _, m := range msgs {
-		ev := &eventsv1.WalletEvent{}
-		if err := proto.Unmarshal(m.Payload, ev); err != nil {
+		evs, err := walletevents.Decode(m.Headers().Get(outbox.TypeHeader), m.Subject, m.Payload)
+		if err != nil {
 			e.t.Fatal(err)
 		}
+		for _, ev := range evs {
+			out = append(out, outboxEvent{m, ev})
+		}
+	}
+	return out
+}
+
+// limitEvents are the player_limits_changed events in the outbox.
+func (e *env) limitEvents() []*eventsv1.PlayerLimitsChanged {
+	e.t.Helper()
+	var out []*eventsv1.PlayerLimitsChanged
+	for _, x := range e.outboxEvents() {
+		m, ev := x.msg, x.ev
 		if c := ev.GetPlayerLimitsChanged(); c != nil {
 			if m.Subject != "chemmy.wallet."+ev.GetEventId()+".player_limits_changed" || m.ID != ev.GetEventId() {
 				e.t.Errorf("subject %q id %q for event %s", m.Subject, m.ID, ev.GetEventId())

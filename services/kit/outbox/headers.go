@@ -10,8 +10,8 @@ import (
 // chemmy events) knows what the protobuf payload is without guessing from
 // the subject (the published-event contract: docs/events.md).
 const (
-	// TypeHeader is the payload's protobuf message type, e.g.
-	// "chemmy.events.v1.TableEvent", "chemmy.events.v1.TableEventBatch".
+	// TypeHeader is the protobuf message type of an event alone, e.g.
+	// "chemmy.events.v1.TableEvent"; a batch has none (Message.Headers).
 	TypeHeader = "Chemmy-Event-Type"
 	// KindHeader is the payload's kind (the oneof field set), e.g.
 	// "bet_placed": the subject's last token. A message of one event only.
@@ -43,7 +43,8 @@ var eventTypes = map[string]string{
 // batchTypes maps a batch subject's second token
 // (chemmy.<service>.<id>.v2) to its payload type.
 var batchTypes = map[string]string{
-	"table": "chemmy.events.v1.TableEventBatch",
+	"table":  "chemmy.events.v1.TableEventBatch",
+	"wallet": "chemmy.events.v1.WalletEventBatch",
 }
 
 // EventType is the protobuf type of the payload published on subject
@@ -64,16 +65,18 @@ func EventType(subject string) (typ, kind string) {
 	return eventTypes[parts[1]], parts[len(parts)-1]
 }
 
-// Headers are the headers of m as published: a batch's type and kinds
-// (KindsHeader), else those of Headers(m.Subject). Never nil: the
-// publisher adds Nats-Msg-Id to it.
+// Headers are the headers of m as published: a batch's (a "v2" subject)
+// its kinds (KindsHeader) only, when it has any, else those of
+// Headers(m.Subject). A batch has no TypeHeader: its subject names its
+// type (EventType; every reader in this repository falls back on it),
+// and the header would cost 40-50 bytes of every stored batch. Never
+// nil: the publisher adds Nats-Msg-Id to it.
 func (m Message) Headers() nats.Header {
 	typ, kind := EventType(m.Subject)
 	if kind != "" || typ == "" {
 		return Headers(m.Subject)
 	}
 	h := nats.Header{}
-	h.Set(TypeHeader, typ)
 	if m.Kinds != "" {
 		h.Set(KindsHeader, m.Kinds)
 	}

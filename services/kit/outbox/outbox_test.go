@@ -592,7 +592,10 @@ func TestRelayPublishesBatches(t *testing.T) {
 			if err := Put(tx, "chemmy.wallet.X.transfer_recorded", "W1", []byte("w1")); err != nil {
 				return err
 			}
-			return PutEvents(tx, "chemmy.table.T1.v2", "E4", 2, "coup_resulted,coup_settled", []byte("b2"))
+			if err := PutEvents(tx, "chemmy.table.T1.v2", "E4", 2, "coup_resulted,coup_settled", []byte("b2")); err != nil {
+				return err
+			}
+			return PutEvents(tx, "chemmy.wallet.W2.v2", "W2", 2, "", []byte("w2"))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -600,7 +603,7 @@ func TestRelayPublishesBatches(t *testing.T) {
 	}
 	putAll()
 	msgs, err := Pending(db, 10)
-	if err != nil || len(msgs) != 3 || msgs[0].Events != 3 || msgs[0].Kinds != "bet_placed,card_dealt" || msgs[1].Events != 1 || msgs[1].Kinds != "" {
+	if err != nil || len(msgs) != 4 || msgs[3].Events != 2 || msgs[0].Events != 3 || msgs[0].Kinds != "bet_placed,card_dealt" || msgs[1].Events != 1 || msgs[1].Kinds != "" {
 		t.Fatalf("pending %+v, %v", msgs, err)
 	}
 	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
@@ -625,10 +628,10 @@ func TestRelayPublishesBatches(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	drained(3)
+	drained(4)
 	putAll() // the same ids again: a restart before the removal
 	r.Notify()
-	drained(6)
+	drained(8)
 	cons, err := js.OrderedConsumer(context.Background(), StreamName, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -644,21 +647,23 @@ func TestRelayPublishesBatches(t *testing.T) {
 		got = append(got, seen{m.Subject(), h.Get(jetstream.MsgIDHeader), h.Get(TypeHeader), h.Get(KindHeader), h.Get(KindsHeader), string(m.Data())})
 	}
 	want := []seen{
-		{"chemmy.table.T1.v2", "E1", "chemmy.events.v1.TableEventBatch", "", "bet_placed,card_dealt", "b1"},
+		// A batch: no type header (its subject names it), a table's its kinds.
+		{"chemmy.table.T1.v2", "E1", "", "", "bet_placed,card_dealt", "b1"},
 		{"chemmy.wallet.X.transfer_recorded", "W1", "chemmy.events.v1.WalletEvent", "transfer_recorded", "", "w1"},
-		{"chemmy.table.T1.v2", "E4", "chemmy.events.v1.TableEventBatch", "", "coup_resulted,coup_settled", "b2"},
+		{"chemmy.table.T1.v2", "E4", "", "", "coup_resulted,coup_settled", "b2"},
+		{"chemmy.wallet.W2.v2", "W2", "", "", "", "w2"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("stream\n got %v\nwant %v", got, want)
 	}
-	// Published twice: 6 events in 3 messages each time.
-	if e, m := r.sent.Load(), r.sentMsgs.Load(); e != 12 || m != 6 {
-		t.Errorf("counted %d events in %d messages, want 12 in 6", e, m)
+	// Published twice: 8 events in 4 messages each time.
+	if e, m := r.sent.Load(), r.sentMsgs.Load(); e != 16 || m != 8 {
+		t.Errorf("counted %d events in %d messages, want 16 in 8", e, m)
 	}
-	if n := gatherCounter(t, reg, "chemmy_outbox_messages_total"); n != 6 {
+	if n := gatherCounter(t, reg, "chemmy_outbox_messages_total"); n != 8 {
 		t.Errorf("chemmy_outbox_messages_total %v", n)
 	}
-	if n := gatherCounter(t, reg, "chemmy_outbox_published_total"); n != 12 {
+	if n := gatherCounter(t, reg, "chemmy_outbox_published_total"); n != 16 {
 		t.Errorf("chemmy_outbox_published_total %v", n)
 	}
 }
@@ -690,5 +695,50 @@ func TestDecodeBatchRecord(t *testing.T) {
 		if _, err := decode([]byte{1}, []byte(v)); err == nil {
 			t.Errorf("decode(%q) accepted", v)
 		}
+	}
+}
+
+// TestStoredSizeOfBatches: what the stream stores of a batch is its
+// subject, its headers as sent (the "NATS/1.0" line, Nats-Msg-Id, a
+// table batch's Chemmy-Event-Kinds and the blank line; no type header)
+// and its payload, plus 34 bytes of the file store's own (length,
+// sequence, time, subject and header lengths, hash): the size model of
+// docs/events.md and docs/performance.md, computed by hand here.
+func TestStoredSizeOfBatches(t *testing.T) {
+	js := startNATS(t)
+	db := openDB(t)
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := PutEvents(tx, "chemmy.table.T1.v2", "E1", 2, "bet_placed", []byte("b1")); err != nil {
+			return err
+		}
+		return PutEvents(tx, "chemmy.wallet.W2.v2", "W2", 2, "", []byte("w2"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRelay(db, js, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.sentMsgs.Load() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("outbox not drained")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err := js.Stream(context.Background(), StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const own = 4 + 8 + 8 + 2 + 4 + 8
+	table := own + len("chemmy.table.T1.v2") + len("NATS/1.0\r\nChemmy-Event-Kinds: bet_placed\r\nNats-Msg-Id: E1\r\n\r\n") + len("b1")
+	wallet := own + len("chemmy.wallet.W2.v2") + len("NATS/1.0\r\nNats-Msg-Id: W2\r\n\r\n") + len("w2")
+	if info.State.Msgs != 2 || info.State.Bytes != uint64(table+wallet) {
+		t.Errorf("stream holds %d messages, %d bytes; want 2, %d (table %d, wallet %d)", info.State.Msgs, info.State.Bytes, table+wallet, table, wallet)
 	}
 }

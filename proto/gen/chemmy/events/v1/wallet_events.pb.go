@@ -23,11 +23,125 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// WalletEventBatch is the transfers one wallet-svc transaction recorded
+// (one ledger commit: a coup's settlement, a bet's hold...), written to
+// the wallet's outbox in that transaction and published to NATS JetStream
+// as ONE message after they are durable: version 2 of the published
+// wallet-event contract (docs/events.md). Subject
+// "chemmy.wallet.<event_id of its first event>.v2"; one header,
+// Nats-Msg-Id, its first event's event_id (JetStream deduplicates a batch
+// published twice). No Chemmy-Event-Type: the subject's "wallet" and "v2"
+// name this type; no Chemmy-Event-Kinds: every event of a batch is a
+// transfer_recorded.
+//
+// events are in sequence order, consecutive (the ledger's sequence is
+// gapless across batches). The fields every event shares are written
+// once, here, and left unset in the events: a field set in the batch is
+// that of every event in it; a field unset here is each event's own. In a
+// batch, a transfer's transfer_id is left unset too: it is its event's
+// event_id. A reader rebuilds each whole WalletEvent (Go:
+// wallet-svc/walletevents.Events; docs/events.md says how). Version 1
+// published each transfer alone, a WalletEvent on
+// "chemmy.wallet.<transfer_id>.transfer_recorded"; a reader of the stream
+// may meet both.
+type WalletEventBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When set: every event's operator_id.
+	OperatorId string `protobuf:"bytes,1,opt,name=operator_id,json=operatorId,proto3" json:"operator_id,omitempty"`
+	// When set: every event's occur_time.
+	OccurTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=occur_time,json=occurTime,proto3" json:"occur_time,omitempty"`
+	// When set: every transfer's currency_code, currency_exponent,
+	// reference.
+	CurrencyCode     string `protobuf:"bytes,3,opt,name=currency_code,json=currencyCode,proto3" json:"currency_code,omitempty"`
+	CurrencyExponent *int32 `protobuf:"varint,4,opt,name=currency_exponent,json=currencyExponent,proto3,oneof" json:"currency_exponent,omitempty"`
+	Reference        string `protobuf:"bytes,5,opt,name=reference,proto3" json:"reference,omitempty"`
+	// The events, sequence order, each a transfer_recorded, with the fields
+	// above left unset where they are set above.
+	Events        []*WalletEvent `protobuf:"bytes,6,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WalletEventBatch) Reset() {
+	*x = WalletEventBatch{}
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WalletEventBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WalletEventBatch) ProtoMessage() {}
+
+func (x *WalletEventBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WalletEventBatch.ProtoReflect.Descriptor instead.
+func (*WalletEventBatch) Descriptor() ([]byte, []int) {
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *WalletEventBatch) GetOperatorId() string {
+	if x != nil {
+		return x.OperatorId
+	}
+	return ""
+}
+
+func (x *WalletEventBatch) GetOccurTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurTime
+	}
+	return nil
+}
+
+func (x *WalletEventBatch) GetCurrencyCode() string {
+	if x != nil {
+		return x.CurrencyCode
+	}
+	return ""
+}
+
+func (x *WalletEventBatch) GetCurrencyExponent() int32 {
+	if x != nil && x.CurrencyExponent != nil {
+		return *x.CurrencyExponent
+	}
+	return 0
+}
+
+func (x *WalletEventBatch) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *WalletEventBatch) GetEvents() []*WalletEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 // WalletEvent is one fact of the wallet's ledger, written to the wallet's
 // outbox in the transaction that records it and published to NATS
-// JetStream after it is durable. Subject:
-// "chemmy.wallet.<transfer_id>.transfer_recorded". The event_id (= the
-// transfer id) is the Nats-Msg-Id, so a republished event is deduplicated.
+// JetStream after it is durable: a transfer within a WalletEventBatch on
+// "chemmy.wallet.<event_id>.v2" (version 2, above); version 1 published
+// each alone on "chemmy.wallet.<transfer_id>.transfer_recorded". A
+// player's limits change is published alone (player_limits_changed). The
+// event_id (a transfer's: its transfer id) is the Nats-Msg-Id of a
+// message alone, so a republished event is deduplicated.
 type WalletEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ULID; unique.
@@ -50,7 +164,7 @@ type WalletEvent struct {
 
 func (x *WalletEvent) Reset() {
 	*x = WalletEvent{}
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[0]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -62,7 +176,7 @@ func (x *WalletEvent) String() string {
 func (*WalletEvent) ProtoMessage() {}
 
 func (x *WalletEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[0]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -75,7 +189,7 @@ func (x *WalletEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WalletEvent.ProtoReflect.Descriptor instead.
 func (*WalletEvent) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{0}
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *WalletEvent) GetEventId() string {
@@ -162,7 +276,7 @@ type PlayerLimitsChanged struct {
 
 func (x *PlayerLimitsChanged) Reset() {
 	*x = PlayerLimitsChanged{}
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -174,7 +288,7 @@ func (x *PlayerLimitsChanged) String() string {
 func (*PlayerLimitsChanged) ProtoMessage() {}
 
 func (x *PlayerLimitsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[1]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -187,7 +301,7 @@ func (x *PlayerLimitsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerLimitsChanged.ProtoReflect.Descriptor instead.
 func (*PlayerLimitsChanged) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{1}
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *PlayerLimitsChanged) GetChange() *v1.LimitChange {
@@ -222,7 +336,7 @@ type TransferRecorded struct {
 
 func (x *TransferRecorded) Reset() {
 	*x = TransferRecorded{}
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +348,7 @@ func (x *TransferRecorded) String() string {
 func (*TransferRecorded) ProtoMessage() {}
 
 func (x *TransferRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[2]
+	mi := &file_chemmy_events_v1_wallet_events_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +361,7 @@ func (x *TransferRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TransferRecorded.ProtoReflect.Descriptor instead.
 func (*TransferRecorded) Descriptor() ([]byte, []int) {
-	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{2}
+	return file_chemmy_events_v1_wallet_events_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TransferRecorded) GetTransferId() string {
@@ -324,7 +438,17 @@ var File_chemmy_events_v1_wallet_events_proto protoreflect.FileDescriptor
 
 const file_chemmy_events_v1_wallet_events_proto_rawDesc = "" +
 	"\n" +
-	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1dchemmy/wallet/v1/wallet.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdb\x02\n" +
+	"$chemmy/events/v1/wallet_events.proto\x12\x10chemmy.events.v1\x1a\x1dchemmy/wallet/v1/wallet.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb0\x02\n" +
+	"\x10WalletEventBatch\x12\x1f\n" +
+	"\voperator_id\x18\x01 \x01(\tR\n" +
+	"operatorId\x129\n" +
+	"\n" +
+	"occur_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\toccurTime\x12#\n" +
+	"\rcurrency_code\x18\x03 \x01(\tR\fcurrencyCode\x120\n" +
+	"\x11currency_exponent\x18\x04 \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1c\n" +
+	"\treference\x18\x05 \x01(\tR\treference\x125\n" +
+	"\x06events\x18\x06 \x03(\v2\x1d.chemmy.events.v1.WalletEventR\x06eventsB\x14\n" +
+	"\x12_currency_exponent\"\xdb\x02\n" +
 	"\vWalletEvent\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x1a\n" +
 	"\bsequence\x18\x02 \x01(\x04R\bsequence\x129\n" +
@@ -365,24 +489,27 @@ func file_chemmy_events_v1_wallet_events_proto_rawDescGZIP() []byte {
 	return file_chemmy_events_v1_wallet_events_proto_rawDescData
 }
 
-var file_chemmy_events_v1_wallet_events_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_chemmy_events_v1_wallet_events_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
 var file_chemmy_events_v1_wallet_events_proto_goTypes = []any{
-	(*WalletEvent)(nil),           // 0: chemmy.events.v1.WalletEvent
-	(*PlayerLimitsChanged)(nil),   // 1: chemmy.events.v1.PlayerLimitsChanged
-	(*TransferRecorded)(nil),      // 2: chemmy.events.v1.TransferRecorded
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
-	(*v1.LimitChange)(nil),        // 4: chemmy.wallet.v1.LimitChange
+	(*WalletEventBatch)(nil),      // 0: chemmy.events.v1.WalletEventBatch
+	(*WalletEvent)(nil),           // 1: chemmy.events.v1.WalletEvent
+	(*PlayerLimitsChanged)(nil),   // 2: chemmy.events.v1.PlayerLimitsChanged
+	(*TransferRecorded)(nil),      // 3: chemmy.events.v1.TransferRecorded
+	(*timestamppb.Timestamp)(nil), // 4: google.protobuf.Timestamp
+	(*v1.LimitChange)(nil),        // 5: chemmy.wallet.v1.LimitChange
 }
 var file_chemmy_events_v1_wallet_events_proto_depIdxs = []int32{
-	3, // 0: chemmy.events.v1.WalletEvent.occur_time:type_name -> google.protobuf.Timestamp
-	2, // 1: chemmy.events.v1.WalletEvent.transfer_recorded:type_name -> chemmy.events.v1.TransferRecorded
-	1, // 2: chemmy.events.v1.WalletEvent.player_limits_changed:type_name -> chemmy.events.v1.PlayerLimitsChanged
-	4, // 3: chemmy.events.v1.PlayerLimitsChanged.change:type_name -> chemmy.wallet.v1.LimitChange
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	4, // 0: chemmy.events.v1.WalletEventBatch.occur_time:type_name -> google.protobuf.Timestamp
+	1, // 1: chemmy.events.v1.WalletEventBatch.events:type_name -> chemmy.events.v1.WalletEvent
+	4, // 2: chemmy.events.v1.WalletEvent.occur_time:type_name -> google.protobuf.Timestamp
+	3, // 3: chemmy.events.v1.WalletEvent.transfer_recorded:type_name -> chemmy.events.v1.TransferRecorded
+	2, // 4: chemmy.events.v1.WalletEvent.player_limits_changed:type_name -> chemmy.events.v1.PlayerLimitsChanged
+	5, // 5: chemmy.events.v1.PlayerLimitsChanged.change:type_name -> chemmy.wallet.v1.LimitChange
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_events_v1_wallet_events_proto_init() }
@@ -390,18 +517,19 @@ func file_chemmy_events_v1_wallet_events_proto_init() {
 	if File_chemmy_events_v1_wallet_events_proto != nil {
 		return
 	}
-	file_chemmy_events_v1_wallet_events_proto_msgTypes[0].OneofWrappers = []any{
+	file_chemmy_events_v1_wallet_events_proto_msgTypes[0].OneofWrappers = []any{}
+	file_chemmy_events_v1_wallet_events_proto_msgTypes[1].OneofWrappers = []any{
 		(*WalletEvent_TransferRecorded)(nil),
 		(*WalletEvent_PlayerLimitsChanged)(nil),
 	}
-	file_chemmy_events_v1_wallet_events_proto_msgTypes[2].OneofWrappers = []any{}
+	file_chemmy_events_v1_wallet_events_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_events_v1_wallet_events_proto_rawDesc), len(file_chemmy_events_v1_wallet_events_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   4,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

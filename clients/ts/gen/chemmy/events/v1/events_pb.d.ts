@@ -17,9 +17,10 @@ export declare const file_chemmy_events_v1_events: GenFile;
  * table-svc save: one bbolt transaction), published to NATS JetStream as
  * ONE message after they are durable (outbox): version 2 of the published
  * table-event contract (docs/events.md). Subject
- * "chemmy.table.<table_id>.v2"; headers Chemmy-Event-Type
- * "chemmy.events.v1.TableEventBatch", Chemmy-Event-Kinds (the kinds of
- * its events, each once, in order of first appearance, comma-separated:
+ * "chemmy.table.<table_id>.v2" (the subject names this type: no
+ * Chemmy-Event-Type header, which batches published before had);
+ * headers Chemmy-Event-Kinds (the kinds of its events, each once, in
+ * order of first appearance, comma-separated:
  * "bet_placed,card_dealt,coup_resulted") and Nats-Msg-Id, the event_id of
  * its first event (JetStream deduplicates a batch published twice).
  *

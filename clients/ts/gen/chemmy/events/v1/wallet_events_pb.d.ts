@@ -13,11 +13,87 @@ import type { LimitChange } from "../../wallet/v1/wallet_pb.js";
 export declare const file_chemmy_events_v1_wallet_events: GenFile;
 
 /**
+ * WalletEventBatch is the transfers one wallet-svc transaction recorded
+ * (one ledger commit: a coup's settlement, a bet's hold...), written to
+ * the wallet's outbox in that transaction and published to NATS JetStream
+ * as ONE message after they are durable: version 2 of the published
+ * wallet-event contract (docs/events.md). Subject
+ * "chemmy.wallet.<event_id of its first event>.v2"; one header,
+ * Nats-Msg-Id, its first event's event_id (JetStream deduplicates a batch
+ * published twice). No Chemmy-Event-Type: the subject's "wallet" and "v2"
+ * name this type; no Chemmy-Event-Kinds: every event of a batch is a
+ * transfer_recorded.
+ *
+ * events are in sequence order, consecutive (the ledger's sequence is
+ * gapless across batches). The fields every event shares are written
+ * once, here, and left unset in the events: a field set in the batch is
+ * that of every event in it; a field unset here is each event's own. In a
+ * batch, a transfer's transfer_id is left unset too: it is its event's
+ * event_id. A reader rebuilds each whole WalletEvent (Go:
+ * wallet-svc/walletevents.Events; docs/events.md says how). Version 1
+ * published each transfer alone, a WalletEvent on
+ * "chemmy.wallet.<transfer_id>.transfer_recorded"; a reader of the stream
+ * may meet both.
+ *
+ * @generated from message chemmy.events.v1.WalletEventBatch
+ */
+export declare type WalletEventBatch = Message<"chemmy.events.v1.WalletEventBatch"> & {
+  /**
+   * When set: every event's operator_id.
+   *
+   * @generated from field: string operator_id = 1;
+   */
+  operatorId: string;
+
+  /**
+   * When set: every event's occur_time.
+   *
+   * @generated from field: google.protobuf.Timestamp occur_time = 2;
+   */
+  occurTime?: Timestamp | undefined;
+
+  /**
+   * When set: every transfer's currency_code, currency_exponent,
+   * reference.
+   *
+   * @generated from field: string currency_code = 3;
+   */
+  currencyCode: string;
+
+  /**
+   * @generated from field: optional int32 currency_exponent = 4;
+   */
+  currencyExponent?: number | undefined;
+
+  /**
+   * @generated from field: string reference = 5;
+   */
+  reference: string;
+
+  /**
+   * The events, sequence order, each a transfer_recorded, with the fields
+   * above left unset where they are set above.
+   *
+   * @generated from field: repeated chemmy.events.v1.WalletEvent events = 6;
+   */
+  events: WalletEvent[];
+};
+
+/**
+ * Describes the message chemmy.events.v1.WalletEventBatch.
+ * Use `create(WalletEventBatchSchema)` to create a new message.
+ */
+export declare const WalletEventBatchSchema: GenMessage<WalletEventBatch>;
+
+/**
  * WalletEvent is one fact of the wallet's ledger, written to the wallet's
  * outbox in the transaction that records it and published to NATS
- * JetStream after it is durable. Subject:
- * "chemmy.wallet.<transfer_id>.transfer_recorded". The event_id (= the
- * transfer id) is the Nats-Msg-Id, so a republished event is deduplicated.
+ * JetStream after it is durable: a transfer within a WalletEventBatch on
+ * "chemmy.wallet.<event_id>.v2" (version 2, above); version 1 published
+ * each alone on "chemmy.wallet.<transfer_id>.transfer_recorded". A
+ * player's limits change is published alone (player_limits_changed). The
+ * event_id (a transfer's: its transfer id) is the Nats-Msg-Id of a
+ * message alone, so a republished event is deduplicated.
  *
  * @generated from message chemmy.events.v1.WalletEvent
  */
