@@ -40,7 +40,8 @@ func aliceBanks(t *testing.T, c *client, cards ...string) string {
 // last coup; the croupier the table's rounds with the bank's net (what
 // the settlement moved to the banker: 500 less the commission of 25);
 // and
-// both a bead plate of the two coups. carol, who joins the gallery after
+// both a bead plate of the two coups; the table's row in the lobby
+// gives its last results, B B. carol, who joins the gallery after
 // the two coups and played in none (no round of hers to list), is shown
 // the table's history all the same, from WatchTable's first message
 // (Table.recent_coups): the bead plate of both coups and the table's
@@ -91,6 +92,17 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 	}
 	if got := carol.text("history-note"); got != "You have played no round yet." {
 		t.Errorf("carol's own history says %q", got)
+	}
+	// The lobby's row of the table: both coups won by the bank, B B (from
+	// ListTables' Table.recent_results, kept when the row follows the
+	// open table).
+	last := `document.querySelector('#tables tr[data-table="` + id + `"] .last')`
+	carol.do("sees the table's lobby row", waitFor(last+` !== null`))
+	if got := carol.eval(last + `.textContent`); got != "B B" {
+		t.Errorf("carol's lobby row of the table shows the last results %q, want %q", got, "B B")
+	}
+	if got := carol.eval(last + `.title`); got != "coup 1: bank wins\ncoup 2: bank wins" {
+		t.Errorf("carol's lobby row of the table says in words %q", got)
 	}
 	carol.shots("cf-gallery-history-carol")
 
