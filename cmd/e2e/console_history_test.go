@@ -144,3 +144,65 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleHistoryTellsFees: at a chemin de fer table with a seat fee
+// (hourly_fee 3,600,000 minor units an hour: 1000 a second; seat time is
+// billed in whole seconds, so the players sit more than one) bob loses a
+// coup of 500 to alice's natural; after it every seated player is
+// charged his seat time, a round of its own (fee-<request id>, number 0).
+// bob's history tells the fee as one: "seat fee: X EUR", X the round's
+// commission (read through the API, written here in major units), never
+// "coup ?".
+func TestConsoleHistoryTellsFees(t *testing.T) {
+	b, st, c := consoleRig(t, 100000, "alice", "bob")
+	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
+		ShoeId:     (&crashRig{t: t, c: c}).preparedShoe("2C", "9H", "3D", "TC"),
+		HouseRules: &tablev1.HouseRules{CertificationRealMoney: true, HourlyFee: 3_600_000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := tb.GetTable().GetTableId()
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/" + p, TableId: id, PlayerId: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	// Seat time is billed in whole seconds: sit more than one.
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet", TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
+		t.Fatal(err)
+	}
+	// bob's fee round, once settled.
+	var fee *tablev1.Round
+	for deadline := time.Now().Add(30 * time.Second); fee == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("bob's seat fee round is not settled")
+		}
+		list, err := c.table.ListRounds(as(t, "bob"), &tablev1.ListRoundsRequest{PlayerId: "bob"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.GetRounds() {
+			if strings.HasPrefix(r.GetCoupId(), "fee-") && r.GetState() == tablev1.RoundState_ROUND_STATE_SETTLED {
+				fee = r
+			}
+		}
+	}
+	if fee.GetNumber() != 0 || fee.GetCommission() <= 0 || fee.GetCurrencyExponent() != 2 {
+		t.Fatalf("bob's fee round: %v", fee)
+	}
+	want := fmt.Sprintf("chemin de fer · this table · seat fee: %d.%02d %s", fee.GetCommission()/100, fee.GetCommission()%100, fee.GetCurrencyCode())
+
+	bob := b.open(st.GatewayHTTPAddr, "bob", "?table="+id)
+	line := `[...document.querySelectorAll('#history-list li')].filter(li => li.dataset.coup === ` + jsString(fee.GetCoupId()) + `).map(li => li.textContent).join(' | ')`
+	bob.do("sees his fee in the history", waitFor(line+` !== ''`))
+	if got := bob.eval(line); got != want {
+		t.Errorf("bob's history tells his seat fee as %q, want %q", got, want)
+	}
+	if got := bob.eval(`document.getElementById('history-list').textContent`); strings.Contains(got, "coup ?") {
+		t.Errorf("bob's history still tells a round as coup ?: %q", got)
+	}
+}
