@@ -14,8 +14,15 @@ import (
 // bank of 1000.
 func aliceBanks(t *testing.T, c *client, cards ...string) string {
 	t.Helper()
+	return aliceBanksUnder(t, c, certificationRules(), cards...)
+}
+
+// aliceBanksUnder is aliceBanks at a table of house rules hr (which must
+// let a certification shoe take money: CertificationRealMoney).
+func aliceBanksUnder(t *testing.T, c *client, hr *tablev1.HouseRules, cards ...string) string {
+	t.Helper()
 	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
-		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: certificationRules()})
+		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: hr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,21 +162,7 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 // "coup ?".
 func TestConsoleHistoryTellsFees(t *testing.T) {
 	b, st, c := consoleRig(t, 100000, "alice", "bob")
-	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
-		ShoeId:     (&crashRig{t: t, c: c}).preparedShoe("2C", "9H", "3D", "TC"),
-		HouseRules: &tablev1.HouseRules{CertificationRealMoney: true, HourlyFee: 3_600_000}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := tb.GetTable().GetTableId()
-	for _, p := range []string{"alice", "bob"} {
-		if _, err := c.table.JoinTable(as(t, p), &tablev1.JoinTableRequest{RequestId: t.Name() + "/" + p, TableId: id, PlayerId: p}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.table.AcceptBank(as(t, "alice"), &tablev1.AcceptBankRequest{RequestId: t.Name() + "/bank", TableId: id, PlayerId: "alice", Amount: 1000}); err != nil {
-		t.Fatal(err)
-	}
+	id := aliceBanksUnder(t, c, &tablev1.HouseRules{CertificationRealMoney: true, HourlyFee: 3_600_000}, "2C", "9H", "3D", "TC")
 	// Seat time is billed in whole seconds: sit more than one.
 	time.Sleep(1100 * time.Millisecond)
 	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet", TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
