@@ -14,8 +14,15 @@ import (
 // bank of 1000.
 func aliceBanks(t *testing.T, c *client, cards ...string) string {
 	t.Helper()
+	return aliceBanksUnder(t, c, certificationRules(), cards...)
+}
+
+// aliceBanksUnder is aliceBanks at a table of house rules hr (which must
+// let a certification shoe take money: CertificationRealMoney).
+func aliceBanksUnder(t *testing.T, c *client, hr *tablev1.HouseRules, cards ...string) string {
+	t.Helper()
 	tb, err := c.table.CreateTable(as(t, "operator"), &tablev1.CreateTableRequest{RequestId: t.Name(),
-		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: certificationRules()})
+		ShoeId: (&crashRig{t: t, c: c}).preparedShoe(cards...), HouseRules: hr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +47,8 @@ func aliceBanks(t *testing.T, c *client, cards ...string) string {
 // last coup; the croupier the table's rounds with the bank's net (what
 // the settlement moved to the banker: 500 less the commission of 25);
 // and
-// both a bead plate of the two coups. carol, who joins the gallery after
+// both a bead plate of the two coups; the table's row in the lobby
+// gives its last results, B B. carol, who joins the gallery after
 // the two coups and played in none (no round of hers to list), is shown
 // the table's history all the same, from WatchTable's first message
 // (Table.recent_coups): the bead plate of both coups and the table's
@@ -92,6 +100,17 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 	if got := carol.text("history-note"); got != "You have played no round yet." {
 		t.Errorf("carol's own history says %q", got)
 	}
+	// The lobby's row of the table: both coups won by the bank, B B (from
+	// ListTables' Table.recent_results, kept when the row follows the
+	// open table).
+	last := `document.querySelector('#tables tr[data-table="` + id + `"] .last')`
+	carol.do("sees the table's lobby row", waitFor(last+` !== null`))
+	if got := carol.eval(last + `.textContent`); got != "B B" {
+		t.Errorf("carol's lobby row of the table shows the last results %q, want %q", got, "B B")
+	}
+	if got := carol.eval(last + `.title`); got != "coup 1: bank wins\ncoup 2: bank wins" {
+		t.Errorf("carol's lobby row of the table says in words %q", got)
+	}
 	carol.shots("cf-gallery-history-carol")
 
 	history := `[...document.querySelectorAll('#history-list li')].map(li => li.textContent).join(' | ')`
@@ -130,5 +149,53 @@ func TestConsoleHistoryOnOpen(t *testing.T) {
 			}
 			p.shot("history-bob.png")
 		}
+	}
+}
+
+// TestConsoleHistoryTellsFees: at a chemin de fer table with a seat fee
+// (hourly_fee 3,600,000 minor units an hour: 1000 a second; seat time is
+// billed in whole seconds, so the players sit more than one) bob loses a
+// coup of 500 to alice's natural; after it every seated player is
+// charged his seat time, a round of its own (fee-<request id>, number 0).
+// bob's history tells the fee as one: "seat fee: X EUR", X the round's
+// commission (read through the API, written here in major units), never
+// "coup ?".
+func TestConsoleHistoryTellsFees(t *testing.T) {
+	b, st, c := consoleRig(t, 100000, "alice", "bob")
+	id := aliceBanksUnder(t, c, &tablev1.HouseRules{CertificationRealMoney: true, HourlyFee: 3_600_000}, "2C", "9H", "3D", "TC")
+	// Seat time is billed in whole seconds: sit more than one.
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := c.table.PlaceBet(as(t, "bob"), &tablev1.PlaceBetRequest{RequestId: t.Name() + "/bet", TableId: id, PlayerId: "bob", Amount: 500}); err != nil {
+		t.Fatal(err)
+	}
+	// bob's fee round, once settled.
+	var fee *tablev1.Round
+	for deadline := time.Now().Add(30 * time.Second); fee == nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("bob's seat fee round is not settled")
+		}
+		list, err := c.table.ListRounds(as(t, "bob"), &tablev1.ListRoundsRequest{PlayerId: "bob"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list.GetRounds() {
+			if strings.HasPrefix(r.GetCoupId(), "fee-") && r.GetState() == tablev1.RoundState_ROUND_STATE_SETTLED {
+				fee = r
+			}
+		}
+	}
+	if fee.GetNumber() != 0 || fee.GetCommission() <= 0 || fee.GetCurrencyExponent() != 2 {
+		t.Fatalf("bob's fee round: %v", fee)
+	}
+	want := fmt.Sprintf("chemin de fer · this table · seat fee: %d.%02d %s", fee.GetCommission()/100, fee.GetCommission()%100, fee.GetCurrencyCode())
+
+	bob := b.open(st.GatewayHTTPAddr, "bob", "?table="+id)
+	line := `[...document.querySelectorAll('#history-list li')].filter(li => li.dataset.coup === ` + jsString(fee.GetCoupId()) + `).map(li => li.textContent).join(' | ')`
+	bob.do("sees his fee in the history", waitFor(line+` !== ''`))
+	if got := bob.eval(line); got != want {
+		t.Errorf("bob's history tells his seat fee as %q, want %q", got, want)
+	}
+	if got := bob.eval(`document.getElementById('history-list').textContent`); strings.Contains(got, "coup ?") {
+		t.Errorf("bob's history still tells a round as coup ?: %q", got)
 	}
 }

@@ -27,7 +27,7 @@
 // record encoded as a table's), read by ListRounds and GetRound; and each
 // coup it ends as the public saw it at its end, the table's last 20
 // (recent.go: bucket "recent_coups", read by WatchTable and GetTable as
-// Table.recent_coups). Schema version 1 (the history's buckets are
+// Table.recent_coups, by ListTables for Table.recent_results). Schema version 1 (the history's buckets are
 // created at start in a store that lacks them; coups played before they
 // existed are not in the history).
 //

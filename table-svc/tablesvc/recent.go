@@ -94,27 +94,88 @@ func recentPrefix(tableID string) []byte { return []byte(tableID + "\x00") }
 func (s *Service) recentCoups(id string) ([]*tablev1.Coup, error) {
 	var out []*tablev1.Coup
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecentCoups)
-		if b == nil {
-			return nil
-		}
-		prefix := recentPrefix(id)
-		cur := b.Cursor()
-		// The last key of the prefix: seek past it and step back.
-		k, v := cur.Seek(append(bytes.Clone(prefix), 0xff))
-		if k == nil {
-			k, v = cur.Last()
-		} else {
-			k, v = cur.Prev()
-		}
-		for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < RecentCoups; k, v = cur.Prev() {
-			cp := new(tablev1.Coup)
-			if err := proto.Unmarshal(v, cp); err != nil {
-				return err
-			}
-			out = append(out, cp)
-		}
-		return nil
+		var err error
+		out, err = recentCoupsTx(tx, id, RecentCoups)
+		return err
 	})
 	return out, err
+}
+
+// recentCoupsTx reads, in tx, table id's last finished coups, newest
+// first, at most n.
+func recentCoupsTx(tx *bolt.Tx, id string, n int) ([]*tablev1.Coup, error) {
+	var out []*tablev1.Coup
+	b := tx.Bucket(bucketRecentCoups)
+	if b == nil {
+		return nil, nil
+	}
+	prefix := recentPrefix(id)
+	cur := b.Cursor()
+	// The last key of the prefix: seek past it and step back.
+	k, v := cur.Seek(append(bytes.Clone(prefix), 0xff))
+	if k == nil {
+		k, v = cur.Last()
+	} else {
+		k, v = cur.Prev()
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix) && len(out) < n; k, v = cur.Prev() {
+		cp := new(tablev1.Coup)
+		if err := proto.Unmarshal(v, cp); err != nil {
+			return nil, err
+		}
+		out = append(out, cp)
+	}
+	return out, nil
+}
+
+// LobbyResults is how many last results a lobby row gives
+// (Table.recent_results).
+const LobbyResults = 6
+
+// recentResultsTx reads, in tx, table id's last LobbyResults finished
+// coups as lobby results (Table.recent_results): oldest first, each its
+// number and winner from the bank's side, or voided.
+func recentResultsTx(tx *bolt.Tx, id string) ([]*tablev1.RecentResult, error) {
+	coups, err := recentCoupsTx(tx, id, LobbyResults)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*tablev1.RecentResult, 0, len(coups))
+	for i := len(coups) - 1; i >= 0; i-- {
+		cp := coups[i]
+		r := &tablev1.RecentResult{Number: cp.GetNumber(), Voided: cp.GetVoided()}
+		if !r.Voided {
+			r.Winner = coupWinner(cp)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// coupWinner is a settled coup's winner from the bank's side: its
+// outcome, or at a game of several hands (no outcome of the coup's own)
+// BANK when the bank won every decided hand, PLAYER when it lost every
+// one, TIE otherwise (stand-offs, or won some and lost some).
+func coupWinner(cp *tablev1.Coup) tablev1.RoadWinner {
+	o := cp.GetOutcome()
+	if o == tablev1.Outcome_OUTCOME_UNSPECIFIED {
+		for _, h := range cp.GetHands() {
+			switch ho := h.GetOutcome(); {
+			case ho == tablev1.Outcome_OUTCOME_UNSPECIFIED:
+			case o == tablev1.Outcome_OUTCOME_UNSPECIFIED:
+				o = ho
+			case o != ho:
+				o = tablev1.Outcome_OUTCOME_STAND_OFF
+			}
+		}
+	}
+	switch o {
+	case tablev1.Outcome_OUTCOME_BANK_WINS:
+		return tablev1.RoadWinner_ROAD_WINNER_BANK
+	case tablev1.Outcome_OUTCOME_BANK_LOSES:
+		return tablev1.RoadWinner_ROAD_WINNER_PLAYER
+	case tablev1.Outcome_OUTCOME_STAND_OFF:
+		return tablev1.RoadWinner_ROAD_WINNER_TIE
+	}
+	return tablev1.RoadWinner_ROAD_WINNER_UNSPECIFIED
 }

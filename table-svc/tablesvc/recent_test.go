@@ -1,6 +1,7 @@
 package tablesvc
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -105,6 +106,27 @@ func TestRecentCoupsForTheGallery(t *testing.T) {
 	check()
 	h.restartTable()
 	check()
+	// The lobby: coup 1 won by the bank, then coup 2 voided, oldest first.
+	wantLobby := []*tablev1.RecentResult{{Number: 1, Winner: tablev1.RoadWinner_ROAD_WINNER_BANK}, {Number: 2, Voided: true}}
+	if got := lobbyResults(t, h, "dave", id); !slices.EqualFunc(got, wantLobby, func(a, b *tablev1.RecentResult) bool { return proto.Equal(a, b) }) {
+		t.Errorf("ListTables gives the lobby results %v, want %v", got, wantLobby)
+	}
+}
+
+// lobbyResults is table id's Table.recent_results in who's ListTables.
+func lobbyResults(t *testing.T, h *harness, who, id string) []*tablev1.RecentResult {
+	t.Helper()
+	resp, err := h.tables.ListTables(h.as(who), &tablev1.ListTablesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range resp.GetTables() {
+		if tb.GetTableId() == id {
+			return tb.GetRecentResults()
+		}
+	}
+	t.Fatalf("ListTables does not list %s", id)
+	return nil
 }
 
 // TestRecentCoupsKeepsTheLast: a table keeps its last RecentCoups (20)
@@ -156,5 +178,53 @@ func TestRecentCoupsKeepsTheLast(t *testing.T) {
 	}
 	if stored != 20 {
 		t.Errorf("the store keeps %d coups of the table, want 20", stored)
+	}
+	// The lobby gives the last 6, oldest first: coups 16 to 21, all won
+	// by the bank.
+	var lobby []string
+	for _, r := range lobbyResults(t, h, "bob", id) {
+		lobby = append(lobby, fmt.Sprintf("%d:%s:%t", r.GetNumber(), r.GetWinner(), r.GetVoided()))
+	}
+	var wantLobby []string
+	for n := 16; n <= 21; n++ {
+		wantLobby = append(wantLobby, fmt.Sprintf("%d:ROAD_WINNER_BANK:false", n))
+	}
+	if !slices.Equal(lobby, wantLobby) {
+		t.Errorf("lobby results %v, want %v", lobby, wantLobby)
+	}
+}
+
+// TestCoupWinner: a lobby result's winner from the bank's side. A coup
+// of two hands: the bank won both (BANK), lost both (PLAYER), won one and
+// lost the other, or won one and stood off the other (TIE); a hand not
+// decided counts for nothing; a coup's own outcome wins.
+func TestCoupWinner(t *testing.T) {
+	const (
+		win, lose, off, none = tablev1.Outcome_OUTCOME_BANK_WINS, tablev1.Outcome_OUTCOME_BANK_LOSES, tablev1.Outcome_OUTCOME_STAND_OFF, tablev1.Outcome_OUTCOME_UNSPECIFIED
+	)
+	hands := func(os ...tablev1.Outcome) []*tablev1.CoupHand {
+		var out []*tablev1.CoupHand
+		for _, o := range os {
+			out = append(out, &tablev1.CoupHand{Outcome: o})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		cp   *tablev1.Coup
+		want tablev1.RoadWinner
+	}{
+		{&tablev1.Coup{Outcome: win}, tablev1.RoadWinner_ROAD_WINNER_BANK},
+		{&tablev1.Coup{Outcome: lose}, tablev1.RoadWinner_ROAD_WINNER_PLAYER},
+		{&tablev1.Coup{Outcome: off}, tablev1.RoadWinner_ROAD_WINNER_TIE},
+		{&tablev1.Coup{Hands: hands(win, win)}, tablev1.RoadWinner_ROAD_WINNER_BANK},
+		{&tablev1.Coup{Hands: hands(lose, lose, lose)}, tablev1.RoadWinner_ROAD_WINNER_PLAYER},
+		{&tablev1.Coup{Hands: hands(win, lose)}, tablev1.RoadWinner_ROAD_WINNER_TIE},
+		{&tablev1.Coup{Hands: hands(win, off)}, tablev1.RoadWinner_ROAD_WINNER_TIE},
+		{&tablev1.Coup{Hands: hands(none, lose)}, tablev1.RoadWinner_ROAD_WINNER_PLAYER},
+		{&tablev1.Coup{}, tablev1.RoadWinner_ROAD_WINNER_UNSPECIFIED},
+	} {
+		if got := coupWinner(c.cp); got != c.want {
+			t.Errorf("coupWinner(%v) = %v, want %v", c.cp, got, c.want)
+		}
 	}
 }

@@ -284,6 +284,10 @@ func (s *Service) ListTables(ctx context.Context, req *tablev1.ListTablesRequest
 				continue
 			}
 			if tb := toProto(t, viewerOf(ctx)); f.match(tb) {
+				var err error
+				if tb.RecentResults, err = recentResultsTx(tx, t.ID); err != nil {
+					return err
+				}
 				resp.Tables = append(resp.Tables, tb)
 			}
 		}

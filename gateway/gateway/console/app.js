@@ -25,6 +25,7 @@ const state = {
   seedTries: {}, // seed key -> calls made (transient failures are tried again, a few times)
   seedNotes: {}, // seed key -> what went wrong with the player's seed, in words
   elsewhereBusy: false, // revealElsewhere is reading tables
+  lobbyResults: {}, // table id -> its last results [{number, winner, voided}], oldest first (ListTables' Table.recent_results)
 };
 
 // friendly: a plain message per ErrorInfo reason, from reasons.json (a
@@ -115,6 +116,10 @@ const lower = (v, prefix) => short(v, prefix).replace(/_/g, " ").toLowerCase();
 const num = (v) => Number(v || 0);
 const isStaff = () => state.role === "ROLE_CROUPIER" || state.role === "ROLE_OPERATOR";
 const isPlayer = () => state.role === "ROLE_PLAYER";
+// roleName: a caller's role in the header, "player" in "bob (player)"
+// (FR: "joueur", FR's "role: player": apart from the game's "player", the
+// ponte).
+const roleName = (role) => { const r = lower(role, "ROLE_"); return (LANG === "fr" && FR["role: " + r]) || r; };
 const you = (p) => (p && p === state.me ? p + " (" + tr("you") + ")" : p || "");
 const names = (ids) => (ids || []).map(you).join(", ");
 const two = (n) => String(n).padStart(2, "0");
@@ -129,6 +134,38 @@ function clock(ts) {
 // French of the English texts; a text without one shows in English).
 const LANG = /^fr\b/i.test((navigator.languages && navigator.languages[0]) || navigator.language || "") ? "fr" : "en";
 const FR = {
+  // The caller's role (roleNames) in the header.
+  // Fee rounds in the history (roundText).
+  "seat fee": "droit de table", "bank auction fee": "droit d'enchère de la banque", "fee": "droit", "not charged": "non perçu", "{0}: {1}": "{0} : {1}",
+  "role: player": "joueur", "role: croupier": "croupier", "role: operator": "opérateur", "role: auditor": "auditeur", "role: service": "service",
+  // The "Fair shoe" line (renderFair) and the seed notes (seedNote): a
+  // seed is a "graine", a commitment an "engagement".
+  "a prepared order (certification shoe): no seeds": "un ordre préparé (sabot de certification) : pas de graines",
+  "no server commitment": "pas d'engagement du serveur", "server commitment {0}… · ": "engagement du serveur {0}… · ",
+  "seeded with the seeds of {0}": "ensemencé avec les graines de {0}",
+  "no player entropy: no player's seed is in this shoe": "pas d'entropie des joueurs : aucune graine de joueur dans ce sabot",
+  "commitments fixed ({0}): revealed {1}, reveal by {2}": "engagements arrêtés ({0}) : révélées {1}, à révéler avant {2}", "none": "aucune",
+  "seeds committed by {0}": "graines engagées par {0}", "no seed committed yet": "aucune graine engagée pour l'instant",
+  ", commitments until {0}": ", engagements jusqu'à {0}", "its player seed is {0}'s cut": "sa graine de joueur est la coupe de {0}",
+  "takes no players' seeds": "ne prend pas de graines de joueurs", " · withheld at this table: {0}": " · retenues à cette table : {0}",
+  "SHA-256 of the shoe's server seed: {0}": "SHA-256 de la graine serveur du sabot : {0}", " (commitment {0}…)": " (engagement {0}…)",
+  "You withheld a committed seed at this table: it takes no seed of yours again.": "Vous avez retenu une graine engagée à cette table : elle ne prend plus de graine de vous.",
+  "Your seed is in this shoe{0}.": "Votre graine est dans ce sabot{0}.", "Your seed is not in this shoe.": "Votre graine n'est pas dans ce sabot.",
+  "Your seed is revealed{0}: the shoe is seeded once every committed seed is in.": "Votre graine est révélée{0} : le sabot est ensemencé dès que toutes les graines engagées sont là.",
+  "Revealing your seed{0}…": "Révélation de votre graine{0}…",
+  "Your seed is committed{0}: the console reveals it when the table asks.": "Votre graine est engagée{0} : la console la révèle quand la table le demande.",
+  "Sit down or bet, and the console commits a seed of yours to this shoe.": "Asseyez-vous ou pontez, et la console engage une graine de vous dans ce sabot.",
+  "Committing your seed…": "Engagement de votre graine…", "Your seed: ": "Votre graine : ", "Your seed in shoe {0}: ": "Votre graine du sabot {0} : ",
+  ". Once the shoe is closed, check it on its GetShoeReveal (shoe {0}): ": ". Une fois le sabot fermé, vérifiez-le sur son GetShoeReveal (sabot {0}) : ",
+  "This browser gives no secure random numbers: the console commits no seed of yours.": "Ce navigateur ne donne pas de nombres aléatoires sûrs : la console n'engage aucune graine de vous.",
+  "This browser keeps no local storage: the console commits no seed of yours (a reload would lose it before the reveal).":
+    "Ce navigateur ne garde rien en stockage local : la console n'engage aucune graine de vous (un rechargement la perdrait avant la révélation).",
+  "Your seed was not committed: {0}": "Votre graine n'a pas été engagée : {0}", "Your seed was not revealed: {0}": "Votre graine n'a pas été révélée : {0}",
+  " Reveal its seed yourself (RevealSeed) by {0}, or the shoe is abandoned and this table takes no seed of yours again.":
+    " Révélez sa graine vous-même (RevealSeed) avant {0}, sinon le sabot est abandonné et cette table ne prend plus de graine de vous.",
+  "Your commitment {0}… was not made in this browser.": "Votre engagement {0}… n'a pas été fait dans ce navigateur.",
+  "Your commitment {0}… is not that of the seed this browser keeps.": "Votre engagement {0}… n'est pas celui de la graine que garde ce navigateur.",
+  "At table {0}: {1}": "À la table {0} : {1}",
   // The page (index.html): translateStatic.
   "Sign in": "Se connecter", "Lobby": "Salle", "every game": "tous les jeux", "hide closed": "cacher les tables fermées", "Refresh": "Actualiser",
   "Table": "Table", "Game": "Jeu", "Stakes": "Enjeux", "Seats": "Places", "Last": "Derniers coups", "State": "État",
@@ -310,7 +347,7 @@ async function signIn() {
   const r = await act(() => call(G, "GetCaller", {}));
   if (!r) { $("whoami").textContent = ""; return; }
   state.me = r.subject; state.role = r.role; state.currency = "";
-  $("whoami").textContent = r.subject + " (" + lower(r.role, "ROLE_") + ")";
+  $("whoami").textContent = r.subject + " (" + roleName(r.role) + ")";
   $("whoami").dataset.subject = r.subject;
   visibility();
   state.moneyKey = null;
@@ -389,7 +426,10 @@ async function lobby() {
   $("lobby-live").textContent = tr("updated") + " " + new Date().toLocaleTimeString();
   const body = $("tables");
   body.textContent = "";
-  for (const t of tables) body.append(lobbyRow(t));
+  for (const t of tables) {
+    state.lobbyResults[t.tableId] = t.recentResults || [];
+    body.append(lobbyRow(t));
+  }
 }
 setInterval(() => { if (document.visibilityState === "visible") lobby(); }, 5000);
 
@@ -407,6 +447,7 @@ function lobbyRow(t) {
     td.textContent = text;
     td.className = cls;
     if (cls === "name") td.title = t.tableId;
+    if (cls === "last") td.title = lastResultsTitle(t);
     row.append(td);
   }
   const td = document.createElement("td");
@@ -419,16 +460,38 @@ function lobbyRow(t) {
 }
 
 // lastResults: a table's last results for the lobby: the last beads of
-// a punto banco shoe (B bank, P player, T tie; newest last), else its
-// last coup's.
+// a punto banco shoe, else its last coups (ListTables'
+// Table.recent_results, with the last coup of its live view), each as
+// B (the bank won), P (the player, or every punter, won), T (a tie, or
+// the bank won some hands and lost others) or × (voided); newest last.
 function lastResults(t) {
   const beads = ((t.roads || {}).beadPlate || []).slice(-8);
   if (beads.length) return beads.map((b) => ({ ROAD_WINNER_BANK: "B", ROAD_WINNER_PLAYER: "P", ROAD_WINNER_TIE: "T" }[b.winner] || "?")).join(" ");
+  const rs = lobbyResultsOf(t);
+  return rs.length ? rs.map((r) => r.voided ? "×" : { ROAD_WINNER_BANK: "B", ROAD_WINNER_PLAYER: "P", ROAD_WINNER_TIE: "T" }[r.winner] || "?").join(" ") : "—";
+}
+
+// lastResultsTitle: the lobby's last results of a game without roads in
+// words ("coup 5: bank wins"), one per line, for the cell's tooltip.
+function lastResultsTitle(t) {
+  if (((t.roads || {}).beadPlate || []).length) return "";
+  const words = { ROAD_WINNER_BANK: "bank wins", ROAD_WINNER_PLAYER: "bank loses", ROAD_WINNER_TIE: "stand off" };
+  return lobbyResultsOf(t).map((r) => tr("coup") + " " + (r.number || "") + ": " + tr(r.voided ? "voided" : words[r.winner] || "")).join("\n");
+}
+
+// lobbyResultsOf: table t's last results, at most 6, oldest first: those
+// ListTables gave, and the table's last coup once finished (a table view
+// carries no recent_results).
+function lobbyResultsOf(t) {
+  let rs = (state.lobbyResults[t.tableId] || []).slice();
   const cp = t.lastCoup;
-  if (!cp || !cp.coupId) return "—";
-  if (cp.voided) return tr("coup") + " " + (cp.number || "") + ": " + tr("voided");
-  const text = resultText(t, cp).replace(new RegExp(", " + tr("settled") + ".*$"), "").replace(new RegExp("^" + tr("Coup") + " \\d*: "), "");
-  return text ? tr("coup") + " " + (cp.number || "") + ": " + text : "—";
+  if (cp && cp.number && (cp.settled || cp.voided) && !rs.some((r) => Number(r.number) === Number(cp.number))) {
+    rs.push({ number: cp.number, winner: cp.voided ? "" : coupWinner(cp), voided: !!cp.voided });
+    rs.sort((a, b) => Number(a.number) - Number(b.number));
+    rs = rs.slice(-6);
+    state.lobbyResults[t.tableId] = rs;
+  }
+  return rs;
 }
 
 // The open table's lobby row follows the table view at once.
@@ -1031,6 +1094,33 @@ function ownResult(r) {
   return tr("no money moved: your stake is returned") + as;
 }
 
+// feeKinds: the fee a fee round (round id "fee-<wallet request id>",
+// number 0: no coup) charged, by the end of its request id: a seat fee
+// (hourly_fee, "table/<table>/fee/<n>"), a bank auction's fee (BQ-BANK,
+// "table/<table>/<auction>/fee"), else (an id too long, sent hashed) a fee.
+const feeKinds = [[/\/fee\/\d+$/, "seat fee"], [/\/fee$/, "bank auction fee"], [/$/, "fee"]];
+
+// roundText is a round of the history in words, after its game and
+// table: a coup's ("coup 2: you lost 3.00 EUR"; staff: "coup 2: the bank
+// wins, bank net 2.85 EUR, commission 0.15 EUR"), or a fee's ("seat fee:
+// 2.00 EUR", "seat fee: not charged", "seat fee: in play").
+function roundText(r) {
+  const id = String(r.coupId || "");
+  if (id.startsWith("fee-")) {
+    const kind = feeKinds.find(([re]) => re.test(id))[1];
+    let what = tr("in play");
+    if (r.state === "ROUND_STATE_SETTLED") what = roundMoney(r.commission, r);
+    else if (r.state === "ROUND_STATE_CANCELLED" || r.state === "ROUND_STATE_VOIDED") what = tr("not charged");
+    return tf("{0}: {1}", tr(kind), what);
+  }
+  let text = tr("coup") + " " + (r.number || "?") + ": ";
+  if (isPlayer()) text += ownResult(r);
+  else if (r.state === "ROUND_STATE_VOIDED") text += tr("voided");
+  else if (r.state !== "ROUND_STATE_SETTLED") text += tr("in play");
+  else text += tr(roundOutcomes[r.outcome] || "settled") + ", " + tr("bank net") + " " + roundMoney(r.bankNet, r) + (num(r.commission) ? ", " + tr("commission") + " " + roundMoney(r.commission, r) : "");
+  return text;
+}
+
 const roundOutcomes = { OUTCOME_BANK_WINS: "the bank wins", OUTCOME_BANK_LOSES: "the bank loses", OUTCOME_STAND_OFF: "stand-off" };
 
 function renderHistory(rounds) {
@@ -1042,12 +1132,7 @@ function renderHistory(rounds) {
     const li = document.createElement("li");
     const game = (GAMES[r.variant] || GAMES.VARIANT_CHEMIN_DE_FER);
     const here = r.tableId === state.tableId;
-    let text = tr(game.name) + " · " + (here ? tr("this table") : tr("table") + " " + shortId(r.tableId)) + " · " + tr("coup") + " " + (r.number || "?") + ": ";
-    if (isPlayer()) text += ownResult(r);
-    else if (r.state === "ROUND_STATE_VOIDED") text += tr("voided");
-    else if (r.state !== "ROUND_STATE_SETTLED") text += tr("in play");
-    else text += tr(roundOutcomes[r.outcome] || "settled") + ", " + tr("bank net") + " " + roundMoney(r.bankNet, r) + (num(r.commission) ? ", " + tr("commission") + " " + roundMoney(r.commission, r) : "");
-    li.textContent = text;
+    li.textContent = tr(game.name) + " · " + (here ? tr("this table") : tr("table") + " " + shortId(r.tableId)) + " · " + roundText(r);
     li.dataset.coup = r.coupId || "";
     li.dataset.table = r.tableId || "";
     li.dataset.state = r.state || "";
@@ -1063,13 +1148,21 @@ function renderHistory(rounds) {
 // or neither).
 function noteBead(cp) {
   if (!cp || !cp.number || !cp.settled || cp.voided) return;
+  const winner = coupWinner(cp);
+  if (winner) (state.beads = state.beads || {})[cp.number] = winner;
+}
+
+// coupWinner: a settled coup's road winner from the bank's side
+// ("ROAD_WINNER_BANK", ...; "" when undecided): its outcome, or at a game
+// of several hands the bank won them all, lost them all, or neither (as
+// table-svc's Table.recent_results).
+function coupWinner(cp) {
   let o = cp.outcome;
   if (!o || o === "OUTCOME_UNSPECIFIED") {
     const outs = (cp.hands || []).map((h) => h.outcome).filter((x) => x && x !== "OUTCOME_UNSPECIFIED");
     o = outs.length && outs.every((x) => x === outs[0]) ? outs[0] : outs.length ? "OUTCOME_STAND_OFF" : "";
   }
-  const winner = { OUTCOME_BANK_WINS: "ROAD_WINNER_BANK", OUTCOME_BANK_LOSES: "ROAD_WINNER_PLAYER", OUTCOME_STAND_OFF: "ROAD_WINNER_TIE" }[o];
-  if (winner) (state.beads = state.beads || {})[cp.number] = winner;
+  return { OUTCOME_BANK_WINS: "ROAD_WINNER_BANK", OUTCOME_BANK_LOSES: "ROAD_WINNER_PLAYER", OUTCOME_STAND_OFF: "ROAD_WINNER_TIE" }[o] || "";
 }
 
 function drawBeads() {
@@ -1225,7 +1318,7 @@ const transient = (e) => ["unavailable", "deadline_exceeded", "aborted"].include
 function seedNote(key, text, e) {
   if (text) state.seedNotes[key] = { text, reason: (e && e.reason) || "" }; else delete state.seedNotes[key];
   if (state.table && key === seedKey(state.table.tableId, state.table.shoeId, state.me)) renderFair(state.table);
-  else if (text) showError(new CallError((e && e.code) || "", "At table " + ((storedSeed(key) || {}).tableId || "?") + ": " + text, "", ""));
+  else if (text) showError(new CallError((e && e.code) || "", tf("At table {0}: {1}", (storedSeed(key) || {}).tableId || "?", text), "", ""));
 }
 
 // again lets a step that failed to reach the service be tried once more
@@ -1268,7 +1361,7 @@ async function commitSeed(t, key) {
   let rec = storedSeed(key);
   if (rec && rec.refused) return; // refused already (shown when it was)
   if (!rec) {
-    if (!ChemmyFair.canSeed()) { seedNote(key, "This browser gives no secure random numbers: the console commits no seed of yours."); return; }
+    if (!ChemmyFair.canSeed()) { seedNote(key, tr("This browser gives no secure random numbers: the console commits no seed of yours.")); return; }
     const seed = ChemmyFair.freshSeed();
     rec = { seed, commitment: await ChemmyFair.commitmentOf(seed), serverCommitment: ChemmyFair.hexOfBase64((t.shoeEntropy || {}).commitment),
       tableId: t.tableId, shoeId: t.shoeId, shoeNumber: t.shoeNumber || 1, player: state.me, at: Date.now() };
@@ -1278,7 +1371,7 @@ async function commitSeed(t, key) {
     const kept = storedSeed(key);
     if (kept) rec = kept;
     else if (!storeSeed(key, rec)) {
-      seedNote(key, "This browser keeps no local storage: the console commits no seed of yours (a reload would lose it before the reveal).");
+      seedNote(key, tr("This browser keeps no local storage: the console commits no seed of yours (a reload would lose it before the reveal)."));
       return;
     }
   }
@@ -1289,7 +1382,7 @@ async function commitSeed(t, key) {
     seedNote(key, "");
     if (r && r.table) render(r.table, n);
   } catch (e) {
-    seedNote(key, "Your seed was not committed: " + explain(e), e);
+    seedNote(key, tf("Your seed was not committed: {0}", explain(e)), e);
     if (transient(e)) { again(key, state.seedTried, 3, t.tableId); return; }
     // SEED_ALREADY_COMMITTED: his commitment is another's (made elsewhere);
     // the reveal says so. Any other refusal ends this shoe's commitment.
@@ -1304,10 +1397,10 @@ async function revealSeed(t, key, commitment) {
   if (state.seedRevealTried[key]) return;
   state.seedRevealTried[key] = true;
   const rec = storedSeed(key);
-  const by = " Reveal its seed yourself (RevealSeed) by " + clock((t.shoeEntropy || {}).revealDeadline) +
-    ", or the shoe is abandoned and this table takes no seed of yours again.";
-  if (!rec || !rec.seed) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… was not made in this browser." + by); return; }
-  if (rec.commitment !== commitment) { seedNote(key, "Your commitment " + commitment.slice(0, 8) + "… is not that of the seed this browser keeps." + by); return; }
+  const by = tf(" Reveal its seed yourself (RevealSeed) by {0}, or the shoe is abandoned and this table takes no seed of yours again.",
+    clock((t.shoeEntropy || {}).revealDeadline));
+  if (!rec || !rec.seed) { seedNote(key, tf("Your commitment {0}… was not made in this browser.", commitment.slice(0, 8)) + by); return; }
+  if (rec.commitment !== commitment) { seedNote(key, tf("Your commitment {0}… is not that of the seed this browser keeps.", commitment.slice(0, 8)) + by); return; }
   try {
     const n = ++state.issued;
     const r = await call(T, "RevealSeed", { requestId: rid(), tableId: t.tableId, playerId: state.me, seed: rec.seed });
@@ -1315,7 +1408,7 @@ async function revealSeed(t, key, commitment) {
     seedNote(key, "");
     if (r && r.table) render(r.table, n);
   } catch (e) {
-    seedNote(key, "Your seed was not revealed: " + explain(e), e);
+    seedNote(key, tf("Your seed was not revealed: {0}", explain(e)), e);
     if (transient(e)) again(key, state.seedRevealTried, 6, t.tableId);
   }
 }
@@ -1351,18 +1444,18 @@ function renderFair(t) {
   const server = ChemmyFair.hexOfBase64(e.commitment);
   const ids = e.playerIds || [], revealed = e.revealedPlayerIds || [], withheld = e.withheldPlayerIds || [];
   let s;
-  if (!server) s = t.certification ? "a prepared order (certification shoe): no seeds" : "no server commitment";
+  if (!server) s = tr(t.certification ? "a prepared order (certification shoe): no seeds" : "no server commitment");
   else {
-    s = "server commitment " + server.slice(0, 8) + "… · ";
-    if (e.seeded) s += e.playerEntropy ? "seeded with the seeds of " + names(ids) : "no player entropy: no player's seed is in this shoe";
-    else if (e.revealing) s += "commitments fixed (" + names(ids) + "): revealed " + (names(revealed) || "none") + ", reveal by " + clock(e.revealDeadline);
-    else if (e.collecting) s += (ids.length ? "seeds committed by " + names(ids) : "no seed committed yet") + (e.commitDeadline ? ", commitments until " + clock(e.commitDeadline) : "");
-    else if (e.cutterPlayerId) s += "its player seed is " + you(e.cutterPlayerId) + "'s cut";
-    else s += "takes no players' seeds";
+    s = tf("server commitment {0}… · ", server.slice(0, 8));
+    if (e.seeded) s += e.playerEntropy ? tf("seeded with the seeds of {0}", names(ids)) : tr("no player entropy: no player's seed is in this shoe");
+    else if (e.revealing) s += tf("commitments fixed ({0}): revealed {1}, reveal by {2}", names(ids), names(revealed) || tr("none"), clock(e.revealDeadline));
+    else if (e.collecting) s += (ids.length ? tf("seeds committed by {0}", names(ids)) : tr("no seed committed yet")) + (e.commitDeadline ? tf(", commitments until {0}", clock(e.commitDeadline)) : "");
+    else if (e.cutterPlayerId) s += tf("its player seed is {0}'s cut", you(e.cutterPlayerId));
+    else s += tr("takes no players' seeds");
   }
-  if (withheld.length) s += " · withheld at this table: " + names(withheld);
+  if (withheld.length) s += tf(" · withheld at this table: {0}", names(withheld));
   box.textContent = s;
-  box.title = server ? "SHA-256 of the shoe's server seed: " + server : "";
+  box.title = server ? tf("SHA-256 of the shoe's server seed: {0}", server) : "";
   box.dataset.commitment = server;
 
   mineEl.hidden = hint.hidden = !isPlayer();
@@ -1370,16 +1463,16 @@ function renderFair(t) {
   const me = state.me, key = seedKey(t.tableId, t.shoeId, me);
   const mc = (e.commitments || []).find((c) => c.playerId === me);
   const mine = mc ? ChemmyFair.hexOfBase64(mc.commitment) : "";
-  const c = " (commitment " + mine.slice(0, 8) + "…)";
+  const c = tf(" (commitment {0}…)", mine.slice(0, 8));
   let status = "", text = "";
-  if (withheld.includes(me)) { status = "withheld"; text = "You withheld a committed seed at this table: it takes no seed of yours again."; }
-  else if (e.seeded && mine && ids.includes(me)) { status = "in-shoe"; text = "Your seed is in this shoe" + c + "."; }
-  else if (e.seeded && storedSeed(key)) { status = "not-in-shoe"; text = "Your seed is not in this shoe."; }
-  else if (e.revealing && mine && revealed.includes(me)) { status = "revealed"; text = "Your seed is revealed" + c + ": the shoe is seeded once every committed seed is in."; }
-  else if (e.revealing && mine) { status = "revealing"; text = "Revealing your seed" + c + "…"; }
-  else if (e.collecting && mine) { status = "committed"; text = "Your seed is committed" + c + ": the console reveals it when the table asks."; }
-  else if (e.collecting && !takesPart(t)) { status = "idle"; text = "Sit down or bet, and the console commits a seed of yours to this shoe."; }
-  else if (e.collecting) { status = "committing"; text = "Committing your seed…"; }
+  if (withheld.includes(me)) { status = "withheld"; text = tr("You withheld a committed seed at this table: it takes no seed of yours again."); }
+  else if (e.seeded && mine && ids.includes(me)) { status = "in-shoe"; text = tf("Your seed is in this shoe{0}.", c); }
+  else if (e.seeded && storedSeed(key)) { status = "not-in-shoe"; text = tr("Your seed is not in this shoe."); }
+  else if (e.revealing && mine && revealed.includes(me)) { status = "revealed"; text = tf("Your seed is revealed{0}: the shoe is seeded once every committed seed is in.", c); }
+  else if (e.revealing && mine) { status = "revealing"; text = tf("Revealing your seed{0}…", c); }
+  else if (e.collecting && mine) { status = "committed"; text = tf("Your seed is committed{0}: the console reveals it when the table asks.", c); }
+  else if (e.collecting && !takesPart(t)) { status = "idle"; text = tr("Sit down or bet, and the console commits a seed of yours to this shoe."); }
+  else if (e.collecting) { status = "committing"; text = tr("Committing your seed…"); }
   const note = state.seedNotes[key];
   if (note && !["in-shoe", "revealed", "committed"].includes(status)) { status = "problem"; text = note.text; }
   mineEl.textContent = text;
@@ -1394,8 +1487,8 @@ function renderFair(t) {
     rec = ownSeeds().map(([, r]) => r).filter((r) => r.tableId === t.tableId && r.shoeId !== t.shoeId && r.inShoe)
       .sort((a, b) => num(b.at) - num(a.at))[0] || null;
   }
-  hint.textContent = rec ? (rec.shoeId === t.shoeId ? "Your seed: " : "Your seed in shoe " + rec.shoeNumber + ": ") + rec.seed +
-    ". Once the shoe is closed, check it on its GetShoeReveal (shoe " + rec.shoeId + "): chemmy verify -commitment " + rec.serverCommitment +
+  hint.textContent = rec ? (rec.shoeId === t.shoeId ? tr("Your seed: ") : tf("Your seed in shoe {0}: ", rec.shoeNumber)) + rec.seed +
+    tf(". Once the shoe is closed, check it on its GetShoeReveal (shoe {0}): ", rec.shoeId) + "chemmy verify -commitment " + rec.serverCommitment +
     " -player-seed " + rec.seed : "";
   hint.dataset.seed = rec ? rec.seed : "";
 }

@@ -2678,7 +2678,13 @@ type Table struct {
 	// face-down cards as {face_down: true} (never turned) and no total for
 	// a hand with one. Never a card that was not dealt, nor the shoe's
 	// order. No turn, decision or deadline is set.
-	RecentCoups   []*Coup `protobuf:"bytes,34,rep,name=recent_coups,json=recentCoups,proto3" json:"recent_coups,omitempty"`
+	RecentCoups []*Coup `protobuf:"bytes,34,rep,name=recent_coups,json=recentCoups,proto3" json:"recent_coups,omitempty"`
+	// The lobby's last results: the table's last finished coups (settled
+	// or voided), up to 6, oldest first, newest last, at every game, from
+	// the same record as recent_coups. Given only in ListTables; empty in
+	// every other view, and for the coups finished before tables kept them.
+	// Outcomes only: no card, bet or player.
+	RecentResults []*RecentResult `protobuf:"bytes,35,rep,name=recent_results,json=recentResults,proto3" json:"recent_results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2951,6 +2957,80 @@ func (x *Table) GetRecentCoups() []*Coup {
 	return nil
 }
 
+func (x *Table) GetRecentResults() []*RecentResult {
+	if x != nil {
+		return x.RecentResults
+	}
+	return nil
+}
+
+// RecentResult is one finished coup in a lobby row (Table.recent_results).
+type RecentResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The coup's number at the table, 1-based.
+	Number int64 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
+	// Who won, from the bank's side as on the roads: BANK the bank won
+	// (at a game of several hands: every hand), PLAYER the bank lost (every
+	// hand), TIE a stand-off, or at a game of several hands a coup the bank
+	// neither won nor lost whole. UNSPECIFIED for a voided coup.
+	Winner RoadWinner `protobuf:"varint,2,opt,name=winner,proto3,enum=chemmy.table.v1.RoadWinner" json:"winner,omitempty"`
+	// True when the croupier voided the coup (CF-ERROR): no winner.
+	Voided        bool `protobuf:"varint,3,opt,name=voided,proto3" json:"voided,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecentResult) Reset() {
+	*x = RecentResult{}
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecentResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecentResult) ProtoMessage() {}
+
+func (x *RecentResult) ProtoReflect() protoreflect.Message {
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecentResult.ProtoReflect.Descriptor instead.
+func (*RecentResult) Descriptor() ([]byte, []int) {
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RecentResult) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *RecentResult) GetWinner() RoadWinner {
+	if x != nil {
+		return x.Winner
+	}
+	return RoadWinner_ROAD_WINNER_UNSPECIFIED
+}
+
+func (x *RecentResult) GetVoided() bool {
+	if x != nil {
+		return x.Voided
+	}
+	return false
+}
+
 // ShoeEntropy is the state of a table's current shoe's player seeds (see
 // "Player seeds" on TableService). The same for every viewer: whose
 // commitments and seeds, never a seed.
@@ -3003,7 +3083,7 @@ type ShoeEntropy struct {
 
 func (x *ShoeEntropy) Reset() {
 	*x = ShoeEntropy{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3015,7 +3095,7 @@ func (x *ShoeEntropy) String() string {
 func (*ShoeEntropy) ProtoMessage() {}
 
 func (x *ShoeEntropy) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[9]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3028,7 +3108,7 @@ func (x *ShoeEntropy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeEntropy.ProtoReflect.Descriptor instead.
 func (*ShoeEntropy) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{9}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ShoeEntropy) GetCommitment() []byte {
@@ -3152,7 +3232,7 @@ type CreateTableRequest struct {
 
 func (x *CreateTableRequest) Reset() {
 	*x = CreateTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3164,7 +3244,7 @@ func (x *CreateTableRequest) String() string {
 func (*CreateTableRequest) ProtoMessage() {}
 
 func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[10]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3177,7 +3257,7 @@ func (x *CreateTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableRequest.ProtoReflect.Descriptor instead.
 func (*CreateTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{10}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateTableRequest) GetRequestId() string {
@@ -3246,7 +3326,7 @@ type CreateTableResponse struct {
 
 func (x *CreateTableResponse) Reset() {
 	*x = CreateTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3258,7 +3338,7 @@ func (x *CreateTableResponse) String() string {
 func (*CreateTableResponse) ProtoMessage() {}
 
 func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[11]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3271,7 +3351,7 @@ func (x *CreateTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTableResponse.ProtoReflect.Descriptor instead.
 func (*CreateTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{11}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateTableResponse) GetTable() *Table {
@@ -3294,7 +3374,7 @@ type GetTableRequest struct {
 
 func (x *GetTableRequest) Reset() {
 	*x = GetTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3306,7 +3386,7 @@ func (x *GetTableRequest) String() string {
 func (*GetTableRequest) ProtoMessage() {}
 
 func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[12]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3319,7 +3399,7 @@ func (x *GetTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableRequest.ProtoReflect.Descriptor instead.
 func (*GetTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{12}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetTableRequest) GetTableId() string {
@@ -3346,7 +3426,7 @@ type GetTableResponse struct {
 
 func (x *GetTableResponse) Reset() {
 	*x = GetTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3358,7 +3438,7 @@ func (x *GetTableResponse) String() string {
 func (*GetTableResponse) ProtoMessage() {}
 
 func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[13]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3371,7 +3451,7 @@ func (x *GetTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTableResponse.ProtoReflect.Descriptor instead.
 func (*GetTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{13}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetTableResponse) GetTable() *Table {
@@ -3410,7 +3490,7 @@ type ListTablesRequest struct {
 
 func (x *ListTablesRequest) Reset() {
 	*x = ListTablesRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3502,7 @@ func (x *ListTablesRequest) String() string {
 func (*ListTablesRequest) ProtoMessage() {}
 
 func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[14]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3515,7 @@ func (x *ListTablesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesRequest.ProtoReflect.Descriptor instead.
 func (*ListTablesRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{14}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListTablesRequest) GetPageSize() int32 {
@@ -3503,7 +3583,7 @@ type ListTablesResponse struct {
 
 func (x *ListTablesResponse) Reset() {
 	*x = ListTablesResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3515,7 +3595,7 @@ func (x *ListTablesResponse) String() string {
 func (*ListTablesResponse) ProtoMessage() {}
 
 func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[15]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3528,7 +3608,7 @@ func (x *ListTablesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTablesResponse.ProtoReflect.Descriptor instead.
 func (*ListTablesResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{15}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListTablesResponse) GetTables() []*Table {
@@ -3576,7 +3656,7 @@ type JoinTableRequest struct {
 
 func (x *JoinTableRequest) Reset() {
 	*x = JoinTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3588,7 +3668,7 @@ func (x *JoinTableRequest) String() string {
 func (*JoinTableRequest) ProtoMessage() {}
 
 func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[16]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3601,7 +3681,7 @@ func (x *JoinTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableRequest.ProtoReflect.Descriptor instead.
 func (*JoinTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{16}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *JoinTableRequest) GetRequestId() string {
@@ -3658,7 +3738,7 @@ type JoinTableResponse struct {
 
 func (x *JoinTableResponse) Reset() {
 	*x = JoinTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3670,7 +3750,7 @@ func (x *JoinTableResponse) String() string {
 func (*JoinTableResponse) ProtoMessage() {}
 
 func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[17]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3683,7 +3763,7 @@ func (x *JoinTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinTableResponse.ProtoReflect.Descriptor instead.
 func (*JoinTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{17}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JoinTableResponse) GetTable() *Table {
@@ -3714,7 +3794,7 @@ type AcceptBankRequest struct {
 
 func (x *AcceptBankRequest) Reset() {
 	*x = AcceptBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3726,7 +3806,7 @@ func (x *AcceptBankRequest) String() string {
 func (*AcceptBankRequest) ProtoMessage() {}
 
 func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[18]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3739,7 +3819,7 @@ func (x *AcceptBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankRequest.ProtoReflect.Descriptor instead.
 func (*AcceptBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{18}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AcceptBankRequest) GetRequestId() string {
@@ -3780,7 +3860,7 @@ type AcceptBankResponse struct {
 
 func (x *AcceptBankResponse) Reset() {
 	*x = AcceptBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3792,7 +3872,7 @@ func (x *AcceptBankResponse) String() string {
 func (*AcceptBankResponse) ProtoMessage() {}
 
 func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[19]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3805,7 +3885,7 @@ func (x *AcceptBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcceptBankResponse.ProtoReflect.Descriptor instead.
 func (*AcceptBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{19}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AcceptBankResponse) GetTable() *Table {
@@ -3827,7 +3907,7 @@ type DeclineBankRequest struct {
 
 func (x *DeclineBankRequest) Reset() {
 	*x = DeclineBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3839,7 +3919,7 @@ func (x *DeclineBankRequest) String() string {
 func (*DeclineBankRequest) ProtoMessage() {}
 
 func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[20]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3852,7 +3932,7 @@ func (x *DeclineBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{20}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeclineBankRequest) GetRequestId() string {
@@ -3886,7 +3966,7 @@ type DeclineBankResponse struct {
 
 func (x *DeclineBankResponse) Reset() {
 	*x = DeclineBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3898,7 +3978,7 @@ func (x *DeclineBankResponse) String() string {
 func (*DeclineBankResponse) ProtoMessage() {}
 
 func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[21]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3911,7 +3991,7 @@ func (x *DeclineBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBankResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{21}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeclineBankResponse) GetTable() *Table {
@@ -3961,7 +4041,7 @@ type PlaceBetRequest struct {
 
 func (x *PlaceBetRequest) Reset() {
 	*x = PlaceBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3973,7 +4053,7 @@ func (x *PlaceBetRequest) String() string {
 func (*PlaceBetRequest) ProtoMessage() {}
 
 func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[22]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3986,7 +4066,7 @@ func (x *PlaceBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetRequest.ProtoReflect.Descriptor instead.
 func (*PlaceBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{22}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PlaceBetRequest) GetRequestId() string {
@@ -4063,7 +4143,7 @@ type PlaceBetResponse struct {
 
 func (x *PlaceBetResponse) Reset() {
 	*x = PlaceBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4075,7 +4155,7 @@ func (x *PlaceBetResponse) String() string {
 func (*PlaceBetResponse) ProtoMessage() {}
 
 func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[23]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4088,7 +4168,7 @@ func (x *PlaceBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlaceBetResponse.ProtoReflect.Descriptor instead.
 func (*PlaceBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{23}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PlaceBetResponse) GetTable() *Table {
@@ -4110,7 +4190,7 @@ type DeclineBetRequest struct {
 
 func (x *DeclineBetRequest) Reset() {
 	*x = DeclineBetRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4122,7 +4202,7 @@ func (x *DeclineBetRequest) String() string {
 func (*DeclineBetRequest) ProtoMessage() {}
 
 func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[24]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4135,7 +4215,7 @@ func (x *DeclineBetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetRequest.ProtoReflect.Descriptor instead.
 func (*DeclineBetRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{24}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeclineBetRequest) GetRequestId() string {
@@ -4169,7 +4249,7 @@ type DeclineBetResponse struct {
 
 func (x *DeclineBetResponse) Reset() {
 	*x = DeclineBetResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4181,7 +4261,7 @@ func (x *DeclineBetResponse) String() string {
 func (*DeclineBetResponse) ProtoMessage() {}
 
 func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[25]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4194,7 +4274,7 @@ func (x *DeclineBetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeclineBetResponse.ProtoReflect.Descriptor instead.
 func (*DeclineBetResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{25}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeclineBetResponse) GetTable() *Table {
@@ -4222,7 +4302,7 @@ type CallBancoRequest struct {
 
 func (x *CallBancoRequest) Reset() {
 	*x = CallBancoRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4234,7 +4314,7 @@ func (x *CallBancoRequest) String() string {
 func (*CallBancoRequest) ProtoMessage() {}
 
 func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[26]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4247,7 +4327,7 @@ func (x *CallBancoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoRequest.ProtoReflect.Descriptor instead.
 func (*CallBancoRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{26}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CallBancoRequest) GetRequestId() string {
@@ -4296,7 +4376,7 @@ type CallBancoResponse struct {
 
 func (x *CallBancoResponse) Reset() {
 	*x = CallBancoResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4308,7 +4388,7 @@ func (x *CallBancoResponse) String() string {
 func (*CallBancoResponse) ProtoMessage() {}
 
 func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[27]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4321,7 +4401,7 @@ func (x *CallBancoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallBancoResponse.ProtoReflect.Descriptor instead.
 func (*CallBancoResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{27}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CallBancoResponse) GetTable() *Table {
@@ -4347,7 +4427,7 @@ type DecideDrawRequest struct {
 
 func (x *DecideDrawRequest) Reset() {
 	*x = DecideDrawRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4359,7 +4439,7 @@ func (x *DecideDrawRequest) String() string {
 func (*DecideDrawRequest) ProtoMessage() {}
 
 func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[28]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4372,7 +4452,7 @@ func (x *DecideDrawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawRequest.ProtoReflect.Descriptor instead.
 func (*DecideDrawRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{28}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DecideDrawRequest) GetRequestId() string {
@@ -4420,7 +4500,7 @@ type DecideDrawResponse struct {
 
 func (x *DecideDrawResponse) Reset() {
 	*x = DecideDrawResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4432,7 +4512,7 @@ func (x *DecideDrawResponse) String() string {
 func (*DecideDrawResponse) ProtoMessage() {}
 
 func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[29]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4445,7 +4525,7 @@ func (x *DecideDrawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideDrawResponse.ProtoReflect.Descriptor instead.
 func (*DecideDrawResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{29}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DecideDrawResponse) GetTable() *Table {
@@ -4467,7 +4547,7 @@ type PassBankRequest struct {
 
 func (x *PassBankRequest) Reset() {
 	*x = PassBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4479,7 +4559,7 @@ func (x *PassBankRequest) String() string {
 func (*PassBankRequest) ProtoMessage() {}
 
 func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[30]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4492,7 +4572,7 @@ func (x *PassBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankRequest.ProtoReflect.Descriptor instead.
 func (*PassBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{30}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PassBankRequest) GetRequestId() string {
@@ -4526,7 +4606,7 @@ type PassBankResponse struct {
 
 func (x *PassBankResponse) Reset() {
 	*x = PassBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4538,7 +4618,7 @@ func (x *PassBankResponse) String() string {
 func (*PassBankResponse) ProtoMessage() {}
 
 func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[31]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4551,7 +4631,7 @@ func (x *PassBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PassBankResponse.ProtoReflect.Descriptor instead.
 func (*PassBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{31}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PassBankResponse) GetTable() *Table {
@@ -4573,7 +4653,7 @@ type LeaveTableRequest struct {
 
 func (x *LeaveTableRequest) Reset() {
 	*x = LeaveTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4585,7 +4665,7 @@ func (x *LeaveTableRequest) String() string {
 func (*LeaveTableRequest) ProtoMessage() {}
 
 func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[32]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4598,7 +4678,7 @@ func (x *LeaveTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableRequest.ProtoReflect.Descriptor instead.
 func (*LeaveTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{32}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LeaveTableRequest) GetRequestId() string {
@@ -4632,7 +4712,7 @@ type LeaveTableResponse struct {
 
 func (x *LeaveTableResponse) Reset() {
 	*x = LeaveTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4644,7 +4724,7 @@ func (x *LeaveTableResponse) String() string {
 func (*LeaveTableResponse) ProtoMessage() {}
 
 func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[33]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4657,7 +4737,7 @@ func (x *LeaveTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveTableResponse.ProtoReflect.Descriptor instead.
 func (*LeaveTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{33}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *LeaveTableResponse) GetTable() *Table {
@@ -4681,7 +4761,7 @@ type CloseTableRequest struct {
 
 func (x *CloseTableRequest) Reset() {
 	*x = CloseTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4693,7 +4773,7 @@ func (x *CloseTableRequest) String() string {
 func (*CloseTableRequest) ProtoMessage() {}
 
 func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[34]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4706,7 +4786,7 @@ func (x *CloseTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableRequest.ProtoReflect.Descriptor instead.
 func (*CloseTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{34}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CloseTableRequest) GetRequestId() string {
@@ -4740,7 +4820,7 @@ type CloseTableResponse struct {
 
 func (x *CloseTableResponse) Reset() {
 	*x = CloseTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4752,7 +4832,7 @@ func (x *CloseTableResponse) String() string {
 func (*CloseTableResponse) ProtoMessage() {}
 
 func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[35]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4765,7 +4845,7 @@ func (x *CloseTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseTableResponse.ProtoReflect.Descriptor instead.
 func (*CloseTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{35}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CloseTableResponse) GetTable() *Table {
@@ -4792,7 +4872,7 @@ type VoidCoupRequest struct {
 
 func (x *VoidCoupRequest) Reset() {
 	*x = VoidCoupRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4804,7 +4884,7 @@ func (x *VoidCoupRequest) String() string {
 func (*VoidCoupRequest) ProtoMessage() {}
 
 func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[36]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4817,7 +4897,7 @@ func (x *VoidCoupRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupRequest.ProtoReflect.Descriptor instead.
 func (*VoidCoupRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{36}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *VoidCoupRequest) GetRequestId() string {
@@ -4858,7 +4938,7 @@ type VoidCoupResponse struct {
 
 func (x *VoidCoupResponse) Reset() {
 	*x = VoidCoupResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4870,7 +4950,7 @@ func (x *VoidCoupResponse) String() string {
 func (*VoidCoupResponse) ProtoMessage() {}
 
 func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[37]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4883,7 +4963,7 @@ func (x *VoidCoupResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VoidCoupResponse.ProtoReflect.Descriptor instead.
 func (*VoidCoupResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{37}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *VoidCoupResponse) GetTable() *Table {
@@ -4905,7 +4985,7 @@ type JoinGalleryRequest struct {
 
 func (x *JoinGalleryRequest) Reset() {
 	*x = JoinGalleryRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4917,7 +4997,7 @@ func (x *JoinGalleryRequest) String() string {
 func (*JoinGalleryRequest) ProtoMessage() {}
 
 func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[38]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4930,7 +5010,7 @@ func (x *JoinGalleryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryRequest.ProtoReflect.Descriptor instead.
 func (*JoinGalleryRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{38}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *JoinGalleryRequest) GetRequestId() string {
@@ -4964,7 +5044,7 @@ type JoinGalleryResponse struct {
 
 func (x *JoinGalleryResponse) Reset() {
 	*x = JoinGalleryResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4976,7 +5056,7 @@ func (x *JoinGalleryResponse) String() string {
 func (*JoinGalleryResponse) ProtoMessage() {}
 
 func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[39]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4989,7 +5069,7 @@ func (x *JoinGalleryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinGalleryResponse.ProtoReflect.Descriptor instead.
 func (*JoinGalleryResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{39}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *JoinGalleryResponse) GetTable() *Table {
@@ -5009,7 +5089,7 @@ type WatchTableRequest struct {
 
 func (x *WatchTableRequest) Reset() {
 	*x = WatchTableRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5021,7 +5101,7 @@ func (x *WatchTableRequest) String() string {
 func (*WatchTableRequest) ProtoMessage() {}
 
 func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[40]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5034,7 +5114,7 @@ func (x *WatchTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableRequest.ProtoReflect.Descriptor instead.
 func (*WatchTableRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{40}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *WatchTableRequest) GetTableId() string {
@@ -5059,7 +5139,7 @@ type WatchTableResponse struct {
 
 func (x *WatchTableResponse) Reset() {
 	*x = WatchTableResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5071,7 +5151,7 @@ func (x *WatchTableResponse) String() string {
 func (*WatchTableResponse) ProtoMessage() {}
 
 func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[41]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5084,7 +5164,7 @@ func (x *WatchTableResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchTableResponse.ProtoReflect.Descriptor instead.
 func (*WatchTableResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{41}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *WatchTableResponse) GetUpdate() isWatchTableResponse_Update {
@@ -5146,7 +5226,7 @@ type GetAdviceRequest struct {
 
 func (x *GetAdviceRequest) Reset() {
 	*x = GetAdviceRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5158,7 +5238,7 @@ func (x *GetAdviceRequest) String() string {
 func (*GetAdviceRequest) ProtoMessage() {}
 
 func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[42]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5171,7 +5251,7 @@ func (x *GetAdviceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceRequest.ProtoReflect.Descriptor instead.
 func (*GetAdviceRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{42}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetAdviceRequest) GetTableId() string {
@@ -5220,7 +5300,7 @@ type GetAdviceResponse struct {
 
 func (x *GetAdviceResponse) Reset() {
 	*x = GetAdviceResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5232,7 +5312,7 @@ func (x *GetAdviceResponse) String() string {
 func (*GetAdviceResponse) ProtoMessage() {}
 
 func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[43]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5245,7 +5325,7 @@ func (x *GetAdviceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdviceResponse.ProtoReflect.Descriptor instead.
 func (*GetAdviceResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{43}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetAdviceResponse) GetHand() Hand {
@@ -5326,7 +5406,7 @@ type MoveTopCardsRequest struct {
 
 func (x *MoveTopCardsRequest) Reset() {
 	*x = MoveTopCardsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5338,7 +5418,7 @@ func (x *MoveTopCardsRequest) String() string {
 func (*MoveTopCardsRequest) ProtoMessage() {}
 
 func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[44]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5351,7 +5431,7 @@ func (x *MoveTopCardsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsRequest.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{44}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MoveTopCardsRequest) GetRequestId() string {
@@ -5392,7 +5472,7 @@ type MoveTopCardsResponse struct {
 
 func (x *MoveTopCardsResponse) Reset() {
 	*x = MoveTopCardsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5404,7 +5484,7 @@ func (x *MoveTopCardsResponse) String() string {
 func (*MoveTopCardsResponse) ProtoMessage() {}
 
 func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[45]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5417,7 +5497,7 @@ func (x *MoveTopCardsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveTopCardsResponse.ProtoReflect.Descriptor instead.
 func (*MoveTopCardsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{45}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MoveTopCardsResponse) GetTable() *Table {
@@ -5437,7 +5517,7 @@ type GetRoadsRequest struct {
 
 func (x *GetRoadsRequest) Reset() {
 	*x = GetRoadsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5449,7 +5529,7 @@ func (x *GetRoadsRequest) String() string {
 func (*GetRoadsRequest) ProtoMessage() {}
 
 func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[46]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5462,7 +5542,7 @@ func (x *GetRoadsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsRequest.ProtoReflect.Descriptor instead.
 func (*GetRoadsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{46}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetRoadsRequest) GetTableId() string {
@@ -5482,7 +5562,7 @@ type GetRoadsResponse struct {
 
 func (x *GetRoadsResponse) Reset() {
 	*x = GetRoadsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5494,7 +5574,7 @@ func (x *GetRoadsResponse) String() string {
 func (*GetRoadsResponse) ProtoMessage() {}
 
 func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[47]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5507,7 +5587,7 @@ func (x *GetRoadsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoadsResponse.ProtoReflect.Descriptor instead.
 func (*GetRoadsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{47}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetRoadsResponse) GetRoads() *Roads {
@@ -5547,7 +5627,7 @@ type Roads struct {
 
 func (x *Roads) Reset() {
 	*x = Roads{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5559,7 +5639,7 @@ func (x *Roads) String() string {
 func (*Roads) ProtoMessage() {}
 
 func (x *Roads) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[48]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5572,7 +5652,7 @@ func (x *Roads) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Roads.ProtoReflect.Descriptor instead.
 func (*Roads) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{48}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Roads) GetShoeId() string {
@@ -5662,7 +5742,7 @@ type RoadBead struct {
 
 func (x *RoadBead) Reset() {
 	*x = RoadBead{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5674,7 +5754,7 @@ func (x *RoadBead) String() string {
 func (*RoadBead) ProtoMessage() {}
 
 func (x *RoadBead) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[49]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5687,7 +5767,7 @@ func (x *RoadBead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadBead.ProtoReflect.Descriptor instead.
 func (*RoadBead) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{49}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RoadBead) GetCol() int32 {
@@ -5761,7 +5841,7 @@ type RoadCell struct {
 
 func (x *RoadCell) Reset() {
 	*x = RoadCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5773,7 +5853,7 @@ func (x *RoadCell) String() string {
 func (*RoadCell) ProtoMessage() {}
 
 func (x *RoadCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[50]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5786,7 +5866,7 @@ func (x *RoadCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadCell.ProtoReflect.Descriptor instead.
 func (*RoadCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{50}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *RoadCell) GetCol() int32 {
@@ -5867,7 +5947,7 @@ type RoadMark struct {
 
 func (x *RoadMark) Reset() {
 	*x = RoadMark{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5879,7 +5959,7 @@ func (x *RoadMark) String() string {
 func (*RoadMark) ProtoMessage() {}
 
 func (x *RoadMark) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[51]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5892,7 +5972,7 @@ func (x *RoadMark) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoadMark.ProtoReflect.Descriptor instead.
 func (*RoadMark) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{51}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *RoadMark) GetCol() int32 {
@@ -5941,7 +6021,7 @@ type ShoeComposition struct {
 
 func (x *ShoeComposition) Reset() {
 	*x = ShoeComposition{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5953,7 +6033,7 @@ func (x *ShoeComposition) String() string {
 func (*ShoeComposition) ProtoMessage() {}
 
 func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[52]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5966,7 +6046,7 @@ func (x *ShoeComposition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShoeComposition.ProtoReflect.Descriptor instead.
 func (*ShoeComposition) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{52}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ShoeComposition) GetRankCounts() []int32 {
@@ -5991,7 +6071,7 @@ type GetOddsRequest struct {
 
 func (x *GetOddsRequest) Reset() {
 	*x = GetOddsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6003,7 +6083,7 @@ func (x *GetOddsRequest) String() string {
 func (*GetOddsRequest) ProtoMessage() {}
 
 func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[53]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6016,7 +6096,7 @@ func (x *GetOddsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsRequest.ProtoReflect.Descriptor instead.
 func (*GetOddsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{53}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetOddsRequest) GetTableId() string {
@@ -6056,7 +6136,7 @@ type OutcomeOdds struct {
 
 func (x *OutcomeOdds) Reset() {
 	*x = OutcomeOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6068,7 +6148,7 @@ func (x *OutcomeOdds) String() string {
 func (*OutcomeOdds) ProtoMessage() {}
 
 func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[54]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6081,7 +6161,7 @@ func (x *OutcomeOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutcomeOdds.ProtoReflect.Descriptor instead.
 func (*OutcomeOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{54}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *OutcomeOdds) GetOutcome() string {
@@ -6130,7 +6210,7 @@ type BetOdds struct {
 
 func (x *BetOdds) Reset() {
 	*x = BetOdds{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6142,7 +6222,7 @@ func (x *BetOdds) String() string {
 func (*BetOdds) ProtoMessage() {}
 
 func (x *BetOdds) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[55]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6155,7 +6235,7 @@ func (x *BetOdds) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BetOdds.ProtoReflect.Descriptor instead.
 func (*BetOdds) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{55}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *BetOdds) GetBet() string {
@@ -6208,7 +6288,7 @@ type BankerCell struct {
 
 func (x *BankerCell) Reset() {
 	*x = BankerCell{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6220,7 +6300,7 @@ func (x *BankerCell) String() string {
 func (*BankerCell) ProtoMessage() {}
 
 func (x *BankerCell) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[56]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6233,7 +6313,7 @@ func (x *BankerCell) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankerCell.ProtoReflect.Descriptor instead.
 func (*BankerCell) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{56}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BankerCell) GetBankerTotal() int32 {
@@ -6281,7 +6361,7 @@ type Equilibrium struct {
 
 func (x *Equilibrium) Reset() {
 	*x = Equilibrium{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6293,7 +6373,7 @@ func (x *Equilibrium) String() string {
 func (*Equilibrium) ProtoMessage() {}
 
 func (x *Equilibrium) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[57]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6306,7 +6386,7 @@ func (x *Equilibrium) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Equilibrium.ProtoReflect.Descriptor instead.
 func (*Equilibrium) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{57}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Equilibrium) GetPlayerDrawOn_5() float64 {
@@ -6369,7 +6449,7 @@ type GetOddsResponse struct {
 
 func (x *GetOddsResponse) Reset() {
 	*x = GetOddsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6381,7 +6461,7 @@ func (x *GetOddsResponse) String() string {
 func (*GetOddsResponse) ProtoMessage() {}
 
 func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[58]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6394,7 +6474,7 @@ func (x *GetOddsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOddsResponse.ProtoReflect.Descriptor instead.
 func (*GetOddsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{58}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetOddsResponse) GetVariant() Variant {
@@ -6456,7 +6536,7 @@ type AnswerRealityCheckRequest struct {
 
 func (x *AnswerRealityCheckRequest) Reset() {
 	*x = AnswerRealityCheckRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6468,7 +6548,7 @@ func (x *AnswerRealityCheckRequest) String() string {
 func (*AnswerRealityCheckRequest) ProtoMessage() {}
 
 func (x *AnswerRealityCheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[59]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6481,7 +6561,7 @@ func (x *AnswerRealityCheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerRealityCheckRequest.ProtoReflect.Descriptor instead.
 func (*AnswerRealityCheckRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{59}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *AnswerRealityCheckRequest) GetRequestId() string {
@@ -6530,7 +6610,7 @@ type AnswerRealityCheckResponse struct {
 
 func (x *AnswerRealityCheckResponse) Reset() {
 	*x = AnswerRealityCheckResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6542,7 +6622,7 @@ func (x *AnswerRealityCheckResponse) String() string {
 func (*AnswerRealityCheckResponse) ProtoMessage() {}
 
 func (x *AnswerRealityCheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[60]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6555,7 +6635,7 @@ func (x *AnswerRealityCheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerRealityCheckResponse.ProtoReflect.Descriptor instead.
 func (*AnswerRealityCheckResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{60}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *AnswerRealityCheckResponse) GetTable() *Table {
@@ -6579,7 +6659,7 @@ type BidBankRequest struct {
 
 func (x *BidBankRequest) Reset() {
 	*x = BidBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6591,7 +6671,7 @@ func (x *BidBankRequest) String() string {
 func (*BidBankRequest) ProtoMessage() {}
 
 func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[61]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6604,7 +6684,7 @@ func (x *BidBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankRequest.ProtoReflect.Descriptor instead.
 func (*BidBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{61}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *BidBankRequest) GetRequestId() string {
@@ -6645,7 +6725,7 @@ type BidBankResponse struct {
 
 func (x *BidBankResponse) Reset() {
 	*x = BidBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6657,7 +6737,7 @@ func (x *BidBankResponse) String() string {
 func (*BidBankResponse) ProtoMessage() {}
 
 func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[62]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6670,7 +6750,7 @@ func (x *BidBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BidBankResponse.ProtoReflect.Descriptor instead.
 func (*BidBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{62}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *BidBankResponse) GetTable() *Table {
@@ -6695,7 +6775,7 @@ type RaiseBankRequest struct {
 
 func (x *RaiseBankRequest) Reset() {
 	*x = RaiseBankRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6707,7 +6787,7 @@ func (x *RaiseBankRequest) String() string {
 func (*RaiseBankRequest) ProtoMessage() {}
 
 func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[63]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6720,7 +6800,7 @@ func (x *RaiseBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankRequest.ProtoReflect.Descriptor instead.
 func (*RaiseBankRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{63}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *RaiseBankRequest) GetRequestId() string {
@@ -6761,7 +6841,7 @@ type RaiseBankResponse struct {
 
 func (x *RaiseBankResponse) Reset() {
 	*x = RaiseBankResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6773,7 +6853,7 @@ func (x *RaiseBankResponse) String() string {
 func (*RaiseBankResponse) ProtoMessage() {}
 
 func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[64]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6786,7 +6866,7 @@ func (x *RaiseBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaiseBankResponse.ProtoReflect.Descriptor instead.
 func (*RaiseBankResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{64}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RaiseBankResponse) GetTable() *Table {
@@ -6833,7 +6913,7 @@ type RoundPlayer struct {
 
 func (x *RoundPlayer) Reset() {
 	*x = RoundPlayer{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6845,7 +6925,7 @@ func (x *RoundPlayer) String() string {
 func (*RoundPlayer) ProtoMessage() {}
 
 func (x *RoundPlayer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[65]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6858,7 +6938,7 @@ func (x *RoundPlayer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundPlayer.ProtoReflect.Descriptor instead.
 func (*RoundPlayer) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{65}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RoundPlayer) GetPlayerId() string {
@@ -6930,7 +7010,7 @@ type RoundTransfer struct {
 
 func (x *RoundTransfer) Reset() {
 	*x = RoundTransfer{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6942,7 +7022,7 @@ func (x *RoundTransfer) String() string {
 func (*RoundTransfer) ProtoMessage() {}
 
 func (x *RoundTransfer) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[66]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6955,7 +7035,7 @@ func (x *RoundTransfer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoundTransfer.ProtoReflect.Descriptor instead.
 func (*RoundTransfer) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{66}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *RoundTransfer) GetTransferId() string {
@@ -7077,7 +7157,7 @@ type Round struct {
 
 func (x *Round) Reset() {
 	*x = Round{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7089,7 +7169,7 @@ func (x *Round) String() string {
 func (*Round) ProtoMessage() {}
 
 func (x *Round) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[67]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7102,7 +7182,7 @@ func (x *Round) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Round.ProtoReflect.Descriptor instead.
 func (*Round) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{67}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Round) GetCoupId() string {
@@ -7225,7 +7305,7 @@ type ListRoundsRequest struct {
 
 func (x *ListRoundsRequest) Reset() {
 	*x = ListRoundsRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7237,7 +7317,7 @@ func (x *ListRoundsRequest) String() string {
 func (*ListRoundsRequest) ProtoMessage() {}
 
 func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[68]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7250,7 +7330,7 @@ func (x *ListRoundsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsRequest.ProtoReflect.Descriptor instead.
 func (*ListRoundsRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{68}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ListRoundsRequest) GetPlayerId() string {
@@ -7310,7 +7390,7 @@ type ListRoundsResponse struct {
 
 func (x *ListRoundsResponse) Reset() {
 	*x = ListRoundsResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7322,7 +7402,7 @@ func (x *ListRoundsResponse) String() string {
 func (*ListRoundsResponse) ProtoMessage() {}
 
 func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[69]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7335,7 +7415,7 @@ func (x *ListRoundsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRoundsResponse.ProtoReflect.Descriptor instead.
 func (*ListRoundsResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{69}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ListRoundsResponse) GetRounds() []*Round {
@@ -7375,7 +7455,7 @@ type GetRoundRequest struct {
 
 func (x *GetRoundRequest) Reset() {
 	*x = GetRoundRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7387,7 +7467,7 @@ func (x *GetRoundRequest) String() string {
 func (*GetRoundRequest) ProtoMessage() {}
 
 func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[70]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7400,7 +7480,7 @@ func (x *GetRoundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundRequest.ProtoReflect.Descriptor instead.
 func (*GetRoundRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{70}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *GetRoundRequest) GetTableId() string {
@@ -7435,7 +7515,7 @@ type GetRoundResponse struct {
 
 func (x *GetRoundResponse) Reset() {
 	*x = GetRoundResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7447,7 +7527,7 @@ func (x *GetRoundResponse) String() string {
 func (*GetRoundResponse) ProtoMessage() {}
 
 func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[71]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7460,7 +7540,7 @@ func (x *GetRoundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRoundResponse.ProtoReflect.Descriptor instead.
 func (*GetRoundResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{71}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *GetRoundResponse) GetRound() *Round {
@@ -7500,7 +7580,7 @@ type CommitSeedRequest struct {
 
 func (x *CommitSeedRequest) Reset() {
 	*x = CommitSeedRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7512,7 +7592,7 @@ func (x *CommitSeedRequest) String() string {
 func (*CommitSeedRequest) ProtoMessage() {}
 
 func (x *CommitSeedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[72]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7525,7 +7605,7 @@ func (x *CommitSeedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitSeedRequest.ProtoReflect.Descriptor instead.
 func (*CommitSeedRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{72}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *CommitSeedRequest) GetRequestId() string {
@@ -7566,7 +7646,7 @@ type CommitSeedResponse struct {
 
 func (x *CommitSeedResponse) Reset() {
 	*x = CommitSeedResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7578,7 +7658,7 @@ func (x *CommitSeedResponse) String() string {
 func (*CommitSeedResponse) ProtoMessage() {}
 
 func (x *CommitSeedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[73]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7591,7 +7671,7 @@ func (x *CommitSeedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitSeedResponse.ProtoReflect.Descriptor instead.
 func (*CommitSeedResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{73}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *CommitSeedResponse) GetTable() *Table {
@@ -7616,7 +7696,7 @@ type RevealSeedRequest struct {
 
 func (x *RevealSeedRequest) Reset() {
 	*x = RevealSeedRequest{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7628,7 +7708,7 @@ func (x *RevealSeedRequest) String() string {
 func (*RevealSeedRequest) ProtoMessage() {}
 
 func (x *RevealSeedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[74]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7641,7 +7721,7 @@ func (x *RevealSeedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealSeedRequest.ProtoReflect.Descriptor instead.
 func (*RevealSeedRequest) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{74}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *RevealSeedRequest) GetRequestId() string {
@@ -7683,7 +7763,7 @@ type RevealSeedResponse struct {
 
 func (x *RevealSeedResponse) Reset() {
 	*x = RevealSeedResponse{}
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7695,7 +7775,7 @@ func (x *RevealSeedResponse) String() string {
 func (*RevealSeedResponse) ProtoMessage() {}
 
 func (x *RevealSeedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_chemmy_table_v1_table_proto_msgTypes[75]
+	mi := &file_chemmy_table_v1_table_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7708,7 +7788,7 @@ func (x *RevealSeedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevealSeedResponse.ProtoReflect.Descriptor instead.
 func (*RevealSeedResponse) Descriptor() ([]byte, []int) {
-	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{75}
+	return file_chemmy_table_v1_table_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *RevealSeedResponse) GetTable() *Table {
@@ -7874,7 +7954,7 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x10holder_player_id\x18\x02 \x01(\tR\x0eholderPlayerId\x12*\n" +
 	"\x05cards\x18\x03 \x03(\v2\x14.chemmy.shoe.v1.CardR\x05cards\x12\x14\n" +
 	"\x05total\x18\x04 \x01(\x05R\x05total\x122\n" +
-	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xe9\f\n" +
+	"\aoutcome\x18\x05 \x01(\x0e2\x18.chemmy.table.v1.OutcomeR\aoutcome\"\xaf\r\n" +
 	"\x05Table\x12\x19\n" +
 	"\btable_id\x18\x01 \x01(\tR\atableId\x12<\n" +
 	"\vhouse_rules\x18\x02 \x01(\v2\x1b.chemmy.table.v1.HouseRulesR\n" +
@@ -7915,8 +7995,13 @@ const file_chemmy_table_v1_table_proto_rawDesc = "" +
 	"\x11currency_exponent\x18  \x01(\x05H\x00R\x10currencyExponent\x88\x01\x01\x12\x1f\n" +
 	"\voperator_id\x18! \x01(\tR\n" +
 	"operatorId\x128\n" +
-	"\frecent_coups\x18\" \x03(\v2\x15.chemmy.table.v1.CoupR\vrecentCoupsB\x14\n" +
-	"\x12_currency_exponent\"\xa1\x04\n" +
+	"\frecent_coups\x18\" \x03(\v2\x15.chemmy.table.v1.CoupR\vrecentCoups\x12D\n" +
+	"\x0erecent_results\x18# \x03(\v2\x1d.chemmy.table.v1.RecentResultR\rrecentResultsB\x14\n" +
+	"\x12_currency_exponent\"s\n" +
+	"\fRecentResult\x12\x16\n" +
+	"\x06number\x18\x01 \x01(\x03R\x06number\x123\n" +
+	"\x06winner\x18\x02 \x01(\x0e2\x1b.chemmy.table.v1.RoadWinnerR\x06winner\x12\x16\n" +
+	"\x06voided\x18\x03 \x01(\bR\x06voided\"\xa1\x04\n" +
 	"\vShoeEntropy\x12\x1e\n" +
 	"\n" +
 	"commitment\x18\x01 \x01(\fR\n" +
@@ -8490,7 +8575,7 @@ func file_chemmy_table_v1_table_proto_rawDescGZIP() []byte {
 }
 
 var file_chemmy_table_v1_table_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
-var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_chemmy_table_v1_table_proto_msgTypes = make([]protoimpl.MessageInfo, 77)
 var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(ErrorReason)(0),                   // 0: chemmy.table.v1.ErrorReason
 	(BettingDirection)(0),              // 1: chemmy.table.v1.BettingDirection
@@ -8515,78 +8600,79 @@ var file_chemmy_table_v1_table_proto_goTypes = []any{
 	(*Coup)(nil),                       // 20: chemmy.table.v1.Coup
 	(*CoupHand)(nil),                   // 21: chemmy.table.v1.CoupHand
 	(*Table)(nil),                      // 22: chemmy.table.v1.Table
-	(*ShoeEntropy)(nil),                // 23: chemmy.table.v1.ShoeEntropy
-	(*CreateTableRequest)(nil),         // 24: chemmy.table.v1.CreateTableRequest
-	(*CreateTableResponse)(nil),        // 25: chemmy.table.v1.CreateTableResponse
-	(*GetTableRequest)(nil),            // 26: chemmy.table.v1.GetTableRequest
-	(*GetTableResponse)(nil),           // 27: chemmy.table.v1.GetTableResponse
-	(*ListTablesRequest)(nil),          // 28: chemmy.table.v1.ListTablesRequest
-	(*ListTablesResponse)(nil),         // 29: chemmy.table.v1.ListTablesResponse
-	(*JoinTableRequest)(nil),           // 30: chemmy.table.v1.JoinTableRequest
-	(*JoinTableResponse)(nil),          // 31: chemmy.table.v1.JoinTableResponse
-	(*AcceptBankRequest)(nil),          // 32: chemmy.table.v1.AcceptBankRequest
-	(*AcceptBankResponse)(nil),         // 33: chemmy.table.v1.AcceptBankResponse
-	(*DeclineBankRequest)(nil),         // 34: chemmy.table.v1.DeclineBankRequest
-	(*DeclineBankResponse)(nil),        // 35: chemmy.table.v1.DeclineBankResponse
-	(*PlaceBetRequest)(nil),            // 36: chemmy.table.v1.PlaceBetRequest
-	(*PlaceBetResponse)(nil),           // 37: chemmy.table.v1.PlaceBetResponse
-	(*DeclineBetRequest)(nil),          // 38: chemmy.table.v1.DeclineBetRequest
-	(*DeclineBetResponse)(nil),         // 39: chemmy.table.v1.DeclineBetResponse
-	(*CallBancoRequest)(nil),           // 40: chemmy.table.v1.CallBancoRequest
-	(*CallBancoResponse)(nil),          // 41: chemmy.table.v1.CallBancoResponse
-	(*DecideDrawRequest)(nil),          // 42: chemmy.table.v1.DecideDrawRequest
-	(*DecideDrawResponse)(nil),         // 43: chemmy.table.v1.DecideDrawResponse
-	(*PassBankRequest)(nil),            // 44: chemmy.table.v1.PassBankRequest
-	(*PassBankResponse)(nil),           // 45: chemmy.table.v1.PassBankResponse
-	(*LeaveTableRequest)(nil),          // 46: chemmy.table.v1.LeaveTableRequest
-	(*LeaveTableResponse)(nil),         // 47: chemmy.table.v1.LeaveTableResponse
-	(*CloseTableRequest)(nil),          // 48: chemmy.table.v1.CloseTableRequest
-	(*CloseTableResponse)(nil),         // 49: chemmy.table.v1.CloseTableResponse
-	(*VoidCoupRequest)(nil),            // 50: chemmy.table.v1.VoidCoupRequest
-	(*VoidCoupResponse)(nil),           // 51: chemmy.table.v1.VoidCoupResponse
-	(*JoinGalleryRequest)(nil),         // 52: chemmy.table.v1.JoinGalleryRequest
-	(*JoinGalleryResponse)(nil),        // 53: chemmy.table.v1.JoinGalleryResponse
-	(*WatchTableRequest)(nil),          // 54: chemmy.table.v1.WatchTableRequest
-	(*WatchTableResponse)(nil),         // 55: chemmy.table.v1.WatchTableResponse
-	(*GetAdviceRequest)(nil),           // 56: chemmy.table.v1.GetAdviceRequest
-	(*GetAdviceResponse)(nil),          // 57: chemmy.table.v1.GetAdviceResponse
-	(*MoveTopCardsRequest)(nil),        // 58: chemmy.table.v1.MoveTopCardsRequest
-	(*MoveTopCardsResponse)(nil),       // 59: chemmy.table.v1.MoveTopCardsResponse
-	(*GetRoadsRequest)(nil),            // 60: chemmy.table.v1.GetRoadsRequest
-	(*GetRoadsResponse)(nil),           // 61: chemmy.table.v1.GetRoadsResponse
-	(*Roads)(nil),                      // 62: chemmy.table.v1.Roads
-	(*RoadBead)(nil),                   // 63: chemmy.table.v1.RoadBead
-	(*RoadCell)(nil),                   // 64: chemmy.table.v1.RoadCell
-	(*RoadMark)(nil),                   // 65: chemmy.table.v1.RoadMark
-	(*ShoeComposition)(nil),            // 66: chemmy.table.v1.ShoeComposition
-	(*GetOddsRequest)(nil),             // 67: chemmy.table.v1.GetOddsRequest
-	(*OutcomeOdds)(nil),                // 68: chemmy.table.v1.OutcomeOdds
-	(*BetOdds)(nil),                    // 69: chemmy.table.v1.BetOdds
-	(*BankerCell)(nil),                 // 70: chemmy.table.v1.BankerCell
-	(*Equilibrium)(nil),                // 71: chemmy.table.v1.Equilibrium
-	(*GetOddsResponse)(nil),            // 72: chemmy.table.v1.GetOddsResponse
-	(*AnswerRealityCheckRequest)(nil),  // 73: chemmy.table.v1.AnswerRealityCheckRequest
-	(*AnswerRealityCheckResponse)(nil), // 74: chemmy.table.v1.AnswerRealityCheckResponse
-	(*BidBankRequest)(nil),             // 75: chemmy.table.v1.BidBankRequest
-	(*BidBankResponse)(nil),            // 76: chemmy.table.v1.BidBankResponse
-	(*RaiseBankRequest)(nil),           // 77: chemmy.table.v1.RaiseBankRequest
-	(*RaiseBankResponse)(nil),          // 78: chemmy.table.v1.RaiseBankResponse
-	(*RoundPlayer)(nil),                // 79: chemmy.table.v1.RoundPlayer
-	(*RoundTransfer)(nil),              // 80: chemmy.table.v1.RoundTransfer
-	(*Round)(nil),                      // 81: chemmy.table.v1.Round
-	(*ListRoundsRequest)(nil),          // 82: chemmy.table.v1.ListRoundsRequest
-	(*ListRoundsResponse)(nil),         // 83: chemmy.table.v1.ListRoundsResponse
-	(*GetRoundRequest)(nil),            // 84: chemmy.table.v1.GetRoundRequest
-	(*GetRoundResponse)(nil),           // 85: chemmy.table.v1.GetRoundResponse
-	(*CommitSeedRequest)(nil),          // 86: chemmy.table.v1.CommitSeedRequest
-	(*CommitSeedResponse)(nil),         // 87: chemmy.table.v1.CommitSeedResponse
-	(*RevealSeedRequest)(nil),          // 88: chemmy.table.v1.RevealSeedRequest
-	(*RevealSeedResponse)(nil),         // 89: chemmy.table.v1.RevealSeedResponse
-	(*v1.Card)(nil),                    // 90: chemmy.shoe.v1.Card
-	(*timestamppb.Timestamp)(nil),      // 91: google.protobuf.Timestamp
-	(*v11.SeedCommitment)(nil),         // 92: chemmy.events.v1.SeedCommitment
-	(*v11.TableEvent)(nil),             // 93: chemmy.events.v1.TableEvent
-	(v11.RealityCheckAnswer)(0),        // 94: chemmy.events.v1.RealityCheckAnswer
+	(*RecentResult)(nil),               // 23: chemmy.table.v1.RecentResult
+	(*ShoeEntropy)(nil),                // 24: chemmy.table.v1.ShoeEntropy
+	(*CreateTableRequest)(nil),         // 25: chemmy.table.v1.CreateTableRequest
+	(*CreateTableResponse)(nil),        // 26: chemmy.table.v1.CreateTableResponse
+	(*GetTableRequest)(nil),            // 27: chemmy.table.v1.GetTableRequest
+	(*GetTableResponse)(nil),           // 28: chemmy.table.v1.GetTableResponse
+	(*ListTablesRequest)(nil),          // 29: chemmy.table.v1.ListTablesRequest
+	(*ListTablesResponse)(nil),         // 30: chemmy.table.v1.ListTablesResponse
+	(*JoinTableRequest)(nil),           // 31: chemmy.table.v1.JoinTableRequest
+	(*JoinTableResponse)(nil),          // 32: chemmy.table.v1.JoinTableResponse
+	(*AcceptBankRequest)(nil),          // 33: chemmy.table.v1.AcceptBankRequest
+	(*AcceptBankResponse)(nil),         // 34: chemmy.table.v1.AcceptBankResponse
+	(*DeclineBankRequest)(nil),         // 35: chemmy.table.v1.DeclineBankRequest
+	(*DeclineBankResponse)(nil),        // 36: chemmy.table.v1.DeclineBankResponse
+	(*PlaceBetRequest)(nil),            // 37: chemmy.table.v1.PlaceBetRequest
+	(*PlaceBetResponse)(nil),           // 38: chemmy.table.v1.PlaceBetResponse
+	(*DeclineBetRequest)(nil),          // 39: chemmy.table.v1.DeclineBetRequest
+	(*DeclineBetResponse)(nil),         // 40: chemmy.table.v1.DeclineBetResponse
+	(*CallBancoRequest)(nil),           // 41: chemmy.table.v1.CallBancoRequest
+	(*CallBancoResponse)(nil),          // 42: chemmy.table.v1.CallBancoResponse
+	(*DecideDrawRequest)(nil),          // 43: chemmy.table.v1.DecideDrawRequest
+	(*DecideDrawResponse)(nil),         // 44: chemmy.table.v1.DecideDrawResponse
+	(*PassBankRequest)(nil),            // 45: chemmy.table.v1.PassBankRequest
+	(*PassBankResponse)(nil),           // 46: chemmy.table.v1.PassBankResponse
+	(*LeaveTableRequest)(nil),          // 47: chemmy.table.v1.LeaveTableRequest
+	(*LeaveTableResponse)(nil),         // 48: chemmy.table.v1.LeaveTableResponse
+	(*CloseTableRequest)(nil),          // 49: chemmy.table.v1.CloseTableRequest
+	(*CloseTableResponse)(nil),         // 50: chemmy.table.v1.CloseTableResponse
+	(*VoidCoupRequest)(nil),            // 51: chemmy.table.v1.VoidCoupRequest
+	(*VoidCoupResponse)(nil),           // 52: chemmy.table.v1.VoidCoupResponse
+	(*JoinGalleryRequest)(nil),         // 53: chemmy.table.v1.JoinGalleryRequest
+	(*JoinGalleryResponse)(nil),        // 54: chemmy.table.v1.JoinGalleryResponse
+	(*WatchTableRequest)(nil),          // 55: chemmy.table.v1.WatchTableRequest
+	(*WatchTableResponse)(nil),         // 56: chemmy.table.v1.WatchTableResponse
+	(*GetAdviceRequest)(nil),           // 57: chemmy.table.v1.GetAdviceRequest
+	(*GetAdviceResponse)(nil),          // 58: chemmy.table.v1.GetAdviceResponse
+	(*MoveTopCardsRequest)(nil),        // 59: chemmy.table.v1.MoveTopCardsRequest
+	(*MoveTopCardsResponse)(nil),       // 60: chemmy.table.v1.MoveTopCardsResponse
+	(*GetRoadsRequest)(nil),            // 61: chemmy.table.v1.GetRoadsRequest
+	(*GetRoadsResponse)(nil),           // 62: chemmy.table.v1.GetRoadsResponse
+	(*Roads)(nil),                      // 63: chemmy.table.v1.Roads
+	(*RoadBead)(nil),                   // 64: chemmy.table.v1.RoadBead
+	(*RoadCell)(nil),                   // 65: chemmy.table.v1.RoadCell
+	(*RoadMark)(nil),                   // 66: chemmy.table.v1.RoadMark
+	(*ShoeComposition)(nil),            // 67: chemmy.table.v1.ShoeComposition
+	(*GetOddsRequest)(nil),             // 68: chemmy.table.v1.GetOddsRequest
+	(*OutcomeOdds)(nil),                // 69: chemmy.table.v1.OutcomeOdds
+	(*BetOdds)(nil),                    // 70: chemmy.table.v1.BetOdds
+	(*BankerCell)(nil),                 // 71: chemmy.table.v1.BankerCell
+	(*Equilibrium)(nil),                // 72: chemmy.table.v1.Equilibrium
+	(*GetOddsResponse)(nil),            // 73: chemmy.table.v1.GetOddsResponse
+	(*AnswerRealityCheckRequest)(nil),  // 74: chemmy.table.v1.AnswerRealityCheckRequest
+	(*AnswerRealityCheckResponse)(nil), // 75: chemmy.table.v1.AnswerRealityCheckResponse
+	(*BidBankRequest)(nil),             // 76: chemmy.table.v1.BidBankRequest
+	(*BidBankResponse)(nil),            // 77: chemmy.table.v1.BidBankResponse
+	(*RaiseBankRequest)(nil),           // 78: chemmy.table.v1.RaiseBankRequest
+	(*RaiseBankResponse)(nil),          // 79: chemmy.table.v1.RaiseBankResponse
+	(*RoundPlayer)(nil),                // 80: chemmy.table.v1.RoundPlayer
+	(*RoundTransfer)(nil),              // 81: chemmy.table.v1.RoundTransfer
+	(*Round)(nil),                      // 82: chemmy.table.v1.Round
+	(*ListRoundsRequest)(nil),          // 83: chemmy.table.v1.ListRoundsRequest
+	(*ListRoundsResponse)(nil),         // 84: chemmy.table.v1.ListRoundsResponse
+	(*GetRoundRequest)(nil),            // 85: chemmy.table.v1.GetRoundRequest
+	(*GetRoundResponse)(nil),           // 86: chemmy.table.v1.GetRoundResponse
+	(*CommitSeedRequest)(nil),          // 87: chemmy.table.v1.CommitSeedRequest
+	(*CommitSeedResponse)(nil),         // 88: chemmy.table.v1.CommitSeedResponse
+	(*RevealSeedRequest)(nil),          // 89: chemmy.table.v1.RevealSeedRequest
+	(*RevealSeedResponse)(nil),         // 90: chemmy.table.v1.RevealSeedResponse
+	(*v1.Card)(nil),                    // 91: chemmy.shoe.v1.Card
+	(*timestamppb.Timestamp)(nil),      // 92: google.protobuf.Timestamp
+	(*v11.SeedCommitment)(nil),         // 93: chemmy.events.v1.SeedCommitment
+	(*v11.TableEvent)(nil),             // 94: chemmy.events.v1.TableEvent
+	(v11.RealityCheckAnswer)(0),        // 95: chemmy.events.v1.RealityCheckAnswer
 }
 var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	4,   // 0: chemmy.table.v1.HouseRules.commission_rounding:type_name -> chemmy.table.v1.CommissionRounding
@@ -8599,156 +8685,158 @@ var file_chemmy_table_v1_table_proto_depIdxs = []int32{
 	7,   // 7: chemmy.table.v1.Bet.spot:type_name -> chemmy.table.v1.BetSpot
 	6,   // 8: chemmy.table.v1.Bet.side:type_name -> chemmy.table.v1.BanqueSide
 	19,  // 9: chemmy.table.v1.Coup.bets:type_name -> chemmy.table.v1.Bet
-	90,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
-	90,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
+	91,  // 10: chemmy.table.v1.Coup.player_cards:type_name -> chemmy.shoe.v1.Card
+	91,  // 11: chemmy.table.v1.Coup.banker_cards:type_name -> chemmy.shoe.v1.Card
 	8,   // 12: chemmy.table.v1.Coup.decision_hand:type_name -> chemmy.table.v1.Hand
 	9,   // 13: chemmy.table.v1.Coup.outcome:type_name -> chemmy.table.v1.Outcome
-	91,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
+	92,  // 14: chemmy.table.v1.Coup.settle_time:type_name -> google.protobuf.Timestamp
 	21,  // 15: chemmy.table.v1.Coup.hands:type_name -> chemmy.table.v1.CoupHand
 	8,   // 16: chemmy.table.v1.CoupHand.hand:type_name -> chemmy.table.v1.Hand
-	90,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
+	91,  // 17: chemmy.table.v1.CoupHand.cards:type_name -> chemmy.shoe.v1.Card
 	9,   // 18: chemmy.table.v1.CoupHand.outcome:type_name -> chemmy.table.v1.Outcome
 	14,  // 19: chemmy.table.v1.Table.house_rules:type_name -> chemmy.table.v1.HouseRules
 	5,   // 20: chemmy.table.v1.Table.state:type_name -> chemmy.table.v1.TableState
 	17,  // 21: chemmy.table.v1.Table.seats:type_name -> chemmy.table.v1.Seat
 	20,  // 22: chemmy.table.v1.Table.coup:type_name -> chemmy.table.v1.Coup
 	20,  // 23: chemmy.table.v1.Table.last_coup:type_name -> chemmy.table.v1.Coup
-	91,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
-	91,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
+	92,  // 24: chemmy.table.v1.Table.create_time:type_name -> google.protobuf.Timestamp
+	92,  // 25: chemmy.table.v1.Table.turn_deadline:type_name -> google.protobuf.Timestamp
 	11,  // 26: chemmy.table.v1.Table.variant:type_name -> chemmy.table.v1.Variant
 	15,  // 27: chemmy.table.v1.Table.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	62,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
+	63,  // 28: chemmy.table.v1.Table.roads:type_name -> chemmy.table.v1.Roads
 	16,  // 29: chemmy.table.v1.Table.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
 	18,  // 30: chemmy.table.v1.Table.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	23,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
+	24,  // 31: chemmy.table.v1.Table.shoe_entropy:type_name -> chemmy.table.v1.ShoeEntropy
 	20,  // 32: chemmy.table.v1.Table.recent_coups:type_name -> chemmy.table.v1.Coup
-	92,  // 33: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
-	91,  // 34: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
-	91,  // 35: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
-	14,  // 36: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
-	11,  // 37: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
-	15,  // 38: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
-	16,  // 39: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
-	18,  // 40: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
-	22,  // 41: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 42: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 43: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
-	22,  // 44: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
-	6,   // 45: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 46: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 47: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 48: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
-	7,   // 49: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
-	6,   // 50: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
-	22,  // 51: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 52: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 53: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
-	10,  // 54: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
-	8,   // 55: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
-	22,  // 56: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 57: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 58: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 59: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 60: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 61: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 62: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
-	93,  // 63: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
-	8,   // 64: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
-	10,  // 65: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
-	22,  // 66: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
-	62,  // 67: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
-	63,  // 68: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
-	64,  // 69: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
-	65,  // 70: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
-	65,  // 71: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
-	65,  // 72: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
-	12,  // 73: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
-	12,  // 74: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
-	66,  // 75: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
-	11,  // 76: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
-	70,  // 77: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
-	11,  // 78: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
-	66,  // 79: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
-	68,  // 80: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
-	69,  // 81: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
-	71,  // 82: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
-	94,  // 83: chemmy.table.v1.AnswerRealityCheckRequest.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
-	22,  // 84: chemmy.table.v1.AnswerRealityCheckResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 85: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 86: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
-	11,  // 87: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
-	91,  // 88: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 89: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
-	13,  // 90: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
-	9,   // 91: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
-	79,  // 92: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
-	91,  // 93: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
-	91,  // 94: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
-	81,  // 95: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
-	81,  // 96: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
-	93,  // 97: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
-	80,  // 98: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
-	22,  // 99: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
-	22,  // 100: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
-	24,  // 101: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
-	26,  // 102: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
-	28,  // 103: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
-	30,  // 104: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
-	32,  // 105: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
-	34,  // 106: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
-	36,  // 107: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
-	38,  // 108: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
-	40,  // 109: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
-	42,  // 110: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
-	44,  // 111: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
-	77,  // 112: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
-	75,  // 113: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
-	52,  // 114: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
-	54,  // 115: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
-	56,  // 116: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
-	67,  // 117: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
-	46,  // 118: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
-	73,  // 119: chemmy.table.v1.TableService.AnswerRealityCheck:input_type -> chemmy.table.v1.AnswerRealityCheckRequest
-	50,  // 120: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
-	48,  // 121: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
-	60,  // 122: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
-	58,  // 123: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
-	82,  // 124: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
-	84,  // 125: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
-	86,  // 126: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
-	88,  // 127: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
-	25,  // 128: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
-	27,  // 129: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
-	29,  // 130: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
-	31,  // 131: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
-	33,  // 132: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
-	35,  // 133: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
-	37,  // 134: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
-	39,  // 135: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
-	41,  // 136: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
-	43,  // 137: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
-	45,  // 138: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
-	78,  // 139: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
-	76,  // 140: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
-	53,  // 141: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
-	55,  // 142: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
-	57,  // 143: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
-	72,  // 144: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
-	47,  // 145: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
-	74,  // 146: chemmy.table.v1.TableService.AnswerRealityCheck:output_type -> chemmy.table.v1.AnswerRealityCheckResponse
-	51,  // 147: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
-	49,  // 148: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
-	61,  // 149: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
-	59,  // 150: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
-	83,  // 151: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
-	85,  // 152: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
-	87,  // 153: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
-	89,  // 154: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
-	128, // [128:155] is the sub-list for method output_type
-	101, // [101:128] is the sub-list for method input_type
-	101, // [101:101] is the sub-list for extension type_name
-	101, // [101:101] is the sub-list for extension extendee
-	0,   // [0:101] is the sub-list for field type_name
+	23,  // 33: chemmy.table.v1.Table.recent_results:type_name -> chemmy.table.v1.RecentResult
+	12,  // 34: chemmy.table.v1.RecentResult.winner:type_name -> chemmy.table.v1.RoadWinner
+	93,  // 35: chemmy.table.v1.ShoeEntropy.commitments:type_name -> chemmy.events.v1.SeedCommitment
+	92,  // 36: chemmy.table.v1.ShoeEntropy.reveal_deadline:type_name -> google.protobuf.Timestamp
+	92,  // 37: chemmy.table.v1.ShoeEntropy.commit_deadline:type_name -> google.protobuf.Timestamp
+	14,  // 38: chemmy.table.v1.CreateTableRequest.house_rules:type_name -> chemmy.table.v1.HouseRules
+	11,  // 39: chemmy.table.v1.CreateTableRequest.variant:type_name -> chemmy.table.v1.Variant
+	15,  // 40: chemmy.table.v1.CreateTableRequest.punto_banco_rules:type_name -> chemmy.table.v1.PuntoBancoRules
+	16,  // 41: chemmy.table.v1.CreateTableRequest.old_baccarat_rules:type_name -> chemmy.table.v1.OldBaccaratRules
+	18,  // 42: chemmy.table.v1.CreateTableRequest.banque_rules:type_name -> chemmy.table.v1.BanqueRules
+	22,  // 43: chemmy.table.v1.CreateTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 44: chemmy.table.v1.GetTableResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 45: chemmy.table.v1.ListTablesRequest.variant:type_name -> chemmy.table.v1.Variant
+	22,  // 46: chemmy.table.v1.ListTablesResponse.tables:type_name -> chemmy.table.v1.Table
+	6,   // 47: chemmy.table.v1.JoinTableRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 48: chemmy.table.v1.JoinTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 49: chemmy.table.v1.AcceptBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 50: chemmy.table.v1.DeclineBankResponse.table:type_name -> chemmy.table.v1.Table
+	7,   // 51: chemmy.table.v1.PlaceBetRequest.spot:type_name -> chemmy.table.v1.BetSpot
+	6,   // 52: chemmy.table.v1.PlaceBetRequest.side:type_name -> chemmy.table.v1.BanqueSide
+	22,  // 53: chemmy.table.v1.PlaceBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 54: chemmy.table.v1.DeclineBetResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 55: chemmy.table.v1.CallBancoResponse.table:type_name -> chemmy.table.v1.Table
+	10,  // 56: chemmy.table.v1.DecideDrawRequest.choice:type_name -> chemmy.table.v1.DrawChoice
+	8,   // 57: chemmy.table.v1.DecideDrawRequest.hand:type_name -> chemmy.table.v1.Hand
+	22,  // 58: chemmy.table.v1.DecideDrawResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 59: chemmy.table.v1.PassBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 60: chemmy.table.v1.LeaveTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 61: chemmy.table.v1.CloseTableResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 62: chemmy.table.v1.VoidCoupResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 63: chemmy.table.v1.JoinGalleryResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 64: chemmy.table.v1.WatchTableResponse.table:type_name -> chemmy.table.v1.Table
+	94,  // 65: chemmy.table.v1.WatchTableResponse.event:type_name -> chemmy.events.v1.TableEvent
+	8,   // 66: chemmy.table.v1.GetAdviceResponse.hand:type_name -> chemmy.table.v1.Hand
+	10,  // 67: chemmy.table.v1.GetAdviceResponse.best:type_name -> chemmy.table.v1.DrawChoice
+	22,  // 68: chemmy.table.v1.MoveTopCardsResponse.table:type_name -> chemmy.table.v1.Table
+	63,  // 69: chemmy.table.v1.GetRoadsResponse.roads:type_name -> chemmy.table.v1.Roads
+	64,  // 70: chemmy.table.v1.Roads.bead_plate:type_name -> chemmy.table.v1.RoadBead
+	65,  // 71: chemmy.table.v1.Roads.big_road:type_name -> chemmy.table.v1.RoadCell
+	66,  // 72: chemmy.table.v1.Roads.big_eye_boy:type_name -> chemmy.table.v1.RoadMark
+	66,  // 73: chemmy.table.v1.Roads.small_road:type_name -> chemmy.table.v1.RoadMark
+	66,  // 74: chemmy.table.v1.Roads.cockroach_pig:type_name -> chemmy.table.v1.RoadMark
+	12,  // 75: chemmy.table.v1.RoadBead.winner:type_name -> chemmy.table.v1.RoadWinner
+	12,  // 76: chemmy.table.v1.RoadCell.winner:type_name -> chemmy.table.v1.RoadWinner
+	67,  // 77: chemmy.table.v1.GetOddsRequest.composition:type_name -> chemmy.table.v1.ShoeComposition
+	11,  // 78: chemmy.table.v1.GetOddsRequest.variant:type_name -> chemmy.table.v1.Variant
+	71,  // 79: chemmy.table.v1.Equilibrium.banker_cells:type_name -> chemmy.table.v1.BankerCell
+	11,  // 80: chemmy.table.v1.GetOddsResponse.variant:type_name -> chemmy.table.v1.Variant
+	67,  // 81: chemmy.table.v1.GetOddsResponse.composition:type_name -> chemmy.table.v1.ShoeComposition
+	69,  // 82: chemmy.table.v1.GetOddsResponse.outcomes:type_name -> chemmy.table.v1.OutcomeOdds
+	70,  // 83: chemmy.table.v1.GetOddsResponse.bets:type_name -> chemmy.table.v1.BetOdds
+	72,  // 84: chemmy.table.v1.GetOddsResponse.equilibrium:type_name -> chemmy.table.v1.Equilibrium
+	95,  // 85: chemmy.table.v1.AnswerRealityCheckRequest.answer:type_name -> chemmy.events.v1.RealityCheckAnswer
+	22,  // 86: chemmy.table.v1.AnswerRealityCheckResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 87: chemmy.table.v1.BidBankResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 88: chemmy.table.v1.RaiseBankResponse.table:type_name -> chemmy.table.v1.Table
+	11,  // 89: chemmy.table.v1.Round.variant:type_name -> chemmy.table.v1.Variant
+	92,  // 90: chemmy.table.v1.Round.start_time:type_name -> google.protobuf.Timestamp
+	92,  // 91: chemmy.table.v1.Round.end_time:type_name -> google.protobuf.Timestamp
+	13,  // 92: chemmy.table.v1.Round.state:type_name -> chemmy.table.v1.RoundState
+	9,   // 93: chemmy.table.v1.Round.outcome:type_name -> chemmy.table.v1.Outcome
+	80,  // 94: chemmy.table.v1.Round.players:type_name -> chemmy.table.v1.RoundPlayer
+	92,  // 95: chemmy.table.v1.ListRoundsRequest.start_time:type_name -> google.protobuf.Timestamp
+	92,  // 96: chemmy.table.v1.ListRoundsRequest.end_time:type_name -> google.protobuf.Timestamp
+	82,  // 97: chemmy.table.v1.ListRoundsResponse.rounds:type_name -> chemmy.table.v1.Round
+	82,  // 98: chemmy.table.v1.GetRoundResponse.round:type_name -> chemmy.table.v1.Round
+	94,  // 99: chemmy.table.v1.GetRoundResponse.events:type_name -> chemmy.events.v1.TableEvent
+	81,  // 100: chemmy.table.v1.GetRoundResponse.transfers:type_name -> chemmy.table.v1.RoundTransfer
+	22,  // 101: chemmy.table.v1.CommitSeedResponse.table:type_name -> chemmy.table.v1.Table
+	22,  // 102: chemmy.table.v1.RevealSeedResponse.table:type_name -> chemmy.table.v1.Table
+	25,  // 103: chemmy.table.v1.TableService.CreateTable:input_type -> chemmy.table.v1.CreateTableRequest
+	27,  // 104: chemmy.table.v1.TableService.GetTable:input_type -> chemmy.table.v1.GetTableRequest
+	29,  // 105: chemmy.table.v1.TableService.ListTables:input_type -> chemmy.table.v1.ListTablesRequest
+	31,  // 106: chemmy.table.v1.TableService.JoinTable:input_type -> chemmy.table.v1.JoinTableRequest
+	33,  // 107: chemmy.table.v1.TableService.AcceptBank:input_type -> chemmy.table.v1.AcceptBankRequest
+	35,  // 108: chemmy.table.v1.TableService.DeclineBank:input_type -> chemmy.table.v1.DeclineBankRequest
+	37,  // 109: chemmy.table.v1.TableService.PlaceBet:input_type -> chemmy.table.v1.PlaceBetRequest
+	39,  // 110: chemmy.table.v1.TableService.DeclineBet:input_type -> chemmy.table.v1.DeclineBetRequest
+	41,  // 111: chemmy.table.v1.TableService.CallBanco:input_type -> chemmy.table.v1.CallBancoRequest
+	43,  // 112: chemmy.table.v1.TableService.DecideDraw:input_type -> chemmy.table.v1.DecideDrawRequest
+	45,  // 113: chemmy.table.v1.TableService.PassBank:input_type -> chemmy.table.v1.PassBankRequest
+	78,  // 114: chemmy.table.v1.TableService.RaiseBank:input_type -> chemmy.table.v1.RaiseBankRequest
+	76,  // 115: chemmy.table.v1.TableService.BidBank:input_type -> chemmy.table.v1.BidBankRequest
+	53,  // 116: chemmy.table.v1.TableService.JoinGallery:input_type -> chemmy.table.v1.JoinGalleryRequest
+	55,  // 117: chemmy.table.v1.TableService.WatchTable:input_type -> chemmy.table.v1.WatchTableRequest
+	57,  // 118: chemmy.table.v1.TableService.GetAdvice:input_type -> chemmy.table.v1.GetAdviceRequest
+	68,  // 119: chemmy.table.v1.TableService.GetOdds:input_type -> chemmy.table.v1.GetOddsRequest
+	47,  // 120: chemmy.table.v1.TableService.LeaveTable:input_type -> chemmy.table.v1.LeaveTableRequest
+	74,  // 121: chemmy.table.v1.TableService.AnswerRealityCheck:input_type -> chemmy.table.v1.AnswerRealityCheckRequest
+	51,  // 122: chemmy.table.v1.TableService.VoidCoup:input_type -> chemmy.table.v1.VoidCoupRequest
+	49,  // 123: chemmy.table.v1.TableService.CloseTable:input_type -> chemmy.table.v1.CloseTableRequest
+	61,  // 124: chemmy.table.v1.TableService.GetRoads:input_type -> chemmy.table.v1.GetRoadsRequest
+	59,  // 125: chemmy.table.v1.TableService.MoveTopCards:input_type -> chemmy.table.v1.MoveTopCardsRequest
+	83,  // 126: chemmy.table.v1.TableService.ListRounds:input_type -> chemmy.table.v1.ListRoundsRequest
+	85,  // 127: chemmy.table.v1.TableService.GetRound:input_type -> chemmy.table.v1.GetRoundRequest
+	87,  // 128: chemmy.table.v1.TableService.CommitSeed:input_type -> chemmy.table.v1.CommitSeedRequest
+	89,  // 129: chemmy.table.v1.TableService.RevealSeed:input_type -> chemmy.table.v1.RevealSeedRequest
+	26,  // 130: chemmy.table.v1.TableService.CreateTable:output_type -> chemmy.table.v1.CreateTableResponse
+	28,  // 131: chemmy.table.v1.TableService.GetTable:output_type -> chemmy.table.v1.GetTableResponse
+	30,  // 132: chemmy.table.v1.TableService.ListTables:output_type -> chemmy.table.v1.ListTablesResponse
+	32,  // 133: chemmy.table.v1.TableService.JoinTable:output_type -> chemmy.table.v1.JoinTableResponse
+	34,  // 134: chemmy.table.v1.TableService.AcceptBank:output_type -> chemmy.table.v1.AcceptBankResponse
+	36,  // 135: chemmy.table.v1.TableService.DeclineBank:output_type -> chemmy.table.v1.DeclineBankResponse
+	38,  // 136: chemmy.table.v1.TableService.PlaceBet:output_type -> chemmy.table.v1.PlaceBetResponse
+	40,  // 137: chemmy.table.v1.TableService.DeclineBet:output_type -> chemmy.table.v1.DeclineBetResponse
+	42,  // 138: chemmy.table.v1.TableService.CallBanco:output_type -> chemmy.table.v1.CallBancoResponse
+	44,  // 139: chemmy.table.v1.TableService.DecideDraw:output_type -> chemmy.table.v1.DecideDrawResponse
+	46,  // 140: chemmy.table.v1.TableService.PassBank:output_type -> chemmy.table.v1.PassBankResponse
+	79,  // 141: chemmy.table.v1.TableService.RaiseBank:output_type -> chemmy.table.v1.RaiseBankResponse
+	77,  // 142: chemmy.table.v1.TableService.BidBank:output_type -> chemmy.table.v1.BidBankResponse
+	54,  // 143: chemmy.table.v1.TableService.JoinGallery:output_type -> chemmy.table.v1.JoinGalleryResponse
+	56,  // 144: chemmy.table.v1.TableService.WatchTable:output_type -> chemmy.table.v1.WatchTableResponse
+	58,  // 145: chemmy.table.v1.TableService.GetAdvice:output_type -> chemmy.table.v1.GetAdviceResponse
+	73,  // 146: chemmy.table.v1.TableService.GetOdds:output_type -> chemmy.table.v1.GetOddsResponse
+	48,  // 147: chemmy.table.v1.TableService.LeaveTable:output_type -> chemmy.table.v1.LeaveTableResponse
+	75,  // 148: chemmy.table.v1.TableService.AnswerRealityCheck:output_type -> chemmy.table.v1.AnswerRealityCheckResponse
+	52,  // 149: chemmy.table.v1.TableService.VoidCoup:output_type -> chemmy.table.v1.VoidCoupResponse
+	50,  // 150: chemmy.table.v1.TableService.CloseTable:output_type -> chemmy.table.v1.CloseTableResponse
+	62,  // 151: chemmy.table.v1.TableService.GetRoads:output_type -> chemmy.table.v1.GetRoadsResponse
+	60,  // 152: chemmy.table.v1.TableService.MoveTopCards:output_type -> chemmy.table.v1.MoveTopCardsResponse
+	84,  // 153: chemmy.table.v1.TableService.ListRounds:output_type -> chemmy.table.v1.ListRoundsResponse
+	86,  // 154: chemmy.table.v1.TableService.GetRound:output_type -> chemmy.table.v1.GetRoundResponse
+	88,  // 155: chemmy.table.v1.TableService.CommitSeed:output_type -> chemmy.table.v1.CommitSeedResponse
+	90,  // 156: chemmy.table.v1.TableService.RevealSeed:output_type -> chemmy.table.v1.RevealSeedResponse
+	130, // [130:157] is the sub-list for method output_type
+	103, // [103:130] is the sub-list for method input_type
+	103, // [103:103] is the sub-list for extension type_name
+	103, // [103:103] is the sub-list for extension extendee
+	0,   // [0:103] is the sub-list for field type_name
 }
 
 func init() { file_chemmy_table_v1_table_proto_init() }
@@ -8760,19 +8848,19 @@ func file_chemmy_table_v1_table_proto_init() {
 	file_chemmy_table_v1_table_proto_msgTypes[1].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[2].OneofWrappers = []any{}
 	file_chemmy_table_v1_table_proto_msgTypes[8].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[41].OneofWrappers = []any{
+	file_chemmy_table_v1_table_proto_msgTypes[42].OneofWrappers = []any{
 		(*WatchTableResponse_Table)(nil),
 		(*WatchTableResponse_Event)(nil),
 	}
-	file_chemmy_table_v1_table_proto_msgTypes[65].OneofWrappers = []any{}
-	file_chemmy_table_v1_table_proto_msgTypes[67].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[66].OneofWrappers = []any{}
+	file_chemmy_table_v1_table_proto_msgTypes[68].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_chemmy_table_v1_table_proto_rawDesc), len(file_chemmy_table_v1_table_proto_rawDesc)),
 			NumEnums:      14,
-			NumMessages:   76,
+			NumMessages:   77,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -159,7 +159,8 @@ type TableServiceClient interface {
 	// a deployment-wide auditor) in creation order, page by page. A call reads
 	// at most 1,000 tables: with filters that skip many, a page may hold
 	// fewer than page_size tables, even none, and still give a
-	// next_page_token; page on while it is set (AIP-158). Errors:
+	// next_page_token; page on while it is set (AIP-158). Each table
+	// carries its last results (Table.recent_results). Errors:
 	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
 	// max_minimum_bet, a variant the contract does not have).
 	ListTables(ctx context.Context, in *ListTablesRequest, opts ...grpc.CallOption) (*ListTablesResponse, error)
@@ -786,7 +787,8 @@ type TableServiceServer interface {
 	// a deployment-wide auditor) in creation order, page by page. A call reads
 	// at most 1,000 tables: with filters that skip many, a page may hold
 	// fewer than page_size tables, even none, and still give a
-	// next_page_token; page on while it is set (AIP-158). Errors:
+	// next_page_token; page on while it is set (AIP-158). Each table
+	// carries its last results (Table.recent_results). Errors:
 	// INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
 	// max_minimum_bet, a variant the contract does not have).
 	ListTables(context.Context, *ListTablesRequest) (*ListTablesResponse, error)

@@ -1308,6 +1308,17 @@ export declare type Table = Message<"chemmy.table.v1.Table"> & {
    * @generated from field: repeated chemmy.table.v1.Coup recent_coups = 34;
    */
   recentCoups: Coup[];
+
+  /**
+   * The lobby's last results: the table's last finished coups (settled
+   * or voided), up to 6, oldest first, newest last, at every game, from
+   * the same record as recent_coups. Given only in ListTables; empty in
+   * every other view, and for the coups finished before tables kept them.
+   * Outcomes only: no card, bet or player.
+   *
+   * @generated from field: repeated chemmy.table.v1.RecentResult recent_results = 35;
+   */
+  recentResults: RecentResult[];
 };
 
 /**
@@ -1315,6 +1326,43 @@ export declare type Table = Message<"chemmy.table.v1.Table"> & {
  * Use `create(TableSchema)` to create a new message.
  */
 export declare const TableSchema: GenMessage<Table>;
+
+/**
+ * RecentResult is one finished coup in a lobby row (Table.recent_results).
+ *
+ * @generated from message chemmy.table.v1.RecentResult
+ */
+export declare type RecentResult = Message<"chemmy.table.v1.RecentResult"> & {
+  /**
+   * The coup's number at the table, 1-based.
+   *
+   * @generated from field: int64 number = 1;
+   */
+  number: bigint;
+
+  /**
+   * Who won, from the bank's side as on the roads: BANK the bank won
+   * (at a game of several hands: every hand), PLAYER the bank lost (every
+   * hand), TIE a stand-off, or at a game of several hands a coup the bank
+   * neither won nor lost whole. UNSPECIFIED for a voided coup.
+   *
+   * @generated from field: chemmy.table.v1.RoadWinner winner = 2;
+   */
+  winner: RoadWinner;
+
+  /**
+   * True when the croupier voided the coup (CF-ERROR): no winner.
+   *
+   * @generated from field: bool voided = 3;
+   */
+  voided: boolean;
+};
+
+/**
+ * Describes the message chemmy.table.v1.RecentResult.
+ * Use `create(RecentResultSchema)` to create a new message.
+ */
+export declare const RecentResultSchema: GenMessage<RecentResult>;
 
 /**
  * ShoeEntropy is the state of a table's current shoe's player seeds (see
@@ -4929,7 +4977,8 @@ export declare const TableService: GenService<{
    * a deployment-wide auditor) in creation order, page by page. A call reads
    * at most 1,000 tables: with filters that skip many, a page may hold
    * fewer than page_size tables, even none, and still give a
-   * next_page_token; page on while it is set (AIP-158). Errors:
+   * next_page_token; page on while it is set (AIP-158). Each table
+   * carries its last results (Table.recent_results). Errors:
    * INVALID_ARGUMENT INVALID_ARGUMENT (page_size outside 0..100, a negative
    * max_minimum_bet, a variant the contract does not have).
    *
